@@ -1,0 +1,35 @@
+// Command protoc-gen-go-edgekit is a protoc and buf plugin that generates,
+// beside protoc-gen-go's output, field flags, FieldMap schemas, CopyInFields,
+// DiffFields, Clone, Equal, enum validation, redaction and key helpers for
+// every message. Run with --version to print its version.
+//
+// Parameters: features=a+b selects features (default all); module and paths
+// are handled as by protoc-gen-go.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"google.golang.org/protobuf/compiler/protogen"
+
+	"github.com/edgekit/edgekit/gen"
+	_ "github.com/edgekit/edgekit/gen/features/all"
+)
+
+func main() {
+	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "-version") {
+		fmt.Println("protoc-gen-go-edgekit", gen.Version)
+		return
+	}
+	if len(os.Args) > 1 {
+		fmt.Fprintln(os.Stderr, "protoc-gen-go-edgekit: a protoc plugin; run it through protoc or buf (--go-edgekit_out), or with --version")
+		os.Exit(2)
+	}
+	var flags flag.FlagSet
+	features := flags.String("features", "", `features to generate, joined by "+" (default: all)`)
+	protogen.Options{ParamFunc: flags.Set}.Run(func(p *protogen.Plugin) error {
+		return gen.Run(p, gen.Options{Features: *features})
+	})
+}

@@ -1,0 +1,260 @@
+package gen
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// MethodNames maps each feature to the methods it adds to every message, so
+// that a proto field whose Go name or getter collides is reported.
+var MethodNames = map[string][]string{
+	"fields":   {"FieldSchema"},
+	"copyin":   {"CopyInFields"},
+	"diff":     {"DiffFields"},
+	"clone":    {"Clone"},
+	"equal":    {"Equal"},
+	"validate": {"ValidateEnums", "ValidateFields"},
+	"redact":   {"Redact"},
+	"keys":     {"GetKeyString"},
+}
+
+// analyze builds the model and reports every problem in the input.
+func analyze(plugin *protogen.Plugin, features []string) (*Model, error) {
+	m := &Model{
+		features: map[string]bool{},
+		messages: map[protoreflect.FullName]*Message{},
+		files:    map[*protogen.File][]*Message{},
+	}
+	for _, f := range features {
+		m.features[f] = true
+	}
+	var ds diagnostics
+	pkgIdents := map[protogen.GoImportPath]map[string]protoreflect.Descriptor{}
+	for _, file := range plugin.Files {
+		if !file.Generate {
+			continue
+		}
+		idents := pkgIdents[file.GoImportPath]
+		if idents == nil {
+			idents = map[string]protoreflect.Descriptor{}
+			pkgIdents[file.GoImportPath] = idents
+		}
+		reserveGoIdents(file, idents)
+		fileSkip := checkSkip(&ds, file.Desc, fileOptions(file).GetSkipFeatures())
+		walkMessages(file.Messages, func(msg *protogen.Message) {
+			mm := &Message{Message: msg, File: file, skip: map[string]bool{}}
+			for k := range fileSkip {
+				mm.skip[k] = true
+			}
+			for k := range checkSkip(&ds, msg.Desc, messageOptions(msg).GetSkipFeatures()) {
+				mm.skip[k] = true
+			}
+			mm.ListActions = messageOptions(msg).GetListActions()
+			mm.HasExtensionRanges = msg.Desc.ExtensionRanges().Len() > 0
+			checkMessage(&ds, m, mm)
+			mm.Roots, mm.Flags = buildFlags(msg)
+			m.messages[msg.Desc.FullName()] = mm
+			m.files[file] = append(m.files[file], mm)
+		})
+	}
+	// Name clashes need every message of a package first.
+	for _, file := range plugin.Files {
+		for _, mm := range m.files[file] {
+			checkNames(&ds, m, mm, pkgIdents[file.GoImportPath])
+		}
+	}
+	if err := ds.err(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func checkSkip(ds *diagnostics, desc protoreflect.Descriptor, names []string) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range names {
+		if !knownFeature(n) {
+			ds.at(desc, "skip_features names unknown feature %q (known: %s)", n, strings.Join(Features(), ", "))
+			continue
+		}
+		out[n] = true
+	}
+	return out
+}
+
+// checkMessage reports constructs the generator cannot handle.
+func checkMessage(ds *diagnostics, m *Model, mm *Message) {
+	msg := mm.Message
+	if !IsOpen(msg) {
+		ds.at(msg.Desc, "message %s uses the %s Go API; protoc-gen-go-edgekit supports the open struct API only (set option features.(pb.go).api_level = API_OPEN, or leave the default of editions before 2024)",
+			msg.Desc.FullName(), strings.TrimPrefix(msg.APILevel.String(), "API_"))
+	}
+	var key *protogen.Field
+	for _, f := range msg.Fields {
+		if f.Desc.IsWeak() {
+			ds.at(f.Desc, "field %s is a weak field; weak fields are not supported (remove the weak option)", f.Desc.FullName())
+		}
+		if !IsObjectKey(f) {
+			continue
+		}
+		if key != nil {
+			ds.at(f.Desc, "message %s has two object_key fields, %s and %s; mark exactly one field as the key",
+				msg.Desc.FullName(), key.Desc.Name(), f.Desc.Name())
+			continue
+		}
+		if f.Desc.IsList() || f.Desc.IsMap() {
+			ds.at(f.Desc, "object_key field %s is repeated or a map; a key must be a singular scalar, enum or message", f.Desc.FullName())
+			continue
+		}
+		if InOneof(f) {
+			ds.at(f.Desc, "object_key field %s is a oneof member; a key must always be present", f.Desc.FullName())
+			continue
+		}
+		if why := keyableType(f, nil); why != "" {
+			ds.at(f.Desc, "object_key field %s cannot be a key: %s", f.Desc.FullName(), why)
+			continue
+		}
+		key = f
+	}
+	mm.Key = key
+	if key != nil && m.features["keys"] && !mm.skip["keys"] {
+		if key.GoName != "Key" {
+			for _, f := range msg.Fields {
+				if f.GoName == "Key" {
+					ds.at(f.Desc, "field %s clashes with the GetKey method generated for object key %s; rename one of them", f.Desc.FullName(), key.Desc.Name())
+				}
+			}
+		}
+	}
+}
+
+// keyableType explains why f cannot be (part of) a key, or returns "".
+func keyableType(f *protogen.Field, seen []protoreflect.FullName) string {
+	d := f.Desc
+	if d.IsList() || d.IsMap() {
+		return fmt.Sprintf("field %s is repeated or a map", d.FullName())
+	}
+	switch d.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		if IsWellKnown(f.Message) {
+			return fmt.Sprintf("field %s is a well-known type (%s)", d.FullName(), f.Message.Desc.FullName())
+		}
+		if slices.Contains(seen, f.Message.Desc.FullName()) {
+			return fmt.Sprintf("message %s is recursive", f.Message.Desc.FullName())
+		}
+		seen = append(seen, f.Message.Desc.FullName())
+		for _, sf := range f.Message.Fields {
+			if InOneof(sf) {
+				return fmt.Sprintf("field %s is a oneof member", sf.Desc.FullName())
+			}
+			if why := keyableType(sf, seen); why != "" {
+				return why
+			}
+		}
+	case protoreflect.BytesKind:
+		return fmt.Sprintf("field %s is bytes", d.FullName())
+	}
+	return ""
+}
+
+// reserveGoIdents records the package-level Go names protoc-gen-go declares
+// for file, so generated names can be checked against them.
+func reserveGoIdents(file *protogen.File, idents map[string]protoreflect.Descriptor) {
+	idents[file.GoDescriptorIdent.GoName] = file.Desc
+	var enums func([]*protogen.Enum)
+	enums = func(es []*protogen.Enum) {
+		for _, e := range es {
+			idents[e.GoIdent.GoName] = e.Desc
+			idents[e.GoIdent.GoName+"_name"] = e.Desc
+			idents[e.GoIdent.GoName+"_value"] = e.Desc
+			for _, v := range e.Values {
+				idents[v.GoIdent.GoName] = v.Desc
+			}
+		}
+	}
+	enums(file.Enums)
+	for _, x := range file.Extensions {
+		idents["E_"+x.GoIdent.GoName] = x.Desc
+	}
+	var msgs func([]*protogen.Message)
+	msgs = func(ms []*protogen.Message) {
+		for _, msg := range ms {
+			idents[msg.GoIdent.GoName] = msg.Desc
+			for _, f := range msg.Fields {
+				if InOneof(f) {
+					idents[f.GoIdent.GoName] = f.Desc
+				}
+			}
+			for _, x := range msg.Extensions {
+				idents["E_"+x.GoIdent.GoName] = x.Desc
+			}
+			enums(msg.Enums)
+			msgs(msg.Messages)
+		}
+	}
+	msgs(file.Messages)
+}
+
+// GoNames returns the package-level Go names the fields feature declares for
+// a message: flag constants, <Msg>AllFields and New<Msg>FieldMap.
+func (mm *Message) GoNames() map[string]protoreflect.Descriptor {
+	out := map[string]protoreflect.Descriptor{}
+	name := mm.GoIdent.GoName
+	out[name+"AllFields"] = mm.Desc
+	out["New"+name+"FieldMap"] = mm.Desc
+	for _, fl := range mm.Flags {
+		out[fl.Const] = fl.Field.Desc
+	}
+	return out
+}
+
+// checkNames reports generated names that collide with each other, with
+// protoc-gen-go's names, or with the fields of the message.
+func checkNames(ds *diagnostics, m *Model, mm *Message, idents map[string]protoreflect.Descriptor) {
+	msg := mm.Message
+	if m.features["fields"] && !mm.skip["fields"] {
+		// Walk in flag order so the later path of a clash is the one reported.
+		seen := map[string]*Flag{}
+		for _, fl := range mm.Flags {
+			if prev, ok := seen[fl.Const]; ok {
+				ds.at(fl.Field.Desc, "flag constant %s of %s (flag %s, path %s) clashes with the one of path %s (flag %s); rename one of the fields",
+					fl.Const, msg.Desc.FullName(), fl.Flag, fl.Path, prev.Path, prev.Flag)
+				continue
+			}
+			seen[fl.Const] = fl
+		}
+		for _, n := range []string{msg.GoIdent.GoName + "AllFields", "New" + msg.GoIdent.GoName + "FieldMap"} {
+			if fl, ok := seen[n]; ok {
+				ds.at(fl.Field.Desc, "flag constant %s (path %s) clashes with the generated %s of message %s; rename the field", n, fl.Path, n, msg.Desc.FullName())
+			}
+		}
+		for n, d := range mm.GoNames() {
+			if other, ok := idents[n]; ok && other != d {
+				ds.at(d, "generated name %s clashes with %s declared by protoc-gen-go for %s; rename one of them", n, n, other.FullName())
+			}
+		}
+		for n, d := range mm.GoNames() {
+			idents[n] = d
+		}
+	}
+	for _, feat := range Features() {
+		if !m.features[feat] || mm.skip[feat] {
+			continue
+		}
+		for _, method := range MethodNames[feat] {
+			for _, f := range msg.Fields {
+				goField := f.GoName
+				if InOneof(f) {
+					goField = f.Oneof.GoName
+				}
+				if goField == method || "Get"+f.GoName == method {
+					ds.at(f.Desc, "field %s clashes with the %s method of feature %q; rename the field or skip the feature with option (edgekit.options.v1.message).skip_features = %q",
+						f.Desc.Name(), method, feat, feat)
+				}
+			}
+		}
+	}
+}

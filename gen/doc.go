@@ -1,0 +1,11 @@
+// Package gen is the engine of protoc-gen-go-edgekit.
+//
+// It reads a CodeGeneratorRequest through protogen, analyses every message of
+// the files to generate once (field flags, options, name clashes), reports
+// bad input as "file.proto:line:col: message" diagnostics, and then lets each
+// selected feature emit its part of "<file>_edgekit.pb.go".
+//
+// Features live in gen/features/<name>, register themselves with Register,
+// and implement one method: GenerateFile(*protogen.File) bool, which reports
+// whether it emitted anything for the file.
+package gen

@@ -1,0 +1,91 @@
+package gen
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/compiler/protogen"
+)
+
+// Feature emits one kind of generated code for a file.
+type Feature interface {
+	// GenerateFile emits the feature's code for every message of file that
+	// the feature applies to, and reports whether it emitted anything.
+	GenerateFile(file *protogen.File) bool
+}
+
+// Factory builds a feature that writes into g.
+type Factory func(g *GeneratedFile) Feature
+
+type registration struct {
+	name    string
+	factory Factory
+}
+
+var (
+	registryMu sync.Mutex
+	registry   []registration
+)
+
+// Register makes a feature available under name. Features run in
+// registration order; Register panics on a duplicate name, since that is a
+// programming error in the plugin binary, not bad input.
+func Register(name string, f Factory) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	for _, r := range registry {
+		if r.name == name {
+			panic("gen: feature registered twice: " + name)
+		}
+	}
+	registry = append(registry, registration{name, f})
+}
+
+// Features returns the names of the registered features, in run order.
+func Features() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	names := make([]string, len(registry))
+	for i, r := range registry {
+		names[i] = r.name
+	}
+	return names
+}
+
+func knownFeature(name string) bool { return slices.Contains(Features(), name) }
+
+// selectFeatures parses a "a+b" list; empty or "all" selects every feature.
+func selectFeatures(param string) ([]string, error) {
+	all := Features()
+	if param == "" || param == "all" {
+		return all, nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(param, "+") {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(all, n) {
+			return nil, fmt.Errorf("unknown feature %q in parameter features=%s (known: %s)", n, param, strings.Join(all, ", "))
+		}
+		want[n] = true
+	}
+	var out []string
+	for _, n := range all {
+		if want[n] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func factoryOf(name string) Factory {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	for _, r := range registry {
+		if r.name == name {
+			return r.factory
+		}
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+// Package fields generates, for every message, its field-flag constants,
+// <Msg>AllFields, its fieldmap.Schema, a FieldSchema method and a validating
+// New<Msg>FieldMap constructor.
+package fields
+
+import (
+	"google.golang.org/protobuf/compiler/protogen"
+
+	"github.com/edgekit/edgekit/gen"
+)
+
+func init() {
+	gen.Register("fields", func(g *gen.GeneratedFile) gen.Feature { return &feature{g} })
+}
+
+type feature struct{ g *gen.GeneratedFile }
+
+var _ gen.Feature = (*feature)(nil)
+
+func (f *feature) GenerateFile(file *protogen.File) bool {
+	did := false
+	for _, mm := range f.g.Model.Messages(file) {
+		if mm.Skips("fields") {
+			continue
+		}
+		f.message(mm)
+		did = true
+	}
+	return did
+}
+
+func (f *feature) message(mm *gen.Message) {
+	g := f.g
+	name := mm.GoIdent.GoName
+	if len(mm.Flags) > 0 {
+		g.P("// Field flags of ", name, ": dot-joined field numbers from ", name, ".")
+		g.P("const (")
+		for _, fl := range mm.Flags {
+			g.P(fl.Const, " = ", `"`, fl.Flag, `" // `, fl.Path)
+		}
+		g.P(")")
+		g.P()
+	}
+	g.P("// ", name, "AllFields lists the leaf flags of ", name, ": together they")
+	g.P("// select every field.")
+	g.P("var ", name, "AllFields = []string{")
+	for _, fl := range mm.Flags {
+		if fl.Leaf {
+			g.P(fl.Const, ",")
+		}
+	}
+	g.P("}")
+	g.P()
+	schema := g.Schema(mm)
+	g.P("// FieldSchema returns the field flags of ", name, ".")
+	g.P("func (*", name, ") FieldSchema() *", g.Fieldmap("Schema"), " { return ", schema, " }")
+	g.P()
+	g.P("// New", name, "FieldMap returns a FieldMap of ", name, " holding flags; the")
+	g.P("// error names the first flag ", name, " does not have.")
+	g.P("func New", name, "FieldMap(flags ...string) (*", g.Fieldmap("FieldMap"), ", error) {")
+	g.P("return ", schema, ".New(flags...)")
+	g.P("}")
+	g.P()
+}

@@ -1,0 +1,234 @@
+package gen
+
+import (
+	"strconv"
+
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/gofeaturespb"
+
+	"github.com/edgekit/edgekit/fieldmap"
+	optionsv1 "github.com/edgekit/edgekit/proto/edgekit/options/v1"
+)
+
+// Model is the analysis of every message of the files to generate, shared by
+// all features.
+type Model struct {
+	features map[string]bool             // selected features
+	messages map[protoreflect.FullName]*Message // messages of files to generate
+	files    map[*protogen.File][]*Message
+}
+
+// Message is what features need to know about one message.
+type Message struct {
+	*protogen.Message
+	File *protogen.File
+	// Flags are the field flags of the message, depth first in field number
+	// order, parents before children.
+	Flags []*Flag
+	// Roots are the flags of the message's own fields.
+	Roots []*Flag
+	// ListActions is the list_actions message option.
+	ListActions bool
+	// Key is the field marked object_key, or nil.
+	Key *protogen.Field
+	// HasExtensionRanges is true when the message can carry extensions;
+	// Clone and Equal then fall back to the proto package.
+	HasExtensionRanges bool
+
+	skip map[string]bool
+}
+
+// Flag is one field path of a top-level message.
+type Flag struct {
+	Field    *protogen.Field
+	Flag     string // "11.3"
+	Const    string // Go constant name, "CloudletInfoFieldStatusTaskName"
+	Path     string // "status.task_name"
+	Kind     fieldmap.Kind
+	Leaf     bool
+	UnderList bool
+	Parent   *Flag
+	Children []*Flag
+}
+
+// Messages returns the analysed messages declared in file (nested ones
+// included, map entries excluded), in declaration order.
+func (m *Model) Messages(file *protogen.File) []*Message { return m.files[file] }
+
+// Lookup returns the analysed message, or nil when msg is not in a file being
+// generated.
+func (m *Model) Lookup(msg *protogen.Message) *Message {
+	if msg == nil {
+		return nil
+	}
+	return m.messages[msg.Desc.FullName()]
+}
+
+// Enabled reports whether feature was selected for this run.
+func (m *Model) Enabled(feature string) bool { return m.features[feature] }
+
+// Generates reports whether feature generates code for msg, so that other
+// generated code may call that code directly rather than going through the
+// fieldmap runtime.
+func (m *Model) Generates(msg *protogen.Message, feature string) bool {
+	mm := m.Lookup(msg)
+	return mm != nil && m.features[feature] && !mm.skip[feature]
+}
+
+// Skips reports whether the message's options (or its file's) turn feature
+// off.
+func (mm *Message) Skips(feature string) bool { return mm.skip[feature] }
+
+// IsWellKnown reports whether a message belongs to package google.protobuf.
+func IsWellKnown(msg *protogen.Message) bool {
+	return msg != nil && msg.Desc.ParentFile().Package() == "google.protobuf"
+}
+
+// IsOpen reports whether a message's Go struct has exported fields that
+// generated code can read and write.
+func IsOpen(msg *protogen.Message) bool {
+	return msg.APILevel == gofeaturespb.GoFeatures_API_OPEN || msg.APILevel == gofeaturespb.GoFeatures_API_LEVEL_UNSPECIFIED
+}
+
+// InOneof reports whether f is a member of a real (not synthetic) oneof.
+func InOneof(f *protogen.Field) bool {
+	return f.Oneof != nil && !f.Oneof.Desc.IsSynthetic()
+}
+
+// IsPointerScalar reports whether a singular scalar or enum field is a Go
+// pointer (explicit presence outside a oneof).
+func IsPointerScalar(f *protogen.Field) bool {
+	d := f.Desc
+	if d.IsList() || d.IsMap() || InOneof(f) || !d.HasPresence() {
+		return false
+	}
+	switch d.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind, protoreflect.BytesKind:
+		return false
+	}
+	return true
+}
+
+// IsMessage reports whether f is a singular or repeated message field (not a
+// map).
+func IsMessage(f *protogen.Field) bool {
+	k := f.Desc.Kind()
+	return (k == protoreflect.MessageKind || k == protoreflect.GroupKind) && !f.Desc.IsMap()
+}
+
+// IsRedacted reports whether f carries debug_redact = true.
+func IsRedacted(f *protogen.Field) bool {
+	o, ok := f.Desc.Options().(*descriptorpb.FieldOptions)
+	return ok && o.GetDebugRedact()
+}
+
+func fieldOptions(f *protogen.Field) *optionsv1.FieldOptions {
+	o, ok := f.Desc.Options().(*descriptorpb.FieldOptions)
+	if !ok || o == nil {
+		return nil
+	}
+	v, _ := proto.GetExtension(o, optionsv1.E_Field).(*optionsv1.FieldOptions)
+	return v
+}
+
+func messageOptions(msg *protogen.Message) *optionsv1.MessageOptions {
+	o, ok := msg.Desc.Options().(*descriptorpb.MessageOptions)
+	if !ok || o == nil {
+		return nil
+	}
+	v, _ := proto.GetExtension(o, optionsv1.E_Message).(*optionsv1.MessageOptions)
+	return v
+}
+
+func fileOptions(file *protogen.File) *optionsv1.FileOptions {
+	o, ok := file.Desc.Options().(*descriptorpb.FileOptions)
+	if !ok || o == nil {
+		return nil
+	}
+	v, _ := proto.GetExtension(o, optionsv1.E_File).(*optionsv1.FileOptions)
+	return v
+}
+
+// IsAtomic reports whether the field carries (edgekit.options.v1.field).atomic.
+func IsAtomic(f *protogen.Field) bool { return fieldOptions(f).GetAtomic() }
+
+// IsObjectKey reports whether the field carries (edgekit.options.v1.field).object_key.
+func IsObjectKey(f *protogen.Field) bool { return fieldOptions(f).GetObjectKey() }
+
+// walkMessages calls fn for msgs and their nested messages, skipping map
+// entries, in declaration order.
+func walkMessages(msgs []*protogen.Message, fn func(*protogen.Message)) {
+	for _, m := range msgs {
+		if m.Desc.IsMapEntry() {
+			continue
+		}
+		fn(m)
+		walkMessages(m.Messages, fn)
+	}
+}
+
+// buildFlags computes the flag tree of top-level message top.
+func buildFlags(top *protogen.Message) (roots, all []*Flag) {
+	name := top.GoIdent.GoName
+	var walk func(msg *protogen.Message, parent *Flag, seen []protoreflect.FullName, underList bool) []*Flag
+	walk = func(msg *protogen.Message, parent *Flag, seen []protoreflect.FullName, underList bool) []*Flag {
+		var out []*Flag
+		for _, f := range sortedFields(msg) {
+			fl := &Flag{Field: f, Parent: parent, UnderList: underList, Kind: fieldmap.KindScalar}
+			num := numberString(f)
+			if parent == nil {
+				fl.Flag, fl.Const, fl.Path = num, name+"Field"+f.GoName, string(f.Desc.Name())
+			} else {
+				fl.Flag, fl.Const, fl.Path = parent.Flag+"."+num, parent.Const+f.GoName, parent.Path+"."+string(f.Desc.Name())
+			}
+			all = append(all, fl)
+			switch {
+			case f.Desc.IsMap():
+				fl.Kind = fieldmap.KindMap
+			case f.Desc.IsList():
+				fl.Kind = fieldmap.KindList
+			}
+			if IsMessage(f) && recurses(f, seen) {
+				sub := append(seen[:len(seen):len(seen)], f.Message.Desc.FullName())
+				fl.Children = walk(f.Message, fl, sub, underList || f.Desc.IsList())
+				if fl.Kind == fieldmap.KindScalar && len(fl.Children) > 0 {
+					fl.Kind = fieldmap.KindMessage
+				}
+			}
+			fl.Leaf = fl.Kind != fieldmap.KindMessage && !underList
+			out = append(out, fl)
+		}
+		return out
+	}
+	roots = walk(top, nil, []protoreflect.FullName{top.Desc.FullName()}, false)
+	return roots, all
+}
+
+// recurses reports whether flags are generated below message field f.
+func recurses(f *protogen.Field, seen []protoreflect.FullName) bool {
+	msg := f.Message
+	if IsWellKnown(msg) || !IsOpen(msg) || IsAtomic(f) {
+		return false
+	}
+	for _, s := range seen {
+		if s == msg.Desc.FullName() {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedFields(msg *protogen.Message) []*protogen.Field {
+	fs := append([]*protogen.Field(nil), msg.Fields...)
+	for i := 1; i < len(fs); i++ {
+		for j := i; j > 0 && fs[j].Desc.Number() < fs[j-1].Desc.Number(); j-- {
+			fs[j], fs[j-1] = fs[j-1], fs[j]
+		}
+	}
+	return fs
+}
+
+func numberString(f *protogen.Field) string { return strconv.Itoa(int(f.Desc.Number())) }
