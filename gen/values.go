@@ -1,0 +1,166 @@
+package gen
+
+import (
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Packages of the standard library the value helpers use.
+const (
+	SlicesPackage = protogen.GoImportPath("slices")
+	MapsPackage   = protogen.GoImportPath("maps")
+)
+
+// valueField returns the field describing one value of f: the map value
+// field for maps, else f.
+func valueField(f *protogen.Field) *protogen.Field {
+	if f.Desc.IsMap() {
+		return f.Message.Fields[1]
+	}
+	return f
+}
+
+func isFloat(k protoreflect.Kind) bool {
+	return k == protoreflect.FloatKind || k == protoreflect.DoubleKind
+}
+
+func isMessageKind(k protoreflect.Kind) bool {
+	return k == protoreflect.MessageKind || k == protoreflect.GroupKind
+}
+
+// elemEqualFunc returns a Go func value comparing two elements (list element
+// or map value) of f under proto.Equal rules, or "" when == works.
+func (g *GeneratedFile) elemEqualFunc(f *protogen.Field) string {
+	v := valueField(f)
+	switch k := v.Desc.Kind(); {
+	case k == protoreflect.DoubleKind:
+		return g.Fieldmap("EqualFloat64")
+	case k == protoreflect.FloatKind:
+		return g.Fieldmap("EqualFloat32")
+	case k == protoreflect.BytesKind:
+		return g.Ident(BytesPackage, "Equal")
+	case isMessageKind(k):
+		if g.Model.Generates(v.Message, "equal") && !g.Model.Lookup(v.Message).HasExtensionRanges {
+			return "(" + g.MessageType(v.Message) + ").Equal"
+		}
+		return g.Fieldmap("Equal") + "[" + g.MessageType(v.Message) + "]"
+	}
+	return ""
+}
+
+// EqualExpr returns a boolean Go expression that is true when a and b, two
+// values of field f, are equal under proto.Equal's rules (NaN equals NaN,
+// presence matters, nil and empty lists, maps and implicit bytes are equal).
+// a and b have type FieldType(f), or ElemType(f) for a oneof member whose
+// presence the caller has already compared.
+func (g *GeneratedFile) EqualExpr(f *protogen.Field, a, b string) string {
+	d := f.Desc
+	switch {
+	case d.IsMap():
+		if eq := g.elemEqualFunc(f); eq != "" {
+			return g.Fieldmap("EqualMapFunc") + "(" + a + ", " + b + ", " + eq + ")"
+		}
+		return g.Ident(MapsPackage, "Equal") + "(" + a + ", " + b + ")"
+	case d.IsList():
+		if eq := g.elemEqualFunc(f); eq != "" {
+			return g.Fieldmap("EqualListFunc") + "(" + a + ", " + b + ", " + eq + ")"
+		}
+		return g.Ident(SlicesPackage, "Equal") + "(" + a + ", " + b + ")"
+	}
+	k := d.Kind()
+	switch {
+	case isMessageKind(k):
+		if g.Model.Generates(f.Message, "equal") && !g.Model.Lookup(f.Message).HasExtensionRanges {
+			return a + ".Equal(" + b + ")"
+		}
+		return g.Fieldmap("Equal") + "(" + a + ", " + b + ")"
+	case IsPointerScalar(f):
+		switch k {
+		case protoreflect.DoubleKind:
+			return g.Fieldmap("EqualPtrFloat64") + "(" + a + ", " + b + ")"
+		case protoreflect.FloatKind:
+			return g.Fieldmap("EqualPtrFloat32") + "(" + a + ", " + b + ")"
+		}
+		return g.Fieldmap("EqualPtr") + "(" + a + ", " + b + ")"
+	case k == protoreflect.BytesKind:
+		if d.HasPresence() && !InOneof(f) {
+			return g.Fieldmap("EqualBytesPresence") + "(" + a + ", " + b + ")"
+		}
+		return g.Ident(BytesPackage, "Equal") + "(" + a + ", " + b + ")"
+	case isFloat(k):
+		name := "Float64"
+		if k == protoreflect.FloatKind {
+			name = "Float32"
+		}
+		if InOneof(f) {
+			return g.Fieldmap("Equal"+name) + "(" + a + ", " + b + ")"
+		}
+		return g.Fieldmap("EqualImplicit"+name) + "(" + a + ", " + b + ")"
+	}
+	return a + " == " + b
+}
+
+// SameExpr is EqualExpr, except that singular float fields compare bit for
+// bit: what CopyInFields uses to count a change.
+func (g *GeneratedFile) SameExpr(f *protogen.Field, a, b string) string {
+	d := f.Desc
+	if !d.IsList() && !d.IsMap() && isFloat(d.Kind()) {
+		name := "Float64"
+		if d.Kind() == protoreflect.FloatKind {
+			name = "Float32"
+		}
+		if IsPointerScalar(f) {
+			return g.Fieldmap("SamePtr"+name) + "(" + a + ", " + b + ")"
+		}
+		return g.Fieldmap("Same"+name) + "(" + a + ", " + b + ")"
+	}
+	return g.EqualExpr(f, a, b)
+}
+
+// elemCloneFunc returns a Go func value deep-copying one element (list
+// element or map value) of f, or "" when assignment copies it.
+func (g *GeneratedFile) elemCloneFunc(f *protogen.Field) string {
+	v := valueField(f)
+	switch k := v.Desc.Kind(); {
+	case k == protoreflect.BytesKind:
+		return g.Fieldmap("CloneBytes")
+	case isMessageKind(k):
+		if g.Model.Generates(v.Message, "clone") && !g.Model.Lookup(v.Message).HasExtensionRanges {
+			return "(" + g.MessageType(v.Message) + ").Clone"
+		}
+		return g.Fieldmap("Clone") + "[" + g.MessageType(v.Message) + "]"
+	}
+	return ""
+}
+
+// CloneExpr returns a Go expression deep-copying v, a value of field f of
+// type FieldType(f) (or ElemType(f) for a oneof member). The copy shares no
+// pointer, slice or map with v, and keeps nil-ness.
+func (g *GeneratedFile) CloneExpr(f *protogen.Field, v string) string {
+	d := f.Desc
+	switch {
+	case d.IsMap():
+		if c := g.elemCloneFunc(f); c != "" {
+			return g.Fieldmap("CloneMapFunc") + "(" + v + ", " + c + ")"
+		}
+		return g.Ident(MapsPackage, "Clone") + "(" + v + ")"
+	case d.IsList():
+		if c := g.elemCloneFunc(f); c != "" {
+			return g.Fieldmap("CloneListFunc") + "(" + v + ", " + c + ")"
+		}
+		return g.Ident(SlicesPackage, "Clone") + "(" + v + ")"
+	}
+	k := d.Kind()
+	switch {
+	case isMessageKind(k):
+		if g.Model.Generates(f.Message, "clone") && !g.Model.Lookup(f.Message).HasExtensionRanges {
+			return v + ".Clone()"
+		}
+		return g.Fieldmap("Clone") + "(" + v + ")"
+	case IsPointerScalar(f):
+		return g.Fieldmap("ClonePtr") + "(" + v + ")"
+	case k == protoreflect.BytesKind:
+		return g.Fieldmap("CloneBytes") + "(" + v + ")"
+	}
+	return v
+}
