@@ -29,8 +29,7 @@ var (
 	registry   []registration
 )
 
-// Register makes a feature available under name. Features run in
-// registration order; Register panics on a duplicate name, since that is a
+// Register makes a feature available under name. Register panics on a duplicate name, since that is a
 // programming error in the plugin binary, not bad input.
 func Register(name string, f Factory) {
 	registryMu.Lock()
@@ -43,6 +42,11 @@ func Register(name string, f Factory) {
 	registry = append(registry, registration{name, f})
 }
 
+// runOrder fixes the order in which the built-in features emit code, since
+// Go initialises feature packages in import-path order. Features not listed
+// run after these, by name.
+var runOrder = []string{"fields", "clone", "equal", "copyin", "diff", "validate", "redact", "keys"}
+
 // Features returns the names of the registered features, in run order.
 func Features() []string {
 	registryMu.Lock()
@@ -51,6 +55,18 @@ func Features() []string {
 	for i, r := range registry {
 		names[i] = r.name
 	}
+	rank := func(n string) int {
+		if i := slices.Index(runOrder, n); i >= 0 {
+			return i
+		}
+		return len(runOrder)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if c := rank(a) - rank(b); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
 	return names
 }
 

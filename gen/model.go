@@ -16,7 +16,7 @@ import (
 // Model is the analysis of every message of the files to generate, shared by
 // all features.
 type Model struct {
-	features map[string]bool             // selected features
+	features map[string]bool                    // selected features
 	messages map[protoreflect.FullName]*Message // messages of files to generate
 	files    map[*protogen.File][]*Message
 }
@@ -43,15 +43,15 @@ type Message struct {
 
 // Flag is one field path of a top-level message.
 type Flag struct {
-	Field    *protogen.Field
-	Flag     string // "11.3"
-	Const    string // Go constant name, "CloudletInfoFieldStatusTaskName"
-	Path     string // "status.task_name"
-	Kind     fieldmap.Kind
-	Leaf     bool
+	Field     *protogen.Field
+	Flag      string // "11.3"
+	Const     string // Go constant name, "CloudletInfoFieldStatusTaskName"
+	Path      string // "status.task_name"
+	Kind      fieldmap.Kind
+	Leaf      bool
 	UnderList bool
-	Parent   *Flag
-	Children []*Flag
+	Parent    *Flag
+	Children  []*Flag
 }
 
 // Messages returns the analysed messages declared in file (nested ones
