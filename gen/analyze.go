@@ -220,7 +220,7 @@ func checkNames(ds *diagnostics, m *Model, mm *Message, idents map[string]protor
 		seen := map[string]*Flag{}
 		for _, fl := range mm.Flags {
 			if prev, ok := seen[fl.Const]; ok {
-				ds.at(fl.Field.Desc, "flag constant %s of %s (flag %s, path %s) clashes with the one of path %s (flag %s); rename one of the fields",
+				ds.at(fl.Root().Field.Desc, "flag constant %s of %s (flag %s, path %s) clashes with the one of path %s (flag %s); rename one of the fields",
 					fl.Const, msg.Desc.FullName(), fl.Flag, fl.Path, prev.Path, prev.Flag)
 				continue
 			}

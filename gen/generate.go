@@ -102,7 +102,7 @@ func Run(plugin *protogen.Plugin, opts Options) error {
 
 func generateFile(plugin *protogen.Plugin, model *Model, file *protogen.File, features []string) {
 	g := plugin.NewGeneratedFile(file.GeneratedFilenamePrefix+FileSuffix, file.GoImportPath)
-	gf := &GeneratedFile{GeneratedFile: g, Model: model, File: file, schemas: map[*Message]bool{}}
+	gf := &GeneratedFile{GeneratedFile: g, Model: model.forFile(file), File: file, schemas: map[*Message]bool{}}
 	writeHeader(plugin, gf)
 	any := false
 	for _, name := range features {

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"slices"
 	"strconv"
 
 	"google.golang.org/protobuf/compiler/protogen"
@@ -19,6 +20,7 @@ type Model struct {
 	features map[string]bool                    // selected features
 	messages map[protoreflect.FullName]*Message // messages of files to generate
 	files    map[*protogen.File][]*Message
+	pkg      protogen.GoImportPath // Go package of the file being generated
 }
 
 // Message is what features need to know about one message.
@@ -54,6 +56,15 @@ type Flag struct {
 	Children  []*Flag
 }
 
+// Root returns the flag of the top-level message's own field that fl lies
+// under (fl itself for a root).
+func (fl *Flag) Root() *Flag {
+	for fl.Parent != nil {
+		fl = fl.Parent
+	}
+	return fl
+}
+
 // Messages returns the analysed messages declared in file (nested ones
 // included, map entries excluded), in declaration order.
 func (m *Model) Messages(file *protogen.File) []*Message { return m.files[file] }
@@ -70,12 +81,31 @@ func (m *Model) Lookup(msg *protogen.Message) *Message {
 // Enabled reports whether feature was selected for this run.
 func (m *Model) Enabled(feature string) bool { return m.features[feature] }
 
-// Generates reports whether feature generates code for msg, so that other
-// generated code may call that code directly rather than going through the
-// fieldmap runtime.
+// Generates reports whether feature generates code for msg that the file
+// being generated may call directly rather than going through the fieldmap
+// runtime: msg must be in the same Go package (so the output of a file never
+// depends on which other packages a run included), the feature selected, and
+// not skipped by msg's options.
 func (m *Model) Generates(msg *protogen.Message, feature string) bool {
-	mm := m.Lookup(msg)
-	return mm != nil && m.features[feature] && !mm.skip[feature]
+	if msg == nil || !m.features[feature] || msg.GoIdent.GoImportPath != m.pkg {
+		return false
+	}
+	if mm := m.Lookup(msg); mm != nil {
+		return !mm.skip[feature]
+	}
+	// Same package, file not in this run: its options decide.
+	if !IsOpen(msg) || msg.Desc.IsMapEntry() {
+		return false
+	}
+	skips := append(fileOptionsOf(msg.Desc.ParentFile()).GetSkipFeatures(), messageOptions(msg).GetSkipFeatures()...)
+	return !slices.Contains(skips, feature)
+}
+
+// forFile returns the view of the model that the features of file use.
+func (m *Model) forFile(file *protogen.File) *Model {
+	v := *m
+	v.pkg = file.GoImportPath
+	return &v
 }
 
 // Skips reports whether the message's options (or its file's) turn feature
@@ -143,8 +173,10 @@ func messageOptions(msg *protogen.Message) *optionsv1.MessageOptions {
 	return v
 }
 
-func fileOptions(file *protogen.File) *optionsv1.FileOptions {
-	o, ok := file.Desc.Options().(*descriptorpb.FileOptions)
+func fileOptions(file *protogen.File) *optionsv1.FileOptions { return fileOptionsOf(file.Desc) }
+
+func fileOptionsOf(fd protoreflect.FileDescriptor) *optionsv1.FileOptions {
+	o, ok := fd.Options().(*descriptorpb.FileOptions)
 	if !ok || o == nil {
 		return nil
 	}

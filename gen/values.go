@@ -40,7 +40,7 @@ func (g *GeneratedFile) elemEqualFunc(f *protogen.Field) string {
 	case k == protoreflect.BytesKind:
 		return g.Ident(BytesPackage, "Equal")
 	case isMessageKind(k):
-		if g.Model.Generates(v.Message, "equal") && !g.Model.Lookup(v.Message).HasExtensionRanges {
+		if g.Model.Generates(v.Message, "equal") {
 			return "(" + g.MessageType(v.Message) + ").Equal"
 		}
 		return g.Fieldmap("Equal") + "[" + g.MessageType(v.Message) + "]"
@@ -70,7 +70,7 @@ func (g *GeneratedFile) EqualExpr(f *protogen.Field, a, b string) string {
 	k := d.Kind()
 	switch {
 	case isMessageKind(k):
-		if g.Model.Generates(f.Message, "equal") && !g.Model.Lookup(f.Message).HasExtensionRanges {
+		if g.Model.Generates(f.Message, "equal") {
 			return a + ".Equal(" + b + ")"
 		}
 		return g.Fieldmap("Equal") + "(" + a + ", " + b + ")"
@@ -125,7 +125,7 @@ func (g *GeneratedFile) elemCloneFunc(f *protogen.Field) string {
 	case k == protoreflect.BytesKind:
 		return g.Fieldmap("CloneBytes")
 	case isMessageKind(k):
-		if g.Model.Generates(v.Message, "clone") && !g.Model.Lookup(v.Message).HasExtensionRanges {
+		if g.Model.Generates(v.Message, "clone") {
 			return "(" + g.MessageType(v.Message) + ").Clone"
 		}
 		return g.Fieldmap("Clone") + "[" + g.MessageType(v.Message) + "]"
@@ -153,7 +153,7 @@ func (g *GeneratedFile) CloneExpr(f *protogen.Field, v string) string {
 	k := d.Kind()
 	switch {
 	case isMessageKind(k):
-		if g.Model.Generates(f.Message, "clone") && !g.Model.Lookup(f.Message).HasExtensionRanges {
+		if g.Model.Generates(f.Message, "clone") {
 			return v + ".Clone()"
 		}
 		return g.Fieldmap("Clone") + "(" + v + ")"

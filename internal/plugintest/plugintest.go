@@ -118,6 +118,17 @@ func featuresParam(param string) string {
 // Run runs a generator on req as a plugin binary would, returning the
 // response (whose Error is set on failure).
 func Run(req *pluginpb.CodeGeneratorRequest, g Generator) (*pluginpb.CodeGeneratorResponse, error) {
+	// Round-trip through the wire format, as a plugin binary reads its
+	// request: custom options this binary knows become known extensions,
+	// the others stay unknown fields.
+	b, err := proto.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	req = &pluginpb.CodeGeneratorRequest{}
+	if err := proto.Unmarshal(b, req); err != nil {
+		return nil, err
+	}
 	var extra []string
 	opts := protogen.Options{ParamFunc: func(name, value string) error {
 		if name == "features" {
