@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // Cloner is implemented by messages with a generated Clone method.
@@ -31,6 +32,16 @@ func Clone[T proto.Message](m T) T {
 	case *durationpb.Duration:
 		if v != nil && len(v.ProtoReflect().GetUnknown()) == 0 {
 			return any(&durationpb.Duration{Seconds: v.Seconds, Nanos: v.Nanos}).(T)
+		}
+	// proto.Clone drops -0 from implicit-presence floats (the Value of these
+	// wrappers), so they are copied directly.
+	case *wrapperspb.DoubleValue:
+		if v != nil && len(v.ProtoReflect().GetUnknown()) == 0 {
+			return any(&wrapperspb.DoubleValue{Value: v.Value}).(T)
+		}
+	case *wrapperspb.FloatValue:
+		if v != nil && len(v.ProtoReflect().GetUnknown()) == 0 {
+			return any(&wrapperspb.FloatValue{Value: v.Value}).(T)
 		}
 	}
 	if !m.ProtoReflect().IsValid() {

@@ -21,6 +21,7 @@ func TestCloneEqualWellKnown(t *testing.T) {
 	msgs := []proto.Message{
 		ts, withUnknown, &durationpb.Duration{Seconds: -3, Nanos: -5},
 		wrapperspb.String("hi"), st,
+		wrapperspb.Double(math.Copysign(0, -1)), wrapperspb.Float(float32(math.Copysign(0, -1))),
 	}
 	for _, m := range msgs {
 		c := fieldmap.Clone(m)

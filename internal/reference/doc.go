@@ -25,19 +25,23 @@
 // returns the flags where a and b differ, so that CopyInFields(a, b,
 // DiffFields(a, b)) makes proto.Equal(a, b) true.
 //
-// Clone and Equal are proto.Clone and proto.Equal: the protobuf library is
-// the reference for those.
+// Equal is proto.Equal: the protobuf library is the reference for it.
+// Clone is a reflective deep copy rather than proto.Clone, because
+// proto.Clone (protobuf-go v1.36) drops -0 from implicit-presence float and
+// double fields of generated messages, so that its result is not
+// proto.Equal to its input; deep copies inside CopyInFields avoid
+// proto.Merge for the same reason.
 //
 // # Readings of the specification
 //
 // Where docs/field-flags.md leaves room, this package reads it as follows:
 //
-//   - Change counting compares floats bit for bit at every depth, including
-//     inside a message-typed unit and a whole sub-message copied because
-//     its KindMessage flag is set (the specification says "Equal" there);
-//     so the count is 0 exactly when dst is bit-for-bit unchanged in the
-//     fields visited, and a caller skipping a write on 0 never loses a
-//     change (say 0 to -0 inside a list).
+//   - Change counting follows the specification: singular float and double
+//     fields (plain, optional, oneof members) compare bit for bit; lists,
+//     maps and sub-messages under Equal rules. A known consequence: a
+//     change that Equal cannot see (0 to -0 inside a list or an explicit
+//     presence double, one NaN payload to another inside a sub-message)
+//     is copied but not counted.
 //   - Fields are visited in field number order and each visit compares the
 //     field before and after that visit. When several members of one oneof
 //     are flagged, setting one member clears the others before they are

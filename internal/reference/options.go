@@ -125,7 +125,7 @@ func isRedacted(fd protoreflect.FieldDescriptor) bool {
 		return false
 	}
 	var o descriptorpb.FieldOptions
-	if proto.UnmarshalOptions{AllowPartial: true, DiscardUnknown: true}.Unmarshal(b, &o) != nil {
+	if err := (proto.UnmarshalOptions{AllowPartial: true, DiscardUnknown: true}).Unmarshal(b, &o); err != nil {
 		return false
 	}
 	return o.GetDebugRedact()
