@@ -240,19 +240,23 @@ func (m *Port) Clone() *Port {
 	if m == nil {
 		return nil
 	}
-	c := &Port{
-		Proto:        m.Proto,
-		InternalPort: m.InternalPort,
-		PublicPort:   m.PublicPort,
-		EndPort:      m.EndPort,
-		Tls:          m.Tls,
-		FqdnPrefix:   m.FqdnPrefix,
-		MaxPktSize:   m.MaxPktSize,
-	}
+	c := new(Port)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Port, a deep copy of m, which is not nil.
+func (m *Port) cloneTo(c *Port) {
+	c.Proto = m.Proto
+	c.InternalPort = m.InternalPort
+	c.PublicPort = m.PublicPort
+	c.EndPort = m.EndPort
+	c.Tls = m.Tls
+	c.FqdnPrefix = m.FqdnPrefix
+	c.MaxPktSize = m.MaxPktSize
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -261,14 +265,18 @@ func (m *ConfigFile) Clone() *ConfigFile {
 	if m == nil {
 		return nil
 	}
-	c := &ConfigFile{
-		Kind:   m.Kind,
-		Config: m.Config,
-	}
+	c := new(ConfigFile)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ConfigFile, a deep copy of m, which is not nil.
+func (m *ConfigFile) cloneTo(c *ConfigFile) {
+	c.Kind = m.Kind
+	c.Config = m.Config
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -277,16 +285,20 @@ func (m *EnvVar) Clone() *EnvVar {
 	if m == nil {
 		return nil
 	}
-	c := &EnvVar{
-		Name:        m.Name,
-		Value:       m.Value,
-		Secret:      m.Secret,
-		SecretValue: m.SecretValue,
-	}
+	c := new(EnvVar)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero EnvVar, a deep copy of m, which is not nil.
+func (m *EnvVar) cloneTo(c *EnvVar) {
+	c.Name = m.Name
+	c.Value = m.Value
+	c.Secret = m.Secret
+	c.SecretValue = m.SecretValue
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -295,31 +307,75 @@ func (m *App) Clone() *App {
 	if m == nil {
 		return nil
 	}
-	c := &App{
-		Key:                         m.Key.Clone(),
-		ImageType:                   m.ImageType,
-		ImagePath:                   m.ImagePath,
-		Deployment:                  m.Deployment,
-		AccessPorts:                 m.AccessPorts,
-		Ports:                       fieldmap.CloneListFunc(m.Ports, (*Port).Clone),
-		Command:                     m.Command,
-		Args:                        slices.Clone(m.Args),
-		Configs:                     fieldmap.CloneListFunc(m.Configs, (*ConfigFile).Clone),
-		EnvVars:                     fieldmap.CloneListFunc(m.EnvVars, (*EnvVar).Clone),
-		HealthCheck:                 m.HealthCheck,
-		HealthCheckPath:             m.HealthCheckPath,
-		DefaultFlavor:               m.DefaultFlavor,
-		DeploymentManifest:          m.DeploymentManifest,
-		RequiredOutboundConnections: fieldmap.CloneListFunc(m.RequiredOutboundConnections, (*SecurityRule).Clone),
-		Trusted:                     m.Trusted,
-		Annotations:                 maps.Clone(m.Annotations),
-		CreatedAt:                   fieldmap.Clone(m.CreatedAt),
-		UpdatedAt:                   fieldmap.Clone(m.UpdatedAt),
+	c := new(App)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero App, a deep copy of m, which is not nil.
+func (m *App) cloneTo(c *App) {
+	c.Key = m.Key.Clone()
+	c.ImageType = m.ImageType
+	c.ImagePath = m.ImagePath
+	c.Deployment = m.Deployment
+	c.AccessPorts = m.AccessPorts
+	if s := m.Ports; s != nil {
+		out := make([]*Port, len(s))
+		blk := make([]Port, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Ports = out
 	}
+	c.Command = m.Command
+	c.Args = slices.Clone(m.Args)
+	if s := m.Configs; s != nil {
+		out := make([]*ConfigFile, len(s))
+		blk := make([]ConfigFile, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Configs = out
+	}
+	if s := m.EnvVars; s != nil {
+		out := make([]*EnvVar, len(s))
+		blk := make([]EnvVar, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.EnvVars = out
+	}
+	c.HealthCheck = m.HealthCheck
+	c.HealthCheckPath = m.HealthCheckPath
+	c.DefaultFlavor = m.DefaultFlavor
+	c.DeploymentManifest = m.DeploymentManifest
+	if s := m.RequiredOutboundConnections; s != nil {
+		out := make([]*SecurityRule, len(s))
+		blk := make([]SecurityRule, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.RequiredOutboundConnections = out
+	}
+	c.Trusted = m.Trusted
+	c.Annotations = maps.Clone(m.Annotations)
+	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
+	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -425,7 +481,7 @@ func (m *App) Equal(o *App) bool {
 	if m.AccessPorts != o.AccessPorts {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.Ports, o.Ports, (*Port).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.Ports, o.Ports, (*Port).Equal) {
 		return false
 	}
 	if m.Command != o.Command {
@@ -434,10 +490,10 @@ func (m *App) Equal(o *App) bool {
 	if !slices.Equal(m.Args, o.Args) {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.Configs, o.Configs, (*ConfigFile).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.Configs, o.Configs, (*ConfigFile).Equal) {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.EnvVars, o.EnvVars, (*EnvVar).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.EnvVars, o.EnvVars, (*EnvVar).Equal) {
 		return false
 	}
 	if m.HealthCheck != o.HealthCheck {
@@ -452,7 +508,7 @@ func (m *App) Equal(o *App) bool {
 	if m.DeploymentManifest != o.DeploymentManifest {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.RequiredOutboundConnections, o.RequiredOutboundConnections, (*SecurityRule).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, o.RequiredOutboundConnections, (*SecurityRule).Equal) {
 		return false
 	}
 	if m.Trusted != o.Trusted {
@@ -461,10 +517,10 @@ func (m *App) Equal(o *App) bool {
 	if !maps.Equal(m.Annotations, o.Annotations) {
 		return false
 	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
 		return false
 	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -680,7 +736,7 @@ func (m *App) CopyInFields(src *App, fm *fieldmap.FieldMap) int {
 		case fieldmap.Remove:
 			n += fieldmap.RemoveListFunc(&m.Ports, src.GetPorts(), (*Port).Equal)
 		default:
-			if sv0 := src.GetPorts(); !fieldmap.EqualListFunc(m.Ports, sv0, (*Port).Equal) {
+			if sv0 := src.GetPorts(); !fieldmap.EqualMessageListFunc(m.Ports, sv0, (*Port).Equal) {
 				if len(sv0) == 0 {
 					m.Ports = nil
 				} else {
@@ -720,7 +776,7 @@ func (m *App) CopyInFields(src *App, fm *fieldmap.FieldMap) int {
 		case fieldmap.Remove:
 			n += fieldmap.RemoveListFunc(&m.Configs, src.GetConfigs(), (*ConfigFile).Equal)
 		default:
-			if sv0 := src.GetConfigs(); !fieldmap.EqualListFunc(m.Configs, sv0, (*ConfigFile).Equal) {
+			if sv0 := src.GetConfigs(); !fieldmap.EqualMessageListFunc(m.Configs, sv0, (*ConfigFile).Equal) {
 				if len(sv0) == 0 {
 					m.Configs = nil
 				} else {
@@ -737,7 +793,7 @@ func (m *App) CopyInFields(src *App, fm *fieldmap.FieldMap) int {
 		case fieldmap.Remove:
 			n += fieldmap.RemoveListFunc(&m.EnvVars, src.GetEnvVars(), (*EnvVar).Equal)
 		default:
-			if sv0 := src.GetEnvVars(); !fieldmap.EqualListFunc(m.EnvVars, sv0, (*EnvVar).Equal) {
+			if sv0 := src.GetEnvVars(); !fieldmap.EqualMessageListFunc(m.EnvVars, sv0, (*EnvVar).Equal) {
 				if len(sv0) == 0 {
 					m.EnvVars = nil
 				} else {
@@ -778,7 +834,7 @@ func (m *App) CopyInFields(src *App, fm *fieldmap.FieldMap) int {
 		case fieldmap.Remove:
 			n += fieldmap.RemoveListFunc(&m.RequiredOutboundConnections, src.GetRequiredOutboundConnections(), (*SecurityRule).Equal)
 		default:
-			if sv0 := src.GetRequiredOutboundConnections(); !fieldmap.EqualListFunc(m.RequiredOutboundConnections, sv0, (*SecurityRule).Equal) {
+			if sv0 := src.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, sv0, (*SecurityRule).Equal) {
 				if len(sv0) == 0 {
 					m.RequiredOutboundConnections = nil
 				} else {
@@ -934,7 +990,7 @@ func (m *App) DiffFields(o *App) *fieldmap.FieldMap {
 	if m.GetAccessPorts() != o.GetAccessPorts() {
 		fm.Set("5")
 	}
-	if !fieldmap.EqualListFunc(m.GetPorts(), o.GetPorts(), (*Port).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetPorts(), o.GetPorts(), (*Port).Equal) {
 		fm.Set("6")
 	}
 	if m.GetCommand() != o.GetCommand() {
@@ -943,10 +999,10 @@ func (m *App) DiffFields(o *App) *fieldmap.FieldMap {
 	if !slices.Equal(m.GetArgs(), o.GetArgs()) {
 		fm.Set("8")
 	}
-	if !fieldmap.EqualListFunc(m.GetConfigs(), o.GetConfigs(), (*ConfigFile).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetConfigs(), o.GetConfigs(), (*ConfigFile).Equal) {
 		fm.Set("9")
 	}
-	if !fieldmap.EqualListFunc(m.GetEnvVars(), o.GetEnvVars(), (*EnvVar).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetEnvVars(), o.GetEnvVars(), (*EnvVar).Equal) {
 		fm.Set("10")
 	}
 	if m.GetHealthCheck() != o.GetHealthCheck() {
@@ -961,7 +1017,7 @@ func (m *App) DiffFields(o *App) *fieldmap.FieldMap {
 	if m.GetDeploymentManifest() != o.GetDeploymentManifest() {
 		fm.Set("14")
 	}
-	if !fieldmap.EqualListFunc(m.GetRequiredOutboundConnections(), o.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetRequiredOutboundConnections(), o.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
 		fm.Set("15")
 	}
 	if m.GetTrusted() != o.GetTrusted() {

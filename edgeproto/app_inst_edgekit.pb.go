@@ -237,15 +237,19 @@ func (m *AppInstRuntime) Clone() *AppInstRuntime {
 	if m == nil {
 		return nil
 	}
-	c := &AppInstRuntime{
-		ContainerIds: slices.Clone(m.ContainerIds),
-		Pids:         slices.Clone(m.Pids),
-		Ports:        slices.Clone(m.Ports),
-	}
+	c := new(AppInstRuntime)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero AppInstRuntime, a deep copy of m, which is not nil.
+func (m *AppInstRuntime) cloneTo(c *AppInstRuntime) {
+	c.ContainerIds = slices.Clone(m.ContainerIds)
+	c.Pids = slices.Clone(m.Pids)
+	c.Ports = slices.Clone(m.Ports)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -254,27 +258,41 @@ func (m *AppInst) Clone() *AppInst {
 	if m == nil {
 		return nil
 	}
-	c := &AppInst{
-		Key:         m.Key.Clone(),
-		AppKey:      m.AppKey.Clone(),
-		ClusterKey:  m.ClusterKey.Clone(),
-		CloudletKey: m.CloudletKey.Clone(),
-		State:       m.State,
-		Errors:      slices.Clone(m.Errors),
-		CrmOverride: m.CrmOverride,
-		Uri:         m.Uri,
-		MappedPorts: fieldmap.CloneListFunc(m.MappedPorts, (*Port).Clone),
-		Flavor:      m.Flavor,
-		PowerState:  m.PowerState,
-		RuntimeInfo: m.RuntimeInfo.Clone(),
-		Annotations: maps.Clone(m.Annotations),
-		CreatedAt:   fieldmap.Clone(m.CreatedAt),
-		UpdatedAt:   fieldmap.Clone(m.UpdatedAt),
+	c := new(AppInst)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero AppInst, a deep copy of m, which is not nil.
+func (m *AppInst) cloneTo(c *AppInst) {
+	c.Key = m.Key.Clone()
+	c.AppKey = m.AppKey.Clone()
+	c.ClusterKey = m.ClusterKey.Clone()
+	c.CloudletKey = m.CloudletKey.Clone()
+	c.State = m.State
+	c.Errors = slices.Clone(m.Errors)
+	c.CrmOverride = m.CrmOverride
+	c.Uri = m.Uri
+	if s := m.MappedPorts; s != nil {
+		out := make([]*Port, len(s))
+		blk := make([]Port, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.MappedPorts = out
 	}
+	c.Flavor = m.Flavor
+	c.PowerState = m.PowerState
+	c.RuntimeInfo = m.RuntimeInfo.Clone()
+	c.Annotations = maps.Clone(m.Annotations)
+	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
+	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -283,21 +301,25 @@ func (m *AppInstInfo) Clone() *AppInstInfo {
 	if m == nil {
 		return nil
 	}
-	c := &AppInstInfo{
-		Key:         m.Key.Clone(),
-		State:       m.State,
-		Errors:      slices.Clone(m.Errors),
-		NotifyId:    m.NotifyId,
-		Status:      m.Status.Clone(),
-		PowerState:  m.PowerState,
-		RuntimeInfo: m.RuntimeInfo.Clone(),
-		Uri:         m.Uri,
-		UpdatedAt:   fieldmap.Clone(m.UpdatedAt),
-	}
+	c := new(AppInstInfo)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero AppInstInfo, a deep copy of m, which is not nil.
+func (m *AppInstInfo) cloneTo(c *AppInstInfo) {
+	c.Key = m.Key.Clone()
+	c.State = m.State
+	c.Errors = slices.Clone(m.Errors)
+	c.NotifyId = m.NotifyId
+	c.Status = m.Status.Clone()
+	c.PowerState = m.PowerState
+	c.RuntimeInfo = m.RuntimeInfo.Clone()
+	c.Uri = m.Uri
+	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -356,7 +378,7 @@ func (m *AppInst) Equal(o *AppInst) bool {
 	if m.Uri != o.Uri {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.MappedPorts, o.MappedPorts, (*Port).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.MappedPorts, o.MappedPorts, (*Port).Equal) {
 		return false
 	}
 	if m.Flavor != o.Flavor {
@@ -371,10 +393,10 @@ func (m *AppInst) Equal(o *AppInst) bool {
 	if !maps.Equal(m.Annotations, o.Annotations) {
 		return false
 	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
 		return false
 	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -414,7 +436,7 @@ func (m *AppInstInfo) Equal(o *AppInstInfo) bool {
 	if m.Uri != o.Uri {
 		return false
 	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -622,7 +644,7 @@ func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 		}
 	}
 	if fm.HasOrHasChild("9") {
-		if sv0 := src.GetMappedPorts(); !fieldmap.EqualListFunc(m.MappedPorts, sv0, (*Port).Equal) {
+		if sv0 := src.GetMappedPorts(); !fieldmap.EqualMessageListFunc(m.MappedPorts, sv0, (*Port).Equal) {
 			if len(sv0) == 0 {
 				m.MappedPorts = nil
 			} else {
@@ -1000,7 +1022,7 @@ func (m *AppInst) DiffFields(o *AppInst) *fieldmap.FieldMap {
 	if m.GetUri() != o.GetUri() {
 		fm.Set("8")
 	}
-	if !fieldmap.EqualListFunc(m.GetMappedPorts(), o.GetMappedPorts(), (*Port).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetMappedPorts(), o.GetMappedPorts(), (*Port).Equal) {
 		fm.Set("9")
 	}
 	if m.GetFlavor() != o.GetFlavor() {

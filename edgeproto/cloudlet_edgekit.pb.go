@@ -362,14 +362,18 @@ func (m *Location) Clone() *Location {
 	if m == nil {
 		return nil
 	}
-	c := &Location{
-		Latitude:  m.Latitude,
-		Longitude: m.Longitude,
-	}
+	c := new(Location)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Location, a deep copy of m, which is not nil.
+func (m *Location) cloneTo(c *Location) {
+	c.Latitude = m.Latitude
+	c.Longitude = m.Longitude
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -378,20 +382,24 @@ func (m *PlatformConfig) Clone() *PlatformConfig {
 	if m == nil {
 		return nil
 	}
-	c := &PlatformConfig{
-		Region:                m.Region,
-		NotifyControllerAddrs: slices.Clone(m.NotifyControllerAddrs),
-		ContainerRegistryPath: m.ContainerRegistryPath,
-		DeploymentTag:         m.DeploymentTag,
-		CacheDir:              m.CacheDir,
-		TestMode:              m.TestMode,
-		CrmAccessPrivateKey:   m.CrmAccessPrivateKey,
-		AccessApiAddr:         m.AccessApiAddr,
-	}
+	c := new(PlatformConfig)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero PlatformConfig, a deep copy of m, which is not nil.
+func (m *PlatformConfig) cloneTo(c *PlatformConfig) {
+	c.Region = m.Region
+	c.NotifyControllerAddrs = slices.Clone(m.NotifyControllerAddrs)
+	c.ContainerRegistryPath = m.ContainerRegistryPath
+	c.DeploymentTag = m.DeploymentTag
+	c.CacheDir = m.CacheDir
+	c.TestMode = m.TestMode
+	c.CrmAccessPrivateKey = m.CrmAccessPrivateKey
+	c.AccessApiAddr = m.AccessApiAddr
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -400,33 +408,47 @@ func (m *Cloudlet) Clone() *Cloudlet {
 	if m == nil {
 		return nil
 	}
-	c := &Cloudlet{
-		Key:                           m.Key.Clone(),
-		State:                         m.State,
-		Errors:                        slices.Clone(m.Errors),
-		PlatformType:                  m.PlatformType,
-		Location:                      m.Location.Clone(),
-		FlavorNames:                   slices.Clone(m.FlavorNames),
-		ResourceQuotas:                fieldmap.CloneListFunc(m.ResourceQuotas, (*ResourceQuota).Clone),
-		DefaultResourceAlertThreshold: m.DefaultResourceAlertThreshold,
-		EnvVars:                       maps.Clone(m.EnvVars),
-		Config:                        m.Config.Clone(),
-		CrmOnEdge:                     m.CrmOnEdge,
-		MaintenanceState:              m.MaintenanceState,
-		TrustPolicy:                   m.TrustPolicy,
-		TrustPolicyState:              m.TrustPolicyState,
-		Annotations:                   maps.Clone(m.Annotations),
-		AccessVars:                    maps.Clone(m.AccessVars),
-		CrmOverride:                   m.CrmOverride,
-		PhysicalName:                  m.PhysicalName,
-		NumDynamicIps:                 m.NumDynamicIps,
-		CreatedAt:                     fieldmap.Clone(m.CreatedAt),
-		UpdatedAt:                     fieldmap.Clone(m.UpdatedAt),
+	c := new(Cloudlet)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Cloudlet, a deep copy of m, which is not nil.
+func (m *Cloudlet) cloneTo(c *Cloudlet) {
+	c.Key = m.Key.Clone()
+	c.State = m.State
+	c.Errors = slices.Clone(m.Errors)
+	c.PlatformType = m.PlatformType
+	c.Location = m.Location.Clone()
+	c.FlavorNames = slices.Clone(m.FlavorNames)
+	if s := m.ResourceQuotas; s != nil {
+		out := make([]*ResourceQuota, len(s))
+		blk := make([]ResourceQuota, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.ResourceQuotas = out
 	}
+	c.DefaultResourceAlertThreshold = m.DefaultResourceAlertThreshold
+	c.EnvVars = maps.Clone(m.EnvVars)
+	c.Config = m.Config.Clone()
+	c.CrmOnEdge = m.CrmOnEdge
+	c.MaintenanceState = m.MaintenanceState
+	c.TrustPolicy = m.TrustPolicy
+	c.TrustPolicyState = m.TrustPolicyState
+	c.Annotations = maps.Clone(m.Annotations)
+	c.AccessVars = maps.Clone(m.AccessVars)
+	c.CrmOverride = m.CrmOverride
+	c.PhysicalName = m.PhysicalName
+	c.NumDynamicIps = m.NumDynamicIps
+	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
+	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -435,29 +457,53 @@ func (m *CloudletInfo) Clone() *CloudletInfo {
 	if m == nil {
 		return nil
 	}
-	c := &CloudletInfo{
-		Key:                     m.Key.Clone(),
-		State:                   m.State,
-		Errors:                  slices.Clone(m.Errors),
-		NotifyId:                m.NotifyId,
-		Controller:              m.Controller,
-		CompatibilityVersion:    m.CompatibilityVersion,
-		ReleaseVersion:          m.ReleaseVersion,
-		Flavors:                 fieldmap.CloneListFunc(m.Flavors, (*FlavorInfo).Clone),
-		ControllerCacheReceived: m.ControllerCacheReceived,
-		MaintenanceState:        m.MaintenanceState,
-		Status:                  m.Status.Clone(),
-		ResourcesSnapshot:       m.ResourcesSnapshot.Clone(),
-		NodeInfos:               fieldmap.CloneListFunc(m.NodeInfos, (*NodeInfo).Clone),
-		Properties:              maps.Clone(m.Properties),
-		TrustPolicyState:        m.TrustPolicyState,
-		ActiveCrmInstance:       m.ActiveCrmInstance,
-		UpdatedAt:               fieldmap.Clone(m.UpdatedAt),
+	c := new(CloudletInfo)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CloudletInfo, a deep copy of m, which is not nil.
+func (m *CloudletInfo) cloneTo(c *CloudletInfo) {
+	c.Key = m.Key.Clone()
+	c.State = m.State
+	c.Errors = slices.Clone(m.Errors)
+	c.NotifyId = m.NotifyId
+	c.Controller = m.Controller
+	c.CompatibilityVersion = m.CompatibilityVersion
+	c.ReleaseVersion = m.ReleaseVersion
+	if s := m.Flavors; s != nil {
+		out := make([]*FlavorInfo, len(s))
+		blk := make([]FlavorInfo, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Flavors = out
 	}
+	c.ControllerCacheReceived = m.ControllerCacheReceived
+	c.MaintenanceState = m.MaintenanceState
+	c.Status = m.Status.Clone()
+	c.ResourcesSnapshot = m.ResourcesSnapshot.Clone()
+	if s := m.NodeInfos; s != nil {
+		out := make([]*NodeInfo, len(s))
+		blk := make([]NodeInfo, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.NodeInfos = out
+	}
+	c.Properties = maps.Clone(m.Properties)
+	c.TrustPolicyState = m.TrustPolicyState
+	c.ActiveCrmInstance = m.ActiveCrmInstance
+	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -544,7 +590,7 @@ func (m *Cloudlet) Equal(o *Cloudlet) bool {
 	if !slices.Equal(m.FlavorNames, o.FlavorNames) {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.ResourceQuotas, o.ResourceQuotas, (*ResourceQuota).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, o.ResourceQuotas, (*ResourceQuota).Equal) {
 		return false
 	}
 	if m.DefaultResourceAlertThreshold != o.DefaultResourceAlertThreshold {
@@ -583,10 +629,10 @@ func (m *Cloudlet) Equal(o *Cloudlet) bool {
 	if m.NumDynamicIps != o.NumDynamicIps {
 		return false
 	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
 		return false
 	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -623,7 +669,7 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 	if m.ReleaseVersion != o.ReleaseVersion {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.Flavors, o.Flavors, (*FlavorInfo).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, (*FlavorInfo).Equal) {
 		return false
 	}
 	if m.ControllerCacheReceived != o.ControllerCacheReceived {
@@ -638,7 +684,7 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 	if !m.ResourcesSnapshot.Equal(o.ResourcesSnapshot) {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.NodeInfos, o.NodeInfos, (*NodeInfo).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.NodeInfos, o.NodeInfos, (*NodeInfo).Equal) {
 		return false
 	}
 	if !maps.Equal(m.Properties, o.Properties) {
@@ -650,7 +696,7 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 	if m.ActiveCrmInstance != o.ActiveCrmInstance {
 		return false
 	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -876,7 +922,7 @@ func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
 		case fieldmap.Remove:
 			n += fieldmap.RemoveListFunc(&m.ResourceQuotas, src.GetResourceQuotas(), (*ResourceQuota).Equal)
 		default:
-			if sv0 := src.GetResourceQuotas(); !fieldmap.EqualListFunc(m.ResourceQuotas, sv0, (*ResourceQuota).Equal) {
+			if sv0 := src.GetResourceQuotas(); !fieldmap.EqualMessageListFunc(m.ResourceQuotas, sv0, (*ResourceQuota).Equal) {
 				if len(sv0) == 0 {
 					m.ResourceQuotas = nil
 				} else {
@@ -1155,7 +1201,7 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 		}
 	}
 	if fm.HasOrHasChild("8") {
-		if sv0 := src.GetFlavors(); !fieldmap.EqualListFunc(m.Flavors, sv0, (*FlavorInfo).Equal) {
+		if sv0 := src.GetFlavors(); !fieldmap.EqualMessageListFunc(m.Flavors, sv0, (*FlavorInfo).Equal) {
 			if len(sv0) == 0 {
 				m.Flavors = nil
 			} else {
@@ -1243,7 +1289,7 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 				n++
 			}
 			if fm.HasOrHasChild("12.1") {
-				if sv1 := s1.GetInfo(); !fieldmap.EqualListFunc(d1.Info, sv1, (*InfraResource).Equal) {
+				if sv1 := s1.GetInfo(); !fieldmap.EqualMessageListFunc(d1.Info, sv1, (*InfraResource).Equal) {
 					if len(sv1) == 0 {
 						d1.Info = nil
 					} else {
@@ -1253,7 +1299,7 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 				}
 			}
 			if fm.HasOrHasChild("12.2") {
-				if sv1 := s1.GetClusterInsts(); !fieldmap.EqualListFunc(d1.ClusterInsts, sv1, (*ClusterKey).Equal) {
+				if sv1 := s1.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d1.ClusterInsts, sv1, (*ClusterKey).Equal) {
 					if len(sv1) == 0 {
 						d1.ClusterInsts = nil
 					} else {
@@ -1263,7 +1309,7 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 				}
 			}
 			if fm.HasOrHasChild("12.3") {
-				if sv1 := s1.GetVmAppInsts(); !fieldmap.EqualListFunc(d1.VmAppInsts, sv1, (*AppInstKey).Equal) {
+				if sv1 := s1.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d1.VmAppInsts, sv1, (*AppInstKey).Equal) {
 					if len(sv1) == 0 {
 						d1.VmAppInsts = nil
 					} else {
@@ -1281,7 +1327,7 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 		}
 	}
 	if fm.HasOrHasChild("13") {
-		if sv0 := src.GetNodeInfos(); !fieldmap.EqualListFunc(m.NodeInfos, sv0, (*NodeInfo).Equal) {
+		if sv0 := src.GetNodeInfos(); !fieldmap.EqualMessageListFunc(m.NodeInfos, sv0, (*NodeInfo).Equal) {
 			if len(sv0) == 0 {
 				m.NodeInfos = nil
 			} else {
@@ -1422,7 +1468,7 @@ func (m *Cloudlet) DiffFields(o *Cloudlet) *fieldmap.FieldMap {
 	if !slices.Equal(m.GetFlavorNames(), o.GetFlavorNames()) {
 		fm.Set("6")
 	}
-	if !fieldmap.EqualListFunc(m.GetResourceQuotas(), o.GetResourceQuotas(), (*ResourceQuota).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetResourceQuotas(), o.GetResourceQuotas(), (*ResourceQuota).Equal) {
 		fm.Set("7")
 	}
 	if m.GetDefaultResourceAlertThreshold() != o.GetDefaultResourceAlertThreshold() {
@@ -1548,7 +1594,7 @@ func (m *CloudletInfo) DiffFields(o *CloudletInfo) *fieldmap.FieldMap {
 	if m.GetReleaseVersion() != o.GetReleaseVersion() {
 		fm.Set("7")
 	}
-	if !fieldmap.EqualListFunc(m.GetFlavors(), o.GetFlavors(), (*FlavorInfo).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetFlavors(), o.GetFlavors(), (*FlavorInfo).Equal) {
 		fm.Set("8")
 	}
 	if m.GetControllerCacheReceived() != o.GetControllerCacheReceived() {
@@ -1593,15 +1639,15 @@ func (m *CloudletInfo) DiffFields(o *CloudletInfo) *fieldmap.FieldMap {
 		fm.Set("12")
 	} else if a1 != nil {
 		c1 := false
-		if !fieldmap.EqualListFunc(a1.GetInfo(), b1.GetInfo(), (*InfraResource).Equal) {
+		if !fieldmap.EqualMessageListFunc(a1.GetInfo(), b1.GetInfo(), (*InfraResource).Equal) {
 			fm.Set("12.1")
 			c1 = true
 		}
-		if !fieldmap.EqualListFunc(a1.GetClusterInsts(), b1.GetClusterInsts(), (*ClusterKey).Equal) {
+		if !fieldmap.EqualMessageListFunc(a1.GetClusterInsts(), b1.GetClusterInsts(), (*ClusterKey).Equal) {
 			fm.Set("12.2")
 			c1 = true
 		}
-		if !fieldmap.EqualListFunc(a1.GetVmAppInsts(), b1.GetVmAppInsts(), (*AppInstKey).Equal) {
+		if !fieldmap.EqualMessageListFunc(a1.GetVmAppInsts(), b1.GetVmAppInsts(), (*AppInstKey).Equal) {
 			fm.Set("12.3")
 			c1 = true
 		}
@@ -1613,7 +1659,7 @@ func (m *CloudletInfo) DiffFields(o *CloudletInfo) *fieldmap.FieldMap {
 			fm.Set("12")
 		}
 	}
-	if !fieldmap.EqualListFunc(m.GetNodeInfos(), o.GetNodeInfos(), (*NodeInfo).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetNodeInfos(), o.GetNodeInfos(), (*NodeInfo).Equal) {
 		fm.Set("13")
 	}
 	if !maps.Equal(m.GetProperties(), o.GetProperties()) {

@@ -288,16 +288,20 @@ func (m *NodePool) Clone() *NodePool {
 	if m == nil {
 		return nil
 	}
-	c := &NodePool{
-		Name:          m.Name,
-		NumNodes:      m.NumNodes,
-		NodeResources: m.NodeResources.Clone(),
-		Scalable:      m.Scalable,
-	}
+	c := new(NodePool)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero NodePool, a deep copy of m, which is not nil.
+func (m *NodePool) cloneTo(c *NodePool) {
+	c.Name = m.Name
+	c.NumNodes = m.NumNodes
+	c.NodeResources = m.NodeResources.Clone()
+	c.Scalable = m.Scalable
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -306,29 +310,43 @@ func (m *ClusterInst) Clone() *ClusterInst {
 	if m == nil {
 		return nil
 	}
-	c := &ClusterInst{
-		Key:               m.Key.Clone(),
-		CloudletKey:       m.CloudletKey.Clone(),
-		State:             m.State,
-		Errors:            slices.Clone(m.Errors),
-		CrmOverride:       m.CrmOverride,
-		FlavorName:        m.FlavorName,
-		NodePools:         fieldmap.CloneListFunc(m.NodePools, (*NodePool).Clone),
-		IpAccess:          m.IpAccess,
-		Deployment:        m.Deployment,
-		KubernetesVersion: m.KubernetesVersion,
-		Resources:         m.Resources.Clone(),
-		InfraAnnotations:  maps.Clone(m.InfraAnnotations),
-		Reservable:        m.Reservable,
-		ReservedBy:        m.ReservedBy,
-		MultiTenant:       m.MultiTenant,
-		CreatedAt:         fieldmap.Clone(m.CreatedAt),
-		UpdatedAt:         fieldmap.Clone(m.UpdatedAt),
+	c := new(ClusterInst)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ClusterInst, a deep copy of m, which is not nil.
+func (m *ClusterInst) cloneTo(c *ClusterInst) {
+	c.Key = m.Key.Clone()
+	c.CloudletKey = m.CloudletKey.Clone()
+	c.State = m.State
+	c.Errors = slices.Clone(m.Errors)
+	c.CrmOverride = m.CrmOverride
+	c.FlavorName = m.FlavorName
+	if s := m.NodePools; s != nil {
+		out := make([]*NodePool, len(s))
+		blk := make([]NodePool, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.NodePools = out
 	}
+	c.IpAccess = m.IpAccess
+	c.Deployment = m.Deployment
+	c.KubernetesVersion = m.KubernetesVersion
+	c.Resources = m.Resources.Clone()
+	c.InfraAnnotations = maps.Clone(m.InfraAnnotations)
+	c.Reservable = m.Reservable
+	c.ReservedBy = m.ReservedBy
+	c.MultiTenant = m.MultiTenant
+	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
+	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -337,20 +355,24 @@ func (m *ClusterInstInfo) Clone() *ClusterInstInfo {
 	if m == nil {
 		return nil
 	}
-	c := &ClusterInstInfo{
-		Key:        m.Key.Clone(),
-		State:      m.State,
-		Errors:     slices.Clone(m.Errors),
-		NotifyId:   m.NotifyId,
-		Status:     m.Status.Clone(),
-		Resources:  m.Resources.Clone(),
-		Kubeconfig: m.Kubeconfig,
-		UpdatedAt:  fieldmap.Clone(m.UpdatedAt),
-	}
+	c := new(ClusterInstInfo)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ClusterInstInfo, a deep copy of m, which is not nil.
+func (m *ClusterInstInfo) cloneTo(c *ClusterInstInfo) {
+	c.Key = m.Key.Clone()
+	c.State = m.State
+	c.Errors = slices.Clone(m.Errors)
+	c.NotifyId = m.NotifyId
+	c.Status = m.Status.Clone()
+	c.Resources = m.Resources.Clone()
+	c.Kubeconfig = m.Kubeconfig
+	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -406,7 +428,7 @@ func (m *ClusterInst) Equal(o *ClusterInst) bool {
 	if m.FlavorName != o.FlavorName {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.NodePools, o.NodePools, (*NodePool).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.NodePools, o.NodePools, (*NodePool).Equal) {
 		return false
 	}
 	if m.IpAccess != o.IpAccess {
@@ -433,10 +455,10 @@ func (m *ClusterInst) Equal(o *ClusterInst) bool {
 	if m.MultiTenant != o.MultiTenant {
 		return false
 	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
 		return false
 	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -473,7 +495,7 @@ func (m *ClusterInstInfo) Equal(o *ClusterInstInfo) bool {
 	if m.Kubeconfig != o.Kubeconfig {
 		return false
 	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -672,7 +694,7 @@ func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int 
 		case fieldmap.Remove:
 			n += fieldmap.RemoveListFunc(&m.NodePools, src.GetNodePools(), (*NodePool).Equal)
 		default:
-			if sv0 := src.GetNodePools(); !fieldmap.EqualListFunc(m.NodePools, sv0, (*NodePool).Equal) {
+			if sv0 := src.GetNodePools(); !fieldmap.EqualMessageListFunc(m.NodePools, sv0, (*NodePool).Equal) {
 				if len(sv0) == 0 {
 					m.NodePools = nil
 				} else {
@@ -719,7 +741,7 @@ func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int 
 				case fieldmap.Remove:
 					n += fieldmap.RemoveListFunc(&d1.Vms, s1.GetVms(), (*VmInfo).Equal)
 				default:
-					if sv1 := s1.GetVms(); !fieldmap.EqualListFunc(d1.Vms, sv1, (*VmInfo).Equal) {
+					if sv1 := s1.GetVms(); !fieldmap.EqualMessageListFunc(d1.Vms, sv1, (*VmInfo).Equal) {
 						if len(sv1) == 0 {
 							d1.Vms = nil
 						} else {
@@ -911,7 +933,7 @@ func (m *ClusterInstInfo) CopyInFields(src *ClusterInstInfo, fm *fieldmap.FieldM
 				n++
 			}
 			if fm.HasOrHasChild("6.1") {
-				if sv1 := s1.GetVms(); !fieldmap.EqualListFunc(d1.Vms, sv1, (*VmInfo).Equal) {
+				if sv1 := s1.GetVms(); !fieldmap.EqualMessageListFunc(d1.Vms, sv1, (*VmInfo).Equal) {
 					if len(sv1) == 0 {
 						d1.Vms = nil
 					} else {
@@ -1035,7 +1057,7 @@ func (m *ClusterInst) DiffFields(o *ClusterInst) *fieldmap.FieldMap {
 	if m.GetFlavorName() != o.GetFlavorName() {
 		fm.Set("6")
 	}
-	if !fieldmap.EqualListFunc(m.GetNodePools(), o.GetNodePools(), (*NodePool).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetNodePools(), o.GetNodePools(), (*NodePool).Equal) {
 		fm.Set("7")
 	}
 	if m.GetIpAccess() != o.GetIpAccess() {
@@ -1051,7 +1073,7 @@ func (m *ClusterInst) DiffFields(o *ClusterInst) *fieldmap.FieldMap {
 		fm.Set("11")
 	} else if a1 != nil {
 		c1 := false
-		if !fieldmap.EqualListFunc(a1.GetVms(), b1.GetVms(), (*VmInfo).Equal) {
+		if !fieldmap.EqualMessageListFunc(a1.GetVms(), b1.GetVms(), (*VmInfo).Equal) {
 			fm.Set("11.1")
 			c1 = true
 		}
@@ -1148,7 +1170,7 @@ func (m *ClusterInstInfo) DiffFields(o *ClusterInstInfo) *fieldmap.FieldMap {
 		fm.Set("6")
 	} else if a1 != nil {
 		c1 := false
-		if !fieldmap.EqualListFunc(a1.GetVms(), b1.GetVms(), (*VmInfo).Equal) {
+		if !fieldmap.EqualMessageListFunc(a1.GetVms(), b1.GetVms(), (*VmInfo).Equal) {
 			fm.Set("6.1")
 			c1 = true
 		}

@@ -100,18 +100,22 @@ func (m *Flavor) Clone() *Flavor {
 	if m == nil {
 		return nil
 	}
-	c := &Flavor{
-		Key:       m.Key.Clone(),
-		RamMb:     m.RamMb,
-		Vcpus:     m.Vcpus,
-		DiskGb:    m.DiskGb,
-		Gpus:      m.Gpus,
-		OptResMap: maps.Clone(m.OptResMap),
-	}
+	c := new(Flavor)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Flavor, a deep copy of m, which is not nil.
+func (m *Flavor) cloneTo(c *Flavor) {
+	c.Key = m.Key.Clone()
+	c.RamMb = m.RamMb
+	c.Vcpus = m.Vcpus
+	c.DiskGb = m.DiskGb
+	c.Gpus = m.Gpus
+	c.OptResMap = maps.Clone(m.OptResMap)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -120,19 +124,23 @@ func (m *FlavorInfo) Clone() *FlavorInfo {
 	if m == nil {
 		return nil
 	}
-	c := &FlavorInfo{
-		Name:       m.Name,
-		Vcpus:      m.Vcpus,
-		RamMb:      m.RamMb,
-		DiskGb:     m.DiskGb,
-		Gpus:       m.Gpus,
-		PropMap:    maps.Clone(m.PropMap),
-		Deprecated: m.Deprecated,
-	}
+	c := new(FlavorInfo)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero FlavorInfo, a deep copy of m, which is not nil.
+func (m *FlavorInfo) cloneTo(c *FlavorInfo) {
+	c.Name = m.Name
+	c.Vcpus = m.Vcpus
+	c.RamMb = m.RamMb
+	c.DiskGb = m.DiskGb
+	c.Gpus = m.Gpus
+	c.PropMap = maps.Clone(m.PropMap)
+	c.Deprecated = m.Deprecated
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

@@ -250,14 +250,18 @@ func (m *CloudletKey) Clone() *CloudletKey {
 	if m == nil {
 		return nil
 	}
-	c := &CloudletKey{
-		Organization: m.Organization,
-		Name:         m.Name,
-	}
+	c := new(CloudletKey)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CloudletKey, a deep copy of m, which is not nil.
+func (m *CloudletKey) cloneTo(c *CloudletKey) {
+	c.Organization = m.Organization
+	c.Name = m.Name
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -266,14 +270,18 @@ func (m *ClusterKey) Clone() *ClusterKey {
 	if m == nil {
 		return nil
 	}
-	c := &ClusterKey{
-		Name:         m.Name,
-		Organization: m.Organization,
-	}
+	c := new(ClusterKey)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ClusterKey, a deep copy of m, which is not nil.
+func (m *ClusterKey) cloneTo(c *ClusterKey) {
+	c.Name = m.Name
+	c.Organization = m.Organization
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -282,15 +290,19 @@ func (m *AppKey) Clone() *AppKey {
 	if m == nil {
 		return nil
 	}
-	c := &AppKey{
-		Organization: m.Organization,
-		Name:         m.Name,
-		Version:      m.Version,
-	}
+	c := new(AppKey)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero AppKey, a deep copy of m, which is not nil.
+func (m *AppKey) cloneTo(c *AppKey) {
+	c.Organization = m.Organization
+	c.Name = m.Name
+	c.Version = m.Version
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -299,14 +311,18 @@ func (m *AppInstKey) Clone() *AppInstKey {
 	if m == nil {
 		return nil
 	}
-	c := &AppInstKey{
-		Name:         m.Name,
-		Organization: m.Organization,
-	}
+	c := new(AppInstKey)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero AppInstKey, a deep copy of m, which is not nil.
+func (m *AppInstKey) cloneTo(c *AppInstKey) {
+	c.Name = m.Name
+	c.Organization = m.Organization
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -315,13 +331,17 @@ func (m *FlavorKey) Clone() *FlavorKey {
 	if m == nil {
 		return nil
 	}
-	c := &FlavorKey{
-		Name: m.Name,
-	}
+	c := new(FlavorKey)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero FlavorKey, a deep copy of m, which is not nil.
+func (m *FlavorKey) cloneTo(c *FlavorKey) {
+	c.Name = m.Name
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -330,14 +350,18 @@ func (m *TrustPolicyKey) Clone() *TrustPolicyKey {
 	if m == nil {
 		return nil
 	}
-	c := &TrustPolicyKey{
-		Organization: m.Organization,
-		Name:         m.Name,
-	}
+	c := new(TrustPolicyKey)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero TrustPolicyKey, a deep copy of m, which is not nil.
+func (m *TrustPolicyKey) cloneTo(c *TrustPolicyKey) {
+	c.Organization = m.Organization
+	c.Name = m.Name
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -346,14 +370,18 @@ func (m *CloudletPoolKey) Clone() *CloudletPoolKey {
 	if m == nil {
 		return nil
 	}
-	c := &CloudletPoolKey{
-		Organization: m.Organization,
-		Name:         m.Name,
-	}
+	c := new(CloudletPoolKey)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CloudletPoolKey, a deep copy of m, which is not nil.
+func (m *CloudletPoolKey) cloneTo(c *CloudletPoolKey) {
+	c.Organization = m.Organization
+	c.Name = m.Name
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -362,15 +390,19 @@ func (m *TrustPolicyExceptionKey) Clone() *TrustPolicyExceptionKey {
 	if m == nil {
 		return nil
 	}
-	c := &TrustPolicyExceptionKey{
-		AppKey:          m.AppKey.Clone(),
-		CloudletPoolKey: m.CloudletPoolKey.Clone(),
-		Name:            m.Name,
-	}
+	c := new(TrustPolicyExceptionKey)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero TrustPolicyExceptionKey, a deep copy of m, which is not nil.
+func (m *TrustPolicyExceptionKey) cloneTo(c *TrustPolicyExceptionKey) {
+	c.AppKey = m.AppKey.Clone()
+	c.CloudletPoolKey = m.CloudletPoolKey.Clone()
+	c.Name = m.Name
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

@@ -382,15 +382,19 @@ func (m *ResourceQuota) Clone() *ResourceQuota {
 	if m == nil {
 		return nil
 	}
-	c := &ResourceQuota{
-		Name:           m.Name,
-		Value:          m.Value,
-		AlertThreshold: m.AlertThreshold,
-	}
+	c := new(ResourceQuota)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ResourceQuota, a deep copy of m, which is not nil.
+func (m *ResourceQuota) cloneTo(c *ResourceQuota) {
+	c.Name = m.Name
+	c.Value = m.Value
+	c.AlertThreshold = m.AlertThreshold
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -399,19 +403,23 @@ func (m *InfraResource) Clone() *InfraResource {
 	if m == nil {
 		return nil
 	}
-	c := &InfraResource{
-		Name:           m.Name,
-		Used:           m.Used,
-		Total:          m.Total,
-		Quota:          m.Quota,
-		Units:          m.Units,
-		Description:    m.Description,
-		AlertThreshold: m.AlertThreshold,
-	}
+	c := new(InfraResource)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero InfraResource, a deep copy of m, which is not nil.
+func (m *InfraResource) cloneTo(c *InfraResource) {
+	c.Name = m.Name
+	c.Used = m.Used
+	c.Total = m.Total
+	c.Quota = m.Quota
+	c.Units = m.Units
+	c.Description = m.Description
+	c.AlertThreshold = m.AlertThreshold
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -420,16 +428,50 @@ func (m *InfraResourcesSnapshot) Clone() *InfraResourcesSnapshot {
 	if m == nil {
 		return nil
 	}
-	c := &InfraResourcesSnapshot{
-		Info:         fieldmap.CloneListFunc(m.Info, (*InfraResource).Clone),
-		ClusterInsts: fieldmap.CloneListFunc(m.ClusterInsts, (*ClusterKey).Clone),
-		VmAppInsts:   fieldmap.CloneListFunc(m.VmAppInsts, (*AppInstKey).Clone),
-		TakenAt:      fieldmap.Clone(m.TakenAt),
+	c := new(InfraResourcesSnapshot)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero InfraResourcesSnapshot, a deep copy of m, which is not nil.
+func (m *InfraResourcesSnapshot) cloneTo(c *InfraResourcesSnapshot) {
+	if s := m.Info; s != nil {
+		out := make([]*InfraResource, len(s))
+		blk := make([]InfraResource, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Info = out
 	}
+	if s := m.ClusterInsts; s != nil {
+		out := make([]*ClusterKey, len(s))
+		blk := make([]ClusterKey, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.ClusterInsts = out
+	}
+	if s := m.VmAppInsts; s != nil {
+		out := make([]*AppInstKey, len(s))
+		blk := make([]AppInstKey, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.VmAppInsts = out
+	}
+	c.TakenAt = fieldmap.CloneTimestamp(m.TakenAt)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -438,16 +480,20 @@ func (m *NodeInfo) Clone() *NodeInfo {
 	if m == nil {
 		return nil
 	}
-	c := &NodeInfo{
-		Name:        m.Name,
-		Allocatable: maps.Clone(m.Allocatable),
-		Capacity:    maps.Clone(m.Capacity),
-		Roles:       slices.Clone(m.Roles),
-	}
+	c := new(NodeInfo)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero NodeInfo, a deep copy of m, which is not nil.
+func (m *NodeInfo) cloneTo(c *NodeInfo) {
+	c.Name = m.Name
+	c.Allocatable = maps.Clone(m.Allocatable)
+	c.Capacity = maps.Clone(m.Capacity)
+	c.Roles = slices.Clone(m.Roles)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -456,14 +502,18 @@ func (m *IpAddr) Clone() *IpAddr {
 	if m == nil {
 		return nil
 	}
-	c := &IpAddr{
-		ExternalIp: m.ExternalIp,
-		InternalIp: m.InternalIp,
-	}
+	c := new(IpAddr)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero IpAddr, a deep copy of m, which is not nil.
+func (m *IpAddr) cloneTo(c *IpAddr) {
+	c.ExternalIp = m.ExternalIp
+	c.InternalIp = m.InternalIp
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -472,17 +522,21 @@ func (m *ContainerInfo) Clone() *ContainerInfo {
 	if m == nil {
 		return nil
 	}
-	c := &ContainerInfo{
-		Name:      m.Name,
-		Type:      m.Type,
-		Status:    m.Status,
-		ClusterIp: m.ClusterIp,
-		Restarts:  m.Restarts,
-	}
+	c := new(ContainerInfo)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ContainerInfo, a deep copy of m, which is not nil.
+func (m *ContainerInfo) cloneTo(c *ContainerInfo) {
+	c.Name = m.Name
+	c.Type = m.Type
+	c.Status = m.Status
+	c.ClusterIp = m.ClusterIp
+	c.Restarts = m.Restarts
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -491,18 +545,42 @@ func (m *VmInfo) Clone() *VmInfo {
 	if m == nil {
 		return nil
 	}
-	c := &VmInfo{
-		Name:        m.Name,
-		Type:        m.Type,
-		Status:      m.Status,
-		InfraFlavor: m.InfraFlavor,
-		Ipaddresses: fieldmap.CloneListFunc(m.Ipaddresses, (*IpAddr).Clone),
-		Containers:  fieldmap.CloneListFunc(m.Containers, (*ContainerInfo).Clone),
+	c := new(VmInfo)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero VmInfo, a deep copy of m, which is not nil.
+func (m *VmInfo) cloneTo(c *VmInfo) {
+	c.Name = m.Name
+	c.Type = m.Type
+	c.Status = m.Status
+	c.InfraFlavor = m.InfraFlavor
+	if s := m.Ipaddresses; s != nil {
+		out := make([]*IpAddr, len(s))
+		blk := make([]IpAddr, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Ipaddresses = out
+	}
+	if s := m.Containers; s != nil {
+		out := make([]*ContainerInfo, len(s))
+		blk := make([]ContainerInfo, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Containers = out
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -511,13 +589,27 @@ func (m *InfraResources) Clone() *InfraResources {
 	if m == nil {
 		return nil
 	}
-	c := &InfraResources{
-		Vms: fieldmap.CloneListFunc(m.Vms, (*VmInfo).Clone),
+	c := new(InfraResources)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero InfraResources, a deep copy of m, which is not nil.
+func (m *InfraResources) cloneTo(c *InfraResources) {
+	if s := m.Vms; s != nil {
+		out := make([]*VmInfo, len(s))
+		blk := make([]VmInfo, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Vms = out
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -526,17 +618,21 @@ func (m *NodeResources) Clone() *NodeResources {
 	if m == nil {
 		return nil
 	}
-	c := &NodeResources{
-		Vcpus:           m.Vcpus,
-		RamMb:           m.RamMb,
-		DiskGb:          m.DiskGb,
-		OptResMap:       maps.Clone(m.OptResMap),
-		InfraNodeFlavor: m.InfraNodeFlavor,
-	}
+	c := new(NodeResources)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero NodeResources, a deep copy of m, which is not nil.
+func (m *NodeResources) cloneTo(c *NodeResources) {
+	c.Vcpus = m.Vcpus
+	c.RamMb = m.RamMb
+	c.DiskGb = m.DiskGb
+	c.OptResMap = maps.Clone(m.OptResMap)
+	c.InfraNodeFlavor = m.InfraNodeFlavor
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -605,16 +701,16 @@ func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualListFunc(m.Info, o.Info, (*InfraResource).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.Info, o.Info, (*InfraResource).Equal) {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.ClusterInsts, o.ClusterInsts, (*ClusterKey).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.ClusterInsts, o.ClusterInsts, (*ClusterKey).Equal) {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.VmAppInsts, o.VmAppInsts, (*AppInstKey).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.VmAppInsts, o.VmAppInsts, (*AppInstKey).Equal) {
 		return false
 	}
-	if !fieldmap.Equal(m.TakenAt, o.TakenAt) {
+	if !fieldmap.EqualTimestamp(m.TakenAt, o.TakenAt) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -714,10 +810,10 @@ func (m *VmInfo) Equal(o *VmInfo) bool {
 	if m.InfraFlavor != o.InfraFlavor {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.Ipaddresses, o.Ipaddresses, (*IpAddr).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.Ipaddresses, o.Ipaddresses, (*IpAddr).Equal) {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.Containers, o.Containers, (*ContainerInfo).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.Containers, o.Containers, (*ContainerInfo).Equal) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -733,7 +829,7 @@ func (m *InfraResources) Equal(o *InfraResources) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualListFunc(m.Vms, o.Vms, (*VmInfo).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.Vms, o.Vms, (*VmInfo).Equal) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -879,7 +975,7 @@ func (m *InfraResourcesSnapshot) CopyInFields(src *InfraResourcesSnapshot, fm *f
 	}
 	n := 0
 	if fm.HasOrHasChild("1") {
-		if sv0 := src.GetInfo(); !fieldmap.EqualListFunc(m.Info, sv0, (*InfraResource).Equal) {
+		if sv0 := src.GetInfo(); !fieldmap.EqualMessageListFunc(m.Info, sv0, (*InfraResource).Equal) {
 			if len(sv0) == 0 {
 				m.Info = nil
 			} else {
@@ -889,7 +985,7 @@ func (m *InfraResourcesSnapshot) CopyInFields(src *InfraResourcesSnapshot, fm *f
 		}
 	}
 	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetClusterInsts(); !fieldmap.EqualListFunc(m.ClusterInsts, sv0, (*ClusterKey).Equal) {
+		if sv0 := src.GetClusterInsts(); !fieldmap.EqualMessageListFunc(m.ClusterInsts, sv0, (*ClusterKey).Equal) {
 			if len(sv0) == 0 {
 				m.ClusterInsts = nil
 			} else {
@@ -899,7 +995,7 @@ func (m *InfraResourcesSnapshot) CopyInFields(src *InfraResourcesSnapshot, fm *f
 		}
 	}
 	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetVmAppInsts(); !fieldmap.EqualListFunc(m.VmAppInsts, sv0, (*AppInstKey).Equal) {
+		if sv0 := src.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(m.VmAppInsts, sv0, (*AppInstKey).Equal) {
 			if len(sv0) == 0 {
 				m.VmAppInsts = nil
 			} else {
@@ -1089,7 +1185,7 @@ func (m *VmInfo) CopyInFields(src *VmInfo, fm *fieldmap.FieldMap) int {
 		}
 	}
 	if fm.HasOrHasChild("5") {
-		if sv0 := src.GetIpaddresses(); !fieldmap.EqualListFunc(m.Ipaddresses, sv0, (*IpAddr).Equal) {
+		if sv0 := src.GetIpaddresses(); !fieldmap.EqualMessageListFunc(m.Ipaddresses, sv0, (*IpAddr).Equal) {
 			if len(sv0) == 0 {
 				m.Ipaddresses = nil
 			} else {
@@ -1099,7 +1195,7 @@ func (m *VmInfo) CopyInFields(src *VmInfo, fm *fieldmap.FieldMap) int {
 		}
 	}
 	if fm.HasOrHasChild("6") {
-		if sv0 := src.GetContainers(); !fieldmap.EqualListFunc(m.Containers, sv0, (*ContainerInfo).Equal) {
+		if sv0 := src.GetContainers(); !fieldmap.EqualMessageListFunc(m.Containers, sv0, (*ContainerInfo).Equal) {
 			if len(sv0) == 0 {
 				m.Containers = nil
 			} else {
@@ -1127,7 +1223,7 @@ func (m *InfraResources) CopyInFields(src *InfraResources, fm *fieldmap.FieldMap
 	}
 	n := 0
 	if fm.HasOrHasChild("1") {
-		if sv0 := src.GetVms(); !fieldmap.EqualListFunc(m.Vms, sv0, (*VmInfo).Equal) {
+		if sv0 := src.GetVms(); !fieldmap.EqualMessageListFunc(m.Vms, sv0, (*VmInfo).Equal) {
 			if len(sv0) == 0 {
 				m.Vms = nil
 			} else {
@@ -1248,13 +1344,13 @@ func (m *InfraResource) DiffFields(o *InfraResource) *fieldmap.FieldMap {
 // compared.
 func (m *InfraResourcesSnapshot) DiffFields(o *InfraResourcesSnapshot) *fieldmap.FieldMap {
 	fm := _InfraResourcesSnapshot_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualListFunc(m.GetInfo(), o.GetInfo(), (*InfraResource).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetInfo(), o.GetInfo(), (*InfraResource).Equal) {
 		fm.Set("1")
 	}
-	if !fieldmap.EqualListFunc(m.GetClusterInsts(), o.GetClusterInsts(), (*ClusterKey).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetClusterInsts(), o.GetClusterInsts(), (*ClusterKey).Equal) {
 		fm.Set("2")
 	}
-	if !fieldmap.EqualListFunc(m.GetVmAppInsts(), o.GetVmAppInsts(), (*AppInstKey).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetVmAppInsts(), o.GetVmAppInsts(), (*AppInstKey).Equal) {
 		fm.Set("3")
 	}
 	if !fieldmap.Equal(m.GetTakenAt(), o.GetTakenAt()) {
@@ -1345,10 +1441,10 @@ func (m *VmInfo) DiffFields(o *VmInfo) *fieldmap.FieldMap {
 	if m.GetInfraFlavor() != o.GetInfraFlavor() {
 		fm.Set("4")
 	}
-	if !fieldmap.EqualListFunc(m.GetIpaddresses(), o.GetIpaddresses(), (*IpAddr).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetIpaddresses(), o.GetIpaddresses(), (*IpAddr).Equal) {
 		fm.Set("5")
 	}
-	if !fieldmap.EqualListFunc(m.GetContainers(), o.GetContainers(), (*ContainerInfo).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetContainers(), o.GetContainers(), (*ContainerInfo).Equal) {
 		fm.Set("6")
 	}
 	return fm
@@ -1361,7 +1457,7 @@ func (m *VmInfo) DiffFields(o *VmInfo) *fieldmap.FieldMap {
 // compared.
 func (m *InfraResources) DiffFields(o *InfraResources) *fieldmap.FieldMap {
 	fm := _InfraResources_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualListFunc(m.GetVms(), o.GetVms(), (*VmInfo).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetVms(), o.GetVms(), (*VmInfo).Equal) {
 		fm.Set("1")
 	}
 	return fm

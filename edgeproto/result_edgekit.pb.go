@@ -43,14 +43,18 @@ func (m *Result) Clone() *Result {
 	if m == nil {
 		return nil
 	}
-	c := &Result{
-		Message: m.Message,
-		Code:    m.Code,
-	}
+	c := new(Result)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Result, a deep copy of m, which is not nil.
+func (m *Result) cloneTo(c *Result) {
+	c.Message = m.Message
+	c.Code = m.Code
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

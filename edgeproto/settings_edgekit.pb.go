@@ -79,26 +79,30 @@ func (m *Settings) Clone() *Settings {
 	if m == nil {
 		return nil
 	}
-	c := &Settings{
-		CreateClusterInstTimeout:   fieldmap.Clone(m.CreateClusterInstTimeout),
-		UpdateClusterInstTimeout:   fieldmap.Clone(m.UpdateClusterInstTimeout),
-		DeleteClusterInstTimeout:   fieldmap.Clone(m.DeleteClusterInstTimeout),
-		CreateAppInstTimeout:       fieldmap.Clone(m.CreateAppInstTimeout),
-		UpdateAppInstTimeout:       fieldmap.Clone(m.UpdateAppInstTimeout),
-		DeleteAppInstTimeout:       fieldmap.Clone(m.DeleteAppInstTimeout),
-		CreateCloudletTimeout:      fieldmap.Clone(m.CreateCloudletTimeout),
-		UpdateCloudletTimeout:      fieldmap.Clone(m.UpdateCloudletTimeout),
-		CloudletInfoPushInterval:   fieldmap.Clone(m.CloudletInfoPushInterval),
-		ResourceSnapshotInterval:   fieldmap.Clone(m.ResourceSnapshotInterval),
-		CloudletMaintenanceTimeout: fieldmap.Clone(m.CloudletMaintenanceTimeout),
-		CrmConnectTimeout:          fieldmap.Clone(m.CrmConnectTimeout),
-		MaxTrackedDmeClients:       m.MaxTrackedDmeClients,
-		MaxConcurrentTasks:         m.MaxConcurrentTasks,
-	}
+	c := new(Settings)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Settings, a deep copy of m, which is not nil.
+func (m *Settings) cloneTo(c *Settings) {
+	c.CreateClusterInstTimeout = fieldmap.CloneDuration(m.CreateClusterInstTimeout)
+	c.UpdateClusterInstTimeout = fieldmap.CloneDuration(m.UpdateClusterInstTimeout)
+	c.DeleteClusterInstTimeout = fieldmap.CloneDuration(m.DeleteClusterInstTimeout)
+	c.CreateAppInstTimeout = fieldmap.CloneDuration(m.CreateAppInstTimeout)
+	c.UpdateAppInstTimeout = fieldmap.CloneDuration(m.UpdateAppInstTimeout)
+	c.DeleteAppInstTimeout = fieldmap.CloneDuration(m.DeleteAppInstTimeout)
+	c.CreateCloudletTimeout = fieldmap.CloneDuration(m.CreateCloudletTimeout)
+	c.UpdateCloudletTimeout = fieldmap.CloneDuration(m.UpdateCloudletTimeout)
+	c.CloudletInfoPushInterval = fieldmap.CloneDuration(m.CloudletInfoPushInterval)
+	c.ResourceSnapshotInterval = fieldmap.CloneDuration(m.ResourceSnapshotInterval)
+	c.CloudletMaintenanceTimeout = fieldmap.CloneDuration(m.CloudletMaintenanceTimeout)
+	c.CrmConnectTimeout = fieldmap.CloneDuration(m.CrmConnectTimeout)
+	c.MaxTrackedDmeClients = m.MaxTrackedDmeClients
+	c.MaxConcurrentTasks = m.MaxConcurrentTasks
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -111,40 +115,40 @@ func (m *Settings) Equal(o *Settings) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.Equal(m.CreateClusterInstTimeout, o.CreateClusterInstTimeout) {
+	if !fieldmap.EqualDuration(m.CreateClusterInstTimeout, o.CreateClusterInstTimeout) {
 		return false
 	}
-	if !fieldmap.Equal(m.UpdateClusterInstTimeout, o.UpdateClusterInstTimeout) {
+	if !fieldmap.EqualDuration(m.UpdateClusterInstTimeout, o.UpdateClusterInstTimeout) {
 		return false
 	}
-	if !fieldmap.Equal(m.DeleteClusterInstTimeout, o.DeleteClusterInstTimeout) {
+	if !fieldmap.EqualDuration(m.DeleteClusterInstTimeout, o.DeleteClusterInstTimeout) {
 		return false
 	}
-	if !fieldmap.Equal(m.CreateAppInstTimeout, o.CreateAppInstTimeout) {
+	if !fieldmap.EqualDuration(m.CreateAppInstTimeout, o.CreateAppInstTimeout) {
 		return false
 	}
-	if !fieldmap.Equal(m.UpdateAppInstTimeout, o.UpdateAppInstTimeout) {
+	if !fieldmap.EqualDuration(m.UpdateAppInstTimeout, o.UpdateAppInstTimeout) {
 		return false
 	}
-	if !fieldmap.Equal(m.DeleteAppInstTimeout, o.DeleteAppInstTimeout) {
+	if !fieldmap.EqualDuration(m.DeleteAppInstTimeout, o.DeleteAppInstTimeout) {
 		return false
 	}
-	if !fieldmap.Equal(m.CreateCloudletTimeout, o.CreateCloudletTimeout) {
+	if !fieldmap.EqualDuration(m.CreateCloudletTimeout, o.CreateCloudletTimeout) {
 		return false
 	}
-	if !fieldmap.Equal(m.UpdateCloudletTimeout, o.UpdateCloudletTimeout) {
+	if !fieldmap.EqualDuration(m.UpdateCloudletTimeout, o.UpdateCloudletTimeout) {
 		return false
 	}
-	if !fieldmap.Equal(m.CloudletInfoPushInterval, o.CloudletInfoPushInterval) {
+	if !fieldmap.EqualDuration(m.CloudletInfoPushInterval, o.CloudletInfoPushInterval) {
 		return false
 	}
-	if !fieldmap.Equal(m.ResourceSnapshotInterval, o.ResourceSnapshotInterval) {
+	if !fieldmap.EqualDuration(m.ResourceSnapshotInterval, o.ResourceSnapshotInterval) {
 		return false
 	}
-	if !fieldmap.Equal(m.CloudletMaintenanceTimeout, o.CloudletMaintenanceTimeout) {
+	if !fieldmap.EqualDuration(m.CloudletMaintenanceTimeout, o.CloudletMaintenanceTimeout) {
 		return false
 	}
-	if !fieldmap.Equal(m.CrmConnectTimeout, o.CrmConnectTimeout) {
+	if !fieldmap.EqualDuration(m.CrmConnectTimeout, o.CrmConnectTimeout) {
 		return false
 	}
 	if m.MaxTrackedDmeClients != o.MaxTrackedDmeClients {

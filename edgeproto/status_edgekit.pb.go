@@ -56,18 +56,22 @@ func (m *StatusInfo) Clone() *StatusInfo {
 	if m == nil {
 		return nil
 	}
-	c := &StatusInfo{
-		TaskNumber: m.TaskNumber,
-		MaxTasks:   m.MaxTasks,
-		TaskName:   m.TaskName,
-		StepName:   m.StepName,
-		MsgCount:   m.MsgCount,
-		Msgs:       slices.Clone(m.Msgs),
-	}
+	c := new(StatusInfo)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero StatusInfo, a deep copy of m, which is not nil.
+func (m *StatusInfo) cloneTo(c *StatusInfo) {
+	c.TaskNumber = m.TaskNumber
+	c.MaxTasks = m.MaxTasks
+	c.TaskName = m.TaskName
+	c.StepName = m.StepName
+	c.MsgCount = m.MsgCount
+	c.Msgs = slices.Clone(m.Msgs)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

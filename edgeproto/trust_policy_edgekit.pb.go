@@ -213,16 +213,20 @@ func (m *SecurityRule) Clone() *SecurityRule {
 	if m == nil {
 		return nil
 	}
-	c := &SecurityRule{
-		Protocol:     m.Protocol,
-		PortRangeMin: m.PortRangeMin,
-		PortRangeMax: m.PortRangeMax,
-		RemoteCidr:   m.RemoteCidr,
-	}
+	c := new(SecurityRule)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero SecurityRule, a deep copy of m, which is not nil.
+func (m *SecurityRule) cloneTo(c *SecurityRule) {
+	c.Protocol = m.Protocol
+	c.PortRangeMin = m.PortRangeMin
+	c.PortRangeMax = m.PortRangeMax
+	c.RemoteCidr = m.RemoteCidr
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -231,14 +235,28 @@ func (m *TrustPolicy) Clone() *TrustPolicy {
 	if m == nil {
 		return nil
 	}
-	c := &TrustPolicy{
-		Key:                   m.Key.Clone(),
-		OutboundSecurityRules: fieldmap.CloneListFunc(m.OutboundSecurityRules, (*SecurityRule).Clone),
+	c := new(TrustPolicy)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero TrustPolicy, a deep copy of m, which is not nil.
+func (m *TrustPolicy) cloneTo(c *TrustPolicy) {
+	c.Key = m.Key.Clone()
+	if s := m.OutboundSecurityRules; s != nil {
+		out := make([]*SecurityRule, len(s))
+		blk := make([]SecurityRule, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.OutboundSecurityRules = out
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -247,16 +265,20 @@ func (m *TrustPolicyExceptionInstance) Clone() *TrustPolicyExceptionInstance {
 	if m == nil {
 		return nil
 	}
-	c := &TrustPolicyExceptionInstance{
-		AppInstKey:  m.AppInstKey.Clone(),
-		CloudletKey: m.CloudletKey.Clone(),
-		State:       m.State,
-		Errors:      slices.Clone(m.Errors),
-	}
+	c := new(TrustPolicyExceptionInstance)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero TrustPolicyExceptionInstance, a deep copy of m, which is not nil.
+func (m *TrustPolicyExceptionInstance) cloneTo(c *TrustPolicyExceptionInstance) {
+	c.AppInstKey = m.AppInstKey.Clone()
+	c.CloudletKey = m.CloudletKey.Clone()
+	c.State = m.State
+	c.Errors = slices.Clone(m.Errors)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -265,16 +287,40 @@ func (m *TrustPolicyException) Clone() *TrustPolicyException {
 	if m == nil {
 		return nil
 	}
-	c := &TrustPolicyException{
-		Key:                   m.Key.Clone(),
-		State:                 m.State,
-		OutboundSecurityRules: fieldmap.CloneListFunc(m.OutboundSecurityRules, (*SecurityRule).Clone),
-		Instances:             fieldmap.CloneListFunc(m.Instances, (*TrustPolicyExceptionInstance).Clone),
+	c := new(TrustPolicyException)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero TrustPolicyException, a deep copy of m, which is not nil.
+func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) {
+	c.Key = m.Key.Clone()
+	c.State = m.State
+	if s := m.OutboundSecurityRules; s != nil {
+		out := make([]*SecurityRule, len(s))
+		blk := make([]SecurityRule, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.OutboundSecurityRules = out
+	}
+	if s := m.Instances; s != nil {
+		out := make([]*TrustPolicyExceptionInstance, len(s))
+		blk := make([]TrustPolicyExceptionInstance, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Instances = out
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -315,7 +361,7 @@ func (m *TrustPolicy) Equal(o *TrustPolicy) bool {
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.OutboundSecurityRules, o.OutboundSecurityRules, (*SecurityRule).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, o.OutboundSecurityRules, (*SecurityRule).Equal) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -362,10 +408,10 @@ func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 	if m.State != o.State {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.OutboundSecurityRules, o.OutboundSecurityRules, (*SecurityRule).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, o.OutboundSecurityRules, (*SecurityRule).Equal) {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.Instances, o.Instances, (*TrustPolicyExceptionInstance).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.Instances, o.Instances, (*TrustPolicyExceptionInstance).Equal) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -461,7 +507,7 @@ func (m *TrustPolicy) CopyInFields(src *TrustPolicy, fm *fieldmap.FieldMap) int 
 		case fieldmap.Remove:
 			n += fieldmap.RemoveListFunc(&m.OutboundSecurityRules, src.GetOutboundSecurityRules(), (*SecurityRule).Equal)
 		default:
-			if sv0 := src.GetOutboundSecurityRules(); !fieldmap.EqualListFunc(m.OutboundSecurityRules, sv0, (*SecurityRule).Equal) {
+			if sv0 := src.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, sv0, (*SecurityRule).Equal) {
 				if len(sv0) == 0 {
 					m.OutboundSecurityRules = nil
 				} else {
@@ -660,7 +706,7 @@ func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *field
 		}
 	}
 	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetOutboundSecurityRules(); !fieldmap.EqualListFunc(m.OutboundSecurityRules, sv0, (*SecurityRule).Equal) {
+		if sv0 := src.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, sv0, (*SecurityRule).Equal) {
 			if len(sv0) == 0 {
 				m.OutboundSecurityRules = nil
 			} else {
@@ -670,7 +716,7 @@ func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *field
 		}
 	}
 	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetInstances(); !fieldmap.EqualListFunc(m.Instances, sv0, (*TrustPolicyExceptionInstance).Equal) {
+		if sv0 := src.GetInstances(); !fieldmap.EqualMessageListFunc(m.Instances, sv0, (*TrustPolicyExceptionInstance).Equal) {
 			if len(sv0) == 0 {
 				m.Instances = nil
 			} else {
@@ -727,7 +773,7 @@ func (m *TrustPolicy) DiffFields(o *TrustPolicy) *fieldmap.FieldMap {
 			fm.Set("1")
 		}
 	}
-	if !fieldmap.EqualListFunc(m.GetOutboundSecurityRules(), o.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetOutboundSecurityRules(), o.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
 		fm.Set("2")
 	}
 	return fm
@@ -843,10 +889,10 @@ func (m *TrustPolicyException) DiffFields(o *TrustPolicyException) *fieldmap.Fie
 	if m.GetState() != o.GetState() {
 		fm.Set("2")
 	}
-	if !fieldmap.EqualListFunc(m.GetOutboundSecurityRules(), o.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetOutboundSecurityRules(), o.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
 		fm.Set("3")
 	}
-	if !fieldmap.EqualListFunc(m.GetInstances(), o.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetInstances(), o.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
 		fm.Set("4")
 	}
 	return fm

@@ -2,8 +2,17 @@ package fieldmap
 
 import (
 	"bytes"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // EqualUnknown compares the unknown fields of two messages as proto.Equal
@@ -45,4 +54,248 @@ func groupUnknown(b []byte) map[protowire.Number][]byte {
 		b = b[n:]
 	}
 	return out
+}
+
+// EqualElem compares two messages held where the proto runtime reads a nil
+// message as an empty one: a oneof wrapper, a list element or a map value.
+// So nil equals an empty message there (unlike a singular message field,
+// where nil is absent). eq compares two messages, nil-safe.
+func EqualElem[T interface{ *E }, E any](a, b T, eq func(T, T) bool) bool {
+	switch {
+	case a == nil && b == nil:
+		return true
+	case a == nil:
+		a = new(E)
+	case b == nil:
+		b = new(E)
+	}
+	return eq(a, b)
+}
+
+// EqualMessageListFunc is EqualListFunc for lists of messages, where a nil
+// element equals an empty message as under proto.Equal.
+func EqualMessageListFunc[T interface{ *E }, E any](a, b []T, eq func(T, T) bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !EqualElem(a[i], b[i], eq) {
+			return false
+		}
+	}
+	return true
+}
+
+// EqualMessageMapFunc is EqualMapFunc for maps of messages, where a nil
+// value equals an empty message as under proto.Equal.
+func EqualMessageMapFunc[K comparable, T interface{ *E }, E any](a, b map[K]T, eq func(T, T) bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, va := range a {
+		vb, ok := b[k]
+		if !ok || !EqualElem(va, vb, eq) {
+			return false
+		}
+	}
+	return true
+}
+
+// Direct comparisons of the well-known types under proto.Equal's rules, for
+// generated Equal methods: nil equals only nil, unknown fields must match.
+
+// equalUnknownOf compares the unknown fields of two messages.
+func equalUnknownOf(a, b proto.Message) bool {
+	return EqualUnknown(a.ProtoReflect().GetUnknown(), b.ProtoReflect().GetUnknown())
+}
+
+// EqualTimestamp compares two Timestamps.
+func EqualTimestamp(a, b *timestamppb.Timestamp) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Seconds == b.Seconds && a.Nanos == b.Nanos && equalUnknownOf(a, b)
+}
+
+// EqualDuration compares two Durations.
+func EqualDuration(a, b *durationpb.Duration) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Seconds == b.Seconds && a.Nanos == b.Nanos && equalUnknownOf(a, b)
+}
+
+// EqualEmpty compares two Empty messages.
+func EqualEmpty(a, b *emptypb.Empty) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return equalUnknownOf(a, b)
+}
+
+// EqualFieldMask compares two FieldMasks.
+func EqualFieldMask(a, b *fieldmaskpb.FieldMask) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return slices.Equal(a.Paths, b.Paths) && equalUnknownOf(a, b)
+}
+
+// EqualAny compares two Anys by type URL and encoded bytes, as proto.Equal
+// does.
+func EqualAny(a, b *anypb.Any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.TypeUrl == b.TypeUrl && bytes.Equal(a.Value, b.Value) && equalUnknownOf(a, b)
+}
+
+// EqualStruct compares two Structs.
+func EqualStruct(a, b *structpb.Struct) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return EqualMessageMapFunc(a.Fields, b.Fields, EqualValue) && equalUnknownOf(a, b)
+}
+
+// EqualListValue compares two ListValues.
+func EqualListValue(a, b *structpb.ListValue) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return EqualMessageListFunc(a.Values, b.Values, EqualValue) && equalUnknownOf(a, b)
+}
+
+// EqualValue compares two Values: the same kind (a typed nil kind wrapper
+// holds none) with equal contents, NaN numbers equal.
+func EqualValue(a, b *structpb.Value) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if !equalValueKind(a.Kind, b.Kind) {
+		return false
+	}
+	return equalUnknownOf(a, b)
+}
+
+func equalValueKind(a, b any) bool {
+	switch x := a.(type) {
+	case *structpb.Value_NullValue:
+		if y, ok := b.(*structpb.Value_NullValue); ok && x != nil && y != nil {
+			return x.NullValue == y.NullValue
+		}
+	case *structpb.Value_NumberValue:
+		if y, ok := b.(*structpb.Value_NumberValue); ok && x != nil && y != nil {
+			return EqualFloat64(x.NumberValue, y.NumberValue)
+		}
+	case *structpb.Value_StringValue:
+		if y, ok := b.(*structpb.Value_StringValue); ok && x != nil && y != nil {
+			return x.StringValue == y.StringValue
+		}
+	case *structpb.Value_BoolValue:
+		if y, ok := b.(*structpb.Value_BoolValue); ok && x != nil && y != nil {
+			return x.BoolValue == y.BoolValue
+		}
+	case *structpb.Value_StructValue:
+		if y, ok := b.(*structpb.Value_StructValue); ok && x != nil && y != nil {
+			return EqualElem(x.StructValue, y.StructValue, EqualStruct)
+		}
+	case *structpb.Value_ListValue:
+		if y, ok := b.(*structpb.Value_ListValue); ok && x != nil && y != nil {
+			return EqualElem(x.ListValue, y.ListValue, EqualListValue)
+		}
+	}
+	return !valueKindSet(a) && !valueKindSet(b)
+}
+
+// valueKindSet reports whether a Value kind holds a member.
+func valueKindSet(k any) bool {
+	switch x := k.(type) {
+	case *structpb.Value_NullValue:
+		return x != nil
+	case *structpb.Value_NumberValue:
+		return x != nil
+	case *structpb.Value_StringValue:
+		return x != nil
+	case *structpb.Value_BoolValue:
+		return x != nil
+	case *structpb.Value_StructValue:
+		return x != nil
+	case *structpb.Value_ListValue:
+		return x != nil
+	}
+	return false
+}
+
+// EqualDoubleValue compares two DoubleValues (implicit presence: -0 differs
+// from +0, NaN equals NaN).
+func EqualDoubleValue(a, b *wrapperspb.DoubleValue) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return EqualImplicitFloat64(a.Value, b.Value) && equalUnknownOf(a, b)
+}
+
+// EqualFloatValue compares two FloatValues like EqualDoubleValue.
+func EqualFloatValue(a, b *wrapperspb.FloatValue) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return EqualImplicitFloat32(a.Value, b.Value) && equalUnknownOf(a, b)
+}
+
+// EqualInt64Value compares two Int64Values.
+func EqualInt64Value(a, b *wrapperspb.Int64Value) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Value == b.Value && equalUnknownOf(a, b)
+}
+
+// EqualUInt64Value compares two UInt64Values.
+func EqualUInt64Value(a, b *wrapperspb.UInt64Value) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Value == b.Value && equalUnknownOf(a, b)
+}
+
+// EqualInt32Value compares two Int32Values.
+func EqualInt32Value(a, b *wrapperspb.Int32Value) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Value == b.Value && equalUnknownOf(a, b)
+}
+
+// EqualUInt32Value compares two UInt32Values.
+func EqualUInt32Value(a, b *wrapperspb.UInt32Value) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Value == b.Value && equalUnknownOf(a, b)
+}
+
+// EqualBoolValue compares two BoolValues.
+func EqualBoolValue(a, b *wrapperspb.BoolValue) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Value == b.Value && equalUnknownOf(a, b)
+}
+
+// EqualStringValue compares two StringValues.
+func EqualStringValue(a, b *wrapperspb.StringValue) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Value == b.Value && equalUnknownOf(a, b)
+}
+
+// EqualBytesValue compares two BytesValues (nil and empty values are equal).
+func EqualBytesValue(a, b *wrapperspb.BytesValue) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return bytes.Equal(a.Value, b.Value) && equalUnknownOf(a, b)
 }

@@ -47,3 +47,49 @@ func TestEqualUnknown(t *testing.T) {
 		})
 	}
 }
+
+func TestEqualElem(t *testing.T) {
+	type msg struct{ n int }
+	eq := func(a, b *msg) bool {
+		if a == nil || b == nil {
+			return a == nil && b == nil
+		}
+		return a.n == b.n
+	}
+	empty, one := &msg{}, &msg{n: 1}
+	tests := []struct {
+		name string
+		a, b *msg
+		want bool
+	}{
+		{"nil nil", nil, nil, true},
+		{"nil empty", nil, empty, true},
+		{"empty nil", empty, nil, true},
+		{"nil non-empty", nil, one, false},
+		{"non-empty nil", one, nil, false},
+		{"equal", &msg{n: 1}, one, true},
+	}
+	for _, tt := range tests {
+		if got := EqualElem(tt.a, tt.b, eq); got != tt.want {
+			t.Errorf("%s: EqualElem = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if !EqualMessageListFunc([]*msg{nil, one}, []*msg{empty, {n: 1}}, eq) {
+		t.Error("EqualMessageListFunc: nil element differs from empty")
+	}
+	if EqualMessageListFunc([]*msg{nil}, []*msg{one}, eq) || EqualMessageListFunc([]*msg{nil}, nil, eq) {
+		t.Error("EqualMessageListFunc: unequal lists compare equal")
+	}
+	if !EqualMessageListFunc[*msg](nil, []*msg{}, eq) {
+		t.Error("EqualMessageListFunc: nil and empty lists differ")
+	}
+	if !EqualMessageMapFunc(map[int]*msg{1: nil}, map[int]*msg{1: empty}, eq) {
+		t.Error("EqualMessageMapFunc: nil value differs from empty")
+	}
+	if EqualMessageMapFunc(map[int]*msg{1: nil}, map[int]*msg{2: nil}, eq) || EqualMessageMapFunc(map[int]*msg{1: one}, map[int]*msg{1: nil}, eq) {
+		t.Error("EqualMessageMapFunc: unequal maps compare equal")
+	}
+	if !EqualMessageMapFunc[int, *msg](nil, map[int]*msg{}, eq) {
+		t.Error("EqualMessageMapFunc: nil and empty maps differ")
+	}
+}

@@ -1,13 +1,16 @@
 package fieldmap
 
 import (
-	"bytes"
 	"math"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
@@ -19,30 +22,46 @@ type Cloner[T any] interface{ Clone() T }
 type Equaler[T any] interface{ Equal(T) bool }
 
 // Clone deep-copies m: through its generated Clone method when it has one,
-// a direct copy for Timestamp and Duration, else proto.Clone. A nil m gives a
+// a direct copy for the well-known types, else proto.Clone. A nil m gives a
 // nil result.
 func Clone[T proto.Message](m T) T {
 	switch v := any(m).(type) {
 	case Cloner[T]:
 		return v.Clone()
 	case *timestamppb.Timestamp:
-		if v != nil && len(v.ProtoReflect().GetUnknown()) == 0 {
-			return any(&timestamppb.Timestamp{Seconds: v.Seconds, Nanos: v.Nanos}).(T)
-		}
+		return any(CloneTimestamp(v)).(T)
 	case *durationpb.Duration:
-		if v != nil && len(v.ProtoReflect().GetUnknown()) == 0 {
-			return any(&durationpb.Duration{Seconds: v.Seconds, Nanos: v.Nanos}).(T)
-		}
-	// proto.Clone drops -0 from implicit-presence floats (the Value of these
-	// wrappers), so they are copied directly.
+		return any(CloneDuration(v)).(T)
+	case *emptypb.Empty:
+		return any(CloneEmpty(v)).(T)
+	case *fieldmaskpb.FieldMask:
+		return any(CloneFieldMask(v)).(T)
+	case *anypb.Any:
+		return any(CloneAny(v)).(T)
+	case *structpb.Struct:
+		return any(CloneStruct(v)).(T)
+	case *structpb.ListValue:
+		return any(CloneListValue(v)).(T)
+	case *structpb.Value:
+		return any(CloneValue(v)).(T)
 	case *wrapperspb.DoubleValue:
-		if v != nil && len(v.ProtoReflect().GetUnknown()) == 0 {
-			return any(&wrapperspb.DoubleValue{Value: v.Value}).(T)
-		}
+		return any(CloneDoubleValue(v)).(T)
 	case *wrapperspb.FloatValue:
-		if v != nil && len(v.ProtoReflect().GetUnknown()) == 0 {
-			return any(&wrapperspb.FloatValue{Value: v.Value}).(T)
-		}
+		return any(CloneFloatValue(v)).(T)
+	case *wrapperspb.Int64Value:
+		return any(CloneInt64Value(v)).(T)
+	case *wrapperspb.UInt64Value:
+		return any(CloneUInt64Value(v)).(T)
+	case *wrapperspb.Int32Value:
+		return any(CloneInt32Value(v)).(T)
+	case *wrapperspb.UInt32Value:
+		return any(CloneUInt32Value(v)).(T)
+	case *wrapperspb.BoolValue:
+		return any(CloneBoolValue(v)).(T)
+	case *wrapperspb.StringValue:
+		return any(CloneStringValue(v)).(T)
+	case *wrapperspb.BytesValue:
+		return any(CloneBytesValue(v)).(T)
 	}
 	if !m.ProtoReflect().IsValid() {
 		var zero T
@@ -52,26 +71,46 @@ func Clone[T proto.Message](m T) T {
 }
 
 // Equal reports whether a and b are equal under proto.Equal's rules: through
-// a's generated Equal method when it has one, a direct comparison for
-// Timestamp and Duration, else proto.Equal.
+// a's generated Equal method when it has one, a direct comparison for the
+// well-known types, else proto.Equal.
 func Equal[T proto.Message](a, b T) bool {
 	switch v := any(a).(type) {
 	case Equaler[T]:
 		return v.Equal(b)
 	case *timestamppb.Timestamp:
-		w := any(b).(*timestamppb.Timestamp)
-		if v == nil || w == nil {
-			return v == nil && w == nil
-		}
-		return v.Seconds == w.Seconds && v.Nanos == w.Nanos &&
-			bytes.Equal(v.ProtoReflect().GetUnknown(), w.ProtoReflect().GetUnknown())
+		return EqualTimestamp(v, any(b).(*timestamppb.Timestamp))
 	case *durationpb.Duration:
-		w := any(b).(*durationpb.Duration)
-		if v == nil || w == nil {
-			return v == nil && w == nil
-		}
-		return v.Seconds == w.Seconds && v.Nanos == w.Nanos &&
-			bytes.Equal(v.ProtoReflect().GetUnknown(), w.ProtoReflect().GetUnknown())
+		return EqualDuration(v, any(b).(*durationpb.Duration))
+	case *emptypb.Empty:
+		return EqualEmpty(v, any(b).(*emptypb.Empty))
+	case *fieldmaskpb.FieldMask:
+		return EqualFieldMask(v, any(b).(*fieldmaskpb.FieldMask))
+	case *anypb.Any:
+		return EqualAny(v, any(b).(*anypb.Any))
+	case *structpb.Struct:
+		return EqualStruct(v, any(b).(*structpb.Struct))
+	case *structpb.ListValue:
+		return EqualListValue(v, any(b).(*structpb.ListValue))
+	case *structpb.Value:
+		return EqualValue(v, any(b).(*structpb.Value))
+	case *wrapperspb.DoubleValue:
+		return EqualDoubleValue(v, any(b).(*wrapperspb.DoubleValue))
+	case *wrapperspb.FloatValue:
+		return EqualFloatValue(v, any(b).(*wrapperspb.FloatValue))
+	case *wrapperspb.Int64Value:
+		return EqualInt64Value(v, any(b).(*wrapperspb.Int64Value))
+	case *wrapperspb.UInt64Value:
+		return EqualUInt64Value(v, any(b).(*wrapperspb.UInt64Value))
+	case *wrapperspb.Int32Value:
+		return EqualInt32Value(v, any(b).(*wrapperspb.Int32Value))
+	case *wrapperspb.UInt32Value:
+		return EqualUInt32Value(v, any(b).(*wrapperspb.UInt32Value))
+	case *wrapperspb.BoolValue:
+		return EqualBoolValue(v, any(b).(*wrapperspb.BoolValue))
+	case *wrapperspb.StringValue:
+		return EqualStringValue(v, any(b).(*wrapperspb.StringValue))
+	case *wrapperspb.BytesValue:
+		return EqualBytesValue(v, any(b).(*wrapperspb.BytesValue))
 	}
 	return proto.Equal(a, b)
 }
@@ -128,45 +167,7 @@ func ValidateEnums(m proto.Message) error {
 		return nil
 	}
 	r := m.ProtoReflect()
-	return validateEnumsReflect(r, string(r.Descriptor().FullName()), "")
-}
-
-func validateEnumsReflect(m protoreflect.Message, top, prefix string) error {
-	if !m.IsValid() {
-		return nil
-	}
-	var err error
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		path := prefix + string(fd.Name())
-		check := func(v protoreflect.Value, fd protoreflect.FieldDescriptor) error {
-			switch fd.Kind() {
-			case protoreflect.EnumKind:
-				if fd.Enum().Values().ByNumber(v.Enum()) == nil {
-					return &InvalidEnumError{Message: top, Field: path,
-						Enum: string(fd.Enum().FullName()), Value: int32(v.Enum())}
-				}
-			case protoreflect.MessageKind, protoreflect.GroupKind:
-				return validateEnumsReflect(v.Message(), top, path+".")
-			}
-			return nil
-		}
-		switch {
-		case fd.IsList():
-			l := v.List()
-			for i := 0; i < l.Len() && err == nil; i++ {
-				err = check(l.Get(i), fd)
-			}
-		case fd.IsMap():
-			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
-				err = check(mv, fd.MapValue())
-				return err == nil
-			})
-		default:
-			err = check(v, fd)
-		}
-		return err == nil
-	})
-	return err
+	return validateEnumsOrdered(r, string(r.Descriptor().FullName()), "")
 }
 
 // redacter is implemented by messages with a generated Redact.

@@ -87,15 +87,19 @@ func (m *AllocationStatus) Clone() *AllocationStatus {
 	if m == nil {
 		return nil
 	}
-	c := &AllocationStatus{
-		State:          m.State,
-		Message:        m.Message,
-		LastUpdateTime: fieldmap.Clone(m.LastUpdateTime),
-	}
+	c := new(AllocationStatus)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero AllocationStatus, a deep copy of m, which is not nil.
+func (m *AllocationStatus) cloneTo(c *AllocationStatus) {
+	c.State = m.State
+	c.Message = m.Message
+	c.LastUpdateTime = fieldmap.CloneTimestamp(m.LastUpdateTime)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -104,16 +108,20 @@ func (m *Allocation) Clone() *Allocation {
 	if m == nil {
 		return nil
 	}
-	c := &Allocation{
-		Id:         m.Id,
-		ContractId: m.ContractId,
-		Forwarding: m.Forwarding,
-		Status:     m.Status.Clone(),
-	}
+	c := new(Allocation)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Allocation, a deep copy of m, which is not nil.
+func (m *Allocation) cloneTo(c *Allocation) {
+	c.Id = m.Id
+	c.ContractId = m.ContractId
+	c.Forwarding = m.Forwarding
+	c.Status = m.Status.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -132,7 +140,7 @@ func (m *AllocationStatus) Equal(o *AllocationStatus) bool {
 	if m.Message != o.Message {
 		return false
 	}
-	if !fieldmap.Equal(m.LastUpdateTime, o.LastUpdateTime) {
+	if !fieldmap.EqualTimestamp(m.LastUpdateTime, o.LastUpdateTime) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)

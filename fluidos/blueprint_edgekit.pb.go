@@ -213,20 +213,36 @@ func (m *ConfigParameter) Clone() *ConfigParameter {
 	if m == nil {
 		return nil
 	}
-	c := &ConfigParameter{
-		Name:         m.Name,
-		Type:         m.Type,
-		Required:     m.Required,
-		DefaultValue: m.DefaultValue,
-		Minimum:      fieldmap.ClonePtr(m.Minimum),
-		Maximum:      fieldmap.ClonePtr(m.Maximum),
-		Pattern:      m.Pattern,
-		Description:  m.Description,
+	c := new(ConfigParameter)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ConfigParameter, a deep copy of m, which is not nil.
+func (m *ConfigParameter) cloneTo(c *ConfigParameter) {
+	c.Name = m.Name
+	c.Type = m.Type
+	c.Required = m.Required
+	c.DefaultValue = m.DefaultValue
+	c.Pattern = m.Pattern
+	c.Description = m.Description
+	if m.Minimum != nil || m.Maximum != nil {
+		blk := new(struct {
+			Minimum float64
+			Maximum float64
+		})
+		if m.Minimum != nil {
+			blk.Minimum = *m.Minimum
+			c.Minimum = &blk.Minimum
+		}
+		if m.Maximum != nil {
+			blk.Maximum = *m.Maximum
+			c.Maximum = &blk.Maximum
+		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -235,13 +251,27 @@ func (m *ConfigurationSchema) Clone() *ConfigurationSchema {
 	if m == nil {
 		return nil
 	}
-	c := &ConfigurationSchema{
-		Parameters: fieldmap.CloneListFunc(m.Parameters, (*ConfigParameter).Clone),
+	c := new(ConfigurationSchema)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ConfigurationSchema, a deep copy of m, which is not nil.
+func (m *ConfigurationSchema) cloneTo(c *ConfigurationSchema) {
+	if s := m.Parameters; s != nil {
+		out := make([]*ConfigParameter, len(s))
+		blk := make([]ConfigParameter, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Parameters = out
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -250,14 +280,18 @@ func (m *ServiceTemplate) Clone() *ServiceTemplate {
 	if m == nil {
 		return nil
 	}
-	c := &ServiceTemplate{
-		Name: m.Name,
-		Body: m.Body,
-	}
+	c := new(ServiceTemplate)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ServiceTemplate, a deep copy of m, which is not nil.
+func (m *ServiceTemplate) cloneTo(c *ServiceTemplate) {
+	c.Name = m.Name
+	c.Body = m.Body
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -266,22 +300,36 @@ func (m *ServiceBlueprint) Clone() *ServiceBlueprint {
 	if m == nil {
 		return nil
 	}
-	c := &ServiceBlueprint{
-		Id:                  m.Id,
-		Name:                m.Name,
-		Description:         m.Description,
-		Category:            m.Category,
-		Tags:                slices.Clone(m.Tags),
-		HostingPolicies:     slices.Clone(m.HostingPolicies),
-		Templates:           fieldmap.CloneListFunc(m.Templates, (*ServiceTemplate).Clone),
-		ConfigurationSchema: m.ConfigurationSchema.Clone(),
-		Owner:               m.Owner.Clone(),
-		CreatedAt:           fieldmap.Clone(m.CreatedAt),
+	c := new(ServiceBlueprint)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ServiceBlueprint, a deep copy of m, which is not nil.
+func (m *ServiceBlueprint) cloneTo(c *ServiceBlueprint) {
+	c.Id = m.Id
+	c.Name = m.Name
+	c.Description = m.Description
+	c.Category = m.Category
+	c.Tags = slices.Clone(m.Tags)
+	c.HostingPolicies = slices.Clone(m.HostingPolicies)
+	if s := m.Templates; s != nil {
+		out := make([]*ServiceTemplate, len(s))
+		blk := make([]ServiceTemplate, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Templates = out
 	}
+	c.ConfigurationSchema = m.ConfigurationSchema.Clone()
+	c.Owner = m.Owner.Clone()
+	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -331,7 +379,7 @@ func (m *ConfigurationSchema) Equal(o *ConfigurationSchema) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualListFunc(m.Parameters, o.Parameters, (*ConfigParameter).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.Parameters, o.Parameters, (*ConfigParameter).Equal) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -384,7 +432,7 @@ func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 	if !slices.Equal(m.HostingPolicies, o.HostingPolicies) {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.Templates, o.Templates, (*ServiceTemplate).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.Templates, o.Templates, (*ServiceTemplate).Equal) {
 		return false
 	}
 	if !m.ConfigurationSchema.Equal(o.ConfigurationSchema) {
@@ -393,7 +441,7 @@ func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 	if !m.Owner.Equal(o.Owner) {
 		return false
 	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -489,7 +537,7 @@ func (m *ConfigurationSchema) CopyInFields(src *ConfigurationSchema, fm *fieldma
 	}
 	n := 0
 	if fm.HasOrHasChild("1") {
-		if sv0 := src.GetParameters(); !fieldmap.EqualListFunc(m.Parameters, sv0, (*ConfigParameter).Equal) {
+		if sv0 := src.GetParameters(); !fieldmap.EqualMessageListFunc(m.Parameters, sv0, (*ConfigParameter).Equal) {
 			if len(sv0) == 0 {
 				m.Parameters = nil
 			} else {
@@ -591,7 +639,7 @@ func (m *ServiceBlueprint) CopyInFields(src *ServiceBlueprint, fm *fieldmap.Fiel
 		}
 	}
 	if fm.HasOrHasChild("7") {
-		if sv0 := src.GetTemplates(); !fieldmap.EqualListFunc(m.Templates, sv0, (*ServiceTemplate).Equal) {
+		if sv0 := src.GetTemplates(); !fieldmap.EqualMessageListFunc(m.Templates, sv0, (*ServiceTemplate).Equal) {
 			if len(sv0) == 0 {
 				m.Templates = nil
 			} else {
@@ -613,7 +661,7 @@ func (m *ServiceBlueprint) CopyInFields(src *ServiceBlueprint, fm *fieldmap.Fiel
 				n++
 			}
 			if fm.HasOrHasChild("8.1") {
-				if sv1 := s1.GetParameters(); !fieldmap.EqualListFunc(d1.Parameters, sv1, (*ConfigParameter).Equal) {
+				if sv1 := s1.GetParameters(); !fieldmap.EqualMessageListFunc(d1.Parameters, sv1, (*ConfigParameter).Equal) {
 					if len(sv1) == 0 {
 						d1.Parameters = nil
 					} else {
@@ -732,7 +780,7 @@ func (m *ConfigParameter) DiffFields(o *ConfigParameter) *fieldmap.FieldMap {
 // compared.
 func (m *ConfigurationSchema) DiffFields(o *ConfigurationSchema) *fieldmap.FieldMap {
 	fm := _ConfigurationSchema_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualListFunc(m.GetParameters(), o.GetParameters(), (*ConfigParameter).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetParameters(), o.GetParameters(), (*ConfigParameter).Equal) {
 		fm.Set("1")
 	}
 	return fm
@@ -779,14 +827,14 @@ func (m *ServiceBlueprint) DiffFields(o *ServiceBlueprint) *fieldmap.FieldMap {
 	if !slices.Equal(m.GetHostingPolicies(), o.GetHostingPolicies()) {
 		fm.Set("6")
 	}
-	if !fieldmap.EqualListFunc(m.GetTemplates(), o.GetTemplates(), (*ServiceTemplate).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetTemplates(), o.GetTemplates(), (*ServiceTemplate).Equal) {
 		fm.Set("7")
 	}
 	if a1, b1 := m.GetConfigurationSchema(), o.GetConfigurationSchema(); (a1 == nil) != (b1 == nil) {
 		fm.Set("8")
 	} else if a1 != nil {
 		c1 := false
-		if !fieldmap.EqualListFunc(a1.GetParameters(), b1.GetParameters(), (*ConfigParameter).Equal) {
+		if !fieldmap.EqualMessageListFunc(a1.GetParameters(), b1.GetParameters(), (*ConfigParameter).Equal) {
 			fm.Set("8.1")
 			c1 = true
 		}

@@ -208,16 +208,20 @@ func (m *NodeIdentity) Clone() *NodeIdentity {
 	if m == nil {
 		return nil
 	}
-	c := &NodeIdentity{
-		Domain:         m.Domain,
-		NodeId:         m.NodeId,
-		Ip:             m.Ip,
-		LocalNamespace: m.LocalNamespace,
-	}
+	c := new(NodeIdentity)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero NodeIdentity, a deep copy of m, which is not nil.
+func (m *NodeIdentity) cloneTo(c *NodeIdentity) {
+	c.Domain = m.Domain
+	c.NodeId = m.NodeId
+	c.Ip = m.Ip
+	c.LocalNamespace = m.LocalNamespace
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -226,15 +230,19 @@ func (m *Price) Clone() *Price {
 	if m == nil {
 		return nil
 	}
-	c := &Price{
-		Amount:   m.Amount,
-		Currency: m.Currency,
-		Period:   m.Period,
-	}
+	c := new(Price)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Price, a deep copy of m, which is not nil.
+func (m *Price) cloneTo(c *Price) {
+	c.Amount = m.Amount
+	c.Currency = m.Currency
+	c.Period = m.Period
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -243,16 +251,20 @@ func (m *Location) Clone() *Location {
 	if m == nil {
 		return nil
 	}
-	c := &Location{
-		Latitude:  m.Latitude,
-		Longitude: m.Longitude,
-		Country:   m.Country,
-		City:      m.City,
-	}
+	c := new(Location)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Location, a deep copy of m, which is not nil.
+func (m *Location) cloneTo(c *Location) {
+	c.Latitude = m.Latitude
+	c.Longitude = m.Longitude
+	c.Country = m.Country
+	c.City = m.City
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -261,15 +273,19 @@ func (m *GPU) Clone() *GPU {
 	if m == nil {
 		return nil
 	}
-	c := &GPU{
-		Model:  m.Model,
-		Cores:  m.Cores,
-		Memory: m.Memory,
-	}
+	c := new(GPU)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero GPU, a deep copy of m, which is not nil.
+func (m *GPU) cloneTo(c *GPU) {
+	c.Model = m.Model
+	c.Cores = m.Cores
+	c.Memory = m.Memory
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -278,15 +294,19 @@ func (m *PortRange) Clone() *PortRange {
 	if m == nil {
 		return nil
 	}
-	c := &PortRange{
-		Protocol: m.Protocol,
-		Min:      m.Min,
-		Max:      m.Max,
-	}
+	c := new(PortRange)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero PortRange, a deep copy of m, which is not nil.
+func (m *PortRange) cloneTo(c *PortRange) {
+	c.Protocol = m.Protocol
+	c.Min = m.Min
+	c.Max = m.Max
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -295,15 +315,29 @@ func (m *NetworkAuthorization) Clone() *NetworkAuthorization {
 	if m == nil {
 		return nil
 	}
-	c := &NetworkAuthorization{
-		Action: m.Action,
-		Cidr:   m.Cidr,
-		Ports:  fieldmap.CloneListFunc(m.Ports, (*PortRange).Clone),
+	c := new(NetworkAuthorization)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero NetworkAuthorization, a deep copy of m, which is not nil.
+func (m *NetworkAuthorization) cloneTo(c *NetworkAuthorization) {
+	c.Action = m.Action
+	c.Cidr = m.Cidr
+	if s := m.Ports; s != nil {
+		out := make([]*PortRange, len(s))
+		blk := make([]PortRange, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Ports = out
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -438,7 +472,7 @@ func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
 	if m.Cidr != o.Cidr {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.Ports, o.Ports, (*PortRange).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.Ports, o.Ports, (*PortRange).Equal) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -664,7 +698,7 @@ func (m *NetworkAuthorization) CopyInFields(src *NetworkAuthorization, fm *field
 		}
 	}
 	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetPorts(); !fieldmap.EqualListFunc(m.Ports, sv0, (*PortRange).Equal) {
+		if sv0 := src.GetPorts(); !fieldmap.EqualMessageListFunc(m.Ports, sv0, (*PortRange).Equal) {
 			if len(sv0) == 0 {
 				m.Ports = nil
 			} else {
@@ -790,7 +824,7 @@ func (m *NetworkAuthorization) DiffFields(o *NetworkAuthorization) *fieldmap.Fie
 	if m.GetCidr() != o.GetCidr() {
 		fm.Set("2")
 	}
-	if !fieldmap.EqualListFunc(m.GetPorts(), o.GetPorts(), (*PortRange).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetPorts(), o.GetPorts(), (*PortRange).Equal) {
 		fm.Set("3")
 	}
 	return fm

@@ -218,17 +218,21 @@ func (m *K8SliceConfiguration) Clone() *K8SliceConfiguration {
 	if m == nil {
 		return nil
 	}
-	c := &K8SliceConfiguration{
-		Cpu:     m.Cpu,
-		Memory:  m.Memory,
-		Pods:    m.Pods,
-		Gpu:     m.Gpu.Clone(),
-		Storage: m.Storage,
-	}
+	c := new(K8SliceConfiguration)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero K8SliceConfiguration, a deep copy of m, which is not nil.
+func (m *K8SliceConfiguration) cloneTo(c *K8SliceConfiguration) {
+	c.Cpu = m.Cpu
+	c.Memory = m.Memory
+	c.Pods = m.Pods
+	c.Gpu = m.Gpu.Clone()
+	c.Storage = m.Storage
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -237,14 +241,18 @@ func (m *ServiceConfiguration) Clone() *ServiceConfiguration {
 	if m == nil {
 		return nil
 	}
-	c := &ServiceConfiguration{
-		BlueprintId: m.BlueprintId,
-		Parameters:  maps.Clone(m.Parameters),
-	}
+	c := new(ServiceConfiguration)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ServiceConfiguration, a deep copy of m, which is not nil.
+func (m *ServiceConfiguration) cloneTo(c *ServiceConfiguration) {
+	c.BlueprintId = m.BlueprintId
+	c.Parameters = maps.Clone(m.Parameters)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -253,16 +261,20 @@ func (m *VMConfiguration) Clone() *VMConfiguration {
 	if m == nil {
 		return nil
 	}
-	c := &VMConfiguration{
-		Cpu:     m.Cpu,
-		Memory:  m.Memory,
-		Storage: m.Storage,
-		OsImage: m.OsImage,
-	}
+	c := new(VMConfiguration)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero VMConfiguration, a deep copy of m, which is not nil.
+func (m *VMConfiguration) cloneTo(c *VMConfiguration) {
+	c.Cpu = m.Cpu
+	c.Memory = m.Memory
+	c.Storage = m.Storage
+	c.OsImage = m.OsImage
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -271,13 +283,17 @@ func (m *SensorConfiguration) Clone() *SensorConfiguration {
 	if m == nil {
 		return nil
 	}
-	c := &SensorConfiguration{
-		SamplingRateHz: m.SamplingRateHz,
-	}
+	c := new(SensorConfiguration)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero SensorConfiguration, a deep copy of m, which is not nil.
+func (m *SensorConfiguration) cloneTo(c *SensorConfiguration) {
+	c.SamplingRateHz = m.SamplingRateHz
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -286,7 +302,13 @@ func (m *Configuration) Clone() *Configuration {
 	if m == nil {
 		return nil
 	}
-	c := &Configuration{}
+	c := new(Configuration)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Configuration, a deep copy of m, which is not nil.
+func (m *Configuration) cloneTo(c *Configuration) {
 	switch v := m.Spec.(type) {
 	case *Configuration_K8Slice:
 		if v != nil {
@@ -308,7 +330,6 @@ func (m *Configuration) Clone() *Configuration {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

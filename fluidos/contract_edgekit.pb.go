@@ -449,17 +449,21 @@ func (m *PeeringTargetCredentials) Clone() *PeeringTargetCredentials {
 	if m == nil {
 		return nil
 	}
-	c := &PeeringTargetCredentials{
-		ClusterId:   m.ClusterId,
-		ClusterName: m.ClusterName,
-		Endpoint:    m.Endpoint,
-		Kubeconfig:  m.Kubeconfig,
-		Token:       m.Token,
-	}
+	c := new(PeeringTargetCredentials)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero PeeringTargetCredentials, a deep copy of m, which is not nil.
+func (m *PeeringTargetCredentials) cloneTo(c *PeeringTargetCredentials) {
+	c.ClusterId = m.ClusterId
+	c.ClusterName = m.ClusterName
+	c.Endpoint = m.Endpoint
+	c.Kubeconfig = m.Kubeconfig
+	c.Token = m.Token
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -468,23 +472,37 @@ func (m *Contract) Clone() *Contract {
 	if m == nil {
 		return nil
 	}
-	c := &Contract{
-		Id:                       m.Id,
-		Flavor:                   m.Flavor.Clone(),
-		Buyer:                    m.Buyer.Clone(),
-		Seller:                   m.Seller.Clone(),
-		Configuration:            m.Configuration.Clone(),
-		PeeringTargetCredentials: m.PeeringTargetCredentials.Clone(),
-		TransactionId:            m.TransactionId,
-		ExpirationTime:           fieldmap.Clone(m.ExpirationTime),
-		NetworkRequests:          fieldmap.CloneListFunc(m.NetworkRequests, (*NetworkAuthorization).Clone),
-		BuyerClusterId:           m.BuyerClusterId,
-		CreatedAt:                fieldmap.Clone(m.CreatedAt),
+	c := new(Contract)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Contract, a deep copy of m, which is not nil.
+func (m *Contract) cloneTo(c *Contract) {
+	c.Id = m.Id
+	c.Flavor = m.Flavor.Clone()
+	c.Buyer = m.Buyer.Clone()
+	c.Seller = m.Seller.Clone()
+	c.Configuration = m.Configuration.Clone()
+	c.PeeringTargetCredentials = m.PeeringTargetCredentials.Clone()
+	c.TransactionId = m.TransactionId
+	c.ExpirationTime = fieldmap.CloneTimestamp(m.ExpirationTime)
+	if s := m.NetworkRequests; s != nil {
+		out := make([]*NetworkAuthorization, len(s))
+		blk := make([]NetworkAuthorization, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.NetworkRequests = out
 	}
+	c.BuyerClusterId = m.BuyerClusterId
+	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -546,16 +564,16 @@ func (m *Contract) Equal(o *Contract) bool {
 	if m.TransactionId != o.TransactionId {
 		return false
 	}
-	if !fieldmap.Equal(m.ExpirationTime, o.ExpirationTime) {
+	if !fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.NetworkRequests, o.NetworkRequests, (*NetworkAuthorization).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.NetworkRequests, o.NetworkRequests, (*NetworkAuthorization).Equal) {
 		return false
 	}
 	if m.BuyerClusterId != o.BuyerClusterId {
 		return false
 	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -995,7 +1013,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 								}
 							}
 							if fm.HasOrHasChild("2.10.3.4") {
-								if sv3 := s3.GetNetworkAuthorizations(); !fieldmap.EqualListFunc(d3.NetworkAuthorizations, sv3, (*NetworkAuthorization).Equal) {
+								if sv3 := s3.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(d3.NetworkAuthorizations, sv3, (*NetworkAuthorization).Equal) {
 									if len(sv3) == 0 {
 										d3.NetworkAuthorizations = nil
 									} else {
@@ -1087,7 +1105,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 								n++
 							}
 							if fm.HasOrHasChild("2.11.6.1") {
-								if sv3 := s3.GetParameters(); !fieldmap.EqualListFunc(d3.Parameters, sv3, (*ConfigParameter).Equal) {
+								if sv3 := s3.GetParameters(); !fieldmap.EqualMessageListFunc(d3.Parameters, sv3, (*ConfigParameter).Equal) {
 									if len(sv3) == 0 {
 										d3.Parameters = nil
 									} else {
@@ -1673,7 +1691,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 		}
 	}
 	if fm.HasOrHasChild("9") {
-		if sv0 := src.GetNetworkRequests(); !fieldmap.EqualListFunc(m.NetworkRequests, sv0, (*NetworkAuthorization).Equal) {
+		if sv0 := src.GetNetworkRequests(); !fieldmap.EqualMessageListFunc(m.NetworkRequests, sv0, (*NetworkAuthorization).Equal) {
 			if len(sv0) == 0 {
 				m.NetworkRequests = nil
 			} else {
@@ -1960,7 +1978,7 @@ func (m *Contract) DiffFields(o *Contract) *fieldmap.FieldMap {
 							c3 = true
 						}
 					}
-					if !fieldmap.EqualListFunc(a3.GetNetworkAuthorizations(), b3.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
+					if !fieldmap.EqualMessageListFunc(a3.GetNetworkAuthorizations(), b3.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
 						fm.Set("2.10.3.4")
 						c3 = true
 					}
@@ -2009,7 +2027,7 @@ func (m *Contract) DiffFields(o *Contract) *fieldmap.FieldMap {
 					c2 = true
 				} else if a3 != nil {
 					c3 := false
-					if !fieldmap.EqualListFunc(a3.GetParameters(), b3.GetParameters(), (*ConfigParameter).Equal) {
+					if !fieldmap.EqualMessageListFunc(a3.GetParameters(), b3.GetParameters(), (*ConfigParameter).Equal) {
 						fm.Set("2.11.6.1")
 						c3 = true
 					}
@@ -2370,7 +2388,7 @@ func (m *Contract) DiffFields(o *Contract) *fieldmap.FieldMap {
 	if !fieldmap.Equal(m.GetExpirationTime(), o.GetExpirationTime()) {
 		fm.Set("8")
 	}
-	if !fieldmap.EqualListFunc(m.GetNetworkRequests(), o.GetNetworkRequests(), (*NetworkAuthorization).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetNetworkRequests(), o.GetNetworkRequests(), (*NetworkAuthorization).Equal) {
 		fm.Set("9")
 	}
 	if m.GetBuyerClusterId() != o.GetBuyerClusterId() {

@@ -619,21 +619,25 @@ func (m *Discovery) Clone() *Discovery {
 	if m == nil {
 		return nil
 	}
-	c := &Discovery{
-		Id:                  m.Id,
-		SolverId:            m.SolverId,
-		Selector:            m.Selector.Clone(),
-		Subscribe:           m.Subscribe,
-		Phase:               m.Phase,
-		Message:             m.Message,
-		PeeringCandidateIds: slices.Clone(m.PeeringCandidateIds),
-		StartTime:           fieldmap.Clone(m.StartTime),
-		LastChangeTime:      fieldmap.Clone(m.LastChangeTime),
-	}
+	c := new(Discovery)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Discovery, a deep copy of m, which is not nil.
+func (m *Discovery) cloneTo(c *Discovery) {
+	c.Id = m.Id
+	c.SolverId = m.SolverId
+	c.Selector = m.Selector.Clone()
+	c.Subscribe = m.Subscribe
+	c.Phase = m.Phase
+	c.Message = m.Message
+	c.PeeringCandidateIds = slices.Clone(m.PeeringCandidateIds)
+	c.StartTime = fieldmap.CloneTimestamp(m.StartTime)
+	c.LastChangeTime = fieldmap.CloneTimestamp(m.LastChangeTime)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -642,17 +646,21 @@ func (m *PeeringCandidate) Clone() *PeeringCandidate {
 	if m == nil {
 		return nil
 	}
-	c := &PeeringCandidate{
-		Id:        m.Id,
-		Flavor:    m.Flavor.Clone(),
-		SolverIds: slices.Clone(m.SolverIds),
-		Available: m.Available,
-		CreatedAt: fieldmap.Clone(m.CreatedAt),
-	}
+	c := new(PeeringCandidate)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero PeeringCandidate, a deep copy of m, which is not nil.
+func (m *PeeringCandidate) cloneTo(c *PeeringCandidate) {
+	c.Id = m.Id
+	c.Flavor = m.Flavor.Clone()
+	c.SolverIds = slices.Clone(m.SolverIds)
+	c.Available = m.Available
+	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -686,10 +694,10 @@ func (m *Discovery) Equal(o *Discovery) bool {
 	if !slices.Equal(m.PeeringCandidateIds, o.PeeringCandidateIds) {
 		return false
 	}
-	if !fieldmap.Equal(m.StartTime, o.StartTime) {
+	if !fieldmap.EqualTimestamp(m.StartTime, o.StartTime) {
 		return false
 	}
-	if !fieldmap.Equal(m.LastChangeTime, o.LastChangeTime) {
+	if !fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -717,7 +725,7 @@ func (m *PeeringCandidate) Equal(o *PeeringCandidate) bool {
 	if m.Available != o.Available {
 		return false
 	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -2885,7 +2893,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 								}
 							}
 							if fm.HasOrHasChild("2.10.3.4") {
-								if sv3 := s3.GetNetworkAuthorizations(); !fieldmap.EqualListFunc(d3.NetworkAuthorizations, sv3, (*NetworkAuthorization).Equal) {
+								if sv3 := s3.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(d3.NetworkAuthorizations, sv3, (*NetworkAuthorization).Equal) {
 									if len(sv3) == 0 {
 										d3.NetworkAuthorizations = nil
 									} else {
@@ -2977,7 +2985,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 								n++
 							}
 							if fm.HasOrHasChild("2.11.6.1") {
-								if sv3 := s3.GetParameters(); !fieldmap.EqualListFunc(d3.Parameters, sv3, (*ConfigParameter).Equal) {
+								if sv3 := s3.GetParameters(); !fieldmap.EqualMessageListFunc(d3.Parameters, sv3, (*ConfigParameter).Equal) {
 									if len(sv3) == 0 {
 										d3.Parameters = nil
 									} else {
@@ -4735,7 +4743,7 @@ func (m *PeeringCandidate) DiffFields(o *PeeringCandidate) *fieldmap.FieldMap {
 							c3 = true
 						}
 					}
-					if !fieldmap.EqualListFunc(a3.GetNetworkAuthorizations(), b3.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
+					if !fieldmap.EqualMessageListFunc(a3.GetNetworkAuthorizations(), b3.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
 						fm.Set("2.10.3.4")
 						c3 = true
 					}
@@ -4784,7 +4792,7 @@ func (m *PeeringCandidate) DiffFields(o *PeeringCandidate) *fieldmap.FieldMap {
 					c2 = true
 				} else if a3 != nil {
 					c3 := false
-					if !fieldmap.EqualListFunc(a3.GetParameters(), b3.GetParameters(), (*ConfigParameter).Equal) {
+					if !fieldmap.EqualMessageListFunc(a3.GetParameters(), b3.GetParameters(), (*ConfigParameter).Equal) {
 						fm.Set("2.11.6.1")
 						c3 = true
 					}

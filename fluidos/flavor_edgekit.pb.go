@@ -704,18 +704,22 @@ func (m *K8SliceCharacteristics) Clone() *K8SliceCharacteristics {
 	if m == nil {
 		return nil
 	}
-	c := &K8SliceCharacteristics{
-		Architecture: m.Architecture,
-		Cpu:          m.Cpu,
-		Memory:       m.Memory,
-		Pods:         m.Pods,
-		Gpu:          m.Gpu.Clone(),
-		Storage:      m.Storage,
-	}
+	c := new(K8SliceCharacteristics)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero K8SliceCharacteristics, a deep copy of m, which is not nil.
+func (m *K8SliceCharacteristics) cloneTo(c *K8SliceCharacteristics) {
+	c.Architecture = m.Architecture
+	c.Cpu = m.Cpu
+	c.Memory = m.Memory
+	c.Pods = m.Pods
+	c.Gpu = m.Gpu.Clone()
+	c.Storage = m.Storage
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -724,18 +728,22 @@ func (m *Partitionability) Clone() *Partitionability {
 	if m == nil {
 		return nil
 	}
-	c := &Partitionability{
-		CpuMin:     m.CpuMin,
-		MemoryMin:  m.MemoryMin,
-		PodsMin:    m.PodsMin,
-		CpuStep:    m.CpuStep,
-		MemoryStep: m.MemoryStep,
-		PodsStep:   m.PodsStep,
-	}
+	c := new(Partitionability)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Partitionability, a deep copy of m, which is not nil.
+func (m *Partitionability) cloneTo(c *Partitionability) {
+	c.CpuMin = m.CpuMin
+	c.MemoryMin = m.MemoryMin
+	c.PodsMin = m.PodsMin
+	c.CpuStep = m.CpuStep
+	c.MemoryStep = m.MemoryStep
+	c.PodsStep = m.PodsStep
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -744,14 +752,18 @@ func (m *CarbonFootprint) Clone() *CarbonFootprint {
 	if m == nil {
 		return nil
 	}
-	c := &CarbonFootprint{
-		Embodied:    m.Embodied,
-		Operational: m.Operational,
-	}
+	c := new(CarbonFootprint)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CarbonFootprint, a deep copy of m, which is not nil.
+func (m *CarbonFootprint) cloneTo(c *CarbonFootprint) {
+	c.Embodied = m.Embodied
+	c.Operational = m.Operational
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -760,16 +772,30 @@ func (m *K8SliceProperties) Clone() *K8SliceProperties {
 	if m == nil {
 		return nil
 	}
-	c := &K8SliceProperties{
-		LatencyMs:             m.LatencyMs,
-		SecurityStandards:     slices.Clone(m.SecurityStandards),
-		CarbonFootprint:       m.CarbonFootprint.Clone(),
-		NetworkAuthorizations: fieldmap.CloneListFunc(m.NetworkAuthorizations, (*NetworkAuthorization).Clone),
+	c := new(K8SliceProperties)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero K8SliceProperties, a deep copy of m, which is not nil.
+func (m *K8SliceProperties) cloneTo(c *K8SliceProperties) {
+	c.LatencyMs = m.LatencyMs
+	c.SecurityStandards = slices.Clone(m.SecurityStandards)
+	c.CarbonFootprint = m.CarbonFootprint.Clone()
+	if s := m.NetworkAuthorizations; s != nil {
+		out := make([]*NetworkAuthorization, len(s))
+		blk := make([]NetworkAuthorization, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.NetworkAuthorizations = out
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -778,15 +804,19 @@ func (m *K8Slice) Clone() *K8Slice {
 	if m == nil {
 		return nil
 	}
-	c := &K8Slice{
-		Characteristics:  m.Characteristics.Clone(),
-		Partitionability: m.Partitionability.Clone(),
-		Properties:       m.Properties.Clone(),
-	}
+	c := new(K8Slice)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero K8Slice, a deep copy of m, which is not nil.
+func (m *K8Slice) cloneTo(c *K8Slice) {
+	c.Characteristics = m.Characteristics.Clone()
+	c.Partitionability = m.Partitionability.Clone()
+	c.Properties = m.Properties.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -795,19 +825,23 @@ func (m *Service) Clone() *Service {
 	if m == nil {
 		return nil
 	}
-	c := &Service{
-		Name:                m.Name,
-		Description:         m.Description,
-		Category:            m.Category,
-		Tags:                slices.Clone(m.Tags),
-		HostingPolicies:     slices.Clone(m.HostingPolicies),
-		ConfigurationSchema: m.ConfigurationSchema.Clone(),
-		BlueprintId:         m.BlueprintId,
-	}
+	c := new(Service)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Service, a deep copy of m, which is not nil.
+func (m *Service) cloneTo(c *Service) {
+	c.Name = m.Name
+	c.Description = m.Description
+	c.Category = m.Category
+	c.Tags = slices.Clone(m.Tags)
+	c.HostingPolicies = slices.Clone(m.HostingPolicies)
+	c.ConfigurationSchema = m.ConfigurationSchema.Clone()
+	c.BlueprintId = m.BlueprintId
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -816,19 +850,23 @@ func (m *VM) Clone() *VM {
 	if m == nil {
 		return nil
 	}
-	c := &VM{
-		Cpu:          m.Cpu,
-		Memory:       m.Memory,
-		Storage:      m.Storage,
-		Architecture: m.Architecture,
-		OsImage:      m.OsImage,
-		Gpu:          m.Gpu.Clone(),
-		Hypervisor:   m.Hypervisor,
-	}
+	c := new(VM)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero VM, a deep copy of m, which is not nil.
+func (m *VM) cloneTo(c *VM) {
+	c.Cpu = m.Cpu
+	c.Memory = m.Memory
+	c.Storage = m.Storage
+	c.Architecture = m.Architecture
+	c.OsImage = m.OsImage
+	c.Gpu = m.Gpu.Clone()
+	c.Hypervisor = m.Hypervisor
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -837,18 +875,22 @@ func (m *Sensor) Clone() *Sensor {
 	if m == nil {
 		return nil
 	}
-	c := &Sensor{
-		SensorType:     m.SensorType,
-		SamplingRateHz: m.SamplingRateHz,
-		Accuracy:       m.Accuracy,
-		Unit:           m.Unit,
-		SourceEndpoint: m.SourceEndpoint,
-		Location:       m.Location.Clone(),
-	}
+	c := new(Sensor)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Sensor, a deep copy of m, which is not nil.
+func (m *Sensor) cloneTo(c *Sensor) {
+	c.SensorType = m.SensorType
+	c.SamplingRateHz = m.SamplingRateHz
+	c.Accuracy = m.Accuracy
+	c.Unit = m.Unit
+	c.SourceEndpoint = m.SourceEndpoint
+	c.Location = m.Location.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -857,17 +899,22 @@ func (m *Flavor) Clone() *Flavor {
 	if m == nil {
 		return nil
 	}
-	c := &Flavor{
-		Id:                  m.Id,
-		Owner:               m.Owner.Clone(),
-		ProviderId:          m.ProviderId,
-		Price:               m.Price.Clone(),
-		Availability:        m.Availability,
-		Location:            m.Location.Clone(),
-		NetworkPropertyType: m.NetworkPropertyType,
-		CreatedAt:           fieldmap.Clone(m.CreatedAt),
-		UpdatedAt:           fieldmap.Clone(m.UpdatedAt),
-	}
+	c := new(Flavor)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Flavor, a deep copy of m, which is not nil.
+func (m *Flavor) cloneTo(c *Flavor) {
+	c.Id = m.Id
+	c.Owner = m.Owner.Clone()
+	c.ProviderId = m.ProviderId
+	c.Price = m.Price.Clone()
+	c.Availability = m.Availability
+	c.Location = m.Location.Clone()
+	c.NetworkPropertyType = m.NetworkPropertyType
+	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
+	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	switch v := m.Spec.(type) {
 	case *Flavor_K8Slice:
 		if v != nil {
@@ -889,7 +936,6 @@ func (m *Flavor) Clone() *Flavor {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -992,7 +1038,7 @@ func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
 	if !m.CarbonFootprint.Equal(o.CarbonFootprint) {
 		return false
 	}
-	if !fieldmap.EqualListFunc(m.NetworkAuthorizations, o.NetworkAuthorizations, (*NetworkAuthorization).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, o.NetworkAuthorizations, (*NetworkAuthorization).Equal) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -1150,10 +1196,10 @@ func (m *Flavor) Equal(o *Flavor) bool {
 	if m.NetworkPropertyType != o.NetworkPropertyType {
 		return false
 	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
 		return false
 	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	switch a := m.Spec.(type) {
@@ -1435,7 +1481,7 @@ func (m *K8SliceProperties) CopyInFields(src *K8SliceProperties, fm *fieldmap.Fi
 		}
 	}
 	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetNetworkAuthorizations(); !fieldmap.EqualListFunc(m.NetworkAuthorizations, sv0, (*NetworkAuthorization).Equal) {
+		if sv0 := src.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, sv0, (*NetworkAuthorization).Equal) {
 			if len(sv0) == 0 {
 				m.NetworkAuthorizations = nil
 			} else {
@@ -1643,7 +1689,7 @@ func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 				}
 			}
 			if fm.HasOrHasChild("3.4") {
-				if sv1 := s1.GetNetworkAuthorizations(); !fieldmap.EqualListFunc(d1.NetworkAuthorizations, sv1, (*NetworkAuthorization).Equal) {
+				if sv1 := s1.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(d1.NetworkAuthorizations, sv1, (*NetworkAuthorization).Equal) {
 					if len(sv1) == 0 {
 						d1.NetworkAuthorizations = nil
 					} else {
@@ -1723,7 +1769,7 @@ func (m *Service) CopyInFields(src *Service, fm *fieldmap.FieldMap) int {
 				n++
 			}
 			if fm.HasOrHasChild("6.1") {
-				if sv1 := s1.GetParameters(); !fieldmap.EqualListFunc(d1.Parameters, sv1, (*ConfigParameter).Equal) {
+				if sv1 := s1.GetParameters(); !fieldmap.EqualMessageListFunc(d1.Parameters, sv1, (*ConfigParameter).Equal) {
 					if len(sv1) == 0 {
 						d1.Parameters = nil
 					} else {
@@ -2283,7 +2329,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 						}
 					}
 					if fm.HasOrHasChild("10.3.4") {
-						if sv2 := s2.GetNetworkAuthorizations(); !fieldmap.EqualListFunc(d2.NetworkAuthorizations, sv2, (*NetworkAuthorization).Equal) {
+						if sv2 := s2.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(d2.NetworkAuthorizations, sv2, (*NetworkAuthorization).Equal) {
 							if len(sv2) == 0 {
 								d2.NetworkAuthorizations = nil
 							} else {
@@ -2375,7 +2421,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 						n++
 					}
 					if fm.HasOrHasChild("11.6.1") {
-						if sv2 := s2.GetParameters(); !fieldmap.EqualListFunc(d2.Parameters, sv2, (*ConfigParameter).Equal) {
+						if sv2 := s2.GetParameters(); !fieldmap.EqualMessageListFunc(d2.Parameters, sv2, (*ConfigParameter).Equal) {
 							if len(sv2) == 0 {
 								d2.Parameters = nil
 							} else {
@@ -2711,7 +2757,7 @@ func (m *K8SliceProperties) DiffFields(o *K8SliceProperties) *fieldmap.FieldMap 
 			fm.Set("3")
 		}
 	}
-	if !fieldmap.EqualListFunc(m.GetNetworkAuthorizations(), o.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.GetNetworkAuthorizations(), o.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
 		fm.Set("4")
 	}
 	return fm
@@ -2836,7 +2882,7 @@ func (m *K8Slice) DiffFields(o *K8Slice) *fieldmap.FieldMap {
 				c1 = true
 			}
 		}
-		if !fieldmap.EqualListFunc(a1.GetNetworkAuthorizations(), b1.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
+		if !fieldmap.EqualMessageListFunc(a1.GetNetworkAuthorizations(), b1.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
 			fm.Set("3.4")
 			c1 = true
 		}
@@ -2873,7 +2919,7 @@ func (m *Service) DiffFields(o *Service) *fieldmap.FieldMap {
 		fm.Set("6")
 	} else if a1 != nil {
 		c1 := false
-		if !fieldmap.EqualListFunc(a1.GetParameters(), b1.GetParameters(), (*ConfigParameter).Equal) {
+		if !fieldmap.EqualMessageListFunc(a1.GetParameters(), b1.GetParameters(), (*ConfigParameter).Equal) {
 			fm.Set("6.1")
 			c1 = true
 		}
@@ -3202,7 +3248,7 @@ func (m *Flavor) DiffFields(o *Flavor) *fieldmap.FieldMap {
 						c2 = true
 					}
 				}
-				if !fieldmap.EqualListFunc(a2.GetNetworkAuthorizations(), b2.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
+				if !fieldmap.EqualMessageListFunc(a2.GetNetworkAuthorizations(), b2.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
 					fm.Set("10.3.4")
 					c2 = true
 				}
@@ -3249,7 +3295,7 @@ func (m *Flavor) DiffFields(o *Flavor) *fieldmap.FieldMap {
 				c1 = true
 			} else if a2 != nil {
 				c2 := false
-				if !fieldmap.EqualListFunc(a2.GetParameters(), b2.GetParameters(), (*ConfigParameter).Equal) {
+				if !fieldmap.EqualMessageListFunc(a2.GetParameters(), b2.GetParameters(), (*ConfigParameter).Equal) {
 					fm.Set("11.6.1")
 					c2 = true
 				}

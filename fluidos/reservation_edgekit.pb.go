@@ -304,19 +304,23 @@ func (m *ReservationStatus) Clone() *ReservationStatus {
 	if m == nil {
 		return nil
 	}
-	c := &ReservationStatus{
-		Phase:          m.Phase,
-		ReservePhase:   m.ReservePhase,
-		PurchasePhase:  m.PurchasePhase,
-		Message:        m.Message,
-		TransactionId:  m.TransactionId,
-		ContractId:     m.ContractId,
-		LastChangeTime: fieldmap.Clone(m.LastChangeTime),
-	}
+	c := new(ReservationStatus)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ReservationStatus, a deep copy of m, which is not nil.
+func (m *ReservationStatus) cloneTo(c *ReservationStatus) {
+	c.Phase = m.Phase
+	c.ReservePhase = m.ReservePhase
+	c.PurchasePhase = m.PurchasePhase
+	c.Message = m.Message
+	c.TransactionId = m.TransactionId
+	c.ContractId = m.ContractId
+	c.LastChangeTime = fieldmap.CloneTimestamp(m.LastChangeTime)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -325,21 +329,25 @@ func (m *Reservation) Clone() *Reservation {
 	if m == nil {
 		return nil
 	}
-	c := &Reservation{
-		Id:                 m.Id,
-		SolverId:           m.SolverId,
-		Buyer:              m.Buyer.Clone(),
-		Seller:             m.Seller.Clone(),
-		PeeringCandidateId: m.PeeringCandidateId,
-		Configuration:      m.Configuration.Clone(),
-		Reserve:            m.Reserve,
-		Purchase:           m.Purchase,
-		Status:             m.Status.Clone(),
-	}
+	c := new(Reservation)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Reservation, a deep copy of m, which is not nil.
+func (m *Reservation) cloneTo(c *Reservation) {
+	c.Id = m.Id
+	c.SolverId = m.SolverId
+	c.Buyer = m.Buyer.Clone()
+	c.Seller = m.Seller.Clone()
+	c.PeeringCandidateId = m.PeeringCandidateId
+	c.Configuration = m.Configuration.Clone()
+	c.Reserve = m.Reserve
+	c.Purchase = m.Purchase
+	c.Status = m.Status.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -348,19 +356,23 @@ func (m *Transaction) Clone() *Transaction {
 	if m == nil {
 		return nil
 	}
-	c := &Transaction{
-		Id:             m.Id,
-		FlavorId:       m.FlavorId,
-		Buyer:          m.Buyer.Clone(),
-		Configuration:  m.Configuration.Clone(),
-		StartTime:      fieldmap.Clone(m.StartTime),
-		ExpirationTime: fieldmap.Clone(m.ExpirationTime),
-		BuyerClusterId: m.BuyerClusterId,
-	}
+	c := new(Transaction)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Transaction, a deep copy of m, which is not nil.
+func (m *Transaction) cloneTo(c *Transaction) {
+	c.Id = m.Id
+	c.FlavorId = m.FlavorId
+	c.Buyer = m.Buyer.Clone()
+	c.Configuration = m.Configuration.Clone()
+	c.StartTime = fieldmap.CloneTimestamp(m.StartTime)
+	c.ExpirationTime = fieldmap.CloneTimestamp(m.ExpirationTime)
+	c.BuyerClusterId = m.BuyerClusterId
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -391,7 +403,7 @@ func (m *ReservationStatus) Equal(o *ReservationStatus) bool {
 	if m.ContractId != o.ContractId {
 		return false
 	}
-	if !fieldmap.Equal(m.LastChangeTime, o.LastChangeTime) {
+	if !fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -459,10 +471,10 @@ func (m *Transaction) Equal(o *Transaction) bool {
 	if !m.Configuration.Equal(o.Configuration) {
 		return false
 	}
-	if !fieldmap.Equal(m.StartTime, o.StartTime) {
+	if !fieldmap.EqualTimestamp(m.StartTime, o.StartTime) {
 		return false
 	}
-	if !fieldmap.Equal(m.ExpirationTime, o.ExpirationTime) {
+	if !fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) {
 		return false
 	}
 	if m.BuyerClusterId != o.BuyerClusterId {

@@ -871,13 +871,17 @@ func (m *ResourceMatchSelector) Clone() *ResourceMatchSelector {
 	if m == nil {
 		return nil
 	}
-	c := &ResourceMatchSelector{
-		Value: m.Value,
-	}
+	c := new(ResourceMatchSelector)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ResourceMatchSelector, a deep copy of m, which is not nil.
+func (m *ResourceMatchSelector) cloneTo(c *ResourceMatchSelector) {
+	c.Value = m.Value
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -886,14 +890,30 @@ func (m *ResourceRangeSelector) Clone() *ResourceRangeSelector {
 	if m == nil {
 		return nil
 	}
-	c := &ResourceRangeSelector{
-		Min: fieldmap.ClonePtr(m.Min),
-		Max: fieldmap.ClonePtr(m.Max),
+	c := new(ResourceRangeSelector)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ResourceRangeSelector, a deep copy of m, which is not nil.
+func (m *ResourceRangeSelector) cloneTo(c *ResourceRangeSelector) {
+	if m.Min != nil || m.Max != nil {
+		blk := new(struct {
+			Min int64
+			Max int64
+		})
+		if m.Min != nil {
+			blk.Min = *m.Min
+			c.Min = &blk.Min
+		}
+		if m.Max != nil {
+			blk.Max = *m.Max
+			c.Max = &blk.Max
+		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -902,7 +922,13 @@ func (m *ResourceFilter) Clone() *ResourceFilter {
 	if m == nil {
 		return nil
 	}
-	c := &ResourceFilter{}
+	c := new(ResourceFilter)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ResourceFilter, a deep copy of m, which is not nil.
+func (m *ResourceFilter) cloneTo(c *ResourceFilter) {
 	switch v := m.Filter.(type) {
 	case *ResourceFilter_Match:
 		if v != nil {
@@ -916,7 +942,6 @@ func (m *ResourceFilter) Clone() *ResourceFilter {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -925,14 +950,30 @@ func (m *FloatRangeSelector) Clone() *FloatRangeSelector {
 	if m == nil {
 		return nil
 	}
-	c := &FloatRangeSelector{
-		Min: fieldmap.ClonePtr(m.Min),
-		Max: fieldmap.ClonePtr(m.Max),
+	c := new(FloatRangeSelector)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero FloatRangeSelector, a deep copy of m, which is not nil.
+func (m *FloatRangeSelector) cloneTo(c *FloatRangeSelector) {
+	if m.Min != nil || m.Max != nil {
+		blk := new(struct {
+			Min float64
+			Max float64
+		})
+		if m.Min != nil {
+			blk.Min = *m.Min
+			c.Min = &blk.Min
+		}
+		if m.Max != nil {
+			blk.Max = *m.Max
+			c.Max = &blk.Max
+		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -941,7 +982,13 @@ func (m *StringFilter) Clone() *StringFilter {
 	if m == nil {
 		return nil
 	}
-	c := &StringFilter{}
+	c := new(StringFilter)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero StringFilter, a deep copy of m, which is not nil.
+func (m *StringFilter) cloneTo(c *StringFilter) {
 	switch v := m.Filter.(type) {
 	case *StringFilter_Exact:
 		if v != nil {
@@ -955,7 +1002,6 @@ func (m *StringFilter) Clone() *StringFilter {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -964,15 +1010,19 @@ func (m *GPUSelector) Clone() *GPUSelector {
 	if m == nil {
 		return nil
 	}
-	c := &GPUSelector{
-		Model:  m.Model.Clone(),
-		Cores:  m.Cores.Clone(),
-		Memory: m.Memory.Clone(),
-	}
+	c := new(GPUSelector)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero GPUSelector, a deep copy of m, which is not nil.
+func (m *GPUSelector) cloneTo(c *GPUSelector) {
+	c.Model = m.Model.Clone()
+	c.Cores = m.Cores.Clone()
+	c.Memory = m.Memory.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -981,18 +1031,22 @@ func (m *K8SliceSelector) Clone() *K8SliceSelector {
 	if m == nil {
 		return nil
 	}
-	c := &K8SliceSelector{
-		Architecture: m.Architecture.Clone(),
-		Cpu:          m.Cpu.Clone(),
-		Memory:       m.Memory.Clone(),
-		Pods:         m.Pods.Clone(),
-		Storage:      m.Storage.Clone(),
-		Gpu:          m.Gpu.Clone(),
-	}
+	c := new(K8SliceSelector)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero K8SliceSelector, a deep copy of m, which is not nil.
+func (m *K8SliceSelector) cloneTo(c *K8SliceSelector) {
+	c.Architecture = m.Architecture.Clone()
+	c.Cpu = m.Cpu.Clone()
+	c.Memory = m.Memory.Clone()
+	c.Pods = m.Pods.Clone()
+	c.Storage = m.Storage.Clone()
+	c.Gpu = m.Gpu.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -1001,15 +1055,19 @@ func (m *ServiceSelector) Clone() *ServiceSelector {
 	if m == nil {
 		return nil
 	}
-	c := &ServiceSelector{
-		Category: m.Category.Clone(),
-		Tags:     slices.Clone(m.Tags),
-		Name:     m.Name.Clone(),
-	}
+	c := new(ServiceSelector)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ServiceSelector, a deep copy of m, which is not nil.
+func (m *ServiceSelector) cloneTo(c *ServiceSelector) {
+	c.Category = m.Category.Clone()
+	c.Tags = slices.Clone(m.Tags)
+	c.Name = m.Name.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -1018,19 +1076,23 @@ func (m *VMSelector) Clone() *VMSelector {
 	if m == nil {
 		return nil
 	}
-	c := &VMSelector{
-		Architecture: m.Architecture.Clone(),
-		Cpu:          m.Cpu.Clone(),
-		Memory:       m.Memory.Clone(),
-		Storage:      m.Storage.Clone(),
-		OsImage:      m.OsImage.Clone(),
-		Hypervisor:   m.Hypervisor.Clone(),
-		Gpu:          m.Gpu.Clone(),
-	}
+	c := new(VMSelector)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero VMSelector, a deep copy of m, which is not nil.
+func (m *VMSelector) cloneTo(c *VMSelector) {
+	c.Architecture = m.Architecture.Clone()
+	c.Cpu = m.Cpu.Clone()
+	c.Memory = m.Memory.Clone()
+	c.Storage = m.Storage.Clone()
+	c.OsImage = m.OsImage.Clone()
+	c.Hypervisor = m.Hypervisor.Clone()
+	c.Gpu = m.Gpu.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -1039,16 +1101,20 @@ func (m *SensorSelector) Clone() *SensorSelector {
 	if m == nil {
 		return nil
 	}
-	c := &SensorSelector{
-		SensorType:     m.SensorType.Clone(),
-		SamplingRateHz: m.SamplingRateHz.Clone(),
-		Accuracy:       m.Accuracy.Clone(),
-		Unit:           m.Unit.Clone(),
-	}
+	c := new(SensorSelector)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero SensorSelector, a deep copy of m, which is not nil.
+func (m *SensorSelector) cloneTo(c *SensorSelector) {
+	c.SensorType = m.SensorType.Clone()
+	c.SamplingRateHz = m.SamplingRateHz.Clone()
+	c.Accuracy = m.Accuracy.Clone()
+	c.Unit = m.Unit.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -1057,9 +1123,14 @@ func (m *Selector) Clone() *Selector {
 	if m == nil {
 		return nil
 	}
-	c := &Selector{
-		FlavorType: m.FlavorType,
-	}
+	c := new(Selector)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Selector, a deep copy of m, which is not nil.
+func (m *Selector) cloneTo(c *Selector) {
+	c.FlavorType = m.FlavorType
 	switch v := m.Filter.(type) {
 	case *Selector_K8Slice:
 		if v != nil {
@@ -1081,7 +1152,6 @@ func (m *Selector) Clone() *Selector {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

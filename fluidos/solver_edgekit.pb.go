@@ -457,24 +457,28 @@ func (m *SolverStatus) Clone() *SolverStatus {
 	if m == nil {
 		return nil
 	}
-	c := &SolverStatus{
-		SolverPhase:      m.SolverPhase,
-		DiscoveryPhase:   m.DiscoveryPhase,
-		ReservationPhase: m.ReservationPhase,
-		PurchasePhase:    m.PurchasePhase,
-		AllocationPhase:  m.AllocationPhase,
-		Message:          m.Message,
-		DiscoveryId:      m.DiscoveryId,
-		ReservationId:    m.ReservationId,
-		ContractId:       m.ContractId,
-		AllocationId:     m.AllocationId,
-		Credentials:      m.Credentials.Clone(),
-		LastChangeTime:   fieldmap.Clone(m.LastChangeTime),
-	}
+	c := new(SolverStatus)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero SolverStatus, a deep copy of m, which is not nil.
+func (m *SolverStatus) cloneTo(c *SolverStatus) {
+	c.SolverPhase = m.SolverPhase
+	c.DiscoveryPhase = m.DiscoveryPhase
+	c.ReservationPhase = m.ReservationPhase
+	c.PurchasePhase = m.PurchasePhase
+	c.AllocationPhase = m.AllocationPhase
+	c.Message = m.Message
+	c.DiscoveryId = m.DiscoveryId
+	c.ReservationId = m.ReservationId
+	c.ContractId = m.ContractId
+	c.AllocationId = m.AllocationId
+	c.Credentials = m.Credentials.Clone()
+	c.LastChangeTime = fieldmap.CloneTimestamp(m.LastChangeTime)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -483,19 +487,23 @@ func (m *Solver) Clone() *Solver {
 	if m == nil {
 		return nil
 	}
-	c := &Solver{
-		Id:               m.Id,
-		Selector:         m.Selector.Clone(),
-		IntentId:         m.IntentId,
-		FindCandidate:    m.FindCandidate,
-		ReserveAndBuy:    m.ReserveAndBuy,
-		EstablishPeering: m.EstablishPeering,
-		Status:           m.Status.Clone(),
-	}
+	c := new(Solver)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Solver, a deep copy of m, which is not nil.
+func (m *Solver) cloneTo(c *Solver) {
+	c.Id = m.Id
+	c.Selector = m.Selector.Clone()
+	c.IntentId = m.IntentId
+	c.FindCandidate = m.FindCandidate
+	c.ReserveAndBuy = m.ReserveAndBuy
+	c.EstablishPeering = m.EstablishPeering
+	c.Status = m.Status.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -541,7 +549,7 @@ func (m *SolverStatus) Equal(o *SolverStatus) bool {
 	if !m.Credentials.Equal(o.Credentials) {
 		return false
 	}
-	if !fieldmap.Equal(m.LastChangeTime, o.LastChangeTime) {
+	if !fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
 		return false
 	}
 	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)

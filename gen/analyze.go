@@ -18,7 +18,7 @@ var MethodNames = map[string][]string{
 	"clone":    {"Clone"},
 	"equal":    {"Equal"},
 	"validate": {"ValidateEnums", "ValidateFields"},
-	"redact":   {"Redact"},
+	"redact":   {"Redact", "Redacted"},
 	"keys":     {"GetKeyString"},
 }
 

@@ -58,12 +58,20 @@ func (g *GeneratedFile) EqualExpr(f *protogen.Field, a, b string) string {
 	switch {
 	case d.IsMap():
 		if eq := g.elemEqualFunc(f); eq != "" {
-			return g.Fieldmap("EqualMapFunc") + "(" + a + ", " + b + ", " + eq + ")"
+			fn := "EqualMapFunc"
+			if isMessageKind(valueField(f).Desc.Kind()) {
+				fn = "EqualMessageMapFunc" // a nil value reads as an empty message
+			}
+			return g.Fieldmap(fn) + "(" + a + ", " + b + ", " + eq + ")"
 		}
 		return g.Ident(MapsPackage, "Equal") + "(" + a + ", " + b + ")"
 	case d.IsList():
 		if eq := g.elemEqualFunc(f); eq != "" {
-			return g.Fieldmap("EqualListFunc") + "(" + a + ", " + b + ", " + eq + ")"
+			fn := "EqualListFunc"
+			if isMessageKind(d.Kind()) {
+				fn = "EqualMessageListFunc" // a nil element reads as an empty message
+			}
+			return g.Fieldmap(fn) + "(" + a + ", " + b + ", " + eq + ")"
 		}
 		return g.Ident(SlicesPackage, "Equal") + "(" + a + ", " + b + ")"
 	}

@@ -7,7 +7,14 @@
 package testpb
 
 import (
+	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	other "github.com/edgekit/edgekit/internal/testpb/other"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
+	maps "maps"
+	slices "slices"
+	strconv "strconv"
 )
 
 // Field flags of Scalars: dot-joined field numbers from Scalars.
@@ -964,4 +971,5243 @@ func (*NamedKey) FieldSchema() *fieldmap.Schema { return _NamedKey_fieldSchema }
 // error names the first flag NamedKey does not have.
 func NewNamedKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NamedKey_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Scalars) Clone() *Scalars {
+	if m == nil {
+		return nil
+	}
+	c := new(Scalars)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Scalars, a deep copy of m, which is not nil.
+func (m *Scalars) cloneTo(c *Scalars) {
+	c.FDouble = m.FDouble
+	c.FFloat = m.FFloat
+	c.FInt32 = m.FInt32
+	c.FInt64 = m.FInt64
+	c.FUint32 = m.FUint32
+	c.FUint64 = m.FUint64
+	c.FSint32 = m.FSint32
+	c.FSint64 = m.FSint64
+	c.FFixed32 = m.FFixed32
+	c.FFixed64 = m.FFixed64
+	c.FSfixed32 = m.FSfixed32
+	c.FSfixed64 = m.FSfixed64
+	c.FBool = m.FBool
+	c.FString = m.FString
+	c.FBytes = fieldmap.CloneBytes(m.FBytes)
+	c.FEnum = m.FEnum
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Optionals) Clone() *Optionals {
+	if m == nil {
+		return nil
+	}
+	c := new(Optionals)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Optionals, a deep copy of m, which is not nil.
+func (m *Optionals) cloneTo(c *Optionals) {
+	c.OBytes = fieldmap.CloneBytes(m.OBytes)
+	c.OMessage = m.OMessage.Clone()
+	if m.ODouble != nil || m.OFloat != nil || m.OInt32 != nil || m.OInt64 != nil || m.OUint32 != nil || m.OUint64 != nil || m.OBool != nil || m.OString != nil || m.OEnum != nil {
+		blk := new(struct {
+			ODouble float64
+			OFloat  float32
+			OInt32  int32
+			OInt64  int64
+			OUint32 uint32
+			OUint64 uint64
+			OBool   bool
+			OString string
+			OEnum   State
+		})
+		if m.ODouble != nil {
+			blk.ODouble = *m.ODouble
+			c.ODouble = &blk.ODouble
+		}
+		if m.OFloat != nil {
+			blk.OFloat = *m.OFloat
+			c.OFloat = &blk.OFloat
+		}
+		if m.OInt32 != nil {
+			blk.OInt32 = *m.OInt32
+			c.OInt32 = &blk.OInt32
+		}
+		if m.OInt64 != nil {
+			blk.OInt64 = *m.OInt64
+			c.OInt64 = &blk.OInt64
+		}
+		if m.OUint32 != nil {
+			blk.OUint32 = *m.OUint32
+			c.OUint32 = &blk.OUint32
+		}
+		if m.OUint64 != nil {
+			blk.OUint64 = *m.OUint64
+			c.OUint64 = &blk.OUint64
+		}
+		if m.OBool != nil {
+			blk.OBool = *m.OBool
+			c.OBool = &blk.OBool
+		}
+		if m.OString != nil {
+			blk.OString = *m.OString
+			c.OString = &blk.OString
+		}
+		if m.OEnum != nil {
+			blk.OEnum = *m.OEnum
+			c.OEnum = &blk.OEnum
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Leaf) Clone() *Leaf {
+	if m == nil {
+		return nil
+	}
+	c := new(Leaf)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Leaf, a deep copy of m, which is not nil.
+func (m *Leaf) cloneTo(c *Leaf) {
+	c.Name = m.Name
+	c.Value = m.Value
+	c.State = m.State
+	c.Token = m.Token
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Middle) Clone() *Middle {
+	if m == nil {
+		return nil
+	}
+	c := new(Middle)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Middle, a deep copy of m, which is not nil.
+func (m *Middle) cloneTo(c *Middle) {
+	c.Name = m.Name
+	c.Leaf = m.Leaf.Clone()
+	if s := m.Leaves; s != nil {
+		out := make([]*Leaf, len(s))
+		blk := make([]Leaf, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Leaves = out
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Top) Clone() *Top {
+	if m == nil {
+		return nil
+	}
+	c := new(Top)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Top, a deep copy of m, which is not nil.
+func (m *Top) cloneTo(c *Top) {
+	c.Key = m.Key.Clone()
+	c.Middle = m.Middle.Clone()
+	c.Tags = slices.Clone(m.Tags)
+	if s := m.Middles; s != nil {
+		out := make([]*Middle, len(s))
+		blk := make([]Middle, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Middles = out
+	}
+	c.Labels = maps.Clone(m.Labels)
+	if s := m.LeafMap; s != nil {
+		out := make(map[int32]*Leaf, len(s))
+		blk := make([]Leaf, len(s))
+		i := 0
+		for k, v := range s {
+			if v == nil {
+				out[k] = nil
+				continue
+			}
+			v.cloneTo(&blk[i])
+			out[k] = &blk[i]
+			i++
+		}
+		c.LeafMap = out
+	}
+	c.Blobs = fieldmap.CloneListFunc(m.Blobs, fieldmap.CloneBytes)
+	c.Samples = slices.Clone(m.Samples)
+	c.States = slices.Clone(m.States)
+	c.BlobMap = fieldmap.CloneMapFunc(m.BlobMap, fieldmap.CloneBytes)
+	c.StateMap = maps.Clone(m.StateMap)
+	c.Scalars = m.Scalars.Clone()
+	c.Optionals = m.Optionals.Clone()
+	c.Wkt = m.Wkt.Clone()
+	c.Label = fieldmap.Clone(m.Label)
+	c.LabelsOther = fieldmap.CloneListFunc(m.LabelsOther, fieldmap.Clone[*other.Label])
+	c.Password = m.Password
+	c.AtomicLeaf = m.AtomicLeaf.Clone()
+	c.LabelMap = fieldmap.CloneMapFunc(m.LabelMap, fieldmap.Clone[*other.Label])
+	c.Empty = m.Empty.Clone()
+	switch v := m.Choice.(type) {
+	case *Top_ChoiceName:
+		if v != nil {
+			c.Choice = &Top_ChoiceName{ChoiceName: v.ChoiceName}
+		}
+	case *Top_ChoiceLeaf:
+		if v != nil {
+			c.Choice = &Top_ChoiceLeaf{ChoiceLeaf: v.ChoiceLeaf.Clone()}
+		}
+	case *Top_ChoiceNumber:
+		if v != nil {
+			c.Choice = &Top_ChoiceNumber{ChoiceNumber: v.ChoiceNumber}
+		}
+	case *Top_ChoiceBytes:
+		if v != nil {
+			c.Choice = &Top_ChoiceBytes{ChoiceBytes: fieldmap.CloneBytes(v.ChoiceBytes)}
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Key) Clone() *Key {
+	if m == nil {
+		return nil
+	}
+	c := new(Key)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Key, a deep copy of m, which is not nil.
+func (m *Key) cloneTo(c *Key) {
+	c.Organization = m.Organization
+	c.Name = m.Name
+	c.Version = m.Version
+	c.State = m.State
+	c.Sub = m.Sub.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *SubKey) Clone() *SubKey {
+	if m == nil {
+		return nil
+	}
+	c := new(SubKey)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero SubKey, a deep copy of m, which is not nil.
+func (m *SubKey) cloneTo(c *SubKey) {
+	c.Region = m.Region
+	c.Zone = m.Zone
+	c.Edge = m.Edge
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Wkt) Clone() *Wkt {
+	if m == nil {
+		return nil
+	}
+	c := new(Wkt)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Wkt, a deep copy of m, which is not nil.
+func (m *Wkt) cloneTo(c *Wkt) {
+	c.Ts = fieldmap.CloneTimestamp(m.Ts)
+	c.Dur = fieldmap.CloneDuration(m.Dur)
+	c.Str = fieldmap.CloneStringValue(m.Str)
+	c.I64 = fieldmap.CloneInt64Value(m.I64)
+	c.Flag = fieldmap.CloneBoolValue(m.Flag)
+	c.St = fieldmap.CloneStruct(m.St)
+	c.Any = fieldmap.CloneAny(m.Any)
+	c.Val = fieldmap.CloneValue(m.Val)
+	c.Times = fieldmap.CloneListFunc(m.Times, fieldmap.CloneTimestamp)
+	c.Durs = fieldmap.CloneMapFunc(m.Durs, fieldmap.CloneDuration)
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Tree) Clone() *Tree {
+	if m == nil {
+		return nil
+	}
+	c := new(Tree)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Tree, a deep copy of m, which is not nil.
+func (m *Tree) cloneTo(c *Tree) {
+	c.Name = m.Name
+	c.Left = m.Left.Clone()
+	c.Right = m.Right.Clone()
+	if s := m.Children; s != nil {
+		out := make([]*Tree, len(s))
+		blk := make([]Tree, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Children = out
+	}
+	c.Branch = m.Branch.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Branch) Clone() *Branch {
+	if m == nil {
+		return nil
+	}
+	c := new(Branch)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Branch, a deep copy of m, which is not nil.
+func (m *Branch) cloneTo(c *Branch) {
+	c.Label = m.Label
+	c.Tree = m.Tree.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Empty) Clone() *Empty {
+	if m == nil {
+		return nil
+	}
+	c := new(Empty)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Empty, a deep copy of m, which is not nil.
+func (m *Empty) cloneTo(c *Empty) {
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Outer) Clone() *Outer {
+	if m == nil {
+		return nil
+	}
+	c := new(Outer)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Outer, a deep copy of m, which is not nil.
+func (m *Outer) cloneTo(c *Outer) {
+	c.Inner = m.Inner.Clone()
+	if s := m.Inners; s != nil {
+		out := make([]*Outer_Inner, len(s))
+		blk := make([]Outer_Inner, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Inners = out
+	}
+	if s := m.InnerMap; s != nil {
+		out := make(map[string]*Outer_Inner, len(s))
+		blk := make([]Outer_Inner, len(s))
+		i := 0
+		for k, v := range s {
+			if v == nil {
+				out[k] = nil
+				continue
+			}
+			v.cloneTo(&blk[i])
+			out[k] = &blk[i]
+			i++
+		}
+		c.InnerMap = out
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Outer_Inner) Clone() *Outer_Inner {
+	if m == nil {
+		return nil
+	}
+	c := new(Outer_Inner)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Outer_Inner, a deep copy of m, which is not nil.
+func (m *Outer_Inner) cloneTo(c *Outer_Inner) {
+	c.Kind = m.Kind
+	c.Secret = m.Secret
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Secrets) Clone() *Secrets {
+	if m == nil {
+		return nil
+	}
+	c := new(Secrets)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Secrets, a deep copy of m, which is not nil.
+func (m *Secrets) cloneTo(c *Secrets) {
+	c.ApiKey = m.ApiKey
+	c.Leaf = m.Leaf.Clone()
+	if s := m.Leaves; s != nil {
+		out := make([]*Leaf, len(s))
+		blk := make([]Leaf, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Leaves = out
+	}
+	if s := m.LeafMap; s != nil {
+		out := make(map[string]*Leaf, len(s))
+		blk := make([]Leaf, len(s))
+		i := 0
+		for k, v := range s {
+			if v == nil {
+				out[k] = nil
+				continue
+			}
+			v.cloneTo(&blk[i])
+			out[k] = &blk[i]
+			i++
+		}
+		c.LeafMap = out
+	}
+	c.Outer = m.Outer.Clone()
+	c.Label = fieldmap.Clone(m.Label)
+	c.Cert = fieldmap.CloneBytes(m.Cert)
+	c.Env = maps.Clone(m.Env)
+	switch v := m.Cred.(type) {
+	case *Secrets_CredToken:
+		if v != nil {
+			c.Cred = &Secrets_CredToken{CredToken: v.CredToken}
+		}
+	case *Secrets_CredLeaf:
+		if v != nil {
+			c.Cred = &Secrets_CredLeaf{CredLeaf: v.CredLeaf.Clone()}
+		}
+	case *Secrets_CredUser:
+		if v != nil {
+			c.Cred = &Secrets_CredUser{CredUser: v.CredUser}
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *NamedKey) Clone() *NamedKey {
+	if m == nil {
+		return nil
+	}
+	c := new(NamedKey)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero NamedKey, a deep copy of m, which is not nil.
+func (m *NamedKey) cloneTo(c *NamedKey) {
+	c.Id = m.Id
+	c.Note = m.Note
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Scalars) Equal(o *Scalars) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.FDouble, o.FDouble) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.FFloat, o.FFloat) {
+		return false
+	}
+	if m.FInt32 != o.FInt32 {
+		return false
+	}
+	if m.FInt64 != o.FInt64 {
+		return false
+	}
+	if m.FUint32 != o.FUint32 {
+		return false
+	}
+	if m.FUint64 != o.FUint64 {
+		return false
+	}
+	if m.FSint32 != o.FSint32 {
+		return false
+	}
+	if m.FSint64 != o.FSint64 {
+		return false
+	}
+	if m.FFixed32 != o.FFixed32 {
+		return false
+	}
+	if m.FFixed64 != o.FFixed64 {
+		return false
+	}
+	if m.FSfixed32 != o.FSfixed32 {
+		return false
+	}
+	if m.FSfixed64 != o.FSfixed64 {
+		return false
+	}
+	if m.FBool != o.FBool {
+		return false
+	}
+	if m.FString != o.FString {
+		return false
+	}
+	if !bytes.Equal(m.FBytes, o.FBytes) {
+		return false
+	}
+	if m.FEnum != o.FEnum {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Optionals) Equal(o *Optionals) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualPtrFloat64(m.ODouble, o.ODouble) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.OFloat, o.OFloat) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OInt32, o.OInt32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OInt64, o.OInt64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OUint32, o.OUint32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OUint64, o.OUint64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OBool, o.OBool) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OString, o.OString) {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.OBytes, o.OBytes) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OEnum, o.OEnum) {
+		return false
+	}
+	if !m.OMessage.Equal(o.OMessage) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Leaf) Equal(o *Leaf) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Value != o.Value {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if m.Token != o.Token {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Middle) Equal(o *Middle) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if !m.Leaf.Equal(o.Leaf) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.Leaves, o.Leaves, (*Leaf).Equal) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Top) Equal(o *Top) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if !m.Middle.Equal(o.Middle) {
+		return false
+	}
+	if !slices.Equal(m.Tags, o.Tags) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.Middles, o.Middles, (*Middle).Equal) {
+		return false
+	}
+	if !maps.Equal(m.Labels, o.Labels) {
+		return false
+	}
+	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) {
+		return false
+	}
+	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
+		return false
+	}
+	if !fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) {
+		return false
+	}
+	if !slices.Equal(m.States, o.States) {
+		return false
+	}
+	if !fieldmap.EqualMapFunc(m.BlobMap, o.BlobMap, bytes.Equal) {
+		return false
+	}
+	if !maps.Equal(m.StateMap, o.StateMap) {
+		return false
+	}
+	if !m.Scalars.Equal(o.Scalars) {
+		return false
+	}
+	if !m.Optionals.Equal(o.Optionals) {
+		return false
+	}
+	if !m.Wkt.Equal(o.Wkt) {
+		return false
+	}
+	if !fieldmap.Equal(m.Label, o.Label) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.LabelsOther, o.LabelsOther, fieldmap.Equal[*other.Label]) {
+		return false
+	}
+	if m.Password != o.Password {
+		return false
+	}
+	if !m.AtomicLeaf.Equal(o.AtomicLeaf) {
+		return false
+	}
+	if !fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, fieldmap.Equal[*other.Label]) {
+		return false
+	}
+	if !m.Empty.Equal(o.Empty) {
+		return false
+	}
+	switch a := m.Choice.(type) {
+	case *Top_ChoiceName:
+		if b, ok := o.Choice.(*Top_ChoiceName); ok && a != nil && b != nil {
+			if a.ChoiceName != b.ChoiceName {
+				return false
+			}
+		} else if a != nil || _Top_Choice_isSet(o.Choice) {
+			return false
+		}
+	case *Top_ChoiceLeaf:
+		if b, ok := o.Choice.(*Top_ChoiceLeaf); ok && a != nil && b != nil {
+			if !fieldmap.EqualElem(a.ChoiceLeaf, b.ChoiceLeaf, (*Leaf).Equal) {
+				return false
+			}
+		} else if a != nil || _Top_Choice_isSet(o.Choice) {
+			return false
+		}
+	case *Top_ChoiceNumber:
+		if b, ok := o.Choice.(*Top_ChoiceNumber); ok && a != nil && b != nil {
+			if a.ChoiceNumber != b.ChoiceNumber {
+				return false
+			}
+		} else if a != nil || _Top_Choice_isSet(o.Choice) {
+			return false
+		}
+	case *Top_ChoiceBytes:
+		if b, ok := o.Choice.(*Top_ChoiceBytes); ok && a != nil && b != nil {
+			if !bytes.Equal(a.ChoiceBytes, b.ChoiceBytes) {
+				return false
+			}
+		} else if a != nil || _Top_Choice_isSet(o.Choice) {
+			return false
+		}
+	default:
+		if _Top_Choice_isSet(o.Choice) {
+			return false
+		}
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// _Top_Choice_isSet reports whether oneof choice of Top holds a member: a
+// typed nil wrapper holds none.
+func _Top_Choice_isSet(x isTop_Choice) bool {
+	switch x := x.(type) {
+	case *Top_ChoiceName:
+		return x != nil
+	case *Top_ChoiceLeaf:
+		return x != nil
+	case *Top_ChoiceNumber:
+		return x != nil
+	case *Top_ChoiceBytes:
+		return x != nil
+	}
+	return false
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Key) Equal(o *Key) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Organization != o.Organization {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Version != o.Version {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if !m.Sub.Equal(o.Sub) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *SubKey) Equal(o *SubKey) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Region != o.Region {
+		return false
+	}
+	if m.Zone != o.Zone {
+		return false
+	}
+	if m.Edge != o.Edge {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Wkt) Equal(o *Wkt) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualTimestamp(m.Ts, o.Ts) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.Dur, o.Dur) {
+		return false
+	}
+	if !fieldmap.EqualStringValue(m.Str, o.Str) {
+		return false
+	}
+	if !fieldmap.EqualInt64Value(m.I64, o.I64) {
+		return false
+	}
+	if !fieldmap.EqualBoolValue(m.Flag, o.Flag) {
+		return false
+	}
+	if !fieldmap.EqualStruct(m.St, o.St) {
+		return false
+	}
+	if !fieldmap.EqualAny(m.Any, o.Any) {
+		return false
+	}
+	if !fieldmap.EqualValue(m.Val, o.Val) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.EqualTimestamp) {
+		return false
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Durs, o.Durs, fieldmap.EqualDuration) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Tree) Equal(o *Tree) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if !m.Left.Equal(o.Left) {
+		return false
+	}
+	if !m.Right.Equal(o.Right) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.Children, o.Children, (*Tree).Equal) {
+		return false
+	}
+	if !m.Branch.Equal(o.Branch) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Branch) Equal(o *Branch) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Label != o.Label {
+		return false
+	}
+	if !m.Tree.Equal(o.Tree) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Empty) Equal(o *Empty) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Outer) Equal(o *Outer) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Inner.Equal(o.Inner) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.Inners, o.Inners, (*Outer_Inner).Equal) {
+		return false
+	}
+	if !fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*Outer_Inner).Equal) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Outer_Inner) Equal(o *Outer_Inner) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Kind != o.Kind {
+		return false
+	}
+	if m.Secret != o.Secret {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Secrets) Equal(o *Secrets) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.ApiKey != o.ApiKey {
+		return false
+	}
+	if !m.Leaf.Equal(o.Leaf) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.Leaves, o.Leaves, (*Leaf).Equal) {
+		return false
+	}
+	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) {
+		return false
+	}
+	if !m.Outer.Equal(o.Outer) {
+		return false
+	}
+	if !fieldmap.Equal(m.Label, o.Label) {
+		return false
+	}
+	if !bytes.Equal(m.Cert, o.Cert) {
+		return false
+	}
+	if !maps.Equal(m.Env, o.Env) {
+		return false
+	}
+	switch a := m.Cred.(type) {
+	case *Secrets_CredToken:
+		if b, ok := o.Cred.(*Secrets_CredToken); ok && a != nil && b != nil {
+			if a.CredToken != b.CredToken {
+				return false
+			}
+		} else if a != nil || _Secrets_Cred_isSet(o.Cred) {
+			return false
+		}
+	case *Secrets_CredLeaf:
+		if b, ok := o.Cred.(*Secrets_CredLeaf); ok && a != nil && b != nil {
+			if !fieldmap.EqualElem(a.CredLeaf, b.CredLeaf, (*Leaf).Equal) {
+				return false
+			}
+		} else if a != nil || _Secrets_Cred_isSet(o.Cred) {
+			return false
+		}
+	case *Secrets_CredUser:
+		if b, ok := o.Cred.(*Secrets_CredUser); ok && a != nil && b != nil {
+			if a.CredUser != b.CredUser {
+				return false
+			}
+		} else if a != nil || _Secrets_Cred_isSet(o.Cred) {
+			return false
+		}
+	default:
+		if _Secrets_Cred_isSet(o.Cred) {
+			return false
+		}
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// _Secrets_Cred_isSet reports whether oneof cred of Secrets holds a member: a
+// typed nil wrapper holds none.
+func _Secrets_Cred_isSet(x isSecrets_Cred) bool {
+	switch x := x.(type) {
+	case *Secrets_CredToken:
+		return x != nil
+	case *Secrets_CredLeaf:
+		return x != nil
+	case *Secrets_CredUser:
+		return x != nil
+	}
+	return false
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *NamedKey) Equal(o *NamedKey) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Id != o.Id {
+		return false
+	}
+	if m.Note != o.Note {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Scalars does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Scalars) CopyInFields(src *Scalars, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !fieldmap.SameFloat64(m.FDouble, src.GetFDouble()) {
+			m.FDouble = src.GetFDouble()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !fieldmap.SameFloat32(m.FFloat, src.GetFFloat()) {
+			m.FFloat = src.GetFFloat()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.FInt32 != src.GetFInt32() {
+			m.FInt32 = src.GetFInt32()
+			n++
+		}
+	}
+	if fm.Has("4") {
+		if m.FInt64 != src.GetFInt64() {
+			m.FInt64 = src.GetFInt64()
+			n++
+		}
+	}
+	if fm.Has("5") {
+		if m.FUint32 != src.GetFUint32() {
+			m.FUint32 = src.GetFUint32()
+			n++
+		}
+	}
+	if fm.Has("6") {
+		if m.FUint64 != src.GetFUint64() {
+			m.FUint64 = src.GetFUint64()
+			n++
+		}
+	}
+	if fm.Has("7") {
+		if m.FSint32 != src.GetFSint32() {
+			m.FSint32 = src.GetFSint32()
+			n++
+		}
+	}
+	if fm.Has("8") {
+		if m.FSint64 != src.GetFSint64() {
+			m.FSint64 = src.GetFSint64()
+			n++
+		}
+	}
+	if fm.Has("9") {
+		if m.FFixed32 != src.GetFFixed32() {
+			m.FFixed32 = src.GetFFixed32()
+			n++
+		}
+	}
+	if fm.Has("10") {
+		if m.FFixed64 != src.GetFFixed64() {
+			m.FFixed64 = src.GetFFixed64()
+			n++
+		}
+	}
+	if fm.Has("11") {
+		if m.FSfixed32 != src.GetFSfixed32() {
+			m.FSfixed32 = src.GetFSfixed32()
+			n++
+		}
+	}
+	if fm.Has("12") {
+		if m.FSfixed64 != src.GetFSfixed64() {
+			m.FSfixed64 = src.GetFSfixed64()
+			n++
+		}
+	}
+	if fm.Has("13") {
+		if m.FBool != src.GetFBool() {
+			m.FBool = src.GetFBool()
+			n++
+		}
+	}
+	if fm.Has("14") {
+		if m.FString != src.GetFString() {
+			m.FString = src.GetFString()
+			n++
+		}
+	}
+	if fm.Has("15") {
+		if !bytes.Equal(m.FBytes, src.GetFBytes()) {
+			m.FBytes = fieldmap.CloneBytes(src.GetFBytes())
+			n++
+		}
+	}
+	if fm.Has("16") {
+		if m.FEnum != src.GetFEnum() {
+			m.FEnum = src.GetFEnum()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Optionals does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		var sv0 *float64
+		if src != nil {
+			sv0 = src.ODouble
+		}
+		if !fieldmap.SamePtrFloat64(m.ODouble, sv0) {
+			m.ODouble = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("2") {
+		var sv0 *float32
+		if src != nil {
+			sv0 = src.OFloat
+		}
+		if !fieldmap.SamePtrFloat32(m.OFloat, sv0) {
+			m.OFloat = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("3") {
+		var sv0 *int32
+		if src != nil {
+			sv0 = src.OInt32
+		}
+		if !fieldmap.EqualPtr(m.OInt32, sv0) {
+			m.OInt32 = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("4") {
+		var sv0 *int64
+		if src != nil {
+			sv0 = src.OInt64
+		}
+		if !fieldmap.EqualPtr(m.OInt64, sv0) {
+			m.OInt64 = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("5") {
+		var sv0 *uint32
+		if src != nil {
+			sv0 = src.OUint32
+		}
+		if !fieldmap.EqualPtr(m.OUint32, sv0) {
+			m.OUint32 = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("6") {
+		var sv0 *uint64
+		if src != nil {
+			sv0 = src.OUint64
+		}
+		if !fieldmap.EqualPtr(m.OUint64, sv0) {
+			m.OUint64 = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("7") {
+		var sv0 *bool
+		if src != nil {
+			sv0 = src.OBool
+		}
+		if !fieldmap.EqualPtr(m.OBool, sv0) {
+			m.OBool = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("8") {
+		var sv0 *string
+		if src != nil {
+			sv0 = src.OString
+		}
+		if !fieldmap.EqualPtr(m.OString, sv0) {
+			m.OString = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("9") {
+		var sv0 []byte
+		if src != nil {
+			sv0 = src.OBytes
+		}
+		if !fieldmap.EqualBytesPresence(m.OBytes, sv0) {
+			m.OBytes = fieldmap.CloneBytes(sv0)
+			n++
+		}
+	}
+	if fm.Has("10") {
+		var sv0 *State
+		if src != nil {
+			sv0 = src.OEnum
+		}
+		if !fieldmap.EqualPtr(m.OEnum, sv0) {
+			m.OEnum = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("11") {
+		if !m.OMessage.Equal(src.GetOMessage()) {
+			m.OMessage = src.GetOMessage().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("11") {
+		if d1, s1 := m.OMessage, src.GetOMessage(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Leaf{}
+				m.OMessage = d1
+				n++
+			}
+			if fm.Has("11.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("11.2") {
+				if d1.Value != s1.GetValue() {
+					d1.Value = s1.GetValue()
+					n++
+				}
+			}
+			if fm.Has("11.3") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.Has("11.4") {
+				if d1.Token != s1.GetToken() {
+					d1.Token = s1.GetToken()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Leaf does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Leaf) CopyInFields(src *Leaf, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Name != src.GetName() {
+			m.Name = src.GetName()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Value != src.GetValue() {
+			m.Value = src.GetValue()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.State != src.GetState() {
+			m.State = src.GetState()
+			n++
+		}
+	}
+	if fm.Has("4") {
+		if m.Token != src.GetToken() {
+			m.Token = src.GetToken()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Middle does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Middle) CopyInFields(src *Middle, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Name != src.GetName() {
+			m.Name = src.GetName()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !m.Leaf.Equal(src.GetLeaf()) {
+			m.Leaf = src.GetLeaf().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("2") {
+		if d1, s1 := m.Leaf, src.GetLeaf(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Leaf{}
+				m.Leaf = d1
+				n++
+			}
+			if fm.Has("2.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("2.2") {
+				if d1.Value != s1.GetValue() {
+					d1.Value = s1.GetValue()
+					n++
+				}
+			}
+			if fm.Has("2.3") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.Has("2.4") {
+				if d1.Token != s1.GetToken() {
+					d1.Token = s1.GetToken()
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("3") {
+		if sv0 := src.GetLeaves(); !fieldmap.EqualMessageListFunc(m.Leaves, sv0, (*Leaf).Equal) {
+			if len(sv0) == 0 {
+				m.Leaves = nil
+			} else {
+				m.Leaves = fieldmap.CloneListFunc(sv0, (*Leaf).Clone)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// with the field's list action (replace, add or remove).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Key.Equal(src.GetKey()) {
+			m.Key = src.GetKey().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("1") {
+		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Key{}
+				m.Key = d1
+				n++
+			}
+			if fm.Has("1.1") {
+				if d1.Organization != s1.GetOrganization() {
+					d1.Organization = s1.GetOrganization()
+					n++
+				}
+			}
+			if fm.Has("1.2") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("1.3") {
+				if d1.Version != s1.GetVersion() {
+					d1.Version = s1.GetVersion()
+					n++
+				}
+			}
+			if fm.Has("1.4") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.Has("1.5") {
+				if !d1.Sub.Equal(s1.GetSub()) {
+					d1.Sub = s1.GetSub().Clone()
+					n++
+				}
+			} else if fm.HasOrHasChild("1.5") {
+				if d2, s2 := d1.Sub, s1.GetSub(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &SubKey{}
+						d1.Sub = d2
+						n++
+					}
+					if fm.Has("1.5.1") {
+						if d2.Region != s2.GetRegion() {
+							d2.Region = s2.GetRegion()
+							n++
+						}
+					}
+					if fm.Has("1.5.2") {
+						if d2.Zone != s2.GetZone() {
+							d2.Zone = s2.GetZone()
+							n++
+						}
+					}
+					if fm.Has("1.5.3") {
+						if d2.Edge != s2.GetEdge() {
+							d2.Edge = s2.GetEdge()
+							n++
+						}
+					}
+				}
+			}
+		}
+	}
+	if fm.Has("2") {
+		if !m.Middle.Equal(src.GetMiddle()) {
+			m.Middle = src.GetMiddle().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("2") {
+		if d1, s1 := m.Middle, src.GetMiddle(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Middle{}
+				m.Middle = d1
+				n++
+			}
+			if fm.Has("2.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("2.2") {
+				if !d1.Leaf.Equal(s1.GetLeaf()) {
+					d1.Leaf = s1.GetLeaf().Clone()
+					n++
+				}
+			} else if fm.HasOrHasChild("2.2") {
+				if d2, s2 := d1.Leaf, s1.GetLeaf(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &Leaf{}
+						d1.Leaf = d2
+						n++
+					}
+					if fm.Has("2.2.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.Has("2.2.2") {
+						if d2.Value != s2.GetValue() {
+							d2.Value = s2.GetValue()
+							n++
+						}
+					}
+					if fm.Has("2.2.3") {
+						if d2.State != s2.GetState() {
+							d2.State = s2.GetState()
+							n++
+						}
+					}
+					if fm.Has("2.2.4") {
+						if d2.Token != s2.GetToken() {
+							d2.Token = s2.GetToken()
+							n++
+						}
+					}
+				}
+			}
+			if fm.HasOrHasChild("2.3") {
+				switch fm.ListAction("2.3") {
+				case fieldmap.Add:
+					n += fieldmap.AddListFunc(&d1.Leaves, s1.GetLeaves(), (*Leaf).Equal, (*Leaf).Clone)
+				case fieldmap.Remove:
+					n += fieldmap.RemoveListFunc(&d1.Leaves, s1.GetLeaves(), (*Leaf).Equal)
+				default:
+					if sv1 := s1.GetLeaves(); !fieldmap.EqualMessageListFunc(d1.Leaves, sv1, (*Leaf).Equal) {
+						if len(sv1) == 0 {
+							d1.Leaves = nil
+						} else {
+							d1.Leaves = fieldmap.CloneListFunc(sv1, (*Leaf).Clone)
+						}
+						n++
+					}
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("3") {
+		switch fm.ListAction("3") {
+		case fieldmap.Add:
+			n += fieldmap.AddList(&m.Tags, src.GetTags())
+		case fieldmap.Remove:
+			n += fieldmap.RemoveList(&m.Tags, src.GetTags())
+		default:
+			if sv0 := src.GetTags(); !slices.Equal(m.Tags, sv0) {
+				if len(sv0) == 0 {
+					m.Tags = nil
+				} else {
+					m.Tags = slices.Clone(sv0)
+				}
+				n++
+			}
+		}
+	}
+	if fm.HasOrHasChild("4") {
+		switch fm.ListAction("4") {
+		case fieldmap.Add:
+			n += fieldmap.AddListFunc(&m.Middles, src.GetMiddles(), (*Middle).Equal, (*Middle).Clone)
+		case fieldmap.Remove:
+			n += fieldmap.RemoveListFunc(&m.Middles, src.GetMiddles(), (*Middle).Equal)
+		default:
+			if sv0 := src.GetMiddles(); !fieldmap.EqualMessageListFunc(m.Middles, sv0, (*Middle).Equal) {
+				if len(sv0) == 0 {
+					m.Middles = nil
+				} else {
+					m.Middles = fieldmap.CloneListFunc(sv0, (*Middle).Clone)
+				}
+				n++
+			}
+		}
+	}
+	if fm.HasOrHasChild("5") {
+		switch fm.ListAction("5") {
+		case fieldmap.Add:
+			n += fieldmap.AddMap(&m.Labels, src.GetLabels())
+		case fieldmap.Remove:
+			n += fieldmap.RemoveMap(&m.Labels, src.GetLabels())
+		default:
+			if sv0 := src.GetLabels(); !maps.Equal(m.Labels, sv0) {
+				if len(sv0) == 0 {
+					m.Labels = nil
+				} else {
+					m.Labels = maps.Clone(sv0)
+				}
+				n++
+			}
+		}
+	}
+	if fm.HasOrHasChild("6") {
+		switch fm.ListAction("6") {
+		case fieldmap.Add:
+			n += fieldmap.AddMapFunc(&m.LeafMap, src.GetLeafMap(), (*Leaf).Equal, (*Leaf).Clone)
+		case fieldmap.Remove:
+			n += fieldmap.RemoveMap(&m.LeafMap, src.GetLeafMap())
+		default:
+			if sv0 := src.GetLeafMap(); !fieldmap.EqualMessageMapFunc(m.LeafMap, sv0, (*Leaf).Equal) {
+				if len(sv0) == 0 {
+					m.LeafMap = nil
+				} else {
+					m.LeafMap = fieldmap.CloneMapFunc(sv0, (*Leaf).Clone)
+				}
+				n++
+			}
+		}
+	}
+	if fm.HasOrHasChild("7") {
+		switch fm.ListAction("7") {
+		case fieldmap.Add:
+			n += fieldmap.AddListFunc(&m.Blobs, src.GetBlobs(), bytes.Equal, fieldmap.CloneBytes)
+		case fieldmap.Remove:
+			n += fieldmap.RemoveListFunc(&m.Blobs, src.GetBlobs(), bytes.Equal)
+		default:
+			if sv0 := src.GetBlobs(); !fieldmap.EqualListFunc(m.Blobs, sv0, bytes.Equal) {
+				if len(sv0) == 0 {
+					m.Blobs = nil
+				} else {
+					m.Blobs = fieldmap.CloneListFunc(sv0, fieldmap.CloneBytes)
+				}
+				n++
+			}
+		}
+	}
+	if fm.HasOrHasChild("8") {
+		switch fm.ListAction("8") {
+		case fieldmap.Add:
+			n += fieldmap.AddListFunc(&m.Samples, src.GetSamples(), fieldmap.EqualFloat64, nil)
+		case fieldmap.Remove:
+			n += fieldmap.RemoveListFunc(&m.Samples, src.GetSamples(), fieldmap.EqualFloat64)
+		default:
+			if sv0 := src.GetSamples(); !fieldmap.EqualListFunc(m.Samples, sv0, fieldmap.EqualFloat64) {
+				if len(sv0) == 0 {
+					m.Samples = nil
+				} else {
+					m.Samples = slices.Clone(sv0)
+				}
+				n++
+			}
+		}
+	}
+	if fm.HasOrHasChild("9") {
+		switch fm.ListAction("9") {
+		case fieldmap.Add:
+			n += fieldmap.AddList(&m.States, src.GetStates())
+		case fieldmap.Remove:
+			n += fieldmap.RemoveList(&m.States, src.GetStates())
+		default:
+			if sv0 := src.GetStates(); !slices.Equal(m.States, sv0) {
+				if len(sv0) == 0 {
+					m.States = nil
+				} else {
+					m.States = slices.Clone(sv0)
+				}
+				n++
+			}
+		}
+	}
+	if fm.HasOrHasChild("10") {
+		switch fm.ListAction("10") {
+		case fieldmap.Add:
+			n += fieldmap.AddMapFunc(&m.BlobMap, src.GetBlobMap(), bytes.Equal, fieldmap.CloneBytes)
+		case fieldmap.Remove:
+			n += fieldmap.RemoveMap(&m.BlobMap, src.GetBlobMap())
+		default:
+			if sv0 := src.GetBlobMap(); !fieldmap.EqualMapFunc(m.BlobMap, sv0, bytes.Equal) {
+				if len(sv0) == 0 {
+					m.BlobMap = nil
+				} else {
+					m.BlobMap = fieldmap.CloneMapFunc(sv0, fieldmap.CloneBytes)
+				}
+				n++
+			}
+		}
+	}
+	if fm.HasOrHasChild("11") {
+		switch fm.ListAction("11") {
+		case fieldmap.Add:
+			n += fieldmap.AddMap(&m.StateMap, src.GetStateMap())
+		case fieldmap.Remove:
+			n += fieldmap.RemoveMap(&m.StateMap, src.GetStateMap())
+		default:
+			if sv0 := src.GetStateMap(); !maps.Equal(m.StateMap, sv0) {
+				if len(sv0) == 0 {
+					m.StateMap = nil
+				} else {
+					m.StateMap = maps.Clone(sv0)
+				}
+				n++
+			}
+		}
+	}
+	if fm.Has("12") {
+		if sw0, ok := src.GetChoice().(*Top_ChoiceName); ok && sw0 != nil {
+			if dw0, ok := m.Choice.(*Top_ChoiceName); !ok || dw0 == nil || dw0.ChoiceName != sw0.ChoiceName {
+				m.Choice = &Top_ChoiceName{ChoiceName: sw0.ChoiceName}
+				n++
+			}
+		} else if dw0, ok := m.Choice.(*Top_ChoiceName); ok && dw0 != nil {
+			m.Choice = nil
+			n++
+		}
+	}
+	if fm.Has("13") {
+		if sw0, ok := src.GetChoice().(*Top_ChoiceLeaf); ok && sw0 != nil {
+			if dw0, ok := m.Choice.(*Top_ChoiceLeaf); !ok || dw0 == nil || !dw0.ChoiceLeaf.Equal(sw0.ChoiceLeaf) {
+				m.Choice = &Top_ChoiceLeaf{ChoiceLeaf: sw0.ChoiceLeaf.Clone()}
+				n++
+			}
+		} else if dw0, ok := m.Choice.(*Top_ChoiceLeaf); ok && dw0 != nil {
+			m.Choice = nil
+			n++
+		}
+	} else if fm.HasOrHasChild("13") {
+		var s1 *Leaf
+		sok1 := false
+		if w, ok := src.GetChoice().(*Top_ChoiceLeaf); ok && w != nil {
+			s1, sok1 = w.ChoiceLeaf, true
+		}
+		var d1 *Leaf
+		if w, ok := m.Choice.(*Top_ChoiceLeaf); ok && w != nil {
+			if w.ChoiceLeaf == nil {
+				w.ChoiceLeaf = &Leaf{}
+			}
+			d1 = w.ChoiceLeaf
+		} else if sok1 {
+			d1 = &Leaf{}
+			m.Choice = &Top_ChoiceLeaf{ChoiceLeaf: d1}
+			n++
+		}
+		if d1 != nil {
+			if fm.Has("13.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("13.2") {
+				if d1.Value != s1.GetValue() {
+					d1.Value = s1.GetValue()
+					n++
+				}
+			}
+			if fm.Has("13.3") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.Has("13.4") {
+				if d1.Token != s1.GetToken() {
+					d1.Token = s1.GetToken()
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("14") {
+		if sw0, ok := src.GetChoice().(*Top_ChoiceNumber); ok && sw0 != nil {
+			if dw0, ok := m.Choice.(*Top_ChoiceNumber); !ok || dw0 == nil || dw0.ChoiceNumber != sw0.ChoiceNumber {
+				m.Choice = &Top_ChoiceNumber{ChoiceNumber: sw0.ChoiceNumber}
+				n++
+			}
+		} else if dw0, ok := m.Choice.(*Top_ChoiceNumber); ok && dw0 != nil {
+			m.Choice = nil
+			n++
+		}
+	}
+	if fm.Has("15") {
+		if sw0, ok := src.GetChoice().(*Top_ChoiceBytes); ok && sw0 != nil {
+			if dw0, ok := m.Choice.(*Top_ChoiceBytes); !ok || dw0 == nil || !bytes.Equal(dw0.ChoiceBytes, sw0.ChoiceBytes) {
+				m.Choice = &Top_ChoiceBytes{ChoiceBytes: fieldmap.CloneBytes(sw0.ChoiceBytes)}
+				n++
+			}
+		} else if dw0, ok := m.Choice.(*Top_ChoiceBytes); ok && dw0 != nil {
+			m.Choice = nil
+			n++
+		}
+	}
+	if fm.Has("16") {
+		if !m.Scalars.Equal(src.GetScalars()) {
+			m.Scalars = src.GetScalars().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("16") {
+		if d1, s1 := m.Scalars, src.GetScalars(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Scalars{}
+				m.Scalars = d1
+				n++
+			}
+			if fm.Has("16.1") {
+				if !fieldmap.SameFloat64(d1.FDouble, s1.GetFDouble()) {
+					d1.FDouble = s1.GetFDouble()
+					n++
+				}
+			}
+			if fm.Has("16.2") {
+				if !fieldmap.SameFloat32(d1.FFloat, s1.GetFFloat()) {
+					d1.FFloat = s1.GetFFloat()
+					n++
+				}
+			}
+			if fm.Has("16.3") {
+				if d1.FInt32 != s1.GetFInt32() {
+					d1.FInt32 = s1.GetFInt32()
+					n++
+				}
+			}
+			if fm.Has("16.4") {
+				if d1.FInt64 != s1.GetFInt64() {
+					d1.FInt64 = s1.GetFInt64()
+					n++
+				}
+			}
+			if fm.Has("16.5") {
+				if d1.FUint32 != s1.GetFUint32() {
+					d1.FUint32 = s1.GetFUint32()
+					n++
+				}
+			}
+			if fm.Has("16.6") {
+				if d1.FUint64 != s1.GetFUint64() {
+					d1.FUint64 = s1.GetFUint64()
+					n++
+				}
+			}
+			if fm.Has("16.7") {
+				if d1.FSint32 != s1.GetFSint32() {
+					d1.FSint32 = s1.GetFSint32()
+					n++
+				}
+			}
+			if fm.Has("16.8") {
+				if d1.FSint64 != s1.GetFSint64() {
+					d1.FSint64 = s1.GetFSint64()
+					n++
+				}
+			}
+			if fm.Has("16.9") {
+				if d1.FFixed32 != s1.GetFFixed32() {
+					d1.FFixed32 = s1.GetFFixed32()
+					n++
+				}
+			}
+			if fm.Has("16.10") {
+				if d1.FFixed64 != s1.GetFFixed64() {
+					d1.FFixed64 = s1.GetFFixed64()
+					n++
+				}
+			}
+			if fm.Has("16.11") {
+				if d1.FSfixed32 != s1.GetFSfixed32() {
+					d1.FSfixed32 = s1.GetFSfixed32()
+					n++
+				}
+			}
+			if fm.Has("16.12") {
+				if d1.FSfixed64 != s1.GetFSfixed64() {
+					d1.FSfixed64 = s1.GetFSfixed64()
+					n++
+				}
+			}
+			if fm.Has("16.13") {
+				if d1.FBool != s1.GetFBool() {
+					d1.FBool = s1.GetFBool()
+					n++
+				}
+			}
+			if fm.Has("16.14") {
+				if d1.FString != s1.GetFString() {
+					d1.FString = s1.GetFString()
+					n++
+				}
+			}
+			if fm.Has("16.15") {
+				if !bytes.Equal(d1.FBytes, s1.GetFBytes()) {
+					d1.FBytes = fieldmap.CloneBytes(s1.GetFBytes())
+					n++
+				}
+			}
+			if fm.Has("16.16") {
+				if d1.FEnum != s1.GetFEnum() {
+					d1.FEnum = s1.GetFEnum()
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("17") {
+		if !m.Optionals.Equal(src.GetOptionals()) {
+			m.Optionals = src.GetOptionals().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("17") {
+		if d1, s1 := m.Optionals, src.GetOptionals(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Optionals{}
+				m.Optionals = d1
+				n++
+			}
+			if fm.Has("17.1") {
+				var sv1 *float64
+				if s1 != nil {
+					sv1 = s1.ODouble
+				}
+				if !fieldmap.SamePtrFloat64(d1.ODouble, sv1) {
+					d1.ODouble = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+			if fm.Has("17.2") {
+				var sv1 *float32
+				if s1 != nil {
+					sv1 = s1.OFloat
+				}
+				if !fieldmap.SamePtrFloat32(d1.OFloat, sv1) {
+					d1.OFloat = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+			if fm.Has("17.3") {
+				var sv1 *int32
+				if s1 != nil {
+					sv1 = s1.OInt32
+				}
+				if !fieldmap.EqualPtr(d1.OInt32, sv1) {
+					d1.OInt32 = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+			if fm.Has("17.4") {
+				var sv1 *int64
+				if s1 != nil {
+					sv1 = s1.OInt64
+				}
+				if !fieldmap.EqualPtr(d1.OInt64, sv1) {
+					d1.OInt64 = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+			if fm.Has("17.5") {
+				var sv1 *uint32
+				if s1 != nil {
+					sv1 = s1.OUint32
+				}
+				if !fieldmap.EqualPtr(d1.OUint32, sv1) {
+					d1.OUint32 = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+			if fm.Has("17.6") {
+				var sv1 *uint64
+				if s1 != nil {
+					sv1 = s1.OUint64
+				}
+				if !fieldmap.EqualPtr(d1.OUint64, sv1) {
+					d1.OUint64 = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+			if fm.Has("17.7") {
+				var sv1 *bool
+				if s1 != nil {
+					sv1 = s1.OBool
+				}
+				if !fieldmap.EqualPtr(d1.OBool, sv1) {
+					d1.OBool = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+			if fm.Has("17.8") {
+				var sv1 *string
+				if s1 != nil {
+					sv1 = s1.OString
+				}
+				if !fieldmap.EqualPtr(d1.OString, sv1) {
+					d1.OString = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+			if fm.Has("17.9") {
+				var sv1 []byte
+				if s1 != nil {
+					sv1 = s1.OBytes
+				}
+				if !fieldmap.EqualBytesPresence(d1.OBytes, sv1) {
+					d1.OBytes = fieldmap.CloneBytes(sv1)
+					n++
+				}
+			}
+			if fm.Has("17.10") {
+				var sv1 *State
+				if s1 != nil {
+					sv1 = s1.OEnum
+				}
+				if !fieldmap.EqualPtr(d1.OEnum, sv1) {
+					d1.OEnum = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+			if fm.Has("17.11") {
+				if !d1.OMessage.Equal(s1.GetOMessage()) {
+					d1.OMessage = s1.GetOMessage().Clone()
+					n++
+				}
+			} else if fm.HasOrHasChild("17.11") {
+				if d2, s2 := d1.OMessage, s1.GetOMessage(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &Leaf{}
+						d1.OMessage = d2
+						n++
+					}
+					if fm.Has("17.11.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.Has("17.11.2") {
+						if d2.Value != s2.GetValue() {
+							d2.Value = s2.GetValue()
+							n++
+						}
+					}
+					if fm.Has("17.11.3") {
+						if d2.State != s2.GetState() {
+							d2.State = s2.GetState()
+							n++
+						}
+					}
+					if fm.Has("17.11.4") {
+						if d2.Token != s2.GetToken() {
+							d2.Token = s2.GetToken()
+							n++
+						}
+					}
+				}
+			}
+		}
+	}
+	if fm.Has("18") {
+		if !m.Wkt.Equal(src.GetWkt()) {
+			m.Wkt = src.GetWkt().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("18") {
+		if d1, s1 := m.Wkt, src.GetWkt(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Wkt{}
+				m.Wkt = d1
+				n++
+			}
+			if fm.Has("18.1") {
+				if !fieldmap.Equal(d1.Ts, s1.GetTs()) {
+					d1.Ts = fieldmap.Clone(s1.GetTs())
+					n++
+				}
+			}
+			if fm.Has("18.2") {
+				if !fieldmap.Equal(d1.Dur, s1.GetDur()) {
+					d1.Dur = fieldmap.Clone(s1.GetDur())
+					n++
+				}
+			}
+			if fm.Has("18.3") {
+				if !fieldmap.Equal(d1.Str, s1.GetStr()) {
+					d1.Str = fieldmap.Clone(s1.GetStr())
+					n++
+				}
+			}
+			if fm.Has("18.4") {
+				if !fieldmap.Equal(d1.I64, s1.GetI64()) {
+					d1.I64 = fieldmap.Clone(s1.GetI64())
+					n++
+				}
+			}
+			if fm.Has("18.5") {
+				if !fieldmap.Equal(d1.Flag, s1.GetFlag()) {
+					d1.Flag = fieldmap.Clone(s1.GetFlag())
+					n++
+				}
+			}
+			if fm.Has("18.6") {
+				if !fieldmap.Equal(d1.St, s1.GetSt()) {
+					d1.St = fieldmap.Clone(s1.GetSt())
+					n++
+				}
+			}
+			if fm.Has("18.7") {
+				if !fieldmap.Equal(d1.Any, s1.GetAny()) {
+					d1.Any = fieldmap.Clone(s1.GetAny())
+					n++
+				}
+			}
+			if fm.Has("18.8") {
+				if !fieldmap.Equal(d1.Val, s1.GetVal()) {
+					d1.Val = fieldmap.Clone(s1.GetVal())
+					n++
+				}
+			}
+			if fm.HasOrHasChild("18.9") {
+				switch fm.ListAction("18.9") {
+				case fieldmap.Add:
+					n += fieldmap.AddListFunc(&d1.Times, s1.GetTimes(), fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
+				case fieldmap.Remove:
+					n += fieldmap.RemoveListFunc(&d1.Times, s1.GetTimes(), fieldmap.Equal[*timestamppb.Timestamp])
+				default:
+					if sv1 := s1.GetTimes(); !fieldmap.EqualMessageListFunc(d1.Times, sv1, fieldmap.Equal[*timestamppb.Timestamp]) {
+						if len(sv1) == 0 {
+							d1.Times = nil
+						} else {
+							d1.Times = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*timestamppb.Timestamp])
+						}
+						n++
+					}
+				}
+			}
+			if fm.HasOrHasChild("18.10") {
+				switch fm.ListAction("18.10") {
+				case fieldmap.Add:
+					n += fieldmap.AddMapFunc(&d1.Durs, s1.GetDurs(), fieldmap.Equal[*durationpb.Duration], fieldmap.Clone[*durationpb.Duration])
+				case fieldmap.Remove:
+					n += fieldmap.RemoveMap(&d1.Durs, s1.GetDurs())
+				default:
+					if sv1 := s1.GetDurs(); !fieldmap.EqualMessageMapFunc(d1.Durs, sv1, fieldmap.Equal[*durationpb.Duration]) {
+						if len(sv1) == 0 {
+							d1.Durs = nil
+						} else {
+							d1.Durs = fieldmap.CloneMapFunc(sv1, fieldmap.Clone[*durationpb.Duration])
+						}
+						n++
+					}
+				}
+			}
+		}
+	}
+	if fm.Has("19") {
+		if !fieldmap.Equal(m.Label, src.GetLabel()) {
+			m.Label = fieldmap.Clone(src.GetLabel())
+			n++
+		}
+	} else if fm.HasOrHasChild("19") {
+		if d1, s1 := m.Label, src.GetLabel(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &other.Label{}
+				m.Label = d1
+				n++
+			}
+			if fm.Has("19.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("19.2") {
+				if d1.Color != s1.GetColor() {
+					d1.Color = s1.GetColor()
+					n++
+				}
+			}
+			if fm.Has("19.3") {
+				if d1.Secret != s1.GetSecret() {
+					d1.Secret = s1.GetSecret()
+					n++
+				}
+			}
+			if fm.HasOrHasChild("19.4") {
+				switch fm.ListAction("19.4") {
+				case fieldmap.Add:
+					n += fieldmap.AddList(&d1.Weights, s1.GetWeights())
+				case fieldmap.Remove:
+					n += fieldmap.RemoveList(&d1.Weights, s1.GetWeights())
+				default:
+					if sv1 := s1.GetWeights(); !slices.Equal(d1.Weights, sv1) {
+						if len(sv1) == 0 {
+							d1.Weights = nil
+						} else {
+							d1.Weights = slices.Clone(sv1)
+						}
+						n++
+					}
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("20") {
+		switch fm.ListAction("20") {
+		case fieldmap.Add:
+			n += fieldmap.AddListFunc(&m.LabelsOther, src.GetLabelsOther(), fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
+		case fieldmap.Remove:
+			n += fieldmap.RemoveListFunc(&m.LabelsOther, src.GetLabelsOther(), fieldmap.Equal[*other.Label])
+		default:
+			if sv0 := src.GetLabelsOther(); !fieldmap.EqualMessageListFunc(m.LabelsOther, sv0, fieldmap.Equal[*other.Label]) {
+				if len(sv0) == 0 {
+					m.LabelsOther = nil
+				} else {
+					m.LabelsOther = fieldmap.CloneListFunc(sv0, fieldmap.Clone[*other.Label])
+				}
+				n++
+			}
+		}
+	}
+	if fm.Has("21") {
+		if m.Password != src.GetPassword() {
+			m.Password = src.GetPassword()
+			n++
+		}
+	}
+	if fm.Has("22") {
+		if !m.AtomicLeaf.Equal(src.GetAtomicLeaf()) {
+			m.AtomicLeaf = src.GetAtomicLeaf().Clone()
+			n++
+		}
+	}
+	if fm.HasOrHasChild("23") {
+		switch fm.ListAction("23") {
+		case fieldmap.Add:
+			n += fieldmap.AddMapFunc(&m.LabelMap, src.GetLabelMap(), fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
+		case fieldmap.Remove:
+			n += fieldmap.RemoveMap(&m.LabelMap, src.GetLabelMap())
+		default:
+			if sv0 := src.GetLabelMap(); !fieldmap.EqualMessageMapFunc(m.LabelMap, sv0, fieldmap.Equal[*other.Label]) {
+				if len(sv0) == 0 {
+					m.LabelMap = nil
+				} else {
+					m.LabelMap = fieldmap.CloneMapFunc(sv0, fieldmap.Clone[*other.Label])
+				}
+				n++
+			}
+		}
+	}
+	if fm.Has("24") {
+		if !m.Empty.Equal(src.GetEmpty()) {
+			m.Empty = src.GetEmpty().Clone()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Key does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Key) CopyInFields(src *Key, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Organization != src.GetOrganization() {
+			m.Organization = src.GetOrganization()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Name != src.GetName() {
+			m.Name = src.GetName()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.Version != src.GetVersion() {
+			m.Version = src.GetVersion()
+			n++
+		}
+	}
+	if fm.Has("4") {
+		if m.State != src.GetState() {
+			m.State = src.GetState()
+			n++
+		}
+	}
+	if fm.Has("5") {
+		if !m.Sub.Equal(src.GetSub()) {
+			m.Sub = src.GetSub().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("5") {
+		if d1, s1 := m.Sub, src.GetSub(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &SubKey{}
+				m.Sub = d1
+				n++
+			}
+			if fm.Has("5.1") {
+				if d1.Region != s1.GetRegion() {
+					d1.Region = s1.GetRegion()
+					n++
+				}
+			}
+			if fm.Has("5.2") {
+				if d1.Zone != s1.GetZone() {
+					d1.Zone = s1.GetZone()
+					n++
+				}
+			}
+			if fm.Has("5.3") {
+				if d1.Edge != s1.GetEdge() {
+					d1.Edge = s1.GetEdge()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: SubKey does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *SubKey) CopyInFields(src *SubKey, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Region != src.GetRegion() {
+			m.Region = src.GetRegion()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Zone != src.GetZone() {
+			m.Zone = src.GetZone()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.Edge != src.GetEdge() {
+			m.Edge = src.GetEdge()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Wkt does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Wkt) CopyInFields(src *Wkt, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !fieldmap.Equal(m.Ts, src.GetTs()) {
+			m.Ts = fieldmap.Clone(src.GetTs())
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !fieldmap.Equal(m.Dur, src.GetDur()) {
+			m.Dur = fieldmap.Clone(src.GetDur())
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if !fieldmap.Equal(m.Str, src.GetStr()) {
+			m.Str = fieldmap.Clone(src.GetStr())
+			n++
+		}
+	}
+	if fm.Has("4") {
+		if !fieldmap.Equal(m.I64, src.GetI64()) {
+			m.I64 = fieldmap.Clone(src.GetI64())
+			n++
+		}
+	}
+	if fm.Has("5") {
+		if !fieldmap.Equal(m.Flag, src.GetFlag()) {
+			m.Flag = fieldmap.Clone(src.GetFlag())
+			n++
+		}
+	}
+	if fm.Has("6") {
+		if !fieldmap.Equal(m.St, src.GetSt()) {
+			m.St = fieldmap.Clone(src.GetSt())
+			n++
+		}
+	}
+	if fm.Has("7") {
+		if !fieldmap.Equal(m.Any, src.GetAny()) {
+			m.Any = fieldmap.Clone(src.GetAny())
+			n++
+		}
+	}
+	if fm.Has("8") {
+		if !fieldmap.Equal(m.Val, src.GetVal()) {
+			m.Val = fieldmap.Clone(src.GetVal())
+			n++
+		}
+	}
+	if fm.HasOrHasChild("9") {
+		if sv0 := src.GetTimes(); !fieldmap.EqualMessageListFunc(m.Times, sv0, fieldmap.Equal[*timestamppb.Timestamp]) {
+			if len(sv0) == 0 {
+				m.Times = nil
+			} else {
+				m.Times = fieldmap.CloneListFunc(sv0, fieldmap.Clone[*timestamppb.Timestamp])
+			}
+			n++
+		}
+	}
+	if fm.HasOrHasChild("10") {
+		if sv0 := src.GetDurs(); !fieldmap.EqualMessageMapFunc(m.Durs, sv0, fieldmap.Equal[*durationpb.Duration]) {
+			if len(sv0) == 0 {
+				m.Durs = nil
+			} else {
+				m.Durs = fieldmap.CloneMapFunc(sv0, fieldmap.Clone[*durationpb.Duration])
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Tree does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Tree) CopyInFields(src *Tree, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Name != src.GetName() {
+			m.Name = src.GetName()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !m.Left.Equal(src.GetLeft()) {
+			m.Left = src.GetLeft().Clone()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if !m.Right.Equal(src.GetRight()) {
+			m.Right = src.GetRight().Clone()
+			n++
+		}
+	}
+	if fm.HasOrHasChild("4") {
+		if sv0 := src.GetChildren(); !fieldmap.EqualMessageListFunc(m.Children, sv0, (*Tree).Equal) {
+			if len(sv0) == 0 {
+				m.Children = nil
+			} else {
+				m.Children = fieldmap.CloneListFunc(sv0, (*Tree).Clone)
+			}
+			n++
+		}
+	}
+	if fm.Has("5") {
+		if !m.Branch.Equal(src.GetBranch()) {
+			m.Branch = src.GetBranch().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("5") {
+		if d1, s1 := m.Branch, src.GetBranch(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Branch{}
+				m.Branch = d1
+				n++
+			}
+			if fm.Has("5.1") {
+				if d1.Label != s1.GetLabel() {
+					d1.Label = s1.GetLabel()
+					n++
+				}
+			}
+			if fm.Has("5.2") {
+				if !d1.Tree.Equal(s1.GetTree()) {
+					d1.Tree = s1.GetTree().Clone()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Branch does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Branch) CopyInFields(src *Branch, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Label != src.GetLabel() {
+			m.Label = src.GetLabel()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !m.Tree.Equal(src.GetTree()) {
+			m.Tree = src.GetTree().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("2") {
+		if d1, s1 := m.Tree, src.GetTree(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Tree{}
+				m.Tree = d1
+				n++
+			}
+			if fm.Has("2.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("2.2") {
+				if !d1.Left.Equal(s1.GetLeft()) {
+					d1.Left = s1.GetLeft().Clone()
+					n++
+				}
+			}
+			if fm.Has("2.3") {
+				if !d1.Right.Equal(s1.GetRight()) {
+					d1.Right = s1.GetRight().Clone()
+					n++
+				}
+			}
+			if fm.HasOrHasChild("2.4") {
+				if sv1 := s1.GetChildren(); !fieldmap.EqualMessageListFunc(d1.Children, sv1, (*Tree).Equal) {
+					if len(sv1) == 0 {
+						d1.Children = nil
+					} else {
+						d1.Children = fieldmap.CloneListFunc(sv1, (*Tree).Clone)
+					}
+					n++
+				}
+			}
+			if fm.Has("2.5") {
+				if !d1.Branch.Equal(s1.GetBranch()) {
+					d1.Branch = s1.GetBranch().Clone()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Empty does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Empty) CopyInFields(src *Empty, fm *fieldmap.FieldMap) int {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Outer does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Outer) CopyInFields(src *Outer, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Inner.Equal(src.GetInner()) {
+			m.Inner = src.GetInner().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("1") {
+		if d1, s1 := m.Inner, src.GetInner(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Outer_Inner{}
+				m.Inner = d1
+				n++
+			}
+			if fm.Has("1.1") {
+				if d1.Kind != s1.GetKind() {
+					d1.Kind = s1.GetKind()
+					n++
+				}
+			}
+			if fm.Has("1.2") {
+				if d1.Secret != s1.GetSecret() {
+					d1.Secret = s1.GetSecret()
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("2") {
+		if sv0 := src.GetInners(); !fieldmap.EqualMessageListFunc(m.Inners, sv0, (*Outer_Inner).Equal) {
+			if len(sv0) == 0 {
+				m.Inners = nil
+			} else {
+				m.Inners = fieldmap.CloneListFunc(sv0, (*Outer_Inner).Clone)
+			}
+			n++
+		}
+	}
+	if fm.HasOrHasChild("3") {
+		if sv0 := src.GetInnerMap(); !fieldmap.EqualMessageMapFunc(m.InnerMap, sv0, (*Outer_Inner).Equal) {
+			if len(sv0) == 0 {
+				m.InnerMap = nil
+			} else {
+				m.InnerMap = fieldmap.CloneMapFunc(sv0, (*Outer_Inner).Clone)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Outer_Inner does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Outer_Inner) CopyInFields(src *Outer_Inner, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Kind != src.GetKind() {
+			m.Kind = src.GetKind()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Secret != src.GetSecret() {
+			m.Secret = src.GetSecret()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Secrets does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.ApiKey != src.GetApiKey() {
+			m.ApiKey = src.GetApiKey()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !m.Leaf.Equal(src.GetLeaf()) {
+			m.Leaf = src.GetLeaf().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("2") {
+		if d1, s1 := m.Leaf, src.GetLeaf(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Leaf{}
+				m.Leaf = d1
+				n++
+			}
+			if fm.Has("2.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("2.2") {
+				if d1.Value != s1.GetValue() {
+					d1.Value = s1.GetValue()
+					n++
+				}
+			}
+			if fm.Has("2.3") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.Has("2.4") {
+				if d1.Token != s1.GetToken() {
+					d1.Token = s1.GetToken()
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("3") {
+		if sv0 := src.GetLeaves(); !fieldmap.EqualMessageListFunc(m.Leaves, sv0, (*Leaf).Equal) {
+			if len(sv0) == 0 {
+				m.Leaves = nil
+			} else {
+				m.Leaves = fieldmap.CloneListFunc(sv0, (*Leaf).Clone)
+			}
+			n++
+		}
+	}
+	if fm.HasOrHasChild("4") {
+		if sv0 := src.GetLeafMap(); !fieldmap.EqualMessageMapFunc(m.LeafMap, sv0, (*Leaf).Equal) {
+			if len(sv0) == 0 {
+				m.LeafMap = nil
+			} else {
+				m.LeafMap = fieldmap.CloneMapFunc(sv0, (*Leaf).Clone)
+			}
+			n++
+		}
+	}
+	if fm.Has("5") {
+		if sw0, ok := src.GetCred().(*Secrets_CredToken); ok && sw0 != nil {
+			if dw0, ok := m.Cred.(*Secrets_CredToken); !ok || dw0 == nil || dw0.CredToken != sw0.CredToken {
+				m.Cred = &Secrets_CredToken{CredToken: sw0.CredToken}
+				n++
+			}
+		} else if dw0, ok := m.Cred.(*Secrets_CredToken); ok && dw0 != nil {
+			m.Cred = nil
+			n++
+		}
+	}
+	if fm.Has("6") {
+		if sw0, ok := src.GetCred().(*Secrets_CredLeaf); ok && sw0 != nil {
+			if dw0, ok := m.Cred.(*Secrets_CredLeaf); !ok || dw0 == nil || !dw0.CredLeaf.Equal(sw0.CredLeaf) {
+				m.Cred = &Secrets_CredLeaf{CredLeaf: sw0.CredLeaf.Clone()}
+				n++
+			}
+		} else if dw0, ok := m.Cred.(*Secrets_CredLeaf); ok && dw0 != nil {
+			m.Cred = nil
+			n++
+		}
+	} else if fm.HasOrHasChild("6") {
+		var s1 *Leaf
+		sok1 := false
+		if w, ok := src.GetCred().(*Secrets_CredLeaf); ok && w != nil {
+			s1, sok1 = w.CredLeaf, true
+		}
+		var d1 *Leaf
+		if w, ok := m.Cred.(*Secrets_CredLeaf); ok && w != nil {
+			if w.CredLeaf == nil {
+				w.CredLeaf = &Leaf{}
+			}
+			d1 = w.CredLeaf
+		} else if sok1 {
+			d1 = &Leaf{}
+			m.Cred = &Secrets_CredLeaf{CredLeaf: d1}
+			n++
+		}
+		if d1 != nil {
+			if fm.Has("6.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("6.2") {
+				if d1.Value != s1.GetValue() {
+					d1.Value = s1.GetValue()
+					n++
+				}
+			}
+			if fm.Has("6.3") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.Has("6.4") {
+				if d1.Token != s1.GetToken() {
+					d1.Token = s1.GetToken()
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("7") {
+		if sw0, ok := src.GetCred().(*Secrets_CredUser); ok && sw0 != nil {
+			if dw0, ok := m.Cred.(*Secrets_CredUser); !ok || dw0 == nil || dw0.CredUser != sw0.CredUser {
+				m.Cred = &Secrets_CredUser{CredUser: sw0.CredUser}
+				n++
+			}
+		} else if dw0, ok := m.Cred.(*Secrets_CredUser); ok && dw0 != nil {
+			m.Cred = nil
+			n++
+		}
+	}
+	if fm.Has("8") {
+		if !m.Outer.Equal(src.GetOuter()) {
+			m.Outer = src.GetOuter().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("8") {
+		if d1, s1 := m.Outer, src.GetOuter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Outer{}
+				m.Outer = d1
+				n++
+			}
+			if fm.Has("8.1") {
+				if !d1.Inner.Equal(s1.GetInner()) {
+					d1.Inner = s1.GetInner().Clone()
+					n++
+				}
+			} else if fm.HasOrHasChild("8.1") {
+				if d2, s2 := d1.Inner, s1.GetInner(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &Outer_Inner{}
+						d1.Inner = d2
+						n++
+					}
+					if fm.Has("8.1.1") {
+						if d2.Kind != s2.GetKind() {
+							d2.Kind = s2.GetKind()
+							n++
+						}
+					}
+					if fm.Has("8.1.2") {
+						if d2.Secret != s2.GetSecret() {
+							d2.Secret = s2.GetSecret()
+							n++
+						}
+					}
+				}
+			}
+			if fm.HasOrHasChild("8.2") {
+				if sv1 := s1.GetInners(); !fieldmap.EqualMessageListFunc(d1.Inners, sv1, (*Outer_Inner).Equal) {
+					if len(sv1) == 0 {
+						d1.Inners = nil
+					} else {
+						d1.Inners = fieldmap.CloneListFunc(sv1, (*Outer_Inner).Clone)
+					}
+					n++
+				}
+			}
+			if fm.HasOrHasChild("8.3") {
+				if sv1 := s1.GetInnerMap(); !fieldmap.EqualMessageMapFunc(d1.InnerMap, sv1, (*Outer_Inner).Equal) {
+					if len(sv1) == 0 {
+						d1.InnerMap = nil
+					} else {
+						d1.InnerMap = fieldmap.CloneMapFunc(sv1, (*Outer_Inner).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("9") {
+		if !fieldmap.Equal(m.Label, src.GetLabel()) {
+			m.Label = fieldmap.Clone(src.GetLabel())
+			n++
+		}
+	} else if fm.HasOrHasChild("9") {
+		if d1, s1 := m.Label, src.GetLabel(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &other.Label{}
+				m.Label = d1
+				n++
+			}
+			if fm.Has("9.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("9.2") {
+				if d1.Color != s1.GetColor() {
+					d1.Color = s1.GetColor()
+					n++
+				}
+			}
+			if fm.Has("9.3") {
+				if d1.Secret != s1.GetSecret() {
+					d1.Secret = s1.GetSecret()
+					n++
+				}
+			}
+			if fm.HasOrHasChild("9.4") {
+				if sv1 := s1.GetWeights(); !slices.Equal(d1.Weights, sv1) {
+					if len(sv1) == 0 {
+						d1.Weights = nil
+					} else {
+						d1.Weights = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("10") {
+		if !bytes.Equal(m.Cert, src.GetCert()) {
+			m.Cert = fieldmap.CloneBytes(src.GetCert())
+			n++
+		}
+	}
+	if fm.HasOrHasChild("11") {
+		if sv0 := src.GetEnv(); !maps.Equal(m.Env, sv0) {
+			if len(sv0) == 0 {
+				m.Env = nil
+			} else {
+				m.Env = maps.Clone(sv0)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: NamedKey does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *NamedKey) CopyInFields(src *NamedKey, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Id != src.GetId() {
+			m.Id = src.GetId()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Note != src.GetNote() {
+			m.Note = src.GetNote()
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Scalars:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Scalars) DiffFields(o *Scalars) *fieldmap.FieldMap {
+	fm := _Scalars_fieldSchema.NewFieldMap()
+	if !fieldmap.EqualImplicitFloat64(m.GetFDouble(), o.GetFDouble()) {
+		fm.Set("1")
+	}
+	if !fieldmap.EqualImplicitFloat32(m.GetFFloat(), o.GetFFloat()) {
+		fm.Set("2")
+	}
+	if m.GetFInt32() != o.GetFInt32() {
+		fm.Set("3")
+	}
+	if m.GetFInt64() != o.GetFInt64() {
+		fm.Set("4")
+	}
+	if m.GetFUint32() != o.GetFUint32() {
+		fm.Set("5")
+	}
+	if m.GetFUint64() != o.GetFUint64() {
+		fm.Set("6")
+	}
+	if m.GetFSint32() != o.GetFSint32() {
+		fm.Set("7")
+	}
+	if m.GetFSint64() != o.GetFSint64() {
+		fm.Set("8")
+	}
+	if m.GetFFixed32() != o.GetFFixed32() {
+		fm.Set("9")
+	}
+	if m.GetFFixed64() != o.GetFFixed64() {
+		fm.Set("10")
+	}
+	if m.GetFSfixed32() != o.GetFSfixed32() {
+		fm.Set("11")
+	}
+	if m.GetFSfixed64() != o.GetFSfixed64() {
+		fm.Set("12")
+	}
+	if m.GetFBool() != o.GetFBool() {
+		fm.Set("13")
+	}
+	if m.GetFString() != o.GetFString() {
+		fm.Set("14")
+	}
+	if !bytes.Equal(m.GetFBytes(), o.GetFBytes()) {
+		fm.Set("15")
+	}
+	if m.GetFEnum() != o.GetFEnum() {
+		fm.Set("16")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Optionals:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Optionals) DiffFields(o *Optionals) *fieldmap.FieldMap {
+	fm := _Optionals_fieldSchema.NewFieldMap()
+	{
+		var av0 *float64
+		if m != nil {
+			av0 = m.ODouble
+		}
+		var bv0 *float64
+		if o != nil {
+			bv0 = o.ODouble
+		}
+		if !fieldmap.EqualPtrFloat64(av0, bv0) {
+			fm.Set("1")
+		}
+	}
+	{
+		var av0 *float32
+		if m != nil {
+			av0 = m.OFloat
+		}
+		var bv0 *float32
+		if o != nil {
+			bv0 = o.OFloat
+		}
+		if !fieldmap.EqualPtrFloat32(av0, bv0) {
+			fm.Set("2")
+		}
+	}
+	{
+		var av0 *int32
+		if m != nil {
+			av0 = m.OInt32
+		}
+		var bv0 *int32
+		if o != nil {
+			bv0 = o.OInt32
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("3")
+		}
+	}
+	{
+		var av0 *int64
+		if m != nil {
+			av0 = m.OInt64
+		}
+		var bv0 *int64
+		if o != nil {
+			bv0 = o.OInt64
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("4")
+		}
+	}
+	{
+		var av0 *uint32
+		if m != nil {
+			av0 = m.OUint32
+		}
+		var bv0 *uint32
+		if o != nil {
+			bv0 = o.OUint32
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("5")
+		}
+	}
+	{
+		var av0 *uint64
+		if m != nil {
+			av0 = m.OUint64
+		}
+		var bv0 *uint64
+		if o != nil {
+			bv0 = o.OUint64
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("6")
+		}
+	}
+	{
+		var av0 *bool
+		if m != nil {
+			av0 = m.OBool
+		}
+		var bv0 *bool
+		if o != nil {
+			bv0 = o.OBool
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("7")
+		}
+	}
+	{
+		var av0 *string
+		if m != nil {
+			av0 = m.OString
+		}
+		var bv0 *string
+		if o != nil {
+			bv0 = o.OString
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("8")
+		}
+	}
+	{
+		var av0 []byte
+		if m != nil {
+			av0 = m.OBytes
+		}
+		var bv0 []byte
+		if o != nil {
+			bv0 = o.OBytes
+		}
+		if !fieldmap.EqualBytesPresence(av0, bv0) {
+			fm.Set("9")
+		}
+	}
+	{
+		var av0 *State
+		if m != nil {
+			av0 = m.OEnum
+		}
+		var bv0 *State
+		if o != nil {
+			bv0 = o.OEnum
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("10")
+		}
+	}
+	if a1, b1 := m.GetOMessage(), o.GetOMessage(); (a1 == nil) != (b1 == nil) {
+		fm.Set("11")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetName() != b1.GetName() {
+			fm.Set("11.1")
+			c1 = true
+		}
+		if a1.GetValue() != b1.GetValue() {
+			fm.Set("11.2")
+			c1 = true
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("11.3")
+			c1 = true
+		}
+		if a1.GetToken() != b1.GetToken() {
+			fm.Set("11.4")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("11")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Leaf:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Leaf) DiffFields(o *Leaf) *fieldmap.FieldMap {
+	fm := _Leaf_fieldSchema.NewFieldMap()
+	if m.GetName() != o.GetName() {
+		fm.Set("1")
+	}
+	if m.GetValue() != o.GetValue() {
+		fm.Set("2")
+	}
+	if m.GetState() != o.GetState() {
+		fm.Set("3")
+	}
+	if m.GetToken() != o.GetToken() {
+		fm.Set("4")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Middle:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Middle) DiffFields(o *Middle) *fieldmap.FieldMap {
+	fm := _Middle_fieldSchema.NewFieldMap()
+	if m.GetName() != o.GetName() {
+		fm.Set("1")
+	}
+	if a1, b1 := m.GetLeaf(), o.GetLeaf(); (a1 == nil) != (b1 == nil) {
+		fm.Set("2")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetName() != b1.GetName() {
+			fm.Set("2.1")
+			c1 = true
+		}
+		if a1.GetValue() != b1.GetValue() {
+			fm.Set("2.2")
+			c1 = true
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("2.3")
+			c1 = true
+		}
+		if a1.GetToken() != b1.GetToken() {
+			fm.Set("2.4")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("2")
+		}
+	}
+	if !fieldmap.EqualMessageListFunc(m.GetLeaves(), o.GetLeaves(), (*Leaf).Equal) {
+		fm.Set("3")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Top:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Top) DiffFields(o *Top) *fieldmap.FieldMap {
+	fm := _Top_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetOrganization() != b1.GetOrganization() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetName() != b1.GetName() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetVersion() != b1.GetVersion() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetSub(), b1.GetSub(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetRegion() != b2.GetRegion() {
+				fm.Set("1.5.1")
+				c2 = true
+			}
+			if a2.GetZone() != b2.GetZone() {
+				fm.Set("1.5.2")
+				c2 = true
+			}
+			if a2.GetEdge() != b2.GetEdge() {
+				fm.Set("1.5.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.5")
+				c1 = true
+			}
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if a1, b1 := m.GetMiddle(), o.GetMiddle(); (a1 == nil) != (b1 == nil) {
+		fm.Set("2")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetName() != b1.GetName() {
+			fm.Set("2.1")
+			c1 = true
+		}
+		if a2, b2 := a1.GetLeaf(), b1.GetLeaf(); (a2 == nil) != (b2 == nil) {
+			fm.Set("2.2")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("2.2.1")
+				c2 = true
+			}
+			if a2.GetValue() != b2.GetValue() {
+				fm.Set("2.2.2")
+				c2 = true
+			}
+			if a2.GetState() != b2.GetState() {
+				fm.Set("2.2.3")
+				c2 = true
+			}
+			if a2.GetToken() != b2.GetToken() {
+				fm.Set("2.2.4")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("2.2")
+				c1 = true
+			}
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetLeaves(), b1.GetLeaves(), (*Leaf).Equal) {
+			fm.Set("2.3")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("2")
+		}
+	}
+	if !slices.Equal(m.GetTags(), o.GetTags()) {
+		fm.Set("3")
+	}
+	if !fieldmap.EqualMessageListFunc(m.GetMiddles(), o.GetMiddles(), (*Middle).Equal) {
+		fm.Set("4")
+	}
+	if !maps.Equal(m.GetLabels(), o.GetLabels()) {
+		fm.Set("5")
+	}
+	if !fieldmap.EqualMessageMapFunc(m.GetLeafMap(), o.GetLeafMap(), (*Leaf).Equal) {
+		fm.Set("6")
+	}
+	if !fieldmap.EqualListFunc(m.GetBlobs(), o.GetBlobs(), bytes.Equal) {
+		fm.Set("7")
+	}
+	if !fieldmap.EqualListFunc(m.GetSamples(), o.GetSamples(), fieldmap.EqualFloat64) {
+		fm.Set("8")
+	}
+	if !slices.Equal(m.GetStates(), o.GetStates()) {
+		fm.Set("9")
+	}
+	if !fieldmap.EqualMapFunc(m.GetBlobMap(), o.GetBlobMap(), bytes.Equal) {
+		fm.Set("10")
+	}
+	if !maps.Equal(m.GetStateMap(), o.GetStateMap()) {
+		fm.Set("11")
+	}
+	{
+		aw0, aok0 := m.GetChoice().(*Top_ChoiceName)
+		bw0, bok0 := o.GetChoice().(*Top_ChoiceName)
+		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
+		if aok0 != bok0 || aok0 && aw0.ChoiceName != bw0.ChoiceName {
+			fm.Set("12")
+		}
+	}
+	{
+		aw1, aok1 := m.GetChoice().(*Top_ChoiceLeaf)
+		bw1, bok1 := o.GetChoice().(*Top_ChoiceLeaf)
+		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
+		if aok1 != bok1 {
+			fm.Set("13")
+		} else if aok1 {
+			a1, b1, c1 := aw1.ChoiceLeaf, bw1.ChoiceLeaf, false
+			if a1.GetName() != b1.GetName() {
+				fm.Set("13.1")
+				c1 = true
+			}
+			if a1.GetValue() != b1.GetValue() {
+				fm.Set("13.2")
+				c1 = true
+			}
+			if a1.GetState() != b1.GetState() {
+				fm.Set("13.3")
+				c1 = true
+			}
+			if a1.GetToken() != b1.GetToken() {
+				fm.Set("13.4")
+				c1 = true
+			}
+			if c1 {
+				fm.Set("13")
+			}
+		}
+	}
+	{
+		aw0, aok0 := m.GetChoice().(*Top_ChoiceNumber)
+		bw0, bok0 := o.GetChoice().(*Top_ChoiceNumber)
+		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
+		if aok0 != bok0 || aok0 && aw0.ChoiceNumber != bw0.ChoiceNumber {
+			fm.Set("14")
+		}
+	}
+	{
+		aw0, aok0 := m.GetChoice().(*Top_ChoiceBytes)
+		bw0, bok0 := o.GetChoice().(*Top_ChoiceBytes)
+		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
+		if aok0 != bok0 || aok0 && !bytes.Equal(aw0.ChoiceBytes, bw0.ChoiceBytes) {
+			fm.Set("15")
+		}
+	}
+	if a1, b1 := m.GetScalars(), o.GetScalars(); (a1 == nil) != (b1 == nil) {
+		fm.Set("16")
+	} else if a1 != nil {
+		c1 := false
+		if !fieldmap.EqualImplicitFloat64(a1.GetFDouble(), b1.GetFDouble()) {
+			fm.Set("16.1")
+			c1 = true
+		}
+		if !fieldmap.EqualImplicitFloat32(a1.GetFFloat(), b1.GetFFloat()) {
+			fm.Set("16.2")
+			c1 = true
+		}
+		if a1.GetFInt32() != b1.GetFInt32() {
+			fm.Set("16.3")
+			c1 = true
+		}
+		if a1.GetFInt64() != b1.GetFInt64() {
+			fm.Set("16.4")
+			c1 = true
+		}
+		if a1.GetFUint32() != b1.GetFUint32() {
+			fm.Set("16.5")
+			c1 = true
+		}
+		if a1.GetFUint64() != b1.GetFUint64() {
+			fm.Set("16.6")
+			c1 = true
+		}
+		if a1.GetFSint32() != b1.GetFSint32() {
+			fm.Set("16.7")
+			c1 = true
+		}
+		if a1.GetFSint64() != b1.GetFSint64() {
+			fm.Set("16.8")
+			c1 = true
+		}
+		if a1.GetFFixed32() != b1.GetFFixed32() {
+			fm.Set("16.9")
+			c1 = true
+		}
+		if a1.GetFFixed64() != b1.GetFFixed64() {
+			fm.Set("16.10")
+			c1 = true
+		}
+		if a1.GetFSfixed32() != b1.GetFSfixed32() {
+			fm.Set("16.11")
+			c1 = true
+		}
+		if a1.GetFSfixed64() != b1.GetFSfixed64() {
+			fm.Set("16.12")
+			c1 = true
+		}
+		if a1.GetFBool() != b1.GetFBool() {
+			fm.Set("16.13")
+			c1 = true
+		}
+		if a1.GetFString() != b1.GetFString() {
+			fm.Set("16.14")
+			c1 = true
+		}
+		if !bytes.Equal(a1.GetFBytes(), b1.GetFBytes()) {
+			fm.Set("16.15")
+			c1 = true
+		}
+		if a1.GetFEnum() != b1.GetFEnum() {
+			fm.Set("16.16")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("16")
+		}
+	}
+	if a1, b1 := m.GetOptionals(), o.GetOptionals(); (a1 == nil) != (b1 == nil) {
+		fm.Set("17")
+	} else if a1 != nil {
+		c1 := false
+		{
+			var av1 *float64
+			if a1 != nil {
+				av1 = a1.ODouble
+			}
+			var bv1 *float64
+			if b1 != nil {
+				bv1 = b1.ODouble
+			}
+			if !fieldmap.EqualPtrFloat64(av1, bv1) {
+				fm.Set("17.1")
+				c1 = true
+			}
+		}
+		{
+			var av1 *float32
+			if a1 != nil {
+				av1 = a1.OFloat
+			}
+			var bv1 *float32
+			if b1 != nil {
+				bv1 = b1.OFloat
+			}
+			if !fieldmap.EqualPtrFloat32(av1, bv1) {
+				fm.Set("17.2")
+				c1 = true
+			}
+		}
+		{
+			var av1 *int32
+			if a1 != nil {
+				av1 = a1.OInt32
+			}
+			var bv1 *int32
+			if b1 != nil {
+				bv1 = b1.OInt32
+			}
+			if !fieldmap.EqualPtr(av1, bv1) {
+				fm.Set("17.3")
+				c1 = true
+			}
+		}
+		{
+			var av1 *int64
+			if a1 != nil {
+				av1 = a1.OInt64
+			}
+			var bv1 *int64
+			if b1 != nil {
+				bv1 = b1.OInt64
+			}
+			if !fieldmap.EqualPtr(av1, bv1) {
+				fm.Set("17.4")
+				c1 = true
+			}
+		}
+		{
+			var av1 *uint32
+			if a1 != nil {
+				av1 = a1.OUint32
+			}
+			var bv1 *uint32
+			if b1 != nil {
+				bv1 = b1.OUint32
+			}
+			if !fieldmap.EqualPtr(av1, bv1) {
+				fm.Set("17.5")
+				c1 = true
+			}
+		}
+		{
+			var av1 *uint64
+			if a1 != nil {
+				av1 = a1.OUint64
+			}
+			var bv1 *uint64
+			if b1 != nil {
+				bv1 = b1.OUint64
+			}
+			if !fieldmap.EqualPtr(av1, bv1) {
+				fm.Set("17.6")
+				c1 = true
+			}
+		}
+		{
+			var av1 *bool
+			if a1 != nil {
+				av1 = a1.OBool
+			}
+			var bv1 *bool
+			if b1 != nil {
+				bv1 = b1.OBool
+			}
+			if !fieldmap.EqualPtr(av1, bv1) {
+				fm.Set("17.7")
+				c1 = true
+			}
+		}
+		{
+			var av1 *string
+			if a1 != nil {
+				av1 = a1.OString
+			}
+			var bv1 *string
+			if b1 != nil {
+				bv1 = b1.OString
+			}
+			if !fieldmap.EqualPtr(av1, bv1) {
+				fm.Set("17.8")
+				c1 = true
+			}
+		}
+		{
+			var av1 []byte
+			if a1 != nil {
+				av1 = a1.OBytes
+			}
+			var bv1 []byte
+			if b1 != nil {
+				bv1 = b1.OBytes
+			}
+			if !fieldmap.EqualBytesPresence(av1, bv1) {
+				fm.Set("17.9")
+				c1 = true
+			}
+		}
+		{
+			var av1 *State
+			if a1 != nil {
+				av1 = a1.OEnum
+			}
+			var bv1 *State
+			if b1 != nil {
+				bv1 = b1.OEnum
+			}
+			if !fieldmap.EqualPtr(av1, bv1) {
+				fm.Set("17.10")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetOMessage(), b1.GetOMessage(); (a2 == nil) != (b2 == nil) {
+			fm.Set("17.11")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("17.11.1")
+				c2 = true
+			}
+			if a2.GetValue() != b2.GetValue() {
+				fm.Set("17.11.2")
+				c2 = true
+			}
+			if a2.GetState() != b2.GetState() {
+				fm.Set("17.11.3")
+				c2 = true
+			}
+			if a2.GetToken() != b2.GetToken() {
+				fm.Set("17.11.4")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("17.11")
+				c1 = true
+			}
+		}
+		if c1 {
+			fm.Set("17")
+		}
+	}
+	if a1, b1 := m.GetWkt(), o.GetWkt(); (a1 == nil) != (b1 == nil) {
+		fm.Set("18")
+	} else if a1 != nil {
+		c1 := false
+		if !fieldmap.Equal(a1.GetTs(), b1.GetTs()) {
+			fm.Set("18.1")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetDur(), b1.GetDur()) {
+			fm.Set("18.2")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetStr(), b1.GetStr()) {
+			fm.Set("18.3")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetI64(), b1.GetI64()) {
+			fm.Set("18.4")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetFlag(), b1.GetFlag()) {
+			fm.Set("18.5")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetSt(), b1.GetSt()) {
+			fm.Set("18.6")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetAny(), b1.GetAny()) {
+			fm.Set("18.7")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetVal(), b1.GetVal()) {
+			fm.Set("18.8")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetTimes(), b1.GetTimes(), fieldmap.Equal[*timestamppb.Timestamp]) {
+			fm.Set("18.9")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageMapFunc(a1.GetDurs(), b1.GetDurs(), fieldmap.Equal[*durationpb.Duration]) {
+			fm.Set("18.10")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("18")
+		}
+	}
+	if a1, b1 := m.GetLabel(), o.GetLabel(); (a1 == nil) != (b1 == nil) {
+		fm.Set("19")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetName() != b1.GetName() {
+			fm.Set("19.1")
+			c1 = true
+		}
+		if a1.GetColor() != b1.GetColor() {
+			fm.Set("19.2")
+			c1 = true
+		}
+		if a1.GetSecret() != b1.GetSecret() {
+			fm.Set("19.3")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetWeights(), b1.GetWeights()) {
+			fm.Set("19.4")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("19")
+		}
+	}
+	if !fieldmap.EqualMessageListFunc(m.GetLabelsOther(), o.GetLabelsOther(), fieldmap.Equal[*other.Label]) {
+		fm.Set("20")
+	}
+	if m.GetPassword() != o.GetPassword() {
+		fm.Set("21")
+	}
+	if !m.GetAtomicLeaf().Equal(o.GetAtomicLeaf()) {
+		fm.Set("22")
+	}
+	if !fieldmap.EqualMessageMapFunc(m.GetLabelMap(), o.GetLabelMap(), fieldmap.Equal[*other.Label]) {
+		fm.Set("23")
+	}
+	if !m.GetEmpty().Equal(o.GetEmpty()) {
+		fm.Set("24")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Key:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Key) DiffFields(o *Key) *fieldmap.FieldMap {
+	fm := _Key_fieldSchema.NewFieldMap()
+	if m.GetOrganization() != o.GetOrganization() {
+		fm.Set("1")
+	}
+	if m.GetName() != o.GetName() {
+		fm.Set("2")
+	}
+	if m.GetVersion() != o.GetVersion() {
+		fm.Set("3")
+	}
+	if m.GetState() != o.GetState() {
+		fm.Set("4")
+	}
+	if a1, b1 := m.GetSub(), o.GetSub(); (a1 == nil) != (b1 == nil) {
+		fm.Set("5")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetRegion() != b1.GetRegion() {
+			fm.Set("5.1")
+			c1 = true
+		}
+		if a1.GetZone() != b1.GetZone() {
+			fm.Set("5.2")
+			c1 = true
+		}
+		if a1.GetEdge() != b1.GetEdge() {
+			fm.Set("5.3")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("5")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of SubKey:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *SubKey) DiffFields(o *SubKey) *fieldmap.FieldMap {
+	fm := _SubKey_fieldSchema.NewFieldMap()
+	if m.GetRegion() != o.GetRegion() {
+		fm.Set("1")
+	}
+	if m.GetZone() != o.GetZone() {
+		fm.Set("2")
+	}
+	if m.GetEdge() != o.GetEdge() {
+		fm.Set("3")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Wkt:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Wkt) DiffFields(o *Wkt) *fieldmap.FieldMap {
+	fm := _Wkt_fieldSchema.NewFieldMap()
+	if !fieldmap.Equal(m.GetTs(), o.GetTs()) {
+		fm.Set("1")
+	}
+	if !fieldmap.Equal(m.GetDur(), o.GetDur()) {
+		fm.Set("2")
+	}
+	if !fieldmap.Equal(m.GetStr(), o.GetStr()) {
+		fm.Set("3")
+	}
+	if !fieldmap.Equal(m.GetI64(), o.GetI64()) {
+		fm.Set("4")
+	}
+	if !fieldmap.Equal(m.GetFlag(), o.GetFlag()) {
+		fm.Set("5")
+	}
+	if !fieldmap.Equal(m.GetSt(), o.GetSt()) {
+		fm.Set("6")
+	}
+	if !fieldmap.Equal(m.GetAny(), o.GetAny()) {
+		fm.Set("7")
+	}
+	if !fieldmap.Equal(m.GetVal(), o.GetVal()) {
+		fm.Set("8")
+	}
+	if !fieldmap.EqualMessageListFunc(m.GetTimes(), o.GetTimes(), fieldmap.Equal[*timestamppb.Timestamp]) {
+		fm.Set("9")
+	}
+	if !fieldmap.EqualMessageMapFunc(m.GetDurs(), o.GetDurs(), fieldmap.Equal[*durationpb.Duration]) {
+		fm.Set("10")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Tree:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Tree) DiffFields(o *Tree) *fieldmap.FieldMap {
+	fm := _Tree_fieldSchema.NewFieldMap()
+	if m.GetName() != o.GetName() {
+		fm.Set("1")
+	}
+	if !m.GetLeft().Equal(o.GetLeft()) {
+		fm.Set("2")
+	}
+	if !m.GetRight().Equal(o.GetRight()) {
+		fm.Set("3")
+	}
+	if !fieldmap.EqualMessageListFunc(m.GetChildren(), o.GetChildren(), (*Tree).Equal) {
+		fm.Set("4")
+	}
+	if a1, b1 := m.GetBranch(), o.GetBranch(); (a1 == nil) != (b1 == nil) {
+		fm.Set("5")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetLabel() != b1.GetLabel() {
+			fm.Set("5.1")
+			c1 = true
+		}
+		if !a1.GetTree().Equal(b1.GetTree()) {
+			fm.Set("5.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("5")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Branch:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Branch) DiffFields(o *Branch) *fieldmap.FieldMap {
+	fm := _Branch_fieldSchema.NewFieldMap()
+	if m.GetLabel() != o.GetLabel() {
+		fm.Set("1")
+	}
+	if a1, b1 := m.GetTree(), o.GetTree(); (a1 == nil) != (b1 == nil) {
+		fm.Set("2")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetName() != b1.GetName() {
+			fm.Set("2.1")
+			c1 = true
+		}
+		if !a1.GetLeft().Equal(b1.GetLeft()) {
+			fm.Set("2.2")
+			c1 = true
+		}
+		if !a1.GetRight().Equal(b1.GetRight()) {
+			fm.Set("2.3")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetChildren(), b1.GetChildren(), (*Tree).Equal) {
+			fm.Set("2.4")
+			c1 = true
+		}
+		if !a1.GetBranch().Equal(b1.GetBranch()) {
+			fm.Set("2.5")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("2")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Empty:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Empty) DiffFields(o *Empty) *fieldmap.FieldMap {
+	fm := _Empty_fieldSchema.NewFieldMap()
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Outer:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Outer) DiffFields(o *Outer) *fieldmap.FieldMap {
+	fm := _Outer_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetInner(), o.GetInner(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetKind() != b1.GetKind() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetSecret() != b1.GetSecret() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if !fieldmap.EqualMessageListFunc(m.GetInners(), o.GetInners(), (*Outer_Inner).Equal) {
+		fm.Set("2")
+	}
+	if !fieldmap.EqualMessageMapFunc(m.GetInnerMap(), o.GetInnerMap(), (*Outer_Inner).Equal) {
+		fm.Set("3")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Outer_Inner:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Outer_Inner) DiffFields(o *Outer_Inner) *fieldmap.FieldMap {
+	fm := _Outer_Inner_fieldSchema.NewFieldMap()
+	if m.GetKind() != o.GetKind() {
+		fm.Set("1")
+	}
+	if m.GetSecret() != o.GetSecret() {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Secrets:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Secrets) DiffFields(o *Secrets) *fieldmap.FieldMap {
+	fm := _Secrets_fieldSchema.NewFieldMap()
+	if m.GetApiKey() != o.GetApiKey() {
+		fm.Set("1")
+	}
+	if a1, b1 := m.GetLeaf(), o.GetLeaf(); (a1 == nil) != (b1 == nil) {
+		fm.Set("2")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetName() != b1.GetName() {
+			fm.Set("2.1")
+			c1 = true
+		}
+		if a1.GetValue() != b1.GetValue() {
+			fm.Set("2.2")
+			c1 = true
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("2.3")
+			c1 = true
+		}
+		if a1.GetToken() != b1.GetToken() {
+			fm.Set("2.4")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("2")
+		}
+	}
+	if !fieldmap.EqualMessageListFunc(m.GetLeaves(), o.GetLeaves(), (*Leaf).Equal) {
+		fm.Set("3")
+	}
+	if !fieldmap.EqualMessageMapFunc(m.GetLeafMap(), o.GetLeafMap(), (*Leaf).Equal) {
+		fm.Set("4")
+	}
+	{
+		aw0, aok0 := m.GetCred().(*Secrets_CredToken)
+		bw0, bok0 := o.GetCred().(*Secrets_CredToken)
+		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
+		if aok0 != bok0 || aok0 && aw0.CredToken != bw0.CredToken {
+			fm.Set("5")
+		}
+	}
+	{
+		aw1, aok1 := m.GetCred().(*Secrets_CredLeaf)
+		bw1, bok1 := o.GetCred().(*Secrets_CredLeaf)
+		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
+		if aok1 != bok1 {
+			fm.Set("6")
+		} else if aok1 {
+			a1, b1, c1 := aw1.CredLeaf, bw1.CredLeaf, false
+			if a1.GetName() != b1.GetName() {
+				fm.Set("6.1")
+				c1 = true
+			}
+			if a1.GetValue() != b1.GetValue() {
+				fm.Set("6.2")
+				c1 = true
+			}
+			if a1.GetState() != b1.GetState() {
+				fm.Set("6.3")
+				c1 = true
+			}
+			if a1.GetToken() != b1.GetToken() {
+				fm.Set("6.4")
+				c1 = true
+			}
+			if c1 {
+				fm.Set("6")
+			}
+		}
+	}
+	{
+		aw0, aok0 := m.GetCred().(*Secrets_CredUser)
+		bw0, bok0 := o.GetCred().(*Secrets_CredUser)
+		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
+		if aok0 != bok0 || aok0 && aw0.CredUser != bw0.CredUser {
+			fm.Set("7")
+		}
+	}
+	if a1, b1 := m.GetOuter(), o.GetOuter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("8")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetInner(), b1.GetInner(); (a2 == nil) != (b2 == nil) {
+			fm.Set("8.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetKind() != b2.GetKind() {
+				fm.Set("8.1.1")
+				c2 = true
+			}
+			if a2.GetSecret() != b2.GetSecret() {
+				fm.Set("8.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("8.1")
+				c1 = true
+			}
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetInners(), b1.GetInners(), (*Outer_Inner).Equal) {
+			fm.Set("8.2")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageMapFunc(a1.GetInnerMap(), b1.GetInnerMap(), (*Outer_Inner).Equal) {
+			fm.Set("8.3")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("8")
+		}
+	}
+	if a1, b1 := m.GetLabel(), o.GetLabel(); (a1 == nil) != (b1 == nil) {
+		fm.Set("9")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetName() != b1.GetName() {
+			fm.Set("9.1")
+			c1 = true
+		}
+		if a1.GetColor() != b1.GetColor() {
+			fm.Set("9.2")
+			c1 = true
+		}
+		if a1.GetSecret() != b1.GetSecret() {
+			fm.Set("9.3")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetWeights(), b1.GetWeights()) {
+			fm.Set("9.4")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("9")
+		}
+	}
+	if !bytes.Equal(m.GetCert(), o.GetCert()) {
+		fm.Set("10")
+	}
+	if !maps.Equal(m.GetEnv(), o.GetEnv()) {
+		fm.Set("11")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of NamedKey:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *NamedKey) DiffFields(o *NamedKey) *fieldmap.FieldMap {
+	fm := _NamedKey_fieldSchema.NewFieldMap()
+	if m.GetId() != o.GetId() {
+		fm.Set("1")
+	}
+	if m.GetNote() != o.GetNote() {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Scalars) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.FEnum; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "testpb.v1.Scalars", Field: "f_enum", Enum: "testpb.v1.State", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Scalars does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Scalars) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Scalars_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Optionals) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if p := m.OEnum; p != nil && !(*p >= 0 && *p <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "testpb.v1.Optionals", Field: "o_enum", Enum: "testpb.v1.State", Value: int32(*p)}
+	}
+	if err := m.OMessage.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "testpb.v1.Optionals", "o_message")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Optionals does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Optionals) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Optionals_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Leaf) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.State; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "testpb.v1.Leaf", Field: "state", Enum: "testpb.v1.State", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Leaf does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Leaf) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Leaf_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Middle) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Leaf.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "testpb.v1.Middle", "leaf")
+	}
+	for _, v := range m.Leaves {
+		if err := v.ValidateEnums(); err != nil {
+			return fieldmap.EnumErrorAt(err, "testpb.v1.Middle", "leaves")
+		}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Middle does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Middle) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Middle_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Top) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Key.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "testpb.v1.Top", "key")
+	}
+	if err := m.Middle.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "testpb.v1.Top", "middle")
+	}
+	for _, v := range m.Middles {
+		if err := v.ValidateEnums(); err != nil {
+			return fieldmap.EnumErrorAt(err, "testpb.v1.Top", "middles")
+		}
+	}
+	{
+		var err error
+		var ek int32
+		for k, v := range m.LeafMap {
+			if e := v.ValidateEnums(); e != nil && (err == nil || k < ek) {
+				err, ek = fieldmap.EnumErrorAt(e, "testpb.v1.Top", "leaf_map"), k
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, v := range m.States {
+		if !(v >= 0 && v <= 2) {
+			return &fieldmap.InvalidEnumError{Message: "testpb.v1.Top", Field: "states", Enum: "testpb.v1.State", Value: int32(v)}
+		}
+	}
+	{
+		var err error
+		for k, v := range m.StateMap {
+			if !(v >= 0 && v <= 2) && (err == nil || !k) {
+				err = &fieldmap.InvalidEnumError{Message: "testpb.v1.Top", Field: "state_map", Enum: "testpb.v1.State", Value: int32(v)}
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if x, ok := m.Choice.(*Top_ChoiceLeaf); ok {
+		if err := x.ChoiceLeaf.ValidateEnums(); err != nil {
+			return fieldmap.EnumErrorAt(err, "testpb.v1.Top", "choice_leaf")
+		}
+	}
+	if err := m.Scalars.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "testpb.v1.Top", "scalars")
+	}
+	if err := m.Optionals.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "testpb.v1.Top", "optionals")
+	}
+	if err := m.Wkt.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "testpb.v1.Top", "wkt")
+	}
+	if err := fieldmap.ValidateEnumsAt(m.Label, "testpb.v1.Top", "label"); err != nil {
+		return err
+	}
+	for _, v := range m.LabelsOther {
+		if err := fieldmap.ValidateEnumsAt(v, "testpb.v1.Top", "labels_other"); err != nil {
+			return err
+		}
+	}
+	if err := m.AtomicLeaf.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "testpb.v1.Top", "atomic_leaf")
+	}
+	{
+		var err error
+		var ek string
+		for k, v := range m.LabelMap {
+			if e := fieldmap.ValidateEnumsAt(v, "testpb.v1.Top", "label_map"); e != nil && (err == nil || k < ek) {
+				err, ek = e, k
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Top does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Top) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Top_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Key) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.State; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "testpb.v1.Key", Field: "state", Enum: "testpb.v1.State", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Key does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Key) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Key_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *SubKey) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag SubKey does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*SubKey) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _SubKey_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Wkt) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := fieldmap.ValidateEnumsAt(m.St, "testpb.v1.Wkt", "st"); err != nil {
+		return err
+	}
+	if err := fieldmap.ValidateEnumsAt(m.Val, "testpb.v1.Wkt", "val"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Wkt does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Wkt) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Wkt_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Tree) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Tree does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Tree) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Tree_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Branch) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Branch does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Branch) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Branch_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Empty) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Empty does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Empty) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Empty_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Outer) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Inner.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "testpb.v1.Outer", "inner")
+	}
+	for _, v := range m.Inners {
+		if err := v.ValidateEnums(); err != nil {
+			return fieldmap.EnumErrorAt(err, "testpb.v1.Outer", "inners")
+		}
+	}
+	{
+		var err error
+		var ek string
+		for k, v := range m.InnerMap {
+			if e := v.ValidateEnums(); e != nil && (err == nil || k < ek) {
+				err, ek = fieldmap.EnumErrorAt(e, "testpb.v1.Outer", "inner_map"), k
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Outer does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Outer) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Outer_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Outer_Inner) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Kind; !(v >= 0 && v <= 1) {
+		return &fieldmap.InvalidEnumError{Message: "testpb.v1.Outer.Inner", Field: "kind", Enum: "testpb.v1.Outer.Inner.Kind", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Outer_Inner does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Outer_Inner) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Outer_Inner_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Secrets) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Leaf.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "testpb.v1.Secrets", "leaf")
+	}
+	for _, v := range m.Leaves {
+		if err := v.ValidateEnums(); err != nil {
+			return fieldmap.EnumErrorAt(err, "testpb.v1.Secrets", "leaves")
+		}
+	}
+	{
+		var err error
+		var ek string
+		for k, v := range m.LeafMap {
+			if e := v.ValidateEnums(); e != nil && (err == nil || k < ek) {
+				err, ek = fieldmap.EnumErrorAt(e, "testpb.v1.Secrets", "leaf_map"), k
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if x, ok := m.Cred.(*Secrets_CredLeaf); ok {
+		if err := x.CredLeaf.ValidateEnums(); err != nil {
+			return fieldmap.EnumErrorAt(err, "testpb.v1.Secrets", "cred_leaf")
+		}
+	}
+	if err := m.Outer.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "testpb.v1.Secrets", "outer")
+	}
+	if err := fieldmap.ValidateEnumsAt(m.Label, "testpb.v1.Secrets", "label"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Secrets does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Secrets) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Secrets_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *NamedKey) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag NamedKey does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*NamedKey) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _NamedKey_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Scalars) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Scalars) Redacted() *Scalars {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Optionals) Redact() {
+	if m == nil {
+		return
+	}
+	m.OMessage.Redact()
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Optionals) Redacted() *Optionals {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Leaf) Redact() {
+	if m == nil {
+		return
+	}
+	m.Token = ""
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Leaf) Redacted() *Leaf {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Middle) Redact() {
+	if m == nil {
+		return
+	}
+	m.Leaf.Redact()
+	for _, v := range m.Leaves {
+		v.Redact()
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Middle) Redacted() *Middle {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Top) Redact() {
+	if m == nil {
+		return
+	}
+	m.Middle.Redact()
+	for _, v := range m.Middles {
+		v.Redact()
+	}
+	for _, v := range m.LeafMap {
+		v.Redact()
+	}
+	if x, ok := m.Choice.(*Top_ChoiceLeaf); ok {
+		x.ChoiceLeaf.Redact()
+	}
+	m.Optionals.Redact()
+	fieldmap.Redact(m.Label)
+	for _, v := range m.LabelsOther {
+		fieldmap.Redact(v)
+	}
+	m.Password = ""
+	m.AtomicLeaf.Redact()
+	for _, v := range m.LabelMap {
+		fieldmap.Redact(v)
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Top) Redacted() *Top {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Key) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Key) Redacted() *Key {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *SubKey) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *SubKey) Redacted() *SubKey {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Wkt) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Wkt) Redacted() *Wkt {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Tree) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Tree) Redacted() *Tree {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Branch) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Branch) Redacted() *Branch {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Empty) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Empty) Redacted() *Empty {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Outer) Redact() {
+	if m == nil {
+		return
+	}
+	m.Inner.Redact()
+	for _, v := range m.Inners {
+		v.Redact()
+	}
+	for _, v := range m.InnerMap {
+		v.Redact()
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Outer) Redacted() *Outer {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Outer_Inner) Redact() {
+	if m == nil {
+		return
+	}
+	m.Secret = ""
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Outer_Inner) Redacted() *Outer_Inner {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Secrets) Redact() {
+	if m == nil {
+		return
+	}
+	m.ApiKey = ""
+	m.Leaf.Redact()
+	for _, v := range m.Leaves {
+		v.Redact()
+	}
+	for _, v := range m.LeafMap {
+		v.Redact()
+	}
+	if _, ok := m.Cred.(*Secrets_CredToken); ok {
+		m.Cred = nil
+	}
+	if x, ok := m.Cred.(*Secrets_CredLeaf); ok {
+		x.CredLeaf.Redact()
+	}
+	m.Outer.Redact()
+	fieldmap.Redact(m.Label)
+	m.Cert = nil
+	m.Env = nil
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Secrets) Redacted() *Secrets {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *NamedKey) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *NamedKey) Redacted() *NamedKey {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// GetKeyString renders the object key of m (field key) as a string that
+// ParseTopKeyString reads back: "name=value" pairs of every key field, in
+// field number order, values escaped as fieldmap.AppendKeyValue does.
+// A nil key renders as an empty one.
+func (m *Top) GetKeyString() string {
+	k := m.GetKey()
+	b := make([]byte, 0, 124)
+	b = append(b, "organization="...)
+	b = fieldmap.AppendKeyValue(b, k.GetOrganization())
+	b = append(b, ",name="...)
+	b = fieldmap.AppendKeyValue(b, k.GetName())
+	b = append(b, ",version="...)
+	b = strconv.AppendUint(b, uint64(k.GetVersion()), 10)
+	b = append(b, ",state="...)
+	switch v := k.GetState(); v {
+	case State_STATE_UNSPECIFIED:
+		b = append(b, "STATE_UNSPECIFIED"...)
+	case State_STATE_ON:
+		b = append(b, "STATE_ON"...)
+	case State_STATE_OFF:
+		b = append(b, "STATE_OFF"...)
+	default:
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	b = append(b, ",sub.region="...)
+	b = fieldmap.AppendKeyValue(b, k.GetSub().GetRegion())
+	b = append(b, ",sub.zone="...)
+	b = strconv.AppendInt(b, int64(k.GetSub().GetZone()), 10)
+	b = append(b, ",sub.edge="...)
+	b = strconv.AppendBool(b, k.GetSub().GetEdge())
+	return string(b)
+}
+
+// ParseTopKeyString parses a string rendered by (*Top).GetKeyString
+// into a key. Fields may come in any order; a field left out is zero. The
+// key has every sub-message allocated and every optional field set.
+// The error is a *fieldmap.KeyStringError matching fieldmap.ErrBadKeyString.
+func ParseTopKeyString(s string) (*Key, error) {
+	k := &Key{Sub: &SubKey{}}
+	err := fieldmap.ParseKeyFields("testpb.v1.Top", s, func(field, value string) error {
+		switch field {
+		case "organization":
+			k.Organization = value
+		case "name":
+			k.Name = value
+		case "version":
+			n, err := fieldmap.ParseKeyUint(value, 32)
+			if err != nil {
+				return err
+			}
+			k.Version = uint32(n)
+		case "state":
+			var x State
+			switch value {
+			case "STATE_UNSPECIFIED":
+				x = State_STATE_UNSPECIFIED
+			case "STATE_ON":
+				x = State_STATE_ON
+			case "STATE_OFF":
+				x = State_STATE_OFF
+			default:
+				n, err := fieldmap.ParseKeyEnumNumber(value, "testpb.v1.State")
+				if err != nil {
+					return err
+				}
+				x = State(n)
+			}
+			k.State = x
+		case "sub.region":
+			k.Sub.Region = value
+		case "sub.zone":
+			n, err := fieldmap.ParseKeyInt(value, 64)
+			if err != nil {
+				return err
+			}
+			k.Sub.Zone = n
+		case "sub.edge":
+			x, err := fieldmap.ParseKeyBool(value)
+			if err != nil {
+				return err
+			}
+			k.Sub.Edge = x
+		default:
+			return fieldmap.UnknownKeyField(field)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// GetKey returns the object key of m, its field id.
+func (m *NamedKey) GetKey() string {
+	return m.GetId()
+}
+
+// GetKeyString renders the object key of m (field id) as a string that
+// ParseNamedKeyKeyString reads back, escaped as fieldmap.AppendKeyValue does.
+func (m *NamedKey) GetKeyString() string {
+	var b []byte
+	b = fieldmap.AppendKeyValue(b, m.GetId())
+	return string(b)
+}
+
+// ParseNamedKeyKeyString parses a string rendered by (*NamedKey).GetKeyString
+// into a key.
+// The error is a *fieldmap.KeyStringError matching fieldmap.ErrBadKeyString.
+func ParseNamedKeyKeyString(s string) (string, error) {
+	var k string
+	value, err := fieldmap.UnescapeKeyValue(s)
+	if err == nil {
+		err = func() error {
+			k = value
+			return nil
+		}()
+	}
+	if err != nil {
+		return "", &fieldmap.KeyStringError{Message: "testpb.v1.NamedKey", Err: err}
+	}
+	return k, nil
 }

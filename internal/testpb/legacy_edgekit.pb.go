@@ -8,6 +8,9 @@ package testpb
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	proto "google.golang.org/protobuf/proto"
+	maps "maps"
+	slices "slices"
 )
 
 // Field flags of Legacy: dot-joined field numbers from Legacy.
@@ -100,4 +103,586 @@ func (*Legacy_Item) FieldSchema() *fieldmap.Schema { return _Legacy_Item_fieldSc
 // error names the first flag Legacy_Item does not have.
 func NewLegacy_ItemFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Legacy_Item_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields and extensions included;
+// a nil m gives nil. Legacy can carry extensions, so Clone is
+// proto.Clone.
+func (m *Legacy) Clone() *Legacy {
+	if m == nil {
+		return nil
+	}
+	return proto.Clone(m).(*Legacy)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Legacy_Item) Clone() *Legacy_Item {
+	if m == nil {
+		return nil
+	}
+	c := new(Legacy_Item)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Legacy_Item, a deep copy of m, which is not nil.
+func (m *Legacy_Item) cloneTo(c *Legacy_Item) {
+	if m.Text != nil || m.Num != nil {
+		blk := new(struct {
+			Text string
+			Num  uint64
+		})
+		if m.Text != nil {
+			blk.Text = *m.Text
+			c.Text = &blk.Text
+		}
+		if m.Num != nil {
+			blk.Num = *m.Num
+			c.Num = &blk.Num
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal, extensions included; nil
+// equals only nil. Legacy can carry extensions, so Equal is
+// proto.Equal.
+func (m *Legacy) Equal(o *Legacy) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	return proto.Equal(m, o)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Legacy_Item) Equal(o *Legacy_Item) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualPtr(m.Text, o.Text) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Num, o.Num) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Legacy does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		var sv0 *string
+		if src != nil {
+			sv0 = src.Name
+		}
+		if !fieldmap.EqualPtr(m.Name, sv0) {
+			m.Name = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("2") {
+		var sv0 *int32
+		if src != nil {
+			sv0 = src.Count
+		}
+		if !fieldmap.EqualPtr(m.Count, sv0) {
+			m.Count = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("3") {
+		var sv0 *Legacy_Mode
+		if src != nil {
+			sv0 = src.Mode
+		}
+		if !fieldmap.EqualPtr(m.Mode, sv0) {
+			m.Mode = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("4") {
+		var sv0 []byte
+		if src != nil {
+			sv0 = src.Data
+		}
+		if !fieldmap.EqualBytesPresence(m.Data, sv0) {
+			m.Data = fieldmap.CloneBytes(sv0)
+			n++
+		}
+	}
+	if fm.HasOrHasChild("5") {
+		if sv0 := src.GetValues(); !slices.Equal(m.Values, sv0) {
+			if len(sv0) == 0 {
+				m.Values = nil
+			} else {
+				m.Values = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	if fm.Has("6") {
+		var sv0 *float64
+		if src != nil {
+			sv0 = src.Ratio
+		}
+		if !fieldmap.SamePtrFloat64(m.Ratio, sv0) {
+			m.Ratio = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("7") {
+		if !m.Next.Equal(src.GetNext()) {
+			m.Next = src.GetNext().Clone()
+			n++
+		}
+	}
+	if fm.Has("8") {
+		var sv0 *string
+		if src != nil {
+			sv0 = src.Id
+		}
+		if !fieldmap.EqualPtr(m.Id, sv0) {
+			m.Id = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("9") {
+		if !m.Item.Equal(src.GetItem()) {
+			m.Item = src.GetItem().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("9") {
+		if d1, s1 := m.Item, src.GetItem(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Legacy_Item{}
+				m.Item = d1
+				n++
+			}
+			if fm.Has("9.10") {
+				var sv1 *string
+				if s1 != nil {
+					sv1 = s1.Text
+				}
+				if !fieldmap.EqualPtr(d1.Text, sv1) {
+					d1.Text = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+			if fm.Has("9.11") {
+				var sv1 *uint64
+				if s1 != nil {
+					sv1 = s1.Num
+				}
+				if !fieldmap.EqualPtr(d1.Num, sv1) {
+					d1.Num = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("12") {
+		if sv0 := src.GetModes(); !maps.Equal(m.Modes, sv0) {
+			if len(sv0) == 0 {
+				m.Modes = nil
+			} else {
+				m.Modes = maps.Clone(sv0)
+			}
+			n++
+		}
+	}
+	if fm.Has("13") {
+		if sw0, ok := src.GetPick().(*Legacy_PickName); ok && sw0 != nil {
+			if dw0, ok := m.Pick.(*Legacy_PickName); !ok || dw0 == nil || dw0.PickName != sw0.PickName {
+				m.Pick = &Legacy_PickName{PickName: sw0.PickName}
+				n++
+			}
+		} else if dw0, ok := m.Pick.(*Legacy_PickName); ok && dw0 != nil {
+			m.Pick = nil
+			n++
+		}
+	}
+	if fm.Has("14") {
+		if sw0, ok := src.GetPick().(*Legacy_PickMode); ok && sw0 != nil {
+			if dw0, ok := m.Pick.(*Legacy_PickMode); !ok || dw0 == nil || dw0.PickMode != sw0.PickMode {
+				m.Pick = &Legacy_PickMode{PickMode: sw0.PickMode}
+				n++
+			}
+		} else if dw0, ok := m.Pick.(*Legacy_PickMode); ok && dw0 != nil {
+			m.Pick = nil
+			n++
+		}
+	}
+	if fm.Has("15") {
+		var sv0 *string
+		if src != nil {
+			sv0 = src.Secret
+		}
+		if !fieldmap.EqualPtr(m.Secret, sv0) {
+			m.Secret = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Legacy_Item does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Legacy_Item) CopyInFields(src *Legacy_Item, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("10") {
+		var sv0 *string
+		if src != nil {
+			sv0 = src.Text
+		}
+		if !fieldmap.EqualPtr(m.Text, sv0) {
+			m.Text = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("11") {
+		var sv0 *uint64
+		if src != nil {
+			sv0 = src.Num
+		}
+		if !fieldmap.EqualPtr(m.Num, sv0) {
+			m.Num = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Legacy:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Legacy) DiffFields(o *Legacy) *fieldmap.FieldMap {
+	fm := _Legacy_fieldSchema.NewFieldMap()
+	{
+		var av0 *string
+		if m != nil {
+			av0 = m.Name
+		}
+		var bv0 *string
+		if o != nil {
+			bv0 = o.Name
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("1")
+		}
+	}
+	{
+		var av0 *int32
+		if m != nil {
+			av0 = m.Count
+		}
+		var bv0 *int32
+		if o != nil {
+			bv0 = o.Count
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("2")
+		}
+	}
+	{
+		var av0 *Legacy_Mode
+		if m != nil {
+			av0 = m.Mode
+		}
+		var bv0 *Legacy_Mode
+		if o != nil {
+			bv0 = o.Mode
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("3")
+		}
+	}
+	{
+		var av0 []byte
+		if m != nil {
+			av0 = m.Data
+		}
+		var bv0 []byte
+		if o != nil {
+			bv0 = o.Data
+		}
+		if !fieldmap.EqualBytesPresence(av0, bv0) {
+			fm.Set("4")
+		}
+	}
+	if !slices.Equal(m.GetValues(), o.GetValues()) {
+		fm.Set("5")
+	}
+	{
+		var av0 *float64
+		if m != nil {
+			av0 = m.Ratio
+		}
+		var bv0 *float64
+		if o != nil {
+			bv0 = o.Ratio
+		}
+		if !fieldmap.EqualPtrFloat64(av0, bv0) {
+			fm.Set("6")
+		}
+	}
+	if !m.GetNext().Equal(o.GetNext()) {
+		fm.Set("7")
+	}
+	{
+		var av0 *string
+		if m != nil {
+			av0 = m.Id
+		}
+		var bv0 *string
+		if o != nil {
+			bv0 = o.Id
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("8")
+		}
+	}
+	if a1, b1 := m.GetItem(), o.GetItem(); (a1 == nil) != (b1 == nil) {
+		fm.Set("9")
+	} else if a1 != nil {
+		c1 := false
+		{
+			var av1 *string
+			if a1 != nil {
+				av1 = a1.Text
+			}
+			var bv1 *string
+			if b1 != nil {
+				bv1 = b1.Text
+			}
+			if !fieldmap.EqualPtr(av1, bv1) {
+				fm.Set("9.10")
+				c1 = true
+			}
+		}
+		{
+			var av1 *uint64
+			if a1 != nil {
+				av1 = a1.Num
+			}
+			var bv1 *uint64
+			if b1 != nil {
+				bv1 = b1.Num
+			}
+			if !fieldmap.EqualPtr(av1, bv1) {
+				fm.Set("9.11")
+				c1 = true
+			}
+		}
+		if c1 {
+			fm.Set("9")
+		}
+	}
+	if !maps.Equal(m.GetModes(), o.GetModes()) {
+		fm.Set("12")
+	}
+	{
+		aw0, aok0 := m.GetPick().(*Legacy_PickName)
+		bw0, bok0 := o.GetPick().(*Legacy_PickName)
+		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
+		if aok0 != bok0 || aok0 && aw0.PickName != bw0.PickName {
+			fm.Set("13")
+		}
+	}
+	{
+		aw0, aok0 := m.GetPick().(*Legacy_PickMode)
+		bw0, bok0 := o.GetPick().(*Legacy_PickMode)
+		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
+		if aok0 != bok0 || aok0 && aw0.PickMode != bw0.PickMode {
+			fm.Set("14")
+		}
+	}
+	{
+		var av0 *string
+		if m != nil {
+			av0 = m.Secret
+		}
+		var bv0 *string
+		if o != nil {
+			bv0 = o.Secret
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("15")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Legacy_Item:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Legacy_Item) DiffFields(o *Legacy_Item) *fieldmap.FieldMap {
+	fm := _Legacy_Item_fieldSchema.NewFieldMap()
+	{
+		var av0 *string
+		if m != nil {
+			av0 = m.Text
+		}
+		var bv0 *string
+		if o != nil {
+			bv0 = o.Text
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("10")
+		}
+	}
+	{
+		var av0 *uint64
+		if m != nil {
+			av0 = m.Num
+		}
+		var bv0 *uint64
+		if o != nil {
+			bv0 = o.Num
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("11")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Legacy) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if p := m.Mode; p != nil && !(*p >= 0 && *p <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "testpb.v1.Legacy", Field: "mode", Enum: "testpb.v1.Legacy.Mode", Value: int32(*p)}
+	}
+	if err := m.Next.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "testpb.v1.Legacy", "next")
+	}
+	{
+		var err error
+		var ek string
+		for k, v := range m.Modes {
+			if !(v >= 0 && v <= 2) && (err == nil || k < ek) {
+				err, ek = &fieldmap.InvalidEnumError{Message: "testpb.v1.Legacy", Field: "modes", Enum: "testpb.v1.Legacy.Mode", Value: int32(v)}, k
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if x, ok := m.Pick.(*Legacy_PickMode); ok {
+		if v := x.PickMode; !(v >= 0 && v <= 2) {
+			return &fieldmap.InvalidEnumError{Message: "testpb.v1.Legacy", Field: "pick_mode", Enum: "testpb.v1.Legacy.Mode", Value: int32(v)}
+		}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Legacy does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Legacy) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Legacy_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Legacy_Item) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Legacy_Item does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Legacy_Item) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Legacy_Item_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Legacy) Redact() {
+	if m == nil {
+		return
+	}
+	m.Next.Redact()
+	m.Secret = nil
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Legacy) Redacted() *Legacy {
+	if m == nil {
+		return nil
+	}
+	c := fieldmap.Clone(m)
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Legacy_Item) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Legacy_Item) Redacted() *Legacy_Item {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
 }

@@ -8,6 +8,7 @@ package testpb
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // Field flags of Modern: dot-joined field numbers from Modern.
@@ -94,4 +95,595 @@ func (*Part) FieldSchema() *fieldmap.Schema { return _Part_fieldSchema }
 // error names the first flag Part does not have.
 func NewPartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Part_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Modern) Clone() *Modern {
+	if m == nil {
+		return nil
+	}
+	c := new(Modern)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Modern, a deep copy of m, which is not nil.
+func (m *Modern) cloneTo(c *Modern) {
+	c.Count = m.Count
+	c.Packed = slices.Clone(m.Packed)
+	c.Expanded = slices.Clone(m.Expanded)
+	c.Part = m.Part.Clone()
+	c.Data = fieldmap.CloneBytes(m.Data)
+	c.Ratio = m.Ratio
+	if s := m.Parts; s != nil {
+		out := make(map[string]*Part, len(s))
+		blk := make([]Part, len(s))
+		i := 0
+		for k, v := range s {
+			if v == nil {
+				out[k] = nil
+				continue
+			}
+			v.cloneTo(&blk[i])
+			out[k] = &blk[i]
+			i++
+		}
+		c.Parts = out
+	}
+	if m.Name != nil || m.Level != nil || m.Closed != nil || m.Secret != nil {
+		blk := new(struct {
+			Name   string
+			Level  Level
+			Closed Closed
+			Secret string
+		})
+		if m.Name != nil {
+			blk.Name = *m.Name
+			c.Name = &blk.Name
+		}
+		if m.Level != nil {
+			blk.Level = *m.Level
+			c.Level = &blk.Level
+		}
+		if m.Closed != nil {
+			blk.Closed = *m.Closed
+			c.Closed = &blk.Closed
+		}
+		if m.Secret != nil {
+			blk.Secret = *m.Secret
+			c.Secret = &blk.Secret
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Part) Clone() *Part {
+	if m == nil {
+		return nil
+	}
+	c := new(Part)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Part, a deep copy of m, which is not nil.
+func (m *Part) cloneTo(c *Part) {
+	if m.Label != nil || m.Weight != nil {
+		blk := new(struct {
+			Label  string
+			Weight float32
+		})
+		if m.Label != nil {
+			blk.Label = *m.Label
+			c.Label = &blk.Label
+		}
+		if m.Weight != nil {
+			blk.Weight = *m.Weight
+			c.Weight = &blk.Weight
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Modern) Equal(o *Modern) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		return false
+	}
+	if m.Count != o.Count {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Level, o.Level) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
+		return false
+	}
+	if !slices.Equal(m.Packed, o.Packed) {
+		return false
+	}
+	if !slices.Equal(m.Expanded, o.Expanded) {
+		return false
+	}
+	if !m.Part.Equal(o.Part) {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Ratio, o.Ratio) {
+		return false
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Parts, o.Parts, (*Part).Equal) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Part) Equal(o *Part) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualPtr(m.Label, o.Label) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.Weight, o.Weight) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Modern does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		var sv0 *string
+		if src != nil {
+			sv0 = src.Name
+		}
+		if !fieldmap.EqualPtr(m.Name, sv0) {
+			m.Name = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Count != src.GetCount() {
+			m.Count = src.GetCount()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		var sv0 *Level
+		if src != nil {
+			sv0 = src.Level
+		}
+		if !fieldmap.EqualPtr(m.Level, sv0) {
+			m.Level = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("4") {
+		var sv0 *Closed
+		if src != nil {
+			sv0 = src.Closed
+		}
+		if !fieldmap.EqualPtr(m.Closed, sv0) {
+			m.Closed = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.HasOrHasChild("5") {
+		if sv0 := src.GetPacked(); !slices.Equal(m.Packed, sv0) {
+			if len(sv0) == 0 {
+				m.Packed = nil
+			} else {
+				m.Packed = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	if fm.HasOrHasChild("6") {
+		if sv0 := src.GetExpanded(); !slices.Equal(m.Expanded, sv0) {
+			if len(sv0) == 0 {
+				m.Expanded = nil
+			} else {
+				m.Expanded = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	if fm.Has("7") {
+		if !m.Part.Equal(src.GetPart()) {
+			m.Part = src.GetPart().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("7") {
+		if d1, s1 := m.Part, src.GetPart(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Part{}
+				m.Part = d1
+				n++
+			}
+			if fm.Has("7.1") {
+				var sv1 *string
+				if s1 != nil {
+					sv1 = s1.Label
+				}
+				if !fieldmap.EqualPtr(d1.Label, sv1) {
+					d1.Label = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+			if fm.Has("7.2") {
+				var sv1 *float32
+				if s1 != nil {
+					sv1 = s1.Weight
+				}
+				if !fieldmap.SamePtrFloat32(d1.Weight, sv1) {
+					d1.Weight = fieldmap.ClonePtr(sv1)
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("8") {
+		var sv0 []byte
+		if src != nil {
+			sv0 = src.Data
+		}
+		if !fieldmap.EqualBytesPresence(m.Data, sv0) {
+			m.Data = fieldmap.CloneBytes(sv0)
+			n++
+		}
+	}
+	if fm.Has("9") {
+		if !fieldmap.SameFloat64(m.Ratio, src.GetRatio()) {
+			m.Ratio = src.GetRatio()
+			n++
+		}
+	}
+	if fm.HasOrHasChild("10") {
+		if sv0 := src.GetParts(); !fieldmap.EqualMessageMapFunc(m.Parts, sv0, (*Part).Equal) {
+			if len(sv0) == 0 {
+				m.Parts = nil
+			} else {
+				m.Parts = fieldmap.CloneMapFunc(sv0, (*Part).Clone)
+			}
+			n++
+		}
+	}
+	if fm.Has("11") {
+		var sv0 *string
+		if src != nil {
+			sv0 = src.Secret
+		}
+		if !fieldmap.EqualPtr(m.Secret, sv0) {
+			m.Secret = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Part does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Part) CopyInFields(src *Part, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		var sv0 *string
+		if src != nil {
+			sv0 = src.Label
+		}
+		if !fieldmap.EqualPtr(m.Label, sv0) {
+			m.Label = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("2") {
+		var sv0 *float32
+		if src != nil {
+			sv0 = src.Weight
+		}
+		if !fieldmap.SamePtrFloat32(m.Weight, sv0) {
+			m.Weight = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Modern:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Modern) DiffFields(o *Modern) *fieldmap.FieldMap {
+	fm := _Modern_fieldSchema.NewFieldMap()
+	{
+		var av0 *string
+		if m != nil {
+			av0 = m.Name
+		}
+		var bv0 *string
+		if o != nil {
+			bv0 = o.Name
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("1")
+		}
+	}
+	if m.GetCount() != o.GetCount() {
+		fm.Set("2")
+	}
+	{
+		var av0 *Level
+		if m != nil {
+			av0 = m.Level
+		}
+		var bv0 *Level
+		if o != nil {
+			bv0 = o.Level
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("3")
+		}
+	}
+	{
+		var av0 *Closed
+		if m != nil {
+			av0 = m.Closed
+		}
+		var bv0 *Closed
+		if o != nil {
+			bv0 = o.Closed
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("4")
+		}
+	}
+	if !slices.Equal(m.GetPacked(), o.GetPacked()) {
+		fm.Set("5")
+	}
+	if !slices.Equal(m.GetExpanded(), o.GetExpanded()) {
+		fm.Set("6")
+	}
+	if a1, b1 := m.GetPart(), o.GetPart(); (a1 == nil) != (b1 == nil) {
+		fm.Set("7")
+	} else if a1 != nil {
+		c1 := false
+		{
+			var av1 *string
+			if a1 != nil {
+				av1 = a1.Label
+			}
+			var bv1 *string
+			if b1 != nil {
+				bv1 = b1.Label
+			}
+			if !fieldmap.EqualPtr(av1, bv1) {
+				fm.Set("7.1")
+				c1 = true
+			}
+		}
+		{
+			var av1 *float32
+			if a1 != nil {
+				av1 = a1.Weight
+			}
+			var bv1 *float32
+			if b1 != nil {
+				bv1 = b1.Weight
+			}
+			if !fieldmap.EqualPtrFloat32(av1, bv1) {
+				fm.Set("7.2")
+				c1 = true
+			}
+		}
+		if c1 {
+			fm.Set("7")
+		}
+	}
+	{
+		var av0 []byte
+		if m != nil {
+			av0 = m.Data
+		}
+		var bv0 []byte
+		if o != nil {
+			bv0 = o.Data
+		}
+		if !fieldmap.EqualBytesPresence(av0, bv0) {
+			fm.Set("8")
+		}
+	}
+	if !fieldmap.EqualImplicitFloat64(m.GetRatio(), o.GetRatio()) {
+		fm.Set("9")
+	}
+	if !fieldmap.EqualMessageMapFunc(m.GetParts(), o.GetParts(), (*Part).Equal) {
+		fm.Set("10")
+	}
+	{
+		var av0 *string
+		if m != nil {
+			av0 = m.Secret
+		}
+		var bv0 *string
+		if o != nil {
+			bv0 = o.Secret
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("11")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Part:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Part) DiffFields(o *Part) *fieldmap.FieldMap {
+	fm := _Part_fieldSchema.NewFieldMap()
+	{
+		var av0 *string
+		if m != nil {
+			av0 = m.Label
+		}
+		var bv0 *string
+		if o != nil {
+			bv0 = o.Label
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("1")
+		}
+	}
+	{
+		var av0 *float32
+		if m != nil {
+			av0 = m.Weight
+		}
+		var bv0 *float32
+		if o != nil {
+			bv0 = o.Weight
+		}
+		if !fieldmap.EqualPtrFloat32(av0, bv0) {
+			fm.Set("2")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Modern) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if p := m.Level; p != nil && !(*p >= 0 && *p <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "testpb.v1.Modern", Field: "level", Enum: "testpb.v1.Level", Value: int32(*p)}
+	}
+	if p := m.Closed; p != nil && !(*p >= 0 && *p <= 1) {
+		return &fieldmap.InvalidEnumError{Message: "testpb.v1.Modern", Field: "closed", Enum: "testpb.v1.Closed", Value: int32(*p)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Modern does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Modern) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Modern_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Part) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Part does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Part) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Part_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Modern) Redact() {
+	if m == nil {
+		return
+	}
+	m.Secret = nil
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Modern) Redacted() *Modern {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Part) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Part) Redacted() *Part {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
 }

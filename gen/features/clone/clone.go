@@ -1,18 +1,244 @@
-// Package clone is the "clone" feature of protoc-gen-go-edgekit (not yet implemented: generates nothing).
+// Package clone is the "clone" feature of protoc-gen-go-edgekit: for every
+// message it generates
+//
+//	func (m *T) Clone() *T
+//
+// a deep copy that keeps unknown fields, written field by field without
+// reflection. A nil m gives nil; the copy shares no pointer, slice or map
+// with m. Messages with extension ranges use proto.Clone, which copies
+// extensions too.
+//
+// To allocate less than proto.Clone, the copy of a list or map of messages
+// of the same Go package takes one block for all its messages, and the
+// explicit-presence scalars of a message share one block (so each element
+// of the copy keeps its block alive).
 package clone
 
 import (
 	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/edgekit/edgekit/gen"
 )
 
 func init() {
-	gen.Register("clone", func(g *gen.GeneratedFile) gen.Feature { return &feature{g} })
+	gen.Register("clone", func(g *gen.GeneratedFile) gen.Feature { return &feature{g: g} })
 }
 
-type feature struct{ g *gen.GeneratedFile }
+type feature struct {
+	g    *gen.GeneratedFile
+	file *protogen.File
+}
 
 var _ gen.Feature = (*feature)(nil)
 
-func (f *feature) GenerateFile(file *protogen.File) bool { return false }
+func (f *feature) GenerateFile(file *protogen.File) bool {
+	f.file = file
+	did := false
+	for _, mm := range f.g.Model.Messages(file) {
+		if mm.Skips("clone") {
+			continue
+		}
+		f.message(mm)
+		did = true
+	}
+	return did
+}
+
+// wellKnown names the fieldmap helpers (Clone<Name>) of the well-known
+// types that have one.
+var wellKnown = map[protoreflect.FullName]string{
+	"google.protobuf.Timestamp":   "Timestamp",
+	"google.protobuf.Duration":    "Duration",
+	"google.protobuf.Empty":       "Empty",
+	"google.protobuf.FieldMask":   "FieldMask",
+	"google.protobuf.Any":         "Any",
+	"google.protobuf.Struct":      "Struct",
+	"google.protobuf.ListValue":   "ListValue",
+	"google.protobuf.Value":       "Value",
+	"google.protobuf.DoubleValue": "DoubleValue",
+	"google.protobuf.FloatValue":  "FloatValue",
+	"google.protobuf.Int64Value":  "Int64Value",
+	"google.protobuf.UInt64Value": "UInt64Value",
+	"google.protobuf.Int32Value":  "Int32Value",
+	"google.protobuf.UInt32Value": "UInt32Value",
+	"google.protobuf.BoolValue":   "BoolValue",
+	"google.protobuf.StringValue": "StringValue",
+	"google.protobuf.BytesValue":  "BytesValue",
+}
+
+// wellKnownClone returns the fieldmap helper copying msg, or "".
+func (f *feature) wellKnownClone(msg *protogen.Message) string {
+	if name := wellKnown[msg.Desc.FullName()]; name != "" && gen.IsWellKnown(msg) {
+		return f.g.Fieldmap("Clone" + name)
+	}
+	return ""
+}
+
+// local reports whether msg has a generated cloneTo method callable from
+// the file being generated.
+func (f *feature) local(msg *protogen.Message) bool {
+	mm := f.g.Model.Lookup(msg)
+	return f.g.Model.Generates(msg, "clone") && !mm.HasExtensionRanges && msg.GoIdent.GoImportPath == f.file.GoImportPath
+}
+
+// cloneExpr is g.CloneExpr, except that well-known types use their
+// fieldmap helper.
+func (f *feature) cloneExpr(fd *protogen.Field, v string) string {
+	g := f.g
+	d := fd.Desc
+	vf := fd
+	if d.IsMap() {
+		vf = fd.Message.Fields[1]
+	}
+	if gen.IsMessage(vf) {
+		if c := f.wellKnownClone(vf.Message); c != "" {
+			switch {
+			case d.IsMap():
+				return g.Fieldmap("CloneMapFunc") + "(" + v + ", " + c + ")"
+			case d.IsList():
+				return g.Fieldmap("CloneListFunc") + "(" + v + ", " + c + ")"
+			}
+			return c + "(" + v + ")"
+		}
+	}
+	return g.CloneExpr(fd, v)
+}
+
+func (f *feature) message(mm *gen.Message) {
+	g := f.g
+	name := mm.GoIdent.GoName
+	if mm.HasExtensionRanges {
+		g.P("// Clone returns a deep copy of m, unknown fields and extensions included;")
+		g.P("// a nil m gives nil. ", name, " can carry extensions, so Clone is")
+		g.P("// proto.Clone.")
+		g.P("func (m *", name, ") Clone() *", name, " {")
+		g.P("if m == nil {")
+		g.P("return nil")
+		g.P("}")
+		g.P("return ", g.Ident(gen.ProtoPackage, "Clone"), "(m).(*", name, ")")
+		g.P("}")
+		g.P()
+		return
+	}
+	g.P("// Clone returns a deep copy of m, unknown fields included; a nil m gives")
+	g.P("// nil. The copy shares no pointer, slice or map with m.")
+	g.P("func (m *", name, ") Clone() *", name, " {")
+	g.P("if m == nil {")
+	g.P("return nil")
+	g.P("}")
+	g.P("c := new(", name, ")")
+	g.P("m.cloneTo(c)")
+	g.P("return c")
+	g.P("}")
+	g.P()
+	g.P("// cloneTo makes c, a zero ", name, ", a deep copy of m, which is not nil.")
+	g.P("func (m *", name, ") cloneTo(c *", name, ") {")
+	var ptrs []*protogen.Field
+	for _, fd := range mm.Fields {
+		if gen.IsPointerScalar(fd) {
+			ptrs = append(ptrs, fd)
+		}
+	}
+	if len(ptrs) < 2 {
+		ptrs = nil
+	}
+	for _, fd := range mm.Fields {
+		switch {
+		case gen.InOneof(fd):
+		case len(ptrs) > 0 && gen.IsPointerScalar(fd):
+		case fd.Desc.IsList() && gen.IsMessage(fd) && f.local(fd.Message):
+			f.localList(fd)
+		case fd.Desc.IsMap() && gen.IsMessage(fd.Message.Fields[1]) && f.local(fd.Message.Fields[1].Message):
+			f.localMap(fd)
+		default:
+			g.P("c.", fd.GoName, " = ", f.cloneExpr(fd, "m."+fd.GoName))
+		}
+	}
+	if len(ptrs) > 0 {
+		f.pointerBlock(ptrs)
+	}
+	for _, o := range mm.Oneofs {
+		if o.Desc.IsSynthetic() {
+			continue
+		}
+		g.P("switch v := m.", o.GoName, ".(type) {")
+		for _, fd := range o.Fields {
+			wrapper := g.OneofWrapper(fd)
+			g.P("case ", wrapper, ":")
+			g.P("if v != nil {")
+			g.P("c.", o.GoName, " = &", wrapper[1:], "{", fd.GoName, ": ", f.cloneExpr(fd, "v."+fd.GoName), "}")
+			g.P("}")
+		}
+		g.P("}")
+	}
+	g.P("if m.unknownFields != nil {")
+	g.P("c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)")
+	g.P("}")
+	g.P("}")
+	g.P()
+}
+
+// localList copies a list of messages of this package into one block.
+func (f *feature) localList(fd *protogen.Field) {
+	g := f.g
+	elem := g.QualifiedGoIdent(fd.Message.GoIdent)
+	g.P("if s := m.", fd.GoName, "; s != nil {")
+	g.P("out := make([]*", elem, ", len(s))")
+	g.P("blk := make([]", elem, ", len(s))")
+	g.P("for i, v := range s {")
+	g.P("if v != nil {")
+	g.P("v.cloneTo(&blk[i])")
+	g.P("out[i] = &blk[i]")
+	g.P("}")
+	g.P("}")
+	g.P("c.", fd.GoName, " = out")
+	g.P("}")
+}
+
+// localMap copies a map of messages of this package into one block.
+func (f *feature) localMap(fd *protogen.Field) {
+	g := f.g
+	elem := g.QualifiedGoIdent(fd.Message.Fields[1].Message.GoIdent)
+	g.P("if s := m.", fd.GoName, "; s != nil {")
+	g.P("out := make(", g.FieldType(fd), ", len(s))")
+	g.P("blk := make([]", elem, ", len(s))")
+	g.P("i := 0")
+	g.P("for k, v := range s {")
+	g.P("if v == nil {")
+	g.P("out[k] = nil")
+	g.P("continue")
+	g.P("}")
+	g.P("v.cloneTo(&blk[i])")
+	g.P("out[k] = &blk[i]")
+	g.P("i++")
+	g.P("}")
+	g.P("c.", fd.GoName, " = out")
+	g.P("}")
+}
+
+// pointerBlock copies the explicit-presence scalars ptrs into one block,
+// allocated only when one of them is set.
+func (f *feature) pointerBlock(ptrs []*protogen.Field) {
+	g := f.g
+	cond := ""
+	for i, fd := range ptrs {
+		if i > 0 {
+			cond += " || "
+		}
+		cond += "m." + fd.GoName + " != nil"
+	}
+	g.P("if ", cond, " {")
+	g.P("blk := new(struct {")
+	for _, fd := range ptrs {
+		g.P(fd.GoName, " ", g.ElemType(fd))
+	}
+	g.P("})")
+	for _, fd := range ptrs {
+		g.P("if m.", fd.GoName, " != nil {")
+		g.P("blk.", fd.GoName, " = *m.", fd.GoName)
+		g.P("c.", fd.GoName, " = &blk.", fd.GoName)
+		g.P("}")
+	}
+	g.P("}")
+}

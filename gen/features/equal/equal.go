@@ -1,8 +1,19 @@
-// Package equal is the "equal" feature of protoc-gen-go-edgekit (not yet implemented: generates nothing).
+// Package equal is the "equal" feature of protoc-gen-go-edgekit: for every
+// message it generates
+//
+//	func (m *T) Equal(o *T) bool
+//
+// which agrees with proto.Equal, written field by field without reflection:
+// NaN equals NaN; presence matters (a nil sub-message differs from an empty
+// one, an implicit-presence float holding -0 differs from +0); nil and empty
+// lists, maps and implicit-presence bytes are equal; unknown fields compare
+// as proto.Equal compares them. Messages with extension ranges use
+// proto.Equal.
 package equal
 
 import (
 	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/edgekit/edgekit/gen"
 )
@@ -15,4 +26,169 @@ type feature struct{ g *gen.GeneratedFile }
 
 var _ gen.Feature = (*feature)(nil)
 
-func (f *feature) GenerateFile(file *protogen.File) bool { return false }
+func (f *feature) GenerateFile(file *protogen.File) bool {
+	did := false
+	for _, mm := range f.g.Model.Messages(file) {
+		if mm.Skips("equal") {
+			continue
+		}
+		f.message(mm)
+		did = true
+	}
+	return did
+}
+
+// oneofs returns the real (not synthetic) oneofs of mm.
+func oneofs(mm *gen.Message) []*protogen.Oneof {
+	var out []*protogen.Oneof
+	for _, o := range mm.Oneofs {
+		if !o.Desc.IsSynthetic() {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// isSetFunc is the name of the package function reporting whether oneof o
+// holds a member.
+func isSetFunc(o *protogen.Oneof) string { return "_" + o.GoIdent.GoName + "_isSet" }
+
+func (f *feature) message(mm *gen.Message) {
+	g := f.g
+	name := mm.GoIdent.GoName
+	if mm.HasExtensionRanges {
+		g.P("// Equal reports whether m and o are equal, extensions included; nil")
+		g.P("// equals only nil. ", name, " can carry extensions, so Equal is")
+		g.P("// proto.Equal.")
+		g.P("func (m *", name, ") Equal(o *", name, ") bool {")
+		g.P("if m == nil || o == nil {")
+		g.P("return m == nil && o == nil")
+		g.P("}")
+		g.P("return ", g.Ident(gen.ProtoPackage, "Equal"), "(m, o)")
+		g.P("}")
+		g.P()
+		return
+	}
+	g.P("// Equal reports whether m and o are equal under proto.Equal's rules: NaN")
+	g.P("// equals NaN, presence matters, nil and empty lists, maps and bytes without")
+	g.P("// presence are equal, unknown fields must match. nil equals only nil.")
+	g.P("func (m *", name, ") Equal(o *", name, ") bool {")
+	g.P("if m == nil || o == nil {")
+	g.P("return m == nil && o == nil")
+	g.P("}")
+	g.P("if m == o {")
+	g.P("return true")
+	g.P("}")
+	for _, fd := range mm.Fields {
+		if gen.InOneof(fd) {
+			continue
+		}
+		f.notEqualReturn(fd, "m."+fd.GoName, "o."+fd.GoName)
+	}
+	for _, o := range oneofs(mm) {
+		g.P("switch a := m.", o.GoName, ".(type) {")
+		for _, fd := range o.Fields {
+			g.P("case ", g.OneofWrapper(fd), ":")
+			g.P("if b, ok := o.", o.GoName, ".(", g.OneofWrapper(fd), "); ok && a != nil && b != nil {")
+			if gen.IsMessage(fd) {
+				// The runtime reads a nil message in a wrapper as empty.
+				g.P("if !", g.Fieldmap("EqualElem"), "(a.", fd.GoName, ", b.", fd.GoName, ", ", f.messageEqualFunc(fd.Message), ") {")
+				g.P("return false")
+				g.P("}")
+			} else {
+				f.notEqualReturn(fd, "a."+fd.GoName, "b."+fd.GoName)
+			}
+			g.P("} else if a != nil || ", isSetFunc(o), "(o.", o.GoName, ") {")
+			g.P("return false")
+			g.P("}")
+		}
+		g.P("default:")
+		g.P("if ", isSetFunc(o), "(o.", o.GoName, ") {")
+		g.P("return false")
+		g.P("}")
+		g.P("}")
+	}
+	g.P("return ", g.Fieldmap("EqualUnknown"), "(m.unknownFields, o.unknownFields)")
+	g.P("}")
+	g.P()
+	for _, o := range oneofs(mm) {
+		g.P("// ", isSetFunc(o), " reports whether oneof ", o.Desc.Name(), " of ", name, " holds a member: a")
+		g.P("// typed nil wrapper holds none.")
+		g.P("func ", isSetFunc(o), "(x is", o.GoIdent.GoName, ") bool {")
+		g.P("switch x := x.(type) {")
+		for _, fd := range o.Fields {
+			g.P("case ", g.OneofWrapper(fd), ":")
+			g.P("return x != nil")
+		}
+		g.P("}")
+		g.P("return false")
+		g.P("}")
+		g.P()
+	}
+}
+
+// wellKnown names the fieldmap helpers (Equal<Name>, Clone<Name>) of the
+// well-known types that have one.
+var wellKnown = map[protoreflect.FullName]string{
+	"google.protobuf.Timestamp":   "Timestamp",
+	"google.protobuf.Duration":    "Duration",
+	"google.protobuf.Empty":       "Empty",
+	"google.protobuf.FieldMask":   "FieldMask",
+	"google.protobuf.Any":         "Any",
+	"google.protobuf.Struct":      "Struct",
+	"google.protobuf.ListValue":   "ListValue",
+	"google.protobuf.Value":       "Value",
+	"google.protobuf.DoubleValue": "DoubleValue",
+	"google.protobuf.FloatValue":  "FloatValue",
+	"google.protobuf.Int64Value":  "Int64Value",
+	"google.protobuf.UInt64Value": "UInt64Value",
+	"google.protobuf.Int32Value":  "Int32Value",
+	"google.protobuf.UInt32Value": "UInt32Value",
+	"google.protobuf.BoolValue":   "BoolValue",
+	"google.protobuf.StringValue": "StringValue",
+	"google.protobuf.BytesValue":  "BytesValue",
+}
+
+// equalExpr is g.EqualExpr, except for message values: well-known types
+// use their fieldmap helper, and a nil message held in a list or map reads
+// as an empty one, as under proto.Equal.
+func (f *feature) equalExpr(fd *protogen.Field, a, b string) string {
+	g := f.g
+	d := fd.Desc
+	switch {
+	case d.IsMap() && gen.IsMessage(fd.Message.Fields[1]):
+		return g.Fieldmap("EqualMessageMapFunc") + "(" + a + ", " + b + ", " + f.messageEqualFunc(fd.Message.Fields[1].Message) + ")"
+	case d.IsList() && gen.IsMessage(fd):
+		return g.Fieldmap("EqualMessageListFunc") + "(" + a + ", " + b + ", " + f.messageEqualFunc(fd.Message) + ")"
+	case !d.IsMap() && gen.IsMessage(fd) && wellKnown[fd.Message.Desc.FullName()] != "" && gen.IsWellKnown(fd.Message):
+		return f.messageEqualFunc(fd.Message) + "(" + a + ", " + b + ")"
+	}
+	return g.EqualExpr(fd, a, b)
+}
+
+// notEqualReturn emits a statement returning false when a and b, values of
+// fd, differ.
+func (f *feature) notEqualReturn(fd *protogen.Field, a, b string) {
+	g := f.g
+	expr := f.equalExpr(fd, a, b)
+	if expr == a+" == "+b {
+		g.P("if ", a, " != ", b, " {")
+	} else {
+		g.P("if !", expr, " {")
+	}
+	g.P("return false")
+	g.P("}")
+}
+
+// messageEqualFunc returns a Go func value comparing two messages of type
+// msg: the generated method when there is one, else the fieldmap runtime.
+func (f *feature) messageEqualFunc(msg *protogen.Message) string {
+	g := f.g
+	if name := wellKnown[msg.Desc.FullName()]; name != "" && gen.IsWellKnown(msg) {
+		return g.Fieldmap("Equal" + name)
+	}
+	if g.Model.Generates(msg, "equal") && !g.Model.Lookup(msg).HasExtensionRanges {
+		return "(" + g.MessageType(msg) + ").Equal"
+	}
+	return g.Fieldmap("Equal") + "[" + g.MessageType(msg) + "]"
+}

@@ -8,6 +8,7 @@ package otherpb
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // Field flags of Label: dot-joined field numbers from Label.
@@ -41,4 +42,163 @@ func (*Label) FieldSchema() *fieldmap.Schema { return _Label_fieldSchema }
 // error names the first flag Label does not have.
 func NewLabelFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Label_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Label) Clone() *Label {
+	if m == nil {
+		return nil
+	}
+	c := new(Label)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Label, a deep copy of m, which is not nil.
+func (m *Label) cloneTo(c *Label) {
+	c.Name = m.Name
+	c.Color = m.Color
+	c.Secret = m.Secret
+	c.Weights = slices.Clone(m.Weights)
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Label) Equal(o *Label) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Color != o.Color {
+		return false
+	}
+	if m.Secret != o.Secret {
+		return false
+	}
+	if !slices.Equal(m.Weights, o.Weights) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Label does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Name != src.GetName() {
+			m.Name = src.GetName()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Color != src.GetColor() {
+			m.Color = src.GetColor()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.Secret != src.GetSecret() {
+			m.Secret = src.GetSecret()
+			n++
+		}
+	}
+	if fm.HasOrHasChild("4") {
+		if sv0 := src.GetWeights(); !slices.Equal(m.Weights, sv0) {
+			if len(sv0) == 0 {
+				m.Weights = nil
+			} else {
+				m.Weights = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Label:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Label) DiffFields(o *Label) *fieldmap.FieldMap {
+	fm := _Label_fieldSchema.NewFieldMap()
+	if m.GetName() != o.GetName() {
+		fm.Set("1")
+	}
+	if m.GetColor() != o.GetColor() {
+		fm.Set("2")
+	}
+	if m.GetSecret() != o.GetSecret() {
+		fm.Set("3")
+	}
+	if !slices.Equal(m.GetWeights(), o.GetWeights()) {
+		fm.Set("4")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Label) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Color; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "testpb.other.v1.Label", Field: "color", Enum: "testpb.other.v1.Color", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Label does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Label) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Label_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Label) Redact() {
+	if m == nil {
+		return
+	}
+	m.Secret = ""
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Label) Redacted() *Label {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
 }

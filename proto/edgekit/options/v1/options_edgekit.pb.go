@@ -8,6 +8,7 @@ package optionsv1
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // Field flags of FileOptions: dot-joined field numbers from FileOptions.
@@ -86,4 +87,374 @@ func (*FieldOptions) FieldSchema() *fieldmap.Schema { return _FieldOptions_field
 // error names the first flag FieldOptions does not have.
 func NewFieldOptionsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _FieldOptions_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *FileOptions) Clone() *FileOptions {
+	if m == nil {
+		return nil
+	}
+	c := new(FileOptions)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero FileOptions, a deep copy of m, which is not nil.
+func (m *FileOptions) cloneTo(c *FileOptions) {
+	c.SkipFeatures = slices.Clone(m.SkipFeatures)
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *MessageOptions) Clone() *MessageOptions {
+	if m == nil {
+		return nil
+	}
+	c := new(MessageOptions)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero MessageOptions, a deep copy of m, which is not nil.
+func (m *MessageOptions) cloneTo(c *MessageOptions) {
+	c.SkipFeatures = slices.Clone(m.SkipFeatures)
+	c.ListActions = m.ListActions
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *FieldOptions) Clone() *FieldOptions {
+	if m == nil {
+		return nil
+	}
+	c := new(FieldOptions)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero FieldOptions, a deep copy of m, which is not nil.
+func (m *FieldOptions) cloneTo(c *FieldOptions) {
+	c.ObjectKey = m.ObjectKey
+	c.Atomic = m.Atomic
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *FileOptions) Equal(o *FileOptions) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *MessageOptions) Equal(o *MessageOptions) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) {
+		return false
+	}
+	if m.ListActions != o.ListActions {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *FieldOptions) Equal(o *FieldOptions) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.ObjectKey != o.ObjectKey {
+		return false
+	}
+	if m.Atomic != o.Atomic {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: FileOptions does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *FileOptions) CopyInFields(src *FileOptions, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.HasOrHasChild("1") {
+		if sv0 := src.GetSkipFeatures(); !slices.Equal(m.SkipFeatures, sv0) {
+			if len(sv0) == 0 {
+				m.SkipFeatures = nil
+			} else {
+				m.SkipFeatures = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: MessageOptions does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *MessageOptions) CopyInFields(src *MessageOptions, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.HasOrHasChild("1") {
+		if sv0 := src.GetSkipFeatures(); !slices.Equal(m.SkipFeatures, sv0) {
+			if len(sv0) == 0 {
+				m.SkipFeatures = nil
+			} else {
+				m.SkipFeatures = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.ListActions != src.GetListActions() {
+			m.ListActions = src.GetListActions()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: FieldOptions does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *FieldOptions) CopyInFields(src *FieldOptions, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.ObjectKey != src.GetObjectKey() {
+			m.ObjectKey = src.GetObjectKey()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Atomic != src.GetAtomic() {
+			m.Atomic = src.GetAtomic()
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of FileOptions:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *FileOptions) DiffFields(o *FileOptions) *fieldmap.FieldMap {
+	fm := _FileOptions_fieldSchema.NewFieldMap()
+	if !slices.Equal(m.GetSkipFeatures(), o.GetSkipFeatures()) {
+		fm.Set("1")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of MessageOptions:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *MessageOptions) DiffFields(o *MessageOptions) *fieldmap.FieldMap {
+	fm := _MessageOptions_fieldSchema.NewFieldMap()
+	if !slices.Equal(m.GetSkipFeatures(), o.GetSkipFeatures()) {
+		fm.Set("1")
+	}
+	if m.GetListActions() != o.GetListActions() {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of FieldOptions:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *FieldOptions) DiffFields(o *FieldOptions) *fieldmap.FieldMap {
+	fm := _FieldOptions_fieldSchema.NewFieldMap()
+	if m.GetObjectKey() != o.GetObjectKey() {
+		fm.Set("1")
+	}
+	if m.GetAtomic() != o.GetAtomic() {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *FileOptions) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag FileOptions does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*FileOptions) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _FileOptions_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *MessageOptions) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag MessageOptions does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*MessageOptions) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _MessageOptions_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *FieldOptions) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag FieldOptions does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*FieldOptions) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _FieldOptions_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *FileOptions) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *FileOptions) Redacted() *FileOptions {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *MessageOptions) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *MessageOptions) Redacted() *MessageOptions {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *FieldOptions) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *FieldOptions) Redacted() *FieldOptions {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
 }

@@ -68,3 +68,360 @@ func (*Ed_Part) FieldSchema() *fieldmap.Schema { return _Ed_Part_fieldSchema }
 func NewEd_PartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Ed_Part_fieldSchema.New(flags...)
 }
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Ed) Clone() *Ed {
+	if m == nil {
+		return nil
+	}
+	c := new(Ed)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Ed, a deep copy of m, which is not nil.
+func (m *Ed) cloneTo(c *Ed) {
+	c.Implicit = m.Implicit
+	c.Part = m.Part.Clone()
+	if m.Name != nil || m.Shade != nil {
+		blk := new(struct {
+			Name  string
+			Shade Shade
+		})
+		if m.Name != nil {
+			blk.Name = *m.Name
+			c.Name = &blk.Name
+		}
+		if m.Shade != nil {
+			blk.Shade = *m.Shade
+			c.Shade = &blk.Shade
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Ed_Part) Clone() *Ed_Part {
+	if m == nil {
+		return nil
+	}
+	c := new(Ed_Part)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Ed_Part, a deep copy of m, which is not nil.
+func (m *Ed_Part) cloneTo(c *Ed_Part) {
+	c.Data = fieldmap.CloneBytes(m.Data)
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Ed) Equal(o *Ed) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		return false
+	}
+	if m.Implicit != o.Implicit {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Shade, o.Shade) {
+		return false
+	}
+	if !m.Part.Equal(o.Part) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Ed_Part) Equal(o *Ed_Part) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Ed does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Ed) CopyInFields(src *Ed, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		var sv0 *string
+		if src != nil {
+			sv0 = src.Name
+		}
+		if !fieldmap.EqualPtr(m.Name, sv0) {
+			m.Name = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Implicit != src.GetImplicit() {
+			m.Implicit = src.GetImplicit()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		var sv0 *Shade
+		if src != nil {
+			sv0 = src.Shade
+		}
+		if !fieldmap.EqualPtr(m.Shade, sv0) {
+			m.Shade = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("4") {
+		if !m.Part.Equal(src.GetPart()) {
+			m.Part = src.GetPart().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("4") {
+		if d1, s1 := m.Part, src.GetPart(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Ed_Part{}
+				m.Part = d1
+				n++
+			}
+			if fm.Has("4.1") {
+				var sv1 []byte
+				if s1 != nil {
+					sv1 = s1.Data
+				}
+				if !fieldmap.EqualBytesPresence(d1.Data, sv1) {
+					d1.Data = fieldmap.CloneBytes(sv1)
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Ed_Part does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Ed_Part) CopyInFields(src *Ed_Part, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		var sv0 []byte
+		if src != nil {
+			sv0 = src.Data
+		}
+		if !fieldmap.EqualBytesPresence(m.Data, sv0) {
+			m.Data = fieldmap.CloneBytes(sv0)
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Ed:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Ed) DiffFields(o *Ed) *fieldmap.FieldMap {
+	fm := _Ed_fieldSchema.NewFieldMap()
+	{
+		var av0 *string
+		if m != nil {
+			av0 = m.Name
+		}
+		var bv0 *string
+		if o != nil {
+			bv0 = o.Name
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("1")
+		}
+	}
+	if m.GetImplicit() != o.GetImplicit() {
+		fm.Set("2")
+	}
+	{
+		var av0 *Shade
+		if m != nil {
+			av0 = m.Shade
+		}
+		var bv0 *Shade
+		if o != nil {
+			bv0 = o.Shade
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("3")
+		}
+	}
+	if a1, b1 := m.GetPart(), o.GetPart(); (a1 == nil) != (b1 == nil) {
+		fm.Set("4")
+	} else if a1 != nil {
+		c1 := false
+		{
+			var av1 []byte
+			if a1 != nil {
+				av1 = a1.Data
+			}
+			var bv1 []byte
+			if b1 != nil {
+				bv1 = b1.Data
+			}
+			if !fieldmap.EqualBytesPresence(av1, bv1) {
+				fm.Set("4.1")
+				c1 = true
+			}
+		}
+		if c1 {
+			fm.Set("4")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Ed_Part:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Ed_Part) DiffFields(o *Ed_Part) *fieldmap.FieldMap {
+	fm := _Ed_Part_fieldSchema.NewFieldMap()
+	{
+		var av0 []byte
+		if m != nil {
+			av0 = m.Data
+		}
+		var bv0 []byte
+		if o != nil {
+			bv0 = o.Data
+		}
+		if !fieldmap.EqualBytesPresence(av0, bv0) {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Ed) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if p := m.Shade; p != nil && !(*p >= 0 && *p <= 1) {
+		return &fieldmap.InvalidEnumError{Message: "golden.editions.Ed", Field: "shade", Enum: "golden.editions.Shade", Value: int32(*p)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Ed does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Ed) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Ed_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Ed_Part) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Ed_Part does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Ed_Part) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Ed_Part_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Ed) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Ed) Redacted() *Ed {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Ed_Part) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Ed_Part) Redacted() *Ed_Part {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}

@@ -8,6 +8,7 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	strconv "strconv"
 )
 
 // Field flags of ThingKey: dot-joined field numbers from ThingKey.
@@ -97,4 +98,521 @@ func (*Named) FieldSchema() *fieldmap.Schema { return _Named_fieldSchema }
 // error names the first flag Named does not have.
 func NewNamedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Named_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ThingKey) Clone() *ThingKey {
+	if m == nil {
+		return nil
+	}
+	c := new(ThingKey)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ThingKey, a deep copy of m, which is not nil.
+func (m *ThingKey) cloneTo(c *ThingKey) {
+	c.Organization = m.Organization
+	c.Name = m.Name
+	c.Tier = m.Tier
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Thing) Clone() *Thing {
+	if m == nil {
+		return nil
+	}
+	c := new(Thing)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Thing, a deep copy of m, which is not nil.
+func (m *Thing) cloneTo(c *Thing) {
+	c.Key = m.Key.Clone()
+	c.Password = m.Password
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Named) Clone() *Named {
+	if m == nil {
+		return nil
+	}
+	c := new(Named)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Named, a deep copy of m, which is not nil.
+func (m *Named) cloneTo(c *Named) {
+	c.Id = m.Id
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ThingKey) Equal(o *ThingKey) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Organization != o.Organization {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Tier != o.Tier {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Thing) Equal(o *Thing) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.Password != o.Password {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Named) Equal(o *Named) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Id != o.Id {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ThingKey does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ThingKey) CopyInFields(src *ThingKey, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Organization != src.GetOrganization() {
+			m.Organization = src.GetOrganization()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Name != src.GetName() {
+			m.Name = src.GetName()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.Tier != src.GetTier() {
+			m.Tier = src.GetTier()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Thing does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Thing) CopyInFields(src *Thing, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Key.Equal(src.GetKey()) {
+			m.Key = src.GetKey().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("1") {
+		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &ThingKey{}
+				m.Key = d1
+				n++
+			}
+			if fm.Has("1.1") {
+				if d1.Organization != s1.GetOrganization() {
+					d1.Organization = s1.GetOrganization()
+					n++
+				}
+			}
+			if fm.Has("1.2") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("1.3") {
+				if d1.Tier != s1.GetTier() {
+					d1.Tier = s1.GetTier()
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("2") {
+		if m.Password != src.GetPassword() {
+			m.Password = src.GetPassword()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Named does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Named) CopyInFields(src *Named, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Id != src.GetId() {
+			m.Id = src.GetId()
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ThingKey:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ThingKey) DiffFields(o *ThingKey) *fieldmap.FieldMap {
+	fm := _ThingKey_fieldSchema.NewFieldMap()
+	if m.GetOrganization() != o.GetOrganization() {
+		fm.Set("1")
+	}
+	if m.GetName() != o.GetName() {
+		fm.Set("2")
+	}
+	if m.GetTier() != o.GetTier() {
+		fm.Set("3")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Thing:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Thing) DiffFields(o *Thing) *fieldmap.FieldMap {
+	fm := _Thing_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetOrganization() != b1.GetOrganization() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetName() != b1.GetName() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetTier() != b1.GetTier() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if m.GetPassword() != o.GetPassword() {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Named:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Named) DiffFields(o *Named) *fieldmap.FieldMap {
+	fm := _Named_fieldSchema.NewFieldMap()
+	if m.GetId() != o.GetId() {
+		fm.Set("1")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ThingKey) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Tier; !(v >= 0 && v <= 1) {
+		return &fieldmap.InvalidEnumError{Message: "golden.keys.ThingKey", Field: "tier", Enum: "golden.keys.Tier", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ThingKey does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ThingKey) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ThingKey_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Thing) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Key.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "golden.keys.Thing", "key")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Thing does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Thing) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Thing_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Named) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Named does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Named) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Named_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *ThingKey) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *ThingKey) Redacted() *ThingKey {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Thing) Redact() {
+	if m == nil {
+		return
+	}
+	m.Password = ""
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Thing) Redacted() *Thing {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Named) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Named) Redacted() *Named {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// GetKeyString renders the object key of m (field key) as a string that
+// ParseThingKeyString reads back: "name=value" pairs of every key field, in
+// field number order, values escaped as fieldmap.AppendKeyValue does.
+// A nil key renders as an empty one.
+func (m *Thing) GetKeyString() string {
+	k := m.GetKey()
+	b := make([]byte, 0, 50)
+	b = append(b, "organization="...)
+	b = fieldmap.AppendKeyValue(b, k.GetOrganization())
+	b = append(b, ",name="...)
+	b = fieldmap.AppendKeyValue(b, k.GetName())
+	b = append(b, ",tier="...)
+	switch v := k.GetTier(); v {
+	case Tier_TIER_UNSPECIFIED:
+		b = append(b, "TIER_UNSPECIFIED"...)
+	case Tier_TIER_GOLD:
+		b = append(b, "TIER_GOLD"...)
+	default:
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	return string(b)
+}
+
+// ParseThingKeyString parses a string rendered by (*Thing).GetKeyString
+// into a key. Fields may come in any order; a field left out is zero. The
+// key has every sub-message allocated and every optional field set.
+// The error is a *fieldmap.KeyStringError matching fieldmap.ErrBadKeyString.
+func ParseThingKeyString(s string) (*ThingKey, error) {
+	k := &ThingKey{}
+	err := fieldmap.ParseKeyFields("golden.keys.Thing", s, func(field, value string) error {
+		switch field {
+		case "organization":
+			k.Organization = value
+		case "name":
+			k.Name = value
+		case "tier":
+			var x Tier
+			switch value {
+			case "TIER_UNSPECIFIED":
+				x = Tier_TIER_UNSPECIFIED
+			case "TIER_GOLD":
+				x = Tier_TIER_GOLD
+			default:
+				n, err := fieldmap.ParseKeyEnumNumber(value, "golden.keys.Tier")
+				if err != nil {
+					return err
+				}
+				x = Tier(n)
+			}
+			k.Tier = x
+		default:
+			return fieldmap.UnknownKeyField(field)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// GetKey returns the object key of m, its field id.
+func (m *Named) GetKey() string {
+	return m.GetId()
+}
+
+// GetKeyString renders the object key of m (field id) as a string that
+// ParseNamedKeyString reads back, escaped as fieldmap.AppendKeyValue does.
+func (m *Named) GetKeyString() string {
+	var b []byte
+	b = fieldmap.AppendKeyValue(b, m.GetId())
+	return string(b)
+}
+
+// ParseNamedKeyString parses a string rendered by (*Named).GetKeyString
+// into a key.
+// The error is a *fieldmap.KeyStringError matching fieldmap.ErrBadKeyString.
+func ParseNamedKeyString(s string) (string, error) {
+	var k string
+	value, err := fieldmap.UnescapeKeyValue(s)
+	if err == nil {
+		err = func() error {
+			k = value
+			return nil
+		}()
+	}
+	if err != nil {
+		return "", &fieldmap.KeyStringError{Message: "golden.keys.Named", Err: err}
+	}
+	return k, nil
 }

@@ -7,7 +7,9 @@
 package maps
 
 import (
+	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	maps "maps"
 )
 
 // Field flags of Value: dot-joined field numbers from Value.
@@ -65,4 +67,297 @@ func (*Maps) FieldSchema() *fieldmap.Schema { return _Maps_fieldSchema }
 // error names the first flag Maps does not have.
 func NewMapsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Maps_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Value) Clone() *Value {
+	if m == nil {
+		return nil
+	}
+	c := new(Value)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Value, a deep copy of m, which is not nil.
+func (m *Value) cloneTo(c *Value) {
+	c.Text = m.Text
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Maps) Clone() *Maps {
+	if m == nil {
+		return nil
+	}
+	c := new(Maps)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Maps, a deep copy of m, which is not nil.
+func (m *Maps) cloneTo(c *Maps) {
+	c.Labels = maps.Clone(m.Labels)
+	c.Weights = maps.Clone(m.Weights)
+	c.Blobs = fieldmap.CloneMapFunc(m.Blobs, fieldmap.CloneBytes)
+	if s := m.Values; s != nil {
+		out := make(map[uint32]*Value, len(s))
+		blk := make([]Value, len(s))
+		i := 0
+		for k, v := range s {
+			if v == nil {
+				out[k] = nil
+				continue
+			}
+			v.cloneTo(&blk[i])
+			out[k] = &blk[i]
+			i++
+		}
+		c.Values = out
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Value) Equal(o *Value) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Text != o.Text {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Maps) Equal(o *Maps) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !maps.Equal(m.Labels, o.Labels) {
+		return false
+	}
+	if !fieldmap.EqualMapFunc(m.Weights, o.Weights, fieldmap.EqualFloat64) {
+		return false
+	}
+	if !fieldmap.EqualMapFunc(m.Blobs, o.Blobs, bytes.Equal) {
+		return false
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Values, o.Values, (*Value).Equal) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Value does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Value) CopyInFields(src *Value, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Text != src.GetText() {
+			m.Text = src.GetText()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Maps does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Maps) CopyInFields(src *Maps, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.HasOrHasChild("1") {
+		if sv0 := src.GetLabels(); !maps.Equal(m.Labels, sv0) {
+			if len(sv0) == 0 {
+				m.Labels = nil
+			} else {
+				m.Labels = maps.Clone(sv0)
+			}
+			n++
+		}
+	}
+	if fm.HasOrHasChild("2") {
+		if sv0 := src.GetWeights(); !fieldmap.EqualMapFunc(m.Weights, sv0, fieldmap.EqualFloat64) {
+			if len(sv0) == 0 {
+				m.Weights = nil
+			} else {
+				m.Weights = maps.Clone(sv0)
+			}
+			n++
+		}
+	}
+	if fm.HasOrHasChild("3") {
+		if sv0 := src.GetBlobs(); !fieldmap.EqualMapFunc(m.Blobs, sv0, bytes.Equal) {
+			if len(sv0) == 0 {
+				m.Blobs = nil
+			} else {
+				m.Blobs = fieldmap.CloneMapFunc(sv0, fieldmap.CloneBytes)
+			}
+			n++
+		}
+	}
+	if fm.HasOrHasChild("4") {
+		if sv0 := src.GetValues(); !fieldmap.EqualMessageMapFunc(m.Values, sv0, (*Value).Equal) {
+			if len(sv0) == 0 {
+				m.Values = nil
+			} else {
+				m.Values = fieldmap.CloneMapFunc(sv0, (*Value).Clone)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Value:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Value) DiffFields(o *Value) *fieldmap.FieldMap {
+	fm := _Value_fieldSchema.NewFieldMap()
+	if m.GetText() != o.GetText() {
+		fm.Set("1")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Maps:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Maps) DiffFields(o *Maps) *fieldmap.FieldMap {
+	fm := _Maps_fieldSchema.NewFieldMap()
+	if !maps.Equal(m.GetLabels(), o.GetLabels()) {
+		fm.Set("1")
+	}
+	if !fieldmap.EqualMapFunc(m.GetWeights(), o.GetWeights(), fieldmap.EqualFloat64) {
+		fm.Set("2")
+	}
+	if !fieldmap.EqualMapFunc(m.GetBlobs(), o.GetBlobs(), bytes.Equal) {
+		fm.Set("3")
+	}
+	if !fieldmap.EqualMessageMapFunc(m.GetValues(), o.GetValues(), (*Value).Equal) {
+		fm.Set("4")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Value) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Value does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Value) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Value_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Maps) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Maps does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Maps) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Maps_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Value) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Value) Redacted() *Value {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Maps) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Maps) Redacted() *Maps {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
 }

@@ -105,3 +105,478 @@ func (*Bottom) FieldSchema() *fieldmap.Schema { return _Bottom_fieldSchema }
 func NewBottomFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Bottom_fieldSchema.New(flags...)
 }
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Top) Clone() *Top {
+	if m == nil {
+		return nil
+	}
+	c := new(Top)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Top, a deep copy of m, which is not nil.
+func (m *Top) cloneTo(c *Top) {
+	c.Name = m.Name
+	c.Mid = m.Mid.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Mid) Clone() *Mid {
+	if m == nil {
+		return nil
+	}
+	c := new(Mid)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Mid, a deep copy of m, which is not nil.
+func (m *Mid) cloneTo(c *Mid) {
+	c.Level = m.Level
+	c.Bottom = m.Bottom.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Bottom) Clone() *Bottom {
+	if m == nil {
+		return nil
+	}
+	c := new(Bottom)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Bottom, a deep copy of m, which is not nil.
+func (m *Bottom) cloneTo(c *Bottom) {
+	c.Leaf = m.Leaf
+	c.Deep = m.Deep
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Top) Equal(o *Top) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if !m.Mid.Equal(o.Mid) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Mid) Equal(o *Mid) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Level != o.Level {
+		return false
+	}
+	if !m.Bottom.Equal(o.Bottom) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Bottom) Equal(o *Bottom) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Leaf != o.Leaf {
+		return false
+	}
+	if m.Deep != o.Deep {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Top does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Name != src.GetName() {
+			m.Name = src.GetName()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !m.Mid.Equal(src.GetMid()) {
+			m.Mid = src.GetMid().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("2") {
+		if d1, s1 := m.Mid, src.GetMid(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Mid{}
+				m.Mid = d1
+				n++
+			}
+			if fm.Has("2.1") {
+				if d1.Level != s1.GetLevel() {
+					d1.Level = s1.GetLevel()
+					n++
+				}
+			}
+			if fm.Has("2.2") {
+				if !d1.Bottom.Equal(s1.GetBottom()) {
+					d1.Bottom = s1.GetBottom().Clone()
+					n++
+				}
+			} else if fm.HasOrHasChild("2.2") {
+				if d2, s2 := d1.Bottom, s1.GetBottom(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &Bottom{}
+						d1.Bottom = d2
+						n++
+					}
+					if fm.Has("2.2.1") {
+						if d2.Leaf != s2.GetLeaf() {
+							d2.Leaf = s2.GetLeaf()
+							n++
+						}
+					}
+					if fm.Has("2.2.2") {
+						if d2.Deep != s2.GetDeep() {
+							d2.Deep = s2.GetDeep()
+							n++
+						}
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Mid does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Mid) CopyInFields(src *Mid, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Level != src.GetLevel() {
+			m.Level = src.GetLevel()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !m.Bottom.Equal(src.GetBottom()) {
+			m.Bottom = src.GetBottom().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("2") {
+		if d1, s1 := m.Bottom, src.GetBottom(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Bottom{}
+				m.Bottom = d1
+				n++
+			}
+			if fm.Has("2.1") {
+				if d1.Leaf != s1.GetLeaf() {
+					d1.Leaf = s1.GetLeaf()
+					n++
+				}
+			}
+			if fm.Has("2.2") {
+				if d1.Deep != s1.GetDeep() {
+					d1.Deep = s1.GetDeep()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Bottom does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Bottom) CopyInFields(src *Bottom, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Leaf != src.GetLeaf() {
+			m.Leaf = src.GetLeaf()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Deep != src.GetDeep() {
+			m.Deep = src.GetDeep()
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Top:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Top) DiffFields(o *Top) *fieldmap.FieldMap {
+	fm := _Top_fieldSchema.NewFieldMap()
+	if m.GetName() != o.GetName() {
+		fm.Set("1")
+	}
+	if a1, b1 := m.GetMid(), o.GetMid(); (a1 == nil) != (b1 == nil) {
+		fm.Set("2")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetLevel() != b1.GetLevel() {
+			fm.Set("2.1")
+			c1 = true
+		}
+		if a2, b2 := a1.GetBottom(), b1.GetBottom(); (a2 == nil) != (b2 == nil) {
+			fm.Set("2.2")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetLeaf() != b2.GetLeaf() {
+				fm.Set("2.2.1")
+				c2 = true
+			}
+			if a2.GetDeep() != b2.GetDeep() {
+				fm.Set("2.2.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("2.2")
+				c1 = true
+			}
+		}
+		if c1 {
+			fm.Set("2")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Mid:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Mid) DiffFields(o *Mid) *fieldmap.FieldMap {
+	fm := _Mid_fieldSchema.NewFieldMap()
+	if m.GetLevel() != o.GetLevel() {
+		fm.Set("1")
+	}
+	if a1, b1 := m.GetBottom(), o.GetBottom(); (a1 == nil) != (b1 == nil) {
+		fm.Set("2")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetLeaf() != b1.GetLeaf() {
+			fm.Set("2.1")
+			c1 = true
+		}
+		if a1.GetDeep() != b1.GetDeep() {
+			fm.Set("2.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("2")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Bottom:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Bottom) DiffFields(o *Bottom) *fieldmap.FieldMap {
+	fm := _Bottom_fieldSchema.NewFieldMap()
+	if m.GetLeaf() != o.GetLeaf() {
+		fm.Set("1")
+	}
+	if m.GetDeep() != o.GetDeep() {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Top) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Top does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Top) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Top_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Mid) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Mid does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Mid) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Mid_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Bottom) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Bottom does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Bottom) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Bottom_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Top) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Top) Redacted() *Top {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Mid) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Mid) Redacted() *Mid {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Bottom) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Bottom) Redacted() *Bottom {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}

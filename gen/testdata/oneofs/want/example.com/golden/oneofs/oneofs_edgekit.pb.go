@@ -7,6 +7,7 @@
 package oneofs
 
 import (
+	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 )
 
@@ -73,4 +74,443 @@ func (*Choice) FieldSchema() *fieldmap.Schema { return _Choice_fieldSchema }
 // error names the first flag Choice does not have.
 func NewChoiceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Choice_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Detail) Clone() *Detail {
+	if m == nil {
+		return nil
+	}
+	c := new(Detail)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Detail, a deep copy of m, which is not nil.
+func (m *Detail) cloneTo(c *Detail) {
+	c.Note = m.Note
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Choice) Clone() *Choice {
+	if m == nil {
+		return nil
+	}
+	c := new(Choice)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Choice, a deep copy of m, which is not nil.
+func (m *Choice) cloneTo(c *Choice) {
+	c.Id = m.Id
+	switch v := m.Pick.(type) {
+	case *Choice_Text:
+		if v != nil {
+			c.Pick = &Choice_Text{Text: v.Text}
+		}
+	case *Choice_Number:
+		if v != nil {
+			c.Pick = &Choice_Number{Number: v.Number}
+		}
+	case *Choice_Detail:
+		if v != nil {
+			c.Pick = &Choice_Detail{Detail: v.Detail.Clone()}
+		}
+	case *Choice_Raw:
+		if v != nil {
+			c.Pick = &Choice_Raw{Raw: fieldmap.CloneBytes(v.Raw)}
+		}
+	case *Choice_Ratio:
+		if v != nil {
+			c.Pick = &Choice_Ratio{Ratio: v.Ratio}
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Detail) Equal(o *Detail) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Note != o.Note {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Choice) Equal(o *Choice) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Id != o.Id {
+		return false
+	}
+	switch a := m.Pick.(type) {
+	case *Choice_Text:
+		if b, ok := o.Pick.(*Choice_Text); ok && a != nil && b != nil {
+			if a.Text != b.Text {
+				return false
+			}
+		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+			return false
+		}
+	case *Choice_Number:
+		if b, ok := o.Pick.(*Choice_Number); ok && a != nil && b != nil {
+			if a.Number != b.Number {
+				return false
+			}
+		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+			return false
+		}
+	case *Choice_Detail:
+		if b, ok := o.Pick.(*Choice_Detail); ok && a != nil && b != nil {
+			if !fieldmap.EqualElem(a.Detail, b.Detail, (*Detail).Equal) {
+				return false
+			}
+		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+			return false
+		}
+	case *Choice_Raw:
+		if b, ok := o.Pick.(*Choice_Raw); ok && a != nil && b != nil {
+			if !bytes.Equal(a.Raw, b.Raw) {
+				return false
+			}
+		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+			return false
+		}
+	case *Choice_Ratio:
+		if b, ok := o.Pick.(*Choice_Ratio); ok && a != nil && b != nil {
+			if !fieldmap.EqualFloat64(a.Ratio, b.Ratio) {
+				return false
+			}
+		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+			return false
+		}
+	default:
+		if _Choice_Pick_isSet(o.Pick) {
+			return false
+		}
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// _Choice_Pick_isSet reports whether oneof pick of Choice holds a member: a
+// typed nil wrapper holds none.
+func _Choice_Pick_isSet(x isChoice_Pick) bool {
+	switch x := x.(type) {
+	case *Choice_Text:
+		return x != nil
+	case *Choice_Number:
+		return x != nil
+	case *Choice_Detail:
+		return x != nil
+	case *Choice_Raw:
+		return x != nil
+	case *Choice_Ratio:
+		return x != nil
+	}
+	return false
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Detail does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Detail) CopyInFields(src *Detail, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Note != src.GetNote() {
+			m.Note = src.GetNote()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Choice does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Choice) CopyInFields(src *Choice, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Id != src.GetId() {
+			m.Id = src.GetId()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if sw0, ok := src.GetPick().(*Choice_Text); ok && sw0 != nil {
+			if dw0, ok := m.Pick.(*Choice_Text); !ok || dw0 == nil || dw0.Text != sw0.Text {
+				m.Pick = &Choice_Text{Text: sw0.Text}
+				n++
+			}
+		} else if dw0, ok := m.Pick.(*Choice_Text); ok && dw0 != nil {
+			m.Pick = nil
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if sw0, ok := src.GetPick().(*Choice_Number); ok && sw0 != nil {
+			if dw0, ok := m.Pick.(*Choice_Number); !ok || dw0 == nil || dw0.Number != sw0.Number {
+				m.Pick = &Choice_Number{Number: sw0.Number}
+				n++
+			}
+		} else if dw0, ok := m.Pick.(*Choice_Number); ok && dw0 != nil {
+			m.Pick = nil
+			n++
+		}
+	}
+	if fm.Has("4") {
+		if sw0, ok := src.GetPick().(*Choice_Detail); ok && sw0 != nil {
+			if dw0, ok := m.Pick.(*Choice_Detail); !ok || dw0 == nil || !dw0.Detail.Equal(sw0.Detail) {
+				m.Pick = &Choice_Detail{Detail: sw0.Detail.Clone()}
+				n++
+			}
+		} else if dw0, ok := m.Pick.(*Choice_Detail); ok && dw0 != nil {
+			m.Pick = nil
+			n++
+		}
+	} else if fm.HasOrHasChild("4") {
+		var s1 *Detail
+		sok1 := false
+		if w, ok := src.GetPick().(*Choice_Detail); ok && w != nil {
+			s1, sok1 = w.Detail, true
+		}
+		var d1 *Detail
+		if w, ok := m.Pick.(*Choice_Detail); ok && w != nil {
+			if w.Detail == nil {
+				w.Detail = &Detail{}
+			}
+			d1 = w.Detail
+		} else if sok1 {
+			d1 = &Detail{}
+			m.Pick = &Choice_Detail{Detail: d1}
+			n++
+		}
+		if d1 != nil {
+			if fm.Has("4.1") {
+				if d1.Note != s1.GetNote() {
+					d1.Note = s1.GetNote()
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("5") {
+		if sw0, ok := src.GetPick().(*Choice_Raw); ok && sw0 != nil {
+			if dw0, ok := m.Pick.(*Choice_Raw); !ok || dw0 == nil || !bytes.Equal(dw0.Raw, sw0.Raw) {
+				m.Pick = &Choice_Raw{Raw: fieldmap.CloneBytes(sw0.Raw)}
+				n++
+			}
+		} else if dw0, ok := m.Pick.(*Choice_Raw); ok && dw0 != nil {
+			m.Pick = nil
+			n++
+		}
+	}
+	if fm.Has("6") {
+		if sw0, ok := src.GetPick().(*Choice_Ratio); ok && sw0 != nil {
+			if dw0, ok := m.Pick.(*Choice_Ratio); !ok || dw0 == nil || !fieldmap.SameFloat64(dw0.Ratio, sw0.Ratio) {
+				m.Pick = &Choice_Ratio{Ratio: sw0.Ratio}
+				n++
+			}
+		} else if dw0, ok := m.Pick.(*Choice_Ratio); ok && dw0 != nil {
+			m.Pick = nil
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Detail:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Detail) DiffFields(o *Detail) *fieldmap.FieldMap {
+	fm := _Detail_fieldSchema.NewFieldMap()
+	if m.GetNote() != o.GetNote() {
+		fm.Set("1")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Choice:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Choice) DiffFields(o *Choice) *fieldmap.FieldMap {
+	fm := _Choice_fieldSchema.NewFieldMap()
+	if m.GetId() != o.GetId() {
+		fm.Set("1")
+	}
+	{
+		aw0, aok0 := m.GetPick().(*Choice_Text)
+		bw0, bok0 := o.GetPick().(*Choice_Text)
+		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
+		if aok0 != bok0 || aok0 && aw0.Text != bw0.Text {
+			fm.Set("2")
+		}
+	}
+	{
+		aw0, aok0 := m.GetPick().(*Choice_Number)
+		bw0, bok0 := o.GetPick().(*Choice_Number)
+		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
+		if aok0 != bok0 || aok0 && aw0.Number != bw0.Number {
+			fm.Set("3")
+		}
+	}
+	{
+		aw1, aok1 := m.GetPick().(*Choice_Detail)
+		bw1, bok1 := o.GetPick().(*Choice_Detail)
+		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
+		if aok1 != bok1 {
+			fm.Set("4")
+		} else if aok1 {
+			a1, b1, c1 := aw1.Detail, bw1.Detail, false
+			if a1.GetNote() != b1.GetNote() {
+				fm.Set("4.1")
+				c1 = true
+			}
+			if c1 {
+				fm.Set("4")
+			}
+		}
+	}
+	{
+		aw0, aok0 := m.GetPick().(*Choice_Raw)
+		bw0, bok0 := o.GetPick().(*Choice_Raw)
+		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
+		if aok0 != bok0 || aok0 && !bytes.Equal(aw0.Raw, bw0.Raw) {
+			fm.Set("5")
+		}
+	}
+	{
+		aw0, aok0 := m.GetPick().(*Choice_Ratio)
+		bw0, bok0 := o.GetPick().(*Choice_Ratio)
+		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
+		if aok0 != bok0 || aok0 && !fieldmap.EqualFloat64(aw0.Ratio, bw0.Ratio) {
+			fm.Set("6")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Detail) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Detail does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Detail) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Detail_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Choice) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Choice does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Choice) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Choice_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Detail) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Detail) Redacted() *Detail {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Choice) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Choice) Redacted() *Choice {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
 }

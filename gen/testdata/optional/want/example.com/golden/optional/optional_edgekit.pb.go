@@ -74,3 +74,405 @@ func (*Opt) FieldSchema() *fieldmap.Schema { return _Opt_fieldSchema }
 func NewOptFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Opt_fieldSchema.New(flags...)
 }
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Sub) Clone() *Sub {
+	if m == nil {
+		return nil
+	}
+	c := new(Sub)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Sub, a deep copy of m, which is not nil.
+func (m *Sub) cloneTo(c *Sub) {
+	c.S = m.S
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Opt) Clone() *Opt {
+	if m == nil {
+		return nil
+	}
+	c := new(Opt)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Opt, a deep copy of m, which is not nil.
+func (m *Opt) cloneTo(c *Opt) {
+	c.Data = fieldmap.CloneBytes(m.Data)
+	c.Sub = m.Sub.Clone()
+	if m.Name != nil || m.Count != nil || m.Ratio != nil || m.On != nil {
+		blk := new(struct {
+			Name  string
+			Count int32
+			Ratio float64
+			On    bool
+		})
+		if m.Name != nil {
+			blk.Name = *m.Name
+			c.Name = &blk.Name
+		}
+		if m.Count != nil {
+			blk.Count = *m.Count
+			c.Count = &blk.Count
+		}
+		if m.Ratio != nil {
+			blk.Ratio = *m.Ratio
+			c.Ratio = &blk.Ratio
+		}
+		if m.On != nil {
+			blk.On = *m.On
+			c.On = &blk.On
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Sub) Equal(o *Sub) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.S != o.S {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Opt) Equal(o *Opt) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Count, o.Count) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
+		return false
+	}
+	if !m.Sub.Equal(o.Sub) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.On, o.On) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Sub does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Sub) CopyInFields(src *Sub, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.S != src.GetS() {
+			m.S = src.GetS()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Opt does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Opt) CopyInFields(src *Opt, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		var sv0 *string
+		if src != nil {
+			sv0 = src.Name
+		}
+		if !fieldmap.EqualPtr(m.Name, sv0) {
+			m.Name = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("2") {
+		var sv0 *int32
+		if src != nil {
+			sv0 = src.Count
+		}
+		if !fieldmap.EqualPtr(m.Count, sv0) {
+			m.Count = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("3") {
+		var sv0 *float64
+		if src != nil {
+			sv0 = src.Ratio
+		}
+		if !fieldmap.SamePtrFloat64(m.Ratio, sv0) {
+			m.Ratio = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	if fm.Has("4") {
+		var sv0 []byte
+		if src != nil {
+			sv0 = src.Data
+		}
+		if !fieldmap.EqualBytesPresence(m.Data, sv0) {
+			m.Data = fieldmap.CloneBytes(sv0)
+			n++
+		}
+	}
+	if fm.Has("5") {
+		if !m.Sub.Equal(src.GetSub()) {
+			m.Sub = src.GetSub().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("5") {
+		if d1, s1 := m.Sub, src.GetSub(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Sub{}
+				m.Sub = d1
+				n++
+			}
+			if fm.Has("5.1") {
+				if d1.S != s1.GetS() {
+					d1.S = s1.GetS()
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("6") {
+		var sv0 *bool
+		if src != nil {
+			sv0 = src.On
+		}
+		if !fieldmap.EqualPtr(m.On, sv0) {
+			m.On = fieldmap.ClonePtr(sv0)
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Sub:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Sub) DiffFields(o *Sub) *fieldmap.FieldMap {
+	fm := _Sub_fieldSchema.NewFieldMap()
+	if m.GetS() != o.GetS() {
+		fm.Set("1")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Opt:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Opt) DiffFields(o *Opt) *fieldmap.FieldMap {
+	fm := _Opt_fieldSchema.NewFieldMap()
+	{
+		var av0 *string
+		if m != nil {
+			av0 = m.Name
+		}
+		var bv0 *string
+		if o != nil {
+			bv0 = o.Name
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("1")
+		}
+	}
+	{
+		var av0 *int32
+		if m != nil {
+			av0 = m.Count
+		}
+		var bv0 *int32
+		if o != nil {
+			bv0 = o.Count
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("2")
+		}
+	}
+	{
+		var av0 *float64
+		if m != nil {
+			av0 = m.Ratio
+		}
+		var bv0 *float64
+		if o != nil {
+			bv0 = o.Ratio
+		}
+		if !fieldmap.EqualPtrFloat64(av0, bv0) {
+			fm.Set("3")
+		}
+	}
+	{
+		var av0 []byte
+		if m != nil {
+			av0 = m.Data
+		}
+		var bv0 []byte
+		if o != nil {
+			bv0 = o.Data
+		}
+		if !fieldmap.EqualBytesPresence(av0, bv0) {
+			fm.Set("4")
+		}
+	}
+	if a1, b1 := m.GetSub(), o.GetSub(); (a1 == nil) != (b1 == nil) {
+		fm.Set("5")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetS() != b1.GetS() {
+			fm.Set("5.1")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("5")
+		}
+	}
+	{
+		var av0 *bool
+		if m != nil {
+			av0 = m.On
+		}
+		var bv0 *bool
+		if o != nil {
+			bv0 = o.On
+		}
+		if !fieldmap.EqualPtr(av0, bv0) {
+			fm.Set("6")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Sub) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Sub does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Sub) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Sub_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Opt) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Opt does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Opt) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Opt_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Sub) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Sub) Redacted() *Sub {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Opt) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Opt) Redacted() *Opt {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}

@@ -85,3 +85,383 @@ func (*Edge) FieldSchema() *fieldmap.Schema { return _Edge_fieldSchema }
 func NewEdgeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Edge_fieldSchema.New(flags...)
 }
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Node) Clone() *Node {
+	if m == nil {
+		return nil
+	}
+	c := new(Node)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Node, a deep copy of m, which is not nil.
+func (m *Node) cloneTo(c *Node) {
+	c.Name = m.Name
+	c.Next = m.Next.Clone()
+	if s := m.Children; s != nil {
+		out := make([]*Node, len(s))
+		blk := make([]Node, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Children = out
+	}
+	c.Edge = m.Edge.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Edge) Clone() *Edge {
+	if m == nil {
+		return nil
+	}
+	c := new(Edge)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Edge, a deep copy of m, which is not nil.
+func (m *Edge) cloneTo(c *Edge) {
+	c.Weight = m.Weight
+	c.To = m.To.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Node) Equal(o *Node) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.Children, o.Children, (*Node).Equal) {
+		return false
+	}
+	if !m.Edge.Equal(o.Edge) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Edge) Equal(o *Edge) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Weight != o.Weight {
+		return false
+	}
+	if !m.To.Equal(o.To) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Node does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Node) CopyInFields(src *Node, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Name != src.GetName() {
+			m.Name = src.GetName()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !m.Next.Equal(src.GetNext()) {
+			m.Next = src.GetNext().Clone()
+			n++
+		}
+	}
+	if fm.HasOrHasChild("3") {
+		if sv0 := src.GetChildren(); !fieldmap.EqualMessageListFunc(m.Children, sv0, (*Node).Equal) {
+			if len(sv0) == 0 {
+				m.Children = nil
+			} else {
+				m.Children = fieldmap.CloneListFunc(sv0, (*Node).Clone)
+			}
+			n++
+		}
+	}
+	if fm.Has("4") {
+		if !m.Edge.Equal(src.GetEdge()) {
+			m.Edge = src.GetEdge().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("4") {
+		if d1, s1 := m.Edge, src.GetEdge(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Edge{}
+				m.Edge = d1
+				n++
+			}
+			if fm.Has("4.1") {
+				if d1.Weight != s1.GetWeight() {
+					d1.Weight = s1.GetWeight()
+					n++
+				}
+			}
+			if fm.Has("4.2") {
+				if !d1.To.Equal(s1.GetTo()) {
+					d1.To = s1.GetTo().Clone()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Edge does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Edge) CopyInFields(src *Edge, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Weight != src.GetWeight() {
+			m.Weight = src.GetWeight()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !m.To.Equal(src.GetTo()) {
+			m.To = src.GetTo().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("2") {
+		if d1, s1 := m.To, src.GetTo(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Node{}
+				m.To = d1
+				n++
+			}
+			if fm.Has("2.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("2.2") {
+				if !d1.Next.Equal(s1.GetNext()) {
+					d1.Next = s1.GetNext().Clone()
+					n++
+				}
+			}
+			if fm.HasOrHasChild("2.3") {
+				if sv1 := s1.GetChildren(); !fieldmap.EqualMessageListFunc(d1.Children, sv1, (*Node).Equal) {
+					if len(sv1) == 0 {
+						d1.Children = nil
+					} else {
+						d1.Children = fieldmap.CloneListFunc(sv1, (*Node).Clone)
+					}
+					n++
+				}
+			}
+			if fm.Has("2.4") {
+				if !d1.Edge.Equal(s1.GetEdge()) {
+					d1.Edge = s1.GetEdge().Clone()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Node:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Node) DiffFields(o *Node) *fieldmap.FieldMap {
+	fm := _Node_fieldSchema.NewFieldMap()
+	if m.GetName() != o.GetName() {
+		fm.Set("1")
+	}
+	if !m.GetNext().Equal(o.GetNext()) {
+		fm.Set("2")
+	}
+	if !fieldmap.EqualMessageListFunc(m.GetChildren(), o.GetChildren(), (*Node).Equal) {
+		fm.Set("3")
+	}
+	if a1, b1 := m.GetEdge(), o.GetEdge(); (a1 == nil) != (b1 == nil) {
+		fm.Set("4")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetWeight() != b1.GetWeight() {
+			fm.Set("4.1")
+			c1 = true
+		}
+		if !a1.GetTo().Equal(b1.GetTo()) {
+			fm.Set("4.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("4")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Edge:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Edge) DiffFields(o *Edge) *fieldmap.FieldMap {
+	fm := _Edge_fieldSchema.NewFieldMap()
+	if m.GetWeight() != o.GetWeight() {
+		fm.Set("1")
+	}
+	if a1, b1 := m.GetTo(), o.GetTo(); (a1 == nil) != (b1 == nil) {
+		fm.Set("2")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetName() != b1.GetName() {
+			fm.Set("2.1")
+			c1 = true
+		}
+		if !a1.GetNext().Equal(b1.GetNext()) {
+			fm.Set("2.2")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetChildren(), b1.GetChildren(), (*Node).Equal) {
+			fm.Set("2.3")
+			c1 = true
+		}
+		if !a1.GetEdge().Equal(b1.GetEdge()) {
+			fm.Set("2.4")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("2")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Node) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Node does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Node) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Node_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Edge) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Edge does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Edge) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Edge_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Node) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Node) Redacted() *Node {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Edge) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Edge) Redacted() *Edge {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}

@@ -7,7 +7,9 @@
 package repeated
 
 import (
+	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // Field flags of Item: dot-joined field numbers from Item.
@@ -72,4 +74,334 @@ func (*Lists) FieldSchema() *fieldmap.Schema { return _Lists_fieldSchema }
 // error names the first flag Lists does not have.
 func NewListsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Lists_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Item) Clone() *Item {
+	if m == nil {
+		return nil
+	}
+	c := new(Item)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Item, a deep copy of m, which is not nil.
+func (m *Item) cloneTo(c *Item) {
+	c.Name = m.Name
+	c.Weight = m.Weight
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Lists) Clone() *Lists {
+	if m == nil {
+		return nil
+	}
+	c := new(Lists)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Lists, a deep copy of m, which is not nil.
+func (m *Lists) cloneTo(c *Lists) {
+	c.Tags = slices.Clone(m.Tags)
+	c.Samples = slices.Clone(m.Samples)
+	c.Blobs = fieldmap.CloneListFunc(m.Blobs, fieldmap.CloneBytes)
+	if s := m.Items; s != nil {
+		out := make([]*Item, len(s))
+		blk := make([]Item, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Items = out
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Item) Equal(o *Item) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Lists) Equal(o *Lists) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !slices.Equal(m.Tags, o.Tags) {
+		return false
+	}
+	if !fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) {
+		return false
+	}
+	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.Items, o.Items, (*Item).Equal) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Item does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Item) CopyInFields(src *Item, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Name != src.GetName() {
+			m.Name = src.GetName()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !fieldmap.SameFloat64(m.Weight, src.GetWeight()) {
+			m.Weight = src.GetWeight()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// with the field's list action (replace, add or remove).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Lists) CopyInFields(src *Lists, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.HasOrHasChild("1") {
+		switch fm.ListAction("1") {
+		case fieldmap.Add:
+			n += fieldmap.AddList(&m.Tags, src.GetTags())
+		case fieldmap.Remove:
+			n += fieldmap.RemoveList(&m.Tags, src.GetTags())
+		default:
+			if sv0 := src.GetTags(); !slices.Equal(m.Tags, sv0) {
+				if len(sv0) == 0 {
+					m.Tags = nil
+				} else {
+					m.Tags = slices.Clone(sv0)
+				}
+				n++
+			}
+		}
+	}
+	if fm.HasOrHasChild("2") {
+		switch fm.ListAction("2") {
+		case fieldmap.Add:
+			n += fieldmap.AddListFunc(&m.Samples, src.GetSamples(), fieldmap.EqualFloat64, nil)
+		case fieldmap.Remove:
+			n += fieldmap.RemoveListFunc(&m.Samples, src.GetSamples(), fieldmap.EqualFloat64)
+		default:
+			if sv0 := src.GetSamples(); !fieldmap.EqualListFunc(m.Samples, sv0, fieldmap.EqualFloat64) {
+				if len(sv0) == 0 {
+					m.Samples = nil
+				} else {
+					m.Samples = slices.Clone(sv0)
+				}
+				n++
+			}
+		}
+	}
+	if fm.HasOrHasChild("3") {
+		switch fm.ListAction("3") {
+		case fieldmap.Add:
+			n += fieldmap.AddListFunc(&m.Blobs, src.GetBlobs(), bytes.Equal, fieldmap.CloneBytes)
+		case fieldmap.Remove:
+			n += fieldmap.RemoveListFunc(&m.Blobs, src.GetBlobs(), bytes.Equal)
+		default:
+			if sv0 := src.GetBlobs(); !fieldmap.EqualListFunc(m.Blobs, sv0, bytes.Equal) {
+				if len(sv0) == 0 {
+					m.Blobs = nil
+				} else {
+					m.Blobs = fieldmap.CloneListFunc(sv0, fieldmap.CloneBytes)
+				}
+				n++
+			}
+		}
+	}
+	if fm.HasOrHasChild("4") {
+		switch fm.ListAction("4") {
+		case fieldmap.Add:
+			n += fieldmap.AddListFunc(&m.Items, src.GetItems(), (*Item).Equal, (*Item).Clone)
+		case fieldmap.Remove:
+			n += fieldmap.RemoveListFunc(&m.Items, src.GetItems(), (*Item).Equal)
+		default:
+			if sv0 := src.GetItems(); !fieldmap.EqualMessageListFunc(m.Items, sv0, (*Item).Equal) {
+				if len(sv0) == 0 {
+					m.Items = nil
+				} else {
+					m.Items = fieldmap.CloneListFunc(sv0, (*Item).Clone)
+				}
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Item:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Item) DiffFields(o *Item) *fieldmap.FieldMap {
+	fm := _Item_fieldSchema.NewFieldMap()
+	if m.GetName() != o.GetName() {
+		fm.Set("1")
+	}
+	if !fieldmap.EqualImplicitFloat64(m.GetWeight(), o.GetWeight()) {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Lists:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Lists) DiffFields(o *Lists) *fieldmap.FieldMap {
+	fm := _Lists_fieldSchema.NewFieldMap()
+	if !slices.Equal(m.GetTags(), o.GetTags()) {
+		fm.Set("1")
+	}
+	if !fieldmap.EqualListFunc(m.GetSamples(), o.GetSamples(), fieldmap.EqualFloat64) {
+		fm.Set("2")
+	}
+	if !fieldmap.EqualListFunc(m.GetBlobs(), o.GetBlobs(), bytes.Equal) {
+		fm.Set("3")
+	}
+	if !fieldmap.EqualMessageListFunc(m.GetItems(), o.GetItems(), (*Item).Equal) {
+		fm.Set("4")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Item) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Item does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Item) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Item_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Lists) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Lists does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Lists) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Lists_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Item) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Item) Redacted() *Item {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Lists) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Lists) Redacted() *Lists {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
 }

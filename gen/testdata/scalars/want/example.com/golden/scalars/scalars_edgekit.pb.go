@@ -7,6 +7,7 @@
 package scalars
 
 import (
+	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 )
 
@@ -77,4 +78,314 @@ func (*AllScalars) FieldSchema() *fieldmap.Schema { return _AllScalars_fieldSche
 // error names the first flag AllScalars does not have.
 func NewAllScalarsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AllScalars_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *AllScalars) Clone() *AllScalars {
+	if m == nil {
+		return nil
+	}
+	c := new(AllScalars)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero AllScalars, a deep copy of m, which is not nil.
+func (m *AllScalars) cloneTo(c *AllScalars) {
+	c.D = m.D
+	c.F = m.F
+	c.I32 = m.I32
+	c.I64 = m.I64
+	c.U32 = m.U32
+	c.U64 = m.U64
+	c.S32 = m.S32
+	c.S64 = m.S64
+	c.Fx32 = m.Fx32
+	c.Fx64 = m.Fx64
+	c.Sfx32 = m.Sfx32
+	c.Sfx64 = m.Sfx64
+	c.B = m.B
+	c.S = m.S
+	c.Raw = fieldmap.CloneBytes(m.Raw)
+	c.Mode = m.Mode
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *AllScalars) Equal(o *AllScalars) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.D, o.D) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.F, o.F) {
+		return false
+	}
+	if m.I32 != o.I32 {
+		return false
+	}
+	if m.I64 != o.I64 {
+		return false
+	}
+	if m.U32 != o.U32 {
+		return false
+	}
+	if m.U64 != o.U64 {
+		return false
+	}
+	if m.S32 != o.S32 {
+		return false
+	}
+	if m.S64 != o.S64 {
+		return false
+	}
+	if m.Fx32 != o.Fx32 {
+		return false
+	}
+	if m.Fx64 != o.Fx64 {
+		return false
+	}
+	if m.Sfx32 != o.Sfx32 {
+		return false
+	}
+	if m.Sfx64 != o.Sfx64 {
+		return false
+	}
+	if m.B != o.B {
+		return false
+	}
+	if m.S != o.S {
+		return false
+	}
+	if !bytes.Equal(m.Raw, o.Raw) {
+		return false
+	}
+	if m.Mode != o.Mode {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: AllScalars does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *AllScalars) CopyInFields(src *AllScalars, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !fieldmap.SameFloat64(m.D, src.GetD()) {
+			m.D = src.GetD()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !fieldmap.SameFloat32(m.F, src.GetF()) {
+			m.F = src.GetF()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.I32 != src.GetI32() {
+			m.I32 = src.GetI32()
+			n++
+		}
+	}
+	if fm.Has("4") {
+		if m.I64 != src.GetI64() {
+			m.I64 = src.GetI64()
+			n++
+		}
+	}
+	if fm.Has("5") {
+		if m.U32 != src.GetU32() {
+			m.U32 = src.GetU32()
+			n++
+		}
+	}
+	if fm.Has("6") {
+		if m.U64 != src.GetU64() {
+			m.U64 = src.GetU64()
+			n++
+		}
+	}
+	if fm.Has("7") {
+		if m.S32 != src.GetS32() {
+			m.S32 = src.GetS32()
+			n++
+		}
+	}
+	if fm.Has("8") {
+		if m.S64 != src.GetS64() {
+			m.S64 = src.GetS64()
+			n++
+		}
+	}
+	if fm.Has("9") {
+		if m.Fx32 != src.GetFx32() {
+			m.Fx32 = src.GetFx32()
+			n++
+		}
+	}
+	if fm.Has("10") {
+		if m.Fx64 != src.GetFx64() {
+			m.Fx64 = src.GetFx64()
+			n++
+		}
+	}
+	if fm.Has("11") {
+		if m.Sfx32 != src.GetSfx32() {
+			m.Sfx32 = src.GetSfx32()
+			n++
+		}
+	}
+	if fm.Has("12") {
+		if m.Sfx64 != src.GetSfx64() {
+			m.Sfx64 = src.GetSfx64()
+			n++
+		}
+	}
+	if fm.Has("13") {
+		if m.B != src.GetB() {
+			m.B = src.GetB()
+			n++
+		}
+	}
+	if fm.Has("14") {
+		if m.S != src.GetS() {
+			m.S = src.GetS()
+			n++
+		}
+	}
+	if fm.Has("15") {
+		if !bytes.Equal(m.Raw, src.GetRaw()) {
+			m.Raw = fieldmap.CloneBytes(src.GetRaw())
+			n++
+		}
+	}
+	if fm.Has("16") {
+		if m.Mode != src.GetMode() {
+			m.Mode = src.GetMode()
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of AllScalars:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *AllScalars) DiffFields(o *AllScalars) *fieldmap.FieldMap {
+	fm := _AllScalars_fieldSchema.NewFieldMap()
+	if !fieldmap.EqualImplicitFloat64(m.GetD(), o.GetD()) {
+		fm.Set("1")
+	}
+	if !fieldmap.EqualImplicitFloat32(m.GetF(), o.GetF()) {
+		fm.Set("2")
+	}
+	if m.GetI32() != o.GetI32() {
+		fm.Set("3")
+	}
+	if m.GetI64() != o.GetI64() {
+		fm.Set("4")
+	}
+	if m.GetU32() != o.GetU32() {
+		fm.Set("5")
+	}
+	if m.GetU64() != o.GetU64() {
+		fm.Set("6")
+	}
+	if m.GetS32() != o.GetS32() {
+		fm.Set("7")
+	}
+	if m.GetS64() != o.GetS64() {
+		fm.Set("8")
+	}
+	if m.GetFx32() != o.GetFx32() {
+		fm.Set("9")
+	}
+	if m.GetFx64() != o.GetFx64() {
+		fm.Set("10")
+	}
+	if m.GetSfx32() != o.GetSfx32() {
+		fm.Set("11")
+	}
+	if m.GetSfx64() != o.GetSfx64() {
+		fm.Set("12")
+	}
+	if m.GetB() != o.GetB() {
+		fm.Set("13")
+	}
+	if m.GetS() != o.GetS() {
+		fm.Set("14")
+	}
+	if !bytes.Equal(m.GetRaw(), o.GetRaw()) {
+		fm.Set("15")
+	}
+	if m.GetMode() != o.GetMode() {
+		fm.Set("16")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *AllScalars) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Mode; !(v >= 0 && v <= 1) {
+		return &fieldmap.InvalidEnumError{Message: "golden.scalars.AllScalars", Field: "mode", Enum: "golden.scalars.Mode", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag AllScalars does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*AllScalars) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _AllScalars_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *AllScalars) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *AllScalars) Redacted() *AllScalars {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
 }

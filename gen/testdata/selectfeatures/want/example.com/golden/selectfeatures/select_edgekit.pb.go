@@ -33,3 +33,22 @@ func (*OnlySome) FieldSchema() *fieldmap.Schema { return _OnlySome_fieldSchema }
 func NewOnlySomeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _OnlySome_fieldSchema.New(flags...)
 }
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *OnlySome) Clone() *OnlySome {
+	if m == nil {
+		return nil
+	}
+	c := new(OnlySome)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero OnlySome, a deep copy of m, which is not nil.
+func (m *OnlySome) cloneTo(c *OnlySome) {
+	c.Name = m.Name
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}

@@ -59,3 +59,215 @@ func (*Skipped) FieldSchema() *fieldmap.Schema { return _Skipped_fieldSchema }
 func NewSkippedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Skipped_fieldSchema.New(flags...)
 }
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Kept) Clone() *Kept {
+	if m == nil {
+		return nil
+	}
+	c := new(Kept)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Kept, a deep copy of m, which is not nil.
+func (m *Kept) cloneTo(c *Kept) {
+	c.Skipped = fieldmap.Clone(m.Skipped)
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Kept) Equal(o *Kept) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.Equal(m.Skipped, o.Skipped) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Kept does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Kept) CopyInFields(src *Kept, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !fieldmap.Equal(m.Skipped, src.GetSkipped()) {
+			m.Skipped = fieldmap.Clone(src.GetSkipped())
+			n++
+		}
+	} else if fm.HasOrHasChild("1") {
+		if d1, s1 := m.Skipped, src.GetSkipped(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Skipped{}
+				m.Skipped = d1
+				n++
+			}
+			if fm.Has("1.1") {
+				if d1.CloneMeNot != s1.GetCloneMeNot() {
+					d1.CloneMeNot = s1.GetCloneMeNot()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Skipped does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Skipped) CopyInFields(src *Skipped, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.CloneMeNot != src.GetCloneMeNot() {
+			m.CloneMeNot = src.GetCloneMeNot()
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Kept:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Kept) DiffFields(o *Kept) *fieldmap.FieldMap {
+	fm := _Kept_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetSkipped(), o.GetSkipped(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetCloneMeNot() != b1.GetCloneMeNot() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Skipped:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Skipped) DiffFields(o *Skipped) *fieldmap.FieldMap {
+	fm := _Skipped_fieldSchema.NewFieldMap()
+	if m.GetCloneMeNot() != o.GetCloneMeNot() {
+		fm.Set("1")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Kept) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Kept does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Kept) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Kept_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Skipped) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Skipped does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Skipped) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Skipped_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Kept) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Kept) Redacted() *Kept {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Skipped) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Skipped) Redacted() *Skipped {
+	if m == nil {
+		return nil
+	}
+	c := fieldmap.Clone(m)
+	c.Redact()
+	return c
+}

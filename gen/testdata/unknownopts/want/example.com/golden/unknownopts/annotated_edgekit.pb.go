@@ -62,3 +62,263 @@ func (*Inner) FieldSchema() *fieldmap.Schema { return _Inner_fieldSchema }
 func NewInnerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Inner_fieldSchema.New(flags...)
 }
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Annotated) Clone() *Annotated {
+	if m == nil {
+		return nil
+	}
+	c := new(Annotated)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Annotated, a deep copy of m, which is not nil.
+func (m *Annotated) cloneTo(c *Annotated) {
+	c.Name = m.Name
+	c.Inner = m.Inner.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Inner) Clone() *Inner {
+	if m == nil {
+		return nil
+	}
+	c := new(Inner)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Inner, a deep copy of m, which is not nil.
+func (m *Inner) cloneTo(c *Inner) {
+	c.V = m.V
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Annotated) Equal(o *Annotated) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if !m.Inner.Equal(o.Inner) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Inner) Equal(o *Inner) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Annotated does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Annotated) CopyInFields(src *Annotated, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Name != src.GetName() {
+			m.Name = src.GetName()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !m.Inner.Equal(src.GetInner()) {
+			m.Inner = src.GetInner().Clone()
+			n++
+		}
+	} else if fm.HasOrHasChild("2") {
+		if d1, s1 := m.Inner, src.GetInner(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Inner{}
+				m.Inner = d1
+				n++
+			}
+			if fm.Has("2.1") {
+				if d1.V != s1.GetV() {
+					d1.V = s1.GetV()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Inner does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Inner) CopyInFields(src *Inner, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.V != src.GetV() {
+			m.V = src.GetV()
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Annotated:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Annotated) DiffFields(o *Annotated) *fieldmap.FieldMap {
+	fm := _Annotated_fieldSchema.NewFieldMap()
+	if m.GetName() != o.GetName() {
+		fm.Set("1")
+	}
+	if a1, b1 := m.GetInner(), o.GetInner(); (a1 == nil) != (b1 == nil) {
+		fm.Set("2")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetV() != b1.GetV() {
+			fm.Set("2.1")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("2")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Inner:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Inner) DiffFields(o *Inner) *fieldmap.FieldMap {
+	fm := _Inner_fieldSchema.NewFieldMap()
+	if m.GetV() != o.GetV() {
+		fm.Set("1")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Annotated) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Annotated does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Annotated) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Annotated_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Inner) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Inner does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Inner) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Inner_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Annotated) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Annotated) Redacted() *Annotated {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Inner) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Inner) Redacted() *Inner {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}

@@ -8,6 +8,7 @@ package wkt
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // Field flags of Times: dot-joined field numbers from Times.
@@ -47,4 +48,188 @@ func (*Times) FieldSchema() *fieldmap.Schema { return _Times_fieldSchema }
 // error names the first flag Times does not have.
 func NewTimesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Times_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Times) Clone() *Times {
+	if m == nil {
+		return nil
+	}
+	c := new(Times)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Times, a deep copy of m, which is not nil.
+func (m *Times) cloneTo(c *Times) {
+	c.Created = fieldmap.CloneTimestamp(m.Created)
+	c.Timeout = fieldmap.CloneDuration(m.Timeout)
+	c.Alias = fieldmap.CloneStringValue(m.Alias)
+	c.Extra = fieldmap.CloneStruct(m.Extra)
+	c.Payload = fieldmap.CloneAny(m.Payload)
+	c.History = fieldmap.CloneListFunc(m.History, fieldmap.CloneTimestamp)
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Times) Equal(o *Times) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualTimestamp(m.Created, o.Created) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.Timeout, o.Timeout) {
+		return false
+	}
+	if !fieldmap.EqualStringValue(m.Alias, o.Alias) {
+		return false
+	}
+	if !fieldmap.EqualStruct(m.Extra, o.Extra) {
+		return false
+	}
+	if !fieldmap.EqualAny(m.Payload, o.Payload) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.EqualTimestamp) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Times does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Times) CopyInFields(src *Times, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !fieldmap.Equal(m.Created, src.GetCreated()) {
+			m.Created = fieldmap.Clone(src.GetCreated())
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !fieldmap.Equal(m.Timeout, src.GetTimeout()) {
+			m.Timeout = fieldmap.Clone(src.GetTimeout())
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if !fieldmap.Equal(m.Alias, src.GetAlias()) {
+			m.Alias = fieldmap.Clone(src.GetAlias())
+			n++
+		}
+	}
+	if fm.Has("4") {
+		if !fieldmap.Equal(m.Extra, src.GetExtra()) {
+			m.Extra = fieldmap.Clone(src.GetExtra())
+			n++
+		}
+	}
+	if fm.Has("5") {
+		if !fieldmap.Equal(m.Payload, src.GetPayload()) {
+			m.Payload = fieldmap.Clone(src.GetPayload())
+			n++
+		}
+	}
+	if fm.HasOrHasChild("6") {
+		if sv0 := src.GetHistory(); !fieldmap.EqualMessageListFunc(m.History, sv0, fieldmap.Equal[*timestamppb.Timestamp]) {
+			if len(sv0) == 0 {
+				m.History = nil
+			} else {
+				m.History = fieldmap.CloneListFunc(sv0, fieldmap.Clone[*timestamppb.Timestamp])
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Times:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Times) DiffFields(o *Times) *fieldmap.FieldMap {
+	fm := _Times_fieldSchema.NewFieldMap()
+	if !fieldmap.Equal(m.GetCreated(), o.GetCreated()) {
+		fm.Set("1")
+	}
+	if !fieldmap.Equal(m.GetTimeout(), o.GetTimeout()) {
+		fm.Set("2")
+	}
+	if !fieldmap.Equal(m.GetAlias(), o.GetAlias()) {
+		fm.Set("3")
+	}
+	if !fieldmap.Equal(m.GetExtra(), o.GetExtra()) {
+		fm.Set("4")
+	}
+	if !fieldmap.Equal(m.GetPayload(), o.GetPayload()) {
+		fm.Set("5")
+	}
+	if !fieldmap.EqualMessageListFunc(m.GetHistory(), o.GetHistory(), fieldmap.Equal[*timestamppb.Timestamp]) {
+		fm.Set("6")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Times) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := fieldmap.ValidateEnumsAt(m.Extra, "golden.wkt.Times", "extra"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Times does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Times) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Times_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Times) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Times) Redacted() *Times {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
 }

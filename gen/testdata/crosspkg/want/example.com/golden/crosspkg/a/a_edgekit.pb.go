@@ -7,6 +7,7 @@
 package a
 
 import (
+	b "example.com/golden/crosspkg/b"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 )
 
@@ -52,4 +53,204 @@ func (*Holder) FieldSchema() *fieldmap.Schema { return _Holder_fieldSchema }
 // error names the first flag Holder does not have.
 func NewHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Holder_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Holder) Clone() *Holder {
+	if m == nil {
+		return nil
+	}
+	c := new(Holder)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Holder, a deep copy of m, which is not nil.
+func (m *Holder) cloneTo(c *Holder) {
+	c.Shared = fieldmap.Clone(m.Shared)
+	c.Many = fieldmap.CloneListFunc(m.Many, fieldmap.Clone[*b.Shared])
+	c.Kind = m.Kind
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Holder) Equal(o *Holder) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.Equal(m.Shared, o.Shared) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.Many, o.Many, fieldmap.Equal[*b.Shared]) {
+		return false
+	}
+	if m.Kind != o.Kind {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Holder does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !fieldmap.Equal(m.Shared, src.GetShared()) {
+			m.Shared = fieldmap.Clone(src.GetShared())
+			n++
+		}
+	} else if fm.HasOrHasChild("1") {
+		if d1, s1 := m.Shared, src.GetShared(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &b.Shared{}
+				m.Shared = d1
+				n++
+			}
+			if fm.Has("1.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.Has("1.2") {
+				if d1.Kind != s1.GetKind() {
+					d1.Kind = s1.GetKind()
+					n++
+				}
+			}
+			if fm.Has("1.3") {
+				if d1.Secret != s1.GetSecret() {
+					d1.Secret = s1.GetSecret()
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("2") {
+		if sv0 := src.GetMany(); !fieldmap.EqualMessageListFunc(m.Many, sv0, fieldmap.Equal[*b.Shared]) {
+			if len(sv0) == 0 {
+				m.Many = nil
+			} else {
+				m.Many = fieldmap.CloneListFunc(sv0, fieldmap.Clone[*b.Shared])
+			}
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.Kind != src.GetKind() {
+			m.Kind = src.GetKind()
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Holder:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Holder) DiffFields(o *Holder) *fieldmap.FieldMap {
+	fm := _Holder_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetShared(), o.GetShared(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetName() != b1.GetName() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetKind() != b1.GetKind() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetSecret() != b1.GetSecret() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if !fieldmap.EqualMessageListFunc(m.GetMany(), o.GetMany(), fieldmap.Equal[*b.Shared]) {
+		fm.Set("2")
+	}
+	if m.GetKind() != o.GetKind() {
+		fm.Set("3")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Holder) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := fieldmap.ValidateEnumsAt(m.Shared, "golden.crosspkg.a.Holder", "shared"); err != nil {
+		return err
+	}
+	for _, v := range m.Many {
+		if err := fieldmap.ValidateEnumsAt(v, "golden.crosspkg.a.Holder", "many"); err != nil {
+			return err
+		}
+	}
+	if v := m.Kind; !(v >= 0 && v <= 1) {
+		return &fieldmap.InvalidEnumError{Message: "golden.crosspkg.a.Holder", Field: "kind", Enum: "golden.crosspkg.b.Kind", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Holder does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Holder) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Holder_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Holder) Redact() {
+	if m == nil {
+		return
+	}
+	fieldmap.Redact(m.Shared)
+	for _, v := range m.Many {
+		fieldmap.Redact(v)
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Holder) Redacted() *Holder {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
 }

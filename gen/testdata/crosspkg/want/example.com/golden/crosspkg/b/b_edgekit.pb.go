@@ -39,3 +39,145 @@ func (*Shared) FieldSchema() *fieldmap.Schema { return _Shared_fieldSchema }
 func NewSharedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Shared_fieldSchema.New(flags...)
 }
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Shared) Clone() *Shared {
+	if m == nil {
+		return nil
+	}
+	c := new(Shared)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Shared, a deep copy of m, which is not nil.
+func (m *Shared) cloneTo(c *Shared) {
+	c.Name = m.Name
+	c.Kind = m.Kind
+	c.Secret = m.Secret
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Shared) Equal(o *Shared) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Kind != o.Kind {
+		return false
+	}
+	if m.Secret != o.Secret {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Shared does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Shared) CopyInFields(src *Shared, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Name != src.GetName() {
+			m.Name = src.GetName()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Kind != src.GetKind() {
+			m.Kind = src.GetKind()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.Secret != src.GetSecret() {
+			m.Secret = src.GetSecret()
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Shared:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Shared) DiffFields(o *Shared) *fieldmap.FieldMap {
+	fm := _Shared_fieldSchema.NewFieldMap()
+	if m.GetName() != o.GetName() {
+		fm.Set("1")
+	}
+	if m.GetKind() != o.GetKind() {
+		fm.Set("2")
+	}
+	if m.GetSecret() != o.GetSecret() {
+		fm.Set("3")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Shared) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Kind; !(v >= 0 && v <= 1) {
+		return &fieldmap.InvalidEnumError{Message: "golden.crosspkg.b.Shared", Field: "kind", Enum: "golden.crosspkg.b.Kind", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Shared does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Shared) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Shared_fieldSchema.Check(fm)
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Shared) Redact() {
+	if m == nil {
+		return
+	}
+	m.Secret = ""
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Shared) Redacted() *Shared {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}

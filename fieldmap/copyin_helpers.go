@@ -1,0 +1,160 @@
+package fieldmap
+
+// List and map actions of CopyInFields (docs/field-flags.md): generated code
+// calls these with the address of the destination field. Each returns 1 when
+// it changed the destination and 0 otherwise, accepts a nil or empty
+// destination and source, and never aliases the source: elements it adds are
+// copied with the clone func (nil means assignment copies).
+
+// AddList appends to *dst, in src order, every element of src that *dst does
+// not hold yet (==), each once.
+func AddList[T comparable](dst *[]T, src []T) int {
+	if dst == nil {
+		return 0
+	}
+	changed := 0
+	for _, v := range src {
+		found := false
+		for _, w := range *dst {
+			if v == w {
+				found = true
+				break
+			}
+		}
+		if !found {
+			*dst = append(*dst, v)
+			changed = 1
+		}
+	}
+	return changed
+}
+
+// AddListFunc is AddList for elements compared with eq and copied with clone
+// (nil clone: assignment copies).
+func AddListFunc[T any](dst *[]T, src []T, eq func(a, b T) bool, clone func(T) T) int {
+	if dst == nil {
+		return 0
+	}
+	changed := 0
+	for _, v := range src {
+		found := false
+		for _, w := range *dst {
+			if eq(v, w) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			if clone != nil {
+				v = clone(v)
+			}
+			*dst = append(*dst, v)
+			changed = 1
+		}
+	}
+	return changed
+}
+
+// RemoveList removes from *dst every element equal (==) to an element of
+// src, keeping the order of the others; an empty result is nil. The
+// destination's backing array is not modified: a shortened list is a new
+// slice.
+func RemoveList[T comparable](dst *[]T, src []T) int {
+	return RemoveListFunc(dst, src, func(a, b T) bool { return a == b })
+}
+
+// RemoveListFunc is RemoveList for elements compared with eq.
+func RemoveListFunc[T any](dst *[]T, src []T, eq func(a, b T) bool) int {
+	if dst == nil || len(*dst) == 0 || len(src) == 0 {
+		return 0
+	}
+	var keep []T
+	removed := false
+	for i, v := range *dst {
+		drop := false
+		for _, w := range src {
+			if eq(v, w) {
+				drop = true
+				break
+			}
+		}
+		switch {
+		case drop && !removed:
+			removed = true
+			keep = make([]T, i, len(*dst)-1)
+			copy(keep, (*dst)[:i])
+		case !drop && removed:
+			keep = append(keep, v)
+		}
+	}
+	if !removed {
+		return 0
+	}
+	if len(keep) == 0 {
+		keep = nil
+	}
+	*dst = keep
+	return 1
+}
+
+// AddMap sets in *dst every entry of src, allocating *dst when nil; it
+// reports a change when a key was missing or held another value (==).
+func AddMap[K, V comparable](dst *map[K]V, src map[K]V) int {
+	if dst == nil {
+		return 0
+	}
+	changed := 0
+	for k, v := range src {
+		if w, ok := (*dst)[k]; ok && w == v {
+			continue
+		}
+		if *dst == nil {
+			*dst = make(map[K]V, len(src))
+		}
+		(*dst)[k] = v
+		changed = 1
+	}
+	return changed
+}
+
+// AddMapFunc is AddMap for values compared with eq and copied with clone
+// (nil clone: assignment copies). A value equal to the one held is left as
+// is.
+func AddMapFunc[K comparable, V any](dst *map[K]V, src map[K]V, eq func(a, b V) bool, clone func(V) V) int {
+	if dst == nil {
+		return 0
+	}
+	changed := 0
+	for k, v := range src {
+		if w, ok := (*dst)[k]; ok && eq(w, v) {
+			continue
+		}
+		if *dst == nil {
+			*dst = make(map[K]V, len(src))
+		}
+		if clone != nil {
+			v = clone(v)
+		}
+		(*dst)[k] = v
+		changed = 1
+	}
+	return changed
+}
+
+// RemoveMap deletes from *dst every key of src; an empty result is nil.
+func RemoveMap[K comparable, V any](dst *map[K]V, src map[K]V) int {
+	if dst == nil || len(*dst) == 0 {
+		return 0
+	}
+	changed := 0
+	for k := range src {
+		if _, ok := (*dst)[k]; ok {
+			delete(*dst, k)
+			changed = 1
+		}
+	}
+	if changed == 1 && len(*dst) == 0 {
+		*dst = nil
+	}
+	return changed
+}
