@@ -163,4 +163,3 @@ func Write(dir string, resp *pluginpb.CodeGeneratorResponse) error {
 	}
 	return nil
 }
-
