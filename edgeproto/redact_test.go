@@ -1,0 +1,15 @@
+package edgeproto_test
+
+import (
+	"testing"
+
+	_ "github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/internal/redacttest"
+)
+
+// TestRedactLeavesNoSecret holds every edge-cloud object to its Redact: no
+// debug_redact field (access vars, private keys, kubeconfigs, secret env
+// values...) survives at any depth, and nothing else changes.
+func TestRedactLeavesNoSecret(t *testing.T) {
+	redacttest.Run(t, "edgeproto.v1", 50)
+}
