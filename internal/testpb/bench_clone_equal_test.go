@@ -19,13 +19,13 @@ var (
 // populated Top.
 func BenchmarkClone(b *testing.B) {
 	m := fullTop()
-	b.Run("generated", func(b *testing.B) {
+	b.Run("impl=generated", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			sinkTop = m.Clone()
 		}
 	})
-	b.Run("proto.Clone", func(b *testing.B) {
+	b.Run("impl=proto.Clone", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			sinkMsg = proto.Clone(m)
@@ -41,13 +41,13 @@ func BenchmarkEqual(b *testing.B) {
 	if !x.Equal(y) {
 		b.Fatal("fullTop values differ")
 	}
-	b.Run("generated", func(b *testing.B) {
+	b.Run("impl=generated", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			sinkBool = x.Equal(y)
 		}
 	})
-	b.Run("proto.Equal", func(b *testing.B) {
+	b.Run("impl=proto.Equal", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			sinkBool = proto.Equal(x, y)

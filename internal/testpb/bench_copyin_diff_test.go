@@ -107,14 +107,14 @@ func BenchmarkCopyInFields(b *testing.B) {
 		{"few", fmOf(benchFewFlags...), handCopyFew},
 	}
 	for _, c := range cases {
-		b.Run(c.name+"/generated", func(b *testing.B) {
+		b.Run("case="+c.name+"/impl=generated", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				dst := &testpb.Top{}
 				dst.CopyInFields(src, c.fm)
 			}
 		})
-		b.Run(c.name+"/reference", func(b *testing.B) {
+		b.Run("case="+c.name+"/impl=reference", func(b *testing.B) {
 			b.ReportAllocs()
 			s := src.ProtoReflect()
 			for b.Loop() {
@@ -122,7 +122,7 @@ func BenchmarkCopyInFields(b *testing.B) {
 				reference.CopyInFields(dst.ProtoReflect(), s, c.fm)
 			}
 		})
-		b.Run(c.name+"/proto.Merge-into-fresh", func(b *testing.B) {
+		b.Run("case="+c.name+"/impl=proto.Merge-into-fresh", func(b *testing.B) {
 			// Merge copies the whole message whatever the flags: the cost
 			// of not selecting fields.
 			b.ReportAllocs()
@@ -131,7 +131,7 @@ func BenchmarkCopyInFields(b *testing.B) {
 				proto.Merge(dst, src)
 			}
 		})
-		b.Run(c.name+"/handwritten", func(b *testing.B) {
+		b.Run("case="+c.name+"/impl=handwritten", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				dst := &testpb.Top{}
@@ -140,7 +140,7 @@ func BenchmarkCopyInFields(b *testing.B) {
 		})
 	}
 	// Copying into an equal destination: only comparisons, no allocation.
-	b.Run("all-unchanged/generated", func(b *testing.B) {
+	b.Run("case=all-unchanged/impl=generated", func(b *testing.B) {
 		b.ReportAllocs()
 		dst, fm := ciFullTop(), fmOf(testpb.TopAllFields...)
 		for b.Loop() {
@@ -156,13 +156,13 @@ func BenchmarkDiffFields(b *testing.B) {
 	y.Middle.Leaf.Name = "other"
 	y.Tags = append(y.Tags, "e")
 	y.Scalars.FInt64++
-	b.Run("generated", func(b *testing.B) {
+	b.Run("impl=generated", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			x.DiffFields(y)
 		}
 	})
-	b.Run("reference", func(b *testing.B) {
+	b.Run("impl=reference", func(b *testing.B) {
 		b.ReportAllocs()
 		rx, ry := x.ProtoReflect(), y.ProtoReflect()
 		for b.Loop() {
