@@ -1,10 +1,87 @@
 // Package executor is the lifecycle engine shared by every host of edgekit:
 // the CRM (on the edge site, fed by the notify stream), the CCRM (N replicas
-// off site, coordinating through etcd) and the FLUIDOS-style node.
+// off site, coordinating through etcd) and the FLUIDOS-style node. It never
+// knows which host runs it.
 //
-// The engine receives objects whose TrackedState a user moved to a
-// *_REQUESTED state, moves them through the matching *ING state to a final or
-// error state by calling the platform roles (CloudletPlatform,
-// ClusterPlatform, AppPlatform, TrustPolicyPlatform), and reports every step
-// through a Sender per Info type. It never knows which host runs it.
+// # Shape
+//
+//	eng, err := executor.New(executor.Config{
+//		Platform:         p,               // from platforms.New
+//		Objects:          objs,            // lookups of clusters, apps...
+//		ClusterInstInfos: clusterSender,   // where reports go
+//		AppInstInfos:     appSender,
+//		CloudletInfos:    cloudletSender,
+//		Settings:         settings,        // timeouts, pool size
+//		Logger:           log,             // nil discards
+//	})
+//	go eng.Start(ctx)                      // blocks until ctx ends
+//	h, err := eng.SubmitClusterInst(ci)    // or eng.Submit(obj)
+//	err = h.Wait(ctx)                      // optional: the outcome
+//
+// Submit and the typed Submit methods queue the change an object asks for
+// through its TrackedState (CREATE_REQUESTED, UPDATE_REQUESTED,
+// DELETE_REQUESTED; see each method for what else a Cloudlet, an AppInst
+// and a TrustPolicyException can ask for). An object asking for nothing is
+// ErrNoChange. Submitting before Start queues the work; after Start
+// returned it is ErrStopped.
+//
+// # Operations
+//
+// The engine moves an object through the *ING state to a final or error
+// state and reports every step in the object's Info through a Sender:
+// CREATE_REQUESTED -> CREATING -> READY or CREATE_ERROR; UPDATE_REQUESTED
+// -> UPDATING -> READY or UPDATE_ERROR; DELETE_REQUESTED -> DELETING ->
+// DELETE_DONE or DELETE_ERROR (cloudlets report CloudletState: INIT,
+// READY, ERRORS, NOT_PRESENT). Every report is a partial update: the
+// FieldMap names exactly the flags the engine set (always the key), so the
+// receiver applies it with CopyInFields. StatusInfo carries the engine's
+// tasks ("Creating ClusterInst", "Undoing create") and the platform's steps
+// (Progress); steps arriving after the outcome are dropped.
+//
+//   - A failed create calls the matching delete to undo what was created
+//     before it reports CREATE_ERROR; the errors list holds the cause and,
+//     if undo failed too, the undo error.
+//   - Platforms adopt what exists on create and succeed when deleting what
+//     is absent, so the engine can be killed at any point and re-run.
+//   - Each operation runs under a timeout from Settings (TimeoutsFrom
+//     documents which setting and the default used when it is zero). A
+//     timeout reports the error state with a *TimeoutError (ErrTimeout).
+//   - When the context given to Start ends, running operations see their
+//     context cancelled, report an error state (ErrCanceled) with a short
+//     detached context, and undo as above; a success is reported only when
+//     the platform returned success. Queued requests are resolved with
+//     ErrStopped and nothing is reported for them: the object stays in its
+//     *_REQUESTED state for the next run.
+//
+// # Scheduling
+//
+// At most one operation runs per object key at a time; operations of
+// different keys run in parallel on a pool of Config.Workers goroutines
+// (default Settings.max_concurrent_tasks, else DefaultWorkers). A request
+// for a key that already has a queued, not yet started request replaces it:
+// the older Handle resolves with ErrSuperseded. A request for a key whose
+// operation is running waits for it.
+//
+// # Reporting and hosts
+//
+// Sender is the only way out. Cache is a Sender that applies reports to a
+// typed in-memory cache (what the CRM sends back over its stream); Stream
+// is a Sender that puts reports in wire form on a channel, and applies them
+// to a Cache at the other end (what the CCRM sends over gRPC). Both give
+// the same objects for the same reports.
+//
+// # Reservations
+//
+// Reservations hands platforms values that must not be handed out twice per
+// cloudlet (subnets, ports, addresses), each with an owner (OwnerOf).
+// MemReservations is the in-process implementation; Update re-runs its
+// function when another writer won a race, as a shared store does.
+//
+// # Logging and secrets
+//
+// The engine logs through the slog.Logger of Config (nil discards) with
+// kind, key and op attributes. It never logs objects: keys, states,
+// durations and errors only. Reports carry what platforms put in Info
+// fields; fields marked debug_redact (kubeconfig, credentials) must not be
+// sent to less trusted parties: use fieldmap.Redacted on a copy first.
 package executor

@@ -6,6 +6,8 @@ import (
 	"github.com/edgekit/edgekit/edgeproto"
 )
 
+//go:generate go run go.uber.org/mock/mockgen@v0.6.0 -destination=mocks/platform.go -package=mocks github.com/edgekit/edgekit/executor Platform,CloudletPlatform,ClusterPlatform,AppPlatform,TrustPolicyPlatform,FeatureReporter,Progress
+
 // Progress receives the steps a platform takes while it works ("Creating
 // network", "Waiting for health check"); the engine turns each into a
 // StatusInfo step report. Implementations must be safe to call from any
@@ -38,9 +40,11 @@ type CloudletPlatform interface {
 type ClusterPlatform interface {
 	// CreateCluster creates the cluster, or adopts it when it already exists
 	// (a re-run after a crash). On error the engine calls DeleteCluster to
-	// undo what was created.
+	// undo what was created. The platform may record what it created in
+	// cluster.Resources; the engine reports it in ClusterInstInfo.
 	CreateCluster(ctx context.Context, cloudlet *edgeproto.Cloudlet, cluster *edgeproto.ClusterInst, res Reservations, p Progress) error
-	// UpdateCluster changes the cluster in place to match cluster.
+	// UpdateCluster changes the cluster in place to match cluster (and may
+	// update cluster.Resources, as CreateCluster).
 	UpdateCluster(ctx context.Context, cloudlet *edgeproto.Cloudlet, cluster *edgeproto.ClusterInst, res Reservations, p Progress) error
 	// DeleteCluster removes the cluster; deleting an absent one succeeds.
 	DeleteCluster(ctx context.Context, cloudlet *edgeproto.Cloudlet, cluster *edgeproto.ClusterInst, res Reservations, p Progress) error
@@ -59,8 +63,13 @@ type AppPlatform interface {
 
 // TrustPolicyPlatform applies trust policies and their exceptions.
 type TrustPolicyPlatform interface {
+	// UpdateTrustPolicy applies policy to the cloudlet; a nil policy
+	// removes the cloudlet's policy.
 	UpdateTrustPolicy(ctx context.Context, cloudlet *edgeproto.Cloudlet, policy *edgeproto.TrustPolicy) error
+	// UpdateTrustPolicyException applies exc to the cluster (idempotent).
 	UpdateTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, clusterKey *edgeproto.ClusterKey) error
+	// DeleteTrustPolicyException removes the exception from the cluster;
+	// removing an absent one succeeds.
 	DeleteTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, clusterKey *edgeproto.ClusterKey) error
 }
 

@@ -1,0 +1,118 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/edgekit/edgekit/edgeproto"
+)
+
+var clusterSpec = &infoSpec{
+	kind:       "ClusterInst",
+	key:        edgeproto.ClusterInstInfoFieldKey,
+	state:      edgeproto.ClusterInstInfoFieldState,
+	errors:     edgeproto.ClusterInstInfoFieldErrors,
+	status:     edgeproto.ClusterInstInfoFieldStatus,
+	taskNumber: edgeproto.ClusterInstInfoFieldStatusTaskNumber,
+	taskName:   edgeproto.ClusterInstInfoFieldStatusTaskName,
+	stepName:   edgeproto.ClusterInstInfoFieldStatusStepName,
+	msgCount:   edgeproto.ClusterInstInfoFieldStatusMsgCount,
+	msgs:       edgeproto.ClusterInstInfoFieldStatusMsgs,
+}
+
+var clusterInfo = &trackedInfo[*edgeproto.ClusterInstInfo]{
+	spec:      clusterSpec,
+	setState:  func(i *edgeproto.ClusterInstInfo, s edgeproto.TrackedState) { i.State = s },
+	setErrors: func(i *edgeproto.ClusterInstInfo, errs []string) { i.Errors = errs },
+}
+
+func clusterStatus(i *edgeproto.ClusterInstInfo) *edgeproto.StatusInfo {
+	if i.Status == nil {
+		i.Status = &edgeproto.StatusInfo{}
+	}
+	return i.Status
+}
+
+// SubmitClusterInst queues the change ci asks for by its state:
+// CREATE_REQUESTED, UPDATE_REQUESTED or DELETE_REQUESTED (any other state
+// is ErrNoChange). The engine works on a clone of ci.
+//
+// Reports (ClusterInstInfo): CREATING then READY, or CREATE_ERROR after
+// DeleteCluster undid the partial create; UPDATING then READY or
+// UPDATE_ERROR; DELETING then DELETE_DONE or DELETE_ERROR. Success reports
+// carry the resources the platform recorded in the ClusterInst.
+func (e *Engine) SubmitClusterInst(ci *edgeproto.ClusterInst) (*Handle, error) {
+	if ci == nil {
+		return nil, fmt.Errorf("%w: nil ClusterInst", ErrBadObject)
+	}
+	if !edgeproto.IsRequestedState(ci.GetState()) {
+		return nil, fmt.Errorf("ClusterInst %s in state %s: %w", KeyString(ci), ci.GetState(), ErrNoChange)
+	}
+	ci = ci.Clone()
+	key := KeyString(ci)
+	return e.submit(clusterSpec.kind, key, func(ctx context.Context) error { return e.runClusterInst(ctx, key, ci) })
+}
+
+func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.ClusterInst) error {
+	r := newReporter(e.log, e.cfg.ClusterInstInfos, clusterSpec, &edgeproto.ClusterInstInfo{Key: ci.Key.Clone()}, clusterStatus)
+	to := e.timeouts()
+	var cloudlet *edgeproto.Cloudlet
+	lookup := func(mustExist bool) func() error {
+		return func() error {
+			c, ok := get(e.cfg.Objects.Cloudlets, ci.CloudletKey)
+			if !ok {
+				if mustExist {
+					return fmt.Errorf("cloudlet %s of cluster: %w", KeyString(ci.CloudletKey), ErrNotFound)
+				}
+				c = &edgeproto.Cloudlet{Key: ci.CloudletKey.Clone()}
+			} else {
+				c = c.Clone()
+			}
+			cloudlet = c
+			return nil
+		}
+	}
+	withResources := func(i *edgeproto.ClusterInstInfo) []string {
+		i.Resources = ci.Resources.Clone()
+		return []string{edgeproto.ClusterInstInfoFieldResources}
+	}
+	p := e.cfg.Platform
+	switch ci.State {
+	case edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED:
+		return runTracked(ctx, e, r, clusterInfo, key, opSpec{
+			name: "create", task: "Creating ClusterInst",
+			running: edgeproto.TrackedState_TRACKED_STATE_CREATING,
+			success: edgeproto.TrackedState_TRACKED_STATE_READY,
+			failure: edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR,
+			timeout: to.CreateClusterInst, undoTime: to.DeleteClusterInst,
+		}, opFuncs[*edgeproto.ClusterInstInfo]{
+			prepare: lookup(true),
+			do:      func(ctx context.Context) error { return p.CreateCluster(ctx, cloudlet, ci, e.res, r) },
+			undo:    func(ctx context.Context) error { return p.DeleteCluster(ctx, cloudlet, ci, e.res, r) },
+			succeed: withResources,
+		})
+	case edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED:
+		return runTracked(ctx, e, r, clusterInfo, key, opSpec{
+			name: "update", task: "Updating ClusterInst",
+			running: edgeproto.TrackedState_TRACKED_STATE_UPDATING,
+			success: edgeproto.TrackedState_TRACKED_STATE_READY,
+			failure: edgeproto.TrackedState_TRACKED_STATE_UPDATE_ERROR,
+			timeout: to.UpdateClusterInst,
+		}, opFuncs[*edgeproto.ClusterInstInfo]{
+			prepare: lookup(true),
+			do:      func(ctx context.Context) error { return p.UpdateCluster(ctx, cloudlet, ci, e.res, r) },
+			succeed: withResources,
+		})
+	default: // DELETE_REQUESTED
+		return runTracked(ctx, e, r, clusterInfo, key, opSpec{
+			name: "delete", task: "Deleting ClusterInst",
+			running: edgeproto.TrackedState_TRACKED_STATE_DELETING,
+			success: edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE,
+			failure: edgeproto.TrackedState_TRACKED_STATE_DELETE_ERROR,
+			timeout: to.DeleteClusterInst,
+		}, opFuncs[*edgeproto.ClusterInstInfo]{
+			prepare: lookup(false),
+			do:      func(ctx context.Context) error { return p.DeleteCluster(ctx, cloudlet, ci, e.res, r) },
+		})
+	}
+}

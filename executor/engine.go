@@ -1,0 +1,178 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/edgekit/edgekit/edgeproto"
+	"google.golang.org/protobuf/proto"
+)
+
+// DefaultWorkers is the pool size when neither Config.Workers nor
+// Settings.max_concurrent_tasks sets one.
+const DefaultWorkers = 64
+
+// ErrStarted is returned by Start when the engine was started before.
+var ErrStarted = errors.New("engine already started")
+
+// Config is what an Engine needs from its host.
+type Config struct {
+	// Platform does the work. Required.
+	Platform Platform
+	// Objects looks up what operations depend on.
+	Objects Objects
+	// Reservations is handed to the platform; nil uses a new
+	// MemReservations.
+	Reservations Reservations
+	// Senders of the reports; a nil Sender drops its reports.
+	CloudletInfos         Sender[*edgeproto.CloudletInfo]
+	ClusterInstInfos      Sender[*edgeproto.ClusterInstInfo]
+	AppInstInfos          Sender[*edgeproto.AppInstInfo]
+	TrustPolicyExceptions Sender[*edgeproto.TrustPolicyException]
+	// Settings give the timeouts (see TimeoutsFrom) and the default pool
+	// size; nil uses the defaults. SetSettings replaces them later.
+	Settings *edgeproto.Settings
+	// Workers is how many operations run at once. 0 uses
+	// Settings.max_concurrent_tasks, and DefaultWorkers when that is 0 too.
+	Workers int
+	// Logger receives structured logs; nil discards them. The engine logs
+	// keys, never objects that may hold secrets.
+	Logger *slog.Logger
+}
+
+// Engine runs the lifecycle operations of one host. Create it with New, run
+// it with Start and feed it with Submit or the typed Submit methods.
+type Engine struct {
+	cfg      Config
+	log      *slog.Logger
+	res      Reservations
+	settings atomic.Pointer[edgeproto.Settings]
+	q        *queue
+	started  atomic.Bool
+	features Features
+}
+
+// New checks cfg and returns an engine that is not running yet.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Platform == nil {
+		return nil, errors.New("executor: Config.Platform is required")
+	}
+	if cfg.Workers < 0 {
+		return nil, fmt.Errorf("executor: Config.Workers is %d, want >= 0", cfg.Workers)
+	}
+	e := &Engine{cfg: cfg, log: cfg.Logger, res: cfg.Reservations, q: newQueue(), features: cfg.Platform.Features()}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.res == nil {
+		e.res = NewMemReservations()
+	}
+	e.SetSettings(cfg.Settings)
+	return e, nil
+}
+
+// SetSettings replaces the settings; operations that start afterwards use
+// the new timeouts. The pool size is fixed when Start runs.
+func (e *Engine) SetSettings(s *edgeproto.Settings) {
+	if s == nil {
+		s = &edgeproto.Settings{}
+	}
+	e.settings.Store(s.Clone())
+}
+
+func (e *Engine) timeouts() Timeouts { return TimeoutsFrom(e.settings.Load()) }
+
+// Workers is the pool size Start uses.
+func (e *Engine) Workers() int {
+	switch {
+	case e.cfg.Workers > 0:
+		return e.cfg.Workers
+	case e.settings.Load().GetMaxConcurrentTasks() > 0:
+		return int(e.settings.Load().GetMaxConcurrentTasks())
+	}
+	return DefaultWorkers
+}
+
+// Start runs the worker pool until ctx ends, then cancels the running
+// operations (each reports an error state), resolves the queued requests
+// with ErrStopped, waits for the workers and returns nil. It returns
+// ErrStarted when called twice.
+func (e *Engine) Start(ctx context.Context) error {
+	if !e.started.CompareAndSwap(false, true) {
+		return ErrStarted
+	}
+	n := e.Workers()
+	e.log.LogAttrs(ctx, slog.LevelInfo, "engine started", slog.Int("workers", n),
+		slog.String("platform", e.features.PlatformType))
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { e.work(ctx) })
+	}
+	<-ctx.Done()
+	e.q.stop()
+	wg.Wait()
+	e.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelInfo, "engine stopped")
+	return nil
+}
+
+func (e *Engine) work(ctx context.Context) {
+	for {
+		key, t, ok := e.q.pop()
+		if !ok {
+			return
+		}
+		if ctx.Err() != nil {
+			// Stopping: a task not started yet is not started now.
+			t.handle.resolve(ErrStopped)
+			e.q.finish(key)
+			continue
+		}
+		err := t.run(ctx)
+		t.handle.resolve(err)
+		e.q.finish(key)
+	}
+}
+
+// Wait blocks until no request is queued or running, or ctx ends.
+func (e *Engine) Wait(ctx context.Context) error {
+	select {
+	case <-e.q.idleCh():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Submit queues the change obj asks for: obj is a *Cloudlet, *ClusterInst,
+// *AppInst or *TrustPolicyException. See the typed methods.
+func (e *Engine) Submit(obj proto.Message) (*Handle, error) {
+	switch o := obj.(type) {
+	case *edgeproto.Cloudlet:
+		return e.SubmitCloudlet(o)
+	case *edgeproto.ClusterInst:
+		return e.SubmitClusterInst(o)
+	case *edgeproto.AppInst:
+		return e.SubmitAppInst(o)
+	case *edgeproto.TrustPolicyException:
+		return e.SubmitTrustPolicyException(o)
+	}
+	return nil, fmt.Errorf("%w: cannot work on %T", ErrBadObject, obj)
+}
+
+// submit queues run for an object of kind under key; the object must have
+// been cloned by the caller.
+func (e *Engine) submit(kind, key string, run func(ctx context.Context) error) (*Handle, error) {
+	if key == "" {
+		return nil, fmt.Errorf("%w: %s without a key", ErrBadObject, kind)
+	}
+	h := newHandle(kind, key)
+	if err := e.q.push(kind+"/"+key, &task{handle: h, run: run}); err != nil {
+		return nil, err
+	}
+	e.log.LogAttrs(context.Background(), slog.LevelDebug, "queued", slog.String("kind", kind), slog.String("key", key))
+	return h, nil
+}

@@ -1,0 +1,101 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinel errors of the engine. Every error the engine reports or returns
+// wraps one of them (or a platform's error) with %w, so callers branch with
+// errors.Is.
+var (
+	// ErrSuperseded resolves the Handle of a queued request that a newer
+	// request for the same object replaced before it started.
+	ErrSuperseded = errors.New("superseded by a newer request")
+	// ErrStopped is returned by Submit after the engine stopped, and
+	// resolves the Handle of a request that was still queued when it did.
+	ErrStopped = errors.New("engine stopped")
+	// ErrNotFound says that an object an operation depends on (a cloudlet,
+	// an app, a cluster) is not known to the host.
+	ErrNotFound = errors.New("not found")
+	// ErrClusterNotReady says that an AppInst was requested on a cluster
+	// that is not READY.
+	ErrClusterNotReady = errors.New("cluster not ready")
+	// ErrUnsupported says that the platform does not support the work
+	// asked of it (see Features).
+	ErrUnsupported = errors.New("not supported by the platform")
+	// ErrNoChange says that an object was submitted in a state that asks
+	// the engine for nothing (READY, an error state...).
+	ErrNoChange = errors.New("nothing requested")
+	// ErrTimeout says that an operation ran past its timeout from Settings.
+	ErrTimeout = errors.New("timed out")
+	// ErrCanceled says that an operation was stopped because the engine's
+	// context ended.
+	ErrCanceled = errors.New("canceled")
+	// ErrInsufficientResources is wrapped by platforms when an object does
+	// not fit in what the cloudlet has left (quota or capacity).
+	ErrInsufficientResources = errors.New("insufficient resources")
+	// ErrReserved is returned by ReservationSet.Reserve when another owner
+	// holds the value.
+	ErrReserved = errors.New("already reserved")
+	// ErrConflict is returned by Reservations.Update when the set kept
+	// changing under it for longer than the implementation retries.
+	ErrConflict = errors.New("reservations kept changing")
+	// ErrBadObject says that a submitted object cannot be worked on: nil,
+	// without a key, or of a type the engine does not handle.
+	ErrBadObject = errors.New("bad object")
+)
+
+// OpError is the error of one failed operation, as reported in the Info's
+// errors and returned by Handle.Err. It wraps the cause, so errors.Is
+// matches both the engine's sentinels and the platform's errors.
+type OpError struct {
+	// Kind is the object kind ("ClusterInst").
+	Kind string
+	// Key is the object's key string.
+	Key string
+	// Op is what was being done ("create", "update", "delete"...).
+	Op string
+	// Err is the cause.
+	Err error
+}
+
+// Error reads "create ClusterInst org/name: cause".
+func (e *OpError) Error() string {
+	return fmt.Sprintf("%s %s %s: %v", e.Op, e.Kind, e.Key, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *OpError) Unwrap() error { return e.Err }
+
+// TimeoutError says that an operation ran longer than its timeout. It
+// matches ErrTimeout and context.DeadlineExceeded.
+type TimeoutError struct {
+	// Timeout is the limit that was exceeded.
+	Timeout time.Duration
+	// Err is what the platform returned when its context ended.
+	Err error
+}
+
+// Error names the limit.
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%v after %v: %v", ErrTimeout, e.Timeout, e.Err)
+}
+
+// Unwrap returns ErrTimeout and the platform's error.
+func (e *TimeoutError) Unwrap() []error { return []error{ErrTimeout, e.Err} }
+
+// ReservedError says that a value is held by another owner. It matches
+// ErrReserved.
+type ReservedError struct {
+	Kind, Value, Owner, Holder string
+}
+
+// Error names the value and both owners.
+func (e *ReservedError) Error() string {
+	return fmt.Sprintf("%s %s %q for %q: held by %q", e.Kind, ErrReserved, e.Value, e.Owner, e.Holder)
+}
+
+// Is matches ErrReserved.
+func (e *ReservedError) Is(target error) bool { return target == ErrReserved }

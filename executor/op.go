@@ -1,0 +1,150 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/edgekit/edgekit/edgeproto"
+)
+
+// trackedInfo adapts an Info type whose state is a TrackedState
+// (ClusterInstInfo, AppInstInfo) to the generic operation runner.
+type trackedInfo[T infoObject[T]] struct {
+	spec      *infoSpec
+	setState  func(T, edgeproto.TrackedState)
+	setErrors func(T, []string)
+}
+
+// opSpec describes one operation on a tracked object.
+type opSpec struct {
+	name     string // "create", "update", "delete"
+	task     string // first task, "Creating ClusterInst"
+	running  edgeproto.TrackedState
+	success  edgeproto.TrackedState
+	failure  edgeproto.TrackedState
+	timeout  time.Duration
+	undoTime time.Duration // for create: the delete timeout
+}
+
+// opFuncs are the steps of an operation. prepare checks what the operation
+// depends on before anything is reported running (nil: nothing to check);
+// do is the platform work; undo removes what a failed do created (nil: no
+// undo); begin and succeed set extra fields of the running and success
+// reports and return their flags.
+type opFuncs[T any] struct {
+	prepare func() error
+	do      func(ctx context.Context) error
+	undo    func(ctx context.Context) error
+	begin   func(info T) []string
+	succeed func(info T) []string
+	fail    func(info T) []string
+}
+
+// runTracked runs one operation of a tracked object and reports it:
+// running state and first task, platform progress, then the success state
+// or the failure state with errors (after undo, for a create). The
+// returned error is an *OpError, or nil.
+func runTracked[T infoObject[T]](ctx context.Context, e *Engine, r *reporter[T], ti *trackedInfo[T], key string, op opSpec, f opFuncs[T]) error {
+	log := e.log.With(slog.String("kind", ti.spec.kind), slog.String("key", key), slog.String("op", op.name))
+	start := time.Now()
+	fail := func(cause error, undoErr error) error {
+		msgs := []string{cause.Error()}
+		if undoErr != nil {
+			msgs = append(msgs, "undo failed: "+undoErr.Error())
+			cause = errors.Join(cause, fmt.Errorf("undo: %w", undoErr))
+		}
+		opErr := &OpError{Kind: ti.spec.kind, Key: key, Op: op.name, Err: cause}
+		rctx, cancel := reportContext(ctx)
+		defer cancel()
+		sendErr := r.final(rctx, func(info T) []string {
+			ti.setState(info, op.failure)
+			ti.setErrors(info, msgs)
+			return withFlags(f.fail, info, ti.spec.state, ti.spec.errors)
+		})
+		log.LogAttrs(rctx, slog.LevelWarn, "operation failed", slog.String("state", op.failure.String()),
+			slog.Duration("took", time.Since(start)), slog.Any("error", cause))
+		if sendErr != nil {
+			return errors.Join(opErr, sendErr)
+		}
+		return opErr
+	}
+
+	if f.prepare != nil {
+		if err := f.prepare(); err != nil {
+			return fail(err, nil)
+		}
+	}
+	r.setContext(ctx)
+	log.LogAttrs(ctx, slog.LevelDebug, "operation started")
+	_ = r.begin(ctx, op.task, func(info T) []string {
+		ti.setState(info, op.running)
+		ti.setErrors(info, nil)
+		return withFlags(f.begin, info, ti.spec.state, ti.spec.errors)
+	})
+
+	opCtx, cancel := context.WithTimeout(ctx, op.timeout)
+	r.setContext(opCtx)
+	err := f.do(opCtx)
+	cancel()
+	if err == nil {
+		rctx, cancel := reportContext(ctx)
+		defer cancel()
+		sendErr := r.final(rctx, func(info T) []string {
+			ti.setState(info, op.success)
+			ti.setErrors(info, nil)
+			return withFlags(f.succeed, info, ti.spec.state, ti.spec.errors)
+		})
+		log.LogAttrs(rctx, slog.LevelInfo, "operation done", slog.String("state", op.success.String()),
+			slog.Duration("took", time.Since(start)))
+		if sendErr != nil {
+			return &OpError{Kind: ti.spec.kind, Key: key, Op: op.name, Err: fmt.Errorf("report: %w", sendErr)}
+		}
+		return nil
+	}
+	err = classify(ctx, opCtx, op.timeout, err)
+	var undoErr error
+	if f.undo != nil {
+		uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), op.undoTime)
+		r.setContext(uctx)
+		_ = r.task(uctx, "Undoing "+op.name)
+		log.LogAttrs(uctx, slog.LevelInfo, "undoing failed operation", slog.Any("error", err))
+		undoErr = f.undo(uctx)
+		ucancel()
+	}
+	return fail(err, undoErr)
+}
+
+// withFlags runs extra on info (under the reporter's lock) and appends the
+// flags it set to base.
+func withFlags[T any](extra func(T) []string, info T, base ...string) []string {
+	if extra == nil {
+		return base
+	}
+	return append(base, extra(info)...)
+}
+
+// classify turns the error of a platform call into the engine's terms: a
+// *TimeoutError when the operation's own deadline passed, ErrCanceled when
+// the engine's context ended.
+func classify(parent, opCtx context.Context, timeout time.Duration, err error) error {
+	switch {
+	case parent.Err() != nil:
+		return fmt.Errorf("%w: %w", ErrCanceled, err)
+	case errors.Is(opCtx.Err(), context.DeadlineExceeded):
+		return &TimeoutError{Timeout: timeout, Err: err}
+	}
+	return err
+}
+
+// reportContext returns ctx for a final report, or a short context detached
+// from ctx when ctx already ended, so that an operation stopped by the
+// engine's shutdown still reports its error state.
+func reportContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), DefaultReportTimeout)
+}

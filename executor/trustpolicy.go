@@ -1,0 +1,134 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/edgekit/edgekit/edgeproto"
+)
+
+var tpeSpec = &infoSpec{kind: "TrustPolicyException", key: edgeproto.TrustPolicyExceptionFieldKey}
+
+// tpeSteps maps the state an instance of an exception asks for to the
+// states reported while and after the engine works on it.
+var tpeSteps = map[edgeproto.TrackedState]struct {
+	op                        string
+	running, success, failure edgeproto.TrackedState
+}{
+	edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED: {"create", edgeproto.TrackedState_TRACKED_STATE_CREATING,
+		edgeproto.TrackedState_TRACKED_STATE_READY, edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR},
+	edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED: {"update", edgeproto.TrackedState_TRACKED_STATE_UPDATING,
+		edgeproto.TrackedState_TRACKED_STATE_READY, edgeproto.TrackedState_TRACKED_STATE_UPDATE_ERROR},
+	edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED: {"delete", edgeproto.TrackedState_TRACKED_STATE_DELETING,
+		edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE, edgeproto.TrackedState_TRACKED_STATE_DELETE_ERROR},
+}
+
+// SubmitTrustPolicyException queues the work exc asks for: every entry of
+// exc.instances in state CREATE_REQUESTED or UPDATE_REQUESTED is applied
+// to the cluster of its AppInst (looked up in Config.Objects) with
+// UpdateTrustPolicyException, every entry in DELETE_REQUESTED is removed
+// with DeleteTrustPolicyException. Exceptions that are not ACTIVE are not
+// applied (the entry reports CREATE_ERROR/UPDATE_ERROR). Removing an
+// exception from an AppInst that no longer exists succeeds.
+//
+// Each entry reports CREATING/UPDATING/DELETING, then READY/DELETE_DONE or
+// the matching error state with its errors. Reports are TrustPolicyException
+// partial updates carrying the key and the whole instances list (a list is
+// one unit), which is why all entries of one exception are worked on in one
+// operation. Without any requested entry the submission is ErrNoChange.
+func (e *Engine) SubmitTrustPolicyException(exc *edgeproto.TrustPolicyException) (*Handle, error) {
+	if exc == nil {
+		return nil, fmt.Errorf("%w: nil TrustPolicyException", ErrBadObject)
+	}
+	requested := false
+	for _, in := range exc.GetInstances() {
+		if _, ok := tpeSteps[in.GetState()]; ok {
+			requested = true
+		}
+	}
+	if !requested {
+		return nil, fmt.Errorf("TrustPolicyException %s has no requested instance: %w", KeyString(exc), ErrNoChange)
+	}
+	exc = exc.Clone()
+	key := KeyString(exc)
+	return e.submit(tpeSpec.kind, key, func(ctx context.Context) error { return e.runTPE(ctx, key, exc) })
+}
+
+func (e *Engine) runTPE(ctx context.Context, key string, exc *edgeproto.TrustPolicyException) error {
+	log := e.log.With(slog.String("kind", tpeSpec.kind), slog.String("key", key))
+	info := &edgeproto.TrustPolicyException{Key: exc.Key.Clone(), Instances: exc.Instances}
+	r := newReporter(e.log, e.cfg.TrustPolicyExceptions, tpeSpec, info, nil)
+	setInstance := func(i int, state edgeproto.TrackedState, errs []string) func(*edgeproto.TrustPolicyException) []string {
+		return func(x *edgeproto.TrustPolicyException) []string {
+			x.Instances[i].State = state
+			x.Instances[i].Errors = errs
+			return []string{edgeproto.TrustPolicyExceptionFieldInstances}
+		}
+	}
+	var opErrs []error
+	for i, in := range exc.Instances {
+		step, ok := tpeSteps[in.GetState()]
+		if !ok {
+			continue
+		}
+		_ = r.update(ctx, setInstance(i, step.running, nil))
+		err := e.applyTPE(ctx, exc, in, step.op)
+		if err != nil {
+			opErrs = append(opErrs, &OpError{Kind: tpeSpec.kind, Key: key, Op: step.op + " on " + KeyString(in.AppInstKey), Err: err})
+			rctx, cancel := reportContext(ctx)
+			_ = r.update(rctx, setInstance(i, step.failure, []string{err.Error()}))
+			cancel()
+			continue
+		}
+		rctx, cancel := reportContext(ctx)
+		_ = r.update(rctx, setInstance(i, step.success, nil))
+		cancel()
+	}
+	r.close()
+	err := errors.Join(opErrs...)
+	if err != nil {
+		log.LogAttrs(ctx, slog.LevelWarn, "trust policy exception failed", slog.Any("error", err))
+	}
+	return err
+}
+
+func (e *Engine) applyTPE(ctx context.Context, exc *edgeproto.TrustPolicyException, in *edgeproto.TrustPolicyExceptionInstance, op string) error {
+	if !e.features.SupportsTrustPolicy {
+		return fmt.Errorf("trust policy exception on platform %q: %w", e.features.PlatformType, ErrUnsupported)
+	}
+	active := exc.State == edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE
+	if op != "delete" && !active {
+		return fmt.Errorf("exception is %s, not ACTIVE: not applied", exc.State)
+	}
+	ai, ok := get(e.cfg.Objects.AppInsts, in.AppInstKey)
+	if !ok {
+		if op == "delete" {
+			return nil
+		}
+		return fmt.Errorf("app instance %s: %w", KeyString(in.AppInstKey), ErrNotFound)
+	}
+	cloudlet, ok := get(e.cfg.Objects.Cloudlets, in.CloudletKey)
+	if ok {
+		cloudlet = cloudlet.Clone()
+	} else {
+		if op != "delete" {
+			return fmt.Errorf("cloudlet %s: %w", KeyString(in.CloudletKey), ErrNotFound)
+		}
+		cloudlet = &edgeproto.Cloudlet{Key: in.CloudletKey.Clone()}
+	}
+	timeout := e.timeouts().TrustPolicy
+	opCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var err error
+	if op == "delete" {
+		err = e.cfg.Platform.DeleteTrustPolicyException(opCtx, cloudlet, exc.Key.Clone(), ai.ClusterKey.Clone())
+	} else {
+		err = e.cfg.Platform.UpdateTrustPolicyException(opCtx, cloudlet, exc.Clone(), ai.ClusterKey.Clone())
+	}
+	if err != nil {
+		return classify(ctx, opCtx, timeout, err)
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/edgekit/edgekit/executor"
+)
+
+// Sentinel errors of the local platform. Every error the platform returns
+// wraps one of them (or a context error), so callers test with errors.Is.
+var (
+	// ErrInvalidConfig reports a Config that New cannot use.
+	ErrInvalidConfig = errors.New("local: invalid config")
+	// ErrInvalidObject reports an object the platform cannot act on (a
+	// missing key, an empty command, a malformed port). It wraps
+	// executor.ErrBadObject.
+	ErrInvalidObject = fmt.Errorf("local: invalid object: %w", executor.ErrBadObject)
+	// ErrClusterNotFound reports an application operation on a cluster
+	// whose directory does not exist. It wraps executor.ErrNotFound.
+	ErrClusterNotFound = fmt.Errorf("local: cluster %w", executor.ErrNotFound)
+	// ErrNoFreePorts reports that no port range (for a cluster) or no
+	// ports (for an application) are left to hand out. It wraps
+	// executor.ErrInsufficientResources.
+	ErrNoFreePorts = fmt.Errorf("local: no free ports: %w", executor.ErrInsufficientResources)
+	// ErrStart reports that the application's process could not be started.
+	ErrStart = errors.New("local: cannot start process")
+	// ErrUnhealthy reports that an application did not pass its health
+	// check in time; the error is a *HealthCheckError.
+	ErrUnhealthy = errors.New("local: health check failed")
+	// ErrStop reports that a process could not be stopped.
+	ErrStop = errors.New("local: cannot stop process")
+	// ErrState reports an unreadable or unwritable state file.
+	ErrState = errors.New("local: state file")
+	// ErrUnsupported reports a request the platform does not model (trust
+	// policies with rules). It wraps executor.ErrUnsupported and
+	// errors.ErrUnsupported.
+	ErrUnsupported = fmt.Errorf("local: %w (%w)", executor.ErrUnsupported, errors.ErrUnsupported)
+)
