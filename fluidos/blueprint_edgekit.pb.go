@@ -462,6 +462,10 @@ func (m *ConfigParameter) CopyInFields(src *ConfigParameter, fm *fieldmap.FieldM
 		return 0
 	}
 	n := 0
+	var pb0 *struct {
+		f5 float64
+		f6 float64
+	}
 	if fm.Has("1") {
 		if m.Name != src.GetName() {
 			m.Name = src.GetName()
@@ -492,7 +496,18 @@ func (m *ConfigParameter) CopyInFields(src *ConfigParameter, fm *fieldmap.FieldM
 			sv0 = src.Minimum
 		}
 		if !fieldmap.SamePtrFloat64(m.Minimum, sv0) {
-			m.Minimum = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Minimum = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f5 float64
+						f6 float64
+					})
+				}
+				pb0.f5 = *sv0
+				m.Minimum = &pb0.f5
+			}
 			n++
 		}
 	}
@@ -502,7 +517,18 @@ func (m *ConfigParameter) CopyInFields(src *ConfigParameter, fm *fieldmap.FieldM
 			sv0 = src.Maximum
 		}
 		if !fieldmap.SamePtrFloat64(m.Maximum, sv0) {
-			m.Maximum = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Maximum = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f5 float64
+						f6 float64
+					})
+				}
+				pb0.f6 = *sv0
+				m.Maximum = &pb0.f6
+			}
 			n++
 		}
 	}

@@ -916,13 +916,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("3.2.2.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -932,7 +947,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -1016,13 +1042,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("3.2.3.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -1032,7 +1073,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -1116,13 +1168,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("3.2.4.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -1132,7 +1199,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -1216,13 +1294,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("3.2.5.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -1232,7 +1325,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -1364,13 +1468,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
+											var pb5 *struct {
+												f1 int64
+												f2 int64
+											}
 											if fm.Has("3.2.6.2.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
 												}
 												if !fieldmap.EqualPtr(d5.Min, sv5) {
-													d5.Min = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Min = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f1 = *sv5
+														d5.Min = &pb5.f1
+													}
 													n++
 												}
 											}
@@ -1380,7 +1499,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 													sv5 = s5.Max
 												}
 												if !fieldmap.EqualPtr(d5.Max, sv5) {
-													d5.Max = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Max = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f2 = *sv5
+														d5.Max = &pb5.f2
+													}
 													n++
 												}
 											}
@@ -1464,13 +1594,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
+											var pb5 *struct {
+												f1 int64
+												f2 int64
+											}
 											if fm.Has("3.2.6.3.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
 												}
 												if !fieldmap.EqualPtr(d5.Min, sv5) {
-													d5.Min = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Min = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f1 = *sv5
+														d5.Min = &pb5.f1
+													}
 													n++
 												}
 											}
@@ -1480,7 +1625,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 													sv5 = s5.Max
 												}
 												if !fieldmap.EqualPtr(d5.Max, sv5) {
-													d5.Max = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Max = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f2 = *sv5
+														d5.Max = &pb5.f2
+													}
 													n++
 												}
 											}
@@ -1744,13 +1900,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("3.4.2.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -1760,7 +1931,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -1844,13 +2026,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("3.4.3.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -1860,7 +2057,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -1944,13 +2152,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("3.4.4.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -1960,7 +2183,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -2164,13 +2398,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
+											var pb5 *struct {
+												f1 int64
+												f2 int64
+											}
 											if fm.Has("3.4.7.2.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
 												}
 												if !fieldmap.EqualPtr(d5.Min, sv5) {
-													d5.Min = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Min = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f1 = *sv5
+														d5.Min = &pb5.f1
+													}
 													n++
 												}
 											}
@@ -2180,7 +2429,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 													sv5 = s5.Max
 												}
 												if !fieldmap.EqualPtr(d5.Max, sv5) {
-													d5.Max = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Max = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f2 = *sv5
+														d5.Max = &pb5.f2
+													}
 													n++
 												}
 											}
@@ -2264,13 +2524,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
+											var pb5 *struct {
+												f1 int64
+												f2 int64
+											}
 											if fm.Has("3.4.7.3.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
 												}
 												if !fieldmap.EqualPtr(d5.Min, sv5) {
-													d5.Min = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Min = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f1 = *sv5
+														d5.Min = &pb5.f1
+													}
 													n++
 												}
 											}
@@ -2280,7 +2555,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 													sv5 = s5.Max
 												}
 												if !fieldmap.EqualPtr(d5.Max, sv5) {
-													d5.Max = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Max = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f2 = *sv5
+														d5.Max = &pb5.f2
+													}
 													n++
 												}
 											}
@@ -2368,13 +2654,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 								d2.SamplingRateHz = d3
 								n++
 							}
+							var pb3 *struct {
+								f1 float64
+								f2 float64
+							}
 							if fm.Has("3.5.2.1") {
 								var sv3 *float64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.SamePtrFloat64(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 float64
+												f2 float64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -2384,7 +2685,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.SamePtrFloat64(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 float64
+												f2 float64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -2402,13 +2714,28 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 								d2.Accuracy = d3
 								n++
 							}
+							var pb3 *struct {
+								f1 float64
+								f2 float64
+							}
 							if fm.Has("3.5.3.1") {
 								var sv3 *float64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.SamePtrFloat64(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 float64
+												f2 float64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -2418,7 +2745,18 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.SamePtrFloat64(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 float64
+												f2 float64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}

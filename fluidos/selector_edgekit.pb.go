@@ -1545,13 +1545,28 @@ func (m *ResourceRangeSelector) CopyInFields(src *ResourceRangeSelector, fm *fie
 		return 0
 	}
 	n := 0
+	var pb0 *struct {
+		f1 int64
+		f2 int64
+	}
 	if fm.Has("1") {
 		var sv0 *int64
 		if src != nil {
 			sv0 = src.Min
 		}
 		if !fieldmap.EqualPtr(m.Min, sv0) {
-			m.Min = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Min = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1 int64
+						f2 int64
+					})
+				}
+				pb0.f1 = *sv0
+				m.Min = &pb0.f1
+			}
 			n++
 		}
 	}
@@ -1561,7 +1576,18 @@ func (m *ResourceRangeSelector) CopyInFields(src *ResourceRangeSelector, fm *fie
 			sv0 = src.Max
 		}
 		if !fieldmap.EqualPtr(m.Max, sv0) {
-			m.Max = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Max = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1 int64
+						f2 int64
+					})
+				}
+				pb0.f2 = *sv0
+				m.Max = &pb0.f2
+			}
 			n++
 		}
 	}
@@ -1647,13 +1673,28 @@ func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap
 			n++
 		}
 		if d1 != nil {
+			var pb1 *struct {
+				f1 int64
+				f2 int64
+			}
 			if fm.Has("2.1") {
 				var sv1 *int64
 				if s1 != nil {
 					sv1 = s1.Min
 				}
 				if !fieldmap.EqualPtr(d1.Min, sv1) {
-					d1.Min = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.Min = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1 int64
+								f2 int64
+							})
+						}
+						pb1.f1 = *sv1
+						d1.Min = &pb1.f1
+					}
 					n++
 				}
 			}
@@ -1663,7 +1704,18 @@ func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap
 					sv1 = s1.Max
 				}
 				if !fieldmap.EqualPtr(d1.Max, sv1) {
-					d1.Max = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.Max = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1 int64
+								f2 int64
+							})
+						}
+						pb1.f2 = *sv1
+						d1.Max = &pb1.f2
+					}
 					n++
 				}
 			}
@@ -1687,13 +1739,28 @@ func (m *FloatRangeSelector) CopyInFields(src *FloatRangeSelector, fm *fieldmap.
 		return 0
 	}
 	n := 0
+	var pb0 *struct {
+		f1 float64
+		f2 float64
+	}
 	if fm.Has("1") {
 		var sv0 *float64
 		if src != nil {
 			sv0 = src.Min
 		}
 		if !fieldmap.SamePtrFloat64(m.Min, sv0) {
-			m.Min = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Min = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1 float64
+						f2 float64
+					})
+				}
+				pb0.f1 = *sv0
+				m.Min = &pb0.f1
+			}
 			n++
 		}
 	}
@@ -1703,7 +1770,18 @@ func (m *FloatRangeSelector) CopyInFields(src *FloatRangeSelector, fm *fieldmap.
 			sv0 = src.Max
 		}
 		if !fieldmap.SamePtrFloat64(m.Max, sv0) {
-			m.Max = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Max = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1 float64
+						f2 float64
+					})
+				}
+				pb0.f2 = *sv0
+				m.Max = &pb0.f2
+			}
 			n++
 		}
 	}
@@ -1877,13 +1955,28 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 					n++
 				}
 				if d2 != nil {
+					var pb2 *struct {
+						f1 int64
+						f2 int64
+					}
 					if fm.Has("2.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
 						}
 						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							d2.Min = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Min = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f1 = *sv2
+								d2.Min = &pb2.f1
+							}
 							n++
 						}
 					}
@@ -1893,7 +1986,18 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 							sv2 = s2.Max
 						}
 						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							d2.Max = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Max = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f2 = *sv2
+								d2.Max = &pb2.f2
+							}
 							n++
 						}
 					}
@@ -1977,13 +2081,28 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 					n++
 				}
 				if d2 != nil {
+					var pb2 *struct {
+						f1 int64
+						f2 int64
+					}
 					if fm.Has("3.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
 						}
 						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							d2.Min = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Min = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f1 = *sv2
+								d2.Min = &pb2.f1
+							}
 							n++
 						}
 					}
@@ -1993,7 +2112,18 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 							sv2 = s2.Max
 						}
 						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							d2.Max = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Max = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f2 = *sv2
+								d2.Max = &pb2.f2
+							}
 							n++
 						}
 					}
@@ -2131,13 +2261,28 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					n++
 				}
 				if d2 != nil {
+					var pb2 *struct {
+						f1 int64
+						f2 int64
+					}
 					if fm.Has("2.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
 						}
 						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							d2.Min = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Min = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f1 = *sv2
+								d2.Min = &pb2.f1
+							}
 							n++
 						}
 					}
@@ -2147,7 +2292,18 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							sv2 = s2.Max
 						}
 						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							d2.Max = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Max = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f2 = *sv2
+								d2.Max = &pb2.f2
+							}
 							n++
 						}
 					}
@@ -2231,13 +2387,28 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					n++
 				}
 				if d2 != nil {
+					var pb2 *struct {
+						f1 int64
+						f2 int64
+					}
 					if fm.Has("3.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
 						}
 						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							d2.Min = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Min = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f1 = *sv2
+								d2.Min = &pb2.f1
+							}
 							n++
 						}
 					}
@@ -2247,7 +2418,18 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							sv2 = s2.Max
 						}
 						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							d2.Max = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Max = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f2 = *sv2
+								d2.Max = &pb2.f2
+							}
 							n++
 						}
 					}
@@ -2331,13 +2513,28 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					n++
 				}
 				if d2 != nil {
+					var pb2 *struct {
+						f1 int64
+						f2 int64
+					}
 					if fm.Has("4.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
 						}
 						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							d2.Min = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Min = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f1 = *sv2
+								d2.Min = &pb2.f1
+							}
 							n++
 						}
 					}
@@ -2347,7 +2544,18 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							sv2 = s2.Max
 						}
 						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							d2.Max = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Max = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f2 = *sv2
+								d2.Max = &pb2.f2
+							}
 							n++
 						}
 					}
@@ -2431,13 +2639,28 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					n++
 				}
 				if d2 != nil {
+					var pb2 *struct {
+						f1 int64
+						f2 int64
+					}
 					if fm.Has("5.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
 						}
 						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							d2.Min = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Min = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f1 = *sv2
+								d2.Min = &pb2.f1
+							}
 							n++
 						}
 					}
@@ -2447,7 +2670,18 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							sv2 = s2.Max
 						}
 						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							d2.Max = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Max = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f2 = *sv2
+								d2.Max = &pb2.f2
+							}
 							n++
 						}
 					}
@@ -2579,13 +2813,28 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							n++
 						}
 						if d3 != nil {
+							var pb3 *struct {
+								f1 int64
+								f2 int64
+							}
 							if fm.Has("6.2.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -2595,7 +2844,18 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 									sv3 = s3.Max
 								}
 								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -2679,13 +2939,28 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							n++
 						}
 						if d3 != nil {
+							var pb3 *struct {
+								f1 int64
+								f2 int64
+							}
 							if fm.Has("6.3.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -2695,7 +2970,18 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 									sv3 = s3.Max
 								}
 								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -2935,13 +3221,28 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
+					var pb2 *struct {
+						f1 int64
+						f2 int64
+					}
 					if fm.Has("2.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
 						}
 						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							d2.Min = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Min = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f1 = *sv2
+								d2.Min = &pb2.f1
+							}
 							n++
 						}
 					}
@@ -2951,7 +3252,18 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							sv2 = s2.Max
 						}
 						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							d2.Max = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Max = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f2 = *sv2
+								d2.Max = &pb2.f2
+							}
 							n++
 						}
 					}
@@ -3035,13 +3347,28 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
+					var pb2 *struct {
+						f1 int64
+						f2 int64
+					}
 					if fm.Has("3.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
 						}
 						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							d2.Min = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Min = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f1 = *sv2
+								d2.Min = &pb2.f1
+							}
 							n++
 						}
 					}
@@ -3051,7 +3378,18 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							sv2 = s2.Max
 						}
 						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							d2.Max = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Max = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f2 = *sv2
+								d2.Max = &pb2.f2
+							}
 							n++
 						}
 					}
@@ -3135,13 +3473,28 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
+					var pb2 *struct {
+						f1 int64
+						f2 int64
+					}
 					if fm.Has("4.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
 						}
 						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							d2.Min = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Min = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f1 = *sv2
+								d2.Min = &pb2.f1
+							}
 							n++
 						}
 					}
@@ -3151,7 +3504,18 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							sv2 = s2.Max
 						}
 						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							d2.Max = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Max = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 int64
+										f2 int64
+									})
+								}
+								pb2.f2 = *sv2
+								d2.Max = &pb2.f2
+							}
 							n++
 						}
 					}
@@ -3355,13 +3719,28 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
+							var pb3 *struct {
+								f1 int64
+								f2 int64
+							}
 							if fm.Has("7.2.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -3371,7 +3750,18 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -3455,13 +3845,28 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
+							var pb3 *struct {
+								f1 int64
+								f2 int64
+							}
 							if fm.Has("7.3.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -3471,7 +3876,18 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -3547,13 +3963,28 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 				m.SamplingRateHz = d1
 				n++
 			}
+			var pb1 *struct {
+				f1 float64
+				f2 float64
+			}
 			if fm.Has("2.1") {
 				var sv1 *float64
 				if s1 != nil {
 					sv1 = s1.Min
 				}
 				if !fieldmap.SamePtrFloat64(d1.Min, sv1) {
-					d1.Min = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.Min = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1 float64
+								f2 float64
+							})
+						}
+						pb1.f1 = *sv1
+						d1.Min = &pb1.f1
+					}
 					n++
 				}
 			}
@@ -3563,7 +3994,18 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 					sv1 = s1.Max
 				}
 				if !fieldmap.SamePtrFloat64(d1.Max, sv1) {
-					d1.Max = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.Max = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1 float64
+								f2 float64
+							})
+						}
+						pb1.f2 = *sv1
+						d1.Max = &pb1.f2
+					}
 					n++
 				}
 			}
@@ -3581,13 +4023,28 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 				m.Accuracy = d1
 				n++
 			}
+			var pb1 *struct {
+				f1 float64
+				f2 float64
+			}
 			if fm.Has("3.1") {
 				var sv1 *float64
 				if s1 != nil {
 					sv1 = s1.Min
 				}
 				if !fieldmap.SamePtrFloat64(d1.Min, sv1) {
-					d1.Min = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.Min = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1 float64
+								f2 float64
+							})
+						}
+						pb1.f1 = *sv1
+						d1.Min = &pb1.f1
+					}
 					n++
 				}
 			}
@@ -3597,7 +4054,18 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 					sv1 = s1.Max
 				}
 				if !fieldmap.SamePtrFloat64(d1.Max, sv1) {
-					d1.Max = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.Max = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1 float64
+								f2 float64
+							})
+						}
+						pb1.f2 = *sv1
+						d1.Max = &pb1.f2
+					}
 					n++
 				}
 			}
@@ -3803,13 +4271,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
+							var pb3 *struct {
+								f1 int64
+								f2 int64
+							}
 							if fm.Has("2.2.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -3819,7 +4302,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -3903,13 +4397,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
+							var pb3 *struct {
+								f1 int64
+								f2 int64
+							}
 							if fm.Has("2.3.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -3919,7 +4428,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -4003,13 +4523,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
+							var pb3 *struct {
+								f1 int64
+								f2 int64
+							}
 							if fm.Has("2.4.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -4019,7 +4554,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -4103,13 +4649,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
+							var pb3 *struct {
+								f1 int64
+								f2 int64
+							}
 							if fm.Has("2.5.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -4119,7 +4680,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -4251,13 +4823,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("2.6.2.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -4267,7 +4854,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -4351,13 +4949,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("2.6.3.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -4367,7 +4980,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -4631,13 +5255,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
+							var pb3 *struct {
+								f1 int64
+								f2 int64
+							}
 							if fm.Has("4.2.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -4647,7 +5286,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -4731,13 +5381,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
+							var pb3 *struct {
+								f1 int64
+								f2 int64
+							}
 							if fm.Has("4.3.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -4747,7 +5412,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -4831,13 +5507,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
+							var pb3 *struct {
+								f1 int64
+								f2 int64
+							}
 							if fm.Has("4.4.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -4847,7 +5538,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 int64
+												f2 int64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -5051,13 +5753,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("4.7.2.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -5067,7 +5784,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -5151,13 +5879,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("4.7.3.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -5167,7 +5910,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -5255,13 +6009,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 						d1.SamplingRateHz = d2
 						n++
 					}
+					var pb2 *struct {
+						f1 float64
+						f2 float64
+					}
 					if fm.Has("5.2.1") {
 						var sv2 *float64
 						if s2 != nil {
 							sv2 = s2.Min
 						}
 						if !fieldmap.SamePtrFloat64(d2.Min, sv2) {
-							d2.Min = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Min = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 float64
+										f2 float64
+									})
+								}
+								pb2.f1 = *sv2
+								d2.Min = &pb2.f1
+							}
 							n++
 						}
 					}
@@ -5271,7 +6040,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							sv2 = s2.Max
 						}
 						if !fieldmap.SamePtrFloat64(d2.Max, sv2) {
-							d2.Max = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Max = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 float64
+										f2 float64
+									})
+								}
+								pb2.f2 = *sv2
+								d2.Max = &pb2.f2
+							}
 							n++
 						}
 					}
@@ -5289,13 +6069,28 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 						d1.Accuracy = d2
 						n++
 					}
+					var pb2 *struct {
+						f1 float64
+						f2 float64
+					}
 					if fm.Has("5.3.1") {
 						var sv2 *float64
 						if s2 != nil {
 							sv2 = s2.Min
 						}
 						if !fieldmap.SamePtrFloat64(d2.Min, sv2) {
-							d2.Min = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Min = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 float64
+										f2 float64
+									})
+								}
+								pb2.f1 = *sv2
+								d2.Min = &pb2.f1
+							}
 							n++
 						}
 					}
@@ -5305,7 +6100,18 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							sv2 = s2.Max
 						}
 						if !fieldmap.SamePtrFloat64(d2.Max, sv2) {
-							d2.Max = fieldmap.ClonePtr(sv2)
+							if sv2 == nil {
+								d2.Max = nil
+							} else {
+								if pb2 == nil {
+									pb2 = new(struct {
+										f1 float64
+										f2 float64
+									})
+								}
+								pb2.f2 = *sv2
+								d2.Max = &pb2.f2
+							}
 							n++
 						}
 					}

@@ -896,13 +896,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("2.2.2.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -912,7 +927,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -996,13 +1022,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("2.2.3.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -1012,7 +1053,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -1096,13 +1148,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("2.2.4.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -1112,7 +1179,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -1196,13 +1274,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("2.2.5.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -1212,7 +1305,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -1344,13 +1448,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
+											var pb5 *struct {
+												f1 int64
+												f2 int64
+											}
 											if fm.Has("2.2.6.2.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
 												}
 												if !fieldmap.EqualPtr(d5.Min, sv5) {
-													d5.Min = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Min = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f1 = *sv5
+														d5.Min = &pb5.f1
+													}
 													n++
 												}
 											}
@@ -1360,7 +1479,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 													sv5 = s5.Max
 												}
 												if !fieldmap.EqualPtr(d5.Max, sv5) {
-													d5.Max = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Max = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f2 = *sv5
+														d5.Max = &pb5.f2
+													}
 													n++
 												}
 											}
@@ -1444,13 +1574,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
+											var pb5 *struct {
+												f1 int64
+												f2 int64
+											}
 											if fm.Has("2.2.6.3.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
 												}
 												if !fieldmap.EqualPtr(d5.Min, sv5) {
-													d5.Min = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Min = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f1 = *sv5
+														d5.Min = &pb5.f1
+													}
 													n++
 												}
 											}
@@ -1460,7 +1605,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 													sv5 = s5.Max
 												}
 												if !fieldmap.EqualPtr(d5.Max, sv5) {
-													d5.Max = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Max = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f2 = *sv5
+														d5.Max = &pb5.f2
+													}
 													n++
 												}
 											}
@@ -1724,13 +1880,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("2.4.2.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -1740,7 +1911,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -1824,13 +2006,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("2.4.3.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -1840,7 +2037,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -1924,13 +2132,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
+									var pb4 *struct {
+										f1 int64
+										f2 int64
+									}
 									if fm.Has("2.4.4.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
 										}
 										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											d4.Min = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Min = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f1 = *sv4
+												d4.Min = &pb4.f1
+											}
 											n++
 										}
 									}
@@ -1940,7 +2163,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											sv4 = s4.Max
 										}
 										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											d4.Max = fieldmap.ClonePtr(sv4)
+											if sv4 == nil {
+												d4.Max = nil
+											} else {
+												if pb4 == nil {
+													pb4 = new(struct {
+														f1 int64
+														f2 int64
+													})
+												}
+												pb4.f2 = *sv4
+												d4.Max = &pb4.f2
+											}
 											n++
 										}
 									}
@@ -2144,13 +2378,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
+											var pb5 *struct {
+												f1 int64
+												f2 int64
+											}
 											if fm.Has("2.4.7.2.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
 												}
 												if !fieldmap.EqualPtr(d5.Min, sv5) {
-													d5.Min = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Min = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f1 = *sv5
+														d5.Min = &pb5.f1
+													}
 													n++
 												}
 											}
@@ -2160,7 +2409,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 													sv5 = s5.Max
 												}
 												if !fieldmap.EqualPtr(d5.Max, sv5) {
-													d5.Max = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Max = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f2 = *sv5
+														d5.Max = &pb5.f2
+													}
 													n++
 												}
 											}
@@ -2244,13 +2504,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
+											var pb5 *struct {
+												f1 int64
+												f2 int64
+											}
 											if fm.Has("2.4.7.3.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
 												}
 												if !fieldmap.EqualPtr(d5.Min, sv5) {
-													d5.Min = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Min = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f1 = *sv5
+														d5.Min = &pb5.f1
+													}
 													n++
 												}
 											}
@@ -2260,7 +2535,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 													sv5 = s5.Max
 												}
 												if !fieldmap.EqualPtr(d5.Max, sv5) {
-													d5.Max = fieldmap.ClonePtr(sv5)
+													if sv5 == nil {
+														d5.Max = nil
+													} else {
+														if pb5 == nil {
+															pb5 = new(struct {
+																f1 int64
+																f2 int64
+															})
+														}
+														pb5.f2 = *sv5
+														d5.Max = &pb5.f2
+													}
 													n++
 												}
 											}
@@ -2348,13 +2634,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 								d2.SamplingRateHz = d3
 								n++
 							}
+							var pb3 *struct {
+								f1 float64
+								f2 float64
+							}
 							if fm.Has("2.5.2.1") {
 								var sv3 *float64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.SamePtrFloat64(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 float64
+												f2 float64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -2364,7 +2665,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.SamePtrFloat64(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 float64
+												f2 float64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}
@@ -2382,13 +2694,28 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 								d2.Accuracy = d3
 								n++
 							}
+							var pb3 *struct {
+								f1 float64
+								f2 float64
+							}
 							if fm.Has("2.5.3.1") {
 								var sv3 *float64
 								if s3 != nil {
 									sv3 = s3.Min
 								}
 								if !fieldmap.SamePtrFloat64(d3.Min, sv3) {
-									d3.Min = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Min = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 float64
+												f2 float64
+											})
+										}
+										pb3.f1 = *sv3
+										d3.Min = &pb3.f1
+									}
 									n++
 								}
 							}
@@ -2398,7 +2725,18 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									sv3 = s3.Max
 								}
 								if !fieldmap.SamePtrFloat64(d3.Max, sv3) {
-									d3.Max = fieldmap.ClonePtr(sv3)
+									if sv3 == nil {
+										d3.Max = nil
+									} else {
+										if pb3 == nil {
+											pb3 = new(struct {
+												f1 float64
+												f2 float64
+											})
+										}
+										pb3.f2 = *sv3
+										d3.Max = &pb3.f2
+									}
 									n++
 								}
 							}

@@ -2205,13 +2205,42 @@ func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 		return 0
 	}
 	n := 0
+	var pb0 *struct {
+		f1  float64
+		f2  float32
+		f3  int32
+		f4  int64
+		f5  uint32
+		f6  uint64
+		f7  bool
+		f8  string
+		f10 State
+	}
 	if fm.Has("1") {
 		var sv0 *float64
 		if src != nil {
 			sv0 = src.ODouble
 		}
 		if !fieldmap.SamePtrFloat64(m.ODouble, sv0) {
-			m.ODouble = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.ODouble = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  float64
+						f2  float32
+						f3  int32
+						f4  int64
+						f5  uint32
+						f6  uint64
+						f7  bool
+						f8  string
+						f10 State
+					})
+				}
+				pb0.f1 = *sv0
+				m.ODouble = &pb0.f1
+			}
 			n++
 		}
 	}
@@ -2221,7 +2250,25 @@ func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 			sv0 = src.OFloat
 		}
 		if !fieldmap.SamePtrFloat32(m.OFloat, sv0) {
-			m.OFloat = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.OFloat = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  float64
+						f2  float32
+						f3  int32
+						f4  int64
+						f5  uint32
+						f6  uint64
+						f7  bool
+						f8  string
+						f10 State
+					})
+				}
+				pb0.f2 = *sv0
+				m.OFloat = &pb0.f2
+			}
 			n++
 		}
 	}
@@ -2231,7 +2278,25 @@ func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 			sv0 = src.OInt32
 		}
 		if !fieldmap.EqualPtr(m.OInt32, sv0) {
-			m.OInt32 = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.OInt32 = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  float64
+						f2  float32
+						f3  int32
+						f4  int64
+						f5  uint32
+						f6  uint64
+						f7  bool
+						f8  string
+						f10 State
+					})
+				}
+				pb0.f3 = *sv0
+				m.OInt32 = &pb0.f3
+			}
 			n++
 		}
 	}
@@ -2241,7 +2306,25 @@ func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 			sv0 = src.OInt64
 		}
 		if !fieldmap.EqualPtr(m.OInt64, sv0) {
-			m.OInt64 = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.OInt64 = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  float64
+						f2  float32
+						f3  int32
+						f4  int64
+						f5  uint32
+						f6  uint64
+						f7  bool
+						f8  string
+						f10 State
+					})
+				}
+				pb0.f4 = *sv0
+				m.OInt64 = &pb0.f4
+			}
 			n++
 		}
 	}
@@ -2251,7 +2334,25 @@ func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 			sv0 = src.OUint32
 		}
 		if !fieldmap.EqualPtr(m.OUint32, sv0) {
-			m.OUint32 = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.OUint32 = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  float64
+						f2  float32
+						f3  int32
+						f4  int64
+						f5  uint32
+						f6  uint64
+						f7  bool
+						f8  string
+						f10 State
+					})
+				}
+				pb0.f5 = *sv0
+				m.OUint32 = &pb0.f5
+			}
 			n++
 		}
 	}
@@ -2261,7 +2362,25 @@ func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 			sv0 = src.OUint64
 		}
 		if !fieldmap.EqualPtr(m.OUint64, sv0) {
-			m.OUint64 = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.OUint64 = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  float64
+						f2  float32
+						f3  int32
+						f4  int64
+						f5  uint32
+						f6  uint64
+						f7  bool
+						f8  string
+						f10 State
+					})
+				}
+				pb0.f6 = *sv0
+				m.OUint64 = &pb0.f6
+			}
 			n++
 		}
 	}
@@ -2271,7 +2390,25 @@ func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 			sv0 = src.OBool
 		}
 		if !fieldmap.EqualPtr(m.OBool, sv0) {
-			m.OBool = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.OBool = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  float64
+						f2  float32
+						f3  int32
+						f4  int64
+						f5  uint32
+						f6  uint64
+						f7  bool
+						f8  string
+						f10 State
+					})
+				}
+				pb0.f7 = *sv0
+				m.OBool = &pb0.f7
+			}
 			n++
 		}
 	}
@@ -2281,7 +2418,25 @@ func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 			sv0 = src.OString
 		}
 		if !fieldmap.EqualPtr(m.OString, sv0) {
-			m.OString = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.OString = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  float64
+						f2  float32
+						f3  int32
+						f4  int64
+						f5  uint32
+						f6  uint64
+						f7  bool
+						f8  string
+						f10 State
+					})
+				}
+				pb0.f8 = *sv0
+				m.OString = &pb0.f8
+			}
 			n++
 		}
 	}
@@ -2301,7 +2456,25 @@ func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 			sv0 = src.OEnum
 		}
 		if !fieldmap.EqualPtr(m.OEnum, sv0) {
-			m.OEnum = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.OEnum = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  float64
+						f2  float32
+						f3  int32
+						f4  int64
+						f5  uint32
+						f6  uint64
+						f7  bool
+						f8  string
+						f10 State
+					})
+				}
+				pb0.f10 = *sv0
+				m.OEnum = &pb0.f10
+			}
 			n++
 		}
 	}
@@ -2982,13 +3155,42 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 				m.Optionals = d1
 				n++
 			}
+			var pb1 *struct {
+				f1  float64
+				f2  float32
+				f3  int32
+				f4  int64
+				f5  uint32
+				f6  uint64
+				f7  bool
+				f8  string
+				f10 State
+			}
 			if fm.Has("17.1") {
 				var sv1 *float64
 				if s1 != nil {
 					sv1 = s1.ODouble
 				}
 				if !fieldmap.SamePtrFloat64(d1.ODouble, sv1) {
-					d1.ODouble = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.ODouble = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1  float64
+								f2  float32
+								f3  int32
+								f4  int64
+								f5  uint32
+								f6  uint64
+								f7  bool
+								f8  string
+								f10 State
+							})
+						}
+						pb1.f1 = *sv1
+						d1.ODouble = &pb1.f1
+					}
 					n++
 				}
 			}
@@ -2998,7 +3200,25 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					sv1 = s1.OFloat
 				}
 				if !fieldmap.SamePtrFloat32(d1.OFloat, sv1) {
-					d1.OFloat = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.OFloat = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1  float64
+								f2  float32
+								f3  int32
+								f4  int64
+								f5  uint32
+								f6  uint64
+								f7  bool
+								f8  string
+								f10 State
+							})
+						}
+						pb1.f2 = *sv1
+						d1.OFloat = &pb1.f2
+					}
 					n++
 				}
 			}
@@ -3008,7 +3228,25 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					sv1 = s1.OInt32
 				}
 				if !fieldmap.EqualPtr(d1.OInt32, sv1) {
-					d1.OInt32 = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.OInt32 = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1  float64
+								f2  float32
+								f3  int32
+								f4  int64
+								f5  uint32
+								f6  uint64
+								f7  bool
+								f8  string
+								f10 State
+							})
+						}
+						pb1.f3 = *sv1
+						d1.OInt32 = &pb1.f3
+					}
 					n++
 				}
 			}
@@ -3018,7 +3256,25 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					sv1 = s1.OInt64
 				}
 				if !fieldmap.EqualPtr(d1.OInt64, sv1) {
-					d1.OInt64 = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.OInt64 = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1  float64
+								f2  float32
+								f3  int32
+								f4  int64
+								f5  uint32
+								f6  uint64
+								f7  bool
+								f8  string
+								f10 State
+							})
+						}
+						pb1.f4 = *sv1
+						d1.OInt64 = &pb1.f4
+					}
 					n++
 				}
 			}
@@ -3028,7 +3284,25 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					sv1 = s1.OUint32
 				}
 				if !fieldmap.EqualPtr(d1.OUint32, sv1) {
-					d1.OUint32 = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.OUint32 = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1  float64
+								f2  float32
+								f3  int32
+								f4  int64
+								f5  uint32
+								f6  uint64
+								f7  bool
+								f8  string
+								f10 State
+							})
+						}
+						pb1.f5 = *sv1
+						d1.OUint32 = &pb1.f5
+					}
 					n++
 				}
 			}
@@ -3038,7 +3312,25 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					sv1 = s1.OUint64
 				}
 				if !fieldmap.EqualPtr(d1.OUint64, sv1) {
-					d1.OUint64 = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.OUint64 = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1  float64
+								f2  float32
+								f3  int32
+								f4  int64
+								f5  uint32
+								f6  uint64
+								f7  bool
+								f8  string
+								f10 State
+							})
+						}
+						pb1.f6 = *sv1
+						d1.OUint64 = &pb1.f6
+					}
 					n++
 				}
 			}
@@ -3048,7 +3340,25 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					sv1 = s1.OBool
 				}
 				if !fieldmap.EqualPtr(d1.OBool, sv1) {
-					d1.OBool = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.OBool = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1  float64
+								f2  float32
+								f3  int32
+								f4  int64
+								f5  uint32
+								f6  uint64
+								f7  bool
+								f8  string
+								f10 State
+							})
+						}
+						pb1.f7 = *sv1
+						d1.OBool = &pb1.f7
+					}
 					n++
 				}
 			}
@@ -3058,7 +3368,25 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					sv1 = s1.OString
 				}
 				if !fieldmap.EqualPtr(d1.OString, sv1) {
-					d1.OString = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.OString = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1  float64
+								f2  float32
+								f3  int32
+								f4  int64
+								f5  uint32
+								f6  uint64
+								f7  bool
+								f8  string
+								f10 State
+							})
+						}
+						pb1.f8 = *sv1
+						d1.OString = &pb1.f8
+					}
 					n++
 				}
 			}
@@ -3078,7 +3406,25 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					sv1 = s1.OEnum
 				}
 				if !fieldmap.EqualPtr(d1.OEnum, sv1) {
-					d1.OEnum = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.OEnum = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1  float64
+								f2  float32
+								f3  int32
+								f4  int64
+								f5  uint32
+								f6  uint64
+								f7  bool
+								f8  string
+								f10 State
+							})
+						}
+						pb1.f10 = *sv1
+						d1.OEnum = &pb1.f10
+					}
 					n++
 				}
 			}

@@ -191,13 +191,36 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 		return 0
 	}
 	n := 0
+	var pb0 *struct {
+		f1  string
+		f2  int32
+		f3  Legacy_Mode
+		f6  float64
+		f8  string
+		f15 string
+	}
 	if fm.Has("1") {
 		var sv0 *string
 		if src != nil {
 			sv0 = src.Name
 		}
 		if !fieldmap.EqualPtr(m.Name, sv0) {
-			m.Name = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Name = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  string
+						f2  int32
+						f3  Legacy_Mode
+						f6  float64
+						f8  string
+						f15 string
+					})
+				}
+				pb0.f1 = *sv0
+				m.Name = &pb0.f1
+			}
 			n++
 		}
 	}
@@ -207,7 +230,22 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 			sv0 = src.Count
 		}
 		if !fieldmap.EqualPtr(m.Count, sv0) {
-			m.Count = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Count = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  string
+						f2  int32
+						f3  Legacy_Mode
+						f6  float64
+						f8  string
+						f15 string
+					})
+				}
+				pb0.f2 = *sv0
+				m.Count = &pb0.f2
+			}
 			n++
 		}
 	}
@@ -217,7 +255,22 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 			sv0 = src.Mode
 		}
 		if !fieldmap.EqualPtr(m.Mode, sv0) {
-			m.Mode = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Mode = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  string
+						f2  int32
+						f3  Legacy_Mode
+						f6  float64
+						f8  string
+						f15 string
+					})
+				}
+				pb0.f3 = *sv0
+				m.Mode = &pb0.f3
+			}
 			n++
 		}
 	}
@@ -247,7 +300,22 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 			sv0 = src.Ratio
 		}
 		if !fieldmap.SamePtrFloat64(m.Ratio, sv0) {
-			m.Ratio = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Ratio = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  string
+						f2  int32
+						f3  Legacy_Mode
+						f6  float64
+						f8  string
+						f15 string
+					})
+				}
+				pb0.f6 = *sv0
+				m.Ratio = &pb0.f6
+			}
 			n++
 		}
 	}
@@ -263,7 +331,22 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 			sv0 = src.Id
 		}
 		if !fieldmap.EqualPtr(m.Id, sv0) {
-			m.Id = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Id = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  string
+						f2  int32
+						f3  Legacy_Mode
+						f6  float64
+						f8  string
+						f15 string
+					})
+				}
+				pb0.f8 = *sv0
+				m.Id = &pb0.f8
+			}
 			n++
 		}
 	}
@@ -279,13 +362,28 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 				m.Item = d1
 				n++
 			}
+			var pb1 *struct {
+				f10 string
+				f11 uint64
+			}
 			if fm.Has("9.10") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Text
 				}
 				if !fieldmap.EqualPtr(d1.Text, sv1) {
-					d1.Text = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.Text = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f10 string
+								f11 uint64
+							})
+						}
+						pb1.f10 = *sv1
+						d1.Text = &pb1.f10
+					}
 					n++
 				}
 			}
@@ -295,7 +393,18 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 					sv1 = s1.Num
 				}
 				if !fieldmap.EqualPtr(d1.Num, sv1) {
-					d1.Num = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.Num = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f10 string
+								f11 uint64
+							})
+						}
+						pb1.f11 = *sv1
+						d1.Num = &pb1.f11
+					}
 					n++
 				}
 			}
@@ -339,7 +448,22 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 			sv0 = src.Secret
 		}
 		if !fieldmap.EqualPtr(m.Secret, sv0) {
-			m.Secret = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Secret = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  string
+						f2  int32
+						f3  Legacy_Mode
+						f6  float64
+						f8  string
+						f15 string
+					})
+				}
+				pb0.f15 = *sv0
+				m.Secret = &pb0.f15
+			}
 			n++
 		}
 	}
@@ -361,13 +485,28 @@ func (m *Legacy_Item) CopyInFields(src *Legacy_Item, fm *fieldmap.FieldMap) int 
 		return 0
 	}
 	n := 0
+	var pb0 *struct {
+		f10 string
+		f11 uint64
+	}
 	if fm.Has("10") {
 		var sv0 *string
 		if src != nil {
 			sv0 = src.Text
 		}
 		if !fieldmap.EqualPtr(m.Text, sv0) {
-			m.Text = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Text = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f10 string
+						f11 uint64
+					})
+				}
+				pb0.f10 = *sv0
+				m.Text = &pb0.f10
+			}
 			n++
 		}
 	}
@@ -377,7 +516,18 @@ func (m *Legacy_Item) CopyInFields(src *Legacy_Item, fm *fieldmap.FieldMap) int 
 			sv0 = src.Num
 		}
 		if !fieldmap.EqualPtr(m.Num, sv0) {
-			m.Num = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Num = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f10 string
+						f11 uint64
+					})
+				}
+				pb0.f11 = *sv0
+				m.Num = &pb0.f11
+			}
 			n++
 		}
 	}

@@ -272,13 +272,32 @@ func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 		return 0
 	}
 	n := 0
+	var pb0 *struct {
+		f1  string
+		f3  Level
+		f4  Closed
+		f11 string
+	}
 	if fm.Has("1") {
 		var sv0 *string
 		if src != nil {
 			sv0 = src.Name
 		}
 		if !fieldmap.EqualPtr(m.Name, sv0) {
-			m.Name = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Name = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  string
+						f3  Level
+						f4  Closed
+						f11 string
+					})
+				}
+				pb0.f1 = *sv0
+				m.Name = &pb0.f1
+			}
 			n++
 		}
 	}
@@ -294,7 +313,20 @@ func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 			sv0 = src.Level
 		}
 		if !fieldmap.EqualPtr(m.Level, sv0) {
-			m.Level = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Level = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  string
+						f3  Level
+						f4  Closed
+						f11 string
+					})
+				}
+				pb0.f3 = *sv0
+				m.Level = &pb0.f3
+			}
 			n++
 		}
 	}
@@ -304,7 +336,20 @@ func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 			sv0 = src.Closed
 		}
 		if !fieldmap.EqualPtr(m.Closed, sv0) {
-			m.Closed = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Closed = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  string
+						f3  Level
+						f4  Closed
+						f11 string
+					})
+				}
+				pb0.f4 = *sv0
+				m.Closed = &pb0.f4
+			}
 			n++
 		}
 	}
@@ -340,13 +385,28 @@ func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 				m.Part = d1
 				n++
 			}
+			var pb1 *struct {
+				f1 string
+				f2 float32
+			}
 			if fm.Has("7.1") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Label
 				}
 				if !fieldmap.EqualPtr(d1.Label, sv1) {
-					d1.Label = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.Label = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1 string
+								f2 float32
+							})
+						}
+						pb1.f1 = *sv1
+						d1.Label = &pb1.f1
+					}
 					n++
 				}
 			}
@@ -356,7 +416,18 @@ func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 					sv1 = s1.Weight
 				}
 				if !fieldmap.SamePtrFloat32(d1.Weight, sv1) {
-					d1.Weight = fieldmap.ClonePtr(sv1)
+					if sv1 == nil {
+						d1.Weight = nil
+					} else {
+						if pb1 == nil {
+							pb1 = new(struct {
+								f1 string
+								f2 float32
+							})
+						}
+						pb1.f2 = *sv1
+						d1.Weight = &pb1.f2
+					}
 					n++
 				}
 			}
@@ -394,7 +465,20 @@ func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 			sv0 = src.Secret
 		}
 		if !fieldmap.EqualPtr(m.Secret, sv0) {
-			m.Secret = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Secret = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1  string
+						f3  Level
+						f4  Closed
+						f11 string
+					})
+				}
+				pb0.f11 = *sv0
+				m.Secret = &pb0.f11
+			}
 			n++
 		}
 	}
@@ -416,13 +500,28 @@ func (m *Part) CopyInFields(src *Part, fm *fieldmap.FieldMap) int {
 		return 0
 	}
 	n := 0
+	var pb0 *struct {
+		f1 string
+		f2 float32
+	}
 	if fm.Has("1") {
 		var sv0 *string
 		if src != nil {
 			sv0 = src.Label
 		}
 		if !fieldmap.EqualPtr(m.Label, sv0) {
-			m.Label = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Label = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1 string
+						f2 float32
+					})
+				}
+				pb0.f1 = *sv0
+				m.Label = &pb0.f1
+			}
 			n++
 		}
 	}
@@ -432,7 +531,18 @@ func (m *Part) CopyInFields(src *Part, fm *fieldmap.FieldMap) int {
 			sv0 = src.Weight
 		}
 		if !fieldmap.SamePtrFloat32(m.Weight, sv0) {
-			m.Weight = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Weight = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1 string
+						f2 float32
+					})
+				}
+				pb0.f2 = *sv0
+				m.Weight = &pb0.f2
+			}
 			n++
 		}
 	}

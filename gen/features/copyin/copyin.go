@@ -31,6 +31,45 @@ func init() {
 type feature struct {
 	g  *gen.GeneratedFile
 	mm *gen.Message // the top-level message being generated
+	// blocks maps a nesting depth to the pointer block of the message being
+	// filled at that depth (see ptrBlock).
+	blocks map[int]*ptrBlock
+}
+
+// ptrBlock is one allocation holding every explicit-presence scalar of a
+// message that CopyInFields may set: a nil destination pointer is pointed
+// into the block (allocated on first use) rather than at an allocation of
+// its own, as Clone does, so that filling a fresh message costs one
+// allocation for all its optional scalars.
+type ptrBlock struct {
+	name  string                     // the local holding the block
+	typ   string                     // its struct type
+	slots map[*protogen.Field]string // field -> slot name
+}
+
+// declareBlock emits the block local of the message filled at depth, when
+// flags among its fields name explicit-presence scalars.
+func (f *feature) declareBlock(flags []*gen.Flag, depth int) {
+	delete(f.blocks, depth)
+	b := &ptrBlock{name: "pb" + strconv.Itoa(depth), slots: map[*protogen.Field]string{}}
+	typ := "struct{"
+	for _, fl := range flags {
+		if fl.Kind != fieldmap.KindScalar || !gen.IsPointerScalar(fl.Field) {
+			continue
+		}
+		slot := "f" + strconv.Itoa(int(fl.Field.Desc.Number()))
+		b.slots[fl.Field] = slot
+		typ += slot + " " + f.g.ElemType(fl.Field) + ";"
+	}
+	if len(b.slots) < 2 {
+		return // one optional scalar: its own allocation is as cheap
+	}
+	b.typ = typ + "}"
+	if f.blocks == nil {
+		f.blocks = map[int]*ptrBlock{}
+	}
+	f.blocks[depth] = b
+	f.g.P("var ", b.name, " *", b.typ)
 }
 
 var _ gen.Feature = (*feature)(nil)
@@ -76,6 +115,7 @@ func (f *feature) message(mm *gen.Message) {
 	g.P("return 0")
 	g.P("}")
 	g.P("n := 0")
+	f.declareBlock(mm.Roots, 0)
 	for _, fl := range mm.Roots {
 		f.flag(fl, "m", "src", 0)
 	}
@@ -171,7 +211,19 @@ func (f *feature) unit(fd *protogen.Field, d, s string, depth int) {
 	sv := f.readSrc(fd, s, "sv"+strconv.Itoa(depth))
 	dv := d + "." + fd.GoName
 	g.P("if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
-	g.P(dv, " = ", g.CloneExpr(fd, sv))
+	if b := f.blocks[depth]; b != nil && b.slots[fd] != "" {
+		g.P("if ", sv, " == nil {")
+		g.P(dv, " = nil")
+		g.P("} else {")
+		g.P("if ", b.name, " == nil {")
+		g.P(b.name, " = new(", b.typ, ")")
+		g.P("}")
+		g.P(b.name, ".", b.slots[fd], " = *", sv)
+		g.P(dv, " = &", b.name, ".", b.slots[fd])
+		g.P("}")
+	} else {
+		g.P(dv, " = ", g.CloneExpr(fd, sv))
+	}
 	g.P("n++")
 	g.P("}")
 }
@@ -260,8 +312,10 @@ func (f *feature) recurse(fl *gen.Flag, d, s string, depth int) {
 		g.P("n++")
 		g.P("}")
 	}
+	f.declareBlock(fl.Children, depth+1)
 	for _, c := range fl.Children {
 		f.flag(c, d1, s1, depth+1)
 	}
+	delete(f.blocks, depth+1)
 	g.P("}")
 }

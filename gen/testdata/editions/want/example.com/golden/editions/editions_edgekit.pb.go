@@ -178,13 +178,28 @@ func (m *Ed) CopyInFields(src *Ed, fm *fieldmap.FieldMap) int {
 		return 0
 	}
 	n := 0
+	var pb0 *struct {
+		f1 string
+		f3 Shade
+	}
 	if fm.Has("1") {
 		var sv0 *string
 		if src != nil {
 			sv0 = src.Name
 		}
 		if !fieldmap.EqualPtr(m.Name, sv0) {
-			m.Name = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Name = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1 string
+						f3 Shade
+					})
+				}
+				pb0.f1 = *sv0
+				m.Name = &pb0.f1
+			}
 			n++
 		}
 	}
@@ -200,7 +215,18 @@ func (m *Ed) CopyInFields(src *Ed, fm *fieldmap.FieldMap) int {
 			sv0 = src.Shade
 		}
 		if !fieldmap.EqualPtr(m.Shade, sv0) {
-			m.Shade = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Shade = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1 string
+						f3 Shade
+					})
+				}
+				pb0.f3 = *sv0
+				m.Shade = &pb0.f3
+			}
 			n++
 		}
 	}

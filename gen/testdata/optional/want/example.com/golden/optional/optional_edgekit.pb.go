@@ -224,13 +224,32 @@ func (m *Opt) CopyInFields(src *Opt, fm *fieldmap.FieldMap) int {
 		return 0
 	}
 	n := 0
+	var pb0 *struct {
+		f1 string
+		f2 int32
+		f3 float64
+		f6 bool
+	}
 	if fm.Has("1") {
 		var sv0 *string
 		if src != nil {
 			sv0 = src.Name
 		}
 		if !fieldmap.EqualPtr(m.Name, sv0) {
-			m.Name = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Name = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1 string
+						f2 int32
+						f3 float64
+						f6 bool
+					})
+				}
+				pb0.f1 = *sv0
+				m.Name = &pb0.f1
+			}
 			n++
 		}
 	}
@@ -240,7 +259,20 @@ func (m *Opt) CopyInFields(src *Opt, fm *fieldmap.FieldMap) int {
 			sv0 = src.Count
 		}
 		if !fieldmap.EqualPtr(m.Count, sv0) {
-			m.Count = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Count = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1 string
+						f2 int32
+						f3 float64
+						f6 bool
+					})
+				}
+				pb0.f2 = *sv0
+				m.Count = &pb0.f2
+			}
 			n++
 		}
 	}
@@ -250,7 +282,20 @@ func (m *Opt) CopyInFields(src *Opt, fm *fieldmap.FieldMap) int {
 			sv0 = src.Ratio
 		}
 		if !fieldmap.SamePtrFloat64(m.Ratio, sv0) {
-			m.Ratio = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.Ratio = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1 string
+						f2 int32
+						f3 float64
+						f6 bool
+					})
+				}
+				pb0.f3 = *sv0
+				m.Ratio = &pb0.f3
+			}
 			n++
 		}
 	}
@@ -290,7 +335,20 @@ func (m *Opt) CopyInFields(src *Opt, fm *fieldmap.FieldMap) int {
 			sv0 = src.On
 		}
 		if !fieldmap.EqualPtr(m.On, sv0) {
-			m.On = fieldmap.ClonePtr(sv0)
+			if sv0 == nil {
+				m.On = nil
+			} else {
+				if pb0 == nil {
+					pb0 = new(struct {
+						f1 string
+						f2 int32
+						f3 float64
+						f6 bool
+					})
+				}
+				pb0.f6 = *sv0
+				m.On = &pb0.f6
+			}
 			n++
 		}
 	}
