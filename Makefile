@@ -56,7 +56,7 @@ test: ## Run every test with the race detector
 
 .PHONY: bench
 bench: $(BIN)/benchstat ## Run the benchmarks and print the benchstat table
-	go test -run '^$$' -bench . -benchmem -count 6 ./internal/testpb/ | tee bench.out
+	go test -run '^$$' -bench . -benchmem -count 6 ./internal/testpb/ ./fieldmap/ ./executor/ | tee bench.out
 	benchstat -col /impl bench.out
 
 .PHONY: run
