@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -33,14 +34,14 @@ func analyze(plugin *protogen.Plugin, features []string) (*Model, error) {
 		m.features[f] = true
 	}
 	var ds diagnostics
-	pkgIdents := map[protogen.GoImportPath]map[string]protoreflect.Descriptor{}
+	pkgIdents := map[protogen.GoImportPath]map[string]ident{}
 	for _, file := range plugin.Files {
 		if !file.Generate {
 			continue
 		}
 		idents := pkgIdents[file.GoImportPath]
 		if idents == nil {
-			idents = map[string]protoreflect.Descriptor{}
+			idents = map[string]ident{}
 			pkgIdents[file.GoImportPath] = idents
 		}
 		reserveGoIdents(file, idents)
@@ -162,34 +163,41 @@ func keyableType(f *protogen.Field, seen []protoreflect.FullName) string {
 
 // reserveGoIdents records the package-level Go names protoc-gen-go declares
 // for file, so generated names can be checked against them.
-func reserveGoIdents(file *protogen.File, idents map[string]protoreflect.Descriptor) {
-	idents[file.GoDescriptorIdent.GoName] = file.Desc
+// ident is a package-level Go name and what declares it.
+type ident struct {
+	desc protoreflect.Descriptor
+	by   string // the generator declaring it
+}
+
+func reserveGoIdents(file *protogen.File, idents map[string]ident) {
+	add := func(name string, d protoreflect.Descriptor) { idents[name] = ident{d, "protoc-gen-go"} }
+	add(file.GoDescriptorIdent.GoName, file.Desc)
 	var enums func([]*protogen.Enum)
 	enums = func(es []*protogen.Enum) {
 		for _, e := range es {
-			idents[e.GoIdent.GoName] = e.Desc
-			idents[e.GoIdent.GoName+"_name"] = e.Desc
-			idents[e.GoIdent.GoName+"_value"] = e.Desc
+			add(e.GoIdent.GoName, e.Desc)
+			add(e.GoIdent.GoName+"_name", e.Desc)
+			add(e.GoIdent.GoName+"_value", e.Desc)
 			for _, v := range e.Values {
-				idents[v.GoIdent.GoName] = v.Desc
+				add(v.GoIdent.GoName, v.Desc)
 			}
 		}
 	}
 	enums(file.Enums)
 	for _, x := range file.Extensions {
-		idents["E_"+x.GoIdent.GoName] = x.Desc
+		add("E_"+x.GoIdent.GoName, x.Desc)
 	}
 	var msgs func([]*protogen.Message)
 	msgs = func(ms []*protogen.Message) {
 		for _, msg := range ms {
-			idents[msg.GoIdent.GoName] = msg.Desc
+			add(msg.GoIdent.GoName, msg.Desc)
 			for _, f := range msg.Fields {
 				if InOneof(f) {
-					idents[f.GoIdent.GoName] = f.Desc
+					add(f.GoIdent.GoName, f.Desc)
 				}
 			}
 			for _, x := range msg.Extensions {
-				idents["E_"+x.GoIdent.GoName] = x.Desc
+				add("E_"+x.GoIdent.GoName, x.Desc)
 			}
 			enums(msg.Enums)
 			msgs(msg.Messages)
@@ -198,22 +206,28 @@ func reserveGoIdents(file *protogen.File, idents map[string]protoreflect.Descrip
 	msgs(file.Messages)
 }
 
-// GoNames returns the package-level Go names the fields feature declares for
-// a message: flag constants, <Msg>AllFields and New<Msg>FieldMap.
-func (mm *Message) GoNames() map[string]protoreflect.Descriptor {
+// GoNames returns the package-level Go names the selected features declare
+// for a message: flag constants, <Msg>AllFields and New<Msg>FieldMap
+// (fields), Parse<Msg>KeyString (keys).
+func (mm *Message) GoNames(m *Model) map[string]protoreflect.Descriptor {
 	out := map[string]protoreflect.Descriptor{}
 	name := mm.GoIdent.GoName
-	out[name+"AllFields"] = mm.Desc
-	out["New"+name+"FieldMap"] = mm.Desc
-	for _, fl := range mm.Flags {
-		out[fl.Const] = fl.Field.Desc
+	if m.features["fields"] && !mm.skip["fields"] {
+		out[name+"AllFields"] = mm.Desc
+		out["New"+name+"FieldMap"] = mm.Desc
+		for _, fl := range mm.Flags {
+			out[fl.Const] = fl.Field.Desc
+		}
+	}
+	if mm.Key != nil && m.features["keys"] && !mm.skip["keys"] {
+		out["Parse"+name+"KeyString"] = mm.Key.Desc
 	}
 	return out
 }
 
 // checkNames reports generated names that collide with each other, with
 // protoc-gen-go's names, or with the fields of the message.
-func checkNames(ds *diagnostics, m *Model, mm *Message, idents map[string]protoreflect.Descriptor) {
+func checkNames(ds *diagnostics, m *Model, mm *Message, idents map[string]ident) {
 	msg := mm.Message
 	if m.features["fields"] && !mm.skip["fields"] {
 		// Walk in flag order so the later path of a clash is the one reported.
@@ -231,14 +245,15 @@ func checkNames(ds *diagnostics, m *Model, mm *Message, idents map[string]protor
 				ds.at(fl.Field.Desc, "flag constant %s (path %s) clashes with the generated %s of message %s; rename the field", n, fl.Path, n, msg.Desc.FullName())
 			}
 		}
-		for n, d := range mm.GoNames() {
-			if other, ok := idents[n]; ok && other != d {
-				ds.at(d, "generated name %s clashes with %s declared by protoc-gen-go for %s; rename one of them", n, n, other.FullName())
-			}
+	}
+	names := mm.GoNames(m)
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		d := names[n]
+		if other, ok := idents[n]; ok && other.desc != d {
+			ds.at(d, "generated name %s clashes with %s declared by %s for %s; rename one of them", n, n, other.by, other.desc.FullName())
+			continue
 		}
-		for n, d := range mm.GoNames() {
-			idents[n] = d
-		}
+		idents[n] = ident{d, "protoc-gen-go-edgekit"}
 	}
 	for _, feat := range Features() {
 		if !m.features[feat] || mm.skip[feat] {
