@@ -99,3 +99,11 @@ type Platform interface {
 	AppPlatform
 	TrustPolicyPlatform
 }
+
+// FeaturesFunc adapts a function to FeatureReporter.
+type FeaturesFunc func() Features
+
+// Features calls f.
+func (f FeaturesFunc) Features() Features { return f() }
+
+var _ FeatureReporter = FeaturesFunc(nil)

@@ -55,3 +55,13 @@ func OwnerOf(obj proto.Message) string {
 // CloudletName is the name under which reservations of a cloudlet are kept:
 // the key string of its CloudletKey.
 func CloudletName(key proto.Message) string { return KeyString(key) }
+
+// ReservationsFunc adapts a function to Reservations.
+type ReservationsFunc func(ctx context.Context, cloudlet string, fn func(set ReservationSet) error) error
+
+// Update calls f.
+func (f ReservationsFunc) Update(ctx context.Context, cloudlet string, fn func(set ReservationSet) error) error {
+	return f(ctx, cloudlet, fn)
+}
+
+var _ Reservations = ReservationsFunc(nil)
