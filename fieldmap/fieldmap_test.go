@@ -224,3 +224,44 @@ func BenchmarkHas(b *testing.B) {
 		}
 	}
 }
+
+// TestAgainstNaiveModel drives random Set/Clear sequences and checks Has and
+// HasOrHasChild against a direct reading of their definitions.
+func TestAgainstNaiveModel(t *testing.T) {
+	flags := []string{"1", "2", "2.1", "2.1.3", "2.10", "11", "11.3", "11.4.1", "63", "63.1", "64", "64.2", "100.7", "12"}
+	isAncestor := func(a, f string) bool { return len(f) > len(a) && f[:len(a)] == a && f[len(a)] == '.' }
+	r := uint64(1)
+	next := func(n int) int { r = r*6364136223846793005 + 1442695040888963407; return int(r>>33) % n }
+	for round := 0; round < 200; round++ {
+		fm := &fieldmap.FieldMap{}
+		model := map[string]bool{}
+		for step := 0; step < 20; step++ {
+			f := flags[next(len(flags))]
+			if next(3) == 0 {
+				fm.Clear(f)
+				delete(model, f)
+			} else {
+				fm.Set(f)
+				model[f] = true
+			}
+			for _, q := range flags {
+				has := model[q]
+				child := false
+				for s := range model {
+					if isAncestor(s, q) {
+						has = true
+					}
+					if isAncestor(q, s) {
+						child = true
+					}
+				}
+				if got := fm.Has(q); got != has {
+					t.Fatalf("round %d: Has(%q) = %v with %v", round, q, got, fm)
+				}
+				if got := fm.HasOrHasChild(q); got != (has || child) {
+					t.Fatalf("round %d: HasOrHasChild(%q) = %v with %v", round, q, got, fm)
+				}
+			}
+		}
+	}
+}
