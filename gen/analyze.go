@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
@@ -46,7 +47,10 @@ func analyze(plugin *protogen.Plugin, features []string) (*Model, error) {
 		}
 		reserveGoIdents(file, idents)
 		fileSkip := checkSkip(&ds, file.Desc, fileOptions(file).GetSkipFeatures())
+		checkExtensions(&ds, file.Extensions)
+		checkImports(&ds, file)
 		walkMessages(file.Messages, func(msg *protogen.Message) {
+			checkExtensions(&ds, msg.Extensions)
 			mm := &Message{Message: msg, File: file, skip: map[string]bool{}}
 			for k := range fileSkip {
 				mm.skip[k] = true
@@ -55,9 +59,14 @@ func analyze(plugin *protogen.Plugin, features []string) (*Model, error) {
 				mm.skip[k] = true
 			}
 			mm.ListActions = messageOptions(msg).GetListActions()
-			mm.HasExtensionRanges = msg.Desc.ExtensionRanges().Len() > 0
-			checkMessage(&ds, m, mm)
-			mm.Roots, mm.Flags = buildFlags(msg)
+			mm.HasExtensionRanges = HasExtensionRanges(msg)
+			checkMessage(&ds, mm)
+			var over *protogen.Field
+			mm.Roots, mm.Flags, over = buildFlags(msg)
+			if over != nil {
+				ds.at(msg.Desc, "message %s has more than %d field flags (one per path through its sub-messages; the limit is reached below field %s): mark message fields whose sub-fields need no flags of their own (edgekit.options.v1.field).atomic = true",
+					msg.Desc.FullName(), MaxFlags, over.Desc.Name())
+			}
 			m.messages[msg.Desc.FullName()] = mm
 			m.files[file] = append(m.files[file], mm)
 		})
@@ -87,7 +96,7 @@ func checkSkip(ds *diagnostics, desc protoreflect.Descriptor, names []string) ma
 }
 
 // checkMessage reports constructs the generator cannot handle.
-func checkMessage(ds *diagnostics, m *Model, mm *Message) {
+func checkMessage(ds *diagnostics, mm *Message) {
 	msg := mm.Message
 	if !IsOpen(msg) {
 		ds.at(msg.Desc, "message %s uses the %s Go API; protoc-gen-go-edgekit supports the open struct API only (set option features.(pb.go).api_level = API_OPEN, or leave the default of editions before 2024)",
@@ -121,13 +130,17 @@ func checkMessage(ds *diagnostics, m *Model, mm *Message) {
 		key = f
 	}
 	mm.Key = key
-	if key != nil && m.features["keys"] && !mm.skip["keys"] {
-		if key.GoName != "Key" {
-			for _, f := range msg.Fields {
-				if f.GoName == "Key" {
-					ds.at(f.Desc, "field %s clashes with the GetKey method generated for object key %s; rename one of them", f.Desc.FullName(), key.Desc.Name())
-				}
-			}
+}
+
+// checkExtensions reports edgekit field options on extensions, which have
+// no flags and cannot be keys: they would be ignored.
+func checkExtensions(ds *diagnostics, exts []*protogen.Extension) {
+	for _, x := range exts {
+		if IsObjectKey(x) {
+			ds.at(x.Desc, "extension %s is marked object_key; a key must be a field of the message itself (extensions have no flags): remove the option or make it a field", x.Desc.FullName())
+		}
+		if IsAtomic(x) {
+			ds.at(x.Desc, "extension %s is marked atomic; extensions have no flags, so the option has no effect: remove it", x.Desc.FullName())
 		}
 	}
 }
@@ -195,6 +208,9 @@ func reserveGoIdents(file *protogen.File, idents map[string]ident) {
 				if InOneof(f) {
 					add(f.GoIdent.GoName, f.Desc)
 				}
+				if f.Desc.HasDefault() {
+					add("Default_"+msg.GoIdent.GoName+"_"+f.GoName, f.Desc)
+				}
 			}
 			for _, x := range msg.Extensions {
 				add("E_"+x.GoIdent.GoName, x.Desc)
@@ -259,17 +275,81 @@ func checkNames(ds *diagnostics, m *Model, mm *Message, idents map[string]ident)
 		if !m.features[feat] || mm.skip[feat] {
 			continue
 		}
-		for _, method := range MethodNames[feat] {
+		methods := MethodNames[feat]
+		if feat == "keys" {
+			if mm.Key == nil {
+				continue // the keys feature adds no method to a message without a key
+			}
+			if mm.Key.GoName != "Key" {
+				methods = append(slices.Clip(methods), "GetKey")
+			}
+		}
+		for _, method := range methods {
+			// protoc-gen-go declares a struct field and a getter for every
+			// field outside a oneof, a struct field and a getter for every
+			// oneof, and a getter for every oneof member.
 			for _, f := range msg.Fields {
-				goField := f.GoName
-				if InOneof(f) {
-					goField = f.Oneof.GoName
-				}
-				if goField == method || "Get"+f.GoName == method {
+				if (!InOneof(f) && f.GoName == method) || "Get"+f.GoName == method {
 					ds.at(f.Desc, "field %s clashes with the %s method of feature %q; rename the field or skip the feature with option (edgekit.options.v1.message).skip_features = %q",
 						f.Desc.Name(), method, feat, feat)
 				}
 			}
+			for _, o := range msg.Oneofs {
+				if !o.Desc.IsSynthetic() && (o.GoName == method || "Get"+o.GoName == method) {
+					ds.at(o.Desc, "oneof %s clashes with the %s method of feature %q; rename the oneof or skip the feature with option (edgekit.options.v1.message).skip_features = %q",
+						o.Desc.Name(), method, feat, feat)
+				}
+			}
 		}
 	}
+}
+
+// paramNames are the receivers and parameters of the generated methods
+// (and the clone target and the change count), in scope in their whole
+// bodies, which refer to message types of other Go packages (to allocate,
+// clone and compare them). A package imported under one of these names
+// would be shadowed.
+var paramNames = []string{"c", "fm", "m", "n", "o", "src"}
+
+// checkImports reports the Go packages whose message types the code
+// generated for file refers to (the types of its message fields, and of
+// theirs, transitively) and whose import name, the last element of the
+// import path, is one of paramNames.
+func checkImports(ds *diagnostics, file *protogen.File) {
+	reported := map[protogen.GoImportPath]bool{}
+	seen := map[protoreflect.FullName]bool{}
+	// pkgsOf adds the Go packages of msg and of the messages reachable from
+	// it, not visited before, to out.
+	var pkgsOf func(msg *protogen.Message, out map[protogen.GoImportPath]bool)
+	pkgsOf = func(msg *protogen.Message, out map[protogen.GoImportPath]bool) {
+		if seen[msg.Desc.FullName()] {
+			return
+		}
+		seen[msg.Desc.FullName()] = true
+		if !msg.Desc.IsMapEntry() {
+			out[msg.GoIdent.GoImportPath] = true
+		}
+		for _, f := range msg.Fields {
+			if f.Message != nil {
+				pkgsOf(f.Message, out)
+			}
+		}
+	}
+	walkMessages(file.Messages, func(msg *protogen.Message) {
+		for _, f := range msg.Fields {
+			if f.Message == nil {
+				continue
+			}
+			pkgs := map[protogen.GoImportPath]bool{}
+			pkgsOf(f.Message, pkgs)
+			for _, p := range slices.Sorted(maps.Keys(pkgs)) {
+				name := path.Base(string(p))
+				if p == file.GoImportPath || reported[p] || !slices.Contains(paramNames, name) {
+					continue
+				}
+				reported[p] = true
+				ds.at(f.Desc, "field %s refers to messages of Go package %q, which generated code would import as %s, the name of a receiver or parameter of the generated methods; give that package an import path whose last element is not %s", f.Desc.FullName(), string(p), name, name)
+			}
+		}
+	})
 }

@@ -117,6 +117,14 @@ func IsWellKnown(msg *protogen.Message) bool {
 	return msg != nil && msg.Desc.ParentFile().Package() == "google.protobuf"
 }
 
+// HasExtensionRanges reports whether msg can carry extensions, so that its
+// generated Clone and Equal are proto.Clone and proto.Equal (and it has no
+// cloneTo). It reads the descriptor, so it holds for messages of files that
+// are not part of the run too.
+func HasExtensionRanges(msg *protogen.Message) bool {
+	return msg != nil && msg.Desc.ExtensionRanges().Len() > 0
+}
+
 // IsOpen reports whether a message's Go struct has exported fields that
 // generated code can read and write.
 func IsOpen(msg *protogen.Message) bool {
@@ -202,13 +210,25 @@ func walkMessages(msgs []*protogen.Message, fn func(*protogen.Message)) {
 	}
 }
 
-// buildFlags computes the flag tree of top-level message top.
-func buildFlags(top *protogen.Message) (roots, all []*Flag) {
+// MaxFlags is the most field flags a top-level message may have. Flags are
+// paths, so a few messages referring to each other can have a number of
+// paths that grows as the factorial of their count; past this limit
+// analysis reports the message instead of generating (or running out of
+// memory on) code nobody can use.
+const MaxFlags = 10000
+
+// buildFlags computes the flag tree of top-level message top. When the tree
+// would exceed MaxFlags it stops and returns the field of top below which
+// the limit was reached as over.
+func buildFlags(top *protogen.Message) (roots, all []*Flag, over *protogen.Field) {
 	name := top.GoIdent.GoName
 	var walk func(msg *protogen.Message, parent *Flag, seen []protoreflect.FullName, underList bool) []*Flag
 	walk = func(msg *protogen.Message, parent *Flag, seen []protoreflect.FullName, underList bool) []*Flag {
 		var out []*Flag
 		for _, f := range sortedFields(msg) {
+			if len(all) > MaxFlags {
+				return out
+			}
 			fl := &Flag{Field: f, Parent: parent, UnderList: underList, Kind: fieldmap.KindScalar}
 			num := numberString(f)
 			if parent == nil {
@@ -236,7 +256,10 @@ func buildFlags(top *protogen.Message) (roots, all []*Flag) {
 		return out
 	}
 	roots = walk(top, nil, []protoreflect.FullName{top.Desc.FullName()}, false)
-	return roots, all
+	if len(all) > MaxFlags {
+		over = all[len(all)-1].Root().Field
+	}
+	return roots, all, over
 }
 
 // recurses reports whether flags are generated below message field f.

@@ -78,8 +78,7 @@ func (f *feature) wellKnownClone(msg *protogen.Message) string {
 // local reports whether msg has a generated cloneTo method callable from
 // the file being generated.
 func (f *feature) local(msg *protogen.Message) bool {
-	mm := f.g.Model.Lookup(msg)
-	return f.g.Model.Generates(msg, "clone") && !mm.HasExtensionRanges && msg.GoIdent.GoImportPath == f.file.GoImportPath
+	return f.g.Model.Generates(msg, "clone") && !gen.HasExtensionRanges(msg) && msg.GoIdent.GoImportPath == f.file.GoImportPath
 }
 
 // cloneExpr is g.CloneExpr, except that well-known types use their

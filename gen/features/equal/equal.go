@@ -187,7 +187,7 @@ func (f *feature) messageEqualFunc(msg *protogen.Message) string {
 	if name := wellKnown[msg.Desc.FullName()]; name != "" && gen.IsWellKnown(msg) {
 		return g.Fieldmap("Equal" + name)
 	}
-	if g.Model.Generates(msg, "equal") && !g.Model.Lookup(msg).HasExtensionRanges {
+	if g.Model.Generates(msg, "equal") && !gen.HasExtensionRanges(msg) {
 		return "(" + g.MessageType(msg) + ").Equal"
 	}
 	return g.Fieldmap("Equal") + "[" + g.MessageType(msg) + "]"
