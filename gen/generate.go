@@ -219,3 +219,19 @@ func (g *GeneratedFile) Comment(text string) {
 		g.P("// ", l)
 	}
 }
+
+// EachMessage calls fn for every message of file that feature applies to
+// (in declaration order, skipping messages whose options skip the feature),
+// and reports whether it called fn at all: the body of most features'
+// GenerateFile.
+func (g *GeneratedFile) EachMessage(file *protogen.File, feature string, fn func(*Message)) bool {
+	did := false
+	for _, mm := range g.Model.Messages(file) {
+		if mm.Skips(feature) {
+			continue
+		}
+		fn(mm)
+		did = true
+	}
+	return did
+}

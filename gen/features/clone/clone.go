@@ -34,15 +34,7 @@ var _ gen.Feature = (*feature)(nil)
 
 func (f *feature) GenerateFile(file *protogen.File) bool {
 	f.file = file
-	did := false
-	for _, mm := range f.g.Model.Messages(file) {
-		if mm.Skips("clone") {
-			continue
-		}
-		f.message(mm)
-		did = true
-	}
-	return did
+	return f.g.EachMessage(file, "clone", f.message)
 }
 
 // wellKnown names the fieldmap helpers (Clone<Name>) of the well-known

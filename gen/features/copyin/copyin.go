@@ -75,15 +75,7 @@ func (f *feature) declareBlock(flags []*gen.Flag, depth int) {
 var _ gen.Feature = (*feature)(nil)
 
 func (f *feature) GenerateFile(file *protogen.File) bool {
-	did := false
-	for _, mm := range f.g.Model.Messages(file) {
-		if mm.Skips("copyin") || !gen.IsOpen(mm.Message) {
-			continue
-		}
-		f.message(mm)
-		did = true
-	}
-	return did
+	return f.g.EachMessage(file, "copyin", f.message)
 }
 
 func (f *feature) message(mm *gen.Message) {

@@ -29,15 +29,7 @@ type feature struct{ g *gen.GeneratedFile }
 var _ gen.Feature = (*feature)(nil)
 
 func (f *feature) GenerateFile(file *protogen.File) bool {
-	did := false
-	for _, mm := range f.g.Model.Messages(file) {
-		if mm.Skips("diff") || !gen.IsOpen(mm.Message) {
-			continue
-		}
-		f.message(mm)
-		did = true
-	}
-	return did
+	return f.g.EachMessage(file, "diff", f.message)
 }
 
 func (f *feature) message(mm *gen.Message) {

@@ -27,15 +27,7 @@ type feature struct{ g *gen.GeneratedFile }
 var _ gen.Feature = (*feature)(nil)
 
 func (f *feature) GenerateFile(file *protogen.File) bool {
-	did := false
-	for _, mm := range f.g.Model.Messages(file) {
-		if mm.Skips("equal") {
-			continue
-		}
-		f.message(mm)
-		did = true
-	}
-	return did
+	return f.g.EachMessage(file, "equal", f.message)
 }
 
 // oneofs returns the real (not synthetic) oneofs of mm.

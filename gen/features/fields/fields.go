@@ -18,15 +18,7 @@ type feature struct{ g *gen.GeneratedFile }
 var _ gen.Feature = (*feature)(nil)
 
 func (f *feature) GenerateFile(file *protogen.File) bool {
-	did := false
-	for _, mm := range f.g.Model.Messages(file) {
-		if mm.Skips("fields") {
-			continue
-		}
-		f.message(mm)
-		did = true
-	}
-	return did
+	return f.g.EachMessage(file, "fields", f.message)
 }
 
 func (f *feature) message(mm *gen.Message) {

@@ -40,13 +40,12 @@ var _ gen.Feature = (*feature)(nil)
 
 func (f *feature) GenerateFile(file *protogen.File) bool {
 	did := false
-	for _, mm := range f.g.Model.Messages(file) {
-		if mm.Key == nil || mm.Skips("keys") {
-			continue
+	f.g.EachMessage(file, "keys", func(mm *gen.Message) {
+		if mm.Key != nil {
+			f.message(mm)
+			did = true
 		}
-		f.message(mm)
-		did = true
-	}
+	})
 	return did
 }
 

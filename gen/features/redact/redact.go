@@ -38,15 +38,7 @@ type feature struct {
 var _ gen.Feature = (*feature)(nil)
 
 func (f *feature) GenerateFile(file *protogen.File) bool {
-	did := false
-	for _, mm := range f.g.Model.Messages(file) {
-		if mm.Skips("redact") {
-			continue
-		}
-		f.message(mm)
-		did = true
-	}
-	return did
+	return f.g.EachMessage(file, "redact", f.message)
 }
 
 func (f *feature) message(mm *gen.Message) {
