@@ -510,20 +510,20 @@ func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &AppInstKey{}
 				m.Key = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
@@ -536,26 +536,26 @@ func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 			m.AppKey = src.GetAppKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.AppKey, src.GetAppKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &AppKey{}
 				m.AppKey = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				if d1.Version != s1.GetVersion() {
 					d1.Version = s1.GetVersion()
 					n++
@@ -568,20 +568,20 @@ func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 			m.ClusterKey = src.GetClusterKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.ClusterKey, src.GetClusterKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ClusterKey{}
 				m.ClusterKey = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
@@ -594,20 +594,20 @@ func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 			m.CloudletKey = src.GetCloudletKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.CloudletKey, src.GetCloudletKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &CloudletKey{}
 				m.CloudletKey = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
@@ -670,14 +670,14 @@ func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 			m.RuntimeInfo = src.GetRuntimeInfo().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("12") {
+	} else if fm.HasChild("12") {
 		if d1, s1 := m.RuntimeInfo, src.GetRuntimeInfo(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &AppInstRuntime{}
 				m.RuntimeInfo = d1
 				n++
 			}
-			if fm.HasOrHasChild("12.1") {
+			if fm.IsSetOrHasChild("12.1") {
 				if sv1 := s1.GetContainerIds(); !slices.Equal(d1.ContainerIds, sv1) {
 					if len(sv1) == 0 {
 						d1.ContainerIds = nil
@@ -687,7 +687,7 @@ func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.HasOrHasChild("12.2") {
+			if fm.IsSetOrHasChild("12.2") {
 				if sv1 := s1.GetPids(); !slices.Equal(d1.Pids, sv1) {
 					if len(sv1) == 0 {
 						d1.Pids = nil
@@ -697,7 +697,7 @@ func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.HasOrHasChild("12.3") {
+			if fm.IsSetOrHasChild("12.3") {
 				if sv1 := s1.GetPorts(); !slices.Equal(d1.Ports, sv1) {
 					if len(sv1) == 0 {
 						d1.Ports = nil
@@ -754,20 +754,20 @@ func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int 
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &AppInstKey{}
 				m.Key = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
@@ -802,44 +802,44 @@ func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int 
 			m.Status = src.GetStatus().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("5") {
+	} else if fm.HasChild("5") {
 		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &StatusInfo{}
 				m.Status = d1
 				n++
 			}
-			if fm.Has("5.1") {
+			if fm.IsSet("5.1") {
 				if d1.TaskNumber != s1.GetTaskNumber() {
 					d1.TaskNumber = s1.GetTaskNumber()
 					n++
 				}
 			}
-			if fm.Has("5.2") {
+			if fm.IsSet("5.2") {
 				if d1.MaxTasks != s1.GetMaxTasks() {
 					d1.MaxTasks = s1.GetMaxTasks()
 					n++
 				}
 			}
-			if fm.Has("5.3") {
+			if fm.IsSet("5.3") {
 				if d1.TaskName != s1.GetTaskName() {
 					d1.TaskName = s1.GetTaskName()
 					n++
 				}
 			}
-			if fm.Has("5.4") {
+			if fm.IsSet("5.4") {
 				if d1.StepName != s1.GetStepName() {
 					d1.StepName = s1.GetStepName()
 					n++
 				}
 			}
-			if fm.Has("5.5") {
+			if fm.IsSet("5.5") {
 				if d1.MsgCount != s1.GetMsgCount() {
 					d1.MsgCount = s1.GetMsgCount()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("5.6") {
+			if fm.IsSetOrHasChild("5.6") {
 				if sv1 := s1.GetMsgs(); !slices.Equal(d1.Msgs, sv1) {
 					if len(sv1) == 0 {
 						d1.Msgs = nil
@@ -862,14 +862,14 @@ func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int 
 			m.RuntimeInfo = src.GetRuntimeInfo().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("7") {
+	} else if fm.HasChild("7") {
 		if d1, s1 := m.RuntimeInfo, src.GetRuntimeInfo(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &AppInstRuntime{}
 				m.RuntimeInfo = d1
 				n++
 			}
-			if fm.HasOrHasChild("7.1") {
+			if fm.IsSetOrHasChild("7.1") {
 				if sv1 := s1.GetContainerIds(); !slices.Equal(d1.ContainerIds, sv1) {
 					if len(sv1) == 0 {
 						d1.ContainerIds = nil
@@ -879,7 +879,7 @@ func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int 
 					n++
 				}
 			}
-			if fm.HasOrHasChild("7.2") {
+			if fm.IsSetOrHasChild("7.2") {
 				if sv1 := s1.GetPids(); !slices.Equal(d1.Pids, sv1) {
 					if len(sv1) == 0 {
 						d1.Pids = nil
@@ -889,7 +889,7 @@ func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int 
 					n++
 				}
 			}
-			if fm.HasOrHasChild("7.3") {
+			if fm.IsSetOrHasChild("7.3") {
 				if sv1 := s1.GetPorts(); !slices.Equal(d1.Ports, sv1) {
 					if len(sv1) == 0 {
 						d1.Ports = nil

@@ -822,20 +822,20 @@ func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &CloudletKey{}
 				m.Key = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
@@ -877,20 +877,20 @@ func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
 			m.Location = src.GetLocation().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("5") {
+	} else if fm.HasChild("5") {
 		if d1, s1 := m.Location, src.GetLocation(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Location{}
 				m.Location = d1
 				n++
 			}
-			if fm.Has("5.1") {
+			if fm.IsSet("5.1") {
 				if !fieldmap.SameFloat64(d1.Latitude, s1.GetLatitude()) {
 					d1.Latitude = s1.GetLatitude()
 					n++
 				}
 			}
-			if fm.Has("5.2") {
+			if fm.IsSet("5.2") {
 				if !fieldmap.SameFloat64(d1.Longitude, s1.GetLongitude()) {
 					d1.Longitude = s1.GetLongitude()
 					n++
@@ -960,20 +960,20 @@ func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
 			m.Config = src.GetConfig().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("10") {
+	} else if fm.HasChild("10") {
 		if d1, s1 := m.Config, src.GetConfig(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &PlatformConfig{}
 				m.Config = d1
 				n++
 			}
-			if fm.Has("10.1") {
+			if fm.IsSet("10.1") {
 				if d1.Region != s1.GetRegion() {
 					d1.Region = s1.GetRegion()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("10.2") {
+			if fm.IsSetOrHasChild("10.2") {
 				switch fm.ListAction("10.2") {
 				case fieldmap.Add:
 					n += fieldmap.AddList(&d1.NotifyControllerAddrs, s1.GetNotifyControllerAddrs())
@@ -990,37 +990,37 @@ func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("10.3") {
+			if fm.IsSet("10.3") {
 				if d1.ContainerRegistryPath != s1.GetContainerRegistryPath() {
 					d1.ContainerRegistryPath = s1.GetContainerRegistryPath()
 					n++
 				}
 			}
-			if fm.Has("10.4") {
+			if fm.IsSet("10.4") {
 				if d1.DeploymentTag != s1.GetDeploymentTag() {
 					d1.DeploymentTag = s1.GetDeploymentTag()
 					n++
 				}
 			}
-			if fm.Has("10.5") {
+			if fm.IsSet("10.5") {
 				if d1.CacheDir != s1.GetCacheDir() {
 					d1.CacheDir = s1.GetCacheDir()
 					n++
 				}
 			}
-			if fm.Has("10.6") {
+			if fm.IsSet("10.6") {
 				if d1.TestMode != s1.GetTestMode() {
 					d1.TestMode = s1.GetTestMode()
 					n++
 				}
 			}
-			if fm.Has("10.7") {
+			if fm.IsSet("10.7") {
 				if d1.CrmAccessPrivateKey != s1.GetCrmAccessPrivateKey() {
 					d1.CrmAccessPrivateKey = s1.GetCrmAccessPrivateKey()
 					n++
 				}
 			}
-			if fm.Has("10.8") {
+			if fm.IsSet("10.8") {
 				if d1.AccessApiAddr != s1.GetAccessApiAddr() {
 					d1.AccessApiAddr = s1.GetAccessApiAddr()
 					n++
@@ -1139,20 +1139,20 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &CloudletKey{}
 				m.Key = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
@@ -1227,44 +1227,44 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 			m.Status = src.GetStatus().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("11") {
+	} else if fm.HasChild("11") {
 		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &StatusInfo{}
 				m.Status = d1
 				n++
 			}
-			if fm.Has("11.1") {
+			if fm.IsSet("11.1") {
 				if d1.TaskNumber != s1.GetTaskNumber() {
 					d1.TaskNumber = s1.GetTaskNumber()
 					n++
 				}
 			}
-			if fm.Has("11.2") {
+			if fm.IsSet("11.2") {
 				if d1.MaxTasks != s1.GetMaxTasks() {
 					d1.MaxTasks = s1.GetMaxTasks()
 					n++
 				}
 			}
-			if fm.Has("11.3") {
+			if fm.IsSet("11.3") {
 				if d1.TaskName != s1.GetTaskName() {
 					d1.TaskName = s1.GetTaskName()
 					n++
 				}
 			}
-			if fm.Has("11.4") {
+			if fm.IsSet("11.4") {
 				if d1.StepName != s1.GetStepName() {
 					d1.StepName = s1.GetStepName()
 					n++
 				}
 			}
-			if fm.Has("11.5") {
+			if fm.IsSet("11.5") {
 				if d1.MsgCount != s1.GetMsgCount() {
 					d1.MsgCount = s1.GetMsgCount()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("11.6") {
+			if fm.IsSetOrHasChild("11.6") {
 				if sv1 := s1.GetMsgs(); !slices.Equal(d1.Msgs, sv1) {
 					if len(sv1) == 0 {
 						d1.Msgs = nil
@@ -1281,14 +1281,14 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 			m.ResourcesSnapshot = src.GetResourcesSnapshot().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("12") {
+	} else if fm.HasChild("12") {
 		if d1, s1 := m.ResourcesSnapshot, src.GetResourcesSnapshot(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &InfraResourcesSnapshot{}
 				m.ResourcesSnapshot = d1
 				n++
 			}
-			if fm.HasOrHasChild("12.1") {
+			if fm.IsSetOrHasChild("12.1") {
 				if sv1 := s1.GetInfo(); !fieldmap.EqualMessageListFunc(d1.Info, sv1, (*InfraResource).Equal) {
 					if len(sv1) == 0 {
 						d1.Info = nil
@@ -1298,7 +1298,7 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 					n++
 				}
 			}
-			if fm.HasOrHasChild("12.2") {
+			if fm.IsSetOrHasChild("12.2") {
 				if sv1 := s1.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d1.ClusterInsts, sv1, (*ClusterKey).Equal) {
 					if len(sv1) == 0 {
 						d1.ClusterInsts = nil
@@ -1308,7 +1308,7 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 					n++
 				}
 			}
-			if fm.HasOrHasChild("12.3") {
+			if fm.IsSetOrHasChild("12.3") {
 				if sv1 := s1.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d1.VmAppInsts, sv1, (*AppInstKey).Equal) {
 					if len(sv1) == 0 {
 						d1.VmAppInsts = nil
@@ -1318,7 +1318,7 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 					n++
 				}
 			}
-			if fm.Has("12.4") {
+			if fm.IsSet("12.4") {
 				if !fieldmap.Equal(d1.TakenAt, s1.GetTakenAt()) {
 					d1.TakenAt = fieldmap.Clone(s1.GetTakenAt())
 					n++

@@ -533,32 +533,32 @@ func (m *NodePool) CopyInFields(src *NodePool, fm *fieldmap.FieldMap) int {
 			m.NodeResources = src.GetNodeResources().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.NodeResources, src.GetNodeResources(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &NodeResources{}
 				m.NodeResources = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if d1.Vcpus != s1.GetVcpus() {
 					d1.Vcpus = s1.GetVcpus()
 					n++
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if d1.RamMb != s1.GetRamMb() {
 					d1.RamMb = s1.GetRamMb()
 					n++
 				}
 			}
-			if fm.Has("3.3") {
+			if fm.IsSet("3.3") {
 				if d1.DiskGb != s1.GetDiskGb() {
 					d1.DiskGb = s1.GetDiskGb()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("3.4") {
+			if fm.IsSetOrHasChild("3.4") {
 				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
 					if len(sv1) == 0 {
 						d1.OptResMap = nil
@@ -568,7 +568,7 @@ func (m *NodePool) CopyInFields(src *NodePool, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("3.5") {
+			if fm.IsSet("3.5") {
 				if d1.InfraNodeFlavor != s1.GetInfraNodeFlavor() {
 					d1.InfraNodeFlavor = s1.GetInfraNodeFlavor()
 					n++
@@ -605,20 +605,20 @@ func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int 
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ClusterKey{}
 				m.Key = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
@@ -631,20 +631,20 @@ func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int 
 			m.CloudletKey = src.GetCloudletKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.CloudletKey, src.GetCloudletKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &CloudletKey{}
 				m.CloudletKey = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
@@ -727,14 +727,14 @@ func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int 
 			m.Resources = src.GetResources().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("11") {
+	} else if fm.HasChild("11") {
 		if d1, s1 := m.Resources, src.GetResources(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &InfraResources{}
 				m.Resources = d1
 				n++
 			}
-			if fm.HasOrHasChild("11.1") {
+			if fm.IsSetOrHasChild("11.1") {
 				switch fm.ListAction("11.1") {
 				case fieldmap.Add:
 					n += fieldmap.AddListFunc(&d1.Vms, s1.GetVms(), (*VmInfo).Equal, (*VmInfo).Clone)
@@ -823,20 +823,20 @@ func (m *ClusterInstInfo) CopyInFields(src *ClusterInstInfo, fm *fieldmap.FieldM
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ClusterKey{}
 				m.Key = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
@@ -871,44 +871,44 @@ func (m *ClusterInstInfo) CopyInFields(src *ClusterInstInfo, fm *fieldmap.FieldM
 			m.Status = src.GetStatus().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("5") {
+	} else if fm.HasChild("5") {
 		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &StatusInfo{}
 				m.Status = d1
 				n++
 			}
-			if fm.Has("5.1") {
+			if fm.IsSet("5.1") {
 				if d1.TaskNumber != s1.GetTaskNumber() {
 					d1.TaskNumber = s1.GetTaskNumber()
 					n++
 				}
 			}
-			if fm.Has("5.2") {
+			if fm.IsSet("5.2") {
 				if d1.MaxTasks != s1.GetMaxTasks() {
 					d1.MaxTasks = s1.GetMaxTasks()
 					n++
 				}
 			}
-			if fm.Has("5.3") {
+			if fm.IsSet("5.3") {
 				if d1.TaskName != s1.GetTaskName() {
 					d1.TaskName = s1.GetTaskName()
 					n++
 				}
 			}
-			if fm.Has("5.4") {
+			if fm.IsSet("5.4") {
 				if d1.StepName != s1.GetStepName() {
 					d1.StepName = s1.GetStepName()
 					n++
 				}
 			}
-			if fm.Has("5.5") {
+			if fm.IsSet("5.5") {
 				if d1.MsgCount != s1.GetMsgCount() {
 					d1.MsgCount = s1.GetMsgCount()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("5.6") {
+			if fm.IsSetOrHasChild("5.6") {
 				if sv1 := s1.GetMsgs(); !slices.Equal(d1.Msgs, sv1) {
 					if len(sv1) == 0 {
 						d1.Msgs = nil
@@ -925,14 +925,14 @@ func (m *ClusterInstInfo) CopyInFields(src *ClusterInstInfo, fm *fieldmap.FieldM
 			m.Resources = src.GetResources().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("6") {
+	} else if fm.HasChild("6") {
 		if d1, s1 := m.Resources, src.GetResources(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &InfraResources{}
 				m.Resources = d1
 				n++
 			}
-			if fm.HasOrHasChild("6.1") {
+			if fm.IsSetOrHasChild("6.1") {
 				if sv1 := s1.GetVms(); !fieldmap.EqualMessageListFunc(d1.Vms, sv1, (*VmInfo).Equal) {
 					if len(sv1) == 0 {
 						d1.Vms = nil

@@ -228,14 +228,14 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &FlavorKey{}
 				m.Key = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++

@@ -790,26 +790,26 @@ func (m *TrustPolicyExceptionKey) CopyInFields(src *TrustPolicyExceptionKey, fm 
 			m.AppKey = src.GetAppKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.AppKey, src.GetAppKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &AppKey{}
 				m.AppKey = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("1.3") {
+			if fm.IsSet("1.3") {
 				if d1.Version != s1.GetVersion() {
 					d1.Version = s1.GetVersion()
 					n++
@@ -822,20 +822,20 @@ func (m *TrustPolicyExceptionKey) CopyInFields(src *TrustPolicyExceptionKey, fm 
 			m.CloudletPoolKey = src.GetCloudletPoolKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.CloudletPoolKey, src.GetCloudletPoolKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &CloudletPoolKey{}
 				m.CloudletPoolKey = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++

@@ -479,20 +479,20 @@ func (m *TrustPolicy) CopyInFields(src *TrustPolicy, fm *fieldmap.FieldMap) int 
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TrustPolicyKey{}
 				m.Key = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
@@ -540,20 +540,20 @@ func (m *TrustPolicyExceptionInstance) CopyInFields(src *TrustPolicyExceptionIns
 			m.AppInstKey = src.GetAppInstKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.AppInstKey, src.GetAppInstKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &AppInstKey{}
 				m.AppInstKey = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
@@ -566,20 +566,20 @@ func (m *TrustPolicyExceptionInstance) CopyInFields(src *TrustPolicyExceptionIns
 			m.CloudletKey = src.GetCloudletKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.CloudletKey, src.GetCloudletKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &CloudletKey{}
 				m.CloudletKey = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
@@ -626,38 +626,38 @@ func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *field
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TrustPolicyExceptionKey{}
 				m.Key = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if !d1.AppKey.Equal(s1.GetAppKey()) {
 					d1.AppKey = s1.GetAppKey().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("1.1") {
+			} else if fm.HasChild("1.1") {
 				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &AppKey{}
 						d1.AppKey = d2
 						n++
 					}
-					if fm.Has("1.1.1") {
+					if fm.IsSet("1.1.1") {
 						if d2.Organization != s2.GetOrganization() {
 							d2.Organization = s2.GetOrganization()
 							n++
 						}
 					}
-					if fm.Has("1.1.2") {
+					if fm.IsSet("1.1.2") {
 						if d2.Name != s2.GetName() {
 							d2.Name = s2.GetName()
 							n++
 						}
 					}
-					if fm.Has("1.1.3") {
+					if fm.IsSet("1.1.3") {
 						if d2.Version != s2.GetVersion() {
 							d2.Version = s2.GetVersion()
 							n++
@@ -665,25 +665,25 @@ func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *field
 					}
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if !d1.CloudletPoolKey.Equal(s1.GetCloudletPoolKey()) {
 					d1.CloudletPoolKey = s1.GetCloudletPoolKey().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("1.2") {
+			} else if fm.HasChild("1.2") {
 				if d2, s2 := d1.CloudletPoolKey, s1.GetCloudletPoolKey(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &CloudletPoolKey{}
 						d1.CloudletPoolKey = d2
 						n++
 					}
-					if fm.Has("1.2.1") {
+					if fm.IsSet("1.2.1") {
 						if d2.Organization != s2.GetOrganization() {
 							d2.Organization = s2.GetOrganization()
 							n++
 						}
 					}
-					if fm.Has("1.2.2") {
+					if fm.IsSet("1.2.2") {
 						if d2.Name != s2.GetName() {
 							d2.Name = s2.GetName()
 							n++
@@ -691,7 +691,7 @@ func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *field
 					}
 				}
 			}
-			if fm.Has("1.3") {
+			if fm.IsSet("1.3") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++

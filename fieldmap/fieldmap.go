@@ -117,9 +117,34 @@ func (fm *FieldMap) HasOrHasChild(flag string) bool {
 	return fm.Has(flag)
 }
 
+// IsSet reports whether flag itself is set. It equals Has(flag) where no
+// ancestor of flag is set: generated code that has already established
+// that (it is below a message flag that Has reported false for) asks this
+// cheaper question.
+func (fm *FieldMap) IsSet(flag string) bool {
+	if fm == nil || len(fm.set) == 0 || fm.untouched(flag) {
+		return false
+	}
+	_, ok := fm.set[flag]
+	return ok
+}
+
+// IsSetOrHasChild is HasOrHasChild for a flag none of whose ancestors is
+// set (see IsSet).
+func (fm *FieldMap) IsSetOrHasChild(flag string) bool {
+	if fm == nil || len(fm.set) == 0 || fm.untouched(flag) {
+		return false
+	}
+	if fm.below[flag] > 0 {
+		return true
+	}
+	_, ok := fm.set[flag]
+	return ok
+}
+
 // HasChild reports whether a proper descendant of flag is set.
 func (fm *FieldMap) HasChild(flag string) bool {
-	return fm != nil && fm.below[flag] > 0
+	return fm != nil && len(fm.below) > 0 && !fm.untouched(flag) && fm.below[flag] > 0
 }
 
 // ListAction returns the action set on flag, or Replace when flag itself is

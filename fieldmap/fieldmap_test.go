@@ -265,3 +265,38 @@ func TestAgainstNaiveModel(t *testing.T) {
 		}
 	}
 }
+
+// TestIsSetAgreesBelowUnsetAncestors checks the shortcut generated code
+// relies on: where no ancestor of a flag is set, IsSet equals Has and
+// IsSetOrHasChild equals HasOrHasChild; where Has is false, HasChild equals
+// HasOrHasChild.
+func TestIsSetAgreesBelowUnsetAncestors(t *testing.T) {
+	flags := []string{"1", "2", "2.1", "2.1.3", "2.10", "11", "11.3", "11.4.1", "63.1", "64.2", "100.7"}
+	ancestorSet := func(fm *fieldmap.FieldMap, f string) bool {
+		for i := 0; i < len(f); i++ {
+			if f[i] == '.' && fm.IsSet(f[:i]) {
+				return true
+			}
+		}
+		return false
+	}
+	for mask := 0; mask < 1<<len(flags); mask += 7 {
+		fm := &fieldmap.FieldMap{}
+		for i, f := range flags {
+			if mask&(1<<i) != 0 {
+				fm.Set(f)
+			}
+		}
+		for _, q := range append(flags, "2.1.3.4", "99", "11.4") {
+			if !fm.Has(q) && fm.HasChild(q) != fm.HasOrHasChild(q) {
+				t.Fatalf("%v: Has(%q) is false but HasChild = %v, HasOrHasChild = %v", fm, q, fm.HasChild(q), fm.HasOrHasChild(q))
+			}
+			if ancestorSet(fm, q) {
+				continue
+			}
+			if fm.IsSet(q) != fm.Has(q) || fm.IsSetOrHasChild(q) != fm.HasOrHasChild(q) {
+				t.Fatalf("%v: IsSet/IsSetOrHasChild(%q) disagree with Has/HasOrHasChild", fm, q)
+			}
+		}
+	}
+}

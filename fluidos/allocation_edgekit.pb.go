@@ -245,26 +245,26 @@ func (m *Allocation) CopyInFields(src *Allocation, fm *fieldmap.FieldMap) int {
 			m.Status = src.GetStatus().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &AllocationStatus{}
 				m.Status = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if d1.State != s1.GetState() {
 					d1.State = s1.GetState()
 					n++
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				if d1.Message != s1.GetMessage() {
 					d1.Message = s1.GetMessage()
 					n++
 				}
 			}
-			if fm.Has("4.3") {
+			if fm.IsSet("4.3") {
 				if !fieldmap.Equal(d1.LastUpdateTime, s1.GetLastUpdateTime()) {
 					d1.LastUpdateTime = fieldmap.Clone(s1.GetLastUpdateTime())
 					n++

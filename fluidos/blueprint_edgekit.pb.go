@@ -679,14 +679,14 @@ func (m *ServiceBlueprint) CopyInFields(src *ServiceBlueprint, fm *fieldmap.Fiel
 			m.ConfigurationSchema = src.GetConfigurationSchema().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("8") {
+	} else if fm.HasChild("8") {
 		if d1, s1 := m.ConfigurationSchema, src.GetConfigurationSchema(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ConfigurationSchema{}
 				m.ConfigurationSchema = d1
 				n++
 			}
-			if fm.HasOrHasChild("8.1") {
+			if fm.IsSetOrHasChild("8.1") {
 				if sv1 := s1.GetParameters(); !fieldmap.EqualMessageListFunc(d1.Parameters, sv1, (*ConfigParameter).Equal) {
 					if len(sv1) == 0 {
 						d1.Parameters = nil
@@ -703,32 +703,32 @@ func (m *ServiceBlueprint) CopyInFields(src *ServiceBlueprint, fm *fieldmap.Fiel
 			m.Owner = src.GetOwner().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("9") {
+	} else if fm.HasChild("9") {
 		if d1, s1 := m.Owner, src.GetOwner(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &NodeIdentity{}
 				m.Owner = d1
 				n++
 			}
-			if fm.Has("9.1") {
+			if fm.IsSet("9.1") {
 				if d1.Domain != s1.GetDomain() {
 					d1.Domain = s1.GetDomain()
 					n++
 				}
 			}
-			if fm.Has("9.2") {
+			if fm.IsSet("9.2") {
 				if d1.NodeId != s1.GetNodeId() {
 					d1.NodeId = s1.GetNodeId()
 					n++
 				}
 			}
-			if fm.Has("9.3") {
+			if fm.IsSet("9.3") {
 				if d1.Ip != s1.GetIp() {
 					d1.Ip = s1.GetIp()
 					n++
 				}
 			}
-			if fm.Has("9.4") {
+			if fm.IsSet("9.4") {
 				if d1.LocalNamespace != s1.GetLocalNamespace() {
 					d1.LocalNamespace = s1.GetLocalNamespace()
 					n++

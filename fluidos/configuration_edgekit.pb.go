@@ -525,26 +525,26 @@ func (m *K8SliceConfiguration) CopyInFields(src *K8SliceConfiguration, fm *field
 			m.Gpu = src.GetGpu().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Gpu, src.GetGpu(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &GPU{}
 				m.Gpu = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if d1.Model != s1.GetModel() {
 					d1.Model = s1.GetModel()
 					n++
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				if d1.Cores != s1.GetCores() {
 					d1.Cores = s1.GetCores()
 					n++
 				}
 			}
-			if fm.Has("4.3") {
+			if fm.IsSet("4.3") {
 				if d1.Memory != s1.GetMemory() {
 					d1.Memory = s1.GetMemory()
 					n++
@@ -686,7 +686,7 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		var s1 *K8SliceConfiguration
 		sok1 := false
 		if w, ok := src.GetSpec().(*Configuration_K8Slice); ok && w != nil {
@@ -704,49 +704,49 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Cpu != s1.GetCpu() {
 					d1.Cpu = s1.GetCpu()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Memory != s1.GetMemory() {
 					d1.Memory = s1.GetMemory()
 					n++
 				}
 			}
-			if fm.Has("1.3") {
+			if fm.IsSet("1.3") {
 				if d1.Pods != s1.GetPods() {
 					d1.Pods = s1.GetPods()
 					n++
 				}
 			}
-			if fm.Has("1.4") {
+			if fm.IsSet("1.4") {
 				if !d1.Gpu.Equal(s1.GetGpu()) {
 					d1.Gpu = s1.GetGpu().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("1.4") {
+			} else if fm.HasChild("1.4") {
 				if d2, s2 := d1.Gpu, s1.GetGpu(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &GPU{}
 						d1.Gpu = d2
 						n++
 					}
-					if fm.Has("1.4.1") {
+					if fm.IsSet("1.4.1") {
 						if d2.Model != s2.GetModel() {
 							d2.Model = s2.GetModel()
 							n++
 						}
 					}
-					if fm.Has("1.4.2") {
+					if fm.IsSet("1.4.2") {
 						if d2.Cores != s2.GetCores() {
 							d2.Cores = s2.GetCores()
 							n++
 						}
 					}
-					if fm.Has("1.4.3") {
+					if fm.IsSet("1.4.3") {
 						if d2.Memory != s2.GetMemory() {
 							d2.Memory = s2.GetMemory()
 							n++
@@ -754,7 +754,7 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 					}
 				}
 			}
-			if fm.Has("1.5") {
+			if fm.IsSet("1.5") {
 				if d1.Storage != s1.GetStorage() {
 					d1.Storage = s1.GetStorage()
 					n++
@@ -772,7 +772,7 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		var s1 *ServiceConfiguration
 		sok1 := false
 		if w, ok := src.GetSpec().(*Configuration_Service); ok && w != nil {
@@ -790,13 +790,13 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.BlueprintId != s1.GetBlueprintId() {
 					d1.BlueprintId = s1.GetBlueprintId()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("2.2") {
+			if fm.IsSetOrHasChild("2.2") {
 				if sv1 := s1.GetParameters(); !maps.Equal(d1.Parameters, sv1) {
 					if len(sv1) == 0 {
 						d1.Parameters = nil
@@ -818,7 +818,7 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		var s1 *VMConfiguration
 		sok1 := false
 		if w, ok := src.GetSpec().(*Configuration_Vm); ok && w != nil {
@@ -836,25 +836,25 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if d1.Cpu != s1.GetCpu() {
 					d1.Cpu = s1.GetCpu()
 					n++
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if d1.Memory != s1.GetMemory() {
 					d1.Memory = s1.GetMemory()
 					n++
 				}
 			}
-			if fm.Has("3.3") {
+			if fm.IsSet("3.3") {
 				if d1.Storage != s1.GetStorage() {
 					d1.Storage = s1.GetStorage()
 					n++
 				}
 			}
-			if fm.Has("3.4") {
+			if fm.IsSet("3.4") {
 				if d1.OsImage != s1.GetOsImage() {
 					d1.OsImage = s1.GetOsImage()
 					n++
@@ -872,7 +872,7 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		var s1 *SensorConfiguration
 		sok1 := false
 		if w, ok := src.GetSpec().(*Configuration_Sensor); ok && w != nil {
@@ -890,7 +890,7 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if !fieldmap.SameFloat64(d1.SamplingRateHz, s1.GetSamplingRateHz()) {
 					d1.SamplingRateHz = s1.GetSamplingRateHz()
 					n++

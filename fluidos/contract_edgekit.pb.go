@@ -653,50 +653,50 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 			m.Flavor = src.GetFlavor().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Flavor{}
 				m.Flavor = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Id != s1.GetId() {
 					d1.Id = s1.GetId()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if !d1.Owner.Equal(s1.GetOwner()) {
 					d1.Owner = s1.GetOwner().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.2") {
+			} else if fm.HasChild("2.2") {
 				if d2, s2 := d1.Owner, s1.GetOwner(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &NodeIdentity{}
 						d1.Owner = d2
 						n++
 					}
-					if fm.Has("2.2.1") {
+					if fm.IsSet("2.2.1") {
 						if d2.Domain != s2.GetDomain() {
 							d2.Domain = s2.GetDomain()
 							n++
 						}
 					}
-					if fm.Has("2.2.2") {
+					if fm.IsSet("2.2.2") {
 						if d2.NodeId != s2.GetNodeId() {
 							d2.NodeId = s2.GetNodeId()
 							n++
 						}
 					}
-					if fm.Has("2.2.3") {
+					if fm.IsSet("2.2.3") {
 						if d2.Ip != s2.GetIp() {
 							d2.Ip = s2.GetIp()
 							n++
 						}
 					}
-					if fm.Has("2.2.4") {
+					if fm.IsSet("2.2.4") {
 						if d2.LocalNamespace != s2.GetLocalNamespace() {
 							d2.LocalNamespace = s2.GetLocalNamespace()
 							n++
@@ -704,37 +704,37 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				if d1.ProviderId != s1.GetProviderId() {
 					d1.ProviderId = s1.GetProviderId()
 					n++
 				}
 			}
-			if fm.Has("2.4") {
+			if fm.IsSet("2.4") {
 				if !d1.Price.Equal(s1.GetPrice()) {
 					d1.Price = s1.GetPrice().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.4") {
+			} else if fm.HasChild("2.4") {
 				if d2, s2 := d1.Price, s1.GetPrice(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &Price{}
 						d1.Price = d2
 						n++
 					}
-					if fm.Has("2.4.1") {
+					if fm.IsSet("2.4.1") {
 						if d2.Amount != s2.GetAmount() {
 							d2.Amount = s2.GetAmount()
 							n++
 						}
 					}
-					if fm.Has("2.4.2") {
+					if fm.IsSet("2.4.2") {
 						if d2.Currency != s2.GetCurrency() {
 							d2.Currency = s2.GetCurrency()
 							n++
 						}
 					}
-					if fm.Has("2.4.3") {
+					if fm.IsSet("2.4.3") {
 						if d2.Period != s2.GetPeriod() {
 							d2.Period = s2.GetPeriod()
 							n++
@@ -742,43 +742,43 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.5") {
+			if fm.IsSet("2.5") {
 				if d1.Availability != s1.GetAvailability() {
 					d1.Availability = s1.GetAvailability()
 					n++
 				}
 			}
-			if fm.Has("2.6") {
+			if fm.IsSet("2.6") {
 				if !d1.Location.Equal(s1.GetLocation()) {
 					d1.Location = s1.GetLocation().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.6") {
+			} else if fm.HasChild("2.6") {
 				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &Location{}
 						d1.Location = d2
 						n++
 					}
-					if fm.Has("2.6.1") {
+					if fm.IsSet("2.6.1") {
 						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
 							d2.Latitude = s2.GetLatitude()
 							n++
 						}
 					}
-					if fm.Has("2.6.2") {
+					if fm.IsSet("2.6.2") {
 						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
 							d2.Longitude = s2.GetLongitude()
 							n++
 						}
 					}
-					if fm.Has("2.6.3") {
+					if fm.IsSet("2.6.3") {
 						if d2.Country != s2.GetCountry() {
 							d2.Country = s2.GetCountry()
 							n++
 						}
 					}
-					if fm.Has("2.6.4") {
+					if fm.IsSet("2.6.4") {
 						if d2.City != s2.GetCity() {
 							d2.City = s2.GetCity()
 							n++
@@ -786,25 +786,25 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.7") {
+			if fm.IsSet("2.7") {
 				if d1.NetworkPropertyType != s1.GetNetworkPropertyType() {
 					d1.NetworkPropertyType = s1.GetNetworkPropertyType()
 					n++
 				}
 			}
-			if fm.Has("2.8") {
+			if fm.IsSet("2.8") {
 				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
 					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
 					n++
 				}
 			}
-			if fm.Has("2.9") {
+			if fm.IsSet("2.9") {
 				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
 					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
 					n++
 				}
 			}
-			if fm.Has("2.10") {
+			if fm.IsSet("2.10") {
 				if sw1, ok := s1.GetSpec().(*Flavor_K8Slice); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Flavor_K8Slice); !ok || dw1 == nil || !dw1.K8Slice.Equal(sw1.K8Slice) {
 						d1.Spec = &Flavor_K8Slice{K8Slice: sw1.K8Slice.Clone()}
@@ -814,7 +814,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.10") {
+			} else if fm.HasChild("2.10") {
 				var s2 *K8Slice
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Flavor_K8Slice); ok && w != nil {
@@ -832,67 +832,67 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.10.1") {
+					if fm.IsSet("2.10.1") {
 						if !d2.Characteristics.Equal(s2.GetCharacteristics()) {
 							d2.Characteristics = s2.GetCharacteristics().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.10.1") {
+					} else if fm.HasChild("2.10.1") {
 						if d3, s3 := d2.Characteristics, s2.GetCharacteristics(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &K8SliceCharacteristics{}
 								d2.Characteristics = d3
 								n++
 							}
-							if fm.Has("2.10.1.1") {
+							if fm.IsSet("2.10.1.1") {
 								if d3.Architecture != s3.GetArchitecture() {
 									d3.Architecture = s3.GetArchitecture()
 									n++
 								}
 							}
-							if fm.Has("2.10.1.2") {
+							if fm.IsSet("2.10.1.2") {
 								if d3.Cpu != s3.GetCpu() {
 									d3.Cpu = s3.GetCpu()
 									n++
 								}
 							}
-							if fm.Has("2.10.1.3") {
+							if fm.IsSet("2.10.1.3") {
 								if d3.Memory != s3.GetMemory() {
 									d3.Memory = s3.GetMemory()
 									n++
 								}
 							}
-							if fm.Has("2.10.1.4") {
+							if fm.IsSet("2.10.1.4") {
 								if d3.Pods != s3.GetPods() {
 									d3.Pods = s3.GetPods()
 									n++
 								}
 							}
-							if fm.Has("2.10.1.5") {
+							if fm.IsSet("2.10.1.5") {
 								if !d3.Gpu.Equal(s3.GetGpu()) {
 									d3.Gpu = s3.GetGpu().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("2.10.1.5") {
+							} else if fm.HasChild("2.10.1.5") {
 								if d4, s4 := d3.Gpu, s3.GetGpu(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &GPU{}
 										d3.Gpu = d4
 										n++
 									}
-									if fm.Has("2.10.1.5.1") {
+									if fm.IsSet("2.10.1.5.1") {
 										if d4.Model != s4.GetModel() {
 											d4.Model = s4.GetModel()
 											n++
 										}
 									}
-									if fm.Has("2.10.1.5.2") {
+									if fm.IsSet("2.10.1.5.2") {
 										if d4.Cores != s4.GetCores() {
 											d4.Cores = s4.GetCores()
 											n++
 										}
 									}
-									if fm.Has("2.10.1.5.3") {
+									if fm.IsSet("2.10.1.5.3") {
 										if d4.Memory != s4.GetMemory() {
 											d4.Memory = s4.GetMemory()
 											n++
@@ -900,7 +900,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.10.1.6") {
+							if fm.IsSet("2.10.1.6") {
 								if d3.Storage != s3.GetStorage() {
 									d3.Storage = s3.GetStorage()
 									n++
@@ -908,49 +908,49 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.10.2") {
+					if fm.IsSet("2.10.2") {
 						if !d2.Partitionability.Equal(s2.GetPartitionability()) {
 							d2.Partitionability = s2.GetPartitionability().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.10.2") {
+					} else if fm.HasChild("2.10.2") {
 						if d3, s3 := d2.Partitionability, s2.GetPartitionability(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &Partitionability{}
 								d2.Partitionability = d3
 								n++
 							}
-							if fm.Has("2.10.2.1") {
+							if fm.IsSet("2.10.2.1") {
 								if d3.CpuMin != s3.GetCpuMin() {
 									d3.CpuMin = s3.GetCpuMin()
 									n++
 								}
 							}
-							if fm.Has("2.10.2.2") {
+							if fm.IsSet("2.10.2.2") {
 								if d3.MemoryMin != s3.GetMemoryMin() {
 									d3.MemoryMin = s3.GetMemoryMin()
 									n++
 								}
 							}
-							if fm.Has("2.10.2.3") {
+							if fm.IsSet("2.10.2.3") {
 								if d3.PodsMin != s3.GetPodsMin() {
 									d3.PodsMin = s3.GetPodsMin()
 									n++
 								}
 							}
-							if fm.Has("2.10.2.4") {
+							if fm.IsSet("2.10.2.4") {
 								if d3.CpuStep != s3.GetCpuStep() {
 									d3.CpuStep = s3.GetCpuStep()
 									n++
 								}
 							}
-							if fm.Has("2.10.2.5") {
+							if fm.IsSet("2.10.2.5") {
 								if d3.MemoryStep != s3.GetMemoryStep() {
 									d3.MemoryStep = s3.GetMemoryStep()
 									n++
 								}
 							}
-							if fm.Has("2.10.2.6") {
+							if fm.IsSet("2.10.2.6") {
 								if d3.PodsStep != s3.GetPodsStep() {
 									d3.PodsStep = s3.GetPodsStep()
 									n++
@@ -958,25 +958,25 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.10.3") {
+					if fm.IsSet("2.10.3") {
 						if !d2.Properties.Equal(s2.GetProperties()) {
 							d2.Properties = s2.GetProperties().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.10.3") {
+					} else if fm.HasChild("2.10.3") {
 						if d3, s3 := d2.Properties, s2.GetProperties(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &K8SliceProperties{}
 								d2.Properties = d3
 								n++
 							}
-							if fm.Has("2.10.3.1") {
+							if fm.IsSet("2.10.3.1") {
 								if d3.LatencyMs != s3.GetLatencyMs() {
 									d3.LatencyMs = s3.GetLatencyMs()
 									n++
 								}
 							}
-							if fm.HasOrHasChild("2.10.3.2") {
+							if fm.IsSetOrHasChild("2.10.3.2") {
 								if sv3 := s3.GetSecurityStandards(); !slices.Equal(d3.SecurityStandards, sv3) {
 									if len(sv3) == 0 {
 										d3.SecurityStandards = nil
@@ -986,25 +986,25 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.10.3.3") {
+							if fm.IsSet("2.10.3.3") {
 								if !d3.CarbonFootprint.Equal(s3.GetCarbonFootprint()) {
 									d3.CarbonFootprint = s3.GetCarbonFootprint().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("2.10.3.3") {
+							} else if fm.HasChild("2.10.3.3") {
 								if d4, s4 := d3.CarbonFootprint, s3.GetCarbonFootprint(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &CarbonFootprint{}
 										d3.CarbonFootprint = d4
 										n++
 									}
-									if fm.Has("2.10.3.3.1") {
+									if fm.IsSet("2.10.3.3.1") {
 										if d4.Embodied != s4.GetEmbodied() {
 											d4.Embodied = s4.GetEmbodied()
 											n++
 										}
 									}
-									if fm.Has("2.10.3.3.2") {
+									if fm.IsSet("2.10.3.3.2") {
 										if d4.Operational != s4.GetOperational() {
 											d4.Operational = s4.GetOperational()
 											n++
@@ -1012,7 +1012,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.HasOrHasChild("2.10.3.4") {
+							if fm.IsSetOrHasChild("2.10.3.4") {
 								if sv3 := s3.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(d3.NetworkAuthorizations, sv3, (*NetworkAuthorization).Equal) {
 									if len(sv3) == 0 {
 										d3.NetworkAuthorizations = nil
@@ -1026,7 +1026,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.11") {
+			if fm.IsSet("2.11") {
 				if sw1, ok := s1.GetSpec().(*Flavor_Service); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Flavor_Service); !ok || dw1 == nil || !dw1.Service.Equal(sw1.Service) {
 						d1.Spec = &Flavor_Service{Service: sw1.Service.Clone()}
@@ -1036,7 +1036,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.11") {
+			} else if fm.HasChild("2.11") {
 				var s2 *Service
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Flavor_Service); ok && w != nil {
@@ -1054,25 +1054,25 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.11.1") {
+					if fm.IsSet("2.11.1") {
 						if d2.Name != s2.GetName() {
 							d2.Name = s2.GetName()
 							n++
 						}
 					}
-					if fm.Has("2.11.2") {
+					if fm.IsSet("2.11.2") {
 						if d2.Description != s2.GetDescription() {
 							d2.Description = s2.GetDescription()
 							n++
 						}
 					}
-					if fm.Has("2.11.3") {
+					if fm.IsSet("2.11.3") {
 						if d2.Category != s2.GetCategory() {
 							d2.Category = s2.GetCategory()
 							n++
 						}
 					}
-					if fm.HasOrHasChild("2.11.4") {
+					if fm.IsSetOrHasChild("2.11.4") {
 						if sv2 := s2.GetTags(); !slices.Equal(d2.Tags, sv2) {
 							if len(sv2) == 0 {
 								d2.Tags = nil
@@ -1082,7 +1082,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.HasOrHasChild("2.11.5") {
+					if fm.IsSetOrHasChild("2.11.5") {
 						if sv2 := s2.GetHostingPolicies(); !slices.Equal(d2.HostingPolicies, sv2) {
 							if len(sv2) == 0 {
 								d2.HostingPolicies = nil
@@ -1092,19 +1092,19 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("2.11.6") {
+					if fm.IsSet("2.11.6") {
 						if !d2.ConfigurationSchema.Equal(s2.GetConfigurationSchema()) {
 							d2.ConfigurationSchema = s2.GetConfigurationSchema().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.11.6") {
+					} else if fm.HasChild("2.11.6") {
 						if d3, s3 := d2.ConfigurationSchema, s2.GetConfigurationSchema(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ConfigurationSchema{}
 								d2.ConfigurationSchema = d3
 								n++
 							}
-							if fm.HasOrHasChild("2.11.6.1") {
+							if fm.IsSetOrHasChild("2.11.6.1") {
 								if sv3 := s3.GetParameters(); !fieldmap.EqualMessageListFunc(d3.Parameters, sv3, (*ConfigParameter).Equal) {
 									if len(sv3) == 0 {
 										d3.Parameters = nil
@@ -1116,7 +1116,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.11.7") {
+					if fm.IsSet("2.11.7") {
 						if d2.BlueprintId != s2.GetBlueprintId() {
 							d2.BlueprintId = s2.GetBlueprintId()
 							n++
@@ -1124,7 +1124,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.12") {
+			if fm.IsSet("2.12") {
 				if sw1, ok := s1.GetSpec().(*Flavor_Vm); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Flavor_Vm); !ok || dw1 == nil || !dw1.Vm.Equal(sw1.Vm) {
 						d1.Spec = &Flavor_Vm{Vm: sw1.Vm.Clone()}
@@ -1134,7 +1134,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.12") {
+			} else if fm.HasChild("2.12") {
 				var s2 *VM
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Flavor_Vm); ok && w != nil {
@@ -1152,61 +1152,61 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.12.1") {
+					if fm.IsSet("2.12.1") {
 						if d2.Cpu != s2.GetCpu() {
 							d2.Cpu = s2.GetCpu()
 							n++
 						}
 					}
-					if fm.Has("2.12.2") {
+					if fm.IsSet("2.12.2") {
 						if d2.Memory != s2.GetMemory() {
 							d2.Memory = s2.GetMemory()
 							n++
 						}
 					}
-					if fm.Has("2.12.3") {
+					if fm.IsSet("2.12.3") {
 						if d2.Storage != s2.GetStorage() {
 							d2.Storage = s2.GetStorage()
 							n++
 						}
 					}
-					if fm.Has("2.12.4") {
+					if fm.IsSet("2.12.4") {
 						if d2.Architecture != s2.GetArchitecture() {
 							d2.Architecture = s2.GetArchitecture()
 							n++
 						}
 					}
-					if fm.Has("2.12.5") {
+					if fm.IsSet("2.12.5") {
 						if d2.OsImage != s2.GetOsImage() {
 							d2.OsImage = s2.GetOsImage()
 							n++
 						}
 					}
-					if fm.Has("2.12.6") {
+					if fm.IsSet("2.12.6") {
 						if !d2.Gpu.Equal(s2.GetGpu()) {
 							d2.Gpu = s2.GetGpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.12.6") {
+					} else if fm.HasChild("2.12.6") {
 						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &GPU{}
 								d2.Gpu = d3
 								n++
 							}
-							if fm.Has("2.12.6.1") {
+							if fm.IsSet("2.12.6.1") {
 								if d3.Model != s3.GetModel() {
 									d3.Model = s3.GetModel()
 									n++
 								}
 							}
-							if fm.Has("2.12.6.2") {
+							if fm.IsSet("2.12.6.2") {
 								if d3.Cores != s3.GetCores() {
 									d3.Cores = s3.GetCores()
 									n++
 								}
 							}
-							if fm.Has("2.12.6.3") {
+							if fm.IsSet("2.12.6.3") {
 								if d3.Memory != s3.GetMemory() {
 									d3.Memory = s3.GetMemory()
 									n++
@@ -1214,7 +1214,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.12.7") {
+					if fm.IsSet("2.12.7") {
 						if d2.Hypervisor != s2.GetHypervisor() {
 							d2.Hypervisor = s2.GetHypervisor()
 							n++
@@ -1222,7 +1222,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.13") {
+			if fm.IsSet("2.13") {
 				if sw1, ok := s1.GetSpec().(*Flavor_Sensor); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Flavor_Sensor); !ok || dw1 == nil || !dw1.Sensor.Equal(sw1.Sensor) {
 						d1.Spec = &Flavor_Sensor{Sensor: sw1.Sensor.Clone()}
@@ -1232,7 +1232,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.13") {
+			} else if fm.HasChild("2.13") {
 				var s2 *Sensor
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Flavor_Sensor); ok && w != nil {
@@ -1250,67 +1250,67 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.13.1") {
+					if fm.IsSet("2.13.1") {
 						if d2.SensorType != s2.GetSensorType() {
 							d2.SensorType = s2.GetSensorType()
 							n++
 						}
 					}
-					if fm.Has("2.13.2") {
+					if fm.IsSet("2.13.2") {
 						if !fieldmap.SameFloat64(d2.SamplingRateHz, s2.GetSamplingRateHz()) {
 							d2.SamplingRateHz = s2.GetSamplingRateHz()
 							n++
 						}
 					}
-					if fm.Has("2.13.3") {
+					if fm.IsSet("2.13.3") {
 						if !fieldmap.SameFloat64(d2.Accuracy, s2.GetAccuracy()) {
 							d2.Accuracy = s2.GetAccuracy()
 							n++
 						}
 					}
-					if fm.Has("2.13.4") {
+					if fm.IsSet("2.13.4") {
 						if d2.Unit != s2.GetUnit() {
 							d2.Unit = s2.GetUnit()
 							n++
 						}
 					}
-					if fm.Has("2.13.5") {
+					if fm.IsSet("2.13.5") {
 						if d2.SourceEndpoint != s2.GetSourceEndpoint() {
 							d2.SourceEndpoint = s2.GetSourceEndpoint()
 							n++
 						}
 					}
-					if fm.Has("2.13.6") {
+					if fm.IsSet("2.13.6") {
 						if !d2.Location.Equal(s2.GetLocation()) {
 							d2.Location = s2.GetLocation().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.13.6") {
+					} else if fm.HasChild("2.13.6") {
 						if d3, s3 := d2.Location, s2.GetLocation(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &Location{}
 								d2.Location = d3
 								n++
 							}
-							if fm.Has("2.13.6.1") {
+							if fm.IsSet("2.13.6.1") {
 								if !fieldmap.SameFloat64(d3.Latitude, s3.GetLatitude()) {
 									d3.Latitude = s3.GetLatitude()
 									n++
 								}
 							}
-							if fm.Has("2.13.6.2") {
+							if fm.IsSet("2.13.6.2") {
 								if !fieldmap.SameFloat64(d3.Longitude, s3.GetLongitude()) {
 									d3.Longitude = s3.GetLongitude()
 									n++
 								}
 							}
-							if fm.Has("2.13.6.3") {
+							if fm.IsSet("2.13.6.3") {
 								if d3.Country != s3.GetCountry() {
 									d3.Country = s3.GetCountry()
 									n++
 								}
 							}
-							if fm.Has("2.13.6.4") {
+							if fm.IsSet("2.13.6.4") {
 								if d3.City != s3.GetCity() {
 									d3.City = s3.GetCity()
 									n++
@@ -1327,32 +1327,32 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 			m.Buyer = src.GetBuyer().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Buyer, src.GetBuyer(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &NodeIdentity{}
 				m.Buyer = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if d1.Domain != s1.GetDomain() {
 					d1.Domain = s1.GetDomain()
 					n++
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if d1.NodeId != s1.GetNodeId() {
 					d1.NodeId = s1.GetNodeId()
 					n++
 				}
 			}
-			if fm.Has("3.3") {
+			if fm.IsSet("3.3") {
 				if d1.Ip != s1.GetIp() {
 					d1.Ip = s1.GetIp()
 					n++
 				}
 			}
-			if fm.Has("3.4") {
+			if fm.IsSet("3.4") {
 				if d1.LocalNamespace != s1.GetLocalNamespace() {
 					d1.LocalNamespace = s1.GetLocalNamespace()
 					n++
@@ -1365,32 +1365,32 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 			m.Seller = src.GetSeller().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Seller, src.GetSeller(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &NodeIdentity{}
 				m.Seller = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if d1.Domain != s1.GetDomain() {
 					d1.Domain = s1.GetDomain()
 					n++
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				if d1.NodeId != s1.GetNodeId() {
 					d1.NodeId = s1.GetNodeId()
 					n++
 				}
 			}
-			if fm.Has("4.3") {
+			if fm.IsSet("4.3") {
 				if d1.Ip != s1.GetIp() {
 					d1.Ip = s1.GetIp()
 					n++
 				}
 			}
-			if fm.Has("4.4") {
+			if fm.IsSet("4.4") {
 				if d1.LocalNamespace != s1.GetLocalNamespace() {
 					d1.LocalNamespace = s1.GetLocalNamespace()
 					n++
@@ -1403,14 +1403,14 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 			m.Configuration = src.GetConfiguration().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("5") {
+	} else if fm.HasChild("5") {
 		if d1, s1 := m.Configuration, src.GetConfiguration(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Configuration{}
 				m.Configuration = d1
 				n++
 			}
-			if fm.Has("5.1") {
+			if fm.IsSet("5.1") {
 				if sw1, ok := s1.GetSpec().(*Configuration_K8Slice); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Configuration_K8Slice); !ok || dw1 == nil || !dw1.K8Slice.Equal(sw1.K8Slice) {
 						d1.Spec = &Configuration_K8Slice{K8Slice: sw1.K8Slice.Clone()}
@@ -1420,7 +1420,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("5.1") {
+			} else if fm.HasChild("5.1") {
 				var s2 *K8SliceConfiguration
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Configuration_K8Slice); ok && w != nil {
@@ -1438,49 +1438,49 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("5.1.1") {
+					if fm.IsSet("5.1.1") {
 						if d2.Cpu != s2.GetCpu() {
 							d2.Cpu = s2.GetCpu()
 							n++
 						}
 					}
-					if fm.Has("5.1.2") {
+					if fm.IsSet("5.1.2") {
 						if d2.Memory != s2.GetMemory() {
 							d2.Memory = s2.GetMemory()
 							n++
 						}
 					}
-					if fm.Has("5.1.3") {
+					if fm.IsSet("5.1.3") {
 						if d2.Pods != s2.GetPods() {
 							d2.Pods = s2.GetPods()
 							n++
 						}
 					}
-					if fm.Has("5.1.4") {
+					if fm.IsSet("5.1.4") {
 						if !d2.Gpu.Equal(s2.GetGpu()) {
 							d2.Gpu = s2.GetGpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("5.1.4") {
+					} else if fm.HasChild("5.1.4") {
 						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &GPU{}
 								d2.Gpu = d3
 								n++
 							}
-							if fm.Has("5.1.4.1") {
+							if fm.IsSet("5.1.4.1") {
 								if d3.Model != s3.GetModel() {
 									d3.Model = s3.GetModel()
 									n++
 								}
 							}
-							if fm.Has("5.1.4.2") {
+							if fm.IsSet("5.1.4.2") {
 								if d3.Cores != s3.GetCores() {
 									d3.Cores = s3.GetCores()
 									n++
 								}
 							}
-							if fm.Has("5.1.4.3") {
+							if fm.IsSet("5.1.4.3") {
 								if d3.Memory != s3.GetMemory() {
 									d3.Memory = s3.GetMemory()
 									n++
@@ -1488,7 +1488,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("5.1.5") {
+					if fm.IsSet("5.1.5") {
 						if d2.Storage != s2.GetStorage() {
 							d2.Storage = s2.GetStorage()
 							n++
@@ -1496,7 +1496,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("5.2") {
+			if fm.IsSet("5.2") {
 				if sw1, ok := s1.GetSpec().(*Configuration_Service); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Configuration_Service); !ok || dw1 == nil || !dw1.Service.Equal(sw1.Service) {
 						d1.Spec = &Configuration_Service{Service: sw1.Service.Clone()}
@@ -1506,7 +1506,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("5.2") {
+			} else if fm.HasChild("5.2") {
 				var s2 *ServiceConfiguration
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Configuration_Service); ok && w != nil {
@@ -1524,13 +1524,13 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("5.2.1") {
+					if fm.IsSet("5.2.1") {
 						if d2.BlueprintId != s2.GetBlueprintId() {
 							d2.BlueprintId = s2.GetBlueprintId()
 							n++
 						}
 					}
-					if fm.HasOrHasChild("5.2.2") {
+					if fm.IsSetOrHasChild("5.2.2") {
 						if sv2 := s2.GetParameters(); !maps.Equal(d2.Parameters, sv2) {
 							if len(sv2) == 0 {
 								d2.Parameters = nil
@@ -1542,7 +1542,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("5.3") {
+			if fm.IsSet("5.3") {
 				if sw1, ok := s1.GetSpec().(*Configuration_Vm); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Configuration_Vm); !ok || dw1 == nil || !dw1.Vm.Equal(sw1.Vm) {
 						d1.Spec = &Configuration_Vm{Vm: sw1.Vm.Clone()}
@@ -1552,7 +1552,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("5.3") {
+			} else if fm.HasChild("5.3") {
 				var s2 *VMConfiguration
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Configuration_Vm); ok && w != nil {
@@ -1570,25 +1570,25 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("5.3.1") {
+					if fm.IsSet("5.3.1") {
 						if d2.Cpu != s2.GetCpu() {
 							d2.Cpu = s2.GetCpu()
 							n++
 						}
 					}
-					if fm.Has("5.3.2") {
+					if fm.IsSet("5.3.2") {
 						if d2.Memory != s2.GetMemory() {
 							d2.Memory = s2.GetMemory()
 							n++
 						}
 					}
-					if fm.Has("5.3.3") {
+					if fm.IsSet("5.3.3") {
 						if d2.Storage != s2.GetStorage() {
 							d2.Storage = s2.GetStorage()
 							n++
 						}
 					}
-					if fm.Has("5.3.4") {
+					if fm.IsSet("5.3.4") {
 						if d2.OsImage != s2.GetOsImage() {
 							d2.OsImage = s2.GetOsImage()
 							n++
@@ -1596,7 +1596,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("5.4") {
+			if fm.IsSet("5.4") {
 				if sw1, ok := s1.GetSpec().(*Configuration_Sensor); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Configuration_Sensor); !ok || dw1 == nil || !dw1.Sensor.Equal(sw1.Sensor) {
 						d1.Spec = &Configuration_Sensor{Sensor: sw1.Sensor.Clone()}
@@ -1606,7 +1606,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("5.4") {
+			} else if fm.HasChild("5.4") {
 				var s2 *SensorConfiguration
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Configuration_Sensor); ok && w != nil {
@@ -1624,7 +1624,7 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("5.4.1") {
+					if fm.IsSet("5.4.1") {
 						if !fieldmap.SameFloat64(d2.SamplingRateHz, s2.GetSamplingRateHz()) {
 							d2.SamplingRateHz = s2.GetSamplingRateHz()
 							n++
@@ -1639,38 +1639,38 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 			m.PeeringTargetCredentials = src.GetPeeringTargetCredentials().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("6") {
+	} else if fm.HasChild("6") {
 		if d1, s1 := m.PeeringTargetCredentials, src.GetPeeringTargetCredentials(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &PeeringTargetCredentials{}
 				m.PeeringTargetCredentials = d1
 				n++
 			}
-			if fm.Has("6.1") {
+			if fm.IsSet("6.1") {
 				if d1.ClusterId != s1.GetClusterId() {
 					d1.ClusterId = s1.GetClusterId()
 					n++
 				}
 			}
-			if fm.Has("6.2") {
+			if fm.IsSet("6.2") {
 				if d1.ClusterName != s1.GetClusterName() {
 					d1.ClusterName = s1.GetClusterName()
 					n++
 				}
 			}
-			if fm.Has("6.3") {
+			if fm.IsSet("6.3") {
 				if d1.Endpoint != s1.GetEndpoint() {
 					d1.Endpoint = s1.GetEndpoint()
 					n++
 				}
 			}
-			if fm.Has("6.4") {
+			if fm.IsSet("6.4") {
 				if d1.Kubeconfig != s1.GetKubeconfig() {
 					d1.Kubeconfig = s1.GetKubeconfig()
 					n++
 				}
 			}
-			if fm.Has("6.5") {
+			if fm.IsSet("6.5") {
 				if d1.Token != s1.GetToken() {
 					d1.Token = s1.GetToken()
 					n++

@@ -763,20 +763,20 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 			m.Selector = src.GetSelector().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Selector, src.GetSelector(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Selector{}
 				m.Selector = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if d1.FlavorType != s1.GetFlavorType() {
 					d1.FlavorType = s1.GetFlavorType()
 					n++
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if sw1, ok := s1.GetFilter().(*Selector_K8Slice); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*Selector_K8Slice); !ok || dw1 == nil || !dw1.K8Slice.Equal(sw1.K8Slice) {
 						d1.Filter = &Selector_K8Slice{K8Slice: sw1.K8Slice.Clone()}
@@ -786,7 +786,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("3.2") {
+			} else if fm.HasChild("3.2") {
 				var s2 *K8SliceSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*Selector_K8Slice); ok && w != nil {
@@ -804,19 +804,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("3.2.1") {
+					if fm.IsSet("3.2.1") {
 						if !d2.Architecture.Equal(s2.GetArchitecture()) {
 							d2.Architecture = s2.GetArchitecture().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.2.1") {
+					} else if fm.HasChild("3.2.1") {
 						if d3, s3 := d2.Architecture, s2.GetArchitecture(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Architecture = d3
 								n++
 							}
-							if fm.Has("3.2.1.1") {
+							if fm.IsSet("3.2.1.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -827,7 +827,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("3.2.1.2") {
+							if fm.IsSet("3.2.1.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -840,19 +840,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.2.2") {
+					if fm.IsSet("3.2.2") {
 						if !d2.Cpu.Equal(s2.GetCpu()) {
 							d2.Cpu = s2.GetCpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.2.2") {
+					} else if fm.HasChild("3.2.2") {
 						if d3, s3 := d2.Cpu, s2.GetCpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Cpu = d3
 								n++
 							}
-							if fm.Has("3.2.2.1") {
+							if fm.IsSet("3.2.2.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -862,7 +862,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.2.2.1") {
+							} else if fm.HasChild("3.2.2.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -880,7 +880,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("3.2.2.1.1") {
+									if fm.IsSet("3.2.2.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -888,7 +888,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("3.2.2.2") {
+							if fm.IsSet("3.2.2.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -898,7 +898,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.2.2.2") {
+							} else if fm.HasChild("3.2.2.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -920,7 +920,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("3.2.2.2.1") {
+									if fm.IsSet("3.2.2.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -941,7 +941,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("3.2.2.2.2") {
+									if fm.IsSet("3.2.2.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -966,19 +966,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.2.3") {
+					if fm.IsSet("3.2.3") {
 						if !d2.Memory.Equal(s2.GetMemory()) {
 							d2.Memory = s2.GetMemory().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.2.3") {
+					} else if fm.HasChild("3.2.3") {
 						if d3, s3 := d2.Memory, s2.GetMemory(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Memory = d3
 								n++
 							}
-							if fm.Has("3.2.3.1") {
+							if fm.IsSet("3.2.3.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -988,7 +988,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.2.3.1") {
+							} else if fm.HasChild("3.2.3.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1006,7 +1006,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("3.2.3.1.1") {
+									if fm.IsSet("3.2.3.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -1014,7 +1014,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("3.2.3.2") {
+							if fm.IsSet("3.2.3.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -1024,7 +1024,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.2.3.2") {
+							} else if fm.HasChild("3.2.3.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1046,7 +1046,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("3.2.3.2.1") {
+									if fm.IsSet("3.2.3.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -1067,7 +1067,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("3.2.3.2.2") {
+									if fm.IsSet("3.2.3.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -1092,19 +1092,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.2.4") {
+					if fm.IsSet("3.2.4") {
 						if !d2.Pods.Equal(s2.GetPods()) {
 							d2.Pods = s2.GetPods().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.2.4") {
+					} else if fm.HasChild("3.2.4") {
 						if d3, s3 := d2.Pods, s2.GetPods(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Pods = d3
 								n++
 							}
-							if fm.Has("3.2.4.1") {
+							if fm.IsSet("3.2.4.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -1114,7 +1114,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.2.4.1") {
+							} else if fm.HasChild("3.2.4.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1132,7 +1132,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("3.2.4.1.1") {
+									if fm.IsSet("3.2.4.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -1140,7 +1140,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("3.2.4.2") {
+							if fm.IsSet("3.2.4.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -1150,7 +1150,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.2.4.2") {
+							} else if fm.HasChild("3.2.4.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1172,7 +1172,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("3.2.4.2.1") {
+									if fm.IsSet("3.2.4.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -1193,7 +1193,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("3.2.4.2.2") {
+									if fm.IsSet("3.2.4.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -1218,19 +1218,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.2.5") {
+					if fm.IsSet("3.2.5") {
 						if !d2.Storage.Equal(s2.GetStorage()) {
 							d2.Storage = s2.GetStorage().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.2.5") {
+					} else if fm.HasChild("3.2.5") {
 						if d3, s3 := d2.Storage, s2.GetStorage(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Storage = d3
 								n++
 							}
-							if fm.Has("3.2.5.1") {
+							if fm.IsSet("3.2.5.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -1240,7 +1240,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.2.5.1") {
+							} else if fm.HasChild("3.2.5.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1258,7 +1258,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("3.2.5.1.1") {
+									if fm.IsSet("3.2.5.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -1266,7 +1266,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("3.2.5.2") {
+							if fm.IsSet("3.2.5.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -1276,7 +1276,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.2.5.2") {
+							} else if fm.HasChild("3.2.5.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1298,7 +1298,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("3.2.5.2.1") {
+									if fm.IsSet("3.2.5.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -1319,7 +1319,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("3.2.5.2.2") {
+									if fm.IsSet("3.2.5.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -1344,31 +1344,31 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.2.6") {
+					if fm.IsSet("3.2.6") {
 						if !d2.Gpu.Equal(s2.GetGpu()) {
 							d2.Gpu = s2.GetGpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.2.6") {
+					} else if fm.HasChild("3.2.6") {
 						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &GPUSelector{}
 								d2.Gpu = d3
 								n++
 							}
-							if fm.Has("3.2.6.1") {
+							if fm.IsSet("3.2.6.1") {
 								if !d3.Model.Equal(s3.GetModel()) {
 									d3.Model = s3.GetModel().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("3.2.6.1") {
+							} else if fm.HasChild("3.2.6.1") {
 								if d4, s4 := d3.Model, s3.GetModel(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &StringFilter{}
 										d3.Model = d4
 										n++
 									}
-									if fm.Has("3.2.6.1.1") {
+									if fm.IsSet("3.2.6.1.1") {
 										if sw4, ok := s4.GetFilter().(*StringFilter_Exact); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*StringFilter_Exact); !ok || dw4 == nil || dw4.Exact != sw4.Exact {
 												d4.Filter = &StringFilter_Exact{Exact: sw4.Exact}
@@ -1379,7 +1379,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("3.2.6.1.2") {
+									if fm.IsSet("3.2.6.1.2") {
 										if sw4, ok := s4.GetFilter().(*StringFilter_Regex); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*StringFilter_Regex); !ok || dw4 == nil || dw4.Regex != sw4.Regex {
 												d4.Filter = &StringFilter_Regex{Regex: sw4.Regex}
@@ -1392,19 +1392,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("3.2.6.2") {
+							if fm.IsSet("3.2.6.2") {
 								if !d3.Cores.Equal(s3.GetCores()) {
 									d3.Cores = s3.GetCores().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("3.2.6.2") {
+							} else if fm.HasChild("3.2.6.2") {
 								if d4, s4 := d3.Cores, s3.GetCores(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &ResourceFilter{}
 										d3.Cores = d4
 										n++
 									}
-									if fm.Has("3.2.6.2.1") {
+									if fm.IsSet("3.2.6.2.1") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Match); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Match); !ok || dw4 == nil || !dw4.Match.Equal(sw4.Match) {
 												d4.Filter = &ResourceFilter_Match{Match: sw4.Match.Clone()}
@@ -1414,7 +1414,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("3.2.6.2.1") {
+									} else if fm.HasChild("3.2.6.2.1") {
 										var s5 *ResourceMatchSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1432,7 +1432,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
-											if fm.Has("3.2.6.2.1.1") {
+											if fm.IsSet("3.2.6.2.1.1") {
 												if d5.Value != s5.GetValue() {
 													d5.Value = s5.GetValue()
 													n++
@@ -1440,7 +1440,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											}
 										}
 									}
-									if fm.Has("3.2.6.2.2") {
+									if fm.IsSet("3.2.6.2.2") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Range); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Range); !ok || dw4 == nil || !dw4.Range.Equal(sw4.Range) {
 												d4.Filter = &ResourceFilter_Range{Range: sw4.Range.Clone()}
@@ -1450,7 +1450,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("3.2.6.2.2") {
+									} else if fm.HasChild("3.2.6.2.2") {
 										var s5 *ResourceRangeSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1472,7 +1472,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 												f1 int64
 												f2 int64
 											}
-											if fm.Has("3.2.6.2.2.1") {
+											if fm.IsSet("3.2.6.2.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
@@ -1493,7 +1493,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 													n++
 												}
 											}
-											if fm.Has("3.2.6.2.2.2") {
+											if fm.IsSet("3.2.6.2.2.2") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Max
@@ -1518,19 +1518,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("3.2.6.3") {
+							if fm.IsSet("3.2.6.3") {
 								if !d3.Memory.Equal(s3.GetMemory()) {
 									d3.Memory = s3.GetMemory().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("3.2.6.3") {
+							} else if fm.HasChild("3.2.6.3") {
 								if d4, s4 := d3.Memory, s3.GetMemory(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &ResourceFilter{}
 										d3.Memory = d4
 										n++
 									}
-									if fm.Has("3.2.6.3.1") {
+									if fm.IsSet("3.2.6.3.1") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Match); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Match); !ok || dw4 == nil || !dw4.Match.Equal(sw4.Match) {
 												d4.Filter = &ResourceFilter_Match{Match: sw4.Match.Clone()}
@@ -1540,7 +1540,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("3.2.6.3.1") {
+									} else if fm.HasChild("3.2.6.3.1") {
 										var s5 *ResourceMatchSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1558,7 +1558,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
-											if fm.Has("3.2.6.3.1.1") {
+											if fm.IsSet("3.2.6.3.1.1") {
 												if d5.Value != s5.GetValue() {
 													d5.Value = s5.GetValue()
 													n++
@@ -1566,7 +1566,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											}
 										}
 									}
-									if fm.Has("3.2.6.3.2") {
+									if fm.IsSet("3.2.6.3.2") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Range); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Range); !ok || dw4 == nil || !dw4.Range.Equal(sw4.Range) {
 												d4.Filter = &ResourceFilter_Range{Range: sw4.Range.Clone()}
@@ -1576,7 +1576,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("3.2.6.3.2") {
+									} else if fm.HasChild("3.2.6.3.2") {
 										var s5 *ResourceRangeSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1598,7 +1598,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 												f1 int64
 												f2 int64
 											}
-											if fm.Has("3.2.6.3.2.1") {
+											if fm.IsSet("3.2.6.3.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
@@ -1619,7 +1619,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 													n++
 												}
 											}
-											if fm.Has("3.2.6.3.2.2") {
+											if fm.IsSet("3.2.6.3.2.2") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Max
@@ -1648,7 +1648,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("3.3") {
+			if fm.IsSet("3.3") {
 				if sw1, ok := s1.GetFilter().(*Selector_Service); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*Selector_Service); !ok || dw1 == nil || !dw1.Service.Equal(sw1.Service) {
 						d1.Filter = &Selector_Service{Service: sw1.Service.Clone()}
@@ -1658,7 +1658,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("3.3") {
+			} else if fm.HasChild("3.3") {
 				var s2 *ServiceSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*Selector_Service); ok && w != nil {
@@ -1676,19 +1676,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("3.3.1") {
+					if fm.IsSet("3.3.1") {
 						if !d2.Category.Equal(s2.GetCategory()) {
 							d2.Category = s2.GetCategory().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.3.1") {
+					} else if fm.HasChild("3.3.1") {
 						if d3, s3 := d2.Category, s2.GetCategory(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Category = d3
 								n++
 							}
-							if fm.Has("3.3.1.1") {
+							if fm.IsSet("3.3.1.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -1699,7 +1699,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("3.3.1.2") {
+							if fm.IsSet("3.3.1.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -1712,7 +1712,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.HasOrHasChild("3.3.2") {
+					if fm.IsSetOrHasChild("3.3.2") {
 						if sv2 := s2.GetTags(); !slices.Equal(d2.Tags, sv2) {
 							if len(sv2) == 0 {
 								d2.Tags = nil
@@ -1722,19 +1722,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("3.3.3") {
+					if fm.IsSet("3.3.3") {
 						if !d2.Name.Equal(s2.GetName()) {
 							d2.Name = s2.GetName().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.3.3") {
+					} else if fm.HasChild("3.3.3") {
 						if d3, s3 := d2.Name, s2.GetName(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Name = d3
 								n++
 							}
-							if fm.Has("3.3.3.1") {
+							if fm.IsSet("3.3.3.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -1745,7 +1745,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("3.3.3.2") {
+							if fm.IsSet("3.3.3.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -1760,7 +1760,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("3.4") {
+			if fm.IsSet("3.4") {
 				if sw1, ok := s1.GetFilter().(*Selector_Vm); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*Selector_Vm); !ok || dw1 == nil || !dw1.Vm.Equal(sw1.Vm) {
 						d1.Filter = &Selector_Vm{Vm: sw1.Vm.Clone()}
@@ -1770,7 +1770,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("3.4") {
+			} else if fm.HasChild("3.4") {
 				var s2 *VMSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*Selector_Vm); ok && w != nil {
@@ -1788,19 +1788,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("3.4.1") {
+					if fm.IsSet("3.4.1") {
 						if !d2.Architecture.Equal(s2.GetArchitecture()) {
 							d2.Architecture = s2.GetArchitecture().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.4.1") {
+					} else if fm.HasChild("3.4.1") {
 						if d3, s3 := d2.Architecture, s2.GetArchitecture(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Architecture = d3
 								n++
 							}
-							if fm.Has("3.4.1.1") {
+							if fm.IsSet("3.4.1.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -1811,7 +1811,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("3.4.1.2") {
+							if fm.IsSet("3.4.1.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -1824,19 +1824,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.4.2") {
+					if fm.IsSet("3.4.2") {
 						if !d2.Cpu.Equal(s2.GetCpu()) {
 							d2.Cpu = s2.GetCpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.4.2") {
+					} else if fm.HasChild("3.4.2") {
 						if d3, s3 := d2.Cpu, s2.GetCpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Cpu = d3
 								n++
 							}
-							if fm.Has("3.4.2.1") {
+							if fm.IsSet("3.4.2.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -1846,7 +1846,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.4.2.1") {
+							} else if fm.HasChild("3.4.2.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1864,7 +1864,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("3.4.2.1.1") {
+									if fm.IsSet("3.4.2.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -1872,7 +1872,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("3.4.2.2") {
+							if fm.IsSet("3.4.2.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -1882,7 +1882,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.4.2.2") {
+							} else if fm.HasChild("3.4.2.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1904,7 +1904,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("3.4.2.2.1") {
+									if fm.IsSet("3.4.2.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -1925,7 +1925,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("3.4.2.2.2") {
+									if fm.IsSet("3.4.2.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -1950,19 +1950,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.4.3") {
+					if fm.IsSet("3.4.3") {
 						if !d2.Memory.Equal(s2.GetMemory()) {
 							d2.Memory = s2.GetMemory().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.4.3") {
+					} else if fm.HasChild("3.4.3") {
 						if d3, s3 := d2.Memory, s2.GetMemory(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Memory = d3
 								n++
 							}
-							if fm.Has("3.4.3.1") {
+							if fm.IsSet("3.4.3.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -1972,7 +1972,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.4.3.1") {
+							} else if fm.HasChild("3.4.3.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1990,7 +1990,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("3.4.3.1.1") {
+									if fm.IsSet("3.4.3.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -1998,7 +1998,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("3.4.3.2") {
+							if fm.IsSet("3.4.3.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -2008,7 +2008,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.4.3.2") {
+							} else if fm.HasChild("3.4.3.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2030,7 +2030,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("3.4.3.2.1") {
+									if fm.IsSet("3.4.3.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -2051,7 +2051,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("3.4.3.2.2") {
+									if fm.IsSet("3.4.3.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -2076,19 +2076,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.4.4") {
+					if fm.IsSet("3.4.4") {
 						if !d2.Storage.Equal(s2.GetStorage()) {
 							d2.Storage = s2.GetStorage().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.4.4") {
+					} else if fm.HasChild("3.4.4") {
 						if d3, s3 := d2.Storage, s2.GetStorage(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Storage = d3
 								n++
 							}
-							if fm.Has("3.4.4.1") {
+							if fm.IsSet("3.4.4.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -2098,7 +2098,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.4.4.1") {
+							} else if fm.HasChild("3.4.4.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2116,7 +2116,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("3.4.4.1.1") {
+									if fm.IsSet("3.4.4.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -2124,7 +2124,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("3.4.4.2") {
+							if fm.IsSet("3.4.4.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -2134,7 +2134,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("3.4.4.2") {
+							} else if fm.HasChild("3.4.4.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2156,7 +2156,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("3.4.4.2.1") {
+									if fm.IsSet("3.4.4.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -2177,7 +2177,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("3.4.4.2.2") {
+									if fm.IsSet("3.4.4.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -2202,19 +2202,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.4.5") {
+					if fm.IsSet("3.4.5") {
 						if !d2.OsImage.Equal(s2.GetOsImage()) {
 							d2.OsImage = s2.GetOsImage().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.4.5") {
+					} else if fm.HasChild("3.4.5") {
 						if d3, s3 := d2.OsImage, s2.GetOsImage(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.OsImage = d3
 								n++
 							}
-							if fm.Has("3.4.5.1") {
+							if fm.IsSet("3.4.5.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -2225,7 +2225,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("3.4.5.2") {
+							if fm.IsSet("3.4.5.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -2238,19 +2238,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.4.6") {
+					if fm.IsSet("3.4.6") {
 						if !d2.Hypervisor.Equal(s2.GetHypervisor()) {
 							d2.Hypervisor = s2.GetHypervisor().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.4.6") {
+					} else if fm.HasChild("3.4.6") {
 						if d3, s3 := d2.Hypervisor, s2.GetHypervisor(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Hypervisor = d3
 								n++
 							}
-							if fm.Has("3.4.6.1") {
+							if fm.IsSet("3.4.6.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -2261,7 +2261,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("3.4.6.2") {
+							if fm.IsSet("3.4.6.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -2274,31 +2274,31 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.4.7") {
+					if fm.IsSet("3.4.7") {
 						if !d2.Gpu.Equal(s2.GetGpu()) {
 							d2.Gpu = s2.GetGpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.4.7") {
+					} else if fm.HasChild("3.4.7") {
 						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &GPUSelector{}
 								d2.Gpu = d3
 								n++
 							}
-							if fm.Has("3.4.7.1") {
+							if fm.IsSet("3.4.7.1") {
 								if !d3.Model.Equal(s3.GetModel()) {
 									d3.Model = s3.GetModel().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("3.4.7.1") {
+							} else if fm.HasChild("3.4.7.1") {
 								if d4, s4 := d3.Model, s3.GetModel(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &StringFilter{}
 										d3.Model = d4
 										n++
 									}
-									if fm.Has("3.4.7.1.1") {
+									if fm.IsSet("3.4.7.1.1") {
 										if sw4, ok := s4.GetFilter().(*StringFilter_Exact); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*StringFilter_Exact); !ok || dw4 == nil || dw4.Exact != sw4.Exact {
 												d4.Filter = &StringFilter_Exact{Exact: sw4.Exact}
@@ -2309,7 +2309,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("3.4.7.1.2") {
+									if fm.IsSet("3.4.7.1.2") {
 										if sw4, ok := s4.GetFilter().(*StringFilter_Regex); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*StringFilter_Regex); !ok || dw4 == nil || dw4.Regex != sw4.Regex {
 												d4.Filter = &StringFilter_Regex{Regex: sw4.Regex}
@@ -2322,19 +2322,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("3.4.7.2") {
+							if fm.IsSet("3.4.7.2") {
 								if !d3.Cores.Equal(s3.GetCores()) {
 									d3.Cores = s3.GetCores().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("3.4.7.2") {
+							} else if fm.HasChild("3.4.7.2") {
 								if d4, s4 := d3.Cores, s3.GetCores(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &ResourceFilter{}
 										d3.Cores = d4
 										n++
 									}
-									if fm.Has("3.4.7.2.1") {
+									if fm.IsSet("3.4.7.2.1") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Match); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Match); !ok || dw4 == nil || !dw4.Match.Equal(sw4.Match) {
 												d4.Filter = &ResourceFilter_Match{Match: sw4.Match.Clone()}
@@ -2344,7 +2344,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("3.4.7.2.1") {
+									} else if fm.HasChild("3.4.7.2.1") {
 										var s5 *ResourceMatchSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2362,7 +2362,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
-											if fm.Has("3.4.7.2.1.1") {
+											if fm.IsSet("3.4.7.2.1.1") {
 												if d5.Value != s5.GetValue() {
 													d5.Value = s5.GetValue()
 													n++
@@ -2370,7 +2370,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											}
 										}
 									}
-									if fm.Has("3.4.7.2.2") {
+									if fm.IsSet("3.4.7.2.2") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Range); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Range); !ok || dw4 == nil || !dw4.Range.Equal(sw4.Range) {
 												d4.Filter = &ResourceFilter_Range{Range: sw4.Range.Clone()}
@@ -2380,7 +2380,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("3.4.7.2.2") {
+									} else if fm.HasChild("3.4.7.2.2") {
 										var s5 *ResourceRangeSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2402,7 +2402,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 												f1 int64
 												f2 int64
 											}
-											if fm.Has("3.4.7.2.2.1") {
+											if fm.IsSet("3.4.7.2.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
@@ -2423,7 +2423,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 													n++
 												}
 											}
-											if fm.Has("3.4.7.2.2.2") {
+											if fm.IsSet("3.4.7.2.2.2") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Max
@@ -2448,19 +2448,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("3.4.7.3") {
+							if fm.IsSet("3.4.7.3") {
 								if !d3.Memory.Equal(s3.GetMemory()) {
 									d3.Memory = s3.GetMemory().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("3.4.7.3") {
+							} else if fm.HasChild("3.4.7.3") {
 								if d4, s4 := d3.Memory, s3.GetMemory(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &ResourceFilter{}
 										d3.Memory = d4
 										n++
 									}
-									if fm.Has("3.4.7.3.1") {
+									if fm.IsSet("3.4.7.3.1") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Match); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Match); !ok || dw4 == nil || !dw4.Match.Equal(sw4.Match) {
 												d4.Filter = &ResourceFilter_Match{Match: sw4.Match.Clone()}
@@ -2470,7 +2470,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("3.4.7.3.1") {
+									} else if fm.HasChild("3.4.7.3.1") {
 										var s5 *ResourceMatchSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2488,7 +2488,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
-											if fm.Has("3.4.7.3.1.1") {
+											if fm.IsSet("3.4.7.3.1.1") {
 												if d5.Value != s5.GetValue() {
 													d5.Value = s5.GetValue()
 													n++
@@ -2496,7 +2496,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											}
 										}
 									}
-									if fm.Has("3.4.7.3.2") {
+									if fm.IsSet("3.4.7.3.2") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Range); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Range); !ok || dw4 == nil || !dw4.Range.Equal(sw4.Range) {
 												d4.Filter = &ResourceFilter_Range{Range: sw4.Range.Clone()}
@@ -2506,7 +2506,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("3.4.7.3.2") {
+									} else if fm.HasChild("3.4.7.3.2") {
 										var s5 *ResourceRangeSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2528,7 +2528,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 												f1 int64
 												f2 int64
 											}
-											if fm.Has("3.4.7.3.2.1") {
+											if fm.IsSet("3.4.7.3.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
@@ -2549,7 +2549,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 													n++
 												}
 											}
-											if fm.Has("3.4.7.3.2.2") {
+											if fm.IsSet("3.4.7.3.2.2") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Max
@@ -2578,7 +2578,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("3.5") {
+			if fm.IsSet("3.5") {
 				if sw1, ok := s1.GetFilter().(*Selector_Sensor); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*Selector_Sensor); !ok || dw1 == nil || !dw1.Sensor.Equal(sw1.Sensor) {
 						d1.Filter = &Selector_Sensor{Sensor: sw1.Sensor.Clone()}
@@ -2588,7 +2588,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("3.5") {
+			} else if fm.HasChild("3.5") {
 				var s2 *SensorSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*Selector_Sensor); ok && w != nil {
@@ -2606,19 +2606,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("3.5.1") {
+					if fm.IsSet("3.5.1") {
 						if !d2.SensorType.Equal(s2.GetSensorType()) {
 							d2.SensorType = s2.GetSensorType().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.5.1") {
+					} else if fm.HasChild("3.5.1") {
 						if d3, s3 := d2.SensorType, s2.GetSensorType(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.SensorType = d3
 								n++
 							}
-							if fm.Has("3.5.1.1") {
+							if fm.IsSet("3.5.1.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -2629,7 +2629,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("3.5.1.2") {
+							if fm.IsSet("3.5.1.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -2642,12 +2642,12 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.5.2") {
+					if fm.IsSet("3.5.2") {
 						if !d2.SamplingRateHz.Equal(s2.GetSamplingRateHz()) {
 							d2.SamplingRateHz = s2.GetSamplingRateHz().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.5.2") {
+					} else if fm.HasChild("3.5.2") {
 						if d3, s3 := d2.SamplingRateHz, s2.GetSamplingRateHz(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &FloatRangeSelector{}
@@ -2658,7 +2658,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 								f1 float64
 								f2 float64
 							}
-							if fm.Has("3.5.2.1") {
+							if fm.IsSet("3.5.2.1") {
 								var sv3 *float64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -2679,7 +2679,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("3.5.2.2") {
+							if fm.IsSet("3.5.2.2") {
 								var sv3 *float64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -2702,12 +2702,12 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.5.3") {
+					if fm.IsSet("3.5.3") {
 						if !d2.Accuracy.Equal(s2.GetAccuracy()) {
 							d2.Accuracy = s2.GetAccuracy().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.5.3") {
+					} else if fm.HasChild("3.5.3") {
 						if d3, s3 := d2.Accuracy, s2.GetAccuracy(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &FloatRangeSelector{}
@@ -2718,7 +2718,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 								f1 float64
 								f2 float64
 							}
-							if fm.Has("3.5.3.1") {
+							if fm.IsSet("3.5.3.1") {
 								var sv3 *float64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -2739,7 +2739,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("3.5.3.2") {
+							if fm.IsSet("3.5.3.2") {
 								var sv3 *float64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -2762,19 +2762,19 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("3.5.4") {
+					if fm.IsSet("3.5.4") {
 						if !d2.Unit.Equal(s2.GetUnit()) {
 							d2.Unit = s2.GetUnit().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.5.4") {
+					} else if fm.HasChild("3.5.4") {
 						if d3, s3 := d2.Unit, s2.GetUnit(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Unit = d3
 								n++
 							}
-							if fm.Has("3.5.4.1") {
+							if fm.IsSet("3.5.4.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -2785,7 +2785,7 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("3.5.4.2") {
+							if fm.IsSet("3.5.4.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -2871,50 +2871,50 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 			m.Flavor = src.GetFlavor().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Flavor{}
 				m.Flavor = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Id != s1.GetId() {
 					d1.Id = s1.GetId()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if !d1.Owner.Equal(s1.GetOwner()) {
 					d1.Owner = s1.GetOwner().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.2") {
+			} else if fm.HasChild("2.2") {
 				if d2, s2 := d1.Owner, s1.GetOwner(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &NodeIdentity{}
 						d1.Owner = d2
 						n++
 					}
-					if fm.Has("2.2.1") {
+					if fm.IsSet("2.2.1") {
 						if d2.Domain != s2.GetDomain() {
 							d2.Domain = s2.GetDomain()
 							n++
 						}
 					}
-					if fm.Has("2.2.2") {
+					if fm.IsSet("2.2.2") {
 						if d2.NodeId != s2.GetNodeId() {
 							d2.NodeId = s2.GetNodeId()
 							n++
 						}
 					}
-					if fm.Has("2.2.3") {
+					if fm.IsSet("2.2.3") {
 						if d2.Ip != s2.GetIp() {
 							d2.Ip = s2.GetIp()
 							n++
 						}
 					}
-					if fm.Has("2.2.4") {
+					if fm.IsSet("2.2.4") {
 						if d2.LocalNamespace != s2.GetLocalNamespace() {
 							d2.LocalNamespace = s2.GetLocalNamespace()
 							n++
@@ -2922,37 +2922,37 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					}
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				if d1.ProviderId != s1.GetProviderId() {
 					d1.ProviderId = s1.GetProviderId()
 					n++
 				}
 			}
-			if fm.Has("2.4") {
+			if fm.IsSet("2.4") {
 				if !d1.Price.Equal(s1.GetPrice()) {
 					d1.Price = s1.GetPrice().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.4") {
+			} else if fm.HasChild("2.4") {
 				if d2, s2 := d1.Price, s1.GetPrice(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &Price{}
 						d1.Price = d2
 						n++
 					}
-					if fm.Has("2.4.1") {
+					if fm.IsSet("2.4.1") {
 						if d2.Amount != s2.GetAmount() {
 							d2.Amount = s2.GetAmount()
 							n++
 						}
 					}
-					if fm.Has("2.4.2") {
+					if fm.IsSet("2.4.2") {
 						if d2.Currency != s2.GetCurrency() {
 							d2.Currency = s2.GetCurrency()
 							n++
 						}
 					}
-					if fm.Has("2.4.3") {
+					if fm.IsSet("2.4.3") {
 						if d2.Period != s2.GetPeriod() {
 							d2.Period = s2.GetPeriod()
 							n++
@@ -2960,43 +2960,43 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					}
 				}
 			}
-			if fm.Has("2.5") {
+			if fm.IsSet("2.5") {
 				if d1.Availability != s1.GetAvailability() {
 					d1.Availability = s1.GetAvailability()
 					n++
 				}
 			}
-			if fm.Has("2.6") {
+			if fm.IsSet("2.6") {
 				if !d1.Location.Equal(s1.GetLocation()) {
 					d1.Location = s1.GetLocation().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.6") {
+			} else if fm.HasChild("2.6") {
 				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &Location{}
 						d1.Location = d2
 						n++
 					}
-					if fm.Has("2.6.1") {
+					if fm.IsSet("2.6.1") {
 						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
 							d2.Latitude = s2.GetLatitude()
 							n++
 						}
 					}
-					if fm.Has("2.6.2") {
+					if fm.IsSet("2.6.2") {
 						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
 							d2.Longitude = s2.GetLongitude()
 							n++
 						}
 					}
-					if fm.Has("2.6.3") {
+					if fm.IsSet("2.6.3") {
 						if d2.Country != s2.GetCountry() {
 							d2.Country = s2.GetCountry()
 							n++
 						}
 					}
-					if fm.Has("2.6.4") {
+					if fm.IsSet("2.6.4") {
 						if d2.City != s2.GetCity() {
 							d2.City = s2.GetCity()
 							n++
@@ -3004,25 +3004,25 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					}
 				}
 			}
-			if fm.Has("2.7") {
+			if fm.IsSet("2.7") {
 				if d1.NetworkPropertyType != s1.GetNetworkPropertyType() {
 					d1.NetworkPropertyType = s1.GetNetworkPropertyType()
 					n++
 				}
 			}
-			if fm.Has("2.8") {
+			if fm.IsSet("2.8") {
 				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
 					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
 					n++
 				}
 			}
-			if fm.Has("2.9") {
+			if fm.IsSet("2.9") {
 				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
 					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
 					n++
 				}
 			}
-			if fm.Has("2.10") {
+			if fm.IsSet("2.10") {
 				if sw1, ok := s1.GetSpec().(*Flavor_K8Slice); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Flavor_K8Slice); !ok || dw1 == nil || !dw1.K8Slice.Equal(sw1.K8Slice) {
 						d1.Spec = &Flavor_K8Slice{K8Slice: sw1.K8Slice.Clone()}
@@ -3032,7 +3032,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.10") {
+			} else if fm.HasChild("2.10") {
 				var s2 *K8Slice
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Flavor_K8Slice); ok && w != nil {
@@ -3050,67 +3050,67 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.10.1") {
+					if fm.IsSet("2.10.1") {
 						if !d2.Characteristics.Equal(s2.GetCharacteristics()) {
 							d2.Characteristics = s2.GetCharacteristics().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.10.1") {
+					} else if fm.HasChild("2.10.1") {
 						if d3, s3 := d2.Characteristics, s2.GetCharacteristics(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &K8SliceCharacteristics{}
 								d2.Characteristics = d3
 								n++
 							}
-							if fm.Has("2.10.1.1") {
+							if fm.IsSet("2.10.1.1") {
 								if d3.Architecture != s3.GetArchitecture() {
 									d3.Architecture = s3.GetArchitecture()
 									n++
 								}
 							}
-							if fm.Has("2.10.1.2") {
+							if fm.IsSet("2.10.1.2") {
 								if d3.Cpu != s3.GetCpu() {
 									d3.Cpu = s3.GetCpu()
 									n++
 								}
 							}
-							if fm.Has("2.10.1.3") {
+							if fm.IsSet("2.10.1.3") {
 								if d3.Memory != s3.GetMemory() {
 									d3.Memory = s3.GetMemory()
 									n++
 								}
 							}
-							if fm.Has("2.10.1.4") {
+							if fm.IsSet("2.10.1.4") {
 								if d3.Pods != s3.GetPods() {
 									d3.Pods = s3.GetPods()
 									n++
 								}
 							}
-							if fm.Has("2.10.1.5") {
+							if fm.IsSet("2.10.1.5") {
 								if !d3.Gpu.Equal(s3.GetGpu()) {
 									d3.Gpu = s3.GetGpu().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("2.10.1.5") {
+							} else if fm.HasChild("2.10.1.5") {
 								if d4, s4 := d3.Gpu, s3.GetGpu(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &GPU{}
 										d3.Gpu = d4
 										n++
 									}
-									if fm.Has("2.10.1.5.1") {
+									if fm.IsSet("2.10.1.5.1") {
 										if d4.Model != s4.GetModel() {
 											d4.Model = s4.GetModel()
 											n++
 										}
 									}
-									if fm.Has("2.10.1.5.2") {
+									if fm.IsSet("2.10.1.5.2") {
 										if d4.Cores != s4.GetCores() {
 											d4.Cores = s4.GetCores()
 											n++
 										}
 									}
-									if fm.Has("2.10.1.5.3") {
+									if fm.IsSet("2.10.1.5.3") {
 										if d4.Memory != s4.GetMemory() {
 											d4.Memory = s4.GetMemory()
 											n++
@@ -3118,7 +3118,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 									}
 								}
 							}
-							if fm.Has("2.10.1.6") {
+							if fm.IsSet("2.10.1.6") {
 								if d3.Storage != s3.GetStorage() {
 									d3.Storage = s3.GetStorage()
 									n++
@@ -3126,49 +3126,49 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 							}
 						}
 					}
-					if fm.Has("2.10.2") {
+					if fm.IsSet("2.10.2") {
 						if !d2.Partitionability.Equal(s2.GetPartitionability()) {
 							d2.Partitionability = s2.GetPartitionability().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.10.2") {
+					} else if fm.HasChild("2.10.2") {
 						if d3, s3 := d2.Partitionability, s2.GetPartitionability(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &Partitionability{}
 								d2.Partitionability = d3
 								n++
 							}
-							if fm.Has("2.10.2.1") {
+							if fm.IsSet("2.10.2.1") {
 								if d3.CpuMin != s3.GetCpuMin() {
 									d3.CpuMin = s3.GetCpuMin()
 									n++
 								}
 							}
-							if fm.Has("2.10.2.2") {
+							if fm.IsSet("2.10.2.2") {
 								if d3.MemoryMin != s3.GetMemoryMin() {
 									d3.MemoryMin = s3.GetMemoryMin()
 									n++
 								}
 							}
-							if fm.Has("2.10.2.3") {
+							if fm.IsSet("2.10.2.3") {
 								if d3.PodsMin != s3.GetPodsMin() {
 									d3.PodsMin = s3.GetPodsMin()
 									n++
 								}
 							}
-							if fm.Has("2.10.2.4") {
+							if fm.IsSet("2.10.2.4") {
 								if d3.CpuStep != s3.GetCpuStep() {
 									d3.CpuStep = s3.GetCpuStep()
 									n++
 								}
 							}
-							if fm.Has("2.10.2.5") {
+							if fm.IsSet("2.10.2.5") {
 								if d3.MemoryStep != s3.GetMemoryStep() {
 									d3.MemoryStep = s3.GetMemoryStep()
 									n++
 								}
 							}
-							if fm.Has("2.10.2.6") {
+							if fm.IsSet("2.10.2.6") {
 								if d3.PodsStep != s3.GetPodsStep() {
 									d3.PodsStep = s3.GetPodsStep()
 									n++
@@ -3176,25 +3176,25 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 							}
 						}
 					}
-					if fm.Has("2.10.3") {
+					if fm.IsSet("2.10.3") {
 						if !d2.Properties.Equal(s2.GetProperties()) {
 							d2.Properties = s2.GetProperties().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.10.3") {
+					} else if fm.HasChild("2.10.3") {
 						if d3, s3 := d2.Properties, s2.GetProperties(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &K8SliceProperties{}
 								d2.Properties = d3
 								n++
 							}
-							if fm.Has("2.10.3.1") {
+							if fm.IsSet("2.10.3.1") {
 								if d3.LatencyMs != s3.GetLatencyMs() {
 									d3.LatencyMs = s3.GetLatencyMs()
 									n++
 								}
 							}
-							if fm.HasOrHasChild("2.10.3.2") {
+							if fm.IsSetOrHasChild("2.10.3.2") {
 								if sv3 := s3.GetSecurityStandards(); !slices.Equal(d3.SecurityStandards, sv3) {
 									if len(sv3) == 0 {
 										d3.SecurityStandards = nil
@@ -3204,25 +3204,25 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 									n++
 								}
 							}
-							if fm.Has("2.10.3.3") {
+							if fm.IsSet("2.10.3.3") {
 								if !d3.CarbonFootprint.Equal(s3.GetCarbonFootprint()) {
 									d3.CarbonFootprint = s3.GetCarbonFootprint().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("2.10.3.3") {
+							} else if fm.HasChild("2.10.3.3") {
 								if d4, s4 := d3.CarbonFootprint, s3.GetCarbonFootprint(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &CarbonFootprint{}
 										d3.CarbonFootprint = d4
 										n++
 									}
-									if fm.Has("2.10.3.3.1") {
+									if fm.IsSet("2.10.3.3.1") {
 										if d4.Embodied != s4.GetEmbodied() {
 											d4.Embodied = s4.GetEmbodied()
 											n++
 										}
 									}
-									if fm.Has("2.10.3.3.2") {
+									if fm.IsSet("2.10.3.3.2") {
 										if d4.Operational != s4.GetOperational() {
 											d4.Operational = s4.GetOperational()
 											n++
@@ -3230,7 +3230,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 									}
 								}
 							}
-							if fm.HasOrHasChild("2.10.3.4") {
+							if fm.IsSetOrHasChild("2.10.3.4") {
 								if sv3 := s3.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(d3.NetworkAuthorizations, sv3, (*NetworkAuthorization).Equal) {
 									if len(sv3) == 0 {
 										d3.NetworkAuthorizations = nil
@@ -3244,7 +3244,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					}
 				}
 			}
-			if fm.Has("2.11") {
+			if fm.IsSet("2.11") {
 				if sw1, ok := s1.GetSpec().(*Flavor_Service); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Flavor_Service); !ok || dw1 == nil || !dw1.Service.Equal(sw1.Service) {
 						d1.Spec = &Flavor_Service{Service: sw1.Service.Clone()}
@@ -3254,7 +3254,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.11") {
+			} else if fm.HasChild("2.11") {
 				var s2 *Service
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Flavor_Service); ok && w != nil {
@@ -3272,25 +3272,25 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.11.1") {
+					if fm.IsSet("2.11.1") {
 						if d2.Name != s2.GetName() {
 							d2.Name = s2.GetName()
 							n++
 						}
 					}
-					if fm.Has("2.11.2") {
+					if fm.IsSet("2.11.2") {
 						if d2.Description != s2.GetDescription() {
 							d2.Description = s2.GetDescription()
 							n++
 						}
 					}
-					if fm.Has("2.11.3") {
+					if fm.IsSet("2.11.3") {
 						if d2.Category != s2.GetCategory() {
 							d2.Category = s2.GetCategory()
 							n++
 						}
 					}
-					if fm.HasOrHasChild("2.11.4") {
+					if fm.IsSetOrHasChild("2.11.4") {
 						if sv2 := s2.GetTags(); !slices.Equal(d2.Tags, sv2) {
 							if len(sv2) == 0 {
 								d2.Tags = nil
@@ -3300,7 +3300,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 							n++
 						}
 					}
-					if fm.HasOrHasChild("2.11.5") {
+					if fm.IsSetOrHasChild("2.11.5") {
 						if sv2 := s2.GetHostingPolicies(); !slices.Equal(d2.HostingPolicies, sv2) {
 							if len(sv2) == 0 {
 								d2.HostingPolicies = nil
@@ -3310,19 +3310,19 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 							n++
 						}
 					}
-					if fm.Has("2.11.6") {
+					if fm.IsSet("2.11.6") {
 						if !d2.ConfigurationSchema.Equal(s2.GetConfigurationSchema()) {
 							d2.ConfigurationSchema = s2.GetConfigurationSchema().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.11.6") {
+					} else if fm.HasChild("2.11.6") {
 						if d3, s3 := d2.ConfigurationSchema, s2.GetConfigurationSchema(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ConfigurationSchema{}
 								d2.ConfigurationSchema = d3
 								n++
 							}
-							if fm.HasOrHasChild("2.11.6.1") {
+							if fm.IsSetOrHasChild("2.11.6.1") {
 								if sv3 := s3.GetParameters(); !fieldmap.EqualMessageListFunc(d3.Parameters, sv3, (*ConfigParameter).Equal) {
 									if len(sv3) == 0 {
 										d3.Parameters = nil
@@ -3334,7 +3334,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 							}
 						}
 					}
-					if fm.Has("2.11.7") {
+					if fm.IsSet("2.11.7") {
 						if d2.BlueprintId != s2.GetBlueprintId() {
 							d2.BlueprintId = s2.GetBlueprintId()
 							n++
@@ -3342,7 +3342,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					}
 				}
 			}
-			if fm.Has("2.12") {
+			if fm.IsSet("2.12") {
 				if sw1, ok := s1.GetSpec().(*Flavor_Vm); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Flavor_Vm); !ok || dw1 == nil || !dw1.Vm.Equal(sw1.Vm) {
 						d1.Spec = &Flavor_Vm{Vm: sw1.Vm.Clone()}
@@ -3352,7 +3352,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.12") {
+			} else if fm.HasChild("2.12") {
 				var s2 *VM
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Flavor_Vm); ok && w != nil {
@@ -3370,61 +3370,61 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.12.1") {
+					if fm.IsSet("2.12.1") {
 						if d2.Cpu != s2.GetCpu() {
 							d2.Cpu = s2.GetCpu()
 							n++
 						}
 					}
-					if fm.Has("2.12.2") {
+					if fm.IsSet("2.12.2") {
 						if d2.Memory != s2.GetMemory() {
 							d2.Memory = s2.GetMemory()
 							n++
 						}
 					}
-					if fm.Has("2.12.3") {
+					if fm.IsSet("2.12.3") {
 						if d2.Storage != s2.GetStorage() {
 							d2.Storage = s2.GetStorage()
 							n++
 						}
 					}
-					if fm.Has("2.12.4") {
+					if fm.IsSet("2.12.4") {
 						if d2.Architecture != s2.GetArchitecture() {
 							d2.Architecture = s2.GetArchitecture()
 							n++
 						}
 					}
-					if fm.Has("2.12.5") {
+					if fm.IsSet("2.12.5") {
 						if d2.OsImage != s2.GetOsImage() {
 							d2.OsImage = s2.GetOsImage()
 							n++
 						}
 					}
-					if fm.Has("2.12.6") {
+					if fm.IsSet("2.12.6") {
 						if !d2.Gpu.Equal(s2.GetGpu()) {
 							d2.Gpu = s2.GetGpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.12.6") {
+					} else if fm.HasChild("2.12.6") {
 						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &GPU{}
 								d2.Gpu = d3
 								n++
 							}
-							if fm.Has("2.12.6.1") {
+							if fm.IsSet("2.12.6.1") {
 								if d3.Model != s3.GetModel() {
 									d3.Model = s3.GetModel()
 									n++
 								}
 							}
-							if fm.Has("2.12.6.2") {
+							if fm.IsSet("2.12.6.2") {
 								if d3.Cores != s3.GetCores() {
 									d3.Cores = s3.GetCores()
 									n++
 								}
 							}
-							if fm.Has("2.12.6.3") {
+							if fm.IsSet("2.12.6.3") {
 								if d3.Memory != s3.GetMemory() {
 									d3.Memory = s3.GetMemory()
 									n++
@@ -3432,7 +3432,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 							}
 						}
 					}
-					if fm.Has("2.12.7") {
+					if fm.IsSet("2.12.7") {
 						if d2.Hypervisor != s2.GetHypervisor() {
 							d2.Hypervisor = s2.GetHypervisor()
 							n++
@@ -3440,7 +3440,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					}
 				}
 			}
-			if fm.Has("2.13") {
+			if fm.IsSet("2.13") {
 				if sw1, ok := s1.GetSpec().(*Flavor_Sensor); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Flavor_Sensor); !ok || dw1 == nil || !dw1.Sensor.Equal(sw1.Sensor) {
 						d1.Spec = &Flavor_Sensor{Sensor: sw1.Sensor.Clone()}
@@ -3450,7 +3450,7 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.13") {
+			} else if fm.HasChild("2.13") {
 				var s2 *Sensor
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Flavor_Sensor); ok && w != nil {
@@ -3468,67 +3468,67 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.13.1") {
+					if fm.IsSet("2.13.1") {
 						if d2.SensorType != s2.GetSensorType() {
 							d2.SensorType = s2.GetSensorType()
 							n++
 						}
 					}
-					if fm.Has("2.13.2") {
+					if fm.IsSet("2.13.2") {
 						if !fieldmap.SameFloat64(d2.SamplingRateHz, s2.GetSamplingRateHz()) {
 							d2.SamplingRateHz = s2.GetSamplingRateHz()
 							n++
 						}
 					}
-					if fm.Has("2.13.3") {
+					if fm.IsSet("2.13.3") {
 						if !fieldmap.SameFloat64(d2.Accuracy, s2.GetAccuracy()) {
 							d2.Accuracy = s2.GetAccuracy()
 							n++
 						}
 					}
-					if fm.Has("2.13.4") {
+					if fm.IsSet("2.13.4") {
 						if d2.Unit != s2.GetUnit() {
 							d2.Unit = s2.GetUnit()
 							n++
 						}
 					}
-					if fm.Has("2.13.5") {
+					if fm.IsSet("2.13.5") {
 						if d2.SourceEndpoint != s2.GetSourceEndpoint() {
 							d2.SourceEndpoint = s2.GetSourceEndpoint()
 							n++
 						}
 					}
-					if fm.Has("2.13.6") {
+					if fm.IsSet("2.13.6") {
 						if !d2.Location.Equal(s2.GetLocation()) {
 							d2.Location = s2.GetLocation().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.13.6") {
+					} else if fm.HasChild("2.13.6") {
 						if d3, s3 := d2.Location, s2.GetLocation(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &Location{}
 								d2.Location = d3
 								n++
 							}
-							if fm.Has("2.13.6.1") {
+							if fm.IsSet("2.13.6.1") {
 								if !fieldmap.SameFloat64(d3.Latitude, s3.GetLatitude()) {
 									d3.Latitude = s3.GetLatitude()
 									n++
 								}
 							}
-							if fm.Has("2.13.6.2") {
+							if fm.IsSet("2.13.6.2") {
 								if !fieldmap.SameFloat64(d3.Longitude, s3.GetLongitude()) {
 									d3.Longitude = s3.GetLongitude()
 									n++
 								}
 							}
-							if fm.Has("2.13.6.3") {
+							if fm.IsSet("2.13.6.3") {
 								if d3.Country != s3.GetCountry() {
 									d3.Country = s3.GetCountry()
 									n++
 								}
 							}
-							if fm.Has("2.13.6.4") {
+							if fm.IsSet("2.13.6.4") {
 								if d3.City != s3.GetCity() {
 									d3.City = s3.GetCity()
 									n++

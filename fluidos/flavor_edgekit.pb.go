@@ -1303,26 +1303,26 @@ func (m *K8SliceCharacteristics) CopyInFields(src *K8SliceCharacteristics, fm *f
 			m.Gpu = src.GetGpu().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("5") {
+	} else if fm.HasChild("5") {
 		if d1, s1 := m.Gpu, src.GetGpu(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &GPU{}
 				m.Gpu = d1
 				n++
 			}
-			if fm.Has("5.1") {
+			if fm.IsSet("5.1") {
 				if d1.Model != s1.GetModel() {
 					d1.Model = s1.GetModel()
 					n++
 				}
 			}
-			if fm.Has("5.2") {
+			if fm.IsSet("5.2") {
 				if d1.Cores != s1.GetCores() {
 					d1.Cores = s1.GetCores()
 					n++
 				}
 			}
-			if fm.Has("5.3") {
+			if fm.IsSet("5.3") {
 				if d1.Memory != s1.GetMemory() {
 					d1.Memory = s1.GetMemory()
 					n++
@@ -1459,20 +1459,20 @@ func (m *K8SliceProperties) CopyInFields(src *K8SliceProperties, fm *fieldmap.Fi
 			m.CarbonFootprint = src.GetCarbonFootprint().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.CarbonFootprint, src.GetCarbonFootprint(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &CarbonFootprint{}
 				m.CarbonFootprint = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if d1.Embodied != s1.GetEmbodied() {
 					d1.Embodied = s1.GetEmbodied()
 					n++
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if d1.Operational != s1.GetOperational() {
 					d1.Operational = s1.GetOperational()
 					n++
@@ -1513,62 +1513,62 @@ func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 			m.Characteristics = src.GetCharacteristics().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Characteristics, src.GetCharacteristics(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &K8SliceCharacteristics{}
 				m.Characteristics = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Architecture != s1.GetArchitecture() {
 					d1.Architecture = s1.GetArchitecture()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Cpu != s1.GetCpu() {
 					d1.Cpu = s1.GetCpu()
 					n++
 				}
 			}
-			if fm.Has("1.3") {
+			if fm.IsSet("1.3") {
 				if d1.Memory != s1.GetMemory() {
 					d1.Memory = s1.GetMemory()
 					n++
 				}
 			}
-			if fm.Has("1.4") {
+			if fm.IsSet("1.4") {
 				if d1.Pods != s1.GetPods() {
 					d1.Pods = s1.GetPods()
 					n++
 				}
 			}
-			if fm.Has("1.5") {
+			if fm.IsSet("1.5") {
 				if !d1.Gpu.Equal(s1.GetGpu()) {
 					d1.Gpu = s1.GetGpu().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("1.5") {
+			} else if fm.HasChild("1.5") {
 				if d2, s2 := d1.Gpu, s1.GetGpu(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &GPU{}
 						d1.Gpu = d2
 						n++
 					}
-					if fm.Has("1.5.1") {
+					if fm.IsSet("1.5.1") {
 						if d2.Model != s2.GetModel() {
 							d2.Model = s2.GetModel()
 							n++
 						}
 					}
-					if fm.Has("1.5.2") {
+					if fm.IsSet("1.5.2") {
 						if d2.Cores != s2.GetCores() {
 							d2.Cores = s2.GetCores()
 							n++
 						}
 					}
-					if fm.Has("1.5.3") {
+					if fm.IsSet("1.5.3") {
 						if d2.Memory != s2.GetMemory() {
 							d2.Memory = s2.GetMemory()
 							n++
@@ -1576,7 +1576,7 @@ func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("1.6") {
+			if fm.IsSet("1.6") {
 				if d1.Storage != s1.GetStorage() {
 					d1.Storage = s1.GetStorage()
 					n++
@@ -1589,44 +1589,44 @@ func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 			m.Partitionability = src.GetPartitionability().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Partitionability, src.GetPartitionability(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Partitionability{}
 				m.Partitionability = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.CpuMin != s1.GetCpuMin() {
 					d1.CpuMin = s1.GetCpuMin()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if d1.MemoryMin != s1.GetMemoryMin() {
 					d1.MemoryMin = s1.GetMemoryMin()
 					n++
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				if d1.PodsMin != s1.GetPodsMin() {
 					d1.PodsMin = s1.GetPodsMin()
 					n++
 				}
 			}
-			if fm.Has("2.4") {
+			if fm.IsSet("2.4") {
 				if d1.CpuStep != s1.GetCpuStep() {
 					d1.CpuStep = s1.GetCpuStep()
 					n++
 				}
 			}
-			if fm.Has("2.5") {
+			if fm.IsSet("2.5") {
 				if d1.MemoryStep != s1.GetMemoryStep() {
 					d1.MemoryStep = s1.GetMemoryStep()
 					n++
 				}
 			}
-			if fm.Has("2.6") {
+			if fm.IsSet("2.6") {
 				if d1.PodsStep != s1.GetPodsStep() {
 					d1.PodsStep = s1.GetPodsStep()
 					n++
@@ -1639,20 +1639,20 @@ func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 			m.Properties = src.GetProperties().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Properties, src.GetProperties(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &K8SliceProperties{}
 				m.Properties = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if d1.LatencyMs != s1.GetLatencyMs() {
 					d1.LatencyMs = s1.GetLatencyMs()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("3.2") {
+			if fm.IsSetOrHasChild("3.2") {
 				if sv1 := s1.GetSecurityStandards(); !slices.Equal(d1.SecurityStandards, sv1) {
 					if len(sv1) == 0 {
 						d1.SecurityStandards = nil
@@ -1662,25 +1662,25 @@ func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("3.3") {
+			if fm.IsSet("3.3") {
 				if !d1.CarbonFootprint.Equal(s1.GetCarbonFootprint()) {
 					d1.CarbonFootprint = s1.GetCarbonFootprint().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("3.3") {
+			} else if fm.HasChild("3.3") {
 				if d2, s2 := d1.CarbonFootprint, s1.GetCarbonFootprint(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &CarbonFootprint{}
 						d1.CarbonFootprint = d2
 						n++
 					}
-					if fm.Has("3.3.1") {
+					if fm.IsSet("3.3.1") {
 						if d2.Embodied != s2.GetEmbodied() {
 							d2.Embodied = s2.GetEmbodied()
 							n++
 						}
 					}
-					if fm.Has("3.3.2") {
+					if fm.IsSet("3.3.2") {
 						if d2.Operational != s2.GetOperational() {
 							d2.Operational = s2.GetOperational()
 							n++
@@ -1688,7 +1688,7 @@ func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.HasOrHasChild("3.4") {
+			if fm.IsSetOrHasChild("3.4") {
 				if sv1 := s1.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(d1.NetworkAuthorizations, sv1, (*NetworkAuthorization).Equal) {
 					if len(sv1) == 0 {
 						d1.NetworkAuthorizations = nil
@@ -1761,14 +1761,14 @@ func (m *Service) CopyInFields(src *Service, fm *fieldmap.FieldMap) int {
 			m.ConfigurationSchema = src.GetConfigurationSchema().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("6") {
+	} else if fm.HasChild("6") {
 		if d1, s1 := m.ConfigurationSchema, src.GetConfigurationSchema(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ConfigurationSchema{}
 				m.ConfigurationSchema = d1
 				n++
 			}
-			if fm.HasOrHasChild("6.1") {
+			if fm.IsSetOrHasChild("6.1") {
 				if sv1 := s1.GetParameters(); !fieldmap.EqualMessageListFunc(d1.Parameters, sv1, (*ConfigParameter).Equal) {
 					if len(sv1) == 0 {
 						d1.Parameters = nil
@@ -1839,26 +1839,26 @@ func (m *VM) CopyInFields(src *VM, fm *fieldmap.FieldMap) int {
 			m.Gpu = src.GetGpu().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("6") {
+	} else if fm.HasChild("6") {
 		if d1, s1 := m.Gpu, src.GetGpu(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &GPU{}
 				m.Gpu = d1
 				n++
 			}
-			if fm.Has("6.1") {
+			if fm.IsSet("6.1") {
 				if d1.Model != s1.GetModel() {
 					d1.Model = s1.GetModel()
 					n++
 				}
 			}
-			if fm.Has("6.2") {
+			if fm.IsSet("6.2") {
 				if d1.Cores != s1.GetCores() {
 					d1.Cores = s1.GetCores()
 					n++
 				}
 			}
-			if fm.Has("6.3") {
+			if fm.IsSet("6.3") {
 				if d1.Memory != s1.GetMemory() {
 					d1.Memory = s1.GetMemory()
 					n++
@@ -1925,32 +1925,32 @@ func (m *Sensor) CopyInFields(src *Sensor, fm *fieldmap.FieldMap) int {
 			m.Location = src.GetLocation().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("6") {
+	} else if fm.HasChild("6") {
 		if d1, s1 := m.Location, src.GetLocation(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Location{}
 				m.Location = d1
 				n++
 			}
-			if fm.Has("6.1") {
+			if fm.IsSet("6.1") {
 				if !fieldmap.SameFloat64(d1.Latitude, s1.GetLatitude()) {
 					d1.Latitude = s1.GetLatitude()
 					n++
 				}
 			}
-			if fm.Has("6.2") {
+			if fm.IsSet("6.2") {
 				if !fieldmap.SameFloat64(d1.Longitude, s1.GetLongitude()) {
 					d1.Longitude = s1.GetLongitude()
 					n++
 				}
 			}
-			if fm.Has("6.3") {
+			if fm.IsSet("6.3") {
 				if d1.Country != s1.GetCountry() {
 					d1.Country = s1.GetCountry()
 					n++
 				}
 			}
-			if fm.Has("6.4") {
+			if fm.IsSet("6.4") {
 				if d1.City != s1.GetCity() {
 					d1.City = s1.GetCity()
 					n++
@@ -1987,32 +1987,32 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 			m.Owner = src.GetOwner().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Owner, src.GetOwner(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &NodeIdentity{}
 				m.Owner = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Domain != s1.GetDomain() {
 					d1.Domain = s1.GetDomain()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if d1.NodeId != s1.GetNodeId() {
 					d1.NodeId = s1.GetNodeId()
 					n++
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				if d1.Ip != s1.GetIp() {
 					d1.Ip = s1.GetIp()
 					n++
 				}
 			}
-			if fm.Has("2.4") {
+			if fm.IsSet("2.4") {
 				if d1.LocalNamespace != s1.GetLocalNamespace() {
 					d1.LocalNamespace = s1.GetLocalNamespace()
 					n++
@@ -2031,26 +2031,26 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 			m.Price = src.GetPrice().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Price, src.GetPrice(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Price{}
 				m.Price = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if d1.Amount != s1.GetAmount() {
 					d1.Amount = s1.GetAmount()
 					n++
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				if d1.Currency != s1.GetCurrency() {
 					d1.Currency = s1.GetCurrency()
 					n++
 				}
 			}
-			if fm.Has("4.3") {
+			if fm.IsSet("4.3") {
 				if d1.Period != s1.GetPeriod() {
 					d1.Period = s1.GetPeriod()
 					n++
@@ -2069,32 +2069,32 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 			m.Location = src.GetLocation().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("6") {
+	} else if fm.HasChild("6") {
 		if d1, s1 := m.Location, src.GetLocation(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Location{}
 				m.Location = d1
 				n++
 			}
-			if fm.Has("6.1") {
+			if fm.IsSet("6.1") {
 				if !fieldmap.SameFloat64(d1.Latitude, s1.GetLatitude()) {
 					d1.Latitude = s1.GetLatitude()
 					n++
 				}
 			}
-			if fm.Has("6.2") {
+			if fm.IsSet("6.2") {
 				if !fieldmap.SameFloat64(d1.Longitude, s1.GetLongitude()) {
 					d1.Longitude = s1.GetLongitude()
 					n++
 				}
 			}
-			if fm.Has("6.3") {
+			if fm.IsSet("6.3") {
 				if d1.Country != s1.GetCountry() {
 					d1.Country = s1.GetCountry()
 					n++
 				}
 			}
-			if fm.Has("6.4") {
+			if fm.IsSet("6.4") {
 				if d1.City != s1.GetCity() {
 					d1.City = s1.GetCity()
 					n++
@@ -2130,7 +2130,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("10") {
+	} else if fm.HasChild("10") {
 		var s1 *K8Slice
 		sok1 := false
 		if w, ok := src.GetSpec().(*Flavor_K8Slice); ok && w != nil {
@@ -2148,67 +2148,67 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("10.1") {
+			if fm.IsSet("10.1") {
 				if !d1.Characteristics.Equal(s1.GetCharacteristics()) {
 					d1.Characteristics = s1.GetCharacteristics().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("10.1") {
+			} else if fm.HasChild("10.1") {
 				if d2, s2 := d1.Characteristics, s1.GetCharacteristics(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &K8SliceCharacteristics{}
 						d1.Characteristics = d2
 						n++
 					}
-					if fm.Has("10.1.1") {
+					if fm.IsSet("10.1.1") {
 						if d2.Architecture != s2.GetArchitecture() {
 							d2.Architecture = s2.GetArchitecture()
 							n++
 						}
 					}
-					if fm.Has("10.1.2") {
+					if fm.IsSet("10.1.2") {
 						if d2.Cpu != s2.GetCpu() {
 							d2.Cpu = s2.GetCpu()
 							n++
 						}
 					}
-					if fm.Has("10.1.3") {
+					if fm.IsSet("10.1.3") {
 						if d2.Memory != s2.GetMemory() {
 							d2.Memory = s2.GetMemory()
 							n++
 						}
 					}
-					if fm.Has("10.1.4") {
+					if fm.IsSet("10.1.4") {
 						if d2.Pods != s2.GetPods() {
 							d2.Pods = s2.GetPods()
 							n++
 						}
 					}
-					if fm.Has("10.1.5") {
+					if fm.IsSet("10.1.5") {
 						if !d2.Gpu.Equal(s2.GetGpu()) {
 							d2.Gpu = s2.GetGpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("10.1.5") {
+					} else if fm.HasChild("10.1.5") {
 						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &GPU{}
 								d2.Gpu = d3
 								n++
 							}
-							if fm.Has("10.1.5.1") {
+							if fm.IsSet("10.1.5.1") {
 								if d3.Model != s3.GetModel() {
 									d3.Model = s3.GetModel()
 									n++
 								}
 							}
-							if fm.Has("10.1.5.2") {
+							if fm.IsSet("10.1.5.2") {
 								if d3.Cores != s3.GetCores() {
 									d3.Cores = s3.GetCores()
 									n++
 								}
 							}
-							if fm.Has("10.1.5.3") {
+							if fm.IsSet("10.1.5.3") {
 								if d3.Memory != s3.GetMemory() {
 									d3.Memory = s3.GetMemory()
 									n++
@@ -2216,7 +2216,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("10.1.6") {
+					if fm.IsSet("10.1.6") {
 						if d2.Storage != s2.GetStorage() {
 							d2.Storage = s2.GetStorage()
 							n++
@@ -2224,49 +2224,49 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("10.2") {
+			if fm.IsSet("10.2") {
 				if !d1.Partitionability.Equal(s1.GetPartitionability()) {
 					d1.Partitionability = s1.GetPartitionability().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("10.2") {
+			} else if fm.HasChild("10.2") {
 				if d2, s2 := d1.Partitionability, s1.GetPartitionability(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &Partitionability{}
 						d1.Partitionability = d2
 						n++
 					}
-					if fm.Has("10.2.1") {
+					if fm.IsSet("10.2.1") {
 						if d2.CpuMin != s2.GetCpuMin() {
 							d2.CpuMin = s2.GetCpuMin()
 							n++
 						}
 					}
-					if fm.Has("10.2.2") {
+					if fm.IsSet("10.2.2") {
 						if d2.MemoryMin != s2.GetMemoryMin() {
 							d2.MemoryMin = s2.GetMemoryMin()
 							n++
 						}
 					}
-					if fm.Has("10.2.3") {
+					if fm.IsSet("10.2.3") {
 						if d2.PodsMin != s2.GetPodsMin() {
 							d2.PodsMin = s2.GetPodsMin()
 							n++
 						}
 					}
-					if fm.Has("10.2.4") {
+					if fm.IsSet("10.2.4") {
 						if d2.CpuStep != s2.GetCpuStep() {
 							d2.CpuStep = s2.GetCpuStep()
 							n++
 						}
 					}
-					if fm.Has("10.2.5") {
+					if fm.IsSet("10.2.5") {
 						if d2.MemoryStep != s2.GetMemoryStep() {
 							d2.MemoryStep = s2.GetMemoryStep()
 							n++
 						}
 					}
-					if fm.Has("10.2.6") {
+					if fm.IsSet("10.2.6") {
 						if d2.PodsStep != s2.GetPodsStep() {
 							d2.PodsStep = s2.GetPodsStep()
 							n++
@@ -2274,25 +2274,25 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("10.3") {
+			if fm.IsSet("10.3") {
 				if !d1.Properties.Equal(s1.GetProperties()) {
 					d1.Properties = s1.GetProperties().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("10.3") {
+			} else if fm.HasChild("10.3") {
 				if d2, s2 := d1.Properties, s1.GetProperties(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &K8SliceProperties{}
 						d1.Properties = d2
 						n++
 					}
-					if fm.Has("10.3.1") {
+					if fm.IsSet("10.3.1") {
 						if d2.LatencyMs != s2.GetLatencyMs() {
 							d2.LatencyMs = s2.GetLatencyMs()
 							n++
 						}
 					}
-					if fm.HasOrHasChild("10.3.2") {
+					if fm.IsSetOrHasChild("10.3.2") {
 						if sv2 := s2.GetSecurityStandards(); !slices.Equal(d2.SecurityStandards, sv2) {
 							if len(sv2) == 0 {
 								d2.SecurityStandards = nil
@@ -2302,25 +2302,25 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("10.3.3") {
+					if fm.IsSet("10.3.3") {
 						if !d2.CarbonFootprint.Equal(s2.GetCarbonFootprint()) {
 							d2.CarbonFootprint = s2.GetCarbonFootprint().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("10.3.3") {
+					} else if fm.HasChild("10.3.3") {
 						if d3, s3 := d2.CarbonFootprint, s2.GetCarbonFootprint(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &CarbonFootprint{}
 								d2.CarbonFootprint = d3
 								n++
 							}
-							if fm.Has("10.3.3.1") {
+							if fm.IsSet("10.3.3.1") {
 								if d3.Embodied != s3.GetEmbodied() {
 									d3.Embodied = s3.GetEmbodied()
 									n++
 								}
 							}
-							if fm.Has("10.3.3.2") {
+							if fm.IsSet("10.3.3.2") {
 								if d3.Operational != s3.GetOperational() {
 									d3.Operational = s3.GetOperational()
 									n++
@@ -2328,7 +2328,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.HasOrHasChild("10.3.4") {
+					if fm.IsSetOrHasChild("10.3.4") {
 						if sv2 := s2.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(d2.NetworkAuthorizations, sv2, (*NetworkAuthorization).Equal) {
 							if len(sv2) == 0 {
 								d2.NetworkAuthorizations = nil
@@ -2352,7 +2352,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("11") {
+	} else if fm.HasChild("11") {
 		var s1 *Service
 		sok1 := false
 		if w, ok := src.GetSpec().(*Flavor_Service); ok && w != nil {
@@ -2370,25 +2370,25 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("11.1") {
+			if fm.IsSet("11.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("11.2") {
+			if fm.IsSet("11.2") {
 				if d1.Description != s1.GetDescription() {
 					d1.Description = s1.GetDescription()
 					n++
 				}
 			}
-			if fm.Has("11.3") {
+			if fm.IsSet("11.3") {
 				if d1.Category != s1.GetCategory() {
 					d1.Category = s1.GetCategory()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("11.4") {
+			if fm.IsSetOrHasChild("11.4") {
 				if sv1 := s1.GetTags(); !slices.Equal(d1.Tags, sv1) {
 					if len(sv1) == 0 {
 						d1.Tags = nil
@@ -2398,7 +2398,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.HasOrHasChild("11.5") {
+			if fm.IsSetOrHasChild("11.5") {
 				if sv1 := s1.GetHostingPolicies(); !slices.Equal(d1.HostingPolicies, sv1) {
 					if len(sv1) == 0 {
 						d1.HostingPolicies = nil
@@ -2408,19 +2408,19 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("11.6") {
+			if fm.IsSet("11.6") {
 				if !d1.ConfigurationSchema.Equal(s1.GetConfigurationSchema()) {
 					d1.ConfigurationSchema = s1.GetConfigurationSchema().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("11.6") {
+			} else if fm.HasChild("11.6") {
 				if d2, s2 := d1.ConfigurationSchema, s1.GetConfigurationSchema(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &ConfigurationSchema{}
 						d1.ConfigurationSchema = d2
 						n++
 					}
-					if fm.HasOrHasChild("11.6.1") {
+					if fm.IsSetOrHasChild("11.6.1") {
 						if sv2 := s2.GetParameters(); !fieldmap.EqualMessageListFunc(d2.Parameters, sv2, (*ConfigParameter).Equal) {
 							if len(sv2) == 0 {
 								d2.Parameters = nil
@@ -2432,7 +2432,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("11.7") {
+			if fm.IsSet("11.7") {
 				if d1.BlueprintId != s1.GetBlueprintId() {
 					d1.BlueprintId = s1.GetBlueprintId()
 					n++
@@ -2450,7 +2450,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("12") {
+	} else if fm.HasChild("12") {
 		var s1 *VM
 		sok1 := false
 		if w, ok := src.GetSpec().(*Flavor_Vm); ok && w != nil {
@@ -2468,61 +2468,61 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("12.1") {
+			if fm.IsSet("12.1") {
 				if d1.Cpu != s1.GetCpu() {
 					d1.Cpu = s1.GetCpu()
 					n++
 				}
 			}
-			if fm.Has("12.2") {
+			if fm.IsSet("12.2") {
 				if d1.Memory != s1.GetMemory() {
 					d1.Memory = s1.GetMemory()
 					n++
 				}
 			}
-			if fm.Has("12.3") {
+			if fm.IsSet("12.3") {
 				if d1.Storage != s1.GetStorage() {
 					d1.Storage = s1.GetStorage()
 					n++
 				}
 			}
-			if fm.Has("12.4") {
+			if fm.IsSet("12.4") {
 				if d1.Architecture != s1.GetArchitecture() {
 					d1.Architecture = s1.GetArchitecture()
 					n++
 				}
 			}
-			if fm.Has("12.5") {
+			if fm.IsSet("12.5") {
 				if d1.OsImage != s1.GetOsImage() {
 					d1.OsImage = s1.GetOsImage()
 					n++
 				}
 			}
-			if fm.Has("12.6") {
+			if fm.IsSet("12.6") {
 				if !d1.Gpu.Equal(s1.GetGpu()) {
 					d1.Gpu = s1.GetGpu().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("12.6") {
+			} else if fm.HasChild("12.6") {
 				if d2, s2 := d1.Gpu, s1.GetGpu(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &GPU{}
 						d1.Gpu = d2
 						n++
 					}
-					if fm.Has("12.6.1") {
+					if fm.IsSet("12.6.1") {
 						if d2.Model != s2.GetModel() {
 							d2.Model = s2.GetModel()
 							n++
 						}
 					}
-					if fm.Has("12.6.2") {
+					if fm.IsSet("12.6.2") {
 						if d2.Cores != s2.GetCores() {
 							d2.Cores = s2.GetCores()
 							n++
 						}
 					}
-					if fm.Has("12.6.3") {
+					if fm.IsSet("12.6.3") {
 						if d2.Memory != s2.GetMemory() {
 							d2.Memory = s2.GetMemory()
 							n++
@@ -2530,7 +2530,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("12.7") {
+			if fm.IsSet("12.7") {
 				if d1.Hypervisor != s1.GetHypervisor() {
 					d1.Hypervisor = s1.GetHypervisor()
 					n++
@@ -2548,7 +2548,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("13") {
+	} else if fm.HasChild("13") {
 		var s1 *Sensor
 		sok1 := false
 		if w, ok := src.GetSpec().(*Flavor_Sensor); ok && w != nil {
@@ -2566,67 +2566,67 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("13.1") {
+			if fm.IsSet("13.1") {
 				if d1.SensorType != s1.GetSensorType() {
 					d1.SensorType = s1.GetSensorType()
 					n++
 				}
 			}
-			if fm.Has("13.2") {
+			if fm.IsSet("13.2") {
 				if !fieldmap.SameFloat64(d1.SamplingRateHz, s1.GetSamplingRateHz()) {
 					d1.SamplingRateHz = s1.GetSamplingRateHz()
 					n++
 				}
 			}
-			if fm.Has("13.3") {
+			if fm.IsSet("13.3") {
 				if !fieldmap.SameFloat64(d1.Accuracy, s1.GetAccuracy()) {
 					d1.Accuracy = s1.GetAccuracy()
 					n++
 				}
 			}
-			if fm.Has("13.4") {
+			if fm.IsSet("13.4") {
 				if d1.Unit != s1.GetUnit() {
 					d1.Unit = s1.GetUnit()
 					n++
 				}
 			}
-			if fm.Has("13.5") {
+			if fm.IsSet("13.5") {
 				if d1.SourceEndpoint != s1.GetSourceEndpoint() {
 					d1.SourceEndpoint = s1.GetSourceEndpoint()
 					n++
 				}
 			}
-			if fm.Has("13.6") {
+			if fm.IsSet("13.6") {
 				if !d1.Location.Equal(s1.GetLocation()) {
 					d1.Location = s1.GetLocation().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("13.6") {
+			} else if fm.HasChild("13.6") {
 				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &Location{}
 						d1.Location = d2
 						n++
 					}
-					if fm.Has("13.6.1") {
+					if fm.IsSet("13.6.1") {
 						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
 							d2.Latitude = s2.GetLatitude()
 							n++
 						}
 					}
-					if fm.Has("13.6.2") {
+					if fm.IsSet("13.6.2") {
 						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
 							d2.Longitude = s2.GetLongitude()
 							n++
 						}
 					}
-					if fm.Has("13.6.3") {
+					if fm.IsSet("13.6.3") {
 						if d2.Country != s2.GetCountry() {
 							d2.Country = s2.GetCountry()
 							n++
 						}
 					}
-					if fm.Has("13.6.4") {
+					if fm.IsSet("13.6.4") {
 						if d2.City != s2.GetCity() {
 							d2.City = s2.GetCity()
 							n++

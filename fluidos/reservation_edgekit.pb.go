@@ -575,32 +575,32 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 			m.Buyer = src.GetBuyer().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Buyer, src.GetBuyer(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &NodeIdentity{}
 				m.Buyer = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if d1.Domain != s1.GetDomain() {
 					d1.Domain = s1.GetDomain()
 					n++
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if d1.NodeId != s1.GetNodeId() {
 					d1.NodeId = s1.GetNodeId()
 					n++
 				}
 			}
-			if fm.Has("3.3") {
+			if fm.IsSet("3.3") {
 				if d1.Ip != s1.GetIp() {
 					d1.Ip = s1.GetIp()
 					n++
 				}
 			}
-			if fm.Has("3.4") {
+			if fm.IsSet("3.4") {
 				if d1.LocalNamespace != s1.GetLocalNamespace() {
 					d1.LocalNamespace = s1.GetLocalNamespace()
 					n++
@@ -613,32 +613,32 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 			m.Seller = src.GetSeller().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Seller, src.GetSeller(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &NodeIdentity{}
 				m.Seller = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if d1.Domain != s1.GetDomain() {
 					d1.Domain = s1.GetDomain()
 					n++
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				if d1.NodeId != s1.GetNodeId() {
 					d1.NodeId = s1.GetNodeId()
 					n++
 				}
 			}
-			if fm.Has("4.3") {
+			if fm.IsSet("4.3") {
 				if d1.Ip != s1.GetIp() {
 					d1.Ip = s1.GetIp()
 					n++
 				}
 			}
-			if fm.Has("4.4") {
+			if fm.IsSet("4.4") {
 				if d1.LocalNamespace != s1.GetLocalNamespace() {
 					d1.LocalNamespace = s1.GetLocalNamespace()
 					n++
@@ -657,14 +657,14 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 			m.Configuration = src.GetConfiguration().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("6") {
+	} else if fm.HasChild("6") {
 		if d1, s1 := m.Configuration, src.GetConfiguration(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Configuration{}
 				m.Configuration = d1
 				n++
 			}
-			if fm.Has("6.1") {
+			if fm.IsSet("6.1") {
 				if sw1, ok := s1.GetSpec().(*Configuration_K8Slice); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Configuration_K8Slice); !ok || dw1 == nil || !dw1.K8Slice.Equal(sw1.K8Slice) {
 						d1.Spec = &Configuration_K8Slice{K8Slice: sw1.K8Slice.Clone()}
@@ -674,7 +674,7 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("6.1") {
+			} else if fm.HasChild("6.1") {
 				var s2 *K8SliceConfiguration
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Configuration_K8Slice); ok && w != nil {
@@ -692,49 +692,49 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("6.1.1") {
+					if fm.IsSet("6.1.1") {
 						if d2.Cpu != s2.GetCpu() {
 							d2.Cpu = s2.GetCpu()
 							n++
 						}
 					}
-					if fm.Has("6.1.2") {
+					if fm.IsSet("6.1.2") {
 						if d2.Memory != s2.GetMemory() {
 							d2.Memory = s2.GetMemory()
 							n++
 						}
 					}
-					if fm.Has("6.1.3") {
+					if fm.IsSet("6.1.3") {
 						if d2.Pods != s2.GetPods() {
 							d2.Pods = s2.GetPods()
 							n++
 						}
 					}
-					if fm.Has("6.1.4") {
+					if fm.IsSet("6.1.4") {
 						if !d2.Gpu.Equal(s2.GetGpu()) {
 							d2.Gpu = s2.GetGpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("6.1.4") {
+					} else if fm.HasChild("6.1.4") {
 						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &GPU{}
 								d2.Gpu = d3
 								n++
 							}
-							if fm.Has("6.1.4.1") {
+							if fm.IsSet("6.1.4.1") {
 								if d3.Model != s3.GetModel() {
 									d3.Model = s3.GetModel()
 									n++
 								}
 							}
-							if fm.Has("6.1.4.2") {
+							if fm.IsSet("6.1.4.2") {
 								if d3.Cores != s3.GetCores() {
 									d3.Cores = s3.GetCores()
 									n++
 								}
 							}
-							if fm.Has("6.1.4.3") {
+							if fm.IsSet("6.1.4.3") {
 								if d3.Memory != s3.GetMemory() {
 									d3.Memory = s3.GetMemory()
 									n++
@@ -742,7 +742,7 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 							}
 						}
 					}
-					if fm.Has("6.1.5") {
+					if fm.IsSet("6.1.5") {
 						if d2.Storage != s2.GetStorage() {
 							d2.Storage = s2.GetStorage()
 							n++
@@ -750,7 +750,7 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 					}
 				}
 			}
-			if fm.Has("6.2") {
+			if fm.IsSet("6.2") {
 				if sw1, ok := s1.GetSpec().(*Configuration_Service); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Configuration_Service); !ok || dw1 == nil || !dw1.Service.Equal(sw1.Service) {
 						d1.Spec = &Configuration_Service{Service: sw1.Service.Clone()}
@@ -760,7 +760,7 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("6.2") {
+			} else if fm.HasChild("6.2") {
 				var s2 *ServiceConfiguration
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Configuration_Service); ok && w != nil {
@@ -778,13 +778,13 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("6.2.1") {
+					if fm.IsSet("6.2.1") {
 						if d2.BlueprintId != s2.GetBlueprintId() {
 							d2.BlueprintId = s2.GetBlueprintId()
 							n++
 						}
 					}
-					if fm.HasOrHasChild("6.2.2") {
+					if fm.IsSetOrHasChild("6.2.2") {
 						if sv2 := s2.GetParameters(); !maps.Equal(d2.Parameters, sv2) {
 							if len(sv2) == 0 {
 								d2.Parameters = nil
@@ -796,7 +796,7 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 					}
 				}
 			}
-			if fm.Has("6.3") {
+			if fm.IsSet("6.3") {
 				if sw1, ok := s1.GetSpec().(*Configuration_Vm); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Configuration_Vm); !ok || dw1 == nil || !dw1.Vm.Equal(sw1.Vm) {
 						d1.Spec = &Configuration_Vm{Vm: sw1.Vm.Clone()}
@@ -806,7 +806,7 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("6.3") {
+			} else if fm.HasChild("6.3") {
 				var s2 *VMConfiguration
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Configuration_Vm); ok && w != nil {
@@ -824,25 +824,25 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("6.3.1") {
+					if fm.IsSet("6.3.1") {
 						if d2.Cpu != s2.GetCpu() {
 							d2.Cpu = s2.GetCpu()
 							n++
 						}
 					}
-					if fm.Has("6.3.2") {
+					if fm.IsSet("6.3.2") {
 						if d2.Memory != s2.GetMemory() {
 							d2.Memory = s2.GetMemory()
 							n++
 						}
 					}
-					if fm.Has("6.3.3") {
+					if fm.IsSet("6.3.3") {
 						if d2.Storage != s2.GetStorage() {
 							d2.Storage = s2.GetStorage()
 							n++
 						}
 					}
-					if fm.Has("6.3.4") {
+					if fm.IsSet("6.3.4") {
 						if d2.OsImage != s2.GetOsImage() {
 							d2.OsImage = s2.GetOsImage()
 							n++
@@ -850,7 +850,7 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 					}
 				}
 			}
-			if fm.Has("6.4") {
+			if fm.IsSet("6.4") {
 				if sw1, ok := s1.GetSpec().(*Configuration_Sensor); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Configuration_Sensor); !ok || dw1 == nil || !dw1.Sensor.Equal(sw1.Sensor) {
 						d1.Spec = &Configuration_Sensor{Sensor: sw1.Sensor.Clone()}
@@ -860,7 +860,7 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("6.4") {
+			} else if fm.HasChild("6.4") {
 				var s2 *SensorConfiguration
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Configuration_Sensor); ok && w != nil {
@@ -878,7 +878,7 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("6.4.1") {
+					if fm.IsSet("6.4.1") {
 						if !fieldmap.SameFloat64(d2.SamplingRateHz, s2.GetSamplingRateHz()) {
 							d2.SamplingRateHz = s2.GetSamplingRateHz()
 							n++
@@ -905,50 +905,50 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 			m.Status = src.GetStatus().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("9") {
+	} else if fm.HasChild("9") {
 		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ReservationStatus{}
 				m.Status = d1
 				n++
 			}
-			if fm.Has("9.1") {
+			if fm.IsSet("9.1") {
 				if d1.Phase != s1.GetPhase() {
 					d1.Phase = s1.GetPhase()
 					n++
 				}
 			}
-			if fm.Has("9.2") {
+			if fm.IsSet("9.2") {
 				if d1.ReservePhase != s1.GetReservePhase() {
 					d1.ReservePhase = s1.GetReservePhase()
 					n++
 				}
 			}
-			if fm.Has("9.3") {
+			if fm.IsSet("9.3") {
 				if d1.PurchasePhase != s1.GetPurchasePhase() {
 					d1.PurchasePhase = s1.GetPurchasePhase()
 					n++
 				}
 			}
-			if fm.Has("9.4") {
+			if fm.IsSet("9.4") {
 				if d1.Message != s1.GetMessage() {
 					d1.Message = s1.GetMessage()
 					n++
 				}
 			}
-			if fm.Has("9.5") {
+			if fm.IsSet("9.5") {
 				if d1.TransactionId != s1.GetTransactionId() {
 					d1.TransactionId = s1.GetTransactionId()
 					n++
 				}
 			}
-			if fm.Has("9.6") {
+			if fm.IsSet("9.6") {
 				if d1.ContractId != s1.GetContractId() {
 					d1.ContractId = s1.GetContractId()
 					n++
 				}
 			}
-			if fm.Has("9.7") {
+			if fm.IsSet("9.7") {
 				if !fieldmap.Equal(d1.LastChangeTime, s1.GetLastChangeTime()) {
 					d1.LastChangeTime = fieldmap.Clone(s1.GetLastChangeTime())
 					n++
@@ -991,32 +991,32 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 			m.Buyer = src.GetBuyer().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Buyer, src.GetBuyer(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &NodeIdentity{}
 				m.Buyer = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if d1.Domain != s1.GetDomain() {
 					d1.Domain = s1.GetDomain()
 					n++
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if d1.NodeId != s1.GetNodeId() {
 					d1.NodeId = s1.GetNodeId()
 					n++
 				}
 			}
-			if fm.Has("3.3") {
+			if fm.IsSet("3.3") {
 				if d1.Ip != s1.GetIp() {
 					d1.Ip = s1.GetIp()
 					n++
 				}
 			}
-			if fm.Has("3.4") {
+			if fm.IsSet("3.4") {
 				if d1.LocalNamespace != s1.GetLocalNamespace() {
 					d1.LocalNamespace = s1.GetLocalNamespace()
 					n++
@@ -1029,14 +1029,14 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 			m.Configuration = src.GetConfiguration().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Configuration, src.GetConfiguration(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Configuration{}
 				m.Configuration = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if sw1, ok := s1.GetSpec().(*Configuration_K8Slice); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Configuration_K8Slice); !ok || dw1 == nil || !dw1.K8Slice.Equal(sw1.K8Slice) {
 						d1.Spec = &Configuration_K8Slice{K8Slice: sw1.K8Slice.Clone()}
@@ -1046,7 +1046,7 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("4.1") {
+			} else if fm.HasChild("4.1") {
 				var s2 *K8SliceConfiguration
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Configuration_K8Slice); ok && w != nil {
@@ -1064,49 +1064,49 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("4.1.1") {
+					if fm.IsSet("4.1.1") {
 						if d2.Cpu != s2.GetCpu() {
 							d2.Cpu = s2.GetCpu()
 							n++
 						}
 					}
-					if fm.Has("4.1.2") {
+					if fm.IsSet("4.1.2") {
 						if d2.Memory != s2.GetMemory() {
 							d2.Memory = s2.GetMemory()
 							n++
 						}
 					}
-					if fm.Has("4.1.3") {
+					if fm.IsSet("4.1.3") {
 						if d2.Pods != s2.GetPods() {
 							d2.Pods = s2.GetPods()
 							n++
 						}
 					}
-					if fm.Has("4.1.4") {
+					if fm.IsSet("4.1.4") {
 						if !d2.Gpu.Equal(s2.GetGpu()) {
 							d2.Gpu = s2.GetGpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("4.1.4") {
+					} else if fm.HasChild("4.1.4") {
 						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &GPU{}
 								d2.Gpu = d3
 								n++
 							}
-							if fm.Has("4.1.4.1") {
+							if fm.IsSet("4.1.4.1") {
 								if d3.Model != s3.GetModel() {
 									d3.Model = s3.GetModel()
 									n++
 								}
 							}
-							if fm.Has("4.1.4.2") {
+							if fm.IsSet("4.1.4.2") {
 								if d3.Cores != s3.GetCores() {
 									d3.Cores = s3.GetCores()
 									n++
 								}
 							}
-							if fm.Has("4.1.4.3") {
+							if fm.IsSet("4.1.4.3") {
 								if d3.Memory != s3.GetMemory() {
 									d3.Memory = s3.GetMemory()
 									n++
@@ -1114,7 +1114,7 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 							}
 						}
 					}
-					if fm.Has("4.1.5") {
+					if fm.IsSet("4.1.5") {
 						if d2.Storage != s2.GetStorage() {
 							d2.Storage = s2.GetStorage()
 							n++
@@ -1122,7 +1122,7 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 					}
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				if sw1, ok := s1.GetSpec().(*Configuration_Service); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Configuration_Service); !ok || dw1 == nil || !dw1.Service.Equal(sw1.Service) {
 						d1.Spec = &Configuration_Service{Service: sw1.Service.Clone()}
@@ -1132,7 +1132,7 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("4.2") {
+			} else if fm.HasChild("4.2") {
 				var s2 *ServiceConfiguration
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Configuration_Service); ok && w != nil {
@@ -1150,13 +1150,13 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("4.2.1") {
+					if fm.IsSet("4.2.1") {
 						if d2.BlueprintId != s2.GetBlueprintId() {
 							d2.BlueprintId = s2.GetBlueprintId()
 							n++
 						}
 					}
-					if fm.HasOrHasChild("4.2.2") {
+					if fm.IsSetOrHasChild("4.2.2") {
 						if sv2 := s2.GetParameters(); !maps.Equal(d2.Parameters, sv2) {
 							if len(sv2) == 0 {
 								d2.Parameters = nil
@@ -1168,7 +1168,7 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 					}
 				}
 			}
-			if fm.Has("4.3") {
+			if fm.IsSet("4.3") {
 				if sw1, ok := s1.GetSpec().(*Configuration_Vm); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Configuration_Vm); !ok || dw1 == nil || !dw1.Vm.Equal(sw1.Vm) {
 						d1.Spec = &Configuration_Vm{Vm: sw1.Vm.Clone()}
@@ -1178,7 +1178,7 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("4.3") {
+			} else if fm.HasChild("4.3") {
 				var s2 *VMConfiguration
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Configuration_Vm); ok && w != nil {
@@ -1196,25 +1196,25 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("4.3.1") {
+					if fm.IsSet("4.3.1") {
 						if d2.Cpu != s2.GetCpu() {
 							d2.Cpu = s2.GetCpu()
 							n++
 						}
 					}
-					if fm.Has("4.3.2") {
+					if fm.IsSet("4.3.2") {
 						if d2.Memory != s2.GetMemory() {
 							d2.Memory = s2.GetMemory()
 							n++
 						}
 					}
-					if fm.Has("4.3.3") {
+					if fm.IsSet("4.3.3") {
 						if d2.Storage != s2.GetStorage() {
 							d2.Storage = s2.GetStorage()
 							n++
 						}
 					}
-					if fm.Has("4.3.4") {
+					if fm.IsSet("4.3.4") {
 						if d2.OsImage != s2.GetOsImage() {
 							d2.OsImage = s2.GetOsImage()
 							n++
@@ -1222,7 +1222,7 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 					}
 				}
 			}
-			if fm.Has("4.4") {
+			if fm.IsSet("4.4") {
 				if sw1, ok := s1.GetSpec().(*Configuration_Sensor); ok && sw1 != nil {
 					if dw1, ok := d1.Spec.(*Configuration_Sensor); !ok || dw1 == nil || !dw1.Sensor.Equal(sw1.Sensor) {
 						d1.Spec = &Configuration_Sensor{Sensor: sw1.Sensor.Clone()}
@@ -1232,7 +1232,7 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 					d1.Spec = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("4.4") {
+			} else if fm.HasChild("4.4") {
 				var s2 *SensorConfiguration
 				sok2 := false
 				if w, ok := s1.GetSpec().(*Configuration_Sensor); ok && w != nil {
@@ -1250,7 +1250,7 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("4.4.1") {
+					if fm.IsSet("4.4.1") {
 						if !fieldmap.SameFloat64(d2.SamplingRateHz, s2.GetSamplingRateHz()) {
 							d2.SamplingRateHz = s2.GetSamplingRateHz()
 							n++

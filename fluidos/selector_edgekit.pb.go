@@ -1619,7 +1619,7 @@ func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		var s1 *ResourceMatchSelector
 		sok1 := false
 		if w, ok := src.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1637,7 +1637,7 @@ func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Value != s1.GetValue() {
 					d1.Value = s1.GetValue()
 					n++
@@ -1655,7 +1655,7 @@ func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		var s1 *ResourceRangeSelector
 		sok1 := false
 		if w, ok := src.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1677,7 +1677,7 @@ func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap
 				f1 int64
 				f2 int64
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				var sv1 *int64
 				if s1 != nil {
 					sv1 = s1.Min
@@ -1698,7 +1698,7 @@ func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				var sv1 *int64
 				if s1 != nil {
 					sv1 = s1.Max
@@ -1848,14 +1848,14 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 			m.Model = src.GetModel().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Model, src.GetModel(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &StringFilter{}
 				m.Model = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
 						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
@@ -1866,7 +1866,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
 						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
@@ -1884,14 +1884,14 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 			m.Cores = src.GetCores().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Cores, src.GetCores(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ResourceFilter{}
 				m.Cores = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
 						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
@@ -1901,7 +1901,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.1") {
+			} else if fm.HasChild("2.1") {
 				var s2 *ResourceMatchSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1919,7 +1919,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.1.1") {
+					if fm.IsSet("2.1.1") {
 						if d2.Value != s2.GetValue() {
 							d2.Value = s2.GetValue()
 							n++
@@ -1927,7 +1927,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 					}
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
 						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
@@ -1937,7 +1937,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.2") {
+			} else if fm.HasChild("2.2") {
 				var s2 *ResourceRangeSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1959,7 +1959,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 						f1 int64
 						f2 int64
 					}
-					if fm.Has("2.2.1") {
+					if fm.IsSet("2.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
@@ -1980,7 +1980,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 							n++
 						}
 					}
-					if fm.Has("2.2.2") {
+					if fm.IsSet("2.2.2") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Max
@@ -2010,14 +2010,14 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 			m.Memory = src.GetMemory().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Memory, src.GetMemory(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ResourceFilter{}
 				m.Memory = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
 						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
@@ -2027,7 +2027,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("3.1") {
+			} else if fm.HasChild("3.1") {
 				var s2 *ResourceMatchSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2045,7 +2045,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("3.1.1") {
+					if fm.IsSet("3.1.1") {
 						if d2.Value != s2.GetValue() {
 							d2.Value = s2.GetValue()
 							n++
@@ -2053,7 +2053,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 					}
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
 						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
@@ -2063,7 +2063,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("3.2") {
+			} else if fm.HasChild("3.2") {
 				var s2 *ResourceRangeSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2085,7 +2085,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 						f1 int64
 						f2 int64
 					}
-					if fm.Has("3.2.1") {
+					if fm.IsSet("3.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
@@ -2106,7 +2106,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 							n++
 						}
 					}
-					if fm.Has("3.2.2") {
+					if fm.IsSet("3.2.2") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Max
@@ -2154,14 +2154,14 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 			m.Architecture = src.GetArchitecture().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Architecture, src.GetArchitecture(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &StringFilter{}
 				m.Architecture = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
 						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
@@ -2172,7 +2172,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
 						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
@@ -2190,14 +2190,14 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 			m.Cpu = src.GetCpu().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Cpu, src.GetCpu(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ResourceFilter{}
 				m.Cpu = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
 						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
@@ -2207,7 +2207,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.1") {
+			} else if fm.HasChild("2.1") {
 				var s2 *ResourceMatchSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2225,7 +2225,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.1.1") {
+					if fm.IsSet("2.1.1") {
 						if d2.Value != s2.GetValue() {
 							d2.Value = s2.GetValue()
 							n++
@@ -2233,7 +2233,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					}
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
 						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
@@ -2243,7 +2243,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.2") {
+			} else if fm.HasChild("2.2") {
 				var s2 *ResourceRangeSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2265,7 +2265,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 						f1 int64
 						f2 int64
 					}
-					if fm.Has("2.2.1") {
+					if fm.IsSet("2.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
@@ -2286,7 +2286,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							n++
 						}
 					}
-					if fm.Has("2.2.2") {
+					if fm.IsSet("2.2.2") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Max
@@ -2316,14 +2316,14 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 			m.Memory = src.GetMemory().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Memory, src.GetMemory(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ResourceFilter{}
 				m.Memory = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
 						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
@@ -2333,7 +2333,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("3.1") {
+			} else if fm.HasChild("3.1") {
 				var s2 *ResourceMatchSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2351,7 +2351,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("3.1.1") {
+					if fm.IsSet("3.1.1") {
 						if d2.Value != s2.GetValue() {
 							d2.Value = s2.GetValue()
 							n++
@@ -2359,7 +2359,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					}
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
 						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
@@ -2369,7 +2369,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("3.2") {
+			} else if fm.HasChild("3.2") {
 				var s2 *ResourceRangeSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2391,7 +2391,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 						f1 int64
 						f2 int64
 					}
-					if fm.Has("3.2.1") {
+					if fm.IsSet("3.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
@@ -2412,7 +2412,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							n++
 						}
 					}
-					if fm.Has("3.2.2") {
+					if fm.IsSet("3.2.2") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Max
@@ -2442,14 +2442,14 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 			m.Pods = src.GetPods().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Pods, src.GetPods(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ResourceFilter{}
 				m.Pods = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
 						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
@@ -2459,7 +2459,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("4.1") {
+			} else if fm.HasChild("4.1") {
 				var s2 *ResourceMatchSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2477,7 +2477,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("4.1.1") {
+					if fm.IsSet("4.1.1") {
 						if d2.Value != s2.GetValue() {
 							d2.Value = s2.GetValue()
 							n++
@@ -2485,7 +2485,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					}
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
 						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
@@ -2495,7 +2495,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("4.2") {
+			} else if fm.HasChild("4.2") {
 				var s2 *ResourceRangeSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2517,7 +2517,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 						f1 int64
 						f2 int64
 					}
-					if fm.Has("4.2.1") {
+					if fm.IsSet("4.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
@@ -2538,7 +2538,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							n++
 						}
 					}
-					if fm.Has("4.2.2") {
+					if fm.IsSet("4.2.2") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Max
@@ -2568,14 +2568,14 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 			m.Storage = src.GetStorage().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("5") {
+	} else if fm.HasChild("5") {
 		if d1, s1 := m.Storage, src.GetStorage(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ResourceFilter{}
 				m.Storage = d1
 				n++
 			}
-			if fm.Has("5.1") {
+			if fm.IsSet("5.1") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
 						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
@@ -2585,7 +2585,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("5.1") {
+			} else if fm.HasChild("5.1") {
 				var s2 *ResourceMatchSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2603,7 +2603,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("5.1.1") {
+					if fm.IsSet("5.1.1") {
 						if d2.Value != s2.GetValue() {
 							d2.Value = s2.GetValue()
 							n++
@@ -2611,7 +2611,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					}
 				}
 			}
-			if fm.Has("5.2") {
+			if fm.IsSet("5.2") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
 						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
@@ -2621,7 +2621,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("5.2") {
+			} else if fm.HasChild("5.2") {
 				var s2 *ResourceRangeSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2643,7 +2643,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 						f1 int64
 						f2 int64
 					}
-					if fm.Has("5.2.1") {
+					if fm.IsSet("5.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
@@ -2664,7 +2664,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							n++
 						}
 					}
-					if fm.Has("5.2.2") {
+					if fm.IsSet("5.2.2") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Max
@@ -2694,26 +2694,26 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 			m.Gpu = src.GetGpu().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("6") {
+	} else if fm.HasChild("6") {
 		if d1, s1 := m.Gpu, src.GetGpu(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &GPUSelector{}
 				m.Gpu = d1
 				n++
 			}
-			if fm.Has("6.1") {
+			if fm.IsSet("6.1") {
 				if !d1.Model.Equal(s1.GetModel()) {
 					d1.Model = s1.GetModel().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("6.1") {
+			} else if fm.HasChild("6.1") {
 				if d2, s2 := d1.Model, s1.GetModel(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &StringFilter{}
 						d1.Model = d2
 						n++
 					}
-					if fm.Has("6.1.1") {
+					if fm.IsSet("6.1.1") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
 								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
@@ -2724,7 +2724,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							n++
 						}
 					}
-					if fm.Has("6.1.2") {
+					if fm.IsSet("6.1.2") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
 								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
@@ -2737,19 +2737,19 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					}
 				}
 			}
-			if fm.Has("6.2") {
+			if fm.IsSet("6.2") {
 				if !d1.Cores.Equal(s1.GetCores()) {
 					d1.Cores = s1.GetCores().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("6.2") {
+			} else if fm.HasChild("6.2") {
 				if d2, s2 := d1.Cores, s1.GetCores(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &ResourceFilter{}
 						d1.Cores = d2
 						n++
 					}
-					if fm.Has("6.2.1") {
+					if fm.IsSet("6.2.1") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
 								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
@@ -2759,7 +2759,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("6.2.1") {
+					} else if fm.HasChild("6.2.1") {
 						var s3 *ResourceMatchSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2777,7 +2777,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							n++
 						}
 						if d3 != nil {
-							if fm.Has("6.2.1.1") {
+							if fm.IsSet("6.2.1.1") {
 								if d3.Value != s3.GetValue() {
 									d3.Value = s3.GetValue()
 									n++
@@ -2785,7 +2785,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							}
 						}
 					}
-					if fm.Has("6.2.2") {
+					if fm.IsSet("6.2.2") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
 								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
@@ -2795,7 +2795,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("6.2.2") {
+					} else if fm.HasChild("6.2.2") {
 						var s3 *ResourceRangeSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2817,7 +2817,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 								f1 int64
 								f2 int64
 							}
-							if fm.Has("6.2.2.1") {
+							if fm.IsSet("6.2.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -2838,7 +2838,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 									n++
 								}
 							}
-							if fm.Has("6.2.2.2") {
+							if fm.IsSet("6.2.2.2") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -2863,19 +2863,19 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 					}
 				}
 			}
-			if fm.Has("6.3") {
+			if fm.IsSet("6.3") {
 				if !d1.Memory.Equal(s1.GetMemory()) {
 					d1.Memory = s1.GetMemory().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("6.3") {
+			} else if fm.HasChild("6.3") {
 				if d2, s2 := d1.Memory, s1.GetMemory(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &ResourceFilter{}
 						d1.Memory = d2
 						n++
 					}
-					if fm.Has("6.3.1") {
+					if fm.IsSet("6.3.1") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
 								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
@@ -2885,7 +2885,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("6.3.1") {
+					} else if fm.HasChild("6.3.1") {
 						var s3 *ResourceMatchSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2903,7 +2903,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							n++
 						}
 						if d3 != nil {
-							if fm.Has("6.3.1.1") {
+							if fm.IsSet("6.3.1.1") {
 								if d3.Value != s3.GetValue() {
 									d3.Value = s3.GetValue()
 									n++
@@ -2911,7 +2911,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							}
 						}
 					}
-					if fm.Has("6.3.2") {
+					if fm.IsSet("6.3.2") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
 								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
@@ -2921,7 +2921,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("6.3.2") {
+					} else if fm.HasChild("6.3.2") {
 						var s3 *ResourceRangeSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2943,7 +2943,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 								f1 int64
 								f2 int64
 							}
-							if fm.Has("6.3.2.1") {
+							if fm.IsSet("6.3.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -2964,7 +2964,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 									n++
 								}
 							}
-							if fm.Has("6.3.2.2") {
+							if fm.IsSet("6.3.2.2") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -3014,14 +3014,14 @@ func (m *ServiceSelector) CopyInFields(src *ServiceSelector, fm *fieldmap.FieldM
 			m.Category = src.GetCategory().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Category, src.GetCategory(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &StringFilter{}
 				m.Category = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
 						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
@@ -3032,7 +3032,7 @@ func (m *ServiceSelector) CopyInFields(src *ServiceSelector, fm *fieldmap.FieldM
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
 						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
@@ -3060,14 +3060,14 @@ func (m *ServiceSelector) CopyInFields(src *ServiceSelector, fm *fieldmap.FieldM
 			m.Name = src.GetName().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Name, src.GetName(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &StringFilter{}
 				m.Name = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
 						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
@@ -3078,7 +3078,7 @@ func (m *ServiceSelector) CopyInFields(src *ServiceSelector, fm *fieldmap.FieldM
 					n++
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
 						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
@@ -3114,14 +3114,14 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 			m.Architecture = src.GetArchitecture().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Architecture, src.GetArchitecture(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &StringFilter{}
 				m.Architecture = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
 						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
@@ -3132,7 +3132,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
 						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
@@ -3150,14 +3150,14 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 			m.Cpu = src.GetCpu().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Cpu, src.GetCpu(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ResourceFilter{}
 				m.Cpu = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
 						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
@@ -3167,7 +3167,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.1") {
+			} else if fm.HasChild("2.1") {
 				var s2 *ResourceMatchSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -3185,7 +3185,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.1.1") {
+					if fm.IsSet("2.1.1") {
 						if d2.Value != s2.GetValue() {
 							d2.Value = s2.GetValue()
 							n++
@@ -3193,7 +3193,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
 						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
@@ -3203,7 +3203,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.2") {
+			} else if fm.HasChild("2.2") {
 				var s2 *ResourceRangeSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -3225,7 +3225,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 						f1 int64
 						f2 int64
 					}
-					if fm.Has("2.2.1") {
+					if fm.IsSet("2.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
@@ -3246,7 +3246,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("2.2.2") {
+					if fm.IsSet("2.2.2") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Max
@@ -3276,14 +3276,14 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 			m.Memory = src.GetMemory().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Memory, src.GetMemory(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ResourceFilter{}
 				m.Memory = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
 						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
@@ -3293,7 +3293,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("3.1") {
+			} else if fm.HasChild("3.1") {
 				var s2 *ResourceMatchSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -3311,7 +3311,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("3.1.1") {
+					if fm.IsSet("3.1.1") {
 						if d2.Value != s2.GetValue() {
 							d2.Value = s2.GetValue()
 							n++
@@ -3319,7 +3319,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
 						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
@@ -3329,7 +3329,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("3.2") {
+			} else if fm.HasChild("3.2") {
 				var s2 *ResourceRangeSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -3351,7 +3351,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 						f1 int64
 						f2 int64
 					}
-					if fm.Has("3.2.1") {
+					if fm.IsSet("3.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
@@ -3372,7 +3372,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("3.2.2") {
+					if fm.IsSet("3.2.2") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Max
@@ -3402,14 +3402,14 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 			m.Storage = src.GetStorage().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Storage, src.GetStorage(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ResourceFilter{}
 				m.Storage = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
 						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
@@ -3419,7 +3419,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("4.1") {
+			} else if fm.HasChild("4.1") {
 				var s2 *ResourceMatchSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -3437,7 +3437,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("4.1.1") {
+					if fm.IsSet("4.1.1") {
 						if d2.Value != s2.GetValue() {
 							d2.Value = s2.GetValue()
 							n++
@@ -3445,7 +3445,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
 						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
@@ -3455,7 +3455,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("4.2") {
+			} else if fm.HasChild("4.2") {
 				var s2 *ResourceRangeSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -3477,7 +3477,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 						f1 int64
 						f2 int64
 					}
-					if fm.Has("4.2.1") {
+					if fm.IsSet("4.2.1") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Min
@@ -3498,7 +3498,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("4.2.2") {
+					if fm.IsSet("4.2.2") {
 						var sv2 *int64
 						if s2 != nil {
 							sv2 = s2.Max
@@ -3528,14 +3528,14 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 			m.OsImage = src.GetOsImage().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("5") {
+	} else if fm.HasChild("5") {
 		if d1, s1 := m.OsImage, src.GetOsImage(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &StringFilter{}
 				m.OsImage = d1
 				n++
 			}
-			if fm.Has("5.1") {
+			if fm.IsSet("5.1") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
 						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
@@ -3546,7 +3546,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("5.2") {
+			if fm.IsSet("5.2") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
 						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
@@ -3564,14 +3564,14 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 			m.Hypervisor = src.GetHypervisor().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("6") {
+	} else if fm.HasChild("6") {
 		if d1, s1 := m.Hypervisor, src.GetHypervisor(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &StringFilter{}
 				m.Hypervisor = d1
 				n++
 			}
-			if fm.Has("6.1") {
+			if fm.IsSet("6.1") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
 						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
@@ -3582,7 +3582,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("6.2") {
+			if fm.IsSet("6.2") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
 						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
@@ -3600,26 +3600,26 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 			m.Gpu = src.GetGpu().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("7") {
+	} else if fm.HasChild("7") {
 		if d1, s1 := m.Gpu, src.GetGpu(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &GPUSelector{}
 				m.Gpu = d1
 				n++
 			}
-			if fm.Has("7.1") {
+			if fm.IsSet("7.1") {
 				if !d1.Model.Equal(s1.GetModel()) {
 					d1.Model = s1.GetModel().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("7.1") {
+			} else if fm.HasChild("7.1") {
 				if d2, s2 := d1.Model, s1.GetModel(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &StringFilter{}
 						d1.Model = d2
 						n++
 					}
-					if fm.Has("7.1.1") {
+					if fm.IsSet("7.1.1") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
 								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
@@ -3630,7 +3630,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("7.1.2") {
+					if fm.IsSet("7.1.2") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
 								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
@@ -3643,19 +3643,19 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("7.2") {
+			if fm.IsSet("7.2") {
 				if !d1.Cores.Equal(s1.GetCores()) {
 					d1.Cores = s1.GetCores().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("7.2") {
+			} else if fm.HasChild("7.2") {
 				if d2, s2 := d1.Cores, s1.GetCores(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &ResourceFilter{}
 						d1.Cores = d2
 						n++
 					}
-					if fm.Has("7.2.1") {
+					if fm.IsSet("7.2.1") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
 								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
@@ -3665,7 +3665,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("7.2.1") {
+					} else if fm.HasChild("7.2.1") {
 						var s3 *ResourceMatchSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -3683,7 +3683,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
-							if fm.Has("7.2.1.1") {
+							if fm.IsSet("7.2.1.1") {
 								if d3.Value != s3.GetValue() {
 									d3.Value = s3.GetValue()
 									n++
@@ -3691,7 +3691,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("7.2.2") {
+					if fm.IsSet("7.2.2") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
 								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
@@ -3701,7 +3701,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("7.2.2") {
+					} else if fm.HasChild("7.2.2") {
 						var s3 *ResourceRangeSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -3723,7 +3723,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 								f1 int64
 								f2 int64
 							}
-							if fm.Has("7.2.2.1") {
+							if fm.IsSet("7.2.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -3744,7 +3744,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("7.2.2.2") {
+							if fm.IsSet("7.2.2.2") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -3769,19 +3769,19 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("7.3") {
+			if fm.IsSet("7.3") {
 				if !d1.Memory.Equal(s1.GetMemory()) {
 					d1.Memory = s1.GetMemory().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("7.3") {
+			} else if fm.HasChild("7.3") {
 				if d2, s2 := d1.Memory, s1.GetMemory(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &ResourceFilter{}
 						d1.Memory = d2
 						n++
 					}
-					if fm.Has("7.3.1") {
+					if fm.IsSet("7.3.1") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
 								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
@@ -3791,7 +3791,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("7.3.1") {
+					} else if fm.HasChild("7.3.1") {
 						var s3 *ResourceMatchSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -3809,7 +3809,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
-							if fm.Has("7.3.1.1") {
+							if fm.IsSet("7.3.1.1") {
 								if d3.Value != s3.GetValue() {
 									d3.Value = s3.GetValue()
 									n++
@@ -3817,7 +3817,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("7.3.2") {
+					if fm.IsSet("7.3.2") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
 								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
@@ -3827,7 +3827,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("7.3.2") {
+					} else if fm.HasChild("7.3.2") {
 						var s3 *ResourceRangeSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -3849,7 +3849,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 								f1 int64
 								f2 int64
 							}
-							if fm.Has("7.3.2.1") {
+							if fm.IsSet("7.3.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -3870,7 +3870,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("7.3.2.2") {
+							if fm.IsSet("7.3.2.2") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -3920,14 +3920,14 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 			m.SensorType = src.GetSensorType().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.SensorType, src.GetSensorType(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &StringFilter{}
 				m.SensorType = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
 						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
@@ -3938,7 +3938,7 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
 						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
@@ -3956,7 +3956,7 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 			m.SamplingRateHz = src.GetSamplingRateHz().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.SamplingRateHz, src.GetSamplingRateHz(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &FloatRangeSelector{}
@@ -3967,7 +3967,7 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 				f1 float64
 				f2 float64
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				var sv1 *float64
 				if s1 != nil {
 					sv1 = s1.Min
@@ -3988,7 +3988,7 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				var sv1 *float64
 				if s1 != nil {
 					sv1 = s1.Max
@@ -4016,7 +4016,7 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 			m.Accuracy = src.GetAccuracy().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Accuracy, src.GetAccuracy(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &FloatRangeSelector{}
@@ -4027,7 +4027,7 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 				f1 float64
 				f2 float64
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				var sv1 *float64
 				if s1 != nil {
 					sv1 = s1.Min
@@ -4048,7 +4048,7 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 					n++
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				var sv1 *float64
 				if s1 != nil {
 					sv1 = s1.Max
@@ -4076,14 +4076,14 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 			m.Unit = src.GetUnit().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Unit, src.GetUnit(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &StringFilter{}
 				m.Unit = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
 						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
@@ -4094,7 +4094,7 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 					n++
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
 						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
@@ -4141,7 +4141,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		var s1 *K8SliceSelector
 		sok1 := false
 		if w, ok := src.GetFilter().(*Selector_K8Slice); ok && w != nil {
@@ -4159,19 +4159,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if !d1.Architecture.Equal(s1.GetArchitecture()) {
 					d1.Architecture = s1.GetArchitecture().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.1") {
+			} else if fm.HasChild("2.1") {
 				if d2, s2 := d1.Architecture, s1.GetArchitecture(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &StringFilter{}
 						d1.Architecture = d2
 						n++
 					}
-					if fm.Has("2.1.1") {
+					if fm.IsSet("2.1.1") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
 								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
@@ -4182,7 +4182,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("2.1.2") {
+					if fm.IsSet("2.1.2") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
 								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
@@ -4195,19 +4195,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if !d1.Cpu.Equal(s1.GetCpu()) {
 					d1.Cpu = s1.GetCpu().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.2") {
+			} else if fm.HasChild("2.2") {
 				if d2, s2 := d1.Cpu, s1.GetCpu(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &ResourceFilter{}
 						d1.Cpu = d2
 						n++
 					}
-					if fm.Has("2.2.1") {
+					if fm.IsSet("2.2.1") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
 								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
@@ -4217,7 +4217,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("2.2.1") {
+					} else if fm.HasChild("2.2.1") {
 						var s3 *ResourceMatchSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -4235,7 +4235,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
-							if fm.Has("2.2.1.1") {
+							if fm.IsSet("2.2.1.1") {
 								if d3.Value != s3.GetValue() {
 									d3.Value = s3.GetValue()
 									n++
@@ -4243,7 +4243,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.2.2") {
+					if fm.IsSet("2.2.2") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
 								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
@@ -4253,7 +4253,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("2.2.2") {
+					} else if fm.HasChild("2.2.2") {
 						var s3 *ResourceRangeSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -4275,7 +4275,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 								f1 int64
 								f2 int64
 							}
-							if fm.Has("2.2.2.1") {
+							if fm.IsSet("2.2.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -4296,7 +4296,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.2.2.2") {
+							if fm.IsSet("2.2.2.2") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -4321,19 +4321,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				if !d1.Memory.Equal(s1.GetMemory()) {
 					d1.Memory = s1.GetMemory().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.3") {
+			} else if fm.HasChild("2.3") {
 				if d2, s2 := d1.Memory, s1.GetMemory(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &ResourceFilter{}
 						d1.Memory = d2
 						n++
 					}
-					if fm.Has("2.3.1") {
+					if fm.IsSet("2.3.1") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
 								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
@@ -4343,7 +4343,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("2.3.1") {
+					} else if fm.HasChild("2.3.1") {
 						var s3 *ResourceMatchSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -4361,7 +4361,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
-							if fm.Has("2.3.1.1") {
+							if fm.IsSet("2.3.1.1") {
 								if d3.Value != s3.GetValue() {
 									d3.Value = s3.GetValue()
 									n++
@@ -4369,7 +4369,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.3.2") {
+					if fm.IsSet("2.3.2") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
 								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
@@ -4379,7 +4379,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("2.3.2") {
+					} else if fm.HasChild("2.3.2") {
 						var s3 *ResourceRangeSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -4401,7 +4401,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 								f1 int64
 								f2 int64
 							}
-							if fm.Has("2.3.2.1") {
+							if fm.IsSet("2.3.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -4422,7 +4422,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.3.2.2") {
+							if fm.IsSet("2.3.2.2") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -4447,19 +4447,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.4") {
+			if fm.IsSet("2.4") {
 				if !d1.Pods.Equal(s1.GetPods()) {
 					d1.Pods = s1.GetPods().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.4") {
+			} else if fm.HasChild("2.4") {
 				if d2, s2 := d1.Pods, s1.GetPods(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &ResourceFilter{}
 						d1.Pods = d2
 						n++
 					}
-					if fm.Has("2.4.1") {
+					if fm.IsSet("2.4.1") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
 								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
@@ -4469,7 +4469,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("2.4.1") {
+					} else if fm.HasChild("2.4.1") {
 						var s3 *ResourceMatchSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -4487,7 +4487,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
-							if fm.Has("2.4.1.1") {
+							if fm.IsSet("2.4.1.1") {
 								if d3.Value != s3.GetValue() {
 									d3.Value = s3.GetValue()
 									n++
@@ -4495,7 +4495,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.4.2") {
+					if fm.IsSet("2.4.2") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
 								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
@@ -4505,7 +4505,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("2.4.2") {
+					} else if fm.HasChild("2.4.2") {
 						var s3 *ResourceRangeSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -4527,7 +4527,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 								f1 int64
 								f2 int64
 							}
-							if fm.Has("2.4.2.1") {
+							if fm.IsSet("2.4.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -4548,7 +4548,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.4.2.2") {
+							if fm.IsSet("2.4.2.2") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -4573,19 +4573,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.5") {
+			if fm.IsSet("2.5") {
 				if !d1.Storage.Equal(s1.GetStorage()) {
 					d1.Storage = s1.GetStorage().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.5") {
+			} else if fm.HasChild("2.5") {
 				if d2, s2 := d1.Storage, s1.GetStorage(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &ResourceFilter{}
 						d1.Storage = d2
 						n++
 					}
-					if fm.Has("2.5.1") {
+					if fm.IsSet("2.5.1") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
 								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
@@ -4595,7 +4595,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("2.5.1") {
+					} else if fm.HasChild("2.5.1") {
 						var s3 *ResourceMatchSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -4613,7 +4613,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
-							if fm.Has("2.5.1.1") {
+							if fm.IsSet("2.5.1.1") {
 								if d3.Value != s3.GetValue() {
 									d3.Value = s3.GetValue()
 									n++
@@ -4621,7 +4621,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.5.2") {
+					if fm.IsSet("2.5.2") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
 								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
@@ -4631,7 +4631,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("2.5.2") {
+					} else if fm.HasChild("2.5.2") {
 						var s3 *ResourceRangeSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -4653,7 +4653,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 								f1 int64
 								f2 int64
 							}
-							if fm.Has("2.5.2.1") {
+							if fm.IsSet("2.5.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -4674,7 +4674,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.5.2.2") {
+							if fm.IsSet("2.5.2.2") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -4699,31 +4699,31 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.6") {
+			if fm.IsSet("2.6") {
 				if !d1.Gpu.Equal(s1.GetGpu()) {
 					d1.Gpu = s1.GetGpu().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.6") {
+			} else if fm.HasChild("2.6") {
 				if d2, s2 := d1.Gpu, s1.GetGpu(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &GPUSelector{}
 						d1.Gpu = d2
 						n++
 					}
-					if fm.Has("2.6.1") {
+					if fm.IsSet("2.6.1") {
 						if !d2.Model.Equal(s2.GetModel()) {
 							d2.Model = s2.GetModel().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.6.1") {
+					} else if fm.HasChild("2.6.1") {
 						if d3, s3 := d2.Model, s2.GetModel(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Model = d3
 								n++
 							}
-							if fm.Has("2.6.1.1") {
+							if fm.IsSet("2.6.1.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -4734,7 +4734,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.6.1.2") {
+							if fm.IsSet("2.6.1.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -4747,19 +4747,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.6.2") {
+					if fm.IsSet("2.6.2") {
 						if !d2.Cores.Equal(s2.GetCores()) {
 							d2.Cores = s2.GetCores().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.6.2") {
+					} else if fm.HasChild("2.6.2") {
 						if d3, s3 := d2.Cores, s2.GetCores(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Cores = d3
 								n++
 							}
-							if fm.Has("2.6.2.1") {
+							if fm.IsSet("2.6.2.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -4769,7 +4769,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.6.2.1") {
+							} else if fm.HasChild("2.6.2.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -4787,7 +4787,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("2.6.2.1.1") {
+									if fm.IsSet("2.6.2.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -4795,7 +4795,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.6.2.2") {
+							if fm.IsSet("2.6.2.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -4805,7 +4805,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.6.2.2") {
+							} else if fm.HasChild("2.6.2.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -4827,7 +4827,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("2.6.2.2.1") {
+									if fm.IsSet("2.6.2.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -4848,7 +4848,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("2.6.2.2.2") {
+									if fm.IsSet("2.6.2.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -4873,19 +4873,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.6.3") {
+					if fm.IsSet("2.6.3") {
 						if !d2.Memory.Equal(s2.GetMemory()) {
 							d2.Memory = s2.GetMemory().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.6.3") {
+					} else if fm.HasChild("2.6.3") {
 						if d3, s3 := d2.Memory, s2.GetMemory(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Memory = d3
 								n++
 							}
-							if fm.Has("2.6.3.1") {
+							if fm.IsSet("2.6.3.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -4895,7 +4895,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.6.3.1") {
+							} else if fm.HasChild("2.6.3.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -4913,7 +4913,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("2.6.3.1.1") {
+									if fm.IsSet("2.6.3.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -4921,7 +4921,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.6.3.2") {
+							if fm.IsSet("2.6.3.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -4931,7 +4931,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.6.3.2") {
+							} else if fm.HasChild("2.6.3.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -4953,7 +4953,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("2.6.3.2.1") {
+									if fm.IsSet("2.6.3.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -4974,7 +4974,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("2.6.3.2.2") {
+									if fm.IsSet("2.6.3.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -5013,7 +5013,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		var s1 *ServiceSelector
 		sok1 := false
 		if w, ok := src.GetFilter().(*Selector_Service); ok && w != nil {
@@ -5031,19 +5031,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if !d1.Category.Equal(s1.GetCategory()) {
 					d1.Category = s1.GetCategory().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("3.1") {
+			} else if fm.HasChild("3.1") {
 				if d2, s2 := d1.Category, s1.GetCategory(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &StringFilter{}
 						d1.Category = d2
 						n++
 					}
-					if fm.Has("3.1.1") {
+					if fm.IsSet("3.1.1") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
 								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
@@ -5054,7 +5054,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("3.1.2") {
+					if fm.IsSet("3.1.2") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
 								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
@@ -5067,7 +5067,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.HasOrHasChild("3.2") {
+			if fm.IsSetOrHasChild("3.2") {
 				if sv1 := s1.GetTags(); !slices.Equal(d1.Tags, sv1) {
 					if len(sv1) == 0 {
 						d1.Tags = nil
@@ -5077,19 +5077,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("3.3") {
+			if fm.IsSet("3.3") {
 				if !d1.Name.Equal(s1.GetName()) {
 					d1.Name = s1.GetName().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("3.3") {
+			} else if fm.HasChild("3.3") {
 				if d2, s2 := d1.Name, s1.GetName(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &StringFilter{}
 						d1.Name = d2
 						n++
 					}
-					if fm.Has("3.3.1") {
+					if fm.IsSet("3.3.1") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
 								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
@@ -5100,7 +5100,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("3.3.2") {
+					if fm.IsSet("3.3.2") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
 								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
@@ -5125,7 +5125,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		var s1 *VMSelector
 		sok1 := false
 		if w, ok := src.GetFilter().(*Selector_Vm); ok && w != nil {
@@ -5143,19 +5143,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if !d1.Architecture.Equal(s1.GetArchitecture()) {
 					d1.Architecture = s1.GetArchitecture().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("4.1") {
+			} else if fm.HasChild("4.1") {
 				if d2, s2 := d1.Architecture, s1.GetArchitecture(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &StringFilter{}
 						d1.Architecture = d2
 						n++
 					}
-					if fm.Has("4.1.1") {
+					if fm.IsSet("4.1.1") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
 								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
@@ -5166,7 +5166,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("4.1.2") {
+					if fm.IsSet("4.1.2") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
 								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
@@ -5179,19 +5179,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				if !d1.Cpu.Equal(s1.GetCpu()) {
 					d1.Cpu = s1.GetCpu().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("4.2") {
+			} else if fm.HasChild("4.2") {
 				if d2, s2 := d1.Cpu, s1.GetCpu(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &ResourceFilter{}
 						d1.Cpu = d2
 						n++
 					}
-					if fm.Has("4.2.1") {
+					if fm.IsSet("4.2.1") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
 								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
@@ -5201,7 +5201,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("4.2.1") {
+					} else if fm.HasChild("4.2.1") {
 						var s3 *ResourceMatchSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -5219,7 +5219,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
-							if fm.Has("4.2.1.1") {
+							if fm.IsSet("4.2.1.1") {
 								if d3.Value != s3.GetValue() {
 									d3.Value = s3.GetValue()
 									n++
@@ -5227,7 +5227,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("4.2.2") {
+					if fm.IsSet("4.2.2") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
 								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
@@ -5237,7 +5237,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("4.2.2") {
+					} else if fm.HasChild("4.2.2") {
 						var s3 *ResourceRangeSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -5259,7 +5259,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 								f1 int64
 								f2 int64
 							}
-							if fm.Has("4.2.2.1") {
+							if fm.IsSet("4.2.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -5280,7 +5280,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("4.2.2.2") {
+							if fm.IsSet("4.2.2.2") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -5305,19 +5305,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("4.3") {
+			if fm.IsSet("4.3") {
 				if !d1.Memory.Equal(s1.GetMemory()) {
 					d1.Memory = s1.GetMemory().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("4.3") {
+			} else if fm.HasChild("4.3") {
 				if d2, s2 := d1.Memory, s1.GetMemory(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &ResourceFilter{}
 						d1.Memory = d2
 						n++
 					}
-					if fm.Has("4.3.1") {
+					if fm.IsSet("4.3.1") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
 								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
@@ -5327,7 +5327,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("4.3.1") {
+					} else if fm.HasChild("4.3.1") {
 						var s3 *ResourceMatchSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -5345,7 +5345,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
-							if fm.Has("4.3.1.1") {
+							if fm.IsSet("4.3.1.1") {
 								if d3.Value != s3.GetValue() {
 									d3.Value = s3.GetValue()
 									n++
@@ -5353,7 +5353,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("4.3.2") {
+					if fm.IsSet("4.3.2") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
 								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
@@ -5363,7 +5363,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("4.3.2") {
+					} else if fm.HasChild("4.3.2") {
 						var s3 *ResourceRangeSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -5385,7 +5385,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 								f1 int64
 								f2 int64
 							}
-							if fm.Has("4.3.2.1") {
+							if fm.IsSet("4.3.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -5406,7 +5406,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("4.3.2.2") {
+							if fm.IsSet("4.3.2.2") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -5431,19 +5431,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("4.4") {
+			if fm.IsSet("4.4") {
 				if !d1.Storage.Equal(s1.GetStorage()) {
 					d1.Storage = s1.GetStorage().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("4.4") {
+			} else if fm.HasChild("4.4") {
 				if d2, s2 := d1.Storage, s1.GetStorage(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &ResourceFilter{}
 						d1.Storage = d2
 						n++
 					}
-					if fm.Has("4.4.1") {
+					if fm.IsSet("4.4.1") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
 								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
@@ -5453,7 +5453,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("4.4.1") {
+					} else if fm.HasChild("4.4.1") {
 						var s3 *ResourceMatchSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -5471,7 +5471,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 						if d3 != nil {
-							if fm.Has("4.4.1.1") {
+							if fm.IsSet("4.4.1.1") {
 								if d3.Value != s3.GetValue() {
 									d3.Value = s3.GetValue()
 									n++
@@ -5479,7 +5479,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("4.4.2") {
+					if fm.IsSet("4.4.2") {
 						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
 								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
@@ -5489,7 +5489,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							d2.Filter = nil
 							n++
 						}
-					} else if fm.HasOrHasChild("4.4.2") {
+					} else if fm.HasChild("4.4.2") {
 						var s3 *ResourceRangeSelector
 						sok3 := false
 						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -5511,7 +5511,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 								f1 int64
 								f2 int64
 							}
-							if fm.Has("4.4.2.1") {
+							if fm.IsSet("4.4.2.1") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -5532,7 +5532,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("4.4.2.2") {
+							if fm.IsSet("4.4.2.2") {
 								var sv3 *int64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -5557,19 +5557,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("4.5") {
+			if fm.IsSet("4.5") {
 				if !d1.OsImage.Equal(s1.GetOsImage()) {
 					d1.OsImage = s1.GetOsImage().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("4.5") {
+			} else if fm.HasChild("4.5") {
 				if d2, s2 := d1.OsImage, s1.GetOsImage(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &StringFilter{}
 						d1.OsImage = d2
 						n++
 					}
-					if fm.Has("4.5.1") {
+					if fm.IsSet("4.5.1") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
 								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
@@ -5580,7 +5580,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("4.5.2") {
+					if fm.IsSet("4.5.2") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
 								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
@@ -5593,19 +5593,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("4.6") {
+			if fm.IsSet("4.6") {
 				if !d1.Hypervisor.Equal(s1.GetHypervisor()) {
 					d1.Hypervisor = s1.GetHypervisor().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("4.6") {
+			} else if fm.HasChild("4.6") {
 				if d2, s2 := d1.Hypervisor, s1.GetHypervisor(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &StringFilter{}
 						d1.Hypervisor = d2
 						n++
 					}
-					if fm.Has("4.6.1") {
+					if fm.IsSet("4.6.1") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
 								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
@@ -5616,7 +5616,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("4.6.2") {
+					if fm.IsSet("4.6.2") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
 								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
@@ -5629,31 +5629,31 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("4.7") {
+			if fm.IsSet("4.7") {
 				if !d1.Gpu.Equal(s1.GetGpu()) {
 					d1.Gpu = s1.GetGpu().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("4.7") {
+			} else if fm.HasChild("4.7") {
 				if d2, s2 := d1.Gpu, s1.GetGpu(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &GPUSelector{}
 						d1.Gpu = d2
 						n++
 					}
-					if fm.Has("4.7.1") {
+					if fm.IsSet("4.7.1") {
 						if !d2.Model.Equal(s2.GetModel()) {
 							d2.Model = s2.GetModel().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("4.7.1") {
+					} else if fm.HasChild("4.7.1") {
 						if d3, s3 := d2.Model, s2.GetModel(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Model = d3
 								n++
 							}
-							if fm.Has("4.7.1.1") {
+							if fm.IsSet("4.7.1.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -5664,7 +5664,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("4.7.1.2") {
+							if fm.IsSet("4.7.1.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -5677,19 +5677,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("4.7.2") {
+					if fm.IsSet("4.7.2") {
 						if !d2.Cores.Equal(s2.GetCores()) {
 							d2.Cores = s2.GetCores().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("4.7.2") {
+					} else if fm.HasChild("4.7.2") {
 						if d3, s3 := d2.Cores, s2.GetCores(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Cores = d3
 								n++
 							}
-							if fm.Has("4.7.2.1") {
+							if fm.IsSet("4.7.2.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -5699,7 +5699,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("4.7.2.1") {
+							} else if fm.HasChild("4.7.2.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -5717,7 +5717,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("4.7.2.1.1") {
+									if fm.IsSet("4.7.2.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -5725,7 +5725,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("4.7.2.2") {
+							if fm.IsSet("4.7.2.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -5735,7 +5735,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("4.7.2.2") {
+							} else if fm.HasChild("4.7.2.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -5757,7 +5757,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("4.7.2.2.1") {
+									if fm.IsSet("4.7.2.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -5778,7 +5778,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("4.7.2.2.2") {
+									if fm.IsSet("4.7.2.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -5803,19 +5803,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("4.7.3") {
+					if fm.IsSet("4.7.3") {
 						if !d2.Memory.Equal(s2.GetMemory()) {
 							d2.Memory = s2.GetMemory().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("4.7.3") {
+					} else if fm.HasChild("4.7.3") {
 						if d3, s3 := d2.Memory, s2.GetMemory(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Memory = d3
 								n++
 							}
-							if fm.Has("4.7.3.1") {
+							if fm.IsSet("4.7.3.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -5825,7 +5825,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("4.7.3.1") {
+							} else if fm.HasChild("4.7.3.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -5843,7 +5843,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("4.7.3.1.1") {
+									if fm.IsSet("4.7.3.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -5851,7 +5851,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("4.7.3.2") {
+							if fm.IsSet("4.7.3.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -5861,7 +5861,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("4.7.3.2") {
+							} else if fm.HasChild("4.7.3.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -5883,7 +5883,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("4.7.3.2.1") {
+									if fm.IsSet("4.7.3.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -5904,7 +5904,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("4.7.3.2.2") {
+									if fm.IsSet("4.7.3.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -5943,7 +5943,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("5") {
+	} else if fm.HasChild("5") {
 		var s1 *SensorSelector
 		sok1 := false
 		if w, ok := src.GetFilter().(*Selector_Sensor); ok && w != nil {
@@ -5961,19 +5961,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("5.1") {
+			if fm.IsSet("5.1") {
 				if !d1.SensorType.Equal(s1.GetSensorType()) {
 					d1.SensorType = s1.GetSensorType().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("5.1") {
+			} else if fm.HasChild("5.1") {
 				if d2, s2 := d1.SensorType, s1.GetSensorType(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &StringFilter{}
 						d1.SensorType = d2
 						n++
 					}
-					if fm.Has("5.1.1") {
+					if fm.IsSet("5.1.1") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
 								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
@@ -5984,7 +5984,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("5.1.2") {
+					if fm.IsSet("5.1.2") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
 								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
@@ -5997,12 +5997,12 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("5.2") {
+			if fm.IsSet("5.2") {
 				if !d1.SamplingRateHz.Equal(s1.GetSamplingRateHz()) {
 					d1.SamplingRateHz = s1.GetSamplingRateHz().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("5.2") {
+			} else if fm.HasChild("5.2") {
 				if d2, s2 := d1.SamplingRateHz, s1.GetSamplingRateHz(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &FloatRangeSelector{}
@@ -6013,7 +6013,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 						f1 float64
 						f2 float64
 					}
-					if fm.Has("5.2.1") {
+					if fm.IsSet("5.2.1") {
 						var sv2 *float64
 						if s2 != nil {
 							sv2 = s2.Min
@@ -6034,7 +6034,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("5.2.2") {
+					if fm.IsSet("5.2.2") {
 						var sv2 *float64
 						if s2 != nil {
 							sv2 = s2.Max
@@ -6057,12 +6057,12 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("5.3") {
+			if fm.IsSet("5.3") {
 				if !d1.Accuracy.Equal(s1.GetAccuracy()) {
 					d1.Accuracy = s1.GetAccuracy().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("5.3") {
+			} else if fm.HasChild("5.3") {
 				if d2, s2 := d1.Accuracy, s1.GetAccuracy(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &FloatRangeSelector{}
@@ -6073,7 +6073,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 						f1 float64
 						f2 float64
 					}
-					if fm.Has("5.3.1") {
+					if fm.IsSet("5.3.1") {
 						var sv2 *float64
 						if s2 != nil {
 							sv2 = s2.Min
@@ -6094,7 +6094,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("5.3.2") {
+					if fm.IsSet("5.3.2") {
 						var sv2 *float64
 						if s2 != nil {
 							sv2 = s2.Max
@@ -6117,19 +6117,19 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("5.4") {
+			if fm.IsSet("5.4") {
 				if !d1.Unit.Equal(s1.GetUnit()) {
 					d1.Unit = s1.GetUnit().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("5.4") {
+			} else if fm.HasChild("5.4") {
 				if d2, s2 := d1.Unit, s1.GetUnit(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &StringFilter{}
 						d1.Unit = d2
 						n++
 					}
-					if fm.Has("5.4.1") {
+					if fm.IsSet("5.4.1") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
 								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
@@ -6140,7 +6140,7 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("5.4.2") {
+					if fm.IsSet("5.4.2") {
 						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
 							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
 								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}

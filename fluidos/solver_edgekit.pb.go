@@ -669,38 +669,38 @@ func (m *SolverStatus) CopyInFields(src *SolverStatus, fm *fieldmap.FieldMap) in
 			m.Credentials = src.GetCredentials().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("11") {
+	} else if fm.HasChild("11") {
 		if d1, s1 := m.Credentials, src.GetCredentials(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &PeeringTargetCredentials{}
 				m.Credentials = d1
 				n++
 			}
-			if fm.Has("11.1") {
+			if fm.IsSet("11.1") {
 				if d1.ClusterId != s1.GetClusterId() {
 					d1.ClusterId = s1.GetClusterId()
 					n++
 				}
 			}
-			if fm.Has("11.2") {
+			if fm.IsSet("11.2") {
 				if d1.ClusterName != s1.GetClusterName() {
 					d1.ClusterName = s1.GetClusterName()
 					n++
 				}
 			}
-			if fm.Has("11.3") {
+			if fm.IsSet("11.3") {
 				if d1.Endpoint != s1.GetEndpoint() {
 					d1.Endpoint = s1.GetEndpoint()
 					n++
 				}
 			}
-			if fm.Has("11.4") {
+			if fm.IsSet("11.4") {
 				if d1.Kubeconfig != s1.GetKubeconfig() {
 					d1.Kubeconfig = s1.GetKubeconfig()
 					n++
 				}
 			}
-			if fm.Has("11.5") {
+			if fm.IsSet("11.5") {
 				if d1.Token != s1.GetToken() {
 					d1.Token = s1.GetToken()
 					n++
@@ -743,20 +743,20 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 			m.Selector = src.GetSelector().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Selector, src.GetSelector(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Selector{}
 				m.Selector = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.FlavorType != s1.GetFlavorType() {
 					d1.FlavorType = s1.GetFlavorType()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if sw1, ok := s1.GetFilter().(*Selector_K8Slice); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*Selector_K8Slice); !ok || dw1 == nil || !dw1.K8Slice.Equal(sw1.K8Slice) {
 						d1.Filter = &Selector_K8Slice{K8Slice: sw1.K8Slice.Clone()}
@@ -766,7 +766,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.2") {
+			} else if fm.HasChild("2.2") {
 				var s2 *K8SliceSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*Selector_K8Slice); ok && w != nil {
@@ -784,19 +784,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.2.1") {
+					if fm.IsSet("2.2.1") {
 						if !d2.Architecture.Equal(s2.GetArchitecture()) {
 							d2.Architecture = s2.GetArchitecture().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.2.1") {
+					} else if fm.HasChild("2.2.1") {
 						if d3, s3 := d2.Architecture, s2.GetArchitecture(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Architecture = d3
 								n++
 							}
-							if fm.Has("2.2.1.1") {
+							if fm.IsSet("2.2.1.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -807,7 +807,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.2.1.2") {
+							if fm.IsSet("2.2.1.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -820,19 +820,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.2.2") {
+					if fm.IsSet("2.2.2") {
 						if !d2.Cpu.Equal(s2.GetCpu()) {
 							d2.Cpu = s2.GetCpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.2.2") {
+					} else if fm.HasChild("2.2.2") {
 						if d3, s3 := d2.Cpu, s2.GetCpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Cpu = d3
 								n++
 							}
-							if fm.Has("2.2.2.1") {
+							if fm.IsSet("2.2.2.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -842,7 +842,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.2.2.1") {
+							} else if fm.HasChild("2.2.2.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -860,7 +860,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("2.2.2.1.1") {
+									if fm.IsSet("2.2.2.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -868,7 +868,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.2.2.2") {
+							if fm.IsSet("2.2.2.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -878,7 +878,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.2.2.2") {
+							} else if fm.HasChild("2.2.2.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -900,7 +900,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("2.2.2.2.1") {
+									if fm.IsSet("2.2.2.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -921,7 +921,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("2.2.2.2.2") {
+									if fm.IsSet("2.2.2.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -946,19 +946,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.2.3") {
+					if fm.IsSet("2.2.3") {
 						if !d2.Memory.Equal(s2.GetMemory()) {
 							d2.Memory = s2.GetMemory().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.2.3") {
+					} else if fm.HasChild("2.2.3") {
 						if d3, s3 := d2.Memory, s2.GetMemory(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Memory = d3
 								n++
 							}
-							if fm.Has("2.2.3.1") {
+							if fm.IsSet("2.2.3.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -968,7 +968,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.2.3.1") {
+							} else if fm.HasChild("2.2.3.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -986,7 +986,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("2.2.3.1.1") {
+									if fm.IsSet("2.2.3.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -994,7 +994,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.2.3.2") {
+							if fm.IsSet("2.2.3.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -1004,7 +1004,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.2.3.2") {
+							} else if fm.HasChild("2.2.3.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1026,7 +1026,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("2.2.3.2.1") {
+									if fm.IsSet("2.2.3.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -1047,7 +1047,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("2.2.3.2.2") {
+									if fm.IsSet("2.2.3.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -1072,19 +1072,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.2.4") {
+					if fm.IsSet("2.2.4") {
 						if !d2.Pods.Equal(s2.GetPods()) {
 							d2.Pods = s2.GetPods().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.2.4") {
+					} else if fm.HasChild("2.2.4") {
 						if d3, s3 := d2.Pods, s2.GetPods(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Pods = d3
 								n++
 							}
-							if fm.Has("2.2.4.1") {
+							if fm.IsSet("2.2.4.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -1094,7 +1094,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.2.4.1") {
+							} else if fm.HasChild("2.2.4.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1112,7 +1112,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("2.2.4.1.1") {
+									if fm.IsSet("2.2.4.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -1120,7 +1120,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.2.4.2") {
+							if fm.IsSet("2.2.4.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -1130,7 +1130,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.2.4.2") {
+							} else if fm.HasChild("2.2.4.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1152,7 +1152,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("2.2.4.2.1") {
+									if fm.IsSet("2.2.4.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -1173,7 +1173,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("2.2.4.2.2") {
+									if fm.IsSet("2.2.4.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -1198,19 +1198,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.2.5") {
+					if fm.IsSet("2.2.5") {
 						if !d2.Storage.Equal(s2.GetStorage()) {
 							d2.Storage = s2.GetStorage().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.2.5") {
+					} else if fm.HasChild("2.2.5") {
 						if d3, s3 := d2.Storage, s2.GetStorage(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Storage = d3
 								n++
 							}
-							if fm.Has("2.2.5.1") {
+							if fm.IsSet("2.2.5.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -1220,7 +1220,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.2.5.1") {
+							} else if fm.HasChild("2.2.5.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1238,7 +1238,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("2.2.5.1.1") {
+									if fm.IsSet("2.2.5.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -1246,7 +1246,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.2.5.2") {
+							if fm.IsSet("2.2.5.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -1256,7 +1256,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.2.5.2") {
+							} else if fm.HasChild("2.2.5.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1278,7 +1278,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("2.2.5.2.1") {
+									if fm.IsSet("2.2.5.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -1299,7 +1299,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("2.2.5.2.2") {
+									if fm.IsSet("2.2.5.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -1324,31 +1324,31 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.2.6") {
+					if fm.IsSet("2.2.6") {
 						if !d2.Gpu.Equal(s2.GetGpu()) {
 							d2.Gpu = s2.GetGpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.2.6") {
+					} else if fm.HasChild("2.2.6") {
 						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &GPUSelector{}
 								d2.Gpu = d3
 								n++
 							}
-							if fm.Has("2.2.6.1") {
+							if fm.IsSet("2.2.6.1") {
 								if !d3.Model.Equal(s3.GetModel()) {
 									d3.Model = s3.GetModel().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("2.2.6.1") {
+							} else if fm.HasChild("2.2.6.1") {
 								if d4, s4 := d3.Model, s3.GetModel(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &StringFilter{}
 										d3.Model = d4
 										n++
 									}
-									if fm.Has("2.2.6.1.1") {
+									if fm.IsSet("2.2.6.1.1") {
 										if sw4, ok := s4.GetFilter().(*StringFilter_Exact); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*StringFilter_Exact); !ok || dw4 == nil || dw4.Exact != sw4.Exact {
 												d4.Filter = &StringFilter_Exact{Exact: sw4.Exact}
@@ -1359,7 +1359,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("2.2.6.1.2") {
+									if fm.IsSet("2.2.6.1.2") {
 										if sw4, ok := s4.GetFilter().(*StringFilter_Regex); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*StringFilter_Regex); !ok || dw4 == nil || dw4.Regex != sw4.Regex {
 												d4.Filter = &StringFilter_Regex{Regex: sw4.Regex}
@@ -1372,19 +1372,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.2.6.2") {
+							if fm.IsSet("2.2.6.2") {
 								if !d3.Cores.Equal(s3.GetCores()) {
 									d3.Cores = s3.GetCores().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("2.2.6.2") {
+							} else if fm.HasChild("2.2.6.2") {
 								if d4, s4 := d3.Cores, s3.GetCores(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &ResourceFilter{}
 										d3.Cores = d4
 										n++
 									}
-									if fm.Has("2.2.6.2.1") {
+									if fm.IsSet("2.2.6.2.1") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Match); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Match); !ok || dw4 == nil || !dw4.Match.Equal(sw4.Match) {
 												d4.Filter = &ResourceFilter_Match{Match: sw4.Match.Clone()}
@@ -1394,7 +1394,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("2.2.6.2.1") {
+									} else if fm.HasChild("2.2.6.2.1") {
 										var s5 *ResourceMatchSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1412,7 +1412,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
-											if fm.Has("2.2.6.2.1.1") {
+											if fm.IsSet("2.2.6.2.1.1") {
 												if d5.Value != s5.GetValue() {
 													d5.Value = s5.GetValue()
 													n++
@@ -1420,7 +1420,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											}
 										}
 									}
-									if fm.Has("2.2.6.2.2") {
+									if fm.IsSet("2.2.6.2.2") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Range); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Range); !ok || dw4 == nil || !dw4.Range.Equal(sw4.Range) {
 												d4.Filter = &ResourceFilter_Range{Range: sw4.Range.Clone()}
@@ -1430,7 +1430,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("2.2.6.2.2") {
+									} else if fm.HasChild("2.2.6.2.2") {
 										var s5 *ResourceRangeSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1452,7 +1452,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 												f1 int64
 												f2 int64
 											}
-											if fm.Has("2.2.6.2.2.1") {
+											if fm.IsSet("2.2.6.2.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
@@ -1473,7 +1473,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 													n++
 												}
 											}
-											if fm.Has("2.2.6.2.2.2") {
+											if fm.IsSet("2.2.6.2.2.2") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Max
@@ -1498,19 +1498,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.2.6.3") {
+							if fm.IsSet("2.2.6.3") {
 								if !d3.Memory.Equal(s3.GetMemory()) {
 									d3.Memory = s3.GetMemory().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("2.2.6.3") {
+							} else if fm.HasChild("2.2.6.3") {
 								if d4, s4 := d3.Memory, s3.GetMemory(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &ResourceFilter{}
 										d3.Memory = d4
 										n++
 									}
-									if fm.Has("2.2.6.3.1") {
+									if fm.IsSet("2.2.6.3.1") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Match); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Match); !ok || dw4 == nil || !dw4.Match.Equal(sw4.Match) {
 												d4.Filter = &ResourceFilter_Match{Match: sw4.Match.Clone()}
@@ -1520,7 +1520,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("2.2.6.3.1") {
+									} else if fm.HasChild("2.2.6.3.1") {
 										var s5 *ResourceMatchSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1538,7 +1538,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
-											if fm.Has("2.2.6.3.1.1") {
+											if fm.IsSet("2.2.6.3.1.1") {
 												if d5.Value != s5.GetValue() {
 													d5.Value = s5.GetValue()
 													n++
@@ -1546,7 +1546,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											}
 										}
 									}
-									if fm.Has("2.2.6.3.2") {
+									if fm.IsSet("2.2.6.3.2") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Range); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Range); !ok || dw4 == nil || !dw4.Range.Equal(sw4.Range) {
 												d4.Filter = &ResourceFilter_Range{Range: sw4.Range.Clone()}
@@ -1556,7 +1556,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("2.2.6.3.2") {
+									} else if fm.HasChild("2.2.6.3.2") {
 										var s5 *ResourceRangeSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1578,7 +1578,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 												f1 int64
 												f2 int64
 											}
-											if fm.Has("2.2.6.3.2.1") {
+											if fm.IsSet("2.2.6.3.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
@@ -1599,7 +1599,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 													n++
 												}
 											}
-											if fm.Has("2.2.6.3.2.2") {
+											if fm.IsSet("2.2.6.3.2.2") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Max
@@ -1628,7 +1628,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				if sw1, ok := s1.GetFilter().(*Selector_Service); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*Selector_Service); !ok || dw1 == nil || !dw1.Service.Equal(sw1.Service) {
 						d1.Filter = &Selector_Service{Service: sw1.Service.Clone()}
@@ -1638,7 +1638,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.3") {
+			} else if fm.HasChild("2.3") {
 				var s2 *ServiceSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*Selector_Service); ok && w != nil {
@@ -1656,19 +1656,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.3.1") {
+					if fm.IsSet("2.3.1") {
 						if !d2.Category.Equal(s2.GetCategory()) {
 							d2.Category = s2.GetCategory().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.3.1") {
+					} else if fm.HasChild("2.3.1") {
 						if d3, s3 := d2.Category, s2.GetCategory(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Category = d3
 								n++
 							}
-							if fm.Has("2.3.1.1") {
+							if fm.IsSet("2.3.1.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -1679,7 +1679,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.3.1.2") {
+							if fm.IsSet("2.3.1.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -1692,7 +1692,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.HasOrHasChild("2.3.2") {
+					if fm.IsSetOrHasChild("2.3.2") {
 						if sv2 := s2.GetTags(); !slices.Equal(d2.Tags, sv2) {
 							if len(sv2) == 0 {
 								d2.Tags = nil
@@ -1702,19 +1702,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							n++
 						}
 					}
-					if fm.Has("2.3.3") {
+					if fm.IsSet("2.3.3") {
 						if !d2.Name.Equal(s2.GetName()) {
 							d2.Name = s2.GetName().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.3.3") {
+					} else if fm.HasChild("2.3.3") {
 						if d3, s3 := d2.Name, s2.GetName(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Name = d3
 								n++
 							}
-							if fm.Has("2.3.3.1") {
+							if fm.IsSet("2.3.3.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -1725,7 +1725,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.3.3.2") {
+							if fm.IsSet("2.3.3.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -1740,7 +1740,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.4") {
+			if fm.IsSet("2.4") {
 				if sw1, ok := s1.GetFilter().(*Selector_Vm); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*Selector_Vm); !ok || dw1 == nil || !dw1.Vm.Equal(sw1.Vm) {
 						d1.Filter = &Selector_Vm{Vm: sw1.Vm.Clone()}
@@ -1750,7 +1750,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.4") {
+			} else if fm.HasChild("2.4") {
 				var s2 *VMSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*Selector_Vm); ok && w != nil {
@@ -1768,19 +1768,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.4.1") {
+					if fm.IsSet("2.4.1") {
 						if !d2.Architecture.Equal(s2.GetArchitecture()) {
 							d2.Architecture = s2.GetArchitecture().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.4.1") {
+					} else if fm.HasChild("2.4.1") {
 						if d3, s3 := d2.Architecture, s2.GetArchitecture(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Architecture = d3
 								n++
 							}
-							if fm.Has("2.4.1.1") {
+							if fm.IsSet("2.4.1.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -1791,7 +1791,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.4.1.2") {
+							if fm.IsSet("2.4.1.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -1804,19 +1804,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.4.2") {
+					if fm.IsSet("2.4.2") {
 						if !d2.Cpu.Equal(s2.GetCpu()) {
 							d2.Cpu = s2.GetCpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.4.2") {
+					} else if fm.HasChild("2.4.2") {
 						if d3, s3 := d2.Cpu, s2.GetCpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Cpu = d3
 								n++
 							}
-							if fm.Has("2.4.2.1") {
+							if fm.IsSet("2.4.2.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -1826,7 +1826,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.4.2.1") {
+							} else if fm.HasChild("2.4.2.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1844,7 +1844,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("2.4.2.1.1") {
+									if fm.IsSet("2.4.2.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -1852,7 +1852,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.4.2.2") {
+							if fm.IsSet("2.4.2.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -1862,7 +1862,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.4.2.2") {
+							} else if fm.HasChild("2.4.2.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -1884,7 +1884,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("2.4.2.2.1") {
+									if fm.IsSet("2.4.2.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -1905,7 +1905,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("2.4.2.2.2") {
+									if fm.IsSet("2.4.2.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -1930,19 +1930,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.4.3") {
+					if fm.IsSet("2.4.3") {
 						if !d2.Memory.Equal(s2.GetMemory()) {
 							d2.Memory = s2.GetMemory().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.4.3") {
+					} else if fm.HasChild("2.4.3") {
 						if d3, s3 := d2.Memory, s2.GetMemory(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Memory = d3
 								n++
 							}
-							if fm.Has("2.4.3.1") {
+							if fm.IsSet("2.4.3.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -1952,7 +1952,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.4.3.1") {
+							} else if fm.HasChild("2.4.3.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -1970,7 +1970,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("2.4.3.1.1") {
+									if fm.IsSet("2.4.3.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -1978,7 +1978,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.4.3.2") {
+							if fm.IsSet("2.4.3.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -1988,7 +1988,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.4.3.2") {
+							} else if fm.HasChild("2.4.3.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2010,7 +2010,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("2.4.3.2.1") {
+									if fm.IsSet("2.4.3.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -2031,7 +2031,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("2.4.3.2.2") {
+									if fm.IsSet("2.4.3.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -2056,19 +2056,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.4.4") {
+					if fm.IsSet("2.4.4") {
 						if !d2.Storage.Equal(s2.GetStorage()) {
 							d2.Storage = s2.GetStorage().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.4.4") {
+					} else if fm.HasChild("2.4.4") {
 						if d3, s3 := d2.Storage, s2.GetStorage(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &ResourceFilter{}
 								d2.Storage = d3
 								n++
 							}
-							if fm.Has("2.4.4.1") {
+							if fm.IsSet("2.4.4.1") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
 										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
@@ -2078,7 +2078,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.4.4.1") {
+							} else if fm.HasChild("2.4.4.1") {
 								var s4 *ResourceMatchSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2096,7 +2096,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 								if d4 != nil {
-									if fm.Has("2.4.4.1.1") {
+									if fm.IsSet("2.4.4.1.1") {
 										if d4.Value != s4.GetValue() {
 											d4.Value = s4.GetValue()
 											n++
@@ -2104,7 +2104,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.4.4.2") {
+							if fm.IsSet("2.4.4.2") {
 								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
 										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
@@ -2114,7 +2114,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									d3.Filter = nil
 									n++
 								}
-							} else if fm.HasOrHasChild("2.4.4.2") {
+							} else if fm.HasChild("2.4.4.2") {
 								var s4 *ResourceRangeSelector
 								sok4 := false
 								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2136,7 +2136,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 										f1 int64
 										f2 int64
 									}
-									if fm.Has("2.4.4.2.1") {
+									if fm.IsSet("2.4.4.2.1") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Min
@@ -2157,7 +2157,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("2.4.4.2.2") {
+									if fm.IsSet("2.4.4.2.2") {
 										var sv4 *int64
 										if s4 != nil {
 											sv4 = s4.Max
@@ -2182,19 +2182,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.4.5") {
+					if fm.IsSet("2.4.5") {
 						if !d2.OsImage.Equal(s2.GetOsImage()) {
 							d2.OsImage = s2.GetOsImage().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.4.5") {
+					} else if fm.HasChild("2.4.5") {
 						if d3, s3 := d2.OsImage, s2.GetOsImage(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.OsImage = d3
 								n++
 							}
-							if fm.Has("2.4.5.1") {
+							if fm.IsSet("2.4.5.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -2205,7 +2205,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.4.5.2") {
+							if fm.IsSet("2.4.5.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -2218,19 +2218,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.4.6") {
+					if fm.IsSet("2.4.6") {
 						if !d2.Hypervisor.Equal(s2.GetHypervisor()) {
 							d2.Hypervisor = s2.GetHypervisor().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.4.6") {
+					} else if fm.HasChild("2.4.6") {
 						if d3, s3 := d2.Hypervisor, s2.GetHypervisor(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Hypervisor = d3
 								n++
 							}
-							if fm.Has("2.4.6.1") {
+							if fm.IsSet("2.4.6.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -2241,7 +2241,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.4.6.2") {
+							if fm.IsSet("2.4.6.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -2254,31 +2254,31 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.4.7") {
+					if fm.IsSet("2.4.7") {
 						if !d2.Gpu.Equal(s2.GetGpu()) {
 							d2.Gpu = s2.GetGpu().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.4.7") {
+					} else if fm.HasChild("2.4.7") {
 						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &GPUSelector{}
 								d2.Gpu = d3
 								n++
 							}
-							if fm.Has("2.4.7.1") {
+							if fm.IsSet("2.4.7.1") {
 								if !d3.Model.Equal(s3.GetModel()) {
 									d3.Model = s3.GetModel().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("2.4.7.1") {
+							} else if fm.HasChild("2.4.7.1") {
 								if d4, s4 := d3.Model, s3.GetModel(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &StringFilter{}
 										d3.Model = d4
 										n++
 									}
-									if fm.Has("2.4.7.1.1") {
+									if fm.IsSet("2.4.7.1.1") {
 										if sw4, ok := s4.GetFilter().(*StringFilter_Exact); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*StringFilter_Exact); !ok || dw4 == nil || dw4.Exact != sw4.Exact {
 												d4.Filter = &StringFilter_Exact{Exact: sw4.Exact}
@@ -2289,7 +2289,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 									}
-									if fm.Has("2.4.7.1.2") {
+									if fm.IsSet("2.4.7.1.2") {
 										if sw4, ok := s4.GetFilter().(*StringFilter_Regex); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*StringFilter_Regex); !ok || dw4 == nil || dw4.Regex != sw4.Regex {
 												d4.Filter = &StringFilter_Regex{Regex: sw4.Regex}
@@ -2302,19 +2302,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.4.7.2") {
+							if fm.IsSet("2.4.7.2") {
 								if !d3.Cores.Equal(s3.GetCores()) {
 									d3.Cores = s3.GetCores().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("2.4.7.2") {
+							} else if fm.HasChild("2.4.7.2") {
 								if d4, s4 := d3.Cores, s3.GetCores(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &ResourceFilter{}
 										d3.Cores = d4
 										n++
 									}
-									if fm.Has("2.4.7.2.1") {
+									if fm.IsSet("2.4.7.2.1") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Match); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Match); !ok || dw4 == nil || !dw4.Match.Equal(sw4.Match) {
 												d4.Filter = &ResourceFilter_Match{Match: sw4.Match.Clone()}
@@ -2324,7 +2324,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("2.4.7.2.1") {
+									} else if fm.HasChild("2.4.7.2.1") {
 										var s5 *ResourceMatchSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2342,7 +2342,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
-											if fm.Has("2.4.7.2.1.1") {
+											if fm.IsSet("2.4.7.2.1.1") {
 												if d5.Value != s5.GetValue() {
 													d5.Value = s5.GetValue()
 													n++
@@ -2350,7 +2350,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											}
 										}
 									}
-									if fm.Has("2.4.7.2.2") {
+									if fm.IsSet("2.4.7.2.2") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Range); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Range); !ok || dw4 == nil || !dw4.Range.Equal(sw4.Range) {
 												d4.Filter = &ResourceFilter_Range{Range: sw4.Range.Clone()}
@@ -2360,7 +2360,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("2.4.7.2.2") {
+									} else if fm.HasChild("2.4.7.2.2") {
 										var s5 *ResourceRangeSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2382,7 +2382,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 												f1 int64
 												f2 int64
 											}
-											if fm.Has("2.4.7.2.2.1") {
+											if fm.IsSet("2.4.7.2.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
@@ -2403,7 +2403,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 													n++
 												}
 											}
-											if fm.Has("2.4.7.2.2.2") {
+											if fm.IsSet("2.4.7.2.2.2") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Max
@@ -2428,19 +2428,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									}
 								}
 							}
-							if fm.Has("2.4.7.3") {
+							if fm.IsSet("2.4.7.3") {
 								if !d3.Memory.Equal(s3.GetMemory()) {
 									d3.Memory = s3.GetMemory().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("2.4.7.3") {
+							} else if fm.HasChild("2.4.7.3") {
 								if d4, s4 := d3.Memory, s3.GetMemory(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &ResourceFilter{}
 										d3.Memory = d4
 										n++
 									}
-									if fm.Has("2.4.7.3.1") {
+									if fm.IsSet("2.4.7.3.1") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Match); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Match); !ok || dw4 == nil || !dw4.Match.Equal(sw4.Match) {
 												d4.Filter = &ResourceFilter_Match{Match: sw4.Match.Clone()}
@@ -2450,7 +2450,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("2.4.7.3.1") {
+									} else if fm.HasChild("2.4.7.3.1") {
 										var s5 *ResourceMatchSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Match); ok && w != nil {
@@ -2468,7 +2468,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											n++
 										}
 										if d5 != nil {
-											if fm.Has("2.4.7.3.1.1") {
+											if fm.IsSet("2.4.7.3.1.1") {
 												if d5.Value != s5.GetValue() {
 													d5.Value = s5.GetValue()
 													n++
@@ -2476,7 +2476,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											}
 										}
 									}
-									if fm.Has("2.4.7.3.2") {
+									if fm.IsSet("2.4.7.3.2") {
 										if sw4, ok := s4.GetFilter().(*ResourceFilter_Range); ok && sw4 != nil {
 											if dw4, ok := d4.Filter.(*ResourceFilter_Range); !ok || dw4 == nil || !dw4.Range.Equal(sw4.Range) {
 												d4.Filter = &ResourceFilter_Range{Range: sw4.Range.Clone()}
@@ -2486,7 +2486,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 											d4.Filter = nil
 											n++
 										}
-									} else if fm.HasOrHasChild("2.4.7.3.2") {
+									} else if fm.HasChild("2.4.7.3.2") {
 										var s5 *ResourceRangeSelector
 										sok5 := false
 										if w, ok := s4.GetFilter().(*ResourceFilter_Range); ok && w != nil {
@@ -2508,7 +2508,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 												f1 int64
 												f2 int64
 											}
-											if fm.Has("2.4.7.3.2.1") {
+											if fm.IsSet("2.4.7.3.2.1") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Min
@@ -2529,7 +2529,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 													n++
 												}
 											}
-											if fm.Has("2.4.7.3.2.2") {
+											if fm.IsSet("2.4.7.3.2.2") {
 												var sv5 *int64
 												if s5 != nil {
 													sv5 = s5.Max
@@ -2558,7 +2558,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("2.5") {
+			if fm.IsSet("2.5") {
 				if sw1, ok := s1.GetFilter().(*Selector_Sensor); ok && sw1 != nil {
 					if dw1, ok := d1.Filter.(*Selector_Sensor); !ok || dw1 == nil || !dw1.Sensor.Equal(sw1.Sensor) {
 						d1.Filter = &Selector_Sensor{Sensor: sw1.Sensor.Clone()}
@@ -2568,7 +2568,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 					d1.Filter = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("2.5") {
+			} else if fm.HasChild("2.5") {
 				var s2 *SensorSelector
 				sok2 := false
 				if w, ok := s1.GetFilter().(*Selector_Sensor); ok && w != nil {
@@ -2586,19 +2586,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("2.5.1") {
+					if fm.IsSet("2.5.1") {
 						if !d2.SensorType.Equal(s2.GetSensorType()) {
 							d2.SensorType = s2.GetSensorType().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.5.1") {
+					} else if fm.HasChild("2.5.1") {
 						if d3, s3 := d2.SensorType, s2.GetSensorType(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.SensorType = d3
 								n++
 							}
-							if fm.Has("2.5.1.1") {
+							if fm.IsSet("2.5.1.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -2609,7 +2609,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.5.1.2") {
+							if fm.IsSet("2.5.1.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -2622,12 +2622,12 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.5.2") {
+					if fm.IsSet("2.5.2") {
 						if !d2.SamplingRateHz.Equal(s2.GetSamplingRateHz()) {
 							d2.SamplingRateHz = s2.GetSamplingRateHz().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.5.2") {
+					} else if fm.HasChild("2.5.2") {
 						if d3, s3 := d2.SamplingRateHz, s2.GetSamplingRateHz(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &FloatRangeSelector{}
@@ -2638,7 +2638,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 								f1 float64
 								f2 float64
 							}
-							if fm.Has("2.5.2.1") {
+							if fm.IsSet("2.5.2.1") {
 								var sv3 *float64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -2659,7 +2659,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.5.2.2") {
+							if fm.IsSet("2.5.2.2") {
 								var sv3 *float64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -2682,12 +2682,12 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.5.3") {
+					if fm.IsSet("2.5.3") {
 						if !d2.Accuracy.Equal(s2.GetAccuracy()) {
 							d2.Accuracy = s2.GetAccuracy().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.5.3") {
+					} else if fm.HasChild("2.5.3") {
 						if d3, s3 := d2.Accuracy, s2.GetAccuracy(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &FloatRangeSelector{}
@@ -2698,7 +2698,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 								f1 float64
 								f2 float64
 							}
-							if fm.Has("2.5.3.1") {
+							if fm.IsSet("2.5.3.1") {
 								var sv3 *float64
 								if s3 != nil {
 									sv3 = s3.Min
@@ -2719,7 +2719,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.5.3.2") {
+							if fm.IsSet("2.5.3.2") {
 								var sv3 *float64
 								if s3 != nil {
 									sv3 = s3.Max
@@ -2742,19 +2742,19 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 							}
 						}
 					}
-					if fm.Has("2.5.4") {
+					if fm.IsSet("2.5.4") {
 						if !d2.Unit.Equal(s2.GetUnit()) {
 							d2.Unit = s2.GetUnit().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("2.5.4") {
+					} else if fm.HasChild("2.5.4") {
 						if d3, s3 := d2.Unit, s2.GetUnit(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &StringFilter{}
 								d2.Unit = d3
 								n++
 							}
-							if fm.Has("2.5.4.1") {
+							if fm.IsSet("2.5.4.1") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
 										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
@@ -2765,7 +2765,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 									n++
 								}
 							}
-							if fm.Has("2.5.4.2") {
+							if fm.IsSet("2.5.4.2") {
 								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
 									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
 										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
@@ -2811,110 +2811,110 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 			m.Status = src.GetStatus().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("7") {
+	} else if fm.HasChild("7") {
 		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &SolverStatus{}
 				m.Status = d1
 				n++
 			}
-			if fm.Has("7.1") {
+			if fm.IsSet("7.1") {
 				if d1.SolverPhase != s1.GetSolverPhase() {
 					d1.SolverPhase = s1.GetSolverPhase()
 					n++
 				}
 			}
-			if fm.Has("7.2") {
+			if fm.IsSet("7.2") {
 				if d1.DiscoveryPhase != s1.GetDiscoveryPhase() {
 					d1.DiscoveryPhase = s1.GetDiscoveryPhase()
 					n++
 				}
 			}
-			if fm.Has("7.3") {
+			if fm.IsSet("7.3") {
 				if d1.ReservationPhase != s1.GetReservationPhase() {
 					d1.ReservationPhase = s1.GetReservationPhase()
 					n++
 				}
 			}
-			if fm.Has("7.4") {
+			if fm.IsSet("7.4") {
 				if d1.PurchasePhase != s1.GetPurchasePhase() {
 					d1.PurchasePhase = s1.GetPurchasePhase()
 					n++
 				}
 			}
-			if fm.Has("7.5") {
+			if fm.IsSet("7.5") {
 				if d1.AllocationPhase != s1.GetAllocationPhase() {
 					d1.AllocationPhase = s1.GetAllocationPhase()
 					n++
 				}
 			}
-			if fm.Has("7.6") {
+			if fm.IsSet("7.6") {
 				if d1.Message != s1.GetMessage() {
 					d1.Message = s1.GetMessage()
 					n++
 				}
 			}
-			if fm.Has("7.7") {
+			if fm.IsSet("7.7") {
 				if d1.DiscoveryId != s1.GetDiscoveryId() {
 					d1.DiscoveryId = s1.GetDiscoveryId()
 					n++
 				}
 			}
-			if fm.Has("7.8") {
+			if fm.IsSet("7.8") {
 				if d1.ReservationId != s1.GetReservationId() {
 					d1.ReservationId = s1.GetReservationId()
 					n++
 				}
 			}
-			if fm.Has("7.9") {
+			if fm.IsSet("7.9") {
 				if d1.ContractId != s1.GetContractId() {
 					d1.ContractId = s1.GetContractId()
 					n++
 				}
 			}
-			if fm.Has("7.10") {
+			if fm.IsSet("7.10") {
 				if d1.AllocationId != s1.GetAllocationId() {
 					d1.AllocationId = s1.GetAllocationId()
 					n++
 				}
 			}
-			if fm.Has("7.11") {
+			if fm.IsSet("7.11") {
 				if !d1.Credentials.Equal(s1.GetCredentials()) {
 					d1.Credentials = s1.GetCredentials().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("7.11") {
+			} else if fm.HasChild("7.11") {
 				if d2, s2 := d1.Credentials, s1.GetCredentials(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &PeeringTargetCredentials{}
 						d1.Credentials = d2
 						n++
 					}
-					if fm.Has("7.11.1") {
+					if fm.IsSet("7.11.1") {
 						if d2.ClusterId != s2.GetClusterId() {
 							d2.ClusterId = s2.GetClusterId()
 							n++
 						}
 					}
-					if fm.Has("7.11.2") {
+					if fm.IsSet("7.11.2") {
 						if d2.ClusterName != s2.GetClusterName() {
 							d2.ClusterName = s2.GetClusterName()
 							n++
 						}
 					}
-					if fm.Has("7.11.3") {
+					if fm.IsSet("7.11.3") {
 						if d2.Endpoint != s2.GetEndpoint() {
 							d2.Endpoint = s2.GetEndpoint()
 							n++
 						}
 					}
-					if fm.Has("7.11.4") {
+					if fm.IsSet("7.11.4") {
 						if d2.Kubeconfig != s2.GetKubeconfig() {
 							d2.Kubeconfig = s2.GetKubeconfig()
 							n++
 						}
 					}
-					if fm.Has("7.11.5") {
+					if fm.IsSet("7.11.5") {
 						if d2.Token != s2.GetToken() {
 							d2.Token = s2.GetToken()
 							n++
@@ -2922,7 +2922,7 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("7.12") {
+			if fm.IsSet("7.12") {
 				if !fieldmap.Equal(d1.LastChangeTime, s1.GetLastChangeTime()) {
 					d1.LastChangeTime = fieldmap.Clone(s1.GetLastChangeTime())
 					n++

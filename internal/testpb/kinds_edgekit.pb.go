@@ -2483,32 +2483,32 @@ func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 			m.OMessage = src.GetOMessage().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("11") {
+	} else if fm.HasChild("11") {
 		if d1, s1 := m.OMessage, src.GetOMessage(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Leaf{}
 				m.OMessage = d1
 				n++
 			}
-			if fm.Has("11.1") {
+			if fm.IsSet("11.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("11.2") {
+			if fm.IsSet("11.2") {
 				if d1.Value != s1.GetValue() {
 					d1.Value = s1.GetValue()
 					n++
 				}
 			}
-			if fm.Has("11.3") {
+			if fm.IsSet("11.3") {
 				if d1.State != s1.GetState() {
 					d1.State = s1.GetState()
 					n++
 				}
 			}
-			if fm.Has("11.4") {
+			if fm.IsSet("11.4") {
 				if d1.Token != s1.GetToken() {
 					d1.Token = s1.GetToken()
 					n++
@@ -2587,32 +2587,32 @@ func (m *Middle) CopyInFields(src *Middle, fm *fieldmap.FieldMap) int {
 			m.Leaf = src.GetLeaf().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Leaf, src.GetLeaf(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Leaf{}
 				m.Leaf = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if d1.Value != s1.GetValue() {
 					d1.Value = s1.GetValue()
 					n++
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				if d1.State != s1.GetState() {
 					d1.State = s1.GetState()
 					n++
 				}
 			}
-			if fm.Has("2.4") {
+			if fm.IsSet("2.4") {
 				if d1.Token != s1.GetToken() {
 					d1.Token = s1.GetToken()
 					n++
@@ -2653,62 +2653,62 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Key{}
 				m.Key = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("1.3") {
+			if fm.IsSet("1.3") {
 				if d1.Version != s1.GetVersion() {
 					d1.Version = s1.GetVersion()
 					n++
 				}
 			}
-			if fm.Has("1.4") {
+			if fm.IsSet("1.4") {
 				if d1.State != s1.GetState() {
 					d1.State = s1.GetState()
 					n++
 				}
 			}
-			if fm.Has("1.5") {
+			if fm.IsSet("1.5") {
 				if !d1.Sub.Equal(s1.GetSub()) {
 					d1.Sub = s1.GetSub().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("1.5") {
+			} else if fm.HasChild("1.5") {
 				if d2, s2 := d1.Sub, s1.GetSub(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &SubKey{}
 						d1.Sub = d2
 						n++
 					}
-					if fm.Has("1.5.1") {
+					if fm.IsSet("1.5.1") {
 						if d2.Region != s2.GetRegion() {
 							d2.Region = s2.GetRegion()
 							n++
 						}
 					}
-					if fm.Has("1.5.2") {
+					if fm.IsSet("1.5.2") {
 						if d2.Zone != s2.GetZone() {
 							d2.Zone = s2.GetZone()
 							n++
 						}
 					}
-					if fm.Has("1.5.3") {
+					if fm.IsSet("1.5.3") {
 						if d2.Edge != s2.GetEdge() {
 							d2.Edge = s2.GetEdge()
 							n++
@@ -2723,50 +2723,50 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 			m.Middle = src.GetMiddle().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Middle, src.GetMiddle(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Middle{}
 				m.Middle = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if !d1.Leaf.Equal(s1.GetLeaf()) {
 					d1.Leaf = s1.GetLeaf().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.2") {
+			} else if fm.HasChild("2.2") {
 				if d2, s2 := d1.Leaf, s1.GetLeaf(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &Leaf{}
 						d1.Leaf = d2
 						n++
 					}
-					if fm.Has("2.2.1") {
+					if fm.IsSet("2.2.1") {
 						if d2.Name != s2.GetName() {
 							d2.Name = s2.GetName()
 							n++
 						}
 					}
-					if fm.Has("2.2.2") {
+					if fm.IsSet("2.2.2") {
 						if d2.Value != s2.GetValue() {
 							d2.Value = s2.GetValue()
 							n++
 						}
 					}
-					if fm.Has("2.2.3") {
+					if fm.IsSet("2.2.3") {
 						if d2.State != s2.GetState() {
 							d2.State = s2.GetState()
 							n++
 						}
 					}
-					if fm.Has("2.2.4") {
+					if fm.IsSet("2.2.4") {
 						if d2.Token != s2.GetToken() {
 							d2.Token = s2.GetToken()
 							n++
@@ -2774,7 +2774,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.HasOrHasChild("2.3") {
+			if fm.IsSetOrHasChild("2.3") {
 				switch fm.ListAction("2.3") {
 				case fieldmap.Add:
 					n += fieldmap.AddListFunc(&d1.Leaves, s1.GetLeaves(), (*Leaf).Equal, (*Leaf).Clone)
@@ -2967,7 +2967,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 			m.Choice = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("13") {
+	} else if fm.HasChild("13") {
 		var s1 *Leaf
 		sok1 := false
 		if w, ok := src.GetChoice().(*Top_ChoiceLeaf); ok && w != nil {
@@ -2985,25 +2985,25 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("13.1") {
+			if fm.IsSet("13.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("13.2") {
+			if fm.IsSet("13.2") {
 				if d1.Value != s1.GetValue() {
 					d1.Value = s1.GetValue()
 					n++
 				}
 			}
-			if fm.Has("13.3") {
+			if fm.IsSet("13.3") {
 				if d1.State != s1.GetState() {
 					d1.State = s1.GetState()
 					n++
 				}
 			}
-			if fm.Has("13.4") {
+			if fm.IsSet("13.4") {
 				if d1.Token != s1.GetToken() {
 					d1.Token = s1.GetToken()
 					n++
@@ -3038,104 +3038,104 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 			m.Scalars = src.GetScalars().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("16") {
+	} else if fm.HasChild("16") {
 		if d1, s1 := m.Scalars, src.GetScalars(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Scalars{}
 				m.Scalars = d1
 				n++
 			}
-			if fm.Has("16.1") {
+			if fm.IsSet("16.1") {
 				if !fieldmap.SameFloat64(d1.FDouble, s1.GetFDouble()) {
 					d1.FDouble = s1.GetFDouble()
 					n++
 				}
 			}
-			if fm.Has("16.2") {
+			if fm.IsSet("16.2") {
 				if !fieldmap.SameFloat32(d1.FFloat, s1.GetFFloat()) {
 					d1.FFloat = s1.GetFFloat()
 					n++
 				}
 			}
-			if fm.Has("16.3") {
+			if fm.IsSet("16.3") {
 				if d1.FInt32 != s1.GetFInt32() {
 					d1.FInt32 = s1.GetFInt32()
 					n++
 				}
 			}
-			if fm.Has("16.4") {
+			if fm.IsSet("16.4") {
 				if d1.FInt64 != s1.GetFInt64() {
 					d1.FInt64 = s1.GetFInt64()
 					n++
 				}
 			}
-			if fm.Has("16.5") {
+			if fm.IsSet("16.5") {
 				if d1.FUint32 != s1.GetFUint32() {
 					d1.FUint32 = s1.GetFUint32()
 					n++
 				}
 			}
-			if fm.Has("16.6") {
+			if fm.IsSet("16.6") {
 				if d1.FUint64 != s1.GetFUint64() {
 					d1.FUint64 = s1.GetFUint64()
 					n++
 				}
 			}
-			if fm.Has("16.7") {
+			if fm.IsSet("16.7") {
 				if d1.FSint32 != s1.GetFSint32() {
 					d1.FSint32 = s1.GetFSint32()
 					n++
 				}
 			}
-			if fm.Has("16.8") {
+			if fm.IsSet("16.8") {
 				if d1.FSint64 != s1.GetFSint64() {
 					d1.FSint64 = s1.GetFSint64()
 					n++
 				}
 			}
-			if fm.Has("16.9") {
+			if fm.IsSet("16.9") {
 				if d1.FFixed32 != s1.GetFFixed32() {
 					d1.FFixed32 = s1.GetFFixed32()
 					n++
 				}
 			}
-			if fm.Has("16.10") {
+			if fm.IsSet("16.10") {
 				if d1.FFixed64 != s1.GetFFixed64() {
 					d1.FFixed64 = s1.GetFFixed64()
 					n++
 				}
 			}
-			if fm.Has("16.11") {
+			if fm.IsSet("16.11") {
 				if d1.FSfixed32 != s1.GetFSfixed32() {
 					d1.FSfixed32 = s1.GetFSfixed32()
 					n++
 				}
 			}
-			if fm.Has("16.12") {
+			if fm.IsSet("16.12") {
 				if d1.FSfixed64 != s1.GetFSfixed64() {
 					d1.FSfixed64 = s1.GetFSfixed64()
 					n++
 				}
 			}
-			if fm.Has("16.13") {
+			if fm.IsSet("16.13") {
 				if d1.FBool != s1.GetFBool() {
 					d1.FBool = s1.GetFBool()
 					n++
 				}
 			}
-			if fm.Has("16.14") {
+			if fm.IsSet("16.14") {
 				if d1.FString != s1.GetFString() {
 					d1.FString = s1.GetFString()
 					n++
 				}
 			}
-			if fm.Has("16.15") {
+			if fm.IsSet("16.15") {
 				if !bytes.Equal(d1.FBytes, s1.GetFBytes()) {
 					d1.FBytes = fieldmap.CloneBytes(s1.GetFBytes())
 					n++
 				}
 			}
-			if fm.Has("16.16") {
+			if fm.IsSet("16.16") {
 				if d1.FEnum != s1.GetFEnum() {
 					d1.FEnum = s1.GetFEnum()
 					n++
@@ -3148,7 +3148,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 			m.Optionals = src.GetOptionals().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("17") {
+	} else if fm.HasChild("17") {
 		if d1, s1 := m.Optionals, src.GetOptionals(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Optionals{}
@@ -3166,7 +3166,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 				f8  string
 				f10 State
 			}
-			if fm.Has("17.1") {
+			if fm.IsSet("17.1") {
 				var sv1 *float64
 				if s1 != nil {
 					sv1 = s1.ODouble
@@ -3194,7 +3194,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("17.2") {
+			if fm.IsSet("17.2") {
 				var sv1 *float32
 				if s1 != nil {
 					sv1 = s1.OFloat
@@ -3222,7 +3222,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("17.3") {
+			if fm.IsSet("17.3") {
 				var sv1 *int32
 				if s1 != nil {
 					sv1 = s1.OInt32
@@ -3250,7 +3250,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("17.4") {
+			if fm.IsSet("17.4") {
 				var sv1 *int64
 				if s1 != nil {
 					sv1 = s1.OInt64
@@ -3278,7 +3278,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("17.5") {
+			if fm.IsSet("17.5") {
 				var sv1 *uint32
 				if s1 != nil {
 					sv1 = s1.OUint32
@@ -3306,7 +3306,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("17.6") {
+			if fm.IsSet("17.6") {
 				var sv1 *uint64
 				if s1 != nil {
 					sv1 = s1.OUint64
@@ -3334,7 +3334,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("17.7") {
+			if fm.IsSet("17.7") {
 				var sv1 *bool
 				if s1 != nil {
 					sv1 = s1.OBool
@@ -3362,7 +3362,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("17.8") {
+			if fm.IsSet("17.8") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.OString
@@ -3390,7 +3390,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("17.9") {
+			if fm.IsSet("17.9") {
 				var sv1 []byte
 				if s1 != nil {
 					sv1 = s1.OBytes
@@ -3400,7 +3400,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("17.10") {
+			if fm.IsSet("17.10") {
 				var sv1 *State
 				if s1 != nil {
 					sv1 = s1.OEnum
@@ -3428,37 +3428,37 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("17.11") {
+			if fm.IsSet("17.11") {
 				if !d1.OMessage.Equal(s1.GetOMessage()) {
 					d1.OMessage = s1.GetOMessage().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("17.11") {
+			} else if fm.HasChild("17.11") {
 				if d2, s2 := d1.OMessage, s1.GetOMessage(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &Leaf{}
 						d1.OMessage = d2
 						n++
 					}
-					if fm.Has("17.11.1") {
+					if fm.IsSet("17.11.1") {
 						if d2.Name != s2.GetName() {
 							d2.Name = s2.GetName()
 							n++
 						}
 					}
-					if fm.Has("17.11.2") {
+					if fm.IsSet("17.11.2") {
 						if d2.Value != s2.GetValue() {
 							d2.Value = s2.GetValue()
 							n++
 						}
 					}
-					if fm.Has("17.11.3") {
+					if fm.IsSet("17.11.3") {
 						if d2.State != s2.GetState() {
 							d2.State = s2.GetState()
 							n++
 						}
 					}
-					if fm.Has("17.11.4") {
+					if fm.IsSet("17.11.4") {
 						if d2.Token != s2.GetToken() {
 							d2.Token = s2.GetToken()
 							n++
@@ -3473,62 +3473,62 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 			m.Wkt = src.GetWkt().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("18") {
+	} else if fm.HasChild("18") {
 		if d1, s1 := m.Wkt, src.GetWkt(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Wkt{}
 				m.Wkt = d1
 				n++
 			}
-			if fm.Has("18.1") {
+			if fm.IsSet("18.1") {
 				if !fieldmap.Equal(d1.Ts, s1.GetTs()) {
 					d1.Ts = fieldmap.Clone(s1.GetTs())
 					n++
 				}
 			}
-			if fm.Has("18.2") {
+			if fm.IsSet("18.2") {
 				if !fieldmap.Equal(d1.Dur, s1.GetDur()) {
 					d1.Dur = fieldmap.Clone(s1.GetDur())
 					n++
 				}
 			}
-			if fm.Has("18.3") {
+			if fm.IsSet("18.3") {
 				if !fieldmap.Equal(d1.Str, s1.GetStr()) {
 					d1.Str = fieldmap.Clone(s1.GetStr())
 					n++
 				}
 			}
-			if fm.Has("18.4") {
+			if fm.IsSet("18.4") {
 				if !fieldmap.Equal(d1.I64, s1.GetI64()) {
 					d1.I64 = fieldmap.Clone(s1.GetI64())
 					n++
 				}
 			}
-			if fm.Has("18.5") {
+			if fm.IsSet("18.5") {
 				if !fieldmap.Equal(d1.Flag, s1.GetFlag()) {
 					d1.Flag = fieldmap.Clone(s1.GetFlag())
 					n++
 				}
 			}
-			if fm.Has("18.6") {
+			if fm.IsSet("18.6") {
 				if !fieldmap.Equal(d1.St, s1.GetSt()) {
 					d1.St = fieldmap.Clone(s1.GetSt())
 					n++
 				}
 			}
-			if fm.Has("18.7") {
+			if fm.IsSet("18.7") {
 				if !fieldmap.Equal(d1.Any, s1.GetAny()) {
 					d1.Any = fieldmap.Clone(s1.GetAny())
 					n++
 				}
 			}
-			if fm.Has("18.8") {
+			if fm.IsSet("18.8") {
 				if !fieldmap.Equal(d1.Val, s1.GetVal()) {
 					d1.Val = fieldmap.Clone(s1.GetVal())
 					n++
 				}
 			}
-			if fm.HasOrHasChild("18.9") {
+			if fm.IsSetOrHasChild("18.9") {
 				switch fm.ListAction("18.9") {
 				case fieldmap.Add:
 					n += fieldmap.AddListFunc(&d1.Times, s1.GetTimes(), fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
@@ -3545,7 +3545,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.HasOrHasChild("18.10") {
+			if fm.IsSetOrHasChild("18.10") {
 				switch fm.ListAction("18.10") {
 				case fieldmap.Add:
 					n += fieldmap.AddMapFunc(&d1.Durs, s1.GetDurs(), fieldmap.Equal[*durationpb.Duration], fieldmap.Clone[*durationpb.Duration])
@@ -3569,32 +3569,32 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 			m.Label = fieldmap.Clone(src.GetLabel())
 			n++
 		}
-	} else if fm.HasOrHasChild("19") {
+	} else if fm.HasChild("19") {
 		if d1, s1 := m.Label, src.GetLabel(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &other.Label{}
 				m.Label = d1
 				n++
 			}
-			if fm.Has("19.1") {
+			if fm.IsSet("19.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("19.2") {
+			if fm.IsSet("19.2") {
 				if d1.Color != s1.GetColor() {
 					d1.Color = s1.GetColor()
 					n++
 				}
 			}
-			if fm.Has("19.3") {
+			if fm.IsSet("19.3") {
 				if d1.Secret != s1.GetSecret() {
 					d1.Secret = s1.GetSecret()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("19.4") {
+			if fm.IsSetOrHasChild("19.4") {
 				switch fm.ListAction("19.4") {
 				case fieldmap.Add:
 					n += fieldmap.AddList(&d1.Weights, s1.GetWeights())
@@ -3712,26 +3712,26 @@ func (m *Key) CopyInFields(src *Key, fm *fieldmap.FieldMap) int {
 			m.Sub = src.GetSub().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("5") {
+	} else if fm.HasChild("5") {
 		if d1, s1 := m.Sub, src.GetSub(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &SubKey{}
 				m.Sub = d1
 				n++
 			}
-			if fm.Has("5.1") {
+			if fm.IsSet("5.1") {
 				if d1.Region != s1.GetRegion() {
 					d1.Region = s1.GetRegion()
 					n++
 				}
 			}
-			if fm.Has("5.2") {
+			if fm.IsSet("5.2") {
 				if d1.Zone != s1.GetZone() {
 					d1.Zone = s1.GetZone()
 					n++
 				}
 			}
-			if fm.Has("5.3") {
+			if fm.IsSet("5.3") {
 				if d1.Edge != s1.GetEdge() {
 					d1.Edge = s1.GetEdge()
 					n++
@@ -3912,20 +3912,20 @@ func (m *Tree) CopyInFields(src *Tree, fm *fieldmap.FieldMap) int {
 			m.Branch = src.GetBranch().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("5") {
+	} else if fm.HasChild("5") {
 		if d1, s1 := m.Branch, src.GetBranch(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Branch{}
 				m.Branch = d1
 				n++
 			}
-			if fm.Has("5.1") {
+			if fm.IsSet("5.1") {
 				if d1.Label != s1.GetLabel() {
 					d1.Label = s1.GetLabel()
 					n++
 				}
 			}
-			if fm.Has("5.2") {
+			if fm.IsSet("5.2") {
 				if !d1.Tree.Equal(s1.GetTree()) {
 					d1.Tree = s1.GetTree().Clone()
 					n++
@@ -3962,32 +3962,32 @@ func (m *Branch) CopyInFields(src *Branch, fm *fieldmap.FieldMap) int {
 			m.Tree = src.GetTree().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Tree, src.GetTree(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Tree{}
 				m.Tree = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if !d1.Left.Equal(s1.GetLeft()) {
 					d1.Left = s1.GetLeft().Clone()
 					n++
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				if !d1.Right.Equal(s1.GetRight()) {
 					d1.Right = s1.GetRight().Clone()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("2.4") {
+			if fm.IsSetOrHasChild("2.4") {
 				if sv1 := s1.GetChildren(); !fieldmap.EqualMessageListFunc(d1.Children, sv1, (*Tree).Equal) {
 					if len(sv1) == 0 {
 						d1.Children = nil
@@ -3997,7 +3997,7 @@ func (m *Branch) CopyInFields(src *Branch, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("2.5") {
+			if fm.IsSet("2.5") {
 				if !d1.Branch.Equal(s1.GetBranch()) {
 					d1.Branch = s1.GetBranch().Clone()
 					n++
@@ -4042,20 +4042,20 @@ func (m *Outer) CopyInFields(src *Outer, fm *fieldmap.FieldMap) int {
 			m.Inner = src.GetInner().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Inner, src.GetInner(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Outer_Inner{}
 				m.Inner = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Kind != s1.GetKind() {
 					d1.Kind = s1.GetKind()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Secret != s1.GetSecret() {
 					d1.Secret = s1.GetSecret()
 					n++
@@ -4142,32 +4142,32 @@ func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 			m.Leaf = src.GetLeaf().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Leaf, src.GetLeaf(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Leaf{}
 				m.Leaf = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if d1.Value != s1.GetValue() {
 					d1.Value = s1.GetValue()
 					n++
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				if d1.State != s1.GetState() {
 					d1.State = s1.GetState()
 					n++
 				}
 			}
-			if fm.Has("2.4") {
+			if fm.IsSet("2.4") {
 				if d1.Token != s1.GetToken() {
 					d1.Token = s1.GetToken()
 					n++
@@ -4216,7 +4216,7 @@ func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 			m.Cred = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("6") {
+	} else if fm.HasChild("6") {
 		var s1 *Leaf
 		sok1 := false
 		if w, ok := src.GetCred().(*Secrets_CredLeaf); ok && w != nil {
@@ -4234,25 +4234,25 @@ func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("6.1") {
+			if fm.IsSet("6.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("6.2") {
+			if fm.IsSet("6.2") {
 				if d1.Value != s1.GetValue() {
 					d1.Value = s1.GetValue()
 					n++
 				}
 			}
-			if fm.Has("6.3") {
+			if fm.IsSet("6.3") {
 				if d1.State != s1.GetState() {
 					d1.State = s1.GetState()
 					n++
 				}
 			}
-			if fm.Has("6.4") {
+			if fm.IsSet("6.4") {
 				if d1.Token != s1.GetToken() {
 					d1.Token = s1.GetToken()
 					n++
@@ -4276,32 +4276,32 @@ func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 			m.Outer = src.GetOuter().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("8") {
+	} else if fm.HasChild("8") {
 		if d1, s1 := m.Outer, src.GetOuter(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Outer{}
 				m.Outer = d1
 				n++
 			}
-			if fm.Has("8.1") {
+			if fm.IsSet("8.1") {
 				if !d1.Inner.Equal(s1.GetInner()) {
 					d1.Inner = s1.GetInner().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("8.1") {
+			} else if fm.HasChild("8.1") {
 				if d2, s2 := d1.Inner, s1.GetInner(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &Outer_Inner{}
 						d1.Inner = d2
 						n++
 					}
-					if fm.Has("8.1.1") {
+					if fm.IsSet("8.1.1") {
 						if d2.Kind != s2.GetKind() {
 							d2.Kind = s2.GetKind()
 							n++
 						}
 					}
-					if fm.Has("8.1.2") {
+					if fm.IsSet("8.1.2") {
 						if d2.Secret != s2.GetSecret() {
 							d2.Secret = s2.GetSecret()
 							n++
@@ -4309,7 +4309,7 @@ func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.HasOrHasChild("8.2") {
+			if fm.IsSetOrHasChild("8.2") {
 				if sv1 := s1.GetInners(); !fieldmap.EqualMessageListFunc(d1.Inners, sv1, (*Outer_Inner).Equal) {
 					if len(sv1) == 0 {
 						d1.Inners = nil
@@ -4319,7 +4319,7 @@ func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.HasOrHasChild("8.3") {
+			if fm.IsSetOrHasChild("8.3") {
 				if sv1 := s1.GetInnerMap(); !fieldmap.EqualMessageMapFunc(d1.InnerMap, sv1, (*Outer_Inner).Equal) {
 					if len(sv1) == 0 {
 						d1.InnerMap = nil
@@ -4336,32 +4336,32 @@ func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 			m.Label = fieldmap.Clone(src.GetLabel())
 			n++
 		}
-	} else if fm.HasOrHasChild("9") {
+	} else if fm.HasChild("9") {
 		if d1, s1 := m.Label, src.GetLabel(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &other.Label{}
 				m.Label = d1
 				n++
 			}
-			if fm.Has("9.1") {
+			if fm.IsSet("9.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("9.2") {
+			if fm.IsSet("9.2") {
 				if d1.Color != s1.GetColor() {
 					d1.Color = s1.GetColor()
 					n++
 				}
 			}
-			if fm.Has("9.3") {
+			if fm.IsSet("9.3") {
 				if d1.Secret != s1.GetSecret() {
 					d1.Secret = s1.GetSecret()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("9.4") {
+			if fm.IsSetOrHasChild("9.4") {
 				if sv1 := s1.GetWeights(); !slices.Equal(d1.Weights, sv1) {
 					if len(sv1) == 0 {
 						d1.Weights = nil

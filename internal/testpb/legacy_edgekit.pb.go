@@ -355,7 +355,7 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 			m.Item = src.GetItem().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("9") {
+	} else if fm.HasChild("9") {
 		if d1, s1 := m.Item, src.GetItem(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Legacy_Item{}
@@ -366,7 +366,7 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 				f10 string
 				f11 uint64
 			}
-			if fm.Has("9.10") {
+			if fm.IsSet("9.10") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Text
@@ -387,7 +387,7 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("9.11") {
+			if fm.IsSet("9.11") {
 				var sv1 *uint64
 				if s1 != nil {
 					sv1 = s1.Num

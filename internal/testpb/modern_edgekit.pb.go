@@ -378,7 +378,7 @@ func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 			m.Part = src.GetPart().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("7") {
+	} else if fm.HasChild("7") {
 		if d1, s1 := m.Part, src.GetPart(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Part{}
@@ -389,7 +389,7 @@ func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 				f1 string
 				f2 float32
 			}
-			if fm.Has("7.1") {
+			if fm.IsSet("7.1") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Label
@@ -410,7 +410,7 @@ func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("7.2") {
+			if fm.IsSet("7.2") {
 				var sv1 *float32
 				if s1 != nil {
 					sv1 = s1.Weight

@@ -2169,7 +2169,7 @@ func (m *TortureDefaults) CopyInFields(src *TortureDefaults, fm *fieldmap.FieldM
 			m.RMessage = src.GetRMessage().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("22") {
+	} else if fm.HasChild("22") {
 		if d1, s1 := m.RMessage, src.GetRMessage(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureDefaults_Inner{}
@@ -2180,7 +2180,7 @@ func (m *TortureDefaults) CopyInFields(src *TortureDefaults, fm *fieldmap.FieldM
 				f1 int32
 				f2 TortureSign
 			}
-			if fm.Has("22.1") {
+			if fm.IsSet("22.1") {
 				var sv1 *int32
 				if s1 != nil {
 					sv1 = s1.Value
@@ -2201,7 +2201,7 @@ func (m *TortureDefaults) CopyInFields(src *TortureDefaults, fm *fieldmap.FieldM
 					n++
 				}
 			}
-			if fm.Has("22.2") {
+			if fm.IsSet("22.2") {
 				var sv1 *TortureSign
 				if s1 != nil {
 					sv1 = s1.Sign
@@ -2398,7 +2398,7 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		var s1 *TortureGroups_PickGroup
 		sok1 := false
 		if w, ok := src.GetPick().(*TortureGroups_Pickgroup); ok && w != nil {
@@ -2420,7 +2420,7 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 				f2 string
 				f3 TortureSign
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Text
@@ -2441,7 +2441,7 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 					n++
 				}
 			}
-			if fm.Has("1.3") {
+			if fm.IsSet("1.3") {
 				var sv1 *TortureSign
 				if s1 != nil {
 					sv1 = s1.Sign
@@ -2462,7 +2462,7 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 					n++
 				}
 			}
-			if fm.Has("1.4") {
+			if fm.IsSet("1.4") {
 				if !d1.Back.Equal(s1.GetBack()) {
 					d1.Back = s1.GetBack().Clone()
 					n++
@@ -2502,7 +2502,7 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("7") {
+	} else if fm.HasChild("7") {
 		var s1 *TortureGroups_PickSecret
 		sok1 := false
 		if w, ok := src.GetPick().(*TortureGroups_Picksecret); ok && w != nil {
@@ -2520,7 +2520,7 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("7.8") {
+			if fm.IsSet("7.8") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Token
@@ -2554,14 +2554,14 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 			m.Hidden = src.GetHidden().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("13") {
+	} else if fm.HasChild("13") {
 		if d1, s1 := m.Hidden, src.GetHidden(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureGroups_Hidden{}
 				m.Hidden = d1
 				n++
 			}
-			if fm.Has("13.14") {
+			if fm.IsSet("13.14") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Password
@@ -2629,19 +2629,19 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 			m.Nested = src.GetNested().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("18") {
+	} else if fm.HasChild("18") {
 		if d1, s1 := m.Nested, src.GetNested(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureGroups_Nested{}
 				m.Nested = d1
 				n++
 			}
-			if fm.Has("18.19") {
+			if fm.IsSet("18.19") {
 				if !d1.Deeper.Equal(s1.GetDeeper()) {
 					d1.Deeper = s1.GetDeeper().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("18.19") {
+			} else if fm.HasChild("18.19") {
 				if d2, s2 := d1.Deeper, s1.GetDeeper(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureGroups_Nested_Deeper{}
@@ -2652,7 +2652,7 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 						f20 TortureSign
 						f21 float32
 					}
-					if fm.Has("18.19.20") {
+					if fm.IsSet("18.19.20") {
 						var sv2 *TortureSign
 						if s2 != nil {
 							sv2 = s2.Sign
@@ -2673,7 +2673,7 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 							n++
 						}
 					}
-					if fm.Has("18.19.21") {
+					if fm.IsSet("18.19.21") {
 						var sv2 *float32
 						if s2 != nil {
 							sv2 = s2.F
@@ -2767,14 +2767,14 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 			m.Back = src.GetBack().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Back, src.GetBack(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureGroups{}
 				m.Back = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if sw1, ok := s1.GetPick().(*TortureGroups_Pickgroup); ok && sw1 != nil {
 					if dw1, ok := d1.Pick.(*TortureGroups_Pickgroup); !ok || dw1 == nil || !dw1.Pickgroup.Equal(sw1.Pickgroup) {
 						d1.Pick = &TortureGroups_Pickgroup{Pickgroup: sw1.Pickgroup.Clone()}
@@ -2785,7 +2785,7 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 					n++
 				}
 			}
-			if fm.Has("4.5") {
+			if fm.IsSet("4.5") {
 				if sw1, ok := s1.GetPick().(*TortureGroups_PickSign); ok && sw1 != nil {
 					if dw1, ok := d1.Pick.(*TortureGroups_PickSign); !ok || dw1 == nil || dw1.PickSign != sw1.PickSign {
 						d1.Pick = &TortureGroups_PickSign{PickSign: sw1.PickSign}
@@ -2796,7 +2796,7 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 					n++
 				}
 			}
-			if fm.Has("4.6") {
+			if fm.IsSet("4.6") {
 				if sw1, ok := s1.GetPick().(*TortureGroups_PickBytes); ok && sw1 != nil {
 					if dw1, ok := d1.Pick.(*TortureGroups_PickBytes); !ok || dw1 == nil || !bytes.Equal(dw1.PickBytes, sw1.PickBytes) {
 						d1.Pick = &TortureGroups_PickBytes{PickBytes: fieldmap.CloneBytes(sw1.PickBytes)}
@@ -2807,7 +2807,7 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 					n++
 				}
 			}
-			if fm.Has("4.7") {
+			if fm.IsSet("4.7") {
 				if sw1, ok := s1.GetPick().(*TortureGroups_Picksecret); ok && sw1 != nil {
 					if dw1, ok := d1.Pick.(*TortureGroups_Picksecret); !ok || dw1 == nil || !dw1.Picksecret.Equal(sw1.Picksecret) {
 						d1.Pick = &TortureGroups_Picksecret{Picksecret: sw1.Picksecret.Clone()}
@@ -2817,7 +2817,7 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 					d1.Pick = nil
 					n++
 				}
-			} else if fm.HasOrHasChild("4.7") {
+			} else if fm.HasChild("4.7") {
 				var s2 *TortureGroups_PickSecret
 				sok2 := false
 				if w, ok := s1.GetPick().(*TortureGroups_Picksecret); ok && w != nil {
@@ -2835,7 +2835,7 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 					n++
 				}
 				if d2 != nil {
-					if fm.Has("4.7.8") {
+					if fm.IsSet("4.7.8") {
 						var sv2 *string
 						if s2 != nil {
 							sv2 = s2.Token
@@ -2847,7 +2847,7 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 					}
 				}
 			}
-			if fm.HasOrHasChild("4.10") {
+			if fm.IsSetOrHasChild("4.10") {
 				if sv1 := s1.GetRow(); !fieldmap.EqualMessageListFunc(d1.Row, sv1, (*TortureGroups_Row).Equal) {
 					if len(sv1) == 0 {
 						d1.Row = nil
@@ -2857,19 +2857,19 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 					n++
 				}
 			}
-			if fm.Has("4.13") {
+			if fm.IsSet("4.13") {
 				if !d1.Hidden.Equal(s1.GetHidden()) {
 					d1.Hidden = s1.GetHidden().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("4.13") {
+			} else if fm.HasChild("4.13") {
 				if d2, s2 := d1.Hidden, s1.GetHidden(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureGroups_Hidden{}
 						d1.Hidden = d2
 						n++
 					}
-					if fm.Has("4.13.14") {
+					if fm.IsSet("4.13.14") {
 						var sv2 *string
 						if s2 != nil {
 							sv2 = s2.Password
@@ -2881,7 +2881,7 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 					}
 				}
 			}
-			if fm.HasOrHasChild("4.15") {
+			if fm.IsSetOrHasChild("4.15") {
 				if sv1 := s1.GetSignMap(); !maps.Equal(d1.SignMap, sv1) {
 					if len(sv1) == 0 {
 						d1.SignMap = nil
@@ -2891,7 +2891,7 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 					n++
 				}
 			}
-			if fm.HasOrHasChild("4.16") {
+			if fm.IsSetOrHasChild("4.16") {
 				if sv1 := s1.GetInnerMap(); !fieldmap.EqualMessageMapFunc(d1.InnerMap, sv1, (*TortureDefaults_Inner).Equal) {
 					if len(sv1) == 0 {
 						d1.InnerMap = nil
@@ -2901,7 +2901,7 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 					n++
 				}
 			}
-			if fm.HasOrHasChild("4.17") {
+			if fm.IsSetOrHasChild("4.17") {
 				if sv1 := s1.GetSigns(); !slices.Equal(d1.Signs, sv1) {
 					if len(sv1) == 0 {
 						d1.Signs = nil
@@ -2911,24 +2911,24 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 					n++
 				}
 			}
-			if fm.Has("4.18") {
+			if fm.IsSet("4.18") {
 				if !d1.Nested.Equal(s1.GetNested()) {
 					d1.Nested = s1.GetNested().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("4.18") {
+			} else if fm.HasChild("4.18") {
 				if d2, s2 := d1.Nested, s1.GetNested(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureGroups_Nested{}
 						d1.Nested = d2
 						n++
 					}
-					if fm.Has("4.18.19") {
+					if fm.IsSet("4.18.19") {
 						if !d2.Deeper.Equal(s2.GetDeeper()) {
 							d2.Deeper = s2.GetDeeper().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("4.18.19") {
+					} else if fm.HasChild("4.18.19") {
 						if d3, s3 := d2.Deeper, s2.GetDeeper(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &TortureGroups_Nested_Deeper{}
@@ -2939,7 +2939,7 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 								f20 TortureSign
 								f21 float32
 							}
-							if fm.Has("4.18.19.20") {
+							if fm.IsSet("4.18.19.20") {
 								var sv3 *TortureSign
 								if s3 != nil {
 									sv3 = s3.Sign
@@ -2960,7 +2960,7 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 									n++
 								}
 							}
-							if fm.Has("4.18.19.21") {
+							if fm.IsSet("4.18.19.21") {
 								var sv3 *float32
 								if s3 != nil {
 									sv3 = s3.F
@@ -3104,7 +3104,7 @@ func (m *TortureGroups_Nested) CopyInFields(src *TortureGroups_Nested, fm *field
 			m.Deeper = src.GetDeeper().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("19") {
+	} else if fm.HasChild("19") {
 		if d1, s1 := m.Deeper, src.GetDeeper(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureGroups_Nested_Deeper{}
@@ -3115,7 +3115,7 @@ func (m *TortureGroups_Nested) CopyInFields(src *TortureGroups_Nested, fm *field
 				f20 TortureSign
 				f21 float32
 			}
-			if fm.Has("19.20") {
+			if fm.IsSet("19.20") {
 				var sv1 *TortureSign
 				if s1 != nil {
 					sv1 = s1.Sign
@@ -3136,7 +3136,7 @@ func (m *TortureGroups_Nested) CopyInFields(src *TortureGroups_Nested, fm *field
 					n++
 				}
 			}
-			if fm.Has("19.21") {
+			if fm.IsSet("19.21") {
 				var sv1 *float32
 				if s1 != nil {
 					sv1 = s1.F
@@ -3310,7 +3310,7 @@ func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.Fi
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureLegacyKeyValue{}
@@ -3322,7 +3322,7 @@ func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.Fi
 				f2 TortureSign
 				f6 float32
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Name
@@ -3344,7 +3344,7 @@ func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.Fi
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				var sv1 *TortureSign
 				if s1 != nil {
 					sv1 = s1.Sign
@@ -3366,12 +3366,12 @@ func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.Fi
 					n++
 				}
 			}
-			if fm.Has("1.3") {
+			if fm.IsSet("1.3") {
 				if !d1.Part.Equal(s1.GetPart()) {
 					d1.Part = s1.GetPart().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("1.3") {
+			} else if fm.HasChild("1.3") {
 				if d2, s2 := d1.Part, s1.GetPart(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureLegacyKeyValue_Part{}
@@ -3382,7 +3382,7 @@ func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.Fi
 						f4 uint32
 						f5 bool
 					}
-					if fm.Has("1.3.4") {
+					if fm.IsSet("1.3.4") {
 						var sv2 *uint32
 						if s2 != nil {
 							sv2 = s2.N
@@ -3403,7 +3403,7 @@ func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.Fi
 							n++
 						}
 					}
-					if fm.Has("1.3.5") {
+					if fm.IsSet("1.3.5") {
 						var sv2 *bool
 						if s2 != nil {
 							sv2 = s2.On
@@ -3426,7 +3426,7 @@ func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.Fi
 					}
 				}
 			}
-			if fm.Has("1.6") {
+			if fm.IsSet("1.6") {
 				var sv1 *float32
 				if s1 != nil {
 					sv1 = s1.Ratio
@@ -3522,7 +3522,7 @@ func (m *TortureLegacyKeyValue) CopyInFields(src *TortureLegacyKeyValue, fm *fie
 			m.Part = src.GetPart().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Part, src.GetPart(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureLegacyKeyValue_Part{}
@@ -3533,7 +3533,7 @@ func (m *TortureLegacyKeyValue) CopyInFields(src *TortureLegacyKeyValue, fm *fie
 				f4 uint32
 				f5 bool
 			}
-			if fm.Has("3.4") {
+			if fm.IsSet("3.4") {
 				var sv1 *uint32
 				if s1 != nil {
 					sv1 = s1.N
@@ -3554,7 +3554,7 @@ func (m *TortureLegacyKeyValue) CopyInFields(src *TortureLegacyKeyValue, fm *fie
 					n++
 				}
 			}
-			if fm.Has("3.5") {
+			if fm.IsSet("3.5") {
 				var sv1 *bool
 				if s1 != nil {
 					sv1 = s1.On

@@ -919,7 +919,7 @@ func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap
 			m.Delimited = src.GetDelimited().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("12") {
+	} else if fm.HasChild("12") {
 		if d1, s1 := m.Delimited, src.GetDelimited(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureEditionPart{}
@@ -930,13 +930,13 @@ func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap
 				f2 TortureClosed
 				f3 int64
 			}
-			if fm.Has("12.1") {
+			if fm.IsSet("12.1") {
 				if d1.Label != s1.GetLabel() {
 					d1.Label = s1.GetLabel()
 					n++
 				}
 			}
-			if fm.Has("12.2") {
+			if fm.IsSet("12.2") {
 				var sv1 *TortureClosed
 				if s1 != nil {
 					sv1 = s1.Closed
@@ -957,7 +957,7 @@ func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap
 					n++
 				}
 			}
-			if fm.Has("12.3") {
+			if fm.IsSet("12.3") {
 				var sv1 *int64
 				if s1 != nil {
 					sv1 = s1.Count
@@ -1070,7 +1070,7 @@ func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap
 			m.RequiredPart = src.GetRequiredPart().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("18") {
+	} else if fm.HasChild("18") {
 		if d1, s1 := m.RequiredPart, src.GetRequiredPart(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureEditionPart{}
@@ -1081,13 +1081,13 @@ func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap
 				f2 TortureClosed
 				f3 int64
 			}
-			if fm.Has("18.1") {
+			if fm.IsSet("18.1") {
 				if d1.Label != s1.GetLabel() {
 					d1.Label = s1.GetLabel()
 					n++
 				}
 			}
-			if fm.Has("18.2") {
+			if fm.IsSet("18.2") {
 				var sv1 *TortureClosed
 				if s1 != nil {
 					sv1 = s1.Closed
@@ -1108,7 +1108,7 @@ func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap
 					n++
 				}
 			}
-			if fm.Has("18.3") {
+			if fm.IsSet("18.3") {
 				var sv1 *int64
 				if s1 != nil {
 					sv1 = s1.Count
@@ -1196,7 +1196,7 @@ func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap
 			m.Choice = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("24") {
+	} else if fm.HasChild("24") {
 		var s1 *TortureEditionPart
 		sok1 := false
 		if w, ok := src.GetChoice().(*TortureEdition_ChoicePart); ok && w != nil {
@@ -1218,13 +1218,13 @@ func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap
 				f2 TortureClosed
 				f3 int64
 			}
-			if fm.Has("24.1") {
+			if fm.IsSet("24.1") {
 				if d1.Label != s1.GetLabel() {
 					d1.Label = s1.GetLabel()
 					n++
 				}
 			}
-			if fm.Has("24.2") {
+			if fm.IsSet("24.2") {
 				var sv1 *TortureClosed
 				if s1 != nil {
 					sv1 = s1.Closed
@@ -1245,7 +1245,7 @@ func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap
 					n++
 				}
 			}
-			if fm.Has("24.3") {
+			if fm.IsSet("24.3") {
 				var sv1 *int64
 				if s1 != nil {
 					sv1 = s1.Count
@@ -1405,7 +1405,7 @@ func (m *TortureEditionKey) CopyInFields(src *TortureEditionKey, fm *fieldmap.Fi
 			m.Other = src.GetOther().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Other, src.GetOther(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureEditionKeyValue{}
@@ -1416,7 +1416,7 @@ func (m *TortureEditionKey) CopyInFields(src *TortureEditionKey, fm *fieldmap.Fi
 				f1 string
 				f3 TortureClosed
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Name
@@ -1437,13 +1437,13 @@ func (m *TortureEditionKey) CopyInFields(src *TortureEditionKey, fm *fieldmap.Fi
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if d1.N != s1.GetN() {
 					d1.N = s1.GetN()
 					n++
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				var sv1 *TortureClosed
 				if s1 != nil {
 					sv1 = s1.Closed
@@ -1559,7 +1559,7 @@ func (m *TortureEditionKeyed) CopyInFields(src *TortureEditionKeyed, fm *fieldma
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureEditionKeyValue{}
@@ -1570,7 +1570,7 @@ func (m *TortureEditionKeyed) CopyInFields(src *TortureEditionKeyed, fm *fieldma
 				f1 string
 				f3 TortureClosed
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Name
@@ -1591,13 +1591,13 @@ func (m *TortureEditionKeyed) CopyInFields(src *TortureEditionKeyed, fm *fieldma
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.N != s1.GetN() {
 					d1.N = s1.GetN()
 					n++
 				}
 			}
-			if fm.Has("1.3") {
+			if fm.IsSet("1.3") {
 				var sv1 *TortureClosed
 				if s1 != nil {
 					sv1 = s1.Closed

@@ -4435,56 +4435,56 @@ func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int 
 			m.L1 = src.GetL1().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.L1, src.GetL1(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureDeep_L1{}
 				m.L1 = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if !d1.L2.Equal(s1.GetL2()) {
 					d1.L2 = s1.GetL2().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("1.1") {
+			} else if fm.HasChild("1.1") {
 				if d2, s2 := d1.L2, s1.GetL2(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureDeep_L1_L2{}
 						d1.L2 = d2
 						n++
 					}
-					if fm.Has("1.1.1") {
+					if fm.IsSet("1.1.1") {
 						if !d2.L3.Equal(s2.GetL3()) {
 							d2.L3 = s2.GetL3().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("1.1.1") {
+					} else if fm.HasChild("1.1.1") {
 						if d3, s3 := d2.L3, s2.GetL3(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &TortureDeep_L1_L2_L3{}
 								d2.L3 = d3
 								n++
 							}
-							if fm.Has("1.1.1.1") {
+							if fm.IsSet("1.1.1.1") {
 								if !d3.L4.Equal(s3.GetL4()) {
 									d3.L4 = s3.GetL4().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("1.1.1.1") {
+							} else if fm.HasChild("1.1.1.1") {
 								if d4, s4 := d3.L4, s3.GetL4(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &TortureDeep_L1_L2_L3_L4{}
 										d3.L4 = d4
 										n++
 									}
-									if fm.Has("1.1.1.1.1") {
+									if fm.IsSet("1.1.1.1.1") {
 										if d4.Mood != s4.GetMood() {
 											d4.Mood = s4.GetMood()
 											n++
 										}
 									}
-									if fm.Has("1.1.1.1.2") {
+									if fm.IsSet("1.1.1.1.2") {
 										if d4.Leaf != s4.GetLeaf() {
 											d4.Leaf = s4.GetLeaf()
 											n++
@@ -4492,7 +4492,7 @@ func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int 
 									}
 								}
 							}
-							if fm.HasOrHasChild("1.1.1.2") {
+							if fm.IsSetOrHasChild("1.1.1.2") {
 								if sv3 := s3.GetL4S(); !fieldmap.EqualMessageListFunc(d3.L4S, sv3, (*TortureDeep_L1_L2_L3_L4).Equal) {
 									if len(sv3) == 0 {
 										d3.L4S = nil
@@ -4504,7 +4504,7 @@ func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int 
 							}
 						}
 					}
-					if fm.HasOrHasChild("1.1.2") {
+					if fm.IsSetOrHasChild("1.1.2") {
 						if sv2 := s2.GetL4Map(); !fieldmap.EqualMessageMapFunc(d2.L4Map, sv2, (*TortureDeep_L1_L2_L3_L4).Equal) {
 							if len(sv2) == 0 {
 								d2.L4Map = nil
@@ -4523,20 +4523,20 @@ func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int 
 			m.Sibling = src.GetSibling().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Sibling, src.GetSibling(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureDeep_Sibling{}
 				m.Sibling = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Mood != s1.GetMood() {
 					d1.Mood = s1.GetMood()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("2.2") {
+			if fm.IsSetOrHasChild("2.2") {
 				if sv1 := s1.GetMoods(); !slices.Equal(d1.Moods, sv1) {
 					if len(sv1) == 0 {
 						d1.Moods = nil
@@ -4553,20 +4553,20 @@ func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int 
 			m.Shortcut = src.GetShortcut().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Shortcut, src.GetShortcut(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureDeep_L1_L2_L3_L4{}
 				m.Shortcut = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if d1.Mood != s1.GetMood() {
 					d1.Mood = s1.GetMood()
 					n++
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if d1.Leaf != s1.GetLeaf() {
 					d1.Leaf = s1.GetLeaf()
 					n++
@@ -4597,44 +4597,44 @@ func (m *TortureDeep_L1) CopyInFields(src *TortureDeep_L1, fm *fieldmap.FieldMap
 			m.L2 = src.GetL2().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.L2, src.GetL2(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureDeep_L1_L2{}
 				m.L2 = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if !d1.L3.Equal(s1.GetL3()) {
 					d1.L3 = s1.GetL3().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("1.1") {
+			} else if fm.HasChild("1.1") {
 				if d2, s2 := d1.L3, s1.GetL3(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureDeep_L1_L2_L3{}
 						d1.L3 = d2
 						n++
 					}
-					if fm.Has("1.1.1") {
+					if fm.IsSet("1.1.1") {
 						if !d2.L4.Equal(s2.GetL4()) {
 							d2.L4 = s2.GetL4().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("1.1.1") {
+					} else if fm.HasChild("1.1.1") {
 						if d3, s3 := d2.L4, s2.GetL4(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &TortureDeep_L1_L2_L3_L4{}
 								d2.L4 = d3
 								n++
 							}
-							if fm.Has("1.1.1.1") {
+							if fm.IsSet("1.1.1.1") {
 								if d3.Mood != s3.GetMood() {
 									d3.Mood = s3.GetMood()
 									n++
 								}
 							}
-							if fm.Has("1.1.1.2") {
+							if fm.IsSet("1.1.1.2") {
 								if d3.Leaf != s3.GetLeaf() {
 									d3.Leaf = s3.GetLeaf()
 									n++
@@ -4642,7 +4642,7 @@ func (m *TortureDeep_L1) CopyInFields(src *TortureDeep_L1, fm *fieldmap.FieldMap
 							}
 						}
 					}
-					if fm.HasOrHasChild("1.1.2") {
+					if fm.IsSetOrHasChild("1.1.2") {
 						if sv2 := s2.GetL4S(); !fieldmap.EqualMessageListFunc(d2.L4S, sv2, (*TortureDeep_L1_L2_L3_L4).Equal) {
 							if len(sv2) == 0 {
 								d2.L4S = nil
@@ -4654,7 +4654,7 @@ func (m *TortureDeep_L1) CopyInFields(src *TortureDeep_L1, fm *fieldmap.FieldMap
 					}
 				}
 			}
-			if fm.HasOrHasChild("1.2") {
+			if fm.IsSetOrHasChild("1.2") {
 				if sv1 := s1.GetL4Map(); !fieldmap.EqualMessageMapFunc(d1.L4Map, sv1, (*TortureDeep_L1_L2_L3_L4).Equal) {
 					if len(sv1) == 0 {
 						d1.L4Map = nil
@@ -4689,32 +4689,32 @@ func (m *TortureDeep_L1_L2) CopyInFields(src *TortureDeep_L1_L2, fm *fieldmap.Fi
 			m.L3 = src.GetL3().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.L3, src.GetL3(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureDeep_L1_L2_L3{}
 				m.L3 = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if !d1.L4.Equal(s1.GetL4()) {
 					d1.L4 = s1.GetL4().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("1.1") {
+			} else if fm.HasChild("1.1") {
 				if d2, s2 := d1.L4, s1.GetL4(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureDeep_L1_L2_L3_L4{}
 						d1.L4 = d2
 						n++
 					}
-					if fm.Has("1.1.1") {
+					if fm.IsSet("1.1.1") {
 						if d2.Mood != s2.GetMood() {
 							d2.Mood = s2.GetMood()
 							n++
 						}
 					}
-					if fm.Has("1.1.2") {
+					if fm.IsSet("1.1.2") {
 						if d2.Leaf != s2.GetLeaf() {
 							d2.Leaf = s2.GetLeaf()
 							n++
@@ -4722,7 +4722,7 @@ func (m *TortureDeep_L1_L2) CopyInFields(src *TortureDeep_L1_L2, fm *fieldmap.Fi
 					}
 				}
 			}
-			if fm.HasOrHasChild("1.2") {
+			if fm.IsSetOrHasChild("1.2") {
 				if sv1 := s1.GetL4S(); !fieldmap.EqualMessageListFunc(d1.L4S, sv1, (*TortureDeep_L1_L2_L3_L4).Equal) {
 					if len(sv1) == 0 {
 						d1.L4S = nil
@@ -4767,20 +4767,20 @@ func (m *TortureDeep_L1_L2_L3) CopyInFields(src *TortureDeep_L1_L2_L3, fm *field
 			m.L4 = src.GetL4().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.L4, src.GetL4(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureDeep_L1_L2_L3_L4{}
 				m.L4 = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Mood != s1.GetMood() {
 					d1.Mood = s1.GetMood()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Leaf != s1.GetLeaf() {
 					d1.Leaf = s1.GetLeaf()
 					n++
@@ -5431,7 +5431,7 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 			m.First = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		var s1 *TortureDeep
 		sok1 := false
 		if w, ok := src.GetFirst().(*TortureOneofs_FirstDeep); ok && w != nil {
@@ -5449,61 +5449,61 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if !d1.L1.Equal(s1.GetL1()) {
 					d1.L1 = s1.GetL1().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("3.1") {
+			} else if fm.HasChild("3.1") {
 				if d2, s2 := d1.L1, s1.GetL1(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureDeep_L1{}
 						d1.L1 = d2
 						n++
 					}
-					if fm.Has("3.1.1") {
+					if fm.IsSet("3.1.1") {
 						if !d2.L2.Equal(s2.GetL2()) {
 							d2.L2 = s2.GetL2().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("3.1.1") {
+					} else if fm.HasChild("3.1.1") {
 						if d3, s3 := d2.L2, s2.GetL2(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &TortureDeep_L1_L2{}
 								d2.L2 = d3
 								n++
 							}
-							if fm.Has("3.1.1.1") {
+							if fm.IsSet("3.1.1.1") {
 								if !d3.L3.Equal(s3.GetL3()) {
 									d3.L3 = s3.GetL3().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("3.1.1.1") {
+							} else if fm.HasChild("3.1.1.1") {
 								if d4, s4 := d3.L3, s3.GetL3(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &TortureDeep_L1_L2_L3{}
 										d3.L3 = d4
 										n++
 									}
-									if fm.Has("3.1.1.1.1") {
+									if fm.IsSet("3.1.1.1.1") {
 										if !d4.L4.Equal(s4.GetL4()) {
 											d4.L4 = s4.GetL4().Clone()
 											n++
 										}
-									} else if fm.HasOrHasChild("3.1.1.1.1") {
+									} else if fm.HasChild("3.1.1.1.1") {
 										if d5, s5 := d4.L4, s4.GetL4(); d5 != nil || s5 != nil {
 											if d5 == nil {
 												d5 = &TortureDeep_L1_L2_L3_L4{}
 												d4.L4 = d5
 												n++
 											}
-											if fm.Has("3.1.1.1.1.1") {
+											if fm.IsSet("3.1.1.1.1.1") {
 												if d5.Mood != s5.GetMood() {
 													d5.Mood = s5.GetMood()
 													n++
 												}
 											}
-											if fm.Has("3.1.1.1.1.2") {
+											if fm.IsSet("3.1.1.1.1.2") {
 												if d5.Leaf != s5.GetLeaf() {
 													d5.Leaf = s5.GetLeaf()
 													n++
@@ -5511,7 +5511,7 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 											}
 										}
 									}
-									if fm.HasOrHasChild("3.1.1.1.2") {
+									if fm.IsSetOrHasChild("3.1.1.1.2") {
 										if sv4 := s4.GetL4S(); !fieldmap.EqualMessageListFunc(d4.L4S, sv4, (*TortureDeep_L1_L2_L3_L4).Equal) {
 											if len(sv4) == 0 {
 												d4.L4S = nil
@@ -5523,7 +5523,7 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 									}
 								}
 							}
-							if fm.HasOrHasChild("3.1.1.2") {
+							if fm.IsSetOrHasChild("3.1.1.2") {
 								if sv3 := s3.GetL4Map(); !fieldmap.EqualMessageMapFunc(d3.L4Map, sv3, (*TortureDeep_L1_L2_L3_L4).Equal) {
 									if len(sv3) == 0 {
 										d3.L4Map = nil
@@ -5537,25 +5537,25 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 					}
 				}
 			}
-			if fm.Has("3.2") {
+			if fm.IsSet("3.2") {
 				if !d1.Sibling.Equal(s1.GetSibling()) {
 					d1.Sibling = s1.GetSibling().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("3.2") {
+			} else if fm.HasChild("3.2") {
 				if d2, s2 := d1.Sibling, s1.GetSibling(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureDeep_Sibling{}
 						d1.Sibling = d2
 						n++
 					}
-					if fm.Has("3.2.1") {
+					if fm.IsSet("3.2.1") {
 						if d2.Mood != s2.GetMood() {
 							d2.Mood = s2.GetMood()
 							n++
 						}
 					}
-					if fm.HasOrHasChild("3.2.2") {
+					if fm.IsSetOrHasChild("3.2.2") {
 						if sv2 := s2.GetMoods(); !slices.Equal(d2.Moods, sv2) {
 							if len(sv2) == 0 {
 								d2.Moods = nil
@@ -5567,25 +5567,25 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 					}
 				}
 			}
-			if fm.Has("3.3") {
+			if fm.IsSet("3.3") {
 				if !d1.Shortcut.Equal(s1.GetShortcut()) {
 					d1.Shortcut = s1.GetShortcut().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("3.3") {
+			} else if fm.HasChild("3.3") {
 				if d2, s2 := d1.Shortcut, s1.GetShortcut(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureDeep_L1_L2_L3_L4{}
 						d1.Shortcut = d2
 						n++
 					}
-					if fm.Has("3.3.1") {
+					if fm.IsSet("3.3.1") {
 						if d2.Mood != s2.GetMood() {
 							d2.Mood = s2.GetMood()
 							n++
 						}
 					}
-					if fm.Has("3.3.2") {
+					if fm.IsSet("3.3.2") {
 						if d2.Leaf != s2.GetLeaf() {
 							d2.Leaf = s2.GetLeaf()
 							n++
@@ -5649,7 +5649,7 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 			m.First = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("8") {
+	} else if fm.HasChild("8") {
 		var s1 *other.Label
 		sok1 := false
 		if w, ok := src.GetFirst().(*TortureOneofs_FirstLabel); ok && w != nil {
@@ -5667,25 +5667,25 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("8.1") {
+			if fm.IsSet("8.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("8.2") {
+			if fm.IsSet("8.2") {
 				if d1.Color != s1.GetColor() {
 					d1.Color = s1.GetColor()
 					n++
 				}
 			}
-			if fm.Has("8.3") {
+			if fm.IsSet("8.3") {
 				if d1.Secret != s1.GetSecret() {
 					d1.Secret = s1.GetSecret()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("8.4") {
+			if fm.IsSetOrHasChild("8.4") {
 				if sv1 := s1.GetWeights(); !slices.Equal(d1.Weights, sv1) {
 					if len(sv1) == 0 {
 						d1.Weights = nil
@@ -5729,7 +5729,7 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 			m.First = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("11") {
+	} else if fm.HasChild("11") {
 		var s1 *TortureDeep_L1_L2_L3_L4
 		sok1 := false
 		if w, ok := src.GetFirst().(*TortureOneofs_FirstL4); ok && w != nil {
@@ -5747,13 +5747,13 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("11.1") {
+			if fm.IsSet("11.1") {
 				if d1.Mood != s1.GetMood() {
 					d1.Mood = s1.GetMood()
 					n++
 				}
 			}
-			if fm.Has("11.2") {
+			if fm.IsSet("11.2") {
 				if d1.Leaf != s1.GetLeaf() {
 					d1.Leaf = s1.GetLeaf()
 					n++
@@ -5832,56 +5832,56 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 			m.OptMessage = src.GetOptMessage().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("30") {
+	} else if fm.HasChild("30") {
 		if d1, s1 := m.OptMessage, src.GetOptMessage(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureDeep_L1{}
 				m.OptMessage = d1
 				n++
 			}
-			if fm.Has("30.1") {
+			if fm.IsSet("30.1") {
 				if !d1.L2.Equal(s1.GetL2()) {
 					d1.L2 = s1.GetL2().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("30.1") {
+			} else if fm.HasChild("30.1") {
 				if d2, s2 := d1.L2, s1.GetL2(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureDeep_L1_L2{}
 						d1.L2 = d2
 						n++
 					}
-					if fm.Has("30.1.1") {
+					if fm.IsSet("30.1.1") {
 						if !d2.L3.Equal(s2.GetL3()) {
 							d2.L3 = s2.GetL3().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("30.1.1") {
+					} else if fm.HasChild("30.1.1") {
 						if d3, s3 := d2.L3, s2.GetL3(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &TortureDeep_L1_L2_L3{}
 								d2.L3 = d3
 								n++
 							}
-							if fm.Has("30.1.1.1") {
+							if fm.IsSet("30.1.1.1") {
 								if !d3.L4.Equal(s3.GetL4()) {
 									d3.L4 = s3.GetL4().Clone()
 									n++
 								}
-							} else if fm.HasOrHasChild("30.1.1.1") {
+							} else if fm.HasChild("30.1.1.1") {
 								if d4, s4 := d3.L4, s3.GetL4(); d4 != nil || s4 != nil {
 									if d4 == nil {
 										d4 = &TortureDeep_L1_L2_L3_L4{}
 										d3.L4 = d4
 										n++
 									}
-									if fm.Has("30.1.1.1.1") {
+									if fm.IsSet("30.1.1.1.1") {
 										if d4.Mood != s4.GetMood() {
 											d4.Mood = s4.GetMood()
 											n++
 										}
 									}
-									if fm.Has("30.1.1.1.2") {
+									if fm.IsSet("30.1.1.1.2") {
 										if d4.Leaf != s4.GetLeaf() {
 											d4.Leaf = s4.GetLeaf()
 											n++
@@ -5889,7 +5889,7 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 									}
 								}
 							}
-							if fm.HasOrHasChild("30.1.1.2") {
+							if fm.IsSetOrHasChild("30.1.1.2") {
 								if sv3 := s3.GetL4S(); !fieldmap.EqualMessageListFunc(d3.L4S, sv3, (*TortureDeep_L1_L2_L3_L4).Equal) {
 									if len(sv3) == 0 {
 										d3.L4S = nil
@@ -5901,7 +5901,7 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 							}
 						}
 					}
-					if fm.HasOrHasChild("30.1.2") {
+					if fm.IsSetOrHasChild("30.1.2") {
 						if sv2 := s2.GetL4Map(); !fieldmap.EqualMessageMapFunc(d2.L4Map, sv2, (*TortureDeep_L1_L2_L3_L4).Equal) {
 							if len(sv2) == 0 {
 								d2.L4Map = nil
@@ -6142,20 +6142,20 @@ func (m *TortureNumbers) CopyInFields(src *TortureNumbers, fm *fieldmap.FieldMap
 			m.Child = src.GetChild().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("18999") {
+	} else if fm.HasChild("18999") {
 		if d1, s1 := m.Child, src.GetChild(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureNumbersChild{}
 				m.Child = d1
 				n++
 			}
-			if fm.Has("18999.99999999") {
+			if fm.IsSet("18999.99999999") {
 				if !d1.Deeper.Equal(s1.GetDeeper()) {
 					d1.Deeper = s1.GetDeeper().Clone()
 					n++
 				}
 			}
-			if fm.Has("18999.536870910") {
+			if fm.IsSet("18999.536870910") {
 				if !fieldmap.SameFloat64(d1.Value, s1.GetValue()) {
 					d1.Value = s1.GetValue()
 					n++
@@ -6240,38 +6240,38 @@ func (m *TortureCycleA) CopyInFields(src *TortureCycleA, fm *fieldmap.FieldMap) 
 			m.B = src.GetB().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.B, src.GetB(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureCycleB{}
 				m.B = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Count != s1.GetCount() {
 					d1.Count = s1.GetCount()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if !d1.C.Equal(s1.GetC()) {
 					d1.C = s1.GetC().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.2") {
+			} else if fm.HasChild("2.2") {
 				if d2, s2 := d1.C, s1.GetC(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureCycleC{}
 						d1.C = d2
 						n++
 					}
-					if fm.Has("2.2.1") {
+					if fm.IsSet("2.2.1") {
 						if !d2.A.Equal(s2.GetA()) {
 							d2.A = s2.GetA().Clone()
 							n++
 						}
 					}
-					if fm.HasOrHasChild("2.2.2") {
+					if fm.IsSetOrHasChild("2.2.2") {
 						if sv2 := s2.GetBs(); !fieldmap.EqualMessageMapFunc(d2.Bs, sv2, (*TortureCycleB).Equal) {
 							if len(sv2) == 0 {
 								d2.Bs = nil
@@ -6281,7 +6281,7 @@ func (m *TortureCycleA) CopyInFields(src *TortureCycleA, fm *fieldmap.FieldMap) 
 							n++
 						}
 					}
-					if fm.Has("2.2.3") {
+					if fm.IsSet("2.2.3") {
 						if d2.Secret != s2.GetSecret() {
 							d2.Secret = s2.GetSecret()
 							n++
@@ -6330,38 +6330,38 @@ func (m *TortureCycleB) CopyInFields(src *TortureCycleB, fm *fieldmap.FieldMap) 
 			m.C = src.GetC().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.C, src.GetC(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureCycleC{}
 				m.C = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if !d1.A.Equal(s1.GetA()) {
 					d1.A = s1.GetA().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.1") {
+			} else if fm.HasChild("2.1") {
 				if d2, s2 := d1.A, s1.GetA(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureCycleA{}
 						d1.A = d2
 						n++
 					}
-					if fm.Has("2.1.1") {
+					if fm.IsSet("2.1.1") {
 						if d2.Name != s2.GetName() {
 							d2.Name = s2.GetName()
 							n++
 						}
 					}
-					if fm.Has("2.1.2") {
+					if fm.IsSet("2.1.2") {
 						if !d2.B.Equal(s2.GetB()) {
 							d2.B = s2.GetB().Clone()
 							n++
 						}
 					}
-					if fm.HasOrHasChild("2.1.3") {
+					if fm.IsSetOrHasChild("2.1.3") {
 						if sv2 := s2.GetCs(); !fieldmap.EqualMessageListFunc(d2.Cs, sv2, (*TortureCycleC).Equal) {
 							if len(sv2) == 0 {
 								d2.Cs = nil
@@ -6373,7 +6373,7 @@ func (m *TortureCycleB) CopyInFields(src *TortureCycleB, fm *fieldmap.FieldMap) 
 					}
 				}
 			}
-			if fm.HasOrHasChild("2.2") {
+			if fm.IsSetOrHasChild("2.2") {
 				if sv1 := s1.GetBs(); !fieldmap.EqualMessageMapFunc(d1.Bs, sv1, (*TortureCycleB).Equal) {
 					if len(sv1) == 0 {
 						d1.Bs = nil
@@ -6383,7 +6383,7 @@ func (m *TortureCycleB) CopyInFields(src *TortureCycleB, fm *fieldmap.FieldMap) 
 					n++
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				if d1.Secret != s1.GetSecret() {
 					d1.Secret = s1.GetSecret()
 					n++
@@ -6414,38 +6414,38 @@ func (m *TortureCycleC) CopyInFields(src *TortureCycleC, fm *fieldmap.FieldMap) 
 			m.A = src.GetA().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.A, src.GetA(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureCycleA{}
 				m.A = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if !d1.B.Equal(s1.GetB()) {
 					d1.B = s1.GetB().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("1.2") {
+			} else if fm.HasChild("1.2") {
 				if d2, s2 := d1.B, s1.GetB(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureCycleB{}
 						d1.B = d2
 						n++
 					}
-					if fm.Has("1.2.1") {
+					if fm.IsSet("1.2.1") {
 						if d2.Count != s2.GetCount() {
 							d2.Count = s2.GetCount()
 							n++
 						}
 					}
-					if fm.Has("1.2.2") {
+					if fm.IsSet("1.2.2") {
 						if !d2.C.Equal(s2.GetC()) {
 							d2.C = s2.GetC().Clone()
 							n++
@@ -6453,7 +6453,7 @@ func (m *TortureCycleC) CopyInFields(src *TortureCycleC, fm *fieldmap.FieldMap) 
 					}
 				}
 			}
-			if fm.HasOrHasChild("1.3") {
+			if fm.IsSetOrHasChild("1.3") {
 				if sv1 := s1.GetCs(); !fieldmap.EqualMessageListFunc(d1.Cs, sv1, (*TortureCycleC).Equal) {
 					if len(sv1) == 0 {
 						d1.Cs = nil
@@ -7729,56 +7729,56 @@ func (m *TortureKey) CopyInFields(src *TortureKey, fm *fieldmap.FieldMap) int {
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureKeyValue{}
 				m.Key = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Mood != s1.GetMood() {
 					d1.Mood = s1.GetMood()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if !d1.Part.Equal(s1.GetPart()) {
 					d1.Part = s1.GetPart().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("1.2") {
+			} else if fm.HasChild("1.2") {
 				if d2, s2 := d1.Part, s1.GetPart(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureKeyPart{}
 						d1.Part = d2
 						n++
 					}
-					if fm.Has("1.2.1") {
+					if fm.IsSet("1.2.1") {
 						if d2.Name != s2.GetName() {
 							d2.Name = s2.GetName()
 							n++
 						}
 					}
-					if fm.Has("1.2.2") {
+					if fm.IsSet("1.2.2") {
 						if d2.Id != s2.GetId() {
 							d2.Id = s2.GetId()
 							n++
 						}
 					}
-					if fm.Has("1.2.3") {
+					if fm.IsSet("1.2.3") {
 						if !d2.Leaf.Equal(s2.GetLeaf()) {
 							d2.Leaf = s2.GetLeaf().Clone()
 							n++
 						}
-					} else if fm.HasOrHasChild("1.2.3") {
+					} else if fm.HasChild("1.2.3") {
 						if d3, s3 := d2.Leaf, s2.GetLeaf(); d3 != nil || s3 != nil {
 							if d3 == nil {
 								d3 = &TortureKeyLeaf{}
 								d2.Leaf = d3
 								n++
 							}
-							if fm.Has("1.2.3.1") {
+							if fm.IsSet("1.2.3.1") {
 								if d3.N != s3.GetN() {
 									d3.N = s3.GetN()
 									n++
@@ -7788,25 +7788,25 @@ func (m *TortureKey) CopyInFields(src *TortureKey, fm *fieldmap.FieldMap) int {
 					}
 				}
 			}
-			if fm.Has("1.3") {
+			if fm.IsSet("1.3") {
 				if !fieldmap.SameFloat64(d1.Weight, s1.GetWeight()) {
 					d1.Weight = s1.GetWeight()
 					n++
 				}
 			}
-			if fm.Has("1.4") {
+			if fm.IsSet("1.4") {
 				if !fieldmap.SameFloat32(d1.Ratio, s1.GetRatio()) {
 					d1.Ratio = s1.GetRatio()
 					n++
 				}
 			}
-			if fm.Has("1.5") {
+			if fm.IsSet("1.5") {
 				if d1.Flag != s1.GetFlag() {
 					d1.Flag = s1.GetFlag()
 					n++
 				}
 			}
-			if fm.Has("1.6") {
+			if fm.IsSet("1.6") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Maybe
@@ -7816,13 +7816,13 @@ func (m *TortureKey) CopyInFields(src *TortureKey, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("1.7") {
+			if fm.IsSet("1.7") {
 				if d1.Color != s1.GetColor() {
 					d1.Color = s1.GetColor()
 					n++
 				}
 			}
-			if fm.Has("1.8") {
+			if fm.IsSet("1.8") {
 				if d1.Big != s1.GetBig() {
 					d1.Big = s1.GetBig()
 					n++
@@ -7910,38 +7910,38 @@ func (m *TortureKeyValue) CopyInFields(src *TortureKeyValue, fm *fieldmap.FieldM
 			m.Part = src.GetPart().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Part, src.GetPart(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureKeyPart{}
 				m.Part = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if d1.Id != s1.GetId() {
 					d1.Id = s1.GetId()
 					n++
 				}
 			}
-			if fm.Has("2.3") {
+			if fm.IsSet("2.3") {
 				if !d1.Leaf.Equal(s1.GetLeaf()) {
 					d1.Leaf = s1.GetLeaf().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.3") {
+			} else if fm.HasChild("2.3") {
 				if d2, s2 := d1.Leaf, s1.GetLeaf(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &TortureKeyLeaf{}
 						d1.Leaf = d2
 						n++
 					}
-					if fm.Has("2.3.1") {
+					if fm.IsSet("2.3.1") {
 						if d2.N != s2.GetN() {
 							d2.N = s2.GetN()
 							n++
@@ -8026,14 +8026,14 @@ func (m *TortureKeyPart) CopyInFields(src *TortureKeyPart, fm *fieldmap.FieldMap
 			m.Leaf = src.GetLeaf().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("3") {
+	} else if fm.HasChild("3") {
 		if d1, s1 := m.Leaf, src.GetLeaf(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &TortureKeyLeaf{}
 				m.Leaf = d1
 				n++
 			}
-			if fm.Has("3.1") {
+			if fm.IsSet("3.1") {
 				if d1.N != s1.GetN() {
 					d1.N = s1.GetN()
 					n++

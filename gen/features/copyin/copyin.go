@@ -124,11 +124,11 @@ func (f *feature) flag(fl *gen.Flag, d, s string, depth int) {
 	q := strconv.Quote(fl.Flag)
 	switch fl.Kind {
 	case fieldmap.KindScalar:
-		g.P("if fm.Has(", q, ") {")
+		g.P("if ", has(depth), "(", q, ") {")
 		f.unit(fl.Field, d, s, depth)
 		g.P("}")
 	case fieldmap.KindList, fieldmap.KindMap:
-		g.P("if fm.HasOrHasChild(", q, ") {")
+		g.P("if ", hasOrChild(depth), "(", q, ") {")
 		if f.mm.ListActions {
 			g.P("switch fm.ListAction(", q, ") {")
 			g.P("case ", g.Fieldmap("Add"), ":")
@@ -143,12 +143,31 @@ func (f *feature) flag(fl *gen.Flag, d, s string, depth int) {
 		}
 		g.P("}")
 	case fieldmap.KindMessage:
-		g.P("if fm.Has(", q, ") {")
+		g.P("if ", has(depth), "(", q, ") {")
 		f.unit(fl.Field, d, s, depth)
-		g.P("} else if fm.HasOrHasChild(", q, ") {")
+		// Has was false: HasOrHasChild reduces to HasChild.
+		g.P("} else if fm.HasChild(", q, ") {")
 		f.recurse(fl, d, s, depth)
 		g.P("}")
 	}
+}
+
+// has returns the FieldMap method that tests a flag at depth: below the
+// top level, code runs only when Has was false for the parent message flag,
+// so no ancestor is set and testing the flag itself is enough.
+func has(depth int) string {
+	if depth == 0 {
+		return "fm.Has"
+	}
+	return "fm.IsSet"
+}
+
+// hasOrChild is has for HasOrHasChild.
+func hasOrChild(depth int) string {
+	if depth == 0 {
+		return "fm.HasOrHasChild"
+	}
+	return "fm.IsSetOrHasChild"
 }
 
 // guarded reports whether field fd must be read from a possibly nil message

@@ -235,14 +235,14 @@ func (m *Ed) CopyInFields(src *Ed, fm *fieldmap.FieldMap) int {
 			m.Part = src.GetPart().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Part, src.GetPart(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Ed_Part{}
 				m.Part = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				var sv1 []byte
 				if s1 != nil {
 					sv1 = s1.Data

@@ -273,26 +273,26 @@ func (m *Thing) CopyInFields(src *Thing, fm *fieldmap.FieldMap) int {
 			m.Key = src.GetKey().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &ThingKey{}
 				m.Key = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Organization != s1.GetOrganization() {
 					d1.Organization = s1.GetOrganization()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("1.3") {
+			if fm.IsSet("1.3") {
 				if d1.Tier != s1.GetTier() {
 					d1.Tier = s1.GetTier()
 					n++

@@ -249,38 +249,38 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 			m.Mid = src.GetMid().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Mid, src.GetMid(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Mid{}
 				m.Mid = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Level != s1.GetLevel() {
 					d1.Level = s1.GetLevel()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if !d1.Bottom.Equal(s1.GetBottom()) {
 					d1.Bottom = s1.GetBottom().Clone()
 					n++
 				}
-			} else if fm.HasOrHasChild("2.2") {
+			} else if fm.HasChild("2.2") {
 				if d2, s2 := d1.Bottom, s1.GetBottom(); d2 != nil || s2 != nil {
 					if d2 == nil {
 						d2 = &Bottom{}
 						d1.Bottom = d2
 						n++
 					}
-					if fm.Has("2.2.1") {
+					if fm.IsSet("2.2.1") {
 						if d2.Leaf != s2.GetLeaf() {
 							d2.Leaf = s2.GetLeaf()
 							n++
 						}
 					}
-					if fm.Has("2.2.2") {
+					if fm.IsSet("2.2.2") {
 						if d2.Deep != s2.GetDeep() {
 							d2.Deep = s2.GetDeep()
 							n++
@@ -319,20 +319,20 @@ func (m *Mid) CopyInFields(src *Mid, fm *fieldmap.FieldMap) int {
 			m.Bottom = src.GetBottom().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Bottom, src.GetBottom(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Bottom{}
 				m.Bottom = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Leaf != s1.GetLeaf() {
 					d1.Leaf = s1.GetLeaf()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if d1.Deep != s1.GetDeep() {
 					d1.Deep = s1.GetDeep()
 					n++

@@ -309,7 +309,7 @@ func (m *Choice) CopyInFields(src *Choice, fm *fieldmap.FieldMap) int {
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		var s1 *Detail
 		sok1 := false
 		if w, ok := src.GetPick().(*Choice_Detail); ok && w != nil {
@@ -327,7 +327,7 @@ func (m *Choice) CopyInFields(src *Choice, fm *fieldmap.FieldMap) int {
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if d1.Note != s1.GetNote() {
 					d1.Note = s1.GetNote()
 					n++

@@ -314,14 +314,14 @@ func (m *Opt) CopyInFields(src *Opt, fm *fieldmap.FieldMap) int {
 			m.Sub = src.GetSub().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("5") {
+	} else if fm.HasChild("5") {
 		if d1, s1 := m.Sub, src.GetSub(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Sub{}
 				m.Sub = d1
 				n++
 			}
-			if fm.Has("5.1") {
+			if fm.IsSet("5.1") {
 				if d1.S != s1.GetS() {
 					d1.S = s1.GetS()
 					n++

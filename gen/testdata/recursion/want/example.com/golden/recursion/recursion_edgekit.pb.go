@@ -224,20 +224,20 @@ func (m *Node) CopyInFields(src *Node, fm *fieldmap.FieldMap) int {
 			m.Edge = src.GetEdge().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Edge, src.GetEdge(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Edge{}
 				m.Edge = d1
 				n++
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				if d1.Weight != s1.GetWeight() {
 					d1.Weight = s1.GetWeight()
 					n++
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				if !d1.To.Equal(s1.GetTo()) {
 					d1.To = s1.GetTo().Clone()
 					n++
@@ -274,26 +274,26 @@ func (m *Edge) CopyInFields(src *Edge, fm *fieldmap.FieldMap) int {
 			m.To = src.GetTo().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.To, src.GetTo(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Node{}
 				m.To = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("2.2") {
+			if fm.IsSet("2.2") {
 				if !d1.Next.Equal(s1.GetNext()) {
 					d1.Next = s1.GetNext().Clone()
 					n++
 				}
 			}
-			if fm.HasOrHasChild("2.3") {
+			if fm.IsSetOrHasChild("2.3") {
 				if sv1 := s1.GetChildren(); !fieldmap.EqualMessageListFunc(d1.Children, sv1, (*Node).Equal) {
 					if len(sv1) == 0 {
 						d1.Children = nil
@@ -303,7 +303,7 @@ func (m *Edge) CopyInFields(src *Edge, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("2.4") {
+			if fm.IsSet("2.4") {
 				if !d1.Edge.Equal(s1.GetEdge()) {
 					d1.Edge = s1.GetEdge().Clone()
 					n++

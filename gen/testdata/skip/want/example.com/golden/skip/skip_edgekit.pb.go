@@ -115,14 +115,14 @@ func (m *Kept) CopyInFields(src *Kept, fm *fieldmap.FieldMap) int {
 			m.Skipped = fieldmap.Clone(src.GetSkipped())
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Skipped, src.GetSkipped(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Skipped{}
 				m.Skipped = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.CloneMeNot != s1.GetCloneMeNot() {
 					d1.CloneMeNot = s1.GetCloneMeNot()
 					n++

@@ -218,14 +218,14 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 			m.Ext = src.GetExt().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Ext, src.GetExt(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Extensible{}
 				m.Ext = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Name
@@ -262,7 +262,7 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 			m.Plain = src.GetPlain().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("4") {
+	} else if fm.HasChild("4") {
 		if d1, s1 := m.Plain, src.GetPlain(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Plain{}
@@ -273,7 +273,7 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 				f1 string
 				f2 int32
 			}
-			if fm.Has("4.1") {
+			if fm.IsSet("4.1") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Name
@@ -294,7 +294,7 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("4.2") {
+			if fm.IsSet("4.2") {
 				var sv1 *int32
 				if s1 != nil {
 					sv1 = s1.N
@@ -347,7 +347,7 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("7") {
+	} else if fm.HasChild("7") {
 		var s1 *Extensible
 		sok1 := false
 		if w, ok := src.GetPick().(*Holder_PickExt); ok && w != nil {
@@ -365,7 +365,7 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 			n++
 		}
 		if d1 != nil {
-			if fm.Has("7.1") {
+			if fm.IsSet("7.1") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Name
@@ -387,7 +387,7 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasOrHasChild("8") {
+	} else if fm.HasChild("8") {
 		var s1 *Plain
 		sok1 := false
 		if w, ok := src.GetPick().(*Holder_PickPlain); ok && w != nil {
@@ -409,7 +409,7 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 				f1 string
 				f2 int32
 			}
-			if fm.Has("8.1") {
+			if fm.IsSet("8.1") {
 				var sv1 *string
 				if s1 != nil {
 					sv1 = s1.Name
@@ -430,7 +430,7 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 					n++
 				}
 			}
-			if fm.Has("8.2") {
+			if fm.IsSet("8.2") {
 				var sv1 *int32
 				if s1 != nil {
 					sv1 = s1.N

@@ -163,14 +163,14 @@ func (m *Annotated) CopyInFields(src *Annotated, fm *fieldmap.FieldMap) int {
 			m.Inner = src.GetInner().Clone()
 			n++
 		}
-	} else if fm.HasOrHasChild("2") {
+	} else if fm.HasChild("2") {
 		if d1, s1 := m.Inner, src.GetInner(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &Inner{}
 				m.Inner = d1
 				n++
 			}
-			if fm.Has("2.1") {
+			if fm.IsSet("2.1") {
 				if d1.V != s1.GetV() {
 					d1.V = s1.GetV()
 					n++

@@ -118,26 +118,26 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 			m.Shared = fieldmap.Clone(src.GetShared())
 			n++
 		}
-	} else if fm.HasOrHasChild("1") {
+	} else if fm.HasChild("1") {
 		if d1, s1 := m.Shared, src.GetShared(); d1 != nil || s1 != nil {
 			if d1 == nil {
 				d1 = &b.Shared{}
 				m.Shared = d1
 				n++
 			}
-			if fm.Has("1.1") {
+			if fm.IsSet("1.1") {
 				if d1.Name != s1.GetName() {
 					d1.Name = s1.GetName()
 					n++
 				}
 			}
-			if fm.Has("1.2") {
+			if fm.IsSet("1.2") {
 				if d1.Kind != s1.GetKind() {
 					d1.Kind = s1.GetKind()
 					n++
 				}
 			}
-			if fm.Has("1.3") {
+			if fm.IsSet("1.3") {
 				if d1.Secret != s1.GetSecret() {
 					d1.Secret = s1.GetSecret()
 					n++
