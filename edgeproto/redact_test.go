@@ -4,12 +4,12 @@ import (
 	"testing"
 
 	_ "github.com/edgekit/edgekit/edgeproto"
-	"github.com/edgekit/edgekit/internal/redacttest"
+	"github.com/edgekit/edgekit/internal/domaintest"
 )
 
 // TestRedactLeavesNoSecret holds every edge-cloud object to its Redact: no
 // debug_redact field (access vars, private keys, kubeconfigs, secret env
 // values...) survives at any depth, and nothing else changes.
 func TestRedactLeavesNoSecret(t *testing.T) {
-	redacttest.Run(t, "edgeproto.v1", 50)
+	domaintest.RedactLeavesNoSecret(t, "edgeproto.v1", 50)
 }

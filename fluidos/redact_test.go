@@ -4,12 +4,12 @@ import (
 	"testing"
 
 	_ "github.com/edgekit/edgekit/fluidos"
-	"github.com/edgekit/edgekit/internal/redacttest"
+	"github.com/edgekit/edgekit/internal/domaintest"
 )
 
 // TestRedactLeavesNoSecret holds every FLUIDOS object to its Redact: no
 // credential, token or kubeconfig survives at any depth, and nothing else
 // changes.
 func TestRedactLeavesNoSecret(t *testing.T) {
-	redacttest.Run(t, "fluidos.v1", 50)
+	domaintest.RedactLeavesNoSecret(t, "fluidos.v1", 50)
 }

@@ -59,7 +59,6 @@ func analyze(plugin *protogen.Plugin, features []string) (*Model, error) {
 				mm.skip[k] = true
 			}
 			mm.ListActions = messageOptions(msg).GetListActions()
-			mm.HasExtensionRanges = HasExtensionRanges(msg)
 			checkMessage(&ds, mm)
 			var over *protogen.Field
 			mm.Roots, mm.Flags, over = buildFlags(msg)

@@ -3,7 +3,6 @@ package gen
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -26,9 +25,6 @@ const (
 	ProtoPackage    = protogen.GoImportPath("google.golang.org/protobuf/proto")
 	BytesPackage    = protogen.GoImportPath("bytes")
 	StrconvPackage  = protogen.GoImportPath("strconv")
-	StringsPackage  = protogen.GoImportPath("strings")
-	FmtPackage      = protogen.GoImportPath("fmt")
-	ErrorsPackage   = protogen.GoImportPath("errors")
 )
 
 // GeneratedFile is the output file of one .proto file, shared by all
@@ -138,7 +134,7 @@ func compilerVersion(plugin *protogen.Plugin) string {
 	return s
 }
 
-// Ident returns a qualified reference to a name in the fieldmap runtime.
+// Fieldmap returns a qualified reference to a name in the fieldmap runtime.
 func (g *GeneratedFile) Fieldmap(name string) string {
 	return g.QualifiedGoIdent(FieldmapPackage.Ident(name))
 }
@@ -211,13 +207,6 @@ func (g *GeneratedFile) FieldType(f *protogen.Field) string {
 // "*pkg.Msg_Member".
 func (g *GeneratedFile) OneofWrapper(f *protogen.Field) string {
 	return "*" + g.QualifiedGoIdent(f.GoIdent)
-}
-
-// Comment writes a doc comment, one "// " line per line of text.
-func (g *GeneratedFile) Comment(text string) {
-	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		g.P("// ", l)
-	}
 }
 
 // EachMessage calls fn for every message of file that feature applies to

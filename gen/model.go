@@ -36,9 +36,6 @@ type Message struct {
 	ListActions bool
 	// Key is the field marked object_key, or nil.
 	Key *protogen.Field
-	// HasExtensionRanges is true when the message can carry extensions;
-	// Clone and Equal then fall back to the proto package.
-	HasExtensionRanges bool
 
 	skip map[string]bool
 }
@@ -77,9 +74,6 @@ func (m *Model) Lookup(msg *protogen.Message) *Message {
 	}
 	return m.messages[msg.Desc.FullName()]
 }
-
-// Enabled reports whether feature was selected for this run.
-func (m *Model) Enabled(feature string) bool { return m.features[feature] }
 
 // Generates reports whether feature generates code for msg that the file
 // being generated may call directly rather than going through the fieldmap

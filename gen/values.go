@@ -28,9 +28,9 @@ func isMessageKind(k protoreflect.Kind) bool {
 	return k == protoreflect.MessageKind || k == protoreflect.GroupKind
 }
 
-// elemEqualFunc returns a Go func value comparing two elements (list element
+// ElemEqualFunc returns a Go func value comparing two elements (list element
 // or map value) of f under proto.Equal rules, or "" when == works.
-func (g *GeneratedFile) elemEqualFunc(f *protogen.Field) string {
+func (g *GeneratedFile) ElemEqualFunc(f *protogen.Field) string {
 	v := valueField(f)
 	switch k := v.Desc.Kind(); {
 	case k == protoreflect.DoubleKind:
@@ -57,7 +57,7 @@ func (g *GeneratedFile) EqualExpr(f *protogen.Field, a, b string) string {
 	d := f.Desc
 	switch {
 	case d.IsMap():
-		if eq := g.elemEqualFunc(f); eq != "" {
+		if eq := g.ElemEqualFunc(f); eq != "" {
 			fn := "EqualMapFunc"
 			if isMessageKind(valueField(f).Desc.Kind()) {
 				fn = "EqualMessageMapFunc" // a nil value reads as an empty message
@@ -66,7 +66,7 @@ func (g *GeneratedFile) EqualExpr(f *protogen.Field, a, b string) string {
 		}
 		return g.Ident(MapsPackage, "Equal") + "(" + a + ", " + b + ")"
 	case d.IsList():
-		if eq := g.elemEqualFunc(f); eq != "" {
+		if eq := g.ElemEqualFunc(f); eq != "" {
 			fn := "EqualListFunc"
 			if isMessageKind(d.Kind()) {
 				fn = "EqualMessageListFunc" // a nil element reads as an empty message
@@ -125,9 +125,9 @@ func (g *GeneratedFile) SameExpr(f *protogen.Field, a, b string) string {
 	return g.EqualExpr(f, a, b)
 }
 
-// elemCloneFunc returns a Go func value deep-copying one element (list
+// ElemCloneFunc returns a Go func value deep-copying one element (list
 // element or map value) of f, or "" when assignment copies it.
-func (g *GeneratedFile) elemCloneFunc(f *protogen.Field) string {
+func (g *GeneratedFile) ElemCloneFunc(f *protogen.Field) string {
 	v := valueField(f)
 	switch k := v.Desc.Kind(); {
 	case k == protoreflect.BytesKind:
@@ -148,12 +148,12 @@ func (g *GeneratedFile) CloneExpr(f *protogen.Field, v string) string {
 	d := f.Desc
 	switch {
 	case d.IsMap():
-		if c := g.elemCloneFunc(f); c != "" {
+		if c := g.ElemCloneFunc(f); c != "" {
 			return g.Fieldmap("CloneMapFunc") + "(" + v + ", " + c + ")"
 		}
 		return g.Ident(MapsPackage, "Clone") + "(" + v + ")"
 	case d.IsList():
-		if c := g.elemCloneFunc(f); c != "" {
+		if c := g.ElemCloneFunc(f); c != "" {
 			return g.Fieldmap("CloneListFunc") + "(" + v + ", " + c + ")"
 		}
 		return g.Ident(SlicesPackage, "Clone") + "(" + v + ")"

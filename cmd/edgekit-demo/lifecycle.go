@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/edgekit/edgekit/edgeproto"
 )
 
@@ -85,7 +87,7 @@ func (d *demo) lifecycle(ctx context.Context, self string) error {
 	n = app.CopyInFields(update, fm)
 	d.printf("   CopyInFields(%v) changed %d field(s): env %v\n", fm, n, app.GetEnvVars())
 	d.apps.Put(app)
-	d.setAppInstState(inst, edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED)
+	d.setState(inst, edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED)
 	h, err = d.engine.SubmitAppInst(inst)
 	if err := wait(ctx, "app instance update", h, err); err != nil {
 		return err
@@ -98,7 +100,7 @@ func (d *demo) lifecycle(ctx context.Context, self string) error {
 	}
 
 	d.printf("\n5. Delete everything, newest first\n")
-	d.setAppInstState(inst, edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED)
+	d.setState(inst, edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED)
 	h, err = d.engine.SubmitAppInst(inst)
 	if err := wait(ctx, "app instance delete", h, err); err != nil {
 		return err
@@ -113,14 +115,9 @@ func (d *demo) lifecycle(ctx context.Context, self string) error {
 	return wait(ctx, "cloudlet delete", h, err)
 }
 
-// stateful is an object whose TrackedState the controller sets.
-type stateful interface {
-	GetKeyString() string
-}
-
 // setState moves a stored object to state, as a user's request through the
 // controller would.
-func (d *demo) setState(obj stateful, state edgeproto.TrackedState) {
+func (d *demo) setState(obj proto.Message, state edgeproto.TrackedState) {
 	switch o := obj.(type) {
 	case *edgeproto.Cloudlet:
 		o.State = state
@@ -128,12 +125,10 @@ func (d *demo) setState(obj stateful, state edgeproto.TrackedState) {
 	case *edgeproto.ClusterInst:
 		o.State = state
 		d.clusters.Put(o)
+	case *edgeproto.AppInst:
+		o.State = state
+		d.appInsts.Put(o)
 	}
-}
-
-func (d *demo) setAppInstState(inst *edgeproto.AppInst, state edgeproto.TrackedState) {
-	inst.State = state
-	d.appInsts.Put(inst)
 }
 
 // applyClusterState copies the engine's reported state into the cluster

@@ -97,7 +97,7 @@ var benchFewFlags = []string{
 }
 
 func BenchmarkCopyInFields(b *testing.B) {
-	src := ciFullTop()
+	src := topFixture()
 	cases := []struct {
 		name string
 		fm   *fieldmap.FieldMap
@@ -142,7 +142,7 @@ func BenchmarkCopyInFields(b *testing.B) {
 	// Copying into an equal destination: only comparisons, no allocation.
 	b.Run("case=all-unchanged/impl=generated", func(b *testing.B) {
 		b.ReportAllocs()
-		dst, fm := ciFullTop(), fmOf(testpb.TopAllFields...)
+		dst, fm := topFixture(), fmOf(testpb.TopAllFields...)
 		for b.Loop() {
 			if dst.CopyInFields(src, fm) != 0 {
 				b.Fatal("changed")
@@ -152,7 +152,7 @@ func BenchmarkCopyInFields(b *testing.B) {
 }
 
 func BenchmarkDiffFields(b *testing.B) {
-	x, y := ciFullTop(), ciFullTop()
+	x, y := topFixture(), topFixture()
 	y.Middle.Leaf.Name = "other"
 	y.Tags = append(y.Tags, "e")
 	y.Scalars.FInt64++

@@ -26,14 +26,12 @@ func init() {
 }
 
 type feature struct {
-	g    *gen.GeneratedFile
-	file *protogen.File
+	g *gen.GeneratedFile
 }
 
 var _ gen.Feature = (*feature)(nil)
 
 func (f *feature) GenerateFile(file *protogen.File) bool {
-	f.file = file
 	return f.g.EachMessage(file, "clone", f.message)
 }
 
@@ -70,7 +68,7 @@ func (f *feature) wellKnownClone(msg *protogen.Message) string {
 // local reports whether msg has a generated cloneTo method callable from
 // the file being generated.
 func (f *feature) local(msg *protogen.Message) bool {
-	return f.g.Model.Generates(msg, "clone") && !gen.HasExtensionRanges(msg) && msg.GoIdent.GoImportPath == f.file.GoImportPath
+	return f.g.Model.Generates(msg, "clone") && !gen.HasExtensionRanges(msg)
 }
 
 // cloneExpr is g.CloneExpr, except that well-known types use their
@@ -99,7 +97,7 @@ func (f *feature) cloneExpr(fd *protogen.Field, v string) string {
 func (f *feature) message(mm *gen.Message) {
 	g := f.g
 	name := mm.GoIdent.GoName
-	if mm.HasExtensionRanges {
+	if gen.HasExtensionRanges(mm.Message) {
 		g.P("// Clone returns a deep copy of m, unknown fields and extensions included;")
 		g.P("// a nil m gives nil. ", name, " can carry extensions, so Clone is")
 		g.P("// proto.Clone.")

@@ -48,7 +48,7 @@ func isSetFunc(o *protogen.Oneof) string { return "_" + o.GoIdent.GoName + "_isS
 func (f *feature) message(mm *gen.Message) {
 	g := f.g
 	name := mm.GoIdent.GoName
-	if mm.HasExtensionRanges {
+	if gen.HasExtensionRanges(mm.Message) {
 		g.P("// Equal reports whether m and o are equal, extensions included; nil")
 		g.P("// equals only nil. ", name, " can carry extensions, so Equal is")
 		g.P("// proto.Equal.")

@@ -1,238 +1,17 @@
 package testpb_test
 
 import (
-	"fmt"
 	"math"
-	"math/rand/v2"
-	"reflect"
-	"slices"
-	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	_ "github.com/edgekit/edgekit/edgeproto"
-	"github.com/edgekit/edgekit/fieldmap"
-	_ "github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/internal/randmsg"
 	"github.com/edgekit/edgekit/internal/reference"
 	"github.com/edgekit/edgekit/internal/testpb"
 	otherpb "github.com/edgekit/edgekit/internal/testpb/other"
 )
-
-// flagMessages are the proto packages whose messages carry generated
-// CopyInFields and DiffFields methods.
-var flagMessages = []string{"testpb.", "edgeproto.", "fluidos."}
-
-// flagged adapts the generated CopyInFields and DiffFields methods of one
-// message type to proto.Message arguments, through the method set.
-type flagged struct {
-	mt     protoreflect.MessageType
-	typ    reflect.Type // *T
-	copyIn reflect.Value
-	diff   reflect.Value
-}
-
-// flaggedOf returns the adapter of the type of m; it fails the test when
-// the type lacks a generated method.
-func flaggedOf(t testing.TB, mt protoreflect.MessageType) flagged {
-	t.Helper()
-	typ := reflect.TypeOf(mt.Zero().Interface())
-	c, ok1 := typ.MethodByName("CopyInFields")
-	d, ok2 := typ.MethodByName("DiffFields")
-	if !ok1 || !ok2 {
-		t.Fatalf("%v has no generated CopyInFields or DiffFields method", typ)
-	}
-	return flagged{mt: mt, typ: typ, copyIn: c.Func, diff: d.Func}
-}
-
-// value turns m (possibly a nil interface) into a reflect.Value of f's type.
-func (f flagged) value(m proto.Message) reflect.Value {
-	if m == nil {
-		return reflect.Zero(f.typ)
-	}
-	return reflect.ValueOf(m)
-}
-
-func (f flagged) CopyInFields(dst, src proto.Message, fm *fieldmap.FieldMap) int {
-	return int(f.copyIn.Call([]reflect.Value{f.value(dst), f.value(src), reflect.ValueOf(fm)})[0].Int())
-}
-
-func (f flagged) DiffFields(a, b proto.Message) *fieldmap.FieldMap {
-	return f.diff.Call([]reflect.Value{f.value(a), f.value(b)})[0].Interface().(*fieldmap.FieldMap)
-}
-
-// flaggedTypes returns the adapters of every registered message type of
-// flagMessages, sorted by name: every one must have the methods.
-func flaggedTypes(t testing.TB) []flagged {
-	t.Helper()
-	var mts []protoreflect.MessageType
-	protoregistry.GlobalTypes.RangeMessages(func(mt protoreflect.MessageType) bool {
-		name := string(mt.Descriptor().FullName())
-		for _, p := range flagMessages {
-			if strings.HasPrefix(name, p) && !mt.Descriptor().IsMapEntry() {
-				mts = append(mts, mt)
-				break
-			}
-		}
-		return true
-	})
-	slices.SortFunc(mts, func(a, b protoreflect.MessageType) int {
-		return strings.Compare(string(a.Descriptor().FullName()), string(b.Descriptor().FullName()))
-	})
-	out := make([]flagged, 0, len(mts))
-	for _, mt := range mts {
-		out = append(out, flaggedOf(t, mt))
-	}
-	if len(out) < 20 {
-		t.Fatalf("only %d message types registered", len(out))
-	}
-	return out
-}
-
-// fmOf builds an unvalidated FieldMap; a flag may end in ":add" or ":remove".
-func fmOf(specs ...string) *fieldmap.FieldMap {
-	fm := &fieldmap.FieldMap{}
-	for _, s := range specs {
-		flag, act, _ := strings.Cut(s, ":")
-		switch act {
-		case "add":
-			fm.SetAction(flag, fieldmap.Add)
-		case "remove":
-			fm.SetAction(flag, fieldmap.Remove)
-		default:
-			fm.Set(flag)
-		}
-	}
-	return fm
-}
-
-func pv[T any](v T) *T { return &v }
-
-// snapshot deep-copies m with its generated Clone method when it has one:
-// proto.Clone drops implicit-presence -0 floats.
-func snapshot(m proto.Message) proto.Message {
-	if meth := reflect.ValueOf(m).MethodByName("Clone"); meth.IsValid() {
-		if c, ok := meth.Call(nil)[0].Interface().(proto.Message); ok {
-			return c
-		}
-	}
-	return proto.Clone(m)
-}
-
-func leafOf(name string, value int64) *testpb.Leaf { return &testpb.Leaf{Name: name, Value: value} }
-
-// ciFullTop is a Top with every field set at every depth, without unknown
-// fields.
-func ciFullTop() *testpb.Top {
-	leaf := func(n string) *testpb.Leaf {
-		return &testpb.Leaf{Name: n, Value: 42, State: testpb.State_STATE_ON, Token: "tok-" + n}
-	}
-	middle := func(n string) *testpb.Middle {
-		return &testpb.Middle{Name: n, Leaf: leaf(n + "-leaf"), Leaves: []*testpb.Leaf{leaf(n + "-a"), leaf(n + "-b")}}
-	}
-	label := func(n string) *otherpb.Label {
-		return &otherpb.Label{Name: n, Color: otherpb.Color_COLOR_GREEN, Secret: "s", Weights: []int32{1, 2, 3}}
-	}
-	return &testpb.Top{
-		Key: &testpb.Key{Organization: "org", Name: "name", Version: 3, State: testpb.State_STATE_OFF,
-			Sub: &testpb.SubKey{Region: "eu", Zone: 7, Edge: true}},
-		Middle:   middle("m"),
-		Tags:     []string{"a", "b", "c", "d"},
-		Middles:  []*testpb.Middle{middle("m1"), middle("m2"), middle("m3")},
-		Labels:   map[string]string{"env": "prod", "tier": "edge", "team": "x"},
-		LeafMap:  map[int32]*testpb.Leaf{1: leaf("one"), 2: leaf("two"), 3: leaf("three")},
-		Blobs:    [][]byte{[]byte("blob1"), []byte("blob2")},
-		Samples:  []float64{1.5, math.NaN(), math.Inf(-1), 0},
-		States:   []testpb.State{testpb.State_STATE_ON, testpb.State_STATE_OFF},
-		BlobMap:  map[string][]byte{"x": []byte("xx"), "y": []byte("yy")},
-		StateMap: map[bool]testpb.State{true: testpb.State_STATE_ON, false: testpb.State_STATE_OFF},
-		Choice:   &testpb.Top_ChoiceLeaf{ChoiceLeaf: leaf("choice")},
-		Scalars: &testpb.Scalars{FDouble: 1.25, FFloat: 2.5, FInt32: -3, FInt64: -4, FUint32: 5, FUint64: 6,
-			FSint32: -7, FSint64: -8, FFixed32: 9, FFixed64: 10, FSfixed32: -11, FSfixed64: -12, FBool: true,
-			FString: "héllo", FBytes: []byte{1, 2, 3}, FEnum: testpb.State_STATE_ON},
-		Optionals: &testpb.Optionals{ODouble: pv(1.0), OFloat: pv(float32(2)), OInt32: pv(int32(3)),
-			OInt64: pv(int64(4)), OUint32: pv(uint32(5)), OUint64: pv(uint64(6)), OBool: pv(true),
-			OString: pv("s"), OBytes: []byte("b"), OEnum: pv(testpb.State_STATE_OFF), OMessage: leaf("opt")},
-		Wkt: &testpb.Wkt{
-			Ts:    timestamppb.New(timestampAt(1700000000)),
-			Times: []*timestamppb.Timestamp{timestamppb.New(timestampAt(1)), timestamppb.New(timestampAt(2))},
-		},
-		Label:       label("l"),
-		LabelsOther: []*otherpb.Label{label("l1"), label("l2")},
-		Password:    "secret",
-		AtomicLeaf:  leaf("atomic"),
-		LabelMap:    map[string]*otherpb.Label{"k1": label("k1"), "k2": label("k2")},
-		Empty:       &testpb.Empty{},
-	}
-}
-
-// copyCase is one CopyInFields table case: dst.CopyInFields(src, fm) must
-// turn dst into want and return count.
-type copyCase struct {
-	name      string
-	dst, src  proto.Message
-	fm        *fieldmap.FieldMap
-	want      proto.Message
-	count     int
-	check     func(t *testing.T, dst proto.Message) // extra assertions, optional
-	nilSource bool                                  // call with a nil src of dst's type
-}
-
-func runCopyCases(t *testing.T, cases []copyCase) {
-	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			f := flaggedOf(t, tc.dst.ProtoReflect().Type())
-			src := tc.src
-			if tc.nilSource {
-				src = nil
-			}
-			var srcBefore proto.Message
-			if src != nil {
-				srcBefore = snapshot(src)
-			}
-			// The reference agrees on every table case.
-			refDst := snapshot(tc.dst)
-			var refSrc protoreflect.Message
-			if src != nil {
-				refSrc = snapshot(src).ProtoReflect()
-			}
-			refCount := reference.CopyInFields(refDst.ProtoReflect(), refSrc, tc.fm)
-
-			got := f.CopyInFields(tc.dst, src, tc.fm)
-			if got != tc.count {
-				t.Errorf("count = %d, want %d", got, tc.count)
-			}
-			if !proto.Equal(tc.dst, tc.want) {
-				t.Errorf("dst =\n  %v\nwant\n  %v", tc.dst, tc.want)
-			}
-			if refCount != tc.count || !proto.Equal(refDst, tc.want) {
-				t.Errorf("reference disagrees with the table: count %d, dst %v", refCount, refDst)
-			}
-			if src != nil && !proto.Equal(src, srcBefore) {
-				t.Errorf("src changed: %v", src)
-			}
-			if tc.check != nil {
-				tc.check(t, tc.dst)
-			}
-			if src != nil {
-				checkNoSharing(t, tc.dst, src)
-			}
-			// Copying again changes nothing.
-			if again := f.CopyInFields(tc.dst, src, tc.fm); again != 0 && !hasListAction(tc.fm) {
-				t.Errorf("second copy counted %d changes", again)
-			}
-		})
-	}
-}
-
-func hasListAction(fm *fieldmap.FieldMap) bool {
-	return strings.Contains(fm.String(), ":")
-}
 
 func TestCopyInFieldsTop(t *testing.T) {
 	middle := func(name string, leaf *testpb.Leaf, leaves ...*testpb.Leaf) *testpb.Middle {
@@ -432,32 +211,32 @@ func TestCopyInFieldsTop(t *testing.T) {
 			dst: &testpb.Top{}, src: &testpb.Top{Empty: &testpb.Empty{}}, fm: fmOf("24"),
 			want: &testpb.Top{Empty: &testpb.Empty{}}, count: 1},
 		{name: "every leaf flag copies everything",
-			dst: &testpb.Top{Tags: []string{"z"}, Choice: &testpb.Top_ChoiceNumber{ChoiceNumber: 1}}, src: ciFullTop(),
-			fm: fmOf(testpb.TopAllFields...), want: ciFullTop(), count: 77},
+			dst: &testpb.Top{Tags: []string{"z"}, Choice: &testpb.Top_ChoiceNumber{ChoiceNumber: 1}}, src: topFixture(),
+			fm: fmOf(testpb.TopAllFields...), want: topFixture(), count: 85},
 	})
 }
 
 func TestCopyInFieldsOptionals(t *testing.T) {
 	runCopyCases(t, []copyCase{
 		{name: "unset in src clears dst",
-			dst: &testpb.Optionals{OInt32: pv(int32(5)), OString: pv("x")}, src: &testpb.Optionals{}, fm: fmOf("3", "8"),
+			dst: &testpb.Optionals{OInt32: ptr(int32(5)), OString: ptr("x")}, src: &testpb.Optionals{}, fm: fmOf("3", "8"),
 			want: &testpb.Optionals{}, count: 2},
 		{name: "zero is present",
-			dst: &testpb.Optionals{}, src: &testpb.Optionals{OInt32: pv(int32(0)), OBool: pv(false), OEnum: pv(testpb.State_STATE_UNSPECIFIED)},
-			fm: fmOf("3", "7", "10"), want: &testpb.Optionals{OInt32: pv(int32(0)), OBool: pv(false), OEnum: pv(testpb.State_STATE_UNSPECIFIED)}, count: 3},
+			dst: &testpb.Optionals{}, src: &testpb.Optionals{OInt32: ptr(int32(0)), OBool: ptr(false), OEnum: ptr(testpb.State_STATE_UNSPECIFIED)},
+			fm: fmOf("3", "7", "10"), want: &testpb.Optionals{OInt32: ptr(int32(0)), OBool: ptr(false), OEnum: ptr(testpb.State_STATE_UNSPECIFIED)}, count: 3},
 		{name: "empty bytes are present, nil bytes are not",
 			dst: &testpb.Optionals{}, src: &testpb.Optionals{OBytes: []byte{}}, fm: fmOf("9"),
 			want: &testpb.Optionals{OBytes: []byte{}}, count: 1},
 		{name: "same value counts nothing",
-			dst: &testpb.Optionals{OUint64: pv(uint64(7))}, src: &testpb.Optionals{OUint64: pv(uint64(7))}, fm: fmOf("6"),
-			want: &testpb.Optionals{OUint64: pv(uint64(7))}, count: 0},
+			dst: &testpb.Optionals{OUint64: ptr(uint64(7))}, src: &testpb.Optionals{OUint64: ptr(uint64(7))}, fm: fmOf("6"),
+			want: &testpb.Optionals{OUint64: ptr(uint64(7))}, count: 0},
 		{name: "NaN over the same NaN is no change",
-			dst: &testpb.Optionals{ODouble: pv(math.NaN())}, src: &testpb.Optionals{ODouble: pv(math.NaN())}, fm: fmOf("1"),
-			want: &testpb.Optionals{ODouble: pv(math.NaN())}, count: 0},
+			dst: &testpb.Optionals{ODouble: ptr(math.NaN())}, src: &testpb.Optionals{ODouble: ptr(math.NaN())}, fm: fmOf("1"),
+			want: &testpb.Optionals{ODouble: ptr(math.NaN())}, count: 0},
 		{name: "-0 over +0 is a change",
-			dst: &testpb.Optionals{ODouble: pv(0.0), OFloat: pv(float32(0))}, src: &testpb.Optionals{ODouble: pv(math.Copysign(0, -1)), OFloat: pv(float32(math.Copysign(0, -1)))},
+			dst: &testpb.Optionals{ODouble: ptr(0.0), OFloat: ptr(float32(0))}, src: &testpb.Optionals{ODouble: ptr(math.Copysign(0, -1)), OFloat: ptr(float32(math.Copysign(0, -1)))},
 			fm:   fmOf("1", "2"),
-			want: &testpb.Optionals{ODouble: pv(math.Copysign(0, -1)), OFloat: pv(float32(math.Copysign(0, -1)))}, count: 2,
+			want: &testpb.Optionals{ODouble: ptr(math.Copysign(0, -1)), OFloat: ptr(float32(math.Copysign(0, -1)))}, count: 2,
 			check: func(t *testing.T, dst proto.Message) {
 				if !math.Signbit(*dst.(*testpb.Optionals).ODouble) {
 					t.Error("sign not copied")
@@ -490,8 +269,8 @@ func TestCopyInFieldsScalars(t *testing.T) {
 			dst: &testpb.Scalars{}, src: &testpb.Scalars{FDouble: math.Copysign(0, -1)}, fm: fmOf("1"),
 			want: &testpb.Scalars{FDouble: math.Copysign(0, -1)}, count: 1},
 		{name: "every kind",
-			dst: &testpb.Scalars{FInt32: 1, FString: "keep"}, src: ciFullTop().Scalars, fm: fmOf(testpb.ScalarsAllFields...),
-			want: ciFullTop().Scalars, count: 16},
+			dst: &testpb.Scalars{FInt32: 1, FString: "keep"}, src: topFixture().Scalars, fm: fmOf(testpb.ScalarsAllFields...),
+			want: topFixture().Scalars, count: 16},
 		{name: "nil and empty implicit bytes are the same",
 			dst: &testpb.Scalars{FBytes: []byte{}}, src: &testpb.Scalars{}, fm: fmOf("15"),
 			want: &testpb.Scalars{}, count: 0},
@@ -501,7 +280,7 @@ func TestCopyInFieldsScalars(t *testing.T) {
 func TestCopyInFieldsLegacy(t *testing.T) {
 	runCopyCases(t, []copyCase{
 		{name: "unset field with a default clears dst (the default is not copied)",
-			dst: &testpb.Legacy{Count: pv(int32(5))}, src: &testpb.Legacy{}, fm: fmOf("2"),
+			dst: &testpb.Legacy{Count: ptr(int32(5))}, src: &testpb.Legacy{}, fm: fmOf("2"),
 			want: &testpb.Legacy{}, count: 1,
 			check: func(t *testing.T, dst proto.Message) {
 				if dst.(*testpb.Legacy).Count != nil {
@@ -512,11 +291,11 @@ func TestCopyInFieldsLegacy(t *testing.T) {
 			dst: &testpb.Legacy{Data: []byte{}}, src: &testpb.Legacy{}, fm: fmOf("4"),
 			want: &testpb.Legacy{}, count: 1},
 		{name: "group child flag",
-			dst: &testpb.Legacy{}, src: &testpb.Legacy{Item: &testpb.Legacy_Item{Text: pv("t"), Num: pv(uint64(1))}}, fm: fmOf("9.10"),
-			want: &testpb.Legacy{Item: &testpb.Legacy_Item{Text: pv("t")}}, count: 2},
+			dst: &testpb.Legacy{}, src: &testpb.Legacy{Item: &testpb.Legacy_Item{Text: ptr("t"), Num: ptr(uint64(1))}}, fm: fmOf("9.10"),
+			want: &testpb.Legacy{Item: &testpb.Legacy_Item{Text: ptr("t")}}, count: 2},
 		{name: "recursion stop is copied whole",
-			dst: &testpb.Legacy{Next: &testpb.Legacy{Name: pv("a")}}, src: &testpb.Legacy{Next: &testpb.Legacy{Id: pv("b")}}, fm: fmOf("7"),
-			want: &testpb.Legacy{Next: &testpb.Legacy{Id: pv("b")}}, count: 1},
+			dst: &testpb.Legacy{Next: &testpb.Legacy{Name: ptr("a")}}, src: &testpb.Legacy{Next: &testpb.Legacy{Id: ptr("b")}}, fm: fmOf("7"),
+			want: &testpb.Legacy{Next: &testpb.Legacy{Id: ptr("b")}}, count: 1},
 		{name: "list actions are replace without list_actions",
 			dst: &testpb.Legacy{Values: []int64{1}}, src: &testpb.Legacy{Values: []int64{2}}, fm: fmOf("5:add", "12:remove"),
 			want: &testpb.Legacy{Values: []int64{2}}, count: 1},
@@ -525,8 +304,8 @@ func TestCopyInFieldsLegacy(t *testing.T) {
 			fm:   fmOf("13", "14"),
 			want: &testpb.Legacy{Pick: &testpb.Legacy_PickMode{PickMode: testpb.Legacy_MODE_TWO}}, count: 2},
 		{name: "required field",
-			dst: &testpb.Legacy{}, src: &testpb.Legacy{Id: pv("")}, fm: fmOf("8"),
-			want: &testpb.Legacy{Id: pv("")}, count: 1},
+			dst: &testpb.Legacy{}, src: &testpb.Legacy{Id: ptr("")}, fm: fmOf("8"),
+			want: &testpb.Legacy{Id: ptr("")}, count: 1},
 	})
 }
 
@@ -536,17 +315,17 @@ func TestCopyInFieldsModern(t *testing.T) {
 			dst: &testpb.Modern{Count: 5, Ratio: 1}, src: &testpb.Modern{}, fm: fmOf("2", "9"),
 			want: &testpb.Modern{}, count: 2},
 		{name: "explicit presence by default",
-			dst: &testpb.Modern{}, src: &testpb.Modern{Name: pv(""), Level: pv(testpb.Level_LEVEL_UNSPECIFIED), Data: []byte{}}, fm: fmOf("1", "3", "8"),
-			want: &testpb.Modern{Name: pv(""), Level: pv(testpb.Level_LEVEL_UNSPECIFIED), Data: []byte{}}, count: 3},
+			dst: &testpb.Modern{}, src: &testpb.Modern{Name: ptr(""), Level: ptr(testpb.Level_LEVEL_UNSPECIFIED), Data: []byte{}}, fm: fmOf("1", "3", "8"),
+			want: &testpb.Modern{Name: ptr(""), Level: ptr(testpb.Level_LEVEL_UNSPECIFIED), Data: []byte{}}, count: 3},
 		{name: "implicit -0 is present",
 			dst: &testpb.Modern{}, src: &testpb.Modern{Ratio: math.Copysign(0, -1)}, fm: fmOf("9"),
 			want: &testpb.Modern{Ratio: math.Copysign(0, -1)}, count: 1},
 		{name: "delimited message child flag",
-			dst: &testpb.Modern{}, src: &testpb.Modern{Part: &testpb.Part{Label: pv("l"), Weight: pv(float32(1))}}, fm: fmOf("7.2"),
-			want: &testpb.Modern{Part: &testpb.Part{Weight: pv(float32(1))}}, count: 2},
+			dst: &testpb.Modern{}, src: &testpb.Modern{Part: &testpb.Part{Label: ptr("l"), Weight: ptr(float32(1))}}, fm: fmOf("7.2"),
+			want: &testpb.Modern{Part: &testpb.Part{Weight: ptr(float32(1))}}, count: 2},
 		{name: "map of messages",
-			dst: &testpb.Modern{Parts: map[string]*testpb.Part{"a": {}}}, src: &testpb.Modern{Parts: map[string]*testpb.Part{"b": {Label: pv("b")}}}, fm: fmOf("10"),
-			want: &testpb.Modern{Parts: map[string]*testpb.Part{"b": {Label: pv("b")}}}, count: 1},
+			dst: &testpb.Modern{Parts: map[string]*testpb.Part{"a": {}}}, src: &testpb.Modern{Parts: map[string]*testpb.Part{"b": {Label: ptr("b")}}}, fm: fmOf("10"),
+			want: &testpb.Modern{Parts: map[string]*testpb.Part{"b": {Label: ptr("b")}}}, count: 1},
 	})
 }
 
@@ -574,7 +353,7 @@ func TestCopyInFieldsTree(t *testing.T) {
 
 func TestCopyInFieldsNilReceiver(t *testing.T) {
 	var dst *testpb.Top
-	if n := dst.CopyInFields(ciFullTop(), fmOf(testpb.TopAllFields...)); n != 0 {
+	if n := dst.CopyInFields(topFixture(), fmOf(testpb.TopAllFields...)); n != 0 {
 		t.Errorf("nil dst counted %d", n)
 	}
 	var src *testpb.Top
@@ -582,7 +361,7 @@ func TestCopyInFieldsNilReceiver(t *testing.T) {
 	if n := m.CopyInFields(src, fmOf(testpb.TopAllFields...)); n != 0 || !proto.Equal(m, &testpb.Top{}) {
 		t.Errorf("nil src into empty dst: %d changes, dst %v", n, m)
 	}
-	m = ciFullTop()
+	m = topFixture()
 	if n := m.CopyInFields(nil, fmOf(testpb.TopFieldMiddle, testpb.TopFieldTags, testpb.TopFieldChoiceLeaf)); n != 3 || !proto.Equal(m, &testpb.Top{
 		Key: m.Key, Middles: m.Middles, Labels: m.Labels, LeafMap: m.LeafMap, Blobs: m.Blobs, Samples: m.Samples, States: m.States, BlobMap: m.BlobMap,
 		StateMap: m.StateMap, Scalars: m.Scalars, Optionals: m.Optionals, Wkt: m.Wkt, Label: m.Label, LabelsOther: m.LabelsOther,
@@ -590,7 +369,7 @@ func TestCopyInFieldsNilReceiver(t *testing.T) {
 	}) || m.Middle != nil || m.Tags != nil || m.Choice != nil {
 		t.Errorf("nil src clears the flagged fields: %d changes, dst %v", n, m)
 	}
-	m = ciFullTop()
+	m = topFixture()
 	if n := m.CopyInFields(nil, fmOf("2.2.1")); n != 1 || m.Middle.Leaf.Name != "" || m.Middle.Leaf.Value != 42 {
 		t.Errorf("nil src, child flag: %d changes, dst %v", n, m)
 	}
@@ -611,7 +390,7 @@ func TestCopyInFieldsNoAliasing(t *testing.T) {
 	}
 	for i, spec := range specs {
 		for _, dst := range []*testpb.Top{{}, {Middle: &testpb.Middle{Leaf: &testpb.Leaf{}}, Middles: []*testpb.Middle{{Name: "own"}}, Choice: &testpb.Top_ChoiceLeaf{ChoiceLeaf: &testpb.Leaf{}}}} {
-			src := ciFullTop()
+			src := topFixture()
 			dst.CopyInFields(src, fmOf(spec...))
 			checkNoSharing(t, dst, src)
 			before := snapshot(dst)
@@ -636,253 +415,6 @@ func TestCopyInFieldsNoAliasing(t *testing.T) {
 
 // checkNoSharing fails when a pointer, non-empty slice or map reachable
 // through the exported fields of dst is also reachable from src.
-func checkNoSharing(t *testing.T, dst, src proto.Message) {
-	t.Helper()
-	seen := map[uintptr]string{}
-	walkRefs(reflect.ValueOf(src), "src", func(p uintptr, path string) { seen[p] = path })
-	walkRefs(reflect.ValueOf(dst), "dst", func(p uintptr, path string) {
-		if sp, ok := seen[p]; ok {
-			t.Errorf("%T: %s shares memory with %s", dst, path, sp)
-		}
-	})
-}
-
-// walkRefs calls fn with the address of every pointer, non-empty slice and
-// map reachable from v through exported fields.
-func walkRefs(v reflect.Value, path string, fn func(uintptr, string)) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return
-		}
-		fn(v.Pointer(), path)
-		walkRefs(v.Elem(), path, fn)
-	case reflect.Interface:
-		if !v.IsNil() {
-			walkRefs(v.Elem(), path, fn)
-		}
-	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				walkRefs(v.Field(i), path+"."+v.Type().Field(i).Name, fn)
-			}
-		}
-	case reflect.Slice:
-		if v.Len() == 0 {
-			return
-		}
-		fn(v.Pointer(), path)
-		for i := 0; i < v.Len(); i++ {
-			walkRefs(v.Index(i), fmt.Sprintf("%s[%d]", path, i), fn)
-		}
-	case reflect.Map:
-		if v.IsNil() {
-			return
-		}
-		fn(v.Pointer(), path)
-		iter := v.MapRange()
-		for iter.Next() {
-			walkRefs(iter.Value(), fmt.Sprintf("%s[%v]", path, iter.Key()), fn)
-		}
-	}
-}
-
-func TestDiffFieldsTable(t *testing.T) {
-	tests := []struct {
-		name string
-		a, b proto.Message
-		want []string
-	}{
-		{"identical", ciFullTop(), ciFullTop(), nil},
-		{"nil and empty", (*testpb.Top)(nil), &testpb.Top{}, nil},
-		{"nil and a sub-message", (*testpb.Top)(nil), &testpb.Top{Middle: &testpb.Middle{}}, []string{"2"}},
-		{"deep scalar adds its ancestors", &testpb.Top{Middle: &testpb.Middle{Leaf: leafOf("a", 1)}}, &testpb.Top{Middle: &testpb.Middle{Leaf: leafOf("b", 1)}},
-			[]string{"2", "2.2", "2.2.1"}},
-		{"sub-message on one side", &testpb.Top{Middle: &testpb.Middle{Leaf: &testpb.Leaf{}}}, &testpb.Top{Middle: &testpb.Middle{}},
-			[]string{"2", "2.2"}},
-		{"list element differs: the list", &testpb.Top{Middles: []*testpb.Middle{{Name: "a"}}}, &testpb.Top{Middles: []*testpb.Middle{{Name: "b"}}},
-			[]string{"4"}},
-		{"nil and empty list are equal", &testpb.Top{Tags: []string{}, Labels: map[string]string{}}, &testpb.Top{}, nil},
-		{"map value", &testpb.Top{LeafMap: map[int32]*testpb.Leaf{1: {}}}, &testpb.Top{LeafMap: map[int32]*testpb.Leaf{1: {Name: "x"}}}, []string{"6"}},
-		{"oneof switches member", &testpb.Top{Choice: &testpb.Top_ChoiceName{ChoiceName: "x"}}, &testpb.Top{Choice: &testpb.Top_ChoiceNumber{}},
-			[]string{"12", "14"}},
-		{"oneof message member child", &testpb.Top{Choice: &testpb.Top_ChoiceLeaf{ChoiceLeaf: leafOf("a", 1)}}, &testpb.Top{Choice: &testpb.Top_ChoiceLeaf{ChoiceLeaf: leafOf("a", 2)}},
-			[]string{"13", "13.2"}},
-		{"oneof message member against another member", &testpb.Top{Choice: &testpb.Top_ChoiceLeaf{ChoiceLeaf: &testpb.Leaf{}}}, &testpb.Top{Choice: &testpb.Top_ChoiceName{}},
-			[]string{"12", "13"}},
-		{"NaN equals NaN", &testpb.Scalars{FDouble: math.NaN()}, &testpb.Scalars{FDouble: math.NaN()}, nil},
-		{"-0 differs from +0 without presence", &testpb.Top{Scalars: &testpb.Scalars{}}, &testpb.Top{Scalars: &testpb.Scalars{FDouble: math.Copysign(0, -1)}},
-			[]string{"16", "16.1"}},
-		{"optional zero against unset", &testpb.Top{Optionals: &testpb.Optionals{OInt32: pv(int32(0))}}, &testpb.Top{Optionals: &testpb.Optionals{}},
-			[]string{"17", "17.3"}},
-		{"other package", &testpb.Top{Label: &otherpb.Label{Color: 1}}, &testpb.Top{Label: &otherpb.Label{}}, []string{"19", "19.2"}},
-		{"well-known unit", &testpb.Top{Wkt: &testpb.Wkt{Ts: timestamppb.New(timestampAt(1))}}, &testpb.Top{Wkt: &testpb.Wkt{Ts: timestamppb.New(timestampAt(2))}},
-			[]string{"18", "18.1"}},
-		{"proto2 default is not presence", &testpb.Legacy{Count: pv(int32(7))}, &testpb.Legacy{}, []string{"2"}},
-		{"group child", &testpb.Legacy{Item: &testpb.Legacy_Item{Num: pv(uint64(1))}}, &testpb.Legacy{Item: &testpb.Legacy_Item{}}, []string{"9", "9.11"}},
-		{"recursion stop", &testpb.Tree{Left: &testpb.Tree{Left: &testpb.Tree{Name: "x"}}}, &testpb.Tree{Left: &testpb.Tree{Left: &testpb.Tree{}}},
-			[]string{"2"}},
-		{"through another type", &testpb.Tree{Branch: &testpb.Branch{Tree: &testpb.Tree{Name: "x"}}}, &testpb.Tree{Branch: &testpb.Branch{Tree: &testpb.Tree{}}},
-			[]string{"5", "5.2"}},
-		{"edition implicit", &testpb.Modern{Count: 1}, &testpb.Modern{}, []string{"2"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := flaggedOf(t, tt.a.ProtoReflect().Type())
-			got := f.DiffFields(tt.a, tt.b)
-			if got == nil {
-				t.Fatal("nil FieldMap")
-			}
-			if !slices.Equal(got.Fields(), tt.want) && !(len(tt.want) == 0 && got.Count() == 0) {
-				t.Errorf("DiffFields = %v, want %v", got.Fields(), tt.want)
-			}
-			if got.Schema() == nil || got.Schema().Message() != string(tt.a.ProtoReflect().Descriptor().FullName()) {
-				t.Errorf("not bound to the schema of %s: %v", tt.a.ProtoReflect().Descriptor().FullName(), got.Schema())
-			}
-			if back := f.DiffFields(tt.b, tt.a); !slices.Equal(back.Fields(), got.Fields()) {
-				t.Errorf("not symmetric: %v and %v", got.Fields(), back.Fields())
-			}
-			if err := got.Schema().Check(got); err != nil {
-				t.Errorf("flags not in the schema: %v", err)
-			}
-		})
-	}
-	var a, b *testpb.Top
-	if fm := a.DiffFields(b); fm == nil || fm.Count() != 0 {
-		t.Errorf("nil against nil: %v", fm)
-	}
-}
-
-// newPair returns two random messages of f's type: independent, or the
-// second a mutation of the first (small diffs).
-func newPair(f flagged, r *rand.Rand, opts randmsg.Options) (a, b protoreflect.Message) {
-	a = f.mt.New()
-	randmsg.Fill(a, r, opts)
-	if r.IntN(2) == 0 {
-		b = snapshot(a.Interface()).ProtoReflect()
-		randmsg.Mutate(b, r)
-	} else {
-		b = f.mt.New()
-		randmsg.Fill(b, r, opts)
-	}
-	return a, b
-}
-
-// checkCopyAgainstReference copies src into dst with fm, and into clones of
-// both with the reference, and compares the results and the counts.
-func checkCopyAgainstReference(t testing.TB, f flagged, dst, src protoreflect.Message, fm *fieldmap.FieldMap) {
-	t.Helper()
-	refDst, refSrc := snapshot(dst.Interface()), snapshot(src.Interface())
-	before := snapshot(dst.Interface())
-	want := reference.CopyInFields(refDst.ProtoReflect(), refSrc.ProtoReflect(), fm)
-	got := f.CopyInFields(dst.Interface(), src.Interface(), fm)
-	if !proto.Equal(dst.Interface(), refDst) {
-		t.Fatalf("%s: fm %v\ndst    %v\nsrc    %v\ngot    %v\nwant   %v", f.mt.Descriptor().FullName(), fm, before, src.Interface(), dst.Interface(), refDst)
-	}
-	if got != want {
-		t.Fatalf("%s: fm %v: count %d, reference %d\ndst %v\nsrc %v", f.mt.Descriptor().FullName(), fm, got, want, before, src.Interface())
-	}
-	if !proto.Equal(src.Interface(), refSrc) {
-		t.Fatalf("%s: src changed", f.mt.Descriptor().FullName())
-	}
-}
-
-// checkDiff compares DiffFields with the reference and checks the
-// invariant: copying the diff makes a equal to b, and leaves no diff.
-func checkDiff(t testing.TB, f flagged, a, b protoreflect.Message) {
-	t.Helper()
-	name := f.mt.Descriptor().FullName()
-	got := f.DiffFields(a.Interface(), b.Interface())
-	want := reference.DiffFields(a, b)
-	if !slices.Equal(got.Fields(), want.Fields()) {
-		t.Fatalf("%s: DiffFields = %v, reference %v\na %v\nb %v", name, got, want, a, b)
-	}
-	n := f.CopyInFields(a.Interface(), b.Interface(), got)
-	if !proto.Equal(a.Interface(), b.Interface()) {
-		t.Fatalf("%s: after copying the diff %v, not equal:\na %v\nb %v", name, got, a, b)
-	}
-	if (n == 0) != (got.Count() == 0) {
-		t.Fatalf("%s: diff %v but copy counted %d", name, got, n)
-	}
-	if again := f.DiffFields(a.Interface(), b.Interface()); again.Count() != 0 {
-		t.Fatalf("%s: second diff %v", name, again)
-	}
-}
-
-func TestCopyInFieldsMatchesReference(t *testing.T) {
-	for _, f := range flaggedTypes(t) {
-		t.Run(string(f.mt.Descriptor().FullName()), func(t *testing.T) {
-			t.Parallel()
-			r := randmsg.New(1)
-			schema := reference.NewSchema(f.mt.Descriptor())
-			for range 200 {
-				dst, src := newPair(f, r, randmsg.Options{Unknown: r.IntN(4) == 0})
-				checkCopyAgainstReference(t, f, dst, src, randmsg.FieldMap(schema, r, true))
-			}
-			// nil src
-			dst := f.mt.New()
-			randmsg.Fill(dst, r, randmsg.Options{})
-			refDst := snapshot(dst.Interface())
-			all := schema.All()
-			if got, want := f.CopyInFields(dst.Interface(), nil, all), reference.CopyInFields(refDst.ProtoReflect(), nil, all); got != want || !proto.Equal(dst.Interface(), refDst) {
-				t.Fatalf("nil src: count %d, reference %d; dst %v, reference %v", got, want, dst, refDst)
-			}
-		})
-	}
-}
-
-func TestDiffFieldsMatchesReference(t *testing.T) {
-	for _, f := range flaggedTypes(t) {
-		t.Run(string(f.mt.Descriptor().FullName()), func(t *testing.T) {
-			t.Parallel()
-			r := randmsg.New(2)
-			for range 200 {
-				a, b := newPair(f, r, randmsg.Options{})
-				checkDiff(t, f, a, b)
-			}
-			// nil on either side reads as empty.
-			b := f.mt.New()
-			randmsg.Fill(b, r, randmsg.Options{})
-			want := reference.DiffFields(f.mt.Zero(), b).Fields()
-			if got := f.DiffFields(nil, b.Interface()).Fields(); !slices.Equal(got, want) {
-				t.Fatalf("nil a: %v, reference %v", got, want)
-			}
-			if got := f.DiffFields(b.Interface(), nil).Fields(); !slices.Equal(got, want) {
-				t.Fatalf("nil b: %v, reference %v", got, want)
-			}
-		})
-	}
-}
-
-// fuzzTarget picks the message type and the messages of one fuzz input.
-func fuzzTarget(t *testing.T, types []flagged, data []byte) (flagged, *rand.Rand) {
-	r := randmsg.FromBytes(data)
-	return types[r.IntN(len(types))], r
-}
-
-func FuzzCopyInFields(f *testing.F) {
-	for _, s := range []string{"", "top", "legacy", "tree", "\x00\x01\x02", "modern edition"} {
-		f.Add([]byte(s))
-	}
-	types := flaggedTypes(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ft, r := fuzzTarget(t, types, data)
-		dst, src := newPair(ft, r, randmsg.Options{Unknown: r.IntN(4) == 0, UndefinedEnums: true})
-		checkCopyAgainstReference(t, ft, dst, src, randmsg.FieldMap(reference.NewSchema(ft.mt.Descriptor()), r, true))
-	})
-}
-
-func FuzzDiffFields(f *testing.F) {
-	for _, s := range []string{"", "top", "legacy", "tree", "\x00\x01\x02", "modern edition"} {
-		f.Add([]byte(s))
-	}
-	types := flaggedTypes(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ft, r := fuzzTarget(t, types, data)
-		a, b := newPair(ft, r, randmsg.Options{UndefinedEnums: true})
-		checkDiff(t, ft, a, b)
-	})
-}
 
 // TestCopyInFieldsCountsUnitsUnderEqual pins the counting rule of
 // docs/field-flags.md: only singular float fields compare bit for bit;

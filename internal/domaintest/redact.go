@@ -1,6 +1,8 @@
-// Package redacttest checks that the generated Redact of every message of a
-// package leaves no debug_redact field populated, on random messages.
-package redacttest
+// Package domaintest holds the checks every domain package (edgeproto,
+// fluidos) runs on itself: its generated Redact leaves no secret behind,
+// and its schema carries the object keys, list actions and debug_redact
+// marks it declares.
+package domaintest
 
 import (
 	"testing"
@@ -15,11 +17,11 @@ import (
 
 type redacter interface{ Redact() }
 
-// Run fills `seeds` random messages of every message type of proto package
+// RedactLeavesNoSecret fills `seeds` random messages of every message type of proto package
 // pkg, calls their generated Redact and fails naming any secret left. It
 // also fails when no message of pkg carried a secret before redaction, so
 // the check cannot pass vacuously, and reports how many did.
-func Run(t *testing.T, pkg protoreflect.FullName, seeds int) {
+func RedactLeavesNoSecret(t *testing.T, pkg protoreflect.FullName, seeds int) {
 	t.Helper()
 	types, withSecrets := 0, 0
 	protoregistry.GlobalTypes.RangeMessages(func(mt protoreflect.MessageType) bool {
