@@ -1,0 +1,45 @@
+// Package store is the typed store of edgekit's objects on etcd.
+//
+// A Store binds an etcd client to a region. A Kind[T] reads and writes one
+// generated message type T under
+//
+//	/edgekit/<region>/<Kind>/<key string>
+//
+// where Kind is the message's proto name ("ClusterInst") and the key string
+// is the generated GetKeyString (for example "name=c1,organization=acme").
+// Values are protojson, so that `etcdctl get --prefix /edgekit/` shows them
+// readably; fields unknown to the reader are discarded, so that an older
+// binary reads what a newer one wrote.
+//
+// # Concurrency
+//
+// Every read-modify-write (Update, Modify, Delete with a check) is an
+// optimistic compare-and-swap on the object's ModRevision: it reads the
+// object, applies the change, and writes only if nobody wrote the object
+// meanwhile; otherwise it re-reads and re-applies, a bounded number of
+// times, then fails with ErrConflict. Update applies the caller's field
+// flags with CopyInFields inside that loop, so that two concurrent updates
+// of different fields of one object both land. An update that changes
+// nothing writes nothing.
+//
+// Store.Txn runs a function over several objects in one transaction, in
+// the manner of etcd's software transactional memory: reads are recorded,
+// writes are buffered, and the commit applies the writes only if nothing
+// read has changed, re-running the function otherwise. See Tx for exactly
+// what a transaction guards.
+//
+// # Watching
+//
+// Kind.Watch streams typed events from a revision. A Cache is a watch-fed
+// copy of every object of a kind that survives disconnects (it resumes from
+// its last revision) and compactions (it lists again and reports what
+// vanished meanwhile as deletes).
+//
+// # Errors
+//
+// Errors are *Error values naming the operation, the kind and the key, and
+// matching one of the sentinels (ErrNotFound, ErrAlreadyExists,
+// ErrConflict, ErrCompacted, ErrPrecondition, ErrBadValue). A value in etcd
+// that does not decode is an ErrBadValue naming its key, never a panic.
+// Errors of etcd itself (unavailable, deadline) are returned wrapped.
+package store

@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/edgekit/edgekit/fieldmap"
+)
+
+// Object is what the store keeps: a generated message with a key (T is a
+// pointer to the generated struct, such as *edgeproto.ClusterInst).
+type Object[T any] interface {
+	proto.Message
+	GetKeyString() string
+	CopyInFields(src T, fm *fieldmap.FieldMap) int
+	FieldSchema() *fieldmap.Schema
+	Clone() T
+}
+
+// Kind reads and writes the objects of one type T. It is safe for
+// concurrent use.
+type Kind[T Object[T]] struct {
+	s      *Store
+	name   string
+	prefix string
+	mt     protoreflect.MessageType
+}
+
+// KindOption configures a Kind.
+type KindOption func(*kindConfig)
+
+type kindConfig struct{ name string }
+
+// KindName sets the kind's name, the key element after the region, in place
+// of the message's proto name: for two message types of the same name in
+// different proto packages.
+func KindName(name string) KindOption { return func(c *kindConfig) { c.name = name } }
+
+// NewKind returns the kind of T in s. It panics when the kind's name is
+// not a valid key element or another message type has it in s already: a
+// programming error that no input can cause.
+func NewKind[T Object[T]](s *Store, opts ...KindOption) *Kind[T] {
+	var zero T
+	mt := zero.ProtoReflect().Type()
+	desc := mt.Descriptor()
+	cfg := kindConfig{name: string(desc.Name())}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := checkName("kind name", cfg.name); err != nil {
+		panic(err)
+	}
+	if err := s.register(cfg.name, string(desc.FullName())); err != nil {
+		panic(err)
+	}
+	return &Kind[T]{s: s, name: cfg.name, prefix: s.prefix + cfg.name + "/", mt: mt}
+}
+
+// Name returns the kind's name ("ClusterInst").
+func (k *Kind[T]) Name() string { return k.name }
+
+// Store returns the store k belongs to.
+func (k *Kind[T]) Store() *Store { return k.s }
+
+// Prefix returns the prefix of every key of the kind:
+// "/edgekit/<region>/<Kind>/".
+func (k *Kind[T]) Prefix() string { return k.prefix }
+
+// Path returns the etcd key of the object whose key string is key.
+func (k *Kind[T]) Path(key string) string { return k.prefix + key }
+
+// KeyOf returns the key string of an etcd key of this kind, and false when
+// the etcd key is not one.
+func (k *Kind[T]) KeyOf(path string) (string, bool) {
+	return strings.CutPrefix(path, k.prefix)
+}
+
+// New returns a new empty T.
+func (k *Kind[T]) New() T { return k.mt.New().Interface().(T) }
+
+func (k *Kind[T]) err(op, key string, sentinel error) *Error {
+	return &Error{Op: op, Kind: k.name, Key: key, Err: sentinel}
+}
+
+var (
+	marshalOpts   = protojson.MarshalOptions{}
+	unmarshalOpts = protojson.UnmarshalOptions{DiscardUnknown: true}
+)
+
+// encode renders obj as the value stored in etcd.
+func (k *Kind[T]) encode(op string, obj T) (string, error) {
+	b, err := marshalOpts.Marshal(obj)
+	if err != nil {
+		return "", &Error{Op: op, Kind: k.name, Key: obj.GetKeyString(), Err: ErrBadValue, Cause: err}
+	}
+	return string(b), nil
+}
+
+// decode reads the value stored under key. A value that is not protojson
+// of T, or whose object has another key, is an ErrBadValue naming key.
+func (k *Kind[T]) decode(op, key string, data []byte) (T, error) {
+	obj := k.New()
+	if err := unmarshalOpts.Unmarshal(data, obj); err != nil {
+		var zero T
+		return zero, &Error{Op: op, Kind: k.name, Key: key, Err: ErrBadValue, Cause: err}
+	}
+	if got := obj.GetKeyString(); got != key {
+		var zero T
+		return zero, &Error{Op: op, Kind: k.name, Key: key, Err: ErrBadValue,
+			Cause: fmt.Errorf("the value holds the object of key %q", got)}
+	}
+	return obj, nil
+}
+
+// Get returns the object of key and its ModRevision (the revision of its
+// last write), or an ErrNotFound error. The read is linearizable.
+func (k *Kind[T]) Get(ctx context.Context, key string) (obj T, modRev int64, err error) {
+	start := time.Now()
+	defer func() { k.s.observe("get", k.name, start, 0, err) }()
+	kv, _, err := k.s.getKV(ctx, k.Path(key))
+	if err != nil {
+		return obj, 0, fmt.Errorf("store: get %s %q: %w", k.name, key, err)
+	}
+	if kv == nil {
+		return obj, 0, k.err("get", key, ErrNotFound)
+	}
+	obj, err = k.decode("get", key, kv.Value)
+	if err != nil {
+		return obj, 0, err
+	}
+	return obj, kv.ModRevision, nil
+}
+
+// List returns every object of the kind sorted by key, all as of one
+// revision, which it returns too. It reads in pages (WithPageSize), so any
+// number of objects can be listed; when the revision is compacted while
+// pages are read, it starts again, a bounded number of times.
+func (k *Kind[T]) List(ctx context.Context) (objs []T, rev int64, err error) {
+	start := time.Now()
+	defer func() { k.s.observe("list", k.name, start, 0, err) }()
+	for attempt := 1; ; attempt++ {
+		objs = objs[:0]
+		rev, err = k.s.rangePrefix(ctx, k.prefix, 0, func(kv *mvccpb.KeyValue) error {
+			key := string(kv.Key[len(k.prefix):])
+			obj, err := k.decode("list", key, kv.Value)
+			if err != nil {
+				return err
+			}
+			objs = append(objs, obj)
+			return nil
+		})
+		if err == nil {
+			return objs, rev, nil
+		}
+		if !isCompacted(err) || attempt >= k.s.maxAttempts {
+			return nil, 0, k.wrapEtcd("list", "", err)
+		}
+	}
+}
+
+// wrapEtcd wraps an error of etcd, mapping a compaction to ErrCompacted.
+// Errors of this package pass as they are.
+func (k *Kind[T]) wrapEtcd(op, key string, err error) error {
+	if _, ok := err.(*Error); ok {
+		return err
+	}
+	if isCompacted(err) {
+		return &Error{Op: op, Kind: k.name, Key: key, Err: ErrCompacted, Cause: err}
+	}
+	if key == "" {
+		return fmt.Errorf("store: %s %s: %w", op, k.name, err)
+	}
+	return fmt.Errorf("store: %s %s %q: %w", op, k.name, key, err)
+}
+
+// Create writes obj when no object has its key, and returns the revision of
+// the write; otherwise an ErrAlreadyExists error.
+func (k *Kind[T]) Create(ctx context.Context, obj T) (rev int64, err error) {
+	start := time.Now()
+	defer func() { k.s.observe("create", k.name, start, 0, err) }()
+	key := obj.GetKeyString()
+	val, err := k.encode("create", obj)
+	if err != nil {
+		return 0, err
+	}
+	p := k.Path(key)
+	resp, err := k.s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(p), "=", 0)).
+		Then(clientv3.OpPut(p, val)).
+		Commit()
+	if err != nil {
+		return 0, k.wrapEtcd("create", key, err)
+	}
+	if !resp.Succeeded {
+		return 0, k.err("create", key, ErrAlreadyExists)
+	}
+	return resp.Header.Revision, nil
+}
+
+// Put writes obj whether or not an object has its key, and returns the
+// revision of the write.
+func (k *Kind[T]) Put(ctx context.Context, obj T) (rev int64, err error) {
+	start := time.Now()
+	defer func() { k.s.observe("put", k.name, start, 0, err) }()
+	key := obj.GetKeyString()
+	val, err := k.encode("put", obj)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := k.s.client.Put(ctx, k.Path(key), val)
+	if err != nil {
+		return 0, k.wrapEtcd("put", key, err)
+	}
+	return resp.Header.Revision, nil
+}
