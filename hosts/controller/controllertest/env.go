@@ -1,0 +1,181 @@
+// Package controllertest starts a real controller for tests: embedded etcd
+// on free loopback ports, the controller's gRPC API on 127.0.0.1:0, tokens
+// for an admin, a CCRM and any organization, and optionally a Host: an
+// engine on the fake platform playing every cloudlet's resource manager
+// through the same ReportService the CCRM uses. Everything is stopped in
+// t.Cleanup.
+package controllertest
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edgekit/edgekit/executor"
+	"github.com/edgekit/edgekit/hosts/controller"
+	"github.com/edgekit/edgekit/internal/store"
+	"github.com/edgekit/edgekit/internal/testenv/etcdtest"
+	"github.com/edgekit/edgekit/platforms/fake"
+	rmv1 "github.com/edgekit/edgekit/proto/edgekit/rm/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// Options adapt the environment.
+type Options struct {
+	// Region; default "test".
+	Region string
+	// Host starts a Host on Platform (default: a new fake platform).
+	Host bool
+	// Platform is the host's platform.
+	Platform executor.Platform
+	// Logger receives the controller's and host's logs; nil discards.
+	Logger *slog.Logger
+}
+
+// Env is a running controller (and host).
+type Env struct {
+	t testing.TB
+	// Addr is the controller's API address.
+	Addr string
+	// Controller is the running controller.
+	Controller *controller.Controller
+	// Store is the store the controller uses.
+	Store *store.Store
+	// Etcd is the etcd server.
+	Etcd *etcdtest.Server
+	// Host is the fake host, when Options.Host was set.
+	Host *Host
+	// Platform is the host's platform, when it is the fake one.
+	Platform *fake.Platform
+
+	tokens *controller.Tokens
+	mu     sync.Mutex
+	orgTok map[string]string
+	admin  string
+	ccrm   string
+}
+
+// Start starts an environment; it is stopped in t.Cleanup.
+func Start(t testing.TB, opts Options) *Env {
+	t.Helper()
+	if opts.Region == "" {
+		opts.Region = "test"
+	}
+	srv := etcdtest.New(t)
+	st, err := store.New(srv.Client(), opts.Region, store.WithLogger(opts.Logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{t: t, Store: st, Etcd: srv, tokens: controller.NewTokens(), orgTok: map[string]string{}}
+	e.admin = e.newToken(controller.Principal{Admin: true})
+	e.ccrm = e.newToken(controller.Principal{CCRM: true})
+	c, err := controller.New(controller.Config{Store: st, Tokens: e.tokens, Logger: opts.Logger, StopTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Controller = c
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Addr = lis.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := c.Serve(ctx, lis); err != nil {
+			t.Errorf("controller: %v", err)
+		}
+	})
+	if opts.Host {
+		p := opts.Platform
+		if p == nil {
+			e.Platform = fake.New(fake.Options{Logger: opts.Logger})
+			p = e.Platform
+		}
+		h, err := NewHost(st, rmv1.NewReportServiceClient(e.Conn(e.ccrm)), p, opts.Logger)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		e.Host = h
+		wg.Go(func() { _ = h.Start(ctx) })
+	}
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+	return e
+}
+
+func (e *Env) newToken(p controller.Principal) string {
+	tok, err := controller.NewToken()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.tokens.Add(tok, p)
+	return tok
+}
+
+// AdminToken is a token of an admin.
+func (e *Env) AdminToken() string { return e.admin }
+
+// CCRMToken is a token of an off-site resource manager.
+func (e *Env) CCRMToken() string { return e.ccrm }
+
+// OrgToken returns a token of organization org (the same one for every
+// call).
+func (e *Env) OrgToken(org string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if tok, ok := e.orgTok[org]; ok {
+		return tok
+	}
+	tok := e.newToken(controller.Principal{Organization: org})
+	e.orgTok[org] = tok
+	return tok
+}
+
+// Conn returns a client connection to the controller that sends token
+// (none when token is ""); it is closed in t.Cleanup.
+func (e *Env) Conn(token string) *grpc.ClientConn {
+	e.t.Helper()
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(BearerToken(token)))
+	}
+	conn, err := grpc.NewClient(e.Addr, opts...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// BearerToken sends a bearer token with every call. It allows plaintext
+// connections: tests run on loopback.
+type BearerToken string
+
+// GetRequestMetadata implements credentials.PerRPCCredentials.
+func (b BearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(b)}, nil
+}
+
+// RequireTransportSecurity implements credentials.PerRPCCredentials.
+func (BearerToken) RequireTransportSecurity() bool { return false }
+
+// WaitFor polls cond every few milliseconds until it holds or the deadline
+// passes, then fails the test naming what.
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,201 @@
+package controller
+
+import (
+	"context"
+
+	"github.com/edgekit/edgekit/fieldmap"
+	"github.com/edgekit/edgekit/internal/store"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// rules are a kind's checks that span objects. Each runs inside the store
+// transaction that writes the change, so what it read cannot change before
+// the write lands (the transaction re-runs otherwise). A nil rule allows.
+type rules[T any] struct {
+	// create checks (and may complete) an object about to be created.
+	create func(tx *store.Tx, obj T) error
+	// update checks an update: cur is the stored object, next the object
+	// after the update's fields were copied in.
+	update func(tx *store.Tx, cur, next T, fm *fieldmap.FieldMap) error
+	// delete checks that cur may be deleted.
+	delete func(tx *store.Tx, cur T) error
+}
+
+// authorize checks that the caller may change obj (or, with read, see it).
+// Objects without an owner are changed by admins only and seen by all.
+func authorize[T store.Object[T]](ctx context.Context, k *kind[T], obj T, read bool) error {
+	p, err := principal(ctx)
+	if err != nil {
+		return err
+	}
+	owner := k.owner(obj)
+	if p.owns(owner) || (read && owner == "") {
+		return nil
+	}
+	return errDenied(k.name, obj.GetKeyString())
+}
+
+// createObject stores a new object after the caller's rights, the object
+// and the kind's rules were checked, stamping created_at and updated_at.
+// prepare, when not nil, runs inside the transaction after the rules to
+// set what the controller owns (a requested state).
+func createObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind[T], r rules[T], obj T, prepare func(tx *store.Tx, obj T) error) (T, int64, error) {
+	var zero T
+	if err := k.checkCreate(obj); err != nil {
+		return zero, 0, err
+	}
+	if err := authorize(ctx, k, obj, false); err != nil {
+		return zero, 0, err
+	}
+	obj = obj.Clone()
+	stamp(obj, "created_at")
+	stamp(obj, "updated_at")
+	key := obj.GetKeyString()
+	rev, err := c.store.Txn(ctx, func(tx *store.Tx) error {
+		if _, found, err := k.store.TxGet(tx, key); err != nil {
+			return err
+		} else if found {
+			return status.Errorf(codes.AlreadyExists, "%s %s already exists", k.name, key)
+		}
+		if r.create != nil {
+			if err := r.create(tx, obj); err != nil {
+				return err
+			}
+		}
+		if prepare != nil {
+			if err := prepare(tx, obj); err != nil {
+				return err
+			}
+		}
+		return k.store.TxPut(tx, obj)
+	})
+	if err != nil {
+		return zero, 0, apiError(err)
+	}
+	return obj, rev, nil
+}
+
+// updateObject applies the fields of src that flags name to the stored
+// object, after checking the caller's rights, the flags and the kind's
+// rules. prepare, when not nil, runs inside the transaction on the updated
+// object (to request the change from a resource manager). It returns the
+// stored object, the revision and whether anything changed.
+func updateObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind[T], r rules[T], src T, flags []string, prepare func(tx *store.Tx, cur, next T) error) (T, int64, bool, error) {
+	var zero T
+	fm, err := k.parseUpdate(src, flags)
+	if err != nil {
+		return zero, 0, false, err
+	}
+	if err := authorize(ctx, k, src, false); err != nil {
+		return zero, 0, false, err
+	}
+	key := src.GetKeyString()
+	var (
+		out     T
+		changed bool
+	)
+	rev, err := c.store.Txn(ctx, func(tx *store.Tx) error {
+		cur, found, err := k.store.TxGet(tx, key)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return status.Errorf(codes.NotFound, "%s %s not found", k.name, key)
+		}
+		next := cur.Clone()
+		changed = next.CopyInFields(src, fm) > 0
+		if !changed {
+			out = cur
+			return nil
+		}
+		if r.update != nil {
+			if err := r.update(tx, cur, next, fm); err != nil {
+				return err
+			}
+		}
+		if prepare != nil {
+			if err := prepare(tx, cur, next); err != nil {
+				return err
+			}
+		}
+		stamp(next, "updated_at")
+		out = next
+		return k.store.TxPut(tx, next)
+	})
+	if err != nil {
+		return zero, 0, false, apiError(err)
+	}
+	return out, rev, changed, nil
+}
+
+// deleteObject removes the object of key after checking the caller's
+// rights and the kind's rules. remove, when not nil, replaces the removal:
+// it runs inside the transaction (to request the delete from a resource
+// manager instead).
+func deleteObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind[T], r rules[T], keyMsg proto.Message, remove func(tx *store.Tx, cur T) error) (T, int64, error) {
+	var zero T
+	probe, err := withKey[T](keyMsg)
+	if err != nil {
+		return zero, 0, err
+	}
+	if err := checkKey(probe); err != nil {
+		return zero, 0, invalidf("%s: %v", k.name, err)
+	}
+	if err := authorize(ctx, k, probe, false); err != nil {
+		return zero, 0, err
+	}
+	key := probe.GetKeyString()
+	var out T
+	rev, err := c.store.Txn(ctx, func(tx *store.Tx) error {
+		cur, found, err := k.store.TxGet(tx, key)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return status.Errorf(codes.NotFound, "%s %s not found", k.name, key)
+		}
+		if r.delete != nil {
+			if err := r.delete(tx, cur); err != nil {
+				return err
+			}
+		}
+		out = cur
+		if remove != nil {
+			return remove(tx, cur)
+		}
+		k.store.TxDelete(tx, key)
+		return nil
+	})
+	if err != nil {
+		return zero, 0, apiError(err)
+	}
+	return out, rev, nil
+}
+
+// showObjects sends, redacted, every object of k that the caller may see
+// and that matches filter.
+func showObjects[T store.Object[T]](ctx context.Context, k *kind[T], filter T, send func(T) error) error {
+	p, err := principal(ctx)
+	if err != nil {
+		return err
+	}
+	objs, _, err := k.store.List(ctx)
+	if err != nil {
+		return apiError(err)
+	}
+	for _, obj := range objs {
+		owner := k.owner(obj)
+		if !p.owns(owner) && owner != "" {
+			continue
+		}
+		if !matches(filter, obj) {
+			continue
+		}
+		if err := send(redacted(obj)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

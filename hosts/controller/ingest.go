@@ -1,0 +1,197 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/fieldmap"
+	"github.com/edgekit/edgekit/internal/store"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
+)
+
+// Reporter says who sends an Info report, which decides what it may report
+// on. The zero Reporter is trusted for every cloudlet (an in-process host).
+type Reporter struct {
+	// Cloudlet, when set, is the cloudlet whose resource manager (a CRM)
+	// sends the report: it may report only on that cloudlet's objects.
+	Cloudlet *edgeproto.CloudletKey
+	// CCRM is set when the report comes from an off-site resource manager:
+	// it may report only on cloudlets without crm_on_edge.
+	CCRM bool
+	// Fence, when set, makes the report apply only while the claim it was
+	// made under is current.
+	Fence *Fence
+}
+
+// Fence ties a report to a claim: the report is applied only if the claim
+// key still exists with the create revision the claimant got, checked in
+// the same store transaction that writes the report.
+type Fence struct {
+	// Key is the claim key in the store.
+	Key string
+	// Revision is the create revision of the claim key: the fencing token.
+	Revision int64
+}
+
+// Sentinel errors of Info ingestion; the transition error of a stale report
+// also matches edgeproto.ErrInfoStateRejected.
+var (
+	// ErrReportRefused says that the reporter may not report on the object.
+	ErrReportRefused = errors.New("report refused")
+	// ErrStaleReport says that the report is about an object that no longer
+	// exists, or comes under a claim that is no longer current.
+	ErrStaleReport = errors.New("stale report")
+)
+
+// ApplyInfo applies a partial Info report from a resource manager: info is
+// a *CloudletInfo, *ClusterInstInfo or *AppInstInfo carrying the fields fm
+// names (it must name the key). The report is applied with CopyInFields in
+// one store transaction that also checks the reporter's rights, the fence,
+// and the transition from the object's state to the reported one (a stale
+// or out-of-order state is refused and logged, never applied), mirrors the
+// state, errors and shown fields onto the object, and removes the object
+// and its Info on DELETE_DONE.
+func (c *Controller) ApplyInfo(ctx context.Context, rep Reporter, info proto.Message, fm *fieldmap.FieldMap) error {
+	var err error
+	switch i := info.(type) {
+	case *edgeproto.CloudletInfo:
+		err = applyInfo(ctx, c, c.cloudlets, rep, i, fm)
+	case *edgeproto.ClusterInstInfo:
+		err = applyInfo(ctx, c, c.clusters, rep, i, fm)
+	case *edgeproto.AppInstInfo:
+		err = applyInfo(ctx, c, c.appInsts, rep, i, fm)
+	default:
+		return fmt.Errorf("%w: no Info kind %T", ErrReportRefused, info)
+	}
+	c.metrics.reports.WithLabelValues(string(info.ProtoReflect().Descriptor().Name()), reportResult(err)).Inc()
+	if err != nil {
+		c.log.LogAttrs(ctx, slog.LevelWarn, "info report not applied",
+			slog.String("kind", string(info.ProtoReflect().Descriptor().Name())),
+			slog.String("key", keyOf(info)), slog.String("fields", fm.String()), slog.Any("error", err))
+	}
+	return err
+}
+
+func keyOf(m proto.Message) string {
+	if k, ok := m.(interface{ GetKeyString() string }); ok {
+		return k.GetKeyString()
+	}
+	return ""
+}
+
+func reportResult(err error) string {
+	switch {
+	case err == nil:
+		return "applied"
+	case errors.Is(err, edgeproto.ErrInfoStateRejected):
+		return "rejected_transition"
+	case errors.Is(err, ErrStaleReport):
+		return "stale"
+	case errors.Is(err, ErrReportRefused):
+		return "refused"
+	}
+	return "error"
+}
+
+func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Controller, tk *tracked[T, I], rep Reporter, info I, fm *fieldmap.FieldMap) error {
+	if fm == nil || !fm.IsSet(keyFlag) {
+		return fmt.Errorf("%w: %s report without its key flag", ErrReportRefused, tk.info.Name())
+	}
+	if err := info.FieldSchema().Check(fm); err != nil {
+		return fmt.Errorf("%w: %v", ErrReportRefused, err)
+	}
+	key := info.GetKeyString()
+	if key == "" {
+		return fmt.Errorf("%w: %s report without a key", ErrReportRefused, tk.info.Name())
+	}
+	_, err := c.store.Txn(ctx, func(tx *store.Tx) error {
+		obj, found, err := tk.store.TxGet(tx, key)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("%w: %s %s does not exist", ErrStaleReport, tk.name, key)
+		}
+		if err := c.checkReporter(tx, rep, tk.cloudletOf(obj)); err != nil {
+			return err
+		}
+		if f := rep.Fence; f != nil {
+			tx.Require(clientv3.Compare(clientv3.CreateRevision(f.Key), "=", f.Revision))
+		}
+		cur, found, err := tk.info.TxGet(tx, key)
+		if err != nil {
+			return err
+		}
+		if !found {
+			cur = tk.info.New()
+		}
+		objState := tk.state(obj)
+		newState := edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED
+		if fm.Has(tk.stateFlag) {
+			newState = tk.infoState(obj, info)
+			if newState != edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED {
+				if err := edgeproto.CheckInfoState(objState, newState); err != nil {
+					return fmt.Errorf("%s %s: %w", tk.name, key, err)
+				}
+			}
+		}
+		cur.CopyInFields(info, fm)
+		stamp(cur, "updated_at")
+		if newState == edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE ||
+			(newState == edgeproto.TrackedState_TRACKED_STATE_NOT_PRESENT && edgeproto.IsDeleteState(objState)) {
+			tk.store.TxDelete(tx, key)
+			tk.info.TxDelete(tx, key)
+			return nil
+		}
+		next := obj.Clone()
+		if newState != edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED && newState != objState {
+			tk.setState(next, newState)
+			switch {
+			case edgeproto.IsErrorState(newState):
+				tk.setErrors(next, tk.errors(cur))
+			case newState == edgeproto.TrackedState_TRACKED_STATE_READY:
+				tk.setErrors(next, nil)
+			}
+		}
+		tk.mirror(next, cur, fm)
+		if !proto.Equal(next, obj) {
+			stamp(next, "updated_at")
+			if err := tk.store.TxPut(tx, next); err != nil {
+				return err
+			}
+		}
+		return tk.info.TxPut(tx, cur)
+	})
+	if err != nil && errors.Is(err, store.ErrPrecondition) && rep.Fence != nil {
+		return fmt.Errorf("%w: claim %s is no longer at revision %d", ErrStaleReport, rep.Fence.Key, rep.Fence.Revision)
+	}
+	return err
+}
+
+// checkReporter checks that rep may report on an object of cloudlet.
+func (c *Controller) checkReporter(tx *store.Tx, rep Reporter, cloudlet *edgeproto.CloudletKey) error {
+	switch {
+	case rep.Cloudlet != nil:
+		if !proto.Equal(rep.Cloudlet, cloudlet) {
+			return fmt.Errorf("%w: the resource manager of cloudlet %s may not report on cloudlet %s",
+				ErrReportRefused, cloudletKeyString(rep.Cloudlet), cloudletKeyString(cloudlet))
+		}
+	case rep.CCRM:
+		cl, found, err := c.cloudlets.store.TxGet(tx, cloudletKeyString(cloudlet))
+		if err != nil {
+			return err
+		}
+		if found && cl.GetCrmOnEdge() {
+			return fmt.Errorf("%w: cloudlet %s has its resource manager on the edge site", ErrReportRefused, cloudletKeyString(cloudlet))
+		}
+	}
+	return nil
+}
+
+func cloudletKeyString(k *edgeproto.CloudletKey) string {
+	return (&edgeproto.Cloudlet{Key: k}).GetKeyString()
+}

@@ -1,0 +1,218 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/fieldmap"
+	"github.com/edgekit/edgekit/internal/store"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// MaxKeyFieldLen is the longest value a string field of an object key may
+// have, in bytes.
+const MaxKeyFieldLen = 128
+
+// kind describes one kind of stored object the API serves: how it is
+// stored, who owns it and which of its fields users may set.
+type kind[T store.Object[T]] struct {
+	name  string
+	store *store.Kind[T]
+	// owner is the organization that owns an object; "" means only admins
+	// may change it (and everyone may see it).
+	owner func(T) string
+	// owned are the flags only the controller and the resource managers
+	// set: a create or update that sets one is refused.
+	owned []string
+	// immutable are the flags fixed at create: an update naming one is
+	// refused.
+	immutable []string
+	// check validates an object about to be created (required fields,
+	// values), beyond its key and enums.
+	check func(T) error
+}
+
+func newKind[T store.Object[T]](s *store.Store, owner func(T) string, owned, immutable []string, check func(T) error) *kind[T] {
+	k := store.NewKind[T](s)
+	return &kind[T]{name: k.Name(), store: k, owner: owner, owned: owned, immutable: immutable, check: check}
+}
+
+// schema returns the field schema of T.
+func (k *kind[T]) schema() *fieldmap.Schema {
+	var zero T
+	return zero.FieldSchema()
+}
+
+// keyFlag is the flag of the object_key field ("1" for every edgeproto
+// object).
+const keyFlag = "1"
+
+// checkCreate validates an object a user asks to create: a complete key,
+// defined enums, no field only the controller sets, and the kind's own
+// rules. The error is an InvalidArgument naming the field.
+func (k *kind[T]) checkCreate(obj T) error {
+	if !obj.ProtoReflect().IsValid() {
+		return invalidf("%s: no object in the request", k.name)
+	}
+	if err := checkKey(obj); err != nil {
+		return invalidf("%s: %v", k.name, err)
+	}
+	if err := fieldmap.ValidateEnums(obj); err != nil {
+		return invalidf("%s: %v", k.name, err)
+	}
+	schema := k.schema()
+	for _, flag := range k.owned {
+		if hasFlag(obj, schema, flag) {
+			f, _ := schema.Lookup(flag)
+			return invalidf("%s: field %s (flag %s) is set by the controller, not by users", k.name, f.Path, flag)
+		}
+	}
+	if k.check != nil {
+		if err := k.check(obj); err != nil {
+			return invalidf("%s: %v", k.name, err)
+		}
+	}
+	return nil
+}
+
+// parseUpdate validates the flags of an update: known flags of the kind,
+// list actions only where allowed, and none of the key, the fields only
+// the controller sets or the fields fixed at create. The error is an
+// InvalidArgument naming the flag.
+func (k *kind[T]) parseUpdate(obj T, flags []string) (*fieldmap.FieldMap, error) {
+	if !obj.ProtoReflect().IsValid() {
+		return nil, invalidf("%s: no object in the request", k.name)
+	}
+	if err := checkKey(obj); err != nil {
+		return nil, invalidf("%s: %v", k.name, err)
+	}
+	if len(flags) == 0 {
+		return nil, invalidf("%s: update names no fields", k.name)
+	}
+	schema := k.schema()
+	fm, err := schema.Parse(flags...)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	for _, flag := range fm.Fields() {
+		f, _ := schema.Lookup(flag)
+		switch {
+		case flag == keyFlag || strings.HasPrefix(flag, keyFlag+"."):
+			return nil, invalidf("%s: field %s (flag %s) is the key: it cannot be updated", k.name, f.Path, flag)
+		case matchesAny(flag, k.owned):
+			return nil, invalidf("%s: field %s (flag %s) is set by the controller, not by users", k.name, f.Path, flag)
+		case matchesAny(flag, k.immutable):
+			return nil, invalidf("%s: field %s (flag %s) cannot change after create", k.name, f.Path, flag)
+		}
+	}
+	if err := fieldmap.ValidateEnums(obj); err != nil {
+		return nil, invalidf("%s: %v", k.name, err)
+	}
+	return fm, nil
+}
+
+// matchesAny reports whether flag is one of flags, or under or above one of
+// them (a parent flag would set them too).
+func matchesAny(flag string, flags []string) bool {
+	for _, f := range flags {
+		if flag == f || strings.HasPrefix(flag, f+".") || strings.HasPrefix(f, flag+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasFlag reports whether the field flag names is populated in obj.
+func hasFlag(obj proto.Message, schema *fieldmap.Schema, flag string) bool {
+	f, ok := schema.Lookup(flag)
+	if !ok {
+		return false
+	}
+	m := obj.ProtoReflect()
+	names := strings.Split(f.Path, ".")
+	for i, name := range names {
+		fd := m.Descriptor().Fields().ByName(protoreflect.Name(name))
+		if fd == nil || !m.Has(fd) {
+			return false
+		}
+		if i == len(names)-1 {
+			return true
+		}
+		if fd.Message() == nil || fd.IsList() || fd.IsMap() {
+			return true
+		}
+		m = m.Get(fd).Message()
+	}
+	return false
+}
+
+// checkKey checks that obj has its key and that every string of the key is
+// non-empty (but a version), at most MaxKeyFieldLen bytes of printable
+// UTF-8.
+func checkKey(obj proto.Message) error {
+	m := obj.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName("key")
+	if fd == nil || fd.Message() == nil {
+		return fmt.Errorf("%s has no key field", m.Descriptor().Name())
+	}
+	if !m.Has(fd) {
+		return fmt.Errorf("key is missing")
+	}
+	return checkKeyMessage("key", m.Get(fd).Message())
+}
+
+func checkKeyMessage(path string, m protoreflect.Message) error {
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		p := path + "." + string(fd.Name())
+		switch {
+		case fd.Message() != nil:
+			if !m.Has(fd) {
+				return fmt.Errorf("%s is missing", p)
+			}
+			if err := checkKeyMessage(p, m.Get(fd).Message()); err != nil {
+				return err
+			}
+		case fd.Kind() == protoreflect.StringKind:
+			s := m.Get(fd).String()
+			if s == "" && fd.Name() != "version" {
+				return fmt.Errorf("%s is empty", p)
+			}
+			if err := checkKeyString(s); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+func checkKeyString(s string) error {
+	if len(s) > MaxKeyFieldLen {
+		return fmt.Errorf("longer than %d bytes (%d)", MaxKeyFieldLen, len(s))
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("not valid UTF-8")
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("holds the non-printable character %U", r)
+		}
+	}
+	return nil
+}
+
+// Owners of each kind.
+func cloudletOwner(c *edgeproto.Cloudlet) string       { return c.GetKey().GetOrganization() }
+func clusterOwner(c *edgeproto.ClusterInst) string     { return c.GetKey().GetOrganization() }
+func appOwner(a *edgeproto.App) string                 { return a.GetKey().GetOrganization() }
+func appInstOwner(a *edgeproto.AppInst) string         { return a.GetKey().GetOrganization() }
+func trustPolicyOwner(p *edgeproto.TrustPolicy) string { return p.GetKey().GetOrganization() }
+func flavorOwner(*edgeproto.Flavor) string             { return "" }
+func tpeOwner(e *edgeproto.TrustPolicyException) string {
+	return e.GetKey().GetAppKey().GetOrganization()
+}

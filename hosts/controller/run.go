@@ -1,0 +1,202 @@
+package controller
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/edgekit/edgekit/internal/etcd"
+	"github.com/edgekit/edgekit/internal/store"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+)
+
+// Options configure Run: a whole controller process.
+type Options struct {
+	// DataDir holds the embedded etcd's data, the admin token and, with
+	// DevTLS, the development certificates. Required.
+	DataDir string
+	// Region names the region; objects live under /edgekit/<region>/.
+	Region string
+	// Listen is the API's address (host:port; port 0 picks a free one).
+	Listen string
+	// MetricsListen serves /metrics; "" serves none.
+	MetricsListen string
+	// EtcdEndpoints selects an external etcd cluster; empty embeds one
+	// under DataDir, listening on EtcdListen (loopback only).
+	EtcdEndpoints []string
+	// EtcdListen is the embedded etcd's client address ("" picks a free
+	// loopback port). The address is written to DataDir/etcd-endpoint.
+	EtcdListen string
+	// EtcdCAFile, EtcdCertFile and EtcdKeyFile are the client TLS files of
+	// an external cluster.
+	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
+	// TLS serves the API with this configuration; nil serves plaintext
+	// (loopback use only).
+	TLS *tls.Config
+	// TokensFile lists the API's bearer tokens (see ParseTokens). Admin
+	// tokens are also read from DataDir/admin.token, created on the first
+	// start.
+	TokensFile string
+	// Logger receives logs; nil discards.
+	Logger *slog.Logger
+	// StopTimeout bounds the graceful stop (see Config.StopTimeout).
+	StopTimeout time.Duration
+	// Setup, when set, runs after the controller is built and before it
+	// serves (to register more services on c.Server()).
+	Setup func(ctx context.Context, c *Controller) error
+	// Ready, when set, is called once the API and metrics listen.
+	Ready func(r *Running)
+}
+
+// Running describes a controller started by Run.
+type Running struct {
+	// Addr is the API's address.
+	Addr string
+	// MetricsAddr is the metrics address, or "".
+	MetricsAddr string
+	// EtcdEndpoints are the etcd client endpoints the controller uses.
+	EtcdEndpoints []string
+	// AdminTokenFile holds an admin token.
+	AdminTokenFile string
+	// Controller is the running controller.
+	Controller *Controller
+}
+
+// Run runs a controller process until ctx ends: it starts (or connects to)
+// etcd, serves the API and metrics, and on ctx's end stops in order (the
+// API gracefully, then etcd), so nothing acknowledged is lost.
+func Run(ctx context.Context, o Options) error {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if o.DataDir == "" {
+		return errors.New("controller: a data directory is required")
+	}
+	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	if o.Region == "" {
+		o.Region = "local"
+	}
+	tokens := NewTokens()
+	if o.TokensFile != "" {
+		t, err := LoadTokens(o.TokensFile)
+		if err != nil {
+			return fmt.Errorf("controller: %w", err)
+		}
+		tokens = t
+	}
+	adminFile := filepath.Join(o.DataDir, "admin.token")
+	admin, err := EnsureAdminToken(adminFile)
+	if err != nil {
+		return fmt.Errorf("controller: admin token: %w", err)
+	}
+	tokens.Add(admin, Principal{Admin: true})
+
+	cli, endpoints, stopEtcd, err := openEtcd(ctx, o, log)
+	if err != nil {
+		return err
+	}
+	defer stopEtcd()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	sm, err := NewStoreMetrics(reg)
+	if err != nil {
+		return err
+	}
+	st, err := store.New(cli, o.Region, store.WithLogger(log), store.WithObserver(sm))
+	if err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	var sopts []grpc.ServerOption
+	if o.TLS != nil {
+		sopts = append(sopts, grpc.Creds(credentials.NewTLS(o.TLS)))
+	}
+	c, err := New(Config{Store: st, Tokens: tokens, Logger: log, Registerer: reg, ServerOptions: sopts, StopTimeout: o.StopTimeout})
+	if err != nil {
+		return err
+	}
+	if o.Setup != nil {
+		if err := o.Setup(ctx, c); err != nil {
+			return err
+		}
+	}
+	lis, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return fmt.Errorf("controller: listen: %w", err)
+	}
+	run := &Running{Addr: lis.Addr().String(), EtcdEndpoints: endpoints, AdminTokenFile: adminFile, Controller: c}
+
+	var metricsSrv *http.Server
+	if o.MetricsListen != "" {
+		mlis, err := net.Listen("tcp", o.MetricsListen)
+		if err != nil {
+			lis.Close()
+			return fmt.Errorf("controller: metrics listen: %w", err)
+		}
+		run.MetricsAddr = mlis.Addr().String()
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = metricsSrv.Serve(mlis) }()
+	}
+	log.LogAttrs(ctx, slog.LevelInfo, "controller ready", slog.String("region", o.Region), slog.String("addr", run.Addr),
+		slog.String("metrics", run.MetricsAddr), slog.Any("etcd", endpoints), slog.String("admin_token_file", adminFile))
+	if o.Ready != nil {
+		o.Ready(run)
+	}
+	err = c.Serve(ctx, lis)
+	if metricsSrv != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = metricsSrv.Shutdown(sctx)
+		cancel()
+	}
+	return err
+}
+
+// openEtcd connects to the external cluster of o, or starts the embedded
+// one. stop closes the client and stops the embedded server.
+func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Client, []string, func(), error) {
+	if len(o.EtcdEndpoints) > 0 {
+		cli, err := etcd.NewClient(etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile,
+			CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("controller: etcd: %w", err)
+		}
+		return cli, o.EtcdEndpoints, func() { cli.Close() }, nil
+	}
+	e, err := etcd.StartEmbedded(ctx, etcd.EmbedConfig{DataDir: filepath.Join(o.DataDir, "etcd"), ClientAddr: o.EtcdListen, Logger: log})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("controller: embedded etcd: %w", err)
+	}
+	endpoints := e.Endpoints()
+	if err := os.WriteFile(filepath.Join(o.DataDir, "etcd-endpoint"), []byte(endpoints[0]+"\n"), 0o600); err != nil {
+		e.Close()
+		return nil, nil, nil, fmt.Errorf("controller: %w", err)
+	}
+	cli, err := e.NewClient()
+	if err != nil {
+		e.Close()
+		return nil, nil, nil, fmt.Errorf("controller: etcd client: %w", err)
+	}
+	return cli, endpoints, func() {
+		cli.Close()
+		if err := e.Close(); err != nil {
+			log.Warn("embedded etcd stop", slog.Any("error", err))
+		}
+	}, nil
+}

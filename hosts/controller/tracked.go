@@ -1,0 +1,328 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/fieldmap"
+	"github.com/edgekit/edgekit/internal/store"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// tracked is a kind whose changes a resource manager carries out: the
+// controller writes a *_REQUESTED state, the responsible host reports
+// progress in the object's Info twin (kind I), and the controller mirrors
+// the reported state onto the object.
+type tracked[T store.Object[T], I store.Object[I]] struct {
+	*kind[T]
+	rules rules[T]
+	info  *store.Kind[I]
+
+	state       func(T) edgeproto.TrackedState
+	setState    func(T, edgeproto.TrackedState)
+	setErrors   func(T, []string)
+	override    func(T) edgeproto.CRMOverride
+	setOverride func(T, edgeproto.CRMOverride)
+	// cloudletOf is the cloudlet whose resource manager acts on obj.
+	cloudletOf func(T) *edgeproto.CloudletKey
+
+	// infoOwner is the organization that owns an Info (the object's owner).
+	infoOwner func(I) string
+	// stateFlag is the flag of the Info's state field.
+	stateFlag string
+	// infoState maps the state of an Info report onto the object's
+	// TrackedState; UNSPECIFIED when the report's state is not mirrored
+	// (a cloudlet reporting OFFLINE, for example).
+	infoState func(obj T, info I) edgeproto.TrackedState
+	status    func(I) *edgeproto.StatusInfo
+	errors    func(I) []string
+	// reset clears the progress and errors of an Info at a new request.
+	reset func(I)
+	// mirror copies into obj the Info fields the object shows (resources,
+	// runtime...) that fm names; it reports whether obj changed.
+	mirror func(obj T, info I, fm *fieldmap.FieldMap) bool
+}
+
+// op is a change the user asks for.
+type op int
+
+const (
+	opCreate op = iota
+	opUpdate
+	opDelete
+)
+
+func (o op) String() string { return [...]string{"create", "update", "delete"}[o] }
+
+// errFollowOnly says that a delete found the object already being deleted:
+// nothing is written and the caller follows the delete in progress.
+var errFollowOnly = errors.New("already being deleted")
+
+// resetInfo clears the progress of the Info of key inside tx, so that the
+// progress streamed for a new request starts empty.
+func (tk *tracked[T, I]) resetInfo(tx *store.Tx, key string) error {
+	info, found, err := tk.info.TxGet(tx, key)
+	if err != nil || !found {
+		return err
+	}
+	tk.reset(info)
+	return tk.info.TxPut(tx, info)
+}
+
+// create stores obj in CREATE_REQUESTED (READY when the request ignores the
+// resource manager) and streams the progress of the create to send.
+// prepare, when not nil, runs in the creating transaction.
+func (tk *tracked[T, I]) create(ctx context.Context, c *Controller, obj T, noWait bool, send func(*edgeproto.Progress) error, prepare func(tx *store.Tx, obj T) error) error {
+	override := tk.override(obj)
+	obj = obj.Clone()
+	tk.setOverride(obj, edgeproto.CRMOverride_CRM_OVERRIDE_UNSPECIFIED)
+	ignore := edgeproto.IgnoresCRM(override)
+	stored, rev, err := createObject(ctx, c, tk.kind, tk.rules, obj, func(tx *store.Tx, obj T) error {
+		if ignore {
+			tk.setState(obj, edgeproto.TrackedState_TRACKED_STATE_READY)
+		} else {
+			tk.setState(obj, edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED)
+		}
+		tk.info.TxDelete(tx, obj.GetKeyString()) // what a former object of this key reported
+		if prepare != nil {
+			return prepare(tx, obj)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c.countRequest(tk.name, opCreate)
+	msg := "Create requested"
+	if ignore {
+		msg = "Created without the resource manager (crm_override)"
+	}
+	if err := send(&edgeproto.Progress{State: tk.state(stored), Message: msg, Final: noWait || ignore}); err != nil || noWait || ignore {
+		return err
+	}
+	return tk.follow(ctx, c, stored.GetKeyString(), rev, opCreate, send)
+}
+
+// update applies the flagged fields of src, moves the object to
+// UPDATE_REQUESTED and streams the progress of the update.
+func (tk *tracked[T, I]) update(ctx context.Context, c *Controller, src T, flags []string, noWait bool, send func(*edgeproto.Progress) error, prepare func(tx *store.Tx, cur, next T) error) error {
+	override := tk.override(src)
+	src = src.Clone()
+	tk.setOverride(src, edgeproto.CRMOverride_CRM_OVERRIDE_UNSPECIFIED)
+	ignore := edgeproto.IgnoresCRM(override)
+	stored, rev, changed, err := updateObject(ctx, c, tk.kind, tk.rules, src, flags, func(tx *store.Tx, cur, next T) error {
+		st := tk.state(cur)
+		switch {
+		case edgeproto.IsTransientState(st) && !edgeproto.IgnoresTransientState(override):
+			return preconditionf("%s %s is %s: wait until it settles, or set crm_override to ignore the transient state",
+				tk.name, cur.GetKeyString(), stateName(st))
+		case st != edgeproto.TrackedState_TRACKED_STATE_READY && st != edgeproto.TrackedState_TRACKED_STATE_UPDATE_ERROR &&
+			!edgeproto.IsTransientState(st):
+			return preconditionf("%s %s is %s: only a READY object can be updated (delete it and create it again)",
+				tk.name, cur.GetKeyString(), stateName(st))
+		}
+		tk.setErrors(next, nil)
+		if ignore {
+			tk.setState(next, edgeproto.TrackedState_TRACKED_STATE_READY)
+		} else {
+			tk.setState(next, edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED)
+			if err := tk.resetInfo(tx, cur.GetKeyString()); err != nil {
+				return err
+			}
+		}
+		if prepare != nil {
+			return prepare(tx, cur, next)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !changed {
+		return send(&edgeproto.Progress{State: tk.state(stored), Message: "Nothing to change", Final: true})
+	}
+	c.countRequest(tk.name, opUpdate)
+	msg := "Update requested"
+	if ignore {
+		msg = "Updated without the resource manager (crm_override)"
+	}
+	if err := send(&edgeproto.Progress{State: tk.state(stored), Message: msg, Final: noWait || ignore}); err != nil || noWait || ignore {
+		return err
+	}
+	return tk.follow(ctx, c, stored.GetKeyString(), rev, opUpdate, send)
+}
+
+// remove moves the object of keyMsg to DELETE_REQUESTED (or deletes it
+// when the request ignores the resource manager) and streams the progress
+// of the delete. A delete of an object already being deleted follows that
+// delete.
+func (tk *tracked[T, I]) remove(ctx context.Context, c *Controller, keyMsg proto.Message, override edgeproto.CRMOverride, noWait bool, send func(*edgeproto.Progress) error) error {
+	ignore := edgeproto.IgnoresCRM(override)
+	follow := false
+	cur, rev, err := deleteObject(ctx, c, tk.kind, tk.rules, keyMsg, func(tx *store.Tx, cur T) error {
+		key := cur.GetKeyString()
+		st := tk.state(cur)
+		switch {
+		case (st == edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED || st == edgeproto.TrackedState_TRACKED_STATE_DELETING) && !ignore:
+			follow = true
+			return nil
+		case edgeproto.IsTransientState(st) && !edgeproto.IgnoresTransientState(override):
+			return preconditionf("%s %s is %s: wait until it settles, or set crm_override to ignore the transient state",
+				tk.name, key, stateName(st))
+		}
+		if ignore {
+			tk.store.TxDelete(tx, key)
+			tk.info.TxDelete(tx, key)
+			return nil
+		}
+		next := cur.Clone()
+		tk.setState(next, edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED)
+		tk.setErrors(next, nil)
+		stamp(next, "updated_at")
+		if err := tk.resetInfo(tx, key); err != nil {
+			return err
+		}
+		return tk.store.TxPut(tx, next)
+	})
+	if err != nil {
+		return err
+	}
+	key := cur.GetKeyString()
+	switch {
+	case ignore:
+		return send(&edgeproto.Progress{State: edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE,
+			Message: "Deleted without the resource manager (crm_override)", Final: true})
+	case follow:
+		if err := send(&edgeproto.Progress{State: tk.state(cur), Message: "Delete already in progress", Final: noWait}); err != nil || noWait {
+			return err
+		}
+	default:
+		c.countRequest(tk.name, opDelete)
+		if err := send(&edgeproto.Progress{State: edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED,
+			Message: "Delete requested", Final: noWait}); err != nil || noWait {
+			return err
+		}
+	}
+	return tk.follow(ctx, c, key, rev, opDelete, send)
+}
+
+// follow streams the progress of change o of the object of key, from the
+// store revision rev on, until the object reaches a final state of o, an
+// error state, or ctx ends. Every new StatusInfo message is sent once, in
+// order, as it arrives. An error state ends with an ABORTED status naming
+// the errors.
+func (tk *tracked[T, I]) follow(ctx context.Context, c *Controller, key string, rev int64, o op, send func(*edgeproto.Progress) error) error {
+	w := c.watchKeys(ctx, rev, tk.store.Path(key), tk.info.Path(key))
+	defer w.stop()
+	sentMsgs := 0
+	lastState := edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED
+	for {
+		obj, _, err := tk.store.Get(ctx, key)
+		gone := errors.Is(err, store.ErrNotFound)
+		if err != nil && !gone {
+			return apiError(err)
+		}
+		var (
+			st  *edgeproto.StatusInfo
+			ers []string
+		)
+		if info, _, err := tk.info.Get(ctx, key); err == nil {
+			st, ers = tk.status(info), tk.errors(info)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return apiError(err)
+		}
+		state := edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE
+		if !gone {
+			state = tk.state(obj)
+			ers = nil
+			if edgeproto.IsErrorState(state) {
+				ers = objErrors(obj)
+			}
+		}
+		// Progress messages of this change, in order.
+		msgs := st.GetMsgs()
+		if len(msgs) < sentMsgs {
+			sentMsgs = 0 // the resource manager restarted the change
+		}
+		for _, m := range msgs[sentMsgs:] {
+			if err := send(&edgeproto.Progress{State: state, Message: m, Status: st}); err != nil {
+				return err
+			}
+		}
+		sentMsgs = len(msgs)
+		final, failed := finalState(o, state, gone)
+		if final {
+			p := &edgeproto.Progress{State: state, Message: finalMessage(tk.name, o, state), Errors: ers, Status: st, Final: true}
+			if err := send(p); err != nil {
+				return err
+			}
+			if failed {
+				return status.Errorf(codes.Aborted, "%s %s %s failed: %s", o, tk.name, key, strings.Join(ers, "; "))
+			}
+			return nil
+		}
+		if state != lastState && lastState != edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED {
+			if err := send(&edgeproto.Progress{State: state, Message: stateName(state), Status: st}); err != nil {
+				return err
+			}
+		}
+		lastState = state
+		if err := w.next(ctx); err != nil {
+			if ctx.Err() != nil {
+				return status.Errorf(codes.DeadlineExceeded, "%s of %s %s still in state %s when the call ended; it goes on: follow it with Show",
+					o, tk.name, key, stateName(state))
+			}
+			return apiError(err)
+		}
+	}
+}
+
+// finalState says whether state ends change o, and whether in failure.
+func finalState(o op, state edgeproto.TrackedState, gone bool) (final, failed bool) {
+	switch {
+	case gone:
+		return true, o != opDelete
+	case edgeproto.IsErrorState(state):
+		return true, true
+	case state == edgeproto.TrackedState_TRACKED_STATE_READY:
+		return o != opDelete, false
+	}
+	return false, false
+}
+
+func finalMessage(kind string, o op, state edgeproto.TrackedState) string {
+	switch {
+	case state == edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE && o == opDelete:
+		return fmt.Sprintf("%s deleted", kind)
+	case state == edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE:
+		return fmt.Sprintf("%s was deleted", kind)
+	case edgeproto.IsErrorState(state):
+		return fmt.Sprintf("%s failed: %s", o, stateName(state))
+	}
+	return fmt.Sprintf("%s %s", kind, stateName(state))
+}
+
+// objErrors reads the errors field of an object.
+func objErrors(obj proto.Message) []string {
+	m := obj.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName("errors")
+	if fd == nil || !fd.IsList() {
+		return nil
+	}
+	l := m.Get(fd).List()
+	out := make([]string, l.Len())
+	for i := range out {
+		out[i] = l.Get(i).String()
+	}
+	return out
+}
+
+// stateName is a TrackedState without its prefix.
+func stateName(s edgeproto.TrackedState) string {
+	return strings.TrimPrefix(s.String(), "TRACKED_STATE_")
+}
