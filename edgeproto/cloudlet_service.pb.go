@@ -644,6 +644,98 @@ func (x *WatchCloudletInfosResponse) GetCloudletInfo() *CloudletInfo {
 	return nil
 }
 
+// RotateCloudletAccessKeyRequest names the cloudlet whose key to rotate.
+type RotateCloudletAccessKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Key of the cloudlet.
+	Key           *CloudletKey `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RotateCloudletAccessKeyRequest) Reset() {
+	*x = RotateCloudletAccessKeyRequest{}
+	mi := &file_edgeproto_v1_cloudlet_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateCloudletAccessKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateCloudletAccessKeyRequest) ProtoMessage() {}
+
+func (x *RotateCloudletAccessKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_edgeproto_v1_cloudlet_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateCloudletAccessKeyRequest.ProtoReflect.Descriptor instead.
+func (*RotateCloudletAccessKeyRequest) Descriptor() ([]byte, []int) {
+	return file_edgeproto_v1_cloudlet_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RotateCloudletAccessKeyRequest) GetKey() *CloudletKey {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+// RotateCloudletAccessKeyResponse carries the new key, shown once.
+type RotateCloudletAccessKeyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new access key of the cloudlet's resource manager.
+	CrmAccessKey  string `protobuf:"bytes,1,opt,name=crm_access_key,json=crmAccessKey,proto3" json:"crm_access_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RotateCloudletAccessKeyResponse) Reset() {
+	*x = RotateCloudletAccessKeyResponse{}
+	mi := &file_edgeproto_v1_cloudlet_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateCloudletAccessKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateCloudletAccessKeyResponse) ProtoMessage() {}
+
+func (x *RotateCloudletAccessKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_edgeproto_v1_cloudlet_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateCloudletAccessKeyResponse.ProtoReflect.Descriptor instead.
+func (*RotateCloudletAccessKeyResponse) Descriptor() ([]byte, []int) {
+	return file_edgeproto_v1_cloudlet_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *RotateCloudletAccessKeyResponse) GetCrmAccessKey() string {
+	if x != nil {
+		return x.CrmAccessKey
+	}
+	return ""
+}
+
 var File_edgeproto_v1_cloudlet_service_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_cloudlet_service_proto_rawDesc = "" +
@@ -679,13 +771,18 @@ const file_edgeproto_v1_cloudlet_service_proto_rawDesc = "" +
 	"\x06filter\x18\x01 \x01(\v2\x1a.edgeproto.v1.CloudletInfoR\x06filter\"\x8a\x01\n" +
 	"\x1aWatchCloudletInfosResponse\x12+\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.edgeproto.v1.EventTypeR\x04type\x12?\n" +
-	"\rcloudlet_info\x18\x02 \x01(\v2\x1a.edgeproto.v1.CloudletInfoR\fcloudletInfo2\xdd\x04\n" +
+	"\rcloudlet_info\x18\x02 \x01(\v2\x1a.edgeproto.v1.CloudletInfoR\fcloudletInfo\"M\n" +
+	"\x1eRotateCloudletAccessKeyRequest\x12+\n" +
+	"\x03key\x18\x01 \x01(\v2\x19.edgeproto.v1.CloudletKeyR\x03key\"L\n" +
+	"\x1fRotateCloudletAccessKeyResponse\x12)\n" +
+	"\x0ecrm_access_key\x18\x01 \x01(\tB\x03\x80\x01\x01R\fcrmAccessKey2\xd5\x05\n" +
 	"\x0fCloudletService\x12]\n" +
 	"\x0eCreateCloudlet\x12#.edgeproto.v1.CreateCloudletRequest\x1a$.edgeproto.v1.CreateCloudletResponse0\x01\x12]\n" +
 	"\x0eUpdateCloudlet\x12#.edgeproto.v1.UpdateCloudletRequest\x1a$.edgeproto.v1.UpdateCloudletResponse0\x01\x12]\n" +
 	"\x0eDeleteCloudlet\x12#.edgeproto.v1.DeleteCloudletRequest\x1a$.edgeproto.v1.DeleteCloudletResponse0\x01\x12Z\n" +
 	"\rShowCloudlets\x12\".edgeproto.v1.ShowCloudletsRequest\x1a#.edgeproto.v1.ShowCloudletsResponse0\x01\x12f\n" +
-	"\x11ShowCloudletInfos\x12&.edgeproto.v1.ShowCloudletInfosRequest\x1a'.edgeproto.v1.ShowCloudletInfosResponse0\x01\x12i\n" +
+	"\x11ShowCloudletInfos\x12&.edgeproto.v1.ShowCloudletInfosRequest\x1a'.edgeproto.v1.ShowCloudletInfosResponse0\x01\x12v\n" +
+	"\x17RotateCloudletAccessKey\x12,.edgeproto.v1.RotateCloudletAccessKeyRequest\x1a-.edgeproto.v1.RotateCloudletAccessKeyResponse\x12i\n" +
 	"\x12WatchCloudletInfos\x12'.edgeproto.v1.WatchCloudletInfosRequest\x1a(.edgeproto.v1.WatchCloudletInfosResponse0\x01B^\x92\xcf\x1c*\n" +
 	"\x06fields\n" +
 	"\x05clone\n" +
@@ -706,59 +803,64 @@ func file_edgeproto_v1_cloudlet_service_proto_rawDescGZIP() []byte {
 	return file_edgeproto_v1_cloudlet_service_proto_rawDescData
 }
 
-var file_edgeproto_v1_cloudlet_service_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_edgeproto_v1_cloudlet_service_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_edgeproto_v1_cloudlet_service_proto_goTypes = []any{
-	(*CreateCloudletRequest)(nil),      // 0: edgeproto.v1.CreateCloudletRequest
-	(*CreateCloudletResponse)(nil),     // 1: edgeproto.v1.CreateCloudletResponse
-	(*UpdateCloudletRequest)(nil),      // 2: edgeproto.v1.UpdateCloudletRequest
-	(*UpdateCloudletResponse)(nil),     // 3: edgeproto.v1.UpdateCloudletResponse
-	(*DeleteCloudletRequest)(nil),      // 4: edgeproto.v1.DeleteCloudletRequest
-	(*DeleteCloudletResponse)(nil),     // 5: edgeproto.v1.DeleteCloudletResponse
-	(*ShowCloudletsRequest)(nil),       // 6: edgeproto.v1.ShowCloudletsRequest
-	(*ShowCloudletsResponse)(nil),      // 7: edgeproto.v1.ShowCloudletsResponse
-	(*ShowCloudletInfosRequest)(nil),   // 8: edgeproto.v1.ShowCloudletInfosRequest
-	(*ShowCloudletInfosResponse)(nil),  // 9: edgeproto.v1.ShowCloudletInfosResponse
-	(*WatchCloudletInfosRequest)(nil),  // 10: edgeproto.v1.WatchCloudletInfosRequest
-	(*WatchCloudletInfosResponse)(nil), // 11: edgeproto.v1.WatchCloudletInfosResponse
-	(*Cloudlet)(nil),                   // 12: edgeproto.v1.Cloudlet
-	(*Progress)(nil),                   // 13: edgeproto.v1.Progress
-	(*CloudletKey)(nil),                // 14: edgeproto.v1.CloudletKey
-	(CRMOverride)(0),                   // 15: edgeproto.v1.CRMOverride
-	(*CloudletInfo)(nil),               // 16: edgeproto.v1.CloudletInfo
-	(EventType)(0),                     // 17: edgeproto.v1.EventType
+	(*CreateCloudletRequest)(nil),           // 0: edgeproto.v1.CreateCloudletRequest
+	(*CreateCloudletResponse)(nil),          // 1: edgeproto.v1.CreateCloudletResponse
+	(*UpdateCloudletRequest)(nil),           // 2: edgeproto.v1.UpdateCloudletRequest
+	(*UpdateCloudletResponse)(nil),          // 3: edgeproto.v1.UpdateCloudletResponse
+	(*DeleteCloudletRequest)(nil),           // 4: edgeproto.v1.DeleteCloudletRequest
+	(*DeleteCloudletResponse)(nil),          // 5: edgeproto.v1.DeleteCloudletResponse
+	(*ShowCloudletsRequest)(nil),            // 6: edgeproto.v1.ShowCloudletsRequest
+	(*ShowCloudletsResponse)(nil),           // 7: edgeproto.v1.ShowCloudletsResponse
+	(*ShowCloudletInfosRequest)(nil),        // 8: edgeproto.v1.ShowCloudletInfosRequest
+	(*ShowCloudletInfosResponse)(nil),       // 9: edgeproto.v1.ShowCloudletInfosResponse
+	(*WatchCloudletInfosRequest)(nil),       // 10: edgeproto.v1.WatchCloudletInfosRequest
+	(*WatchCloudletInfosResponse)(nil),      // 11: edgeproto.v1.WatchCloudletInfosResponse
+	(*RotateCloudletAccessKeyRequest)(nil),  // 12: edgeproto.v1.RotateCloudletAccessKeyRequest
+	(*RotateCloudletAccessKeyResponse)(nil), // 13: edgeproto.v1.RotateCloudletAccessKeyResponse
+	(*Cloudlet)(nil),                        // 14: edgeproto.v1.Cloudlet
+	(*Progress)(nil),                        // 15: edgeproto.v1.Progress
+	(*CloudletKey)(nil),                     // 16: edgeproto.v1.CloudletKey
+	(CRMOverride)(0),                        // 17: edgeproto.v1.CRMOverride
+	(*CloudletInfo)(nil),                    // 18: edgeproto.v1.CloudletInfo
+	(EventType)(0),                          // 19: edgeproto.v1.EventType
 }
 var file_edgeproto_v1_cloudlet_service_proto_depIdxs = []int32{
-	12, // 0: edgeproto.v1.CreateCloudletRequest.cloudlet:type_name -> edgeproto.v1.Cloudlet
-	13, // 1: edgeproto.v1.CreateCloudletResponse.progress:type_name -> edgeproto.v1.Progress
-	12, // 2: edgeproto.v1.UpdateCloudletRequest.cloudlet:type_name -> edgeproto.v1.Cloudlet
-	13, // 3: edgeproto.v1.UpdateCloudletResponse.progress:type_name -> edgeproto.v1.Progress
-	14, // 4: edgeproto.v1.DeleteCloudletRequest.key:type_name -> edgeproto.v1.CloudletKey
-	15, // 5: edgeproto.v1.DeleteCloudletRequest.crm_override:type_name -> edgeproto.v1.CRMOverride
-	13, // 6: edgeproto.v1.DeleteCloudletResponse.progress:type_name -> edgeproto.v1.Progress
-	12, // 7: edgeproto.v1.ShowCloudletsRequest.filter:type_name -> edgeproto.v1.Cloudlet
-	12, // 8: edgeproto.v1.ShowCloudletsResponse.cloudlet:type_name -> edgeproto.v1.Cloudlet
-	16, // 9: edgeproto.v1.ShowCloudletInfosRequest.filter:type_name -> edgeproto.v1.CloudletInfo
-	16, // 10: edgeproto.v1.ShowCloudletInfosResponse.cloudlet_info:type_name -> edgeproto.v1.CloudletInfo
-	16, // 11: edgeproto.v1.WatchCloudletInfosRequest.filter:type_name -> edgeproto.v1.CloudletInfo
-	17, // 12: edgeproto.v1.WatchCloudletInfosResponse.type:type_name -> edgeproto.v1.EventType
-	16, // 13: edgeproto.v1.WatchCloudletInfosResponse.cloudlet_info:type_name -> edgeproto.v1.CloudletInfo
-	0,  // 14: edgeproto.v1.CloudletService.CreateCloudlet:input_type -> edgeproto.v1.CreateCloudletRequest
-	2,  // 15: edgeproto.v1.CloudletService.UpdateCloudlet:input_type -> edgeproto.v1.UpdateCloudletRequest
-	4,  // 16: edgeproto.v1.CloudletService.DeleteCloudlet:input_type -> edgeproto.v1.DeleteCloudletRequest
-	6,  // 17: edgeproto.v1.CloudletService.ShowCloudlets:input_type -> edgeproto.v1.ShowCloudletsRequest
-	8,  // 18: edgeproto.v1.CloudletService.ShowCloudletInfos:input_type -> edgeproto.v1.ShowCloudletInfosRequest
-	10, // 19: edgeproto.v1.CloudletService.WatchCloudletInfos:input_type -> edgeproto.v1.WatchCloudletInfosRequest
-	1,  // 20: edgeproto.v1.CloudletService.CreateCloudlet:output_type -> edgeproto.v1.CreateCloudletResponse
-	3,  // 21: edgeproto.v1.CloudletService.UpdateCloudlet:output_type -> edgeproto.v1.UpdateCloudletResponse
-	5,  // 22: edgeproto.v1.CloudletService.DeleteCloudlet:output_type -> edgeproto.v1.DeleteCloudletResponse
-	7,  // 23: edgeproto.v1.CloudletService.ShowCloudlets:output_type -> edgeproto.v1.ShowCloudletsResponse
-	9,  // 24: edgeproto.v1.CloudletService.ShowCloudletInfos:output_type -> edgeproto.v1.ShowCloudletInfosResponse
-	11, // 25: edgeproto.v1.CloudletService.WatchCloudletInfos:output_type -> edgeproto.v1.WatchCloudletInfosResponse
-	20, // [20:26] is the sub-list for method output_type
-	14, // [14:20] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	14, // 0: edgeproto.v1.CreateCloudletRequest.cloudlet:type_name -> edgeproto.v1.Cloudlet
+	15, // 1: edgeproto.v1.CreateCloudletResponse.progress:type_name -> edgeproto.v1.Progress
+	14, // 2: edgeproto.v1.UpdateCloudletRequest.cloudlet:type_name -> edgeproto.v1.Cloudlet
+	15, // 3: edgeproto.v1.UpdateCloudletResponse.progress:type_name -> edgeproto.v1.Progress
+	16, // 4: edgeproto.v1.DeleteCloudletRequest.key:type_name -> edgeproto.v1.CloudletKey
+	17, // 5: edgeproto.v1.DeleteCloudletRequest.crm_override:type_name -> edgeproto.v1.CRMOverride
+	15, // 6: edgeproto.v1.DeleteCloudletResponse.progress:type_name -> edgeproto.v1.Progress
+	14, // 7: edgeproto.v1.ShowCloudletsRequest.filter:type_name -> edgeproto.v1.Cloudlet
+	14, // 8: edgeproto.v1.ShowCloudletsResponse.cloudlet:type_name -> edgeproto.v1.Cloudlet
+	18, // 9: edgeproto.v1.ShowCloudletInfosRequest.filter:type_name -> edgeproto.v1.CloudletInfo
+	18, // 10: edgeproto.v1.ShowCloudletInfosResponse.cloudlet_info:type_name -> edgeproto.v1.CloudletInfo
+	18, // 11: edgeproto.v1.WatchCloudletInfosRequest.filter:type_name -> edgeproto.v1.CloudletInfo
+	19, // 12: edgeproto.v1.WatchCloudletInfosResponse.type:type_name -> edgeproto.v1.EventType
+	18, // 13: edgeproto.v1.WatchCloudletInfosResponse.cloudlet_info:type_name -> edgeproto.v1.CloudletInfo
+	16, // 14: edgeproto.v1.RotateCloudletAccessKeyRequest.key:type_name -> edgeproto.v1.CloudletKey
+	0,  // 15: edgeproto.v1.CloudletService.CreateCloudlet:input_type -> edgeproto.v1.CreateCloudletRequest
+	2,  // 16: edgeproto.v1.CloudletService.UpdateCloudlet:input_type -> edgeproto.v1.UpdateCloudletRequest
+	4,  // 17: edgeproto.v1.CloudletService.DeleteCloudlet:input_type -> edgeproto.v1.DeleteCloudletRequest
+	6,  // 18: edgeproto.v1.CloudletService.ShowCloudlets:input_type -> edgeproto.v1.ShowCloudletsRequest
+	8,  // 19: edgeproto.v1.CloudletService.ShowCloudletInfos:input_type -> edgeproto.v1.ShowCloudletInfosRequest
+	12, // 20: edgeproto.v1.CloudletService.RotateCloudletAccessKey:input_type -> edgeproto.v1.RotateCloudletAccessKeyRequest
+	10, // 21: edgeproto.v1.CloudletService.WatchCloudletInfos:input_type -> edgeproto.v1.WatchCloudletInfosRequest
+	1,  // 22: edgeproto.v1.CloudletService.CreateCloudlet:output_type -> edgeproto.v1.CreateCloudletResponse
+	3,  // 23: edgeproto.v1.CloudletService.UpdateCloudlet:output_type -> edgeproto.v1.UpdateCloudletResponse
+	5,  // 24: edgeproto.v1.CloudletService.DeleteCloudlet:output_type -> edgeproto.v1.DeleteCloudletResponse
+	7,  // 25: edgeproto.v1.CloudletService.ShowCloudlets:output_type -> edgeproto.v1.ShowCloudletsResponse
+	9,  // 26: edgeproto.v1.CloudletService.ShowCloudletInfos:output_type -> edgeproto.v1.ShowCloudletInfosResponse
+	13, // 27: edgeproto.v1.CloudletService.RotateCloudletAccessKey:output_type -> edgeproto.v1.RotateCloudletAccessKeyResponse
+	11, // 28: edgeproto.v1.CloudletService.WatchCloudletInfos:output_type -> edgeproto.v1.WatchCloudletInfosResponse
+	22, // [22:29] is the sub-list for method output_type
+	15, // [15:22] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_edgeproto_v1_cloudlet_service_proto_init() }
@@ -776,7 +878,7 @@ func file_edgeproto_v1_cloudlet_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_edgeproto_v1_cloudlet_service_proto_rawDesc), len(file_edgeproto_v1_cloudlet_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

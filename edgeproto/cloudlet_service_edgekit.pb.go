@@ -715,6 +715,54 @@ func (*WatchCloudletInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchCloudletInfosResponse_fieldSchema.Check(fm)
 }
 
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *RotateCloudletAccessKeyRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+var _RotateCloudletAccessKeyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.RotateCloudletAccessKeyRequest", []fieldmap.Field{
+	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+})
+
+// ValidateFields returns an error when fm holds a flag RotateCloudletAccessKeyRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*RotateCloudletAccessKeyRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _RotateCloudletAccessKeyRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *RotateCloudletAccessKeyResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+var _RotateCloudletAccessKeyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.RotateCloudletAccessKeyResponse", []fieldmap.Field{
+	{Flag: "1", Path: "crm_access_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+})
+
+// ValidateFields returns an error when fm holds a flag RotateCloudletAccessKeyResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*RotateCloudletAccessKeyResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _RotateCloudletAccessKeyResponse_fieldSchema.Check(fm)
+}
+
 // Redact clears every field of m marked debug_redact, at every depth:
 // through message fields, oneofs, list elements and map values. A nil m is
 // left alone.
@@ -964,6 +1012,49 @@ func (m *WatchCloudletInfosResponse) Redact() {
 // cleared, leaving m untouched: what to log or hand to a less trusted
 // party. A nil m gives nil.
 func (m *WatchCloudletInfosResponse) Redacted() *WatchCloudletInfosResponse {
+	if m == nil {
+		return nil
+	}
+	c := fieldmap.Clone(m)
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *RotateCloudletAccessKeyRequest) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *RotateCloudletAccessKeyRequest) Redacted() *RotateCloudletAccessKeyRequest {
+	if m == nil {
+		return nil
+	}
+	c := fieldmap.Clone(m)
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *RotateCloudletAccessKeyResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.CrmAccessKey = ""
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *RotateCloudletAccessKeyResponse) Redacted() *RotateCloudletAccessKeyResponse {
 	if m == nil {
 		return nil
 	}

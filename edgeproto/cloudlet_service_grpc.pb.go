@@ -21,12 +21,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	CloudletService_CreateCloudlet_FullMethodName     = "/edgeproto.v1.CloudletService/CreateCloudlet"
-	CloudletService_UpdateCloudlet_FullMethodName     = "/edgeproto.v1.CloudletService/UpdateCloudlet"
-	CloudletService_DeleteCloudlet_FullMethodName     = "/edgeproto.v1.CloudletService/DeleteCloudlet"
-	CloudletService_ShowCloudlets_FullMethodName      = "/edgeproto.v1.CloudletService/ShowCloudlets"
-	CloudletService_ShowCloudletInfos_FullMethodName  = "/edgeproto.v1.CloudletService/ShowCloudletInfos"
-	CloudletService_WatchCloudletInfos_FullMethodName = "/edgeproto.v1.CloudletService/WatchCloudletInfos"
+	CloudletService_CreateCloudlet_FullMethodName          = "/edgeproto.v1.CloudletService/CreateCloudlet"
+	CloudletService_UpdateCloudlet_FullMethodName          = "/edgeproto.v1.CloudletService/UpdateCloudlet"
+	CloudletService_DeleteCloudlet_FullMethodName          = "/edgeproto.v1.CloudletService/DeleteCloudlet"
+	CloudletService_ShowCloudlets_FullMethodName           = "/edgeproto.v1.CloudletService/ShowCloudlets"
+	CloudletService_ShowCloudletInfos_FullMethodName       = "/edgeproto.v1.CloudletService/ShowCloudletInfos"
+	CloudletService_RotateCloudletAccessKey_FullMethodName = "/edgeproto.v1.CloudletService/RotateCloudletAccessKey"
+	CloudletService_WatchCloudletInfos_FullMethodName      = "/edgeproto.v1.CloudletService/WatchCloudletInfos"
 )
 
 // CloudletServiceClient is the client API for CloudletService service.
@@ -49,6 +50,9 @@ type CloudletServiceClient interface {
 	ShowCloudlets(ctx context.Context, in *ShowCloudletsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ShowCloudletsResponse], error)
 	// ShowCloudletInfos streams what resource managers report about Cloudlets.
 	ShowCloudletInfos(ctx context.Context, in *ShowCloudletInfosRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ShowCloudletInfosResponse], error)
+	// RotateCloudletAccessKey issues a new access key for the resource
+	// manager of a crm_on_edge cloudlet; the old one stops working at once.
+	RotateCloudletAccessKey(ctx context.Context, in *RotateCloudletAccessKeyRequest, opts ...grpc.CallOption) (*RotateCloudletAccessKeyResponse, error)
 	// WatchCloudletInfos streams the CloudletInfos that match, then every change.
 	WatchCloudletInfos(ctx context.Context, in *WatchCloudletInfosRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchCloudletInfosResponse], error)
 }
@@ -156,6 +160,16 @@ func (c *cloudletServiceClient) ShowCloudletInfos(ctx context.Context, in *ShowC
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type CloudletService_ShowCloudletInfosClient = grpc.ServerStreamingClient[ShowCloudletInfosResponse]
 
+func (c *cloudletServiceClient) RotateCloudletAccessKey(ctx context.Context, in *RotateCloudletAccessKeyRequest, opts ...grpc.CallOption) (*RotateCloudletAccessKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RotateCloudletAccessKeyResponse)
+	err := c.cc.Invoke(ctx, CloudletService_RotateCloudletAccessKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *cloudletServiceClient) WatchCloudletInfos(ctx context.Context, in *WatchCloudletInfosRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchCloudletInfosResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &CloudletService_ServiceDesc.Streams[5], CloudletService_WatchCloudletInfos_FullMethodName, cOpts...)
@@ -195,6 +209,9 @@ type CloudletServiceServer interface {
 	ShowCloudlets(*ShowCloudletsRequest, grpc.ServerStreamingServer[ShowCloudletsResponse]) error
 	// ShowCloudletInfos streams what resource managers report about Cloudlets.
 	ShowCloudletInfos(*ShowCloudletInfosRequest, grpc.ServerStreamingServer[ShowCloudletInfosResponse]) error
+	// RotateCloudletAccessKey issues a new access key for the resource
+	// manager of a crm_on_edge cloudlet; the old one stops working at once.
+	RotateCloudletAccessKey(context.Context, *RotateCloudletAccessKeyRequest) (*RotateCloudletAccessKeyResponse, error)
 	// WatchCloudletInfos streams the CloudletInfos that match, then every change.
 	WatchCloudletInfos(*WatchCloudletInfosRequest, grpc.ServerStreamingServer[WatchCloudletInfosResponse]) error
 	mustEmbedUnimplementedCloudletServiceServer()
@@ -221,6 +238,9 @@ func (UnimplementedCloudletServiceServer) ShowCloudlets(*ShowCloudletsRequest, g
 }
 func (UnimplementedCloudletServiceServer) ShowCloudletInfos(*ShowCloudletInfosRequest, grpc.ServerStreamingServer[ShowCloudletInfosResponse]) error {
 	return status.Error(codes.Unimplemented, "method ShowCloudletInfos not implemented")
+}
+func (UnimplementedCloudletServiceServer) RotateCloudletAccessKey(context.Context, *RotateCloudletAccessKeyRequest) (*RotateCloudletAccessKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RotateCloudletAccessKey not implemented")
 }
 func (UnimplementedCloudletServiceServer) WatchCloudletInfos(*WatchCloudletInfosRequest, grpc.ServerStreamingServer[WatchCloudletInfosResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchCloudletInfos not implemented")
@@ -301,6 +321,24 @@ func _CloudletService_ShowCloudletInfos_Handler(srv interface{}, stream grpc.Ser
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type CloudletService_ShowCloudletInfosServer = grpc.ServerStreamingServer[ShowCloudletInfosResponse]
 
+func _CloudletService_RotateCloudletAccessKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RotateCloudletAccessKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CloudletServiceServer).RotateCloudletAccessKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CloudletService_RotateCloudletAccessKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CloudletServiceServer).RotateCloudletAccessKey(ctx, req.(*RotateCloudletAccessKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _CloudletService_WatchCloudletInfos_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchCloudletInfosRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -318,7 +356,12 @@ type CloudletService_WatchCloudletInfosServer = grpc.ServerStreamingServer[Watch
 var CloudletService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "edgeproto.v1.CloudletService",
 	HandlerType: (*CloudletServiceServer)(nil),
-	Methods:     []grpc.MethodDesc{},
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "RotateCloudletAccessKey",
+			Handler:    _CloudletService_RotateCloudletAccessKey_Handler,
+		},
+	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "CreateCloudlet",

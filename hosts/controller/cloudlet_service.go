@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"context"
+
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/internal/store"
 	"google.golang.org/grpc"
@@ -66,4 +68,15 @@ func (s *cloudletService) WatchCloudletInfos(req *edgeproto.WatchCloudletInfosRe
 	return watchInfos(stream.Context(), s.c.cloudlets, req.GetFilter(), func(t edgeproto.EventType, o *edgeproto.CloudletInfo) error {
 		return stream.Send(&edgeproto.WatchCloudletInfosResponse{Type: t, CloudletInfo: o})
 	})
+}
+
+func (s *cloudletService) RotateCloudletAccessKey(ctx context.Context, req *edgeproto.RotateCloudletAccessKeyRequest) (*edgeproto.RotateCloudletAccessKeyResponse, error) {
+	if req.GetKey() == nil {
+		return nil, invalidf("Cloudlet: key is missing")
+	}
+	key, err := s.c.RotateAccessKey(ctx, req.GetKey())
+	if err != nil {
+		return nil, err
+	}
+	return &edgeproto.RotateCloudletAccessKeyResponse{CrmAccessKey: key}, nil
 }

@@ -126,6 +126,7 @@ func New(cfg Config) (*Controller, error) {
 	c.tpes = newKind(s, tpeOwner, tpeOwned, nil, nil)
 	c.settings = newSettingsStore(s)
 	c.accessKeys = newAccessKeys(s)
+	c.cloudlets.deleted = func(tx *store.Tx, cl *edgeproto.Cloudlet) { c.accessKeys.remove(tx, cl.Key) }
 
 	reg := cfg.Registerer
 	if reg == nil {

@@ -46,6 +46,19 @@ type tracked[T store.Object[T], I store.Object[I]] struct {
 	// mirror copies into obj the Info fields the object shows (resources,
 	// runtime...) that fm names; it reports whether obj changed.
 	mirror func(obj T, info I, fm *fieldmap.FieldMap) bool
+	// deleted, when set, runs in the transaction that removes an object,
+	// to remove what belongs to it.
+	deleted func(tx *store.Tx, obj T)
+}
+
+// removeAll deletes obj, its Info and what belongs to it in tx.
+func (tk *tracked[T, I]) removeAll(tx *store.Tx, obj T) {
+	key := obj.GetKeyString()
+	tk.store.TxDelete(tx, key)
+	tk.info.TxDelete(tx, key)
+	if tk.deleted != nil {
+		tk.deleted(tx, obj)
+	}
 }
 
 // op is a change the user asks for.
@@ -176,8 +189,7 @@ func (tk *tracked[T, I]) remove(ctx context.Context, c *Controller, keyMsg proto
 				tk.name, key, stateName(st))
 		}
 		if ignore {
-			tk.store.TxDelete(tx, key)
-			tk.info.TxDelete(tx, key)
+			tk.removeAll(tx, cur)
 			return nil
 		}
 		next := cur.Clone()
