@@ -20,6 +20,7 @@ import (
 	"github.com/edgekit/edgekit/internal/testenv/etcdtest"
 	"github.com/edgekit/edgekit/platforms/fake"
 	rmv1 "github.com/edgekit/edgekit/proto/edgekit/rm/v1"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -34,6 +35,8 @@ type Options struct {
 	Platform executor.Platform
 	// Logger receives the controller's and host's logs; nil discards.
 	Logger *slog.Logger
+	// Members is the size of the etcd cluster; 0 or 1 starts one member.
+	Members int
 }
 
 // Env is a running controller (and host).
@@ -45,8 +48,10 @@ type Env struct {
 	Controller *controller.Controller
 	// Store is the store the controller uses.
 	Store *store.Store
-	// Etcd is the etcd server.
+	// Etcd is the etcd server of a one-member environment.
 	Etcd *etcdtest.Server
+	// Cluster is the etcd cluster when Options.Members > 1.
+	Cluster *etcdtest.Cluster
 	// Host is the fake host, when Options.Host was set.
 	Host *Host
 	// Platform is the host's platform, when it is the fake one.
@@ -65,12 +70,20 @@ func Start(t testing.TB, opts Options) *Env {
 	if opts.Region == "" {
 		opts.Region = "test"
 	}
-	srv := etcdtest.New(t)
-	st, err := store.New(srv.Client(), opts.Region, store.WithLogger(opts.Logger))
+	e := &Env{t: t, tokens: controller.NewTokens(), orgTok: map[string]string{}}
+	var cli *clientv3.Client
+	if opts.Members > 1 {
+		e.Cluster = etcdtest.NewCluster(t, opts.Members)
+		cli = e.Cluster.Client()
+	} else {
+		e.Etcd = etcdtest.New(t)
+		cli = e.Etcd.Client()
+	}
+	st, err := store.New(cli, opts.Region, store.WithLogger(opts.Logger))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &Env{t: t, Store: st, Etcd: srv, tokens: controller.NewTokens(), orgTok: map[string]string{}}
+	e.Store = st
 	e.admin = e.newToken(controller.Principal{Admin: true})
 	e.ccrm = e.newToken(controller.Principal{CCRM: true})
 	c, err := controller.New(controller.Config{Store: st, Tokens: e.tokens, Logger: opts.Logger, StopTimeout: 5 * time.Second})
