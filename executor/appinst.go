@@ -77,30 +77,24 @@ func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.App
 		app     *edgeproto.App
 		runtime *edgeproto.AppInstRuntime
 	)
-	lookup := func(mustExist bool) func() error {
-		return func() error {
-			c, ok := get(e.cfg.Objects.ClusterInsts, inst.ClusterKey)
-			switch {
-			case ok:
-				cluster = c.Clone()
-			case mustExist:
-				return fmt.Errorf("cluster %s of app instance: %w", KeyString(inst.ClusterKey), ErrNotFound)
-			default:
-				cluster = &edgeproto.ClusterInst{Key: inst.ClusterKey.Clone(), CloudletKey: inst.CloudletKey.Clone()}
+	lookup := func(forDelete bool) func(ctx context.Context) error {
+		var clusterStub func() *edgeproto.ClusterInst
+		var appStub func() *edgeproto.App
+		if forDelete {
+			clusterStub = func() *edgeproto.ClusterInst {
+				return &edgeproto.ClusterInst{Key: inst.ClusterKey.Clone(), CloudletKey: inst.CloudletKey.Clone()}
 			}
-			if mustExist && cluster.State != edgeproto.TrackedState_TRACKED_STATE_READY {
+			appStub = func() *edgeproto.App { return &edgeproto.App{Key: inst.AppKey.Clone()} }
+		}
+		return func(ctx context.Context) (err error) {
+			if cluster, err = dependency(ctx, e.cfg.Objects.ClusterInsts, "cluster of app instance", inst.ClusterKey, clusterStub); err != nil {
+				return err
+			}
+			if !forDelete && cluster.State != edgeproto.TrackedState_TRACKED_STATE_READY {
 				return fmt.Errorf("cluster %s is %s, must be READY: %w", KeyString(inst.ClusterKey), cluster.State, ErrClusterNotReady)
 			}
-			a, ok := get(e.cfg.Objects.Apps, inst.AppKey)
-			switch {
-			case ok:
-				app = a.Clone()
-			case mustExist:
-				return fmt.Errorf("app %s of app instance: %w", KeyString(inst.AppKey), ErrNotFound)
-			default:
-				app = &edgeproto.App{Key: inst.AppKey.Clone()}
-			}
-			return nil
+			app, err = dependency(ctx, e.cfg.Objects.Apps, "app of app instance", inst.AppKey, appStub)
+			return err
 		}
 	}
 	withRuntime := func(i *edgeproto.AppInstInfo) []string {
@@ -135,7 +129,7 @@ func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.App
 			failure: edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR,
 			timeout: to.CreateAppInst, undoTime: to.DeleteAppInst,
 		}, opFuncs[*edgeproto.AppInstInfo]{
-			prepare: lookup(true),
+			prepare: lookup(false),
 			do: func(ctx context.Context) (err error) {
 				runtime, err = p.CreateAppInst(ctx, cluster, app, inst, e.res, r)
 				return err
@@ -145,7 +139,7 @@ func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.App
 		})
 	case edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED:
 		f := opFuncs[*edgeproto.AppInstInfo]{
-			prepare: lookup(true),
+			prepare: lookup(false),
 			do: func(ctx context.Context) (err error) {
 				runtime, err = p.UpdateAppInst(ctx, cluster, app, inst, e.res, r)
 				return err
@@ -172,7 +166,7 @@ func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.App
 			failure: edgeproto.TrackedState_TRACKED_STATE_DELETE_ERROR,
 			timeout: to.DeleteAppInst,
 		}, opFuncs[*edgeproto.AppInstInfo]{
-			prepare: lookup(false),
+			prepare: lookup(true),
 			do:      func(ctx context.Context) error { return p.DeleteAppInst(ctx, cluster, app, inst, e.res, r) },
 		})
 	}

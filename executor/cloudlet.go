@@ -251,18 +251,17 @@ func (e *Engine) cloudletTrustPolicy(ctx context.Context, r *reporter[*edgeproto
 	if !e.features.SupportsTrustPolicy {
 		return failed, fmt.Errorf("trust policy on platform %q: %w", e.features.PlatformType, ErrUnsupported)
 	}
-	var policy *edgeproto.TrustPolicy
-	if c.TrustPolicy != "" {
-		pk := &edgeproto.TrustPolicyKey{Organization: c.GetKey().GetOrganization(), Name: c.TrustPolicy}
-		tp, ok := get(e.cfg.Objects.TrustPolicies, pk)
-		if !ok {
-			return failed, fmt.Errorf("trust policy %s: %w", KeyString(pk), ErrNotFound)
-		}
-		policy = tp.Clone()
-	}
 	timeout := e.timeouts().TrustPolicy
 	opCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	var policy *edgeproto.TrustPolicy
+	if c.TrustPolicy != "" {
+		pk := &edgeproto.TrustPolicyKey{Organization: c.GetKey().GetOrganization(), Name: c.TrustPolicy}
+		var err error
+		if policy, err = lookup(opCtx, e.cfg.Objects.TrustPolicies, "trust policy of cloudlet", pk); err != nil {
+			return failed, classify(ctx, opCtx, timeout, err)
+		}
+	}
 	if err := e.cfg.Platform.UpdateTrustPolicy(opCtx, c, policy); err != nil {
 		return failed, classify(ctx, opCtx, timeout, err)
 	}

@@ -57,19 +57,14 @@ func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.C
 	r := newReporter(e.log, e.cfg.ClusterInstInfos, clusterSpec, &edgeproto.ClusterInstInfo{Key: ci.Key.Clone()}, clusterStatus)
 	to := e.timeouts()
 	var cloudlet *edgeproto.Cloudlet
-	lookup := func(mustExist bool) func() error {
-		return func() error {
-			c, ok := get(e.cfg.Objects.Cloudlets, ci.CloudletKey)
-			if !ok {
-				if mustExist {
-					return fmt.Errorf("cloudlet %s of cluster: %w", KeyString(ci.CloudletKey), ErrNotFound)
-				}
-				c = &edgeproto.Cloudlet{Key: ci.CloudletKey.Clone()}
-			} else {
-				c = c.Clone()
-			}
-			cloudlet = c
-			return nil
+	lookupCloudlet := func(forDelete bool) func(ctx context.Context) error {
+		var stub func() *edgeproto.Cloudlet
+		if forDelete {
+			stub = func() *edgeproto.Cloudlet { return &edgeproto.Cloudlet{Key: ci.CloudletKey.Clone()} }
+		}
+		return func(ctx context.Context) (err error) {
+			cloudlet, err = dependency(ctx, e.cfg.Objects.Cloudlets, "cloudlet of cluster", ci.CloudletKey, stub)
+			return err
 		}
 	}
 	withResources := func(i *edgeproto.ClusterInstInfo) []string {
@@ -86,7 +81,7 @@ func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.C
 			failure: edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR,
 			timeout: to.CreateClusterInst, undoTime: to.DeleteClusterInst,
 		}, opFuncs[*edgeproto.ClusterInstInfo]{
-			prepare: lookup(true),
+			prepare: lookupCloudlet(false),
 			do:      func(ctx context.Context) error { return p.CreateCluster(ctx, cloudlet, ci, e.res, r) },
 			undo:    func(ctx context.Context) error { return p.DeleteCluster(ctx, cloudlet, ci, e.res, r) },
 			succeed: withResources,
@@ -99,7 +94,7 @@ func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.C
 			failure: edgeproto.TrackedState_TRACKED_STATE_UPDATE_ERROR,
 			timeout: to.UpdateClusterInst,
 		}, opFuncs[*edgeproto.ClusterInstInfo]{
-			prepare: lookup(true),
+			prepare: lookupCloudlet(false),
 			do:      func(ctx context.Context) error { return p.UpdateCluster(ctx, cloudlet, ci, e.res, r) },
 			succeed: withResources,
 		})
@@ -111,7 +106,7 @@ func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.C
 			failure: edgeproto.TrackedState_TRACKED_STATE_DELETE_ERROR,
 			timeout: to.DeleteClusterInst,
 		}, opFuncs[*edgeproto.ClusterInstInfo]{
-			prepare: lookup(false),
+			prepare: lookupCloudlet(true),
 			do:      func(ctx context.Context) error { return p.DeleteCluster(ctx, cloudlet, ci, e.res, r) },
 		})
 	}

@@ -53,6 +53,22 @@
 //     ErrStopped and nothing is reported for them: the object stays in its
 //     *_REQUESTED state for the next run.
 //
+// # Lookups
+//
+// An operation reads what it depends on through the Getters of
+// Config.Objects when it starts (a cluster's cloudlet; an app instance's
+// cluster and app; a trust policy; an exception's app instances). A Getter
+// answers with the object, with an error matching ErrNotFound (a
+// *NotFoundError naming kind and key: the host does not know the object),
+// or with any other error (the host could not tell: a store that is
+// unreachable). Create and update need every dependency: any failure
+// reports CREATE_ERROR or UPDATE_ERROR wrapping the Getter's error, and
+// the platform is not called. A delete can proceed with the key alone
+// when a dependency is gone (not found), because the platform deletes by
+// key and deleting what is absent succeeds; when a lookup fails for any
+// other reason the delete reports DELETE_ERROR and does nothing, so the
+// platform never acts on a made-up object.
+//
 // # Scheduling
 //
 // At most one operation runs per object key at a time; operations of

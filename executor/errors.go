@@ -17,7 +17,8 @@ var (
 	// resolves the Handle of a request that was still queued when it did.
 	ErrStopped = errors.New("engine stopped")
 	// ErrNotFound says that an object an operation depends on (a cloudlet,
-	// an app, a cluster) is not known to the host.
+	// an app, a cluster) is not known to the host. Getters return it as a
+	// *NotFoundError (see NotFound).
 	ErrNotFound = errors.New("not found")
 	// ErrClusterNotReady says that an AppInst was requested on a cluster
 	// that is not READY.
@@ -99,3 +100,22 @@ func (e *ReservedError) Error() string {
 
 // Is matches ErrReserved.
 func (e *ReservedError) Is(target error) bool { return target == ErrReserved }
+
+// NotFoundError says that the host does not know an object: what a Getter
+// returns for a key it has nothing under. It matches ErrNotFound.
+type NotFoundError struct {
+	// Kind is the object kind ("Cloudlet").
+	Kind string
+	// Key is the key string of what was looked up.
+	Key string
+}
+
+// NotFound returns a *NotFoundError for an object of kind with key: what
+// a Getter returns when the host has nothing under key.
+func NotFound(kind, key string) error { return &NotFoundError{Kind: kind, Key: key} }
+
+// Error reads "Cloudlet org/name not found".
+func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %s %v", e.Kind, e.Key, ErrNotFound) }
+
+// Is matches ErrNotFound.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }

@@ -29,13 +29,14 @@ type opSpec struct {
 	undoTime time.Duration // for create: the delete timeout
 }
 
-// opFuncs are the steps of an operation. prepare checks what the operation
-// depends on before anything is reported running (nil: nothing to check);
+// opFuncs are the steps of an operation. prepare looks up and checks what
+// the operation depends on before anything is reported running (nil:
+// nothing to check), under the operation's timeout;
 // do is the platform work; undo removes what a failed do created (nil: no
 // undo); begin and succeed set extra fields of the running and success
 // reports and return their flags.
 type opFuncs[T any] struct {
-	prepare func() error
+	prepare func(ctx context.Context) error
 	do      func(ctx context.Context) error
 	undo    func(ctx context.Context) error
 	begin   func(info T) []string
@@ -73,8 +74,11 @@ func runTracked[T infoObject[T]](ctx context.Context, e *Engine, r *reporter[T],
 	}
 
 	if f.prepare != nil {
-		if err := f.prepare(); err != nil {
-			return fail(err, nil)
+		pctx, cancel := context.WithTimeout(ctx, op.timeout)
+		err := f.prepare(pctx)
+		cancel()
+		if err != nil {
+			return fail(classify(ctx, pctx, op.timeout, err), nil)
 		}
 	}
 	r.setContext(ctx)

@@ -102,26 +102,24 @@ func (e *Engine) applyTPE(ctx context.Context, exc *edgeproto.TrustPolicyExcepti
 	if op != "delete" && !active {
 		return fmt.Errorf("exception is %s, not ACTIVE: not applied", exc.State)
 	}
-	ai, ok := get(e.cfg.Objects.AppInsts, in.AppInstKey)
-	if !ok {
-		if op == "delete" {
-			return nil
-		}
-		return fmt.Errorf("app instance %s: %w", KeyString(in.AppInstKey), ErrNotFound)
-	}
-	cloudlet, ok := get(e.cfg.Objects.Cloudlets, in.CloudletKey)
-	if ok {
-		cloudlet = cloudlet.Clone()
-	} else {
-		if op != "delete" {
-			return fmt.Errorf("cloudlet %s: %w", KeyString(in.CloudletKey), ErrNotFound)
-		}
-		cloudlet = &edgeproto.Cloudlet{Key: in.CloudletKey.Clone()}
-	}
 	timeout := e.timeouts().TrustPolicy
 	opCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var err error
+	ai, err := lookup(opCtx, e.cfg.Objects.AppInsts, "app instance of exception", in.AppInstKey)
+	switch {
+	case op == "delete" && errors.Is(err, ErrNotFound):
+		return nil // nothing to remove the exception from
+	case err != nil:
+		return classify(ctx, opCtx, timeout, err)
+	}
+	var stub func() *edgeproto.Cloudlet
+	if op == "delete" {
+		stub = func() *edgeproto.Cloudlet { return &edgeproto.Cloudlet{Key: in.CloudletKey.Clone()} }
+	}
+	cloudlet, err := dependency(opCtx, e.cfg.Objects.Cloudlets, "cloudlet of exception", in.CloudletKey, stub)
+	if err != nil {
+		return classify(ctx, opCtx, timeout, err)
+	}
 	if op == "delete" {
 		err = e.cfg.Platform.DeleteTrustPolicyException(opCtx, cloudlet, exc.Key.Clone(), ai.ClusterKey.Clone())
 	} else {
