@@ -57,19 +57,23 @@ var powerChanges = map[edgeproto.PowerState]powerChange{
 // REBOOT_REQUESTED also reports POWERING_ON/POWERING_OFF/REBOOTING and then
 // POWER_ON/POWER_OFF/POWER_ON, or POWER_STATE_ERROR.
 func (e *Engine) SubmitAppInst(inst *edgeproto.AppInst) (*Handle, error) {
+	return e.submitWith(nil, inst)
+}
+
+func (e *Engine) appInstRequest(inst *edgeproto.AppInst) (request, error) {
 	if inst == nil {
-		return nil, fmt.Errorf("%w: nil AppInst", ErrBadObject)
+		return request{}, fmt.Errorf("%w: nil AppInst", ErrBadObject)
 	}
 	if !edgeproto.IsRequestedState(inst.GetState()) {
-		return nil, fmt.Errorf("AppInst %s in state %s: %w", KeyString(inst), inst.GetState(), ErrNoChange)
+		return request{}, fmt.Errorf("AppInst %s in state %s: %w", KeyString(inst), inst.GetState(), ErrNoChange)
 	}
 	inst = inst.Clone()
 	key := KeyString(inst)
-	return e.submit(appInstSpec.kind, key, func(ctx context.Context) error { return e.runAppInst(ctx, key, inst) })
+	return request{appInstSpec.kind, key, func(ctx context.Context) error { return e.runAppInst(ctx, key, inst) }}, nil
 }
 
 func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.AppInst) error {
-	r := newReporter(e.log, e.cfg.AppInstInfos, appInstSpec, &edgeproto.AppInstInfo{Key: inst.Key.Clone()}, appInstStatus)
+	r := newReporter(e.appInstInfos, appInstSpec, &edgeproto.AppInstInfo{Key: inst.Key.Clone()}, appInstStatus)
 	to := e.timeouts()
 	p := e.cfg.Platform
 	var (

@@ -42,19 +42,23 @@ func clusterStatus(i *edgeproto.ClusterInstInfo) *edgeproto.StatusInfo {
 // UPDATE_ERROR; DELETING then DELETE_DONE or DELETE_ERROR. Success reports
 // carry the resources the platform recorded in the ClusterInst.
 func (e *Engine) SubmitClusterInst(ci *edgeproto.ClusterInst) (*Handle, error) {
+	return e.submitWith(nil, ci)
+}
+
+func (e *Engine) clusterRequest(ci *edgeproto.ClusterInst) (request, error) {
 	if ci == nil {
-		return nil, fmt.Errorf("%w: nil ClusterInst", ErrBadObject)
+		return request{}, fmt.Errorf("%w: nil ClusterInst", ErrBadObject)
 	}
 	if !edgeproto.IsRequestedState(ci.GetState()) {
-		return nil, fmt.Errorf("ClusterInst %s in state %s: %w", KeyString(ci), ci.GetState(), ErrNoChange)
+		return request{}, fmt.Errorf("ClusterInst %s in state %s: %w", KeyString(ci), ci.GetState(), ErrNoChange)
 	}
 	ci = ci.Clone()
 	key := KeyString(ci)
-	return e.submit(clusterSpec.kind, key, func(ctx context.Context) error { return e.runClusterInst(ctx, key, ci) })
+	return request{clusterSpec.kind, key, func(ctx context.Context) error { return e.runClusterInst(ctx, key, ci) }}, nil
 }
 
 func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.ClusterInst) error {
-	r := newReporter(e.log, e.cfg.ClusterInstInfos, clusterSpec, &edgeproto.ClusterInstInfo{Key: ci.Key.Clone()}, clusterStatus)
+	r := newReporter(e.clusterInfos, clusterSpec, &edgeproto.ClusterInstInfo{Key: ci.Key.Clone()}, clusterStatus)
 	to := e.timeouts()
 	var cloudlet *edgeproto.Cloudlet
 	lookupCloudlet := func(forDelete bool) func(ctx context.Context) error {

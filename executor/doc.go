@@ -86,6 +86,32 @@
 // to a Cache at the other end (what the CCRM sends over gRPC). Both give
 // the same objects for the same reports.
 //
+// # Report delivery
+//
+// Every report goes through the engine's record of the object's last known
+// Info before it reaches the Sender, and the reports of one object are
+// sent one at a time, in order. A report the Sender fails to deliver is
+// tried again (Config.ReportRetry: bounded attempts, jittered exponential
+// back-off, ended early by the operation's context). When an intermediate
+// report still fails, its flags travel again with the object's next
+// report, so the receiver ends up with every field even if it missed a
+// step. When the final report of an operation (its outcome) fails, the
+// request's Handle fails with an error matching ErrReportFailed: the
+// platform's work is done or undone, the operation can be submitted again
+// (the platform adopts what exists, deleting what is absent succeeds), and
+// Engine.Resend, which a host calls after its link to the receiver came
+// back, sends the last known Info of every object again. The record of an
+// object is forgotten once a report saying it is gone (DELETE_DONE,
+// NOT_PRESENT) was delivered, so it stays bounded by the objects that
+// exist.
+//
+// # Request contexts
+//
+// SubmitContext binds a request to a context of the host's: the
+// operation's lookups, platform calls and reports see its values (a CCRM's
+// claim token), and the operation is cancelled when it ends, as when the
+// engine stops.
+//
 // # Reservations
 //
 // Reservations hands platforms values that must not be handed out twice per

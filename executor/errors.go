@@ -43,6 +43,13 @@ var (
 	// ErrConflict is returned by Reservations.Update when the set kept
 	// changing under it for longer than the implementation retries.
 	ErrConflict = errors.New("reservations kept changing")
+	// ErrReportFailed says that the final report of an operation (its
+	// outcome) could not be delivered after the retries of
+	// Config.ReportRetry. The platform work is done (or undone) but the
+	// host does not know it: the engine keeps the report (Engine.Resend
+	// sends it again), and submitting the same request again is safe (the
+	// platform adopts what exists and deleting what is absent succeeds).
+	ErrReportFailed = errors.New("report not delivered")
 	// ErrBadObject says that a submitted object cannot be worked on: nil,
 	// without a key, or of a type the engine does not handle.
 	ErrBadObject = errors.New("bad object")
@@ -119,3 +126,6 @@ func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %s %v", e.Kind, 
 
 // Is matches ErrNotFound.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// reportFailed wraps the error of a report that could not be delivered.
+func reportFailed(err error) error { return fmt.Errorf("%w: %w", ErrReportFailed, err) }

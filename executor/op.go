@@ -68,7 +68,7 @@ func runTracked[T infoObject[T]](ctx context.Context, e *Engine, r *reporter[T],
 		log.LogAttrs(rctx, slog.LevelWarn, "operation failed", slog.String("state", op.failure.String()),
 			slog.Duration("took", time.Since(start)), slog.Any("error", cause))
 		if sendErr != nil {
-			return errors.Join(opErr, sendErr)
+			return errors.Join(opErr, reportFailed(sendErr))
 		}
 		return opErr
 	}
@@ -104,7 +104,7 @@ func runTracked[T infoObject[T]](ctx context.Context, e *Engine, r *reporter[T],
 		log.LogAttrs(rctx, slog.LevelInfo, "operation done", slog.String("state", op.success.String()),
 			slog.Duration("took", time.Since(start)))
 		if sendErr != nil {
-			return &OpError{Kind: ti.spec.kind, Key: key, Op: op.name, Err: fmt.Errorf("report: %w", sendErr)}
+			return &OpError{Kind: ti.spec.kind, Key: key, Op: op.name, Err: reportFailed(sendErr)}
 		}
 		return nil
 	}
