@@ -24,6 +24,7 @@ var appInstInfo = &trackedInfo[*edgeproto.AppInstInfo]{
 	spec:      appInstSpec,
 	setState:  func(i *edgeproto.AppInstInfo, s edgeproto.TrackedState) { i.State = s },
 	setErrors: func(i *edgeproto.AppInstInfo, errs []string) { i.Errors = errs },
+	getErrors: (*edgeproto.AppInstInfo).GetErrors,
 }
 
 func appInstStatus(i *edgeproto.AppInstInfo) *edgeproto.StatusInfo {
@@ -69,10 +70,12 @@ func (e *Engine) appInstRequest(inst *edgeproto.AppInst) (request, error) {
 	}
 	inst = inst.Clone()
 	key := KeyString(inst)
-	return request{appInstSpec.kind, key, func(ctx context.Context) error { return e.runAppInst(ctx, key, inst) }}, nil
+	return request{appInstSpec.kind, key, func(ctx context.Context) error { return e.runAppInst(ctx, key, inst, false) }}, nil
 }
 
-func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.AppInst) error {
+// runAppInst runs what inst's state asks for or, with undo, removes what a
+// failed create left (see undoSpec).
+func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.AppInst, undo bool) error {
 	r := newReporter(e.appInstInfos, appInstSpec, &edgeproto.AppInstInfo{Key: inst.Key.Clone()}, appInstStatus)
 	to := e.timeouts()
 	p := e.cfg.Platform
@@ -124,8 +127,12 @@ func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.App
 		}
 	}
 
-	switch inst.State {
-	case edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED:
+	switch {
+	case undo:
+		return runTracked(ctx, e, r, appInstInfo, key, undoSpec(to.DeleteAppInst),
+			undoFuncs(appInstInfo, inst.Errors, lookup(true),
+				func(ctx context.Context) error { return p.DeleteAppInst(ctx, cluster, app, inst, e.res, r) }))
+	case inst.State == edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED:
 		return runTracked(ctx, e, r, appInstInfo, key, opSpec{
 			name: "create", task: "Creating AppInst",
 			running: edgeproto.TrackedState_TRACKED_STATE_CREATING,
@@ -141,7 +148,7 @@ func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.App
 			undo:    func(ctx context.Context) error { return p.DeleteAppInst(ctx, cluster, app, inst, e.res, r) },
 			succeed: setPower(edgeproto.PowerState_POWER_STATE_POWER_ON, withRuntime),
 		})
-	case edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED:
+	case inst.State == edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED:
 		f := opFuncs[*edgeproto.AppInstInfo]{
 			prepare: lookup(false),
 			do: func(ctx context.Context) (err error) {

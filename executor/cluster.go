@@ -24,6 +24,7 @@ var clusterInfo = &trackedInfo[*edgeproto.ClusterInstInfo]{
 	spec:      clusterSpec,
 	setState:  func(i *edgeproto.ClusterInstInfo, s edgeproto.TrackedState) { i.State = s },
 	setErrors: func(i *edgeproto.ClusterInstInfo, errs []string) { i.Errors = errs },
+	getErrors: (*edgeproto.ClusterInstInfo).GetErrors,
 }
 
 func clusterStatus(i *edgeproto.ClusterInstInfo) *edgeproto.StatusInfo {
@@ -54,10 +55,12 @@ func (e *Engine) clusterRequest(ci *edgeproto.ClusterInst) (request, error) {
 	}
 	ci = ci.Clone()
 	key := KeyString(ci)
-	return request{clusterSpec.kind, key, func(ctx context.Context) error { return e.runClusterInst(ctx, key, ci) }}, nil
+	return request{clusterSpec.kind, key, func(ctx context.Context) error { return e.runClusterInst(ctx, key, ci, false) }}, nil
 }
 
-func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.ClusterInst) error {
+// runClusterInst runs what ci's state asks for or, with undo, removes what a
+// failed create left (see undoSpec).
+func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.ClusterInst, undo bool) error {
 	r := newReporter(e.clusterInfos, clusterSpec, &edgeproto.ClusterInstInfo{Key: ci.Key.Clone()}, clusterStatus)
 	to := e.timeouts()
 	var cloudlet *edgeproto.Cloudlet
@@ -76,8 +79,12 @@ func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.C
 		return []string{edgeproto.ClusterInstInfoFieldResources}
 	}
 	p := e.cfg.Platform
-	switch ci.State {
-	case edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED:
+	switch {
+	case undo:
+		return runTracked(ctx, e, r, clusterInfo, key, undoSpec(to.DeleteClusterInst),
+			undoFuncs(clusterInfo, ci.Errors, lookupCloudlet(true),
+				func(ctx context.Context) error { return p.DeleteCluster(ctx, cloudlet, ci, e.res, r) }))
+	case ci.State == edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED:
 		return runTracked(ctx, e, r, clusterInfo, key, opSpec{
 			name: "create", task: "Creating ClusterInst",
 			running: edgeproto.TrackedState_TRACKED_STATE_CREATING,
@@ -90,7 +97,7 @@ func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.C
 			undo:    func(ctx context.Context) error { return p.DeleteCluster(ctx, cloudlet, ci, e.res, r) },
 			succeed: withResources,
 		})
-	case edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED:
+	case ci.State == edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED:
 		return runTracked(ctx, e, r, clusterInfo, key, opSpec{
 			name: "update", task: "Updating ClusterInst",
 			running: edgeproto.TrackedState_TRACKED_STATE_UPDATING,

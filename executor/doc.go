@@ -15,15 +15,18 @@
 //		Logger:           log,             // nil discards
 //	})
 //	go eng.Start(ctx)                      // blocks until ctx ends
+//	res, err := eng.Reconcile(ctx, cloudlet) // after a restart: converge
 //	h, err := eng.SubmitClusterInst(ci)    // or eng.Submit(obj)
 //	err = h.Wait(ctx)                      // optional: the outcome
+//	err = eng.Resend(ctx)                  // after a reconnect: every last Info again
 //
 // Submit and the typed Submit methods queue the change an object asks for
 // through its TrackedState (CREATE_REQUESTED, UPDATE_REQUESTED,
 // DELETE_REQUESTED; see each method for what else a Cloudlet, an AppInst
 // and a TrustPolicyException can ask for). An object asking for nothing is
 // ErrNoChange. Submitting before Start queues the work; after Start
-// returned it is ErrStopped.
+// returned it is ErrStopped. SubmitContext binds a request to a context of
+// the host's (see Request contexts).
 //
 // # Operations
 //
@@ -68,6 +71,21 @@
 // key and deleting what is absent succeeds; when a lookup fails for any
 // other reason the delete reports DELETE_ERROR and does nothing, so the
 // platform never acts on a made-up object.
+//
+// # Start-up reconciliation
+//
+// A host that was down (a CRM restarted, a CCRM replica taking over a
+// cloudlet, a FLUIDOS node after a crash) calls Engine.Reconcile for each
+// cloudlet it serves, once the engine runs. Reconcile asks the platform
+// what exists (the optional InventoryPlatform role), lists what the host
+// has (Objects.ClusterInstsOn, Objects.AppInstsOn), and converges: what
+// the host wants and the platform lacks is created, what the platform has
+// and the host no longer wants is deleted, interrupted operations are run
+// again to their end (platforms adopt on create and succeed on deleting
+// what is absent), leftovers of failed creates are undone, and what is
+// present on both sides is reported with its real state and runtime. The
+// table is in Reconcile's documentation; everything is reported through
+// the Senders as usual. An error listing either side changes nothing.
 //
 // # Scheduling
 //

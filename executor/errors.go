@@ -50,6 +50,10 @@ var (
 	// sends it again), and submitting the same request again is safe (the
 	// platform adopts what exists and deleting what is absent succeeds).
 	ErrReportFailed = errors.New("report not delivered")
+	// ErrNotConfigured says that Config lacks what was asked for needs
+	// (Reconcile needs the Getters and Listers of the objects it
+	// reconciles: a missing one must never read as "the host has nothing").
+	ErrNotConfigured = errors.New("engine not configured for this")
 	// ErrBadObject says that a submitted object cannot be worked on: nil,
 	// without a key, or of a type the engine does not handle.
 	ErrBadObject = errors.New("bad object")

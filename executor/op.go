@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -16,6 +18,7 @@ type trackedInfo[T infoObject[T]] struct {
 	spec      *infoSpec
 	setState  func(T, edgeproto.TrackedState)
 	setErrors func(T, []string)
+	getErrors func(T) []string
 }
 
 // opSpec describes one operation on a tracked object.
@@ -54,7 +57,7 @@ func runTracked[T infoObject[T]](ctx context.Context, e *Engine, r *reporter[T],
 	fail := func(cause error, undoErr error) error {
 		msgs := []string{cause.Error()}
 		if undoErr != nil {
-			msgs = append(msgs, "undo failed: "+undoErr.Error())
+			msgs = append(msgs, undoFailed+undoErr.Error())
 			cause = errors.Join(cause, fmt.Errorf("undo: %w", undoErr))
 		}
 		opErr := &OpError{Kind: ti.spec.kind, Key: key, Op: op.name, Err: cause}
@@ -119,6 +122,48 @@ func runTracked[T infoObject[T]](ctx context.Context, e *Engine, r *reporter[T],
 		ucancel()
 	}
 	return fail(err, undoErr)
+}
+
+// undoFailed prefixes the errors a failed undo adds to an object's errors.
+const undoFailed = "undo failed: "
+
+// undoSpec is the operation that removes what a failed create left on the
+// platform (Reconcile runs it for a CREATE_ERROR object the platform still
+// has): it reports CREATE_ERROR throughout, since that stays the object's
+// state whatever the undo does.
+func undoSpec(timeout time.Duration) opSpec {
+	s := edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR
+	return opSpec{name: "undo", task: "Undoing create", running: s, success: s, failure: s, timeout: timeout}
+}
+
+// undoFuncs are the steps of undoSpec: the object keeps the errors of its
+// failed create (hostErrs, less what an earlier undo added), and a failing
+// undo adds its own.
+func undoFuncs[T infoObject[T]](ti *trackedInfo[T], hostErrs []string, prepare, del func(ctx context.Context) error) opFuncs[T] {
+	var kept []string
+	for _, msg := range hostErrs {
+		if !strings.HasPrefix(msg, undoFailed) {
+			kept = append(kept, msg)
+		}
+	}
+	keep := func(info T) []string {
+		ti.setErrors(info, slices.Clone(kept))
+		return nil
+	}
+	return opFuncs[T]{
+		prepare: prepare,
+		do:      del,
+		begin:   keep,
+		succeed: keep,
+		fail: func(info T) []string {
+			errs := slices.Clone(kept)
+			for _, msg := range ti.getErrors(info) {
+				errs = append(errs, undoFailed+msg)
+			}
+			ti.setErrors(info, errs)
+			return nil
+		},
+	}
 }
 
 // withFlags runs extra on info (under the reporter's lock) and appends the

@@ -117,6 +117,26 @@ func (q *queue) push(key string, t *task) error {
 	if q.stopped {
 		return ErrStopped
 	}
+	q.pushLocked(key, t)
+	return nil
+}
+
+// pushIdle queues t under key unless a task of key is pending or running,
+// and reports whether it did.
+func (q *queue) pushIdle(key string, t *task) (bool, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.stopped {
+		return false, ErrStopped
+	}
+	if _, busy := q.slots[key]; busy {
+		return false, nil
+	}
+	q.pushLocked(key, t)
+	return true, nil
+}
+
+func (q *queue) pushLocked(key string, t *task) {
 	s := q.slots[key]
 	if s == nil {
 		s = &slot{}
@@ -133,7 +153,6 @@ func (q *queue) push(key string, t *task) error {
 		q.ready = append(q.ready, key)
 		q.cond.Signal()
 	}
-	return nil
 }
 
 // pop blocks until a task can start and returns it, or returns false when
