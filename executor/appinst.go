@@ -57,6 +57,10 @@ var powerChanges = map[edgeproto.PowerState]powerChange{
 // update whose power_state is POWER_ON_REQUESTED, POWER_OFF_REQUESTED or
 // REBOOT_REQUESTED also reports POWERING_ON/POWERING_OFF/REBOOTING and then
 // POWER_ON/POWER_OFF/POWER_ON, or POWER_STATE_ERROR.
+//
+// A delete does not need the ClusterInst and the App: when either is not
+// found it proceeds with their keys alone; when a lookup fails otherwise
+// it reports DELETE_ERROR and does nothing.
 func (e *Engine) SubmitAppInst(inst *edgeproto.AppInst) (*Handle, error) {
 	return e.submitWith(nil, inst)
 }

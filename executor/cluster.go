@@ -42,6 +42,13 @@ func clusterStatus(i *edgeproto.ClusterInstInfo) *edgeproto.StatusInfo {
 // DeleteCluster undid the partial create; UPDATING then READY or
 // UPDATE_ERROR; DELETING then DELETE_DONE or DELETE_ERROR. Success reports
 // carry the resources the platform recorded in the ClusterInst.
+//
+// Every operation looks up the cluster's Cloudlet (Config.Objects). A
+// create or update fails on any lookup error (CREATE_ERROR/UPDATE_ERROR,
+// the platform is not called). A delete whose cloudlet is not found
+// proceeds with a cloudlet carrying the key alone (the platform deletes by
+// key); when the lookup fails otherwise the delete reports DELETE_ERROR
+// and does nothing.
 func (e *Engine) SubmitClusterInst(ci *edgeproto.ClusterInst) (*Handle, error) {
 	return e.submitWith(nil, ci)
 }

@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -186,6 +187,35 @@ func TestReportDelivery(t *testing.T) {
 				tc.check(t, delivered, l.cache())
 			}
 		})
+	}
+}
+
+// TestRejectedReport: a report the receiver refuses for good is not
+// retried, fails the request, and the engine forgets the object, so a
+// Resend does not send it again.
+func TestRejectedReport(t *testing.T) {
+	errStale := fmt.Errorf("claim no longer current: %w", executor.ErrReportRejected)
+	l := newLink[*edgeproto.ClusterInstInfo]()
+	l.set(func(_ int, i *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap) error {
+		if fm.Has(edgeproto.ClusterInstInfoFieldState) && i.State == edgeproto.TrackedState_TRACKED_STATE_READY {
+			return errStale
+		}
+		return nil
+	})
+	eng, _, _, _ := deliveryEngine(t, l, fastRetry)
+	err := wait(t, mustSubmit(t, eng, cluster("c1", edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED)))
+	if !errors.Is(err, executor.ErrReportFailed) || !errors.Is(err, executor.ErrReportRejected) {
+		t.Fatalf("err = %v, want ErrReportFailed and ErrReportRejected", err)
+	}
+	if tries, delivered := l.counts(); tries != len(delivered)+1 {
+		t.Errorf("%d tries for %d delivered reports: the rejected one was retried", tries, len(delivered))
+	}
+	l.reconnect()
+	if err := eng.Resend(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, delivered := l.counts(); len(delivered) != 0 {
+		t.Errorf("Resend sent %d reports of a rejected object", len(delivered))
 	}
 }
 

@@ -121,7 +121,9 @@
 // back, sends the last known Info of every object again. The record of an
 // object is forgotten once a report saying it is gone (DELETE_DONE,
 // NOT_PRESENT) was delivered, so it stays bounded by the objects that
-// exist.
+// exist, and when the Sender says the receiver refused a report for good
+// (ErrReportRejected: a CCRM whose claim on the object is gone), which is
+// not retried either.
 //
 // # Request contexts
 //

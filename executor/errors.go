@@ -50,6 +50,14 @@ var (
 	// sends it again), and submitting the same request again is safe (the
 	// platform adopts what exists and deleting what is absent succeeds).
 	ErrReportFailed = errors.New("report not delivered")
+	// ErrReportRejected is what a Sender wraps when the receiver refused
+	// a report for good (a CCRM whose claim on the object is no longer
+	// current, a receiver that does not know the object): the engine does
+	// not retry it and forgets the object's last known Info, so Resend
+	// does not send it again. A request whose final report is rejected
+	// fails with an error matching both ErrReportFailed and
+	// ErrReportRejected.
+	ErrReportRejected = errors.New("report rejected")
 	// ErrNotConfigured says that Config lacks what was asked for needs
 	// (Reconcile needs the Getters and Listers of the objects it
 	// reconciles: a missing one must never read as "the host has nothing").

@@ -118,7 +118,11 @@ func (k *known[T]) send(ctx context.Context, info T, fm *fieldmap.FieldMap) erro
 		out.Set(o.undelivered.Fields()...)
 	}
 	if err := k.deliver(ctx, o, out, k.retry.Attempts); err != nil {
-		o.undelivered = out
+		if errors.Is(err, ErrReportRejected) {
+			k.forget(key, o)
+		} else {
+			o.undelivered = out
+		}
 		return err
 	}
 	o.undelivered = nil
@@ -157,10 +161,14 @@ func (k *known[T]) resendAll(ctx context.Context) (int, []error) {
 			continue
 		}
 		tried++
-		if err := k.deliver(ctx, o, o.fields, 1); err != nil {
+		err := k.deliver(ctx, o, o.fields, 1)
+		switch {
+		case errors.Is(err, ErrReportRejected):
+			k.forget(key, o)
+		case err != nil:
 			o.undelivered = o.fields.Clone()
 			errs = append(errs, fmt.Errorf("%s %s: %w", k.kind, key, err))
-		} else {
+		default:
 			o.undelivered = nil
 			k.forgetIfGone(key, o)
 		}
@@ -182,7 +190,7 @@ func (k *known[T]) deliver(ctx context.Context, o *knownObj[T], fm *fieldmap.Fie
 			return nil
 		}
 		level := slog.LevelDebug
-		last := attempt >= attempts || ctx.Err() != nil
+		last := attempt >= attempts || ctx.Err() != nil || errors.Is(err, ErrReportRejected)
 		if last {
 			level = slog.LevelWarn
 		}
@@ -205,9 +213,13 @@ func (k *known[T]) deliver(ctx context.Context, o *knownObj[T], fm *fieldmap.Fie
 // forgetIfGone drops the object when its last delivered state says it is
 // gone. o is locked.
 func (k *known[T]) forgetIfGone(key string, o *knownObj[T]) {
-	if k.gone == nil || !k.gone(o.info) {
-		return
+	if k.gone != nil && k.gone(o.info) {
+		k.forget(key, o)
 	}
+}
+
+// forget drops the object. o is locked.
+func (k *known[T]) forget(key string, o *knownObj[T]) {
 	o.removed = true
 	k.mu.Lock()
 	if k.objs[key] == o {
@@ -228,9 +240,10 @@ func (k *known[T]) forgetIfGone(key string, o *knownObj[T]) {
 // a receiver never gets an older state after a newer one. Each report is
 // tried once (the host calls Resend again after its next reconnect); the
 // ones that fail stay known and travel again with the object's next
-// report. The error wraps ErrReportFailed, says how many of how many
-// objects failed and joins their errors; when ctx ends first, Resend stops
-// and its error wraps ctx.Err(). The engine forgets an object once the report saying
+// report. A report the Sender rejects (ErrReportRejected) is not an error:
+// the engine forgets that object. The error wraps ErrReportFailed, says
+// how many of how many objects failed and joins their errors; when ctx
+// ends first, Resend stops and its error wraps ctx.Err(). The engine forgets an object once the report saying
 // it is gone (DELETE_DONE; NOT_PRESENT for a cloudlet; every instance
 // DELETE_DONE for an exception) was delivered, so what Resend sends stays
 // bounded by the objects that exist.

@@ -252,12 +252,15 @@ func (e *Engine) Reconcile(ctx context.Context, cloudlet *edgeproto.Cloudlet) (*
 		return nil, fmt.Errorf("%w: Reconcile needs a cloudlet with a key", ErrBadObject)
 	}
 	o := e.cfg.Objects
-	for name, missing := range map[string]bool{
-		"ClusterInsts": o.ClusterInsts == nil, "AppInsts": o.AppInsts == nil,
-		"ClusterInstsOn": o.ClusterInstsOn == nil, "AppInstsOn": o.AppInstsOn == nil,
+	for _, need := range []struct {
+		name    string
+		missing bool
+	}{
+		{"ClusterInsts", o.ClusterInsts == nil}, {"AppInsts", o.AppInsts == nil},
+		{"ClusterInstsOn", o.ClusterInstsOn == nil}, {"AppInstsOn", o.AppInstsOn == nil},
 	} {
-		if missing {
-			return nil, fmt.Errorf("%w: Reconcile needs Config.Objects.%s", ErrNotConfigured, name)
+		if need.missing {
+			return nil, fmt.Errorf("%w: Reconcile needs Config.Objects.%s", ErrNotConfigured, need.name)
 		}
 	}
 	lister, ok := e.cfg.Platform.(InventoryPlatform)

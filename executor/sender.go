@@ -25,6 +25,8 @@ import (
 // Handle fail with ErrReportFailed (see Engine.Resend). So a receiver may
 // get a report more than once and must apply reports idempotently, as
 // CopyInFields does. Send is never called concurrently for one object.
+// An error wrapping ErrReportRejected says the receiver refused the report
+// for good: it is not retried and the engine forgets the object.
 type Sender[T any] interface {
 	Send(ctx context.Context, info T, fields *fieldmap.FieldMap) error
 }
