@@ -24,6 +24,7 @@ var appInstInfo = &trackedInfo[*edgeproto.AppInstInfo]{
 	spec:      appInstSpec,
 	setState:  func(i *edgeproto.AppInstInfo, s edgeproto.TrackedState) { i.State = s },
 	setErrors: func(i *edgeproto.AppInstInfo, errs []string) { i.Errors = errs },
+	getErrors: (*edgeproto.AppInstInfo).GetErrors,
 }
 
 func appInstStatus(i *edgeproto.AppInstInfo) *edgeproto.StatusInfo {
@@ -56,20 +57,30 @@ var powerChanges = map[edgeproto.PowerState]powerChange{
 // update whose power_state is POWER_ON_REQUESTED, POWER_OFF_REQUESTED or
 // REBOOT_REQUESTED also reports POWERING_ON/POWERING_OFF/REBOOTING and then
 // POWER_ON/POWER_OFF/POWER_ON, or POWER_STATE_ERROR.
+//
+// A delete does not need the ClusterInst and the App: when either is not
+// found it proceeds with their keys alone; when a lookup fails otherwise
+// it reports DELETE_ERROR and does nothing.
 func (e *Engine) SubmitAppInst(inst *edgeproto.AppInst) (*Handle, error) {
+	return e.submitWith(nil, inst)
+}
+
+func (e *Engine) appInstRequest(inst *edgeproto.AppInst) (request, error) {
 	if inst == nil {
-		return nil, fmt.Errorf("%w: nil AppInst", ErrBadObject)
+		return request{}, fmt.Errorf("%w: nil AppInst", ErrBadObject)
 	}
 	if !edgeproto.IsRequestedState(inst.GetState()) {
-		return nil, fmt.Errorf("AppInst %s in state %s: %w", KeyString(inst), inst.GetState(), ErrNoChange)
+		return request{}, fmt.Errorf("AppInst %s in state %s: %w", KeyString(inst), inst.GetState(), ErrNoChange)
 	}
 	inst = inst.Clone()
 	key := KeyString(inst)
-	return e.submit(appInstSpec.kind, key, func(ctx context.Context) error { return e.runAppInst(ctx, key, inst) })
+	return request{appInstSpec.kind, key, func(ctx context.Context) error { return e.runAppInst(ctx, key, inst, false) }}, nil
 }
 
-func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.AppInst) error {
-	r := newReporter(e.log, e.cfg.AppInstInfos, appInstSpec, &edgeproto.AppInstInfo{Key: inst.Key.Clone()}, appInstStatus)
+// runAppInst runs what inst's state asks for or, with undo, removes what a
+// failed create left (see undoSpec).
+func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.AppInst, undo bool) error {
+	r := newReporter(e.appInstInfos, appInstSpec, &edgeproto.AppInstInfo{Key: inst.Key.Clone()}, appInstStatus)
 	to := e.timeouts()
 	p := e.cfg.Platform
 	var (
@@ -77,30 +88,24 @@ func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.App
 		app     *edgeproto.App
 		runtime *edgeproto.AppInstRuntime
 	)
-	lookup := func(mustExist bool) func() error {
-		return func() error {
-			c, ok := get(e.cfg.Objects.ClusterInsts, inst.ClusterKey)
-			switch {
-			case ok:
-				cluster = c.Clone()
-			case mustExist:
-				return fmt.Errorf("cluster %s of app instance: %w", KeyString(inst.ClusterKey), ErrNotFound)
-			default:
-				cluster = &edgeproto.ClusterInst{Key: inst.ClusterKey.Clone(), CloudletKey: inst.CloudletKey.Clone()}
+	lookup := func(forDelete bool) func(ctx context.Context) error {
+		var clusterStub func() *edgeproto.ClusterInst
+		var appStub func() *edgeproto.App
+		if forDelete {
+			clusterStub = func() *edgeproto.ClusterInst {
+				return &edgeproto.ClusterInst{Key: inst.ClusterKey.Clone(), CloudletKey: inst.CloudletKey.Clone()}
 			}
-			if mustExist && cluster.State != edgeproto.TrackedState_TRACKED_STATE_READY {
+			appStub = func() *edgeproto.App { return &edgeproto.App{Key: inst.AppKey.Clone()} }
+		}
+		return func(ctx context.Context) (err error) {
+			if cluster, err = dependency(ctx, e.cfg.Objects.ClusterInsts, "cluster of app instance", inst.ClusterKey, clusterStub); err != nil {
+				return err
+			}
+			if !forDelete && cluster.State != edgeproto.TrackedState_TRACKED_STATE_READY {
 				return fmt.Errorf("cluster %s is %s, must be READY: %w", KeyString(inst.ClusterKey), cluster.State, ErrClusterNotReady)
 			}
-			a, ok := get(e.cfg.Objects.Apps, inst.AppKey)
-			switch {
-			case ok:
-				app = a.Clone()
-			case mustExist:
-				return fmt.Errorf("app %s of app instance: %w", KeyString(inst.AppKey), ErrNotFound)
-			default:
-				app = &edgeproto.App{Key: inst.AppKey.Clone()}
-			}
-			return nil
+			app, err = dependency(ctx, e.cfg.Objects.Apps, "app of app instance", inst.AppKey, appStub)
+			return err
 		}
 	}
 	withRuntime := func(i *edgeproto.AppInstInfo) []string {
@@ -126,8 +131,12 @@ func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.App
 		}
 	}
 
-	switch inst.State {
-	case edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED:
+	switch {
+	case undo:
+		return runTracked(ctx, e, r, appInstInfo, key, undoSpec(to.DeleteAppInst),
+			undoFuncs(appInstInfo, inst.Errors, lookup(true),
+				func(ctx context.Context) error { return p.DeleteAppInst(ctx, cluster, app, inst, e.res, r) }))
+	case inst.State == edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED:
 		return runTracked(ctx, e, r, appInstInfo, key, opSpec{
 			name: "create", task: "Creating AppInst",
 			running: edgeproto.TrackedState_TRACKED_STATE_CREATING,
@@ -135,7 +144,7 @@ func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.App
 			failure: edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR,
 			timeout: to.CreateAppInst, undoTime: to.DeleteAppInst,
 		}, opFuncs[*edgeproto.AppInstInfo]{
-			prepare: lookup(true),
+			prepare: lookup(false),
 			do: func(ctx context.Context) (err error) {
 				runtime, err = p.CreateAppInst(ctx, cluster, app, inst, e.res, r)
 				return err
@@ -143,9 +152,9 @@ func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.App
 			undo:    func(ctx context.Context) error { return p.DeleteAppInst(ctx, cluster, app, inst, e.res, r) },
 			succeed: setPower(edgeproto.PowerState_POWER_STATE_POWER_ON, withRuntime),
 		})
-	case edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED:
+	case inst.State == edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED:
 		f := opFuncs[*edgeproto.AppInstInfo]{
-			prepare: lookup(true),
+			prepare: lookup(false),
 			do: func(ctx context.Context) (err error) {
 				runtime, err = p.UpdateAppInst(ctx, cluster, app, inst, e.res, r)
 				return err
@@ -172,7 +181,7 @@ func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.App
 			failure: edgeproto.TrackedState_TRACKED_STATE_DELETE_ERROR,
 			timeout: to.DeleteAppInst,
 		}, opFuncs[*edgeproto.AppInstInfo]{
-			prepare: lookup(false),
+			prepare: lookup(true),
 			do:      func(ctx context.Context) error { return p.DeleteAppInst(ctx, cluster, app, inst, e.res, r) },
 		})
 	}

@@ -91,21 +91,25 @@ func cloudletWants(c *edgeproto.Cloudlet) cloudletWork {
 //
 // Anything else is ErrNoChange.
 func (e *Engine) SubmitCloudlet(c *edgeproto.Cloudlet) (*Handle, error) {
+	return e.submitWith(nil, c)
+}
+
+func (e *Engine) cloudletRequest(c *edgeproto.Cloudlet) (request, error) {
 	if c == nil {
-		return nil, fmt.Errorf("%w: nil Cloudlet", ErrBadObject)
+		return request{}, fmt.Errorf("%w: nil Cloudlet", ErrBadObject)
 	}
 	w := cloudletWants(c)
 	if w == (cloudletWork{}) {
-		return nil, fmt.Errorf("Cloudlet %s in state %s: %w", KeyString(c), c.GetState(), ErrNoChange)
+		return request{}, fmt.Errorf("Cloudlet %s in state %s: %w", KeyString(c), c.GetState(), ErrNoChange)
 	}
 	c = c.Clone()
 	key := KeyString(c)
-	return e.submit(cloudletSpec.kind, key, func(ctx context.Context) error { return e.runCloudlet(ctx, key, c, w) })
+	return request{cloudletSpec.kind, key, func(ctx context.Context) error { return e.runCloudlet(ctx, key, c, w) }}, nil
 }
 
 func (e *Engine) runCloudlet(ctx context.Context, key string, c *edgeproto.Cloudlet, w cloudletWork) error {
 	log := e.log.With(slog.String("kind", cloudletSpec.kind), slog.String("key", key))
-	r := newReporter(e.log, e.cfg.CloudletInfos, cloudletSpec, &edgeproto.CloudletInfo{Key: c.Key.Clone()}, cloudletStatus)
+	r := newReporter(e.cloudletInfos, cloudletSpec, &edgeproto.CloudletInfo{Key: c.Key.Clone()}, cloudletStatus)
 	start := time.Now()
 	var (
 		final   []func(*edgeproto.CloudletInfo) []string
@@ -159,7 +163,10 @@ func (e *Engine) runCloudlet(ctx context.Context, key string, c *edgeproto.Cloud
 		}
 		return flags
 	})
-	err := errors.Join(append(opErrs, sendErr)...)
+	if sendErr != nil {
+		opErrs = append(opErrs, &OpError{Kind: cloudletSpec.kind, Key: key, Op: "report", Err: reportFailed(sendErr)})
+	}
+	err := errors.Join(opErrs...)
 	if err != nil {
 		log.LogAttrs(rctx, slog.LevelWarn, "cloudlet work failed", slog.Duration("took", time.Since(start)), slog.Any("error", err))
 	} else {
@@ -251,18 +258,17 @@ func (e *Engine) cloudletTrustPolicy(ctx context.Context, r *reporter[*edgeproto
 	if !e.features.SupportsTrustPolicy {
 		return failed, fmt.Errorf("trust policy on platform %q: %w", e.features.PlatformType, ErrUnsupported)
 	}
-	var policy *edgeproto.TrustPolicy
-	if c.TrustPolicy != "" {
-		pk := &edgeproto.TrustPolicyKey{Organization: c.GetKey().GetOrganization(), Name: c.TrustPolicy}
-		tp, ok := get(e.cfg.Objects.TrustPolicies, pk)
-		if !ok {
-			return failed, fmt.Errorf("trust policy %s: %w", KeyString(pk), ErrNotFound)
-		}
-		policy = tp.Clone()
-	}
 	timeout := e.timeouts().TrustPolicy
 	opCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	var policy *edgeproto.TrustPolicy
+	if c.TrustPolicy != "" {
+		pk := &edgeproto.TrustPolicyKey{Organization: c.GetKey().GetOrganization(), Name: c.TrustPolicy}
+		var err error
+		if policy, err = lookup(opCtx, e.cfg.Objects.TrustPolicies, "trust policy of cloudlet", pk); err != nil {
+			return failed, classify(ctx, opCtx, timeout, err)
+		}
+	}
 	if err := e.cfg.Platform.UpdateTrustPolicy(opCtx, c, policy); err != nil {
 		return failed, classify(ctx, opCtx, timeout, err)
 	}

@@ -24,6 +24,7 @@ var clusterInfo = &trackedInfo[*edgeproto.ClusterInstInfo]{
 	spec:      clusterSpec,
 	setState:  func(i *edgeproto.ClusterInstInfo, s edgeproto.TrackedState) { i.State = s },
 	setErrors: func(i *edgeproto.ClusterInstInfo, errs []string) { i.Errors = errs },
+	getErrors: (*edgeproto.ClusterInstInfo).GetErrors,
 }
 
 func clusterStatus(i *edgeproto.ClusterInstInfo) *edgeproto.StatusInfo {
@@ -41,35 +42,43 @@ func clusterStatus(i *edgeproto.ClusterInstInfo) *edgeproto.StatusInfo {
 // DeleteCluster undid the partial create; UPDATING then READY or
 // UPDATE_ERROR; DELETING then DELETE_DONE or DELETE_ERROR. Success reports
 // carry the resources the platform recorded in the ClusterInst.
+//
+// Every operation looks up the cluster's Cloudlet (Config.Objects). A
+// create or update fails on any lookup error (CREATE_ERROR/UPDATE_ERROR,
+// the platform is not called). A delete whose cloudlet is not found
+// proceeds with a cloudlet carrying the key alone (the platform deletes by
+// key); when the lookup fails otherwise the delete reports DELETE_ERROR
+// and does nothing.
 func (e *Engine) SubmitClusterInst(ci *edgeproto.ClusterInst) (*Handle, error) {
+	return e.submitWith(nil, ci)
+}
+
+func (e *Engine) clusterRequest(ci *edgeproto.ClusterInst) (request, error) {
 	if ci == nil {
-		return nil, fmt.Errorf("%w: nil ClusterInst", ErrBadObject)
+		return request{}, fmt.Errorf("%w: nil ClusterInst", ErrBadObject)
 	}
 	if !edgeproto.IsRequestedState(ci.GetState()) {
-		return nil, fmt.Errorf("ClusterInst %s in state %s: %w", KeyString(ci), ci.GetState(), ErrNoChange)
+		return request{}, fmt.Errorf("ClusterInst %s in state %s: %w", KeyString(ci), ci.GetState(), ErrNoChange)
 	}
 	ci = ci.Clone()
 	key := KeyString(ci)
-	return e.submit(clusterSpec.kind, key, func(ctx context.Context) error { return e.runClusterInst(ctx, key, ci) })
+	return request{clusterSpec.kind, key, func(ctx context.Context) error { return e.runClusterInst(ctx, key, ci, false) }}, nil
 }
 
-func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.ClusterInst) error {
-	r := newReporter(e.log, e.cfg.ClusterInstInfos, clusterSpec, &edgeproto.ClusterInstInfo{Key: ci.Key.Clone()}, clusterStatus)
+// runClusterInst runs what ci's state asks for or, with undo, removes what a
+// failed create left (see undoSpec).
+func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.ClusterInst, undo bool) error {
+	r := newReporter(e.clusterInfos, clusterSpec, &edgeproto.ClusterInstInfo{Key: ci.Key.Clone()}, clusterStatus)
 	to := e.timeouts()
 	var cloudlet *edgeproto.Cloudlet
-	lookup := func(mustExist bool) func() error {
-		return func() error {
-			c, ok := get(e.cfg.Objects.Cloudlets, ci.CloudletKey)
-			if !ok {
-				if mustExist {
-					return fmt.Errorf("cloudlet %s of cluster: %w", KeyString(ci.CloudletKey), ErrNotFound)
-				}
-				c = &edgeproto.Cloudlet{Key: ci.CloudletKey.Clone()}
-			} else {
-				c = c.Clone()
-			}
-			cloudlet = c
-			return nil
+	lookupCloudlet := func(forDelete bool) func(ctx context.Context) error {
+		var stub func() *edgeproto.Cloudlet
+		if forDelete {
+			stub = func() *edgeproto.Cloudlet { return &edgeproto.Cloudlet{Key: ci.CloudletKey.Clone()} }
+		}
+		return func(ctx context.Context) (err error) {
+			cloudlet, err = dependency(ctx, e.cfg.Objects.Cloudlets, "cloudlet of cluster", ci.CloudletKey, stub)
+			return err
 		}
 	}
 	withResources := func(i *edgeproto.ClusterInstInfo) []string {
@@ -77,8 +86,12 @@ func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.C
 		return []string{edgeproto.ClusterInstInfoFieldResources}
 	}
 	p := e.cfg.Platform
-	switch ci.State {
-	case edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED:
+	switch {
+	case undo:
+		return runTracked(ctx, e, r, clusterInfo, key, undoSpec(to.DeleteClusterInst),
+			undoFuncs(clusterInfo, ci.Errors, lookupCloudlet(true),
+				func(ctx context.Context) error { return p.DeleteCluster(ctx, cloudlet, ci, e.res, r) }))
+	case ci.State == edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED:
 		return runTracked(ctx, e, r, clusterInfo, key, opSpec{
 			name: "create", task: "Creating ClusterInst",
 			running: edgeproto.TrackedState_TRACKED_STATE_CREATING,
@@ -86,12 +99,12 @@ func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.C
 			failure: edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR,
 			timeout: to.CreateClusterInst, undoTime: to.DeleteClusterInst,
 		}, opFuncs[*edgeproto.ClusterInstInfo]{
-			prepare: lookup(true),
+			prepare: lookupCloudlet(false),
 			do:      func(ctx context.Context) error { return p.CreateCluster(ctx, cloudlet, ci, e.res, r) },
 			undo:    func(ctx context.Context) error { return p.DeleteCluster(ctx, cloudlet, ci, e.res, r) },
 			succeed: withResources,
 		})
-	case edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED:
+	case ci.State == edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED:
 		return runTracked(ctx, e, r, clusterInfo, key, opSpec{
 			name: "update", task: "Updating ClusterInst",
 			running: edgeproto.TrackedState_TRACKED_STATE_UPDATING,
@@ -99,7 +112,7 @@ func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.C
 			failure: edgeproto.TrackedState_TRACKED_STATE_UPDATE_ERROR,
 			timeout: to.UpdateClusterInst,
 		}, opFuncs[*edgeproto.ClusterInstInfo]{
-			prepare: lookup(true),
+			prepare: lookupCloudlet(false),
 			do:      func(ctx context.Context) error { return p.UpdateCluster(ctx, cloudlet, ci, e.res, r) },
 			succeed: withResources,
 		})
@@ -111,7 +124,7 @@ func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.C
 			failure: edgeproto.TrackedState_TRACKED_STATE_DELETE_ERROR,
 			timeout: to.DeleteClusterInst,
 		}, opFuncs[*edgeproto.ClusterInstInfo]{
-			prepare: lookup(false),
+			prepare: lookupCloudlet(true),
 			do:      func(ctx context.Context) error { return p.DeleteCluster(ctx, cloudlet, ci, e.res, r) },
 		})
 	}

@@ -58,6 +58,7 @@ type transitionCase struct {
 	wantErrs  []string // reported in the final Info errors
 	wantIs    []error  // the Handle's error matches each
 	check     func(t *testing.T, w *world)
+	objects   func(o *executor.Objects) // replaces lookups (nil: the world's)
 }
 
 func shortTimeouts() *edgeproto.Settings {
@@ -164,6 +165,9 @@ func runTransition(t *testing.T, tc transitionCase, obj proto.Message, kind stri
 	}
 	cfg := w.config(m)
 	cfg.Settings = tc.settings
+	if tc.objects != nil {
+		tc.objects(&cfg.Objects)
+	}
 	eng, err := executor.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -15,15 +15,18 @@
 //		Logger:           log,             // nil discards
 //	})
 //	go eng.Start(ctx)                      // blocks until ctx ends
+//	res, err := eng.Reconcile(ctx, cloudlet) // after a restart: converge
 //	h, err := eng.SubmitClusterInst(ci)    // or eng.Submit(obj)
 //	err = h.Wait(ctx)                      // optional: the outcome
+//	err = eng.Resend(ctx)                  // after a reconnect: every last Info again
 //
 // Submit and the typed Submit methods queue the change an object asks for
 // through its TrackedState (CREATE_REQUESTED, UPDATE_REQUESTED,
 // DELETE_REQUESTED; see each method for what else a Cloudlet, an AppInst
 // and a TrustPolicyException can ask for). An object asking for nothing is
 // ErrNoChange. Submitting before Start queues the work; after Start
-// returned it is ErrStopped.
+// returned it is ErrStopped. SubmitContext binds a request to a context of
+// the host's (see Request contexts).
 //
 // # Operations
 //
@@ -53,6 +56,37 @@
 //     ErrStopped and nothing is reported for them: the object stays in its
 //     *_REQUESTED state for the next run.
 //
+// # Lookups
+//
+// An operation reads what it depends on through the Getters of
+// Config.Objects when it starts (a cluster's cloudlet; an app instance's
+// cluster and app; a trust policy; an exception's app instances). A Getter
+// answers with the object, with an error matching ErrNotFound (a
+// *NotFoundError naming kind and key: the host does not know the object),
+// or with any other error (the host could not tell: a store that is
+// unreachable). Create and update need every dependency: any failure
+// reports CREATE_ERROR or UPDATE_ERROR wrapping the Getter's error, and
+// the platform is not called. A delete can proceed with the key alone
+// when a dependency is gone (not found), because the platform deletes by
+// key and deleting what is absent succeeds; when a lookup fails for any
+// other reason the delete reports DELETE_ERROR and does nothing, so the
+// platform never acts on a made-up object.
+//
+// # Start-up reconciliation
+//
+// A host that was down (a CRM restarted, a CCRM replica taking over a
+// cloudlet, a FLUIDOS node after a crash) calls Engine.Reconcile for each
+// cloudlet it serves, once the engine runs. Reconcile asks the platform
+// what exists (the optional InventoryPlatform role), lists what the host
+// has (Objects.ClusterInstsOn, Objects.AppInstsOn), and converges: what
+// the host wants and the platform lacks is created, what the platform has
+// and the host no longer wants is deleted, interrupted operations are run
+// again to their end (platforms adopt on create and succeed on deleting
+// what is absent), leftovers of failed creates are undone, and what is
+// present on both sides is reported with its real state and runtime. The
+// table is in Reconcile's documentation; everything is reported through
+// the Senders as usual. An error listing either side changes nothing.
+//
 // # Scheduling
 //
 // At most one operation runs per object key at a time; operations of
@@ -69,6 +103,34 @@
 // is a Sender that puts reports in wire form on a channel, and applies them
 // to a Cache at the other end (what the CCRM sends over gRPC). Both give
 // the same objects for the same reports.
+//
+// # Report delivery
+//
+// Every report goes through the engine's record of the object's last known
+// Info before it reaches the Sender, and the reports of one object are
+// sent one at a time, in order. A report the Sender fails to deliver is
+// tried again (Config.ReportRetry: bounded attempts, jittered exponential
+// back-off, ended early by the operation's context). When an intermediate
+// report still fails, its flags travel again with the object's next
+// report, so the receiver ends up with every field even if it missed a
+// step. When the final report of an operation (its outcome) fails, the
+// request's Handle fails with an error matching ErrReportFailed: the
+// platform's work is done or undone, the operation can be submitted again
+// (the platform adopts what exists, deleting what is absent succeeds), and
+// Engine.Resend, which a host calls after its link to the receiver came
+// back, sends the last known Info of every object again. The record of an
+// object is forgotten once a report saying it is gone (DELETE_DONE,
+// NOT_PRESENT) was delivered, so it stays bounded by the objects that
+// exist, and when the Sender says the receiver refused a report for good
+// (ErrReportRejected: a CCRM whose claim on the object is gone), which is
+// not retried either.
+//
+// # Request contexts
+//
+// SubmitContext binds a request to a context of the host's: the
+// operation's lookups, platform calls and reports see its values (a CCRM's
+// claim token), and the operation is cancelled when it ends, as when the
+// engine stops.
 //
 // # Reservations
 //

@@ -39,6 +39,9 @@ type Config struct {
 	// Workers is how many operations run at once. 0 uses
 	// Settings.max_concurrent_tasks, and DefaultWorkers when that is 0 too.
 	Workers int
+	// ReportRetry bounds the retries of a report a Sender failed to
+	// deliver; the zero value uses the defaults (see RetryPolicy).
+	ReportRetry RetryPolicy
 	// Logger receives structured logs; nil discards them. The engine logs
 	// keys, never objects that may hold secrets.
 	Logger *slog.Logger
@@ -54,6 +57,12 @@ type Engine struct {
 	q        *queue
 	started  atomic.Bool
 	features Features
+
+	// The last known Info of every object reported on, and the way out.
+	cloudletInfos *known[*edgeproto.CloudletInfo]
+	clusterInfos  *known[*edgeproto.ClusterInstInfo]
+	appInstInfos  *known[*edgeproto.AppInstInfo]
+	tpes          *known[*edgeproto.TrustPolicyException]
 }
 
 // New checks cfg and returns an engine that is not running yet.
@@ -71,6 +80,23 @@ func New(cfg Config) (*Engine, error) {
 	if e.res == nil {
 		e.res = NewMemReservations()
 	}
+	e.cloudletInfos = newKnown(cloudletSpec.kind, cfg.CloudletInfos, cfg.ReportRetry, e.log, func(i *edgeproto.CloudletInfo) bool {
+		return i.State == edgeproto.CloudletState_CLOUDLET_STATE_NOT_PRESENT
+	})
+	e.clusterInfos = newKnown(clusterSpec.kind, cfg.ClusterInstInfos, cfg.ReportRetry, e.log, func(i *edgeproto.ClusterInstInfo) bool {
+		return i.State == edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE
+	})
+	e.appInstInfos = newKnown(appInstSpec.kind, cfg.AppInstInfos, cfg.ReportRetry, e.log, func(i *edgeproto.AppInstInfo) bool {
+		return i.State == edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE
+	})
+	e.tpes = newKnown(tpeSpec.kind, cfg.TrustPolicyExceptions, cfg.ReportRetry, e.log, func(x *edgeproto.TrustPolicyException) bool {
+		for _, in := range x.Instances {
+			if in.State != edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE {
+				return false
+			}
+		}
+		return true
+	})
 	e.SetSettings(cfg.Settings)
 	return e, nil
 }
@@ -131,8 +157,7 @@ func (e *Engine) work(ctx context.Context) {
 			e.q.finish(key)
 			continue
 		}
-		err := t.run(ctx)
-		t.handle.resolve(err)
+		t.handle.resolve(t.start(ctx))
 		e.q.finish(key)
 	}
 }
@@ -149,30 +174,60 @@ func (e *Engine) Wait(ctx context.Context) error {
 
 // Submit queues the change obj asks for: obj is a *Cloudlet, *ClusterInst,
 // *AppInst or *TrustPolicyException. See the typed methods.
-func (e *Engine) Submit(obj proto.Message) (*Handle, error) {
-	switch o := obj.(type) {
-	case *edgeproto.Cloudlet:
-		return e.SubmitCloudlet(o)
-	case *edgeproto.ClusterInst:
-		return e.SubmitClusterInst(o)
-	case *edgeproto.AppInst:
-		return e.SubmitAppInst(o)
-	case *edgeproto.TrustPolicyException:
-		return e.SubmitTrustPolicyException(o)
+func (e *Engine) Submit(obj proto.Message) (*Handle, error) { return e.submitWith(nil, obj) }
+
+// SubmitContext is Submit for an operation bound to ctx: its platform
+// calls, lookups and reports see ctx's values (a CCRM's claim token, for
+// a platform that fences at its back end), and it is cancelled when ctx
+// ends as when the engine stops (the error state is reported, wrapping
+// ErrCanceled; a create is undone). A request whose ctx ended before it
+// started resolves with ErrCanceled and reports nothing.
+func (e *Engine) SubmitContext(ctx context.Context, obj proto.Message) (*Handle, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", ErrBadObject)
 	}
-	return nil, fmt.Errorf("%w: cannot work on %T", ErrBadObject, obj)
+	return e.submitWith(ctx, obj)
 }
 
-// submit queues run for an object of kind under key; the object must have
-// been cloned by the caller.
-func (e *Engine) submit(kind, key string, run func(ctx context.Context) error) (*Handle, error) {
-	if key == "" {
-		return nil, fmt.Errorf("%w: %s without a key", ErrBadObject, kind)
+// request is a checked submission: the work to queue for one object.
+type request struct {
+	kind, key string
+	run       func(ctx context.Context) error // on clones of what was submitted
+}
+
+// submitWith checks obj and queues its work, bound to ctx when not nil.
+func (e *Engine) submitWith(ctx context.Context, obj proto.Message) (*Handle, error) {
+	var (
+		r   request
+		err error
+	)
+	switch o := obj.(type) {
+	case *edgeproto.Cloudlet:
+		r, err = e.cloudletRequest(o)
+	case *edgeproto.ClusterInst:
+		r, err = e.clusterRequest(o)
+	case *edgeproto.AppInst:
+		r, err = e.appInstRequest(o)
+	case *edgeproto.TrustPolicyException:
+		r, err = e.tpeRequest(o)
+	default:
+		err = fmt.Errorf("%w: cannot work on %T", ErrBadObject, obj)
 	}
-	h := newHandle(kind, key)
-	if err := e.q.push(kind+"/"+key, &task{handle: h, run: run}); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	e.log.LogAttrs(context.Background(), slog.LevelDebug, "queued", slog.String("kind", kind), slog.String("key", key))
+	return e.submit(ctx, r)
+}
+
+// submit queues r, bound to ctx when not nil.
+func (e *Engine) submit(ctx context.Context, r request) (*Handle, error) {
+	if r.key == "" {
+		return nil, fmt.Errorf("%w: %s without a key", ErrBadObject, r.kind)
+	}
+	h := newHandle(r.kind, r.key)
+	if err := e.q.push(r.kind+"/"+r.key, &task{handle: h, run: r.run, ctx: ctx}); err != nil {
+		return nil, err
+	}
+	e.log.LogAttrs(context.Background(), slog.LevelDebug, "queued", slog.String("kind", r.kind), slog.String("key", r.key))
 	return h, nil
 }

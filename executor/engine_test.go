@@ -90,25 +90,6 @@ func TestReportsCarryExactlyTheirFlags(t *testing.T) {
 	}
 }
 
-// TestSendErrorFailsOperation checks that a failed final report is the
-// operation's error.
-func TestSendErrorFailsOperation(t *testing.T) {
-	ctrl := gomock.NewController(t)
-	m := newMockPlatform(t)
-	m.EXPECT().DeleteCluster(anyCtx, anyV, anyV, anyV, anyV).Return(nil)
-	sender := mocks.NewMockSender[*edgeproto.ClusterInstInfo](ctrl)
-	errSend := errors.New("stream closed")
-	sender.EXPECT().Send(anyCtx, anyV, anyV).Return(errSend).Times(2)
-	w := newWorld()
-	cfg := w.config(m)
-	cfg.ClusterInstInfos = sender
-	eng, _ := executor.New(cfg)
-	start(t, eng)
-	if err := wait(t, mustSubmit(t, eng, cluster("c1", edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED))); !errors.Is(err, errSend) {
-		t.Fatalf("err = %v, want the send error", err)
-	}
-}
-
 // TestCancellationReportsError stops the engine while the platform works:
 // the platform sees its context end, the create is undone and reported as
 // CREATE_ERROR, never READY.

@@ -17,7 +17,8 @@ var (
 	// resolves the Handle of a request that was still queued when it did.
 	ErrStopped = errors.New("engine stopped")
 	// ErrNotFound says that an object an operation depends on (a cloudlet,
-	// an app, a cluster) is not known to the host.
+	// an app, a cluster) is not known to the host. Getters return it as a
+	// *NotFoundError (see NotFound).
 	ErrNotFound = errors.New("not found")
 	// ErrClusterNotReady says that an AppInst was requested on a cluster
 	// that is not READY.
@@ -42,6 +43,25 @@ var (
 	// ErrConflict is returned by Reservations.Update when the set kept
 	// changing under it for longer than the implementation retries.
 	ErrConflict = errors.New("reservations kept changing")
+	// ErrReportFailed says that the final report of an operation (its
+	// outcome) could not be delivered after the retries of
+	// Config.ReportRetry. The platform work is done (or undone) but the
+	// host does not know it: the engine keeps the report (Engine.Resend
+	// sends it again), and submitting the same request again is safe (the
+	// platform adopts what exists and deleting what is absent succeeds).
+	ErrReportFailed = errors.New("report not delivered")
+	// ErrReportRejected is what a Sender wraps when the receiver refused
+	// a report for good (a CCRM whose claim on the object is no longer
+	// current, a receiver that does not know the object): the engine does
+	// not retry it and forgets the object's last known Info, so Resend
+	// does not send it again. A request whose final report is rejected
+	// fails with an error matching both ErrReportFailed and
+	// ErrReportRejected.
+	ErrReportRejected = errors.New("report rejected")
+	// ErrNotConfigured says that Config lacks what was asked for needs
+	// (Reconcile needs the Getters and Listers of the objects it
+	// reconciles: a missing one must never read as "the host has nothing").
+	ErrNotConfigured = errors.New("engine not configured for this")
 	// ErrBadObject says that a submitted object cannot be worked on: nil,
 	// without a key, or of a type the engine does not handle.
 	ErrBadObject = errors.New("bad object")
@@ -99,3 +119,25 @@ func (e *ReservedError) Error() string {
 
 // Is matches ErrReserved.
 func (e *ReservedError) Is(target error) bool { return target == ErrReserved }
+
+// NotFoundError says that the host does not know an object: what a Getter
+// returns for a key it has nothing under. It matches ErrNotFound.
+type NotFoundError struct {
+	// Kind is the object kind ("Cloudlet").
+	Kind string
+	// Key is the key string of what was looked up.
+	Key string
+}
+
+// NotFound returns a *NotFoundError for an object of kind with key: what
+// a Getter returns when the host has nothing under key.
+func NotFound(kind, key string) error { return &NotFoundError{Kind: kind, Key: key} }
+
+// Error reads "Cloudlet org/name not found".
+func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %s %v", e.Kind, e.Key, ErrNotFound) }
+
+// Is matches ErrNotFound.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// reportFailed wraps the error of a report that could not be delivered.
+func reportFailed(err error) error { return fmt.Errorf("%w: %w", ErrReportFailed, err) }

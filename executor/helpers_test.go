@@ -184,6 +184,9 @@ func (w *world) objects() executor.Objects {
 		Apps:          executor.CacheGetter[*edgeproto.AppKey](w.apps),
 		AppInsts:      executor.CacheGetter[*edgeproto.AppInstKey](w.appInsts),
 		TrustPolicies: executor.CacheGetter[*edgeproto.TrustPolicyKey](w.policies),
+
+		ClusterInstsOn: executor.CacheLister(w.clusters),
+		AppInstsOn:     executor.CacheLister(w.appInsts),
 	}
 }
 

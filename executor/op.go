@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -16,6 +18,7 @@ type trackedInfo[T infoObject[T]] struct {
 	spec      *infoSpec
 	setState  func(T, edgeproto.TrackedState)
 	setErrors func(T, []string)
+	getErrors func(T) []string
 }
 
 // opSpec describes one operation on a tracked object.
@@ -29,13 +32,14 @@ type opSpec struct {
 	undoTime time.Duration // for create: the delete timeout
 }
 
-// opFuncs are the steps of an operation. prepare checks what the operation
-// depends on before anything is reported running (nil: nothing to check);
+// opFuncs are the steps of an operation. prepare looks up and checks what
+// the operation depends on before anything is reported running (nil:
+// nothing to check), under the operation's timeout;
 // do is the platform work; undo removes what a failed do created (nil: no
 // undo); begin and succeed set extra fields of the running and success
 // reports and return their flags.
 type opFuncs[T any] struct {
-	prepare func() error
+	prepare func(ctx context.Context) error
 	do      func(ctx context.Context) error
 	undo    func(ctx context.Context) error
 	begin   func(info T) []string
@@ -53,7 +57,7 @@ func runTracked[T infoObject[T]](ctx context.Context, e *Engine, r *reporter[T],
 	fail := func(cause error, undoErr error) error {
 		msgs := []string{cause.Error()}
 		if undoErr != nil {
-			msgs = append(msgs, "undo failed: "+undoErr.Error())
+			msgs = append(msgs, undoFailed+undoErr.Error())
 			cause = errors.Join(cause, fmt.Errorf("undo: %w", undoErr))
 		}
 		opErr := &OpError{Kind: ti.spec.kind, Key: key, Op: op.name, Err: cause}
@@ -67,14 +71,17 @@ func runTracked[T infoObject[T]](ctx context.Context, e *Engine, r *reporter[T],
 		log.LogAttrs(rctx, slog.LevelWarn, "operation failed", slog.String("state", op.failure.String()),
 			slog.Duration("took", time.Since(start)), slog.Any("error", cause))
 		if sendErr != nil {
-			return errors.Join(opErr, sendErr)
+			return errors.Join(opErr, reportFailed(sendErr))
 		}
 		return opErr
 	}
 
 	if f.prepare != nil {
-		if err := f.prepare(); err != nil {
-			return fail(err, nil)
+		pctx, cancel := context.WithTimeout(ctx, op.timeout)
+		err := f.prepare(pctx)
+		cancel()
+		if err != nil {
+			return fail(classify(ctx, pctx, op.timeout, err), nil)
 		}
 	}
 	r.setContext(ctx)
@@ -100,7 +107,7 @@ func runTracked[T infoObject[T]](ctx context.Context, e *Engine, r *reporter[T],
 		log.LogAttrs(rctx, slog.LevelInfo, "operation done", slog.String("state", op.success.String()),
 			slog.Duration("took", time.Since(start)))
 		if sendErr != nil {
-			return &OpError{Kind: ti.spec.kind, Key: key, Op: op.name, Err: fmt.Errorf("report: %w", sendErr)}
+			return &OpError{Kind: ti.spec.kind, Key: key, Op: op.name, Err: reportFailed(sendErr)}
 		}
 		return nil
 	}
@@ -115,6 +122,48 @@ func runTracked[T infoObject[T]](ctx context.Context, e *Engine, r *reporter[T],
 		ucancel()
 	}
 	return fail(err, undoErr)
+}
+
+// undoFailed prefixes the errors a failed undo adds to an object's errors.
+const undoFailed = "undo failed: "
+
+// undoSpec is the operation that removes what a failed create left on the
+// platform (Reconcile runs it for a CREATE_ERROR object the platform still
+// has): it reports CREATE_ERROR throughout, since that stays the object's
+// state whatever the undo does.
+func undoSpec(timeout time.Duration) opSpec {
+	s := edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR
+	return opSpec{name: "undo", task: "Undoing create", running: s, success: s, failure: s, timeout: timeout}
+}
+
+// undoFuncs are the steps of undoSpec: the object keeps the errors of its
+// failed create (hostErrs, less what an earlier undo added), and a failing
+// undo adds its own.
+func undoFuncs[T infoObject[T]](ti *trackedInfo[T], hostErrs []string, prepare, del func(ctx context.Context) error) opFuncs[T] {
+	var kept []string
+	for _, msg := range hostErrs {
+		if !strings.HasPrefix(msg, undoFailed) {
+			kept = append(kept, msg)
+		}
+	}
+	keep := func(info T) []string {
+		ti.setErrors(info, slices.Clone(kept))
+		return nil
+	}
+	return opFuncs[T]{
+		prepare: prepare,
+		do:      del,
+		begin:   keep,
+		succeed: keep,
+		fail: func(info T) []string {
+			errs := slices.Clone(kept)
+			for _, msg := range ti.getErrors(info) {
+				errs = append(errs, undoFailed+msg)
+			}
+			ti.setErrors(info, errs)
+			return nil
+		},
+	}
 }
 
 // withFlags runs extra on info (under the reporter's lock) and appends the

@@ -6,7 +6,7 @@ import (
 	"github.com/edgekit/edgekit/edgeproto"
 )
 
-//go:generate go run go.uber.org/mock/mockgen@v0.6.0 -destination=mocks/platform.go -package=mocks github.com/edgekit/edgekit/executor Platform,CloudletPlatform,ClusterPlatform,AppPlatform,TrustPolicyPlatform,FeatureReporter,Progress
+//go:generate go run go.uber.org/mock/mockgen@v0.6.0 -destination=mocks/platform.go -package=mocks github.com/edgekit/edgekit/executor Platform,CloudletPlatform,ClusterPlatform,AppPlatform,TrustPolicyPlatform,FeatureReporter,Progress,InventoryPlatform
 
 // Progress receives the steps a platform takes while it works ("Creating
 // network", "Waiting for health check"); the engine turns each into a

@@ -2,14 +2,17 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
 // Handle follows one submitted request. It is resolved once: when the
-// operation finished (Err is its outcome, nil on success), when a newer
-// request for the same object superseded it before it started
-// (ErrSuperseded), or when the engine stopped before it started
-// (ErrStopped).
+// operation finished (Err is its outcome, nil on success; ErrReportFailed
+// when its outcome could not be reported), when a newer request for the
+// same object superseded it before it started (ErrSuperseded), when the
+// engine stopped before it started (ErrStopped), or when the context it
+// was submitted with (SubmitContext) ended before it started
+// (ErrCanceled).
 type Handle struct {
 	kind, key string
 	done      chan struct{}
@@ -59,6 +62,25 @@ func (h *Handle) resolve(err error) {
 type task struct {
 	handle *Handle
 	run    func(ctx context.Context) error
+	ctx    context.Context // the request's own context; nil for none
+}
+
+// start runs the task under the engine's context, merged with the task's
+// own: the values of the task's, cancelled when either ends.
+func (t *task) start(engine context.Context) error {
+	if t.ctx == nil {
+		return t.run(engine)
+	}
+	if err := t.ctx.Err(); err != nil {
+		return fmt.Errorf("%w before it started: %w", ErrCanceled, context.Cause(t.ctx))
+	}
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(t.ctx))
+	defer cancel(nil)
+	for _, parent := range []context.Context{engine, t.ctx} {
+		stop := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
+		defer stop()
+	}
+	return t.run(ctx)
 }
 
 // slot is the queue state of one object key.
@@ -95,6 +117,26 @@ func (q *queue) push(key string, t *task) error {
 	if q.stopped {
 		return ErrStopped
 	}
+	q.pushLocked(key, t)
+	return nil
+}
+
+// pushIdle queues t under key unless a task of key is pending or running,
+// and reports whether it did.
+func (q *queue) pushIdle(key string, t *task) (bool, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.stopped {
+		return false, ErrStopped
+	}
+	if _, busy := q.slots[key]; busy {
+		return false, nil
+	}
+	q.pushLocked(key, t)
+	return true, nil
+}
+
+func (q *queue) pushLocked(key string, t *task) {
 	s := q.slots[key]
 	if s == nil {
 		s = &slot{}
@@ -111,7 +153,6 @@ func (q *queue) push(key string, t *task) error {
 		q.ready = append(q.ready, key)
 		q.cond.Signal()
 	}
-	return nil
 }
 
 // pop blocks until a task can start and returns it, or returns false when

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -37,8 +36,7 @@ type infoObject[T any] interface {
 // final report are dropped, so a receiver never sees progress after an
 // outcome.
 type reporter[T infoObject[T]] struct {
-	log      *slog.Logger
-	sender   Sender[T]
+	out      *known[T]
 	spec     *infoSpec
 	statusOf func(T) *edgeproto.StatusInfo // nil when T has no status
 
@@ -50,8 +48,8 @@ type reporter[T infoObject[T]] struct {
 
 var _ Progress = (*reporter[*edgeproto.ClusterInstInfo])(nil)
 
-func newReporter[T infoObject[T]](log *slog.Logger, sender Sender[T], spec *infoSpec, info T, statusOf func(T) *edgeproto.StatusInfo) *reporter[T] {
-	return &reporter[T]{log: log, sender: sender, spec: spec, info: info, statusOf: statusOf, ctx: context.Background()}
+func newReporter[T infoObject[T]](out *known[T], spec *infoSpec, info T, statusOf func(T) *edgeproto.StatusInfo) *reporter[T] {
+	return &reporter[T]{out: out, spec: spec, info: info, statusOf: statusOf, ctx: context.Background()}
 }
 
 // setContext sets the context progress steps are sent with.
@@ -128,22 +126,14 @@ func (r *reporter[T]) close() {
 }
 
 // sendLocked runs mutate on the Info (under the lock) and sends the flags
-// it returns, with flags.
+// it returns, with flags. A report that fails after the retries of
+// Config.ReportRetry is not dropped: its flags go out again with the
+// object's next report (see known), and the error is returned.
 func (r *reporter[T]) sendLocked(ctx context.Context, mutate func(T) []string, flags []string) error {
 	if mutate != nil {
 		flags = append(flags, mutate(r.info)...)
 	}
-	if r.sender == nil {
-		return nil
-	}
-	fm := fieldsOf(r.info.FieldSchema(), r.spec.key, flags)
-	out := r.info.ProtoReflect().New().Interface().(T)
-	out.CopyInFields(r.info, fm)
-	if err := r.sender.Send(ctx, out, fm); err != nil {
-		r.log.LogAttrs(ctx, slog.LevelWarn, "report failed", slog.String("fields", fm.String()), slog.Any("error", err))
-		return err
-	}
-	return nil
+	return r.out.send(ctx, r.info, fieldsOf(r.info.FieldSchema(), r.spec.key, flags))
 }
 
 // fieldsOf builds the field map of a report: the key and flags.

@@ -17,6 +17,16 @@ import (
 // info, and the receiver applies it with stored.CopyInFields(info, fields).
 // A full report sets every flag. The engine never reuses info after Send
 // returns, so a Sender may keep it.
+//
+// An error says the report was not delivered. The engine tries it again
+// (Config.ReportRetry, with back-off, ending early with ctx); a report
+// that still fails is not dropped: its flags travel again with the
+// object's next report, and a final report that fails makes the request's
+// Handle fail with ErrReportFailed (see Engine.Resend). So a receiver may
+// get a report more than once and must apply reports idempotently, as
+// CopyInFields does. Send is never called concurrently for one object.
+// An error wrapping ErrReportRejected says the receiver refused the report
+// for good: it is not retried and the engine forgets the object.
 type Sender[T any] interface {
 	Send(ctx context.Context, info T, fields *fieldmap.FieldMap) error
 }

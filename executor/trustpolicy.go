@@ -39,8 +39,12 @@ var tpeSteps = map[edgeproto.TrackedState]struct {
 // one unit), which is why all entries of one exception are worked on in one
 // operation. Without any requested entry the submission is ErrNoChange.
 func (e *Engine) SubmitTrustPolicyException(exc *edgeproto.TrustPolicyException) (*Handle, error) {
+	return e.submitWith(nil, exc)
+}
+
+func (e *Engine) tpeRequest(exc *edgeproto.TrustPolicyException) (request, error) {
 	if exc == nil {
-		return nil, fmt.Errorf("%w: nil TrustPolicyException", ErrBadObject)
+		return request{}, fmt.Errorf("%w: nil TrustPolicyException", ErrBadObject)
 	}
 	requested := false
 	for _, in := range exc.GetInstances() {
@@ -49,17 +53,17 @@ func (e *Engine) SubmitTrustPolicyException(exc *edgeproto.TrustPolicyException)
 		}
 	}
 	if !requested {
-		return nil, fmt.Errorf("TrustPolicyException %s has no requested instance: %w", KeyString(exc), ErrNoChange)
+		return request{}, fmt.Errorf("TrustPolicyException %s has no requested instance: %w", KeyString(exc), ErrNoChange)
 	}
 	exc = exc.Clone()
 	key := KeyString(exc)
-	return e.submit(tpeSpec.kind, key, func(ctx context.Context) error { return e.runTPE(ctx, key, exc) })
+	return request{tpeSpec.kind, key, func(ctx context.Context) error { return e.runTPE(ctx, key, exc) }}, nil
 }
 
 func (e *Engine) runTPE(ctx context.Context, key string, exc *edgeproto.TrustPolicyException) error {
 	log := e.log.With(slog.String("kind", tpeSpec.kind), slog.String("key", key))
 	info := &edgeproto.TrustPolicyException{Key: exc.Key.Clone(), Instances: exc.Instances}
-	r := newReporter(e.log, e.cfg.TrustPolicyExceptions, tpeSpec, info, nil)
+	r := newReporter(e.tpes, tpeSpec, info, nil)
 	setInstance := func(i int, state edgeproto.TrackedState, errs []string) func(*edgeproto.TrustPolicyException) []string {
 		return func(x *edgeproto.TrustPolicyException) []string {
 			x.Instances[i].State = state
@@ -74,16 +78,18 @@ func (e *Engine) runTPE(ctx context.Context, key string, exc *edgeproto.TrustPol
 			continue
 		}
 		_ = r.update(ctx, setInstance(i, step.running, nil))
+		op := step.op + " on " + KeyString(in.AppInstKey)
 		err := e.applyTPE(ctx, exc, in, step.op)
+		outcome := setInstance(i, step.success, nil)
 		if err != nil {
-			opErrs = append(opErrs, &OpError{Kind: tpeSpec.kind, Key: key, Op: step.op + " on " + KeyString(in.AppInstKey), Err: err})
-			rctx, cancel := reportContext(ctx)
-			_ = r.update(rctx, setInstance(i, step.failure, []string{err.Error()}))
-			cancel()
-			continue
+			opErrs = append(opErrs, &OpError{Kind: tpeSpec.kind, Key: key, Op: op, Err: err})
+			outcome = setInstance(i, step.failure, []string{err.Error()})
 		}
 		rctx, cancel := reportContext(ctx)
-		_ = r.update(rctx, setInstance(i, step.success, nil))
+		if sendErr := r.update(rctx, outcome); sendErr != nil {
+			// The instance's outcome is its final report.
+			opErrs = append(opErrs, &OpError{Kind: tpeSpec.kind, Key: key, Op: op, Err: reportFailed(sendErr)})
+		}
 		cancel()
 	}
 	r.close()
@@ -102,26 +108,24 @@ func (e *Engine) applyTPE(ctx context.Context, exc *edgeproto.TrustPolicyExcepti
 	if op != "delete" && !active {
 		return fmt.Errorf("exception is %s, not ACTIVE: not applied", exc.State)
 	}
-	ai, ok := get(e.cfg.Objects.AppInsts, in.AppInstKey)
-	if !ok {
-		if op == "delete" {
-			return nil
-		}
-		return fmt.Errorf("app instance %s: %w", KeyString(in.AppInstKey), ErrNotFound)
-	}
-	cloudlet, ok := get(e.cfg.Objects.Cloudlets, in.CloudletKey)
-	if ok {
-		cloudlet = cloudlet.Clone()
-	} else {
-		if op != "delete" {
-			return fmt.Errorf("cloudlet %s: %w", KeyString(in.CloudletKey), ErrNotFound)
-		}
-		cloudlet = &edgeproto.Cloudlet{Key: in.CloudletKey.Clone()}
-	}
 	timeout := e.timeouts().TrustPolicy
 	opCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var err error
+	ai, err := lookup(opCtx, e.cfg.Objects.AppInsts, "app instance of exception", in.AppInstKey)
+	switch {
+	case op == "delete" && errors.Is(err, ErrNotFound):
+		return nil // nothing to remove the exception from
+	case err != nil:
+		return classify(ctx, opCtx, timeout, err)
+	}
+	var stub func() *edgeproto.Cloudlet
+	if op == "delete" {
+		stub = func() *edgeproto.Cloudlet { return &edgeproto.Cloudlet{Key: in.CloudletKey.Clone()} }
+	}
+	cloudlet, err := dependency(opCtx, e.cfg.Objects.Cloudlets, "cloudlet of exception", in.CloudletKey, stub)
+	if err != nil {
+		return classify(ctx, opCtx, timeout, err)
+	}
 	if op == "delete" {
 		err = e.cfg.Platform.DeleteTrustPolicyException(opCtx, cloudlet, exc.Key.Clone(), ai.ClusterKey.Clone())
 	} else {

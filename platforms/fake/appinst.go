@@ -31,7 +31,9 @@ func (p *Platform) CreateAppInst(ctx context.Context, cluster *edgeproto.Cluster
 	if exists {
 		p.statsOf(key).Adopted++
 	} else {
-		rec = &appRec{cluster: clusterKey, cloudlet: cloudlet, power: edgeproto.PowerState_POWER_STATE_POWER_ON}
+		rec = &appRec{cluster: clusterKey, cloudlet: cloudlet, power: edgeproto.PowerState_POWER_STATE_POWER_ON, creating: true,
+			obj: &edgeproto.AppInst{Key: inst.GetKey().Clone(), AppKey: inst.GetAppKey().Clone(),
+				ClusterKey: cluster.GetKey().Clone(), CloudletKey: inst.GetCloudletKey().Clone()}}
 		p.apps[key] = rec
 	}
 	p.mu.Unlock()
@@ -51,13 +53,21 @@ func (p *Platform) CreateAppInst(ctx context.Context, cluster *edgeproto.Cluster
 	}
 	p.mu.Lock()
 	rec.ports = ports
+	p.mu.Unlock()
+	if !exists {
+		if err := p.faultAt(OpCreateAppInst, key, midway); err != nil {
+			return nil, err // crashed half way: the record stays CREATING
+		}
+	}
+	p.mu.Lock()
 	if !exists {
 		p.statsOf(key).Created++
 	}
+	rec.creating = false
 	rt := runtimeOf(inst, rec)
 	p.mu.Unlock()
 	pr.Step("Deployment running")
-	if err := p.fault(OpCreateAppInst, key, true); err != nil {
+	if err := p.fault(OpCreateAppInst, key); err != nil {
 		return nil, err
 	}
 	return rt, nil
@@ -89,7 +99,7 @@ func (p *Platform) UpdateAppInst(ctx context.Context, _ *edgeproto.ClusterInst, 
 	rt := runtimeOf(inst, rec)
 	p.mu.Unlock()
 	pr.Step("Deployment updated")
-	if err := p.fault(OpUpdateAppInst, key, true); err != nil {
+	if err := p.fault(OpUpdateAppInst, key); err != nil {
 		return nil, err
 	}
 	return rt, nil
@@ -128,7 +138,7 @@ func (p *Platform) DeleteAppInst(ctx context.Context, cluster *edgeproto.Cluster
 	}
 	p.mu.Unlock()
 	pr.Step("Deployment removed")
-	return p.fault(OpDeleteAppInst, key, true)
+	return p.fault(OpDeleteAppInst, key)
 }
 
 // reservePorts holds n public ports for owner: the ones it holds already, or

@@ -24,7 +24,7 @@ func (p *Platform) InitCloudlet(ctx context.Context, c *edgeproto.Cloudlet, _ ex
 	}
 	p.mu.Unlock()
 	p.log.LogAttrs(ctx, slog.LevelDebug, "fake: cloudlet initialised", slog.String("cloudlet", key))
-	return p.fault(OpInitCloudlet, key, true)
+	return p.fault(OpInitCloudlet, key)
 }
 
 // GatherCloudletInfo implements executor.CloudletPlatform.
@@ -47,7 +47,7 @@ func (p *Platform) GatherCloudletInfo(ctx context.Context, c *edgeproto.Cloudlet
 	p.mu.Unlock()
 	info.NodeInfos = []*edgeproto.NodeInfo{node}
 	info.Properties = map[string]string{"platform": Name}
-	return p.fault(OpGatherCloudletInfo, key, true)
+	return p.fault(OpGatherCloudletInfo, key)
 }
 
 // CleanupCloudlet implements executor.CloudletPlatform.
@@ -65,7 +65,7 @@ func (p *Platform) CleanupCloudlet(ctx context.Context, c *edgeproto.Cloudlet, p
 		p.statsOf(key).DeletedAbsent++
 	}
 	p.mu.Unlock()
-	return p.fault(OpCleanupCloudlet, key, true)
+	return p.fault(OpCleanupCloudlet, key)
 }
 
 // UpdateTrustPolicy implements executor.TrustPolicyPlatform.
@@ -82,7 +82,7 @@ func (p *Platform) UpdateTrustPolicy(ctx context.Context, c *edgeproto.Cloudlet,
 	}
 	rec.policy = policy.Clone()
 	p.mu.Unlock()
-	return p.fault(OpUpdateTrustPolicy, key, true)
+	return p.fault(OpUpdateTrustPolicy, key)
 }
 
 // UpdateTrustPolicyException implements executor.TrustPolicyPlatform.
@@ -102,7 +102,7 @@ func (p *Platform) UpdateTrustPolicyException(ctx context.Context, _ *edgeproto.
 	if !ok {
 		return &MissingError{What: "cluster", Key: ck}
 	}
-	return p.fault(OpUpdateTrustPolicyException, key, true)
+	return p.fault(OpUpdateTrustPolicyException, key)
 }
 
 // DeleteTrustPolicyException implements executor.TrustPolicyPlatform.
@@ -114,5 +114,5 @@ func (p *Platform) DeleteTrustPolicyException(ctx context.Context, _ *edgeproto.
 	p.mu.Lock()
 	delete(p.tpes, k+"@"+executor.KeyString(clusterKey))
 	p.mu.Unlock()
-	return p.fault(OpDeleteTrustPolicyException, k, true)
+	return p.fault(OpDeleteTrustPolicyException, k)
 }

@@ -36,7 +36,7 @@ func (p *Platform) CreateCluster(ctx context.Context, c *edgeproto.Cloudlet, ci 
 	p.mu.Lock()
 	if rec, ok := p.clusters[key]; ok {
 		p.statsOf(key).Adopted++
-		subnet := rec.subnet
+		subnet, creating := rec.subnet, rec.creating
 		ci.Resources = rec.obj.Resources.Clone()
 		p.mu.Unlock()
 		pr.Step("Adopting existing cluster")
@@ -46,7 +46,14 @@ func (p *Platform) CreateCluster(ctx context.Context, c *edgeproto.Cloudlet, ci 
 		}); err != nil {
 			return fmt.Errorf("fake: cluster %s: %w", key, err)
 		}
-		return p.fault(OpCreateCluster, key, true)
+		if creating {
+			pr.Step("Finishing an interrupted create")
+			ci.Resources = clusterResources(ci, subnet)
+			p.mu.Lock()
+			rec.obj, rec.creating = ci.Clone(), false
+			p.mu.Unlock()
+		}
+		return p.fault(OpCreateCluster, key)
 	}
 	want, err := p.clusterUsage(ci)
 	if err == nil {
@@ -58,7 +65,7 @@ func (p *Platform) CreateCluster(ctx context.Context, c *edgeproto.Cloudlet, ci 
 	}
 	// Record the cluster before reserving so that concurrent creates on
 	// the same cloudlet count it; remove it again if reserving fails.
-	rec := &clusterRec{cloudlet: ck, usage: want, obj: ci.Clone()}
+	rec := &clusterRec{cloudlet: ck, usage: want, obj: ci.Clone(), creating: true}
 	p.clusters[key] = rec
 	p.mu.Unlock()
 
@@ -85,15 +92,20 @@ func (p *Platform) CreateCluster(ctx context.Context, c *edgeproto.Cloudlet, ci 
 		p.mu.Unlock()
 		return err
 	}
+	p.mu.Lock()
+	rec.subnet = subnet
+	p.mu.Unlock()
+	if err := p.faultAt(OpCreateCluster, key, midway); err != nil {
+		return err // crashed half way: the record stays CREATING
+	}
 	pr.Step("Creating nodes")
 	ci.Resources = clusterResources(ci, subnet)
 	p.mu.Lock()
-	rec.subnet = subnet
-	rec.obj = ci.Clone()
+	rec.obj, rec.creating = ci.Clone(), false
 	p.statsOf(key).Created++
 	p.mu.Unlock()
 	pr.Step("Cluster ready")
-	return p.fault(OpCreateCluster, key, true)
+	return p.fault(OpCreateCluster, key)
 }
 
 // UpdateCluster implements executor.ClusterPlatform.
@@ -122,7 +134,7 @@ func (p *Platform) UpdateCluster(ctx context.Context, c *edgeproto.Cloudlet, ci 
 	p.statsOf(key).Updated++
 	p.mu.Unlock()
 	pr.Step("Resized node pools")
-	return p.fault(OpUpdateCluster, key, true)
+	return p.fault(OpUpdateCluster, key)
 }
 
 // DeleteCluster implements executor.ClusterPlatform.
@@ -158,7 +170,7 @@ func (p *Platform) DeleteCluster(ctx context.Context, c *edgeproto.Cloudlet, ci 
 	}
 	p.mu.Unlock()
 	pr.Step("Cluster deleted")
-	return p.fault(OpDeleteCluster, key, true)
+	return p.fault(OpDeleteCluster, key)
 }
 
 // clusterResources describes the fake machines of a cluster.

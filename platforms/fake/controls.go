@@ -26,6 +26,7 @@ const (
 	OpUpdateTrustPolicy          Op = "UpdateTrustPolicy"
 	OpUpdateTrustPolicyException Op = "UpdateTrustPolicyException"
 	OpDeleteTrustPolicyException Op = "DeleteTrustPolicyException"
+	OpListInsts                  Op = "ListInsts"
 )
 
 // ErrInjected is the error of an injected fault that sets none.
@@ -49,6 +50,32 @@ type Fault struct {
 	// created is left for the engine's undo. Otherwise the call fails
 	// before it changes anything.
 	AfterWork bool
+	// Crash makes a create (CreateCluster, CreateAppInst) stop half way,
+	// as when the process running it dies: the object is recorded as
+	// being created (ListInsts reports it CREATING, its reservations are
+	// held) and the call fails. A later create finishes it (counted in
+	// Stats.Adopted); a delete removes it. It takes precedence over
+	// AfterWork and applies to no other operation.
+	Crash bool
+}
+
+// stage is where in a call a fault applies.
+type stage int
+
+const (
+	beforeWork stage = iota
+	midway
+	afterWork
+)
+
+func (f *Fault) stage() stage {
+	switch {
+	case f.Crash:
+		return midway
+	case f.AfterWork:
+		return afterWork
+	}
+	return beforeWork
 }
 
 type fault struct {
@@ -218,16 +245,20 @@ func (p *Platform) enter(ctx context.Context, op Op, key string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("fake: %s %s: %w", op, key, err)
 	}
-	return p.fault(op, key, false)
+	return p.faultAt(op, key, beforeWork)
 }
 
-// fault returns the error of the first matching fault of the stage, and
+// fault returns the error of the first matching fault that applies after
+// the work, and consumes one of its failures.
+func (p *Platform) fault(op Op, key string) error { return p.faultAt(op, key, afterWork) }
+
+// faultAt returns the error of the first matching fault of the stage, and
 // consumes one of its failures.
-func (p *Platform) fault(op Op, key string, after bool) error {
+func (p *Platform) faultAt(op Op, key string, at stage) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, f := range p.faults {
-		if f.left == 0 || f.AfterWork != after || (f.Op != OpAny && f.Op != op) || (f.Key != "" && f.Key != key) {
+		if f.left == 0 || f.stage() != at || (f.Op != OpAny && f.Op != op) || (f.Key != "" && f.Key != key) {
 			continue
 		}
 		if f.left > 0 {

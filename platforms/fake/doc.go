@@ -27,9 +27,15 @@
 //     updates apply the power state asked for (on, off, reboot) and return
 //     the runtime info (container id "fake-<name>", the public ports).
 //   - Trust policies per cloudlet and exceptions per cluster are recorded.
+//   - Listing (executor.InventoryPlatform): ListInsts reports the clusters
+//     and application instances of a cloudlet, READY, or CREATING for a
+//     create that crashed half way (Fault.Crash: the object recorded, its
+//     reservations held, the work not finished). A later create finishes
+//     it (Stats.Adopted), a delete removes it.
 //
 // Test controls: Inject (fail the next N calls of an operation, or every
-// call for one key, before or after doing the work), SetLatency (every call
+// call for one key, before or after doing the work, or half way through a
+// create as a crash would), SetLatency (every call
 // of an operation waits, honouring its context), Pause (block matching
 // calls until the test releases them; Reached tells when one arrived),
 // Calls and Stats (per-key counters that expose duplicate work), and

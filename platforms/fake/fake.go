@@ -68,14 +68,17 @@ type clusterRec struct {
 	obj      *edgeproto.ClusterInst
 	usage    usage
 	subnet   string
+	creating bool // a create started and did not finish
 }
 
 type appRec struct {
+	obj      *edgeproto.AppInst // the keys of the instance
 	cluster  string
 	cloudlet string
 	power    edgeproto.PowerState
 	ports    []uint32
 	reboots  int
+	creating bool // a create started and did not finish
 }
 
 // New returns an empty fake platform.

@@ -174,3 +174,90 @@ func TestAppInstPowerAndPorts(t *testing.T) {
 		t.Errorf("instance on a missing cluster: %v", err)
 	}
 }
+
+// TestListInstsAndCrashes: a create that crashes half way is listed
+// CREATING with its reservations held; creating again finishes it (an
+// adoption), deleting removes it; a failing listing returns nothing.
+func TestListInstsAndCrashes(t *testing.T) {
+	p := fake.New(fake.Options{})
+	res := executor.NewMemReservations()
+	ctx := context.Background()
+	ck := executor.KeyString(cloudlet.Key)
+	list := func() *executor.Inventory {
+		t.Helper()
+		inv, err := p.ListInsts(ctx, cloudlet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inv
+	}
+	if inv := list(); len(inv.Clusters)+len(inv.AppInsts) != 0 {
+		t.Fatalf("empty platform lists %v", inv)
+	}
+	ci := cluster("a", "fake.small")
+	p.Inject(fake.Fault{Op: fake.OpCreateCluster, Times: 1, Crash: true})
+	if err := p.CreateCluster(ctx, cloudlet, ci.Clone(), res, noProgress); !errors.Is(err, fake.ErrInjected) {
+		t.Fatalf("crashing create: %v", err)
+	}
+	inv := list()
+	if len(inv.Clusters) != 1 || inv.Clusters[0].State != edgeproto.TrackedState_TRACKED_STATE_CREATING {
+		t.Fatalf("after a crash: %v, want one CREATING cluster", inv.Clusters)
+	}
+	if held := res.Snapshot(ck)[executor.ReserveSubnet]; len(held) != 1 {
+		t.Errorf("crashed create holds subnets %v, want one", held)
+	}
+	if err := p.CreateCluster(ctx, cloudlet, ci, res, noProgress); err != nil {
+		t.Fatal(err)
+	}
+	inv = list()
+	if len(inv.Clusters) != 1 || inv.Clusters[0].State != edgeproto.TrackedState_TRACKED_STATE_READY || inv.Clusters[0].Resources == nil {
+		t.Fatalf("after creating again: %v, want one READY cluster with resources", inv.Clusters)
+	}
+	if s := p.Stats(executor.KeyString(ci)); s.Created != 0 || s.Adopted != 1 {
+		t.Errorf("stats %+v, want the finished create counted as adopted", s)
+	}
+
+	app := &edgeproto.App{Key: &edgeproto.AppKey{Organization: "dev", Name: "web", Version: "1"},
+		Ports: []*edgeproto.Port{{Proto: edgeproto.PortProtocol_PORT_PROTOCOL_TCP, InternalPort: 80}}}
+	inst := &edgeproto.AppInst{Key: &edgeproto.AppInstKey{Name: "i", Organization: "dev"}, AppKey: app.Key,
+		ClusterKey: ci.Key, CloudletKey: cloudlet.Key}
+	p.Inject(fake.Fault{Op: fake.OpCreateAppInst, Times: 1, Crash: true})
+	if _, err := p.CreateAppInst(ctx, ci, app, inst, res, noProgress); !errors.Is(err, fake.ErrInjected) {
+		t.Fatalf("crashing create: %v", err)
+	}
+	inv = list()
+	if len(inv.AppInsts) != 1 || inv.AppInsts[0].State != edgeproto.TrackedState_TRACKED_STATE_CREATING ||
+		executor.KeyString(inv.AppInsts[0].ClusterKey) != executor.KeyString(ci.Key) {
+		t.Fatalf("after a crash: %v, want one CREATING instance on cluster a", inv.AppInsts)
+	}
+	rt, err := p.CreateAppInst(ctx, ci, app, inst, res, noProgress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv = list()
+	if got := inv.AppInsts[0]; got.State != edgeproto.TrackedState_TRACKED_STATE_READY ||
+		len(got.GetRuntimeInfo().GetPorts()) != 1 || got.GetRuntimeInfo().GetPorts()[0] != rt.Ports[0] ||
+		got.PowerState != edgeproto.PowerState_POWER_STATE_POWER_ON {
+		t.Fatalf("after creating again: %v", got)
+	}
+	other := &edgeproto.Cloudlet{Key: &edgeproto.CloudletKey{Organization: "op", Name: "other"}}
+	if inv, err := p.ListInsts(ctx, other); err != nil || len(inv.Clusters)+len(inv.AppInsts) != 0 {
+		t.Errorf("another cloudlet lists %v, %v", inv, err)
+	}
+	p.FailNext(fake.OpListInsts, 1)
+	if inv, err := p.ListInsts(ctx, cloudlet); !errors.Is(err, fake.ErrInjected) || inv != nil {
+		t.Errorf("failing listing = %v, %v", inv, err)
+	}
+	if err := p.DeleteAppInst(ctx, ci, app, inst, res, noProgress); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.DeleteCluster(ctx, cloudlet, ci, res, noProgress); err != nil {
+		t.Fatal(err)
+	}
+	if inv := list(); len(inv.Clusters)+len(inv.AppInsts) != 0 {
+		t.Errorf("after deleting everything: %v", inv)
+	}
+	if left := res.Snapshot(ck); len(left) != 0 {
+		t.Errorf("reservations left: %v", left)
+	}
+}

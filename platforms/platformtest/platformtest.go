@@ -1,8 +1,9 @@
 // Package platformtest is the conformance suite every platform passes: Run
 // exercises a Platform through create, adopt (create again), update,
 // delete, delete of what is absent, undo after an interrupted create,
-// parallel work, reservation hygiene and, where the platform accounts for
-// them, resource quotas.
+// parallel work, reservation hygiene, listing (for platforms implementing
+// executor.InventoryPlatform) and, where the platform accounts for them,
+// resource quotas.
 //
 // The suite assumes nothing about timing: every call runs under a deadline
 // (Options.CallTimeout) and never sleeps; what it creates is deleted in
@@ -89,6 +90,7 @@ func Run(t *testing.T, newPlatform func(t *testing.T) executor.Platform, opts Op
 		{"DeleteAbsent", (*suite).deleteAbsent},
 		{"UndoInterruptedCreate", (*suite).undoInterrupted},
 		{"ParallelClusters", (*suite).parallel},
+		{"Listing", (*suite).listing},
 	}
 	// Resource accounting is an optional capability: only platforms that
 	// declare it (Options.OverQuota) are held to it.
