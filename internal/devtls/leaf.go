@@ -1,0 +1,164 @@
+package devtls
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// DefaultLeafValidity is how long a leaf is valid when LeafOptions does not
+// say.
+const DefaultLeafValidity = 365 * 24 * time.Hour
+
+// LeafOptions adds to what every leaf carries.
+type LeafOptions struct {
+	// DNSNames are added to "localhost" (and the name, when it is a DNS
+	// name) as DNS SANs.
+	DNSNames []string
+	// IPs are added to 127.0.0.1 and ::1 as IP SANs.
+	IPs []net.IP
+	// URIs are added as URI SANs.
+	URIs []*url.URL
+	// Validity of a newly issued leaf; DefaultLeafValidity when zero.
+	Validity time.Duration
+}
+
+var (
+	nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,62}$`)
+	dnsRE  = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
+)
+
+// ValidName reports whether name can name a leaf: 1 to 63 letters, digits,
+// '.', '-' and '_', not starting with '.' or '-', and not "ca".
+func ValidName(name string) error {
+	if !nameRE.MatchString(name) || name == "ca" {
+		return fmt.Errorf("devtls: %w: %q (want 1 to 63 of A-Z a-z 0-9 . - _, not starting with . or -, not \"ca\")", ErrInvalidName, name)
+	}
+	return nil
+}
+
+// Issue returns the leaf issued to name, issuing it when there is none yet
+// or when the one on disk no longer fits (expired or close to it, issued by
+// another authority, missing a name or address of opts). The leaf's Common
+// Name is name.
+func (ca *CA) Issue(name string, opts LeafOptions) (*Bundle, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	unlock, err := lockDir(ca.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	certPath, keyPath := ca.CertPath(name), ca.KeyPath(name)
+	cert, key, err := readPair(certPath, keyPath)
+	switch {
+	case err == nil && ca.fits(cert, name, opts):
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+		if cert, key, err = ca.issue(certPath, keyPath, name, opts); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, err
+	}
+	return &Bundle{
+		Certificate: tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert},
+		Roots:       ca.pool,
+	}, nil
+}
+
+// fits reports whether an existing leaf can be kept.
+func (ca *CA) fits(cert *x509.Certificate, name string, opts LeafOptions) bool {
+	now := time.Now()
+	margin := cert.NotAfter.Sub(cert.NotBefore) / 10
+	if cert.Subject.CommonName != name || now.Add(margin).After(cert.NotAfter) || now.Before(cert.NotBefore) {
+		return false
+	}
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: ca.pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
+		return false
+	}
+	dns, ips := sans(name, opts)
+	for _, d := range dns {
+		if !slices.Contains(cert.DNSNames, d) {
+			return false
+		}
+	}
+	for _, ip := range ips {
+		if !slices.ContainsFunc(cert.IPAddresses, ip.Equal) {
+			return false
+		}
+	}
+	for _, u := range opts.URIs {
+		if !slices.ContainsFunc(cert.URIs, func(c *url.URL) bool { return c.String() == u.String() }) {
+			return false
+		}
+	}
+	return true
+}
+
+func sans(name string, opts LeafOptions) ([]string, []net.IP) {
+	dns := []string{"localhost"}
+	if dnsRE.MatchString(name) {
+		dns = append(dns, name)
+	}
+	for _, d := range opts.DNSNames {
+		if !slices.Contains(dns, d) {
+			dns = append(dns, d)
+		}
+	}
+	ips := append([]net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, opts.IPs...)
+	return dns, ips
+}
+
+func (ca *CA) issue(certPath, keyPath, name string, opts LeafOptions) (*x509.Certificate, crypto.Signer, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("devtls: generating key of %s: %w", name, err)
+	}
+	serial, err := randomSerial()
+	if err != nil {
+		return nil, nil, err
+	}
+	validity := opts.Validity
+	if validity <= 0 {
+		validity = DefaultLeafValidity
+	}
+	dns, ips := sans(name, opts)
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: name, Organization: []string{"edgekit"}},
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     now.Add(validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		DNSNames:     dns,
+		IPAddresses:  ips,
+		URIs:         opts.URIs,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("devtls: issuing certificate of %s: %w", name, err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, fmt.Errorf("devtls: parsing certificate of %s: %w", name, err)
+	}
+	if err := writePair(certPath, keyPath, der, key); err != nil {
+		return nil, nil, err
+	}
+	return cert, key, nil
+}
