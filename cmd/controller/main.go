@@ -11,6 +11,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
@@ -45,11 +47,17 @@ func run(args []string, stderr io.Writer) error {
 	fs.StringVar(&o.EtcdCAFile, "etcd-ca-file", "", "CA of an external etcd cluster")
 	fs.StringVar(&o.EtcdCertFile, "etcd-cert-file", "", "client certificate for an external etcd cluster")
 	fs.StringVar(&o.EtcdKeyFile, "etcd-key-file", "", "client key for an external etcd cluster")
+	var tlsCert, tlsKey, tlsClientCA string
+	fs.BoolVar(&o.DevTLS, "dev-tls", false, "serve TLS with a local certificate authority created under <data-dir>/tls (clients trust <data-dir>/tls/ca.crt)")
+	fs.StringVar(&tlsCert, "tls-cert-file", "", "serve TLS with this certificate (PEM)")
+	fs.StringVar(&tlsKey, "tls-key-file", "", "key of --tls-cert-file (PEM)")
+	fs.StringVar(&tlsClientCA, "tls-client-ca-file", "", "verify client certificates, when given, against these authorities (PEM)")
 	fs.StringVar(&o.TokensFile, "tokens-file", "", "file of API tokens, one \"<token> admin|ccrm|org:<organization>\" per line")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "how long in-flight calls may run after a stop signal")
 	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -60,6 +68,12 @@ func run(args []string, stderr io.Writer) error {
 	}
 	if etcdEndpoints != "" {
 		o.EtcdEndpoints = strings.Split(etcdEndpoints, ",")
+	}
+	if o.TLS, err = serverTLS(tlsCert, tlsKey, tlsClientCA); err != nil {
+		return err
+	}
+	if o.TLS != nil && o.DevTLS {
+		return fmt.Errorf("--dev-tls and --tls-cert-file exclude each other")
 	}
 	log, err := newLogger(stderr, logFormat, logLevel)
 	if err != nil {
@@ -84,4 +98,36 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// serverTLS builds the API's TLS configuration from certificate files; nil
+// when none is given.
+func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
+		if clientCAFile != "" {
+			return nil, fmt.Errorf("--tls-client-ca-file needs --tls-cert-file and --tls-key-file")
+		}
+		return nil, nil
+	}
+	if certFile == "" || keyFile == "" {
+		return nil, fmt.Errorf("--tls-cert-file and --tls-key-file go together")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("TLS certificate: %w", err)
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	if clientCAFile != "" {
+		pem, err := os.ReadFile(clientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-client-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-client-ca-file %s holds no PEM certificate", clientCAFile)
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.VerifyClientCertIfGiven
+	}
+	return cfg, nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net/http"
 	"os"
@@ -17,6 +19,7 @@ import (
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 )
 
@@ -37,12 +40,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// The real binary starts on a fresh data directory with no other set-up,
-// serves the API and /metrics, and stops cleanly on SIGTERM.
-func TestBinaryStartsServesAndStops(t *testing.T) {
-	t.Parallel()
-	dataDir := t.TempDir()
-	cmd := exec.Command(binary, "--data-dir", dataDir, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--log-format", "json")
+// process is a controller binary the test started.
+type process struct {
+	cmd     *exec.Cmd
+	exited  chan error
+	addr    string
+	metrics string
+}
+
+// startBinary starts the controller with args (plus a fresh data dir, free
+// ports and JSON logs) and waits until it is ready; it is killed by pid in
+// cleanup if still running.
+func startBinary(t *testing.T, dataDir string, args ...string) *process {
+	t.Helper()
+	args = append([]string{"--data-dir", dataDir, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--log-format", "json"}, args...)
+	cmd := exec.Command(binary, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -67,22 +79,32 @@ func TestBinaryStartsServesAndStops(t *testing.T) {
 		close(lines)
 		exited <- cmd.Wait()
 	}()
-	addr, metrics := "", ""
+	p := &process{cmd: cmd, exited: exited}
 	deadline := time.After(60 * time.Second)
-	for addr == "" {
+	for p.addr == "" {
 		select {
 		case l, ok := <-lines:
 			if !ok {
 				t.Fatal("controller exited before it was ready")
 			}
 			if strings.Contains(l, "controller ready") {
-				addr = field(l, "addr")
-				metrics = field(l, "metrics")
+				p.addr = field(l, "addr")
+				p.metrics = field(l, "metrics")
 			}
 		case <-deadline:
 			t.Fatal("controller not ready within 60s")
 		}
 	}
+	return p
+}
+
+// The real binary starts on a fresh data directory with no other set-up,
+// serves the API and /metrics, and stops cleanly on SIGTERM.
+func TestBinaryStartsServesAndStops(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	p := startBinary(t, dataDir)
+	addr, metrics, cmd, exited := p.addr, p.metrics, p.cmd, p.exited
 	tok, err := os.ReadFile(filepath.Join(dataDir, "admin.token"))
 	if err != nil {
 		t.Fatal(err)
@@ -144,5 +166,40 @@ func TestBadFlags(t *testing.T) {
 		if err := run(args, io.Discard); err == nil {
 			t.Errorf("run(%q) succeeded", args)
 		}
+	}
+}
+
+// With --dev-tls the API speaks TLS only, verified with the data dir's CA.
+func TestBinaryDevTLS(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	p := startBinary(t, dataDir, "--dev-tls")
+	tok, err := os.ReadFile(filepath.Join(dataDir, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(filepath.Join(dataDir, "tls", "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	call := func(creds credentials.TransportCredentials) error {
+		conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(creds),
+			grpc.WithPerRPCCredentials(controllertest.BearerToken(strings.TrimSpace(string(tok)))))
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		_, err = edgeproto.NewSettingsServiceClient(conn).ShowSettings(ctx, &edgeproto.ShowSettingsRequest{})
+		return err
+	}
+	if err := call(credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "localhost"})); err != nil {
+		t.Fatalf("TLS call: %v", err)
+	}
+	if err := call(insecure.NewCredentials()); err == nil {
+		t.Fatal("a plaintext call succeeded against --dev-tls")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/internal/etcd"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,8 +44,14 @@ type Options struct {
 	// an external cluster.
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
 	// TLS serves the API with this configuration; nil serves plaintext
-	// (loopback use only).
+	// (loopback use only) unless DevTLS is set.
 	TLS *tls.Config
+	// DevTLS creates (once) a local certificate authority under
+	// DataDir/tls and a certificate for the controller (named
+	// "controller"), and serves the API over TLS with it. Clients verify
+	// the controller with DataDir/tls/ca.crt; resource managers may present
+	// certificates of the same authority (they are verified when given).
+	DevTLS bool
 	// TokensFile lists the API's bearer tokens (see ParseTokens). Admin
 	// tokens are also read from DataDir/admin.token, created on the first
 	// start.
@@ -70,6 +77,8 @@ type Running struct {
 	EtcdEndpoints []string
 	// AdminTokenFile holds an admin token.
 	AdminTokenFile string
+	// CAFile is the development authority's certificate, with DevTLS.
+	CAFile string
 	// Controller is the running controller.
 	Controller *Controller
 }
@@ -122,6 +131,13 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
+	if o.DevTLS && o.TLS == nil {
+		cfg, err := devServerTLS(filepath.Join(o.DataDir, "tls"))
+		if err != nil {
+			return fmt.Errorf("controller: dev TLS: %w", err)
+		}
+		o.TLS = cfg
+	}
 	var sopts []grpc.ServerOption
 	if o.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(o.TLS)))
@@ -140,6 +156,9 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("controller: listen: %w", err)
 	}
 	run := &Running{Addr: lis.Addr().String(), EtcdEndpoints: endpoints, AdminTokenFile: adminFile, Controller: c}
+	if o.DevTLS {
+		run.CAFile = filepath.Join(o.DataDir, "tls", "ca.crt")
+	}
 
 	var metricsSrv *http.Server
 	if o.MetricsListen != "" {
@@ -199,4 +218,22 @@ func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Clien
 			log.Warn("embedded etcd stop", slog.Any("error", err))
 		}
 	}, nil
+}
+
+// devServerTLS opens (or creates) the development authority in dir and
+// returns the controller's server configuration: it presents the
+// "controller" certificate and verifies client certificates when given,
+// since users authenticate by token and resource managers by certificate.
+func devServerTLS(dir string) (*tls.Config, error) {
+	ca, err := devtls.OpenCA(dir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := ca.Issue("controller", devtls.LeafOptions{})
+	if err != nil {
+		return nil, err
+	}
+	cfg := b.ServerConfig()
+	cfg.ClientAuth = tls.VerifyClientCertIfGiven
+	return cfg, nil
 }
