@@ -74,8 +74,8 @@ func NewHost(st *store.Store, reports rmv1.ReportServiceClient, platform executo
 }
 
 // reportSender sends reports of one Info kind to the controller. A report
-// the controller judged and refused is recorded (see Rejected), not
-// returned as an error: retrying it would not change the verdict.
+// the controller judged and refused is recorded (see Rejected) and returned
+// as executor.ErrReportRejected: retrying it would not change the verdict.
 func reportSender[T proto.Message](h *Host, wrap func(T) *rmv1.ReportInfoRequest) executor.Sender[T] {
 	return executor.SenderFunc[T](func(ctx context.Context, info T, fm *fieldmap.FieldMap) error {
 		req := wrap(info)
@@ -88,6 +88,7 @@ func reportSender[T proto.Message](h *Host, wrap func(T) *rmv1.ReportInfoRequest
 			h.mu.Lock()
 			h.rejected = append(h.rejected, resp.GetReason())
 			h.mu.Unlock()
+			return fmt.Errorf("%w: %s", executor.ErrReportRejected, resp.GetReason())
 		}
 		return nil
 	})
