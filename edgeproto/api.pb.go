@@ -9,7 +9,6 @@
 package edgeproto
 
 import (
-	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -172,7 +171,7 @@ var File_edgeproto_v1_api_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_api_proto_rawDesc = "" +
 	"\n" +
-	"\x16edgeproto/v1/api.proto\x12\fedgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x18edgeproto/v1/state.proto\x1a\x19edgeproto/v1/status.proto\"\xb6\x01\n" +
+	"\x16edgeproto/v1/api.proto\x12\fedgeproto.v1\x1a\x18edgeproto/v1/state.proto\x1a\x19edgeproto/v1/status.proto\"\xb6\x01\n" +
 	"\bProgress\x120\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x1a.edgeproto.v1.TrackedStateR\x05state\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x16\n" +
@@ -183,13 +182,7 @@ const file_edgeproto_v1_api_proto_rawDesc = "" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eEVENT_TYPE_PUT\x10\x01\x12\x15\n" +
 	"\x11EVENT_TYPE_DELETE\x10\x02\x12\x15\n" +
-	"\x11EVENT_TYPE_SYNCED\x10\x03B^\x92\xcf\x1c*\n" +
-	"\x06fields\n" +
-	"\x05clone\n" +
-	"\x05equal\n" +
-	"\x06copyin\n" +
-	"\x04diff\n" +
-	"\x04keysZ.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
+	"\x11EVENT_TYPE_SYNCED\x10\x03B0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
 
 var (
 	file_edgeproto_v1_api_proto_rawDescOnce sync.Once

@@ -8,20 +8,37 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Progress) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if v := m.State; !(v >= 0 && v <= 15) {
-		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.Progress", Field: "state", Enum: "edgeproto.v1.TrackedState", Value: int32(v)}
-	}
-	return nil
+// Field flags of Progress: dot-joined field numbers from Progress.
+const (
+	ProgressFieldState            = "1"   // state
+	ProgressFieldMessage          = "2"   // message
+	ProgressFieldErrors           = "3"   // errors
+	ProgressFieldStatus           = "4"   // status
+	ProgressFieldStatusTaskNumber = "4.1" // status.task_number
+	ProgressFieldStatusMaxTasks   = "4.2" // status.max_tasks
+	ProgressFieldStatusTaskName   = "4.3" // status.task_name
+	ProgressFieldStatusStepName   = "4.4" // status.step_name
+	ProgressFieldStatusMsgCount   = "4.5" // status.msg_count
+	ProgressFieldStatusMsgs       = "4.6" // status.msgs
+	ProgressFieldFinal            = "5"   // final
+)
+
+// ProgressAllFields lists the leaf flags of Progress: together they
+// select every field.
+var ProgressAllFields = []string{
+	ProgressFieldState,
+	ProgressFieldMessage,
+	ProgressFieldErrors,
+	ProgressFieldStatusTaskNumber,
+	ProgressFieldStatusMaxTasks,
+	ProgressFieldStatusTaskName,
+	ProgressFieldStatusStepName,
+	ProgressFieldStatusMsgCount,
+	ProgressFieldStatusMsgs,
+	ProgressFieldFinal,
 }
 
 var _Progress_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Progress", []fieldmap.Field{
@@ -37,6 +54,234 @@ var _Progress_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Progress", []fieldm
 	{Flag: "4.6", Path: "status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
 	{Flag: "5", Path: "final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
+
+// FieldSchema returns the field flags of Progress.
+func (*Progress) FieldSchema() *fieldmap.Schema { return _Progress_fieldSchema }
+
+// NewProgressFieldMap returns a FieldMap of Progress holding flags; the
+// error names the first flag Progress does not have.
+func NewProgressFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _Progress_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Progress) Clone() *Progress {
+	if m == nil {
+		return nil
+	}
+	c := new(Progress)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Progress, a deep copy of m, which is not nil.
+func (m *Progress) cloneTo(c *Progress) {
+	c.State = m.State
+	c.Message = m.Message
+	c.Errors = slices.Clone(m.Errors)
+	c.Status = m.Status.Clone()
+	c.Final = m.Final
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Progress) Equal(o *Progress) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.State != o.State {
+		return false
+	}
+	if m.Message != o.Message {
+		return false
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		return false
+	}
+	if !m.Status.Equal(o.Status) {
+		return false
+	}
+	if m.Final != o.Final {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Progress does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Progress) CopyInFields(src *Progress, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.State != src.GetState() {
+			m.State = src.GetState()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Message != src.GetMessage() {
+			m.Message = src.GetMessage()
+			n++
+		}
+	}
+	if fm.HasOrHasChild("3") {
+		if sv0 := src.GetErrors(); !slices.Equal(m.Errors, sv0) {
+			if len(sv0) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	if fm.Has("4") {
+		if !m.Status.Equal(src.GetStatus()) {
+			m.Status = src.GetStatus().Clone()
+			n++
+		}
+	} else if fm.HasChild("4") {
+		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &StatusInfo{}
+				m.Status = d1
+				n++
+			}
+			if fm.IsSet("4.1") {
+				if d1.TaskNumber != s1.GetTaskNumber() {
+					d1.TaskNumber = s1.GetTaskNumber()
+					n++
+				}
+			}
+			if fm.IsSet("4.2") {
+				if d1.MaxTasks != s1.GetMaxTasks() {
+					d1.MaxTasks = s1.GetMaxTasks()
+					n++
+				}
+			}
+			if fm.IsSet("4.3") {
+				if d1.TaskName != s1.GetTaskName() {
+					d1.TaskName = s1.GetTaskName()
+					n++
+				}
+			}
+			if fm.IsSet("4.4") {
+				if d1.StepName != s1.GetStepName() {
+					d1.StepName = s1.GetStepName()
+					n++
+				}
+			}
+			if fm.IsSet("4.5") {
+				if d1.MsgCount != s1.GetMsgCount() {
+					d1.MsgCount = s1.GetMsgCount()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("4.6") {
+				if sv1 := s1.GetMsgs(); !slices.Equal(d1.Msgs, sv1) {
+					if len(sv1) == 0 {
+						d1.Msgs = nil
+					} else {
+						d1.Msgs = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("5") {
+		if m.Final != src.GetFinal() {
+			m.Final = src.GetFinal()
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Progress:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Progress) DiffFields(o *Progress) *fieldmap.FieldMap {
+	fm := _Progress_fieldSchema.NewFieldMap()
+	if m.GetState() != o.GetState() {
+		fm.Set("1")
+	}
+	if m.GetMessage() != o.GetMessage() {
+		fm.Set("2")
+	}
+	if !slices.Equal(m.GetErrors(), o.GetErrors()) {
+		fm.Set("3")
+	}
+	if a1, b1 := m.GetStatus(), o.GetStatus(); (a1 == nil) != (b1 == nil) {
+		fm.Set("4")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetTaskNumber() != b1.GetTaskNumber() {
+			fm.Set("4.1")
+			c1 = true
+		}
+		if a1.GetMaxTasks() != b1.GetMaxTasks() {
+			fm.Set("4.2")
+			c1 = true
+		}
+		if a1.GetTaskName() != b1.GetTaskName() {
+			fm.Set("4.3")
+			c1 = true
+		}
+		if a1.GetStepName() != b1.GetStepName() {
+			fm.Set("4.4")
+			c1 = true
+		}
+		if a1.GetMsgCount() != b1.GetMsgCount() {
+			fm.Set("4.5")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetMsgs(), b1.GetMsgs()) {
+			fm.Set("4.6")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("4")
+		}
+	}
+	if m.GetFinal() != o.GetFinal() {
+		fm.Set("5")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Progress) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.State; !(v >= 0 && v <= 15) {
+		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.Progress", Field: "state", Enum: "edgeproto.v1.TrackedState", Value: int32(v)}
+	}
+	return nil
+}
 
 // ValidateFields returns an error when fm holds a flag Progress does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -62,7 +307,7 @@ func (m *Progress) Redacted() *Progress {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }

@@ -9,7 +9,6 @@
 package edgeproto
 
 import (
-	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -637,7 +636,7 @@ var File_edgeproto_v1_app_inst_service_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_app_inst_service_proto_rawDesc = "" +
 	"\n" +
-	"#edgeproto/v1/app_inst_service.proto\x12\fedgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x16edgeproto/v1/api.proto\x1a\x1bedgeproto/v1/app_inst.proto\x1a\x17edgeproto/v1/keys.proto\x1a\x18edgeproto/v1/state.proto\"a\n" +
+	"#edgeproto/v1/app_inst_service.proto\x12\fedgeproto.v1\x1a\x16edgeproto/v1/api.proto\x1a\x1bedgeproto/v1/app_inst.proto\x1a\x17edgeproto/v1/keys.proto\x1a\x18edgeproto/v1/state.proto\"a\n" +
 	"\x14CreateAppInstRequest\x120\n" +
 	"\bapp_inst\x18\x01 \x01(\v2\x15.edgeproto.v1.AppInstR\aappInst\x12\x17\n" +
 	"\ano_wait\x18\x02 \x01(\bR\x06noWait\"K\n" +
@@ -674,13 +673,7 @@ const file_edgeproto_v1_app_inst_service_proto_rawDesc = "" +
 	"\rDeleteAppInst\x12\".edgeproto.v1.DeleteAppInstRequest\x1a#.edgeproto.v1.DeleteAppInstResponse0\x01\x12W\n" +
 	"\fShowAppInsts\x12!.edgeproto.v1.ShowAppInstsRequest\x1a\".edgeproto.v1.ShowAppInstsResponse0\x01\x12c\n" +
 	"\x10ShowAppInstInfos\x12%.edgeproto.v1.ShowAppInstInfosRequest\x1a&.edgeproto.v1.ShowAppInstInfosResponse0\x01\x12f\n" +
-	"\x11WatchAppInstInfos\x12&.edgeproto.v1.WatchAppInstInfosRequest\x1a'.edgeproto.v1.WatchAppInstInfosResponse0\x01B^\x92\xcf\x1c*\n" +
-	"\x06fields\n" +
-	"\x05clone\n" +
-	"\x05equal\n" +
-	"\x06copyin\n" +
-	"\x04diff\n" +
-	"\x04keysZ.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
+	"\x11WatchAppInstInfos\x12&.edgeproto.v1.WatchAppInstInfosRequest\x1a'.edgeproto.v1.WatchAppInstInfosResponse0\x01B0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
 
 var (
 	file_edgeproto_v1_app_inst_service_proto_rawDescOnce sync.Once

@@ -8,20 +8,76 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	maps "maps"
+	slices "slices"
 )
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateAppInstRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.AppInst.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateAppInstRequest", "app_inst")
-	}
-	return nil
+// Field flags of CreateAppInstRequest: dot-joined field numbers from CreateAppInstRequest.
+const (
+	CreateAppInstRequestFieldAppInst                        = "1"      // app_inst
+	CreateAppInstRequestFieldAppInstKey                     = "1.1"    // app_inst.key
+	CreateAppInstRequestFieldAppInstKeyName                 = "1.1.1"  // app_inst.key.name
+	CreateAppInstRequestFieldAppInstKeyOrganization         = "1.1.2"  // app_inst.key.organization
+	CreateAppInstRequestFieldAppInstAppKey                  = "1.2"    // app_inst.app_key
+	CreateAppInstRequestFieldAppInstAppKeyOrganization      = "1.2.1"  // app_inst.app_key.organization
+	CreateAppInstRequestFieldAppInstAppKeyName              = "1.2.2"  // app_inst.app_key.name
+	CreateAppInstRequestFieldAppInstAppKeyVersion           = "1.2.3"  // app_inst.app_key.version
+	CreateAppInstRequestFieldAppInstClusterKey              = "1.3"    // app_inst.cluster_key
+	CreateAppInstRequestFieldAppInstClusterKeyName          = "1.3.1"  // app_inst.cluster_key.name
+	CreateAppInstRequestFieldAppInstClusterKeyOrganization  = "1.3.2"  // app_inst.cluster_key.organization
+	CreateAppInstRequestFieldAppInstCloudletKey             = "1.4"    // app_inst.cloudlet_key
+	CreateAppInstRequestFieldAppInstCloudletKeyOrganization = "1.4.1"  // app_inst.cloudlet_key.organization
+	CreateAppInstRequestFieldAppInstCloudletKeyName         = "1.4.2"  // app_inst.cloudlet_key.name
+	CreateAppInstRequestFieldAppInstState                   = "1.5"    // app_inst.state
+	CreateAppInstRequestFieldAppInstErrors                  = "1.6"    // app_inst.errors
+	CreateAppInstRequestFieldAppInstCrmOverride             = "1.7"    // app_inst.crm_override
+	CreateAppInstRequestFieldAppInstUri                     = "1.8"    // app_inst.uri
+	CreateAppInstRequestFieldAppInstMappedPorts             = "1.9"    // app_inst.mapped_ports
+	CreateAppInstRequestFieldAppInstMappedPortsProto        = "1.9.1"  // app_inst.mapped_ports.proto
+	CreateAppInstRequestFieldAppInstMappedPortsInternalPort = "1.9.2"  // app_inst.mapped_ports.internal_port
+	CreateAppInstRequestFieldAppInstMappedPortsPublicPort   = "1.9.3"  // app_inst.mapped_ports.public_port
+	CreateAppInstRequestFieldAppInstMappedPortsEndPort      = "1.9.4"  // app_inst.mapped_ports.end_port
+	CreateAppInstRequestFieldAppInstMappedPortsTls          = "1.9.5"  // app_inst.mapped_ports.tls
+	CreateAppInstRequestFieldAppInstMappedPortsFqdnPrefix   = "1.9.6"  // app_inst.mapped_ports.fqdn_prefix
+	CreateAppInstRequestFieldAppInstMappedPortsMaxPktSize   = "1.9.7"  // app_inst.mapped_ports.max_pkt_size
+	CreateAppInstRequestFieldAppInstFlavor                  = "1.10"   // app_inst.flavor
+	CreateAppInstRequestFieldAppInstPowerState              = "1.11"   // app_inst.power_state
+	CreateAppInstRequestFieldAppInstRuntimeInfo             = "1.12"   // app_inst.runtime_info
+	CreateAppInstRequestFieldAppInstRuntimeInfoContainerIds = "1.12.1" // app_inst.runtime_info.container_ids
+	CreateAppInstRequestFieldAppInstRuntimeInfoPids         = "1.12.2" // app_inst.runtime_info.pids
+	CreateAppInstRequestFieldAppInstRuntimeInfoPorts        = "1.12.3" // app_inst.runtime_info.ports
+	CreateAppInstRequestFieldAppInstAnnotations             = "1.13"   // app_inst.annotations
+	CreateAppInstRequestFieldAppInstCreatedAt               = "1.14"   // app_inst.created_at
+	CreateAppInstRequestFieldAppInstUpdatedAt               = "1.15"   // app_inst.updated_at
+	CreateAppInstRequestFieldNoWait                         = "2"      // no_wait
+)
+
+// CreateAppInstRequestAllFields lists the leaf flags of CreateAppInstRequest: together they
+// select every field.
+var CreateAppInstRequestAllFields = []string{
+	CreateAppInstRequestFieldAppInstKeyName,
+	CreateAppInstRequestFieldAppInstKeyOrganization,
+	CreateAppInstRequestFieldAppInstAppKeyOrganization,
+	CreateAppInstRequestFieldAppInstAppKeyName,
+	CreateAppInstRequestFieldAppInstAppKeyVersion,
+	CreateAppInstRequestFieldAppInstClusterKeyName,
+	CreateAppInstRequestFieldAppInstClusterKeyOrganization,
+	CreateAppInstRequestFieldAppInstCloudletKeyOrganization,
+	CreateAppInstRequestFieldAppInstCloudletKeyName,
+	CreateAppInstRequestFieldAppInstState,
+	CreateAppInstRequestFieldAppInstErrors,
+	CreateAppInstRequestFieldAppInstCrmOverride,
+	CreateAppInstRequestFieldAppInstUri,
+	CreateAppInstRequestFieldAppInstMappedPorts,
+	CreateAppInstRequestFieldAppInstFlavor,
+	CreateAppInstRequestFieldAppInstPowerState,
+	CreateAppInstRequestFieldAppInstRuntimeInfoContainerIds,
+	CreateAppInstRequestFieldAppInstRuntimeInfoPids,
+	CreateAppInstRequestFieldAppInstRuntimeInfoPorts,
+	CreateAppInstRequestFieldAppInstAnnotations,
+	CreateAppInstRequestFieldAppInstCreatedAt,
+	CreateAppInstRequestFieldAppInstUpdatedAt,
+	CreateAppInstRequestFieldNoWait,
 }
 
 var _CreateAppInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppInstRequest", []fieldmap.Field{
@@ -63,26 +119,44 @@ var _CreateAppInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateA
 	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag CreateAppInstRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*CreateAppInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _CreateAppInstRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of CreateAppInstRequest.
+func (*CreateAppInstRequest) FieldSchema() *fieldmap.Schema { return _CreateAppInstRequest_fieldSchema }
+
+// NewCreateAppInstRequestFieldMap returns a FieldMap of CreateAppInstRequest holding flags; the
+// error names the first flag CreateAppInstRequest does not have.
+func NewCreateAppInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateAppInstRequest_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateAppInstResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Progress.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateAppInstResponse", "progress")
-	}
-	return nil
+// Field flags of CreateAppInstResponse: dot-joined field numbers from CreateAppInstResponse.
+const (
+	CreateAppInstResponseFieldProgress                 = "1"     // progress
+	CreateAppInstResponseFieldProgressState            = "1.1"   // progress.state
+	CreateAppInstResponseFieldProgressMessage          = "1.2"   // progress.message
+	CreateAppInstResponseFieldProgressErrors           = "1.3"   // progress.errors
+	CreateAppInstResponseFieldProgressStatus           = "1.4"   // progress.status
+	CreateAppInstResponseFieldProgressStatusTaskNumber = "1.4.1" // progress.status.task_number
+	CreateAppInstResponseFieldProgressStatusMaxTasks   = "1.4.2" // progress.status.max_tasks
+	CreateAppInstResponseFieldProgressStatusTaskName   = "1.4.3" // progress.status.task_name
+	CreateAppInstResponseFieldProgressStatusStepName   = "1.4.4" // progress.status.step_name
+	CreateAppInstResponseFieldProgressStatusMsgCount   = "1.4.5" // progress.status.msg_count
+	CreateAppInstResponseFieldProgressStatusMsgs       = "1.4.6" // progress.status.msgs
+	CreateAppInstResponseFieldProgressFinal            = "1.5"   // progress.final
+)
+
+// CreateAppInstResponseAllFields lists the leaf flags of CreateAppInstResponse: together they
+// select every field.
+var CreateAppInstResponseAllFields = []string{
+	CreateAppInstResponseFieldProgressState,
+	CreateAppInstResponseFieldProgressMessage,
+	CreateAppInstResponseFieldProgressErrors,
+	CreateAppInstResponseFieldProgressStatusTaskNumber,
+	CreateAppInstResponseFieldProgressStatusMaxTasks,
+	CreateAppInstResponseFieldProgressStatusTaskName,
+	CreateAppInstResponseFieldProgressStatusStepName,
+	CreateAppInstResponseFieldProgressStatusMsgCount,
+	CreateAppInstResponseFieldProgressStatusMsgs,
+	CreateAppInstResponseFieldProgressFinal,
 }
 
 var _CreateAppInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppInstResponse", []fieldmap.Field{
@@ -100,26 +174,85 @@ var _CreateAppInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Create
 	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag CreateAppInstResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*CreateAppInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _CreateAppInstResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of CreateAppInstResponse.
+func (*CreateAppInstResponse) FieldSchema() *fieldmap.Schema {
+	return _CreateAppInstResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateAppInstRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.AppInst.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateAppInstRequest", "app_inst")
-	}
-	return nil
+// NewCreateAppInstResponseFieldMap returns a FieldMap of CreateAppInstResponse holding flags; the
+// error names the first flag CreateAppInstResponse does not have.
+func NewCreateAppInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateAppInstResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of UpdateAppInstRequest: dot-joined field numbers from UpdateAppInstRequest.
+const (
+	UpdateAppInstRequestFieldAppInst                        = "1"      // app_inst
+	UpdateAppInstRequestFieldAppInstKey                     = "1.1"    // app_inst.key
+	UpdateAppInstRequestFieldAppInstKeyName                 = "1.1.1"  // app_inst.key.name
+	UpdateAppInstRequestFieldAppInstKeyOrganization         = "1.1.2"  // app_inst.key.organization
+	UpdateAppInstRequestFieldAppInstAppKey                  = "1.2"    // app_inst.app_key
+	UpdateAppInstRequestFieldAppInstAppKeyOrganization      = "1.2.1"  // app_inst.app_key.organization
+	UpdateAppInstRequestFieldAppInstAppKeyName              = "1.2.2"  // app_inst.app_key.name
+	UpdateAppInstRequestFieldAppInstAppKeyVersion           = "1.2.3"  // app_inst.app_key.version
+	UpdateAppInstRequestFieldAppInstClusterKey              = "1.3"    // app_inst.cluster_key
+	UpdateAppInstRequestFieldAppInstClusterKeyName          = "1.3.1"  // app_inst.cluster_key.name
+	UpdateAppInstRequestFieldAppInstClusterKeyOrganization  = "1.3.2"  // app_inst.cluster_key.organization
+	UpdateAppInstRequestFieldAppInstCloudletKey             = "1.4"    // app_inst.cloudlet_key
+	UpdateAppInstRequestFieldAppInstCloudletKeyOrganization = "1.4.1"  // app_inst.cloudlet_key.organization
+	UpdateAppInstRequestFieldAppInstCloudletKeyName         = "1.4.2"  // app_inst.cloudlet_key.name
+	UpdateAppInstRequestFieldAppInstState                   = "1.5"    // app_inst.state
+	UpdateAppInstRequestFieldAppInstErrors                  = "1.6"    // app_inst.errors
+	UpdateAppInstRequestFieldAppInstCrmOverride             = "1.7"    // app_inst.crm_override
+	UpdateAppInstRequestFieldAppInstUri                     = "1.8"    // app_inst.uri
+	UpdateAppInstRequestFieldAppInstMappedPorts             = "1.9"    // app_inst.mapped_ports
+	UpdateAppInstRequestFieldAppInstMappedPortsProto        = "1.9.1"  // app_inst.mapped_ports.proto
+	UpdateAppInstRequestFieldAppInstMappedPortsInternalPort = "1.9.2"  // app_inst.mapped_ports.internal_port
+	UpdateAppInstRequestFieldAppInstMappedPortsPublicPort   = "1.9.3"  // app_inst.mapped_ports.public_port
+	UpdateAppInstRequestFieldAppInstMappedPortsEndPort      = "1.9.4"  // app_inst.mapped_ports.end_port
+	UpdateAppInstRequestFieldAppInstMappedPortsTls          = "1.9.5"  // app_inst.mapped_ports.tls
+	UpdateAppInstRequestFieldAppInstMappedPortsFqdnPrefix   = "1.9.6"  // app_inst.mapped_ports.fqdn_prefix
+	UpdateAppInstRequestFieldAppInstMappedPortsMaxPktSize   = "1.9.7"  // app_inst.mapped_ports.max_pkt_size
+	UpdateAppInstRequestFieldAppInstFlavor                  = "1.10"   // app_inst.flavor
+	UpdateAppInstRequestFieldAppInstPowerState              = "1.11"   // app_inst.power_state
+	UpdateAppInstRequestFieldAppInstRuntimeInfo             = "1.12"   // app_inst.runtime_info
+	UpdateAppInstRequestFieldAppInstRuntimeInfoContainerIds = "1.12.1" // app_inst.runtime_info.container_ids
+	UpdateAppInstRequestFieldAppInstRuntimeInfoPids         = "1.12.2" // app_inst.runtime_info.pids
+	UpdateAppInstRequestFieldAppInstRuntimeInfoPorts        = "1.12.3" // app_inst.runtime_info.ports
+	UpdateAppInstRequestFieldAppInstAnnotations             = "1.13"   // app_inst.annotations
+	UpdateAppInstRequestFieldAppInstCreatedAt               = "1.14"   // app_inst.created_at
+	UpdateAppInstRequestFieldAppInstUpdatedAt               = "1.15"   // app_inst.updated_at
+	UpdateAppInstRequestFieldFields                         = "2"      // fields
+	UpdateAppInstRequestFieldNoWait                         = "3"      // no_wait
+)
+
+// UpdateAppInstRequestAllFields lists the leaf flags of UpdateAppInstRequest: together they
+// select every field.
+var UpdateAppInstRequestAllFields = []string{
+	UpdateAppInstRequestFieldAppInstKeyName,
+	UpdateAppInstRequestFieldAppInstKeyOrganization,
+	UpdateAppInstRequestFieldAppInstAppKeyOrganization,
+	UpdateAppInstRequestFieldAppInstAppKeyName,
+	UpdateAppInstRequestFieldAppInstAppKeyVersion,
+	UpdateAppInstRequestFieldAppInstClusterKeyName,
+	UpdateAppInstRequestFieldAppInstClusterKeyOrganization,
+	UpdateAppInstRequestFieldAppInstCloudletKeyOrganization,
+	UpdateAppInstRequestFieldAppInstCloudletKeyName,
+	UpdateAppInstRequestFieldAppInstState,
+	UpdateAppInstRequestFieldAppInstErrors,
+	UpdateAppInstRequestFieldAppInstCrmOverride,
+	UpdateAppInstRequestFieldAppInstUri,
+	UpdateAppInstRequestFieldAppInstMappedPorts,
+	UpdateAppInstRequestFieldAppInstFlavor,
+	UpdateAppInstRequestFieldAppInstPowerState,
+	UpdateAppInstRequestFieldAppInstRuntimeInfoContainerIds,
+	UpdateAppInstRequestFieldAppInstRuntimeInfoPids,
+	UpdateAppInstRequestFieldAppInstRuntimeInfoPorts,
+	UpdateAppInstRequestFieldAppInstAnnotations,
+	UpdateAppInstRequestFieldAppInstCreatedAt,
+	UpdateAppInstRequestFieldAppInstUpdatedAt,
+	UpdateAppInstRequestFieldFields,
+	UpdateAppInstRequestFieldNoWait,
 }
 
 var _UpdateAppInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppInstRequest", []fieldmap.Field{
@@ -162,26 +295,44 @@ var _UpdateAppInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateA
 	{Flag: "3", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag UpdateAppInstRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*UpdateAppInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _UpdateAppInstRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of UpdateAppInstRequest.
+func (*UpdateAppInstRequest) FieldSchema() *fieldmap.Schema { return _UpdateAppInstRequest_fieldSchema }
+
+// NewUpdateAppInstRequestFieldMap returns a FieldMap of UpdateAppInstRequest holding flags; the
+// error names the first flag UpdateAppInstRequest does not have.
+func NewUpdateAppInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateAppInstRequest_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateAppInstResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Progress.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateAppInstResponse", "progress")
-	}
-	return nil
+// Field flags of UpdateAppInstResponse: dot-joined field numbers from UpdateAppInstResponse.
+const (
+	UpdateAppInstResponseFieldProgress                 = "1"     // progress
+	UpdateAppInstResponseFieldProgressState            = "1.1"   // progress.state
+	UpdateAppInstResponseFieldProgressMessage          = "1.2"   // progress.message
+	UpdateAppInstResponseFieldProgressErrors           = "1.3"   // progress.errors
+	UpdateAppInstResponseFieldProgressStatus           = "1.4"   // progress.status
+	UpdateAppInstResponseFieldProgressStatusTaskNumber = "1.4.1" // progress.status.task_number
+	UpdateAppInstResponseFieldProgressStatusMaxTasks   = "1.4.2" // progress.status.max_tasks
+	UpdateAppInstResponseFieldProgressStatusTaskName   = "1.4.3" // progress.status.task_name
+	UpdateAppInstResponseFieldProgressStatusStepName   = "1.4.4" // progress.status.step_name
+	UpdateAppInstResponseFieldProgressStatusMsgCount   = "1.4.5" // progress.status.msg_count
+	UpdateAppInstResponseFieldProgressStatusMsgs       = "1.4.6" // progress.status.msgs
+	UpdateAppInstResponseFieldProgressFinal            = "1.5"   // progress.final
+)
+
+// UpdateAppInstResponseAllFields lists the leaf flags of UpdateAppInstResponse: together they
+// select every field.
+var UpdateAppInstResponseAllFields = []string{
+	UpdateAppInstResponseFieldProgressState,
+	UpdateAppInstResponseFieldProgressMessage,
+	UpdateAppInstResponseFieldProgressErrors,
+	UpdateAppInstResponseFieldProgressStatusTaskNumber,
+	UpdateAppInstResponseFieldProgressStatusMaxTasks,
+	UpdateAppInstResponseFieldProgressStatusTaskName,
+	UpdateAppInstResponseFieldProgressStatusStepName,
+	UpdateAppInstResponseFieldProgressStatusMsgCount,
+	UpdateAppInstResponseFieldProgressStatusMsgs,
+	UpdateAppInstResponseFieldProgressFinal,
 }
 
 var _UpdateAppInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppInstResponse", []fieldmap.Field{
@@ -199,26 +350,33 @@ var _UpdateAppInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Update
 	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag UpdateAppInstResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*UpdateAppInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _UpdateAppInstResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of UpdateAppInstResponse.
+func (*UpdateAppInstResponse) FieldSchema() *fieldmap.Schema {
+	return _UpdateAppInstResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteAppInstRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if v := m.CrmOverride; !(v >= 0 && v <= 4) {
-		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.DeleteAppInstRequest", Field: "crm_override", Enum: "edgeproto.v1.CRMOverride", Value: int32(v)}
-	}
-	return nil
+// NewUpdateAppInstResponseFieldMap returns a FieldMap of UpdateAppInstResponse holding flags; the
+// error names the first flag UpdateAppInstResponse does not have.
+func NewUpdateAppInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateAppInstResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of DeleteAppInstRequest: dot-joined field numbers from DeleteAppInstRequest.
+const (
+	DeleteAppInstRequestFieldKey             = "1"   // key
+	DeleteAppInstRequestFieldKeyName         = "1.1" // key.name
+	DeleteAppInstRequestFieldKeyOrganization = "1.2" // key.organization
+	DeleteAppInstRequestFieldNoWait          = "2"   // no_wait
+	DeleteAppInstRequestFieldCrmOverride     = "3"   // crm_override
+)
+
+// DeleteAppInstRequestAllFields lists the leaf flags of DeleteAppInstRequest: together they
+// select every field.
+var DeleteAppInstRequestAllFields = []string{
+	DeleteAppInstRequestFieldKeyName,
+	DeleteAppInstRequestFieldKeyOrganization,
+	DeleteAppInstRequestFieldNoWait,
+	DeleteAppInstRequestFieldCrmOverride,
 }
 
 var _DeleteAppInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppInstRequest", []fieldmap.Field{
@@ -229,26 +387,44 @@ var _DeleteAppInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteA
 	{Flag: "3", Path: "crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag DeleteAppInstRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*DeleteAppInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _DeleteAppInstRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of DeleteAppInstRequest.
+func (*DeleteAppInstRequest) FieldSchema() *fieldmap.Schema { return _DeleteAppInstRequest_fieldSchema }
+
+// NewDeleteAppInstRequestFieldMap returns a FieldMap of DeleteAppInstRequest holding flags; the
+// error names the first flag DeleteAppInstRequest does not have.
+func NewDeleteAppInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteAppInstRequest_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteAppInstResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Progress.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.DeleteAppInstResponse", "progress")
-	}
-	return nil
+// Field flags of DeleteAppInstResponse: dot-joined field numbers from DeleteAppInstResponse.
+const (
+	DeleteAppInstResponseFieldProgress                 = "1"     // progress
+	DeleteAppInstResponseFieldProgressState            = "1.1"   // progress.state
+	DeleteAppInstResponseFieldProgressMessage          = "1.2"   // progress.message
+	DeleteAppInstResponseFieldProgressErrors           = "1.3"   // progress.errors
+	DeleteAppInstResponseFieldProgressStatus           = "1.4"   // progress.status
+	DeleteAppInstResponseFieldProgressStatusTaskNumber = "1.4.1" // progress.status.task_number
+	DeleteAppInstResponseFieldProgressStatusMaxTasks   = "1.4.2" // progress.status.max_tasks
+	DeleteAppInstResponseFieldProgressStatusTaskName   = "1.4.3" // progress.status.task_name
+	DeleteAppInstResponseFieldProgressStatusStepName   = "1.4.4" // progress.status.step_name
+	DeleteAppInstResponseFieldProgressStatusMsgCount   = "1.4.5" // progress.status.msg_count
+	DeleteAppInstResponseFieldProgressStatusMsgs       = "1.4.6" // progress.status.msgs
+	DeleteAppInstResponseFieldProgressFinal            = "1.5"   // progress.final
+)
+
+// DeleteAppInstResponseAllFields lists the leaf flags of DeleteAppInstResponse: together they
+// select every field.
+var DeleteAppInstResponseAllFields = []string{
+	DeleteAppInstResponseFieldProgressState,
+	DeleteAppInstResponseFieldProgressMessage,
+	DeleteAppInstResponseFieldProgressErrors,
+	DeleteAppInstResponseFieldProgressStatusTaskNumber,
+	DeleteAppInstResponseFieldProgressStatusMaxTasks,
+	DeleteAppInstResponseFieldProgressStatusTaskName,
+	DeleteAppInstResponseFieldProgressStatusStepName,
+	DeleteAppInstResponseFieldProgressStatusMsgCount,
+	DeleteAppInstResponseFieldProgressStatusMsgs,
+	DeleteAppInstResponseFieldProgressFinal,
 }
 
 var _DeleteAppInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppInstResponse", []fieldmap.Field{
@@ -266,26 +442,81 @@ var _DeleteAppInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Delete
 	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag DeleteAppInstResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*DeleteAppInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _DeleteAppInstResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of DeleteAppInstResponse.
+func (*DeleteAppInstResponse) FieldSchema() *fieldmap.Schema {
+	return _DeleteAppInstResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowAppInstsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Filter.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowAppInstsRequest", "filter")
-	}
-	return nil
+// NewDeleteAppInstResponseFieldMap returns a FieldMap of DeleteAppInstResponse holding flags; the
+// error names the first flag DeleteAppInstResponse does not have.
+func NewDeleteAppInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteAppInstResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowAppInstsRequest: dot-joined field numbers from ShowAppInstsRequest.
+const (
+	ShowAppInstsRequestFieldFilter                        = "1"      // filter
+	ShowAppInstsRequestFieldFilterKey                     = "1.1"    // filter.key
+	ShowAppInstsRequestFieldFilterKeyName                 = "1.1.1"  // filter.key.name
+	ShowAppInstsRequestFieldFilterKeyOrganization         = "1.1.2"  // filter.key.organization
+	ShowAppInstsRequestFieldFilterAppKey                  = "1.2"    // filter.app_key
+	ShowAppInstsRequestFieldFilterAppKeyOrganization      = "1.2.1"  // filter.app_key.organization
+	ShowAppInstsRequestFieldFilterAppKeyName              = "1.2.2"  // filter.app_key.name
+	ShowAppInstsRequestFieldFilterAppKeyVersion           = "1.2.3"  // filter.app_key.version
+	ShowAppInstsRequestFieldFilterClusterKey              = "1.3"    // filter.cluster_key
+	ShowAppInstsRequestFieldFilterClusterKeyName          = "1.3.1"  // filter.cluster_key.name
+	ShowAppInstsRequestFieldFilterClusterKeyOrganization  = "1.3.2"  // filter.cluster_key.organization
+	ShowAppInstsRequestFieldFilterCloudletKey             = "1.4"    // filter.cloudlet_key
+	ShowAppInstsRequestFieldFilterCloudletKeyOrganization = "1.4.1"  // filter.cloudlet_key.organization
+	ShowAppInstsRequestFieldFilterCloudletKeyName         = "1.4.2"  // filter.cloudlet_key.name
+	ShowAppInstsRequestFieldFilterState                   = "1.5"    // filter.state
+	ShowAppInstsRequestFieldFilterErrors                  = "1.6"    // filter.errors
+	ShowAppInstsRequestFieldFilterCrmOverride             = "1.7"    // filter.crm_override
+	ShowAppInstsRequestFieldFilterUri                     = "1.8"    // filter.uri
+	ShowAppInstsRequestFieldFilterMappedPorts             = "1.9"    // filter.mapped_ports
+	ShowAppInstsRequestFieldFilterMappedPortsProto        = "1.9.1"  // filter.mapped_ports.proto
+	ShowAppInstsRequestFieldFilterMappedPortsInternalPort = "1.9.2"  // filter.mapped_ports.internal_port
+	ShowAppInstsRequestFieldFilterMappedPortsPublicPort   = "1.9.3"  // filter.mapped_ports.public_port
+	ShowAppInstsRequestFieldFilterMappedPortsEndPort      = "1.9.4"  // filter.mapped_ports.end_port
+	ShowAppInstsRequestFieldFilterMappedPortsTls          = "1.9.5"  // filter.mapped_ports.tls
+	ShowAppInstsRequestFieldFilterMappedPortsFqdnPrefix   = "1.9.6"  // filter.mapped_ports.fqdn_prefix
+	ShowAppInstsRequestFieldFilterMappedPortsMaxPktSize   = "1.9.7"  // filter.mapped_ports.max_pkt_size
+	ShowAppInstsRequestFieldFilterFlavor                  = "1.10"   // filter.flavor
+	ShowAppInstsRequestFieldFilterPowerState              = "1.11"   // filter.power_state
+	ShowAppInstsRequestFieldFilterRuntimeInfo             = "1.12"   // filter.runtime_info
+	ShowAppInstsRequestFieldFilterRuntimeInfoContainerIds = "1.12.1" // filter.runtime_info.container_ids
+	ShowAppInstsRequestFieldFilterRuntimeInfoPids         = "1.12.2" // filter.runtime_info.pids
+	ShowAppInstsRequestFieldFilterRuntimeInfoPorts        = "1.12.3" // filter.runtime_info.ports
+	ShowAppInstsRequestFieldFilterAnnotations             = "1.13"   // filter.annotations
+	ShowAppInstsRequestFieldFilterCreatedAt               = "1.14"   // filter.created_at
+	ShowAppInstsRequestFieldFilterUpdatedAt               = "1.15"   // filter.updated_at
+)
+
+// ShowAppInstsRequestAllFields lists the leaf flags of ShowAppInstsRequest: together they
+// select every field.
+var ShowAppInstsRequestAllFields = []string{
+	ShowAppInstsRequestFieldFilterKeyName,
+	ShowAppInstsRequestFieldFilterKeyOrganization,
+	ShowAppInstsRequestFieldFilterAppKeyOrganization,
+	ShowAppInstsRequestFieldFilterAppKeyName,
+	ShowAppInstsRequestFieldFilterAppKeyVersion,
+	ShowAppInstsRequestFieldFilterClusterKeyName,
+	ShowAppInstsRequestFieldFilterClusterKeyOrganization,
+	ShowAppInstsRequestFieldFilterCloudletKeyOrganization,
+	ShowAppInstsRequestFieldFilterCloudletKeyName,
+	ShowAppInstsRequestFieldFilterState,
+	ShowAppInstsRequestFieldFilterErrors,
+	ShowAppInstsRequestFieldFilterCrmOverride,
+	ShowAppInstsRequestFieldFilterUri,
+	ShowAppInstsRequestFieldFilterMappedPorts,
+	ShowAppInstsRequestFieldFilterFlavor,
+	ShowAppInstsRequestFieldFilterPowerState,
+	ShowAppInstsRequestFieldFilterRuntimeInfoContainerIds,
+	ShowAppInstsRequestFieldFilterRuntimeInfoPids,
+	ShowAppInstsRequestFieldFilterRuntimeInfoPorts,
+	ShowAppInstsRequestFieldFilterAnnotations,
+	ShowAppInstsRequestFieldFilterCreatedAt,
+	ShowAppInstsRequestFieldFilterUpdatedAt,
 }
 
 var _ShowAppInstsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppInstsRequest", []fieldmap.Field{
@@ -326,26 +557,79 @@ var _ShowAppInstsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppI
 	{Flag: "1.15", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowAppInstsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowAppInstsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowAppInstsRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowAppInstsRequest.
+func (*ShowAppInstsRequest) FieldSchema() *fieldmap.Schema { return _ShowAppInstsRequest_fieldSchema }
+
+// NewShowAppInstsRequestFieldMap returns a FieldMap of ShowAppInstsRequest holding flags; the
+// error names the first flag ShowAppInstsRequest does not have.
+func NewShowAppInstsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowAppInstsRequest_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowAppInstsResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.AppInst.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowAppInstsResponse", "app_inst")
-	}
-	return nil
+// Field flags of ShowAppInstsResponse: dot-joined field numbers from ShowAppInstsResponse.
+const (
+	ShowAppInstsResponseFieldAppInst                        = "1"      // app_inst
+	ShowAppInstsResponseFieldAppInstKey                     = "1.1"    // app_inst.key
+	ShowAppInstsResponseFieldAppInstKeyName                 = "1.1.1"  // app_inst.key.name
+	ShowAppInstsResponseFieldAppInstKeyOrganization         = "1.1.2"  // app_inst.key.organization
+	ShowAppInstsResponseFieldAppInstAppKey                  = "1.2"    // app_inst.app_key
+	ShowAppInstsResponseFieldAppInstAppKeyOrganization      = "1.2.1"  // app_inst.app_key.organization
+	ShowAppInstsResponseFieldAppInstAppKeyName              = "1.2.2"  // app_inst.app_key.name
+	ShowAppInstsResponseFieldAppInstAppKeyVersion           = "1.2.3"  // app_inst.app_key.version
+	ShowAppInstsResponseFieldAppInstClusterKey              = "1.3"    // app_inst.cluster_key
+	ShowAppInstsResponseFieldAppInstClusterKeyName          = "1.3.1"  // app_inst.cluster_key.name
+	ShowAppInstsResponseFieldAppInstClusterKeyOrganization  = "1.3.2"  // app_inst.cluster_key.organization
+	ShowAppInstsResponseFieldAppInstCloudletKey             = "1.4"    // app_inst.cloudlet_key
+	ShowAppInstsResponseFieldAppInstCloudletKeyOrganization = "1.4.1"  // app_inst.cloudlet_key.organization
+	ShowAppInstsResponseFieldAppInstCloudletKeyName         = "1.4.2"  // app_inst.cloudlet_key.name
+	ShowAppInstsResponseFieldAppInstState                   = "1.5"    // app_inst.state
+	ShowAppInstsResponseFieldAppInstErrors                  = "1.6"    // app_inst.errors
+	ShowAppInstsResponseFieldAppInstCrmOverride             = "1.7"    // app_inst.crm_override
+	ShowAppInstsResponseFieldAppInstUri                     = "1.8"    // app_inst.uri
+	ShowAppInstsResponseFieldAppInstMappedPorts             = "1.9"    // app_inst.mapped_ports
+	ShowAppInstsResponseFieldAppInstMappedPortsProto        = "1.9.1"  // app_inst.mapped_ports.proto
+	ShowAppInstsResponseFieldAppInstMappedPortsInternalPort = "1.9.2"  // app_inst.mapped_ports.internal_port
+	ShowAppInstsResponseFieldAppInstMappedPortsPublicPort   = "1.9.3"  // app_inst.mapped_ports.public_port
+	ShowAppInstsResponseFieldAppInstMappedPortsEndPort      = "1.9.4"  // app_inst.mapped_ports.end_port
+	ShowAppInstsResponseFieldAppInstMappedPortsTls          = "1.9.5"  // app_inst.mapped_ports.tls
+	ShowAppInstsResponseFieldAppInstMappedPortsFqdnPrefix   = "1.9.6"  // app_inst.mapped_ports.fqdn_prefix
+	ShowAppInstsResponseFieldAppInstMappedPortsMaxPktSize   = "1.9.7"  // app_inst.mapped_ports.max_pkt_size
+	ShowAppInstsResponseFieldAppInstFlavor                  = "1.10"   // app_inst.flavor
+	ShowAppInstsResponseFieldAppInstPowerState              = "1.11"   // app_inst.power_state
+	ShowAppInstsResponseFieldAppInstRuntimeInfo             = "1.12"   // app_inst.runtime_info
+	ShowAppInstsResponseFieldAppInstRuntimeInfoContainerIds = "1.12.1" // app_inst.runtime_info.container_ids
+	ShowAppInstsResponseFieldAppInstRuntimeInfoPids         = "1.12.2" // app_inst.runtime_info.pids
+	ShowAppInstsResponseFieldAppInstRuntimeInfoPorts        = "1.12.3" // app_inst.runtime_info.ports
+	ShowAppInstsResponseFieldAppInstAnnotations             = "1.13"   // app_inst.annotations
+	ShowAppInstsResponseFieldAppInstCreatedAt               = "1.14"   // app_inst.created_at
+	ShowAppInstsResponseFieldAppInstUpdatedAt               = "1.15"   // app_inst.updated_at
+)
+
+// ShowAppInstsResponseAllFields lists the leaf flags of ShowAppInstsResponse: together they
+// select every field.
+var ShowAppInstsResponseAllFields = []string{
+	ShowAppInstsResponseFieldAppInstKeyName,
+	ShowAppInstsResponseFieldAppInstKeyOrganization,
+	ShowAppInstsResponseFieldAppInstAppKeyOrganization,
+	ShowAppInstsResponseFieldAppInstAppKeyName,
+	ShowAppInstsResponseFieldAppInstAppKeyVersion,
+	ShowAppInstsResponseFieldAppInstClusterKeyName,
+	ShowAppInstsResponseFieldAppInstClusterKeyOrganization,
+	ShowAppInstsResponseFieldAppInstCloudletKeyOrganization,
+	ShowAppInstsResponseFieldAppInstCloudletKeyName,
+	ShowAppInstsResponseFieldAppInstState,
+	ShowAppInstsResponseFieldAppInstErrors,
+	ShowAppInstsResponseFieldAppInstCrmOverride,
+	ShowAppInstsResponseFieldAppInstUri,
+	ShowAppInstsResponseFieldAppInstMappedPorts,
+	ShowAppInstsResponseFieldAppInstFlavor,
+	ShowAppInstsResponseFieldAppInstPowerState,
+	ShowAppInstsResponseFieldAppInstRuntimeInfoContainerIds,
+	ShowAppInstsResponseFieldAppInstRuntimeInfoPids,
+	ShowAppInstsResponseFieldAppInstRuntimeInfoPorts,
+	ShowAppInstsResponseFieldAppInstAnnotations,
+	ShowAppInstsResponseFieldAppInstCreatedAt,
+	ShowAppInstsResponseFieldAppInstUpdatedAt,
 }
 
 var _ShowAppInstsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppInstsResponse", []fieldmap.Field{
@@ -386,26 +670,60 @@ var _ShowAppInstsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowApp
 	{Flag: "1.15", Path: "app_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowAppInstsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowAppInstsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowAppInstsResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowAppInstsResponse.
+func (*ShowAppInstsResponse) FieldSchema() *fieldmap.Schema { return _ShowAppInstsResponse_fieldSchema }
+
+// NewShowAppInstsResponseFieldMap returns a FieldMap of ShowAppInstsResponse holding flags; the
+// error names the first flag ShowAppInstsResponse does not have.
+func NewShowAppInstsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowAppInstsResponse_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowAppInstInfosRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Filter.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowAppInstInfosRequest", "filter")
-	}
-	return nil
+// Field flags of ShowAppInstInfosRequest: dot-joined field numbers from ShowAppInstInfosRequest.
+const (
+	ShowAppInstInfosRequestFieldFilter                        = "1"     // filter
+	ShowAppInstInfosRequestFieldFilterKey                     = "1.1"   // filter.key
+	ShowAppInstInfosRequestFieldFilterKeyName                 = "1.1.1" // filter.key.name
+	ShowAppInstInfosRequestFieldFilterKeyOrganization         = "1.1.2" // filter.key.organization
+	ShowAppInstInfosRequestFieldFilterState                   = "1.2"   // filter.state
+	ShowAppInstInfosRequestFieldFilterErrors                  = "1.3"   // filter.errors
+	ShowAppInstInfosRequestFieldFilterNotifyId                = "1.4"   // filter.notify_id
+	ShowAppInstInfosRequestFieldFilterStatus                  = "1.5"   // filter.status
+	ShowAppInstInfosRequestFieldFilterStatusTaskNumber        = "1.5.1" // filter.status.task_number
+	ShowAppInstInfosRequestFieldFilterStatusMaxTasks          = "1.5.2" // filter.status.max_tasks
+	ShowAppInstInfosRequestFieldFilterStatusTaskName          = "1.5.3" // filter.status.task_name
+	ShowAppInstInfosRequestFieldFilterStatusStepName          = "1.5.4" // filter.status.step_name
+	ShowAppInstInfosRequestFieldFilterStatusMsgCount          = "1.5.5" // filter.status.msg_count
+	ShowAppInstInfosRequestFieldFilterStatusMsgs              = "1.5.6" // filter.status.msgs
+	ShowAppInstInfosRequestFieldFilterPowerState              = "1.6"   // filter.power_state
+	ShowAppInstInfosRequestFieldFilterRuntimeInfo             = "1.7"   // filter.runtime_info
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoContainerIds = "1.7.1" // filter.runtime_info.container_ids
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoPids         = "1.7.2" // filter.runtime_info.pids
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoPorts        = "1.7.3" // filter.runtime_info.ports
+	ShowAppInstInfosRequestFieldFilterUri                     = "1.8"   // filter.uri
+	ShowAppInstInfosRequestFieldFilterUpdatedAt               = "1.9"   // filter.updated_at
+)
+
+// ShowAppInstInfosRequestAllFields lists the leaf flags of ShowAppInstInfosRequest: together they
+// select every field.
+var ShowAppInstInfosRequestAllFields = []string{
+	ShowAppInstInfosRequestFieldFilterKeyName,
+	ShowAppInstInfosRequestFieldFilterKeyOrganization,
+	ShowAppInstInfosRequestFieldFilterState,
+	ShowAppInstInfosRequestFieldFilterErrors,
+	ShowAppInstInfosRequestFieldFilterNotifyId,
+	ShowAppInstInfosRequestFieldFilterStatusTaskNumber,
+	ShowAppInstInfosRequestFieldFilterStatusMaxTasks,
+	ShowAppInstInfosRequestFieldFilterStatusTaskName,
+	ShowAppInstInfosRequestFieldFilterStatusStepName,
+	ShowAppInstInfosRequestFieldFilterStatusMsgCount,
+	ShowAppInstInfosRequestFieldFilterStatusMsgs,
+	ShowAppInstInfosRequestFieldFilterPowerState,
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoContainerIds,
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoPids,
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoPorts,
+	ShowAppInstInfosRequestFieldFilterUri,
+	ShowAppInstInfosRequestFieldFilterUpdatedAt,
 }
 
 var _ShowAppInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppInstInfosRequest", []fieldmap.Field{
@@ -432,26 +750,62 @@ var _ShowAppInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Show
 	{Flag: "1.9", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowAppInstInfosRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowAppInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowAppInstInfosRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowAppInstInfosRequest.
+func (*ShowAppInstInfosRequest) FieldSchema() *fieldmap.Schema {
+	return _ShowAppInstInfosRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowAppInstInfosResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.AppInstInfo.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowAppInstInfosResponse", "app_inst_info")
-	}
-	return nil
+// NewShowAppInstInfosRequestFieldMap returns a FieldMap of ShowAppInstInfosRequest holding flags; the
+// error names the first flag ShowAppInstInfosRequest does not have.
+func NewShowAppInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowAppInstInfosRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowAppInstInfosResponse: dot-joined field numbers from ShowAppInstInfosResponse.
+const (
+	ShowAppInstInfosResponseFieldAppInstInfo                        = "1"     // app_inst_info
+	ShowAppInstInfosResponseFieldAppInstInfoKey                     = "1.1"   // app_inst_info.key
+	ShowAppInstInfosResponseFieldAppInstInfoKeyName                 = "1.1.1" // app_inst_info.key.name
+	ShowAppInstInfosResponseFieldAppInstInfoKeyOrganization         = "1.1.2" // app_inst_info.key.organization
+	ShowAppInstInfosResponseFieldAppInstInfoState                   = "1.2"   // app_inst_info.state
+	ShowAppInstInfosResponseFieldAppInstInfoErrors                  = "1.3"   // app_inst_info.errors
+	ShowAppInstInfosResponseFieldAppInstInfoNotifyId                = "1.4"   // app_inst_info.notify_id
+	ShowAppInstInfosResponseFieldAppInstInfoStatus                  = "1.5"   // app_inst_info.status
+	ShowAppInstInfosResponseFieldAppInstInfoStatusTaskNumber        = "1.5.1" // app_inst_info.status.task_number
+	ShowAppInstInfosResponseFieldAppInstInfoStatusMaxTasks          = "1.5.2" // app_inst_info.status.max_tasks
+	ShowAppInstInfosResponseFieldAppInstInfoStatusTaskName          = "1.5.3" // app_inst_info.status.task_name
+	ShowAppInstInfosResponseFieldAppInstInfoStatusStepName          = "1.5.4" // app_inst_info.status.step_name
+	ShowAppInstInfosResponseFieldAppInstInfoStatusMsgCount          = "1.5.5" // app_inst_info.status.msg_count
+	ShowAppInstInfosResponseFieldAppInstInfoStatusMsgs              = "1.5.6" // app_inst_info.status.msgs
+	ShowAppInstInfosResponseFieldAppInstInfoPowerState              = "1.6"   // app_inst_info.power_state
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfo             = "1.7"   // app_inst_info.runtime_info
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoContainerIds = "1.7.1" // app_inst_info.runtime_info.container_ids
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPids         = "1.7.2" // app_inst_info.runtime_info.pids
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts        = "1.7.3" // app_inst_info.runtime_info.ports
+	ShowAppInstInfosResponseFieldAppInstInfoUri                     = "1.8"   // app_inst_info.uri
+	ShowAppInstInfosResponseFieldAppInstInfoUpdatedAt               = "1.9"   // app_inst_info.updated_at
+)
+
+// ShowAppInstInfosResponseAllFields lists the leaf flags of ShowAppInstInfosResponse: together they
+// select every field.
+var ShowAppInstInfosResponseAllFields = []string{
+	ShowAppInstInfosResponseFieldAppInstInfoKeyName,
+	ShowAppInstInfosResponseFieldAppInstInfoKeyOrganization,
+	ShowAppInstInfosResponseFieldAppInstInfoState,
+	ShowAppInstInfosResponseFieldAppInstInfoErrors,
+	ShowAppInstInfosResponseFieldAppInstInfoNotifyId,
+	ShowAppInstInfosResponseFieldAppInstInfoStatusTaskNumber,
+	ShowAppInstInfosResponseFieldAppInstInfoStatusMaxTasks,
+	ShowAppInstInfosResponseFieldAppInstInfoStatusTaskName,
+	ShowAppInstInfosResponseFieldAppInstInfoStatusStepName,
+	ShowAppInstInfosResponseFieldAppInstInfoStatusMsgCount,
+	ShowAppInstInfosResponseFieldAppInstInfoStatusMsgs,
+	ShowAppInstInfosResponseFieldAppInstInfoPowerState,
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoContainerIds,
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPids,
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts,
+	ShowAppInstInfosResponseFieldAppInstInfoUri,
+	ShowAppInstInfosResponseFieldAppInstInfoUpdatedAt,
 }
 
 var _ShowAppInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppInstInfosResponse", []fieldmap.Field{
@@ -478,26 +832,62 @@ var _ShowAppInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Sho
 	{Flag: "1.9", Path: "app_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowAppInstInfosResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowAppInstInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowAppInstInfosResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowAppInstInfosResponse.
+func (*ShowAppInstInfosResponse) FieldSchema() *fieldmap.Schema {
+	return _ShowAppInstInfosResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *WatchAppInstInfosRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Filter.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.WatchAppInstInfosRequest", "filter")
-	}
-	return nil
+// NewShowAppInstInfosResponseFieldMap returns a FieldMap of ShowAppInstInfosResponse holding flags; the
+// error names the first flag ShowAppInstInfosResponse does not have.
+func NewShowAppInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowAppInstInfosResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of WatchAppInstInfosRequest: dot-joined field numbers from WatchAppInstInfosRequest.
+const (
+	WatchAppInstInfosRequestFieldFilter                        = "1"     // filter
+	WatchAppInstInfosRequestFieldFilterKey                     = "1.1"   // filter.key
+	WatchAppInstInfosRequestFieldFilterKeyName                 = "1.1.1" // filter.key.name
+	WatchAppInstInfosRequestFieldFilterKeyOrganization         = "1.1.2" // filter.key.organization
+	WatchAppInstInfosRequestFieldFilterState                   = "1.2"   // filter.state
+	WatchAppInstInfosRequestFieldFilterErrors                  = "1.3"   // filter.errors
+	WatchAppInstInfosRequestFieldFilterNotifyId                = "1.4"   // filter.notify_id
+	WatchAppInstInfosRequestFieldFilterStatus                  = "1.5"   // filter.status
+	WatchAppInstInfosRequestFieldFilterStatusTaskNumber        = "1.5.1" // filter.status.task_number
+	WatchAppInstInfosRequestFieldFilterStatusMaxTasks          = "1.5.2" // filter.status.max_tasks
+	WatchAppInstInfosRequestFieldFilterStatusTaskName          = "1.5.3" // filter.status.task_name
+	WatchAppInstInfosRequestFieldFilterStatusStepName          = "1.5.4" // filter.status.step_name
+	WatchAppInstInfosRequestFieldFilterStatusMsgCount          = "1.5.5" // filter.status.msg_count
+	WatchAppInstInfosRequestFieldFilterStatusMsgs              = "1.5.6" // filter.status.msgs
+	WatchAppInstInfosRequestFieldFilterPowerState              = "1.6"   // filter.power_state
+	WatchAppInstInfosRequestFieldFilterRuntimeInfo             = "1.7"   // filter.runtime_info
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoContainerIds = "1.7.1" // filter.runtime_info.container_ids
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoPids         = "1.7.2" // filter.runtime_info.pids
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoPorts        = "1.7.3" // filter.runtime_info.ports
+	WatchAppInstInfosRequestFieldFilterUri                     = "1.8"   // filter.uri
+	WatchAppInstInfosRequestFieldFilterUpdatedAt               = "1.9"   // filter.updated_at
+)
+
+// WatchAppInstInfosRequestAllFields lists the leaf flags of WatchAppInstInfosRequest: together they
+// select every field.
+var WatchAppInstInfosRequestAllFields = []string{
+	WatchAppInstInfosRequestFieldFilterKeyName,
+	WatchAppInstInfosRequestFieldFilterKeyOrganization,
+	WatchAppInstInfosRequestFieldFilterState,
+	WatchAppInstInfosRequestFieldFilterErrors,
+	WatchAppInstInfosRequestFieldFilterNotifyId,
+	WatchAppInstInfosRequestFieldFilterStatusTaskNumber,
+	WatchAppInstInfosRequestFieldFilterStatusMaxTasks,
+	WatchAppInstInfosRequestFieldFilterStatusTaskName,
+	WatchAppInstInfosRequestFieldFilterStatusStepName,
+	WatchAppInstInfosRequestFieldFilterStatusMsgCount,
+	WatchAppInstInfosRequestFieldFilterStatusMsgs,
+	WatchAppInstInfosRequestFieldFilterPowerState,
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoContainerIds,
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoPids,
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoPorts,
+	WatchAppInstInfosRequestFieldFilterUri,
+	WatchAppInstInfosRequestFieldFilterUpdatedAt,
 }
 
 var _WatchAppInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchAppInstInfosRequest", []fieldmap.Field{
@@ -524,29 +914,64 @@ var _WatchAppInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Wat
 	{Flag: "1.9", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag WatchAppInstInfosRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*WatchAppInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _WatchAppInstInfosRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of WatchAppInstInfosRequest.
+func (*WatchAppInstInfosRequest) FieldSchema() *fieldmap.Schema {
+	return _WatchAppInstInfosRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *WatchAppInstInfosResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if v := m.Type; !(v >= 0 && v <= 3) {
-		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.WatchAppInstInfosResponse", Field: "type", Enum: "edgeproto.v1.EventType", Value: int32(v)}
-	}
-	if err := m.AppInstInfo.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.WatchAppInstInfosResponse", "app_inst_info")
-	}
-	return nil
+// NewWatchAppInstInfosRequestFieldMap returns a FieldMap of WatchAppInstInfosRequest holding flags; the
+// error names the first flag WatchAppInstInfosRequest does not have.
+func NewWatchAppInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _WatchAppInstInfosRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of WatchAppInstInfosResponse: dot-joined field numbers from WatchAppInstInfosResponse.
+const (
+	WatchAppInstInfosResponseFieldType                               = "1"     // type
+	WatchAppInstInfosResponseFieldAppInstInfo                        = "2"     // app_inst_info
+	WatchAppInstInfosResponseFieldAppInstInfoKey                     = "2.1"   // app_inst_info.key
+	WatchAppInstInfosResponseFieldAppInstInfoKeyName                 = "2.1.1" // app_inst_info.key.name
+	WatchAppInstInfosResponseFieldAppInstInfoKeyOrganization         = "2.1.2" // app_inst_info.key.organization
+	WatchAppInstInfosResponseFieldAppInstInfoState                   = "2.2"   // app_inst_info.state
+	WatchAppInstInfosResponseFieldAppInstInfoErrors                  = "2.3"   // app_inst_info.errors
+	WatchAppInstInfosResponseFieldAppInstInfoNotifyId                = "2.4"   // app_inst_info.notify_id
+	WatchAppInstInfosResponseFieldAppInstInfoStatus                  = "2.5"   // app_inst_info.status
+	WatchAppInstInfosResponseFieldAppInstInfoStatusTaskNumber        = "2.5.1" // app_inst_info.status.task_number
+	WatchAppInstInfosResponseFieldAppInstInfoStatusMaxTasks          = "2.5.2" // app_inst_info.status.max_tasks
+	WatchAppInstInfosResponseFieldAppInstInfoStatusTaskName          = "2.5.3" // app_inst_info.status.task_name
+	WatchAppInstInfosResponseFieldAppInstInfoStatusStepName          = "2.5.4" // app_inst_info.status.step_name
+	WatchAppInstInfosResponseFieldAppInstInfoStatusMsgCount          = "2.5.5" // app_inst_info.status.msg_count
+	WatchAppInstInfosResponseFieldAppInstInfoStatusMsgs              = "2.5.6" // app_inst_info.status.msgs
+	WatchAppInstInfosResponseFieldAppInstInfoPowerState              = "2.6"   // app_inst_info.power_state
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfo             = "2.7"   // app_inst_info.runtime_info
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoContainerIds = "2.7.1" // app_inst_info.runtime_info.container_ids
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPids         = "2.7.2" // app_inst_info.runtime_info.pids
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts        = "2.7.3" // app_inst_info.runtime_info.ports
+	WatchAppInstInfosResponseFieldAppInstInfoUri                     = "2.8"   // app_inst_info.uri
+	WatchAppInstInfosResponseFieldAppInstInfoUpdatedAt               = "2.9"   // app_inst_info.updated_at
+)
+
+// WatchAppInstInfosResponseAllFields lists the leaf flags of WatchAppInstInfosResponse: together they
+// select every field.
+var WatchAppInstInfosResponseAllFields = []string{
+	WatchAppInstInfosResponseFieldType,
+	WatchAppInstInfosResponseFieldAppInstInfoKeyName,
+	WatchAppInstInfosResponseFieldAppInstInfoKeyOrganization,
+	WatchAppInstInfosResponseFieldAppInstInfoState,
+	WatchAppInstInfosResponseFieldAppInstInfoErrors,
+	WatchAppInstInfosResponseFieldAppInstInfoNotifyId,
+	WatchAppInstInfosResponseFieldAppInstInfoStatusTaskNumber,
+	WatchAppInstInfosResponseFieldAppInstInfoStatusMaxTasks,
+	WatchAppInstInfosResponseFieldAppInstInfoStatusTaskName,
+	WatchAppInstInfosResponseFieldAppInstInfoStatusStepName,
+	WatchAppInstInfosResponseFieldAppInstInfoStatusMsgCount,
+	WatchAppInstInfosResponseFieldAppInstInfoStatusMsgs,
+	WatchAppInstInfosResponseFieldAppInstInfoPowerState,
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoContainerIds,
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPids,
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts,
+	WatchAppInstInfosResponseFieldAppInstInfoUri,
+	WatchAppInstInfosResponseFieldAppInstInfoUpdatedAt,
 }
 
 var _WatchAppInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchAppInstInfosResponse", []fieldmap.Field{
@@ -574,6 +999,4298 @@ var _WatchAppInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Wa
 	{Flag: "2.9", Path: "app_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
+// FieldSchema returns the field flags of WatchAppInstInfosResponse.
+func (*WatchAppInstInfosResponse) FieldSchema() *fieldmap.Schema {
+	return _WatchAppInstInfosResponse_fieldSchema
+}
+
+// NewWatchAppInstInfosResponseFieldMap returns a FieldMap of WatchAppInstInfosResponse holding flags; the
+// error names the first flag WatchAppInstInfosResponse does not have.
+func NewWatchAppInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _WatchAppInstInfosResponse_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateAppInstRequest) Clone() *CreateAppInstRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateAppInstRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateAppInstRequest, a deep copy of m, which is not nil.
+func (m *CreateAppInstRequest) cloneTo(c *CreateAppInstRequest) {
+	c.AppInst = m.AppInst.Clone()
+	c.NoWait = m.NoWait
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateAppInstResponse) Clone() *CreateAppInstResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateAppInstResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateAppInstResponse, a deep copy of m, which is not nil.
+func (m *CreateAppInstResponse) cloneTo(c *CreateAppInstResponse) {
+	c.Progress = m.Progress.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateAppInstRequest) Clone() *UpdateAppInstRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateAppInstRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateAppInstRequest, a deep copy of m, which is not nil.
+func (m *UpdateAppInstRequest) cloneTo(c *UpdateAppInstRequest) {
+	c.AppInst = m.AppInst.Clone()
+	c.Fields = slices.Clone(m.Fields)
+	c.NoWait = m.NoWait
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateAppInstResponse) Clone() *UpdateAppInstResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateAppInstResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateAppInstResponse, a deep copy of m, which is not nil.
+func (m *UpdateAppInstResponse) cloneTo(c *UpdateAppInstResponse) {
+	c.Progress = m.Progress.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteAppInstRequest) Clone() *DeleteAppInstRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteAppInstRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteAppInstRequest, a deep copy of m, which is not nil.
+func (m *DeleteAppInstRequest) cloneTo(c *DeleteAppInstRequest) {
+	c.Key = m.Key.Clone()
+	c.NoWait = m.NoWait
+	c.CrmOverride = m.CrmOverride
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteAppInstResponse) Clone() *DeleteAppInstResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteAppInstResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteAppInstResponse, a deep copy of m, which is not nil.
+func (m *DeleteAppInstResponse) cloneTo(c *DeleteAppInstResponse) {
+	c.Progress = m.Progress.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowAppInstsRequest) Clone() *ShowAppInstsRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowAppInstsRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowAppInstsRequest, a deep copy of m, which is not nil.
+func (m *ShowAppInstsRequest) cloneTo(c *ShowAppInstsRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowAppInstsResponse) Clone() *ShowAppInstsResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowAppInstsResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowAppInstsResponse, a deep copy of m, which is not nil.
+func (m *ShowAppInstsResponse) cloneTo(c *ShowAppInstsResponse) {
+	c.AppInst = m.AppInst.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowAppInstInfosRequest) Clone() *ShowAppInstInfosRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowAppInstInfosRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowAppInstInfosRequest, a deep copy of m, which is not nil.
+func (m *ShowAppInstInfosRequest) cloneTo(c *ShowAppInstInfosRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowAppInstInfosResponse) Clone() *ShowAppInstInfosResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowAppInstInfosResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowAppInstInfosResponse, a deep copy of m, which is not nil.
+func (m *ShowAppInstInfosResponse) cloneTo(c *ShowAppInstInfosResponse) {
+	c.AppInstInfo = m.AppInstInfo.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *WatchAppInstInfosRequest) Clone() *WatchAppInstInfosRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(WatchAppInstInfosRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero WatchAppInstInfosRequest, a deep copy of m, which is not nil.
+func (m *WatchAppInstInfosRequest) cloneTo(c *WatchAppInstInfosRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *WatchAppInstInfosResponse) Clone() *WatchAppInstInfosResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(WatchAppInstInfosResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero WatchAppInstInfosResponse, a deep copy of m, which is not nil.
+func (m *WatchAppInstInfosResponse) cloneTo(c *WatchAppInstInfosResponse) {
+	c.Type = m.Type
+	c.AppInstInfo = m.AppInstInfo.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateAppInstRequest) Equal(o *CreateAppInstRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.AppInst.Equal(o.AppInst) {
+		return false
+	}
+	if m.NoWait != o.NoWait {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateAppInstResponse) Equal(o *CreateAppInstResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Progress.Equal(o.Progress) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateAppInstRequest) Equal(o *UpdateAppInstRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.AppInst.Equal(o.AppInst) {
+		return false
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		return false
+	}
+	if m.NoWait != o.NoWait {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateAppInstResponse) Equal(o *UpdateAppInstResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Progress.Equal(o.Progress) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteAppInstRequest) Equal(o *DeleteAppInstRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.NoWait != o.NoWait {
+		return false
+	}
+	if m.CrmOverride != o.CrmOverride {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteAppInstResponse) Equal(o *DeleteAppInstResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Progress.Equal(o.Progress) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowAppInstsRequest) Equal(o *ShowAppInstsRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowAppInstsResponse) Equal(o *ShowAppInstsResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.AppInst.Equal(o.AppInst) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowAppInstInfosRequest) Equal(o *ShowAppInstInfosRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowAppInstInfosResponse) Equal(o *ShowAppInstInfosResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.AppInstInfo.Equal(o.AppInstInfo) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *WatchAppInstInfosRequest) Equal(o *WatchAppInstInfosRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *WatchAppInstInfosResponse) Equal(o *WatchAppInstInfosResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Type != o.Type {
+		return false
+	}
+	if !m.AppInstInfo.Equal(o.AppInstInfo) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateAppInstRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateAppInstRequest) CopyInFields(src *CreateAppInstRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.AppInst.Equal(src.GetAppInst()) {
+			m.AppInst = src.GetAppInst().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.AppInst, src.GetAppInst(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &AppInst{}
+				m.AppInst = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !d1.AppKey.Equal(s1.GetAppKey()) {
+					d1.AppKey = s1.GetAppKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.2") {
+				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppKey{}
+						d1.AppKey = d2
+						n++
+					}
+					if fm.IsSet("1.2.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.3") {
+						if d2.Version != s2.GetVersion() {
+							d2.Version = s2.GetVersion()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.3") {
+				if !d1.ClusterKey.Equal(s1.GetClusterKey()) {
+					d1.ClusterKey = s1.GetClusterKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.3") {
+				if d2, s2 := d1.ClusterKey, s1.GetClusterKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &ClusterKey{}
+						d1.ClusterKey = d2
+						n++
+					}
+					if fm.IsSet("1.3.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.3.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
+					d1.CloudletKey = s1.GetCloudletKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.CloudletKey = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.CrmOverride != s1.GetCrmOverride() {
+					d1.CrmOverride = s1.GetCrmOverride()
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.Uri != s1.GetUri() {
+					d1.Uri = s1.GetUri()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetMappedPorts(); !fieldmap.EqualMessageListFunc(d1.MappedPorts, sv1, (*Port).Equal) {
+					if len(sv1) == 0 {
+						d1.MappedPorts = nil
+					} else {
+						d1.MappedPorts = fieldmap.CloneListFunc(sv1, (*Port).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if d1.Flavor != s1.GetFlavor() {
+					d1.Flavor = s1.GetFlavor()
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.PowerState != s1.GetPowerState() {
+					d1.PowerState = s1.GetPowerState()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
+					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.12") {
+				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstRuntime{}
+						d1.RuntimeInfo = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.12.1") {
+						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
+							if len(sv2) == 0 {
+								d2.ContainerIds = nil
+							} else {
+								d2.ContainerIds = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.2") {
+						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
+							if len(sv2) == 0 {
+								d2.Pids = nil
+							} else {
+								d2.Pids = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.3") {
+						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
+							if len(sv2) == 0 {
+								d2.Ports = nil
+							} else {
+								d2.Ports = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.13") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.15") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("2") {
+		if m.NoWait != src.GetNoWait() {
+			m.NoWait = src.GetNoWait()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateAppInstResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateAppInstResponse) CopyInFields(src *CreateAppInstResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Progress.Equal(src.GetProgress()) {
+			m.Progress = src.GetProgress().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Progress{}
+				m.Progress = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Message != s1.GetMessage() {
+					d1.Message = s1.GetMessage()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.4.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Final != s1.GetFinal() {
+					d1.Final = s1.GetFinal()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateAppInstRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateAppInstRequest) CopyInFields(src *UpdateAppInstRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.AppInst.Equal(src.GetAppInst()) {
+			m.AppInst = src.GetAppInst().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.AppInst, src.GetAppInst(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &AppInst{}
+				m.AppInst = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !d1.AppKey.Equal(s1.GetAppKey()) {
+					d1.AppKey = s1.GetAppKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.2") {
+				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppKey{}
+						d1.AppKey = d2
+						n++
+					}
+					if fm.IsSet("1.2.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.3") {
+						if d2.Version != s2.GetVersion() {
+							d2.Version = s2.GetVersion()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.3") {
+				if !d1.ClusterKey.Equal(s1.GetClusterKey()) {
+					d1.ClusterKey = s1.GetClusterKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.3") {
+				if d2, s2 := d1.ClusterKey, s1.GetClusterKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &ClusterKey{}
+						d1.ClusterKey = d2
+						n++
+					}
+					if fm.IsSet("1.3.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.3.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
+					d1.CloudletKey = s1.GetCloudletKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.CloudletKey = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.CrmOverride != s1.GetCrmOverride() {
+					d1.CrmOverride = s1.GetCrmOverride()
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.Uri != s1.GetUri() {
+					d1.Uri = s1.GetUri()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetMappedPorts(); !fieldmap.EqualMessageListFunc(d1.MappedPorts, sv1, (*Port).Equal) {
+					if len(sv1) == 0 {
+						d1.MappedPorts = nil
+					} else {
+						d1.MappedPorts = fieldmap.CloneListFunc(sv1, (*Port).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if d1.Flavor != s1.GetFlavor() {
+					d1.Flavor = s1.GetFlavor()
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.PowerState != s1.GetPowerState() {
+					d1.PowerState = s1.GetPowerState()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
+					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.12") {
+				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstRuntime{}
+						d1.RuntimeInfo = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.12.1") {
+						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
+							if len(sv2) == 0 {
+								d2.ContainerIds = nil
+							} else {
+								d2.ContainerIds = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.2") {
+						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
+							if len(sv2) == 0 {
+								d2.Pids = nil
+							} else {
+								d2.Pids = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.3") {
+						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
+							if len(sv2) == 0 {
+								d2.Ports = nil
+							} else {
+								d2.Ports = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.13") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.15") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("2") {
+		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
+			if len(sv0) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.NoWait != src.GetNoWait() {
+			m.NoWait = src.GetNoWait()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateAppInstResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateAppInstResponse) CopyInFields(src *UpdateAppInstResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Progress.Equal(src.GetProgress()) {
+			m.Progress = src.GetProgress().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Progress{}
+				m.Progress = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Message != s1.GetMessage() {
+					d1.Message = s1.GetMessage()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.4.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Final != s1.GetFinal() {
+					d1.Final = s1.GetFinal()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteAppInstRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteAppInstRequest) CopyInFields(src *DeleteAppInstRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Key.Equal(src.GetKey()) {
+			m.Key = src.GetKey().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &AppInstKey{}
+				m.Key = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Organization != s1.GetOrganization() {
+					d1.Organization = s1.GetOrganization()
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("2") {
+		if m.NoWait != src.GetNoWait() {
+			m.NoWait = src.GetNoWait()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.CrmOverride != src.GetCrmOverride() {
+			m.CrmOverride = src.GetCrmOverride()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteAppInstResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteAppInstResponse) CopyInFields(src *DeleteAppInstResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Progress.Equal(src.GetProgress()) {
+			m.Progress = src.GetProgress().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Progress{}
+				m.Progress = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Message != s1.GetMessage() {
+					d1.Message = s1.GetMessage()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.4.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Final != s1.GetFinal() {
+					d1.Final = s1.GetFinal()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowAppInstsRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowAppInstsRequest) CopyInFields(src *ShowAppInstsRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &AppInst{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !d1.AppKey.Equal(s1.GetAppKey()) {
+					d1.AppKey = s1.GetAppKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.2") {
+				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppKey{}
+						d1.AppKey = d2
+						n++
+					}
+					if fm.IsSet("1.2.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.3") {
+						if d2.Version != s2.GetVersion() {
+							d2.Version = s2.GetVersion()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.3") {
+				if !d1.ClusterKey.Equal(s1.GetClusterKey()) {
+					d1.ClusterKey = s1.GetClusterKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.3") {
+				if d2, s2 := d1.ClusterKey, s1.GetClusterKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &ClusterKey{}
+						d1.ClusterKey = d2
+						n++
+					}
+					if fm.IsSet("1.3.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.3.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
+					d1.CloudletKey = s1.GetCloudletKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.CloudletKey = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.CrmOverride != s1.GetCrmOverride() {
+					d1.CrmOverride = s1.GetCrmOverride()
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.Uri != s1.GetUri() {
+					d1.Uri = s1.GetUri()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetMappedPorts(); !fieldmap.EqualMessageListFunc(d1.MappedPorts, sv1, (*Port).Equal) {
+					if len(sv1) == 0 {
+						d1.MappedPorts = nil
+					} else {
+						d1.MappedPorts = fieldmap.CloneListFunc(sv1, (*Port).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if d1.Flavor != s1.GetFlavor() {
+					d1.Flavor = s1.GetFlavor()
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.PowerState != s1.GetPowerState() {
+					d1.PowerState = s1.GetPowerState()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
+					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.12") {
+				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstRuntime{}
+						d1.RuntimeInfo = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.12.1") {
+						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
+							if len(sv2) == 0 {
+								d2.ContainerIds = nil
+							} else {
+								d2.ContainerIds = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.2") {
+						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
+							if len(sv2) == 0 {
+								d2.Pids = nil
+							} else {
+								d2.Pids = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.3") {
+						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
+							if len(sv2) == 0 {
+								d2.Ports = nil
+							} else {
+								d2.Ports = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.13") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.15") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowAppInstsResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowAppInstsResponse) CopyInFields(src *ShowAppInstsResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.AppInst.Equal(src.GetAppInst()) {
+			m.AppInst = src.GetAppInst().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.AppInst, src.GetAppInst(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &AppInst{}
+				m.AppInst = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !d1.AppKey.Equal(s1.GetAppKey()) {
+					d1.AppKey = s1.GetAppKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.2") {
+				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppKey{}
+						d1.AppKey = d2
+						n++
+					}
+					if fm.IsSet("1.2.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.3") {
+						if d2.Version != s2.GetVersion() {
+							d2.Version = s2.GetVersion()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.3") {
+				if !d1.ClusterKey.Equal(s1.GetClusterKey()) {
+					d1.ClusterKey = s1.GetClusterKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.3") {
+				if d2, s2 := d1.ClusterKey, s1.GetClusterKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &ClusterKey{}
+						d1.ClusterKey = d2
+						n++
+					}
+					if fm.IsSet("1.3.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.3.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
+					d1.CloudletKey = s1.GetCloudletKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.CloudletKey = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.CrmOverride != s1.GetCrmOverride() {
+					d1.CrmOverride = s1.GetCrmOverride()
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.Uri != s1.GetUri() {
+					d1.Uri = s1.GetUri()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetMappedPorts(); !fieldmap.EqualMessageListFunc(d1.MappedPorts, sv1, (*Port).Equal) {
+					if len(sv1) == 0 {
+						d1.MappedPorts = nil
+					} else {
+						d1.MappedPorts = fieldmap.CloneListFunc(sv1, (*Port).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if d1.Flavor != s1.GetFlavor() {
+					d1.Flavor = s1.GetFlavor()
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.PowerState != s1.GetPowerState() {
+					d1.PowerState = s1.GetPowerState()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
+					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.12") {
+				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstRuntime{}
+						d1.RuntimeInfo = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.12.1") {
+						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
+							if len(sv2) == 0 {
+								d2.ContainerIds = nil
+							} else {
+								d2.ContainerIds = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.2") {
+						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
+							if len(sv2) == 0 {
+								d2.Pids = nil
+							} else {
+								d2.Pids = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.3") {
+						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
+							if len(sv2) == 0 {
+								d2.Ports = nil
+							} else {
+								d2.Ports = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.13") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.15") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowAppInstInfosRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowAppInstInfosRequest) CopyInFields(src *ShowAppInstInfosRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &AppInstInfo{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.5") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.5.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.5.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.6") {
+				if d1.PowerState != s1.GetPowerState() {
+					d1.PowerState = s1.GetPowerState()
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
+					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.7") {
+				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstRuntime{}
+						d1.RuntimeInfo = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.7.1") {
+						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
+							if len(sv2) == 0 {
+								d2.ContainerIds = nil
+							} else {
+								d2.ContainerIds = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.7.2") {
+						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
+							if len(sv2) == 0 {
+								d2.Pids = nil
+							} else {
+								d2.Pids = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.7.3") {
+						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
+							if len(sv2) == 0 {
+								d2.Ports = nil
+							} else {
+								d2.Ports = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.Uri != s1.GetUri() {
+					d1.Uri = s1.GetUri()
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowAppInstInfosResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowAppInstInfosResponse) CopyInFields(src *ShowAppInstInfosResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.AppInstInfo.Equal(src.GetAppInstInfo()) {
+			m.AppInstInfo = src.GetAppInstInfo().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.AppInstInfo, src.GetAppInstInfo(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &AppInstInfo{}
+				m.AppInstInfo = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.5") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.5.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.5.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.6") {
+				if d1.PowerState != s1.GetPowerState() {
+					d1.PowerState = s1.GetPowerState()
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
+					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.7") {
+				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstRuntime{}
+						d1.RuntimeInfo = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.7.1") {
+						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
+							if len(sv2) == 0 {
+								d2.ContainerIds = nil
+							} else {
+								d2.ContainerIds = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.7.2") {
+						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
+							if len(sv2) == 0 {
+								d2.Pids = nil
+							} else {
+								d2.Pids = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.7.3") {
+						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
+							if len(sv2) == 0 {
+								d2.Ports = nil
+							} else {
+								d2.Ports = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.Uri != s1.GetUri() {
+					d1.Uri = s1.GetUri()
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: WatchAppInstInfosRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *WatchAppInstInfosRequest) CopyInFields(src *WatchAppInstInfosRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &AppInstInfo{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.5") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.5.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.5.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.6") {
+				if d1.PowerState != s1.GetPowerState() {
+					d1.PowerState = s1.GetPowerState()
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
+					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.7") {
+				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstRuntime{}
+						d1.RuntimeInfo = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.7.1") {
+						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
+							if len(sv2) == 0 {
+								d2.ContainerIds = nil
+							} else {
+								d2.ContainerIds = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.7.2") {
+						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
+							if len(sv2) == 0 {
+								d2.Pids = nil
+							} else {
+								d2.Pids = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.7.3") {
+						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
+							if len(sv2) == 0 {
+								d2.Ports = nil
+							} else {
+								d2.Ports = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.Uri != s1.GetUri() {
+					d1.Uri = s1.GetUri()
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: WatchAppInstInfosResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *WatchAppInstInfosResponse) CopyInFields(src *WatchAppInstInfosResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Type != src.GetType() {
+			m.Type = src.GetType()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !m.AppInstInfo.Equal(src.GetAppInstInfo()) {
+			m.AppInstInfo = src.GetAppInstInfo().Clone()
+			n++
+		}
+	} else if fm.HasChild("2") {
+		if d1, s1 := m.AppInstInfo, src.GetAppInstInfo(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &AppInstInfo{}
+				m.AppInstInfo = d1
+				n++
+			}
+			if fm.IsSet("2.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("2.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("2.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("2.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("2.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("2.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("2.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("2.5") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("2.5") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("2.5.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("2.5.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("2.5.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("2.5.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("2.5.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("2.5.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("2.6") {
+				if d1.PowerState != s1.GetPowerState() {
+					d1.PowerState = s1.GetPowerState()
+					n++
+				}
+			}
+			if fm.IsSet("2.7") {
+				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
+					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
+					n++
+				}
+			} else if fm.HasChild("2.7") {
+				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppInstRuntime{}
+						d1.RuntimeInfo = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("2.7.1") {
+						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
+							if len(sv2) == 0 {
+								d2.ContainerIds = nil
+							} else {
+								d2.ContainerIds = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("2.7.2") {
+						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
+							if len(sv2) == 0 {
+								d2.Pids = nil
+							} else {
+								d2.Pids = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("2.7.3") {
+						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
+							if len(sv2) == 0 {
+								d2.Ports = nil
+							} else {
+								d2.Ports = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("2.8") {
+				if d1.Uri != s1.GetUri() {
+					d1.Uri = s1.GetUri()
+					n++
+				}
+			}
+			if fm.IsSet("2.9") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateAppInstRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateAppInstRequest) DiffFields(o *CreateAppInstRequest) *fieldmap.FieldMap {
+	fm := _CreateAppInstRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetAppInst(), o.GetAppInst(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetAppKey(), b1.GetAppKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.2")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.2.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.2.2")
+				c2 = true
+			}
+			if a2.GetVersion() != b2.GetVersion() {
+				fm.Set("1.2.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.2")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetClusterKey(), b1.GetClusterKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.3")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.3.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.3.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.3")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetCrmOverride() != b1.GetCrmOverride() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if a1.GetUri() != b1.GetUri() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetMappedPorts(), b1.GetMappedPorts(), (*Port).Equal) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a1.GetFlavor() != b1.GetFlavor() {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a1.GetPowerState() != b1.GetPowerState() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.12")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
+				fm.Set("1.12.1")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
+				fm.Set("1.12.2")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
+				fm.Set("1.12.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.12")
+				c1 = true
+			}
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if m.GetNoWait() != o.GetNoWait() {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateAppInstResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateAppInstResponse) DiffFields(o *CreateAppInstResponse) *fieldmap.FieldMap {
+	fm := _CreateAppInstResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetMessage() != b1.GetMessage() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.4.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.4.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.4.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.4.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetFinal() != b1.GetFinal() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateAppInstRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateAppInstRequest) DiffFields(o *UpdateAppInstRequest) *fieldmap.FieldMap {
+	fm := _UpdateAppInstRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetAppInst(), o.GetAppInst(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetAppKey(), b1.GetAppKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.2")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.2.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.2.2")
+				c2 = true
+			}
+			if a2.GetVersion() != b2.GetVersion() {
+				fm.Set("1.2.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.2")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetClusterKey(), b1.GetClusterKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.3")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.3.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.3.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.3")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetCrmOverride() != b1.GetCrmOverride() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if a1.GetUri() != b1.GetUri() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetMappedPorts(), b1.GetMappedPorts(), (*Port).Equal) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a1.GetFlavor() != b1.GetFlavor() {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a1.GetPowerState() != b1.GetPowerState() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.12")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
+				fm.Set("1.12.1")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
+				fm.Set("1.12.2")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
+				fm.Set("1.12.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.12")
+				c1 = true
+			}
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if !slices.Equal(m.GetFields(), o.GetFields()) {
+		fm.Set("2")
+	}
+	if m.GetNoWait() != o.GetNoWait() {
+		fm.Set("3")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateAppInstResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateAppInstResponse) DiffFields(o *UpdateAppInstResponse) *fieldmap.FieldMap {
+	fm := _UpdateAppInstResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetMessage() != b1.GetMessage() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.4.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.4.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.4.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.4.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetFinal() != b1.GetFinal() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteAppInstRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteAppInstRequest) DiffFields(o *DeleteAppInstRequest) *fieldmap.FieldMap {
+	fm := _DeleteAppInstRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetName() != b1.GetName() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetOrganization() != b1.GetOrganization() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if m.GetNoWait() != o.GetNoWait() {
+		fm.Set("2")
+	}
+	if m.GetCrmOverride() != o.GetCrmOverride() {
+		fm.Set("3")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteAppInstResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteAppInstResponse) DiffFields(o *DeleteAppInstResponse) *fieldmap.FieldMap {
+	fm := _DeleteAppInstResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetMessage() != b1.GetMessage() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.4.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.4.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.4.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.4.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetFinal() != b1.GetFinal() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowAppInstsRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowAppInstsRequest) DiffFields(o *ShowAppInstsRequest) *fieldmap.FieldMap {
+	fm := _ShowAppInstsRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetAppKey(), b1.GetAppKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.2")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.2.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.2.2")
+				c2 = true
+			}
+			if a2.GetVersion() != b2.GetVersion() {
+				fm.Set("1.2.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.2")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetClusterKey(), b1.GetClusterKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.3")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.3.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.3.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.3")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetCrmOverride() != b1.GetCrmOverride() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if a1.GetUri() != b1.GetUri() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetMappedPorts(), b1.GetMappedPorts(), (*Port).Equal) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a1.GetFlavor() != b1.GetFlavor() {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a1.GetPowerState() != b1.GetPowerState() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.12")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
+				fm.Set("1.12.1")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
+				fm.Set("1.12.2")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
+				fm.Set("1.12.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.12")
+				c1 = true
+			}
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowAppInstsResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowAppInstsResponse) DiffFields(o *ShowAppInstsResponse) *fieldmap.FieldMap {
+	fm := _ShowAppInstsResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetAppInst(), o.GetAppInst(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetAppKey(), b1.GetAppKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.2")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.2.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.2.2")
+				c2 = true
+			}
+			if a2.GetVersion() != b2.GetVersion() {
+				fm.Set("1.2.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.2")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetClusterKey(), b1.GetClusterKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.3")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.3.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.3.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.3")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetCrmOverride() != b1.GetCrmOverride() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if a1.GetUri() != b1.GetUri() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetMappedPorts(), b1.GetMappedPorts(), (*Port).Equal) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a1.GetFlavor() != b1.GetFlavor() {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a1.GetPowerState() != b1.GetPowerState() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.12")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
+				fm.Set("1.12.1")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
+				fm.Set("1.12.2")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
+				fm.Set("1.12.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.12")
+				c1 = true
+			}
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowAppInstInfosRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowAppInstInfosRequest) DiffFields(o *ShowAppInstInfosRequest) *fieldmap.FieldMap {
+	fm := _ShowAppInstInfosRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetNotifyId() != b1.GetNotifyId() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.5.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.5.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.5.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.5.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.5.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.5.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.5")
+				c1 = true
+			}
+		}
+		if a1.GetPowerState() != b1.GetPowerState() {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.7")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
+				fm.Set("1.7.1")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
+				fm.Set("1.7.2")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
+				fm.Set("1.7.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.7")
+				c1 = true
+			}
+		}
+		if a1.GetUri() != b1.GetUri() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowAppInstInfosResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowAppInstInfosResponse) DiffFields(o *ShowAppInstInfosResponse) *fieldmap.FieldMap {
+	fm := _ShowAppInstInfosResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetAppInstInfo(), o.GetAppInstInfo(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetNotifyId() != b1.GetNotifyId() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.5.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.5.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.5.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.5.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.5.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.5.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.5")
+				c1 = true
+			}
+		}
+		if a1.GetPowerState() != b1.GetPowerState() {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.7")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
+				fm.Set("1.7.1")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
+				fm.Set("1.7.2")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
+				fm.Set("1.7.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.7")
+				c1 = true
+			}
+		}
+		if a1.GetUri() != b1.GetUri() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of WatchAppInstInfosRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *WatchAppInstInfosRequest) DiffFields(o *WatchAppInstInfosRequest) *fieldmap.FieldMap {
+	fm := _WatchAppInstInfosRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetNotifyId() != b1.GetNotifyId() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.5.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.5.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.5.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.5.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.5.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.5.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.5")
+				c1 = true
+			}
+		}
+		if a1.GetPowerState() != b1.GetPowerState() {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.7")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
+				fm.Set("1.7.1")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
+				fm.Set("1.7.2")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
+				fm.Set("1.7.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.7")
+				c1 = true
+			}
+		}
+		if a1.GetUri() != b1.GetUri() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of WatchAppInstInfosResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *WatchAppInstInfosResponse) DiffFields(o *WatchAppInstInfosResponse) *fieldmap.FieldMap {
+	fm := _WatchAppInstInfosResponse_fieldSchema.NewFieldMap()
+	if m.GetType() != o.GetType() {
+		fm.Set("1")
+	}
+	if a1, b1 := m.GetAppInstInfo(), o.GetAppInstInfo(); (a1 == nil) != (b1 == nil) {
+		fm.Set("2")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("2.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("2.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("2.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("2.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("2.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("2.3")
+			c1 = true
+		}
+		if a1.GetNotifyId() != b1.GetNotifyId() {
+			fm.Set("2.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("2.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("2.5.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("2.5.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("2.5.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("2.5.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("2.5.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("2.5.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("2.5")
+				c1 = true
+			}
+		}
+		if a1.GetPowerState() != b1.GetPowerState() {
+			fm.Set("2.6")
+			c1 = true
+		}
+		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
+			fm.Set("2.7")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
+				fm.Set("2.7.1")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
+				fm.Set("2.7.2")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
+				fm.Set("2.7.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("2.7")
+				c1 = true
+			}
+		}
+		if a1.GetUri() != b1.GetUri() {
+			fm.Set("2.8")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("2.9")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("2")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *CreateAppInstRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.AppInst.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateAppInstRequest", "app_inst")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag CreateAppInstRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*CreateAppInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _CreateAppInstRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *CreateAppInstResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Progress.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateAppInstResponse", "progress")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag CreateAppInstResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*CreateAppInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _CreateAppInstResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *UpdateAppInstRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.AppInst.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateAppInstRequest", "app_inst")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag UpdateAppInstRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*UpdateAppInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _UpdateAppInstRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *UpdateAppInstResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Progress.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateAppInstResponse", "progress")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag UpdateAppInstResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*UpdateAppInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _UpdateAppInstResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeleteAppInstRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.CrmOverride; !(v >= 0 && v <= 4) {
+		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.DeleteAppInstRequest", Field: "crm_override", Enum: "edgeproto.v1.CRMOverride", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeleteAppInstRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeleteAppInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteAppInstRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeleteAppInstResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Progress.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.DeleteAppInstResponse", "progress")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeleteAppInstResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeleteAppInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteAppInstResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowAppInstsRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Filter.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowAppInstsRequest", "filter")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowAppInstsRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowAppInstsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowAppInstsRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowAppInstsResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.AppInst.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowAppInstsResponse", "app_inst")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowAppInstsResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowAppInstsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowAppInstsResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowAppInstInfosRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Filter.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowAppInstInfosRequest", "filter")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowAppInstInfosRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowAppInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowAppInstInfosRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowAppInstInfosResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.AppInstInfo.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowAppInstInfosResponse", "app_inst_info")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowAppInstInfosResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowAppInstInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowAppInstInfosResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *WatchAppInstInfosRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Filter.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.WatchAppInstInfosRequest", "filter")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag WatchAppInstInfosRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*WatchAppInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _WatchAppInstInfosRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *WatchAppInstInfosResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Type; !(v >= 0 && v <= 3) {
+		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.WatchAppInstInfosResponse", Field: "type", Enum: "edgeproto.v1.EventType", Value: int32(v)}
+	}
+	if err := m.AppInstInfo.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.WatchAppInstInfosResponse", "app_inst_info")
+	}
+	return nil
+}
+
 // ValidateFields returns an error when fm holds a flag WatchAppInstInfosResponse does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -598,7 +5315,7 @@ func (m *CreateAppInstRequest) Redacted() *CreateAppInstRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -619,7 +5336,7 @@ func (m *CreateAppInstResponse) Redacted() *CreateAppInstResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -640,7 +5357,7 @@ func (m *UpdateAppInstRequest) Redacted() *UpdateAppInstRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -661,7 +5378,7 @@ func (m *UpdateAppInstResponse) Redacted() *UpdateAppInstResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -682,7 +5399,7 @@ func (m *DeleteAppInstRequest) Redacted() *DeleteAppInstRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -703,7 +5420,7 @@ func (m *DeleteAppInstResponse) Redacted() *DeleteAppInstResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -724,7 +5441,7 @@ func (m *ShowAppInstsRequest) Redacted() *ShowAppInstsRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -745,7 +5462,7 @@ func (m *ShowAppInstsResponse) Redacted() *ShowAppInstsResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -766,7 +5483,7 @@ func (m *ShowAppInstInfosRequest) Redacted() *ShowAppInstInfosRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -787,7 +5504,7 @@ func (m *ShowAppInstInfosResponse) Redacted() *ShowAppInstInfosResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -808,7 +5525,7 @@ func (m *WatchAppInstInfosRequest) Redacted() *WatchAppInstInfosRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -829,7 +5546,7 @@ func (m *WatchAppInstInfosResponse) Redacted() *WatchAppInstInfosResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }

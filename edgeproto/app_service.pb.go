@@ -9,7 +9,6 @@
 package edgeproto
 
 import (
-	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -398,7 +397,7 @@ var File_edgeproto_v1_app_service_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_app_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1eedgeproto/v1/app_service.proto\x12\fedgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x16edgeproto/v1/app.proto\x1a\x17edgeproto/v1/keys.proto\"7\n" +
+	"\x1eedgeproto/v1/app_service.proto\x12\fedgeproto.v1\x1a\x16edgeproto/v1/app.proto\x1a\x17edgeproto/v1/keys.proto\"7\n" +
 	"\x10CreateAppRequest\x12#\n" +
 	"\x03app\x18\x01 \x01(\v2\x11.edgeproto.v1.AppR\x03app\"8\n" +
 	"\x11CreateAppResponse\x12#\n" +
@@ -420,13 +419,7 @@ const file_edgeproto_v1_app_service_proto_rawDesc = "" +
 	"\tCreateApp\x12\x1e.edgeproto.v1.CreateAppRequest\x1a\x1f.edgeproto.v1.CreateAppResponse\x12L\n" +
 	"\tUpdateApp\x12\x1e.edgeproto.v1.UpdateAppRequest\x1a\x1f.edgeproto.v1.UpdateAppResponse\x12L\n" +
 	"\tDeleteApp\x12\x1e.edgeproto.v1.DeleteAppRequest\x1a\x1f.edgeproto.v1.DeleteAppResponse\x12K\n" +
-	"\bShowApps\x12\x1d.edgeproto.v1.ShowAppsRequest\x1a\x1e.edgeproto.v1.ShowAppsResponse0\x01B^\x92\xcf\x1c*\n" +
-	"\x06fields\n" +
-	"\x05clone\n" +
-	"\x05equal\n" +
-	"\x06copyin\n" +
-	"\x04diff\n" +
-	"\x04keysZ.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
+	"\bShowApps\x12\x1d.edgeproto.v1.ShowAppsRequest\x1a\x1e.edgeproto.v1.ShowAppsResponse0\x01B0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
 
 var (
 	file_edgeproto_v1_app_service_proto_rawDescOnce sync.Once

@@ -8,20 +8,78 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	maps "maps"
+	slices "slices"
 )
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateAppRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.App.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateAppRequest", "app")
-	}
-	return nil
+// Field flags of CreateAppRequest: dot-joined field numbers from CreateAppRequest.
+const (
+	CreateAppRequestFieldApp                                        = "1"      // app
+	CreateAppRequestFieldAppKey                                     = "1.1"    // app.key
+	CreateAppRequestFieldAppKeyOrganization                         = "1.1.1"  // app.key.organization
+	CreateAppRequestFieldAppKeyName                                 = "1.1.2"  // app.key.name
+	CreateAppRequestFieldAppKeyVersion                              = "1.1.3"  // app.key.version
+	CreateAppRequestFieldAppImageType                               = "1.2"    // app.image_type
+	CreateAppRequestFieldAppImagePath                               = "1.3"    // app.image_path
+	CreateAppRequestFieldAppDeployment                              = "1.4"    // app.deployment
+	CreateAppRequestFieldAppAccessPorts                             = "1.5"    // app.access_ports
+	CreateAppRequestFieldAppPorts                                   = "1.6"    // app.ports
+	CreateAppRequestFieldAppPortsProto                              = "1.6.1"  // app.ports.proto
+	CreateAppRequestFieldAppPortsInternalPort                       = "1.6.2"  // app.ports.internal_port
+	CreateAppRequestFieldAppPortsPublicPort                         = "1.6.3"  // app.ports.public_port
+	CreateAppRequestFieldAppPortsEndPort                            = "1.6.4"  // app.ports.end_port
+	CreateAppRequestFieldAppPortsTls                                = "1.6.5"  // app.ports.tls
+	CreateAppRequestFieldAppPortsFqdnPrefix                         = "1.6.6"  // app.ports.fqdn_prefix
+	CreateAppRequestFieldAppPortsMaxPktSize                         = "1.6.7"  // app.ports.max_pkt_size
+	CreateAppRequestFieldAppCommand                                 = "1.7"    // app.command
+	CreateAppRequestFieldAppArgs                                    = "1.8"    // app.args
+	CreateAppRequestFieldAppConfigs                                 = "1.9"    // app.configs
+	CreateAppRequestFieldAppConfigsKind                             = "1.9.1"  // app.configs.kind
+	CreateAppRequestFieldAppConfigsConfig                           = "1.9.2"  // app.configs.config
+	CreateAppRequestFieldAppEnvVars                                 = "1.10"   // app.env_vars
+	CreateAppRequestFieldAppEnvVarsName                             = "1.10.1" // app.env_vars.name
+	CreateAppRequestFieldAppEnvVarsValue                            = "1.10.2" // app.env_vars.value
+	CreateAppRequestFieldAppEnvVarsSecret                           = "1.10.3" // app.env_vars.secret
+	CreateAppRequestFieldAppEnvVarsSecretValue                      = "1.10.4" // app.env_vars.secret_value
+	CreateAppRequestFieldAppHealthCheck                             = "1.11"   // app.health_check
+	CreateAppRequestFieldAppHealthCheckPath                         = "1.12"   // app.health_check_path
+	CreateAppRequestFieldAppDefaultFlavor                           = "1.13"   // app.default_flavor
+	CreateAppRequestFieldAppDeploymentManifest                      = "1.14"   // app.deployment_manifest
+	CreateAppRequestFieldAppRequiredOutboundConnections             = "1.15"   // app.required_outbound_connections
+	CreateAppRequestFieldAppRequiredOutboundConnectionsProtocol     = "1.15.1" // app.required_outbound_connections.protocol
+	CreateAppRequestFieldAppRequiredOutboundConnectionsPortRangeMin = "1.15.2" // app.required_outbound_connections.port_range_min
+	CreateAppRequestFieldAppRequiredOutboundConnectionsPortRangeMax = "1.15.3" // app.required_outbound_connections.port_range_max
+	CreateAppRequestFieldAppRequiredOutboundConnectionsRemoteCidr   = "1.15.4" // app.required_outbound_connections.remote_cidr
+	CreateAppRequestFieldAppTrusted                                 = "1.16"   // app.trusted
+	CreateAppRequestFieldAppAnnotations                             = "1.17"   // app.annotations
+	CreateAppRequestFieldAppCreatedAt                               = "1.18"   // app.created_at
+	CreateAppRequestFieldAppUpdatedAt                               = "1.19"   // app.updated_at
+)
+
+// CreateAppRequestAllFields lists the leaf flags of CreateAppRequest: together they
+// select every field.
+var CreateAppRequestAllFields = []string{
+	CreateAppRequestFieldAppKeyOrganization,
+	CreateAppRequestFieldAppKeyName,
+	CreateAppRequestFieldAppKeyVersion,
+	CreateAppRequestFieldAppImageType,
+	CreateAppRequestFieldAppImagePath,
+	CreateAppRequestFieldAppDeployment,
+	CreateAppRequestFieldAppAccessPorts,
+	CreateAppRequestFieldAppPorts,
+	CreateAppRequestFieldAppCommand,
+	CreateAppRequestFieldAppArgs,
+	CreateAppRequestFieldAppConfigs,
+	CreateAppRequestFieldAppEnvVars,
+	CreateAppRequestFieldAppHealthCheck,
+	CreateAppRequestFieldAppHealthCheckPath,
+	CreateAppRequestFieldAppDefaultFlavor,
+	CreateAppRequestFieldAppDeploymentManifest,
+	CreateAppRequestFieldAppRequiredOutboundConnections,
+	CreateAppRequestFieldAppTrusted,
+	CreateAppRequestFieldAppAnnotations,
+	CreateAppRequestFieldAppCreatedAt,
+	CreateAppRequestFieldAppUpdatedAt,
 }
 
 var _CreateAppRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppRequest", []fieldmap.Field{
@@ -67,26 +125,83 @@ var _CreateAppRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppRe
 	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag CreateAppRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*CreateAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _CreateAppRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of CreateAppRequest.
+func (*CreateAppRequest) FieldSchema() *fieldmap.Schema { return _CreateAppRequest_fieldSchema }
+
+// NewCreateAppRequestFieldMap returns a FieldMap of CreateAppRequest holding flags; the
+// error names the first flag CreateAppRequest does not have.
+func NewCreateAppRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateAppRequest_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateAppResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.App.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateAppResponse", "app")
-	}
-	return nil
+// Field flags of CreateAppResponse: dot-joined field numbers from CreateAppResponse.
+const (
+	CreateAppResponseFieldApp                                        = "1"      // app
+	CreateAppResponseFieldAppKey                                     = "1.1"    // app.key
+	CreateAppResponseFieldAppKeyOrganization                         = "1.1.1"  // app.key.organization
+	CreateAppResponseFieldAppKeyName                                 = "1.1.2"  // app.key.name
+	CreateAppResponseFieldAppKeyVersion                              = "1.1.3"  // app.key.version
+	CreateAppResponseFieldAppImageType                               = "1.2"    // app.image_type
+	CreateAppResponseFieldAppImagePath                               = "1.3"    // app.image_path
+	CreateAppResponseFieldAppDeployment                              = "1.4"    // app.deployment
+	CreateAppResponseFieldAppAccessPorts                             = "1.5"    // app.access_ports
+	CreateAppResponseFieldAppPorts                                   = "1.6"    // app.ports
+	CreateAppResponseFieldAppPortsProto                              = "1.6.1"  // app.ports.proto
+	CreateAppResponseFieldAppPortsInternalPort                       = "1.6.2"  // app.ports.internal_port
+	CreateAppResponseFieldAppPortsPublicPort                         = "1.6.3"  // app.ports.public_port
+	CreateAppResponseFieldAppPortsEndPort                            = "1.6.4"  // app.ports.end_port
+	CreateAppResponseFieldAppPortsTls                                = "1.6.5"  // app.ports.tls
+	CreateAppResponseFieldAppPortsFqdnPrefix                         = "1.6.6"  // app.ports.fqdn_prefix
+	CreateAppResponseFieldAppPortsMaxPktSize                         = "1.6.7"  // app.ports.max_pkt_size
+	CreateAppResponseFieldAppCommand                                 = "1.7"    // app.command
+	CreateAppResponseFieldAppArgs                                    = "1.8"    // app.args
+	CreateAppResponseFieldAppConfigs                                 = "1.9"    // app.configs
+	CreateAppResponseFieldAppConfigsKind                             = "1.9.1"  // app.configs.kind
+	CreateAppResponseFieldAppConfigsConfig                           = "1.9.2"  // app.configs.config
+	CreateAppResponseFieldAppEnvVars                                 = "1.10"   // app.env_vars
+	CreateAppResponseFieldAppEnvVarsName                             = "1.10.1" // app.env_vars.name
+	CreateAppResponseFieldAppEnvVarsValue                            = "1.10.2" // app.env_vars.value
+	CreateAppResponseFieldAppEnvVarsSecret                           = "1.10.3" // app.env_vars.secret
+	CreateAppResponseFieldAppEnvVarsSecretValue                      = "1.10.4" // app.env_vars.secret_value
+	CreateAppResponseFieldAppHealthCheck                             = "1.11"   // app.health_check
+	CreateAppResponseFieldAppHealthCheckPath                         = "1.12"   // app.health_check_path
+	CreateAppResponseFieldAppDefaultFlavor                           = "1.13"   // app.default_flavor
+	CreateAppResponseFieldAppDeploymentManifest                      = "1.14"   // app.deployment_manifest
+	CreateAppResponseFieldAppRequiredOutboundConnections             = "1.15"   // app.required_outbound_connections
+	CreateAppResponseFieldAppRequiredOutboundConnectionsProtocol     = "1.15.1" // app.required_outbound_connections.protocol
+	CreateAppResponseFieldAppRequiredOutboundConnectionsPortRangeMin = "1.15.2" // app.required_outbound_connections.port_range_min
+	CreateAppResponseFieldAppRequiredOutboundConnectionsPortRangeMax = "1.15.3" // app.required_outbound_connections.port_range_max
+	CreateAppResponseFieldAppRequiredOutboundConnectionsRemoteCidr   = "1.15.4" // app.required_outbound_connections.remote_cidr
+	CreateAppResponseFieldAppTrusted                                 = "1.16"   // app.trusted
+	CreateAppResponseFieldAppAnnotations                             = "1.17"   // app.annotations
+	CreateAppResponseFieldAppCreatedAt                               = "1.18"   // app.created_at
+	CreateAppResponseFieldAppUpdatedAt                               = "1.19"   // app.updated_at
+)
+
+// CreateAppResponseAllFields lists the leaf flags of CreateAppResponse: together they
+// select every field.
+var CreateAppResponseAllFields = []string{
+	CreateAppResponseFieldAppKeyOrganization,
+	CreateAppResponseFieldAppKeyName,
+	CreateAppResponseFieldAppKeyVersion,
+	CreateAppResponseFieldAppImageType,
+	CreateAppResponseFieldAppImagePath,
+	CreateAppResponseFieldAppDeployment,
+	CreateAppResponseFieldAppAccessPorts,
+	CreateAppResponseFieldAppPorts,
+	CreateAppResponseFieldAppCommand,
+	CreateAppResponseFieldAppArgs,
+	CreateAppResponseFieldAppConfigs,
+	CreateAppResponseFieldAppEnvVars,
+	CreateAppResponseFieldAppHealthCheck,
+	CreateAppResponseFieldAppHealthCheckPath,
+	CreateAppResponseFieldAppDefaultFlavor,
+	CreateAppResponseFieldAppDeploymentManifest,
+	CreateAppResponseFieldAppRequiredOutboundConnections,
+	CreateAppResponseFieldAppTrusted,
+	CreateAppResponseFieldAppAnnotations,
+	CreateAppResponseFieldAppCreatedAt,
+	CreateAppResponseFieldAppUpdatedAt,
 }
 
 var _CreateAppResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppResponse", []fieldmap.Field{
@@ -132,26 +247,85 @@ var _CreateAppResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppR
 	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag CreateAppResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*CreateAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _CreateAppResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of CreateAppResponse.
+func (*CreateAppResponse) FieldSchema() *fieldmap.Schema { return _CreateAppResponse_fieldSchema }
+
+// NewCreateAppResponseFieldMap returns a FieldMap of CreateAppResponse holding flags; the
+// error names the first flag CreateAppResponse does not have.
+func NewCreateAppResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateAppResponse_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateAppRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.App.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateAppRequest", "app")
-	}
-	return nil
+// Field flags of UpdateAppRequest: dot-joined field numbers from UpdateAppRequest.
+const (
+	UpdateAppRequestFieldApp                                        = "1"      // app
+	UpdateAppRequestFieldAppKey                                     = "1.1"    // app.key
+	UpdateAppRequestFieldAppKeyOrganization                         = "1.1.1"  // app.key.organization
+	UpdateAppRequestFieldAppKeyName                                 = "1.1.2"  // app.key.name
+	UpdateAppRequestFieldAppKeyVersion                              = "1.1.3"  // app.key.version
+	UpdateAppRequestFieldAppImageType                               = "1.2"    // app.image_type
+	UpdateAppRequestFieldAppImagePath                               = "1.3"    // app.image_path
+	UpdateAppRequestFieldAppDeployment                              = "1.4"    // app.deployment
+	UpdateAppRequestFieldAppAccessPorts                             = "1.5"    // app.access_ports
+	UpdateAppRequestFieldAppPorts                                   = "1.6"    // app.ports
+	UpdateAppRequestFieldAppPortsProto                              = "1.6.1"  // app.ports.proto
+	UpdateAppRequestFieldAppPortsInternalPort                       = "1.6.2"  // app.ports.internal_port
+	UpdateAppRequestFieldAppPortsPublicPort                         = "1.6.3"  // app.ports.public_port
+	UpdateAppRequestFieldAppPortsEndPort                            = "1.6.4"  // app.ports.end_port
+	UpdateAppRequestFieldAppPortsTls                                = "1.6.5"  // app.ports.tls
+	UpdateAppRequestFieldAppPortsFqdnPrefix                         = "1.6.6"  // app.ports.fqdn_prefix
+	UpdateAppRequestFieldAppPortsMaxPktSize                         = "1.6.7"  // app.ports.max_pkt_size
+	UpdateAppRequestFieldAppCommand                                 = "1.7"    // app.command
+	UpdateAppRequestFieldAppArgs                                    = "1.8"    // app.args
+	UpdateAppRequestFieldAppConfigs                                 = "1.9"    // app.configs
+	UpdateAppRequestFieldAppConfigsKind                             = "1.9.1"  // app.configs.kind
+	UpdateAppRequestFieldAppConfigsConfig                           = "1.9.2"  // app.configs.config
+	UpdateAppRequestFieldAppEnvVars                                 = "1.10"   // app.env_vars
+	UpdateAppRequestFieldAppEnvVarsName                             = "1.10.1" // app.env_vars.name
+	UpdateAppRequestFieldAppEnvVarsValue                            = "1.10.2" // app.env_vars.value
+	UpdateAppRequestFieldAppEnvVarsSecret                           = "1.10.3" // app.env_vars.secret
+	UpdateAppRequestFieldAppEnvVarsSecretValue                      = "1.10.4" // app.env_vars.secret_value
+	UpdateAppRequestFieldAppHealthCheck                             = "1.11"   // app.health_check
+	UpdateAppRequestFieldAppHealthCheckPath                         = "1.12"   // app.health_check_path
+	UpdateAppRequestFieldAppDefaultFlavor                           = "1.13"   // app.default_flavor
+	UpdateAppRequestFieldAppDeploymentManifest                      = "1.14"   // app.deployment_manifest
+	UpdateAppRequestFieldAppRequiredOutboundConnections             = "1.15"   // app.required_outbound_connections
+	UpdateAppRequestFieldAppRequiredOutboundConnectionsProtocol     = "1.15.1" // app.required_outbound_connections.protocol
+	UpdateAppRequestFieldAppRequiredOutboundConnectionsPortRangeMin = "1.15.2" // app.required_outbound_connections.port_range_min
+	UpdateAppRequestFieldAppRequiredOutboundConnectionsPortRangeMax = "1.15.3" // app.required_outbound_connections.port_range_max
+	UpdateAppRequestFieldAppRequiredOutboundConnectionsRemoteCidr   = "1.15.4" // app.required_outbound_connections.remote_cidr
+	UpdateAppRequestFieldAppTrusted                                 = "1.16"   // app.trusted
+	UpdateAppRequestFieldAppAnnotations                             = "1.17"   // app.annotations
+	UpdateAppRequestFieldAppCreatedAt                               = "1.18"   // app.created_at
+	UpdateAppRequestFieldAppUpdatedAt                               = "1.19"   // app.updated_at
+	UpdateAppRequestFieldFields                                     = "2"      // fields
+)
+
+// UpdateAppRequestAllFields lists the leaf flags of UpdateAppRequest: together they
+// select every field.
+var UpdateAppRequestAllFields = []string{
+	UpdateAppRequestFieldAppKeyOrganization,
+	UpdateAppRequestFieldAppKeyName,
+	UpdateAppRequestFieldAppKeyVersion,
+	UpdateAppRequestFieldAppImageType,
+	UpdateAppRequestFieldAppImagePath,
+	UpdateAppRequestFieldAppDeployment,
+	UpdateAppRequestFieldAppAccessPorts,
+	UpdateAppRequestFieldAppPorts,
+	UpdateAppRequestFieldAppCommand,
+	UpdateAppRequestFieldAppArgs,
+	UpdateAppRequestFieldAppConfigs,
+	UpdateAppRequestFieldAppEnvVars,
+	UpdateAppRequestFieldAppHealthCheck,
+	UpdateAppRequestFieldAppHealthCheckPath,
+	UpdateAppRequestFieldAppDefaultFlavor,
+	UpdateAppRequestFieldAppDeploymentManifest,
+	UpdateAppRequestFieldAppRequiredOutboundConnections,
+	UpdateAppRequestFieldAppTrusted,
+	UpdateAppRequestFieldAppAnnotations,
+	UpdateAppRequestFieldAppCreatedAt,
+	UpdateAppRequestFieldAppUpdatedAt,
+	UpdateAppRequestFieldFields,
 }
 
 var _UpdateAppRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppRequest", []fieldmap.Field{
@@ -198,26 +372,83 @@ var _UpdateAppRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppRe
 	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag UpdateAppRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*UpdateAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _UpdateAppRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of UpdateAppRequest.
+func (*UpdateAppRequest) FieldSchema() *fieldmap.Schema { return _UpdateAppRequest_fieldSchema }
+
+// NewUpdateAppRequestFieldMap returns a FieldMap of UpdateAppRequest holding flags; the
+// error names the first flag UpdateAppRequest does not have.
+func NewUpdateAppRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateAppRequest_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateAppResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.App.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateAppResponse", "app")
-	}
-	return nil
+// Field flags of UpdateAppResponse: dot-joined field numbers from UpdateAppResponse.
+const (
+	UpdateAppResponseFieldApp                                        = "1"      // app
+	UpdateAppResponseFieldAppKey                                     = "1.1"    // app.key
+	UpdateAppResponseFieldAppKeyOrganization                         = "1.1.1"  // app.key.organization
+	UpdateAppResponseFieldAppKeyName                                 = "1.1.2"  // app.key.name
+	UpdateAppResponseFieldAppKeyVersion                              = "1.1.3"  // app.key.version
+	UpdateAppResponseFieldAppImageType                               = "1.2"    // app.image_type
+	UpdateAppResponseFieldAppImagePath                               = "1.3"    // app.image_path
+	UpdateAppResponseFieldAppDeployment                              = "1.4"    // app.deployment
+	UpdateAppResponseFieldAppAccessPorts                             = "1.5"    // app.access_ports
+	UpdateAppResponseFieldAppPorts                                   = "1.6"    // app.ports
+	UpdateAppResponseFieldAppPortsProto                              = "1.6.1"  // app.ports.proto
+	UpdateAppResponseFieldAppPortsInternalPort                       = "1.6.2"  // app.ports.internal_port
+	UpdateAppResponseFieldAppPortsPublicPort                         = "1.6.3"  // app.ports.public_port
+	UpdateAppResponseFieldAppPortsEndPort                            = "1.6.4"  // app.ports.end_port
+	UpdateAppResponseFieldAppPortsTls                                = "1.6.5"  // app.ports.tls
+	UpdateAppResponseFieldAppPortsFqdnPrefix                         = "1.6.6"  // app.ports.fqdn_prefix
+	UpdateAppResponseFieldAppPortsMaxPktSize                         = "1.6.7"  // app.ports.max_pkt_size
+	UpdateAppResponseFieldAppCommand                                 = "1.7"    // app.command
+	UpdateAppResponseFieldAppArgs                                    = "1.8"    // app.args
+	UpdateAppResponseFieldAppConfigs                                 = "1.9"    // app.configs
+	UpdateAppResponseFieldAppConfigsKind                             = "1.9.1"  // app.configs.kind
+	UpdateAppResponseFieldAppConfigsConfig                           = "1.9.2"  // app.configs.config
+	UpdateAppResponseFieldAppEnvVars                                 = "1.10"   // app.env_vars
+	UpdateAppResponseFieldAppEnvVarsName                             = "1.10.1" // app.env_vars.name
+	UpdateAppResponseFieldAppEnvVarsValue                            = "1.10.2" // app.env_vars.value
+	UpdateAppResponseFieldAppEnvVarsSecret                           = "1.10.3" // app.env_vars.secret
+	UpdateAppResponseFieldAppEnvVarsSecretValue                      = "1.10.4" // app.env_vars.secret_value
+	UpdateAppResponseFieldAppHealthCheck                             = "1.11"   // app.health_check
+	UpdateAppResponseFieldAppHealthCheckPath                         = "1.12"   // app.health_check_path
+	UpdateAppResponseFieldAppDefaultFlavor                           = "1.13"   // app.default_flavor
+	UpdateAppResponseFieldAppDeploymentManifest                      = "1.14"   // app.deployment_manifest
+	UpdateAppResponseFieldAppRequiredOutboundConnections             = "1.15"   // app.required_outbound_connections
+	UpdateAppResponseFieldAppRequiredOutboundConnectionsProtocol     = "1.15.1" // app.required_outbound_connections.protocol
+	UpdateAppResponseFieldAppRequiredOutboundConnectionsPortRangeMin = "1.15.2" // app.required_outbound_connections.port_range_min
+	UpdateAppResponseFieldAppRequiredOutboundConnectionsPortRangeMax = "1.15.3" // app.required_outbound_connections.port_range_max
+	UpdateAppResponseFieldAppRequiredOutboundConnectionsRemoteCidr   = "1.15.4" // app.required_outbound_connections.remote_cidr
+	UpdateAppResponseFieldAppTrusted                                 = "1.16"   // app.trusted
+	UpdateAppResponseFieldAppAnnotations                             = "1.17"   // app.annotations
+	UpdateAppResponseFieldAppCreatedAt                               = "1.18"   // app.created_at
+	UpdateAppResponseFieldAppUpdatedAt                               = "1.19"   // app.updated_at
+)
+
+// UpdateAppResponseAllFields lists the leaf flags of UpdateAppResponse: together they
+// select every field.
+var UpdateAppResponseAllFields = []string{
+	UpdateAppResponseFieldAppKeyOrganization,
+	UpdateAppResponseFieldAppKeyName,
+	UpdateAppResponseFieldAppKeyVersion,
+	UpdateAppResponseFieldAppImageType,
+	UpdateAppResponseFieldAppImagePath,
+	UpdateAppResponseFieldAppDeployment,
+	UpdateAppResponseFieldAppAccessPorts,
+	UpdateAppResponseFieldAppPorts,
+	UpdateAppResponseFieldAppCommand,
+	UpdateAppResponseFieldAppArgs,
+	UpdateAppResponseFieldAppConfigs,
+	UpdateAppResponseFieldAppEnvVars,
+	UpdateAppResponseFieldAppHealthCheck,
+	UpdateAppResponseFieldAppHealthCheckPath,
+	UpdateAppResponseFieldAppDefaultFlavor,
+	UpdateAppResponseFieldAppDeploymentManifest,
+	UpdateAppResponseFieldAppRequiredOutboundConnections,
+	UpdateAppResponseFieldAppTrusted,
+	UpdateAppResponseFieldAppAnnotations,
+	UpdateAppResponseFieldAppCreatedAt,
+	UpdateAppResponseFieldAppUpdatedAt,
 }
 
 var _UpdateAppResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppResponse", []fieldmap.Field{
@@ -263,23 +494,29 @@ var _UpdateAppResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppR
 	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag UpdateAppResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*UpdateAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _UpdateAppResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of UpdateAppResponse.
+func (*UpdateAppResponse) FieldSchema() *fieldmap.Schema { return _UpdateAppResponse_fieldSchema }
+
+// NewUpdateAppResponseFieldMap returns a FieldMap of UpdateAppResponse holding flags; the
+// error names the first flag UpdateAppResponse does not have.
+func NewUpdateAppResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateAppResponse_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteAppRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
+// Field flags of DeleteAppRequest: dot-joined field numbers from DeleteAppRequest.
+const (
+	DeleteAppRequestFieldKey             = "1"   // key
+	DeleteAppRequestFieldKeyOrganization = "1.1" // key.organization
+	DeleteAppRequestFieldKeyName         = "1.2" // key.name
+	DeleteAppRequestFieldKeyVersion      = "1.3" // key.version
+)
+
+// DeleteAppRequestAllFields lists the leaf flags of DeleteAppRequest: together they
+// select every field.
+var DeleteAppRequestAllFields = []string{
+	DeleteAppRequestFieldKeyOrganization,
+	DeleteAppRequestFieldKeyName,
+	DeleteAppRequestFieldKeyVersion,
 }
 
 var _DeleteAppRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppRequest", []fieldmap.Field{
@@ -289,47 +526,98 @@ var _DeleteAppRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppRe
 	{Flag: "1.3", Path: "key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag DeleteAppRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*DeleteAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _DeleteAppRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of DeleteAppRequest.
+func (*DeleteAppRequest) FieldSchema() *fieldmap.Schema { return _DeleteAppRequest_fieldSchema }
+
+// NewDeleteAppRequestFieldMap returns a FieldMap of DeleteAppRequest holding flags; the
+// error names the first flag DeleteAppRequest does not have.
+func NewDeleteAppRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteAppRequest_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteAppResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// DeleteAppResponseAllFields lists the leaf flags of DeleteAppResponse: together they
+// select every field.
+var DeleteAppResponseAllFields = []string{}
 
 var _DeleteAppResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppResponse", []fieldmap.Field{})
 
-// ValidateFields returns an error when fm holds a flag DeleteAppResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*DeleteAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _DeleteAppResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of DeleteAppResponse.
+func (*DeleteAppResponse) FieldSchema() *fieldmap.Schema { return _DeleteAppResponse_fieldSchema }
+
+// NewDeleteAppResponseFieldMap returns a FieldMap of DeleteAppResponse holding flags; the
+// error names the first flag DeleteAppResponse does not have.
+func NewDeleteAppResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteAppResponse_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowAppsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Filter.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowAppsRequest", "filter")
-	}
-	return nil
+// Field flags of ShowAppsRequest: dot-joined field numbers from ShowAppsRequest.
+const (
+	ShowAppsRequestFieldFilter                                        = "1"      // filter
+	ShowAppsRequestFieldFilterKey                                     = "1.1"    // filter.key
+	ShowAppsRequestFieldFilterKeyOrganization                         = "1.1.1"  // filter.key.organization
+	ShowAppsRequestFieldFilterKeyName                                 = "1.1.2"  // filter.key.name
+	ShowAppsRequestFieldFilterKeyVersion                              = "1.1.3"  // filter.key.version
+	ShowAppsRequestFieldFilterImageType                               = "1.2"    // filter.image_type
+	ShowAppsRequestFieldFilterImagePath                               = "1.3"    // filter.image_path
+	ShowAppsRequestFieldFilterDeployment                              = "1.4"    // filter.deployment
+	ShowAppsRequestFieldFilterAccessPorts                             = "1.5"    // filter.access_ports
+	ShowAppsRequestFieldFilterPorts                                   = "1.6"    // filter.ports
+	ShowAppsRequestFieldFilterPortsProto                              = "1.6.1"  // filter.ports.proto
+	ShowAppsRequestFieldFilterPortsInternalPort                       = "1.6.2"  // filter.ports.internal_port
+	ShowAppsRequestFieldFilterPortsPublicPort                         = "1.6.3"  // filter.ports.public_port
+	ShowAppsRequestFieldFilterPortsEndPort                            = "1.6.4"  // filter.ports.end_port
+	ShowAppsRequestFieldFilterPortsTls                                = "1.6.5"  // filter.ports.tls
+	ShowAppsRequestFieldFilterPortsFqdnPrefix                         = "1.6.6"  // filter.ports.fqdn_prefix
+	ShowAppsRequestFieldFilterPortsMaxPktSize                         = "1.6.7"  // filter.ports.max_pkt_size
+	ShowAppsRequestFieldFilterCommand                                 = "1.7"    // filter.command
+	ShowAppsRequestFieldFilterArgs                                    = "1.8"    // filter.args
+	ShowAppsRequestFieldFilterConfigs                                 = "1.9"    // filter.configs
+	ShowAppsRequestFieldFilterConfigsKind                             = "1.9.1"  // filter.configs.kind
+	ShowAppsRequestFieldFilterConfigsConfig                           = "1.9.2"  // filter.configs.config
+	ShowAppsRequestFieldFilterEnvVars                                 = "1.10"   // filter.env_vars
+	ShowAppsRequestFieldFilterEnvVarsName                             = "1.10.1" // filter.env_vars.name
+	ShowAppsRequestFieldFilterEnvVarsValue                            = "1.10.2" // filter.env_vars.value
+	ShowAppsRequestFieldFilterEnvVarsSecret                           = "1.10.3" // filter.env_vars.secret
+	ShowAppsRequestFieldFilterEnvVarsSecretValue                      = "1.10.4" // filter.env_vars.secret_value
+	ShowAppsRequestFieldFilterHealthCheck                             = "1.11"   // filter.health_check
+	ShowAppsRequestFieldFilterHealthCheckPath                         = "1.12"   // filter.health_check_path
+	ShowAppsRequestFieldFilterDefaultFlavor                           = "1.13"   // filter.default_flavor
+	ShowAppsRequestFieldFilterDeploymentManifest                      = "1.14"   // filter.deployment_manifest
+	ShowAppsRequestFieldFilterRequiredOutboundConnections             = "1.15"   // filter.required_outbound_connections
+	ShowAppsRequestFieldFilterRequiredOutboundConnectionsProtocol     = "1.15.1" // filter.required_outbound_connections.protocol
+	ShowAppsRequestFieldFilterRequiredOutboundConnectionsPortRangeMin = "1.15.2" // filter.required_outbound_connections.port_range_min
+	ShowAppsRequestFieldFilterRequiredOutboundConnectionsPortRangeMax = "1.15.3" // filter.required_outbound_connections.port_range_max
+	ShowAppsRequestFieldFilterRequiredOutboundConnectionsRemoteCidr   = "1.15.4" // filter.required_outbound_connections.remote_cidr
+	ShowAppsRequestFieldFilterTrusted                                 = "1.16"   // filter.trusted
+	ShowAppsRequestFieldFilterAnnotations                             = "1.17"   // filter.annotations
+	ShowAppsRequestFieldFilterCreatedAt                               = "1.18"   // filter.created_at
+	ShowAppsRequestFieldFilterUpdatedAt                               = "1.19"   // filter.updated_at
+)
+
+// ShowAppsRequestAllFields lists the leaf flags of ShowAppsRequest: together they
+// select every field.
+var ShowAppsRequestAllFields = []string{
+	ShowAppsRequestFieldFilterKeyOrganization,
+	ShowAppsRequestFieldFilterKeyName,
+	ShowAppsRequestFieldFilterKeyVersion,
+	ShowAppsRequestFieldFilterImageType,
+	ShowAppsRequestFieldFilterImagePath,
+	ShowAppsRequestFieldFilterDeployment,
+	ShowAppsRequestFieldFilterAccessPorts,
+	ShowAppsRequestFieldFilterPorts,
+	ShowAppsRequestFieldFilterCommand,
+	ShowAppsRequestFieldFilterArgs,
+	ShowAppsRequestFieldFilterConfigs,
+	ShowAppsRequestFieldFilterEnvVars,
+	ShowAppsRequestFieldFilterHealthCheck,
+	ShowAppsRequestFieldFilterHealthCheckPath,
+	ShowAppsRequestFieldFilterDefaultFlavor,
+	ShowAppsRequestFieldFilterDeploymentManifest,
+	ShowAppsRequestFieldFilterRequiredOutboundConnections,
+	ShowAppsRequestFieldFilterTrusted,
+	ShowAppsRequestFieldFilterAnnotations,
+	ShowAppsRequestFieldFilterCreatedAt,
+	ShowAppsRequestFieldFilterUpdatedAt,
 }
 
 var _ShowAppsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppsRequest", []fieldmap.Field{
@@ -375,26 +663,83 @@ var _ShowAppsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppsRequ
 	{Flag: "1.19", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowAppsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowAppsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowAppsRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowAppsRequest.
+func (*ShowAppsRequest) FieldSchema() *fieldmap.Schema { return _ShowAppsRequest_fieldSchema }
+
+// NewShowAppsRequestFieldMap returns a FieldMap of ShowAppsRequest holding flags; the
+// error names the first flag ShowAppsRequest does not have.
+func NewShowAppsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowAppsRequest_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowAppsResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.App.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowAppsResponse", "app")
-	}
-	return nil
+// Field flags of ShowAppsResponse: dot-joined field numbers from ShowAppsResponse.
+const (
+	ShowAppsResponseFieldApp                                        = "1"      // app
+	ShowAppsResponseFieldAppKey                                     = "1.1"    // app.key
+	ShowAppsResponseFieldAppKeyOrganization                         = "1.1.1"  // app.key.organization
+	ShowAppsResponseFieldAppKeyName                                 = "1.1.2"  // app.key.name
+	ShowAppsResponseFieldAppKeyVersion                              = "1.1.3"  // app.key.version
+	ShowAppsResponseFieldAppImageType                               = "1.2"    // app.image_type
+	ShowAppsResponseFieldAppImagePath                               = "1.3"    // app.image_path
+	ShowAppsResponseFieldAppDeployment                              = "1.4"    // app.deployment
+	ShowAppsResponseFieldAppAccessPorts                             = "1.5"    // app.access_ports
+	ShowAppsResponseFieldAppPorts                                   = "1.6"    // app.ports
+	ShowAppsResponseFieldAppPortsProto                              = "1.6.1"  // app.ports.proto
+	ShowAppsResponseFieldAppPortsInternalPort                       = "1.6.2"  // app.ports.internal_port
+	ShowAppsResponseFieldAppPortsPublicPort                         = "1.6.3"  // app.ports.public_port
+	ShowAppsResponseFieldAppPortsEndPort                            = "1.6.4"  // app.ports.end_port
+	ShowAppsResponseFieldAppPortsTls                                = "1.6.5"  // app.ports.tls
+	ShowAppsResponseFieldAppPortsFqdnPrefix                         = "1.6.6"  // app.ports.fqdn_prefix
+	ShowAppsResponseFieldAppPortsMaxPktSize                         = "1.6.7"  // app.ports.max_pkt_size
+	ShowAppsResponseFieldAppCommand                                 = "1.7"    // app.command
+	ShowAppsResponseFieldAppArgs                                    = "1.8"    // app.args
+	ShowAppsResponseFieldAppConfigs                                 = "1.9"    // app.configs
+	ShowAppsResponseFieldAppConfigsKind                             = "1.9.1"  // app.configs.kind
+	ShowAppsResponseFieldAppConfigsConfig                           = "1.9.2"  // app.configs.config
+	ShowAppsResponseFieldAppEnvVars                                 = "1.10"   // app.env_vars
+	ShowAppsResponseFieldAppEnvVarsName                             = "1.10.1" // app.env_vars.name
+	ShowAppsResponseFieldAppEnvVarsValue                            = "1.10.2" // app.env_vars.value
+	ShowAppsResponseFieldAppEnvVarsSecret                           = "1.10.3" // app.env_vars.secret
+	ShowAppsResponseFieldAppEnvVarsSecretValue                      = "1.10.4" // app.env_vars.secret_value
+	ShowAppsResponseFieldAppHealthCheck                             = "1.11"   // app.health_check
+	ShowAppsResponseFieldAppHealthCheckPath                         = "1.12"   // app.health_check_path
+	ShowAppsResponseFieldAppDefaultFlavor                           = "1.13"   // app.default_flavor
+	ShowAppsResponseFieldAppDeploymentManifest                      = "1.14"   // app.deployment_manifest
+	ShowAppsResponseFieldAppRequiredOutboundConnections             = "1.15"   // app.required_outbound_connections
+	ShowAppsResponseFieldAppRequiredOutboundConnectionsProtocol     = "1.15.1" // app.required_outbound_connections.protocol
+	ShowAppsResponseFieldAppRequiredOutboundConnectionsPortRangeMin = "1.15.2" // app.required_outbound_connections.port_range_min
+	ShowAppsResponseFieldAppRequiredOutboundConnectionsPortRangeMax = "1.15.3" // app.required_outbound_connections.port_range_max
+	ShowAppsResponseFieldAppRequiredOutboundConnectionsRemoteCidr   = "1.15.4" // app.required_outbound_connections.remote_cidr
+	ShowAppsResponseFieldAppTrusted                                 = "1.16"   // app.trusted
+	ShowAppsResponseFieldAppAnnotations                             = "1.17"   // app.annotations
+	ShowAppsResponseFieldAppCreatedAt                               = "1.18"   // app.created_at
+	ShowAppsResponseFieldAppUpdatedAt                               = "1.19"   // app.updated_at
+)
+
+// ShowAppsResponseAllFields lists the leaf flags of ShowAppsResponse: together they
+// select every field.
+var ShowAppsResponseAllFields = []string{
+	ShowAppsResponseFieldAppKeyOrganization,
+	ShowAppsResponseFieldAppKeyName,
+	ShowAppsResponseFieldAppKeyVersion,
+	ShowAppsResponseFieldAppImageType,
+	ShowAppsResponseFieldAppImagePath,
+	ShowAppsResponseFieldAppDeployment,
+	ShowAppsResponseFieldAppAccessPorts,
+	ShowAppsResponseFieldAppPorts,
+	ShowAppsResponseFieldAppCommand,
+	ShowAppsResponseFieldAppArgs,
+	ShowAppsResponseFieldAppConfigs,
+	ShowAppsResponseFieldAppEnvVars,
+	ShowAppsResponseFieldAppHealthCheck,
+	ShowAppsResponseFieldAppHealthCheckPath,
+	ShowAppsResponseFieldAppDefaultFlavor,
+	ShowAppsResponseFieldAppDeploymentManifest,
+	ShowAppsResponseFieldAppRequiredOutboundConnections,
+	ShowAppsResponseFieldAppTrusted,
+	ShowAppsResponseFieldAppAnnotations,
+	ShowAppsResponseFieldAppCreatedAt,
+	ShowAppsResponseFieldAppUpdatedAt,
 }
 
 var _ShowAppsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppsResponse", []fieldmap.Field{
@@ -440,6 +785,2422 @@ var _ShowAppsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppsRes
 	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
+// FieldSchema returns the field flags of ShowAppsResponse.
+func (*ShowAppsResponse) FieldSchema() *fieldmap.Schema { return _ShowAppsResponse_fieldSchema }
+
+// NewShowAppsResponseFieldMap returns a FieldMap of ShowAppsResponse holding flags; the
+// error names the first flag ShowAppsResponse does not have.
+func NewShowAppsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowAppsResponse_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateAppRequest) Clone() *CreateAppRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateAppRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateAppRequest, a deep copy of m, which is not nil.
+func (m *CreateAppRequest) cloneTo(c *CreateAppRequest) {
+	c.App = m.App.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateAppResponse) Clone() *CreateAppResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateAppResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateAppResponse, a deep copy of m, which is not nil.
+func (m *CreateAppResponse) cloneTo(c *CreateAppResponse) {
+	c.App = m.App.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateAppRequest) Clone() *UpdateAppRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateAppRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateAppRequest, a deep copy of m, which is not nil.
+func (m *UpdateAppRequest) cloneTo(c *UpdateAppRequest) {
+	c.App = m.App.Clone()
+	c.Fields = slices.Clone(m.Fields)
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateAppResponse) Clone() *UpdateAppResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateAppResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateAppResponse, a deep copy of m, which is not nil.
+func (m *UpdateAppResponse) cloneTo(c *UpdateAppResponse) {
+	c.App = m.App.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteAppRequest) Clone() *DeleteAppRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteAppRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteAppRequest, a deep copy of m, which is not nil.
+func (m *DeleteAppRequest) cloneTo(c *DeleteAppRequest) {
+	c.Key = m.Key.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteAppResponse) Clone() *DeleteAppResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteAppResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteAppResponse, a deep copy of m, which is not nil.
+func (m *DeleteAppResponse) cloneTo(c *DeleteAppResponse) {
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowAppsRequest) Clone() *ShowAppsRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowAppsRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowAppsRequest, a deep copy of m, which is not nil.
+func (m *ShowAppsRequest) cloneTo(c *ShowAppsRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowAppsResponse) Clone() *ShowAppsResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowAppsResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowAppsResponse, a deep copy of m, which is not nil.
+func (m *ShowAppsResponse) cloneTo(c *ShowAppsResponse) {
+	c.App = m.App.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateAppRequest) Equal(o *CreateAppRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.App.Equal(o.App) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateAppResponse) Equal(o *CreateAppResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.App.Equal(o.App) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateAppRequest) Equal(o *UpdateAppRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.App.Equal(o.App) {
+		return false
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateAppResponse) Equal(o *UpdateAppResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.App.Equal(o.App) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteAppRequest) Equal(o *DeleteAppRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteAppResponse) Equal(o *DeleteAppResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowAppsRequest) Equal(o *ShowAppsRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowAppsResponse) Equal(o *ShowAppsResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.App.Equal(o.App) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateAppRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateAppRequest) CopyInFields(src *CreateAppRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.App.Equal(src.GetApp()) {
+			m.App = src.GetApp().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.App, src.GetApp(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &App{}
+				m.App = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Version != s2.GetVersion() {
+							d2.Version = s2.GetVersion()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.ImageType != s1.GetImageType() {
+					d1.ImageType = s1.GetImageType()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.ImagePath != s1.GetImagePath() {
+					d1.ImagePath = s1.GetImagePath()
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.Deployment != s1.GetDeployment() {
+					d1.Deployment = s1.GetDeployment()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.AccessPorts != s1.GetAccessPorts() {
+					d1.AccessPorts = s1.GetAccessPorts()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, (*Port).Equal) {
+					if len(sv1) == 0 {
+						d1.Ports = nil
+					} else {
+						d1.Ports = fieldmap.CloneListFunc(sv1, (*Port).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.Command != s1.GetCommand() {
+					d1.Command = s1.GetCommand()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.8") {
+				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
+					if len(sv1) == 0 {
+						d1.Args = nil
+					} else {
+						d1.Args = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, (*ConfigFile).Equal) {
+					if len(sv1) == 0 {
+						d1.Configs = nil
+					} else {
+						d1.Configs = fieldmap.CloneListFunc(sv1, (*ConfigFile).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.10") {
+				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, (*EnvVar).Equal) {
+					if len(sv1) == 0 {
+						d1.EnvVars = nil
+					} else {
+						d1.EnvVars = fieldmap.CloneListFunc(sv1, (*EnvVar).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.HealthCheck != s1.GetHealthCheck() {
+					d1.HealthCheck = s1.GetHealthCheck()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
+					d1.HealthCheckPath = s1.GetHealthCheckPath()
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
+					d1.DefaultFlavor = s1.GetDefaultFlavor()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
+					d1.DeploymentManifest = s1.GetDeploymentManifest()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.15") {
+				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.RequiredOutboundConnections = nil
+					} else {
+						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if d1.Trusted != s1.GetTrusted() {
+					d1.Trusted = s1.GetTrusted()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.17") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.18") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.19") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateAppResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateAppResponse) CopyInFields(src *CreateAppResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.App.Equal(src.GetApp()) {
+			m.App = src.GetApp().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.App, src.GetApp(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &App{}
+				m.App = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Version != s2.GetVersion() {
+							d2.Version = s2.GetVersion()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.ImageType != s1.GetImageType() {
+					d1.ImageType = s1.GetImageType()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.ImagePath != s1.GetImagePath() {
+					d1.ImagePath = s1.GetImagePath()
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.Deployment != s1.GetDeployment() {
+					d1.Deployment = s1.GetDeployment()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.AccessPorts != s1.GetAccessPorts() {
+					d1.AccessPorts = s1.GetAccessPorts()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, (*Port).Equal) {
+					if len(sv1) == 0 {
+						d1.Ports = nil
+					} else {
+						d1.Ports = fieldmap.CloneListFunc(sv1, (*Port).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.Command != s1.GetCommand() {
+					d1.Command = s1.GetCommand()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.8") {
+				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
+					if len(sv1) == 0 {
+						d1.Args = nil
+					} else {
+						d1.Args = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, (*ConfigFile).Equal) {
+					if len(sv1) == 0 {
+						d1.Configs = nil
+					} else {
+						d1.Configs = fieldmap.CloneListFunc(sv1, (*ConfigFile).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.10") {
+				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, (*EnvVar).Equal) {
+					if len(sv1) == 0 {
+						d1.EnvVars = nil
+					} else {
+						d1.EnvVars = fieldmap.CloneListFunc(sv1, (*EnvVar).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.HealthCheck != s1.GetHealthCheck() {
+					d1.HealthCheck = s1.GetHealthCheck()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
+					d1.HealthCheckPath = s1.GetHealthCheckPath()
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
+					d1.DefaultFlavor = s1.GetDefaultFlavor()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
+					d1.DeploymentManifest = s1.GetDeploymentManifest()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.15") {
+				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.RequiredOutboundConnections = nil
+					} else {
+						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if d1.Trusted != s1.GetTrusted() {
+					d1.Trusted = s1.GetTrusted()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.17") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.18") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.19") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateAppRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateAppRequest) CopyInFields(src *UpdateAppRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.App.Equal(src.GetApp()) {
+			m.App = src.GetApp().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.App, src.GetApp(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &App{}
+				m.App = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Version != s2.GetVersion() {
+							d2.Version = s2.GetVersion()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.ImageType != s1.GetImageType() {
+					d1.ImageType = s1.GetImageType()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.ImagePath != s1.GetImagePath() {
+					d1.ImagePath = s1.GetImagePath()
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.Deployment != s1.GetDeployment() {
+					d1.Deployment = s1.GetDeployment()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.AccessPorts != s1.GetAccessPorts() {
+					d1.AccessPorts = s1.GetAccessPorts()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, (*Port).Equal) {
+					if len(sv1) == 0 {
+						d1.Ports = nil
+					} else {
+						d1.Ports = fieldmap.CloneListFunc(sv1, (*Port).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.Command != s1.GetCommand() {
+					d1.Command = s1.GetCommand()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.8") {
+				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
+					if len(sv1) == 0 {
+						d1.Args = nil
+					} else {
+						d1.Args = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, (*ConfigFile).Equal) {
+					if len(sv1) == 0 {
+						d1.Configs = nil
+					} else {
+						d1.Configs = fieldmap.CloneListFunc(sv1, (*ConfigFile).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.10") {
+				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, (*EnvVar).Equal) {
+					if len(sv1) == 0 {
+						d1.EnvVars = nil
+					} else {
+						d1.EnvVars = fieldmap.CloneListFunc(sv1, (*EnvVar).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.HealthCheck != s1.GetHealthCheck() {
+					d1.HealthCheck = s1.GetHealthCheck()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
+					d1.HealthCheckPath = s1.GetHealthCheckPath()
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
+					d1.DefaultFlavor = s1.GetDefaultFlavor()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
+					d1.DeploymentManifest = s1.GetDeploymentManifest()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.15") {
+				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.RequiredOutboundConnections = nil
+					} else {
+						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if d1.Trusted != s1.GetTrusted() {
+					d1.Trusted = s1.GetTrusted()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.17") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.18") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.19") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("2") {
+		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
+			if len(sv0) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateAppResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateAppResponse) CopyInFields(src *UpdateAppResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.App.Equal(src.GetApp()) {
+			m.App = src.GetApp().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.App, src.GetApp(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &App{}
+				m.App = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Version != s2.GetVersion() {
+							d2.Version = s2.GetVersion()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.ImageType != s1.GetImageType() {
+					d1.ImageType = s1.GetImageType()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.ImagePath != s1.GetImagePath() {
+					d1.ImagePath = s1.GetImagePath()
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.Deployment != s1.GetDeployment() {
+					d1.Deployment = s1.GetDeployment()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.AccessPorts != s1.GetAccessPorts() {
+					d1.AccessPorts = s1.GetAccessPorts()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, (*Port).Equal) {
+					if len(sv1) == 0 {
+						d1.Ports = nil
+					} else {
+						d1.Ports = fieldmap.CloneListFunc(sv1, (*Port).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.Command != s1.GetCommand() {
+					d1.Command = s1.GetCommand()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.8") {
+				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
+					if len(sv1) == 0 {
+						d1.Args = nil
+					} else {
+						d1.Args = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, (*ConfigFile).Equal) {
+					if len(sv1) == 0 {
+						d1.Configs = nil
+					} else {
+						d1.Configs = fieldmap.CloneListFunc(sv1, (*ConfigFile).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.10") {
+				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, (*EnvVar).Equal) {
+					if len(sv1) == 0 {
+						d1.EnvVars = nil
+					} else {
+						d1.EnvVars = fieldmap.CloneListFunc(sv1, (*EnvVar).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.HealthCheck != s1.GetHealthCheck() {
+					d1.HealthCheck = s1.GetHealthCheck()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
+					d1.HealthCheckPath = s1.GetHealthCheckPath()
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
+					d1.DefaultFlavor = s1.GetDefaultFlavor()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
+					d1.DeploymentManifest = s1.GetDeploymentManifest()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.15") {
+				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.RequiredOutboundConnections = nil
+					} else {
+						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if d1.Trusted != s1.GetTrusted() {
+					d1.Trusted = s1.GetTrusted()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.17") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.18") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.19") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteAppRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteAppRequest) CopyInFields(src *DeleteAppRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Key.Equal(src.GetKey()) {
+			m.Key = src.GetKey().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &AppKey{}
+				m.Key = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.Organization != s1.GetOrganization() {
+					d1.Organization = s1.GetOrganization()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.Version != s1.GetVersion() {
+					d1.Version = s1.GetVersion()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteAppResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteAppResponse) CopyInFields(src *DeleteAppResponse, fm *fieldmap.FieldMap) int {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowAppsRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowAppsRequest) CopyInFields(src *ShowAppsRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &App{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Version != s2.GetVersion() {
+							d2.Version = s2.GetVersion()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.ImageType != s1.GetImageType() {
+					d1.ImageType = s1.GetImageType()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.ImagePath != s1.GetImagePath() {
+					d1.ImagePath = s1.GetImagePath()
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.Deployment != s1.GetDeployment() {
+					d1.Deployment = s1.GetDeployment()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.AccessPorts != s1.GetAccessPorts() {
+					d1.AccessPorts = s1.GetAccessPorts()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, (*Port).Equal) {
+					if len(sv1) == 0 {
+						d1.Ports = nil
+					} else {
+						d1.Ports = fieldmap.CloneListFunc(sv1, (*Port).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.Command != s1.GetCommand() {
+					d1.Command = s1.GetCommand()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.8") {
+				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
+					if len(sv1) == 0 {
+						d1.Args = nil
+					} else {
+						d1.Args = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, (*ConfigFile).Equal) {
+					if len(sv1) == 0 {
+						d1.Configs = nil
+					} else {
+						d1.Configs = fieldmap.CloneListFunc(sv1, (*ConfigFile).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.10") {
+				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, (*EnvVar).Equal) {
+					if len(sv1) == 0 {
+						d1.EnvVars = nil
+					} else {
+						d1.EnvVars = fieldmap.CloneListFunc(sv1, (*EnvVar).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.HealthCheck != s1.GetHealthCheck() {
+					d1.HealthCheck = s1.GetHealthCheck()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
+					d1.HealthCheckPath = s1.GetHealthCheckPath()
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
+					d1.DefaultFlavor = s1.GetDefaultFlavor()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
+					d1.DeploymentManifest = s1.GetDeploymentManifest()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.15") {
+				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.RequiredOutboundConnections = nil
+					} else {
+						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if d1.Trusted != s1.GetTrusted() {
+					d1.Trusted = s1.GetTrusted()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.17") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.18") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.19") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowAppsResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowAppsResponse) CopyInFields(src *ShowAppsResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.App.Equal(src.GetApp()) {
+			m.App = src.GetApp().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.App, src.GetApp(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &App{}
+				m.App = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Version != s2.GetVersion() {
+							d2.Version = s2.GetVersion()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.ImageType != s1.GetImageType() {
+					d1.ImageType = s1.GetImageType()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.ImagePath != s1.GetImagePath() {
+					d1.ImagePath = s1.GetImagePath()
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.Deployment != s1.GetDeployment() {
+					d1.Deployment = s1.GetDeployment()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.AccessPorts != s1.GetAccessPorts() {
+					d1.AccessPorts = s1.GetAccessPorts()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, (*Port).Equal) {
+					if len(sv1) == 0 {
+						d1.Ports = nil
+					} else {
+						d1.Ports = fieldmap.CloneListFunc(sv1, (*Port).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.Command != s1.GetCommand() {
+					d1.Command = s1.GetCommand()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.8") {
+				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
+					if len(sv1) == 0 {
+						d1.Args = nil
+					} else {
+						d1.Args = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, (*ConfigFile).Equal) {
+					if len(sv1) == 0 {
+						d1.Configs = nil
+					} else {
+						d1.Configs = fieldmap.CloneListFunc(sv1, (*ConfigFile).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.10") {
+				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, (*EnvVar).Equal) {
+					if len(sv1) == 0 {
+						d1.EnvVars = nil
+					} else {
+						d1.EnvVars = fieldmap.CloneListFunc(sv1, (*EnvVar).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.HealthCheck != s1.GetHealthCheck() {
+					d1.HealthCheck = s1.GetHealthCheck()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
+					d1.HealthCheckPath = s1.GetHealthCheckPath()
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
+					d1.DefaultFlavor = s1.GetDefaultFlavor()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
+					d1.DeploymentManifest = s1.GetDeploymentManifest()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.15") {
+				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.RequiredOutboundConnections = nil
+					} else {
+						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if d1.Trusted != s1.GetTrusted() {
+					d1.Trusted = s1.GetTrusted()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.17") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.18") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.19") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateAppRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateAppRequest) DiffFields(o *CreateAppRequest) *fieldmap.FieldMap {
+	fm := _CreateAppRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetApp(), o.GetApp(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if a2.GetVersion() != b2.GetVersion() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetImageType() != b1.GetImageType() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetImagePath() != b1.GetImagePath() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetDeployment() != b1.GetDeployment() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetAccessPorts() != b1.GetAccessPorts() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), (*Port).Equal) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetCommand() != b1.GetCommand() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), (*ConfigFile).Equal) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), (*EnvVar).Equal) {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a1.GetHealthCheck() != b1.GetHealthCheck() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if a1.GetTrusted() != b1.GetTrusted() {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.18")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.19")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateAppResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateAppResponse) DiffFields(o *CreateAppResponse) *fieldmap.FieldMap {
+	fm := _CreateAppResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetApp(), o.GetApp(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if a2.GetVersion() != b2.GetVersion() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetImageType() != b1.GetImageType() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetImagePath() != b1.GetImagePath() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetDeployment() != b1.GetDeployment() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetAccessPorts() != b1.GetAccessPorts() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), (*Port).Equal) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetCommand() != b1.GetCommand() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), (*ConfigFile).Equal) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), (*EnvVar).Equal) {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a1.GetHealthCheck() != b1.GetHealthCheck() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if a1.GetTrusted() != b1.GetTrusted() {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.18")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.19")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateAppRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateAppRequest) DiffFields(o *UpdateAppRequest) *fieldmap.FieldMap {
+	fm := _UpdateAppRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetApp(), o.GetApp(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if a2.GetVersion() != b2.GetVersion() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetImageType() != b1.GetImageType() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetImagePath() != b1.GetImagePath() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetDeployment() != b1.GetDeployment() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetAccessPorts() != b1.GetAccessPorts() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), (*Port).Equal) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetCommand() != b1.GetCommand() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), (*ConfigFile).Equal) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), (*EnvVar).Equal) {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a1.GetHealthCheck() != b1.GetHealthCheck() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if a1.GetTrusted() != b1.GetTrusted() {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.18")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.19")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if !slices.Equal(m.GetFields(), o.GetFields()) {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateAppResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateAppResponse) DiffFields(o *UpdateAppResponse) *fieldmap.FieldMap {
+	fm := _UpdateAppResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetApp(), o.GetApp(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if a2.GetVersion() != b2.GetVersion() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetImageType() != b1.GetImageType() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetImagePath() != b1.GetImagePath() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetDeployment() != b1.GetDeployment() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetAccessPorts() != b1.GetAccessPorts() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), (*Port).Equal) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetCommand() != b1.GetCommand() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), (*ConfigFile).Equal) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), (*EnvVar).Equal) {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a1.GetHealthCheck() != b1.GetHealthCheck() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if a1.GetTrusted() != b1.GetTrusted() {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.18")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.19")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteAppRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteAppRequest) DiffFields(o *DeleteAppRequest) *fieldmap.FieldMap {
+	fm := _DeleteAppRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetOrganization() != b1.GetOrganization() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetName() != b1.GetName() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetVersion() != b1.GetVersion() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteAppResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteAppResponse) DiffFields(o *DeleteAppResponse) *fieldmap.FieldMap {
+	fm := _DeleteAppResponse_fieldSchema.NewFieldMap()
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowAppsRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowAppsRequest) DiffFields(o *ShowAppsRequest) *fieldmap.FieldMap {
+	fm := _ShowAppsRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if a2.GetVersion() != b2.GetVersion() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetImageType() != b1.GetImageType() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetImagePath() != b1.GetImagePath() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetDeployment() != b1.GetDeployment() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetAccessPorts() != b1.GetAccessPorts() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), (*Port).Equal) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetCommand() != b1.GetCommand() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), (*ConfigFile).Equal) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), (*EnvVar).Equal) {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a1.GetHealthCheck() != b1.GetHealthCheck() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if a1.GetTrusted() != b1.GetTrusted() {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.18")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.19")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowAppsResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowAppsResponse) DiffFields(o *ShowAppsResponse) *fieldmap.FieldMap {
+	fm := _ShowAppsResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetApp(), o.GetApp(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if a2.GetVersion() != b2.GetVersion() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetImageType() != b1.GetImageType() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetImagePath() != b1.GetImagePath() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetDeployment() != b1.GetDeployment() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetAccessPorts() != b1.GetAccessPorts() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), (*Port).Equal) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetCommand() != b1.GetCommand() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), (*ConfigFile).Equal) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), (*EnvVar).Equal) {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a1.GetHealthCheck() != b1.GetHealthCheck() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if a1.GetTrusted() != b1.GetTrusted() {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.18")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.19")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *CreateAppRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.App.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateAppRequest", "app")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag CreateAppRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*CreateAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _CreateAppRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *CreateAppResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.App.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateAppResponse", "app")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag CreateAppResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*CreateAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _CreateAppResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *UpdateAppRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.App.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateAppRequest", "app")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag UpdateAppRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*UpdateAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _UpdateAppRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *UpdateAppResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.App.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateAppResponse", "app")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag UpdateAppResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*UpdateAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _UpdateAppResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeleteAppRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeleteAppRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeleteAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteAppRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeleteAppResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeleteAppResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeleteAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteAppResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowAppsRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Filter.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowAppsRequest", "filter")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowAppsRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowAppsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowAppsRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowAppsResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.App.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowAppsResponse", "app")
+	}
+	return nil
+}
+
 // ValidateFields returns an error when fm holds a flag ShowAppsResponse does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -465,7 +3226,7 @@ func (m *CreateAppRequest) Redacted() *CreateAppRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -487,7 +3248,7 @@ func (m *CreateAppResponse) Redacted() *CreateAppResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -509,7 +3270,7 @@ func (m *UpdateAppRequest) Redacted() *UpdateAppRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -531,7 +3292,7 @@ func (m *UpdateAppResponse) Redacted() *UpdateAppResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -552,7 +3313,7 @@ func (m *DeleteAppRequest) Redacted() *DeleteAppRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -573,7 +3334,7 @@ func (m *DeleteAppResponse) Redacted() *DeleteAppResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -595,7 +3356,7 @@ func (m *ShowAppsRequest) Redacted() *ShowAppsRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -617,7 +3378,7 @@ func (m *ShowAppsResponse) Redacted() *ShowAppsResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }

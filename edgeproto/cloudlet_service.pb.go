@@ -9,7 +9,6 @@
 package edgeproto
 
 import (
-	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -740,7 +739,7 @@ var File_edgeproto_v1_cloudlet_service_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_cloudlet_service_proto_rawDesc = "" +
 	"\n" +
-	"#edgeproto/v1/cloudlet_service.proto\x12\fedgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x16edgeproto/v1/api.proto\x1a\x1bedgeproto/v1/cloudlet.proto\x1a\x17edgeproto/v1/keys.proto\x1a\x18edgeproto/v1/state.proto\"d\n" +
+	"#edgeproto/v1/cloudlet_service.proto\x12\fedgeproto.v1\x1a\x16edgeproto/v1/api.proto\x1a\x1bedgeproto/v1/cloudlet.proto\x1a\x17edgeproto/v1/keys.proto\x1a\x18edgeproto/v1/state.proto\"d\n" +
 	"\x15CreateCloudletRequest\x122\n" +
 	"\bcloudlet\x18\x01 \x01(\v2\x16.edgeproto.v1.CloudletR\bcloudlet\x12\x17\n" +
 	"\ano_wait\x18\x02 \x01(\bR\x06noWait\"w\n" +
@@ -783,13 +782,7 @@ const file_edgeproto_v1_cloudlet_service_proto_rawDesc = "" +
 	"\rShowCloudlets\x12\".edgeproto.v1.ShowCloudletsRequest\x1a#.edgeproto.v1.ShowCloudletsResponse0\x01\x12f\n" +
 	"\x11ShowCloudletInfos\x12&.edgeproto.v1.ShowCloudletInfosRequest\x1a'.edgeproto.v1.ShowCloudletInfosResponse0\x01\x12v\n" +
 	"\x17RotateCloudletAccessKey\x12,.edgeproto.v1.RotateCloudletAccessKeyRequest\x1a-.edgeproto.v1.RotateCloudletAccessKeyResponse\x12i\n" +
-	"\x12WatchCloudletInfos\x12'.edgeproto.v1.WatchCloudletInfosRequest\x1a(.edgeproto.v1.WatchCloudletInfosResponse0\x01B^\x92\xcf\x1c*\n" +
-	"\x06fields\n" +
-	"\x05clone\n" +
-	"\x05equal\n" +
-	"\x06copyin\n" +
-	"\x04diff\n" +
-	"\x04keysZ.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
+	"\x12WatchCloudletInfos\x12'.edgeproto.v1.WatchCloudletInfosRequest\x1a(.edgeproto.v1.WatchCloudletInfosResponse0\x01B0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
 
 var (
 	file_edgeproto_v1_cloudlet_service_proto_rawDescOnce sync.Once

@@ -8,20 +8,86 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	maps "maps"
+	slices "slices"
 )
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateCloudletRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Cloudlet.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateCloudletRequest", "cloudlet")
-	}
-	return nil
+// Field flags of CreateCloudletRequest: dot-joined field numbers from CreateCloudletRequest.
+const (
+	CreateCloudletRequestFieldCloudlet                              = "1"      // cloudlet
+	CreateCloudletRequestFieldCloudletKey                           = "1.1"    // cloudlet.key
+	CreateCloudletRequestFieldCloudletKeyOrganization               = "1.1.1"  // cloudlet.key.organization
+	CreateCloudletRequestFieldCloudletKeyName                       = "1.1.2"  // cloudlet.key.name
+	CreateCloudletRequestFieldCloudletState                         = "1.2"    // cloudlet.state
+	CreateCloudletRequestFieldCloudletErrors                        = "1.3"    // cloudlet.errors
+	CreateCloudletRequestFieldCloudletPlatformType                  = "1.4"    // cloudlet.platform_type
+	CreateCloudletRequestFieldCloudletLocation                      = "1.5"    // cloudlet.location
+	CreateCloudletRequestFieldCloudletLocationLatitude              = "1.5.1"  // cloudlet.location.latitude
+	CreateCloudletRequestFieldCloudletLocationLongitude             = "1.5.2"  // cloudlet.location.longitude
+	CreateCloudletRequestFieldCloudletFlavorNames                   = "1.6"    // cloudlet.flavor_names
+	CreateCloudletRequestFieldCloudletResourceQuotas                = "1.7"    // cloudlet.resource_quotas
+	CreateCloudletRequestFieldCloudletResourceQuotasName            = "1.7.1"  // cloudlet.resource_quotas.name
+	CreateCloudletRequestFieldCloudletResourceQuotasValue           = "1.7.2"  // cloudlet.resource_quotas.value
+	CreateCloudletRequestFieldCloudletResourceQuotasAlertThreshold  = "1.7.3"  // cloudlet.resource_quotas.alert_threshold
+	CreateCloudletRequestFieldCloudletDefaultResourceAlertThreshold = "1.8"    // cloudlet.default_resource_alert_threshold
+	CreateCloudletRequestFieldCloudletEnvVars                       = "1.9"    // cloudlet.env_vars
+	CreateCloudletRequestFieldCloudletConfig                        = "1.10"   // cloudlet.config
+	CreateCloudletRequestFieldCloudletConfigRegion                  = "1.10.1" // cloudlet.config.region
+	CreateCloudletRequestFieldCloudletConfigNotifyControllerAddrs   = "1.10.2" // cloudlet.config.notify_controller_addrs
+	CreateCloudletRequestFieldCloudletConfigContainerRegistryPath   = "1.10.3" // cloudlet.config.container_registry_path
+	CreateCloudletRequestFieldCloudletConfigDeploymentTag           = "1.10.4" // cloudlet.config.deployment_tag
+	CreateCloudletRequestFieldCloudletConfigCacheDir                = "1.10.5" // cloudlet.config.cache_dir
+	CreateCloudletRequestFieldCloudletConfigTestMode                = "1.10.6" // cloudlet.config.test_mode
+	CreateCloudletRequestFieldCloudletConfigCrmAccessPrivateKey     = "1.10.7" // cloudlet.config.crm_access_private_key
+	CreateCloudletRequestFieldCloudletConfigAccessApiAddr           = "1.10.8" // cloudlet.config.access_api_addr
+	CreateCloudletRequestFieldCloudletCrmOnEdge                     = "1.11"   // cloudlet.crm_on_edge
+	CreateCloudletRequestFieldCloudletMaintenanceState              = "1.12"   // cloudlet.maintenance_state
+	CreateCloudletRequestFieldCloudletTrustPolicy                   = "1.13"   // cloudlet.trust_policy
+	CreateCloudletRequestFieldCloudletTrustPolicyState              = "1.14"   // cloudlet.trust_policy_state
+	CreateCloudletRequestFieldCloudletAnnotations                   = "1.15"   // cloudlet.annotations
+	CreateCloudletRequestFieldCloudletAccessVars                    = "1.16"   // cloudlet.access_vars
+	CreateCloudletRequestFieldCloudletCrmOverride                   = "1.17"   // cloudlet.crm_override
+	CreateCloudletRequestFieldCloudletPhysicalName                  = "1.18"   // cloudlet.physical_name
+	CreateCloudletRequestFieldCloudletNumDynamicIps                 = "1.19"   // cloudlet.num_dynamic_ips
+	CreateCloudletRequestFieldCloudletCreatedAt                     = "1.20"   // cloudlet.created_at
+	CreateCloudletRequestFieldCloudletUpdatedAt                     = "1.21"   // cloudlet.updated_at
+	CreateCloudletRequestFieldNoWait                                = "2"      // no_wait
+)
+
+// CreateCloudletRequestAllFields lists the leaf flags of CreateCloudletRequest: together they
+// select every field.
+var CreateCloudletRequestAllFields = []string{
+	CreateCloudletRequestFieldCloudletKeyOrganization,
+	CreateCloudletRequestFieldCloudletKeyName,
+	CreateCloudletRequestFieldCloudletState,
+	CreateCloudletRequestFieldCloudletErrors,
+	CreateCloudletRequestFieldCloudletPlatformType,
+	CreateCloudletRequestFieldCloudletLocationLatitude,
+	CreateCloudletRequestFieldCloudletLocationLongitude,
+	CreateCloudletRequestFieldCloudletFlavorNames,
+	CreateCloudletRequestFieldCloudletResourceQuotas,
+	CreateCloudletRequestFieldCloudletDefaultResourceAlertThreshold,
+	CreateCloudletRequestFieldCloudletEnvVars,
+	CreateCloudletRequestFieldCloudletConfigRegion,
+	CreateCloudletRequestFieldCloudletConfigNotifyControllerAddrs,
+	CreateCloudletRequestFieldCloudletConfigContainerRegistryPath,
+	CreateCloudletRequestFieldCloudletConfigDeploymentTag,
+	CreateCloudletRequestFieldCloudletConfigCacheDir,
+	CreateCloudletRequestFieldCloudletConfigTestMode,
+	CreateCloudletRequestFieldCloudletConfigCrmAccessPrivateKey,
+	CreateCloudletRequestFieldCloudletConfigAccessApiAddr,
+	CreateCloudletRequestFieldCloudletCrmOnEdge,
+	CreateCloudletRequestFieldCloudletMaintenanceState,
+	CreateCloudletRequestFieldCloudletTrustPolicy,
+	CreateCloudletRequestFieldCloudletTrustPolicyState,
+	CreateCloudletRequestFieldCloudletAnnotations,
+	CreateCloudletRequestFieldCloudletAccessVars,
+	CreateCloudletRequestFieldCloudletCrmOverride,
+	CreateCloudletRequestFieldCloudletPhysicalName,
+	CreateCloudletRequestFieldCloudletNumDynamicIps,
+	CreateCloudletRequestFieldCloudletCreatedAt,
+	CreateCloudletRequestFieldCloudletUpdatedAt,
+	CreateCloudletRequestFieldNoWait,
 }
 
 var _CreateCloudletRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateCloudletRequest", []fieldmap.Field{
@@ -65,26 +131,48 @@ var _CreateCloudletRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Create
 	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag CreateCloudletRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*CreateCloudletRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _CreateCloudletRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of CreateCloudletRequest.
+func (*CreateCloudletRequest) FieldSchema() *fieldmap.Schema {
+	return _CreateCloudletRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateCloudletResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Progress.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateCloudletResponse", "progress")
-	}
-	return nil
+// NewCreateCloudletRequestFieldMap returns a FieldMap of CreateCloudletRequest holding flags; the
+// error names the first flag CreateCloudletRequest does not have.
+func NewCreateCloudletRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateCloudletRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of CreateCloudletResponse: dot-joined field numbers from CreateCloudletResponse.
+const (
+	CreateCloudletResponseFieldProgress                 = "1"     // progress
+	CreateCloudletResponseFieldProgressState            = "1.1"   // progress.state
+	CreateCloudletResponseFieldProgressMessage          = "1.2"   // progress.message
+	CreateCloudletResponseFieldProgressErrors           = "1.3"   // progress.errors
+	CreateCloudletResponseFieldProgressStatus           = "1.4"   // progress.status
+	CreateCloudletResponseFieldProgressStatusTaskNumber = "1.4.1" // progress.status.task_number
+	CreateCloudletResponseFieldProgressStatusMaxTasks   = "1.4.2" // progress.status.max_tasks
+	CreateCloudletResponseFieldProgressStatusTaskName   = "1.4.3" // progress.status.task_name
+	CreateCloudletResponseFieldProgressStatusStepName   = "1.4.4" // progress.status.step_name
+	CreateCloudletResponseFieldProgressStatusMsgCount   = "1.4.5" // progress.status.msg_count
+	CreateCloudletResponseFieldProgressStatusMsgs       = "1.4.6" // progress.status.msgs
+	CreateCloudletResponseFieldProgressFinal            = "1.5"   // progress.final
+	CreateCloudletResponseFieldCrmAccessKey             = "2"     // crm_access_key
+)
+
+// CreateCloudletResponseAllFields lists the leaf flags of CreateCloudletResponse: together they
+// select every field.
+var CreateCloudletResponseAllFields = []string{
+	CreateCloudletResponseFieldProgressState,
+	CreateCloudletResponseFieldProgressMessage,
+	CreateCloudletResponseFieldProgressErrors,
+	CreateCloudletResponseFieldProgressStatusTaskNumber,
+	CreateCloudletResponseFieldProgressStatusMaxTasks,
+	CreateCloudletResponseFieldProgressStatusTaskName,
+	CreateCloudletResponseFieldProgressStatusStepName,
+	CreateCloudletResponseFieldProgressStatusMsgCount,
+	CreateCloudletResponseFieldProgressStatusMsgs,
+	CreateCloudletResponseFieldProgressFinal,
+	CreateCloudletResponseFieldCrmAccessKey,
 }
 
 var _CreateCloudletResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateCloudletResponse", []fieldmap.Field{
@@ -103,26 +191,95 @@ var _CreateCloudletResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Creat
 	{Flag: "2", Path: "crm_access_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag CreateCloudletResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*CreateCloudletResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _CreateCloudletResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of CreateCloudletResponse.
+func (*CreateCloudletResponse) FieldSchema() *fieldmap.Schema {
+	return _CreateCloudletResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateCloudletRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Cloudlet.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateCloudletRequest", "cloudlet")
-	}
-	return nil
+// NewCreateCloudletResponseFieldMap returns a FieldMap of CreateCloudletResponse holding flags; the
+// error names the first flag CreateCloudletResponse does not have.
+func NewCreateCloudletResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateCloudletResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of UpdateCloudletRequest: dot-joined field numbers from UpdateCloudletRequest.
+const (
+	UpdateCloudletRequestFieldCloudlet                              = "1"      // cloudlet
+	UpdateCloudletRequestFieldCloudletKey                           = "1.1"    // cloudlet.key
+	UpdateCloudletRequestFieldCloudletKeyOrganization               = "1.1.1"  // cloudlet.key.organization
+	UpdateCloudletRequestFieldCloudletKeyName                       = "1.1.2"  // cloudlet.key.name
+	UpdateCloudletRequestFieldCloudletState                         = "1.2"    // cloudlet.state
+	UpdateCloudletRequestFieldCloudletErrors                        = "1.3"    // cloudlet.errors
+	UpdateCloudletRequestFieldCloudletPlatformType                  = "1.4"    // cloudlet.platform_type
+	UpdateCloudletRequestFieldCloudletLocation                      = "1.5"    // cloudlet.location
+	UpdateCloudletRequestFieldCloudletLocationLatitude              = "1.5.1"  // cloudlet.location.latitude
+	UpdateCloudletRequestFieldCloudletLocationLongitude             = "1.5.2"  // cloudlet.location.longitude
+	UpdateCloudletRequestFieldCloudletFlavorNames                   = "1.6"    // cloudlet.flavor_names
+	UpdateCloudletRequestFieldCloudletResourceQuotas                = "1.7"    // cloudlet.resource_quotas
+	UpdateCloudletRequestFieldCloudletResourceQuotasName            = "1.7.1"  // cloudlet.resource_quotas.name
+	UpdateCloudletRequestFieldCloudletResourceQuotasValue           = "1.7.2"  // cloudlet.resource_quotas.value
+	UpdateCloudletRequestFieldCloudletResourceQuotasAlertThreshold  = "1.7.3"  // cloudlet.resource_quotas.alert_threshold
+	UpdateCloudletRequestFieldCloudletDefaultResourceAlertThreshold = "1.8"    // cloudlet.default_resource_alert_threshold
+	UpdateCloudletRequestFieldCloudletEnvVars                       = "1.9"    // cloudlet.env_vars
+	UpdateCloudletRequestFieldCloudletConfig                        = "1.10"   // cloudlet.config
+	UpdateCloudletRequestFieldCloudletConfigRegion                  = "1.10.1" // cloudlet.config.region
+	UpdateCloudletRequestFieldCloudletConfigNotifyControllerAddrs   = "1.10.2" // cloudlet.config.notify_controller_addrs
+	UpdateCloudletRequestFieldCloudletConfigContainerRegistryPath   = "1.10.3" // cloudlet.config.container_registry_path
+	UpdateCloudletRequestFieldCloudletConfigDeploymentTag           = "1.10.4" // cloudlet.config.deployment_tag
+	UpdateCloudletRequestFieldCloudletConfigCacheDir                = "1.10.5" // cloudlet.config.cache_dir
+	UpdateCloudletRequestFieldCloudletConfigTestMode                = "1.10.6" // cloudlet.config.test_mode
+	UpdateCloudletRequestFieldCloudletConfigCrmAccessPrivateKey     = "1.10.7" // cloudlet.config.crm_access_private_key
+	UpdateCloudletRequestFieldCloudletConfigAccessApiAddr           = "1.10.8" // cloudlet.config.access_api_addr
+	UpdateCloudletRequestFieldCloudletCrmOnEdge                     = "1.11"   // cloudlet.crm_on_edge
+	UpdateCloudletRequestFieldCloudletMaintenanceState              = "1.12"   // cloudlet.maintenance_state
+	UpdateCloudletRequestFieldCloudletTrustPolicy                   = "1.13"   // cloudlet.trust_policy
+	UpdateCloudletRequestFieldCloudletTrustPolicyState              = "1.14"   // cloudlet.trust_policy_state
+	UpdateCloudletRequestFieldCloudletAnnotations                   = "1.15"   // cloudlet.annotations
+	UpdateCloudletRequestFieldCloudletAccessVars                    = "1.16"   // cloudlet.access_vars
+	UpdateCloudletRequestFieldCloudletCrmOverride                   = "1.17"   // cloudlet.crm_override
+	UpdateCloudletRequestFieldCloudletPhysicalName                  = "1.18"   // cloudlet.physical_name
+	UpdateCloudletRequestFieldCloudletNumDynamicIps                 = "1.19"   // cloudlet.num_dynamic_ips
+	UpdateCloudletRequestFieldCloudletCreatedAt                     = "1.20"   // cloudlet.created_at
+	UpdateCloudletRequestFieldCloudletUpdatedAt                     = "1.21"   // cloudlet.updated_at
+	UpdateCloudletRequestFieldFields                                = "2"      // fields
+	UpdateCloudletRequestFieldNoWait                                = "3"      // no_wait
+)
+
+// UpdateCloudletRequestAllFields lists the leaf flags of UpdateCloudletRequest: together they
+// select every field.
+var UpdateCloudletRequestAllFields = []string{
+	UpdateCloudletRequestFieldCloudletKeyOrganization,
+	UpdateCloudletRequestFieldCloudletKeyName,
+	UpdateCloudletRequestFieldCloudletState,
+	UpdateCloudletRequestFieldCloudletErrors,
+	UpdateCloudletRequestFieldCloudletPlatformType,
+	UpdateCloudletRequestFieldCloudletLocationLatitude,
+	UpdateCloudletRequestFieldCloudletLocationLongitude,
+	UpdateCloudletRequestFieldCloudletFlavorNames,
+	UpdateCloudletRequestFieldCloudletResourceQuotas,
+	UpdateCloudletRequestFieldCloudletDefaultResourceAlertThreshold,
+	UpdateCloudletRequestFieldCloudletEnvVars,
+	UpdateCloudletRequestFieldCloudletConfigRegion,
+	UpdateCloudletRequestFieldCloudletConfigNotifyControllerAddrs,
+	UpdateCloudletRequestFieldCloudletConfigContainerRegistryPath,
+	UpdateCloudletRequestFieldCloudletConfigDeploymentTag,
+	UpdateCloudletRequestFieldCloudletConfigCacheDir,
+	UpdateCloudletRequestFieldCloudletConfigTestMode,
+	UpdateCloudletRequestFieldCloudletConfigCrmAccessPrivateKey,
+	UpdateCloudletRequestFieldCloudletConfigAccessApiAddr,
+	UpdateCloudletRequestFieldCloudletCrmOnEdge,
+	UpdateCloudletRequestFieldCloudletMaintenanceState,
+	UpdateCloudletRequestFieldCloudletTrustPolicy,
+	UpdateCloudletRequestFieldCloudletTrustPolicyState,
+	UpdateCloudletRequestFieldCloudletAnnotations,
+	UpdateCloudletRequestFieldCloudletAccessVars,
+	UpdateCloudletRequestFieldCloudletCrmOverride,
+	UpdateCloudletRequestFieldCloudletPhysicalName,
+	UpdateCloudletRequestFieldCloudletNumDynamicIps,
+	UpdateCloudletRequestFieldCloudletCreatedAt,
+	UpdateCloudletRequestFieldCloudletUpdatedAt,
+	UpdateCloudletRequestFieldFields,
+	UpdateCloudletRequestFieldNoWait,
 }
 
 var _UpdateCloudletRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateCloudletRequest", []fieldmap.Field{
@@ -167,26 +324,46 @@ var _UpdateCloudletRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Update
 	{Flag: "3", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag UpdateCloudletRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*UpdateCloudletRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _UpdateCloudletRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of UpdateCloudletRequest.
+func (*UpdateCloudletRequest) FieldSchema() *fieldmap.Schema {
+	return _UpdateCloudletRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateCloudletResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Progress.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateCloudletResponse", "progress")
-	}
-	return nil
+// NewUpdateCloudletRequestFieldMap returns a FieldMap of UpdateCloudletRequest holding flags; the
+// error names the first flag UpdateCloudletRequest does not have.
+func NewUpdateCloudletRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateCloudletRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of UpdateCloudletResponse: dot-joined field numbers from UpdateCloudletResponse.
+const (
+	UpdateCloudletResponseFieldProgress                 = "1"     // progress
+	UpdateCloudletResponseFieldProgressState            = "1.1"   // progress.state
+	UpdateCloudletResponseFieldProgressMessage          = "1.2"   // progress.message
+	UpdateCloudletResponseFieldProgressErrors           = "1.3"   // progress.errors
+	UpdateCloudletResponseFieldProgressStatus           = "1.4"   // progress.status
+	UpdateCloudletResponseFieldProgressStatusTaskNumber = "1.4.1" // progress.status.task_number
+	UpdateCloudletResponseFieldProgressStatusMaxTasks   = "1.4.2" // progress.status.max_tasks
+	UpdateCloudletResponseFieldProgressStatusTaskName   = "1.4.3" // progress.status.task_name
+	UpdateCloudletResponseFieldProgressStatusStepName   = "1.4.4" // progress.status.step_name
+	UpdateCloudletResponseFieldProgressStatusMsgCount   = "1.4.5" // progress.status.msg_count
+	UpdateCloudletResponseFieldProgressStatusMsgs       = "1.4.6" // progress.status.msgs
+	UpdateCloudletResponseFieldProgressFinal            = "1.5"   // progress.final
+)
+
+// UpdateCloudletResponseAllFields lists the leaf flags of UpdateCloudletResponse: together they
+// select every field.
+var UpdateCloudletResponseAllFields = []string{
+	UpdateCloudletResponseFieldProgressState,
+	UpdateCloudletResponseFieldProgressMessage,
+	UpdateCloudletResponseFieldProgressErrors,
+	UpdateCloudletResponseFieldProgressStatusTaskNumber,
+	UpdateCloudletResponseFieldProgressStatusMaxTasks,
+	UpdateCloudletResponseFieldProgressStatusTaskName,
+	UpdateCloudletResponseFieldProgressStatusStepName,
+	UpdateCloudletResponseFieldProgressStatusMsgCount,
+	UpdateCloudletResponseFieldProgressStatusMsgs,
+	UpdateCloudletResponseFieldProgressFinal,
 }
 
 var _UpdateCloudletResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateCloudletResponse", []fieldmap.Field{
@@ -204,26 +381,33 @@ var _UpdateCloudletResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Updat
 	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag UpdateCloudletResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*UpdateCloudletResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _UpdateCloudletResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of UpdateCloudletResponse.
+func (*UpdateCloudletResponse) FieldSchema() *fieldmap.Schema {
+	return _UpdateCloudletResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteCloudletRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if v := m.CrmOverride; !(v >= 0 && v <= 4) {
-		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.DeleteCloudletRequest", Field: "crm_override", Enum: "edgeproto.v1.CRMOverride", Value: int32(v)}
-	}
-	return nil
+// NewUpdateCloudletResponseFieldMap returns a FieldMap of UpdateCloudletResponse holding flags; the
+// error names the first flag UpdateCloudletResponse does not have.
+func NewUpdateCloudletResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateCloudletResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of DeleteCloudletRequest: dot-joined field numbers from DeleteCloudletRequest.
+const (
+	DeleteCloudletRequestFieldKey             = "1"   // key
+	DeleteCloudletRequestFieldKeyOrganization = "1.1" // key.organization
+	DeleteCloudletRequestFieldKeyName         = "1.2" // key.name
+	DeleteCloudletRequestFieldNoWait          = "2"   // no_wait
+	DeleteCloudletRequestFieldCrmOverride     = "3"   // crm_override
+)
+
+// DeleteCloudletRequestAllFields lists the leaf flags of DeleteCloudletRequest: together they
+// select every field.
+var DeleteCloudletRequestAllFields = []string{
+	DeleteCloudletRequestFieldKeyOrganization,
+	DeleteCloudletRequestFieldKeyName,
+	DeleteCloudletRequestFieldNoWait,
+	DeleteCloudletRequestFieldCrmOverride,
 }
 
 var _DeleteCloudletRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteCloudletRequest", []fieldmap.Field{
@@ -234,26 +418,46 @@ var _DeleteCloudletRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Delete
 	{Flag: "3", Path: "crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag DeleteCloudletRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*DeleteCloudletRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _DeleteCloudletRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of DeleteCloudletRequest.
+func (*DeleteCloudletRequest) FieldSchema() *fieldmap.Schema {
+	return _DeleteCloudletRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteCloudletResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Progress.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.DeleteCloudletResponse", "progress")
-	}
-	return nil
+// NewDeleteCloudletRequestFieldMap returns a FieldMap of DeleteCloudletRequest holding flags; the
+// error names the first flag DeleteCloudletRequest does not have.
+func NewDeleteCloudletRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteCloudletRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of DeleteCloudletResponse: dot-joined field numbers from DeleteCloudletResponse.
+const (
+	DeleteCloudletResponseFieldProgress                 = "1"     // progress
+	DeleteCloudletResponseFieldProgressState            = "1.1"   // progress.state
+	DeleteCloudletResponseFieldProgressMessage          = "1.2"   // progress.message
+	DeleteCloudletResponseFieldProgressErrors           = "1.3"   // progress.errors
+	DeleteCloudletResponseFieldProgressStatus           = "1.4"   // progress.status
+	DeleteCloudletResponseFieldProgressStatusTaskNumber = "1.4.1" // progress.status.task_number
+	DeleteCloudletResponseFieldProgressStatusMaxTasks   = "1.4.2" // progress.status.max_tasks
+	DeleteCloudletResponseFieldProgressStatusTaskName   = "1.4.3" // progress.status.task_name
+	DeleteCloudletResponseFieldProgressStatusStepName   = "1.4.4" // progress.status.step_name
+	DeleteCloudletResponseFieldProgressStatusMsgCount   = "1.4.5" // progress.status.msg_count
+	DeleteCloudletResponseFieldProgressStatusMsgs       = "1.4.6" // progress.status.msgs
+	DeleteCloudletResponseFieldProgressFinal            = "1.5"   // progress.final
+)
+
+// DeleteCloudletResponseAllFields lists the leaf flags of DeleteCloudletResponse: together they
+// select every field.
+var DeleteCloudletResponseAllFields = []string{
+	DeleteCloudletResponseFieldProgressState,
+	DeleteCloudletResponseFieldProgressMessage,
+	DeleteCloudletResponseFieldProgressErrors,
+	DeleteCloudletResponseFieldProgressStatusTaskNumber,
+	DeleteCloudletResponseFieldProgressStatusMaxTasks,
+	DeleteCloudletResponseFieldProgressStatusTaskName,
+	DeleteCloudletResponseFieldProgressStatusStepName,
+	DeleteCloudletResponseFieldProgressStatusMsgCount,
+	DeleteCloudletResponseFieldProgressStatusMsgs,
+	DeleteCloudletResponseFieldProgressFinal,
 }
 
 var _DeleteCloudletResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteCloudletResponse", []fieldmap.Field{
@@ -271,26 +475,91 @@ var _DeleteCloudletResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Delet
 	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag DeleteCloudletResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*DeleteCloudletResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _DeleteCloudletResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of DeleteCloudletResponse.
+func (*DeleteCloudletResponse) FieldSchema() *fieldmap.Schema {
+	return _DeleteCloudletResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowCloudletsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Filter.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowCloudletsRequest", "filter")
-	}
-	return nil
+// NewDeleteCloudletResponseFieldMap returns a FieldMap of DeleteCloudletResponse holding flags; the
+// error names the first flag DeleteCloudletResponse does not have.
+func NewDeleteCloudletResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteCloudletResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowCloudletsRequest: dot-joined field numbers from ShowCloudletsRequest.
+const (
+	ShowCloudletsRequestFieldFilter                              = "1"      // filter
+	ShowCloudletsRequestFieldFilterKey                           = "1.1"    // filter.key
+	ShowCloudletsRequestFieldFilterKeyOrganization               = "1.1.1"  // filter.key.organization
+	ShowCloudletsRequestFieldFilterKeyName                       = "1.1.2"  // filter.key.name
+	ShowCloudletsRequestFieldFilterState                         = "1.2"    // filter.state
+	ShowCloudletsRequestFieldFilterErrors                        = "1.3"    // filter.errors
+	ShowCloudletsRequestFieldFilterPlatformType                  = "1.4"    // filter.platform_type
+	ShowCloudletsRequestFieldFilterLocation                      = "1.5"    // filter.location
+	ShowCloudletsRequestFieldFilterLocationLatitude              = "1.5.1"  // filter.location.latitude
+	ShowCloudletsRequestFieldFilterLocationLongitude             = "1.5.2"  // filter.location.longitude
+	ShowCloudletsRequestFieldFilterFlavorNames                   = "1.6"    // filter.flavor_names
+	ShowCloudletsRequestFieldFilterResourceQuotas                = "1.7"    // filter.resource_quotas
+	ShowCloudletsRequestFieldFilterResourceQuotasName            = "1.7.1"  // filter.resource_quotas.name
+	ShowCloudletsRequestFieldFilterResourceQuotasValue           = "1.7.2"  // filter.resource_quotas.value
+	ShowCloudletsRequestFieldFilterResourceQuotasAlertThreshold  = "1.7.3"  // filter.resource_quotas.alert_threshold
+	ShowCloudletsRequestFieldFilterDefaultResourceAlertThreshold = "1.8"    // filter.default_resource_alert_threshold
+	ShowCloudletsRequestFieldFilterEnvVars                       = "1.9"    // filter.env_vars
+	ShowCloudletsRequestFieldFilterConfig                        = "1.10"   // filter.config
+	ShowCloudletsRequestFieldFilterConfigRegion                  = "1.10.1" // filter.config.region
+	ShowCloudletsRequestFieldFilterConfigNotifyControllerAddrs   = "1.10.2" // filter.config.notify_controller_addrs
+	ShowCloudletsRequestFieldFilterConfigContainerRegistryPath   = "1.10.3" // filter.config.container_registry_path
+	ShowCloudletsRequestFieldFilterConfigDeploymentTag           = "1.10.4" // filter.config.deployment_tag
+	ShowCloudletsRequestFieldFilterConfigCacheDir                = "1.10.5" // filter.config.cache_dir
+	ShowCloudletsRequestFieldFilterConfigTestMode                = "1.10.6" // filter.config.test_mode
+	ShowCloudletsRequestFieldFilterConfigCrmAccessPrivateKey     = "1.10.7" // filter.config.crm_access_private_key
+	ShowCloudletsRequestFieldFilterConfigAccessApiAddr           = "1.10.8" // filter.config.access_api_addr
+	ShowCloudletsRequestFieldFilterCrmOnEdge                     = "1.11"   // filter.crm_on_edge
+	ShowCloudletsRequestFieldFilterMaintenanceState              = "1.12"   // filter.maintenance_state
+	ShowCloudletsRequestFieldFilterTrustPolicy                   = "1.13"   // filter.trust_policy
+	ShowCloudletsRequestFieldFilterTrustPolicyState              = "1.14"   // filter.trust_policy_state
+	ShowCloudletsRequestFieldFilterAnnotations                   = "1.15"   // filter.annotations
+	ShowCloudletsRequestFieldFilterAccessVars                    = "1.16"   // filter.access_vars
+	ShowCloudletsRequestFieldFilterCrmOverride                   = "1.17"   // filter.crm_override
+	ShowCloudletsRequestFieldFilterPhysicalName                  = "1.18"   // filter.physical_name
+	ShowCloudletsRequestFieldFilterNumDynamicIps                 = "1.19"   // filter.num_dynamic_ips
+	ShowCloudletsRequestFieldFilterCreatedAt                     = "1.20"   // filter.created_at
+	ShowCloudletsRequestFieldFilterUpdatedAt                     = "1.21"   // filter.updated_at
+)
+
+// ShowCloudletsRequestAllFields lists the leaf flags of ShowCloudletsRequest: together they
+// select every field.
+var ShowCloudletsRequestAllFields = []string{
+	ShowCloudletsRequestFieldFilterKeyOrganization,
+	ShowCloudletsRequestFieldFilterKeyName,
+	ShowCloudletsRequestFieldFilterState,
+	ShowCloudletsRequestFieldFilterErrors,
+	ShowCloudletsRequestFieldFilterPlatformType,
+	ShowCloudletsRequestFieldFilterLocationLatitude,
+	ShowCloudletsRequestFieldFilterLocationLongitude,
+	ShowCloudletsRequestFieldFilterFlavorNames,
+	ShowCloudletsRequestFieldFilterResourceQuotas,
+	ShowCloudletsRequestFieldFilterDefaultResourceAlertThreshold,
+	ShowCloudletsRequestFieldFilterEnvVars,
+	ShowCloudletsRequestFieldFilterConfigRegion,
+	ShowCloudletsRequestFieldFilterConfigNotifyControllerAddrs,
+	ShowCloudletsRequestFieldFilterConfigContainerRegistryPath,
+	ShowCloudletsRequestFieldFilterConfigDeploymentTag,
+	ShowCloudletsRequestFieldFilterConfigCacheDir,
+	ShowCloudletsRequestFieldFilterConfigTestMode,
+	ShowCloudletsRequestFieldFilterConfigCrmAccessPrivateKey,
+	ShowCloudletsRequestFieldFilterConfigAccessApiAddr,
+	ShowCloudletsRequestFieldFilterCrmOnEdge,
+	ShowCloudletsRequestFieldFilterMaintenanceState,
+	ShowCloudletsRequestFieldFilterTrustPolicy,
+	ShowCloudletsRequestFieldFilterTrustPolicyState,
+	ShowCloudletsRequestFieldFilterAnnotations,
+	ShowCloudletsRequestFieldFilterAccessVars,
+	ShowCloudletsRequestFieldFilterCrmOverride,
+	ShowCloudletsRequestFieldFilterPhysicalName,
+	ShowCloudletsRequestFieldFilterNumDynamicIps,
+	ShowCloudletsRequestFieldFilterCreatedAt,
+	ShowCloudletsRequestFieldFilterUpdatedAt,
 }
 
 var _ShowCloudletsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCloudletsRequest", []fieldmap.Field{
@@ -333,26 +602,89 @@ var _ShowCloudletsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClo
 	{Flag: "1.21", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowCloudletsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowCloudletsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowCloudletsRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowCloudletsRequest.
+func (*ShowCloudletsRequest) FieldSchema() *fieldmap.Schema { return _ShowCloudletsRequest_fieldSchema }
+
+// NewShowCloudletsRequestFieldMap returns a FieldMap of ShowCloudletsRequest holding flags; the
+// error names the first flag ShowCloudletsRequest does not have.
+func NewShowCloudletsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowCloudletsRequest_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowCloudletsResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Cloudlet.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowCloudletsResponse", "cloudlet")
-	}
-	return nil
+// Field flags of ShowCloudletsResponse: dot-joined field numbers from ShowCloudletsResponse.
+const (
+	ShowCloudletsResponseFieldCloudlet                              = "1"      // cloudlet
+	ShowCloudletsResponseFieldCloudletKey                           = "1.1"    // cloudlet.key
+	ShowCloudletsResponseFieldCloudletKeyOrganization               = "1.1.1"  // cloudlet.key.organization
+	ShowCloudletsResponseFieldCloudletKeyName                       = "1.1.2"  // cloudlet.key.name
+	ShowCloudletsResponseFieldCloudletState                         = "1.2"    // cloudlet.state
+	ShowCloudletsResponseFieldCloudletErrors                        = "1.3"    // cloudlet.errors
+	ShowCloudletsResponseFieldCloudletPlatformType                  = "1.4"    // cloudlet.platform_type
+	ShowCloudletsResponseFieldCloudletLocation                      = "1.5"    // cloudlet.location
+	ShowCloudletsResponseFieldCloudletLocationLatitude              = "1.5.1"  // cloudlet.location.latitude
+	ShowCloudletsResponseFieldCloudletLocationLongitude             = "1.5.2"  // cloudlet.location.longitude
+	ShowCloudletsResponseFieldCloudletFlavorNames                   = "1.6"    // cloudlet.flavor_names
+	ShowCloudletsResponseFieldCloudletResourceQuotas                = "1.7"    // cloudlet.resource_quotas
+	ShowCloudletsResponseFieldCloudletResourceQuotasName            = "1.7.1"  // cloudlet.resource_quotas.name
+	ShowCloudletsResponseFieldCloudletResourceQuotasValue           = "1.7.2"  // cloudlet.resource_quotas.value
+	ShowCloudletsResponseFieldCloudletResourceQuotasAlertThreshold  = "1.7.3"  // cloudlet.resource_quotas.alert_threshold
+	ShowCloudletsResponseFieldCloudletDefaultResourceAlertThreshold = "1.8"    // cloudlet.default_resource_alert_threshold
+	ShowCloudletsResponseFieldCloudletEnvVars                       = "1.9"    // cloudlet.env_vars
+	ShowCloudletsResponseFieldCloudletConfig                        = "1.10"   // cloudlet.config
+	ShowCloudletsResponseFieldCloudletConfigRegion                  = "1.10.1" // cloudlet.config.region
+	ShowCloudletsResponseFieldCloudletConfigNotifyControllerAddrs   = "1.10.2" // cloudlet.config.notify_controller_addrs
+	ShowCloudletsResponseFieldCloudletConfigContainerRegistryPath   = "1.10.3" // cloudlet.config.container_registry_path
+	ShowCloudletsResponseFieldCloudletConfigDeploymentTag           = "1.10.4" // cloudlet.config.deployment_tag
+	ShowCloudletsResponseFieldCloudletConfigCacheDir                = "1.10.5" // cloudlet.config.cache_dir
+	ShowCloudletsResponseFieldCloudletConfigTestMode                = "1.10.6" // cloudlet.config.test_mode
+	ShowCloudletsResponseFieldCloudletConfigCrmAccessPrivateKey     = "1.10.7" // cloudlet.config.crm_access_private_key
+	ShowCloudletsResponseFieldCloudletConfigAccessApiAddr           = "1.10.8" // cloudlet.config.access_api_addr
+	ShowCloudletsResponseFieldCloudletCrmOnEdge                     = "1.11"   // cloudlet.crm_on_edge
+	ShowCloudletsResponseFieldCloudletMaintenanceState              = "1.12"   // cloudlet.maintenance_state
+	ShowCloudletsResponseFieldCloudletTrustPolicy                   = "1.13"   // cloudlet.trust_policy
+	ShowCloudletsResponseFieldCloudletTrustPolicyState              = "1.14"   // cloudlet.trust_policy_state
+	ShowCloudletsResponseFieldCloudletAnnotations                   = "1.15"   // cloudlet.annotations
+	ShowCloudletsResponseFieldCloudletAccessVars                    = "1.16"   // cloudlet.access_vars
+	ShowCloudletsResponseFieldCloudletCrmOverride                   = "1.17"   // cloudlet.crm_override
+	ShowCloudletsResponseFieldCloudletPhysicalName                  = "1.18"   // cloudlet.physical_name
+	ShowCloudletsResponseFieldCloudletNumDynamicIps                 = "1.19"   // cloudlet.num_dynamic_ips
+	ShowCloudletsResponseFieldCloudletCreatedAt                     = "1.20"   // cloudlet.created_at
+	ShowCloudletsResponseFieldCloudletUpdatedAt                     = "1.21"   // cloudlet.updated_at
+)
+
+// ShowCloudletsResponseAllFields lists the leaf flags of ShowCloudletsResponse: together they
+// select every field.
+var ShowCloudletsResponseAllFields = []string{
+	ShowCloudletsResponseFieldCloudletKeyOrganization,
+	ShowCloudletsResponseFieldCloudletKeyName,
+	ShowCloudletsResponseFieldCloudletState,
+	ShowCloudletsResponseFieldCloudletErrors,
+	ShowCloudletsResponseFieldCloudletPlatformType,
+	ShowCloudletsResponseFieldCloudletLocationLatitude,
+	ShowCloudletsResponseFieldCloudletLocationLongitude,
+	ShowCloudletsResponseFieldCloudletFlavorNames,
+	ShowCloudletsResponseFieldCloudletResourceQuotas,
+	ShowCloudletsResponseFieldCloudletDefaultResourceAlertThreshold,
+	ShowCloudletsResponseFieldCloudletEnvVars,
+	ShowCloudletsResponseFieldCloudletConfigRegion,
+	ShowCloudletsResponseFieldCloudletConfigNotifyControllerAddrs,
+	ShowCloudletsResponseFieldCloudletConfigContainerRegistryPath,
+	ShowCloudletsResponseFieldCloudletConfigDeploymentTag,
+	ShowCloudletsResponseFieldCloudletConfigCacheDir,
+	ShowCloudletsResponseFieldCloudletConfigTestMode,
+	ShowCloudletsResponseFieldCloudletConfigCrmAccessPrivateKey,
+	ShowCloudletsResponseFieldCloudletConfigAccessApiAddr,
+	ShowCloudletsResponseFieldCloudletCrmOnEdge,
+	ShowCloudletsResponseFieldCloudletMaintenanceState,
+	ShowCloudletsResponseFieldCloudletTrustPolicy,
+	ShowCloudletsResponseFieldCloudletTrustPolicyState,
+	ShowCloudletsResponseFieldCloudletAnnotations,
+	ShowCloudletsResponseFieldCloudletAccessVars,
+	ShowCloudletsResponseFieldCloudletCrmOverride,
+	ShowCloudletsResponseFieldCloudletPhysicalName,
+	ShowCloudletsResponseFieldCloudletNumDynamicIps,
+	ShowCloudletsResponseFieldCloudletCreatedAt,
+	ShowCloudletsResponseFieldCloudletUpdatedAt,
 }
 
 var _ShowCloudletsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCloudletsResponse", []fieldmap.Field{
@@ -395,26 +727,102 @@ var _ShowCloudletsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCl
 	{Flag: "1.21", Path: "cloudlet.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowCloudletsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowCloudletsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowCloudletsResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowCloudletsResponse.
+func (*ShowCloudletsResponse) FieldSchema() *fieldmap.Schema {
+	return _ShowCloudletsResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowCloudletInfosRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Filter.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowCloudletInfosRequest", "filter")
-	}
-	return nil
+// NewShowCloudletsResponseFieldMap returns a FieldMap of ShowCloudletsResponse holding flags; the
+// error names the first flag ShowCloudletsResponse does not have.
+func NewShowCloudletsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowCloudletsResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowCloudletInfosRequest: dot-joined field numbers from ShowCloudletInfosRequest.
+const (
+	ShowCloudletInfosRequestFieldFilter                                          = "1"        // filter
+	ShowCloudletInfosRequestFieldFilterKey                                       = "1.1"      // filter.key
+	ShowCloudletInfosRequestFieldFilterKeyOrganization                           = "1.1.1"    // filter.key.organization
+	ShowCloudletInfosRequestFieldFilterKeyName                                   = "1.1.2"    // filter.key.name
+	ShowCloudletInfosRequestFieldFilterState                                     = "1.2"      // filter.state
+	ShowCloudletInfosRequestFieldFilterErrors                                    = "1.3"      // filter.errors
+	ShowCloudletInfosRequestFieldFilterNotifyId                                  = "1.4"      // filter.notify_id
+	ShowCloudletInfosRequestFieldFilterController                                = "1.5"      // filter.controller
+	ShowCloudletInfosRequestFieldFilterCompatibilityVersion                      = "1.6"      // filter.compatibility_version
+	ShowCloudletInfosRequestFieldFilterReleaseVersion                            = "1.7"      // filter.release_version
+	ShowCloudletInfosRequestFieldFilterFlavors                                   = "1.8"      // filter.flavors
+	ShowCloudletInfosRequestFieldFilterFlavorsName                               = "1.8.1"    // filter.flavors.name
+	ShowCloudletInfosRequestFieldFilterFlavorsVcpus                              = "1.8.2"    // filter.flavors.vcpus
+	ShowCloudletInfosRequestFieldFilterFlavorsRamMb                              = "1.8.3"    // filter.flavors.ram_mb
+	ShowCloudletInfosRequestFieldFilterFlavorsDiskGb                             = "1.8.4"    // filter.flavors.disk_gb
+	ShowCloudletInfosRequestFieldFilterFlavorsGpus                               = "1.8.5"    // filter.flavors.gpus
+	ShowCloudletInfosRequestFieldFilterFlavorsPropMap                            = "1.8.6"    // filter.flavors.prop_map
+	ShowCloudletInfosRequestFieldFilterFlavorsDeprecated                         = "1.8.7"    // filter.flavors.deprecated
+	ShowCloudletInfosRequestFieldFilterControllerCacheReceived                   = "1.9"      // filter.controller_cache_received
+	ShowCloudletInfosRequestFieldFilterMaintenanceState                          = "1.10"     // filter.maintenance_state
+	ShowCloudletInfosRequestFieldFilterStatus                                    = "1.11"     // filter.status
+	ShowCloudletInfosRequestFieldFilterStatusTaskNumber                          = "1.11.1"   // filter.status.task_number
+	ShowCloudletInfosRequestFieldFilterStatusMaxTasks                            = "1.11.2"   // filter.status.max_tasks
+	ShowCloudletInfosRequestFieldFilterStatusTaskName                            = "1.11.3"   // filter.status.task_name
+	ShowCloudletInfosRequestFieldFilterStatusStepName                            = "1.11.4"   // filter.status.step_name
+	ShowCloudletInfosRequestFieldFilterStatusMsgCount                            = "1.11.5"   // filter.status.msg_count
+	ShowCloudletInfosRequestFieldFilterStatusMsgs                                = "1.11.6"   // filter.status.msgs
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshot                         = "1.12"     // filter.resources_snapshot
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotInfo                     = "1.12.1"   // filter.resources_snapshot.info
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotInfoName                 = "1.12.1.1" // filter.resources_snapshot.info.name
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotInfoUsed                 = "1.12.1.2" // filter.resources_snapshot.info.used
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotInfoTotal                = "1.12.1.3" // filter.resources_snapshot.info.total
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotInfoQuota                = "1.12.1.4" // filter.resources_snapshot.info.quota
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotInfoUnits                = "1.12.1.5" // filter.resources_snapshot.info.units
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotInfoDescription          = "1.12.1.6" // filter.resources_snapshot.info.description
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotInfoAlertThreshold       = "1.12.1.7" // filter.resources_snapshot.info.alert_threshold
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotClusterInsts             = "1.12.2"   // filter.resources_snapshot.cluster_insts
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotClusterInstsName         = "1.12.2.1" // filter.resources_snapshot.cluster_insts.name
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotClusterInstsOrganization = "1.12.2.2" // filter.resources_snapshot.cluster_insts.organization
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotVmAppInsts               = "1.12.3"   // filter.resources_snapshot.vm_app_insts
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotVmAppInstsName           = "1.12.3.1" // filter.resources_snapshot.vm_app_insts.name
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotVmAppInstsOrganization   = "1.12.3.2" // filter.resources_snapshot.vm_app_insts.organization
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotTakenAt                  = "1.12.4"   // filter.resources_snapshot.taken_at
+	ShowCloudletInfosRequestFieldFilterNodeInfos                                 = "1.13"     // filter.node_infos
+	ShowCloudletInfosRequestFieldFilterNodeInfosName                             = "1.13.1"   // filter.node_infos.name
+	ShowCloudletInfosRequestFieldFilterNodeInfosAllocatable                      = "1.13.2"   // filter.node_infos.allocatable
+	ShowCloudletInfosRequestFieldFilterNodeInfosCapacity                         = "1.13.3"   // filter.node_infos.capacity
+	ShowCloudletInfosRequestFieldFilterNodeInfosRoles                            = "1.13.4"   // filter.node_infos.roles
+	ShowCloudletInfosRequestFieldFilterProperties                                = "1.14"     // filter.properties
+	ShowCloudletInfosRequestFieldFilterTrustPolicyState                          = "1.15"     // filter.trust_policy_state
+	ShowCloudletInfosRequestFieldFilterActiveCrmInstance                         = "1.16"     // filter.active_crm_instance
+	ShowCloudletInfosRequestFieldFilterUpdatedAt                                 = "1.17"     // filter.updated_at
+)
+
+// ShowCloudletInfosRequestAllFields lists the leaf flags of ShowCloudletInfosRequest: together they
+// select every field.
+var ShowCloudletInfosRequestAllFields = []string{
+	ShowCloudletInfosRequestFieldFilterKeyOrganization,
+	ShowCloudletInfosRequestFieldFilterKeyName,
+	ShowCloudletInfosRequestFieldFilterState,
+	ShowCloudletInfosRequestFieldFilterErrors,
+	ShowCloudletInfosRequestFieldFilterNotifyId,
+	ShowCloudletInfosRequestFieldFilterController,
+	ShowCloudletInfosRequestFieldFilterCompatibilityVersion,
+	ShowCloudletInfosRequestFieldFilterReleaseVersion,
+	ShowCloudletInfosRequestFieldFilterFlavors,
+	ShowCloudletInfosRequestFieldFilterControllerCacheReceived,
+	ShowCloudletInfosRequestFieldFilterMaintenanceState,
+	ShowCloudletInfosRequestFieldFilterStatusTaskNumber,
+	ShowCloudletInfosRequestFieldFilterStatusMaxTasks,
+	ShowCloudletInfosRequestFieldFilterStatusTaskName,
+	ShowCloudletInfosRequestFieldFilterStatusStepName,
+	ShowCloudletInfosRequestFieldFilterStatusMsgCount,
+	ShowCloudletInfosRequestFieldFilterStatusMsgs,
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotInfo,
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotClusterInsts,
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotVmAppInsts,
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotTakenAt,
+	ShowCloudletInfosRequestFieldFilterNodeInfos,
+	ShowCloudletInfosRequestFieldFilterProperties,
+	ShowCloudletInfosRequestFieldFilterTrustPolicyState,
+	ShowCloudletInfosRequestFieldFilterActiveCrmInstance,
+	ShowCloudletInfosRequestFieldFilterUpdatedAt,
 }
 
 var _ShowCloudletInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCloudletInfosRequest", []fieldmap.Field{
@@ -472,26 +880,102 @@ var _ShowCloudletInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Sho
 	{Flag: "1.17", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowCloudletInfosRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowCloudletInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowCloudletInfosRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowCloudletInfosRequest.
+func (*ShowCloudletInfosRequest) FieldSchema() *fieldmap.Schema {
+	return _ShowCloudletInfosRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowCloudletInfosResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.CloudletInfo.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowCloudletInfosResponse", "cloudlet_info")
-	}
-	return nil
+// NewShowCloudletInfosRequestFieldMap returns a FieldMap of ShowCloudletInfosRequest holding flags; the
+// error names the first flag ShowCloudletInfosRequest does not have.
+func NewShowCloudletInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowCloudletInfosRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowCloudletInfosResponse: dot-joined field numbers from ShowCloudletInfosResponse.
+const (
+	ShowCloudletInfosResponseFieldCloudletInfo                                          = "1"        // cloudlet_info
+	ShowCloudletInfosResponseFieldCloudletInfoKey                                       = "1.1"      // cloudlet_info.key
+	ShowCloudletInfosResponseFieldCloudletInfoKeyOrganization                           = "1.1.1"    // cloudlet_info.key.organization
+	ShowCloudletInfosResponseFieldCloudletInfoKeyName                                   = "1.1.2"    // cloudlet_info.key.name
+	ShowCloudletInfosResponseFieldCloudletInfoState                                     = "1.2"      // cloudlet_info.state
+	ShowCloudletInfosResponseFieldCloudletInfoErrors                                    = "1.3"      // cloudlet_info.errors
+	ShowCloudletInfosResponseFieldCloudletInfoNotifyId                                  = "1.4"      // cloudlet_info.notify_id
+	ShowCloudletInfosResponseFieldCloudletInfoController                                = "1.5"      // cloudlet_info.controller
+	ShowCloudletInfosResponseFieldCloudletInfoCompatibilityVersion                      = "1.6"      // cloudlet_info.compatibility_version
+	ShowCloudletInfosResponseFieldCloudletInfoReleaseVersion                            = "1.7"      // cloudlet_info.release_version
+	ShowCloudletInfosResponseFieldCloudletInfoFlavors                                   = "1.8"      // cloudlet_info.flavors
+	ShowCloudletInfosResponseFieldCloudletInfoFlavorsName                               = "1.8.1"    // cloudlet_info.flavors.name
+	ShowCloudletInfosResponseFieldCloudletInfoFlavorsVcpus                              = "1.8.2"    // cloudlet_info.flavors.vcpus
+	ShowCloudletInfosResponseFieldCloudletInfoFlavorsRamMb                              = "1.8.3"    // cloudlet_info.flavors.ram_mb
+	ShowCloudletInfosResponseFieldCloudletInfoFlavorsDiskGb                             = "1.8.4"    // cloudlet_info.flavors.disk_gb
+	ShowCloudletInfosResponseFieldCloudletInfoFlavorsGpus                               = "1.8.5"    // cloudlet_info.flavors.gpus
+	ShowCloudletInfosResponseFieldCloudletInfoFlavorsPropMap                            = "1.8.6"    // cloudlet_info.flavors.prop_map
+	ShowCloudletInfosResponseFieldCloudletInfoFlavorsDeprecated                         = "1.8.7"    // cloudlet_info.flavors.deprecated
+	ShowCloudletInfosResponseFieldCloudletInfoControllerCacheReceived                   = "1.9"      // cloudlet_info.controller_cache_received
+	ShowCloudletInfosResponseFieldCloudletInfoMaintenanceState                          = "1.10"     // cloudlet_info.maintenance_state
+	ShowCloudletInfosResponseFieldCloudletInfoStatus                                    = "1.11"     // cloudlet_info.status
+	ShowCloudletInfosResponseFieldCloudletInfoStatusTaskNumber                          = "1.11.1"   // cloudlet_info.status.task_number
+	ShowCloudletInfosResponseFieldCloudletInfoStatusMaxTasks                            = "1.11.2"   // cloudlet_info.status.max_tasks
+	ShowCloudletInfosResponseFieldCloudletInfoStatusTaskName                            = "1.11.3"   // cloudlet_info.status.task_name
+	ShowCloudletInfosResponseFieldCloudletInfoStatusStepName                            = "1.11.4"   // cloudlet_info.status.step_name
+	ShowCloudletInfosResponseFieldCloudletInfoStatusMsgCount                            = "1.11.5"   // cloudlet_info.status.msg_count
+	ShowCloudletInfosResponseFieldCloudletInfoStatusMsgs                                = "1.11.6"   // cloudlet_info.status.msgs
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshot                         = "1.12"     // cloudlet_info.resources_snapshot
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfo                     = "1.12.1"   // cloudlet_info.resources_snapshot.info
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoName                 = "1.12.1.1" // cloudlet_info.resources_snapshot.info.name
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoUsed                 = "1.12.1.2" // cloudlet_info.resources_snapshot.info.used
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoTotal                = "1.12.1.3" // cloudlet_info.resources_snapshot.info.total
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoQuota                = "1.12.1.4" // cloudlet_info.resources_snapshot.info.quota
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoUnits                = "1.12.1.5" // cloudlet_info.resources_snapshot.info.units
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoDescription          = "1.12.1.6" // cloudlet_info.resources_snapshot.info.description
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoAlertThreshold       = "1.12.1.7" // cloudlet_info.resources_snapshot.info.alert_threshold
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotClusterInsts             = "1.12.2"   // cloudlet_info.resources_snapshot.cluster_insts
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotClusterInstsName         = "1.12.2.1" // cloudlet_info.resources_snapshot.cluster_insts.name
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotClusterInstsOrganization = "1.12.2.2" // cloudlet_info.resources_snapshot.cluster_insts.organization
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotVmAppInsts               = "1.12.3"   // cloudlet_info.resources_snapshot.vm_app_insts
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotVmAppInstsName           = "1.12.3.1" // cloudlet_info.resources_snapshot.vm_app_insts.name
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotVmAppInstsOrganization   = "1.12.3.2" // cloudlet_info.resources_snapshot.vm_app_insts.organization
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotTakenAt                  = "1.12.4"   // cloudlet_info.resources_snapshot.taken_at
+	ShowCloudletInfosResponseFieldCloudletInfoNodeInfos                                 = "1.13"     // cloudlet_info.node_infos
+	ShowCloudletInfosResponseFieldCloudletInfoNodeInfosName                             = "1.13.1"   // cloudlet_info.node_infos.name
+	ShowCloudletInfosResponseFieldCloudletInfoNodeInfosAllocatable                      = "1.13.2"   // cloudlet_info.node_infos.allocatable
+	ShowCloudletInfosResponseFieldCloudletInfoNodeInfosCapacity                         = "1.13.3"   // cloudlet_info.node_infos.capacity
+	ShowCloudletInfosResponseFieldCloudletInfoNodeInfosRoles                            = "1.13.4"   // cloudlet_info.node_infos.roles
+	ShowCloudletInfosResponseFieldCloudletInfoProperties                                = "1.14"     // cloudlet_info.properties
+	ShowCloudletInfosResponseFieldCloudletInfoTrustPolicyState                          = "1.15"     // cloudlet_info.trust_policy_state
+	ShowCloudletInfosResponseFieldCloudletInfoActiveCrmInstance                         = "1.16"     // cloudlet_info.active_crm_instance
+	ShowCloudletInfosResponseFieldCloudletInfoUpdatedAt                                 = "1.17"     // cloudlet_info.updated_at
+)
+
+// ShowCloudletInfosResponseAllFields lists the leaf flags of ShowCloudletInfosResponse: together they
+// select every field.
+var ShowCloudletInfosResponseAllFields = []string{
+	ShowCloudletInfosResponseFieldCloudletInfoKeyOrganization,
+	ShowCloudletInfosResponseFieldCloudletInfoKeyName,
+	ShowCloudletInfosResponseFieldCloudletInfoState,
+	ShowCloudletInfosResponseFieldCloudletInfoErrors,
+	ShowCloudletInfosResponseFieldCloudletInfoNotifyId,
+	ShowCloudletInfosResponseFieldCloudletInfoController,
+	ShowCloudletInfosResponseFieldCloudletInfoCompatibilityVersion,
+	ShowCloudletInfosResponseFieldCloudletInfoReleaseVersion,
+	ShowCloudletInfosResponseFieldCloudletInfoFlavors,
+	ShowCloudletInfosResponseFieldCloudletInfoControllerCacheReceived,
+	ShowCloudletInfosResponseFieldCloudletInfoMaintenanceState,
+	ShowCloudletInfosResponseFieldCloudletInfoStatusTaskNumber,
+	ShowCloudletInfosResponseFieldCloudletInfoStatusMaxTasks,
+	ShowCloudletInfosResponseFieldCloudletInfoStatusTaskName,
+	ShowCloudletInfosResponseFieldCloudletInfoStatusStepName,
+	ShowCloudletInfosResponseFieldCloudletInfoStatusMsgCount,
+	ShowCloudletInfosResponseFieldCloudletInfoStatusMsgs,
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfo,
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotClusterInsts,
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotVmAppInsts,
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotTakenAt,
+	ShowCloudletInfosResponseFieldCloudletInfoNodeInfos,
+	ShowCloudletInfosResponseFieldCloudletInfoProperties,
+	ShowCloudletInfosResponseFieldCloudletInfoTrustPolicyState,
+	ShowCloudletInfosResponseFieldCloudletInfoActiveCrmInstance,
+	ShowCloudletInfosResponseFieldCloudletInfoUpdatedAt,
 }
 
 var _ShowCloudletInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCloudletInfosResponse", []fieldmap.Field{
@@ -549,26 +1033,102 @@ var _ShowCloudletInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Sh
 	{Flag: "1.17", Path: "cloudlet_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowCloudletInfosResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowCloudletInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowCloudletInfosResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowCloudletInfosResponse.
+func (*ShowCloudletInfosResponse) FieldSchema() *fieldmap.Schema {
+	return _ShowCloudletInfosResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *WatchCloudletInfosRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Filter.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.WatchCloudletInfosRequest", "filter")
-	}
-	return nil
+// NewShowCloudletInfosResponseFieldMap returns a FieldMap of ShowCloudletInfosResponse holding flags; the
+// error names the first flag ShowCloudletInfosResponse does not have.
+func NewShowCloudletInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowCloudletInfosResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of WatchCloudletInfosRequest: dot-joined field numbers from WatchCloudletInfosRequest.
+const (
+	WatchCloudletInfosRequestFieldFilter                                          = "1"        // filter
+	WatchCloudletInfosRequestFieldFilterKey                                       = "1.1"      // filter.key
+	WatchCloudletInfosRequestFieldFilterKeyOrganization                           = "1.1.1"    // filter.key.organization
+	WatchCloudletInfosRequestFieldFilterKeyName                                   = "1.1.2"    // filter.key.name
+	WatchCloudletInfosRequestFieldFilterState                                     = "1.2"      // filter.state
+	WatchCloudletInfosRequestFieldFilterErrors                                    = "1.3"      // filter.errors
+	WatchCloudletInfosRequestFieldFilterNotifyId                                  = "1.4"      // filter.notify_id
+	WatchCloudletInfosRequestFieldFilterController                                = "1.5"      // filter.controller
+	WatchCloudletInfosRequestFieldFilterCompatibilityVersion                      = "1.6"      // filter.compatibility_version
+	WatchCloudletInfosRequestFieldFilterReleaseVersion                            = "1.7"      // filter.release_version
+	WatchCloudletInfosRequestFieldFilterFlavors                                   = "1.8"      // filter.flavors
+	WatchCloudletInfosRequestFieldFilterFlavorsName                               = "1.8.1"    // filter.flavors.name
+	WatchCloudletInfosRequestFieldFilterFlavorsVcpus                              = "1.8.2"    // filter.flavors.vcpus
+	WatchCloudletInfosRequestFieldFilterFlavorsRamMb                              = "1.8.3"    // filter.flavors.ram_mb
+	WatchCloudletInfosRequestFieldFilterFlavorsDiskGb                             = "1.8.4"    // filter.flavors.disk_gb
+	WatchCloudletInfosRequestFieldFilterFlavorsGpus                               = "1.8.5"    // filter.flavors.gpus
+	WatchCloudletInfosRequestFieldFilterFlavorsPropMap                            = "1.8.6"    // filter.flavors.prop_map
+	WatchCloudletInfosRequestFieldFilterFlavorsDeprecated                         = "1.8.7"    // filter.flavors.deprecated
+	WatchCloudletInfosRequestFieldFilterControllerCacheReceived                   = "1.9"      // filter.controller_cache_received
+	WatchCloudletInfosRequestFieldFilterMaintenanceState                          = "1.10"     // filter.maintenance_state
+	WatchCloudletInfosRequestFieldFilterStatus                                    = "1.11"     // filter.status
+	WatchCloudletInfosRequestFieldFilterStatusTaskNumber                          = "1.11.1"   // filter.status.task_number
+	WatchCloudletInfosRequestFieldFilterStatusMaxTasks                            = "1.11.2"   // filter.status.max_tasks
+	WatchCloudletInfosRequestFieldFilterStatusTaskName                            = "1.11.3"   // filter.status.task_name
+	WatchCloudletInfosRequestFieldFilterStatusStepName                            = "1.11.4"   // filter.status.step_name
+	WatchCloudletInfosRequestFieldFilterStatusMsgCount                            = "1.11.5"   // filter.status.msg_count
+	WatchCloudletInfosRequestFieldFilterStatusMsgs                                = "1.11.6"   // filter.status.msgs
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshot                         = "1.12"     // filter.resources_snapshot
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotInfo                     = "1.12.1"   // filter.resources_snapshot.info
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotInfoName                 = "1.12.1.1" // filter.resources_snapshot.info.name
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotInfoUsed                 = "1.12.1.2" // filter.resources_snapshot.info.used
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotInfoTotal                = "1.12.1.3" // filter.resources_snapshot.info.total
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotInfoQuota                = "1.12.1.4" // filter.resources_snapshot.info.quota
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotInfoUnits                = "1.12.1.5" // filter.resources_snapshot.info.units
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotInfoDescription          = "1.12.1.6" // filter.resources_snapshot.info.description
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotInfoAlertThreshold       = "1.12.1.7" // filter.resources_snapshot.info.alert_threshold
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotClusterInsts             = "1.12.2"   // filter.resources_snapshot.cluster_insts
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotClusterInstsName         = "1.12.2.1" // filter.resources_snapshot.cluster_insts.name
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotClusterInstsOrganization = "1.12.2.2" // filter.resources_snapshot.cluster_insts.organization
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotVmAppInsts               = "1.12.3"   // filter.resources_snapshot.vm_app_insts
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotVmAppInstsName           = "1.12.3.1" // filter.resources_snapshot.vm_app_insts.name
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotVmAppInstsOrganization   = "1.12.3.2" // filter.resources_snapshot.vm_app_insts.organization
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotTakenAt                  = "1.12.4"   // filter.resources_snapshot.taken_at
+	WatchCloudletInfosRequestFieldFilterNodeInfos                                 = "1.13"     // filter.node_infos
+	WatchCloudletInfosRequestFieldFilterNodeInfosName                             = "1.13.1"   // filter.node_infos.name
+	WatchCloudletInfosRequestFieldFilterNodeInfosAllocatable                      = "1.13.2"   // filter.node_infos.allocatable
+	WatchCloudletInfosRequestFieldFilterNodeInfosCapacity                         = "1.13.3"   // filter.node_infos.capacity
+	WatchCloudletInfosRequestFieldFilterNodeInfosRoles                            = "1.13.4"   // filter.node_infos.roles
+	WatchCloudletInfosRequestFieldFilterProperties                                = "1.14"     // filter.properties
+	WatchCloudletInfosRequestFieldFilterTrustPolicyState                          = "1.15"     // filter.trust_policy_state
+	WatchCloudletInfosRequestFieldFilterActiveCrmInstance                         = "1.16"     // filter.active_crm_instance
+	WatchCloudletInfosRequestFieldFilterUpdatedAt                                 = "1.17"     // filter.updated_at
+)
+
+// WatchCloudletInfosRequestAllFields lists the leaf flags of WatchCloudletInfosRequest: together they
+// select every field.
+var WatchCloudletInfosRequestAllFields = []string{
+	WatchCloudletInfosRequestFieldFilterKeyOrganization,
+	WatchCloudletInfosRequestFieldFilterKeyName,
+	WatchCloudletInfosRequestFieldFilterState,
+	WatchCloudletInfosRequestFieldFilterErrors,
+	WatchCloudletInfosRequestFieldFilterNotifyId,
+	WatchCloudletInfosRequestFieldFilterController,
+	WatchCloudletInfosRequestFieldFilterCompatibilityVersion,
+	WatchCloudletInfosRequestFieldFilterReleaseVersion,
+	WatchCloudletInfosRequestFieldFilterFlavors,
+	WatchCloudletInfosRequestFieldFilterControllerCacheReceived,
+	WatchCloudletInfosRequestFieldFilterMaintenanceState,
+	WatchCloudletInfosRequestFieldFilterStatusTaskNumber,
+	WatchCloudletInfosRequestFieldFilterStatusMaxTasks,
+	WatchCloudletInfosRequestFieldFilterStatusTaskName,
+	WatchCloudletInfosRequestFieldFilterStatusStepName,
+	WatchCloudletInfosRequestFieldFilterStatusMsgCount,
+	WatchCloudletInfosRequestFieldFilterStatusMsgs,
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotInfo,
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotClusterInsts,
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotVmAppInsts,
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotTakenAt,
+	WatchCloudletInfosRequestFieldFilterNodeInfos,
+	WatchCloudletInfosRequestFieldFilterProperties,
+	WatchCloudletInfosRequestFieldFilterTrustPolicyState,
+	WatchCloudletInfosRequestFieldFilterActiveCrmInstance,
+	WatchCloudletInfosRequestFieldFilterUpdatedAt,
 }
 
 var _WatchCloudletInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchCloudletInfosRequest", []fieldmap.Field{
@@ -626,29 +1186,104 @@ var _WatchCloudletInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Wa
 	{Flag: "1.17", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag WatchCloudletInfosRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*WatchCloudletInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _WatchCloudletInfosRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of WatchCloudletInfosRequest.
+func (*WatchCloudletInfosRequest) FieldSchema() *fieldmap.Schema {
+	return _WatchCloudletInfosRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *WatchCloudletInfosResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if v := m.Type; !(v >= 0 && v <= 3) {
-		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.WatchCloudletInfosResponse", Field: "type", Enum: "edgeproto.v1.EventType", Value: int32(v)}
-	}
-	if err := m.CloudletInfo.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.WatchCloudletInfosResponse", "cloudlet_info")
-	}
-	return nil
+// NewWatchCloudletInfosRequestFieldMap returns a FieldMap of WatchCloudletInfosRequest holding flags; the
+// error names the first flag WatchCloudletInfosRequest does not have.
+func NewWatchCloudletInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _WatchCloudletInfosRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of WatchCloudletInfosResponse: dot-joined field numbers from WatchCloudletInfosResponse.
+const (
+	WatchCloudletInfosResponseFieldType                                                  = "1"        // type
+	WatchCloudletInfosResponseFieldCloudletInfo                                          = "2"        // cloudlet_info
+	WatchCloudletInfosResponseFieldCloudletInfoKey                                       = "2.1"      // cloudlet_info.key
+	WatchCloudletInfosResponseFieldCloudletInfoKeyOrganization                           = "2.1.1"    // cloudlet_info.key.organization
+	WatchCloudletInfosResponseFieldCloudletInfoKeyName                                   = "2.1.2"    // cloudlet_info.key.name
+	WatchCloudletInfosResponseFieldCloudletInfoState                                     = "2.2"      // cloudlet_info.state
+	WatchCloudletInfosResponseFieldCloudletInfoErrors                                    = "2.3"      // cloudlet_info.errors
+	WatchCloudletInfosResponseFieldCloudletInfoNotifyId                                  = "2.4"      // cloudlet_info.notify_id
+	WatchCloudletInfosResponseFieldCloudletInfoController                                = "2.5"      // cloudlet_info.controller
+	WatchCloudletInfosResponseFieldCloudletInfoCompatibilityVersion                      = "2.6"      // cloudlet_info.compatibility_version
+	WatchCloudletInfosResponseFieldCloudletInfoReleaseVersion                            = "2.7"      // cloudlet_info.release_version
+	WatchCloudletInfosResponseFieldCloudletInfoFlavors                                   = "2.8"      // cloudlet_info.flavors
+	WatchCloudletInfosResponseFieldCloudletInfoFlavorsName                               = "2.8.1"    // cloudlet_info.flavors.name
+	WatchCloudletInfosResponseFieldCloudletInfoFlavorsVcpus                              = "2.8.2"    // cloudlet_info.flavors.vcpus
+	WatchCloudletInfosResponseFieldCloudletInfoFlavorsRamMb                              = "2.8.3"    // cloudlet_info.flavors.ram_mb
+	WatchCloudletInfosResponseFieldCloudletInfoFlavorsDiskGb                             = "2.8.4"    // cloudlet_info.flavors.disk_gb
+	WatchCloudletInfosResponseFieldCloudletInfoFlavorsGpus                               = "2.8.5"    // cloudlet_info.flavors.gpus
+	WatchCloudletInfosResponseFieldCloudletInfoFlavorsPropMap                            = "2.8.6"    // cloudlet_info.flavors.prop_map
+	WatchCloudletInfosResponseFieldCloudletInfoFlavorsDeprecated                         = "2.8.7"    // cloudlet_info.flavors.deprecated
+	WatchCloudletInfosResponseFieldCloudletInfoControllerCacheReceived                   = "2.9"      // cloudlet_info.controller_cache_received
+	WatchCloudletInfosResponseFieldCloudletInfoMaintenanceState                          = "2.10"     // cloudlet_info.maintenance_state
+	WatchCloudletInfosResponseFieldCloudletInfoStatus                                    = "2.11"     // cloudlet_info.status
+	WatchCloudletInfosResponseFieldCloudletInfoStatusTaskNumber                          = "2.11.1"   // cloudlet_info.status.task_number
+	WatchCloudletInfosResponseFieldCloudletInfoStatusMaxTasks                            = "2.11.2"   // cloudlet_info.status.max_tasks
+	WatchCloudletInfosResponseFieldCloudletInfoStatusTaskName                            = "2.11.3"   // cloudlet_info.status.task_name
+	WatchCloudletInfosResponseFieldCloudletInfoStatusStepName                            = "2.11.4"   // cloudlet_info.status.step_name
+	WatchCloudletInfosResponseFieldCloudletInfoStatusMsgCount                            = "2.11.5"   // cloudlet_info.status.msg_count
+	WatchCloudletInfosResponseFieldCloudletInfoStatusMsgs                                = "2.11.6"   // cloudlet_info.status.msgs
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshot                         = "2.12"     // cloudlet_info.resources_snapshot
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfo                     = "2.12.1"   // cloudlet_info.resources_snapshot.info
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoName                 = "2.12.1.1" // cloudlet_info.resources_snapshot.info.name
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoUsed                 = "2.12.1.2" // cloudlet_info.resources_snapshot.info.used
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoTotal                = "2.12.1.3" // cloudlet_info.resources_snapshot.info.total
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoQuota                = "2.12.1.4" // cloudlet_info.resources_snapshot.info.quota
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoUnits                = "2.12.1.5" // cloudlet_info.resources_snapshot.info.units
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoDescription          = "2.12.1.6" // cloudlet_info.resources_snapshot.info.description
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfoAlertThreshold       = "2.12.1.7" // cloudlet_info.resources_snapshot.info.alert_threshold
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotClusterInsts             = "2.12.2"   // cloudlet_info.resources_snapshot.cluster_insts
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotClusterInstsName         = "2.12.2.1" // cloudlet_info.resources_snapshot.cluster_insts.name
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotClusterInstsOrganization = "2.12.2.2" // cloudlet_info.resources_snapshot.cluster_insts.organization
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotVmAppInsts               = "2.12.3"   // cloudlet_info.resources_snapshot.vm_app_insts
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotVmAppInstsName           = "2.12.3.1" // cloudlet_info.resources_snapshot.vm_app_insts.name
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotVmAppInstsOrganization   = "2.12.3.2" // cloudlet_info.resources_snapshot.vm_app_insts.organization
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotTakenAt                  = "2.12.4"   // cloudlet_info.resources_snapshot.taken_at
+	WatchCloudletInfosResponseFieldCloudletInfoNodeInfos                                 = "2.13"     // cloudlet_info.node_infos
+	WatchCloudletInfosResponseFieldCloudletInfoNodeInfosName                             = "2.13.1"   // cloudlet_info.node_infos.name
+	WatchCloudletInfosResponseFieldCloudletInfoNodeInfosAllocatable                      = "2.13.2"   // cloudlet_info.node_infos.allocatable
+	WatchCloudletInfosResponseFieldCloudletInfoNodeInfosCapacity                         = "2.13.3"   // cloudlet_info.node_infos.capacity
+	WatchCloudletInfosResponseFieldCloudletInfoNodeInfosRoles                            = "2.13.4"   // cloudlet_info.node_infos.roles
+	WatchCloudletInfosResponseFieldCloudletInfoProperties                                = "2.14"     // cloudlet_info.properties
+	WatchCloudletInfosResponseFieldCloudletInfoTrustPolicyState                          = "2.15"     // cloudlet_info.trust_policy_state
+	WatchCloudletInfosResponseFieldCloudletInfoActiveCrmInstance                         = "2.16"     // cloudlet_info.active_crm_instance
+	WatchCloudletInfosResponseFieldCloudletInfoUpdatedAt                                 = "2.17"     // cloudlet_info.updated_at
+)
+
+// WatchCloudletInfosResponseAllFields lists the leaf flags of WatchCloudletInfosResponse: together they
+// select every field.
+var WatchCloudletInfosResponseAllFields = []string{
+	WatchCloudletInfosResponseFieldType,
+	WatchCloudletInfosResponseFieldCloudletInfoKeyOrganization,
+	WatchCloudletInfosResponseFieldCloudletInfoKeyName,
+	WatchCloudletInfosResponseFieldCloudletInfoState,
+	WatchCloudletInfosResponseFieldCloudletInfoErrors,
+	WatchCloudletInfosResponseFieldCloudletInfoNotifyId,
+	WatchCloudletInfosResponseFieldCloudletInfoController,
+	WatchCloudletInfosResponseFieldCloudletInfoCompatibilityVersion,
+	WatchCloudletInfosResponseFieldCloudletInfoReleaseVersion,
+	WatchCloudletInfosResponseFieldCloudletInfoFlavors,
+	WatchCloudletInfosResponseFieldCloudletInfoControllerCacheReceived,
+	WatchCloudletInfosResponseFieldCloudletInfoMaintenanceState,
+	WatchCloudletInfosResponseFieldCloudletInfoStatusTaskNumber,
+	WatchCloudletInfosResponseFieldCloudletInfoStatusMaxTasks,
+	WatchCloudletInfosResponseFieldCloudletInfoStatusTaskName,
+	WatchCloudletInfosResponseFieldCloudletInfoStatusStepName,
+	WatchCloudletInfosResponseFieldCloudletInfoStatusMsgCount,
+	WatchCloudletInfosResponseFieldCloudletInfoStatusMsgs,
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfo,
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotClusterInsts,
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotVmAppInsts,
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotTakenAt,
+	WatchCloudletInfosResponseFieldCloudletInfoNodeInfos,
+	WatchCloudletInfosResponseFieldCloudletInfoProperties,
+	WatchCloudletInfosResponseFieldCloudletInfoTrustPolicyState,
+	WatchCloudletInfosResponseFieldCloudletInfoActiveCrmInstance,
+	WatchCloudletInfosResponseFieldCloudletInfoUpdatedAt,
 }
 
 var _WatchCloudletInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchCloudletInfosResponse", []fieldmap.Field{
@@ -707,6 +1342,5097 @@ var _WatchCloudletInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.W
 	{Flag: "2.17", Path: "cloudlet_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
+// FieldSchema returns the field flags of WatchCloudletInfosResponse.
+func (*WatchCloudletInfosResponse) FieldSchema() *fieldmap.Schema {
+	return _WatchCloudletInfosResponse_fieldSchema
+}
+
+// NewWatchCloudletInfosResponseFieldMap returns a FieldMap of WatchCloudletInfosResponse holding flags; the
+// error names the first flag WatchCloudletInfosResponse does not have.
+func NewWatchCloudletInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _WatchCloudletInfosResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of RotateCloudletAccessKeyRequest: dot-joined field numbers from RotateCloudletAccessKeyRequest.
+const (
+	RotateCloudletAccessKeyRequestFieldKey             = "1"   // key
+	RotateCloudletAccessKeyRequestFieldKeyOrganization = "1.1" // key.organization
+	RotateCloudletAccessKeyRequestFieldKeyName         = "1.2" // key.name
+)
+
+// RotateCloudletAccessKeyRequestAllFields lists the leaf flags of RotateCloudletAccessKeyRequest: together they
+// select every field.
+var RotateCloudletAccessKeyRequestAllFields = []string{
+	RotateCloudletAccessKeyRequestFieldKeyOrganization,
+	RotateCloudletAccessKeyRequestFieldKeyName,
+}
+
+var _RotateCloudletAccessKeyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.RotateCloudletAccessKeyRequest", []fieldmap.Field{
+	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+})
+
+// FieldSchema returns the field flags of RotateCloudletAccessKeyRequest.
+func (*RotateCloudletAccessKeyRequest) FieldSchema() *fieldmap.Schema {
+	return _RotateCloudletAccessKeyRequest_fieldSchema
+}
+
+// NewRotateCloudletAccessKeyRequestFieldMap returns a FieldMap of RotateCloudletAccessKeyRequest holding flags; the
+// error names the first flag RotateCloudletAccessKeyRequest does not have.
+func NewRotateCloudletAccessKeyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _RotateCloudletAccessKeyRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of RotateCloudletAccessKeyResponse: dot-joined field numbers from RotateCloudletAccessKeyResponse.
+const (
+	RotateCloudletAccessKeyResponseFieldCrmAccessKey = "1" // crm_access_key
+)
+
+// RotateCloudletAccessKeyResponseAllFields lists the leaf flags of RotateCloudletAccessKeyResponse: together they
+// select every field.
+var RotateCloudletAccessKeyResponseAllFields = []string{
+	RotateCloudletAccessKeyResponseFieldCrmAccessKey,
+}
+
+var _RotateCloudletAccessKeyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.RotateCloudletAccessKeyResponse", []fieldmap.Field{
+	{Flag: "1", Path: "crm_access_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+})
+
+// FieldSchema returns the field flags of RotateCloudletAccessKeyResponse.
+func (*RotateCloudletAccessKeyResponse) FieldSchema() *fieldmap.Schema {
+	return _RotateCloudletAccessKeyResponse_fieldSchema
+}
+
+// NewRotateCloudletAccessKeyResponseFieldMap returns a FieldMap of RotateCloudletAccessKeyResponse holding flags; the
+// error names the first flag RotateCloudletAccessKeyResponse does not have.
+func NewRotateCloudletAccessKeyResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _RotateCloudletAccessKeyResponse_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateCloudletRequest) Clone() *CreateCloudletRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateCloudletRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateCloudletRequest, a deep copy of m, which is not nil.
+func (m *CreateCloudletRequest) cloneTo(c *CreateCloudletRequest) {
+	c.Cloudlet = m.Cloudlet.Clone()
+	c.NoWait = m.NoWait
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateCloudletResponse) Clone() *CreateCloudletResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateCloudletResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateCloudletResponse, a deep copy of m, which is not nil.
+func (m *CreateCloudletResponse) cloneTo(c *CreateCloudletResponse) {
+	c.Progress = m.Progress.Clone()
+	c.CrmAccessKey = m.CrmAccessKey
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateCloudletRequest) Clone() *UpdateCloudletRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateCloudletRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateCloudletRequest, a deep copy of m, which is not nil.
+func (m *UpdateCloudletRequest) cloneTo(c *UpdateCloudletRequest) {
+	c.Cloudlet = m.Cloudlet.Clone()
+	c.Fields = slices.Clone(m.Fields)
+	c.NoWait = m.NoWait
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateCloudletResponse) Clone() *UpdateCloudletResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateCloudletResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateCloudletResponse, a deep copy of m, which is not nil.
+func (m *UpdateCloudletResponse) cloneTo(c *UpdateCloudletResponse) {
+	c.Progress = m.Progress.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteCloudletRequest) Clone() *DeleteCloudletRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteCloudletRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteCloudletRequest, a deep copy of m, which is not nil.
+func (m *DeleteCloudletRequest) cloneTo(c *DeleteCloudletRequest) {
+	c.Key = m.Key.Clone()
+	c.NoWait = m.NoWait
+	c.CrmOverride = m.CrmOverride
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteCloudletResponse) Clone() *DeleteCloudletResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteCloudletResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteCloudletResponse, a deep copy of m, which is not nil.
+func (m *DeleteCloudletResponse) cloneTo(c *DeleteCloudletResponse) {
+	c.Progress = m.Progress.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowCloudletsRequest) Clone() *ShowCloudletsRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowCloudletsRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowCloudletsRequest, a deep copy of m, which is not nil.
+func (m *ShowCloudletsRequest) cloneTo(c *ShowCloudletsRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowCloudletsResponse) Clone() *ShowCloudletsResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowCloudletsResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowCloudletsResponse, a deep copy of m, which is not nil.
+func (m *ShowCloudletsResponse) cloneTo(c *ShowCloudletsResponse) {
+	c.Cloudlet = m.Cloudlet.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowCloudletInfosRequest) Clone() *ShowCloudletInfosRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowCloudletInfosRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowCloudletInfosRequest, a deep copy of m, which is not nil.
+func (m *ShowCloudletInfosRequest) cloneTo(c *ShowCloudletInfosRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowCloudletInfosResponse) Clone() *ShowCloudletInfosResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowCloudletInfosResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowCloudletInfosResponse, a deep copy of m, which is not nil.
+func (m *ShowCloudletInfosResponse) cloneTo(c *ShowCloudletInfosResponse) {
+	c.CloudletInfo = m.CloudletInfo.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *WatchCloudletInfosRequest) Clone() *WatchCloudletInfosRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(WatchCloudletInfosRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero WatchCloudletInfosRequest, a deep copy of m, which is not nil.
+func (m *WatchCloudletInfosRequest) cloneTo(c *WatchCloudletInfosRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *WatchCloudletInfosResponse) Clone() *WatchCloudletInfosResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(WatchCloudletInfosResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero WatchCloudletInfosResponse, a deep copy of m, which is not nil.
+func (m *WatchCloudletInfosResponse) cloneTo(c *WatchCloudletInfosResponse) {
+	c.Type = m.Type
+	c.CloudletInfo = m.CloudletInfo.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *RotateCloudletAccessKeyRequest) Clone() *RotateCloudletAccessKeyRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(RotateCloudletAccessKeyRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero RotateCloudletAccessKeyRequest, a deep copy of m, which is not nil.
+func (m *RotateCloudletAccessKeyRequest) cloneTo(c *RotateCloudletAccessKeyRequest) {
+	c.Key = m.Key.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *RotateCloudletAccessKeyResponse) Clone() *RotateCloudletAccessKeyResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(RotateCloudletAccessKeyResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero RotateCloudletAccessKeyResponse, a deep copy of m, which is not nil.
+func (m *RotateCloudletAccessKeyResponse) cloneTo(c *RotateCloudletAccessKeyResponse) {
+	c.CrmAccessKey = m.CrmAccessKey
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateCloudletRequest) Equal(o *CreateCloudletRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Cloudlet.Equal(o.Cloudlet) {
+		return false
+	}
+	if m.NoWait != o.NoWait {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateCloudletResponse) Equal(o *CreateCloudletResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Progress.Equal(o.Progress) {
+		return false
+	}
+	if m.CrmAccessKey != o.CrmAccessKey {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateCloudletRequest) Equal(o *UpdateCloudletRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Cloudlet.Equal(o.Cloudlet) {
+		return false
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		return false
+	}
+	if m.NoWait != o.NoWait {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateCloudletResponse) Equal(o *UpdateCloudletResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Progress.Equal(o.Progress) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteCloudletRequest) Equal(o *DeleteCloudletRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.NoWait != o.NoWait {
+		return false
+	}
+	if m.CrmOverride != o.CrmOverride {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteCloudletResponse) Equal(o *DeleteCloudletResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Progress.Equal(o.Progress) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowCloudletsRequest) Equal(o *ShowCloudletsRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowCloudletsResponse) Equal(o *ShowCloudletsResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Cloudlet.Equal(o.Cloudlet) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowCloudletInfosRequest) Equal(o *ShowCloudletInfosRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowCloudletInfosResponse) Equal(o *ShowCloudletInfosResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.CloudletInfo.Equal(o.CloudletInfo) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *WatchCloudletInfosRequest) Equal(o *WatchCloudletInfosRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *WatchCloudletInfosResponse) Equal(o *WatchCloudletInfosResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Type != o.Type {
+		return false
+	}
+	if !m.CloudletInfo.Equal(o.CloudletInfo) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *RotateCloudletAccessKeyRequest) Equal(o *RotateCloudletAccessKeyRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *RotateCloudletAccessKeyResponse) Equal(o *RotateCloudletAccessKeyResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.CrmAccessKey != o.CrmAccessKey {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateCloudletRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateCloudletRequest) CopyInFields(src *CreateCloudletRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Cloudlet.Equal(src.GetCloudlet()) {
+			m.Cloudlet = src.GetCloudlet().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Cloudlet, src.GetCloudlet(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Cloudlet{}
+				m.Cloudlet = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.PlatformType != s1.GetPlatformType() {
+					d1.PlatformType = s1.GetPlatformType()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !d1.Location.Equal(s1.GetLocation()) {
+					d1.Location = s1.GetLocation().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.5") {
+				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &Location{}
+						d1.Location = d2
+						n++
+					}
+					if fm.IsSet("1.5.1") {
+						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
+							d2.Latitude = s2.GetLatitude()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.2") {
+						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
+							d2.Longitude = s2.GetLongitude()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetFlavorNames(); !slices.Equal(d1.FlavorNames, sv1) {
+					if len(sv1) == 0 {
+						d1.FlavorNames = nil
+					} else {
+						d1.FlavorNames = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.7") {
+				if sv1 := s1.GetResourceQuotas(); !fieldmap.EqualMessageListFunc(d1.ResourceQuotas, sv1, (*ResourceQuota).Equal) {
+					if len(sv1) == 0 {
+						d1.ResourceQuotas = nil
+					} else {
+						d1.ResourceQuotas = fieldmap.CloneListFunc(sv1, (*ResourceQuota).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.DefaultResourceAlertThreshold != s1.GetDefaultResourceAlertThreshold() {
+					d1.DefaultResourceAlertThreshold = s1.GetDefaultResourceAlertThreshold()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetEnvVars(); !maps.Equal(d1.EnvVars, sv1) {
+					if len(sv1) == 0 {
+						d1.EnvVars = nil
+					} else {
+						d1.EnvVars = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if !d1.Config.Equal(s1.GetConfig()) {
+					d1.Config = s1.GetConfig().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.10") {
+				if d2, s2 := d1.Config, s1.GetConfig(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &PlatformConfig{}
+						d1.Config = d2
+						n++
+					}
+					if fm.IsSet("1.10.1") {
+						if d2.Region != s2.GetRegion() {
+							d2.Region = s2.GetRegion()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.10.2") {
+						if sv2 := s2.GetNotifyControllerAddrs(); !slices.Equal(d2.NotifyControllerAddrs, sv2) {
+							if len(sv2) == 0 {
+								d2.NotifyControllerAddrs = nil
+							} else {
+								d2.NotifyControllerAddrs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSet("1.10.3") {
+						if d2.ContainerRegistryPath != s2.GetContainerRegistryPath() {
+							d2.ContainerRegistryPath = s2.GetContainerRegistryPath()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.4") {
+						if d2.DeploymentTag != s2.GetDeploymentTag() {
+							d2.DeploymentTag = s2.GetDeploymentTag()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.5") {
+						if d2.CacheDir != s2.GetCacheDir() {
+							d2.CacheDir = s2.GetCacheDir()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.6") {
+						if d2.TestMode != s2.GetTestMode() {
+							d2.TestMode = s2.GetTestMode()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.7") {
+						if d2.CrmAccessPrivateKey != s2.GetCrmAccessPrivateKey() {
+							d2.CrmAccessPrivateKey = s2.GetCrmAccessPrivateKey()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.8") {
+						if d2.AccessApiAddr != s2.GetAccessApiAddr() {
+							d2.AccessApiAddr = s2.GetAccessApiAddr()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.CrmOnEdge != s1.GetCrmOnEdge() {
+					d1.CrmOnEdge = s1.GetCrmOnEdge()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if d1.MaintenanceState != s1.GetMaintenanceState() {
+					d1.MaintenanceState = s1.GetMaintenanceState()
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.TrustPolicy != s1.GetTrustPolicy() {
+					d1.TrustPolicy = s1.GetTrustPolicy()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
+					d1.TrustPolicyState = s1.GetTrustPolicyState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.15") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.16") {
+				if sv1 := s1.GetAccessVars(); !maps.Equal(d1.AccessVars, sv1) {
+					if len(sv1) == 0 {
+						d1.AccessVars = nil
+					} else {
+						d1.AccessVars = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.17") {
+				if d1.CrmOverride != s1.GetCrmOverride() {
+					d1.CrmOverride = s1.GetCrmOverride()
+					n++
+				}
+			}
+			if fm.IsSet("1.18") {
+				if d1.PhysicalName != s1.GetPhysicalName() {
+					d1.PhysicalName = s1.GetPhysicalName()
+					n++
+				}
+			}
+			if fm.IsSet("1.19") {
+				if d1.NumDynamicIps != s1.GetNumDynamicIps() {
+					d1.NumDynamicIps = s1.GetNumDynamicIps()
+					n++
+				}
+			}
+			if fm.IsSet("1.20") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.21") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("2") {
+		if m.NoWait != src.GetNoWait() {
+			m.NoWait = src.GetNoWait()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateCloudletResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateCloudletResponse) CopyInFields(src *CreateCloudletResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Progress.Equal(src.GetProgress()) {
+			m.Progress = src.GetProgress().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Progress{}
+				m.Progress = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Message != s1.GetMessage() {
+					d1.Message = s1.GetMessage()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.4.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Final != s1.GetFinal() {
+					d1.Final = s1.GetFinal()
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("2") {
+		if m.CrmAccessKey != src.GetCrmAccessKey() {
+			m.CrmAccessKey = src.GetCrmAccessKey()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateCloudletRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateCloudletRequest) CopyInFields(src *UpdateCloudletRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Cloudlet.Equal(src.GetCloudlet()) {
+			m.Cloudlet = src.GetCloudlet().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Cloudlet, src.GetCloudlet(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Cloudlet{}
+				m.Cloudlet = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.PlatformType != s1.GetPlatformType() {
+					d1.PlatformType = s1.GetPlatformType()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !d1.Location.Equal(s1.GetLocation()) {
+					d1.Location = s1.GetLocation().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.5") {
+				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &Location{}
+						d1.Location = d2
+						n++
+					}
+					if fm.IsSet("1.5.1") {
+						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
+							d2.Latitude = s2.GetLatitude()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.2") {
+						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
+							d2.Longitude = s2.GetLongitude()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetFlavorNames(); !slices.Equal(d1.FlavorNames, sv1) {
+					if len(sv1) == 0 {
+						d1.FlavorNames = nil
+					} else {
+						d1.FlavorNames = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.7") {
+				if sv1 := s1.GetResourceQuotas(); !fieldmap.EqualMessageListFunc(d1.ResourceQuotas, sv1, (*ResourceQuota).Equal) {
+					if len(sv1) == 0 {
+						d1.ResourceQuotas = nil
+					} else {
+						d1.ResourceQuotas = fieldmap.CloneListFunc(sv1, (*ResourceQuota).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.DefaultResourceAlertThreshold != s1.GetDefaultResourceAlertThreshold() {
+					d1.DefaultResourceAlertThreshold = s1.GetDefaultResourceAlertThreshold()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetEnvVars(); !maps.Equal(d1.EnvVars, sv1) {
+					if len(sv1) == 0 {
+						d1.EnvVars = nil
+					} else {
+						d1.EnvVars = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if !d1.Config.Equal(s1.GetConfig()) {
+					d1.Config = s1.GetConfig().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.10") {
+				if d2, s2 := d1.Config, s1.GetConfig(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &PlatformConfig{}
+						d1.Config = d2
+						n++
+					}
+					if fm.IsSet("1.10.1") {
+						if d2.Region != s2.GetRegion() {
+							d2.Region = s2.GetRegion()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.10.2") {
+						if sv2 := s2.GetNotifyControllerAddrs(); !slices.Equal(d2.NotifyControllerAddrs, sv2) {
+							if len(sv2) == 0 {
+								d2.NotifyControllerAddrs = nil
+							} else {
+								d2.NotifyControllerAddrs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSet("1.10.3") {
+						if d2.ContainerRegistryPath != s2.GetContainerRegistryPath() {
+							d2.ContainerRegistryPath = s2.GetContainerRegistryPath()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.4") {
+						if d2.DeploymentTag != s2.GetDeploymentTag() {
+							d2.DeploymentTag = s2.GetDeploymentTag()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.5") {
+						if d2.CacheDir != s2.GetCacheDir() {
+							d2.CacheDir = s2.GetCacheDir()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.6") {
+						if d2.TestMode != s2.GetTestMode() {
+							d2.TestMode = s2.GetTestMode()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.7") {
+						if d2.CrmAccessPrivateKey != s2.GetCrmAccessPrivateKey() {
+							d2.CrmAccessPrivateKey = s2.GetCrmAccessPrivateKey()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.8") {
+						if d2.AccessApiAddr != s2.GetAccessApiAddr() {
+							d2.AccessApiAddr = s2.GetAccessApiAddr()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.CrmOnEdge != s1.GetCrmOnEdge() {
+					d1.CrmOnEdge = s1.GetCrmOnEdge()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if d1.MaintenanceState != s1.GetMaintenanceState() {
+					d1.MaintenanceState = s1.GetMaintenanceState()
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.TrustPolicy != s1.GetTrustPolicy() {
+					d1.TrustPolicy = s1.GetTrustPolicy()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
+					d1.TrustPolicyState = s1.GetTrustPolicyState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.15") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.16") {
+				if sv1 := s1.GetAccessVars(); !maps.Equal(d1.AccessVars, sv1) {
+					if len(sv1) == 0 {
+						d1.AccessVars = nil
+					} else {
+						d1.AccessVars = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.17") {
+				if d1.CrmOverride != s1.GetCrmOverride() {
+					d1.CrmOverride = s1.GetCrmOverride()
+					n++
+				}
+			}
+			if fm.IsSet("1.18") {
+				if d1.PhysicalName != s1.GetPhysicalName() {
+					d1.PhysicalName = s1.GetPhysicalName()
+					n++
+				}
+			}
+			if fm.IsSet("1.19") {
+				if d1.NumDynamicIps != s1.GetNumDynamicIps() {
+					d1.NumDynamicIps = s1.GetNumDynamicIps()
+					n++
+				}
+			}
+			if fm.IsSet("1.20") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.21") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("2") {
+		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
+			if len(sv0) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.NoWait != src.GetNoWait() {
+			m.NoWait = src.GetNoWait()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateCloudletResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateCloudletResponse) CopyInFields(src *UpdateCloudletResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Progress.Equal(src.GetProgress()) {
+			m.Progress = src.GetProgress().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Progress{}
+				m.Progress = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Message != s1.GetMessage() {
+					d1.Message = s1.GetMessage()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.4.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Final != s1.GetFinal() {
+					d1.Final = s1.GetFinal()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteCloudletRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteCloudletRequest) CopyInFields(src *DeleteCloudletRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Key.Equal(src.GetKey()) {
+			m.Key = src.GetKey().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &CloudletKey{}
+				m.Key = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.Organization != s1.GetOrganization() {
+					d1.Organization = s1.GetOrganization()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("2") {
+		if m.NoWait != src.GetNoWait() {
+			m.NoWait = src.GetNoWait()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.CrmOverride != src.GetCrmOverride() {
+			m.CrmOverride = src.GetCrmOverride()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteCloudletResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteCloudletResponse) CopyInFields(src *DeleteCloudletResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Progress.Equal(src.GetProgress()) {
+			m.Progress = src.GetProgress().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Progress{}
+				m.Progress = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Message != s1.GetMessage() {
+					d1.Message = s1.GetMessage()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.4.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Final != s1.GetFinal() {
+					d1.Final = s1.GetFinal()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowCloudletsRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowCloudletsRequest) CopyInFields(src *ShowCloudletsRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Cloudlet{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.PlatformType != s1.GetPlatformType() {
+					d1.PlatformType = s1.GetPlatformType()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !d1.Location.Equal(s1.GetLocation()) {
+					d1.Location = s1.GetLocation().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.5") {
+				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &Location{}
+						d1.Location = d2
+						n++
+					}
+					if fm.IsSet("1.5.1") {
+						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
+							d2.Latitude = s2.GetLatitude()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.2") {
+						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
+							d2.Longitude = s2.GetLongitude()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetFlavorNames(); !slices.Equal(d1.FlavorNames, sv1) {
+					if len(sv1) == 0 {
+						d1.FlavorNames = nil
+					} else {
+						d1.FlavorNames = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.7") {
+				if sv1 := s1.GetResourceQuotas(); !fieldmap.EqualMessageListFunc(d1.ResourceQuotas, sv1, (*ResourceQuota).Equal) {
+					if len(sv1) == 0 {
+						d1.ResourceQuotas = nil
+					} else {
+						d1.ResourceQuotas = fieldmap.CloneListFunc(sv1, (*ResourceQuota).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.DefaultResourceAlertThreshold != s1.GetDefaultResourceAlertThreshold() {
+					d1.DefaultResourceAlertThreshold = s1.GetDefaultResourceAlertThreshold()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetEnvVars(); !maps.Equal(d1.EnvVars, sv1) {
+					if len(sv1) == 0 {
+						d1.EnvVars = nil
+					} else {
+						d1.EnvVars = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if !d1.Config.Equal(s1.GetConfig()) {
+					d1.Config = s1.GetConfig().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.10") {
+				if d2, s2 := d1.Config, s1.GetConfig(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &PlatformConfig{}
+						d1.Config = d2
+						n++
+					}
+					if fm.IsSet("1.10.1") {
+						if d2.Region != s2.GetRegion() {
+							d2.Region = s2.GetRegion()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.10.2") {
+						if sv2 := s2.GetNotifyControllerAddrs(); !slices.Equal(d2.NotifyControllerAddrs, sv2) {
+							if len(sv2) == 0 {
+								d2.NotifyControllerAddrs = nil
+							} else {
+								d2.NotifyControllerAddrs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSet("1.10.3") {
+						if d2.ContainerRegistryPath != s2.GetContainerRegistryPath() {
+							d2.ContainerRegistryPath = s2.GetContainerRegistryPath()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.4") {
+						if d2.DeploymentTag != s2.GetDeploymentTag() {
+							d2.DeploymentTag = s2.GetDeploymentTag()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.5") {
+						if d2.CacheDir != s2.GetCacheDir() {
+							d2.CacheDir = s2.GetCacheDir()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.6") {
+						if d2.TestMode != s2.GetTestMode() {
+							d2.TestMode = s2.GetTestMode()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.7") {
+						if d2.CrmAccessPrivateKey != s2.GetCrmAccessPrivateKey() {
+							d2.CrmAccessPrivateKey = s2.GetCrmAccessPrivateKey()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.8") {
+						if d2.AccessApiAddr != s2.GetAccessApiAddr() {
+							d2.AccessApiAddr = s2.GetAccessApiAddr()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.CrmOnEdge != s1.GetCrmOnEdge() {
+					d1.CrmOnEdge = s1.GetCrmOnEdge()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if d1.MaintenanceState != s1.GetMaintenanceState() {
+					d1.MaintenanceState = s1.GetMaintenanceState()
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.TrustPolicy != s1.GetTrustPolicy() {
+					d1.TrustPolicy = s1.GetTrustPolicy()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
+					d1.TrustPolicyState = s1.GetTrustPolicyState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.15") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.16") {
+				if sv1 := s1.GetAccessVars(); !maps.Equal(d1.AccessVars, sv1) {
+					if len(sv1) == 0 {
+						d1.AccessVars = nil
+					} else {
+						d1.AccessVars = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.17") {
+				if d1.CrmOverride != s1.GetCrmOverride() {
+					d1.CrmOverride = s1.GetCrmOverride()
+					n++
+				}
+			}
+			if fm.IsSet("1.18") {
+				if d1.PhysicalName != s1.GetPhysicalName() {
+					d1.PhysicalName = s1.GetPhysicalName()
+					n++
+				}
+			}
+			if fm.IsSet("1.19") {
+				if d1.NumDynamicIps != s1.GetNumDynamicIps() {
+					d1.NumDynamicIps = s1.GetNumDynamicIps()
+					n++
+				}
+			}
+			if fm.IsSet("1.20") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.21") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowCloudletsResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowCloudletsResponse) CopyInFields(src *ShowCloudletsResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Cloudlet.Equal(src.GetCloudlet()) {
+			m.Cloudlet = src.GetCloudlet().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Cloudlet, src.GetCloudlet(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Cloudlet{}
+				m.Cloudlet = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.PlatformType != s1.GetPlatformType() {
+					d1.PlatformType = s1.GetPlatformType()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !d1.Location.Equal(s1.GetLocation()) {
+					d1.Location = s1.GetLocation().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.5") {
+				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &Location{}
+						d1.Location = d2
+						n++
+					}
+					if fm.IsSet("1.5.1") {
+						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
+							d2.Latitude = s2.GetLatitude()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.2") {
+						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
+							d2.Longitude = s2.GetLongitude()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetFlavorNames(); !slices.Equal(d1.FlavorNames, sv1) {
+					if len(sv1) == 0 {
+						d1.FlavorNames = nil
+					} else {
+						d1.FlavorNames = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.7") {
+				if sv1 := s1.GetResourceQuotas(); !fieldmap.EqualMessageListFunc(d1.ResourceQuotas, sv1, (*ResourceQuota).Equal) {
+					if len(sv1) == 0 {
+						d1.ResourceQuotas = nil
+					} else {
+						d1.ResourceQuotas = fieldmap.CloneListFunc(sv1, (*ResourceQuota).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.DefaultResourceAlertThreshold != s1.GetDefaultResourceAlertThreshold() {
+					d1.DefaultResourceAlertThreshold = s1.GetDefaultResourceAlertThreshold()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.9") {
+				if sv1 := s1.GetEnvVars(); !maps.Equal(d1.EnvVars, sv1) {
+					if len(sv1) == 0 {
+						d1.EnvVars = nil
+					} else {
+						d1.EnvVars = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if !d1.Config.Equal(s1.GetConfig()) {
+					d1.Config = s1.GetConfig().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.10") {
+				if d2, s2 := d1.Config, s1.GetConfig(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &PlatformConfig{}
+						d1.Config = d2
+						n++
+					}
+					if fm.IsSet("1.10.1") {
+						if d2.Region != s2.GetRegion() {
+							d2.Region = s2.GetRegion()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.10.2") {
+						if sv2 := s2.GetNotifyControllerAddrs(); !slices.Equal(d2.NotifyControllerAddrs, sv2) {
+							if len(sv2) == 0 {
+								d2.NotifyControllerAddrs = nil
+							} else {
+								d2.NotifyControllerAddrs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSet("1.10.3") {
+						if d2.ContainerRegistryPath != s2.GetContainerRegistryPath() {
+							d2.ContainerRegistryPath = s2.GetContainerRegistryPath()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.4") {
+						if d2.DeploymentTag != s2.GetDeploymentTag() {
+							d2.DeploymentTag = s2.GetDeploymentTag()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.5") {
+						if d2.CacheDir != s2.GetCacheDir() {
+							d2.CacheDir = s2.GetCacheDir()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.6") {
+						if d2.TestMode != s2.GetTestMode() {
+							d2.TestMode = s2.GetTestMode()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.7") {
+						if d2.CrmAccessPrivateKey != s2.GetCrmAccessPrivateKey() {
+							d2.CrmAccessPrivateKey = s2.GetCrmAccessPrivateKey()
+							n++
+						}
+					}
+					if fm.IsSet("1.10.8") {
+						if d2.AccessApiAddr != s2.GetAccessApiAddr() {
+							d2.AccessApiAddr = s2.GetAccessApiAddr()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.11") {
+				if d1.CrmOnEdge != s1.GetCrmOnEdge() {
+					d1.CrmOnEdge = s1.GetCrmOnEdge()
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if d1.MaintenanceState != s1.GetMaintenanceState() {
+					d1.MaintenanceState = s1.GetMaintenanceState()
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.TrustPolicy != s1.GetTrustPolicy() {
+					d1.TrustPolicy = s1.GetTrustPolicy()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
+					d1.TrustPolicyState = s1.GetTrustPolicyState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.15") {
+				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
+					if len(sv1) == 0 {
+						d1.Annotations = nil
+					} else {
+						d1.Annotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.16") {
+				if sv1 := s1.GetAccessVars(); !maps.Equal(d1.AccessVars, sv1) {
+					if len(sv1) == 0 {
+						d1.AccessVars = nil
+					} else {
+						d1.AccessVars = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.17") {
+				if d1.CrmOverride != s1.GetCrmOverride() {
+					d1.CrmOverride = s1.GetCrmOverride()
+					n++
+				}
+			}
+			if fm.IsSet("1.18") {
+				if d1.PhysicalName != s1.GetPhysicalName() {
+					d1.PhysicalName = s1.GetPhysicalName()
+					n++
+				}
+			}
+			if fm.IsSet("1.19") {
+				if d1.NumDynamicIps != s1.GetNumDynamicIps() {
+					d1.NumDynamicIps = s1.GetNumDynamicIps()
+					n++
+				}
+			}
+			if fm.IsSet("1.20") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.21") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowCloudletInfosRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowCloudletInfosRequest) CopyInFields(src *ShowCloudletInfosRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &CloudletInfo{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Controller != s1.GetController() {
+					d1.Controller = s1.GetController()
+					n++
+				}
+			}
+			if fm.IsSet("1.6") {
+				if d1.CompatibilityVersion != s1.GetCompatibilityVersion() {
+					d1.CompatibilityVersion = s1.GetCompatibilityVersion()
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.ReleaseVersion != s1.GetReleaseVersion() {
+					d1.ReleaseVersion = s1.GetReleaseVersion()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.8") {
+				if sv1 := s1.GetFlavors(); !fieldmap.EqualMessageListFunc(d1.Flavors, sv1, (*FlavorInfo).Equal) {
+					if len(sv1) == 0 {
+						d1.Flavors = nil
+					} else {
+						d1.Flavors = fieldmap.CloneListFunc(sv1, (*FlavorInfo).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if d1.ControllerCacheReceived != s1.GetControllerCacheReceived() {
+					d1.ControllerCacheReceived = s1.GetControllerCacheReceived()
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if d1.MaintenanceState != s1.GetMaintenanceState() {
+					d1.MaintenanceState = s1.GetMaintenanceState()
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.11") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.11.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.11.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.12") {
+				if !d1.ResourcesSnapshot.Equal(s1.GetResourcesSnapshot()) {
+					d1.ResourcesSnapshot = s1.GetResourcesSnapshot().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.12") {
+				if d2, s2 := d1.ResourcesSnapshot, s1.GetResourcesSnapshot(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &InfraResourcesSnapshot{}
+						d1.ResourcesSnapshot = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.12.1") {
+						if sv2 := s2.GetInfo(); !fieldmap.EqualMessageListFunc(d2.Info, sv2, (*InfraResource).Equal) {
+							if len(sv2) == 0 {
+								d2.Info = nil
+							} else {
+								d2.Info = fieldmap.CloneListFunc(sv2, (*InfraResource).Clone)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.2") {
+						if sv2 := s2.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d2.ClusterInsts, sv2, (*ClusterKey).Equal) {
+							if len(sv2) == 0 {
+								d2.ClusterInsts = nil
+							} else {
+								d2.ClusterInsts = fieldmap.CloneListFunc(sv2, (*ClusterKey).Clone)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.3") {
+						if sv2 := s2.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d2.VmAppInsts, sv2, (*AppInstKey).Equal) {
+							if len(sv2) == 0 {
+								d2.VmAppInsts = nil
+							} else {
+								d2.VmAppInsts = fieldmap.CloneListFunc(sv2, (*AppInstKey).Clone)
+							}
+							n++
+						}
+					}
+					if fm.IsSet("1.12.4") {
+						if !fieldmap.Equal(d2.TakenAt, s2.GetTakenAt()) {
+							d2.TakenAt = fieldmap.Clone(s2.GetTakenAt())
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.13") {
+				if sv1 := s1.GetNodeInfos(); !fieldmap.EqualMessageListFunc(d1.NodeInfos, sv1, (*NodeInfo).Equal) {
+					if len(sv1) == 0 {
+						d1.NodeInfos = nil
+					} else {
+						d1.NodeInfos = fieldmap.CloneListFunc(sv1, (*NodeInfo).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.14") {
+				if sv1 := s1.GetProperties(); !maps.Equal(d1.Properties, sv1) {
+					if len(sv1) == 0 {
+						d1.Properties = nil
+					} else {
+						d1.Properties = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.15") {
+				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
+					d1.TrustPolicyState = s1.GetTrustPolicyState()
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if d1.ActiveCrmInstance != s1.GetActiveCrmInstance() {
+					d1.ActiveCrmInstance = s1.GetActiveCrmInstance()
+					n++
+				}
+			}
+			if fm.IsSet("1.17") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowCloudletInfosResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowCloudletInfosResponse) CopyInFields(src *ShowCloudletInfosResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.CloudletInfo.Equal(src.GetCloudletInfo()) {
+			m.CloudletInfo = src.GetCloudletInfo().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.CloudletInfo, src.GetCloudletInfo(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &CloudletInfo{}
+				m.CloudletInfo = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Controller != s1.GetController() {
+					d1.Controller = s1.GetController()
+					n++
+				}
+			}
+			if fm.IsSet("1.6") {
+				if d1.CompatibilityVersion != s1.GetCompatibilityVersion() {
+					d1.CompatibilityVersion = s1.GetCompatibilityVersion()
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.ReleaseVersion != s1.GetReleaseVersion() {
+					d1.ReleaseVersion = s1.GetReleaseVersion()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.8") {
+				if sv1 := s1.GetFlavors(); !fieldmap.EqualMessageListFunc(d1.Flavors, sv1, (*FlavorInfo).Equal) {
+					if len(sv1) == 0 {
+						d1.Flavors = nil
+					} else {
+						d1.Flavors = fieldmap.CloneListFunc(sv1, (*FlavorInfo).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if d1.ControllerCacheReceived != s1.GetControllerCacheReceived() {
+					d1.ControllerCacheReceived = s1.GetControllerCacheReceived()
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if d1.MaintenanceState != s1.GetMaintenanceState() {
+					d1.MaintenanceState = s1.GetMaintenanceState()
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.11") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.11.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.11.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.12") {
+				if !d1.ResourcesSnapshot.Equal(s1.GetResourcesSnapshot()) {
+					d1.ResourcesSnapshot = s1.GetResourcesSnapshot().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.12") {
+				if d2, s2 := d1.ResourcesSnapshot, s1.GetResourcesSnapshot(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &InfraResourcesSnapshot{}
+						d1.ResourcesSnapshot = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.12.1") {
+						if sv2 := s2.GetInfo(); !fieldmap.EqualMessageListFunc(d2.Info, sv2, (*InfraResource).Equal) {
+							if len(sv2) == 0 {
+								d2.Info = nil
+							} else {
+								d2.Info = fieldmap.CloneListFunc(sv2, (*InfraResource).Clone)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.2") {
+						if sv2 := s2.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d2.ClusterInsts, sv2, (*ClusterKey).Equal) {
+							if len(sv2) == 0 {
+								d2.ClusterInsts = nil
+							} else {
+								d2.ClusterInsts = fieldmap.CloneListFunc(sv2, (*ClusterKey).Clone)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.3") {
+						if sv2 := s2.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d2.VmAppInsts, sv2, (*AppInstKey).Equal) {
+							if len(sv2) == 0 {
+								d2.VmAppInsts = nil
+							} else {
+								d2.VmAppInsts = fieldmap.CloneListFunc(sv2, (*AppInstKey).Clone)
+							}
+							n++
+						}
+					}
+					if fm.IsSet("1.12.4") {
+						if !fieldmap.Equal(d2.TakenAt, s2.GetTakenAt()) {
+							d2.TakenAt = fieldmap.Clone(s2.GetTakenAt())
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.13") {
+				if sv1 := s1.GetNodeInfos(); !fieldmap.EqualMessageListFunc(d1.NodeInfos, sv1, (*NodeInfo).Equal) {
+					if len(sv1) == 0 {
+						d1.NodeInfos = nil
+					} else {
+						d1.NodeInfos = fieldmap.CloneListFunc(sv1, (*NodeInfo).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.14") {
+				if sv1 := s1.GetProperties(); !maps.Equal(d1.Properties, sv1) {
+					if len(sv1) == 0 {
+						d1.Properties = nil
+					} else {
+						d1.Properties = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.15") {
+				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
+					d1.TrustPolicyState = s1.GetTrustPolicyState()
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if d1.ActiveCrmInstance != s1.GetActiveCrmInstance() {
+					d1.ActiveCrmInstance = s1.GetActiveCrmInstance()
+					n++
+				}
+			}
+			if fm.IsSet("1.17") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: WatchCloudletInfosRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *WatchCloudletInfosRequest) CopyInFields(src *WatchCloudletInfosRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &CloudletInfo{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Controller != s1.GetController() {
+					d1.Controller = s1.GetController()
+					n++
+				}
+			}
+			if fm.IsSet("1.6") {
+				if d1.CompatibilityVersion != s1.GetCompatibilityVersion() {
+					d1.CompatibilityVersion = s1.GetCompatibilityVersion()
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.ReleaseVersion != s1.GetReleaseVersion() {
+					d1.ReleaseVersion = s1.GetReleaseVersion()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.8") {
+				if sv1 := s1.GetFlavors(); !fieldmap.EqualMessageListFunc(d1.Flavors, sv1, (*FlavorInfo).Equal) {
+					if len(sv1) == 0 {
+						d1.Flavors = nil
+					} else {
+						d1.Flavors = fieldmap.CloneListFunc(sv1, (*FlavorInfo).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if d1.ControllerCacheReceived != s1.GetControllerCacheReceived() {
+					d1.ControllerCacheReceived = s1.GetControllerCacheReceived()
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if d1.MaintenanceState != s1.GetMaintenanceState() {
+					d1.MaintenanceState = s1.GetMaintenanceState()
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.11") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.11.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.11.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.12") {
+				if !d1.ResourcesSnapshot.Equal(s1.GetResourcesSnapshot()) {
+					d1.ResourcesSnapshot = s1.GetResourcesSnapshot().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.12") {
+				if d2, s2 := d1.ResourcesSnapshot, s1.GetResourcesSnapshot(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &InfraResourcesSnapshot{}
+						d1.ResourcesSnapshot = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.12.1") {
+						if sv2 := s2.GetInfo(); !fieldmap.EqualMessageListFunc(d2.Info, sv2, (*InfraResource).Equal) {
+							if len(sv2) == 0 {
+								d2.Info = nil
+							} else {
+								d2.Info = fieldmap.CloneListFunc(sv2, (*InfraResource).Clone)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.2") {
+						if sv2 := s2.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d2.ClusterInsts, sv2, (*ClusterKey).Equal) {
+							if len(sv2) == 0 {
+								d2.ClusterInsts = nil
+							} else {
+								d2.ClusterInsts = fieldmap.CloneListFunc(sv2, (*ClusterKey).Clone)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.3") {
+						if sv2 := s2.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d2.VmAppInsts, sv2, (*AppInstKey).Equal) {
+							if len(sv2) == 0 {
+								d2.VmAppInsts = nil
+							} else {
+								d2.VmAppInsts = fieldmap.CloneListFunc(sv2, (*AppInstKey).Clone)
+							}
+							n++
+						}
+					}
+					if fm.IsSet("1.12.4") {
+						if !fieldmap.Equal(d2.TakenAt, s2.GetTakenAt()) {
+							d2.TakenAt = fieldmap.Clone(s2.GetTakenAt())
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.13") {
+				if sv1 := s1.GetNodeInfos(); !fieldmap.EqualMessageListFunc(d1.NodeInfos, sv1, (*NodeInfo).Equal) {
+					if len(sv1) == 0 {
+						d1.NodeInfos = nil
+					} else {
+						d1.NodeInfos = fieldmap.CloneListFunc(sv1, (*NodeInfo).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.14") {
+				if sv1 := s1.GetProperties(); !maps.Equal(d1.Properties, sv1) {
+					if len(sv1) == 0 {
+						d1.Properties = nil
+					} else {
+						d1.Properties = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.15") {
+				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
+					d1.TrustPolicyState = s1.GetTrustPolicyState()
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if d1.ActiveCrmInstance != s1.GetActiveCrmInstance() {
+					d1.ActiveCrmInstance = s1.GetActiveCrmInstance()
+					n++
+				}
+			}
+			if fm.IsSet("1.17") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: WatchCloudletInfosResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *WatchCloudletInfosResponse) CopyInFields(src *WatchCloudletInfosResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Type != src.GetType() {
+			m.Type = src.GetType()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !m.CloudletInfo.Equal(src.GetCloudletInfo()) {
+			m.CloudletInfo = src.GetCloudletInfo().Clone()
+			n++
+		}
+	} else if fm.HasChild("2") {
+		if d1, s1 := m.CloudletInfo, src.GetCloudletInfo(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &CloudletInfo{}
+				m.CloudletInfo = d1
+				n++
+			}
+			if fm.IsSet("2.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("2.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("2.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("2.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("2.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("2.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("2.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("2.5") {
+				if d1.Controller != s1.GetController() {
+					d1.Controller = s1.GetController()
+					n++
+				}
+			}
+			if fm.IsSet("2.6") {
+				if d1.CompatibilityVersion != s1.GetCompatibilityVersion() {
+					d1.CompatibilityVersion = s1.GetCompatibilityVersion()
+					n++
+				}
+			}
+			if fm.IsSet("2.7") {
+				if d1.ReleaseVersion != s1.GetReleaseVersion() {
+					d1.ReleaseVersion = s1.GetReleaseVersion()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("2.8") {
+				if sv1 := s1.GetFlavors(); !fieldmap.EqualMessageListFunc(d1.Flavors, sv1, (*FlavorInfo).Equal) {
+					if len(sv1) == 0 {
+						d1.Flavors = nil
+					} else {
+						d1.Flavors = fieldmap.CloneListFunc(sv1, (*FlavorInfo).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("2.9") {
+				if d1.ControllerCacheReceived != s1.GetControllerCacheReceived() {
+					d1.ControllerCacheReceived = s1.GetControllerCacheReceived()
+					n++
+				}
+			}
+			if fm.IsSet("2.10") {
+				if d1.MaintenanceState != s1.GetMaintenanceState() {
+					d1.MaintenanceState = s1.GetMaintenanceState()
+					n++
+				}
+			}
+			if fm.IsSet("2.11") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("2.11") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("2.11.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("2.11.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("2.11.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("2.11.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("2.11.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("2.11.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("2.12") {
+				if !d1.ResourcesSnapshot.Equal(s1.GetResourcesSnapshot()) {
+					d1.ResourcesSnapshot = s1.GetResourcesSnapshot().Clone()
+					n++
+				}
+			} else if fm.HasChild("2.12") {
+				if d2, s2 := d1.ResourcesSnapshot, s1.GetResourcesSnapshot(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &InfraResourcesSnapshot{}
+						d1.ResourcesSnapshot = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("2.12.1") {
+						if sv2 := s2.GetInfo(); !fieldmap.EqualMessageListFunc(d2.Info, sv2, (*InfraResource).Equal) {
+							if len(sv2) == 0 {
+								d2.Info = nil
+							} else {
+								d2.Info = fieldmap.CloneListFunc(sv2, (*InfraResource).Clone)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("2.12.2") {
+						if sv2 := s2.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d2.ClusterInsts, sv2, (*ClusterKey).Equal) {
+							if len(sv2) == 0 {
+								d2.ClusterInsts = nil
+							} else {
+								d2.ClusterInsts = fieldmap.CloneListFunc(sv2, (*ClusterKey).Clone)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("2.12.3") {
+						if sv2 := s2.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d2.VmAppInsts, sv2, (*AppInstKey).Equal) {
+							if len(sv2) == 0 {
+								d2.VmAppInsts = nil
+							} else {
+								d2.VmAppInsts = fieldmap.CloneListFunc(sv2, (*AppInstKey).Clone)
+							}
+							n++
+						}
+					}
+					if fm.IsSet("2.12.4") {
+						if !fieldmap.Equal(d2.TakenAt, s2.GetTakenAt()) {
+							d2.TakenAt = fieldmap.Clone(s2.GetTakenAt())
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("2.13") {
+				if sv1 := s1.GetNodeInfos(); !fieldmap.EqualMessageListFunc(d1.NodeInfos, sv1, (*NodeInfo).Equal) {
+					if len(sv1) == 0 {
+						d1.NodeInfos = nil
+					} else {
+						d1.NodeInfos = fieldmap.CloneListFunc(sv1, (*NodeInfo).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("2.14") {
+				if sv1 := s1.GetProperties(); !maps.Equal(d1.Properties, sv1) {
+					if len(sv1) == 0 {
+						d1.Properties = nil
+					} else {
+						d1.Properties = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("2.15") {
+				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
+					d1.TrustPolicyState = s1.GetTrustPolicyState()
+					n++
+				}
+			}
+			if fm.IsSet("2.16") {
+				if d1.ActiveCrmInstance != s1.GetActiveCrmInstance() {
+					d1.ActiveCrmInstance = s1.GetActiveCrmInstance()
+					n++
+				}
+			}
+			if fm.IsSet("2.17") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: RotateCloudletAccessKeyRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *RotateCloudletAccessKeyRequest) CopyInFields(src *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Key.Equal(src.GetKey()) {
+			m.Key = src.GetKey().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &CloudletKey{}
+				m.Key = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.Organization != s1.GetOrganization() {
+					d1.Organization = s1.GetOrganization()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: RotateCloudletAccessKeyResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *RotateCloudletAccessKeyResponse) CopyInFields(src *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.CrmAccessKey != src.GetCrmAccessKey() {
+			m.CrmAccessKey = src.GetCrmAccessKey()
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateCloudletRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateCloudletRequest) DiffFields(o *CreateCloudletRequest) *fieldmap.FieldMap {
+	fm := _CreateCloudletRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetCloudlet(), o.GetCloudlet(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetPlatformType() != b1.GetPlatformType() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetLocation(), b1.GetLocation(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualImplicitFloat64(a2.GetLatitude(), b2.GetLatitude()) {
+				fm.Set("1.5.1")
+				c2 = true
+			}
+			if !fieldmap.EqualImplicitFloat64(a2.GetLongitude(), b2.GetLongitude()) {
+				fm.Set("1.5.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.5")
+				c1 = true
+			}
+		}
+		if !slices.Equal(a1.GetFlavorNames(), b1.GetFlavorNames()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetResourceQuotas(), b1.GetResourceQuotas(), (*ResourceQuota).Equal) {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if a1.GetDefaultResourceAlertThreshold() != b1.GetDefaultResourceAlertThreshold() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetEnvVars(), b1.GetEnvVars()) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a2, b2 := a1.GetConfig(), b1.GetConfig(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.10")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetRegion() != b2.GetRegion() {
+				fm.Set("1.10.1")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetNotifyControllerAddrs(), b2.GetNotifyControllerAddrs()) {
+				fm.Set("1.10.2")
+				c2 = true
+			}
+			if a2.GetContainerRegistryPath() != b2.GetContainerRegistryPath() {
+				fm.Set("1.10.3")
+				c2 = true
+			}
+			if a2.GetDeploymentTag() != b2.GetDeploymentTag() {
+				fm.Set("1.10.4")
+				c2 = true
+			}
+			if a2.GetCacheDir() != b2.GetCacheDir() {
+				fm.Set("1.10.5")
+				c2 = true
+			}
+			if a2.GetTestMode() != b2.GetTestMode() {
+				fm.Set("1.10.6")
+				c2 = true
+			}
+			if a2.GetCrmAccessPrivateKey() != b2.GetCrmAccessPrivateKey() {
+				fm.Set("1.10.7")
+				c2 = true
+			}
+			if a2.GetAccessApiAddr() != b2.GetAccessApiAddr() {
+				fm.Set("1.10.8")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.10")
+				c1 = true
+			}
+		}
+		if a1.GetCrmOnEdge() != b1.GetCrmOnEdge() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetTrustPolicy() != b1.GetTrustPolicy() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAccessVars(), b1.GetAccessVars()) {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if a1.GetCrmOverride() != b1.GetCrmOverride() {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if a1.GetPhysicalName() != b1.GetPhysicalName() {
+			fm.Set("1.18")
+			c1 = true
+		}
+		if a1.GetNumDynamicIps() != b1.GetNumDynamicIps() {
+			fm.Set("1.19")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.20")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.21")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if m.GetNoWait() != o.GetNoWait() {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateCloudletResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateCloudletResponse) DiffFields(o *CreateCloudletResponse) *fieldmap.FieldMap {
+	fm := _CreateCloudletResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetMessage() != b1.GetMessage() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.4.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.4.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.4.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.4.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetFinal() != b1.GetFinal() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if m.GetCrmAccessKey() != o.GetCrmAccessKey() {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateCloudletRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateCloudletRequest) DiffFields(o *UpdateCloudletRequest) *fieldmap.FieldMap {
+	fm := _UpdateCloudletRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetCloudlet(), o.GetCloudlet(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetPlatformType() != b1.GetPlatformType() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetLocation(), b1.GetLocation(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualImplicitFloat64(a2.GetLatitude(), b2.GetLatitude()) {
+				fm.Set("1.5.1")
+				c2 = true
+			}
+			if !fieldmap.EqualImplicitFloat64(a2.GetLongitude(), b2.GetLongitude()) {
+				fm.Set("1.5.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.5")
+				c1 = true
+			}
+		}
+		if !slices.Equal(a1.GetFlavorNames(), b1.GetFlavorNames()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetResourceQuotas(), b1.GetResourceQuotas(), (*ResourceQuota).Equal) {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if a1.GetDefaultResourceAlertThreshold() != b1.GetDefaultResourceAlertThreshold() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetEnvVars(), b1.GetEnvVars()) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a2, b2 := a1.GetConfig(), b1.GetConfig(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.10")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetRegion() != b2.GetRegion() {
+				fm.Set("1.10.1")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetNotifyControllerAddrs(), b2.GetNotifyControllerAddrs()) {
+				fm.Set("1.10.2")
+				c2 = true
+			}
+			if a2.GetContainerRegistryPath() != b2.GetContainerRegistryPath() {
+				fm.Set("1.10.3")
+				c2 = true
+			}
+			if a2.GetDeploymentTag() != b2.GetDeploymentTag() {
+				fm.Set("1.10.4")
+				c2 = true
+			}
+			if a2.GetCacheDir() != b2.GetCacheDir() {
+				fm.Set("1.10.5")
+				c2 = true
+			}
+			if a2.GetTestMode() != b2.GetTestMode() {
+				fm.Set("1.10.6")
+				c2 = true
+			}
+			if a2.GetCrmAccessPrivateKey() != b2.GetCrmAccessPrivateKey() {
+				fm.Set("1.10.7")
+				c2 = true
+			}
+			if a2.GetAccessApiAddr() != b2.GetAccessApiAddr() {
+				fm.Set("1.10.8")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.10")
+				c1 = true
+			}
+		}
+		if a1.GetCrmOnEdge() != b1.GetCrmOnEdge() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetTrustPolicy() != b1.GetTrustPolicy() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAccessVars(), b1.GetAccessVars()) {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if a1.GetCrmOverride() != b1.GetCrmOverride() {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if a1.GetPhysicalName() != b1.GetPhysicalName() {
+			fm.Set("1.18")
+			c1 = true
+		}
+		if a1.GetNumDynamicIps() != b1.GetNumDynamicIps() {
+			fm.Set("1.19")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.20")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.21")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if !slices.Equal(m.GetFields(), o.GetFields()) {
+		fm.Set("2")
+	}
+	if m.GetNoWait() != o.GetNoWait() {
+		fm.Set("3")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateCloudletResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateCloudletResponse) DiffFields(o *UpdateCloudletResponse) *fieldmap.FieldMap {
+	fm := _UpdateCloudletResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetMessage() != b1.GetMessage() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.4.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.4.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.4.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.4.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetFinal() != b1.GetFinal() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteCloudletRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteCloudletRequest) DiffFields(o *DeleteCloudletRequest) *fieldmap.FieldMap {
+	fm := _DeleteCloudletRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetOrganization() != b1.GetOrganization() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetName() != b1.GetName() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if m.GetNoWait() != o.GetNoWait() {
+		fm.Set("2")
+	}
+	if m.GetCrmOverride() != o.GetCrmOverride() {
+		fm.Set("3")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteCloudletResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteCloudletResponse) DiffFields(o *DeleteCloudletResponse) *fieldmap.FieldMap {
+	fm := _DeleteCloudletResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetMessage() != b1.GetMessage() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.4.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.4.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.4.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.4.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetFinal() != b1.GetFinal() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowCloudletsRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowCloudletsRequest) DiffFields(o *ShowCloudletsRequest) *fieldmap.FieldMap {
+	fm := _ShowCloudletsRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetPlatformType() != b1.GetPlatformType() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetLocation(), b1.GetLocation(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualImplicitFloat64(a2.GetLatitude(), b2.GetLatitude()) {
+				fm.Set("1.5.1")
+				c2 = true
+			}
+			if !fieldmap.EqualImplicitFloat64(a2.GetLongitude(), b2.GetLongitude()) {
+				fm.Set("1.5.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.5")
+				c1 = true
+			}
+		}
+		if !slices.Equal(a1.GetFlavorNames(), b1.GetFlavorNames()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetResourceQuotas(), b1.GetResourceQuotas(), (*ResourceQuota).Equal) {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if a1.GetDefaultResourceAlertThreshold() != b1.GetDefaultResourceAlertThreshold() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetEnvVars(), b1.GetEnvVars()) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a2, b2 := a1.GetConfig(), b1.GetConfig(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.10")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetRegion() != b2.GetRegion() {
+				fm.Set("1.10.1")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetNotifyControllerAddrs(), b2.GetNotifyControllerAddrs()) {
+				fm.Set("1.10.2")
+				c2 = true
+			}
+			if a2.GetContainerRegistryPath() != b2.GetContainerRegistryPath() {
+				fm.Set("1.10.3")
+				c2 = true
+			}
+			if a2.GetDeploymentTag() != b2.GetDeploymentTag() {
+				fm.Set("1.10.4")
+				c2 = true
+			}
+			if a2.GetCacheDir() != b2.GetCacheDir() {
+				fm.Set("1.10.5")
+				c2 = true
+			}
+			if a2.GetTestMode() != b2.GetTestMode() {
+				fm.Set("1.10.6")
+				c2 = true
+			}
+			if a2.GetCrmAccessPrivateKey() != b2.GetCrmAccessPrivateKey() {
+				fm.Set("1.10.7")
+				c2 = true
+			}
+			if a2.GetAccessApiAddr() != b2.GetAccessApiAddr() {
+				fm.Set("1.10.8")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.10")
+				c1 = true
+			}
+		}
+		if a1.GetCrmOnEdge() != b1.GetCrmOnEdge() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetTrustPolicy() != b1.GetTrustPolicy() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAccessVars(), b1.GetAccessVars()) {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if a1.GetCrmOverride() != b1.GetCrmOverride() {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if a1.GetPhysicalName() != b1.GetPhysicalName() {
+			fm.Set("1.18")
+			c1 = true
+		}
+		if a1.GetNumDynamicIps() != b1.GetNumDynamicIps() {
+			fm.Set("1.19")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.20")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.21")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowCloudletsResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowCloudletsResponse) DiffFields(o *ShowCloudletsResponse) *fieldmap.FieldMap {
+	fm := _ShowCloudletsResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetCloudlet(), o.GetCloudlet(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetPlatformType() != b1.GetPlatformType() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetLocation(), b1.GetLocation(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualImplicitFloat64(a2.GetLatitude(), b2.GetLatitude()) {
+				fm.Set("1.5.1")
+				c2 = true
+			}
+			if !fieldmap.EqualImplicitFloat64(a2.GetLongitude(), b2.GetLongitude()) {
+				fm.Set("1.5.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.5")
+				c1 = true
+			}
+		}
+		if !slices.Equal(a1.GetFlavorNames(), b1.GetFlavorNames()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetResourceQuotas(), b1.GetResourceQuotas(), (*ResourceQuota).Equal) {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if a1.GetDefaultResourceAlertThreshold() != b1.GetDefaultResourceAlertThreshold() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetEnvVars(), b1.GetEnvVars()) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a2, b2 := a1.GetConfig(), b1.GetConfig(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.10")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetRegion() != b2.GetRegion() {
+				fm.Set("1.10.1")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetNotifyControllerAddrs(), b2.GetNotifyControllerAddrs()) {
+				fm.Set("1.10.2")
+				c2 = true
+			}
+			if a2.GetContainerRegistryPath() != b2.GetContainerRegistryPath() {
+				fm.Set("1.10.3")
+				c2 = true
+			}
+			if a2.GetDeploymentTag() != b2.GetDeploymentTag() {
+				fm.Set("1.10.4")
+				c2 = true
+			}
+			if a2.GetCacheDir() != b2.GetCacheDir() {
+				fm.Set("1.10.5")
+				c2 = true
+			}
+			if a2.GetTestMode() != b2.GetTestMode() {
+				fm.Set("1.10.6")
+				c2 = true
+			}
+			if a2.GetCrmAccessPrivateKey() != b2.GetCrmAccessPrivateKey() {
+				fm.Set("1.10.7")
+				c2 = true
+			}
+			if a2.GetAccessApiAddr() != b2.GetAccessApiAddr() {
+				fm.Set("1.10.8")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.10")
+				c1 = true
+			}
+		}
+		if a1.GetCrmOnEdge() != b1.GetCrmOnEdge() {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetTrustPolicy() != b1.GetTrustPolicy() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetAccessVars(), b1.GetAccessVars()) {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if a1.GetCrmOverride() != b1.GetCrmOverride() {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if a1.GetPhysicalName() != b1.GetPhysicalName() {
+			fm.Set("1.18")
+			c1 = true
+		}
+		if a1.GetNumDynamicIps() != b1.GetNumDynamicIps() {
+			fm.Set("1.19")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.20")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.21")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowCloudletInfosRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowCloudletInfosRequest) DiffFields(o *ShowCloudletInfosRequest) *fieldmap.FieldMap {
+	fm := _ShowCloudletInfosRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetNotifyId() != b1.GetNotifyId() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetController() != b1.GetController() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if a1.GetCompatibilityVersion() != b1.GetCompatibilityVersion() {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetReleaseVersion() != b1.GetReleaseVersion() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetFlavors(), b1.GetFlavors(), (*FlavorInfo).Equal) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if a1.GetControllerCacheReceived() != b1.GetControllerCacheReceived() {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.11")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.11.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.11.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.11.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.11.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.11.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.11.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.11")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetResourcesSnapshot(), b1.GetResourcesSnapshot(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.12")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualMessageListFunc(a2.GetInfo(), b2.GetInfo(), (*InfraResource).Equal) {
+				fm.Set("1.12.1")
+				c2 = true
+			}
+			if !fieldmap.EqualMessageListFunc(a2.GetClusterInsts(), b2.GetClusterInsts(), (*ClusterKey).Equal) {
+				fm.Set("1.12.2")
+				c2 = true
+			}
+			if !fieldmap.EqualMessageListFunc(a2.GetVmAppInsts(), b2.GetVmAppInsts(), (*AppInstKey).Equal) {
+				fm.Set("1.12.3")
+				c2 = true
+			}
+			if !fieldmap.Equal(a2.GetTakenAt(), b2.GetTakenAt()) {
+				fm.Set("1.12.4")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.12")
+				c1 = true
+			}
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetNodeInfos(), b1.GetNodeInfos(), (*NodeInfo).Equal) {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetProperties(), b1.GetProperties()) {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if a1.GetActiveCrmInstance() != b1.GetActiveCrmInstance() {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowCloudletInfosResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowCloudletInfosResponse) DiffFields(o *ShowCloudletInfosResponse) *fieldmap.FieldMap {
+	fm := _ShowCloudletInfosResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetCloudletInfo(), o.GetCloudletInfo(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetNotifyId() != b1.GetNotifyId() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetController() != b1.GetController() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if a1.GetCompatibilityVersion() != b1.GetCompatibilityVersion() {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetReleaseVersion() != b1.GetReleaseVersion() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetFlavors(), b1.GetFlavors(), (*FlavorInfo).Equal) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if a1.GetControllerCacheReceived() != b1.GetControllerCacheReceived() {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.11")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.11.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.11.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.11.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.11.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.11.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.11.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.11")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetResourcesSnapshot(), b1.GetResourcesSnapshot(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.12")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualMessageListFunc(a2.GetInfo(), b2.GetInfo(), (*InfraResource).Equal) {
+				fm.Set("1.12.1")
+				c2 = true
+			}
+			if !fieldmap.EqualMessageListFunc(a2.GetClusterInsts(), b2.GetClusterInsts(), (*ClusterKey).Equal) {
+				fm.Set("1.12.2")
+				c2 = true
+			}
+			if !fieldmap.EqualMessageListFunc(a2.GetVmAppInsts(), b2.GetVmAppInsts(), (*AppInstKey).Equal) {
+				fm.Set("1.12.3")
+				c2 = true
+			}
+			if !fieldmap.Equal(a2.GetTakenAt(), b2.GetTakenAt()) {
+				fm.Set("1.12.4")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.12")
+				c1 = true
+			}
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetNodeInfos(), b1.GetNodeInfos(), (*NodeInfo).Equal) {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetProperties(), b1.GetProperties()) {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if a1.GetActiveCrmInstance() != b1.GetActiveCrmInstance() {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of WatchCloudletInfosRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *WatchCloudletInfosRequest) DiffFields(o *WatchCloudletInfosRequest) *fieldmap.FieldMap {
+	fm := _WatchCloudletInfosRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetNotifyId() != b1.GetNotifyId() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetController() != b1.GetController() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if a1.GetCompatibilityVersion() != b1.GetCompatibilityVersion() {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if a1.GetReleaseVersion() != b1.GetReleaseVersion() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetFlavors(), b1.GetFlavors(), (*FlavorInfo).Equal) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if a1.GetControllerCacheReceived() != b1.GetControllerCacheReceived() {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.11")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.11.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.11.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.11.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.11.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.11.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.11.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.11")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetResourcesSnapshot(), b1.GetResourcesSnapshot(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.12")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualMessageListFunc(a2.GetInfo(), b2.GetInfo(), (*InfraResource).Equal) {
+				fm.Set("1.12.1")
+				c2 = true
+			}
+			if !fieldmap.EqualMessageListFunc(a2.GetClusterInsts(), b2.GetClusterInsts(), (*ClusterKey).Equal) {
+				fm.Set("1.12.2")
+				c2 = true
+			}
+			if !fieldmap.EqualMessageListFunc(a2.GetVmAppInsts(), b2.GetVmAppInsts(), (*AppInstKey).Equal) {
+				fm.Set("1.12.3")
+				c2 = true
+			}
+			if !fieldmap.Equal(a2.GetTakenAt(), b2.GetTakenAt()) {
+				fm.Set("1.12.4")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.12")
+				c1 = true
+			}
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetNodeInfos(), b1.GetNodeInfos(), (*NodeInfo).Equal) {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetProperties(), b1.GetProperties()) {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if a1.GetActiveCrmInstance() != b1.GetActiveCrmInstance() {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of WatchCloudletInfosResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *WatchCloudletInfosResponse) DiffFields(o *WatchCloudletInfosResponse) *fieldmap.FieldMap {
+	fm := _WatchCloudletInfosResponse_fieldSchema.NewFieldMap()
+	if m.GetType() != o.GetType() {
+		fm.Set("1")
+	}
+	if a1, b1 := m.GetCloudletInfo(), o.GetCloudletInfo(); (a1 == nil) != (b1 == nil) {
+		fm.Set("2")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("2.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("2.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("2.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("2.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("2.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("2.3")
+			c1 = true
+		}
+		if a1.GetNotifyId() != b1.GetNotifyId() {
+			fm.Set("2.4")
+			c1 = true
+		}
+		if a1.GetController() != b1.GetController() {
+			fm.Set("2.5")
+			c1 = true
+		}
+		if a1.GetCompatibilityVersion() != b1.GetCompatibilityVersion() {
+			fm.Set("2.6")
+			c1 = true
+		}
+		if a1.GetReleaseVersion() != b1.GetReleaseVersion() {
+			fm.Set("2.7")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetFlavors(), b1.GetFlavors(), (*FlavorInfo).Equal) {
+			fm.Set("2.8")
+			c1 = true
+		}
+		if a1.GetControllerCacheReceived() != b1.GetControllerCacheReceived() {
+			fm.Set("2.9")
+			c1 = true
+		}
+		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
+			fm.Set("2.10")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("2.11")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("2.11.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("2.11.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("2.11.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("2.11.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("2.11.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("2.11.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("2.11")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetResourcesSnapshot(), b1.GetResourcesSnapshot(); (a2 == nil) != (b2 == nil) {
+			fm.Set("2.12")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualMessageListFunc(a2.GetInfo(), b2.GetInfo(), (*InfraResource).Equal) {
+				fm.Set("2.12.1")
+				c2 = true
+			}
+			if !fieldmap.EqualMessageListFunc(a2.GetClusterInsts(), b2.GetClusterInsts(), (*ClusterKey).Equal) {
+				fm.Set("2.12.2")
+				c2 = true
+			}
+			if !fieldmap.EqualMessageListFunc(a2.GetVmAppInsts(), b2.GetVmAppInsts(), (*AppInstKey).Equal) {
+				fm.Set("2.12.3")
+				c2 = true
+			}
+			if !fieldmap.Equal(a2.GetTakenAt(), b2.GetTakenAt()) {
+				fm.Set("2.12.4")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("2.12")
+				c1 = true
+			}
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetNodeInfos(), b1.GetNodeInfos(), (*NodeInfo).Equal) {
+			fm.Set("2.13")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetProperties(), b1.GetProperties()) {
+			fm.Set("2.14")
+			c1 = true
+		}
+		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
+			fm.Set("2.15")
+			c1 = true
+		}
+		if a1.GetActiveCrmInstance() != b1.GetActiveCrmInstance() {
+			fm.Set("2.16")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("2.17")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("2")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of RotateCloudletAccessKeyRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *RotateCloudletAccessKeyRequest) DiffFields(o *RotateCloudletAccessKeyRequest) *fieldmap.FieldMap {
+	fm := _RotateCloudletAccessKeyRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetOrganization() != b1.GetOrganization() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetName() != b1.GetName() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of RotateCloudletAccessKeyResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *RotateCloudletAccessKeyResponse) DiffFields(o *RotateCloudletAccessKeyResponse) *fieldmap.FieldMap {
+	fm := _RotateCloudletAccessKeyResponse_fieldSchema.NewFieldMap()
+	if m.GetCrmAccessKey() != o.GetCrmAccessKey() {
+		fm.Set("1")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *CreateCloudletRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Cloudlet.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateCloudletRequest", "cloudlet")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag CreateCloudletRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*CreateCloudletRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _CreateCloudletRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *CreateCloudletResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Progress.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateCloudletResponse", "progress")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag CreateCloudletResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*CreateCloudletResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _CreateCloudletResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *UpdateCloudletRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Cloudlet.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateCloudletRequest", "cloudlet")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag UpdateCloudletRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*UpdateCloudletRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _UpdateCloudletRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *UpdateCloudletResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Progress.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateCloudletResponse", "progress")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag UpdateCloudletResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*UpdateCloudletResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _UpdateCloudletResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeleteCloudletRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.CrmOverride; !(v >= 0 && v <= 4) {
+		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.DeleteCloudletRequest", Field: "crm_override", Enum: "edgeproto.v1.CRMOverride", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeleteCloudletRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeleteCloudletRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteCloudletRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeleteCloudletResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Progress.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.DeleteCloudletResponse", "progress")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeleteCloudletResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeleteCloudletResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteCloudletResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowCloudletsRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Filter.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowCloudletsRequest", "filter")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowCloudletsRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowCloudletsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowCloudletsRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowCloudletsResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Cloudlet.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowCloudletsResponse", "cloudlet")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowCloudletsResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowCloudletsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowCloudletsResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowCloudletInfosRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Filter.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowCloudletInfosRequest", "filter")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowCloudletInfosRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowCloudletInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowCloudletInfosRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowCloudletInfosResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.CloudletInfo.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowCloudletInfosResponse", "cloudlet_info")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowCloudletInfosResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowCloudletInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowCloudletInfosResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *WatchCloudletInfosRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Filter.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.WatchCloudletInfosRequest", "filter")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag WatchCloudletInfosRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*WatchCloudletInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _WatchCloudletInfosRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *WatchCloudletInfosResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Type; !(v >= 0 && v <= 3) {
+		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.WatchCloudletInfosResponse", Field: "type", Enum: "edgeproto.v1.EventType", Value: int32(v)}
+	}
+	if err := m.CloudletInfo.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.WatchCloudletInfosResponse", "cloudlet_info")
+	}
+	return nil
+}
+
 // ValidateFields returns an error when fm holds a flag WatchCloudletInfosResponse does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -726,12 +6452,6 @@ func (m *RotateCloudletAccessKeyRequest) ValidateEnums() error {
 	return nil
 }
 
-var _RotateCloudletAccessKeyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.RotateCloudletAccessKeyRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
-
 // ValidateFields returns an error when fm holds a flag RotateCloudletAccessKeyRequest does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -750,10 +6470,6 @@ func (m *RotateCloudletAccessKeyResponse) ValidateEnums() error {
 	}
 	return nil
 }
-
-var _RotateCloudletAccessKeyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.RotateCloudletAccessKeyResponse", []fieldmap.Field{
-	{Flag: "1", Path: "crm_access_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
 
 // ValidateFields returns an error when fm holds a flag RotateCloudletAccessKeyResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -780,7 +6496,7 @@ func (m *CreateCloudletRequest) Redacted() *CreateCloudletRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -802,7 +6518,7 @@ func (m *CreateCloudletResponse) Redacted() *CreateCloudletResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -824,7 +6540,7 @@ func (m *UpdateCloudletRequest) Redacted() *UpdateCloudletRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -845,7 +6561,7 @@ func (m *UpdateCloudletResponse) Redacted() *UpdateCloudletResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -866,7 +6582,7 @@ func (m *DeleteCloudletRequest) Redacted() *DeleteCloudletRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -887,7 +6603,7 @@ func (m *DeleteCloudletResponse) Redacted() *DeleteCloudletResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -909,7 +6625,7 @@ func (m *ShowCloudletsRequest) Redacted() *ShowCloudletsRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -931,7 +6647,7 @@ func (m *ShowCloudletsResponse) Redacted() *ShowCloudletsResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -952,7 +6668,7 @@ func (m *ShowCloudletInfosRequest) Redacted() *ShowCloudletInfosRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -973,7 +6689,7 @@ func (m *ShowCloudletInfosResponse) Redacted() *ShowCloudletInfosResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -994,7 +6710,7 @@ func (m *WatchCloudletInfosRequest) Redacted() *WatchCloudletInfosRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -1015,7 +6731,7 @@ func (m *WatchCloudletInfosResponse) Redacted() *WatchCloudletInfosResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -1036,7 +6752,7 @@ func (m *RotateCloudletAccessKeyRequest) Redacted() *RotateCloudletAccessKeyRequ
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -1058,7 +6774,7 @@ func (m *RotateCloudletAccessKeyResponse) Redacted() *RotateCloudletAccessKeyRes
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }

@@ -9,7 +9,6 @@
 package edgeproto
 
 import (
-	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -637,7 +636,7 @@ var File_edgeproto_v1_cluster_inst_service_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_cluster_inst_service_proto_rawDesc = "" +
 	"\n" +
-	"'edgeproto/v1/cluster_inst_service.proto\x12\fedgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x16edgeproto/v1/api.proto\x1a\x1fedgeproto/v1/cluster_inst.proto\x1a\x17edgeproto/v1/keys.proto\x1a\x18edgeproto/v1/state.proto\"q\n" +
+	"'edgeproto/v1/cluster_inst_service.proto\x12\fedgeproto.v1\x1a\x16edgeproto/v1/api.proto\x1a\x1fedgeproto/v1/cluster_inst.proto\x1a\x17edgeproto/v1/keys.proto\x1a\x18edgeproto/v1/state.proto\"q\n" +
 	"\x18CreateClusterInstRequest\x12<\n" +
 	"\fcluster_inst\x18\x01 \x01(\v2\x19.edgeproto.v1.ClusterInstR\vclusterInst\x12\x17\n" +
 	"\ano_wait\x18\x02 \x01(\bR\x06noWait\"O\n" +
@@ -674,13 +673,7 @@ const file_edgeproto_v1_cluster_inst_service_proto_rawDesc = "" +
 	"\x11DeleteClusterInst\x12&.edgeproto.v1.DeleteClusterInstRequest\x1a'.edgeproto.v1.DeleteClusterInstResponse0\x01\x12c\n" +
 	"\x10ShowClusterInsts\x12%.edgeproto.v1.ShowClusterInstsRequest\x1a&.edgeproto.v1.ShowClusterInstsResponse0\x01\x12o\n" +
 	"\x14ShowClusterInstInfos\x12).edgeproto.v1.ShowClusterInstInfosRequest\x1a*.edgeproto.v1.ShowClusterInstInfosResponse0\x01\x12r\n" +
-	"\x15WatchClusterInstInfos\x12*.edgeproto.v1.WatchClusterInstInfosRequest\x1a+.edgeproto.v1.WatchClusterInstInfosResponse0\x01B^\x92\xcf\x1c*\n" +
-	"\x06fields\n" +
-	"\x05clone\n" +
-	"\x05equal\n" +
-	"\x06copyin\n" +
-	"\x04diff\n" +
-	"\x04keysZ.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
+	"\x15WatchClusterInstInfos\x12*.edgeproto.v1.WatchClusterInstInfosRequest\x1a+.edgeproto.v1.WatchClusterInstInfosResponse0\x01B0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
 
 var (
 	file_edgeproto_v1_cluster_inst_service_proto_rawDescOnce sync.Once

@@ -8,20 +8,83 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	maps "maps"
+	slices "slices"
 )
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateClusterInstRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.ClusterInst.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateClusterInstRequest", "cluster_inst")
-	}
-	return nil
+// Field flags of CreateClusterInstRequest: dot-joined field numbers from CreateClusterInstRequest.
+const (
+	CreateClusterInstRequestFieldClusterInst                                      = "1"          // cluster_inst
+	CreateClusterInstRequestFieldClusterInstKey                                   = "1.1"        // cluster_inst.key
+	CreateClusterInstRequestFieldClusterInstKeyName                               = "1.1.1"      // cluster_inst.key.name
+	CreateClusterInstRequestFieldClusterInstKeyOrganization                       = "1.1.2"      // cluster_inst.key.organization
+	CreateClusterInstRequestFieldClusterInstCloudletKey                           = "1.2"        // cluster_inst.cloudlet_key
+	CreateClusterInstRequestFieldClusterInstCloudletKeyOrganization               = "1.2.1"      // cluster_inst.cloudlet_key.organization
+	CreateClusterInstRequestFieldClusterInstCloudletKeyName                       = "1.2.2"      // cluster_inst.cloudlet_key.name
+	CreateClusterInstRequestFieldClusterInstState                                 = "1.3"        // cluster_inst.state
+	CreateClusterInstRequestFieldClusterInstErrors                                = "1.4"        // cluster_inst.errors
+	CreateClusterInstRequestFieldClusterInstCrmOverride                           = "1.5"        // cluster_inst.crm_override
+	CreateClusterInstRequestFieldClusterInstFlavorName                            = "1.6"        // cluster_inst.flavor_name
+	CreateClusterInstRequestFieldClusterInstNodePools                             = "1.7"        // cluster_inst.node_pools
+	CreateClusterInstRequestFieldClusterInstNodePoolsName                         = "1.7.1"      // cluster_inst.node_pools.name
+	CreateClusterInstRequestFieldClusterInstNodePoolsNumNodes                     = "1.7.2"      // cluster_inst.node_pools.num_nodes
+	CreateClusterInstRequestFieldClusterInstNodePoolsNodeResources                = "1.7.3"      // cluster_inst.node_pools.node_resources
+	CreateClusterInstRequestFieldClusterInstNodePoolsNodeResourcesVcpus           = "1.7.3.1"    // cluster_inst.node_pools.node_resources.vcpus
+	CreateClusterInstRequestFieldClusterInstNodePoolsNodeResourcesRamMb           = "1.7.3.2"    // cluster_inst.node_pools.node_resources.ram_mb
+	CreateClusterInstRequestFieldClusterInstNodePoolsNodeResourcesDiskGb          = "1.7.3.3"    // cluster_inst.node_pools.node_resources.disk_gb
+	CreateClusterInstRequestFieldClusterInstNodePoolsNodeResourcesOptResMap       = "1.7.3.4"    // cluster_inst.node_pools.node_resources.opt_res_map
+	CreateClusterInstRequestFieldClusterInstNodePoolsNodeResourcesInfraNodeFlavor = "1.7.3.5"    // cluster_inst.node_pools.node_resources.infra_node_flavor
+	CreateClusterInstRequestFieldClusterInstNodePoolsScalable                     = "1.7.4"      // cluster_inst.node_pools.scalable
+	CreateClusterInstRequestFieldClusterInstIpAccess                              = "1.8"        // cluster_inst.ip_access
+	CreateClusterInstRequestFieldClusterInstDeployment                            = "1.9"        // cluster_inst.deployment
+	CreateClusterInstRequestFieldClusterInstKubernetesVersion                     = "1.10"       // cluster_inst.kubernetes_version
+	CreateClusterInstRequestFieldClusterInstResources                             = "1.11"       // cluster_inst.resources
+	CreateClusterInstRequestFieldClusterInstResourcesVms                          = "1.11.1"     // cluster_inst.resources.vms
+	CreateClusterInstRequestFieldClusterInstResourcesVmsName                      = "1.11.1.1"   // cluster_inst.resources.vms.name
+	CreateClusterInstRequestFieldClusterInstResourcesVmsType                      = "1.11.1.2"   // cluster_inst.resources.vms.type
+	CreateClusterInstRequestFieldClusterInstResourcesVmsStatus                    = "1.11.1.3"   // cluster_inst.resources.vms.status
+	CreateClusterInstRequestFieldClusterInstResourcesVmsInfraFlavor               = "1.11.1.4"   // cluster_inst.resources.vms.infra_flavor
+	CreateClusterInstRequestFieldClusterInstResourcesVmsIpaddresses               = "1.11.1.5"   // cluster_inst.resources.vms.ipaddresses
+	CreateClusterInstRequestFieldClusterInstResourcesVmsIpaddressesExternalIp     = "1.11.1.5.1" // cluster_inst.resources.vms.ipaddresses.external_ip
+	CreateClusterInstRequestFieldClusterInstResourcesVmsIpaddressesInternalIp     = "1.11.1.5.2" // cluster_inst.resources.vms.ipaddresses.internal_ip
+	CreateClusterInstRequestFieldClusterInstResourcesVmsContainers                = "1.11.1.6"   // cluster_inst.resources.vms.containers
+	CreateClusterInstRequestFieldClusterInstResourcesVmsContainersName            = "1.11.1.6.1" // cluster_inst.resources.vms.containers.name
+	CreateClusterInstRequestFieldClusterInstResourcesVmsContainersType            = "1.11.1.6.2" // cluster_inst.resources.vms.containers.type
+	CreateClusterInstRequestFieldClusterInstResourcesVmsContainersStatus          = "1.11.1.6.3" // cluster_inst.resources.vms.containers.status
+	CreateClusterInstRequestFieldClusterInstResourcesVmsContainersClusterIp       = "1.11.1.6.4" // cluster_inst.resources.vms.containers.cluster_ip
+	CreateClusterInstRequestFieldClusterInstResourcesVmsContainersRestarts        = "1.11.1.6.5" // cluster_inst.resources.vms.containers.restarts
+	CreateClusterInstRequestFieldClusterInstInfraAnnotations                      = "1.12"       // cluster_inst.infra_annotations
+	CreateClusterInstRequestFieldClusterInstReservable                            = "1.13"       // cluster_inst.reservable
+	CreateClusterInstRequestFieldClusterInstReservedBy                            = "1.14"       // cluster_inst.reserved_by
+	CreateClusterInstRequestFieldClusterInstMultiTenant                           = "1.15"       // cluster_inst.multi_tenant
+	CreateClusterInstRequestFieldClusterInstCreatedAt                             = "1.16"       // cluster_inst.created_at
+	CreateClusterInstRequestFieldClusterInstUpdatedAt                             = "1.17"       // cluster_inst.updated_at
+	CreateClusterInstRequestFieldNoWait                                           = "2"          // no_wait
+)
+
+// CreateClusterInstRequestAllFields lists the leaf flags of CreateClusterInstRequest: together they
+// select every field.
+var CreateClusterInstRequestAllFields = []string{
+	CreateClusterInstRequestFieldClusterInstKeyName,
+	CreateClusterInstRequestFieldClusterInstKeyOrganization,
+	CreateClusterInstRequestFieldClusterInstCloudletKeyOrganization,
+	CreateClusterInstRequestFieldClusterInstCloudletKeyName,
+	CreateClusterInstRequestFieldClusterInstState,
+	CreateClusterInstRequestFieldClusterInstErrors,
+	CreateClusterInstRequestFieldClusterInstCrmOverride,
+	CreateClusterInstRequestFieldClusterInstFlavorName,
+	CreateClusterInstRequestFieldClusterInstNodePools,
+	CreateClusterInstRequestFieldClusterInstIpAccess,
+	CreateClusterInstRequestFieldClusterInstDeployment,
+	CreateClusterInstRequestFieldClusterInstKubernetesVersion,
+	CreateClusterInstRequestFieldClusterInstResourcesVms,
+	CreateClusterInstRequestFieldClusterInstInfraAnnotations,
+	CreateClusterInstRequestFieldClusterInstReservable,
+	CreateClusterInstRequestFieldClusterInstReservedBy,
+	CreateClusterInstRequestFieldClusterInstMultiTenant,
+	CreateClusterInstRequestFieldClusterInstCreatedAt,
+	CreateClusterInstRequestFieldClusterInstUpdatedAt,
+	CreateClusterInstRequestFieldNoWait,
 }
 
 var _CreateClusterInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateClusterInstRequest", []fieldmap.Field{
@@ -73,26 +136,46 @@ var _CreateClusterInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Cre
 	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag CreateClusterInstRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*CreateClusterInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _CreateClusterInstRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of CreateClusterInstRequest.
+func (*CreateClusterInstRequest) FieldSchema() *fieldmap.Schema {
+	return _CreateClusterInstRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateClusterInstResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Progress.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateClusterInstResponse", "progress")
-	}
-	return nil
+// NewCreateClusterInstRequestFieldMap returns a FieldMap of CreateClusterInstRequest holding flags; the
+// error names the first flag CreateClusterInstRequest does not have.
+func NewCreateClusterInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateClusterInstRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of CreateClusterInstResponse: dot-joined field numbers from CreateClusterInstResponse.
+const (
+	CreateClusterInstResponseFieldProgress                 = "1"     // progress
+	CreateClusterInstResponseFieldProgressState            = "1.1"   // progress.state
+	CreateClusterInstResponseFieldProgressMessage          = "1.2"   // progress.message
+	CreateClusterInstResponseFieldProgressErrors           = "1.3"   // progress.errors
+	CreateClusterInstResponseFieldProgressStatus           = "1.4"   // progress.status
+	CreateClusterInstResponseFieldProgressStatusTaskNumber = "1.4.1" // progress.status.task_number
+	CreateClusterInstResponseFieldProgressStatusMaxTasks   = "1.4.2" // progress.status.max_tasks
+	CreateClusterInstResponseFieldProgressStatusTaskName   = "1.4.3" // progress.status.task_name
+	CreateClusterInstResponseFieldProgressStatusStepName   = "1.4.4" // progress.status.step_name
+	CreateClusterInstResponseFieldProgressStatusMsgCount   = "1.4.5" // progress.status.msg_count
+	CreateClusterInstResponseFieldProgressStatusMsgs       = "1.4.6" // progress.status.msgs
+	CreateClusterInstResponseFieldProgressFinal            = "1.5"   // progress.final
+)
+
+// CreateClusterInstResponseAllFields lists the leaf flags of CreateClusterInstResponse: together they
+// select every field.
+var CreateClusterInstResponseAllFields = []string{
+	CreateClusterInstResponseFieldProgressState,
+	CreateClusterInstResponseFieldProgressMessage,
+	CreateClusterInstResponseFieldProgressErrors,
+	CreateClusterInstResponseFieldProgressStatusTaskNumber,
+	CreateClusterInstResponseFieldProgressStatusMaxTasks,
+	CreateClusterInstResponseFieldProgressStatusTaskName,
+	CreateClusterInstResponseFieldProgressStatusStepName,
+	CreateClusterInstResponseFieldProgressStatusMsgCount,
+	CreateClusterInstResponseFieldProgressStatusMsgs,
+	CreateClusterInstResponseFieldProgressFinal,
 }
 
 var _CreateClusterInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateClusterInstResponse", []fieldmap.Field{
@@ -110,26 +193,92 @@ var _CreateClusterInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Cr
 	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag CreateClusterInstResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*CreateClusterInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _CreateClusterInstResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of CreateClusterInstResponse.
+func (*CreateClusterInstResponse) FieldSchema() *fieldmap.Schema {
+	return _CreateClusterInstResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateClusterInstRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.ClusterInst.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateClusterInstRequest", "cluster_inst")
-	}
-	return nil
+// NewCreateClusterInstResponseFieldMap returns a FieldMap of CreateClusterInstResponse holding flags; the
+// error names the first flag CreateClusterInstResponse does not have.
+func NewCreateClusterInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateClusterInstResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of UpdateClusterInstRequest: dot-joined field numbers from UpdateClusterInstRequest.
+const (
+	UpdateClusterInstRequestFieldClusterInst                                      = "1"          // cluster_inst
+	UpdateClusterInstRequestFieldClusterInstKey                                   = "1.1"        // cluster_inst.key
+	UpdateClusterInstRequestFieldClusterInstKeyName                               = "1.1.1"      // cluster_inst.key.name
+	UpdateClusterInstRequestFieldClusterInstKeyOrganization                       = "1.1.2"      // cluster_inst.key.organization
+	UpdateClusterInstRequestFieldClusterInstCloudletKey                           = "1.2"        // cluster_inst.cloudlet_key
+	UpdateClusterInstRequestFieldClusterInstCloudletKeyOrganization               = "1.2.1"      // cluster_inst.cloudlet_key.organization
+	UpdateClusterInstRequestFieldClusterInstCloudletKeyName                       = "1.2.2"      // cluster_inst.cloudlet_key.name
+	UpdateClusterInstRequestFieldClusterInstState                                 = "1.3"        // cluster_inst.state
+	UpdateClusterInstRequestFieldClusterInstErrors                                = "1.4"        // cluster_inst.errors
+	UpdateClusterInstRequestFieldClusterInstCrmOverride                           = "1.5"        // cluster_inst.crm_override
+	UpdateClusterInstRequestFieldClusterInstFlavorName                            = "1.6"        // cluster_inst.flavor_name
+	UpdateClusterInstRequestFieldClusterInstNodePools                             = "1.7"        // cluster_inst.node_pools
+	UpdateClusterInstRequestFieldClusterInstNodePoolsName                         = "1.7.1"      // cluster_inst.node_pools.name
+	UpdateClusterInstRequestFieldClusterInstNodePoolsNumNodes                     = "1.7.2"      // cluster_inst.node_pools.num_nodes
+	UpdateClusterInstRequestFieldClusterInstNodePoolsNodeResources                = "1.7.3"      // cluster_inst.node_pools.node_resources
+	UpdateClusterInstRequestFieldClusterInstNodePoolsNodeResourcesVcpus           = "1.7.3.1"    // cluster_inst.node_pools.node_resources.vcpus
+	UpdateClusterInstRequestFieldClusterInstNodePoolsNodeResourcesRamMb           = "1.7.3.2"    // cluster_inst.node_pools.node_resources.ram_mb
+	UpdateClusterInstRequestFieldClusterInstNodePoolsNodeResourcesDiskGb          = "1.7.3.3"    // cluster_inst.node_pools.node_resources.disk_gb
+	UpdateClusterInstRequestFieldClusterInstNodePoolsNodeResourcesOptResMap       = "1.7.3.4"    // cluster_inst.node_pools.node_resources.opt_res_map
+	UpdateClusterInstRequestFieldClusterInstNodePoolsNodeResourcesInfraNodeFlavor = "1.7.3.5"    // cluster_inst.node_pools.node_resources.infra_node_flavor
+	UpdateClusterInstRequestFieldClusterInstNodePoolsScalable                     = "1.7.4"      // cluster_inst.node_pools.scalable
+	UpdateClusterInstRequestFieldClusterInstIpAccess                              = "1.8"        // cluster_inst.ip_access
+	UpdateClusterInstRequestFieldClusterInstDeployment                            = "1.9"        // cluster_inst.deployment
+	UpdateClusterInstRequestFieldClusterInstKubernetesVersion                     = "1.10"       // cluster_inst.kubernetes_version
+	UpdateClusterInstRequestFieldClusterInstResources                             = "1.11"       // cluster_inst.resources
+	UpdateClusterInstRequestFieldClusterInstResourcesVms                          = "1.11.1"     // cluster_inst.resources.vms
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsName                      = "1.11.1.1"   // cluster_inst.resources.vms.name
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsType                      = "1.11.1.2"   // cluster_inst.resources.vms.type
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsStatus                    = "1.11.1.3"   // cluster_inst.resources.vms.status
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsInfraFlavor               = "1.11.1.4"   // cluster_inst.resources.vms.infra_flavor
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsIpaddresses               = "1.11.1.5"   // cluster_inst.resources.vms.ipaddresses
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsIpaddressesExternalIp     = "1.11.1.5.1" // cluster_inst.resources.vms.ipaddresses.external_ip
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsIpaddressesInternalIp     = "1.11.1.5.2" // cluster_inst.resources.vms.ipaddresses.internal_ip
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsContainers                = "1.11.1.6"   // cluster_inst.resources.vms.containers
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsContainersName            = "1.11.1.6.1" // cluster_inst.resources.vms.containers.name
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsContainersType            = "1.11.1.6.2" // cluster_inst.resources.vms.containers.type
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsContainersStatus          = "1.11.1.6.3" // cluster_inst.resources.vms.containers.status
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsContainersClusterIp       = "1.11.1.6.4" // cluster_inst.resources.vms.containers.cluster_ip
+	UpdateClusterInstRequestFieldClusterInstResourcesVmsContainersRestarts        = "1.11.1.6.5" // cluster_inst.resources.vms.containers.restarts
+	UpdateClusterInstRequestFieldClusterInstInfraAnnotations                      = "1.12"       // cluster_inst.infra_annotations
+	UpdateClusterInstRequestFieldClusterInstReservable                            = "1.13"       // cluster_inst.reservable
+	UpdateClusterInstRequestFieldClusterInstReservedBy                            = "1.14"       // cluster_inst.reserved_by
+	UpdateClusterInstRequestFieldClusterInstMultiTenant                           = "1.15"       // cluster_inst.multi_tenant
+	UpdateClusterInstRequestFieldClusterInstCreatedAt                             = "1.16"       // cluster_inst.created_at
+	UpdateClusterInstRequestFieldClusterInstUpdatedAt                             = "1.17"       // cluster_inst.updated_at
+	UpdateClusterInstRequestFieldFields                                           = "2"          // fields
+	UpdateClusterInstRequestFieldNoWait                                           = "3"          // no_wait
+)
+
+// UpdateClusterInstRequestAllFields lists the leaf flags of UpdateClusterInstRequest: together they
+// select every field.
+var UpdateClusterInstRequestAllFields = []string{
+	UpdateClusterInstRequestFieldClusterInstKeyName,
+	UpdateClusterInstRequestFieldClusterInstKeyOrganization,
+	UpdateClusterInstRequestFieldClusterInstCloudletKeyOrganization,
+	UpdateClusterInstRequestFieldClusterInstCloudletKeyName,
+	UpdateClusterInstRequestFieldClusterInstState,
+	UpdateClusterInstRequestFieldClusterInstErrors,
+	UpdateClusterInstRequestFieldClusterInstCrmOverride,
+	UpdateClusterInstRequestFieldClusterInstFlavorName,
+	UpdateClusterInstRequestFieldClusterInstNodePools,
+	UpdateClusterInstRequestFieldClusterInstIpAccess,
+	UpdateClusterInstRequestFieldClusterInstDeployment,
+	UpdateClusterInstRequestFieldClusterInstKubernetesVersion,
+	UpdateClusterInstRequestFieldClusterInstResourcesVms,
+	UpdateClusterInstRequestFieldClusterInstInfraAnnotations,
+	UpdateClusterInstRequestFieldClusterInstReservable,
+	UpdateClusterInstRequestFieldClusterInstReservedBy,
+	UpdateClusterInstRequestFieldClusterInstMultiTenant,
+	UpdateClusterInstRequestFieldClusterInstCreatedAt,
+	UpdateClusterInstRequestFieldClusterInstUpdatedAt,
+	UpdateClusterInstRequestFieldFields,
+	UpdateClusterInstRequestFieldNoWait,
 }
 
 var _UpdateClusterInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateClusterInstRequest", []fieldmap.Field{
@@ -182,26 +331,46 @@ var _UpdateClusterInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Upd
 	{Flag: "3", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag UpdateClusterInstRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*UpdateClusterInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _UpdateClusterInstRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of UpdateClusterInstRequest.
+func (*UpdateClusterInstRequest) FieldSchema() *fieldmap.Schema {
+	return _UpdateClusterInstRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateClusterInstResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Progress.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateClusterInstResponse", "progress")
-	}
-	return nil
+// NewUpdateClusterInstRequestFieldMap returns a FieldMap of UpdateClusterInstRequest holding flags; the
+// error names the first flag UpdateClusterInstRequest does not have.
+func NewUpdateClusterInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateClusterInstRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of UpdateClusterInstResponse: dot-joined field numbers from UpdateClusterInstResponse.
+const (
+	UpdateClusterInstResponseFieldProgress                 = "1"     // progress
+	UpdateClusterInstResponseFieldProgressState            = "1.1"   // progress.state
+	UpdateClusterInstResponseFieldProgressMessage          = "1.2"   // progress.message
+	UpdateClusterInstResponseFieldProgressErrors           = "1.3"   // progress.errors
+	UpdateClusterInstResponseFieldProgressStatus           = "1.4"   // progress.status
+	UpdateClusterInstResponseFieldProgressStatusTaskNumber = "1.4.1" // progress.status.task_number
+	UpdateClusterInstResponseFieldProgressStatusMaxTasks   = "1.4.2" // progress.status.max_tasks
+	UpdateClusterInstResponseFieldProgressStatusTaskName   = "1.4.3" // progress.status.task_name
+	UpdateClusterInstResponseFieldProgressStatusStepName   = "1.4.4" // progress.status.step_name
+	UpdateClusterInstResponseFieldProgressStatusMsgCount   = "1.4.5" // progress.status.msg_count
+	UpdateClusterInstResponseFieldProgressStatusMsgs       = "1.4.6" // progress.status.msgs
+	UpdateClusterInstResponseFieldProgressFinal            = "1.5"   // progress.final
+)
+
+// UpdateClusterInstResponseAllFields lists the leaf flags of UpdateClusterInstResponse: together they
+// select every field.
+var UpdateClusterInstResponseAllFields = []string{
+	UpdateClusterInstResponseFieldProgressState,
+	UpdateClusterInstResponseFieldProgressMessage,
+	UpdateClusterInstResponseFieldProgressErrors,
+	UpdateClusterInstResponseFieldProgressStatusTaskNumber,
+	UpdateClusterInstResponseFieldProgressStatusMaxTasks,
+	UpdateClusterInstResponseFieldProgressStatusTaskName,
+	UpdateClusterInstResponseFieldProgressStatusStepName,
+	UpdateClusterInstResponseFieldProgressStatusMsgCount,
+	UpdateClusterInstResponseFieldProgressStatusMsgs,
+	UpdateClusterInstResponseFieldProgressFinal,
 }
 
 var _UpdateClusterInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateClusterInstResponse", []fieldmap.Field{
@@ -219,26 +388,33 @@ var _UpdateClusterInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Up
 	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag UpdateClusterInstResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*UpdateClusterInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _UpdateClusterInstResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of UpdateClusterInstResponse.
+func (*UpdateClusterInstResponse) FieldSchema() *fieldmap.Schema {
+	return _UpdateClusterInstResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteClusterInstRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if v := m.CrmOverride; !(v >= 0 && v <= 4) {
-		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.DeleteClusterInstRequest", Field: "crm_override", Enum: "edgeproto.v1.CRMOverride", Value: int32(v)}
-	}
-	return nil
+// NewUpdateClusterInstResponseFieldMap returns a FieldMap of UpdateClusterInstResponse holding flags; the
+// error names the first flag UpdateClusterInstResponse does not have.
+func NewUpdateClusterInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateClusterInstResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of DeleteClusterInstRequest: dot-joined field numbers from DeleteClusterInstRequest.
+const (
+	DeleteClusterInstRequestFieldKey             = "1"   // key
+	DeleteClusterInstRequestFieldKeyName         = "1.1" // key.name
+	DeleteClusterInstRequestFieldKeyOrganization = "1.2" // key.organization
+	DeleteClusterInstRequestFieldNoWait          = "2"   // no_wait
+	DeleteClusterInstRequestFieldCrmOverride     = "3"   // crm_override
+)
+
+// DeleteClusterInstRequestAllFields lists the leaf flags of DeleteClusterInstRequest: together they
+// select every field.
+var DeleteClusterInstRequestAllFields = []string{
+	DeleteClusterInstRequestFieldKeyName,
+	DeleteClusterInstRequestFieldKeyOrganization,
+	DeleteClusterInstRequestFieldNoWait,
+	DeleteClusterInstRequestFieldCrmOverride,
 }
 
 var _DeleteClusterInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteClusterInstRequest", []fieldmap.Field{
@@ -249,26 +425,46 @@ var _DeleteClusterInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Del
 	{Flag: "3", Path: "crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag DeleteClusterInstRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*DeleteClusterInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _DeleteClusterInstRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of DeleteClusterInstRequest.
+func (*DeleteClusterInstRequest) FieldSchema() *fieldmap.Schema {
+	return _DeleteClusterInstRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteClusterInstResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Progress.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.DeleteClusterInstResponse", "progress")
-	}
-	return nil
+// NewDeleteClusterInstRequestFieldMap returns a FieldMap of DeleteClusterInstRequest holding flags; the
+// error names the first flag DeleteClusterInstRequest does not have.
+func NewDeleteClusterInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteClusterInstRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of DeleteClusterInstResponse: dot-joined field numbers from DeleteClusterInstResponse.
+const (
+	DeleteClusterInstResponseFieldProgress                 = "1"     // progress
+	DeleteClusterInstResponseFieldProgressState            = "1.1"   // progress.state
+	DeleteClusterInstResponseFieldProgressMessage          = "1.2"   // progress.message
+	DeleteClusterInstResponseFieldProgressErrors           = "1.3"   // progress.errors
+	DeleteClusterInstResponseFieldProgressStatus           = "1.4"   // progress.status
+	DeleteClusterInstResponseFieldProgressStatusTaskNumber = "1.4.1" // progress.status.task_number
+	DeleteClusterInstResponseFieldProgressStatusMaxTasks   = "1.4.2" // progress.status.max_tasks
+	DeleteClusterInstResponseFieldProgressStatusTaskName   = "1.4.3" // progress.status.task_name
+	DeleteClusterInstResponseFieldProgressStatusStepName   = "1.4.4" // progress.status.step_name
+	DeleteClusterInstResponseFieldProgressStatusMsgCount   = "1.4.5" // progress.status.msg_count
+	DeleteClusterInstResponseFieldProgressStatusMsgs       = "1.4.6" // progress.status.msgs
+	DeleteClusterInstResponseFieldProgressFinal            = "1.5"   // progress.final
+)
+
+// DeleteClusterInstResponseAllFields lists the leaf flags of DeleteClusterInstResponse: together they
+// select every field.
+var DeleteClusterInstResponseAllFields = []string{
+	DeleteClusterInstResponseFieldProgressState,
+	DeleteClusterInstResponseFieldProgressMessage,
+	DeleteClusterInstResponseFieldProgressErrors,
+	DeleteClusterInstResponseFieldProgressStatusTaskNumber,
+	DeleteClusterInstResponseFieldProgressStatusMaxTasks,
+	DeleteClusterInstResponseFieldProgressStatusTaskName,
+	DeleteClusterInstResponseFieldProgressStatusStepName,
+	DeleteClusterInstResponseFieldProgressStatusMsgCount,
+	DeleteClusterInstResponseFieldProgressStatusMsgs,
+	DeleteClusterInstResponseFieldProgressFinal,
 }
 
 var _DeleteClusterInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteClusterInstResponse", []fieldmap.Field{
@@ -286,26 +482,88 @@ var _DeleteClusterInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.De
 	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag DeleteClusterInstResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*DeleteClusterInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _DeleteClusterInstResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of DeleteClusterInstResponse.
+func (*DeleteClusterInstResponse) FieldSchema() *fieldmap.Schema {
+	return _DeleteClusterInstResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowClusterInstsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Filter.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowClusterInstsRequest", "filter")
-	}
-	return nil
+// NewDeleteClusterInstResponseFieldMap returns a FieldMap of DeleteClusterInstResponse holding flags; the
+// error names the first flag DeleteClusterInstResponse does not have.
+func NewDeleteClusterInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteClusterInstResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowClusterInstsRequest: dot-joined field numbers from ShowClusterInstsRequest.
+const (
+	ShowClusterInstsRequestFieldFilter                                      = "1"          // filter
+	ShowClusterInstsRequestFieldFilterKey                                   = "1.1"        // filter.key
+	ShowClusterInstsRequestFieldFilterKeyName                               = "1.1.1"      // filter.key.name
+	ShowClusterInstsRequestFieldFilterKeyOrganization                       = "1.1.2"      // filter.key.organization
+	ShowClusterInstsRequestFieldFilterCloudletKey                           = "1.2"        // filter.cloudlet_key
+	ShowClusterInstsRequestFieldFilterCloudletKeyOrganization               = "1.2.1"      // filter.cloudlet_key.organization
+	ShowClusterInstsRequestFieldFilterCloudletKeyName                       = "1.2.2"      // filter.cloudlet_key.name
+	ShowClusterInstsRequestFieldFilterState                                 = "1.3"        // filter.state
+	ShowClusterInstsRequestFieldFilterErrors                                = "1.4"        // filter.errors
+	ShowClusterInstsRequestFieldFilterCrmOverride                           = "1.5"        // filter.crm_override
+	ShowClusterInstsRequestFieldFilterFlavorName                            = "1.6"        // filter.flavor_name
+	ShowClusterInstsRequestFieldFilterNodePools                             = "1.7"        // filter.node_pools
+	ShowClusterInstsRequestFieldFilterNodePoolsName                         = "1.7.1"      // filter.node_pools.name
+	ShowClusterInstsRequestFieldFilterNodePoolsNumNodes                     = "1.7.2"      // filter.node_pools.num_nodes
+	ShowClusterInstsRequestFieldFilterNodePoolsNodeResources                = "1.7.3"      // filter.node_pools.node_resources
+	ShowClusterInstsRequestFieldFilterNodePoolsNodeResourcesVcpus           = "1.7.3.1"    // filter.node_pools.node_resources.vcpus
+	ShowClusterInstsRequestFieldFilterNodePoolsNodeResourcesRamMb           = "1.7.3.2"    // filter.node_pools.node_resources.ram_mb
+	ShowClusterInstsRequestFieldFilterNodePoolsNodeResourcesDiskGb          = "1.7.3.3"    // filter.node_pools.node_resources.disk_gb
+	ShowClusterInstsRequestFieldFilterNodePoolsNodeResourcesOptResMap       = "1.7.3.4"    // filter.node_pools.node_resources.opt_res_map
+	ShowClusterInstsRequestFieldFilterNodePoolsNodeResourcesInfraNodeFlavor = "1.7.3.5"    // filter.node_pools.node_resources.infra_node_flavor
+	ShowClusterInstsRequestFieldFilterNodePoolsScalable                     = "1.7.4"      // filter.node_pools.scalable
+	ShowClusterInstsRequestFieldFilterIpAccess                              = "1.8"        // filter.ip_access
+	ShowClusterInstsRequestFieldFilterDeployment                            = "1.9"        // filter.deployment
+	ShowClusterInstsRequestFieldFilterKubernetesVersion                     = "1.10"       // filter.kubernetes_version
+	ShowClusterInstsRequestFieldFilterResources                             = "1.11"       // filter.resources
+	ShowClusterInstsRequestFieldFilterResourcesVms                          = "1.11.1"     // filter.resources.vms
+	ShowClusterInstsRequestFieldFilterResourcesVmsName                      = "1.11.1.1"   // filter.resources.vms.name
+	ShowClusterInstsRequestFieldFilterResourcesVmsType                      = "1.11.1.2"   // filter.resources.vms.type
+	ShowClusterInstsRequestFieldFilterResourcesVmsStatus                    = "1.11.1.3"   // filter.resources.vms.status
+	ShowClusterInstsRequestFieldFilterResourcesVmsInfraFlavor               = "1.11.1.4"   // filter.resources.vms.infra_flavor
+	ShowClusterInstsRequestFieldFilterResourcesVmsIpaddresses               = "1.11.1.5"   // filter.resources.vms.ipaddresses
+	ShowClusterInstsRequestFieldFilterResourcesVmsIpaddressesExternalIp     = "1.11.1.5.1" // filter.resources.vms.ipaddresses.external_ip
+	ShowClusterInstsRequestFieldFilterResourcesVmsIpaddressesInternalIp     = "1.11.1.5.2" // filter.resources.vms.ipaddresses.internal_ip
+	ShowClusterInstsRequestFieldFilterResourcesVmsContainers                = "1.11.1.6"   // filter.resources.vms.containers
+	ShowClusterInstsRequestFieldFilterResourcesVmsContainersName            = "1.11.1.6.1" // filter.resources.vms.containers.name
+	ShowClusterInstsRequestFieldFilterResourcesVmsContainersType            = "1.11.1.6.2" // filter.resources.vms.containers.type
+	ShowClusterInstsRequestFieldFilterResourcesVmsContainersStatus          = "1.11.1.6.3" // filter.resources.vms.containers.status
+	ShowClusterInstsRequestFieldFilterResourcesVmsContainersClusterIp       = "1.11.1.6.4" // filter.resources.vms.containers.cluster_ip
+	ShowClusterInstsRequestFieldFilterResourcesVmsContainersRestarts        = "1.11.1.6.5" // filter.resources.vms.containers.restarts
+	ShowClusterInstsRequestFieldFilterInfraAnnotations                      = "1.12"       // filter.infra_annotations
+	ShowClusterInstsRequestFieldFilterReservable                            = "1.13"       // filter.reservable
+	ShowClusterInstsRequestFieldFilterReservedBy                            = "1.14"       // filter.reserved_by
+	ShowClusterInstsRequestFieldFilterMultiTenant                           = "1.15"       // filter.multi_tenant
+	ShowClusterInstsRequestFieldFilterCreatedAt                             = "1.16"       // filter.created_at
+	ShowClusterInstsRequestFieldFilterUpdatedAt                             = "1.17"       // filter.updated_at
+)
+
+// ShowClusterInstsRequestAllFields lists the leaf flags of ShowClusterInstsRequest: together they
+// select every field.
+var ShowClusterInstsRequestAllFields = []string{
+	ShowClusterInstsRequestFieldFilterKeyName,
+	ShowClusterInstsRequestFieldFilterKeyOrganization,
+	ShowClusterInstsRequestFieldFilterCloudletKeyOrganization,
+	ShowClusterInstsRequestFieldFilterCloudletKeyName,
+	ShowClusterInstsRequestFieldFilterState,
+	ShowClusterInstsRequestFieldFilterErrors,
+	ShowClusterInstsRequestFieldFilterCrmOverride,
+	ShowClusterInstsRequestFieldFilterFlavorName,
+	ShowClusterInstsRequestFieldFilterNodePools,
+	ShowClusterInstsRequestFieldFilterIpAccess,
+	ShowClusterInstsRequestFieldFilterDeployment,
+	ShowClusterInstsRequestFieldFilterKubernetesVersion,
+	ShowClusterInstsRequestFieldFilterResourcesVms,
+	ShowClusterInstsRequestFieldFilterInfraAnnotations,
+	ShowClusterInstsRequestFieldFilterReservable,
+	ShowClusterInstsRequestFieldFilterReservedBy,
+	ShowClusterInstsRequestFieldFilterMultiTenant,
+	ShowClusterInstsRequestFieldFilterCreatedAt,
+	ShowClusterInstsRequestFieldFilterUpdatedAt,
 }
 
 var _ShowClusterInstsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClusterInstsRequest", []fieldmap.Field{
@@ -356,26 +614,88 @@ var _ShowClusterInstsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Show
 	{Flag: "1.17", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowClusterInstsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowClusterInstsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowClusterInstsRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowClusterInstsRequest.
+func (*ShowClusterInstsRequest) FieldSchema() *fieldmap.Schema {
+	return _ShowClusterInstsRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowClusterInstsResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.ClusterInst.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowClusterInstsResponse", "cluster_inst")
-	}
-	return nil
+// NewShowClusterInstsRequestFieldMap returns a FieldMap of ShowClusterInstsRequest holding flags; the
+// error names the first flag ShowClusterInstsRequest does not have.
+func NewShowClusterInstsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowClusterInstsRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowClusterInstsResponse: dot-joined field numbers from ShowClusterInstsResponse.
+const (
+	ShowClusterInstsResponseFieldClusterInst                                      = "1"          // cluster_inst
+	ShowClusterInstsResponseFieldClusterInstKey                                   = "1.1"        // cluster_inst.key
+	ShowClusterInstsResponseFieldClusterInstKeyName                               = "1.1.1"      // cluster_inst.key.name
+	ShowClusterInstsResponseFieldClusterInstKeyOrganization                       = "1.1.2"      // cluster_inst.key.organization
+	ShowClusterInstsResponseFieldClusterInstCloudletKey                           = "1.2"        // cluster_inst.cloudlet_key
+	ShowClusterInstsResponseFieldClusterInstCloudletKeyOrganization               = "1.2.1"      // cluster_inst.cloudlet_key.organization
+	ShowClusterInstsResponseFieldClusterInstCloudletKeyName                       = "1.2.2"      // cluster_inst.cloudlet_key.name
+	ShowClusterInstsResponseFieldClusterInstState                                 = "1.3"        // cluster_inst.state
+	ShowClusterInstsResponseFieldClusterInstErrors                                = "1.4"        // cluster_inst.errors
+	ShowClusterInstsResponseFieldClusterInstCrmOverride                           = "1.5"        // cluster_inst.crm_override
+	ShowClusterInstsResponseFieldClusterInstFlavorName                            = "1.6"        // cluster_inst.flavor_name
+	ShowClusterInstsResponseFieldClusterInstNodePools                             = "1.7"        // cluster_inst.node_pools
+	ShowClusterInstsResponseFieldClusterInstNodePoolsName                         = "1.7.1"      // cluster_inst.node_pools.name
+	ShowClusterInstsResponseFieldClusterInstNodePoolsNumNodes                     = "1.7.2"      // cluster_inst.node_pools.num_nodes
+	ShowClusterInstsResponseFieldClusterInstNodePoolsNodeResources                = "1.7.3"      // cluster_inst.node_pools.node_resources
+	ShowClusterInstsResponseFieldClusterInstNodePoolsNodeResourcesVcpus           = "1.7.3.1"    // cluster_inst.node_pools.node_resources.vcpus
+	ShowClusterInstsResponseFieldClusterInstNodePoolsNodeResourcesRamMb           = "1.7.3.2"    // cluster_inst.node_pools.node_resources.ram_mb
+	ShowClusterInstsResponseFieldClusterInstNodePoolsNodeResourcesDiskGb          = "1.7.3.3"    // cluster_inst.node_pools.node_resources.disk_gb
+	ShowClusterInstsResponseFieldClusterInstNodePoolsNodeResourcesOptResMap       = "1.7.3.4"    // cluster_inst.node_pools.node_resources.opt_res_map
+	ShowClusterInstsResponseFieldClusterInstNodePoolsNodeResourcesInfraNodeFlavor = "1.7.3.5"    // cluster_inst.node_pools.node_resources.infra_node_flavor
+	ShowClusterInstsResponseFieldClusterInstNodePoolsScalable                     = "1.7.4"      // cluster_inst.node_pools.scalable
+	ShowClusterInstsResponseFieldClusterInstIpAccess                              = "1.8"        // cluster_inst.ip_access
+	ShowClusterInstsResponseFieldClusterInstDeployment                            = "1.9"        // cluster_inst.deployment
+	ShowClusterInstsResponseFieldClusterInstKubernetesVersion                     = "1.10"       // cluster_inst.kubernetes_version
+	ShowClusterInstsResponseFieldClusterInstResources                             = "1.11"       // cluster_inst.resources
+	ShowClusterInstsResponseFieldClusterInstResourcesVms                          = "1.11.1"     // cluster_inst.resources.vms
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsName                      = "1.11.1.1"   // cluster_inst.resources.vms.name
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsType                      = "1.11.1.2"   // cluster_inst.resources.vms.type
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsStatus                    = "1.11.1.3"   // cluster_inst.resources.vms.status
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsInfraFlavor               = "1.11.1.4"   // cluster_inst.resources.vms.infra_flavor
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsIpaddresses               = "1.11.1.5"   // cluster_inst.resources.vms.ipaddresses
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsIpaddressesExternalIp     = "1.11.1.5.1" // cluster_inst.resources.vms.ipaddresses.external_ip
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsIpaddressesInternalIp     = "1.11.1.5.2" // cluster_inst.resources.vms.ipaddresses.internal_ip
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsContainers                = "1.11.1.6"   // cluster_inst.resources.vms.containers
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsContainersName            = "1.11.1.6.1" // cluster_inst.resources.vms.containers.name
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsContainersType            = "1.11.1.6.2" // cluster_inst.resources.vms.containers.type
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsContainersStatus          = "1.11.1.6.3" // cluster_inst.resources.vms.containers.status
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsContainersClusterIp       = "1.11.1.6.4" // cluster_inst.resources.vms.containers.cluster_ip
+	ShowClusterInstsResponseFieldClusterInstResourcesVmsContainersRestarts        = "1.11.1.6.5" // cluster_inst.resources.vms.containers.restarts
+	ShowClusterInstsResponseFieldClusterInstInfraAnnotations                      = "1.12"       // cluster_inst.infra_annotations
+	ShowClusterInstsResponseFieldClusterInstReservable                            = "1.13"       // cluster_inst.reservable
+	ShowClusterInstsResponseFieldClusterInstReservedBy                            = "1.14"       // cluster_inst.reserved_by
+	ShowClusterInstsResponseFieldClusterInstMultiTenant                           = "1.15"       // cluster_inst.multi_tenant
+	ShowClusterInstsResponseFieldClusterInstCreatedAt                             = "1.16"       // cluster_inst.created_at
+	ShowClusterInstsResponseFieldClusterInstUpdatedAt                             = "1.17"       // cluster_inst.updated_at
+)
+
+// ShowClusterInstsResponseAllFields lists the leaf flags of ShowClusterInstsResponse: together they
+// select every field.
+var ShowClusterInstsResponseAllFields = []string{
+	ShowClusterInstsResponseFieldClusterInstKeyName,
+	ShowClusterInstsResponseFieldClusterInstKeyOrganization,
+	ShowClusterInstsResponseFieldClusterInstCloudletKeyOrganization,
+	ShowClusterInstsResponseFieldClusterInstCloudletKeyName,
+	ShowClusterInstsResponseFieldClusterInstState,
+	ShowClusterInstsResponseFieldClusterInstErrors,
+	ShowClusterInstsResponseFieldClusterInstCrmOverride,
+	ShowClusterInstsResponseFieldClusterInstFlavorName,
+	ShowClusterInstsResponseFieldClusterInstNodePools,
+	ShowClusterInstsResponseFieldClusterInstIpAccess,
+	ShowClusterInstsResponseFieldClusterInstDeployment,
+	ShowClusterInstsResponseFieldClusterInstKubernetesVersion,
+	ShowClusterInstsResponseFieldClusterInstResourcesVms,
+	ShowClusterInstsResponseFieldClusterInstInfraAnnotations,
+	ShowClusterInstsResponseFieldClusterInstReservable,
+	ShowClusterInstsResponseFieldClusterInstReservedBy,
+	ShowClusterInstsResponseFieldClusterInstMultiTenant,
+	ShowClusterInstsResponseFieldClusterInstCreatedAt,
+	ShowClusterInstsResponseFieldClusterInstUpdatedAt,
 }
 
 var _ShowClusterInstsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClusterInstsResponse", []fieldmap.Field{
@@ -426,26 +746,69 @@ var _ShowClusterInstsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Sho
 	{Flag: "1.17", Path: "cluster_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowClusterInstsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowClusterInstsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowClusterInstsResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowClusterInstsResponse.
+func (*ShowClusterInstsResponse) FieldSchema() *fieldmap.Schema {
+	return _ShowClusterInstsResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowClusterInstInfosRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Filter.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowClusterInstInfosRequest", "filter")
-	}
-	return nil
+// NewShowClusterInstsResponseFieldMap returns a FieldMap of ShowClusterInstsResponse holding flags; the
+// error names the first flag ShowClusterInstsResponse does not have.
+func NewShowClusterInstsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowClusterInstsResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowClusterInstInfosRequest: dot-joined field numbers from ShowClusterInstInfosRequest.
+const (
+	ShowClusterInstInfosRequestFieldFilter                                  = "1"         // filter
+	ShowClusterInstInfosRequestFieldFilterKey                               = "1.1"       // filter.key
+	ShowClusterInstInfosRequestFieldFilterKeyName                           = "1.1.1"     // filter.key.name
+	ShowClusterInstInfosRequestFieldFilterKeyOrganization                   = "1.1.2"     // filter.key.organization
+	ShowClusterInstInfosRequestFieldFilterState                             = "1.2"       // filter.state
+	ShowClusterInstInfosRequestFieldFilterErrors                            = "1.3"       // filter.errors
+	ShowClusterInstInfosRequestFieldFilterNotifyId                          = "1.4"       // filter.notify_id
+	ShowClusterInstInfosRequestFieldFilterStatus                            = "1.5"       // filter.status
+	ShowClusterInstInfosRequestFieldFilterStatusTaskNumber                  = "1.5.1"     // filter.status.task_number
+	ShowClusterInstInfosRequestFieldFilterStatusMaxTasks                    = "1.5.2"     // filter.status.max_tasks
+	ShowClusterInstInfosRequestFieldFilterStatusTaskName                    = "1.5.3"     // filter.status.task_name
+	ShowClusterInstInfosRequestFieldFilterStatusStepName                    = "1.5.4"     // filter.status.step_name
+	ShowClusterInstInfosRequestFieldFilterStatusMsgCount                    = "1.5.5"     // filter.status.msg_count
+	ShowClusterInstInfosRequestFieldFilterStatusMsgs                        = "1.5.6"     // filter.status.msgs
+	ShowClusterInstInfosRequestFieldFilterResources                         = "1.6"       // filter.resources
+	ShowClusterInstInfosRequestFieldFilterResourcesVms                      = "1.6.1"     // filter.resources.vms
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsName                  = "1.6.1.1"   // filter.resources.vms.name
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsType                  = "1.6.1.2"   // filter.resources.vms.type
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsStatus                = "1.6.1.3"   // filter.resources.vms.status
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsInfraFlavor           = "1.6.1.4"   // filter.resources.vms.infra_flavor
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsIpaddresses           = "1.6.1.5"   // filter.resources.vms.ipaddresses
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsIpaddressesExternalIp = "1.6.1.5.1" // filter.resources.vms.ipaddresses.external_ip
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsIpaddressesInternalIp = "1.6.1.5.2" // filter.resources.vms.ipaddresses.internal_ip
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsContainers            = "1.6.1.6"   // filter.resources.vms.containers
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsContainersName        = "1.6.1.6.1" // filter.resources.vms.containers.name
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsContainersType        = "1.6.1.6.2" // filter.resources.vms.containers.type
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsContainersStatus      = "1.6.1.6.3" // filter.resources.vms.containers.status
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsContainersClusterIp   = "1.6.1.6.4" // filter.resources.vms.containers.cluster_ip
+	ShowClusterInstInfosRequestFieldFilterResourcesVmsContainersRestarts    = "1.6.1.6.5" // filter.resources.vms.containers.restarts
+	ShowClusterInstInfosRequestFieldFilterKubeconfig                        = "1.7"       // filter.kubeconfig
+	ShowClusterInstInfosRequestFieldFilterUpdatedAt                         = "1.8"       // filter.updated_at
+)
+
+// ShowClusterInstInfosRequestAllFields lists the leaf flags of ShowClusterInstInfosRequest: together they
+// select every field.
+var ShowClusterInstInfosRequestAllFields = []string{
+	ShowClusterInstInfosRequestFieldFilterKeyName,
+	ShowClusterInstInfosRequestFieldFilterKeyOrganization,
+	ShowClusterInstInfosRequestFieldFilterState,
+	ShowClusterInstInfosRequestFieldFilterErrors,
+	ShowClusterInstInfosRequestFieldFilterNotifyId,
+	ShowClusterInstInfosRequestFieldFilterStatusTaskNumber,
+	ShowClusterInstInfosRequestFieldFilterStatusMaxTasks,
+	ShowClusterInstInfosRequestFieldFilterStatusTaskName,
+	ShowClusterInstInfosRequestFieldFilterStatusStepName,
+	ShowClusterInstInfosRequestFieldFilterStatusMsgCount,
+	ShowClusterInstInfosRequestFieldFilterStatusMsgs,
+	ShowClusterInstInfosRequestFieldFilterResourcesVms,
+	ShowClusterInstInfosRequestFieldFilterKubeconfig,
+	ShowClusterInstInfosRequestFieldFilterUpdatedAt,
 }
 
 var _ShowClusterInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClusterInstInfosRequest", []fieldmap.Field{
@@ -482,26 +845,69 @@ var _ShowClusterInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.
 	{Flag: "1.8", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowClusterInstInfosRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowClusterInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowClusterInstInfosRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowClusterInstInfosRequest.
+func (*ShowClusterInstInfosRequest) FieldSchema() *fieldmap.Schema {
+	return _ShowClusterInstInfosRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowClusterInstInfosResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.ClusterInstInfo.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowClusterInstInfosResponse", "cluster_inst_info")
-	}
-	return nil
+// NewShowClusterInstInfosRequestFieldMap returns a FieldMap of ShowClusterInstInfosRequest holding flags; the
+// error names the first flag ShowClusterInstInfosRequest does not have.
+func NewShowClusterInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowClusterInstInfosRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowClusterInstInfosResponse: dot-joined field numbers from ShowClusterInstInfosResponse.
+const (
+	ShowClusterInstInfosResponseFieldClusterInstInfo                                  = "1"         // cluster_inst_info
+	ShowClusterInstInfosResponseFieldClusterInstInfoKey                               = "1.1"       // cluster_inst_info.key
+	ShowClusterInstInfosResponseFieldClusterInstInfoKeyName                           = "1.1.1"     // cluster_inst_info.key.name
+	ShowClusterInstInfosResponseFieldClusterInstInfoKeyOrganization                   = "1.1.2"     // cluster_inst_info.key.organization
+	ShowClusterInstInfosResponseFieldClusterInstInfoState                             = "1.2"       // cluster_inst_info.state
+	ShowClusterInstInfosResponseFieldClusterInstInfoErrors                            = "1.3"       // cluster_inst_info.errors
+	ShowClusterInstInfosResponseFieldClusterInstInfoNotifyId                          = "1.4"       // cluster_inst_info.notify_id
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatus                            = "1.5"       // cluster_inst_info.status
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusTaskNumber                  = "1.5.1"     // cluster_inst_info.status.task_number
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusMaxTasks                    = "1.5.2"     // cluster_inst_info.status.max_tasks
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusTaskName                    = "1.5.3"     // cluster_inst_info.status.task_name
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusStepName                    = "1.5.4"     // cluster_inst_info.status.step_name
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusMsgCount                    = "1.5.5"     // cluster_inst_info.status.msg_count
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusMsgs                        = "1.5.6"     // cluster_inst_info.status.msgs
+	ShowClusterInstInfosResponseFieldClusterInstInfoResources                         = "1.6"       // cluster_inst_info.resources
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVms                      = "1.6.1"     // cluster_inst_info.resources.vms
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsName                  = "1.6.1.1"   // cluster_inst_info.resources.vms.name
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsType                  = "1.6.1.2"   // cluster_inst_info.resources.vms.type
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsStatus                = "1.6.1.3"   // cluster_inst_info.resources.vms.status
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsInfraFlavor           = "1.6.1.4"   // cluster_inst_info.resources.vms.infra_flavor
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsIpaddresses           = "1.6.1.5"   // cluster_inst_info.resources.vms.ipaddresses
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsIpaddressesExternalIp = "1.6.1.5.1" // cluster_inst_info.resources.vms.ipaddresses.external_ip
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsIpaddressesInternalIp = "1.6.1.5.2" // cluster_inst_info.resources.vms.ipaddresses.internal_ip
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainers            = "1.6.1.6"   // cluster_inst_info.resources.vms.containers
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainersName        = "1.6.1.6.1" // cluster_inst_info.resources.vms.containers.name
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainersType        = "1.6.1.6.2" // cluster_inst_info.resources.vms.containers.type
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainersStatus      = "1.6.1.6.3" // cluster_inst_info.resources.vms.containers.status
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainersClusterIp   = "1.6.1.6.4" // cluster_inst_info.resources.vms.containers.cluster_ip
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainersRestarts    = "1.6.1.6.5" // cluster_inst_info.resources.vms.containers.restarts
+	ShowClusterInstInfosResponseFieldClusterInstInfoKubeconfig                        = "1.7"       // cluster_inst_info.kubeconfig
+	ShowClusterInstInfosResponseFieldClusterInstInfoUpdatedAt                         = "1.8"       // cluster_inst_info.updated_at
+)
+
+// ShowClusterInstInfosResponseAllFields lists the leaf flags of ShowClusterInstInfosResponse: together they
+// select every field.
+var ShowClusterInstInfosResponseAllFields = []string{
+	ShowClusterInstInfosResponseFieldClusterInstInfoKeyName,
+	ShowClusterInstInfosResponseFieldClusterInstInfoKeyOrganization,
+	ShowClusterInstInfosResponseFieldClusterInstInfoState,
+	ShowClusterInstInfosResponseFieldClusterInstInfoErrors,
+	ShowClusterInstInfosResponseFieldClusterInstInfoNotifyId,
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusTaskNumber,
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusMaxTasks,
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusTaskName,
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusStepName,
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusMsgCount,
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusMsgs,
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVms,
+	ShowClusterInstInfosResponseFieldClusterInstInfoKubeconfig,
+	ShowClusterInstInfosResponseFieldClusterInstInfoUpdatedAt,
 }
 
 var _ShowClusterInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClusterInstInfosResponse", []fieldmap.Field{
@@ -538,26 +944,69 @@ var _ShowClusterInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1
 	{Flag: "1.8", Path: "cluster_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowClusterInstInfosResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowClusterInstInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowClusterInstInfosResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowClusterInstInfosResponse.
+func (*ShowClusterInstInfosResponse) FieldSchema() *fieldmap.Schema {
+	return _ShowClusterInstInfosResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *WatchClusterInstInfosRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Filter.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.WatchClusterInstInfosRequest", "filter")
-	}
-	return nil
+// NewShowClusterInstInfosResponseFieldMap returns a FieldMap of ShowClusterInstInfosResponse holding flags; the
+// error names the first flag ShowClusterInstInfosResponse does not have.
+func NewShowClusterInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowClusterInstInfosResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of WatchClusterInstInfosRequest: dot-joined field numbers from WatchClusterInstInfosRequest.
+const (
+	WatchClusterInstInfosRequestFieldFilter                                  = "1"         // filter
+	WatchClusterInstInfosRequestFieldFilterKey                               = "1.1"       // filter.key
+	WatchClusterInstInfosRequestFieldFilterKeyName                           = "1.1.1"     // filter.key.name
+	WatchClusterInstInfosRequestFieldFilterKeyOrganization                   = "1.1.2"     // filter.key.organization
+	WatchClusterInstInfosRequestFieldFilterState                             = "1.2"       // filter.state
+	WatchClusterInstInfosRequestFieldFilterErrors                            = "1.3"       // filter.errors
+	WatchClusterInstInfosRequestFieldFilterNotifyId                          = "1.4"       // filter.notify_id
+	WatchClusterInstInfosRequestFieldFilterStatus                            = "1.5"       // filter.status
+	WatchClusterInstInfosRequestFieldFilterStatusTaskNumber                  = "1.5.1"     // filter.status.task_number
+	WatchClusterInstInfosRequestFieldFilterStatusMaxTasks                    = "1.5.2"     // filter.status.max_tasks
+	WatchClusterInstInfosRequestFieldFilterStatusTaskName                    = "1.5.3"     // filter.status.task_name
+	WatchClusterInstInfosRequestFieldFilterStatusStepName                    = "1.5.4"     // filter.status.step_name
+	WatchClusterInstInfosRequestFieldFilterStatusMsgCount                    = "1.5.5"     // filter.status.msg_count
+	WatchClusterInstInfosRequestFieldFilterStatusMsgs                        = "1.5.6"     // filter.status.msgs
+	WatchClusterInstInfosRequestFieldFilterResources                         = "1.6"       // filter.resources
+	WatchClusterInstInfosRequestFieldFilterResourcesVms                      = "1.6.1"     // filter.resources.vms
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsName                  = "1.6.1.1"   // filter.resources.vms.name
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsType                  = "1.6.1.2"   // filter.resources.vms.type
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsStatus                = "1.6.1.3"   // filter.resources.vms.status
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsInfraFlavor           = "1.6.1.4"   // filter.resources.vms.infra_flavor
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsIpaddresses           = "1.6.1.5"   // filter.resources.vms.ipaddresses
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsIpaddressesExternalIp = "1.6.1.5.1" // filter.resources.vms.ipaddresses.external_ip
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsIpaddressesInternalIp = "1.6.1.5.2" // filter.resources.vms.ipaddresses.internal_ip
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsContainers            = "1.6.1.6"   // filter.resources.vms.containers
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsContainersName        = "1.6.1.6.1" // filter.resources.vms.containers.name
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsContainersType        = "1.6.1.6.2" // filter.resources.vms.containers.type
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsContainersStatus      = "1.6.1.6.3" // filter.resources.vms.containers.status
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsContainersClusterIp   = "1.6.1.6.4" // filter.resources.vms.containers.cluster_ip
+	WatchClusterInstInfosRequestFieldFilterResourcesVmsContainersRestarts    = "1.6.1.6.5" // filter.resources.vms.containers.restarts
+	WatchClusterInstInfosRequestFieldFilterKubeconfig                        = "1.7"       // filter.kubeconfig
+	WatchClusterInstInfosRequestFieldFilterUpdatedAt                         = "1.8"       // filter.updated_at
+)
+
+// WatchClusterInstInfosRequestAllFields lists the leaf flags of WatchClusterInstInfosRequest: together they
+// select every field.
+var WatchClusterInstInfosRequestAllFields = []string{
+	WatchClusterInstInfosRequestFieldFilterKeyName,
+	WatchClusterInstInfosRequestFieldFilterKeyOrganization,
+	WatchClusterInstInfosRequestFieldFilterState,
+	WatchClusterInstInfosRequestFieldFilterErrors,
+	WatchClusterInstInfosRequestFieldFilterNotifyId,
+	WatchClusterInstInfosRequestFieldFilterStatusTaskNumber,
+	WatchClusterInstInfosRequestFieldFilterStatusMaxTasks,
+	WatchClusterInstInfosRequestFieldFilterStatusTaskName,
+	WatchClusterInstInfosRequestFieldFilterStatusStepName,
+	WatchClusterInstInfosRequestFieldFilterStatusMsgCount,
+	WatchClusterInstInfosRequestFieldFilterStatusMsgs,
+	WatchClusterInstInfosRequestFieldFilterResourcesVms,
+	WatchClusterInstInfosRequestFieldFilterKubeconfig,
+	WatchClusterInstInfosRequestFieldFilterUpdatedAt,
 }
 
 var _WatchClusterInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchClusterInstInfosRequest", []fieldmap.Field{
@@ -594,29 +1043,71 @@ var _WatchClusterInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1
 	{Flag: "1.8", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag WatchClusterInstInfosRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*WatchClusterInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _WatchClusterInstInfosRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of WatchClusterInstInfosRequest.
+func (*WatchClusterInstInfosRequest) FieldSchema() *fieldmap.Schema {
+	return _WatchClusterInstInfosRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *WatchClusterInstInfosResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if v := m.Type; !(v >= 0 && v <= 3) {
-		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.WatchClusterInstInfosResponse", Field: "type", Enum: "edgeproto.v1.EventType", Value: int32(v)}
-	}
-	if err := m.ClusterInstInfo.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.WatchClusterInstInfosResponse", "cluster_inst_info")
-	}
-	return nil
+// NewWatchClusterInstInfosRequestFieldMap returns a FieldMap of WatchClusterInstInfosRequest holding flags; the
+// error names the first flag WatchClusterInstInfosRequest does not have.
+func NewWatchClusterInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _WatchClusterInstInfosRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of WatchClusterInstInfosResponse: dot-joined field numbers from WatchClusterInstInfosResponse.
+const (
+	WatchClusterInstInfosResponseFieldType                                             = "1"         // type
+	WatchClusterInstInfosResponseFieldClusterInstInfo                                  = "2"         // cluster_inst_info
+	WatchClusterInstInfosResponseFieldClusterInstInfoKey                               = "2.1"       // cluster_inst_info.key
+	WatchClusterInstInfosResponseFieldClusterInstInfoKeyName                           = "2.1.1"     // cluster_inst_info.key.name
+	WatchClusterInstInfosResponseFieldClusterInstInfoKeyOrganization                   = "2.1.2"     // cluster_inst_info.key.organization
+	WatchClusterInstInfosResponseFieldClusterInstInfoState                             = "2.2"       // cluster_inst_info.state
+	WatchClusterInstInfosResponseFieldClusterInstInfoErrors                            = "2.3"       // cluster_inst_info.errors
+	WatchClusterInstInfosResponseFieldClusterInstInfoNotifyId                          = "2.4"       // cluster_inst_info.notify_id
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatus                            = "2.5"       // cluster_inst_info.status
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusTaskNumber                  = "2.5.1"     // cluster_inst_info.status.task_number
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusMaxTasks                    = "2.5.2"     // cluster_inst_info.status.max_tasks
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusTaskName                    = "2.5.3"     // cluster_inst_info.status.task_name
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusStepName                    = "2.5.4"     // cluster_inst_info.status.step_name
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusMsgCount                    = "2.5.5"     // cluster_inst_info.status.msg_count
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusMsgs                        = "2.5.6"     // cluster_inst_info.status.msgs
+	WatchClusterInstInfosResponseFieldClusterInstInfoResources                         = "2.6"       // cluster_inst_info.resources
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVms                      = "2.6.1"     // cluster_inst_info.resources.vms
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsName                  = "2.6.1.1"   // cluster_inst_info.resources.vms.name
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsType                  = "2.6.1.2"   // cluster_inst_info.resources.vms.type
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsStatus                = "2.6.1.3"   // cluster_inst_info.resources.vms.status
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsInfraFlavor           = "2.6.1.4"   // cluster_inst_info.resources.vms.infra_flavor
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsIpaddresses           = "2.6.1.5"   // cluster_inst_info.resources.vms.ipaddresses
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsIpaddressesExternalIp = "2.6.1.5.1" // cluster_inst_info.resources.vms.ipaddresses.external_ip
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsIpaddressesInternalIp = "2.6.1.5.2" // cluster_inst_info.resources.vms.ipaddresses.internal_ip
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainers            = "2.6.1.6"   // cluster_inst_info.resources.vms.containers
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainersName        = "2.6.1.6.1" // cluster_inst_info.resources.vms.containers.name
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainersType        = "2.6.1.6.2" // cluster_inst_info.resources.vms.containers.type
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainersStatus      = "2.6.1.6.3" // cluster_inst_info.resources.vms.containers.status
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainersClusterIp   = "2.6.1.6.4" // cluster_inst_info.resources.vms.containers.cluster_ip
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainersRestarts    = "2.6.1.6.5" // cluster_inst_info.resources.vms.containers.restarts
+	WatchClusterInstInfosResponseFieldClusterInstInfoKubeconfig                        = "2.7"       // cluster_inst_info.kubeconfig
+	WatchClusterInstInfosResponseFieldClusterInstInfoUpdatedAt                         = "2.8"       // cluster_inst_info.updated_at
+)
+
+// WatchClusterInstInfosResponseAllFields lists the leaf flags of WatchClusterInstInfosResponse: together they
+// select every field.
+var WatchClusterInstInfosResponseAllFields = []string{
+	WatchClusterInstInfosResponseFieldType,
+	WatchClusterInstInfosResponseFieldClusterInstInfoKeyName,
+	WatchClusterInstInfosResponseFieldClusterInstInfoKeyOrganization,
+	WatchClusterInstInfosResponseFieldClusterInstInfoState,
+	WatchClusterInstInfosResponseFieldClusterInstInfoErrors,
+	WatchClusterInstInfosResponseFieldClusterInstInfoNotifyId,
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusTaskNumber,
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusMaxTasks,
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusTaskName,
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusStepName,
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusMsgCount,
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusMsgs,
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVms,
+	WatchClusterInstInfosResponseFieldClusterInstInfoKubeconfig,
+	WatchClusterInstInfosResponseFieldClusterInstInfoUpdatedAt,
 }
 
 var _WatchClusterInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchClusterInstInfosResponse", []fieldmap.Field{
@@ -654,6 +1145,3802 @@ var _WatchClusterInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v
 	{Flag: "2.8", Path: "cluster_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
+// FieldSchema returns the field flags of WatchClusterInstInfosResponse.
+func (*WatchClusterInstInfosResponse) FieldSchema() *fieldmap.Schema {
+	return _WatchClusterInstInfosResponse_fieldSchema
+}
+
+// NewWatchClusterInstInfosResponseFieldMap returns a FieldMap of WatchClusterInstInfosResponse holding flags; the
+// error names the first flag WatchClusterInstInfosResponse does not have.
+func NewWatchClusterInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _WatchClusterInstInfosResponse_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateClusterInstRequest) Clone() *CreateClusterInstRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateClusterInstRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateClusterInstRequest, a deep copy of m, which is not nil.
+func (m *CreateClusterInstRequest) cloneTo(c *CreateClusterInstRequest) {
+	c.ClusterInst = m.ClusterInst.Clone()
+	c.NoWait = m.NoWait
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateClusterInstResponse) Clone() *CreateClusterInstResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateClusterInstResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateClusterInstResponse, a deep copy of m, which is not nil.
+func (m *CreateClusterInstResponse) cloneTo(c *CreateClusterInstResponse) {
+	c.Progress = m.Progress.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateClusterInstRequest) Clone() *UpdateClusterInstRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateClusterInstRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateClusterInstRequest, a deep copy of m, which is not nil.
+func (m *UpdateClusterInstRequest) cloneTo(c *UpdateClusterInstRequest) {
+	c.ClusterInst = m.ClusterInst.Clone()
+	c.Fields = slices.Clone(m.Fields)
+	c.NoWait = m.NoWait
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateClusterInstResponse) Clone() *UpdateClusterInstResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateClusterInstResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateClusterInstResponse, a deep copy of m, which is not nil.
+func (m *UpdateClusterInstResponse) cloneTo(c *UpdateClusterInstResponse) {
+	c.Progress = m.Progress.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteClusterInstRequest) Clone() *DeleteClusterInstRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteClusterInstRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteClusterInstRequest, a deep copy of m, which is not nil.
+func (m *DeleteClusterInstRequest) cloneTo(c *DeleteClusterInstRequest) {
+	c.Key = m.Key.Clone()
+	c.NoWait = m.NoWait
+	c.CrmOverride = m.CrmOverride
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteClusterInstResponse) Clone() *DeleteClusterInstResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteClusterInstResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteClusterInstResponse, a deep copy of m, which is not nil.
+func (m *DeleteClusterInstResponse) cloneTo(c *DeleteClusterInstResponse) {
+	c.Progress = m.Progress.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowClusterInstsRequest) Clone() *ShowClusterInstsRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowClusterInstsRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowClusterInstsRequest, a deep copy of m, which is not nil.
+func (m *ShowClusterInstsRequest) cloneTo(c *ShowClusterInstsRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowClusterInstsResponse) Clone() *ShowClusterInstsResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowClusterInstsResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowClusterInstsResponse, a deep copy of m, which is not nil.
+func (m *ShowClusterInstsResponse) cloneTo(c *ShowClusterInstsResponse) {
+	c.ClusterInst = m.ClusterInst.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowClusterInstInfosRequest) Clone() *ShowClusterInstInfosRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowClusterInstInfosRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowClusterInstInfosRequest, a deep copy of m, which is not nil.
+func (m *ShowClusterInstInfosRequest) cloneTo(c *ShowClusterInstInfosRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowClusterInstInfosResponse) Clone() *ShowClusterInstInfosResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowClusterInstInfosResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowClusterInstInfosResponse, a deep copy of m, which is not nil.
+func (m *ShowClusterInstInfosResponse) cloneTo(c *ShowClusterInstInfosResponse) {
+	c.ClusterInstInfo = m.ClusterInstInfo.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *WatchClusterInstInfosRequest) Clone() *WatchClusterInstInfosRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(WatchClusterInstInfosRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero WatchClusterInstInfosRequest, a deep copy of m, which is not nil.
+func (m *WatchClusterInstInfosRequest) cloneTo(c *WatchClusterInstInfosRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *WatchClusterInstInfosResponse) Clone() *WatchClusterInstInfosResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(WatchClusterInstInfosResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero WatchClusterInstInfosResponse, a deep copy of m, which is not nil.
+func (m *WatchClusterInstInfosResponse) cloneTo(c *WatchClusterInstInfosResponse) {
+	c.Type = m.Type
+	c.ClusterInstInfo = m.ClusterInstInfo.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateClusterInstRequest) Equal(o *CreateClusterInstRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.ClusterInst.Equal(o.ClusterInst) {
+		return false
+	}
+	if m.NoWait != o.NoWait {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateClusterInstResponse) Equal(o *CreateClusterInstResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Progress.Equal(o.Progress) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateClusterInstRequest) Equal(o *UpdateClusterInstRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.ClusterInst.Equal(o.ClusterInst) {
+		return false
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		return false
+	}
+	if m.NoWait != o.NoWait {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateClusterInstResponse) Equal(o *UpdateClusterInstResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Progress.Equal(o.Progress) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteClusterInstRequest) Equal(o *DeleteClusterInstRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.NoWait != o.NoWait {
+		return false
+	}
+	if m.CrmOverride != o.CrmOverride {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteClusterInstResponse) Equal(o *DeleteClusterInstResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Progress.Equal(o.Progress) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowClusterInstsRequest) Equal(o *ShowClusterInstsRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowClusterInstsResponse) Equal(o *ShowClusterInstsResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.ClusterInst.Equal(o.ClusterInst) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowClusterInstInfosRequest) Equal(o *ShowClusterInstInfosRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowClusterInstInfosResponse) Equal(o *ShowClusterInstInfosResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.ClusterInstInfo.Equal(o.ClusterInstInfo) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *WatchClusterInstInfosRequest) Equal(o *WatchClusterInstInfosRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *WatchClusterInstInfosResponse) Equal(o *WatchClusterInstInfosResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Type != o.Type {
+		return false
+	}
+	if !m.ClusterInstInfo.Equal(o.ClusterInstInfo) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateClusterInstRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateClusterInstRequest) CopyInFields(src *CreateClusterInstRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.ClusterInst.Equal(src.GetClusterInst()) {
+			m.ClusterInst = src.GetClusterInst().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.ClusterInst, src.GetClusterInst(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &ClusterInst{}
+				m.ClusterInst = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &ClusterKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
+					d1.CloudletKey = s1.GetCloudletKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.2") {
+				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.CloudletKey = d2
+						n++
+					}
+					if fm.IsSet("1.2.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.4") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.CrmOverride != s1.GetCrmOverride() {
+					d1.CrmOverride = s1.GetCrmOverride()
+					n++
+				}
+			}
+			if fm.IsSet("1.6") {
+				if d1.FlavorName != s1.GetFlavorName() {
+					d1.FlavorName = s1.GetFlavorName()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.7") {
+				if sv1 := s1.GetNodePools(); !fieldmap.EqualMessageListFunc(d1.NodePools, sv1, (*NodePool).Equal) {
+					if len(sv1) == 0 {
+						d1.NodePools = nil
+					} else {
+						d1.NodePools = fieldmap.CloneListFunc(sv1, (*NodePool).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.IpAccess != s1.GetIpAccess() {
+					d1.IpAccess = s1.GetIpAccess()
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if d1.Deployment != s1.GetDeployment() {
+					d1.Deployment = s1.GetDeployment()
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if d1.KubernetesVersion != s1.GetKubernetesVersion() {
+					d1.KubernetesVersion = s1.GetKubernetesVersion()
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if !d1.Resources.Equal(s1.GetResources()) {
+					d1.Resources = s1.GetResources().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.11") {
+				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &InfraResources{}
+						d1.Resources = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.11.1") {
+						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
+							if len(sv2) == 0 {
+								d2.Vms = nil
+							} else {
+								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.12") {
+				if sv1 := s1.GetInfraAnnotations(); !maps.Equal(d1.InfraAnnotations, sv1) {
+					if len(sv1) == 0 {
+						d1.InfraAnnotations = nil
+					} else {
+						d1.InfraAnnotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.Reservable != s1.GetReservable() {
+					d1.Reservable = s1.GetReservable()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.ReservedBy != s1.GetReservedBy() {
+					d1.ReservedBy = s1.GetReservedBy()
+					n++
+				}
+			}
+			if fm.IsSet("1.15") {
+				if d1.MultiTenant != s1.GetMultiTenant() {
+					d1.MultiTenant = s1.GetMultiTenant()
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.17") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("2") {
+		if m.NoWait != src.GetNoWait() {
+			m.NoWait = src.GetNoWait()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateClusterInstResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateClusterInstResponse) CopyInFields(src *CreateClusterInstResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Progress.Equal(src.GetProgress()) {
+			m.Progress = src.GetProgress().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Progress{}
+				m.Progress = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Message != s1.GetMessage() {
+					d1.Message = s1.GetMessage()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.4.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Final != s1.GetFinal() {
+					d1.Final = s1.GetFinal()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateClusterInstRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateClusterInstRequest) CopyInFields(src *UpdateClusterInstRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.ClusterInst.Equal(src.GetClusterInst()) {
+			m.ClusterInst = src.GetClusterInst().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.ClusterInst, src.GetClusterInst(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &ClusterInst{}
+				m.ClusterInst = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &ClusterKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
+					d1.CloudletKey = s1.GetCloudletKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.2") {
+				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.CloudletKey = d2
+						n++
+					}
+					if fm.IsSet("1.2.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.4") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.CrmOverride != s1.GetCrmOverride() {
+					d1.CrmOverride = s1.GetCrmOverride()
+					n++
+				}
+			}
+			if fm.IsSet("1.6") {
+				if d1.FlavorName != s1.GetFlavorName() {
+					d1.FlavorName = s1.GetFlavorName()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.7") {
+				if sv1 := s1.GetNodePools(); !fieldmap.EqualMessageListFunc(d1.NodePools, sv1, (*NodePool).Equal) {
+					if len(sv1) == 0 {
+						d1.NodePools = nil
+					} else {
+						d1.NodePools = fieldmap.CloneListFunc(sv1, (*NodePool).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.IpAccess != s1.GetIpAccess() {
+					d1.IpAccess = s1.GetIpAccess()
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if d1.Deployment != s1.GetDeployment() {
+					d1.Deployment = s1.GetDeployment()
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if d1.KubernetesVersion != s1.GetKubernetesVersion() {
+					d1.KubernetesVersion = s1.GetKubernetesVersion()
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if !d1.Resources.Equal(s1.GetResources()) {
+					d1.Resources = s1.GetResources().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.11") {
+				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &InfraResources{}
+						d1.Resources = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.11.1") {
+						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
+							if len(sv2) == 0 {
+								d2.Vms = nil
+							} else {
+								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.12") {
+				if sv1 := s1.GetInfraAnnotations(); !maps.Equal(d1.InfraAnnotations, sv1) {
+					if len(sv1) == 0 {
+						d1.InfraAnnotations = nil
+					} else {
+						d1.InfraAnnotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.Reservable != s1.GetReservable() {
+					d1.Reservable = s1.GetReservable()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.ReservedBy != s1.GetReservedBy() {
+					d1.ReservedBy = s1.GetReservedBy()
+					n++
+				}
+			}
+			if fm.IsSet("1.15") {
+				if d1.MultiTenant != s1.GetMultiTenant() {
+					d1.MultiTenant = s1.GetMultiTenant()
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.17") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("2") {
+		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
+			if len(sv0) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.NoWait != src.GetNoWait() {
+			m.NoWait = src.GetNoWait()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateClusterInstResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateClusterInstResponse) CopyInFields(src *UpdateClusterInstResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Progress.Equal(src.GetProgress()) {
+			m.Progress = src.GetProgress().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Progress{}
+				m.Progress = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Message != s1.GetMessage() {
+					d1.Message = s1.GetMessage()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.4.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Final != s1.GetFinal() {
+					d1.Final = s1.GetFinal()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteClusterInstRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteClusterInstRequest) CopyInFields(src *DeleteClusterInstRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Key.Equal(src.GetKey()) {
+			m.Key = src.GetKey().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &ClusterKey{}
+				m.Key = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Organization != s1.GetOrganization() {
+					d1.Organization = s1.GetOrganization()
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("2") {
+		if m.NoWait != src.GetNoWait() {
+			m.NoWait = src.GetNoWait()
+			n++
+		}
+	}
+	if fm.Has("3") {
+		if m.CrmOverride != src.GetCrmOverride() {
+			m.CrmOverride = src.GetCrmOverride()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteClusterInstResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteClusterInstResponse) CopyInFields(src *DeleteClusterInstResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Progress.Equal(src.GetProgress()) {
+			m.Progress = src.GetProgress().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Progress{}
+				m.Progress = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Message != s1.GetMessage() {
+					d1.Message = s1.GetMessage()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.4") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.4.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.4.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.4.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Final != s1.GetFinal() {
+					d1.Final = s1.GetFinal()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowClusterInstsRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowClusterInstsRequest) CopyInFields(src *ShowClusterInstsRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &ClusterInst{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &ClusterKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
+					d1.CloudletKey = s1.GetCloudletKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.2") {
+				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.CloudletKey = d2
+						n++
+					}
+					if fm.IsSet("1.2.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.4") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.CrmOverride != s1.GetCrmOverride() {
+					d1.CrmOverride = s1.GetCrmOverride()
+					n++
+				}
+			}
+			if fm.IsSet("1.6") {
+				if d1.FlavorName != s1.GetFlavorName() {
+					d1.FlavorName = s1.GetFlavorName()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.7") {
+				if sv1 := s1.GetNodePools(); !fieldmap.EqualMessageListFunc(d1.NodePools, sv1, (*NodePool).Equal) {
+					if len(sv1) == 0 {
+						d1.NodePools = nil
+					} else {
+						d1.NodePools = fieldmap.CloneListFunc(sv1, (*NodePool).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.IpAccess != s1.GetIpAccess() {
+					d1.IpAccess = s1.GetIpAccess()
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if d1.Deployment != s1.GetDeployment() {
+					d1.Deployment = s1.GetDeployment()
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if d1.KubernetesVersion != s1.GetKubernetesVersion() {
+					d1.KubernetesVersion = s1.GetKubernetesVersion()
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if !d1.Resources.Equal(s1.GetResources()) {
+					d1.Resources = s1.GetResources().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.11") {
+				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &InfraResources{}
+						d1.Resources = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.11.1") {
+						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
+							if len(sv2) == 0 {
+								d2.Vms = nil
+							} else {
+								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.12") {
+				if sv1 := s1.GetInfraAnnotations(); !maps.Equal(d1.InfraAnnotations, sv1) {
+					if len(sv1) == 0 {
+						d1.InfraAnnotations = nil
+					} else {
+						d1.InfraAnnotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.Reservable != s1.GetReservable() {
+					d1.Reservable = s1.GetReservable()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.ReservedBy != s1.GetReservedBy() {
+					d1.ReservedBy = s1.GetReservedBy()
+					n++
+				}
+			}
+			if fm.IsSet("1.15") {
+				if d1.MultiTenant != s1.GetMultiTenant() {
+					d1.MultiTenant = s1.GetMultiTenant()
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.17") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowClusterInstsResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowClusterInstsResponse) CopyInFields(src *ShowClusterInstsResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.ClusterInst.Equal(src.GetClusterInst()) {
+			m.ClusterInst = src.GetClusterInst().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.ClusterInst, src.GetClusterInst(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &ClusterInst{}
+				m.ClusterInst = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &ClusterKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
+					d1.CloudletKey = s1.GetCloudletKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.2") {
+				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletKey{}
+						d1.CloudletKey = d2
+						n++
+					}
+					if fm.IsSet("1.2.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.4") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.CrmOverride != s1.GetCrmOverride() {
+					d1.CrmOverride = s1.GetCrmOverride()
+					n++
+				}
+			}
+			if fm.IsSet("1.6") {
+				if d1.FlavorName != s1.GetFlavorName() {
+					d1.FlavorName = s1.GetFlavorName()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.7") {
+				if sv1 := s1.GetNodePools(); !fieldmap.EqualMessageListFunc(d1.NodePools, sv1, (*NodePool).Equal) {
+					if len(sv1) == 0 {
+						d1.NodePools = nil
+					} else {
+						d1.NodePools = fieldmap.CloneListFunc(sv1, (*NodePool).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if d1.IpAccess != s1.GetIpAccess() {
+					d1.IpAccess = s1.GetIpAccess()
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if d1.Deployment != s1.GetDeployment() {
+					d1.Deployment = s1.GetDeployment()
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if d1.KubernetesVersion != s1.GetKubernetesVersion() {
+					d1.KubernetesVersion = s1.GetKubernetesVersion()
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if !d1.Resources.Equal(s1.GetResources()) {
+					d1.Resources = s1.GetResources().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.11") {
+				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &InfraResources{}
+						d1.Resources = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.11.1") {
+						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
+							if len(sv2) == 0 {
+								d2.Vms = nil
+							} else {
+								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.12") {
+				if sv1 := s1.GetInfraAnnotations(); !maps.Equal(d1.InfraAnnotations, sv1) {
+					if len(sv1) == 0 {
+						d1.InfraAnnotations = nil
+					} else {
+						d1.InfraAnnotations = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.Reservable != s1.GetReservable() {
+					d1.Reservable = s1.GetReservable()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.ReservedBy != s1.GetReservedBy() {
+					d1.ReservedBy = s1.GetReservedBy()
+					n++
+				}
+			}
+			if fm.IsSet("1.15") {
+				if d1.MultiTenant != s1.GetMultiTenant() {
+					d1.MultiTenant = s1.GetMultiTenant()
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
+					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
+					n++
+				}
+			}
+			if fm.IsSet("1.17") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowClusterInstInfosRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowClusterInstInfosRequest) CopyInFields(src *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &ClusterInstInfo{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &ClusterKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.5") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.5.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.5.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.6") {
+				if !d1.Resources.Equal(s1.GetResources()) {
+					d1.Resources = s1.GetResources().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.6") {
+				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &InfraResources{}
+						d1.Resources = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.6.1") {
+						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
+							if len(sv2) == 0 {
+								d2.Vms = nil
+							} else {
+								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.Kubeconfig != s1.GetKubeconfig() {
+					d1.Kubeconfig = s1.GetKubeconfig()
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowClusterInstInfosResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowClusterInstInfosResponse) CopyInFields(src *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.ClusterInstInfo.Equal(src.GetClusterInstInfo()) {
+			m.ClusterInstInfo = src.GetClusterInstInfo().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.ClusterInstInfo, src.GetClusterInstInfo(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &ClusterInstInfo{}
+				m.ClusterInstInfo = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &ClusterKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.5") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.5.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.5.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.6") {
+				if !d1.Resources.Equal(s1.GetResources()) {
+					d1.Resources = s1.GetResources().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.6") {
+				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &InfraResources{}
+						d1.Resources = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.6.1") {
+						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
+							if len(sv2) == 0 {
+								d2.Vms = nil
+							} else {
+								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.Kubeconfig != s1.GetKubeconfig() {
+					d1.Kubeconfig = s1.GetKubeconfig()
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: WatchClusterInstInfosRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *WatchClusterInstInfosRequest) CopyInFields(src *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &ClusterInstInfo{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &ClusterKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.5") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.5.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.5.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.5.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.6") {
+				if !d1.Resources.Equal(s1.GetResources()) {
+					d1.Resources = s1.GetResources().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.6") {
+				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &InfraResources{}
+						d1.Resources = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.6.1") {
+						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
+							if len(sv2) == 0 {
+								d2.Vms = nil
+							} else {
+								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.Kubeconfig != s1.GetKubeconfig() {
+					d1.Kubeconfig = s1.GetKubeconfig()
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: WatchClusterInstInfosResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *WatchClusterInstInfosResponse) CopyInFields(src *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Type != src.GetType() {
+			m.Type = src.GetType()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if !m.ClusterInstInfo.Equal(src.GetClusterInstInfo()) {
+			m.ClusterInstInfo = src.GetClusterInstInfo().Clone()
+			n++
+		}
+	} else if fm.HasChild("2") {
+		if d1, s1 := m.ClusterInstInfo, src.GetClusterInstInfo(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &ClusterInstInfo{}
+				m.ClusterInstInfo = d1
+				n++
+			}
+			if fm.IsSet("2.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("2.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &ClusterKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("2.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("2.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("2.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("2.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("2.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("2.5") {
+				if !d1.Status.Equal(s1.GetStatus()) {
+					d1.Status = s1.GetStatus().Clone()
+					n++
+				}
+			} else if fm.HasChild("2.5") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("2.5.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("2.5.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("2.5.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("2.5.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("2.5.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("2.5.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("2.6") {
+				if !d1.Resources.Equal(s1.GetResources()) {
+					d1.Resources = s1.GetResources().Clone()
+					n++
+				}
+			} else if fm.HasChild("2.6") {
+				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &InfraResources{}
+						d1.Resources = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("2.6.1") {
+						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
+							if len(sv2) == 0 {
+								d2.Vms = nil
+							} else {
+								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("2.7") {
+				if d1.Kubeconfig != s1.GetKubeconfig() {
+					d1.Kubeconfig = s1.GetKubeconfig()
+					n++
+				}
+			}
+			if fm.IsSet("2.8") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateClusterInstRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateClusterInstRequest) DiffFields(o *CreateClusterInstRequest) *fieldmap.FieldMap {
+	fm := _CreateClusterInstRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetClusterInst(), o.GetClusterInst(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.2")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.2.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.2.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.2")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetCrmOverride() != b1.GetCrmOverride() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if a1.GetFlavorName() != b1.GetFlavorName() {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetNodePools(), b1.GetNodePools(), (*NodePool).Equal) {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if a1.GetIpAccess() != b1.GetIpAccess() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if a1.GetDeployment() != b1.GetDeployment() {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a1.GetKubernetesVersion() != b1.GetKubernetesVersion() {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.11")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
+				fm.Set("1.11.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.11")
+				c1 = true
+			}
+		}
+		if !maps.Equal(a1.GetInfraAnnotations(), b1.GetInfraAnnotations()) {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetReservable() != b1.GetReservable() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetReservedBy() != b1.GetReservedBy() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if a1.GetMultiTenant() != b1.GetMultiTenant() {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if m.GetNoWait() != o.GetNoWait() {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateClusterInstResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateClusterInstResponse) DiffFields(o *CreateClusterInstResponse) *fieldmap.FieldMap {
+	fm := _CreateClusterInstResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetMessage() != b1.GetMessage() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.4.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.4.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.4.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.4.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetFinal() != b1.GetFinal() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateClusterInstRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateClusterInstRequest) DiffFields(o *UpdateClusterInstRequest) *fieldmap.FieldMap {
+	fm := _UpdateClusterInstRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetClusterInst(), o.GetClusterInst(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.2")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.2.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.2.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.2")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetCrmOverride() != b1.GetCrmOverride() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if a1.GetFlavorName() != b1.GetFlavorName() {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetNodePools(), b1.GetNodePools(), (*NodePool).Equal) {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if a1.GetIpAccess() != b1.GetIpAccess() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if a1.GetDeployment() != b1.GetDeployment() {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a1.GetKubernetesVersion() != b1.GetKubernetesVersion() {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.11")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
+				fm.Set("1.11.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.11")
+				c1 = true
+			}
+		}
+		if !maps.Equal(a1.GetInfraAnnotations(), b1.GetInfraAnnotations()) {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetReservable() != b1.GetReservable() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetReservedBy() != b1.GetReservedBy() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if a1.GetMultiTenant() != b1.GetMultiTenant() {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if !slices.Equal(m.GetFields(), o.GetFields()) {
+		fm.Set("2")
+	}
+	if m.GetNoWait() != o.GetNoWait() {
+		fm.Set("3")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateClusterInstResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateClusterInstResponse) DiffFields(o *UpdateClusterInstResponse) *fieldmap.FieldMap {
+	fm := _UpdateClusterInstResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetMessage() != b1.GetMessage() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.4.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.4.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.4.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.4.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetFinal() != b1.GetFinal() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteClusterInstRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteClusterInstRequest) DiffFields(o *DeleteClusterInstRequest) *fieldmap.FieldMap {
+	fm := _DeleteClusterInstRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetName() != b1.GetName() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetOrganization() != b1.GetOrganization() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if m.GetNoWait() != o.GetNoWait() {
+		fm.Set("2")
+	}
+	if m.GetCrmOverride() != o.GetCrmOverride() {
+		fm.Set("3")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteClusterInstResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteClusterInstResponse) DiffFields(o *DeleteClusterInstResponse) *fieldmap.FieldMap {
+	fm := _DeleteClusterInstResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetMessage() != b1.GetMessage() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.4")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.4.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.4.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.4.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.4.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.4.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.4.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.4")
+				c1 = true
+			}
+		}
+		if a1.GetFinal() != b1.GetFinal() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowClusterInstsRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowClusterInstsRequest) DiffFields(o *ShowClusterInstsRequest) *fieldmap.FieldMap {
+	fm := _ShowClusterInstsRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.2")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.2.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.2.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.2")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetCrmOverride() != b1.GetCrmOverride() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if a1.GetFlavorName() != b1.GetFlavorName() {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetNodePools(), b1.GetNodePools(), (*NodePool).Equal) {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if a1.GetIpAccess() != b1.GetIpAccess() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if a1.GetDeployment() != b1.GetDeployment() {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a1.GetKubernetesVersion() != b1.GetKubernetesVersion() {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.11")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
+				fm.Set("1.11.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.11")
+				c1 = true
+			}
+		}
+		if !maps.Equal(a1.GetInfraAnnotations(), b1.GetInfraAnnotations()) {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetReservable() != b1.GetReservable() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetReservedBy() != b1.GetReservedBy() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if a1.GetMultiTenant() != b1.GetMultiTenant() {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowClusterInstsResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowClusterInstsResponse) DiffFields(o *ShowClusterInstsResponse) *fieldmap.FieldMap {
+	fm := _ShowClusterInstsResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetClusterInst(), o.GetClusterInst(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.2")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.2.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.2.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.2")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetCrmOverride() != b1.GetCrmOverride() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if a1.GetFlavorName() != b1.GetFlavorName() {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetNodePools(), b1.GetNodePools(), (*NodePool).Equal) {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if a1.GetIpAccess() != b1.GetIpAccess() {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if a1.GetDeployment() != b1.GetDeployment() {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if a1.GetKubernetesVersion() != b1.GetKubernetesVersion() {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.11")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
+				fm.Set("1.11.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.11")
+				c1 = true
+			}
+		}
+		if !maps.Equal(a1.GetInfraAnnotations(), b1.GetInfraAnnotations()) {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetReservable() != b1.GetReservable() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetReservedBy() != b1.GetReservedBy() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if a1.GetMultiTenant() != b1.GetMultiTenant() {
+			fm.Set("1.15")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
+			fm.Set("1.16")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.17")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowClusterInstInfosRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowClusterInstInfosRequest) DiffFields(o *ShowClusterInstInfosRequest) *fieldmap.FieldMap {
+	fm := _ShowClusterInstInfosRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetNotifyId() != b1.GetNotifyId() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.5.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.5.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.5.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.5.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.5.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.5.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.5")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.6")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
+				fm.Set("1.6.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.6")
+				c1 = true
+			}
+		}
+		if a1.GetKubeconfig() != b1.GetKubeconfig() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowClusterInstInfosResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowClusterInstInfosResponse) DiffFields(o *ShowClusterInstInfosResponse) *fieldmap.FieldMap {
+	fm := _ShowClusterInstInfosResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetClusterInstInfo(), o.GetClusterInstInfo(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetNotifyId() != b1.GetNotifyId() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.5.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.5.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.5.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.5.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.5.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.5.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.5")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.6")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
+				fm.Set("1.6.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.6")
+				c1 = true
+			}
+		}
+		if a1.GetKubeconfig() != b1.GetKubeconfig() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of WatchClusterInstInfosRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *WatchClusterInstInfosRequest) DiffFields(o *WatchClusterInstInfosRequest) *fieldmap.FieldMap {
+	fm := _WatchClusterInstInfosRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetNotifyId() != b1.GetNotifyId() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("1.5.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("1.5.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("1.5.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("1.5.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("1.5.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("1.5.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.5")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.6")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
+				fm.Set("1.6.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.6")
+				c1 = true
+			}
+		}
+		if a1.GetKubeconfig() != b1.GetKubeconfig() {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of WatchClusterInstInfosResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *WatchClusterInstInfosResponse) DiffFields(o *WatchClusterInstInfosResponse) *fieldmap.FieldMap {
+	fm := _WatchClusterInstInfosResponse_fieldSchema.NewFieldMap()
+	if m.GetType() != o.GetType() {
+		fm.Set("1")
+	}
+	if a1, b1 := m.GetClusterInstInfo(), o.GetClusterInstInfo(); (a1 == nil) != (b1 == nil) {
+		fm.Set("2")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("2.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("2.1.1")
+				c2 = true
+			}
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("2.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("2.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("2.2")
+			c1 = true
+		}
+		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+			fm.Set("2.3")
+			c1 = true
+		}
+		if a1.GetNotifyId() != b1.GetNotifyId() {
+			fm.Set("2.4")
+			c1 = true
+		}
+		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+			fm.Set("2.5")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetTaskNumber() != b2.GetTaskNumber() {
+				fm.Set("2.5.1")
+				c2 = true
+			}
+			if a2.GetMaxTasks() != b2.GetMaxTasks() {
+				fm.Set("2.5.2")
+				c2 = true
+			}
+			if a2.GetTaskName() != b2.GetTaskName() {
+				fm.Set("2.5.3")
+				c2 = true
+			}
+			if a2.GetStepName() != b2.GetStepName() {
+				fm.Set("2.5.4")
+				c2 = true
+			}
+			if a2.GetMsgCount() != b2.GetMsgCount() {
+				fm.Set("2.5.5")
+				c2 = true
+			}
+			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+				fm.Set("2.5.6")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("2.5")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
+			fm.Set("2.6")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
+				fm.Set("2.6.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("2.6")
+				c1 = true
+			}
+		}
+		if a1.GetKubeconfig() != b1.GetKubeconfig() {
+			fm.Set("2.7")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+			fm.Set("2.8")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("2")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *CreateClusterInstRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.ClusterInst.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateClusterInstRequest", "cluster_inst")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag CreateClusterInstRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*CreateClusterInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _CreateClusterInstRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *CreateClusterInstResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Progress.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateClusterInstResponse", "progress")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag CreateClusterInstResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*CreateClusterInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _CreateClusterInstResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *UpdateClusterInstRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.ClusterInst.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateClusterInstRequest", "cluster_inst")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag UpdateClusterInstRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*UpdateClusterInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _UpdateClusterInstRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *UpdateClusterInstResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Progress.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateClusterInstResponse", "progress")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag UpdateClusterInstResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*UpdateClusterInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _UpdateClusterInstResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeleteClusterInstRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.CrmOverride; !(v >= 0 && v <= 4) {
+		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.DeleteClusterInstRequest", Field: "crm_override", Enum: "edgeproto.v1.CRMOverride", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeleteClusterInstRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeleteClusterInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteClusterInstRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeleteClusterInstResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Progress.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.DeleteClusterInstResponse", "progress")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeleteClusterInstResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeleteClusterInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteClusterInstResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowClusterInstsRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Filter.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowClusterInstsRequest", "filter")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowClusterInstsRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowClusterInstsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowClusterInstsRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowClusterInstsResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.ClusterInst.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowClusterInstsResponse", "cluster_inst")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowClusterInstsResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowClusterInstsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowClusterInstsResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowClusterInstInfosRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Filter.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowClusterInstInfosRequest", "filter")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowClusterInstInfosRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowClusterInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowClusterInstInfosRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowClusterInstInfosResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.ClusterInstInfo.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowClusterInstInfosResponse", "cluster_inst_info")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowClusterInstInfosResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowClusterInstInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowClusterInstInfosResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *WatchClusterInstInfosRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Filter.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.WatchClusterInstInfosRequest", "filter")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag WatchClusterInstInfosRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*WatchClusterInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _WatchClusterInstInfosRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *WatchClusterInstInfosResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Type; !(v >= 0 && v <= 3) {
+		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.WatchClusterInstInfosResponse", Field: "type", Enum: "edgeproto.v1.EventType", Value: int32(v)}
+	}
+	if err := m.ClusterInstInfo.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.WatchClusterInstInfosResponse", "cluster_inst_info")
+	}
+	return nil
+}
+
 // ValidateFields returns an error when fm holds a flag WatchClusterInstInfosResponse does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -678,7 +4965,7 @@ func (m *CreateClusterInstRequest) Redacted() *CreateClusterInstRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -699,7 +4986,7 @@ func (m *CreateClusterInstResponse) Redacted() *CreateClusterInstResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -720,7 +5007,7 @@ func (m *UpdateClusterInstRequest) Redacted() *UpdateClusterInstRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -741,7 +5028,7 @@ func (m *UpdateClusterInstResponse) Redacted() *UpdateClusterInstResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -762,7 +5049,7 @@ func (m *DeleteClusterInstRequest) Redacted() *DeleteClusterInstRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -783,7 +5070,7 @@ func (m *DeleteClusterInstResponse) Redacted() *DeleteClusterInstResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -804,7 +5091,7 @@ func (m *ShowClusterInstsRequest) Redacted() *ShowClusterInstsRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -825,7 +5112,7 @@ func (m *ShowClusterInstsResponse) Redacted() *ShowClusterInstsResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -847,7 +5134,7 @@ func (m *ShowClusterInstInfosRequest) Redacted() *ShowClusterInstInfosRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -869,7 +5156,7 @@ func (m *ShowClusterInstInfosResponse) Redacted() *ShowClusterInstInfosResponse 
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -891,7 +5178,7 @@ func (m *WatchClusterInstInfosRequest) Redacted() *WatchClusterInstInfosRequest 
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -913,7 +5200,7 @@ func (m *WatchClusterInstInfosResponse) Redacted() *WatchClusterInstInfosRespons
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }

@@ -9,7 +9,6 @@
 package edgeproto
 
 import (
-	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -398,7 +397,7 @@ var File_edgeproto_v1_flavor_service_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_flavor_service_proto_rawDesc = "" +
 	"\n" +
-	"!edgeproto/v1/flavor_service.proto\x12\fedgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x19edgeproto/v1/flavor.proto\x1a\x17edgeproto/v1/keys.proto\"C\n" +
+	"!edgeproto/v1/flavor_service.proto\x12\fedgeproto.v1\x1a\x19edgeproto/v1/flavor.proto\x1a\x17edgeproto/v1/keys.proto\"C\n" +
 	"\x13CreateFlavorRequest\x12,\n" +
 	"\x06flavor\x18\x01 \x01(\v2\x14.edgeproto.v1.FlavorR\x06flavor\"D\n" +
 	"\x14CreateFlavorResponse\x12,\n" +
@@ -419,13 +418,7 @@ const file_edgeproto_v1_flavor_service_proto_rawDesc = "" +
 	"\fCreateFlavor\x12!.edgeproto.v1.CreateFlavorRequest\x1a\".edgeproto.v1.CreateFlavorResponse\x12U\n" +
 	"\fUpdateFlavor\x12!.edgeproto.v1.UpdateFlavorRequest\x1a\".edgeproto.v1.UpdateFlavorResponse\x12U\n" +
 	"\fDeleteFlavor\x12!.edgeproto.v1.DeleteFlavorRequest\x1a\".edgeproto.v1.DeleteFlavorResponse\x12T\n" +
-	"\vShowFlavors\x12 .edgeproto.v1.ShowFlavorsRequest\x1a!.edgeproto.v1.ShowFlavorsResponse0\x01B^\x92\xcf\x1c*\n" +
-	"\x06fields\n" +
-	"\x05clone\n" +
-	"\x05equal\n" +
-	"\x06copyin\n" +
-	"\x04diff\n" +
-	"\x04keysZ.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
+	"\vShowFlavors\x12 .edgeproto.v1.ShowFlavorsRequest\x1a!.edgeproto.v1.ShowFlavorsResponse0\x01B0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
 
 var (
 	file_edgeproto_v1_flavor_service_proto_rawDescOnce sync.Once

@@ -8,17 +8,31 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	maps "maps"
+	slices "slices"
 )
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateFlavorRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
+// Field flags of CreateFlavorRequest: dot-joined field numbers from CreateFlavorRequest.
+const (
+	CreateFlavorRequestFieldFlavor          = "1"     // flavor
+	CreateFlavorRequestFieldFlavorKey       = "1.1"   // flavor.key
+	CreateFlavorRequestFieldFlavorKeyName   = "1.1.1" // flavor.key.name
+	CreateFlavorRequestFieldFlavorRamMb     = "1.2"   // flavor.ram_mb
+	CreateFlavorRequestFieldFlavorVcpus     = "1.3"   // flavor.vcpus
+	CreateFlavorRequestFieldFlavorDiskGb    = "1.4"   // flavor.disk_gb
+	CreateFlavorRequestFieldFlavorGpus      = "1.5"   // flavor.gpus
+	CreateFlavorRequestFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
+)
+
+// CreateFlavorRequestAllFields lists the leaf flags of CreateFlavorRequest: together they
+// select every field.
+var CreateFlavorRequestAllFields = []string{
+	CreateFlavorRequestFieldFlavorKeyName,
+	CreateFlavorRequestFieldFlavorRamMb,
+	CreateFlavorRequestFieldFlavorVcpus,
+	CreateFlavorRequestFieldFlavorDiskGb,
+	CreateFlavorRequestFieldFlavorGpus,
+	CreateFlavorRequestFieldFlavorOptResMap,
 }
 
 var _CreateFlavorRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateFlavorRequest", []fieldmap.Field{
@@ -31,6 +45,1490 @@ var _CreateFlavorRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateFl
 	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
 })
+
+// FieldSchema returns the field flags of CreateFlavorRequest.
+func (*CreateFlavorRequest) FieldSchema() *fieldmap.Schema { return _CreateFlavorRequest_fieldSchema }
+
+// NewCreateFlavorRequestFieldMap returns a FieldMap of CreateFlavorRequest holding flags; the
+// error names the first flag CreateFlavorRequest does not have.
+func NewCreateFlavorRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateFlavorRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of CreateFlavorResponse: dot-joined field numbers from CreateFlavorResponse.
+const (
+	CreateFlavorResponseFieldFlavor          = "1"     // flavor
+	CreateFlavorResponseFieldFlavorKey       = "1.1"   // flavor.key
+	CreateFlavorResponseFieldFlavorKeyName   = "1.1.1" // flavor.key.name
+	CreateFlavorResponseFieldFlavorRamMb     = "1.2"   // flavor.ram_mb
+	CreateFlavorResponseFieldFlavorVcpus     = "1.3"   // flavor.vcpus
+	CreateFlavorResponseFieldFlavorDiskGb    = "1.4"   // flavor.disk_gb
+	CreateFlavorResponseFieldFlavorGpus      = "1.5"   // flavor.gpus
+	CreateFlavorResponseFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
+)
+
+// CreateFlavorResponseAllFields lists the leaf flags of CreateFlavorResponse: together they
+// select every field.
+var CreateFlavorResponseAllFields = []string{
+	CreateFlavorResponseFieldFlavorKeyName,
+	CreateFlavorResponseFieldFlavorRamMb,
+	CreateFlavorResponseFieldFlavorVcpus,
+	CreateFlavorResponseFieldFlavorDiskGb,
+	CreateFlavorResponseFieldFlavorGpus,
+	CreateFlavorResponseFieldFlavorOptResMap,
+}
+
+var _CreateFlavorResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateFlavorResponse", []fieldmap.Field{
+	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
+})
+
+// FieldSchema returns the field flags of CreateFlavorResponse.
+func (*CreateFlavorResponse) FieldSchema() *fieldmap.Schema { return _CreateFlavorResponse_fieldSchema }
+
+// NewCreateFlavorResponseFieldMap returns a FieldMap of CreateFlavorResponse holding flags; the
+// error names the first flag CreateFlavorResponse does not have.
+func NewCreateFlavorResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateFlavorResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of UpdateFlavorRequest: dot-joined field numbers from UpdateFlavorRequest.
+const (
+	UpdateFlavorRequestFieldFlavor          = "1"     // flavor
+	UpdateFlavorRequestFieldFlavorKey       = "1.1"   // flavor.key
+	UpdateFlavorRequestFieldFlavorKeyName   = "1.1.1" // flavor.key.name
+	UpdateFlavorRequestFieldFlavorRamMb     = "1.2"   // flavor.ram_mb
+	UpdateFlavorRequestFieldFlavorVcpus     = "1.3"   // flavor.vcpus
+	UpdateFlavorRequestFieldFlavorDiskGb    = "1.4"   // flavor.disk_gb
+	UpdateFlavorRequestFieldFlavorGpus      = "1.5"   // flavor.gpus
+	UpdateFlavorRequestFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
+	UpdateFlavorRequestFieldFields          = "2"     // fields
+)
+
+// UpdateFlavorRequestAllFields lists the leaf flags of UpdateFlavorRequest: together they
+// select every field.
+var UpdateFlavorRequestAllFields = []string{
+	UpdateFlavorRequestFieldFlavorKeyName,
+	UpdateFlavorRequestFieldFlavorRamMb,
+	UpdateFlavorRequestFieldFlavorVcpus,
+	UpdateFlavorRequestFieldFlavorDiskGb,
+	UpdateFlavorRequestFieldFlavorGpus,
+	UpdateFlavorRequestFieldFlavorOptResMap,
+	UpdateFlavorRequestFieldFields,
+}
+
+var _UpdateFlavorRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateFlavorRequest", []fieldmap.Field{
+	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
+	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
+})
+
+// FieldSchema returns the field flags of UpdateFlavorRequest.
+func (*UpdateFlavorRequest) FieldSchema() *fieldmap.Schema { return _UpdateFlavorRequest_fieldSchema }
+
+// NewUpdateFlavorRequestFieldMap returns a FieldMap of UpdateFlavorRequest holding flags; the
+// error names the first flag UpdateFlavorRequest does not have.
+func NewUpdateFlavorRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateFlavorRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of UpdateFlavorResponse: dot-joined field numbers from UpdateFlavorResponse.
+const (
+	UpdateFlavorResponseFieldFlavor          = "1"     // flavor
+	UpdateFlavorResponseFieldFlavorKey       = "1.1"   // flavor.key
+	UpdateFlavorResponseFieldFlavorKeyName   = "1.1.1" // flavor.key.name
+	UpdateFlavorResponseFieldFlavorRamMb     = "1.2"   // flavor.ram_mb
+	UpdateFlavorResponseFieldFlavorVcpus     = "1.3"   // flavor.vcpus
+	UpdateFlavorResponseFieldFlavorDiskGb    = "1.4"   // flavor.disk_gb
+	UpdateFlavorResponseFieldFlavorGpus      = "1.5"   // flavor.gpus
+	UpdateFlavorResponseFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
+)
+
+// UpdateFlavorResponseAllFields lists the leaf flags of UpdateFlavorResponse: together they
+// select every field.
+var UpdateFlavorResponseAllFields = []string{
+	UpdateFlavorResponseFieldFlavorKeyName,
+	UpdateFlavorResponseFieldFlavorRamMb,
+	UpdateFlavorResponseFieldFlavorVcpus,
+	UpdateFlavorResponseFieldFlavorDiskGb,
+	UpdateFlavorResponseFieldFlavorGpus,
+	UpdateFlavorResponseFieldFlavorOptResMap,
+}
+
+var _UpdateFlavorResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateFlavorResponse", []fieldmap.Field{
+	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
+})
+
+// FieldSchema returns the field flags of UpdateFlavorResponse.
+func (*UpdateFlavorResponse) FieldSchema() *fieldmap.Schema { return _UpdateFlavorResponse_fieldSchema }
+
+// NewUpdateFlavorResponseFieldMap returns a FieldMap of UpdateFlavorResponse holding flags; the
+// error names the first flag UpdateFlavorResponse does not have.
+func NewUpdateFlavorResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateFlavorResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of DeleteFlavorRequest: dot-joined field numbers from DeleteFlavorRequest.
+const (
+	DeleteFlavorRequestFieldKey     = "1"   // key
+	DeleteFlavorRequestFieldKeyName = "1.1" // key.name
+)
+
+// DeleteFlavorRequestAllFields lists the leaf flags of DeleteFlavorRequest: together they
+// select every field.
+var DeleteFlavorRequestAllFields = []string{
+	DeleteFlavorRequestFieldKeyName,
+}
+
+var _DeleteFlavorRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteFlavorRequest", []fieldmap.Field{
+	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+})
+
+// FieldSchema returns the field flags of DeleteFlavorRequest.
+func (*DeleteFlavorRequest) FieldSchema() *fieldmap.Schema { return _DeleteFlavorRequest_fieldSchema }
+
+// NewDeleteFlavorRequestFieldMap returns a FieldMap of DeleteFlavorRequest holding flags; the
+// error names the first flag DeleteFlavorRequest does not have.
+func NewDeleteFlavorRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteFlavorRequest_fieldSchema.New(flags...)
+}
+
+// DeleteFlavorResponseAllFields lists the leaf flags of DeleteFlavorResponse: together they
+// select every field.
+var DeleteFlavorResponseAllFields = []string{}
+
+var _DeleteFlavorResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteFlavorResponse", []fieldmap.Field{})
+
+// FieldSchema returns the field flags of DeleteFlavorResponse.
+func (*DeleteFlavorResponse) FieldSchema() *fieldmap.Schema { return _DeleteFlavorResponse_fieldSchema }
+
+// NewDeleteFlavorResponseFieldMap returns a FieldMap of DeleteFlavorResponse holding flags; the
+// error names the first flag DeleteFlavorResponse does not have.
+func NewDeleteFlavorResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteFlavorResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowFlavorsRequest: dot-joined field numbers from ShowFlavorsRequest.
+const (
+	ShowFlavorsRequestFieldFilter          = "1"     // filter
+	ShowFlavorsRequestFieldFilterKey       = "1.1"   // filter.key
+	ShowFlavorsRequestFieldFilterKeyName   = "1.1.1" // filter.key.name
+	ShowFlavorsRequestFieldFilterRamMb     = "1.2"   // filter.ram_mb
+	ShowFlavorsRequestFieldFilterVcpus     = "1.3"   // filter.vcpus
+	ShowFlavorsRequestFieldFilterDiskGb    = "1.4"   // filter.disk_gb
+	ShowFlavorsRequestFieldFilterGpus      = "1.5"   // filter.gpus
+	ShowFlavorsRequestFieldFilterOptResMap = "1.6"   // filter.opt_res_map
+)
+
+// ShowFlavorsRequestAllFields lists the leaf flags of ShowFlavorsRequest: together they
+// select every field.
+var ShowFlavorsRequestAllFields = []string{
+	ShowFlavorsRequestFieldFilterKeyName,
+	ShowFlavorsRequestFieldFilterRamMb,
+	ShowFlavorsRequestFieldFilterVcpus,
+	ShowFlavorsRequestFieldFilterDiskGb,
+	ShowFlavorsRequestFieldFilterGpus,
+	ShowFlavorsRequestFieldFilterOptResMap,
+}
+
+var _ShowFlavorsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowFlavorsRequest", []fieldmap.Field{
+	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "filter.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.3", Path: "filter.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.4", Path: "filter.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.5", Path: "filter.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.6", Path: "filter.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
+})
+
+// FieldSchema returns the field flags of ShowFlavorsRequest.
+func (*ShowFlavorsRequest) FieldSchema() *fieldmap.Schema { return _ShowFlavorsRequest_fieldSchema }
+
+// NewShowFlavorsRequestFieldMap returns a FieldMap of ShowFlavorsRequest holding flags; the
+// error names the first flag ShowFlavorsRequest does not have.
+func NewShowFlavorsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowFlavorsRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowFlavorsResponse: dot-joined field numbers from ShowFlavorsResponse.
+const (
+	ShowFlavorsResponseFieldFlavor          = "1"     // flavor
+	ShowFlavorsResponseFieldFlavorKey       = "1.1"   // flavor.key
+	ShowFlavorsResponseFieldFlavorKeyName   = "1.1.1" // flavor.key.name
+	ShowFlavorsResponseFieldFlavorRamMb     = "1.2"   // flavor.ram_mb
+	ShowFlavorsResponseFieldFlavorVcpus     = "1.3"   // flavor.vcpus
+	ShowFlavorsResponseFieldFlavorDiskGb    = "1.4"   // flavor.disk_gb
+	ShowFlavorsResponseFieldFlavorGpus      = "1.5"   // flavor.gpus
+	ShowFlavorsResponseFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
+)
+
+// ShowFlavorsResponseAllFields lists the leaf flags of ShowFlavorsResponse: together they
+// select every field.
+var ShowFlavorsResponseAllFields = []string{
+	ShowFlavorsResponseFieldFlavorKeyName,
+	ShowFlavorsResponseFieldFlavorRamMb,
+	ShowFlavorsResponseFieldFlavorVcpus,
+	ShowFlavorsResponseFieldFlavorDiskGb,
+	ShowFlavorsResponseFieldFlavorGpus,
+	ShowFlavorsResponseFieldFlavorOptResMap,
+}
+
+var _ShowFlavorsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowFlavorsResponse", []fieldmap.Field{
+	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
+})
+
+// FieldSchema returns the field flags of ShowFlavorsResponse.
+func (*ShowFlavorsResponse) FieldSchema() *fieldmap.Schema { return _ShowFlavorsResponse_fieldSchema }
+
+// NewShowFlavorsResponseFieldMap returns a FieldMap of ShowFlavorsResponse holding flags; the
+// error names the first flag ShowFlavorsResponse does not have.
+func NewShowFlavorsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowFlavorsResponse_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateFlavorRequest) Clone() *CreateFlavorRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateFlavorRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateFlavorRequest, a deep copy of m, which is not nil.
+func (m *CreateFlavorRequest) cloneTo(c *CreateFlavorRequest) {
+	c.Flavor = m.Flavor.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateFlavorResponse) Clone() *CreateFlavorResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateFlavorResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateFlavorResponse, a deep copy of m, which is not nil.
+func (m *CreateFlavorResponse) cloneTo(c *CreateFlavorResponse) {
+	c.Flavor = m.Flavor.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateFlavorRequest) Clone() *UpdateFlavorRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateFlavorRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateFlavorRequest, a deep copy of m, which is not nil.
+func (m *UpdateFlavorRequest) cloneTo(c *UpdateFlavorRequest) {
+	c.Flavor = m.Flavor.Clone()
+	c.Fields = slices.Clone(m.Fields)
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateFlavorResponse) Clone() *UpdateFlavorResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateFlavorResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateFlavorResponse, a deep copy of m, which is not nil.
+func (m *UpdateFlavorResponse) cloneTo(c *UpdateFlavorResponse) {
+	c.Flavor = m.Flavor.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteFlavorRequest) Clone() *DeleteFlavorRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteFlavorRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteFlavorRequest, a deep copy of m, which is not nil.
+func (m *DeleteFlavorRequest) cloneTo(c *DeleteFlavorRequest) {
+	c.Key = m.Key.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteFlavorResponse) Clone() *DeleteFlavorResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteFlavorResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteFlavorResponse, a deep copy of m, which is not nil.
+func (m *DeleteFlavorResponse) cloneTo(c *DeleteFlavorResponse) {
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowFlavorsRequest) Clone() *ShowFlavorsRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowFlavorsRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowFlavorsRequest, a deep copy of m, which is not nil.
+func (m *ShowFlavorsRequest) cloneTo(c *ShowFlavorsRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowFlavorsResponse) Clone() *ShowFlavorsResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowFlavorsResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowFlavorsResponse, a deep copy of m, which is not nil.
+func (m *ShowFlavorsResponse) cloneTo(c *ShowFlavorsResponse) {
+	c.Flavor = m.Flavor.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateFlavorRequest) Equal(o *CreateFlavorRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Flavor.Equal(o.Flavor) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateFlavorResponse) Equal(o *CreateFlavorResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Flavor.Equal(o.Flavor) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateFlavorRequest) Equal(o *UpdateFlavorRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Flavor.Equal(o.Flavor) {
+		return false
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateFlavorResponse) Equal(o *UpdateFlavorResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Flavor.Equal(o.Flavor) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteFlavorRequest) Equal(o *DeleteFlavorRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteFlavorResponse) Equal(o *DeleteFlavorResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowFlavorsRequest) Equal(o *ShowFlavorsRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowFlavorsResponse) Equal(o *ShowFlavorsResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Flavor.Equal(o.Flavor) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateFlavorRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateFlavorRequest) CopyInFields(src *CreateFlavorRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Flavor.Equal(src.GetFlavor()) {
+			m.Flavor = src.GetFlavor().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Flavor{}
+				m.Flavor = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &FlavorKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.RamMb != s1.GetRamMb() {
+					d1.RamMb = s1.GetRamMb()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.Vcpus != s1.GetVcpus() {
+					d1.Vcpus = s1.GetVcpus()
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.DiskGb != s1.GetDiskGb() {
+					d1.DiskGb = s1.GetDiskGb()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Gpus != s1.GetGpus() {
+					d1.Gpus = s1.GetGpus()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
+					if len(sv1) == 0 {
+						d1.OptResMap = nil
+					} else {
+						d1.OptResMap = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateFlavorResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateFlavorResponse) CopyInFields(src *CreateFlavorResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Flavor.Equal(src.GetFlavor()) {
+			m.Flavor = src.GetFlavor().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Flavor{}
+				m.Flavor = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &FlavorKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.RamMb != s1.GetRamMb() {
+					d1.RamMb = s1.GetRamMb()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.Vcpus != s1.GetVcpus() {
+					d1.Vcpus = s1.GetVcpus()
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.DiskGb != s1.GetDiskGb() {
+					d1.DiskGb = s1.GetDiskGb()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Gpus != s1.GetGpus() {
+					d1.Gpus = s1.GetGpus()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
+					if len(sv1) == 0 {
+						d1.OptResMap = nil
+					} else {
+						d1.OptResMap = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateFlavorRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateFlavorRequest) CopyInFields(src *UpdateFlavorRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Flavor.Equal(src.GetFlavor()) {
+			m.Flavor = src.GetFlavor().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Flavor{}
+				m.Flavor = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &FlavorKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.RamMb != s1.GetRamMb() {
+					d1.RamMb = s1.GetRamMb()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.Vcpus != s1.GetVcpus() {
+					d1.Vcpus = s1.GetVcpus()
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.DiskGb != s1.GetDiskGb() {
+					d1.DiskGb = s1.GetDiskGb()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Gpus != s1.GetGpus() {
+					d1.Gpus = s1.GetGpus()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
+					if len(sv1) == 0 {
+						d1.OptResMap = nil
+					} else {
+						d1.OptResMap = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("2") {
+		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
+			if len(sv0) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateFlavorResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateFlavorResponse) CopyInFields(src *UpdateFlavorResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Flavor.Equal(src.GetFlavor()) {
+			m.Flavor = src.GetFlavor().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Flavor{}
+				m.Flavor = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &FlavorKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.RamMb != s1.GetRamMb() {
+					d1.RamMb = s1.GetRamMb()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.Vcpus != s1.GetVcpus() {
+					d1.Vcpus = s1.GetVcpus()
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.DiskGb != s1.GetDiskGb() {
+					d1.DiskGb = s1.GetDiskGb()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Gpus != s1.GetGpus() {
+					d1.Gpus = s1.GetGpus()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
+					if len(sv1) == 0 {
+						d1.OptResMap = nil
+					} else {
+						d1.OptResMap = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteFlavorRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteFlavorRequest) CopyInFields(src *DeleteFlavorRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Key.Equal(src.GetKey()) {
+			m.Key = src.GetKey().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &FlavorKey{}
+				m.Key = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteFlavorResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteFlavorResponse) CopyInFields(src *DeleteFlavorResponse, fm *fieldmap.FieldMap) int {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowFlavorsRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowFlavorsRequest) CopyInFields(src *ShowFlavorsRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Flavor{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &FlavorKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.RamMb != s1.GetRamMb() {
+					d1.RamMb = s1.GetRamMb()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.Vcpus != s1.GetVcpus() {
+					d1.Vcpus = s1.GetVcpus()
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.DiskGb != s1.GetDiskGb() {
+					d1.DiskGb = s1.GetDiskGb()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Gpus != s1.GetGpus() {
+					d1.Gpus = s1.GetGpus()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
+					if len(sv1) == 0 {
+						d1.OptResMap = nil
+					} else {
+						d1.OptResMap = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowFlavorsResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowFlavorsResponse) CopyInFields(src *ShowFlavorsResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Flavor.Equal(src.GetFlavor()) {
+			m.Flavor = src.GetFlavor().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Flavor{}
+				m.Flavor = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &FlavorKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.RamMb != s1.GetRamMb() {
+					d1.RamMb = s1.GetRamMb()
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.Vcpus != s1.GetVcpus() {
+					d1.Vcpus = s1.GetVcpus()
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.DiskGb != s1.GetDiskGb() {
+					d1.DiskGb = s1.GetDiskGb()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Gpus != s1.GetGpus() {
+					d1.Gpus = s1.GetGpus()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.6") {
+				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
+					if len(sv1) == 0 {
+						d1.OptResMap = nil
+					} else {
+						d1.OptResMap = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateFlavorRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateFlavorRequest) DiffFields(o *CreateFlavorRequest) *fieldmap.FieldMap {
+	fm := _CreateFlavorRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFlavor(), o.GetFlavor(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetRamMb() != b1.GetRamMb() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetVcpus() != b1.GetVcpus() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetDiskGb() != b1.GetDiskGb() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetGpus() != b1.GetGpus() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateFlavorResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateFlavorResponse) DiffFields(o *CreateFlavorResponse) *fieldmap.FieldMap {
+	fm := _CreateFlavorResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFlavor(), o.GetFlavor(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetRamMb() != b1.GetRamMb() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetVcpus() != b1.GetVcpus() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetDiskGb() != b1.GetDiskGb() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetGpus() != b1.GetGpus() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateFlavorRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateFlavorRequest) DiffFields(o *UpdateFlavorRequest) *fieldmap.FieldMap {
+	fm := _UpdateFlavorRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFlavor(), o.GetFlavor(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetRamMb() != b1.GetRamMb() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetVcpus() != b1.GetVcpus() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetDiskGb() != b1.GetDiskGb() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetGpus() != b1.GetGpus() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if !slices.Equal(m.GetFields(), o.GetFields()) {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateFlavorResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateFlavorResponse) DiffFields(o *UpdateFlavorResponse) *fieldmap.FieldMap {
+	fm := _UpdateFlavorResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFlavor(), o.GetFlavor(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetRamMb() != b1.GetRamMb() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetVcpus() != b1.GetVcpus() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetDiskGb() != b1.GetDiskGb() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetGpus() != b1.GetGpus() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteFlavorRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteFlavorRequest) DiffFields(o *DeleteFlavorRequest) *fieldmap.FieldMap {
+	fm := _DeleteFlavorRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetName() != b1.GetName() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteFlavorResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteFlavorResponse) DiffFields(o *DeleteFlavorResponse) *fieldmap.FieldMap {
+	fm := _DeleteFlavorResponse_fieldSchema.NewFieldMap()
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowFlavorsRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowFlavorsRequest) DiffFields(o *ShowFlavorsRequest) *fieldmap.FieldMap {
+	fm := _ShowFlavorsRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetRamMb() != b1.GetRamMb() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetVcpus() != b1.GetVcpus() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetDiskGb() != b1.GetDiskGb() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetGpus() != b1.GetGpus() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowFlavorsResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowFlavorsResponse) DiffFields(o *ShowFlavorsResponse) *fieldmap.FieldMap {
+	fm := _ShowFlavorsResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFlavor(), o.GetFlavor(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetRamMb() != b1.GetRamMb() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if a1.GetVcpus() != b1.GetVcpus() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if a1.GetDiskGb() != b1.GetDiskGb() {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if a1.GetGpus() != b1.GetGpus() {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *CreateFlavorRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
 
 // ValidateFields returns an error when fm holds a flag CreateFlavorRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -51,17 +1549,6 @@ func (m *CreateFlavorResponse) ValidateEnums() error {
 	return nil
 }
 
-var _CreateFlavorResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateFlavorResponse", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
-
 // ValidateFields returns an error when fm holds a flag CreateFlavorResponse does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -80,18 +1567,6 @@ func (m *UpdateFlavorRequest) ValidateEnums() error {
 	}
 	return nil
 }
-
-var _UpdateFlavorRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateFlavorRequest", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
 
 // ValidateFields returns an error when fm holds a flag UpdateFlavorRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -112,17 +1587,6 @@ func (m *UpdateFlavorResponse) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateFlavorResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateFlavorResponse", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
-
 // ValidateFields returns an error when fm holds a flag UpdateFlavorResponse does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -141,11 +1605,6 @@ func (m *DeleteFlavorRequest) ValidateEnums() error {
 	}
 	return nil
 }
-
-var _DeleteFlavorRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteFlavorRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
 
 // ValidateFields returns an error when fm holds a flag DeleteFlavorRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -166,8 +1625,6 @@ func (m *DeleteFlavorResponse) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteFlavorResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteFlavorResponse", []fieldmap.Field{})
-
 // ValidateFields returns an error when fm holds a flag DeleteFlavorResponse does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -187,17 +1644,6 @@ func (m *ShowFlavorsRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowFlavorsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowFlavorsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
-
 // ValidateFields returns an error when fm holds a flag ShowFlavorsRequest does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -216,17 +1662,6 @@ func (m *ShowFlavorsResponse) ValidateEnums() error {
 	}
 	return nil
 }
-
-var _ShowFlavorsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowFlavorsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
 
 // ValidateFields returns an error when fm holds a flag ShowFlavorsResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -252,7 +1687,7 @@ func (m *CreateFlavorRequest) Redacted() *CreateFlavorRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -273,7 +1708,7 @@ func (m *CreateFlavorResponse) Redacted() *CreateFlavorResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -294,7 +1729,7 @@ func (m *UpdateFlavorRequest) Redacted() *UpdateFlavorRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -315,7 +1750,7 @@ func (m *UpdateFlavorResponse) Redacted() *UpdateFlavorResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -336,7 +1771,7 @@ func (m *DeleteFlavorRequest) Redacted() *DeleteFlavorRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -357,7 +1792,7 @@ func (m *DeleteFlavorResponse) Redacted() *DeleteFlavorResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -378,7 +1813,7 @@ func (m *ShowFlavorsRequest) Redacted() *ShowFlavorsRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -399,7 +1834,7 @@ func (m *ShowFlavorsResponse) Redacted() *ShowFlavorsResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }

@@ -9,7 +9,6 @@
 package edgeproto
 
 import (
-	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -295,7 +294,7 @@ var File_edgeproto_v1_settings_service_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_settings_service_proto_rawDesc = "" +
 	"\n" +
-	"#edgeproto/v1/settings_service.proto\x12\fedgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x1bedgeproto/v1/settings.proto\"c\n" +
+	"#edgeproto/v1/settings_service.proto\x12\fedgeproto.v1\x1a\x1bedgeproto/v1/settings.proto\"c\n" +
 	"\x15UpdateSettingsRequest\x122\n" +
 	"\bsettings\x18\x01 \x01(\v2\x16.edgeproto.v1.SettingsR\bsettings\x12\x16\n" +
 	"\x06fields\x18\x02 \x03(\tR\x06fields\"L\n" +
@@ -310,13 +309,7 @@ const file_edgeproto_v1_settings_service_proto_rawDesc = "" +
 	"\x0fSettingsService\x12[\n" +
 	"\x0eUpdateSettings\x12#.edgeproto.v1.UpdateSettingsRequest\x1a$.edgeproto.v1.UpdateSettingsResponse\x12X\n" +
 	"\rResetSettings\x12\".edgeproto.v1.ResetSettingsRequest\x1a#.edgeproto.v1.ResetSettingsResponse\x12U\n" +
-	"\fShowSettings\x12!.edgeproto.v1.ShowSettingsRequest\x1a\".edgeproto.v1.ShowSettingsResponseB^\x92\xcf\x1c*\n" +
-	"\x06fields\n" +
-	"\x05clone\n" +
-	"\x05equal\n" +
-	"\x06copyin\n" +
-	"\x04diff\n" +
-	"\x04keysZ.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
+	"\fShowSettings\x12!.edgeproto.v1.ShowSettingsRequest\x1a\".edgeproto.v1.ShowSettingsResponseB0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
 
 var (
 	file_edgeproto_v1_settings_service_proto_rawDescOnce sync.Once

@@ -8,17 +8,47 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateSettingsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
+// Field flags of UpdateSettingsRequest: dot-joined field numbers from UpdateSettingsRequest.
+const (
+	UpdateSettingsRequestFieldSettings                           = "1"    // settings
+	UpdateSettingsRequestFieldSettingsCreateClusterInstTimeout   = "1.1"  // settings.create_cluster_inst_timeout
+	UpdateSettingsRequestFieldSettingsUpdateClusterInstTimeout   = "1.2"  // settings.update_cluster_inst_timeout
+	UpdateSettingsRequestFieldSettingsDeleteClusterInstTimeout   = "1.3"  // settings.delete_cluster_inst_timeout
+	UpdateSettingsRequestFieldSettingsCreateAppInstTimeout       = "1.4"  // settings.create_app_inst_timeout
+	UpdateSettingsRequestFieldSettingsUpdateAppInstTimeout       = "1.5"  // settings.update_app_inst_timeout
+	UpdateSettingsRequestFieldSettingsDeleteAppInstTimeout       = "1.6"  // settings.delete_app_inst_timeout
+	UpdateSettingsRequestFieldSettingsCreateCloudletTimeout      = "1.7"  // settings.create_cloudlet_timeout
+	UpdateSettingsRequestFieldSettingsUpdateCloudletTimeout      = "1.8"  // settings.update_cloudlet_timeout
+	UpdateSettingsRequestFieldSettingsCloudletInfoPushInterval   = "1.9"  // settings.cloudlet_info_push_interval
+	UpdateSettingsRequestFieldSettingsResourceSnapshotInterval   = "1.10" // settings.resource_snapshot_interval
+	UpdateSettingsRequestFieldSettingsCloudletMaintenanceTimeout = "1.11" // settings.cloudlet_maintenance_timeout
+	UpdateSettingsRequestFieldSettingsCrmConnectTimeout          = "1.12" // settings.crm_connect_timeout
+	UpdateSettingsRequestFieldSettingsMaxTrackedDmeClients       = "1.13" // settings.max_tracked_dme_clients
+	UpdateSettingsRequestFieldSettingsMaxConcurrentTasks         = "1.14" // settings.max_concurrent_tasks
+	UpdateSettingsRequestFieldFields                             = "2"    // fields
+)
+
+// UpdateSettingsRequestAllFields lists the leaf flags of UpdateSettingsRequest: together they
+// select every field.
+var UpdateSettingsRequestAllFields = []string{
+	UpdateSettingsRequestFieldSettingsCreateClusterInstTimeout,
+	UpdateSettingsRequestFieldSettingsUpdateClusterInstTimeout,
+	UpdateSettingsRequestFieldSettingsDeleteClusterInstTimeout,
+	UpdateSettingsRequestFieldSettingsCreateAppInstTimeout,
+	UpdateSettingsRequestFieldSettingsUpdateAppInstTimeout,
+	UpdateSettingsRequestFieldSettingsDeleteAppInstTimeout,
+	UpdateSettingsRequestFieldSettingsCreateCloudletTimeout,
+	UpdateSettingsRequestFieldSettingsUpdateCloudletTimeout,
+	UpdateSettingsRequestFieldSettingsCloudletInfoPushInterval,
+	UpdateSettingsRequestFieldSettingsResourceSnapshotInterval,
+	UpdateSettingsRequestFieldSettingsCloudletMaintenanceTimeout,
+	UpdateSettingsRequestFieldSettingsCrmConnectTimeout,
+	UpdateSettingsRequestFieldSettingsMaxTrackedDmeClients,
+	UpdateSettingsRequestFieldSettingsMaxConcurrentTasks,
+	UpdateSettingsRequestFieldFields,
 }
 
 var _UpdateSettingsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateSettingsRequest", []fieldmap.Field{
@@ -40,23 +70,53 @@ var _UpdateSettingsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Update
 	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag UpdateSettingsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*UpdateSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _UpdateSettingsRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of UpdateSettingsRequest.
+func (*UpdateSettingsRequest) FieldSchema() *fieldmap.Schema {
+	return _UpdateSettingsRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateSettingsResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
+// NewUpdateSettingsRequestFieldMap returns a FieldMap of UpdateSettingsRequest holding flags; the
+// error names the first flag UpdateSettingsRequest does not have.
+func NewUpdateSettingsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateSettingsRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of UpdateSettingsResponse: dot-joined field numbers from UpdateSettingsResponse.
+const (
+	UpdateSettingsResponseFieldSettings                           = "1"    // settings
+	UpdateSettingsResponseFieldSettingsCreateClusterInstTimeout   = "1.1"  // settings.create_cluster_inst_timeout
+	UpdateSettingsResponseFieldSettingsUpdateClusterInstTimeout   = "1.2"  // settings.update_cluster_inst_timeout
+	UpdateSettingsResponseFieldSettingsDeleteClusterInstTimeout   = "1.3"  // settings.delete_cluster_inst_timeout
+	UpdateSettingsResponseFieldSettingsCreateAppInstTimeout       = "1.4"  // settings.create_app_inst_timeout
+	UpdateSettingsResponseFieldSettingsUpdateAppInstTimeout       = "1.5"  // settings.update_app_inst_timeout
+	UpdateSettingsResponseFieldSettingsDeleteAppInstTimeout       = "1.6"  // settings.delete_app_inst_timeout
+	UpdateSettingsResponseFieldSettingsCreateCloudletTimeout      = "1.7"  // settings.create_cloudlet_timeout
+	UpdateSettingsResponseFieldSettingsUpdateCloudletTimeout      = "1.8"  // settings.update_cloudlet_timeout
+	UpdateSettingsResponseFieldSettingsCloudletInfoPushInterval   = "1.9"  // settings.cloudlet_info_push_interval
+	UpdateSettingsResponseFieldSettingsResourceSnapshotInterval   = "1.10" // settings.resource_snapshot_interval
+	UpdateSettingsResponseFieldSettingsCloudletMaintenanceTimeout = "1.11" // settings.cloudlet_maintenance_timeout
+	UpdateSettingsResponseFieldSettingsCrmConnectTimeout          = "1.12" // settings.crm_connect_timeout
+	UpdateSettingsResponseFieldSettingsMaxTrackedDmeClients       = "1.13" // settings.max_tracked_dme_clients
+	UpdateSettingsResponseFieldSettingsMaxConcurrentTasks         = "1.14" // settings.max_concurrent_tasks
+)
+
+// UpdateSettingsResponseAllFields lists the leaf flags of UpdateSettingsResponse: together they
+// select every field.
+var UpdateSettingsResponseAllFields = []string{
+	UpdateSettingsResponseFieldSettingsCreateClusterInstTimeout,
+	UpdateSettingsResponseFieldSettingsUpdateClusterInstTimeout,
+	UpdateSettingsResponseFieldSettingsDeleteClusterInstTimeout,
+	UpdateSettingsResponseFieldSettingsCreateAppInstTimeout,
+	UpdateSettingsResponseFieldSettingsUpdateAppInstTimeout,
+	UpdateSettingsResponseFieldSettingsDeleteAppInstTimeout,
+	UpdateSettingsResponseFieldSettingsCreateCloudletTimeout,
+	UpdateSettingsResponseFieldSettingsUpdateCloudletTimeout,
+	UpdateSettingsResponseFieldSettingsCloudletInfoPushInterval,
+	UpdateSettingsResponseFieldSettingsResourceSnapshotInterval,
+	UpdateSettingsResponseFieldSettingsCloudletMaintenanceTimeout,
+	UpdateSettingsResponseFieldSettingsCrmConnectTimeout,
+	UpdateSettingsResponseFieldSettingsMaxTrackedDmeClients,
+	UpdateSettingsResponseFieldSettingsMaxConcurrentTasks,
 }
 
 var _UpdateSettingsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateSettingsResponse", []fieldmap.Field{
@@ -77,44 +137,68 @@ var _UpdateSettingsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Updat
 	{Flag: "1.14", Path: "settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag UpdateSettingsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*UpdateSettingsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _UpdateSettingsResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of UpdateSettingsResponse.
+func (*UpdateSettingsResponse) FieldSchema() *fieldmap.Schema {
+	return _UpdateSettingsResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ResetSettingsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
+// NewUpdateSettingsResponseFieldMap returns a FieldMap of UpdateSettingsResponse holding flags; the
+// error names the first flag UpdateSettingsResponse does not have.
+func NewUpdateSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateSettingsResponse_fieldSchema.New(flags...)
 }
+
+// ResetSettingsRequestAllFields lists the leaf flags of ResetSettingsRequest: together they
+// select every field.
+var ResetSettingsRequestAllFields = []string{}
 
 var _ResetSettingsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ResetSettingsRequest", []fieldmap.Field{})
 
-// ValidateFields returns an error when fm holds a flag ResetSettingsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ResetSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ResetSettingsRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ResetSettingsRequest.
+func (*ResetSettingsRequest) FieldSchema() *fieldmap.Schema { return _ResetSettingsRequest_fieldSchema }
+
+// NewResetSettingsRequestFieldMap returns a FieldMap of ResetSettingsRequest holding flags; the
+// error names the first flag ResetSettingsRequest does not have.
+func NewResetSettingsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ResetSettingsRequest_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ResetSettingsResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
+// Field flags of ResetSettingsResponse: dot-joined field numbers from ResetSettingsResponse.
+const (
+	ResetSettingsResponseFieldSettings                           = "1"    // settings
+	ResetSettingsResponseFieldSettingsCreateClusterInstTimeout   = "1.1"  // settings.create_cluster_inst_timeout
+	ResetSettingsResponseFieldSettingsUpdateClusterInstTimeout   = "1.2"  // settings.update_cluster_inst_timeout
+	ResetSettingsResponseFieldSettingsDeleteClusterInstTimeout   = "1.3"  // settings.delete_cluster_inst_timeout
+	ResetSettingsResponseFieldSettingsCreateAppInstTimeout       = "1.4"  // settings.create_app_inst_timeout
+	ResetSettingsResponseFieldSettingsUpdateAppInstTimeout       = "1.5"  // settings.update_app_inst_timeout
+	ResetSettingsResponseFieldSettingsDeleteAppInstTimeout       = "1.6"  // settings.delete_app_inst_timeout
+	ResetSettingsResponseFieldSettingsCreateCloudletTimeout      = "1.7"  // settings.create_cloudlet_timeout
+	ResetSettingsResponseFieldSettingsUpdateCloudletTimeout      = "1.8"  // settings.update_cloudlet_timeout
+	ResetSettingsResponseFieldSettingsCloudletInfoPushInterval   = "1.9"  // settings.cloudlet_info_push_interval
+	ResetSettingsResponseFieldSettingsResourceSnapshotInterval   = "1.10" // settings.resource_snapshot_interval
+	ResetSettingsResponseFieldSettingsCloudletMaintenanceTimeout = "1.11" // settings.cloudlet_maintenance_timeout
+	ResetSettingsResponseFieldSettingsCrmConnectTimeout          = "1.12" // settings.crm_connect_timeout
+	ResetSettingsResponseFieldSettingsMaxTrackedDmeClients       = "1.13" // settings.max_tracked_dme_clients
+	ResetSettingsResponseFieldSettingsMaxConcurrentTasks         = "1.14" // settings.max_concurrent_tasks
+)
+
+// ResetSettingsResponseAllFields lists the leaf flags of ResetSettingsResponse: together they
+// select every field.
+var ResetSettingsResponseAllFields = []string{
+	ResetSettingsResponseFieldSettingsCreateClusterInstTimeout,
+	ResetSettingsResponseFieldSettingsUpdateClusterInstTimeout,
+	ResetSettingsResponseFieldSettingsDeleteClusterInstTimeout,
+	ResetSettingsResponseFieldSettingsCreateAppInstTimeout,
+	ResetSettingsResponseFieldSettingsUpdateAppInstTimeout,
+	ResetSettingsResponseFieldSettingsDeleteAppInstTimeout,
+	ResetSettingsResponseFieldSettingsCreateCloudletTimeout,
+	ResetSettingsResponseFieldSettingsUpdateCloudletTimeout,
+	ResetSettingsResponseFieldSettingsCloudletInfoPushInterval,
+	ResetSettingsResponseFieldSettingsResourceSnapshotInterval,
+	ResetSettingsResponseFieldSettingsCloudletMaintenanceTimeout,
+	ResetSettingsResponseFieldSettingsCrmConnectTimeout,
+	ResetSettingsResponseFieldSettingsMaxTrackedDmeClients,
+	ResetSettingsResponseFieldSettingsMaxConcurrentTasks,
 }
 
 var _ResetSettingsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ResetSettingsResponse", []fieldmap.Field{
@@ -135,44 +219,68 @@ var _ResetSettingsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ResetS
 	{Flag: "1.14", Path: "settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ResetSettingsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ResetSettingsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ResetSettingsResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ResetSettingsResponse.
+func (*ResetSettingsResponse) FieldSchema() *fieldmap.Schema {
+	return _ResetSettingsResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowSettingsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
+// NewResetSettingsResponseFieldMap returns a FieldMap of ResetSettingsResponse holding flags; the
+// error names the first flag ResetSettingsResponse does not have.
+func NewResetSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ResetSettingsResponse_fieldSchema.New(flags...)
 }
+
+// ShowSettingsRequestAllFields lists the leaf flags of ShowSettingsRequest: together they
+// select every field.
+var ShowSettingsRequestAllFields = []string{}
 
 var _ShowSettingsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowSettingsRequest", []fieldmap.Field{})
 
-// ValidateFields returns an error when fm holds a flag ShowSettingsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowSettingsRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowSettingsRequest.
+func (*ShowSettingsRequest) FieldSchema() *fieldmap.Schema { return _ShowSettingsRequest_fieldSchema }
+
+// NewShowSettingsRequestFieldMap returns a FieldMap of ShowSettingsRequest holding flags; the
+// error names the first flag ShowSettingsRequest does not have.
+func NewShowSettingsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowSettingsRequest_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowSettingsResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
+// Field flags of ShowSettingsResponse: dot-joined field numbers from ShowSettingsResponse.
+const (
+	ShowSettingsResponseFieldSettings                           = "1"    // settings
+	ShowSettingsResponseFieldSettingsCreateClusterInstTimeout   = "1.1"  // settings.create_cluster_inst_timeout
+	ShowSettingsResponseFieldSettingsUpdateClusterInstTimeout   = "1.2"  // settings.update_cluster_inst_timeout
+	ShowSettingsResponseFieldSettingsDeleteClusterInstTimeout   = "1.3"  // settings.delete_cluster_inst_timeout
+	ShowSettingsResponseFieldSettingsCreateAppInstTimeout       = "1.4"  // settings.create_app_inst_timeout
+	ShowSettingsResponseFieldSettingsUpdateAppInstTimeout       = "1.5"  // settings.update_app_inst_timeout
+	ShowSettingsResponseFieldSettingsDeleteAppInstTimeout       = "1.6"  // settings.delete_app_inst_timeout
+	ShowSettingsResponseFieldSettingsCreateCloudletTimeout      = "1.7"  // settings.create_cloudlet_timeout
+	ShowSettingsResponseFieldSettingsUpdateCloudletTimeout      = "1.8"  // settings.update_cloudlet_timeout
+	ShowSettingsResponseFieldSettingsCloudletInfoPushInterval   = "1.9"  // settings.cloudlet_info_push_interval
+	ShowSettingsResponseFieldSettingsResourceSnapshotInterval   = "1.10" // settings.resource_snapshot_interval
+	ShowSettingsResponseFieldSettingsCloudletMaintenanceTimeout = "1.11" // settings.cloudlet_maintenance_timeout
+	ShowSettingsResponseFieldSettingsCrmConnectTimeout          = "1.12" // settings.crm_connect_timeout
+	ShowSettingsResponseFieldSettingsMaxTrackedDmeClients       = "1.13" // settings.max_tracked_dme_clients
+	ShowSettingsResponseFieldSettingsMaxConcurrentTasks         = "1.14" // settings.max_concurrent_tasks
+)
+
+// ShowSettingsResponseAllFields lists the leaf flags of ShowSettingsResponse: together they
+// select every field.
+var ShowSettingsResponseAllFields = []string{
+	ShowSettingsResponseFieldSettingsCreateClusterInstTimeout,
+	ShowSettingsResponseFieldSettingsUpdateClusterInstTimeout,
+	ShowSettingsResponseFieldSettingsDeleteClusterInstTimeout,
+	ShowSettingsResponseFieldSettingsCreateAppInstTimeout,
+	ShowSettingsResponseFieldSettingsUpdateAppInstTimeout,
+	ShowSettingsResponseFieldSettingsDeleteAppInstTimeout,
+	ShowSettingsResponseFieldSettingsCreateCloudletTimeout,
+	ShowSettingsResponseFieldSettingsUpdateCloudletTimeout,
+	ShowSettingsResponseFieldSettingsCloudletInfoPushInterval,
+	ShowSettingsResponseFieldSettingsResourceSnapshotInterval,
+	ShowSettingsResponseFieldSettingsCloudletMaintenanceTimeout,
+	ShowSettingsResponseFieldSettingsCrmConnectTimeout,
+	ShowSettingsResponseFieldSettingsMaxTrackedDmeClients,
+	ShowSettingsResponseFieldSettingsMaxConcurrentTasks,
 }
 
 var _ShowSettingsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowSettingsResponse", []fieldmap.Field{
@@ -192,6 +300,1148 @@ var _ShowSettingsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowSet
 	{Flag: "1.13", Path: "settings.max_tracked_dme_clients", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 	{Flag: "1.14", Path: "settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
+
+// FieldSchema returns the field flags of ShowSettingsResponse.
+func (*ShowSettingsResponse) FieldSchema() *fieldmap.Schema { return _ShowSettingsResponse_fieldSchema }
+
+// NewShowSettingsResponseFieldMap returns a FieldMap of ShowSettingsResponse holding flags; the
+// error names the first flag ShowSettingsResponse does not have.
+func NewShowSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowSettingsResponse_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateSettingsRequest) Clone() *UpdateSettingsRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateSettingsRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateSettingsRequest, a deep copy of m, which is not nil.
+func (m *UpdateSettingsRequest) cloneTo(c *UpdateSettingsRequest) {
+	c.Settings = m.Settings.Clone()
+	c.Fields = slices.Clone(m.Fields)
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateSettingsResponse) Clone() *UpdateSettingsResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateSettingsResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateSettingsResponse, a deep copy of m, which is not nil.
+func (m *UpdateSettingsResponse) cloneTo(c *UpdateSettingsResponse) {
+	c.Settings = m.Settings.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ResetSettingsRequest) Clone() *ResetSettingsRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ResetSettingsRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ResetSettingsRequest, a deep copy of m, which is not nil.
+func (m *ResetSettingsRequest) cloneTo(c *ResetSettingsRequest) {
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ResetSettingsResponse) Clone() *ResetSettingsResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ResetSettingsResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ResetSettingsResponse, a deep copy of m, which is not nil.
+func (m *ResetSettingsResponse) cloneTo(c *ResetSettingsResponse) {
+	c.Settings = m.Settings.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowSettingsRequest) Clone() *ShowSettingsRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowSettingsRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowSettingsRequest, a deep copy of m, which is not nil.
+func (m *ShowSettingsRequest) cloneTo(c *ShowSettingsRequest) {
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowSettingsResponse) Clone() *ShowSettingsResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowSettingsResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowSettingsResponse, a deep copy of m, which is not nil.
+func (m *ShowSettingsResponse) cloneTo(c *ShowSettingsResponse) {
+	c.Settings = m.Settings.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateSettingsRequest) Equal(o *UpdateSettingsRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Settings.Equal(o.Settings) {
+		return false
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateSettingsResponse) Equal(o *UpdateSettingsResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Settings.Equal(o.Settings) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ResetSettingsRequest) Equal(o *ResetSettingsRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ResetSettingsResponse) Equal(o *ResetSettingsResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Settings.Equal(o.Settings) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowSettingsRequest) Equal(o *ShowSettingsRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowSettingsResponse) Equal(o *ShowSettingsResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Settings.Equal(o.Settings) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateSettingsRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateSettingsRequest) CopyInFields(src *UpdateSettingsRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Settings.Equal(src.GetSettings()) {
+			m.Settings = src.GetSettings().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Settings, src.GetSettings(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Settings{}
+				m.Settings = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !fieldmap.Equal(d1.CreateClusterInstTimeout, s1.GetCreateClusterInstTimeout()) {
+					d1.CreateClusterInstTimeout = fieldmap.Clone(s1.GetCreateClusterInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !fieldmap.Equal(d1.UpdateClusterInstTimeout, s1.GetUpdateClusterInstTimeout()) {
+					d1.UpdateClusterInstTimeout = fieldmap.Clone(s1.GetUpdateClusterInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if !fieldmap.Equal(d1.DeleteClusterInstTimeout, s1.GetDeleteClusterInstTimeout()) {
+					d1.DeleteClusterInstTimeout = fieldmap.Clone(s1.GetDeleteClusterInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !fieldmap.Equal(d1.CreateAppInstTimeout, s1.GetCreateAppInstTimeout()) {
+					d1.CreateAppInstTimeout = fieldmap.Clone(s1.GetCreateAppInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !fieldmap.Equal(d1.UpdateAppInstTimeout, s1.GetUpdateAppInstTimeout()) {
+					d1.UpdateAppInstTimeout = fieldmap.Clone(s1.GetUpdateAppInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.6") {
+				if !fieldmap.Equal(d1.DeleteAppInstTimeout, s1.GetDeleteAppInstTimeout()) {
+					d1.DeleteAppInstTimeout = fieldmap.Clone(s1.GetDeleteAppInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if !fieldmap.Equal(d1.CreateCloudletTimeout, s1.GetCreateCloudletTimeout()) {
+					d1.CreateCloudletTimeout = fieldmap.Clone(s1.GetCreateCloudletTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if !fieldmap.Equal(d1.UpdateCloudletTimeout, s1.GetUpdateCloudletTimeout()) {
+					d1.UpdateCloudletTimeout = fieldmap.Clone(s1.GetUpdateCloudletTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if !fieldmap.Equal(d1.CloudletInfoPushInterval, s1.GetCloudletInfoPushInterval()) {
+					d1.CloudletInfoPushInterval = fieldmap.Clone(s1.GetCloudletInfoPushInterval())
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if !fieldmap.Equal(d1.ResourceSnapshotInterval, s1.GetResourceSnapshotInterval()) {
+					d1.ResourceSnapshotInterval = fieldmap.Clone(s1.GetResourceSnapshotInterval())
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if !fieldmap.Equal(d1.CloudletMaintenanceTimeout, s1.GetCloudletMaintenanceTimeout()) {
+					d1.CloudletMaintenanceTimeout = fieldmap.Clone(s1.GetCloudletMaintenanceTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if !fieldmap.Equal(d1.CrmConnectTimeout, s1.GetCrmConnectTimeout()) {
+					d1.CrmConnectTimeout = fieldmap.Clone(s1.GetCrmConnectTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.MaxTrackedDmeClients != s1.GetMaxTrackedDmeClients() {
+					d1.MaxTrackedDmeClients = s1.GetMaxTrackedDmeClients()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.MaxConcurrentTasks != s1.GetMaxConcurrentTasks() {
+					d1.MaxConcurrentTasks = s1.GetMaxConcurrentTasks()
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("2") {
+		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
+			if len(sv0) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateSettingsResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateSettingsResponse) CopyInFields(src *UpdateSettingsResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Settings.Equal(src.GetSettings()) {
+			m.Settings = src.GetSettings().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Settings, src.GetSettings(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Settings{}
+				m.Settings = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !fieldmap.Equal(d1.CreateClusterInstTimeout, s1.GetCreateClusterInstTimeout()) {
+					d1.CreateClusterInstTimeout = fieldmap.Clone(s1.GetCreateClusterInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !fieldmap.Equal(d1.UpdateClusterInstTimeout, s1.GetUpdateClusterInstTimeout()) {
+					d1.UpdateClusterInstTimeout = fieldmap.Clone(s1.GetUpdateClusterInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if !fieldmap.Equal(d1.DeleteClusterInstTimeout, s1.GetDeleteClusterInstTimeout()) {
+					d1.DeleteClusterInstTimeout = fieldmap.Clone(s1.GetDeleteClusterInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !fieldmap.Equal(d1.CreateAppInstTimeout, s1.GetCreateAppInstTimeout()) {
+					d1.CreateAppInstTimeout = fieldmap.Clone(s1.GetCreateAppInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !fieldmap.Equal(d1.UpdateAppInstTimeout, s1.GetUpdateAppInstTimeout()) {
+					d1.UpdateAppInstTimeout = fieldmap.Clone(s1.GetUpdateAppInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.6") {
+				if !fieldmap.Equal(d1.DeleteAppInstTimeout, s1.GetDeleteAppInstTimeout()) {
+					d1.DeleteAppInstTimeout = fieldmap.Clone(s1.GetDeleteAppInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if !fieldmap.Equal(d1.CreateCloudletTimeout, s1.GetCreateCloudletTimeout()) {
+					d1.CreateCloudletTimeout = fieldmap.Clone(s1.GetCreateCloudletTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if !fieldmap.Equal(d1.UpdateCloudletTimeout, s1.GetUpdateCloudletTimeout()) {
+					d1.UpdateCloudletTimeout = fieldmap.Clone(s1.GetUpdateCloudletTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if !fieldmap.Equal(d1.CloudletInfoPushInterval, s1.GetCloudletInfoPushInterval()) {
+					d1.CloudletInfoPushInterval = fieldmap.Clone(s1.GetCloudletInfoPushInterval())
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if !fieldmap.Equal(d1.ResourceSnapshotInterval, s1.GetResourceSnapshotInterval()) {
+					d1.ResourceSnapshotInterval = fieldmap.Clone(s1.GetResourceSnapshotInterval())
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if !fieldmap.Equal(d1.CloudletMaintenanceTimeout, s1.GetCloudletMaintenanceTimeout()) {
+					d1.CloudletMaintenanceTimeout = fieldmap.Clone(s1.GetCloudletMaintenanceTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if !fieldmap.Equal(d1.CrmConnectTimeout, s1.GetCrmConnectTimeout()) {
+					d1.CrmConnectTimeout = fieldmap.Clone(s1.GetCrmConnectTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.MaxTrackedDmeClients != s1.GetMaxTrackedDmeClients() {
+					d1.MaxTrackedDmeClients = s1.GetMaxTrackedDmeClients()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.MaxConcurrentTasks != s1.GetMaxConcurrentTasks() {
+					d1.MaxConcurrentTasks = s1.GetMaxConcurrentTasks()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ResetSettingsRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ResetSettingsRequest) CopyInFields(src *ResetSettingsRequest, fm *fieldmap.FieldMap) int {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ResetSettingsResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ResetSettingsResponse) CopyInFields(src *ResetSettingsResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Settings.Equal(src.GetSettings()) {
+			m.Settings = src.GetSettings().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Settings, src.GetSettings(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Settings{}
+				m.Settings = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !fieldmap.Equal(d1.CreateClusterInstTimeout, s1.GetCreateClusterInstTimeout()) {
+					d1.CreateClusterInstTimeout = fieldmap.Clone(s1.GetCreateClusterInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !fieldmap.Equal(d1.UpdateClusterInstTimeout, s1.GetUpdateClusterInstTimeout()) {
+					d1.UpdateClusterInstTimeout = fieldmap.Clone(s1.GetUpdateClusterInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if !fieldmap.Equal(d1.DeleteClusterInstTimeout, s1.GetDeleteClusterInstTimeout()) {
+					d1.DeleteClusterInstTimeout = fieldmap.Clone(s1.GetDeleteClusterInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !fieldmap.Equal(d1.CreateAppInstTimeout, s1.GetCreateAppInstTimeout()) {
+					d1.CreateAppInstTimeout = fieldmap.Clone(s1.GetCreateAppInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !fieldmap.Equal(d1.UpdateAppInstTimeout, s1.GetUpdateAppInstTimeout()) {
+					d1.UpdateAppInstTimeout = fieldmap.Clone(s1.GetUpdateAppInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.6") {
+				if !fieldmap.Equal(d1.DeleteAppInstTimeout, s1.GetDeleteAppInstTimeout()) {
+					d1.DeleteAppInstTimeout = fieldmap.Clone(s1.GetDeleteAppInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if !fieldmap.Equal(d1.CreateCloudletTimeout, s1.GetCreateCloudletTimeout()) {
+					d1.CreateCloudletTimeout = fieldmap.Clone(s1.GetCreateCloudletTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if !fieldmap.Equal(d1.UpdateCloudletTimeout, s1.GetUpdateCloudletTimeout()) {
+					d1.UpdateCloudletTimeout = fieldmap.Clone(s1.GetUpdateCloudletTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if !fieldmap.Equal(d1.CloudletInfoPushInterval, s1.GetCloudletInfoPushInterval()) {
+					d1.CloudletInfoPushInterval = fieldmap.Clone(s1.GetCloudletInfoPushInterval())
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if !fieldmap.Equal(d1.ResourceSnapshotInterval, s1.GetResourceSnapshotInterval()) {
+					d1.ResourceSnapshotInterval = fieldmap.Clone(s1.GetResourceSnapshotInterval())
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if !fieldmap.Equal(d1.CloudletMaintenanceTimeout, s1.GetCloudletMaintenanceTimeout()) {
+					d1.CloudletMaintenanceTimeout = fieldmap.Clone(s1.GetCloudletMaintenanceTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if !fieldmap.Equal(d1.CrmConnectTimeout, s1.GetCrmConnectTimeout()) {
+					d1.CrmConnectTimeout = fieldmap.Clone(s1.GetCrmConnectTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.MaxTrackedDmeClients != s1.GetMaxTrackedDmeClients() {
+					d1.MaxTrackedDmeClients = s1.GetMaxTrackedDmeClients()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.MaxConcurrentTasks != s1.GetMaxConcurrentTasks() {
+					d1.MaxConcurrentTasks = s1.GetMaxConcurrentTasks()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowSettingsRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowSettingsRequest) CopyInFields(src *ShowSettingsRequest, fm *fieldmap.FieldMap) int {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowSettingsResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowSettingsResponse) CopyInFields(src *ShowSettingsResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Settings.Equal(src.GetSettings()) {
+			m.Settings = src.GetSettings().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Settings, src.GetSettings(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Settings{}
+				m.Settings = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !fieldmap.Equal(d1.CreateClusterInstTimeout, s1.GetCreateClusterInstTimeout()) {
+					d1.CreateClusterInstTimeout = fieldmap.Clone(s1.GetCreateClusterInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !fieldmap.Equal(d1.UpdateClusterInstTimeout, s1.GetUpdateClusterInstTimeout()) {
+					d1.UpdateClusterInstTimeout = fieldmap.Clone(s1.GetUpdateClusterInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.3") {
+				if !fieldmap.Equal(d1.DeleteClusterInstTimeout, s1.GetDeleteClusterInstTimeout()) {
+					d1.DeleteClusterInstTimeout = fieldmap.Clone(s1.GetDeleteClusterInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if !fieldmap.Equal(d1.CreateAppInstTimeout, s1.GetCreateAppInstTimeout()) {
+					d1.CreateAppInstTimeout = fieldmap.Clone(s1.GetCreateAppInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if !fieldmap.Equal(d1.UpdateAppInstTimeout, s1.GetUpdateAppInstTimeout()) {
+					d1.UpdateAppInstTimeout = fieldmap.Clone(s1.GetUpdateAppInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.6") {
+				if !fieldmap.Equal(d1.DeleteAppInstTimeout, s1.GetDeleteAppInstTimeout()) {
+					d1.DeleteAppInstTimeout = fieldmap.Clone(s1.GetDeleteAppInstTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if !fieldmap.Equal(d1.CreateCloudletTimeout, s1.GetCreateCloudletTimeout()) {
+					d1.CreateCloudletTimeout = fieldmap.Clone(s1.GetCreateCloudletTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.8") {
+				if !fieldmap.Equal(d1.UpdateCloudletTimeout, s1.GetUpdateCloudletTimeout()) {
+					d1.UpdateCloudletTimeout = fieldmap.Clone(s1.GetUpdateCloudletTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if !fieldmap.Equal(d1.CloudletInfoPushInterval, s1.GetCloudletInfoPushInterval()) {
+					d1.CloudletInfoPushInterval = fieldmap.Clone(s1.GetCloudletInfoPushInterval())
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if !fieldmap.Equal(d1.ResourceSnapshotInterval, s1.GetResourceSnapshotInterval()) {
+					d1.ResourceSnapshotInterval = fieldmap.Clone(s1.GetResourceSnapshotInterval())
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if !fieldmap.Equal(d1.CloudletMaintenanceTimeout, s1.GetCloudletMaintenanceTimeout()) {
+					d1.CloudletMaintenanceTimeout = fieldmap.Clone(s1.GetCloudletMaintenanceTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.12") {
+				if !fieldmap.Equal(d1.CrmConnectTimeout, s1.GetCrmConnectTimeout()) {
+					d1.CrmConnectTimeout = fieldmap.Clone(s1.GetCrmConnectTimeout())
+					n++
+				}
+			}
+			if fm.IsSet("1.13") {
+				if d1.MaxTrackedDmeClients != s1.GetMaxTrackedDmeClients() {
+					d1.MaxTrackedDmeClients = s1.GetMaxTrackedDmeClients()
+					n++
+				}
+			}
+			if fm.IsSet("1.14") {
+				if d1.MaxConcurrentTasks != s1.GetMaxConcurrentTasks() {
+					d1.MaxConcurrentTasks = s1.GetMaxConcurrentTasks()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateSettingsRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateSettingsRequest) DiffFields(o *UpdateSettingsRequest) *fieldmap.FieldMap {
+	fm := _UpdateSettingsRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetSettings(), o.GetSettings(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if !fieldmap.Equal(a1.GetCreateClusterInstTimeout(), b1.GetCreateClusterInstTimeout()) {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdateClusterInstTimeout(), b1.GetUpdateClusterInstTimeout()) {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetDeleteClusterInstTimeout(), b1.GetDeleteClusterInstTimeout()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreateAppInstTimeout(), b1.GetCreateAppInstTimeout()) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdateAppInstTimeout(), b1.GetUpdateAppInstTimeout()) {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetDeleteAppInstTimeout(), b1.GetDeleteAppInstTimeout()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreateCloudletTimeout(), b1.GetCreateCloudletTimeout()) {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdateCloudletTimeout(), b1.GetUpdateCloudletTimeout()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCloudletInfoPushInterval(), b1.GetCloudletInfoPushInterval()) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetResourceSnapshotInterval(), b1.GetResourceSnapshotInterval()) {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCloudletMaintenanceTimeout(), b1.GetCloudletMaintenanceTimeout()) {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCrmConnectTimeout(), b1.GetCrmConnectTimeout()) {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetMaxTrackedDmeClients() != b1.GetMaxTrackedDmeClients() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetMaxConcurrentTasks() != b1.GetMaxConcurrentTasks() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if !slices.Equal(m.GetFields(), o.GetFields()) {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateSettingsResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateSettingsResponse) DiffFields(o *UpdateSettingsResponse) *fieldmap.FieldMap {
+	fm := _UpdateSettingsResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetSettings(), o.GetSettings(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if !fieldmap.Equal(a1.GetCreateClusterInstTimeout(), b1.GetCreateClusterInstTimeout()) {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdateClusterInstTimeout(), b1.GetUpdateClusterInstTimeout()) {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetDeleteClusterInstTimeout(), b1.GetDeleteClusterInstTimeout()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreateAppInstTimeout(), b1.GetCreateAppInstTimeout()) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdateAppInstTimeout(), b1.GetUpdateAppInstTimeout()) {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetDeleteAppInstTimeout(), b1.GetDeleteAppInstTimeout()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreateCloudletTimeout(), b1.GetCreateCloudletTimeout()) {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdateCloudletTimeout(), b1.GetUpdateCloudletTimeout()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCloudletInfoPushInterval(), b1.GetCloudletInfoPushInterval()) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetResourceSnapshotInterval(), b1.GetResourceSnapshotInterval()) {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCloudletMaintenanceTimeout(), b1.GetCloudletMaintenanceTimeout()) {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCrmConnectTimeout(), b1.GetCrmConnectTimeout()) {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetMaxTrackedDmeClients() != b1.GetMaxTrackedDmeClients() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetMaxConcurrentTasks() != b1.GetMaxConcurrentTasks() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ResetSettingsRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ResetSettingsRequest) DiffFields(o *ResetSettingsRequest) *fieldmap.FieldMap {
+	fm := _ResetSettingsRequest_fieldSchema.NewFieldMap()
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ResetSettingsResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ResetSettingsResponse) DiffFields(o *ResetSettingsResponse) *fieldmap.FieldMap {
+	fm := _ResetSettingsResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetSettings(), o.GetSettings(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if !fieldmap.Equal(a1.GetCreateClusterInstTimeout(), b1.GetCreateClusterInstTimeout()) {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdateClusterInstTimeout(), b1.GetUpdateClusterInstTimeout()) {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetDeleteClusterInstTimeout(), b1.GetDeleteClusterInstTimeout()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreateAppInstTimeout(), b1.GetCreateAppInstTimeout()) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdateAppInstTimeout(), b1.GetUpdateAppInstTimeout()) {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetDeleteAppInstTimeout(), b1.GetDeleteAppInstTimeout()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreateCloudletTimeout(), b1.GetCreateCloudletTimeout()) {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdateCloudletTimeout(), b1.GetUpdateCloudletTimeout()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCloudletInfoPushInterval(), b1.GetCloudletInfoPushInterval()) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetResourceSnapshotInterval(), b1.GetResourceSnapshotInterval()) {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCloudletMaintenanceTimeout(), b1.GetCloudletMaintenanceTimeout()) {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCrmConnectTimeout(), b1.GetCrmConnectTimeout()) {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetMaxTrackedDmeClients() != b1.GetMaxTrackedDmeClients() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetMaxConcurrentTasks() != b1.GetMaxConcurrentTasks() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowSettingsRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowSettingsRequest) DiffFields(o *ShowSettingsRequest) *fieldmap.FieldMap {
+	fm := _ShowSettingsRequest_fieldSchema.NewFieldMap()
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowSettingsResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowSettingsResponse) DiffFields(o *ShowSettingsResponse) *fieldmap.FieldMap {
+	fm := _ShowSettingsResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetSettings(), o.GetSettings(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if !fieldmap.Equal(a1.GetCreateClusterInstTimeout(), b1.GetCreateClusterInstTimeout()) {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdateClusterInstTimeout(), b1.GetUpdateClusterInstTimeout()) {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetDeleteClusterInstTimeout(), b1.GetDeleteClusterInstTimeout()) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreateAppInstTimeout(), b1.GetCreateAppInstTimeout()) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdateAppInstTimeout(), b1.GetUpdateAppInstTimeout()) {
+			fm.Set("1.5")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetDeleteAppInstTimeout(), b1.GetDeleteAppInstTimeout()) {
+			fm.Set("1.6")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCreateCloudletTimeout(), b1.GetCreateCloudletTimeout()) {
+			fm.Set("1.7")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetUpdateCloudletTimeout(), b1.GetUpdateCloudletTimeout()) {
+			fm.Set("1.8")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCloudletInfoPushInterval(), b1.GetCloudletInfoPushInterval()) {
+			fm.Set("1.9")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetResourceSnapshotInterval(), b1.GetResourceSnapshotInterval()) {
+			fm.Set("1.10")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCloudletMaintenanceTimeout(), b1.GetCloudletMaintenanceTimeout()) {
+			fm.Set("1.11")
+			c1 = true
+		}
+		if !fieldmap.Equal(a1.GetCrmConnectTimeout(), b1.GetCrmConnectTimeout()) {
+			fm.Set("1.12")
+			c1 = true
+		}
+		if a1.GetMaxTrackedDmeClients() != b1.GetMaxTrackedDmeClients() {
+			fm.Set("1.13")
+			c1 = true
+		}
+		if a1.GetMaxConcurrentTasks() != b1.GetMaxConcurrentTasks() {
+			fm.Set("1.14")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *UpdateSettingsRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag UpdateSettingsRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*UpdateSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _UpdateSettingsRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *UpdateSettingsResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag UpdateSettingsResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*UpdateSettingsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _UpdateSettingsResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ResetSettingsRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ResetSettingsRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ResetSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ResetSettingsRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ResetSettingsResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ResetSettingsResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ResetSettingsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ResetSettingsResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowSettingsRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowSettingsRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowSettingsRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowSettingsResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
 
 // ValidateFields returns an error when fm holds a flag ShowSettingsResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -217,7 +1467,7 @@ func (m *UpdateSettingsRequest) Redacted() *UpdateSettingsRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -238,7 +1488,7 @@ func (m *UpdateSettingsResponse) Redacted() *UpdateSettingsResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -259,7 +1509,7 @@ func (m *ResetSettingsRequest) Redacted() *ResetSettingsRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -280,7 +1530,7 @@ func (m *ResetSettingsResponse) Redacted() *ResetSettingsResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -301,7 +1551,7 @@ func (m *ShowSettingsRequest) Redacted() *ShowSettingsRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -322,7 +1572,7 @@ func (m *ShowSettingsResponse) Redacted() *ShowSettingsResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }

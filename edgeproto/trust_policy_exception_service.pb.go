@@ -9,7 +9,6 @@
 package edgeproto
 
 import (
-	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -398,7 +397,7 @@ var File_edgeproto_v1_trust_policy_exception_service_proto protoreflect.FileDesc
 
 const file_edgeproto_v1_trust_policy_exception_service_proto_rawDesc = "" +
 	"\n" +
-	"1edgeproto/v1/trust_policy_exception_service.proto\x12\fedgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x17edgeproto/v1/keys.proto\x1a\x1fedgeproto/v1/trust_policy.proto\"}\n" +
+	"1edgeproto/v1/trust_policy_exception_service.proto\x12\fedgeproto.v1\x1a\x17edgeproto/v1/keys.proto\x1a\x1fedgeproto/v1/trust_policy.proto\"}\n" +
 	"!CreateTrustPolicyExceptionRequest\x12X\n" +
 	"\x16trust_policy_exception\x18\x01 \x01(\v2\".edgeproto.v1.TrustPolicyExceptionR\x14trustPolicyException\"~\n" +
 	"\"CreateTrustPolicyExceptionResponse\x12X\n" +
@@ -419,13 +418,7 @@ const file_edgeproto_v1_trust_policy_exception_service_proto_rawDesc = "" +
 	"\x1aCreateTrustPolicyException\x12/.edgeproto.v1.CreateTrustPolicyExceptionRequest\x1a0.edgeproto.v1.CreateTrustPolicyExceptionResponse\x12\x7f\n" +
 	"\x1aUpdateTrustPolicyException\x12/.edgeproto.v1.UpdateTrustPolicyExceptionRequest\x1a0.edgeproto.v1.UpdateTrustPolicyExceptionResponse\x12\x7f\n" +
 	"\x1aDeleteTrustPolicyException\x12/.edgeproto.v1.DeleteTrustPolicyExceptionRequest\x1a0.edgeproto.v1.DeleteTrustPolicyExceptionResponse\x12~\n" +
-	"\x19ShowTrustPolicyExceptions\x12..edgeproto.v1.ShowTrustPolicyExceptionsRequest\x1a/.edgeproto.v1.ShowTrustPolicyExceptionsResponse0\x01B^\x92\xcf\x1c*\n" +
-	"\x06fields\n" +
-	"\x05clone\n" +
-	"\x05equal\n" +
-	"\x06copyin\n" +
-	"\x04diff\n" +
-	"\x04keysZ.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
+	"\x19ShowTrustPolicyExceptions\x12..edgeproto.v1.ShowTrustPolicyExceptionsRequest\x1a/.edgeproto.v1.ShowTrustPolicyExceptionsResponse0\x01B0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
 
 var (
 	file_edgeproto_v1_trust_policy_exception_service_proto_rawDescOnce sync.Once

@@ -8,20 +8,50 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateTrustPolicyExceptionRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.TrustPolicyException.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateTrustPolicyExceptionRequest", "trust_policy_exception")
-	}
-	return nil
+// Field flags of CreateTrustPolicyExceptionRequest: dot-joined field numbers from CreateTrustPolicyExceptionRequest.
+const (
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyException                                  = "1"       // trust_policy_exception
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKey                               = "1.1"     // trust_policy_exception.key
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKey                         = "1.1.1"   // trust_policy_exception.key.app_key
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyOrganization             = "1.1.1.1" // trust_policy_exception.key.app_key.organization
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyName                     = "1.1.1.2" // trust_policy_exception.key.app_key.name
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyVersion                  = "1.1.1.3" // trust_policy_exception.key.app_key.version
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKey                = "1.1.2"   // trust_policy_exception.key.cloudlet_pool_key
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization    = "1.1.2.1" // trust_policy_exception.key.cloudlet_pool_key.organization
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyName            = "1.1.2.2" // trust_policy_exception.key.cloudlet_pool_key.name
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyName                           = "1.1.3"   // trust_policy_exception.key.name
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionState                             = "1.2"     // trust_policy_exception.state
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRules             = "1.3"     // trust_policy_exception.outbound_security_rules
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRulesProtocol     = "1.3.1"   // trust_policy_exception.outbound_security_rules.protocol
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMin = "1.3.2"   // trust_policy_exception.outbound_security_rules.port_range_min
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMax = "1.3.3"   // trust_policy_exception.outbound_security_rules.port_range_max
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRulesRemoteCidr   = "1.3.4"   // trust_policy_exception.outbound_security_rules.remote_cidr
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstances                         = "1.4"     // trust_policy_exception.instances
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesAppInstKey               = "1.4.1"   // trust_policy_exception.instances.app_inst_key
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesAppInstKeyName           = "1.4.1.1" // trust_policy_exception.instances.app_inst_key.name
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesAppInstKeyOrganization   = "1.4.1.2" // trust_policy_exception.instances.app_inst_key.organization
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesCloudletKey              = "1.4.2"   // trust_policy_exception.instances.cloudlet_key
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesCloudletKeyOrganization  = "1.4.2.1" // trust_policy_exception.instances.cloudlet_key.organization
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+)
+
+// CreateTrustPolicyExceptionRequestAllFields lists the leaf flags of CreateTrustPolicyExceptionRequest: together they
+// select every field.
+var CreateTrustPolicyExceptionRequestAllFields = []string{
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyName,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyVersion,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyName,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionState,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRules,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstances,
 }
 
 var _CreateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyExceptionRequest", []fieldmap.Field{
@@ -52,26 +82,58 @@ var _CreateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewSchema("edgepro
 	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag CreateTrustPolicyExceptionRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*CreateTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _CreateTrustPolicyExceptionRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of CreateTrustPolicyExceptionRequest.
+func (*CreateTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
+	return _CreateTrustPolicyExceptionRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateTrustPolicyExceptionResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.TrustPolicyException.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateTrustPolicyExceptionResponse", "trust_policy_exception")
-	}
-	return nil
+// NewCreateTrustPolicyExceptionRequestFieldMap returns a FieldMap of CreateTrustPolicyExceptionRequest holding flags; the
+// error names the first flag CreateTrustPolicyExceptionRequest does not have.
+func NewCreateTrustPolicyExceptionRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateTrustPolicyExceptionRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of CreateTrustPolicyExceptionResponse: dot-joined field numbers from CreateTrustPolicyExceptionResponse.
+const (
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyException                                  = "1"       // trust_policy_exception
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKey                               = "1.1"     // trust_policy_exception.key
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKey                         = "1.1.1"   // trust_policy_exception.key.app_key
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyOrganization             = "1.1.1.1" // trust_policy_exception.key.app_key.organization
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyName                     = "1.1.1.2" // trust_policy_exception.key.app_key.name
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyVersion                  = "1.1.1.3" // trust_policy_exception.key.app_key.version
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKey                = "1.1.2"   // trust_policy_exception.key.cloudlet_pool_key
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization    = "1.1.2.1" // trust_policy_exception.key.cloudlet_pool_key.organization
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyName            = "1.1.2.2" // trust_policy_exception.key.cloudlet_pool_key.name
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyName                           = "1.1.3"   // trust_policy_exception.key.name
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionState                             = "1.2"     // trust_policy_exception.state
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRules             = "1.3"     // trust_policy_exception.outbound_security_rules
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRulesProtocol     = "1.3.1"   // trust_policy_exception.outbound_security_rules.protocol
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMin = "1.3.2"   // trust_policy_exception.outbound_security_rules.port_range_min
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMax = "1.3.3"   // trust_policy_exception.outbound_security_rules.port_range_max
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRulesRemoteCidr   = "1.3.4"   // trust_policy_exception.outbound_security_rules.remote_cidr
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstances                         = "1.4"     // trust_policy_exception.instances
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesAppInstKey               = "1.4.1"   // trust_policy_exception.instances.app_inst_key
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesAppInstKeyName           = "1.4.1.1" // trust_policy_exception.instances.app_inst_key.name
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesAppInstKeyOrganization   = "1.4.1.2" // trust_policy_exception.instances.app_inst_key.organization
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesCloudletKey              = "1.4.2"   // trust_policy_exception.instances.cloudlet_key
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesCloudletKeyOrganization  = "1.4.2.1" // trust_policy_exception.instances.cloudlet_key.organization
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+)
+
+// CreateTrustPolicyExceptionResponseAllFields lists the leaf flags of CreateTrustPolicyExceptionResponse: together they
+// select every field.
+var CreateTrustPolicyExceptionResponseAllFields = []string{
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyName,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyVersion,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyName,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionState,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRules,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstances,
 }
 
 var _CreateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyExceptionResponse", []fieldmap.Field{
@@ -102,26 +164,60 @@ var _CreateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewSchema("edgepr
 	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag CreateTrustPolicyExceptionResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*CreateTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _CreateTrustPolicyExceptionResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of CreateTrustPolicyExceptionResponse.
+func (*CreateTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
+	return _CreateTrustPolicyExceptionResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateTrustPolicyExceptionRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.TrustPolicyException.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateTrustPolicyExceptionRequest", "trust_policy_exception")
-	}
-	return nil
+// NewCreateTrustPolicyExceptionResponseFieldMap returns a FieldMap of CreateTrustPolicyExceptionResponse holding flags; the
+// error names the first flag CreateTrustPolicyExceptionResponse does not have.
+func NewCreateTrustPolicyExceptionResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateTrustPolicyExceptionResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of UpdateTrustPolicyExceptionRequest: dot-joined field numbers from UpdateTrustPolicyExceptionRequest.
+const (
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyException                                  = "1"       // trust_policy_exception
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKey                               = "1.1"     // trust_policy_exception.key
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKey                         = "1.1.1"   // trust_policy_exception.key.app_key
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyOrganization             = "1.1.1.1" // trust_policy_exception.key.app_key.organization
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyName                     = "1.1.1.2" // trust_policy_exception.key.app_key.name
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyVersion                  = "1.1.1.3" // trust_policy_exception.key.app_key.version
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKey                = "1.1.2"   // trust_policy_exception.key.cloudlet_pool_key
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization    = "1.1.2.1" // trust_policy_exception.key.cloudlet_pool_key.organization
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyName            = "1.1.2.2" // trust_policy_exception.key.cloudlet_pool_key.name
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyName                           = "1.1.3"   // trust_policy_exception.key.name
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionState                             = "1.2"     // trust_policy_exception.state
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRules             = "1.3"     // trust_policy_exception.outbound_security_rules
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRulesProtocol     = "1.3.1"   // trust_policy_exception.outbound_security_rules.protocol
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMin = "1.3.2"   // trust_policy_exception.outbound_security_rules.port_range_min
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMax = "1.3.3"   // trust_policy_exception.outbound_security_rules.port_range_max
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRulesRemoteCidr   = "1.3.4"   // trust_policy_exception.outbound_security_rules.remote_cidr
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstances                         = "1.4"     // trust_policy_exception.instances
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesAppInstKey               = "1.4.1"   // trust_policy_exception.instances.app_inst_key
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesAppInstKeyName           = "1.4.1.1" // trust_policy_exception.instances.app_inst_key.name
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesAppInstKeyOrganization   = "1.4.1.2" // trust_policy_exception.instances.app_inst_key.organization
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesCloudletKey              = "1.4.2"   // trust_policy_exception.instances.cloudlet_key
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesCloudletKeyOrganization  = "1.4.2.1" // trust_policy_exception.instances.cloudlet_key.organization
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	UpdateTrustPolicyExceptionRequestFieldFields                                                = "2"       // fields
+)
+
+// UpdateTrustPolicyExceptionRequestAllFields lists the leaf flags of UpdateTrustPolicyExceptionRequest: together they
+// select every field.
+var UpdateTrustPolicyExceptionRequestAllFields = []string{
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyName,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyVersion,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyName,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionState,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRules,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstances,
+	UpdateTrustPolicyExceptionRequestFieldFields,
 }
 
 var _UpdateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyExceptionRequest", []fieldmap.Field{
@@ -153,26 +249,58 @@ var _UpdateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewSchema("edgepro
 	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag UpdateTrustPolicyExceptionRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*UpdateTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _UpdateTrustPolicyExceptionRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of UpdateTrustPolicyExceptionRequest.
+func (*UpdateTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
+	return _UpdateTrustPolicyExceptionRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateTrustPolicyExceptionResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.TrustPolicyException.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateTrustPolicyExceptionResponse", "trust_policy_exception")
-	}
-	return nil
+// NewUpdateTrustPolicyExceptionRequestFieldMap returns a FieldMap of UpdateTrustPolicyExceptionRequest holding flags; the
+// error names the first flag UpdateTrustPolicyExceptionRequest does not have.
+func NewUpdateTrustPolicyExceptionRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateTrustPolicyExceptionRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of UpdateTrustPolicyExceptionResponse: dot-joined field numbers from UpdateTrustPolicyExceptionResponse.
+const (
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyException                                  = "1"       // trust_policy_exception
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKey                               = "1.1"     // trust_policy_exception.key
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKey                         = "1.1.1"   // trust_policy_exception.key.app_key
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyOrganization             = "1.1.1.1" // trust_policy_exception.key.app_key.organization
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyName                     = "1.1.1.2" // trust_policy_exception.key.app_key.name
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyVersion                  = "1.1.1.3" // trust_policy_exception.key.app_key.version
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKey                = "1.1.2"   // trust_policy_exception.key.cloudlet_pool_key
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization    = "1.1.2.1" // trust_policy_exception.key.cloudlet_pool_key.organization
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyName            = "1.1.2.2" // trust_policy_exception.key.cloudlet_pool_key.name
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyName                           = "1.1.3"   // trust_policy_exception.key.name
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionState                             = "1.2"     // trust_policy_exception.state
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRules             = "1.3"     // trust_policy_exception.outbound_security_rules
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRulesProtocol     = "1.3.1"   // trust_policy_exception.outbound_security_rules.protocol
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMin = "1.3.2"   // trust_policy_exception.outbound_security_rules.port_range_min
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMax = "1.3.3"   // trust_policy_exception.outbound_security_rules.port_range_max
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRulesRemoteCidr   = "1.3.4"   // trust_policy_exception.outbound_security_rules.remote_cidr
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstances                         = "1.4"     // trust_policy_exception.instances
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesAppInstKey               = "1.4.1"   // trust_policy_exception.instances.app_inst_key
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesAppInstKeyName           = "1.4.1.1" // trust_policy_exception.instances.app_inst_key.name
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesAppInstKeyOrganization   = "1.4.1.2" // trust_policy_exception.instances.app_inst_key.organization
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesCloudletKey              = "1.4.2"   // trust_policy_exception.instances.cloudlet_key
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesCloudletKeyOrganization  = "1.4.2.1" // trust_policy_exception.instances.cloudlet_key.organization
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+)
+
+// UpdateTrustPolicyExceptionResponseAllFields lists the leaf flags of UpdateTrustPolicyExceptionResponse: together they
+// select every field.
+var UpdateTrustPolicyExceptionResponseAllFields = []string{
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyName,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyVersion,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyName,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionState,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRules,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstances,
 }
 
 var _UpdateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyExceptionResponse", []fieldmap.Field{
@@ -203,23 +331,39 @@ var _UpdateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewSchema("edgepr
 	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag UpdateTrustPolicyExceptionResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*UpdateTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _UpdateTrustPolicyExceptionResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of UpdateTrustPolicyExceptionResponse.
+func (*UpdateTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
+	return _UpdateTrustPolicyExceptionResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteTrustPolicyExceptionRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
+// NewUpdateTrustPolicyExceptionResponseFieldMap returns a FieldMap of UpdateTrustPolicyExceptionResponse holding flags; the
+// error names the first flag UpdateTrustPolicyExceptionResponse does not have.
+func NewUpdateTrustPolicyExceptionResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateTrustPolicyExceptionResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of DeleteTrustPolicyExceptionRequest: dot-joined field numbers from DeleteTrustPolicyExceptionRequest.
+const (
+	DeleteTrustPolicyExceptionRequestFieldKey                            = "1"     // key
+	DeleteTrustPolicyExceptionRequestFieldKeyAppKey                      = "1.1"   // key.app_key
+	DeleteTrustPolicyExceptionRequestFieldKeyAppKeyOrganization          = "1.1.1" // key.app_key.organization
+	DeleteTrustPolicyExceptionRequestFieldKeyAppKeyName                  = "1.1.2" // key.app_key.name
+	DeleteTrustPolicyExceptionRequestFieldKeyAppKeyVersion               = "1.1.3" // key.app_key.version
+	DeleteTrustPolicyExceptionRequestFieldKeyCloudletPoolKey             = "1.2"   // key.cloudlet_pool_key
+	DeleteTrustPolicyExceptionRequestFieldKeyCloudletPoolKeyOrganization = "1.2.1" // key.cloudlet_pool_key.organization
+	DeleteTrustPolicyExceptionRequestFieldKeyCloudletPoolKeyName         = "1.2.2" // key.cloudlet_pool_key.name
+	DeleteTrustPolicyExceptionRequestFieldKeyName                        = "1.3"   // key.name
+)
+
+// DeleteTrustPolicyExceptionRequestAllFields lists the leaf flags of DeleteTrustPolicyExceptionRequest: together they
+// select every field.
+var DeleteTrustPolicyExceptionRequestAllFields = []string{
+	DeleteTrustPolicyExceptionRequestFieldKeyAppKeyOrganization,
+	DeleteTrustPolicyExceptionRequestFieldKeyAppKeyName,
+	DeleteTrustPolicyExceptionRequestFieldKeyAppKeyVersion,
+	DeleteTrustPolicyExceptionRequestFieldKeyCloudletPoolKeyOrganization,
+	DeleteTrustPolicyExceptionRequestFieldKeyCloudletPoolKeyName,
+	DeleteTrustPolicyExceptionRequestFieldKeyName,
 }
 
 var _DeleteTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyExceptionRequest", []fieldmap.Field{
@@ -234,47 +378,75 @@ var _DeleteTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewSchema("edgepro
 	{Flag: "1.3", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag DeleteTrustPolicyExceptionRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*DeleteTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _DeleteTrustPolicyExceptionRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of DeleteTrustPolicyExceptionRequest.
+func (*DeleteTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
+	return _DeleteTrustPolicyExceptionRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteTrustPolicyExceptionResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
+// NewDeleteTrustPolicyExceptionRequestFieldMap returns a FieldMap of DeleteTrustPolicyExceptionRequest holding flags; the
+// error names the first flag DeleteTrustPolicyExceptionRequest does not have.
+func NewDeleteTrustPolicyExceptionRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteTrustPolicyExceptionRequest_fieldSchema.New(flags...)
 }
+
+// DeleteTrustPolicyExceptionResponseAllFields lists the leaf flags of DeleteTrustPolicyExceptionResponse: together they
+// select every field.
+var DeleteTrustPolicyExceptionResponseAllFields = []string{}
 
 var _DeleteTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyExceptionResponse", []fieldmap.Field{})
 
-// ValidateFields returns an error when fm holds a flag DeleteTrustPolicyExceptionResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*DeleteTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _DeleteTrustPolicyExceptionResponse_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of DeleteTrustPolicyExceptionResponse.
+func (*DeleteTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
+	return _DeleteTrustPolicyExceptionResponse_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowTrustPolicyExceptionsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.Filter.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowTrustPolicyExceptionsRequest", "filter")
-	}
-	return nil
+// NewDeleteTrustPolicyExceptionResponseFieldMap returns a FieldMap of DeleteTrustPolicyExceptionResponse holding flags; the
+// error names the first flag DeleteTrustPolicyExceptionResponse does not have.
+func NewDeleteTrustPolicyExceptionResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteTrustPolicyExceptionResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowTrustPolicyExceptionsRequest: dot-joined field numbers from ShowTrustPolicyExceptionsRequest.
+const (
+	ShowTrustPolicyExceptionsRequestFieldFilter                                  = "1"       // filter
+	ShowTrustPolicyExceptionsRequestFieldFilterKey                               = "1.1"     // filter.key
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKey                         = "1.1.1"   // filter.key.app_key
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKeyOrganization             = "1.1.1.1" // filter.key.app_key.organization
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKeyName                     = "1.1.1.2" // filter.key.app_key.name
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKeyVersion                  = "1.1.1.3" // filter.key.app_key.version
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyCloudletPoolKey                = "1.1.2"   // filter.key.cloudlet_pool_key
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyCloudletPoolKeyOrganization    = "1.1.2.1" // filter.key.cloudlet_pool_key.organization
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyCloudletPoolKeyName            = "1.1.2.2" // filter.key.cloudlet_pool_key.name
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyName                           = "1.1.3"   // filter.key.name
+	ShowTrustPolicyExceptionsRequestFieldFilterState                             = "1.2"     // filter.state
+	ShowTrustPolicyExceptionsRequestFieldFilterOutboundSecurityRules             = "1.3"     // filter.outbound_security_rules
+	ShowTrustPolicyExceptionsRequestFieldFilterOutboundSecurityRulesProtocol     = "1.3.1"   // filter.outbound_security_rules.protocol
+	ShowTrustPolicyExceptionsRequestFieldFilterOutboundSecurityRulesPortRangeMin = "1.3.2"   // filter.outbound_security_rules.port_range_min
+	ShowTrustPolicyExceptionsRequestFieldFilterOutboundSecurityRulesPortRangeMax = "1.3.3"   // filter.outbound_security_rules.port_range_max
+	ShowTrustPolicyExceptionsRequestFieldFilterOutboundSecurityRulesRemoteCidr   = "1.3.4"   // filter.outbound_security_rules.remote_cidr
+	ShowTrustPolicyExceptionsRequestFieldFilterInstances                         = "1.4"     // filter.instances
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesAppInstKey               = "1.4.1"   // filter.instances.app_inst_key
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesAppInstKeyName           = "1.4.1.1" // filter.instances.app_inst_key.name
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesAppInstKeyOrganization   = "1.4.1.2" // filter.instances.app_inst_key.organization
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesCloudletKey              = "1.4.2"   // filter.instances.cloudlet_key
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesCloudletKeyOrganization  = "1.4.2.1" // filter.instances.cloudlet_key.organization
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesCloudletKeyName          = "1.4.2.2" // filter.instances.cloudlet_key.name
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesState                    = "1.4.3"   // filter.instances.state
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesErrors                   = "1.4.4"   // filter.instances.errors
+)
+
+// ShowTrustPolicyExceptionsRequestAllFields lists the leaf flags of ShowTrustPolicyExceptionsRequest: together they
+// select every field.
+var ShowTrustPolicyExceptionsRequestAllFields = []string{
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKeyOrganization,
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKeyName,
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKeyVersion,
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyCloudletPoolKeyOrganization,
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyCloudletPoolKeyName,
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyName,
+	ShowTrustPolicyExceptionsRequestFieldFilterState,
+	ShowTrustPolicyExceptionsRequestFieldFilterOutboundSecurityRules,
+	ShowTrustPolicyExceptionsRequestFieldFilterInstances,
 }
 
 var _ShowTrustPolicyExceptionsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPolicyExceptionsRequest", []fieldmap.Field{
@@ -305,26 +477,58 @@ var _ShowTrustPolicyExceptionsRequest_fieldSchema = fieldmap.NewSchema("edgeprot
 	{Flag: "1.4.4", Path: "filter.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag ShowTrustPolicyExceptionsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*ShowTrustPolicyExceptionsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _ShowTrustPolicyExceptionsRequest_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of ShowTrustPolicyExceptionsRequest.
+func (*ShowTrustPolicyExceptionsRequest) FieldSchema() *fieldmap.Schema {
+	return _ShowTrustPolicyExceptionsRequest_fieldSchema
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowTrustPolicyExceptionsResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if err := m.TrustPolicyException.ValidateEnums(); err != nil {
-		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowTrustPolicyExceptionsResponse", "trust_policy_exception")
-	}
-	return nil
+// NewShowTrustPolicyExceptionsRequestFieldMap returns a FieldMap of ShowTrustPolicyExceptionsRequest holding flags; the
+// error names the first flag ShowTrustPolicyExceptionsRequest does not have.
+func NewShowTrustPolicyExceptionsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowTrustPolicyExceptionsRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowTrustPolicyExceptionsResponse: dot-joined field numbers from ShowTrustPolicyExceptionsResponse.
+const (
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyException                                  = "1"       // trust_policy_exception
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKey                               = "1.1"     // trust_policy_exception.key
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKey                         = "1.1.1"   // trust_policy_exception.key.app_key
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKeyOrganization             = "1.1.1.1" // trust_policy_exception.key.app_key.organization
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKeyName                     = "1.1.1.2" // trust_policy_exception.key.app_key.name
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKeyVersion                  = "1.1.1.3" // trust_policy_exception.key.app_key.version
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyCloudletPoolKey                = "1.1.2"   // trust_policy_exception.key.cloudlet_pool_key
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization    = "1.1.2.1" // trust_policy_exception.key.cloudlet_pool_key.organization
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyName            = "1.1.2.2" // trust_policy_exception.key.cloudlet_pool_key.name
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyName                           = "1.1.3"   // trust_policy_exception.key.name
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionState                             = "1.2"     // trust_policy_exception.state
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionOutboundSecurityRules             = "1.3"     // trust_policy_exception.outbound_security_rules
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionOutboundSecurityRulesProtocol     = "1.3.1"   // trust_policy_exception.outbound_security_rules.protocol
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMin = "1.3.2"   // trust_policy_exception.outbound_security_rules.port_range_min
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMax = "1.3.3"   // trust_policy_exception.outbound_security_rules.port_range_max
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionOutboundSecurityRulesRemoteCidr   = "1.3.4"   // trust_policy_exception.outbound_security_rules.remote_cidr
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstances                         = "1.4"     // trust_policy_exception.instances
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesAppInstKey               = "1.4.1"   // trust_policy_exception.instances.app_inst_key
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesAppInstKeyName           = "1.4.1.1" // trust_policy_exception.instances.app_inst_key.name
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesAppInstKeyOrganization   = "1.4.1.2" // trust_policy_exception.instances.app_inst_key.organization
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesCloudletKey              = "1.4.2"   // trust_policy_exception.instances.cloudlet_key
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesCloudletKeyOrganization  = "1.4.2.1" // trust_policy_exception.instances.cloudlet_key.organization
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+)
+
+// ShowTrustPolicyExceptionsResponseAllFields lists the leaf flags of ShowTrustPolicyExceptionsResponse: together they
+// select every field.
+var ShowTrustPolicyExceptionsResponseAllFields = []string{
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKeyName,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKeyVersion,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyName,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionState,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionOutboundSecurityRules,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstances,
 }
 
 var _ShowTrustPolicyExceptionsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPolicyExceptionsResponse", []fieldmap.Field{
@@ -355,6 +559,1974 @@ var _ShowTrustPolicyExceptionsResponse_fieldSchema = fieldmap.NewSchema("edgepro
 	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
 })
 
+// FieldSchema returns the field flags of ShowTrustPolicyExceptionsResponse.
+func (*ShowTrustPolicyExceptionsResponse) FieldSchema() *fieldmap.Schema {
+	return _ShowTrustPolicyExceptionsResponse_fieldSchema
+}
+
+// NewShowTrustPolicyExceptionsResponseFieldMap returns a FieldMap of ShowTrustPolicyExceptionsResponse holding flags; the
+// error names the first flag ShowTrustPolicyExceptionsResponse does not have.
+func NewShowTrustPolicyExceptionsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowTrustPolicyExceptionsResponse_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateTrustPolicyExceptionRequest) Clone() *CreateTrustPolicyExceptionRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateTrustPolicyExceptionRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateTrustPolicyExceptionRequest, a deep copy of m, which is not nil.
+func (m *CreateTrustPolicyExceptionRequest) cloneTo(c *CreateTrustPolicyExceptionRequest) {
+	c.TrustPolicyException = m.TrustPolicyException.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateTrustPolicyExceptionResponse) Clone() *CreateTrustPolicyExceptionResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateTrustPolicyExceptionResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateTrustPolicyExceptionResponse, a deep copy of m, which is not nil.
+func (m *CreateTrustPolicyExceptionResponse) cloneTo(c *CreateTrustPolicyExceptionResponse) {
+	c.TrustPolicyException = m.TrustPolicyException.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateTrustPolicyExceptionRequest) Clone() *UpdateTrustPolicyExceptionRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateTrustPolicyExceptionRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateTrustPolicyExceptionRequest, a deep copy of m, which is not nil.
+func (m *UpdateTrustPolicyExceptionRequest) cloneTo(c *UpdateTrustPolicyExceptionRequest) {
+	c.TrustPolicyException = m.TrustPolicyException.Clone()
+	c.Fields = slices.Clone(m.Fields)
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateTrustPolicyExceptionResponse) Clone() *UpdateTrustPolicyExceptionResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateTrustPolicyExceptionResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateTrustPolicyExceptionResponse, a deep copy of m, which is not nil.
+func (m *UpdateTrustPolicyExceptionResponse) cloneTo(c *UpdateTrustPolicyExceptionResponse) {
+	c.TrustPolicyException = m.TrustPolicyException.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteTrustPolicyExceptionRequest) Clone() *DeleteTrustPolicyExceptionRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteTrustPolicyExceptionRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteTrustPolicyExceptionRequest, a deep copy of m, which is not nil.
+func (m *DeleteTrustPolicyExceptionRequest) cloneTo(c *DeleteTrustPolicyExceptionRequest) {
+	c.Key = m.Key.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteTrustPolicyExceptionResponse) Clone() *DeleteTrustPolicyExceptionResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteTrustPolicyExceptionResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteTrustPolicyExceptionResponse, a deep copy of m, which is not nil.
+func (m *DeleteTrustPolicyExceptionResponse) cloneTo(c *DeleteTrustPolicyExceptionResponse) {
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowTrustPolicyExceptionsRequest) Clone() *ShowTrustPolicyExceptionsRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowTrustPolicyExceptionsRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowTrustPolicyExceptionsRequest, a deep copy of m, which is not nil.
+func (m *ShowTrustPolicyExceptionsRequest) cloneTo(c *ShowTrustPolicyExceptionsRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowTrustPolicyExceptionsResponse) Clone() *ShowTrustPolicyExceptionsResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowTrustPolicyExceptionsResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowTrustPolicyExceptionsResponse, a deep copy of m, which is not nil.
+func (m *ShowTrustPolicyExceptionsResponse) cloneTo(c *ShowTrustPolicyExceptionsResponse) {
+	c.TrustPolicyException = m.TrustPolicyException.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateTrustPolicyExceptionRequest) Equal(o *CreateTrustPolicyExceptionRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateTrustPolicyExceptionResponse) Equal(o *CreateTrustPolicyExceptionResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateTrustPolicyExceptionRequest) Equal(o *UpdateTrustPolicyExceptionRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
+		return false
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateTrustPolicyExceptionResponse) Equal(o *UpdateTrustPolicyExceptionResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteTrustPolicyExceptionRequest) Equal(o *DeleteTrustPolicyExceptionRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteTrustPolicyExceptionResponse) Equal(o *DeleteTrustPolicyExceptionResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowTrustPolicyExceptionsRequest) Equal(o *ShowTrustPolicyExceptionsRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowTrustPolicyExceptionsResponse) Equal(o *ShowTrustPolicyExceptionsResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateTrustPolicyExceptionRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateTrustPolicyExceptionRequest) CopyInFields(src *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.TrustPolicyException.Equal(src.GetTrustPolicyException()) {
+			m.TrustPolicyException = src.GetTrustPolicyException().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.TrustPolicyException, src.GetTrustPolicyException(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicyException{}
+				m.TrustPolicyException = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &TrustPolicyExceptionKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if !d2.AppKey.Equal(s2.GetAppKey()) {
+							d2.AppKey = s2.GetAppKey().Clone()
+							n++
+						}
+					} else if fm.HasChild("1.1.1") {
+						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
+							if d3 == nil {
+								d3 = &AppKey{}
+								d2.AppKey = d3
+								n++
+							}
+							if fm.IsSet("1.1.1.1") {
+								if d3.Organization != s3.GetOrganization() {
+									d3.Organization = s3.GetOrganization()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.1.2") {
+								if d3.Name != s3.GetName() {
+									d3.Name = s3.GetName()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.1.3") {
+								if d3.Version != s3.GetVersion() {
+									d3.Version = s3.GetVersion()
+									n++
+								}
+							}
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if !d2.CloudletPoolKey.Equal(s2.GetCloudletPoolKey()) {
+							d2.CloudletPoolKey = s2.GetCloudletPoolKey().Clone()
+							n++
+						}
+					} else if fm.HasChild("1.1.2") {
+						if d3, s3 := d2.CloudletPoolKey, s2.GetCloudletPoolKey(); d3 != nil || s3 != nil {
+							if d3 == nil {
+								d3 = &CloudletPoolKey{}
+								d2.CloudletPoolKey = d3
+								n++
+							}
+							if fm.IsSet("1.1.2.1") {
+								if d3.Organization != s3.GetOrganization() {
+									d3.Organization = s3.GetOrganization()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.2.2") {
+								if d3.Name != s3.GetName() {
+									d3.Name = s3.GetName()
+									n++
+								}
+							}
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.OutboundSecurityRules = nil
+					} else {
+						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.4") {
+				if sv1 := s1.GetInstances(); !fieldmap.EqualMessageListFunc(d1.Instances, sv1, (*TrustPolicyExceptionInstance).Equal) {
+					if len(sv1) == 0 {
+						d1.Instances = nil
+					} else {
+						d1.Instances = fieldmap.CloneListFunc(sv1, (*TrustPolicyExceptionInstance).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateTrustPolicyExceptionResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateTrustPolicyExceptionResponse) CopyInFields(src *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.TrustPolicyException.Equal(src.GetTrustPolicyException()) {
+			m.TrustPolicyException = src.GetTrustPolicyException().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.TrustPolicyException, src.GetTrustPolicyException(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicyException{}
+				m.TrustPolicyException = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &TrustPolicyExceptionKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if !d2.AppKey.Equal(s2.GetAppKey()) {
+							d2.AppKey = s2.GetAppKey().Clone()
+							n++
+						}
+					} else if fm.HasChild("1.1.1") {
+						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
+							if d3 == nil {
+								d3 = &AppKey{}
+								d2.AppKey = d3
+								n++
+							}
+							if fm.IsSet("1.1.1.1") {
+								if d3.Organization != s3.GetOrganization() {
+									d3.Organization = s3.GetOrganization()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.1.2") {
+								if d3.Name != s3.GetName() {
+									d3.Name = s3.GetName()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.1.3") {
+								if d3.Version != s3.GetVersion() {
+									d3.Version = s3.GetVersion()
+									n++
+								}
+							}
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if !d2.CloudletPoolKey.Equal(s2.GetCloudletPoolKey()) {
+							d2.CloudletPoolKey = s2.GetCloudletPoolKey().Clone()
+							n++
+						}
+					} else if fm.HasChild("1.1.2") {
+						if d3, s3 := d2.CloudletPoolKey, s2.GetCloudletPoolKey(); d3 != nil || s3 != nil {
+							if d3 == nil {
+								d3 = &CloudletPoolKey{}
+								d2.CloudletPoolKey = d3
+								n++
+							}
+							if fm.IsSet("1.1.2.1") {
+								if d3.Organization != s3.GetOrganization() {
+									d3.Organization = s3.GetOrganization()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.2.2") {
+								if d3.Name != s3.GetName() {
+									d3.Name = s3.GetName()
+									n++
+								}
+							}
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.OutboundSecurityRules = nil
+					} else {
+						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.4") {
+				if sv1 := s1.GetInstances(); !fieldmap.EqualMessageListFunc(d1.Instances, sv1, (*TrustPolicyExceptionInstance).Equal) {
+					if len(sv1) == 0 {
+						d1.Instances = nil
+					} else {
+						d1.Instances = fieldmap.CloneListFunc(sv1, (*TrustPolicyExceptionInstance).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateTrustPolicyExceptionRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateTrustPolicyExceptionRequest) CopyInFields(src *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.TrustPolicyException.Equal(src.GetTrustPolicyException()) {
+			m.TrustPolicyException = src.GetTrustPolicyException().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.TrustPolicyException, src.GetTrustPolicyException(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicyException{}
+				m.TrustPolicyException = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &TrustPolicyExceptionKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if !d2.AppKey.Equal(s2.GetAppKey()) {
+							d2.AppKey = s2.GetAppKey().Clone()
+							n++
+						}
+					} else if fm.HasChild("1.1.1") {
+						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
+							if d3 == nil {
+								d3 = &AppKey{}
+								d2.AppKey = d3
+								n++
+							}
+							if fm.IsSet("1.1.1.1") {
+								if d3.Organization != s3.GetOrganization() {
+									d3.Organization = s3.GetOrganization()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.1.2") {
+								if d3.Name != s3.GetName() {
+									d3.Name = s3.GetName()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.1.3") {
+								if d3.Version != s3.GetVersion() {
+									d3.Version = s3.GetVersion()
+									n++
+								}
+							}
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if !d2.CloudletPoolKey.Equal(s2.GetCloudletPoolKey()) {
+							d2.CloudletPoolKey = s2.GetCloudletPoolKey().Clone()
+							n++
+						}
+					} else if fm.HasChild("1.1.2") {
+						if d3, s3 := d2.CloudletPoolKey, s2.GetCloudletPoolKey(); d3 != nil || s3 != nil {
+							if d3 == nil {
+								d3 = &CloudletPoolKey{}
+								d2.CloudletPoolKey = d3
+								n++
+							}
+							if fm.IsSet("1.1.2.1") {
+								if d3.Organization != s3.GetOrganization() {
+									d3.Organization = s3.GetOrganization()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.2.2") {
+								if d3.Name != s3.GetName() {
+									d3.Name = s3.GetName()
+									n++
+								}
+							}
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.OutboundSecurityRules = nil
+					} else {
+						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.4") {
+				if sv1 := s1.GetInstances(); !fieldmap.EqualMessageListFunc(d1.Instances, sv1, (*TrustPolicyExceptionInstance).Equal) {
+					if len(sv1) == 0 {
+						d1.Instances = nil
+					} else {
+						d1.Instances = fieldmap.CloneListFunc(sv1, (*TrustPolicyExceptionInstance).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("2") {
+		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
+			if len(sv0) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateTrustPolicyExceptionResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateTrustPolicyExceptionResponse) CopyInFields(src *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.TrustPolicyException.Equal(src.GetTrustPolicyException()) {
+			m.TrustPolicyException = src.GetTrustPolicyException().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.TrustPolicyException, src.GetTrustPolicyException(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicyException{}
+				m.TrustPolicyException = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &TrustPolicyExceptionKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if !d2.AppKey.Equal(s2.GetAppKey()) {
+							d2.AppKey = s2.GetAppKey().Clone()
+							n++
+						}
+					} else if fm.HasChild("1.1.1") {
+						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
+							if d3 == nil {
+								d3 = &AppKey{}
+								d2.AppKey = d3
+								n++
+							}
+							if fm.IsSet("1.1.1.1") {
+								if d3.Organization != s3.GetOrganization() {
+									d3.Organization = s3.GetOrganization()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.1.2") {
+								if d3.Name != s3.GetName() {
+									d3.Name = s3.GetName()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.1.3") {
+								if d3.Version != s3.GetVersion() {
+									d3.Version = s3.GetVersion()
+									n++
+								}
+							}
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if !d2.CloudletPoolKey.Equal(s2.GetCloudletPoolKey()) {
+							d2.CloudletPoolKey = s2.GetCloudletPoolKey().Clone()
+							n++
+						}
+					} else if fm.HasChild("1.1.2") {
+						if d3, s3 := d2.CloudletPoolKey, s2.GetCloudletPoolKey(); d3 != nil || s3 != nil {
+							if d3 == nil {
+								d3 = &CloudletPoolKey{}
+								d2.CloudletPoolKey = d3
+								n++
+							}
+							if fm.IsSet("1.1.2.1") {
+								if d3.Organization != s3.GetOrganization() {
+									d3.Organization = s3.GetOrganization()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.2.2") {
+								if d3.Name != s3.GetName() {
+									d3.Name = s3.GetName()
+									n++
+								}
+							}
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.OutboundSecurityRules = nil
+					} else {
+						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.4") {
+				if sv1 := s1.GetInstances(); !fieldmap.EqualMessageListFunc(d1.Instances, sv1, (*TrustPolicyExceptionInstance).Equal) {
+					if len(sv1) == 0 {
+						d1.Instances = nil
+					} else {
+						d1.Instances = fieldmap.CloneListFunc(sv1, (*TrustPolicyExceptionInstance).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteTrustPolicyExceptionRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteTrustPolicyExceptionRequest) CopyInFields(src *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Key.Equal(src.GetKey()) {
+			m.Key = src.GetKey().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicyExceptionKey{}
+				m.Key = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.AppKey.Equal(s1.GetAppKey()) {
+					d1.AppKey = s1.GetAppKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &AppKey{}
+						d1.AppKey = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Version != s2.GetVersion() {
+							d2.Version = s2.GetVersion()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if !d1.CloudletPoolKey.Equal(s1.GetCloudletPoolKey()) {
+					d1.CloudletPoolKey = s1.GetCloudletPoolKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.2") {
+				if d2, s2 := d1.CloudletPoolKey, s1.GetCloudletPoolKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &CloudletPoolKey{}
+						d1.CloudletPoolKey = d2
+						n++
+					}
+					if fm.IsSet("1.2.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.2.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.3") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteTrustPolicyExceptionResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteTrustPolicyExceptionResponse) CopyInFields(src *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowTrustPolicyExceptionsRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowTrustPolicyExceptionsRequest) CopyInFields(src *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicyException{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &TrustPolicyExceptionKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if !d2.AppKey.Equal(s2.GetAppKey()) {
+							d2.AppKey = s2.GetAppKey().Clone()
+							n++
+						}
+					} else if fm.HasChild("1.1.1") {
+						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
+							if d3 == nil {
+								d3 = &AppKey{}
+								d2.AppKey = d3
+								n++
+							}
+							if fm.IsSet("1.1.1.1") {
+								if d3.Organization != s3.GetOrganization() {
+									d3.Organization = s3.GetOrganization()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.1.2") {
+								if d3.Name != s3.GetName() {
+									d3.Name = s3.GetName()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.1.3") {
+								if d3.Version != s3.GetVersion() {
+									d3.Version = s3.GetVersion()
+									n++
+								}
+							}
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if !d2.CloudletPoolKey.Equal(s2.GetCloudletPoolKey()) {
+							d2.CloudletPoolKey = s2.GetCloudletPoolKey().Clone()
+							n++
+						}
+					} else if fm.HasChild("1.1.2") {
+						if d3, s3 := d2.CloudletPoolKey, s2.GetCloudletPoolKey(); d3 != nil || s3 != nil {
+							if d3 == nil {
+								d3 = &CloudletPoolKey{}
+								d2.CloudletPoolKey = d3
+								n++
+							}
+							if fm.IsSet("1.1.2.1") {
+								if d3.Organization != s3.GetOrganization() {
+									d3.Organization = s3.GetOrganization()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.2.2") {
+								if d3.Name != s3.GetName() {
+									d3.Name = s3.GetName()
+									n++
+								}
+							}
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.OutboundSecurityRules = nil
+					} else {
+						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.4") {
+				if sv1 := s1.GetInstances(); !fieldmap.EqualMessageListFunc(d1.Instances, sv1, (*TrustPolicyExceptionInstance).Equal) {
+					if len(sv1) == 0 {
+						d1.Instances = nil
+					} else {
+						d1.Instances = fieldmap.CloneListFunc(sv1, (*TrustPolicyExceptionInstance).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowTrustPolicyExceptionsResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowTrustPolicyExceptionsResponse) CopyInFields(src *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.TrustPolicyException.Equal(src.GetTrustPolicyException()) {
+			m.TrustPolicyException = src.GetTrustPolicyException().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.TrustPolicyException, src.GetTrustPolicyException(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicyException{}
+				m.TrustPolicyException = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &TrustPolicyExceptionKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if !d2.AppKey.Equal(s2.GetAppKey()) {
+							d2.AppKey = s2.GetAppKey().Clone()
+							n++
+						}
+					} else if fm.HasChild("1.1.1") {
+						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
+							if d3 == nil {
+								d3 = &AppKey{}
+								d2.AppKey = d3
+								n++
+							}
+							if fm.IsSet("1.1.1.1") {
+								if d3.Organization != s3.GetOrganization() {
+									d3.Organization = s3.GetOrganization()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.1.2") {
+								if d3.Name != s3.GetName() {
+									d3.Name = s3.GetName()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.1.3") {
+								if d3.Version != s3.GetVersion() {
+									d3.Version = s3.GetVersion()
+									n++
+								}
+							}
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if !d2.CloudletPoolKey.Equal(s2.GetCloudletPoolKey()) {
+							d2.CloudletPoolKey = s2.GetCloudletPoolKey().Clone()
+							n++
+						}
+					} else if fm.HasChild("1.1.2") {
+						if d3, s3 := d2.CloudletPoolKey, s2.GetCloudletPoolKey(); d3 != nil || s3 != nil {
+							if d3 == nil {
+								d3 = &CloudletPoolKey{}
+								d2.CloudletPoolKey = d3
+								n++
+							}
+							if fm.IsSet("1.1.2.1") {
+								if d3.Organization != s3.GetOrganization() {
+									d3.Organization = s3.GetOrganization()
+									n++
+								}
+							}
+							if fm.IsSet("1.1.2.2") {
+								if d3.Name != s3.GetName() {
+									d3.Name = s3.GetName()
+									n++
+								}
+							}
+						}
+					}
+					if fm.IsSet("1.1.3") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.OutboundSecurityRules = nil
+					} else {
+						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.4") {
+				if sv1 := s1.GetInstances(); !fieldmap.EqualMessageListFunc(d1.Instances, sv1, (*TrustPolicyExceptionInstance).Equal) {
+					if len(sv1) == 0 {
+						d1.Instances = nil
+					} else {
+						d1.Instances = fieldmap.CloneListFunc(sv1, (*TrustPolicyExceptionInstance).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateTrustPolicyExceptionRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateTrustPolicyExceptionRequest) DiffFields(o *CreateTrustPolicyExceptionRequest) *fieldmap.FieldMap {
+	fm := _CreateTrustPolicyExceptionRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetTrustPolicyException(), o.GetTrustPolicyException(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
+				fm.Set("1.1.1")
+				c2 = true
+			} else if a3 != nil {
+				c3 := false
+				if a3.GetOrganization() != b3.GetOrganization() {
+					fm.Set("1.1.1.1")
+					c3 = true
+				}
+				if a3.GetName() != b3.GetName() {
+					fm.Set("1.1.1.2")
+					c3 = true
+				}
+				if a3.GetVersion() != b3.GetVersion() {
+					fm.Set("1.1.1.3")
+					c3 = true
+				}
+				if c3 {
+					fm.Set("1.1.1")
+					c2 = true
+				}
+			}
+			if a3, b3 := a2.GetCloudletPoolKey(), b2.GetCloudletPoolKey(); (a3 == nil) != (b3 == nil) {
+				fm.Set("1.1.2")
+				c2 = true
+			} else if a3 != nil {
+				c3 := false
+				if a3.GetOrganization() != b3.GetOrganization() {
+					fm.Set("1.1.2.1")
+					c3 = true
+				}
+				if a3.GetName() != b3.GetName() {
+					fm.Set("1.1.2.2")
+					c3 = true
+				}
+				if c3 {
+					fm.Set("1.1.2")
+					c2 = true
+				}
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetInstances(), b1.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateTrustPolicyExceptionResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateTrustPolicyExceptionResponse) DiffFields(o *CreateTrustPolicyExceptionResponse) *fieldmap.FieldMap {
+	fm := _CreateTrustPolicyExceptionResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetTrustPolicyException(), o.GetTrustPolicyException(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
+				fm.Set("1.1.1")
+				c2 = true
+			} else if a3 != nil {
+				c3 := false
+				if a3.GetOrganization() != b3.GetOrganization() {
+					fm.Set("1.1.1.1")
+					c3 = true
+				}
+				if a3.GetName() != b3.GetName() {
+					fm.Set("1.1.1.2")
+					c3 = true
+				}
+				if a3.GetVersion() != b3.GetVersion() {
+					fm.Set("1.1.1.3")
+					c3 = true
+				}
+				if c3 {
+					fm.Set("1.1.1")
+					c2 = true
+				}
+			}
+			if a3, b3 := a2.GetCloudletPoolKey(), b2.GetCloudletPoolKey(); (a3 == nil) != (b3 == nil) {
+				fm.Set("1.1.2")
+				c2 = true
+			} else if a3 != nil {
+				c3 := false
+				if a3.GetOrganization() != b3.GetOrganization() {
+					fm.Set("1.1.2.1")
+					c3 = true
+				}
+				if a3.GetName() != b3.GetName() {
+					fm.Set("1.1.2.2")
+					c3 = true
+				}
+				if c3 {
+					fm.Set("1.1.2")
+					c2 = true
+				}
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetInstances(), b1.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateTrustPolicyExceptionRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateTrustPolicyExceptionRequest) DiffFields(o *UpdateTrustPolicyExceptionRequest) *fieldmap.FieldMap {
+	fm := _UpdateTrustPolicyExceptionRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetTrustPolicyException(), o.GetTrustPolicyException(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
+				fm.Set("1.1.1")
+				c2 = true
+			} else if a3 != nil {
+				c3 := false
+				if a3.GetOrganization() != b3.GetOrganization() {
+					fm.Set("1.1.1.1")
+					c3 = true
+				}
+				if a3.GetName() != b3.GetName() {
+					fm.Set("1.1.1.2")
+					c3 = true
+				}
+				if a3.GetVersion() != b3.GetVersion() {
+					fm.Set("1.1.1.3")
+					c3 = true
+				}
+				if c3 {
+					fm.Set("1.1.1")
+					c2 = true
+				}
+			}
+			if a3, b3 := a2.GetCloudletPoolKey(), b2.GetCloudletPoolKey(); (a3 == nil) != (b3 == nil) {
+				fm.Set("1.1.2")
+				c2 = true
+			} else if a3 != nil {
+				c3 := false
+				if a3.GetOrganization() != b3.GetOrganization() {
+					fm.Set("1.1.2.1")
+					c3 = true
+				}
+				if a3.GetName() != b3.GetName() {
+					fm.Set("1.1.2.2")
+					c3 = true
+				}
+				if c3 {
+					fm.Set("1.1.2")
+					c2 = true
+				}
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetInstances(), b1.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if !slices.Equal(m.GetFields(), o.GetFields()) {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateTrustPolicyExceptionResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateTrustPolicyExceptionResponse) DiffFields(o *UpdateTrustPolicyExceptionResponse) *fieldmap.FieldMap {
+	fm := _UpdateTrustPolicyExceptionResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetTrustPolicyException(), o.GetTrustPolicyException(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
+				fm.Set("1.1.1")
+				c2 = true
+			} else if a3 != nil {
+				c3 := false
+				if a3.GetOrganization() != b3.GetOrganization() {
+					fm.Set("1.1.1.1")
+					c3 = true
+				}
+				if a3.GetName() != b3.GetName() {
+					fm.Set("1.1.1.2")
+					c3 = true
+				}
+				if a3.GetVersion() != b3.GetVersion() {
+					fm.Set("1.1.1.3")
+					c3 = true
+				}
+				if c3 {
+					fm.Set("1.1.1")
+					c2 = true
+				}
+			}
+			if a3, b3 := a2.GetCloudletPoolKey(), b2.GetCloudletPoolKey(); (a3 == nil) != (b3 == nil) {
+				fm.Set("1.1.2")
+				c2 = true
+			} else if a3 != nil {
+				c3 := false
+				if a3.GetOrganization() != b3.GetOrganization() {
+					fm.Set("1.1.2.1")
+					c3 = true
+				}
+				if a3.GetName() != b3.GetName() {
+					fm.Set("1.1.2.2")
+					c3 = true
+				}
+				if c3 {
+					fm.Set("1.1.2")
+					c2 = true
+				}
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetInstances(), b1.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteTrustPolicyExceptionRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteTrustPolicyExceptionRequest) DiffFields(o *DeleteTrustPolicyExceptionRequest) *fieldmap.FieldMap {
+	fm := _DeleteTrustPolicyExceptionRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetAppKey(), b1.GetAppKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if a2.GetVersion() != b2.GetVersion() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a2, b2 := a1.GetCloudletPoolKey(), b1.GetCloudletPoolKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.2")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.2.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.2.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.2")
+				c1 = true
+			}
+		}
+		if a1.GetName() != b1.GetName() {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteTrustPolicyExceptionResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteTrustPolicyExceptionResponse) DiffFields(o *DeleteTrustPolicyExceptionResponse) *fieldmap.FieldMap {
+	fm := _DeleteTrustPolicyExceptionResponse_fieldSchema.NewFieldMap()
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowTrustPolicyExceptionsRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowTrustPolicyExceptionsRequest) DiffFields(o *ShowTrustPolicyExceptionsRequest) *fieldmap.FieldMap {
+	fm := _ShowTrustPolicyExceptionsRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
+				fm.Set("1.1.1")
+				c2 = true
+			} else if a3 != nil {
+				c3 := false
+				if a3.GetOrganization() != b3.GetOrganization() {
+					fm.Set("1.1.1.1")
+					c3 = true
+				}
+				if a3.GetName() != b3.GetName() {
+					fm.Set("1.1.1.2")
+					c3 = true
+				}
+				if a3.GetVersion() != b3.GetVersion() {
+					fm.Set("1.1.1.3")
+					c3 = true
+				}
+				if c3 {
+					fm.Set("1.1.1")
+					c2 = true
+				}
+			}
+			if a3, b3 := a2.GetCloudletPoolKey(), b2.GetCloudletPoolKey(); (a3 == nil) != (b3 == nil) {
+				fm.Set("1.1.2")
+				c2 = true
+			} else if a3 != nil {
+				c3 := false
+				if a3.GetOrganization() != b3.GetOrganization() {
+					fm.Set("1.1.2.1")
+					c3 = true
+				}
+				if a3.GetName() != b3.GetName() {
+					fm.Set("1.1.2.2")
+					c3 = true
+				}
+				if c3 {
+					fm.Set("1.1.2")
+					c2 = true
+				}
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetInstances(), b1.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowTrustPolicyExceptionsResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowTrustPolicyExceptionsResponse) DiffFields(o *ShowTrustPolicyExceptionsResponse) *fieldmap.FieldMap {
+	fm := _ShowTrustPolicyExceptionsResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetTrustPolicyException(), o.GetTrustPolicyException(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
+				fm.Set("1.1.1")
+				c2 = true
+			} else if a3 != nil {
+				c3 := false
+				if a3.GetOrganization() != b3.GetOrganization() {
+					fm.Set("1.1.1.1")
+					c3 = true
+				}
+				if a3.GetName() != b3.GetName() {
+					fm.Set("1.1.1.2")
+					c3 = true
+				}
+				if a3.GetVersion() != b3.GetVersion() {
+					fm.Set("1.1.1.3")
+					c3 = true
+				}
+				if c3 {
+					fm.Set("1.1.1")
+					c2 = true
+				}
+			}
+			if a3, b3 := a2.GetCloudletPoolKey(), b2.GetCloudletPoolKey(); (a3 == nil) != (b3 == nil) {
+				fm.Set("1.1.2")
+				c2 = true
+			} else if a3 != nil {
+				c3 := false
+				if a3.GetOrganization() != b3.GetOrganization() {
+					fm.Set("1.1.2.1")
+					c3 = true
+				}
+				if a3.GetName() != b3.GetName() {
+					fm.Set("1.1.2.2")
+					c3 = true
+				}
+				if c3 {
+					fm.Set("1.1.2")
+					c2 = true
+				}
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.3")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if a1.GetState() != b1.GetState() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+			fm.Set("1.3")
+			c1 = true
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetInstances(), b1.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
+			fm.Set("1.4")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *CreateTrustPolicyExceptionRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.TrustPolicyException.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateTrustPolicyExceptionRequest", "trust_policy_exception")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag CreateTrustPolicyExceptionRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*CreateTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _CreateTrustPolicyExceptionRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *CreateTrustPolicyExceptionResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.TrustPolicyException.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.CreateTrustPolicyExceptionResponse", "trust_policy_exception")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag CreateTrustPolicyExceptionResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*CreateTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _CreateTrustPolicyExceptionResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *UpdateTrustPolicyExceptionRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.TrustPolicyException.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateTrustPolicyExceptionRequest", "trust_policy_exception")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag UpdateTrustPolicyExceptionRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*UpdateTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _UpdateTrustPolicyExceptionRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *UpdateTrustPolicyExceptionResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.TrustPolicyException.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.UpdateTrustPolicyExceptionResponse", "trust_policy_exception")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag UpdateTrustPolicyExceptionResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*UpdateTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _UpdateTrustPolicyExceptionResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeleteTrustPolicyExceptionRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeleteTrustPolicyExceptionRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeleteTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteTrustPolicyExceptionRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeleteTrustPolicyExceptionResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeleteTrustPolicyExceptionResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeleteTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteTrustPolicyExceptionResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowTrustPolicyExceptionsRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Filter.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowTrustPolicyExceptionsRequest", "filter")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ShowTrustPolicyExceptionsRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ShowTrustPolicyExceptionsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ShowTrustPolicyExceptionsRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ShowTrustPolicyExceptionsResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.TrustPolicyException.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.ShowTrustPolicyExceptionsResponse", "trust_policy_exception")
+	}
+	return nil
+}
+
 // ValidateFields returns an error when fm holds a flag ShowTrustPolicyExceptionsResponse does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -379,7 +2551,7 @@ func (m *CreateTrustPolicyExceptionRequest) Redacted() *CreateTrustPolicyExcepti
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -400,7 +2572,7 @@ func (m *CreateTrustPolicyExceptionResponse) Redacted() *CreateTrustPolicyExcept
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -421,7 +2593,7 @@ func (m *UpdateTrustPolicyExceptionRequest) Redacted() *UpdateTrustPolicyExcepti
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -442,7 +2614,7 @@ func (m *UpdateTrustPolicyExceptionResponse) Redacted() *UpdateTrustPolicyExcept
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -463,7 +2635,7 @@ func (m *DeleteTrustPolicyExceptionRequest) Redacted() *DeleteTrustPolicyExcepti
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -484,7 +2656,7 @@ func (m *DeleteTrustPolicyExceptionResponse) Redacted() *DeleteTrustPolicyExcept
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -505,7 +2677,7 @@ func (m *ShowTrustPolicyExceptionsRequest) Redacted() *ShowTrustPolicyExceptions
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -526,7 +2698,7 @@ func (m *ShowTrustPolicyExceptionsResponse) Redacted() *ShowTrustPolicyException
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }

@@ -9,7 +9,6 @@
 package edgeproto
 
 import (
-	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -398,7 +397,7 @@ var File_edgeproto_v1_trust_policy_service_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_trust_policy_service_proto_rawDesc = "" +
 	"\n" +
-	"'edgeproto/v1/trust_policy_service.proto\x12\fedgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x17edgeproto/v1/keys.proto\x1a\x1fedgeproto/v1/trust_policy.proto\"X\n" +
+	"'edgeproto/v1/trust_policy_service.proto\x12\fedgeproto.v1\x1a\x17edgeproto/v1/keys.proto\x1a\x1fedgeproto/v1/trust_policy.proto\"X\n" +
 	"\x18CreateTrustPolicyRequest\x12<\n" +
 	"\ftrust_policy\x18\x01 \x01(\v2\x19.edgeproto.v1.TrustPolicyR\vtrustPolicy\"Y\n" +
 	"\x19CreateTrustPolicyResponse\x12<\n" +
@@ -419,13 +418,7 @@ const file_edgeproto_v1_trust_policy_service_proto_rawDesc = "" +
 	"\x11CreateTrustPolicy\x12&.edgeproto.v1.CreateTrustPolicyRequest\x1a'.edgeproto.v1.CreateTrustPolicyResponse\x12d\n" +
 	"\x11UpdateTrustPolicy\x12&.edgeproto.v1.UpdateTrustPolicyRequest\x1a'.edgeproto.v1.UpdateTrustPolicyResponse\x12d\n" +
 	"\x11DeleteTrustPolicy\x12&.edgeproto.v1.DeleteTrustPolicyRequest\x1a'.edgeproto.v1.DeleteTrustPolicyResponse\x12f\n" +
-	"\x11ShowTrustPolicies\x12&.edgeproto.v1.ShowTrustPoliciesRequest\x1a'.edgeproto.v1.ShowTrustPoliciesResponse0\x01B^\x92\xcf\x1c*\n" +
-	"\x06fields\n" +
-	"\x05clone\n" +
-	"\x05equal\n" +
-	"\x06copyin\n" +
-	"\x04diff\n" +
-	"\x04keysZ.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
+	"\x11ShowTrustPolicies\x12&.edgeproto.v1.ShowTrustPoliciesRequest\x1a'.edgeproto.v1.ShowTrustPoliciesResponse0\x01B0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
 
 var (
 	file_edgeproto_v1_trust_policy_service_proto_rawDescOnce sync.Once

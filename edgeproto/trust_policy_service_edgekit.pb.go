@@ -8,17 +8,28 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateTrustPolicyRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
+// Field flags of CreateTrustPolicyRequest: dot-joined field numbers from CreateTrustPolicyRequest.
+const (
+	CreateTrustPolicyRequestFieldTrustPolicy                                  = "1"     // trust_policy
+	CreateTrustPolicyRequestFieldTrustPolicyKey                               = "1.1"   // trust_policy.key
+	CreateTrustPolicyRequestFieldTrustPolicyKeyOrganization                   = "1.1.1" // trust_policy.key.organization
+	CreateTrustPolicyRequestFieldTrustPolicyKeyName                           = "1.1.2" // trust_policy.key.name
+	CreateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRules             = "1.2"   // trust_policy.outbound_security_rules
+	CreateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRulesProtocol     = "1.2.1" // trust_policy.outbound_security_rules.protocol
+	CreateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRulesPortRangeMin = "1.2.2" // trust_policy.outbound_security_rules.port_range_min
+	CreateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRulesPortRangeMax = "1.2.3" // trust_policy.outbound_security_rules.port_range_max
+	CreateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
+)
+
+// CreateTrustPolicyRequestAllFields lists the leaf flags of CreateTrustPolicyRequest: together they
+// select every field.
+var CreateTrustPolicyRequestAllFields = []string{
+	CreateTrustPolicyRequestFieldTrustPolicyKeyOrganization,
+	CreateTrustPolicyRequestFieldTrustPolicyKeyName,
+	CreateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRules,
 }
 
 var _CreateTrustPolicyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyRequest", []fieldmap.Field{
@@ -32,6 +43,1334 @@ var _CreateTrustPolicyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Cre
 	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
 	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
 })
+
+// FieldSchema returns the field flags of CreateTrustPolicyRequest.
+func (*CreateTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
+	return _CreateTrustPolicyRequest_fieldSchema
+}
+
+// NewCreateTrustPolicyRequestFieldMap returns a FieldMap of CreateTrustPolicyRequest holding flags; the
+// error names the first flag CreateTrustPolicyRequest does not have.
+func NewCreateTrustPolicyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateTrustPolicyRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of CreateTrustPolicyResponse: dot-joined field numbers from CreateTrustPolicyResponse.
+const (
+	CreateTrustPolicyResponseFieldTrustPolicy                                  = "1"     // trust_policy
+	CreateTrustPolicyResponseFieldTrustPolicyKey                               = "1.1"   // trust_policy.key
+	CreateTrustPolicyResponseFieldTrustPolicyKeyOrganization                   = "1.1.1" // trust_policy.key.organization
+	CreateTrustPolicyResponseFieldTrustPolicyKeyName                           = "1.1.2" // trust_policy.key.name
+	CreateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRules             = "1.2"   // trust_policy.outbound_security_rules
+	CreateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRulesProtocol     = "1.2.1" // trust_policy.outbound_security_rules.protocol
+	CreateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRulesPortRangeMin = "1.2.2" // trust_policy.outbound_security_rules.port_range_min
+	CreateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRulesPortRangeMax = "1.2.3" // trust_policy.outbound_security_rules.port_range_max
+	CreateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
+)
+
+// CreateTrustPolicyResponseAllFields lists the leaf flags of CreateTrustPolicyResponse: together they
+// select every field.
+var CreateTrustPolicyResponseAllFields = []string{
+	CreateTrustPolicyResponseFieldTrustPolicyKeyOrganization,
+	CreateTrustPolicyResponseFieldTrustPolicyKeyName,
+	CreateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRules,
+}
+
+var _CreateTrustPolicyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyResponse", []fieldmap.Field{
+	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
+	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+})
+
+// FieldSchema returns the field flags of CreateTrustPolicyResponse.
+func (*CreateTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
+	return _CreateTrustPolicyResponse_fieldSchema
+}
+
+// NewCreateTrustPolicyResponseFieldMap returns a FieldMap of CreateTrustPolicyResponse holding flags; the
+// error names the first flag CreateTrustPolicyResponse does not have.
+func NewCreateTrustPolicyResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _CreateTrustPolicyResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of UpdateTrustPolicyRequest: dot-joined field numbers from UpdateTrustPolicyRequest.
+const (
+	UpdateTrustPolicyRequestFieldTrustPolicy                                  = "1"     // trust_policy
+	UpdateTrustPolicyRequestFieldTrustPolicyKey                               = "1.1"   // trust_policy.key
+	UpdateTrustPolicyRequestFieldTrustPolicyKeyOrganization                   = "1.1.1" // trust_policy.key.organization
+	UpdateTrustPolicyRequestFieldTrustPolicyKeyName                           = "1.1.2" // trust_policy.key.name
+	UpdateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRules             = "1.2"   // trust_policy.outbound_security_rules
+	UpdateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRulesProtocol     = "1.2.1" // trust_policy.outbound_security_rules.protocol
+	UpdateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRulesPortRangeMin = "1.2.2" // trust_policy.outbound_security_rules.port_range_min
+	UpdateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRulesPortRangeMax = "1.2.3" // trust_policy.outbound_security_rules.port_range_max
+	UpdateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
+	UpdateTrustPolicyRequestFieldFields                                       = "2"     // fields
+)
+
+// UpdateTrustPolicyRequestAllFields lists the leaf flags of UpdateTrustPolicyRequest: together they
+// select every field.
+var UpdateTrustPolicyRequestAllFields = []string{
+	UpdateTrustPolicyRequestFieldTrustPolicyKeyOrganization,
+	UpdateTrustPolicyRequestFieldTrustPolicyKeyName,
+	UpdateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRules,
+	UpdateTrustPolicyRequestFieldFields,
+}
+
+var _UpdateTrustPolicyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyRequest", []fieldmap.Field{
+	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
+	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
+})
+
+// FieldSchema returns the field flags of UpdateTrustPolicyRequest.
+func (*UpdateTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
+	return _UpdateTrustPolicyRequest_fieldSchema
+}
+
+// NewUpdateTrustPolicyRequestFieldMap returns a FieldMap of UpdateTrustPolicyRequest holding flags; the
+// error names the first flag UpdateTrustPolicyRequest does not have.
+func NewUpdateTrustPolicyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateTrustPolicyRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of UpdateTrustPolicyResponse: dot-joined field numbers from UpdateTrustPolicyResponse.
+const (
+	UpdateTrustPolicyResponseFieldTrustPolicy                                  = "1"     // trust_policy
+	UpdateTrustPolicyResponseFieldTrustPolicyKey                               = "1.1"   // trust_policy.key
+	UpdateTrustPolicyResponseFieldTrustPolicyKeyOrganization                   = "1.1.1" // trust_policy.key.organization
+	UpdateTrustPolicyResponseFieldTrustPolicyKeyName                           = "1.1.2" // trust_policy.key.name
+	UpdateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRules             = "1.2"   // trust_policy.outbound_security_rules
+	UpdateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRulesProtocol     = "1.2.1" // trust_policy.outbound_security_rules.protocol
+	UpdateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRulesPortRangeMin = "1.2.2" // trust_policy.outbound_security_rules.port_range_min
+	UpdateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRulesPortRangeMax = "1.2.3" // trust_policy.outbound_security_rules.port_range_max
+	UpdateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
+)
+
+// UpdateTrustPolicyResponseAllFields lists the leaf flags of UpdateTrustPolicyResponse: together they
+// select every field.
+var UpdateTrustPolicyResponseAllFields = []string{
+	UpdateTrustPolicyResponseFieldTrustPolicyKeyOrganization,
+	UpdateTrustPolicyResponseFieldTrustPolicyKeyName,
+	UpdateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRules,
+}
+
+var _UpdateTrustPolicyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyResponse", []fieldmap.Field{
+	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
+	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+})
+
+// FieldSchema returns the field flags of UpdateTrustPolicyResponse.
+func (*UpdateTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
+	return _UpdateTrustPolicyResponse_fieldSchema
+}
+
+// NewUpdateTrustPolicyResponseFieldMap returns a FieldMap of UpdateTrustPolicyResponse holding flags; the
+// error names the first flag UpdateTrustPolicyResponse does not have.
+func NewUpdateTrustPolicyResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _UpdateTrustPolicyResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of DeleteTrustPolicyRequest: dot-joined field numbers from DeleteTrustPolicyRequest.
+const (
+	DeleteTrustPolicyRequestFieldKey             = "1"   // key
+	DeleteTrustPolicyRequestFieldKeyOrganization = "1.1" // key.organization
+	DeleteTrustPolicyRequestFieldKeyName         = "1.2" // key.name
+)
+
+// DeleteTrustPolicyRequestAllFields lists the leaf flags of DeleteTrustPolicyRequest: together they
+// select every field.
+var DeleteTrustPolicyRequestAllFields = []string{
+	DeleteTrustPolicyRequestFieldKeyOrganization,
+	DeleteTrustPolicyRequestFieldKeyName,
+}
+
+var _DeleteTrustPolicyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyRequest", []fieldmap.Field{
+	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+})
+
+// FieldSchema returns the field flags of DeleteTrustPolicyRequest.
+func (*DeleteTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
+	return _DeleteTrustPolicyRequest_fieldSchema
+}
+
+// NewDeleteTrustPolicyRequestFieldMap returns a FieldMap of DeleteTrustPolicyRequest holding flags; the
+// error names the first flag DeleteTrustPolicyRequest does not have.
+func NewDeleteTrustPolicyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteTrustPolicyRequest_fieldSchema.New(flags...)
+}
+
+// DeleteTrustPolicyResponseAllFields lists the leaf flags of DeleteTrustPolicyResponse: together they
+// select every field.
+var DeleteTrustPolicyResponseAllFields = []string{}
+
+var _DeleteTrustPolicyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyResponse", []fieldmap.Field{})
+
+// FieldSchema returns the field flags of DeleteTrustPolicyResponse.
+func (*DeleteTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
+	return _DeleteTrustPolicyResponse_fieldSchema
+}
+
+// NewDeleteTrustPolicyResponseFieldMap returns a FieldMap of DeleteTrustPolicyResponse holding flags; the
+// error names the first flag DeleteTrustPolicyResponse does not have.
+func NewDeleteTrustPolicyResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteTrustPolicyResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowTrustPoliciesRequest: dot-joined field numbers from ShowTrustPoliciesRequest.
+const (
+	ShowTrustPoliciesRequestFieldFilter                                  = "1"     // filter
+	ShowTrustPoliciesRequestFieldFilterKey                               = "1.1"   // filter.key
+	ShowTrustPoliciesRequestFieldFilterKeyOrganization                   = "1.1.1" // filter.key.organization
+	ShowTrustPoliciesRequestFieldFilterKeyName                           = "1.1.2" // filter.key.name
+	ShowTrustPoliciesRequestFieldFilterOutboundSecurityRules             = "1.2"   // filter.outbound_security_rules
+	ShowTrustPoliciesRequestFieldFilterOutboundSecurityRulesProtocol     = "1.2.1" // filter.outbound_security_rules.protocol
+	ShowTrustPoliciesRequestFieldFilterOutboundSecurityRulesPortRangeMin = "1.2.2" // filter.outbound_security_rules.port_range_min
+	ShowTrustPoliciesRequestFieldFilterOutboundSecurityRulesPortRangeMax = "1.2.3" // filter.outbound_security_rules.port_range_max
+	ShowTrustPoliciesRequestFieldFilterOutboundSecurityRulesRemoteCidr   = "1.2.4" // filter.outbound_security_rules.remote_cidr
+)
+
+// ShowTrustPoliciesRequestAllFields lists the leaf flags of ShowTrustPoliciesRequest: together they
+// select every field.
+var ShowTrustPoliciesRequestAllFields = []string{
+	ShowTrustPoliciesRequestFieldFilterKeyOrganization,
+	ShowTrustPoliciesRequestFieldFilterKeyName,
+	ShowTrustPoliciesRequestFieldFilterOutboundSecurityRules,
+}
+
+var _ShowTrustPoliciesRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPoliciesRequest", []fieldmap.Field{
+	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1.1", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.1.2", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "filter.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
+	{Flag: "1.2.1", Path: "filter.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.2", Path: "filter.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.3", Path: "filter.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.4", Path: "filter.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+})
+
+// FieldSchema returns the field flags of ShowTrustPoliciesRequest.
+func (*ShowTrustPoliciesRequest) FieldSchema() *fieldmap.Schema {
+	return _ShowTrustPoliciesRequest_fieldSchema
+}
+
+// NewShowTrustPoliciesRequestFieldMap returns a FieldMap of ShowTrustPoliciesRequest holding flags; the
+// error names the first flag ShowTrustPoliciesRequest does not have.
+func NewShowTrustPoliciesRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowTrustPoliciesRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of ShowTrustPoliciesResponse: dot-joined field numbers from ShowTrustPoliciesResponse.
+const (
+	ShowTrustPoliciesResponseFieldTrustPolicy                                  = "1"     // trust_policy
+	ShowTrustPoliciesResponseFieldTrustPolicyKey                               = "1.1"   // trust_policy.key
+	ShowTrustPoliciesResponseFieldTrustPolicyKeyOrganization                   = "1.1.1" // trust_policy.key.organization
+	ShowTrustPoliciesResponseFieldTrustPolicyKeyName                           = "1.1.2" // trust_policy.key.name
+	ShowTrustPoliciesResponseFieldTrustPolicyOutboundSecurityRules             = "1.2"   // trust_policy.outbound_security_rules
+	ShowTrustPoliciesResponseFieldTrustPolicyOutboundSecurityRulesProtocol     = "1.2.1" // trust_policy.outbound_security_rules.protocol
+	ShowTrustPoliciesResponseFieldTrustPolicyOutboundSecurityRulesPortRangeMin = "1.2.2" // trust_policy.outbound_security_rules.port_range_min
+	ShowTrustPoliciesResponseFieldTrustPolicyOutboundSecurityRulesPortRangeMax = "1.2.3" // trust_policy.outbound_security_rules.port_range_max
+	ShowTrustPoliciesResponseFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
+)
+
+// ShowTrustPoliciesResponseAllFields lists the leaf flags of ShowTrustPoliciesResponse: together they
+// select every field.
+var ShowTrustPoliciesResponseAllFields = []string{
+	ShowTrustPoliciesResponseFieldTrustPolicyKeyOrganization,
+	ShowTrustPoliciesResponseFieldTrustPolicyKeyName,
+	ShowTrustPoliciesResponseFieldTrustPolicyOutboundSecurityRules,
+}
+
+var _ShowTrustPoliciesResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPoliciesResponse", []fieldmap.Field{
+	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
+	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
+	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
+})
+
+// FieldSchema returns the field flags of ShowTrustPoliciesResponse.
+func (*ShowTrustPoliciesResponse) FieldSchema() *fieldmap.Schema {
+	return _ShowTrustPoliciesResponse_fieldSchema
+}
+
+// NewShowTrustPoliciesResponseFieldMap returns a FieldMap of ShowTrustPoliciesResponse holding flags; the
+// error names the first flag ShowTrustPoliciesResponse does not have.
+func NewShowTrustPoliciesResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ShowTrustPoliciesResponse_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateTrustPolicyRequest) Clone() *CreateTrustPolicyRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateTrustPolicyRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateTrustPolicyRequest, a deep copy of m, which is not nil.
+func (m *CreateTrustPolicyRequest) cloneTo(c *CreateTrustPolicyRequest) {
+	c.TrustPolicy = m.TrustPolicy.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *CreateTrustPolicyResponse) Clone() *CreateTrustPolicyResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(CreateTrustPolicyResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero CreateTrustPolicyResponse, a deep copy of m, which is not nil.
+func (m *CreateTrustPolicyResponse) cloneTo(c *CreateTrustPolicyResponse) {
+	c.TrustPolicy = m.TrustPolicy.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateTrustPolicyRequest) Clone() *UpdateTrustPolicyRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateTrustPolicyRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateTrustPolicyRequest, a deep copy of m, which is not nil.
+func (m *UpdateTrustPolicyRequest) cloneTo(c *UpdateTrustPolicyRequest) {
+	c.TrustPolicy = m.TrustPolicy.Clone()
+	c.Fields = slices.Clone(m.Fields)
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *UpdateTrustPolicyResponse) Clone() *UpdateTrustPolicyResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(UpdateTrustPolicyResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero UpdateTrustPolicyResponse, a deep copy of m, which is not nil.
+func (m *UpdateTrustPolicyResponse) cloneTo(c *UpdateTrustPolicyResponse) {
+	c.TrustPolicy = m.TrustPolicy.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteTrustPolicyRequest) Clone() *DeleteTrustPolicyRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteTrustPolicyRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteTrustPolicyRequest, a deep copy of m, which is not nil.
+func (m *DeleteTrustPolicyRequest) cloneTo(c *DeleteTrustPolicyRequest) {
+	c.Key = m.Key.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteTrustPolicyResponse) Clone() *DeleteTrustPolicyResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteTrustPolicyResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteTrustPolicyResponse, a deep copy of m, which is not nil.
+func (m *DeleteTrustPolicyResponse) cloneTo(c *DeleteTrustPolicyResponse) {
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowTrustPoliciesRequest) Clone() *ShowTrustPoliciesRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowTrustPoliciesRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowTrustPoliciesRequest, a deep copy of m, which is not nil.
+func (m *ShowTrustPoliciesRequest) cloneTo(c *ShowTrustPoliciesRequest) {
+	c.Filter = m.Filter.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ShowTrustPoliciesResponse) Clone() *ShowTrustPoliciesResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ShowTrustPoliciesResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ShowTrustPoliciesResponse, a deep copy of m, which is not nil.
+func (m *ShowTrustPoliciesResponse) cloneTo(c *ShowTrustPoliciesResponse) {
+	c.TrustPolicy = m.TrustPolicy.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateTrustPolicyRequest) Equal(o *CreateTrustPolicyRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.TrustPolicy.Equal(o.TrustPolicy) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *CreateTrustPolicyResponse) Equal(o *CreateTrustPolicyResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.TrustPolicy.Equal(o.TrustPolicy) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateTrustPolicyRequest) Equal(o *UpdateTrustPolicyRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.TrustPolicy.Equal(o.TrustPolicy) {
+		return false
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *UpdateTrustPolicyResponse) Equal(o *UpdateTrustPolicyResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.TrustPolicy.Equal(o.TrustPolicy) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteTrustPolicyRequest) Equal(o *DeleteTrustPolicyRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteTrustPolicyResponse) Equal(o *DeleteTrustPolicyResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowTrustPoliciesRequest) Equal(o *ShowTrustPoliciesRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ShowTrustPoliciesResponse) Equal(o *ShowTrustPoliciesResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.TrustPolicy.Equal(o.TrustPolicy) {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateTrustPolicyRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateTrustPolicyRequest) CopyInFields(src *CreateTrustPolicyRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.TrustPolicy.Equal(src.GetTrustPolicy()) {
+			m.TrustPolicy = src.GetTrustPolicy().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.TrustPolicy, src.GetTrustPolicy(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicy{}
+				m.TrustPolicy = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &TrustPolicyKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.2") {
+				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.OutboundSecurityRules = nil
+					} else {
+						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: CreateTrustPolicyResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *CreateTrustPolicyResponse) CopyInFields(src *CreateTrustPolicyResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.TrustPolicy.Equal(src.GetTrustPolicy()) {
+			m.TrustPolicy = src.GetTrustPolicy().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.TrustPolicy, src.GetTrustPolicy(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicy{}
+				m.TrustPolicy = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &TrustPolicyKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.2") {
+				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.OutboundSecurityRules = nil
+					} else {
+						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateTrustPolicyRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateTrustPolicyRequest) CopyInFields(src *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.TrustPolicy.Equal(src.GetTrustPolicy()) {
+			m.TrustPolicy = src.GetTrustPolicy().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.TrustPolicy, src.GetTrustPolicy(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicy{}
+				m.TrustPolicy = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &TrustPolicyKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.2") {
+				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.OutboundSecurityRules = nil
+					} else {
+						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("2") {
+		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
+			if len(sv0) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: UpdateTrustPolicyResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *UpdateTrustPolicyResponse) CopyInFields(src *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.TrustPolicy.Equal(src.GetTrustPolicy()) {
+			m.TrustPolicy = src.GetTrustPolicy().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.TrustPolicy, src.GetTrustPolicy(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicy{}
+				m.TrustPolicy = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &TrustPolicyKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.2") {
+				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.OutboundSecurityRules = nil
+					} else {
+						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteTrustPolicyRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteTrustPolicyRequest) CopyInFields(src *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Key.Equal(src.GetKey()) {
+			m.Key = src.GetKey().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicyKey{}
+				m.Key = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if d1.Organization != s1.GetOrganization() {
+					d1.Organization = s1.GetOrganization()
+					n++
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.Name != s1.GetName() {
+					d1.Name = s1.GetName()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteTrustPolicyResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *DeleteTrustPolicyResponse) CopyInFields(src *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap) int {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowTrustPoliciesRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowTrustPoliciesRequest) CopyInFields(src *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.Filter.Equal(src.GetFilter()) {
+			m.Filter = src.GetFilter().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicy{}
+				m.Filter = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &TrustPolicyKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.2") {
+				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.OutboundSecurityRules = nil
+					} else {
+						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ShowTrustPoliciesResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ShowTrustPoliciesResponse) CopyInFields(src *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if !m.TrustPolicy.Equal(src.GetTrustPolicy()) {
+			m.TrustPolicy = src.GetTrustPolicy().Clone()
+			n++
+		}
+	} else if fm.HasChild("1") {
+		if d1, s1 := m.TrustPolicy, src.GetTrustPolicy(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &TrustPolicy{}
+				m.TrustPolicy = d1
+				n++
+			}
+			if fm.IsSet("1.1") {
+				if !d1.Key.Equal(s1.GetKey()) {
+					d1.Key = s1.GetKey().Clone()
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &TrustPolicyKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.2") {
+				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
+					if len(sv1) == 0 {
+						d1.OutboundSecurityRules = nil
+					} else {
+						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
+					}
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateTrustPolicyRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateTrustPolicyRequest) DiffFields(o *CreateTrustPolicyRequest) *fieldmap.FieldMap {
+	fm := _CreateTrustPolicyRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetTrustPolicy(), o.GetTrustPolicy(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of CreateTrustPolicyResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *CreateTrustPolicyResponse) DiffFields(o *CreateTrustPolicyResponse) *fieldmap.FieldMap {
+	fm := _CreateTrustPolicyResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetTrustPolicy(), o.GetTrustPolicy(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateTrustPolicyRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateTrustPolicyRequest) DiffFields(o *UpdateTrustPolicyRequest) *fieldmap.FieldMap {
+	fm := _UpdateTrustPolicyRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetTrustPolicy(), o.GetTrustPolicy(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	if !slices.Equal(m.GetFields(), o.GetFields()) {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of UpdateTrustPolicyResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *UpdateTrustPolicyResponse) DiffFields(o *UpdateTrustPolicyResponse) *fieldmap.FieldMap {
+	fm := _UpdateTrustPolicyResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetTrustPolicy(), o.GetTrustPolicy(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteTrustPolicyRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteTrustPolicyRequest) DiffFields(o *DeleteTrustPolicyRequest) *fieldmap.FieldMap {
+	fm := _DeleteTrustPolicyRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetOrganization() != b1.GetOrganization() {
+			fm.Set("1.1")
+			c1 = true
+		}
+		if a1.GetName() != b1.GetName() {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteTrustPolicyResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteTrustPolicyResponse) DiffFields(o *DeleteTrustPolicyResponse) *fieldmap.FieldMap {
+	fm := _DeleteTrustPolicyResponse_fieldSchema.NewFieldMap()
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowTrustPoliciesRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowTrustPoliciesRequest) DiffFields(o *ShowTrustPoliciesRequest) *fieldmap.FieldMap {
+	fm := _ShowTrustPoliciesRequest_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ShowTrustPoliciesResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ShowTrustPoliciesResponse) DiffFields(o *ShowTrustPoliciesResponse) *fieldmap.FieldMap {
+	fm := _ShowTrustPoliciesResponse_fieldSchema.NewFieldMap()
+	if a1, b1 := m.GetTrustPolicy(), o.GetTrustPolicy(); (a1 == nil) != (b1 == nil) {
+		fm.Set("1")
+	} else if a1 != nil {
+		c1 := false
+		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+			fm.Set("1.1")
+			c1 = true
+		} else if a2 != nil {
+			c2 := false
+			if a2.GetOrganization() != b2.GetOrganization() {
+				fm.Set("1.1.1")
+				c2 = true
+			}
+			if a2.GetName() != b2.GetName() {
+				fm.Set("1.1.2")
+				c2 = true
+			}
+			if c2 {
+				fm.Set("1.1")
+				c1 = true
+			}
+		}
+		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
+			fm.Set("1.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("1")
+		}
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *CreateTrustPolicyRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
 
 // ValidateFields returns an error when fm holds a flag CreateTrustPolicyRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -52,18 +1391,6 @@ func (m *CreateTrustPolicyResponse) ValidateEnums() error {
 	return nil
 }
 
-var _CreateTrustPolicyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
-
 // ValidateFields returns an error when fm holds a flag CreateTrustPolicyResponse does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -82,19 +1409,6 @@ func (m *UpdateTrustPolicyRequest) ValidateEnums() error {
 	}
 	return nil
 }
-
-var _UpdateTrustPolicyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyRequest", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
 
 // ValidateFields returns an error when fm holds a flag UpdateTrustPolicyRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -115,18 +1429,6 @@ func (m *UpdateTrustPolicyResponse) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateTrustPolicyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
-
 // ValidateFields returns an error when fm holds a flag UpdateTrustPolicyResponse does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -145,12 +1447,6 @@ func (m *DeleteTrustPolicyRequest) ValidateEnums() error {
 	}
 	return nil
 }
-
-var _DeleteTrustPolicyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
 
 // ValidateFields returns an error when fm holds a flag DeleteTrustPolicyRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -171,8 +1467,6 @@ func (m *DeleteTrustPolicyResponse) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteTrustPolicyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyResponse", []fieldmap.Field{})
-
 // ValidateFields returns an error when fm holds a flag DeleteTrustPolicyResponse does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -192,18 +1486,6 @@ func (m *ShowTrustPoliciesRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowTrustPoliciesRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPoliciesRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "filter.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "filter.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "filter.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "filter.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
-
 // ValidateFields returns an error when fm holds a flag ShowTrustPoliciesRequest does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -222,18 +1504,6 @@ func (m *ShowTrustPoliciesResponse) ValidateEnums() error {
 	}
 	return nil
 }
-
-var _ShowTrustPoliciesResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPoliciesResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
 
 // ValidateFields returns an error when fm holds a flag ShowTrustPoliciesResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -259,7 +1529,7 @@ func (m *CreateTrustPolicyRequest) Redacted() *CreateTrustPolicyRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -280,7 +1550,7 @@ func (m *CreateTrustPolicyResponse) Redacted() *CreateTrustPolicyResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -301,7 +1571,7 @@ func (m *UpdateTrustPolicyRequest) Redacted() *UpdateTrustPolicyRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -322,7 +1592,7 @@ func (m *UpdateTrustPolicyResponse) Redacted() *UpdateTrustPolicyResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -343,7 +1613,7 @@ func (m *DeleteTrustPolicyRequest) Redacted() *DeleteTrustPolicyRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -364,7 +1634,7 @@ func (m *DeleteTrustPolicyResponse) Redacted() *DeleteTrustPolicyResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -385,7 +1655,7 @@ func (m *ShowTrustPoliciesRequest) Redacted() *ShowTrustPoliciesRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -406,7 +1676,7 @@ func (m *ShowTrustPoliciesResponse) Redacted() *ShowTrustPoliciesResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }

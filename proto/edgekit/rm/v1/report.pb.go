@@ -10,7 +10,6 @@ package rmv1
 
 import (
 	edgeproto "github.com/edgekit/edgekit/edgeproto"
-	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -264,7 +263,7 @@ var File_edgekit_rm_v1_report_proto protoreflect.FileDescriptor
 
 const file_edgekit_rm_v1_report_proto_rawDesc = "" +
 	"\n" +
-	"\x1aedgekit/rm/v1/report.proto\x12\redgekit.rm.v1\x1a edgekit/options/v1/options.proto\x1a\x1bedgeproto/v1/app_inst.proto\x1a\x1bedgeproto/v1/cloudlet.proto\x1a\x1fedgeproto/v1/cluster_inst.proto\"5\n" +
+	"\x1aedgekit/rm/v1/report.proto\x12\redgekit.rm.v1\x1a\x1bedgeproto/v1/app_inst.proto\x1a\x1bedgeproto/v1/cloudlet.proto\x1a\x1fedgeproto/v1/cluster_inst.proto\"5\n" +
 	"\x05Fence\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x03R\brevision\"\xb0\x02\n" +
@@ -280,13 +279,7 @@ const file_edgekit_rm_v1_report_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason2b\n" +
 	"\rReportService\x12Q\n" +
 	"\n" +
-	"ReportInfo\x12 .edgekit.rm.v1.ReportInfoRequest\x1a!.edgekit.rm.v1.ReportInfoResponseBc\x92\xcf\x1c*\n" +
-	"\x06fields\n" +
-	"\x05clone\n" +
-	"\x05equal\n" +
-	"\x06copyin\n" +
-	"\x04diff\n" +
-	"\x04keysZ3github.com/edgekit/edgekit/proto/edgekit/rm/v1;rmv1b\x06proto3"
+	"ReportInfo\x12 .edgekit.rm.v1.ReportInfoRequest\x1a!.edgekit.rm.v1.ReportInfoResponseB5Z3github.com/edgekit/edgekit/proto/edgekit/rm/v1;rmv1b\x06proto3"
 
 var (
 	file_edgekit_rm_v1_report_proto_rawDescOnce sync.Once

@@ -7,18 +7,23 @@
 package rmv1
 
 import (
+	edgeproto "github.com/edgekit/edgekit/edgeproto"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	maps "maps"
+	slices "slices"
 )
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Fence) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
+// Field flags of Fence: dot-joined field numbers from Fence.
+const (
+	FenceFieldKey      = "1" // key
+	FenceFieldRevision = "2" // revision
+)
+
+// FenceAllFields lists the leaf flags of Fence: together they
+// select every field.
+var FenceAllFields = []string{
+	FenceFieldKey,
+	FenceFieldRevision,
 }
 
 var _Fence_fieldSchema = fieldmap.NewSchema("edgekit.rm.v1.Fence", []fieldmap.Field{
@@ -26,38 +31,190 @@ var _Fence_fieldSchema = fieldmap.NewSchema("edgekit.rm.v1.Fence", []fieldmap.Fi
 	{Flag: "2", Path: "revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
-// ValidateFields returns an error when fm holds a flag Fence does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
-func (*Fence) ValidateFields(fm *fieldmap.FieldMap) error {
-	return _Fence_fieldSchema.Check(fm)
+// FieldSchema returns the field flags of Fence.
+func (*Fence) FieldSchema() *fieldmap.Schema { return _Fence_fieldSchema }
+
+// NewFenceFieldMap returns a FieldMap of Fence holding flags; the
+// error names the first flag Fence does not have.
+func NewFenceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _Fence_fieldSchema.New(flags...)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ReportInfoRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	if x, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok {
-		if err := fieldmap.ValidateEnumsAt(x.CloudletInfo, "edgekit.rm.v1.ReportInfoRequest", "cloudlet_info"); err != nil {
-			return err
-		}
-	}
-	if x, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok {
-		if err := fieldmap.ValidateEnumsAt(x.ClusterInstInfo, "edgekit.rm.v1.ReportInfoRequest", "cluster_inst_info"); err != nil {
-			return err
-		}
-	}
-	if x, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok {
-		if err := fieldmap.ValidateEnumsAt(x.AppInstInfo, "edgekit.rm.v1.ReportInfoRequest", "app_inst_info"); err != nil {
-			return err
-		}
-	}
-	return nil
+// Field flags of ReportInfoRequest: dot-joined field numbers from ReportInfoRequest.
+const (
+	ReportInfoRequestFieldCloudletInfo                                          = "1"         // cloudlet_info
+	ReportInfoRequestFieldCloudletInfoKey                                       = "1.1"       // cloudlet_info.key
+	ReportInfoRequestFieldCloudletInfoKeyOrganization                           = "1.1.1"     // cloudlet_info.key.organization
+	ReportInfoRequestFieldCloudletInfoKeyName                                   = "1.1.2"     // cloudlet_info.key.name
+	ReportInfoRequestFieldCloudletInfoState                                     = "1.2"       // cloudlet_info.state
+	ReportInfoRequestFieldCloudletInfoErrors                                    = "1.3"       // cloudlet_info.errors
+	ReportInfoRequestFieldCloudletInfoNotifyId                                  = "1.4"       // cloudlet_info.notify_id
+	ReportInfoRequestFieldCloudletInfoController                                = "1.5"       // cloudlet_info.controller
+	ReportInfoRequestFieldCloudletInfoCompatibilityVersion                      = "1.6"       // cloudlet_info.compatibility_version
+	ReportInfoRequestFieldCloudletInfoReleaseVersion                            = "1.7"       // cloudlet_info.release_version
+	ReportInfoRequestFieldCloudletInfoFlavors                                   = "1.8"       // cloudlet_info.flavors
+	ReportInfoRequestFieldCloudletInfoFlavorsName                               = "1.8.1"     // cloudlet_info.flavors.name
+	ReportInfoRequestFieldCloudletInfoFlavorsVcpus                              = "1.8.2"     // cloudlet_info.flavors.vcpus
+	ReportInfoRequestFieldCloudletInfoFlavorsRamMb                              = "1.8.3"     // cloudlet_info.flavors.ram_mb
+	ReportInfoRequestFieldCloudletInfoFlavorsDiskGb                             = "1.8.4"     // cloudlet_info.flavors.disk_gb
+	ReportInfoRequestFieldCloudletInfoFlavorsGpus                               = "1.8.5"     // cloudlet_info.flavors.gpus
+	ReportInfoRequestFieldCloudletInfoFlavorsPropMap                            = "1.8.6"     // cloudlet_info.flavors.prop_map
+	ReportInfoRequestFieldCloudletInfoFlavorsDeprecated                         = "1.8.7"     // cloudlet_info.flavors.deprecated
+	ReportInfoRequestFieldCloudletInfoControllerCacheReceived                   = "1.9"       // cloudlet_info.controller_cache_received
+	ReportInfoRequestFieldCloudletInfoMaintenanceState                          = "1.10"      // cloudlet_info.maintenance_state
+	ReportInfoRequestFieldCloudletInfoStatus                                    = "1.11"      // cloudlet_info.status
+	ReportInfoRequestFieldCloudletInfoStatusTaskNumber                          = "1.11.1"    // cloudlet_info.status.task_number
+	ReportInfoRequestFieldCloudletInfoStatusMaxTasks                            = "1.11.2"    // cloudlet_info.status.max_tasks
+	ReportInfoRequestFieldCloudletInfoStatusTaskName                            = "1.11.3"    // cloudlet_info.status.task_name
+	ReportInfoRequestFieldCloudletInfoStatusStepName                            = "1.11.4"    // cloudlet_info.status.step_name
+	ReportInfoRequestFieldCloudletInfoStatusMsgCount                            = "1.11.5"    // cloudlet_info.status.msg_count
+	ReportInfoRequestFieldCloudletInfoStatusMsgs                                = "1.11.6"    // cloudlet_info.status.msgs
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshot                         = "1.12"      // cloudlet_info.resources_snapshot
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotInfo                     = "1.12.1"    // cloudlet_info.resources_snapshot.info
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotInfoName                 = "1.12.1.1"  // cloudlet_info.resources_snapshot.info.name
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotInfoUsed                 = "1.12.1.2"  // cloudlet_info.resources_snapshot.info.used
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotInfoTotal                = "1.12.1.3"  // cloudlet_info.resources_snapshot.info.total
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotInfoQuota                = "1.12.1.4"  // cloudlet_info.resources_snapshot.info.quota
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotInfoUnits                = "1.12.1.5"  // cloudlet_info.resources_snapshot.info.units
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotInfoDescription          = "1.12.1.6"  // cloudlet_info.resources_snapshot.info.description
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotInfoAlertThreshold       = "1.12.1.7"  // cloudlet_info.resources_snapshot.info.alert_threshold
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotClusterInsts             = "1.12.2"    // cloudlet_info.resources_snapshot.cluster_insts
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotClusterInstsName         = "1.12.2.1"  // cloudlet_info.resources_snapshot.cluster_insts.name
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotClusterInstsOrganization = "1.12.2.2"  // cloudlet_info.resources_snapshot.cluster_insts.organization
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotVmAppInsts               = "1.12.3"    // cloudlet_info.resources_snapshot.vm_app_insts
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotVmAppInstsName           = "1.12.3.1"  // cloudlet_info.resources_snapshot.vm_app_insts.name
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotVmAppInstsOrganization   = "1.12.3.2"  // cloudlet_info.resources_snapshot.vm_app_insts.organization
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotTakenAt                  = "1.12.4"    // cloudlet_info.resources_snapshot.taken_at
+	ReportInfoRequestFieldCloudletInfoNodeInfos                                 = "1.13"      // cloudlet_info.node_infos
+	ReportInfoRequestFieldCloudletInfoNodeInfosName                             = "1.13.1"    // cloudlet_info.node_infos.name
+	ReportInfoRequestFieldCloudletInfoNodeInfosAllocatable                      = "1.13.2"    // cloudlet_info.node_infos.allocatable
+	ReportInfoRequestFieldCloudletInfoNodeInfosCapacity                         = "1.13.3"    // cloudlet_info.node_infos.capacity
+	ReportInfoRequestFieldCloudletInfoNodeInfosRoles                            = "1.13.4"    // cloudlet_info.node_infos.roles
+	ReportInfoRequestFieldCloudletInfoProperties                                = "1.14"      // cloudlet_info.properties
+	ReportInfoRequestFieldCloudletInfoTrustPolicyState                          = "1.15"      // cloudlet_info.trust_policy_state
+	ReportInfoRequestFieldCloudletInfoActiveCrmInstance                         = "1.16"      // cloudlet_info.active_crm_instance
+	ReportInfoRequestFieldCloudletInfoUpdatedAt                                 = "1.17"      // cloudlet_info.updated_at
+	ReportInfoRequestFieldClusterInstInfo                                       = "2"         // cluster_inst_info
+	ReportInfoRequestFieldClusterInstInfoKey                                    = "2.1"       // cluster_inst_info.key
+	ReportInfoRequestFieldClusterInstInfoKeyName                                = "2.1.1"     // cluster_inst_info.key.name
+	ReportInfoRequestFieldClusterInstInfoKeyOrganization                        = "2.1.2"     // cluster_inst_info.key.organization
+	ReportInfoRequestFieldClusterInstInfoState                                  = "2.2"       // cluster_inst_info.state
+	ReportInfoRequestFieldClusterInstInfoErrors                                 = "2.3"       // cluster_inst_info.errors
+	ReportInfoRequestFieldClusterInstInfoNotifyId                               = "2.4"       // cluster_inst_info.notify_id
+	ReportInfoRequestFieldClusterInstInfoStatus                                 = "2.5"       // cluster_inst_info.status
+	ReportInfoRequestFieldClusterInstInfoStatusTaskNumber                       = "2.5.1"     // cluster_inst_info.status.task_number
+	ReportInfoRequestFieldClusterInstInfoStatusMaxTasks                         = "2.5.2"     // cluster_inst_info.status.max_tasks
+	ReportInfoRequestFieldClusterInstInfoStatusTaskName                         = "2.5.3"     // cluster_inst_info.status.task_name
+	ReportInfoRequestFieldClusterInstInfoStatusStepName                         = "2.5.4"     // cluster_inst_info.status.step_name
+	ReportInfoRequestFieldClusterInstInfoStatusMsgCount                         = "2.5.5"     // cluster_inst_info.status.msg_count
+	ReportInfoRequestFieldClusterInstInfoStatusMsgs                             = "2.5.6"     // cluster_inst_info.status.msgs
+	ReportInfoRequestFieldClusterInstInfoResources                              = "2.6"       // cluster_inst_info.resources
+	ReportInfoRequestFieldClusterInstInfoResourcesVms                           = "2.6.1"     // cluster_inst_info.resources.vms
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsName                       = "2.6.1.1"   // cluster_inst_info.resources.vms.name
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsType                       = "2.6.1.2"   // cluster_inst_info.resources.vms.type
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsStatus                     = "2.6.1.3"   // cluster_inst_info.resources.vms.status
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsInfraFlavor                = "2.6.1.4"   // cluster_inst_info.resources.vms.infra_flavor
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsIpaddresses                = "2.6.1.5"   // cluster_inst_info.resources.vms.ipaddresses
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsIpaddressesExternalIp      = "2.6.1.5.1" // cluster_inst_info.resources.vms.ipaddresses.external_ip
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsIpaddressesInternalIp      = "2.6.1.5.2" // cluster_inst_info.resources.vms.ipaddresses.internal_ip
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsContainers                 = "2.6.1.6"   // cluster_inst_info.resources.vms.containers
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsContainersName             = "2.6.1.6.1" // cluster_inst_info.resources.vms.containers.name
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsContainersType             = "2.6.1.6.2" // cluster_inst_info.resources.vms.containers.type
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsContainersStatus           = "2.6.1.6.3" // cluster_inst_info.resources.vms.containers.status
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsContainersClusterIp        = "2.6.1.6.4" // cluster_inst_info.resources.vms.containers.cluster_ip
+	ReportInfoRequestFieldClusterInstInfoResourcesVmsContainersRestarts         = "2.6.1.6.5" // cluster_inst_info.resources.vms.containers.restarts
+	ReportInfoRequestFieldClusterInstInfoKubeconfig                             = "2.7"       // cluster_inst_info.kubeconfig
+	ReportInfoRequestFieldClusterInstInfoUpdatedAt                              = "2.8"       // cluster_inst_info.updated_at
+	ReportInfoRequestFieldAppInstInfo                                           = "3"         // app_inst_info
+	ReportInfoRequestFieldAppInstInfoKey                                        = "3.1"       // app_inst_info.key
+	ReportInfoRequestFieldAppInstInfoKeyName                                    = "3.1.1"     // app_inst_info.key.name
+	ReportInfoRequestFieldAppInstInfoKeyOrganization                            = "3.1.2"     // app_inst_info.key.organization
+	ReportInfoRequestFieldAppInstInfoState                                      = "3.2"       // app_inst_info.state
+	ReportInfoRequestFieldAppInstInfoErrors                                     = "3.3"       // app_inst_info.errors
+	ReportInfoRequestFieldAppInstInfoNotifyId                                   = "3.4"       // app_inst_info.notify_id
+	ReportInfoRequestFieldAppInstInfoStatus                                     = "3.5"       // app_inst_info.status
+	ReportInfoRequestFieldAppInstInfoStatusTaskNumber                           = "3.5.1"     // app_inst_info.status.task_number
+	ReportInfoRequestFieldAppInstInfoStatusMaxTasks                             = "3.5.2"     // app_inst_info.status.max_tasks
+	ReportInfoRequestFieldAppInstInfoStatusTaskName                             = "3.5.3"     // app_inst_info.status.task_name
+	ReportInfoRequestFieldAppInstInfoStatusStepName                             = "3.5.4"     // app_inst_info.status.step_name
+	ReportInfoRequestFieldAppInstInfoStatusMsgCount                             = "3.5.5"     // app_inst_info.status.msg_count
+	ReportInfoRequestFieldAppInstInfoStatusMsgs                                 = "3.5.6"     // app_inst_info.status.msgs
+	ReportInfoRequestFieldAppInstInfoPowerState                                 = "3.6"       // app_inst_info.power_state
+	ReportInfoRequestFieldAppInstInfoRuntimeInfo                                = "3.7"       // app_inst_info.runtime_info
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoContainerIds                    = "3.7.1"     // app_inst_info.runtime_info.container_ids
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoPids                            = "3.7.2"     // app_inst_info.runtime_info.pids
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoPorts                           = "3.7.3"     // app_inst_info.runtime_info.ports
+	ReportInfoRequestFieldAppInstInfoUri                                        = "3.8"       // app_inst_info.uri
+	ReportInfoRequestFieldAppInstInfoUpdatedAt                                  = "3.9"       // app_inst_info.updated_at
+	ReportInfoRequestFieldFields                                                = "4"         // fields
+	ReportInfoRequestFieldFence                                                 = "5"         // fence
+	ReportInfoRequestFieldFenceKey                                              = "5.1"       // fence.key
+	ReportInfoRequestFieldFenceRevision                                         = "5.2"       // fence.revision
+)
+
+// ReportInfoRequestAllFields lists the leaf flags of ReportInfoRequest: together they
+// select every field.
+var ReportInfoRequestAllFields = []string{
+	ReportInfoRequestFieldCloudletInfoKeyOrganization,
+	ReportInfoRequestFieldCloudletInfoKeyName,
+	ReportInfoRequestFieldCloudletInfoState,
+	ReportInfoRequestFieldCloudletInfoErrors,
+	ReportInfoRequestFieldCloudletInfoNotifyId,
+	ReportInfoRequestFieldCloudletInfoController,
+	ReportInfoRequestFieldCloudletInfoCompatibilityVersion,
+	ReportInfoRequestFieldCloudletInfoReleaseVersion,
+	ReportInfoRequestFieldCloudletInfoFlavors,
+	ReportInfoRequestFieldCloudletInfoControllerCacheReceived,
+	ReportInfoRequestFieldCloudletInfoMaintenanceState,
+	ReportInfoRequestFieldCloudletInfoStatusTaskNumber,
+	ReportInfoRequestFieldCloudletInfoStatusMaxTasks,
+	ReportInfoRequestFieldCloudletInfoStatusTaskName,
+	ReportInfoRequestFieldCloudletInfoStatusStepName,
+	ReportInfoRequestFieldCloudletInfoStatusMsgCount,
+	ReportInfoRequestFieldCloudletInfoStatusMsgs,
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotInfo,
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotClusterInsts,
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotVmAppInsts,
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotTakenAt,
+	ReportInfoRequestFieldCloudletInfoNodeInfos,
+	ReportInfoRequestFieldCloudletInfoProperties,
+	ReportInfoRequestFieldCloudletInfoTrustPolicyState,
+	ReportInfoRequestFieldCloudletInfoActiveCrmInstance,
+	ReportInfoRequestFieldCloudletInfoUpdatedAt,
+	ReportInfoRequestFieldClusterInstInfoKeyName,
+	ReportInfoRequestFieldClusterInstInfoKeyOrganization,
+	ReportInfoRequestFieldClusterInstInfoState,
+	ReportInfoRequestFieldClusterInstInfoErrors,
+	ReportInfoRequestFieldClusterInstInfoNotifyId,
+	ReportInfoRequestFieldClusterInstInfoStatusTaskNumber,
+	ReportInfoRequestFieldClusterInstInfoStatusMaxTasks,
+	ReportInfoRequestFieldClusterInstInfoStatusTaskName,
+	ReportInfoRequestFieldClusterInstInfoStatusStepName,
+	ReportInfoRequestFieldClusterInstInfoStatusMsgCount,
+	ReportInfoRequestFieldClusterInstInfoStatusMsgs,
+	ReportInfoRequestFieldClusterInstInfoResourcesVms,
+	ReportInfoRequestFieldClusterInstInfoKubeconfig,
+	ReportInfoRequestFieldClusterInstInfoUpdatedAt,
+	ReportInfoRequestFieldAppInstInfoKeyName,
+	ReportInfoRequestFieldAppInstInfoKeyOrganization,
+	ReportInfoRequestFieldAppInstInfoState,
+	ReportInfoRequestFieldAppInstInfoErrors,
+	ReportInfoRequestFieldAppInstInfoNotifyId,
+	ReportInfoRequestFieldAppInstInfoStatusTaskNumber,
+	ReportInfoRequestFieldAppInstInfoStatusMaxTasks,
+	ReportInfoRequestFieldAppInstInfoStatusTaskName,
+	ReportInfoRequestFieldAppInstInfoStatusStepName,
+	ReportInfoRequestFieldAppInstInfoStatusMsgCount,
+	ReportInfoRequestFieldAppInstInfoStatusMsgs,
+	ReportInfoRequestFieldAppInstInfoPowerState,
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoContainerIds,
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoPids,
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoPorts,
+	ReportInfoRequestFieldAppInstInfoUri,
+	ReportInfoRequestFieldAppInstInfoUpdatedAt,
+	ReportInfoRequestFieldFields,
+	ReportInfoRequestFieldFenceKey,
+	ReportInfoRequestFieldFenceRevision,
 }
 
 var _ReportInfoRequest_fieldSchema = fieldmap.NewSchema("edgekit.rm.v1.ReportInfoRequest", []fieldmap.Field{
@@ -171,6 +328,1416 @@ var _ReportInfoRequest_fieldSchema = fieldmap.NewSchema("edgekit.rm.v1.ReportInf
 	{Flag: "5.2", Path: "fence.revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
 })
 
+// FieldSchema returns the field flags of ReportInfoRequest.
+func (*ReportInfoRequest) FieldSchema() *fieldmap.Schema { return _ReportInfoRequest_fieldSchema }
+
+// NewReportInfoRequestFieldMap returns a FieldMap of ReportInfoRequest holding flags; the
+// error names the first flag ReportInfoRequest does not have.
+func NewReportInfoRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ReportInfoRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of ReportInfoResponse: dot-joined field numbers from ReportInfoResponse.
+const (
+	ReportInfoResponseFieldApplied = "1" // applied
+	ReportInfoResponseFieldReason  = "2" // reason
+)
+
+// ReportInfoResponseAllFields lists the leaf flags of ReportInfoResponse: together they
+// select every field.
+var ReportInfoResponseAllFields = []string{
+	ReportInfoResponseFieldApplied,
+	ReportInfoResponseFieldReason,
+}
+
+var _ReportInfoResponse_fieldSchema = fieldmap.NewSchema("edgekit.rm.v1.ReportInfoResponse", []fieldmap.Field{
+	{Flag: "1", Path: "applied", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+	{Flag: "2", Path: "reason", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
+})
+
+// FieldSchema returns the field flags of ReportInfoResponse.
+func (*ReportInfoResponse) FieldSchema() *fieldmap.Schema { return _ReportInfoResponse_fieldSchema }
+
+// NewReportInfoResponseFieldMap returns a FieldMap of ReportInfoResponse holding flags; the
+// error names the first flag ReportInfoResponse does not have.
+func NewReportInfoResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ReportInfoResponse_fieldSchema.New(flags...)
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Fence) Clone() *Fence {
+	if m == nil {
+		return nil
+	}
+	c := new(Fence)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Fence, a deep copy of m, which is not nil.
+func (m *Fence) cloneTo(c *Fence) {
+	c.Key = m.Key
+	c.Revision = m.Revision
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ReportInfoRequest) Clone() *ReportInfoRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ReportInfoRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ReportInfoRequest, a deep copy of m, which is not nil.
+func (m *ReportInfoRequest) cloneTo(c *ReportInfoRequest) {
+	c.Fields = slices.Clone(m.Fields)
+	c.Fence = m.Fence.Clone()
+	switch v := m.Info.(type) {
+	case *ReportInfoRequest_CloudletInfo:
+		if v != nil {
+			c.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: fieldmap.Clone(v.CloudletInfo)}
+		}
+	case *ReportInfoRequest_ClusterInstInfo:
+		if v != nil {
+			c.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(v.ClusterInstInfo)}
+		}
+	case *ReportInfoRequest_AppInstInfo:
+		if v != nil {
+			c.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: fieldmap.Clone(v.AppInstInfo)}
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ReportInfoResponse) Clone() *ReportInfoResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ReportInfoResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ReportInfoResponse, a deep copy of m, which is not nil.
+func (m *ReportInfoResponse) cloneTo(c *ReportInfoResponse) {
+	c.Applied = m.Applied
+	c.Reason = m.Reason
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Fence) Equal(o *Fence) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Key != o.Key {
+		return false
+	}
+	if m.Revision != o.Revision {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		return false
+	}
+	if !m.Fence.Equal(o.Fence) {
+		return false
+	}
+	switch a := m.Info.(type) {
+	case *ReportInfoRequest_CloudletInfo:
+		if b, ok := o.Info.(*ReportInfoRequest_CloudletInfo); ok && a != nil && b != nil {
+			if !fieldmap.EqualElem(a.CloudletInfo, b.CloudletInfo, fieldmap.Equal[*edgeproto.CloudletInfo]) {
+				return false
+			}
+		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
+			return false
+		}
+	case *ReportInfoRequest_ClusterInstInfo:
+		if b, ok := o.Info.(*ReportInfoRequest_ClusterInstInfo); ok && a != nil && b != nil {
+			if !fieldmap.EqualElem(a.ClusterInstInfo, b.ClusterInstInfo, fieldmap.Equal[*edgeproto.ClusterInstInfo]) {
+				return false
+			}
+		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
+			return false
+		}
+	case *ReportInfoRequest_AppInstInfo:
+		if b, ok := o.Info.(*ReportInfoRequest_AppInstInfo); ok && a != nil && b != nil {
+			if !fieldmap.EqualElem(a.AppInstInfo, b.AppInstInfo, fieldmap.Equal[*edgeproto.AppInstInfo]) {
+				return false
+			}
+		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
+			return false
+		}
+	default:
+		if _ReportInfoRequest_Info_isSet(o.Info) {
+			return false
+		}
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// _ReportInfoRequest_Info_isSet reports whether oneof info of ReportInfoRequest holds a member: a
+// typed nil wrapper holds none.
+func _ReportInfoRequest_Info_isSet(x isReportInfoRequest_Info) bool {
+	switch x := x.(type) {
+	case *ReportInfoRequest_CloudletInfo:
+		return x != nil
+	case *ReportInfoRequest_ClusterInstInfo:
+		return x != nil
+	case *ReportInfoRequest_AppInstInfo:
+		return x != nil
+	}
+	return false
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ReportInfoResponse) Equal(o *ReportInfoResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Applied != o.Applied {
+		return false
+	}
+	if m.Reason != o.Reason {
+		return false
+	}
+	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Fence does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *Fence) CopyInFields(src *Fence, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Key != src.GetKey() {
+			m.Key = src.GetKey()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Revision != src.GetRevision() {
+			m.Revision = src.GetRevision()
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ReportInfoRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ReportInfoRequest) CopyInFields(src *ReportInfoRequest, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if sw0, ok := src.GetInfo().(*ReportInfoRequest_CloudletInfo); ok && sw0 != nil {
+			if dw0, ok := m.Info.(*ReportInfoRequest_CloudletInfo); !ok || dw0 == nil || !fieldmap.Equal(dw0.CloudletInfo, sw0.CloudletInfo) {
+				m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: fieldmap.Clone(sw0.CloudletInfo)}
+				n++
+			}
+		} else if dw0, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && dw0 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if fm.HasChild("1") {
+		var s1 *edgeproto.CloudletInfo
+		sok1 := false
+		if w, ok := src.GetInfo().(*ReportInfoRequest_CloudletInfo); ok && w != nil {
+			s1, sok1 = w.CloudletInfo, true
+		}
+		var d1 *edgeproto.CloudletInfo
+		if w, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && w != nil {
+			if w.CloudletInfo == nil {
+				w.CloudletInfo = &edgeproto.CloudletInfo{}
+			}
+			d1 = w.CloudletInfo
+		} else if sok1 {
+			d1 = &edgeproto.CloudletInfo{}
+			m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: d1}
+			n++
+		}
+		if d1 != nil {
+			if fm.IsSet("1.1") {
+				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
+					d1.Key = fieldmap.Clone(s1.GetKey())
+					n++
+				}
+			} else if fm.HasChild("1.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &edgeproto.CloudletKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("1.1.1") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+					if fm.IsSet("1.1.2") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("1.5") {
+				if d1.Controller != s1.GetController() {
+					d1.Controller = s1.GetController()
+					n++
+				}
+			}
+			if fm.IsSet("1.6") {
+				if d1.CompatibilityVersion != s1.GetCompatibilityVersion() {
+					d1.CompatibilityVersion = s1.GetCompatibilityVersion()
+					n++
+				}
+			}
+			if fm.IsSet("1.7") {
+				if d1.ReleaseVersion != s1.GetReleaseVersion() {
+					d1.ReleaseVersion = s1.GetReleaseVersion()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.8") {
+				if sv1 := s1.GetFlavors(); !fieldmap.EqualMessageListFunc(d1.Flavors, sv1, fieldmap.Equal[*edgeproto.FlavorInfo]) {
+					if len(sv1) == 0 {
+						d1.Flavors = nil
+					} else {
+						d1.Flavors = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.FlavorInfo])
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.9") {
+				if d1.ControllerCacheReceived != s1.GetControllerCacheReceived() {
+					d1.ControllerCacheReceived = s1.GetControllerCacheReceived()
+					n++
+				}
+			}
+			if fm.IsSet("1.10") {
+				if d1.MaintenanceState != s1.GetMaintenanceState() {
+					d1.MaintenanceState = s1.GetMaintenanceState()
+					n++
+				}
+			}
+			if fm.IsSet("1.11") {
+				if !fieldmap.Equal(d1.Status, s1.GetStatus()) {
+					d1.Status = fieldmap.Clone(s1.GetStatus())
+					n++
+				}
+			} else if fm.HasChild("1.11") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &edgeproto.StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("1.11.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("1.11.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.11.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("1.12") {
+				if !fieldmap.Equal(d1.ResourcesSnapshot, s1.GetResourcesSnapshot()) {
+					d1.ResourcesSnapshot = fieldmap.Clone(s1.GetResourcesSnapshot())
+					n++
+				}
+			} else if fm.HasChild("1.12") {
+				if d2, s2 := d1.ResourcesSnapshot, s1.GetResourcesSnapshot(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &edgeproto.InfraResourcesSnapshot{}
+						d1.ResourcesSnapshot = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("1.12.1") {
+						if sv2 := s2.GetInfo(); !fieldmap.EqualMessageListFunc(d2.Info, sv2, fieldmap.Equal[*edgeproto.InfraResource]) {
+							if len(sv2) == 0 {
+								d2.Info = nil
+							} else {
+								d2.Info = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.InfraResource])
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.2") {
+						if sv2 := s2.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d2.ClusterInsts, sv2, fieldmap.Equal[*edgeproto.ClusterKey]) {
+							if len(sv2) == 0 {
+								d2.ClusterInsts = nil
+							} else {
+								d2.ClusterInsts = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.ClusterKey])
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("1.12.3") {
+						if sv2 := s2.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d2.VmAppInsts, sv2, fieldmap.Equal[*edgeproto.AppInstKey]) {
+							if len(sv2) == 0 {
+								d2.VmAppInsts = nil
+							} else {
+								d2.VmAppInsts = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.AppInstKey])
+							}
+							n++
+						}
+					}
+					if fm.IsSet("1.12.4") {
+						if !fieldmap.Equal(d2.TakenAt, s2.GetTakenAt()) {
+							d2.TakenAt = fieldmap.Clone(s2.GetTakenAt())
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSetOrHasChild("1.13") {
+				if sv1 := s1.GetNodeInfos(); !fieldmap.EqualMessageListFunc(d1.NodeInfos, sv1, fieldmap.Equal[*edgeproto.NodeInfo]) {
+					if len(sv1) == 0 {
+						d1.NodeInfos = nil
+					} else {
+						d1.NodeInfos = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.NodeInfo])
+					}
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("1.14") {
+				if sv1 := s1.GetProperties(); !maps.Equal(d1.Properties, sv1) {
+					if len(sv1) == 0 {
+						d1.Properties = nil
+					} else {
+						d1.Properties = maps.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("1.15") {
+				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
+					d1.TrustPolicyState = s1.GetTrustPolicyState()
+					n++
+				}
+			}
+			if fm.IsSet("1.16") {
+				if d1.ActiveCrmInstance != s1.GetActiveCrmInstance() {
+					d1.ActiveCrmInstance = s1.GetActiveCrmInstance()
+					n++
+				}
+			}
+			if fm.IsSet("1.17") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("2") {
+		if sw0, ok := src.GetInfo().(*ReportInfoRequest_ClusterInstInfo); ok && sw0 != nil {
+			if dw0, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); !ok || dw0 == nil || !fieldmap.Equal(dw0.ClusterInstInfo, sw0.ClusterInstInfo) {
+				m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(sw0.ClusterInstInfo)}
+				n++
+			}
+		} else if dw0, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && dw0 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if fm.HasChild("2") {
+		var s1 *edgeproto.ClusterInstInfo
+		sok1 := false
+		if w, ok := src.GetInfo().(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
+			s1, sok1 = w.ClusterInstInfo, true
+		}
+		var d1 *edgeproto.ClusterInstInfo
+		if w, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
+			if w.ClusterInstInfo == nil {
+				w.ClusterInstInfo = &edgeproto.ClusterInstInfo{}
+			}
+			d1 = w.ClusterInstInfo
+		} else if sok1 {
+			d1 = &edgeproto.ClusterInstInfo{}
+			m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: d1}
+			n++
+		}
+		if d1 != nil {
+			if fm.IsSet("2.1") {
+				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
+					d1.Key = fieldmap.Clone(s1.GetKey())
+					n++
+				}
+			} else if fm.HasChild("2.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &edgeproto.ClusterKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("2.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("2.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("2.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("2.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("2.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("2.5") {
+				if !fieldmap.Equal(d1.Status, s1.GetStatus()) {
+					d1.Status = fieldmap.Clone(s1.GetStatus())
+					n++
+				}
+			} else if fm.HasChild("2.5") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &edgeproto.StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("2.5.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("2.5.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("2.5.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("2.5.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("2.5.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("2.5.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("2.6") {
+				if !fieldmap.Equal(d1.Resources, s1.GetResources()) {
+					d1.Resources = fieldmap.Clone(s1.GetResources())
+					n++
+				}
+			} else if fm.HasChild("2.6") {
+				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &edgeproto.InfraResources{}
+						d1.Resources = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("2.6.1") {
+						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, fieldmap.Equal[*edgeproto.VmInfo]) {
+							if len(sv2) == 0 {
+								d2.Vms = nil
+							} else {
+								d2.Vms = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.VmInfo])
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("2.7") {
+				if d1.Kubeconfig != s1.GetKubeconfig() {
+					d1.Kubeconfig = s1.GetKubeconfig()
+					n++
+				}
+			}
+			if fm.IsSet("2.8") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	if fm.Has("3") {
+		if sw0, ok := src.GetInfo().(*ReportInfoRequest_AppInstInfo); ok && sw0 != nil {
+			if dw0, ok := m.Info.(*ReportInfoRequest_AppInstInfo); !ok || dw0 == nil || !fieldmap.Equal(dw0.AppInstInfo, sw0.AppInstInfo) {
+				m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: fieldmap.Clone(sw0.AppInstInfo)}
+				n++
+			}
+		} else if dw0, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && dw0 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if fm.HasChild("3") {
+		var s1 *edgeproto.AppInstInfo
+		sok1 := false
+		if w, ok := src.GetInfo().(*ReportInfoRequest_AppInstInfo); ok && w != nil {
+			s1, sok1 = w.AppInstInfo, true
+		}
+		var d1 *edgeproto.AppInstInfo
+		if w, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && w != nil {
+			if w.AppInstInfo == nil {
+				w.AppInstInfo = &edgeproto.AppInstInfo{}
+			}
+			d1 = w.AppInstInfo
+		} else if sok1 {
+			d1 = &edgeproto.AppInstInfo{}
+			m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: d1}
+			n++
+		}
+		if d1 != nil {
+			if fm.IsSet("3.1") {
+				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
+					d1.Key = fieldmap.Clone(s1.GetKey())
+					n++
+				}
+			} else if fm.HasChild("3.1") {
+				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &edgeproto.AppInstKey{}
+						d1.Key = d2
+						n++
+					}
+					if fm.IsSet("3.1.1") {
+						if d2.Name != s2.GetName() {
+							d2.Name = s2.GetName()
+							n++
+						}
+					}
+					if fm.IsSet("3.1.2") {
+						if d2.Organization != s2.GetOrganization() {
+							d2.Organization = s2.GetOrganization()
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("3.2") {
+				if d1.State != s1.GetState() {
+					d1.State = s1.GetState()
+					n++
+				}
+			}
+			if fm.IsSetOrHasChild("3.3") {
+				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
+					if len(sv1) == 0 {
+						d1.Errors = nil
+					} else {
+						d1.Errors = slices.Clone(sv1)
+					}
+					n++
+				}
+			}
+			if fm.IsSet("3.4") {
+				if d1.NotifyId != s1.GetNotifyId() {
+					d1.NotifyId = s1.GetNotifyId()
+					n++
+				}
+			}
+			if fm.IsSet("3.5") {
+				if !fieldmap.Equal(d1.Status, s1.GetStatus()) {
+					d1.Status = fieldmap.Clone(s1.GetStatus())
+					n++
+				}
+			} else if fm.HasChild("3.5") {
+				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &edgeproto.StatusInfo{}
+						d1.Status = d2
+						n++
+					}
+					if fm.IsSet("3.5.1") {
+						if d2.TaskNumber != s2.GetTaskNumber() {
+							d2.TaskNumber = s2.GetTaskNumber()
+							n++
+						}
+					}
+					if fm.IsSet("3.5.2") {
+						if d2.MaxTasks != s2.GetMaxTasks() {
+							d2.MaxTasks = s2.GetMaxTasks()
+							n++
+						}
+					}
+					if fm.IsSet("3.5.3") {
+						if d2.TaskName != s2.GetTaskName() {
+							d2.TaskName = s2.GetTaskName()
+							n++
+						}
+					}
+					if fm.IsSet("3.5.4") {
+						if d2.StepName != s2.GetStepName() {
+							d2.StepName = s2.GetStepName()
+							n++
+						}
+					}
+					if fm.IsSet("3.5.5") {
+						if d2.MsgCount != s2.GetMsgCount() {
+							d2.MsgCount = s2.GetMsgCount()
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("3.5.6") {
+						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
+							if len(sv2) == 0 {
+								d2.Msgs = nil
+							} else {
+								d2.Msgs = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("3.6") {
+				if d1.PowerState != s1.GetPowerState() {
+					d1.PowerState = s1.GetPowerState()
+					n++
+				}
+			}
+			if fm.IsSet("3.7") {
+				if !fieldmap.Equal(d1.RuntimeInfo, s1.GetRuntimeInfo()) {
+					d1.RuntimeInfo = fieldmap.Clone(s1.GetRuntimeInfo())
+					n++
+				}
+			} else if fm.HasChild("3.7") {
+				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
+					if d2 == nil {
+						d2 = &edgeproto.AppInstRuntime{}
+						d1.RuntimeInfo = d2
+						n++
+					}
+					if fm.IsSetOrHasChild("3.7.1") {
+						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
+							if len(sv2) == 0 {
+								d2.ContainerIds = nil
+							} else {
+								d2.ContainerIds = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("3.7.2") {
+						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
+							if len(sv2) == 0 {
+								d2.Pids = nil
+							} else {
+								d2.Pids = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+					if fm.IsSetOrHasChild("3.7.3") {
+						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
+							if len(sv2) == 0 {
+								d2.Ports = nil
+							} else {
+								d2.Ports = slices.Clone(sv2)
+							}
+							n++
+						}
+					}
+				}
+			}
+			if fm.IsSet("3.8") {
+				if d1.Uri != s1.GetUri() {
+					d1.Uri = s1.GetUri()
+					n++
+				}
+			}
+			if fm.IsSet("3.9") {
+				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
+					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
+					n++
+				}
+			}
+		}
+	}
+	if fm.HasOrHasChild("4") {
+		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
+			if len(sv0) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(sv0)
+			}
+			n++
+		}
+	}
+	if fm.Has("5") {
+		if !m.Fence.Equal(src.GetFence()) {
+			m.Fence = src.GetFence().Clone()
+			n++
+		}
+	} else if fm.HasChild("5") {
+		if d1, s1 := m.Fence, src.GetFence(); d1 != nil || s1 != nil {
+			if d1 == nil {
+				d1 = &Fence{}
+				m.Fence = d1
+				n++
+			}
+			if fm.IsSet("5.1") {
+				if d1.Key != s1.GetKey() {
+					d1.Key = s1.GetKey()
+					n++
+				}
+			}
+			if fm.IsSet("5.2") {
+				if d1.Revision != s1.GetRevision() {
+					d1.Revision = s1.GetRevision()
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ReportInfoResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src.
+func (m *ReportInfoResponse) CopyInFields(src *ReportInfoResponse, fm *fieldmap.FieldMap) int {
+	if m == nil || fm.Count() == 0 {
+		return 0
+	}
+	n := 0
+	if fm.Has("1") {
+		if m.Applied != src.GetApplied() {
+			m.Applied = src.GetApplied()
+			n++
+		}
+	}
+	if fm.Has("2") {
+		if m.Reason != src.GetReason() {
+			m.Reason = src.GetReason()
+			n++
+		}
+	}
+	return n
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Fence:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Fence) DiffFields(o *Fence) *fieldmap.FieldMap {
+	fm := _Fence_fieldSchema.NewFieldMap()
+	if m.GetKey() != o.GetKey() {
+		fm.Set("1")
+	}
+	if m.GetRevision() != o.GetRevision() {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ReportInfoRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ReportInfoRequest) DiffFields(o *ReportInfoRequest) *fieldmap.FieldMap {
+	fm := _ReportInfoRequest_fieldSchema.NewFieldMap()
+	{
+		aw1, aok1 := m.GetInfo().(*ReportInfoRequest_CloudletInfo)
+		bw1, bok1 := o.GetInfo().(*ReportInfoRequest_CloudletInfo)
+		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
+		if aok1 != bok1 {
+			fm.Set("1")
+		} else if aok1 {
+			a1, b1, c1 := aw1.CloudletInfo, bw1.CloudletInfo, false
+			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+				fm.Set("1.1")
+				c1 = true
+			} else if a2 != nil {
+				c2 := false
+				if a2.GetOrganization() != b2.GetOrganization() {
+					fm.Set("1.1.1")
+					c2 = true
+				}
+				if a2.GetName() != b2.GetName() {
+					fm.Set("1.1.2")
+					c2 = true
+				}
+				if c2 {
+					fm.Set("1.1")
+					c1 = true
+				}
+			}
+			if a1.GetState() != b1.GetState() {
+				fm.Set("1.2")
+				c1 = true
+			}
+			if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+				fm.Set("1.3")
+				c1 = true
+			}
+			if a1.GetNotifyId() != b1.GetNotifyId() {
+				fm.Set("1.4")
+				c1 = true
+			}
+			if a1.GetController() != b1.GetController() {
+				fm.Set("1.5")
+				c1 = true
+			}
+			if a1.GetCompatibilityVersion() != b1.GetCompatibilityVersion() {
+				fm.Set("1.6")
+				c1 = true
+			}
+			if a1.GetReleaseVersion() != b1.GetReleaseVersion() {
+				fm.Set("1.7")
+				c1 = true
+			}
+			if !fieldmap.EqualMessageListFunc(a1.GetFlavors(), b1.GetFlavors(), fieldmap.Equal[*edgeproto.FlavorInfo]) {
+				fm.Set("1.8")
+				c1 = true
+			}
+			if a1.GetControllerCacheReceived() != b1.GetControllerCacheReceived() {
+				fm.Set("1.9")
+				c1 = true
+			}
+			if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
+				fm.Set("1.10")
+				c1 = true
+			}
+			if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+				fm.Set("1.11")
+				c1 = true
+			} else if a2 != nil {
+				c2 := false
+				if a2.GetTaskNumber() != b2.GetTaskNumber() {
+					fm.Set("1.11.1")
+					c2 = true
+				}
+				if a2.GetMaxTasks() != b2.GetMaxTasks() {
+					fm.Set("1.11.2")
+					c2 = true
+				}
+				if a2.GetTaskName() != b2.GetTaskName() {
+					fm.Set("1.11.3")
+					c2 = true
+				}
+				if a2.GetStepName() != b2.GetStepName() {
+					fm.Set("1.11.4")
+					c2 = true
+				}
+				if a2.GetMsgCount() != b2.GetMsgCount() {
+					fm.Set("1.11.5")
+					c2 = true
+				}
+				if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+					fm.Set("1.11.6")
+					c2 = true
+				}
+				if c2 {
+					fm.Set("1.11")
+					c1 = true
+				}
+			}
+			if a2, b2 := a1.GetResourcesSnapshot(), b1.GetResourcesSnapshot(); (a2 == nil) != (b2 == nil) {
+				fm.Set("1.12")
+				c1 = true
+			} else if a2 != nil {
+				c2 := false
+				if !fieldmap.EqualMessageListFunc(a2.GetInfo(), b2.GetInfo(), fieldmap.Equal[*edgeproto.InfraResource]) {
+					fm.Set("1.12.1")
+					c2 = true
+				}
+				if !fieldmap.EqualMessageListFunc(a2.GetClusterInsts(), b2.GetClusterInsts(), fieldmap.Equal[*edgeproto.ClusterKey]) {
+					fm.Set("1.12.2")
+					c2 = true
+				}
+				if !fieldmap.EqualMessageListFunc(a2.GetVmAppInsts(), b2.GetVmAppInsts(), fieldmap.Equal[*edgeproto.AppInstKey]) {
+					fm.Set("1.12.3")
+					c2 = true
+				}
+				if !fieldmap.Equal(a2.GetTakenAt(), b2.GetTakenAt()) {
+					fm.Set("1.12.4")
+					c2 = true
+				}
+				if c2 {
+					fm.Set("1.12")
+					c1 = true
+				}
+			}
+			if !fieldmap.EqualMessageListFunc(a1.GetNodeInfos(), b1.GetNodeInfos(), fieldmap.Equal[*edgeproto.NodeInfo]) {
+				fm.Set("1.13")
+				c1 = true
+			}
+			if !maps.Equal(a1.GetProperties(), b1.GetProperties()) {
+				fm.Set("1.14")
+				c1 = true
+			}
+			if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
+				fm.Set("1.15")
+				c1 = true
+			}
+			if a1.GetActiveCrmInstance() != b1.GetActiveCrmInstance() {
+				fm.Set("1.16")
+				c1 = true
+			}
+			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+				fm.Set("1.17")
+				c1 = true
+			}
+			if c1 {
+				fm.Set("1")
+			}
+		}
+	}
+	{
+		aw1, aok1 := m.GetInfo().(*ReportInfoRequest_ClusterInstInfo)
+		bw1, bok1 := o.GetInfo().(*ReportInfoRequest_ClusterInstInfo)
+		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
+		if aok1 != bok1 {
+			fm.Set("2")
+		} else if aok1 {
+			a1, b1, c1 := aw1.ClusterInstInfo, bw1.ClusterInstInfo, false
+			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+				fm.Set("2.1")
+				c1 = true
+			} else if a2 != nil {
+				c2 := false
+				if a2.GetName() != b2.GetName() {
+					fm.Set("2.1.1")
+					c2 = true
+				}
+				if a2.GetOrganization() != b2.GetOrganization() {
+					fm.Set("2.1.2")
+					c2 = true
+				}
+				if c2 {
+					fm.Set("2.1")
+					c1 = true
+				}
+			}
+			if a1.GetState() != b1.GetState() {
+				fm.Set("2.2")
+				c1 = true
+			}
+			if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+				fm.Set("2.3")
+				c1 = true
+			}
+			if a1.GetNotifyId() != b1.GetNotifyId() {
+				fm.Set("2.4")
+				c1 = true
+			}
+			if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+				fm.Set("2.5")
+				c1 = true
+			} else if a2 != nil {
+				c2 := false
+				if a2.GetTaskNumber() != b2.GetTaskNumber() {
+					fm.Set("2.5.1")
+					c2 = true
+				}
+				if a2.GetMaxTasks() != b2.GetMaxTasks() {
+					fm.Set("2.5.2")
+					c2 = true
+				}
+				if a2.GetTaskName() != b2.GetTaskName() {
+					fm.Set("2.5.3")
+					c2 = true
+				}
+				if a2.GetStepName() != b2.GetStepName() {
+					fm.Set("2.5.4")
+					c2 = true
+				}
+				if a2.GetMsgCount() != b2.GetMsgCount() {
+					fm.Set("2.5.5")
+					c2 = true
+				}
+				if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+					fm.Set("2.5.6")
+					c2 = true
+				}
+				if c2 {
+					fm.Set("2.5")
+					c1 = true
+				}
+			}
+			if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
+				fm.Set("2.6")
+				c1 = true
+			} else if a2 != nil {
+				c2 := false
+				if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), fieldmap.Equal[*edgeproto.VmInfo]) {
+					fm.Set("2.6.1")
+					c2 = true
+				}
+				if c2 {
+					fm.Set("2.6")
+					c1 = true
+				}
+			}
+			if a1.GetKubeconfig() != b1.GetKubeconfig() {
+				fm.Set("2.7")
+				c1 = true
+			}
+			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+				fm.Set("2.8")
+				c1 = true
+			}
+			if c1 {
+				fm.Set("2")
+			}
+		}
+	}
+	{
+		aw1, aok1 := m.GetInfo().(*ReportInfoRequest_AppInstInfo)
+		bw1, bok1 := o.GetInfo().(*ReportInfoRequest_AppInstInfo)
+		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
+		if aok1 != bok1 {
+			fm.Set("3")
+		} else if aok1 {
+			a1, b1, c1 := aw1.AppInstInfo, bw1.AppInstInfo, false
+			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
+				fm.Set("3.1")
+				c1 = true
+			} else if a2 != nil {
+				c2 := false
+				if a2.GetName() != b2.GetName() {
+					fm.Set("3.1.1")
+					c2 = true
+				}
+				if a2.GetOrganization() != b2.GetOrganization() {
+					fm.Set("3.1.2")
+					c2 = true
+				}
+				if c2 {
+					fm.Set("3.1")
+					c1 = true
+				}
+			}
+			if a1.GetState() != b1.GetState() {
+				fm.Set("3.2")
+				c1 = true
+			}
+			if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
+				fm.Set("3.3")
+				c1 = true
+			}
+			if a1.GetNotifyId() != b1.GetNotifyId() {
+				fm.Set("3.4")
+				c1 = true
+			}
+			if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
+				fm.Set("3.5")
+				c1 = true
+			} else if a2 != nil {
+				c2 := false
+				if a2.GetTaskNumber() != b2.GetTaskNumber() {
+					fm.Set("3.5.1")
+					c2 = true
+				}
+				if a2.GetMaxTasks() != b2.GetMaxTasks() {
+					fm.Set("3.5.2")
+					c2 = true
+				}
+				if a2.GetTaskName() != b2.GetTaskName() {
+					fm.Set("3.5.3")
+					c2 = true
+				}
+				if a2.GetStepName() != b2.GetStepName() {
+					fm.Set("3.5.4")
+					c2 = true
+				}
+				if a2.GetMsgCount() != b2.GetMsgCount() {
+					fm.Set("3.5.5")
+					c2 = true
+				}
+				if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
+					fm.Set("3.5.6")
+					c2 = true
+				}
+				if c2 {
+					fm.Set("3.5")
+					c1 = true
+				}
+			}
+			if a1.GetPowerState() != b1.GetPowerState() {
+				fm.Set("3.6")
+				c1 = true
+			}
+			if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
+				fm.Set("3.7")
+				c1 = true
+			} else if a2 != nil {
+				c2 := false
+				if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
+					fm.Set("3.7.1")
+					c2 = true
+				}
+				if !slices.Equal(a2.GetPids(), b2.GetPids()) {
+					fm.Set("3.7.2")
+					c2 = true
+				}
+				if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
+					fm.Set("3.7.3")
+					c2 = true
+				}
+				if c2 {
+					fm.Set("3.7")
+					c1 = true
+				}
+			}
+			if a1.GetUri() != b1.GetUri() {
+				fm.Set("3.8")
+				c1 = true
+			}
+			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
+				fm.Set("3.9")
+				c1 = true
+			}
+			if c1 {
+				fm.Set("3")
+			}
+		}
+	}
+	if !slices.Equal(m.GetFields(), o.GetFields()) {
+		fm.Set("4")
+	}
+	if a1, b1 := m.GetFence(), o.GetFence(); (a1 == nil) != (b1 == nil) {
+		fm.Set("5")
+	} else if a1 != nil {
+		c1 := false
+		if a1.GetKey() != b1.GetKey() {
+			fm.Set("5.1")
+			c1 = true
+		}
+		if a1.GetRevision() != b1.GetRevision() {
+			fm.Set("5.2")
+			c1 = true
+		}
+		if c1 {
+			fm.Set("5")
+		}
+	}
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ReportInfoResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ReportInfoResponse) DiffFields(o *ReportInfoResponse) *fieldmap.FieldMap {
+	fm := _ReportInfoResponse_fieldSchema.NewFieldMap()
+	if m.GetApplied() != o.GetApplied() {
+		fm.Set("1")
+	}
+	if m.GetReason() != o.GetReason() {
+		fm.Set("2")
+	}
+	return fm
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Fence) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Fence does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Fence) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Fence_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ReportInfoRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if x, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok {
+		if err := fieldmap.ValidateEnumsAt(x.CloudletInfo, "edgekit.rm.v1.ReportInfoRequest", "cloudlet_info"); err != nil {
+			return err
+		}
+	}
+	if x, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok {
+		if err := fieldmap.ValidateEnumsAt(x.ClusterInstInfo, "edgekit.rm.v1.ReportInfoRequest", "cluster_inst_info"); err != nil {
+			return err
+		}
+	}
+	if x, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok {
+		if err := fieldmap.ValidateEnumsAt(x.AppInstInfo, "edgekit.rm.v1.ReportInfoRequest", "app_inst_info"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ValidateFields returns an error when fm holds a flag ReportInfoRequest does not
 // have, or a list action on a flag that is not a list or map of a message
 // enabling list actions; a nil fm is valid. The error matches
@@ -189,11 +1756,6 @@ func (m *ReportInfoResponse) ValidateEnums() error {
 	}
 	return nil
 }
-
-var _ReportInfoResponse_fieldSchema = fieldmap.NewSchema("edgekit.rm.v1.ReportInfoResponse", []fieldmap.Field{
-	{Flag: "1", Path: "applied", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "reason", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
 
 // ValidateFields returns an error when fm holds a flag ReportInfoResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -219,7 +1781,7 @@ func (m *Fence) Redacted() *Fence {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -249,7 +1811,7 @@ func (m *ReportInfoRequest) Redacted() *ReportInfoRequest {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
@@ -270,7 +1832,7 @@ func (m *ReportInfoResponse) Redacted() *ReportInfoResponse {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }
