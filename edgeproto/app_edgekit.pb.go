@@ -1238,11 +1238,23 @@ func ParseAppKeyString(s string) (*AppKey, error) {
 	err := fieldmap.ParseKeyFields("edgeproto.v1.App", s, func(field, value string) error {
 		switch field {
 		case "organization":
-			k.Organization = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Organization = x
 		case "name":
-			k.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Name = x
 		case "version":
-			k.Version = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Version = x
 		default:
 			return fieldmap.UnknownKeyField(field)
 		}

@@ -1322,9 +1322,17 @@ func ParseAppInstKeyString(s string) (*AppInstKey, error) {
 	err := fieldmap.ParseKeyFields("edgeproto.v1.AppInst", s, func(field, value string) error {
 		switch field {
 		case "name":
-			k.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Name = x
 		case "organization":
-			k.Organization = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Organization = x
 		default:
 			return fieldmap.UnknownKeyField(field)
 		}
@@ -1359,9 +1367,17 @@ func ParseAppInstInfoKeyString(s string) (*AppInstKey, error) {
 	err := fieldmap.ParseKeyFields("edgeproto.v1.AppInstInfo", s, func(field, value string) error {
 		switch field {
 		case "name":
-			k.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Name = x
 		case "organization":
-			k.Organization = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Organization = x
 		default:
 			return fieldmap.UnknownKeyField(field)
 		}

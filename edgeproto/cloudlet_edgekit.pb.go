@@ -1884,9 +1884,17 @@ func ParseCloudletKeyString(s string) (*CloudletKey, error) {
 	err := fieldmap.ParseKeyFields("edgeproto.v1.Cloudlet", s, func(field, value string) error {
 		switch field {
 		case "organization":
-			k.Organization = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Organization = x
 		case "name":
-			k.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Name = x
 		default:
 			return fieldmap.UnknownKeyField(field)
 		}
@@ -1921,9 +1929,17 @@ func ParseCloudletInfoKeyString(s string) (*CloudletKey, error) {
 	err := fieldmap.ParseKeyFields("edgeproto.v1.CloudletInfo", s, func(field, value string) error {
 		switch field {
 		case "organization":
-			k.Organization = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Organization = x
 		case "name":
-			k.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Name = x
 		default:
 			return fieldmap.UnknownKeyField(field)
 		}

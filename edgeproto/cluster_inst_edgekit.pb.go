@@ -1343,9 +1343,17 @@ func ParseClusterInstKeyString(s string) (*ClusterKey, error) {
 	err := fieldmap.ParseKeyFields("edgeproto.v1.ClusterInst", s, func(field, value string) error {
 		switch field {
 		case "name":
-			k.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Name = x
 		case "organization":
-			k.Organization = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Organization = x
 		default:
 			return fieldmap.UnknownKeyField(field)
 		}
@@ -1380,9 +1388,17 @@ func ParseClusterInstInfoKeyString(s string) (*ClusterKey, error) {
 	err := fieldmap.ParseKeyFields("edgeproto.v1.ClusterInstInfo", s, func(field, value string) error {
 		switch field {
 		case "name":
-			k.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Name = x
 		case "organization":
-			k.Organization = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Organization = x
 		default:
 			return fieldmap.UnknownKeyField(field)
 		}

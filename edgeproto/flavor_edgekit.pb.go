@@ -513,7 +513,11 @@ func ParseFlavorKeyString(s string) (*FlavorKey, error) {
 	err := fieldmap.ParseKeyFields("edgeproto.v1.Flavor", s, func(field, value string) error {
 		switch field {
 		case "name":
-			k.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Name = x
 		default:
 			return fieldmap.UnknownKeyField(field)
 		}

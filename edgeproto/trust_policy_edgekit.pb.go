@@ -1092,9 +1092,17 @@ func ParseTrustPolicyKeyString(s string) (*TrustPolicyKey, error) {
 	err := fieldmap.ParseKeyFields("edgeproto.v1.TrustPolicy", s, func(field, value string) error {
 		switch field {
 		case "organization":
-			k.Organization = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Organization = x
 		case "name":
-			k.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Name = x
 		default:
 			return fieldmap.UnknownKeyField(field)
 		}
@@ -1137,17 +1145,41 @@ func ParseTrustPolicyExceptionKeyString(s string) (*TrustPolicyExceptionKey, err
 	err := fieldmap.ParseKeyFields("edgeproto.v1.TrustPolicyException", s, func(field, value string) error {
 		switch field {
 		case "app_key.organization":
-			k.AppKey.Organization = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.AppKey.Organization = x
 		case "app_key.name":
-			k.AppKey.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.AppKey.Name = x
 		case "app_key.version":
-			k.AppKey.Version = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.AppKey.Version = x
 		case "cloudlet_pool_key.organization":
-			k.CloudletPoolKey.Organization = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.CloudletPoolKey.Organization = x
 		case "cloudlet_pool_key.name":
-			k.CloudletPoolKey.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.CloudletPoolKey.Name = x
 		case "name":
-			k.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Name = x
 		default:
 			return fieldmap.UnknownKeyField(field)
 		}

@@ -1095,7 +1095,11 @@ func ParseServiceBlueprintKeyString(s string) (string, error) {
 	value, err := fieldmap.UnescapeKeyValue(s)
 	if err == nil {
 		err = func() error {
-			k = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k = x
 			return nil
 		}()
 	}

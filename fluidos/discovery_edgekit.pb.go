@@ -5397,7 +5397,11 @@ func ParseDiscoveryKeyString(s string) (string, error) {
 	value, err := fieldmap.UnescapeKeyValue(s)
 	if err == nil {
 		err = func() error {
-			k = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k = x
 			return nil
 		}()
 	}
@@ -5428,7 +5432,11 @@ func ParsePeeringCandidateKeyString(s string) (string, error) {
 	value, err := fieldmap.UnescapeKeyValue(s)
 	if err == nil {
 		err = func() error {
-			k = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k = x
 			return nil
 		}()
 	}

@@ -1891,7 +1891,11 @@ func ParseReservationKeyString(s string) (string, error) {
 	value, err := fieldmap.UnescapeKeyValue(s)
 	if err == nil {
 		err = func() error {
-			k = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k = x
 			return nil
 		}()
 	}
@@ -1922,7 +1926,11 @@ func ParseTransactionKeyString(s string) (string, error) {
 	value, err := fieldmap.UnescapeKeyValue(s)
 	if err == nil {
 		err = func() error {
-			k = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k = x
 			return nil
 		}()
 	}

@@ -4479,7 +4479,11 @@ func ParseSolverKeyString(s string) (string, error) {
 	value, err := fieldmap.UnescapeKeyValue(s)
 	if err == nil {
 		err = func() error {
-			k = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k = x
 			return nil
 		}()
 	}

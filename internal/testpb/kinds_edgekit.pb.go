@@ -6476,9 +6476,17 @@ func ParseTopKeyString(s string) (*Key, error) {
 	err := fieldmap.ParseKeyFields("testpb.v1.Top", s, func(field, value string) error {
 		switch field {
 		case "organization":
-			k.Organization = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Organization = x
 		case "name":
-			k.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Name = x
 		case "version":
 			n, err := fieldmap.ParseKeyUint(value, 32)
 			if err != nil {
@@ -6503,7 +6511,11 @@ func ParseTopKeyString(s string) (*Key, error) {
 			}
 			k.State = x
 		case "sub.region":
-			k.Sub.Region = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Sub.Region = x
 		case "sub.zone":
 			n, err := fieldmap.ParseKeyInt(value, 64)
 			if err != nil {
@@ -6548,7 +6560,11 @@ func ParseNamedKeyKeyString(s string) (string, error) {
 	value, err := fieldmap.UnescapeKeyValue(s)
 	if err == nil {
 		err = func() error {
-			k = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k = x
 			return nil
 		}()
 	}

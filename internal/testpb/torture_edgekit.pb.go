@@ -11547,7 +11547,11 @@ func ParseTortureKeyKeyString(s string) (*TortureKeyValue, error) {
 			}
 			k.Mood = x
 		case "part.name":
-			k.Part.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Part.Name = x
 		case "part.id":
 			n, err := fieldmap.ParseKeyUint(value, 64)
 			if err != nil {
@@ -11579,7 +11583,10 @@ func ParseTortureKeyKeyString(s string) (*TortureKeyValue, error) {
 			}
 			k.Flag = x
 		case "maybe":
-			x := value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
 			k.Maybe = &x
 		case "color":
 			var x other.Color

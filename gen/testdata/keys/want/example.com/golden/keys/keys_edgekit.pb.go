@@ -557,9 +557,17 @@ func ParseThingKeyString(s string) (*ThingKey, error) {
 	err := fieldmap.ParseKeyFields("golden.keys.Thing", s, func(field, value string) error {
 		switch field {
 		case "organization":
-			k.Organization = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Organization = x
 		case "name":
-			k.Name = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k.Name = x
 		case "tier":
 			var x Tier
 			switch value {
@@ -607,7 +615,11 @@ func ParseNamedKeyString(s string) (string, error) {
 	value, err := fieldmap.UnescapeKeyValue(s)
 	if err == nil {
 		err = func() error {
-			k = value
+			x, err := fieldmap.ParseKeyUTF8(value)
+			if err != nil {
+				return err
+			}
+			k = x
 			return nil
 		}()
 	}
