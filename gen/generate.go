@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -67,23 +68,29 @@ func kindName(k fieldmap.Kind) string {
 	return "KindScalar"
 }
 
-// Options are the plugin parameters the engine understands.
-type Options struct {
-	// Features is the "a+b" list of features to run; empty means all.
-	Features string
+// Run generates code for every file of the request that protoc asked for,
+// with the options of the request's parameter (see ParseParameter).
+func Run(plugin *protogen.Plugin) error {
+	opts, err := ParseParameter(plugin.Request.GetParameter())
+	if err != nil {
+		return err
+	}
+	return Generate(plugin, opts)
 }
 
-// Run generates code for every file of the request that protoc asked for.
-func Run(plugin *protogen.Plugin, opts Options) error {
+// Generate generates code for every file of the request that protoc asked
+// for, with opts.
+func Generate(plugin *protogen.Plugin, opts Options) error {
 	plugin.SupportedFeatures = uint64(pluginpb.CodeGeneratorResponse_FEATURE_PROTO3_OPTIONAL |
 		pluginpb.CodeGeneratorResponse_FEATURE_SUPPORTS_EDITIONS)
 	plugin.SupportedEditionsMinimum = descriptorpb.Edition_EDITION_PROTO2
 	plugin.SupportedEditionsMaximum = descriptorpb.Edition_EDITION_2023
-	features, err := selectFeatures(opts.Features)
-	if err != nil {
-		return err
+	for _, f := range opts.Features {
+		if factoryOf(f) == nil {
+			return fmt.Errorf("%w: unknown feature %q (known: %s)", ErrParameter, f, strings.Join(Features(), ", "))
+		}
 	}
-	model, err := analyze(plugin, features)
+	model, err := analyze(plugin, opts.Features)
 	if err != nil {
 		return err
 	}
@@ -91,7 +98,7 @@ func Run(plugin *protogen.Plugin, opts Options) error {
 		if !file.Generate {
 			continue
 		}
-		generateFile(plugin, model, file, features)
+		generateFile(plugin, model, file, opts.Features)
 	}
 	return nil
 }

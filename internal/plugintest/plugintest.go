@@ -6,7 +6,6 @@ package plugintest
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -88,10 +87,9 @@ func Files(dir string) ([]string, error) {
 // Generator is the body of a protogen plugin.
 type Generator func(*protogen.Plugin) error
 
-// Edgekit runs protoc-gen-go-edgekit; params are read from the request.
-func Edgekit(p *protogen.Plugin) error {
-	return gen.Run(p, gen.Options{Features: featuresParam(p.Request.GetParameter())})
-}
+// Edgekit runs protoc-gen-go-edgekit, which reads its parameter from the
+// request.
+func Edgekit(p *protogen.Plugin) error { return gen.Run(p) }
 
 // Go runs protoc-gen-go.
 func Go(p *protogen.Plugin) error {
@@ -104,15 +102,6 @@ func Go(p *protogen.Plugin) error {
 	p.SupportedEditionsMinimum = internal_gengo.SupportedEditionsMinimum
 	p.SupportedEditionsMaximum = internal_gengo.SupportedEditionsMaximum
 	return nil
-}
-
-func featuresParam(param string) string {
-	for _, kv := range strings.Split(param, ",") {
-		if v, ok := strings.CutPrefix(kv, "features="); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // Run runs a generator on req as a plugin binary would, returning the
@@ -129,20 +118,11 @@ func Run(req *pluginpb.CodeGeneratorRequest, g Generator) (*pluginpb.CodeGenerat
 	if err := proto.Unmarshal(b, req); err != nil {
 		return nil, err
 	}
-	var extra []string
-	opts := protogen.Options{ParamFunc: func(name, value string) error {
-		if name == "features" {
-			return nil
-		}
-		extra = append(extra, name)
-		return nil
-	}}
-	p, err := opts.New(req)
+	// protogen applies protoc-gen-go's parameters and passes over the
+	// others, which the generator reads from the request.
+	p, err := protogen.Options{}.New(req)
 	if err != nil {
 		return nil, err
-	}
-	if len(extra) > 0 {
-		return nil, fmt.Errorf("unknown parameters %v", extra)
 	}
 	if err := g(p); err != nil {
 		p.Error(err)
