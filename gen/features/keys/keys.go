@@ -103,7 +103,7 @@ func (f *feature) message(mm *gen.Message) {
 	keyType := g.ElemType(key)
 	keyName := string(key.Desc.Name())
 	full := strconv.Quote(string(mm.Desc.FullName()))
-	parseName := "Parse" + name + "KeyString"
+	parseName := parseFunc(mm)
 
 	if key.GoName != "Key" {
 		g.P("// GetKey returns the object key of m, its field ", keyName, ".")
