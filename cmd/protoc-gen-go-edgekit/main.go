@@ -1,7 +1,8 @@
 // Command protoc-gen-go-edgekit is a protoc and buf plugin that generates,
 // beside protoc-gen-go's output, field flags, FieldMap schemas, CopyInFields,
 // DiffFields, Clone, Equal, enum validation, redaction and key helpers for
-// every message. Run with --version to print its version.
+// every message. Run with --version to print its version, which comes from
+// the binary's build info (see gen.Version).
 //
 // Parameters: features=a+b selects features (default all); module, paths,
 // M<file> and the other parameters of protoc-gen-go are handled as it does.
@@ -20,7 +21,7 @@ import (
 
 func main() {
 	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "-version") {
-		fmt.Println("protoc-gen-go-edgekit", gen.Version)
+		fmt.Println("protoc-gen-go-edgekit", gen.VersionDetail())
 		return
 	}
 	if len(os.Args) > 1 {
