@@ -12,6 +12,10 @@ import (
 	slices "slices"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of AppInstRuntime: dot-joined field numbers from AppInstRuntime.
 const (
 	AppInstRuntimeFieldContainerIds = "1" // container_ids

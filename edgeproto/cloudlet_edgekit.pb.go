@@ -12,6 +12,10 @@ import (
 	slices "slices"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of Location: dot-joined field numbers from Location.
 const (
 	LocationFieldLatitude  = "1" // latitude

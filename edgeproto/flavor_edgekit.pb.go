@@ -11,6 +11,10 @@ import (
 	maps "maps"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of Flavor: dot-joined field numbers from Flavor.
 const (
 	FlavorFieldKey       = "1"   // key

@@ -11,6 +11,10 @@ import (
 	slices "slices"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of SecurityRule: dot-joined field numbers from SecurityRule.
 const (
 	SecurityRuleFieldProtocol     = "1" // protocol

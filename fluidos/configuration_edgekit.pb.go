@@ -11,6 +11,10 @@ import (
 	maps "maps"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of K8SliceConfiguration: dot-joined field numbers from K8SliceConfiguration.
 const (
 	K8SliceConfigurationFieldCpu       = "1"   // cpu

@@ -123,7 +123,18 @@ func writeHeader(plugin *protogen.Plugin, g *GeneratedFile) {
 	g.P()
 	g.P("package ", g.File.GoPackageName)
 	g.P()
+	g.P("// This is a compile-time assertion that the fieldmap runtime this file is")
+	g.P("// compiled against supports it: if it fails, upgrade ", ModulePath, ".")
+	g.P("const _ = ", g.Fieldmap(SupportConst))
+	g.P()
 }
+
+// SupportConst is the fieldmap constant every generated file refers to:
+// each fieldmap release that supports the code this generator emits has it
+// (see fieldmap.SupportPackageIsVersion1), so that compiling against an
+// older runtime fails naming it. Bump its version when generated code
+// starts to need runtime API that an older fieldmap lacks.
+const SupportConst = "SupportPackageIsVersion1"
 
 func compilerVersion(plugin *protogen.Plugin) string {
 	v := plugin.Request.GetCompilerVersion()

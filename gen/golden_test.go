@@ -45,11 +45,7 @@ func runGolden(t *testing.T, dir string, bad bool) {
 			files = append(files, f)
 		}
 	}
-	param := ""
-	if b, err := os.ReadFile(filepath.Join(dir, "param.txt")); err == nil {
-		param = strings.TrimSpace(string(b))
-	}
-	req, err := plugintest.Request([]string{dir, filepath.Join(dir, "deps"), "../proto"}, files, param)
+	req, err := plugintest.Request([]string{dir, filepath.Join(dir, "deps"), "../proto"}, files, readParam(t, dir))
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
@@ -92,6 +88,20 @@ func runGolden(t *testing.T, dir string, bad bool) {
 		}
 		t.Errorf("%s: golden file no longer generated (run go test ./gen/... -update)", p)
 	}
+}
+
+// readParam returns the plugin parameter of the case in dir, from its
+// param.txt, or "".
+func readParam(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "param.txt"))
+	if os.IsNotExist(err) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func checkGolden(t *testing.T, path, got string) {

@@ -17,6 +17,10 @@ import (
 	strconv "strconv"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of Scalars: dot-joined field numbers from Scalars.
 const (
 	ScalarsFieldFDouble   = "1"  // f_double

@@ -16,6 +16,10 @@ import (
 	strconv "strconv"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of TortureDefaults: dot-joined field numbers from TortureDefaults.
 const (
 	TortureDefaultsFieldDDouble       = "1"    // d_double

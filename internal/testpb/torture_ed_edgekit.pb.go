@@ -14,6 +14,10 @@ import (
 	strconv "strconv"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of TortureEdition: dot-joined field numbers from TortureEdition.
 const (
 	TortureEditionFieldRequiredName        = "1"    // required_name

@@ -17,6 +17,10 @@ import (
 	strconv "strconv"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of TortureNames: dot-joined field numbers from TortureNames.
 const (
 	TortureNamesFieldReset_        = "1"  // reset

@@ -11,6 +11,10 @@ import (
 	slices "slices"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of Label: dot-joined field numbers from Label.
 const (
 	LabelFieldName    = "1" // name

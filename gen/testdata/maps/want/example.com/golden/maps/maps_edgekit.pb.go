@@ -12,6 +12,10 @@ import (
 	maps "maps"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of Value: dot-joined field numbers from Value.
 const (
 	ValueFieldText = "1" // text

@@ -10,6 +10,10 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of Holder: dot-joined field numbers from Holder.
 const (
 	HolderFieldExt           = "1"   // ext

@@ -11,6 +11,10 @@ import (
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of Times: dot-joined field numbers from Times.
 const (
 	TimesFieldCreated = "1" // created

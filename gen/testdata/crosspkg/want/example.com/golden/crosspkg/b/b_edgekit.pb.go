@@ -10,6 +10,10 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 )
 
+// This is a compile-time assertion that the fieldmap runtime this file is
+// compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
+const _ = fieldmap.SupportPackageIsVersion1
+
 // Field flags of Shared: dot-joined field numbers from Shared.
 const (
 	SharedFieldName   = "1" // name
