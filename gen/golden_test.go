@@ -4,13 +4,12 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/edgekit/edgekit/internal/plugintest"
+	"github.com/edgekit/edgekit/gentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of gen/testdata")
@@ -18,7 +17,8 @@ var update = flag.Bool("update", false, "rewrite the golden files of gen/testdat
 // TestGolden runs the plugin on every case of testdata/<case>/: the .proto
 // files of the case (deps/ holds imports that are not generated) with the
 // parameter of param.txt. A case named bad_* must fail with the diagnostics
-// of want.err; any other must produce exactly the files under want/.
+// of want.err; any other must produce exactly the files under want/, as
+// gentest.Check holds them (the way users test their own protos).
 func TestGolden(t *testing.T) {
 	cases, err := os.ReadDir("testdata")
 	if err != nil {
@@ -35,7 +35,7 @@ func TestGolden(t *testing.T) {
 }
 
 func runGolden(t *testing.T, dir string, bad bool) {
-	all, err := plugintest.Files(dir)
+	all, err := gentest.ProtoFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,49 +45,30 @@ func runGolden(t *testing.T, dir string, bad bool) {
 			files = append(files, f)
 		}
 	}
-	req, err := plugintest.Request([]string{dir, filepath.Join(dir, "deps"), "../proto"}, files, readParam(t, dir))
-	if err != nil {
-		t.Fatalf("compile: %v", err)
+	cfg := gentest.Config{
+		ImportPaths: []string{dir, filepath.Join(dir, "deps"), "../proto"},
+		Files:       files,
+		Parameter:   readParam(t, dir),
+		Golden:      filepath.Join(dir, "want"),
+		Update:      *update,
 	}
-	resp, err := plugintest.Run(req, plugintest.Edgekit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bad {
-		if resp.Error == nil {
-			t.Fatalf("plugin succeeded; want a diagnostic")
-		}
-		checkGolden(t, filepath.Join(dir, "want.err"), resp.GetError()+"\n")
+	if !bad {
+		gentest.Check(t, cfg)
 		return
 	}
-	if resp.Error != nil {
-		t.Fatalf("plugin failed: %s", resp.GetError())
+	_, err = gentest.Generate(cfg)
+	diag, ok := strings.CutPrefix(errString(err), gentest.ErrPlugin.Error()+":\n")
+	if !ok {
+		t.Fatalf("got %v; want the plugin's diagnostics", err)
 	}
-	wantDir := filepath.Join(dir, "want")
-	got := map[string]bool{}
-	for _, f := range resp.File {
-		got[f.GetName()] = true
-		checkGolden(t, filepath.Join(wantDir, f.GetName()), f.GetContent())
+	checkErr(t, filepath.Join(dir, "want.err"), diag+"\n")
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
 	}
-	// Every golden file must still be produced.
-	var stale []string
-	filepath.WalkDir(wantDir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(wantDir, p)
-			if !got[filepath.ToSlash(rel)] {
-				stale = append(stale, p)
-			}
-		}
-		return nil
-	})
-	slices.Sort(stale)
-	for _, p := range stale {
-		if *update {
-			os.Remove(p)
-			continue
-		}
-		t.Errorf("%s: golden file no longer generated (run go test ./gen/... -update)", p)
-	}
+	return err.Error()
 }
 
 // readParam returns the plugin parameter of the case in dir, from its
@@ -104,12 +85,10 @@ func readParam(t *testing.T, dir string) string {
 	return strings.TrimSpace(string(b))
 }
 
-func checkGolden(t *testing.T, path, got string) {
+// checkErr compares the diagnostics of a bad case with its want.err.
+func checkErr(t *testing.T, path, got string) {
 	t.Helper()
 	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
