@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks that users consume the generator's options (proto/edgekit, a buf
+# Checks that users consume the generator's options (proto/edgekit/options, a buf
 # module of its own) without copying them by hand, in the two ways the
 # README shows: from a local path (the Go module cache's copy of this
 # module; here this checkout's proto directory stands in for it) and from a
@@ -62,11 +62,11 @@ workspace() {
 # options with includes.
 mkdir -p "$tmp/local/third_party"
 ln -s "$root/proto" "$tmp/local/third_party/edgekit"
-workspace "$tmp/local" third_party/edgekit third_party/edgekit/edgekit
+workspace "$tmp/local" third_party/edgekit third_party/edgekit/edgekit/options
 echo "ok   options from a local path"
 
-# A git reference: buf export of proto/edgekit at a commit.
+# A git reference: buf export of proto/edgekit/options at a commit.
 git_dir=$(git rev-parse --path-format=absolute --git-common-dir)
-buf export "file://$git_dir#ref=$(git rev-parse HEAD)" --path proto/edgekit --output "$tmp/git/third_party/edgekit"
+buf export "file://$git_dir#ref=$(git rev-parse HEAD)" --path proto/edgekit/options --output "$tmp/git/third_party/edgekit"
 workspace "$tmp/git" third_party/edgekit
 echo "ok   options from a git reference"
