@@ -48,3 +48,16 @@ for c in bad_twokeys bad_constclash bad_methodclash bad_skipfeature; do
 	fi
 	echo "ok   $c (diagnostic)"
 done
+
+# A bad parameter is the plugin's error, naming it, as protoc prints it.
+dir=gen/testdata/nested
+if protoc -I "$dir" -I proto -I /usr/include --go-edgekit_out="$tmp" --go-edgekit_opt=features= nested.proto 2>"$tmp/err"; then
+	echo "parameter features=: protoc succeeded, want an error" >&2
+	exit 1
+fi
+if ! grep -qF "bad plugin parameter: features is empty" "$tmp/err"; then
+	echo "parameter features=: error differs:" >&2
+	cat "$tmp/err" >&2
+	exit 1
+fi
+echo "ok   bad parameter (error)"

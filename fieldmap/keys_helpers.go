@@ -33,11 +33,18 @@ import (
 //   - enums by the name of their value, or the number when the enum
 //     defines none.
 //
+// A key string is therefore always valid UTF-8 text.
+//
 // Parsing accepts the pairs in any order; a field left out reads as its
 // zero value, so that a key string stays readable after a field is added to
 // the key. An enum may be given by name or number, and "%xx" may use either
-// case. Everything else that is wrong is an error matching ErrBadKeyString
-// (a *KeyStringError) and one of the ErrKey* sentinels below.
+// case. A key string that is not valid UTF-8 is refused, and so is a value
+// that unescapes to invalid UTF-8 for a string field whose proto type
+// requires UTF-8 (proto3, and editions unless features.utf8_validation =
+// NONE), since proto.Marshal would refuse the key; a proto2 string field
+// takes any bytes, written "%XX". Everything else that is wrong is an error
+// matching ErrBadKeyString (a *KeyStringError) and one of the ErrKey*
+// sentinels below.
 
 // ErrBadKeyString is matched (errors.Is) by every error about a key string
 // that cannot be parsed.
@@ -53,6 +60,7 @@ var (
 	ErrKeyBadBool        = errors.New("bad bool (want true or false)")
 	ErrKeyUnknownEnum    = errors.New("unknown enum value")
 	ErrKeyBadEscape      = errors.New("bad escape")
+	ErrKeyInvalidUTF8    = errors.New("invalid UTF-8")
 )
 
 // KeyStringError reports a key string that cannot be parsed.
@@ -113,8 +121,14 @@ func AppendKeyValue(b []byte, s string) []byte {
 }
 
 // UnescapeKeyValue reverses AppendKeyValue. It fails (ErrKeyBadEscape) on a
-// '%' not followed by two hex digits, and on a literal ',' or '='.
+// '%' not followed by two hex digits, and on a literal ',' or '='; and
+// (ErrKeyInvalidUTF8) when s is not valid UTF-8, which AppendKeyValue never
+// writes. The result may be any bytes: see ParseKeyUTF8 for fields that
+// require UTF-8.
 func UnescapeKeyValue(s string) (string, error) {
+	if err := checkKeyUTF8(s, 0); err != nil {
+		return "", err
+	}
 	i := strings.IndexAny(s, "%,=")
 	if i < 0 {
 		return s, nil
@@ -156,18 +170,63 @@ func unhex(c byte) (byte, bool) {
 	return 0, false
 }
 
+// badUTF8 returns the offset of the first byte of s that is not part of
+// valid UTF-8, or -1 when s is valid UTF-8.
+func badUTF8(s string) int {
+	if utf8.ValidString(s) {
+		return -1
+	}
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// checkKeyUTF8 reports a byte of key string text s that is not part of
+// valid UTF-8; base is the offset of s in the whole key string.
+func checkKeyUTF8(s string, base int) error {
+	if i := badUTF8(s); i >= 0 {
+		return fmt.Errorf("%w: byte 0x%02X at byte %d (a key string is UTF-8 text; other bytes are written %%%02X)", ErrKeyInvalidUTF8, s[i], base+i, s[i])
+	}
+	return nil
+}
+
+// ParseKeyUTF8 returns s, an unescaped value of a string field whose proto
+// type requires valid UTF-8 (proto3, and editions unless
+// features.utf8_validation = NONE), or an ErrKeyInvalidUTF8 error when s
+// is not valid UTF-8: proto.Marshal would refuse such a key.
+func ParseKeyUTF8(s string) (string, error) {
+	if i := badUTF8(s); i >= 0 {
+		return "", fmt.Errorf("%w: the unescaped value has byte 0x%02X at byte %d, and the field's proto type requires UTF-8 text", ErrKeyInvalidUTF8, s[i], i)
+	}
+	return s, nil
+}
+
 // ParseKeyFields splits s, a key string of a key message of message, into
 // its "name=value" pairs and calls set with each name and unescaped value,
 // in the order of s. set reports an unknown name with ErrKeyUnknownField
 // and a bad value with another ErrKey* sentinel. Every error is a
-// *KeyStringError naming message. An empty s has no pairs.
+// *KeyStringError naming message. An empty s has no pairs; a pair that is
+// not valid UTF-8 is refused (ErrKeyInvalidUTF8).
 func ParseKeyFields(message, s string, set func(field, value string) error) error {
 	if s == "" {
 		return nil
 	}
 	var seen []string
+	at := 0 // offset of part in s
 	for part := range strings.SplitSeq(s, ",") {
 		name, raw, ok := strings.Cut(part, "=")
+		if err := checkKeyUTF8(part, at); err != nil {
+			if badUTF8(name) >= 0 {
+				name = ""
+			}
+			return &KeyStringError{Message: message, Field: name, Err: err}
+		}
+		at += len(part) + 1
 		if !ok {
 			return &KeyStringError{Message: message, Err: fmt.Errorf("%w in %q", ErrKeyMissingEquals, part)}
 		}

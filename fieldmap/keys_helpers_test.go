@@ -61,6 +61,40 @@ func TestUnescapeKeyValue(t *testing.T) {
 			t.Errorf("UnescapeKeyValue(%q) = %q, %v; want ErrKeyBadEscape", in, got, err)
 		}
 	}
+	// A key string is UTF-8 text: AppendKeyValue writes other bytes as %XX,
+	// so a literal one is refused, naming it and where it is.
+	for _, c := range []struct{ in, where string }{
+		{"\xff", "byte 0xFF at byte 0"},
+		{"ab\xe6\x97", "byte 0xE6 at byte 2"},
+		{"\xed\xa0\x80", "byte 0xED at byte 0"}, // a surrogate
+	} {
+		got, err := fieldmap.UnescapeKeyValue(c.in)
+		if !errors.Is(err, fieldmap.ErrKeyInvalidUTF8) || !strings.Contains(err.Error(), c.where) {
+			t.Errorf("UnescapeKeyValue(%q) = %q, %v; want ErrKeyInvalidUTF8 naming %s", c.in, got, err, c.where)
+		}
+	}
+	// Escaped, the same bytes unescape: a proto2 string field takes them.
+	if got, err := fieldmap.UnescapeKeyValue("%FF"); err != nil || got != "\xff" {
+		t.Errorf("UnescapeKeyValue(%%FF) = %q, %v", got, err)
+	}
+}
+
+func TestParseKeyUTF8(t *testing.T) {
+	for _, s := range []string{"", "acme", "zürich 東京", "\ufffd", "\u0085"} {
+		if got, err := fieldmap.ParseKeyUTF8(s); err != nil || got != s {
+			t.Errorf("ParseKeyUTF8(%q) = %q, %v", s, got, err)
+		}
+	}
+	for _, c := range []struct{ in, where string }{
+		{"\xff", "byte 0xFF at byte 0"},
+		{"ok\xc3", "byte 0xC3 at byte 2"}, // truncated sequence
+		{"\xc0\x80", "byte 0xC0 at byte 0"}, // overlong NUL
+	} {
+		got, err := fieldmap.ParseKeyUTF8(c.in)
+		if got != "" || !errors.Is(err, fieldmap.ErrKeyInvalidUTF8) || !strings.Contains(err.Error(), c.where) {
+			t.Errorf("ParseKeyUTF8(%q) = %q, %v; want ErrKeyInvalidUTF8 naming %s", c.in, got, err, c.where)
+		}
+	}
 }
 
 // pairs collects the pairs ParseKeyFields reports, accepting the names in
@@ -110,6 +144,10 @@ func TestParseKeyFields(t *testing.T) {
 		{"a=%g0", fieldmap.ErrKeyBadEscape, "a"},
 		{"a=x=y", fieldmap.ErrKeyBadEscape, "a"},
 		{"=1", fieldmap.ErrKeyUnknownField, ""},
+		{"a=\xff", fieldmap.ErrKeyInvalidUTF8, "a"},
+		{"a=1,b=x\xc3", fieldmap.ErrKeyInvalidUTF8, "b"},
+		{"a=1,\xffb=2", fieldmap.ErrKeyInvalidUTF8, ""}, // the name itself is not text
+		{"a\xff", fieldmap.ErrKeyInvalidUTF8, ""},
 	}
 	for _, c := range bad {
 		_, err := pairs(c.in, "a", "b")
@@ -124,6 +162,10 @@ func TestParseKeyFields(t *testing.T) {
 		if !strings.Contains(err.Error(), "test.Msg") {
 			t.Errorf("%q: error %q does not name the message", c.in, err)
 		}
+	}
+	// The offset of a bad byte counts from the start of the key string.
+	if _, err := pairs("a=1,b=x\xc3", "a", "b"); err == nil || !strings.Contains(err.Error(), "byte 0xC3 at byte 7") {
+		t.Errorf("error %v does not locate the byte", err)
 	}
 }
 

@@ -11,19 +11,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// MethodNames maps each feature to the methods it adds to every message, so
-// that a proto field whose Go name or getter collides is reported.
-var MethodNames = map[string][]string{
-	"fields":   {"FieldSchema"},
-	"copyin":   {"CopyInFields"},
-	"diff":     {"DiffFields"},
-	"clone":    {"Clone"},
-	"equal":    {"Equal"},
-	"validate": {"ValidateEnums", "ValidateFields"},
-	"redact":   {"Redact", "Redacted"},
-	"keys":     {"GetKeyString"},
-}
-
 // analyze builds the model and reports every problem in the input.
 func analyze(plugin *protogen.Plugin, features []string) (*Model, error) {
 	m := &Model{
@@ -221,69 +208,30 @@ func reserveGoIdents(file *protogen.File, idents map[string]ident) {
 	msgs(file.Messages)
 }
 
-// GoNames returns the package-level Go names the selected features declare
-// for a message: flag constants, <Msg>AllFields and New<Msg>FieldMap
-// (fields), Parse<Msg>KeyString (keys).
-func (mm *Message) GoNames(m *Model) map[string]protoreflect.Descriptor {
-	out := map[string]protoreflect.Descriptor{}
-	name := mm.GoIdent.GoName
-	if m.features["fields"] && !mm.skip["fields"] {
-		out[name+"AllFields"] = mm.Desc
-		out["New"+name+"FieldMap"] = mm.Desc
-		for _, fl := range mm.Flags {
-			out[fl.Const] = fl.Field.Desc
-		}
-	}
-	if mm.Key != nil && m.features["keys"] && !mm.skip["keys"] {
-		out["Parse"+name+"KeyString"] = mm.Key.Desc
-	}
-	return out
-}
-
-// checkNames reports generated names that collide with each other, with
-// protoc-gen-go's names, or with the fields of the message.
+// checkNames reports the Go names the selected features declare for mm
+// (see DeclareNames) that collide with each other, with protoc-gen-go's
+// names or with the fields of the message.
 func checkNames(ds *diagnostics, m *Model, mm *Message, idents map[string]ident) {
 	msg := mm.Message
-	if m.features["fields"] && !mm.skip["fields"] {
-		// Walk in flag order so the later path of a clash is the one reported.
-		seen := map[string]*Flag{}
-		for _, fl := range mm.Flags {
-			if prev, ok := seen[fl.Const]; ok {
-				ds.at(fl.Root().Field.Desc, "flag constant %s of %s (flag %s, path %s) clashes with the one of path %s (flag %s); rename one of the fields",
-					fl.Const, msg.Desc.FullName(), fl.Flag, fl.Path, prev.Path, prev.Flag)
-				continue
-			}
-			seen[fl.Const] = fl
-		}
-		for _, n := range []string{msg.GoIdent.GoName + "AllFields", "New" + msg.GoIdent.GoName + "FieldMap"} {
-			if fl, ok := seen[n]; ok {
-				ds.at(fl.Field.Desc, "flag constant %s (path %s) clashes with the generated %s of message %s; rename the field", n, fl.Path, n, msg.Desc.FullName())
-			}
-		}
-	}
-	names := mm.GoNames(m)
-	for _, n := range slices.Sorted(maps.Keys(names)) {
-		d := names[n]
-		if other, ok := idents[n]; ok && other.desc != d {
-			ds.at(d, "generated name %s clashes with %s declared by %s for %s; rename one of them", n, n, other.by, other.desc.FullName())
-			continue
-		}
-		idents[n] = ident{d, "protoc-gen-go-edgekit"}
-	}
+	own := map[string]PackageName{}
 	for _, feat := range Features() {
 		if !m.features[feat] || mm.skip[feat] {
 			continue
 		}
-		methods := MethodNames[feat]
-		if feat == "keys" {
-			if mm.Key == nil {
-				continue // the keys feature adds no method to a message without a key
+		names := namesOf(feat, mm)
+		for _, n := range names.Package {
+			if prev, ok := own[n.Name]; ok {
+				ds.at(n.Desc, "%s clashes with %s; rename one of them", n.what(), prev.what())
+				continue
 			}
-			if mm.Key.GoName != "Key" {
-				methods = append(slices.Clip(methods), "GetKey")
+			own[n.Name] = n
+			if other, ok := idents[n.Name]; ok {
+				ds.at(n.Desc, "%s clashes with %s declared by %s for %s; rename one of them", n.what(), n.Name, other.by, other.desc.FullName())
+				continue
 			}
+			idents[n.Name] = ident{n.Desc, "protoc-gen-go-edgekit"}
 		}
-		for _, method := range methods {
+		for _, method := range names.Methods {
 			// protoc-gen-go declares a struct field and a getter for every
 			// field outside a oneof, a struct field and a getter for every
 			// oneof, and a getter for every oneof member.

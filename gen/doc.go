@@ -7,5 +7,9 @@
 //
 // Features live in gen/features/<name>, register themselves with Register,
 // and implement one method: GenerateFile(*protogen.File) bool, which reports
-// whether it emitted anything for the file.
+// whether it emitted anything for the file. Each declares the Go names it
+// generates for a message with DeclareNames (in its names.go), so that the
+// engine reports a clash with a field, with protoc-gen-go's names or with
+// another feature's names before emitting anything; the engine keeps no
+// list of its own.
 package gen

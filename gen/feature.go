@@ -1,7 +1,6 @@
 package gen
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -71,29 +70,6 @@ func Features() []string {
 }
 
 func knownFeature(name string) bool { return slices.Contains(Features(), name) }
-
-// selectFeatures parses a "a+b" list; empty or "all" selects every feature.
-func selectFeatures(param string) ([]string, error) {
-	all := Features()
-	if param == "" || param == "all" {
-		return all, nil
-	}
-	want := map[string]bool{}
-	for _, n := range strings.Split(param, "+") {
-		n = strings.TrimSpace(n)
-		if !slices.Contains(all, n) {
-			return nil, fmt.Errorf("unknown feature %q in parameter features=%s (known: %s)", n, param, strings.Join(all, ", "))
-		}
-		want[n] = true
-	}
-	var out []string
-	for _, n := range all {
-		if want[n] {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
 
 func factoryOf(name string) Factory {
 	registryMu.Lock()

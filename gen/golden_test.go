@@ -4,13 +4,12 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/edgekit/edgekit/internal/plugintest"
+	"github.com/edgekit/edgekit/gentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of gen/testdata")
@@ -18,7 +17,8 @@ var update = flag.Bool("update", false, "rewrite the golden files of gen/testdat
 // TestGolden runs the plugin on every case of testdata/<case>/: the .proto
 // files of the case (deps/ holds imports that are not generated) with the
 // parameter of param.txt. A case named bad_* must fail with the diagnostics
-// of want.err; any other must produce exactly the files under want/.
+// of want.err; any other must produce exactly the files under want/, as
+// gentest.Check holds them (the way users test their own protos).
 func TestGolden(t *testing.T) {
 	cases, err := os.ReadDir("testdata")
 	if err != nil {
@@ -35,7 +35,7 @@ func TestGolden(t *testing.T) {
 }
 
 func runGolden(t *testing.T, dir string, bad bool) {
-	all, err := plugintest.Files(dir)
+	all, err := gentest.ProtoFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,61 +45,50 @@ func runGolden(t *testing.T, dir string, bad bool) {
 			files = append(files, f)
 		}
 	}
-	param := ""
-	if b, err := os.ReadFile(filepath.Join(dir, "param.txt")); err == nil {
-		param = strings.TrimSpace(string(b))
+	cfg := gentest.Config{
+		ImportPaths: []string{dir, filepath.Join(dir, "deps"), "../proto"},
+		Files:       files,
+		Parameter:   readParam(t, dir),
+		Golden:      filepath.Join(dir, "want"),
+		Update:      *update,
 	}
-	req, err := plugintest.Request([]string{dir, filepath.Join(dir, "deps"), "../proto"}, files, param)
-	if err != nil {
-		t.Fatalf("compile: %v", err)
+	if !bad {
+		gentest.Check(t, cfg)
+		return
 	}
-	resp, err := plugintest.Run(req, plugintest.Edgekit)
+	_, err = gentest.Generate(cfg)
+	diag, ok := strings.CutPrefix(errString(err), gentest.ErrPlugin.Error()+":\n")
+	if !ok {
+		t.Fatalf("got %v; want the plugin's diagnostics", err)
+	}
+	checkErr(t, filepath.Join(dir, "want.err"), diag+"\n")
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// readParam returns the plugin parameter of the case in dir, from its
+// param.txt, or "".
+func readParam(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "param.txt"))
+	if os.IsNotExist(err) {
+		return ""
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bad {
-		if resp.Error == nil {
-			t.Fatalf("plugin succeeded; want a diagnostic")
-		}
-		checkGolden(t, filepath.Join(dir, "want.err"), resp.GetError()+"\n")
-		return
-	}
-	if resp.Error != nil {
-		t.Fatalf("plugin failed: %s", resp.GetError())
-	}
-	wantDir := filepath.Join(dir, "want")
-	got := map[string]bool{}
-	for _, f := range resp.File {
-		got[f.GetName()] = true
-		checkGolden(t, filepath.Join(wantDir, f.GetName()), f.GetContent())
-	}
-	// Every golden file must still be produced.
-	var stale []string
-	filepath.WalkDir(wantDir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(wantDir, p)
-			if !got[filepath.ToSlash(rel)] {
-				stale = append(stale, p)
-			}
-		}
-		return nil
-	})
-	slices.Sort(stale)
-	for _, p := range stale {
-		if *update {
-			os.Remove(p)
-			continue
-		}
-		t.Errorf("%s: golden file no longer generated (run go test ./gen/... -update)", p)
-	}
+	return strings.TrimSpace(string(b))
 }
 
-func checkGolden(t *testing.T, path, got string) {
+// checkErr compares the diagnostics of a bad case with its want.err.
+func checkErr(t *testing.T, path, got string) {
 	t.Helper()
 	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

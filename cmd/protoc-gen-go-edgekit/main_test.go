@@ -29,8 +29,10 @@ func plugin(t *testing.T) string {
 func TestBinary(t *testing.T) {
 	bin := plugin(t)
 
+	// Built from this work tree, the binary is a devel build, whatever
+	// version the go command stamps from the checkout.
 	out, err := exec.Command(bin, "--version").Output()
-	if err != nil || strings.TrimSpace(string(out)) != "protoc-gen-go-edgekit "+gen.Version {
+	if err != nil || !strings.HasPrefix(string(out), "protoc-gen-go-edgekit "+gen.Devel) {
 		t.Fatalf("--version = %q, %v", out, err)
 	}
 	if err := exec.Command(bin, "extra").Run(); err == nil {
@@ -76,17 +78,29 @@ func TestBinary(t *testing.T) {
 		t.Errorf("maximum edition = %d", resp.GetMaximumEdition())
 	}
 
-	if resp := run("features=fields+nope"); !strings.Contains(resp.GetError(), `unknown feature "nope"`) {
-		t.Errorf("unknown feature: error %q", resp.GetError())
+	// Every bad parameter is the response's error, naming it in the
+	// plugin's words; nothing is generated.
+	for _, c := range []struct{ param, want string }{
+		{"features=fields+nope", `unknown feature "nope"`},
+		{"features=", "features is empty"},
+		{"=", `"=" has no name`},
+		{",,,", `",,," has an empty entry`},
+		{"features=fields,features=clone", "features is given twice"},
+		{"bogus=1", `unknown parameter "bogus"`},
+	} {
+		resp := run(c.param)
+		if !strings.Contains(resp.GetError(), "bad plugin parameter: "+c.want) || len(resp.GetFile()) != 0 {
+			t.Errorf("parameter %q: error %q, %d files; want %q", c.param, resp.GetError(), len(resp.GetFile()), c.want)
+		}
 	}
-	// An unknown parameter fails the process before generation, naming it,
-	// as protoc-gen-go does.
+	// A bad value of a protoc-gen-go parameter fails the process, as it
+	// does protoc-gen-go, naming the value.
 	cmd := exec.Command(bin)
-	cmd.Stdin = bytes.NewReader(request("bogus=1"))
+	cmd.Stdin = bytes.NewReader(request("paths=nowhere"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "bogus") {
-		t.Errorf("unknown parameter: err %v, stderr %q", err, stderr.String())
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), `"nowhere"`) {
+		t.Errorf("paths=nowhere: err %v, stderr %q", err, stderr.String())
 	}
 	if resp := run("features=fields"); resp.Error != nil || strings.Contains(resp.File[0].GetContent(), "func (m *Top) Clone()") {
 		t.Errorf("features=fields still generated Clone (error %q)", resp.GetError())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -116,6 +117,11 @@ func TestParseKeyStringErrors(t *testing.T) {
 		{"name=%zz", fieldmap.ErrKeyBadEscape, "name"},
 		{"name=a%2", fieldmap.ErrKeyBadEscape, "name"},
 		{"name=a=b", fieldmap.ErrKeyBadEscape, "name"},
+		// Top's key is proto3: its strings must be UTF-8, or the key would
+		// not marshal.
+		{"name=\xff", fieldmap.ErrKeyInvalidUTF8, "name"},
+		{"name=%FF", fieldmap.ErrKeyInvalidUTF8, "name"},
+		{"sub.region=eu%E6%97", fieldmap.ErrKeyInvalidUTF8, "sub.region"},
 	}
 	for _, c := range cases {
 		got, err := testpb.ParseTopKeyString(c.in)
@@ -302,6 +308,13 @@ func TestKeyStringInjective(t *testing.T) {
 			}
 			seen[s] = id
 			got, err := testpb.ParseTopKeyString(s)
+			if !utf8.ValidString(org) || !utf8.ValidString(name) {
+				// Rendered distinctly, but refused: the proto3 key would not marshal.
+				if !errors.Is(err, fieldmap.ErrKeyInvalidUTF8) {
+					t.Fatalf("ParseTopKeyString(%q) = %v, %v; want ErrKeyInvalidUTF8", s, got, err)
+				}
+				continue
+			}
 			if err != nil || got.Organization != org || got.Name != name {
 				t.Fatalf("ParseTopKeyString(%q) = %v, %v; want organization %q name %q", s, got, err, org, name)
 			}
@@ -344,4 +357,40 @@ func FuzzTopKeyString(f *testing.F) {
 			t.Fatalf("render not stable: %q then %q", r, r2)
 		}
 	})
+}
+
+// TestParseKeyStringUTF8 holds key parsers to what proto.Marshal accepts:
+// a string field of proto3 or editions (utf8_validation VERIFY) refuses
+// invalid UTF-8, escaped or not; a proto2 string takes any bytes, escaped as
+// GetKeyString writes them; a literal invalid byte is never a key string.
+func TestParseKeyStringUTF8(t *testing.T) {
+	for _, s := range []string{"name=\xff", "name=%FF", "organization=o%C3,name=x"} {
+		k, err := edgeproto.ParseCloudletKeyString(s)
+		if k != nil || !errors.Is(err, fieldmap.ErrKeyInvalidUTF8) || !errors.Is(err, fieldmap.ErrBadKeyString) {
+			t.Errorf("edgeproto.ParseCloudletKeyString(%q) = %v, %v; want ErrKeyInvalidUTF8", s, k, err)
+		}
+	}
+	// torture_ed.proto sets features.utf8_validation = NONE: its strings
+	// take any bytes, as proto.Marshal does.
+	if k, err := testpb.ParseTortureEditionKeyedKeyString("name=%FF"); err != nil || k.GetName() != "\xff" {
+		t.Errorf("editions key without UTF-8 validation: %v, %v; want name \\xff", k, err)
+	} else if _, err := proto.Marshal(k); err != nil {
+		t.Errorf("parsed editions key does not marshal: %v", err)
+	}
+	if id, err := testpb.ParseNamedKeyKeyString("%C0%80"); id != "" || !errors.Is(err, fieldmap.ErrKeyInvalidUTF8) {
+		t.Errorf("scalar proto3 key: %q, %v; want ErrKeyInvalidUTF8", id, err)
+	}
+
+	legacy := &testpb.TortureLegacyKey2{Key: &testpb.TortureLegacyKeyValue{Name: proto.String("a\xffb")}}
+	s := legacy.GetKeyString()
+	k, err := testpb.ParseTortureLegacyKey2KeyString(s)
+	if err != nil || k.GetName() != "a\xffb" {
+		t.Fatalf("proto2 key %q: %v, %v; want name %q", s, k, err, "a\xffb")
+	}
+	if _, err := proto.Marshal(&testpb.TortureLegacyKey2{Key: k}); err != nil {
+		t.Errorf("parsed proto2 key does not marshal: %v", err)
+	}
+	if _, err := testpb.ParseTortureLegacyKey2KeyString("name=a\xffb"); !errors.Is(err, fieldmap.ErrKeyInvalidUTF8) {
+		t.Errorf("literal invalid byte in a proto2 key string: %v; want ErrKeyInvalidUTF8", err)
+	}
 }

@@ -103,7 +103,7 @@ func (f *feature) message(mm *gen.Message) {
 	keyType := g.ElemType(key)
 	keyName := string(key.Desc.Name())
 	full := strconv.Quote(string(mm.Desc.FullName()))
-	parseName := "Parse" + name + "KeyString"
+	parseName := parseFunc(mm)
 
 	if key.GoName != "Key" {
 		g.P("// GetKey returns the object key of m, its field ", keyName, ".")
@@ -265,6 +265,10 @@ func (f *feature) parse(fd *protogen.Field, target string) {
 	switch fd.Desc.Kind() {
 	case protoreflect.StringKind:
 		expr = "value"
+		if requiresUTF8(fd.Desc) {
+			g.P("x, err := ", g.Fieldmap("ParseKeyUTF8"), "(value)")
+			expr = "x"
+		}
 	case protoreflect.BoolKind:
 		g.P("x, err := ", g.Fieldmap("ParseKeyBool"), "(value)")
 		expr = "x"
@@ -305,8 +309,8 @@ func (f *feature) parse(fd *protogen.Field, target string) {
 	default:
 		panic("keys: unsupported key field kind " + fd.Desc.Kind().String()) // analysis rejects it
 	}
-	switch fd.Desc.Kind() {
-	case protoreflect.StringKind, protoreflect.EnumKind:
+	switch {
+	case fd.Desc.Kind() == protoreflect.EnumKind, expr == "value":
 	default:
 		g.P("if err != nil {")
 		g.P("return err")

@@ -1,0 +1,5 @@
+package gentest_test
+
+import "runtime"
+
+var runtimeGoexit = runtime.Goexit
