@@ -531,35 +531,39 @@ func (m *Port) CopyInFields(src *Port, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Port being number at of fm's schema.
 func (m *Port) copyInAt(src *Port, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Port)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Proto != src.Proto {
+	if cw&(1<<0) != 0 && m.Proto != src.Proto {
 		m.Proto = src.Proto
 		n++
 	}
-	if fm.HasAt(at+1) && m.InternalPort != src.InternalPort {
+	if cw&(1<<1) != 0 && m.InternalPort != src.InternalPort {
 		m.InternalPort = src.InternalPort
 		n++
 	}
-	if fm.HasAt(at+2) && m.PublicPort != src.PublicPort {
+	if cw&(1<<2) != 0 && m.PublicPort != src.PublicPort {
 		m.PublicPort = src.PublicPort
 		n++
 	}
-	if fm.HasAt(at+3) && m.EndPort != src.EndPort {
+	if cw&(1<<3) != 0 && m.EndPort != src.EndPort {
 		m.EndPort = src.EndPort
 		n++
 	}
-	if fm.HasAt(at+4) && m.Tls != src.Tls {
+	if cw&(1<<4) != 0 && m.Tls != src.Tls {
 		m.Tls = src.Tls
 		n++
 	}
-	if fm.HasAt(at+5) && m.FqdnPrefix != src.FqdnPrefix {
+	if cw&(1<<5) != 0 && m.FqdnPrefix != src.FqdnPrefix {
 		m.FqdnPrefix = src.FqdnPrefix
 		n++
 	}
-	if fm.HasAt(at+6) && m.MaxPktSize != src.MaxPktSize {
+	if cw&(1<<6) != 0 && m.MaxPktSize != src.MaxPktSize {
 		m.MaxPktSize = src.MaxPktSize
 		n++
 	}
@@ -588,15 +592,19 @@ func (m *ConfigFile) CopyInFields(src *ConfigFile, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ConfigFile being number at of fm's schema.
 func (m *ConfigFile) copyInAt(src *ConfigFile, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ConfigFile)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Kind != src.Kind {
+	if cw&(1<<0) != 0 && m.Kind != src.Kind {
 		m.Kind = src.Kind
 		n++
 	}
-	if fm.HasAt(at+1) && m.Config != src.Config {
+	if cw&(1<<1) != 0 && m.Config != src.Config {
 		m.Config = src.Config
 		n++
 	}
@@ -625,23 +633,27 @@ func (m *EnvVar) CopyInFields(src *EnvVar, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // EnvVar being number at of fm's schema.
 func (m *EnvVar) copyInAt(src *EnvVar, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(EnvVar)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Value != src.Value {
+	if cw&(1<<1) != 0 && m.Value != src.Value {
 		m.Value = src.Value
 		n++
 	}
-	if fm.HasAt(at+2) && m.Secret != src.Secret {
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
 		m.Secret = src.Secret
 		n++
 	}
-	if fm.HasAt(at+3) && m.SecretValue != src.SecretValue {
+	if cw&(1<<3) != 0 && m.SecretValue != src.SecretValue {
 		m.SecretValue = src.SecretValue
 		n++
 	}
@@ -670,16 +682,20 @@ func (m *App) CopyInFields(src *App, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // App being number at of fm's schema.
 func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(App)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(AppKey)
@@ -688,23 +704,23 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int) int {
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+4) && m.ImageType != src.ImageType {
+	if cw&(1<<4) != 0 && m.ImageType != src.ImageType {
 		m.ImageType = src.ImageType
 		n++
 	}
-	if fm.HasAt(at+5) && m.ImagePath != src.ImagePath {
+	if cw&(1<<5) != 0 && m.ImagePath != src.ImagePath {
 		m.ImagePath = src.ImagePath
 		n++
 	}
-	if fm.HasAt(at+6) && m.Deployment != src.Deployment {
+	if cw&(1<<6) != 0 && m.Deployment != src.Deployment {
 		m.Deployment = src.Deployment
 		n++
 	}
-	if fm.HasAt(at+7) && m.AccessPorts != src.AccessPorts {
+	if cw&(1<<7) != 0 && m.AccessPorts != src.AccessPorts {
 		m.AccessPorts = src.AccessPorts
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 8) {
+	if (cw|bw)&(1<<8) != 0 {
 		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*Port).Equal, (*Port).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, (*Port).Equal) {
@@ -716,11 +732,11 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+16) && m.Command != src.Command {
+	if cw&(1<<16) != 0 && m.Command != src.Command {
 		m.Command = src.Command
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 17) {
+	if (cw|bw)&(1<<17) != 0 {
 		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Args, src.Args)
 		} else if !slices.Equal(m.Args, src.Args) {
@@ -732,7 +748,7 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 18) {
+	if (cw|bw)&(1<<18) != 0 {
 		if a := fm.ListActionAt(at + 18); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Configs, src.Configs, (*ConfigFile).Equal, (*ConfigFile).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Configs, src.Configs, (*ConfigFile).Equal) {
@@ -744,7 +760,7 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 21) {
+	if (cw|bw)&(1<<21) != 0 {
 		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.EnvVars, src.EnvVars, (*EnvVar).Equal, (*EnvVar).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.EnvVars, src.EnvVars, (*EnvVar).Equal) {
@@ -756,23 +772,23 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+26) && m.HealthCheck != src.HealthCheck {
+	if cw&(1<<26) != 0 && m.HealthCheck != src.HealthCheck {
 		m.HealthCheck = src.HealthCheck
 		n++
 	}
-	if fm.HasAt(at+27) && m.HealthCheckPath != src.HealthCheckPath {
+	if cw&(1<<27) != 0 && m.HealthCheckPath != src.HealthCheckPath {
 		m.HealthCheckPath = src.HealthCheckPath
 		n++
 	}
-	if fm.HasAt(at+28) && m.DefaultFlavor != src.DefaultFlavor {
+	if cw&(1<<28) != 0 && m.DefaultFlavor != src.DefaultFlavor {
 		m.DefaultFlavor = src.DefaultFlavor
 		n++
 	}
-	if fm.HasAt(at+29) && m.DeploymentManifest != src.DeploymentManifest {
+	if cw&(1<<29) != 0 && m.DeploymentManifest != src.DeploymentManifest {
 		m.DeploymentManifest = src.DeploymentManifest
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 30) {
+	if (cw|bw)&(1<<30) != 0 {
 		if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.RequiredOutboundConnections, src.RequiredOutboundConnections, (*SecurityRule).Equal, (*SecurityRule).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, src.RequiredOutboundConnections, (*SecurityRule).Equal) {
@@ -784,11 +800,11 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+35) && m.Trusted != src.Trusted {
+	if cw&(1<<35) != 0 && m.Trusted != src.Trusted {
 		m.Trusted = src.Trusted
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 36) {
+	if (cw|bw)&(1<<36) != 0 {
 		if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
 		} else if !maps.Equal(m.Annotations, src.Annotations) {
@@ -800,11 +816,11 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+37) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if cw&(1<<37) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}
-	if fm.HasAt(at+38) && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+	if cw&(1<<38) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 		n++
 	}

@@ -440,11 +440,15 @@ func (m *AppInstRuntime) CopyInFields(src *AppInstRuntime, fm *fieldmap.FieldMap
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // AppInstRuntime being number at of fm's schema.
 func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(AppInstRuntime)
 	}
 	n := 0
-	if fm.HasOrHasChildAt(at) {
+	if (cw|bw)&(1<<0) != 0 {
 		if a := fm.ListActionAt(at); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
 		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
@@ -456,7 +460,7 @@ func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
 		} else if !slices.Equal(m.Pids, src.Pids) {
@@ -468,7 +472,7 @@ func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
 		} else if !slices.Equal(m.Ports, src.Ports) {
@@ -505,16 +509,20 @@ func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // AppInst being number at of fm's schema.
 func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(AppInst)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(AppInstKey)
@@ -523,12 +531,12 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int) int {
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if !m.AppKey.Equal(src.AppKey) {
 			m.AppKey = src.AppKey.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		if m.AppKey != nil || src.AppKey != nil {
 			if m.AppKey == nil {
 				m.AppKey = new(AppKey)
@@ -537,12 +545,12 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int) int {
 			n += m.AppKey.copyInAt(src.AppKey, fm, at+4)
 		}
 	}
-	if fm.HasAt(at + 7) {
+	if cw&(1<<7) != 0 {
 		if !m.ClusterKey.Equal(src.ClusterKey) {
 			m.ClusterKey = src.ClusterKey.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 7) {
+	} else if bw&(1<<7) != 0 {
 		if m.ClusterKey != nil || src.ClusterKey != nil {
 			if m.ClusterKey == nil {
 				m.ClusterKey = new(ClusterKey)
@@ -551,12 +559,12 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int) int {
 			n += m.ClusterKey.copyInAt(src.ClusterKey, fm, at+8)
 		}
 	}
-	if fm.HasAt(at + 10) {
+	if cw&(1<<10) != 0 {
 		if !m.CloudletKey.Equal(src.CloudletKey) {
 			m.CloudletKey = src.CloudletKey.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 10) {
+	} else if bw&(1<<10) != 0 {
 		if m.CloudletKey != nil || src.CloudletKey != nil {
 			if m.CloudletKey == nil {
 				m.CloudletKey = new(CloudletKey)
@@ -565,11 +573,11 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int) int {
 			n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+11)
 		}
 	}
-	if fm.HasAt(at+13) && m.State != src.State {
+	if cw&(1<<13) != 0 && m.State != src.State {
 		m.State = src.State
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 14) {
+	if (cw|bw)&(1<<14) != 0 {
 		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
 		} else if !slices.Equal(m.Errors, src.Errors) {
@@ -581,15 +589,15 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+15) && m.CrmOverride != src.CrmOverride {
+	if cw&(1<<15) != 0 && m.CrmOverride != src.CrmOverride {
 		m.CrmOverride = src.CrmOverride
 		n++
 	}
-	if fm.HasAt(at+16) && m.Uri != src.Uri {
+	if cw&(1<<16) != 0 && m.Uri != src.Uri {
 		m.Uri = src.Uri
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 17) {
+	if (cw|bw)&(1<<17) != 0 {
 		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.MappedPorts, src.MappedPorts, (*Port).Equal, (*Port).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.MappedPorts, src.MappedPorts, (*Port).Equal) {
@@ -601,20 +609,20 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+25) && m.Flavor != src.Flavor {
+	if cw&(1<<25) != 0 && m.Flavor != src.Flavor {
 		m.Flavor = src.Flavor
 		n++
 	}
-	if fm.HasAt(at+26) && m.PowerState != src.PowerState {
+	if cw&(1<<26) != 0 && m.PowerState != src.PowerState {
 		m.PowerState = src.PowerState
 		n++
 	}
-	if fm.HasAt(at + 27) {
+	if cw&(1<<27) != 0 {
 		if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
 			m.RuntimeInfo = src.RuntimeInfo.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 27) {
+	} else if bw&(1<<27) != 0 {
 		if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
 			if m.RuntimeInfo == nil {
 				m.RuntimeInfo = new(AppInstRuntime)
@@ -623,7 +631,7 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int) int {
 			n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+28)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 31) {
+	if (cw|bw)&(1<<31) != 0 {
 		if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
 		} else if !maps.Equal(m.Annotations, src.Annotations) {
@@ -635,11 +643,11 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+32) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if cw&(1<<32) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}
-	if fm.HasAt(at+33) && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+	if cw&(1<<33) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 		n++
 	}
@@ -668,16 +676,20 @@ func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // AppInstInfo being number at of fm's schema.
 func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(AppInstInfo)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(AppInstKey)
@@ -686,11 +698,11 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int) 
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+3) && m.State != src.State {
+	if cw&(1<<3) != 0 && m.State != src.State {
 		m.State = src.State
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
 		} else if !slices.Equal(m.Errors, src.Errors) {
@@ -702,16 +714,16 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasAt(at+5) && m.NotifyId != src.NotifyId {
+	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
 		m.NotifyId = src.NotifyId
 		n++
 	}
-	if fm.HasAt(at + 6) {
+	if cw&(1<<6) != 0 {
 		if !m.Status.Equal(src.Status) {
 			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 6) {
+	} else if bw&(1<<6) != 0 {
 		if m.Status != nil || src.Status != nil {
 			if m.Status == nil {
 				m.Status = new(StatusInfo)
@@ -720,16 +732,16 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int) 
 			n += m.Status.copyInAt(src.Status, fm, at+7)
 		}
 	}
-	if fm.HasAt(at+13) && m.PowerState != src.PowerState {
+	if cw&(1<<13) != 0 && m.PowerState != src.PowerState {
 		m.PowerState = src.PowerState
 		n++
 	}
-	if fm.HasAt(at + 14) {
+	if cw&(1<<14) != 0 {
 		if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
 			m.RuntimeInfo = src.RuntimeInfo.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 14) {
+	} else if bw&(1<<14) != 0 {
 		if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
 			if m.RuntimeInfo == nil {
 				m.RuntimeInfo = new(AppInstRuntime)
@@ -738,11 +750,11 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int) 
 			n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+15)
 		}
 	}
-	if fm.HasAt(at+18) && m.Uri != src.Uri {
+	if cw&(1<<18) != 0 && m.Uri != src.Uri {
 		m.Uri = src.Uri
 		n++
 	}
-	if fm.HasAt(at+19) && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+	if cw&(1<<19) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 		n++
 	}

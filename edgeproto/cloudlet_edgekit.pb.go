@@ -692,15 +692,19 @@ func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Location being number at of fm's schema.
 func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Location)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
 		m.Latitude = src.Latitude
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
 		m.Longitude = src.Longitude
 		n++
 	}
@@ -729,15 +733,19 @@ func (m *PlatformConfig) CopyInFields(src *PlatformConfig, fm *fieldmap.FieldMap
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // PlatformConfig being number at of fm's schema.
 func (m *PlatformConfig) copyInAt(src *PlatformConfig, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(PlatformConfig)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Region != src.Region {
+	if cw&(1<<0) != 0 && m.Region != src.Region {
 		m.Region = src.Region
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
 		} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
@@ -749,27 +757,27 @@ func (m *PlatformConfig) copyInAt(src *PlatformConfig, fm *fieldmap.FieldMap, at
 			n++
 		}
 	}
-	if fm.HasAt(at+2) && m.ContainerRegistryPath != src.ContainerRegistryPath {
+	if cw&(1<<2) != 0 && m.ContainerRegistryPath != src.ContainerRegistryPath {
 		m.ContainerRegistryPath = src.ContainerRegistryPath
 		n++
 	}
-	if fm.HasAt(at+3) && m.DeploymentTag != src.DeploymentTag {
+	if cw&(1<<3) != 0 && m.DeploymentTag != src.DeploymentTag {
 		m.DeploymentTag = src.DeploymentTag
 		n++
 	}
-	if fm.HasAt(at+4) && m.CacheDir != src.CacheDir {
+	if cw&(1<<4) != 0 && m.CacheDir != src.CacheDir {
 		m.CacheDir = src.CacheDir
 		n++
 	}
-	if fm.HasAt(at+5) && m.TestMode != src.TestMode {
+	if cw&(1<<5) != 0 && m.TestMode != src.TestMode {
 		m.TestMode = src.TestMode
 		n++
 	}
-	if fm.HasAt(at+6) && m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
+	if cw&(1<<6) != 0 && m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
 		m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
 		n++
 	}
-	if fm.HasAt(at+7) && m.AccessApiAddr != src.AccessApiAddr {
+	if cw&(1<<7) != 0 && m.AccessApiAddr != src.AccessApiAddr {
 		m.AccessApiAddr = src.AccessApiAddr
 		n++
 	}
@@ -798,16 +806,20 @@ func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Cloudlet being number at of fm's schema.
 func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Cloudlet)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(CloudletKey)
@@ -816,11 +828,11 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int) int {
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+3) && m.State != src.State {
+	if cw&(1<<3) != 0 && m.State != src.State {
 		m.State = src.State
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
 		} else if !slices.Equal(m.Errors, src.Errors) {
@@ -832,16 +844,16 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+5) && m.PlatformType != src.PlatformType {
+	if cw&(1<<5) != 0 && m.PlatformType != src.PlatformType {
 		m.PlatformType = src.PlatformType
 		n++
 	}
-	if fm.HasAt(at + 6) {
+	if cw&(1<<6) != 0 {
 		if !m.Location.Equal(src.Location) {
 			m.Location = src.Location.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 6) {
+	} else if bw&(1<<6) != 0 {
 		if m.Location != nil || src.Location != nil {
 			if m.Location == nil {
 				m.Location = new(Location)
@@ -850,7 +862,7 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int) int {
 			n += m.Location.copyInAt(src.Location, fm, at+7)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 9) {
+	if (cw|bw)&(1<<9) != 0 {
 		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.FlavorNames, src.FlavorNames)
 		} else if !slices.Equal(m.FlavorNames, src.FlavorNames) {
@@ -862,7 +874,7 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 10) {
+	if (cw|bw)&(1<<10) != 0 {
 		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.ResourceQuotas, src.ResourceQuotas, (*ResourceQuota).Equal, (*ResourceQuota).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, src.ResourceQuotas, (*ResourceQuota).Equal) {
@@ -874,11 +886,11 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+14) && m.DefaultResourceAlertThreshold != src.DefaultResourceAlertThreshold {
+	if cw&(1<<14) != 0 && m.DefaultResourceAlertThreshold != src.DefaultResourceAlertThreshold {
 		m.DefaultResourceAlertThreshold = src.DefaultResourceAlertThreshold
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 15) {
+	if (cw|bw)&(1<<15) != 0 {
 		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.EnvVars, src.EnvVars)
 		} else if !maps.Equal(m.EnvVars, src.EnvVars) {
@@ -890,12 +902,12 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 16) {
+	if cw&(1<<16) != 0 {
 		if !m.Config.Equal(src.Config) {
 			m.Config = src.Config.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 16) {
+	} else if bw&(1<<16) != 0 {
 		if m.Config != nil || src.Config != nil {
 			if m.Config == nil {
 				m.Config = new(PlatformConfig)
@@ -904,23 +916,23 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int) int {
 			n += m.Config.copyInAt(src.Config, fm, at+17)
 		}
 	}
-	if fm.HasAt(at+25) && m.CrmOnEdge != src.CrmOnEdge {
+	if cw&(1<<25) != 0 && m.CrmOnEdge != src.CrmOnEdge {
 		m.CrmOnEdge = src.CrmOnEdge
 		n++
 	}
-	if fm.HasAt(at+26) && m.MaintenanceState != src.MaintenanceState {
+	if cw&(1<<26) != 0 && m.MaintenanceState != src.MaintenanceState {
 		m.MaintenanceState = src.MaintenanceState
 		n++
 	}
-	if fm.HasAt(at+27) && m.TrustPolicy != src.TrustPolicy {
+	if cw&(1<<27) != 0 && m.TrustPolicy != src.TrustPolicy {
 		m.TrustPolicy = src.TrustPolicy
 		n++
 	}
-	if fm.HasAt(at+28) && m.TrustPolicyState != src.TrustPolicyState {
+	if cw&(1<<28) != 0 && m.TrustPolicyState != src.TrustPolicyState {
 		m.TrustPolicyState = src.TrustPolicyState
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 29) {
+	if (cw|bw)&(1<<29) != 0 {
 		if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
 		} else if !maps.Equal(m.Annotations, src.Annotations) {
@@ -932,7 +944,7 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 30) {
+	if (cw|bw)&(1<<30) != 0 {
 		if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.AccessVars, src.AccessVars)
 		} else if !maps.Equal(m.AccessVars, src.AccessVars) {
@@ -944,23 +956,23 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+31) && m.CrmOverride != src.CrmOverride {
+	if cw&(1<<31) != 0 && m.CrmOverride != src.CrmOverride {
 		m.CrmOverride = src.CrmOverride
 		n++
 	}
-	if fm.HasAt(at+32) && m.PhysicalName != src.PhysicalName {
+	if cw&(1<<32) != 0 && m.PhysicalName != src.PhysicalName {
 		m.PhysicalName = src.PhysicalName
 		n++
 	}
-	if fm.HasAt(at+33) && m.NumDynamicIps != src.NumDynamicIps {
+	if cw&(1<<33) != 0 && m.NumDynamicIps != src.NumDynamicIps {
 		m.NumDynamicIps = src.NumDynamicIps
 		n++
 	}
-	if fm.HasAt(at+34) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if cw&(1<<34) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}
-	if fm.HasAt(at+35) && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+	if cw&(1<<35) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 		n++
 	}
@@ -989,16 +1001,20 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // CloudletInfo being number at of fm's schema.
 func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(CloudletInfo)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(CloudletKey)
@@ -1007,11 +1023,11 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+3) && m.State != src.State {
+	if cw&(1<<3) != 0 && m.State != src.State {
 		m.State = src.State
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
 		} else if !slices.Equal(m.Errors, src.Errors) {
@@ -1023,23 +1039,23 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasAt(at+5) && m.NotifyId != src.NotifyId {
+	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
 		m.NotifyId = src.NotifyId
 		n++
 	}
-	if fm.HasAt(at+6) && m.Controller != src.Controller {
+	if cw&(1<<6) != 0 && m.Controller != src.Controller {
 		m.Controller = src.Controller
 		n++
 	}
-	if fm.HasAt(at+7) && m.CompatibilityVersion != src.CompatibilityVersion {
+	if cw&(1<<7) != 0 && m.CompatibilityVersion != src.CompatibilityVersion {
 		m.CompatibilityVersion = src.CompatibilityVersion
 		n++
 	}
-	if fm.HasAt(at+8) && m.ReleaseVersion != src.ReleaseVersion {
+	if cw&(1<<8) != 0 && m.ReleaseVersion != src.ReleaseVersion {
 		m.ReleaseVersion = src.ReleaseVersion
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 9) {
+	if (cw|bw)&(1<<9) != 0 {
 		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*FlavorInfo).Equal, (*FlavorInfo).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*FlavorInfo).Equal) {
@@ -1051,20 +1067,20 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasAt(at+17) && m.ControllerCacheReceived != src.ControllerCacheReceived {
+	if cw&(1<<17) != 0 && m.ControllerCacheReceived != src.ControllerCacheReceived {
 		m.ControllerCacheReceived = src.ControllerCacheReceived
 		n++
 	}
-	if fm.HasAt(at+18) && m.MaintenanceState != src.MaintenanceState {
+	if cw&(1<<18) != 0 && m.MaintenanceState != src.MaintenanceState {
 		m.MaintenanceState = src.MaintenanceState
 		n++
 	}
-	if fm.HasAt(at + 19) {
+	if cw&(1<<19) != 0 {
 		if !m.Status.Equal(src.Status) {
 			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 19) {
+	} else if bw&(1<<19) != 0 {
 		if m.Status != nil || src.Status != nil {
 			if m.Status == nil {
 				m.Status = new(StatusInfo)
@@ -1073,12 +1089,12 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 			n += m.Status.copyInAt(src.Status, fm, at+20)
 		}
 	}
-	if fm.HasAt(at + 26) {
+	if cw&(1<<26) != 0 {
 		if !m.ResourcesSnapshot.Equal(src.ResourcesSnapshot) {
 			m.ResourcesSnapshot = src.ResourcesSnapshot.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 26) {
+	} else if bw&(1<<26) != 0 {
 		if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
 			if m.ResourcesSnapshot == nil {
 				m.ResourcesSnapshot = new(InfraResourcesSnapshot)
@@ -1087,7 +1103,7 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 			n += m.ResourcesSnapshot.copyInAt(src.ResourcesSnapshot, fm, at+27)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 42) {
+	if (cw|bw)&(1<<42) != 0 {
 		if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, (*NodeInfo).Equal, (*NodeInfo).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, (*NodeInfo).Equal) {
@@ -1099,7 +1115,7 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 47) {
+	if (cw|bw)&(1<<47) != 0 {
 		if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
 		} else if !maps.Equal(m.Properties, src.Properties) {
@@ -1111,15 +1127,15 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasAt(at+48) && m.TrustPolicyState != src.TrustPolicyState {
+	if cw&(1<<48) != 0 && m.TrustPolicyState != src.TrustPolicyState {
 		m.TrustPolicyState = src.TrustPolicyState
 		n++
 	}
-	if fm.HasAt(at+49) && m.ActiveCrmInstance != src.ActiveCrmInstance {
+	if cw&(1<<49) != 0 && m.ActiveCrmInstance != src.ActiveCrmInstance {
 		m.ActiveCrmInstance = src.ActiveCrmInstance
 		n++
 	}
-	if fm.HasAt(at+50) && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+	if cw&(1<<50) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 		n++
 	}

@@ -489,24 +489,28 @@ func (m *NodePool) CopyInFields(src *NodePool, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // NodePool being number at of fm's schema.
 func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(NodePool)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.NumNodes != src.NumNodes {
+	if cw&(1<<1) != 0 && m.NumNodes != src.NumNodes {
 		m.NumNodes = src.NumNodes
 		n++
 	}
-	if fm.HasAt(at + 2) {
+	if cw&(1<<2) != 0 {
 		if !m.NodeResources.Equal(src.NodeResources) {
 			m.NodeResources = src.NodeResources.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 2) {
+	} else if bw&(1<<2) != 0 {
 		if m.NodeResources != nil || src.NodeResources != nil {
 			if m.NodeResources == nil {
 				m.NodeResources = new(NodeResources)
@@ -515,7 +519,7 @@ func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int) int {
 			n += m.NodeResources.copyInAt(src.NodeResources, fm, at+3)
 		}
 	}
-	if fm.HasAt(at+8) && m.Scalable != src.Scalable {
+	if cw&(1<<8) != 0 && m.Scalable != src.Scalable {
 		m.Scalable = src.Scalable
 		n++
 	}
@@ -544,16 +548,20 @@ func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ClusterInst being number at of fm's schema.
 func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ClusterInst)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(ClusterKey)
@@ -562,12 +570,12 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int) 
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if !m.CloudletKey.Equal(src.CloudletKey) {
 			m.CloudletKey = src.CloudletKey.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		if m.CloudletKey != nil || src.CloudletKey != nil {
 			if m.CloudletKey == nil {
 				m.CloudletKey = new(CloudletKey)
@@ -576,11 +584,11 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int) 
 			n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4)
 		}
 	}
-	if fm.HasAt(at+6) && m.State != src.State {
+	if cw&(1<<6) != 0 && m.State != src.State {
 		m.State = src.State
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 7) {
+	if (cw|bw)&(1<<7) != 0 {
 		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
 		} else if !slices.Equal(m.Errors, src.Errors) {
@@ -592,15 +600,15 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasAt(at+8) && m.CrmOverride != src.CrmOverride {
+	if cw&(1<<8) != 0 && m.CrmOverride != src.CrmOverride {
 		m.CrmOverride = src.CrmOverride
 		n++
 	}
-	if fm.HasAt(at+9) && m.FlavorName != src.FlavorName {
+	if cw&(1<<9) != 0 && m.FlavorName != src.FlavorName {
 		m.FlavorName = src.FlavorName
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 10) {
+	if (cw|bw)&(1<<10) != 0 {
 		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.NodePools, src.NodePools, (*NodePool).Equal, (*NodePool).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.NodePools, src.NodePools, (*NodePool).Equal) {
@@ -612,24 +620,24 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasAt(at+20) && m.IpAccess != src.IpAccess {
+	if cw&(1<<20) != 0 && m.IpAccess != src.IpAccess {
 		m.IpAccess = src.IpAccess
 		n++
 	}
-	if fm.HasAt(at+21) && m.Deployment != src.Deployment {
+	if cw&(1<<21) != 0 && m.Deployment != src.Deployment {
 		m.Deployment = src.Deployment
 		n++
 	}
-	if fm.HasAt(at+22) && m.KubernetesVersion != src.KubernetesVersion {
+	if cw&(1<<22) != 0 && m.KubernetesVersion != src.KubernetesVersion {
 		m.KubernetesVersion = src.KubernetesVersion
 		n++
 	}
-	if fm.HasAt(at + 23) {
+	if cw&(1<<23) != 0 {
 		if !m.Resources.Equal(src.Resources) {
 			m.Resources = src.Resources.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 23) {
+	} else if bw&(1<<23) != 0 {
 		if m.Resources != nil || src.Resources != nil {
 			if m.Resources == nil {
 				m.Resources = new(InfraResources)
@@ -638,7 +646,7 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int) 
 			n += m.Resources.copyInAt(src.Resources, fm, at+24)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 38) {
+	if (cw|bw)&(1<<38) != 0 {
 		if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.InfraAnnotations, src.InfraAnnotations)
 		} else if !maps.Equal(m.InfraAnnotations, src.InfraAnnotations) {
@@ -650,23 +658,23 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasAt(at+39) && m.Reservable != src.Reservable {
+	if cw&(1<<39) != 0 && m.Reservable != src.Reservable {
 		m.Reservable = src.Reservable
 		n++
 	}
-	if fm.HasAt(at+40) && m.ReservedBy != src.ReservedBy {
+	if cw&(1<<40) != 0 && m.ReservedBy != src.ReservedBy {
 		m.ReservedBy = src.ReservedBy
 		n++
 	}
-	if fm.HasAt(at+41) && m.MultiTenant != src.MultiTenant {
+	if cw&(1<<41) != 0 && m.MultiTenant != src.MultiTenant {
 		m.MultiTenant = src.MultiTenant
 		n++
 	}
-	if fm.HasAt(at+42) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if cw&(1<<42) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}
-	if fm.HasAt(at+43) && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+	if cw&(1<<43) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 		n++
 	}
@@ -695,16 +703,20 @@ func (m *ClusterInstInfo) CopyInFields(src *ClusterInstInfo, fm *fieldmap.FieldM
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ClusterInstInfo being number at of fm's schema.
 func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ClusterInstInfo)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(ClusterKey)
@@ -713,11 +725,11 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+3) && m.State != src.State {
+	if cw&(1<<3) != 0 && m.State != src.State {
 		m.State = src.State
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
 		} else if !slices.Equal(m.Errors, src.Errors) {
@@ -729,16 +741,16 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 			n++
 		}
 	}
-	if fm.HasAt(at+5) && m.NotifyId != src.NotifyId {
+	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
 		m.NotifyId = src.NotifyId
 		n++
 	}
-	if fm.HasAt(at + 6) {
+	if cw&(1<<6) != 0 {
 		if !m.Status.Equal(src.Status) {
 			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 6) {
+	} else if bw&(1<<6) != 0 {
 		if m.Status != nil || src.Status != nil {
 			if m.Status == nil {
 				m.Status = new(StatusInfo)
@@ -747,12 +759,12 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 			n += m.Status.copyInAt(src.Status, fm, at+7)
 		}
 	}
-	if fm.HasAt(at + 13) {
+	if cw&(1<<13) != 0 {
 		if !m.Resources.Equal(src.Resources) {
 			m.Resources = src.Resources.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 13) {
+	} else if bw&(1<<13) != 0 {
 		if m.Resources != nil || src.Resources != nil {
 			if m.Resources == nil {
 				m.Resources = new(InfraResources)
@@ -761,11 +773,11 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 			n += m.Resources.copyInAt(src.Resources, fm, at+14)
 		}
 	}
-	if fm.HasAt(at+28) && m.Kubeconfig != src.Kubeconfig {
+	if cw&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
 		m.Kubeconfig = src.Kubeconfig
 		n++
 	}
-	if fm.HasAt(at+29) && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+	if cw&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 		n++
 	}

@@ -223,16 +223,20 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Flavor being number at of fm's schema.
 func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Flavor)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(FlavorKey)
@@ -241,23 +245,23 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+2) && m.RamMb != src.RamMb {
+	if cw&(1<<2) != 0 && m.RamMb != src.RamMb {
 		m.RamMb = src.RamMb
 		n++
 	}
-	if fm.HasAt(at+3) && m.Vcpus != src.Vcpus {
+	if cw&(1<<3) != 0 && m.Vcpus != src.Vcpus {
 		m.Vcpus = src.Vcpus
 		n++
 	}
-	if fm.HasAt(at+4) && m.DiskGb != src.DiskGb {
+	if cw&(1<<4) != 0 && m.DiskGb != src.DiskGb {
 		m.DiskGb = src.DiskGb
 		n++
 	}
-	if fm.HasAt(at+5) && m.Gpus != src.Gpus {
+	if cw&(1<<5) != 0 && m.Gpus != src.Gpus {
 		m.Gpus = src.Gpus
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 6) {
+	if (cw|bw)&(1<<6) != 0 {
 		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
 		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
@@ -294,31 +298,35 @@ func (m *FlavorInfo) CopyInFields(src *FlavorInfo, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // FlavorInfo being number at of fm's schema.
 func (m *FlavorInfo) copyInAt(src *FlavorInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(FlavorInfo)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Vcpus != src.Vcpus {
+	if cw&(1<<1) != 0 && m.Vcpus != src.Vcpus {
 		m.Vcpus = src.Vcpus
 		n++
 	}
-	if fm.HasAt(at+2) && m.RamMb != src.RamMb {
+	if cw&(1<<2) != 0 && m.RamMb != src.RamMb {
 		m.RamMb = src.RamMb
 		n++
 	}
-	if fm.HasAt(at+3) && m.DiskGb != src.DiskGb {
+	if cw&(1<<3) != 0 && m.DiskGb != src.DiskGb {
 		m.DiskGb = src.DiskGb
 		n++
 	}
-	if fm.HasAt(at+4) && m.Gpus != src.Gpus {
+	if cw&(1<<4) != 0 && m.Gpus != src.Gpus {
 		m.Gpus = src.Gpus
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 5) {
+	if (cw|bw)&(1<<5) != 0 {
 		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
 		} else if !maps.Equal(m.PropMap, src.PropMap) {
@@ -330,7 +338,7 @@ func (m *FlavorInfo) copyInAt(src *FlavorInfo, fm *fieldmap.FieldMap, at int) in
 			n++
 		}
 	}
-	if fm.HasAt(at+6) && m.Deprecated != src.Deprecated {
+	if cw&(1<<6) != 0 && m.Deprecated != src.Deprecated {
 		m.Deprecated = src.Deprecated
 		n++
 	}

@@ -566,15 +566,19 @@ func (m *CloudletKey) CopyInFields(src *CloudletKey, fm *fieldmap.FieldMap) int 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // CloudletKey being number at of fm's schema.
 func (m *CloudletKey) copyInAt(src *CloudletKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(CloudletKey)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Organization != src.Organization {
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization = src.Organization
 		n++
 	}
-	if fm.HasAt(at+1) && m.Name != src.Name {
+	if cw&(1<<1) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
@@ -603,15 +607,19 @@ func (m *ClusterKey) CopyInFields(src *ClusterKey, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ClusterKey being number at of fm's schema.
 func (m *ClusterKey) copyInAt(src *ClusterKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ClusterKey)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Organization != src.Organization {
+	if cw&(1<<1) != 0 && m.Organization != src.Organization {
 		m.Organization = src.Organization
 		n++
 	}
@@ -640,19 +648,23 @@ func (m *AppKey) CopyInFields(src *AppKey, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // AppKey being number at of fm's schema.
 func (m *AppKey) copyInAt(src *AppKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(AppKey)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Organization != src.Organization {
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization = src.Organization
 		n++
 	}
-	if fm.HasAt(at+1) && m.Name != src.Name {
+	if cw&(1<<1) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+2) && m.Version != src.Version {
+	if cw&(1<<2) != 0 && m.Version != src.Version {
 		m.Version = src.Version
 		n++
 	}
@@ -681,15 +693,19 @@ func (m *AppInstKey) CopyInFields(src *AppInstKey, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // AppInstKey being number at of fm's schema.
 func (m *AppInstKey) copyInAt(src *AppInstKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(AppInstKey)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Organization != src.Organization {
+	if cw&(1<<1) != 0 && m.Organization != src.Organization {
 		m.Organization = src.Organization
 		n++
 	}
@@ -718,11 +734,15 @@ func (m *FlavorKey) CopyInFields(src *FlavorKey, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // FlavorKey being number at of fm's schema.
 func (m *FlavorKey) copyInAt(src *FlavorKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(FlavorKey)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
@@ -751,15 +771,19 @@ func (m *TrustPolicyKey) CopyInFields(src *TrustPolicyKey, fm *fieldmap.FieldMap
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TrustPolicyKey being number at of fm's schema.
 func (m *TrustPolicyKey) copyInAt(src *TrustPolicyKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TrustPolicyKey)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Organization != src.Organization {
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization = src.Organization
 		n++
 	}
-	if fm.HasAt(at+1) && m.Name != src.Name {
+	if cw&(1<<1) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
@@ -788,15 +812,19 @@ func (m *CloudletPoolKey) CopyInFields(src *CloudletPoolKey, fm *fieldmap.FieldM
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // CloudletPoolKey being number at of fm's schema.
 func (m *CloudletPoolKey) copyInAt(src *CloudletPoolKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(CloudletPoolKey)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Organization != src.Organization {
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization = src.Organization
 		n++
 	}
-	if fm.HasAt(at+1) && m.Name != src.Name {
+	if cw&(1<<1) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
@@ -825,16 +853,20 @@ func (m *TrustPolicyExceptionKey) CopyInFields(src *TrustPolicyExceptionKey, fm 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TrustPolicyExceptionKey being number at of fm's schema.
 func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TrustPolicyExceptionKey)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.AppKey.Equal(src.AppKey) {
 			m.AppKey = src.AppKey.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.AppKey != nil || src.AppKey != nil {
 			if m.AppKey == nil {
 				m.AppKey = new(AppKey)
@@ -843,12 +875,12 @@ func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fie
 			n += m.AppKey.copyInAt(src.AppKey, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 4) {
+	if cw&(1<<4) != 0 {
 		if !m.CloudletPoolKey.Equal(src.CloudletPoolKey) {
 			m.CloudletPoolKey = src.CloudletPoolKey.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 4) {
+	} else if bw&(1<<4) != 0 {
 		if m.CloudletPoolKey != nil || src.CloudletPoolKey != nil {
 			if m.CloudletPoolKey == nil {
 				m.CloudletPoolKey = new(CloudletPoolKey)
@@ -857,7 +889,7 @@ func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fie
 			n += m.CloudletPoolKey.copyInAt(src.CloudletPoolKey, fm, at+5)
 		}
 	}
-	if fm.HasAt(at+7) && m.Name != src.Name {
+	if cw&(1<<7) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}

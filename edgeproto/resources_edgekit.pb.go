@@ -866,19 +866,23 @@ func (m *ResourceQuota) CopyInFields(src *ResourceQuota, fm *fieldmap.FieldMap) 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ResourceQuota being number at of fm's schema.
 func (m *ResourceQuota) copyInAt(src *ResourceQuota, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ResourceQuota)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Value != src.Value {
+	if cw&(1<<1) != 0 && m.Value != src.Value {
 		m.Value = src.Value
 		n++
 	}
-	if fm.HasAt(at+2) && m.AlertThreshold != src.AlertThreshold {
+	if cw&(1<<2) != 0 && m.AlertThreshold != src.AlertThreshold {
 		m.AlertThreshold = src.AlertThreshold
 		n++
 	}
@@ -907,35 +911,39 @@ func (m *InfraResource) CopyInFields(src *InfraResource, fm *fieldmap.FieldMap) 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // InfraResource being number at of fm's schema.
 func (m *InfraResource) copyInAt(src *InfraResource, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(InfraResource)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Used != src.Used {
+	if cw&(1<<1) != 0 && m.Used != src.Used {
 		m.Used = src.Used
 		n++
 	}
-	if fm.HasAt(at+2) && m.Total != src.Total {
+	if cw&(1<<2) != 0 && m.Total != src.Total {
 		m.Total = src.Total
 		n++
 	}
-	if fm.HasAt(at+3) && m.Quota != src.Quota {
+	if cw&(1<<3) != 0 && m.Quota != src.Quota {
 		m.Quota = src.Quota
 		n++
 	}
-	if fm.HasAt(at+4) && m.Units != src.Units {
+	if cw&(1<<4) != 0 && m.Units != src.Units {
 		m.Units = src.Units
 		n++
 	}
-	if fm.HasAt(at+5) && m.Description != src.Description {
+	if cw&(1<<5) != 0 && m.Description != src.Description {
 		m.Description = src.Description
 		n++
 	}
-	if fm.HasAt(at+6) && m.AlertThreshold != src.AlertThreshold {
+	if cw&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
 		m.AlertThreshold = src.AlertThreshold
 		n++
 	}
@@ -964,11 +972,15 @@ func (m *InfraResourcesSnapshot) CopyInFields(src *InfraResourcesSnapshot, fm *f
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // InfraResourcesSnapshot being number at of fm's schema.
 func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(InfraResourcesSnapshot)
 	}
 	n := 0
-	if fm.HasOrHasChildAt(at) {
+	if (cw|bw)&(1<<0) != 0 {
 		if a := fm.ListActionAt(at); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, (*InfraResource).Equal, (*InfraResource).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, (*InfraResource).Equal) {
@@ -980,7 +992,7 @@ func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *field
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 8) {
+	if (cw|bw)&(1<<8) != 0 {
 		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal, (*ClusterKey).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal) {
@@ -992,7 +1004,7 @@ func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *field
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 11) {
+	if (cw|bw)&(1<<11) != 0 {
 		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal, (*AppInstKey).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal) {
@@ -1004,7 +1016,7 @@ func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *field
 			n++
 		}
 	}
-	if fm.HasAt(at+14) && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+	if cw&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
 		m.TakenAt = fieldmap.Clone(src.TakenAt)
 		n++
 	}
@@ -1033,15 +1045,19 @@ func (m *NodeInfo) CopyInFields(src *NodeInfo, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // NodeInfo being number at of fm's schema.
 func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(NodeInfo)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
 		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
@@ -1053,7 +1069,7 @@ func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
 		} else if !maps.Equal(m.Capacity, src.Capacity) {
@@ -1065,7 +1081,7 @@ func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
 		} else if !slices.Equal(m.Roles, src.Roles) {
@@ -1102,15 +1118,19 @@ func (m *IpAddr) CopyInFields(src *IpAddr, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // IpAddr being number at of fm's schema.
 func (m *IpAddr) copyInAt(src *IpAddr, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(IpAddr)
 	}
 	n := 0
-	if fm.HasAt(at) && m.ExternalIp != src.ExternalIp {
+	if cw&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
 		m.ExternalIp = src.ExternalIp
 		n++
 	}
-	if fm.HasAt(at+1) && m.InternalIp != src.InternalIp {
+	if cw&(1<<1) != 0 && m.InternalIp != src.InternalIp {
 		m.InternalIp = src.InternalIp
 		n++
 	}
@@ -1139,27 +1159,31 @@ func (m *ContainerInfo) CopyInFields(src *ContainerInfo, fm *fieldmap.FieldMap) 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ContainerInfo being number at of fm's schema.
 func (m *ContainerInfo) copyInAt(src *ContainerInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ContainerInfo)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Type != src.Type {
+	if cw&(1<<1) != 0 && m.Type != src.Type {
 		m.Type = src.Type
 		n++
 	}
-	if fm.HasAt(at+2) && m.Status != src.Status {
+	if cw&(1<<2) != 0 && m.Status != src.Status {
 		m.Status = src.Status
 		n++
 	}
-	if fm.HasAt(at+3) && m.ClusterIp != src.ClusterIp {
+	if cw&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
 		m.ClusterIp = src.ClusterIp
 		n++
 	}
-	if fm.HasAt(at+4) && m.Restarts != src.Restarts {
+	if cw&(1<<4) != 0 && m.Restarts != src.Restarts {
 		m.Restarts = src.Restarts
 		n++
 	}
@@ -1188,27 +1212,31 @@ func (m *VmInfo) CopyInFields(src *VmInfo, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // VmInfo being number at of fm's schema.
 func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(VmInfo)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Type != src.Type {
+	if cw&(1<<1) != 0 && m.Type != src.Type {
 		m.Type = src.Type
 		n++
 	}
-	if fm.HasAt(at+2) && m.Status != src.Status {
+	if cw&(1<<2) != 0 && m.Status != src.Status {
 		m.Status = src.Status
 		n++
 	}
-	if fm.HasAt(at+3) && m.InfraFlavor != src.InfraFlavor {
+	if cw&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
 		m.InfraFlavor = src.InfraFlavor
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal, (*IpAddr).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal) {
@@ -1220,7 +1248,7 @@ func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 7) {
+	if (cw|bw)&(1<<7) != 0 {
 		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, (*ContainerInfo).Equal, (*ContainerInfo).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, (*ContainerInfo).Equal) {
@@ -1257,11 +1285,15 @@ func (m *InfraResources) CopyInFields(src *InfraResources, fm *fieldmap.FieldMap
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // InfraResources being number at of fm's schema.
 func (m *InfraResources) copyInAt(src *InfraResources, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(InfraResources)
 	}
 	n := 0
-	if fm.HasOrHasChildAt(at) {
+	if (cw|bw)&(1<<0) != 0 {
 		if a := fm.ListActionAt(at); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, (*VmInfo).Equal, (*VmInfo).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, (*VmInfo).Equal) {
@@ -1298,23 +1330,27 @@ func (m *NodeResources) CopyInFields(src *NodeResources, fm *fieldmap.FieldMap) 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // NodeResources being number at of fm's schema.
 func (m *NodeResources) copyInAt(src *NodeResources, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(NodeResources)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Vcpus != src.Vcpus {
+	if cw&(1<<0) != 0 && m.Vcpus != src.Vcpus {
 		m.Vcpus = src.Vcpus
 		n++
 	}
-	if fm.HasAt(at+1) && m.RamMb != src.RamMb {
+	if cw&(1<<1) != 0 && m.RamMb != src.RamMb {
 		m.RamMb = src.RamMb
 		n++
 	}
-	if fm.HasAt(at+2) && m.DiskGb != src.DiskGb {
+	if cw&(1<<2) != 0 && m.DiskGb != src.DiskGb {
 		m.DiskGb = src.DiskGb
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
 		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
@@ -1326,7 +1362,7 @@ func (m *NodeResources) copyInAt(src *NodeResources, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at+4) && m.InfraNodeFlavor != src.InfraNodeFlavor {
+	if cw&(1<<4) != 0 && m.InfraNodeFlavor != src.InfraNodeFlavor {
 		m.InfraNodeFlavor = src.InfraNodeFlavor
 		n++
 	}

@@ -98,15 +98,19 @@ func (m *Result) CopyInFields(src *Result, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Result being number at of fm's schema.
 func (m *Result) copyInAt(src *Result, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Result)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Message != src.Message {
+	if cw&(1<<0) != 0 && m.Message != src.Message {
 		m.Message = src.Message
 		n++
 	}
-	if fm.HasAt(at+1) && m.Code != src.Code {
+	if cw&(1<<1) != 0 && m.Code != src.Code {
 		m.Code = src.Code
 		n++
 	}

@@ -170,63 +170,67 @@ func (m *Settings) CopyInFields(src *Settings, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Settings being number at of fm's schema.
 func (m *Settings) copyInAt(src *Settings, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Settings)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.Equal(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
+	if cw&(1<<0) != 0 && !fieldmap.Equal(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
 		m.CreateClusterInstTimeout = fieldmap.Clone(src.CreateClusterInstTimeout)
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.Equal(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
+	if cw&(1<<1) != 0 && !fieldmap.Equal(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
 		m.UpdateClusterInstTimeout = fieldmap.Clone(src.UpdateClusterInstTimeout)
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.Equal(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
+	if cw&(1<<2) != 0 && !fieldmap.Equal(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
 		m.DeleteClusterInstTimeout = fieldmap.Clone(src.DeleteClusterInstTimeout)
 		n++
 	}
-	if fm.HasAt(at+3) && !fieldmap.Equal(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
+	if cw&(1<<3) != 0 && !fieldmap.Equal(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
 		m.CreateAppInstTimeout = fieldmap.Clone(src.CreateAppInstTimeout)
 		n++
 	}
-	if fm.HasAt(at+4) && !fieldmap.Equal(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
+	if cw&(1<<4) != 0 && !fieldmap.Equal(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
 		m.UpdateAppInstTimeout = fieldmap.Clone(src.UpdateAppInstTimeout)
 		n++
 	}
-	if fm.HasAt(at+5) && !fieldmap.Equal(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
+	if cw&(1<<5) != 0 && !fieldmap.Equal(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
 		m.DeleteAppInstTimeout = fieldmap.Clone(src.DeleteAppInstTimeout)
 		n++
 	}
-	if fm.HasAt(at+6) && !fieldmap.Equal(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
+	if cw&(1<<6) != 0 && !fieldmap.Equal(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
 		m.CreateCloudletTimeout = fieldmap.Clone(src.CreateCloudletTimeout)
 		n++
 	}
-	if fm.HasAt(at+7) && !fieldmap.Equal(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
+	if cw&(1<<7) != 0 && !fieldmap.Equal(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
 		m.UpdateCloudletTimeout = fieldmap.Clone(src.UpdateCloudletTimeout)
 		n++
 	}
-	if fm.HasAt(at+8) && !fieldmap.Equal(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
+	if cw&(1<<8) != 0 && !fieldmap.Equal(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
 		m.CloudletInfoPushInterval = fieldmap.Clone(src.CloudletInfoPushInterval)
 		n++
 	}
-	if fm.HasAt(at+9) && !fieldmap.Equal(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
+	if cw&(1<<9) != 0 && !fieldmap.Equal(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
 		m.ResourceSnapshotInterval = fieldmap.Clone(src.ResourceSnapshotInterval)
 		n++
 	}
-	if fm.HasAt(at+10) && !fieldmap.Equal(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
+	if cw&(1<<10) != 0 && !fieldmap.Equal(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
 		m.CloudletMaintenanceTimeout = fieldmap.Clone(src.CloudletMaintenanceTimeout)
 		n++
 	}
-	if fm.HasAt(at+11) && !fieldmap.Equal(m.CrmConnectTimeout, src.CrmConnectTimeout) {
+	if cw&(1<<11) != 0 && !fieldmap.Equal(m.CrmConnectTimeout, src.CrmConnectTimeout) {
 		m.CrmConnectTimeout = fieldmap.Clone(src.CrmConnectTimeout)
 		n++
 	}
-	if fm.HasAt(at+12) && m.MaxTrackedDmeClients != src.MaxTrackedDmeClients {
+	if cw&(1<<12) != 0 && m.MaxTrackedDmeClients != src.MaxTrackedDmeClients {
 		m.MaxTrackedDmeClients = src.MaxTrackedDmeClients
 		n++
 	}
-	if fm.HasAt(at+13) && m.MaxConcurrentTasks != src.MaxConcurrentTasks {
+	if cw&(1<<13) != 0 && m.MaxConcurrentTasks != src.MaxConcurrentTasks {
 		m.MaxConcurrentTasks = src.MaxConcurrentTasks
 		n++
 	}

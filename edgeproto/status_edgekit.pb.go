@@ -122,31 +122,35 @@ func (m *StatusInfo) CopyInFields(src *StatusInfo, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // StatusInfo being number at of fm's schema.
 func (m *StatusInfo) copyInAt(src *StatusInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(StatusInfo)
 	}
 	n := 0
-	if fm.HasAt(at) && m.TaskNumber != src.TaskNumber {
+	if cw&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
 		m.TaskNumber = src.TaskNumber
 		n++
 	}
-	if fm.HasAt(at+1) && m.MaxTasks != src.MaxTasks {
+	if cw&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
 		m.MaxTasks = src.MaxTasks
 		n++
 	}
-	if fm.HasAt(at+2) && m.TaskName != src.TaskName {
+	if cw&(1<<2) != 0 && m.TaskName != src.TaskName {
 		m.TaskName = src.TaskName
 		n++
 	}
-	if fm.HasAt(at+3) && m.StepName != src.StepName {
+	if cw&(1<<3) != 0 && m.StepName != src.StepName {
 		m.StepName = src.StepName
 		n++
 	}
-	if fm.HasAt(at+4) && m.MsgCount != src.MsgCount {
+	if cw&(1<<4) != 0 && m.MsgCount != src.MsgCount {
 		m.MsgCount = src.MsgCount
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 5) {
+	if (cw|bw)&(1<<5) != 0 {
 		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
 		} else if !slices.Equal(m.Msgs, src.Msgs) {

@@ -438,23 +438,27 @@ func (m *SecurityRule) CopyInFields(src *SecurityRule, fm *fieldmap.FieldMap) in
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // SecurityRule being number at of fm's schema.
 func (m *SecurityRule) copyInAt(src *SecurityRule, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(SecurityRule)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Protocol != src.Protocol {
+	if cw&(1<<0) != 0 && m.Protocol != src.Protocol {
 		m.Protocol = src.Protocol
 		n++
 	}
-	if fm.HasAt(at+1) && m.PortRangeMin != src.PortRangeMin {
+	if cw&(1<<1) != 0 && m.PortRangeMin != src.PortRangeMin {
 		m.PortRangeMin = src.PortRangeMin
 		n++
 	}
-	if fm.HasAt(at+2) && m.PortRangeMax != src.PortRangeMax {
+	if cw&(1<<2) != 0 && m.PortRangeMax != src.PortRangeMax {
 		m.PortRangeMax = src.PortRangeMax
 		n++
 	}
-	if fm.HasAt(at+3) && m.RemoteCidr != src.RemoteCidr {
+	if cw&(1<<3) != 0 && m.RemoteCidr != src.RemoteCidr {
 		m.RemoteCidr = src.RemoteCidr
 		n++
 	}
@@ -483,16 +487,20 @@ func (m *TrustPolicy) CopyInFields(src *TrustPolicy, fm *fieldmap.FieldMap) int 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TrustPolicy being number at of fm's schema.
 func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TrustPolicy)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(TrustPolicyKey)
@@ -501,7 +509,7 @@ func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int) 
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
@@ -538,16 +546,20 @@ func (m *TrustPolicyExceptionInstance) CopyInFields(src *TrustPolicyExceptionIns
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TrustPolicyExceptionInstance being number at of fm's schema.
 func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TrustPolicyExceptionInstance)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.AppInstKey.Equal(src.AppInstKey) {
 			m.AppInstKey = src.AppInstKey.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.AppInstKey != nil || src.AppInstKey != nil {
 			if m.AppInstKey == nil {
 				m.AppInstKey = new(AppInstKey)
@@ -556,12 +568,12 @@ func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstanc
 			n += m.AppInstKey.copyInAt(src.AppInstKey, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if !m.CloudletKey.Equal(src.CloudletKey) {
 			m.CloudletKey = src.CloudletKey.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		if m.CloudletKey != nil || src.CloudletKey != nil {
 			if m.CloudletKey == nil {
 				m.CloudletKey = new(CloudletKey)
@@ -570,11 +582,11 @@ func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstanc
 			n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4)
 		}
 	}
-	if fm.HasAt(at+6) && m.State != src.State {
+	if cw&(1<<6) != 0 && m.State != src.State {
 		m.State = src.State
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 7) {
+	if (cw|bw)&(1<<7) != 0 {
 		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
 		} else if !slices.Equal(m.Errors, src.Errors) {
@@ -611,16 +623,20 @@ func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *field
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TrustPolicyException being number at of fm's schema.
 func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TrustPolicyException)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(TrustPolicyExceptionKey)
@@ -629,11 +645,11 @@ func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+9) && m.State != src.State {
+	if cw&(1<<9) != 0 && m.State != src.State {
 		m.State = src.State
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 10) {
+	if (cw|bw)&(1<<10) != 0 {
 		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
@@ -645,7 +661,7 @@ func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 15) {
+	if (cw|bw)&(1<<15) != 0 {
 		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal, (*TrustPolicyExceptionInstance).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal) {

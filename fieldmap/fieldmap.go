@@ -406,3 +406,17 @@ func CompareFlags(a, b string) int {
 		a, b = ra, rb
 	}
 }
+
+// Windows returns the bits of flags at to at+63 of the map's schema: cover
+// (the flag or an ancestor is set, HasAt) and below (a flag under it is
+// set, HasChildAt). Generated code reads the flags of a message's own
+// fields from them with register operations.
+func (fm *FieldMap) Windows(at int) (cover, below uint64) {
+	w, off := uint(at)>>6, uint(at)&63
+	cover, below = fm.cover[w]>>off, fm.below[w]>>off
+	if off != 0 && w+1 < uint(len(fm.cover)) {
+		cover |= fm.cover[w+1] << (64 - off)
+		below |= fm.below[w+1] << (64 - off)
+	}
+	return cover, below
+}

@@ -184,19 +184,23 @@ func (m *AllocationStatus) CopyInFields(src *AllocationStatus, fm *fieldmap.Fiel
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // AllocationStatus being number at of fm's schema.
 func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(AllocationStatus)
 	}
 	n := 0
-	if fm.HasAt(at) && m.State != src.State {
+	if cw&(1<<0) != 0 && m.State != src.State {
 		m.State = src.State
 		n++
 	}
-	if fm.HasAt(at+1) && m.Message != src.Message {
+	if cw&(1<<1) != 0 && m.Message != src.Message {
 		m.Message = src.Message
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.Equal(m.LastUpdateTime, src.LastUpdateTime) {
+	if cw&(1<<2) != 0 && !fieldmap.Equal(m.LastUpdateTime, src.LastUpdateTime) {
 		m.LastUpdateTime = fieldmap.Clone(src.LastUpdateTime)
 		n++
 	}
@@ -225,28 +229,32 @@ func (m *Allocation) CopyInFields(src *Allocation, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Allocation being number at of fm's schema.
 func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Allocation)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Id != src.Id {
+	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}
-	if fm.HasAt(at+1) && m.ContractId != src.ContractId {
+	if cw&(1<<1) != 0 && m.ContractId != src.ContractId {
 		m.ContractId = src.ContractId
 		n++
 	}
-	if fm.HasAt(at+2) && m.Forwarding != src.Forwarding {
+	if cw&(1<<2) != 0 && m.Forwarding != src.Forwarding {
 		m.Forwarding = src.Forwarding
 		n++
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if !m.Status.Equal(src.Status) {
 			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		if m.Status != nil || src.Status != nil {
 			if m.Status == nil {
 				m.Status = new(AllocationStatus)

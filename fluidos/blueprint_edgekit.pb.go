@@ -449,28 +449,32 @@ type _ConfigParameter_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ConfigParameter being number at of fm's schema.
 func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ConfigParameter)
 	}
 	n := 0
 	var pb *_ConfigParameter_ptrs
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Type != src.Type {
+	if cw&(1<<1) != 0 && m.Type != src.Type {
 		m.Type = src.Type
 		n++
 	}
-	if fm.HasAt(at+2) && m.Required != src.Required {
+	if cw&(1<<2) != 0 && m.Required != src.Required {
 		m.Required = src.Required
 		n++
 	}
-	if fm.HasAt(at+3) && m.DefaultValue != src.DefaultValue {
+	if cw&(1<<3) != 0 && m.DefaultValue != src.DefaultValue {
 		m.DefaultValue = src.DefaultValue
 		n++
 	}
-	if fm.HasAt(at+4) && !fieldmap.SamePtrFloat64(m.Minimum, src.Minimum) {
+	if cw&(1<<4) != 0 && !fieldmap.SamePtrFloat64(m.Minimum, src.Minimum) {
 		if src.Minimum == nil {
 			m.Minimum = nil
 		} else {
@@ -482,7 +486,7 @@ func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+5) && !fieldmap.SamePtrFloat64(m.Maximum, src.Maximum) {
+	if cw&(1<<5) != 0 && !fieldmap.SamePtrFloat64(m.Maximum, src.Maximum) {
 		if src.Maximum == nil {
 			m.Maximum = nil
 		} else {
@@ -494,11 +498,11 @@ func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+6) && m.Pattern != src.Pattern {
+	if cw&(1<<6) != 0 && m.Pattern != src.Pattern {
 		m.Pattern = src.Pattern
 		n++
 	}
-	if fm.HasAt(at+7) && m.Description != src.Description {
+	if cw&(1<<7) != 0 && m.Description != src.Description {
 		m.Description = src.Description
 		n++
 	}
@@ -527,11 +531,15 @@ func (m *ConfigurationSchema) CopyInFields(src *ConfigurationSchema, fm *fieldma
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ConfigurationSchema being number at of fm's schema.
 func (m *ConfigurationSchema) copyInAt(src *ConfigurationSchema, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ConfigurationSchema)
 	}
 	n := 0
-	if fm.HasOrHasChildAt(at) {
+	if (cw|bw)&(1<<0) != 0 {
 		if a := fm.ListActionAt(at); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Parameters, src.Parameters, (*ConfigParameter).Equal, (*ConfigParameter).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Parameters, src.Parameters, (*ConfigParameter).Equal) {
@@ -568,15 +576,19 @@ func (m *ServiceTemplate) CopyInFields(src *ServiceTemplate, fm *fieldmap.FieldM
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ServiceTemplate being number at of fm's schema.
 func (m *ServiceTemplate) copyInAt(src *ServiceTemplate, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ServiceTemplate)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Body != src.Body {
+	if cw&(1<<1) != 0 && m.Body != src.Body {
 		m.Body = src.Body
 		n++
 	}
@@ -605,27 +617,31 @@ func (m *ServiceBlueprint) CopyInFields(src *ServiceBlueprint, fm *fieldmap.Fiel
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ServiceBlueprint being number at of fm's schema.
 func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ServiceBlueprint)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Id != src.Id {
+	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}
-	if fm.HasAt(at+1) && m.Name != src.Name {
+	if cw&(1<<1) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+2) && m.Description != src.Description {
+	if cw&(1<<2) != 0 && m.Description != src.Description {
 		m.Description = src.Description
 		n++
 	}
-	if fm.HasAt(at+3) && m.Category != src.Category {
+	if cw&(1<<3) != 0 && m.Category != src.Category {
 		m.Category = src.Category
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
 		} else if !slices.Equal(m.Tags, src.Tags) {
@@ -637,7 +653,7 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 5) {
+	if (cw|bw)&(1<<5) != 0 {
 		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.HostingPolicies, src.HostingPolicies)
 		} else if !slices.Equal(m.HostingPolicies, src.HostingPolicies) {
@@ -649,7 +665,7 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 6) {
+	if (cw|bw)&(1<<6) != 0 {
 		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Templates, src.Templates, (*ServiceTemplate).Equal, (*ServiceTemplate).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Templates, src.Templates, (*ServiceTemplate).Equal) {
@@ -661,12 +677,12 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 			n++
 		}
 	}
-	if fm.HasAt(at + 9) {
+	if cw&(1<<9) != 0 {
 		if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
 			m.ConfigurationSchema = src.ConfigurationSchema.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 9) {
+	} else if bw&(1<<9) != 0 {
 		if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
 			if m.ConfigurationSchema == nil {
 				m.ConfigurationSchema = new(ConfigurationSchema)
@@ -675,12 +691,12 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 			n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+10)
 		}
 	}
-	if fm.HasAt(at + 19) {
+	if cw&(1<<19) != 0 {
 		if !m.Owner.Equal(src.Owner) {
 			m.Owner = src.Owner.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 19) {
+	} else if bw&(1<<19) != 0 {
 		if m.Owner != nil || src.Owner != nil {
 			if m.Owner == nil {
 				m.Owner = new(NodeIdentity)
@@ -689,7 +705,7 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 			n += m.Owner.copyInAt(src.Owner, fm, at+20)
 		}
 	}
-	if fm.HasAt(at+24) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if cw&(1<<24) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}

@@ -489,23 +489,27 @@ func (m *NodeIdentity) CopyInFields(src *NodeIdentity, fm *fieldmap.FieldMap) in
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // NodeIdentity being number at of fm's schema.
 func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(NodeIdentity)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Domain != src.Domain {
+	if cw&(1<<0) != 0 && m.Domain != src.Domain {
 		m.Domain = src.Domain
 		n++
 	}
-	if fm.HasAt(at+1) && m.NodeId != src.NodeId {
+	if cw&(1<<1) != 0 && m.NodeId != src.NodeId {
 		m.NodeId = src.NodeId
 		n++
 	}
-	if fm.HasAt(at+2) && m.Ip != src.Ip {
+	if cw&(1<<2) != 0 && m.Ip != src.Ip {
 		m.Ip = src.Ip
 		n++
 	}
-	if fm.HasAt(at+3) && m.LocalNamespace != src.LocalNamespace {
+	if cw&(1<<3) != 0 && m.LocalNamespace != src.LocalNamespace {
 		m.LocalNamespace = src.LocalNamespace
 		n++
 	}
@@ -534,19 +538,23 @@ func (m *Price) CopyInFields(src *Price, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Price being number at of fm's schema.
 func (m *Price) copyInAt(src *Price, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Price)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Amount != src.Amount {
+	if cw&(1<<0) != 0 && m.Amount != src.Amount {
 		m.Amount = src.Amount
 		n++
 	}
-	if fm.HasAt(at+1) && m.Currency != src.Currency {
+	if cw&(1<<1) != 0 && m.Currency != src.Currency {
 		m.Currency = src.Currency
 		n++
 	}
-	if fm.HasAt(at+2) && m.Period != src.Period {
+	if cw&(1<<2) != 0 && m.Period != src.Period {
 		m.Period = src.Period
 		n++
 	}
@@ -575,23 +583,27 @@ func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Location being number at of fm's schema.
 func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Location)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
 		m.Latitude = src.Latitude
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
 		m.Longitude = src.Longitude
 		n++
 	}
-	if fm.HasAt(at+2) && m.Country != src.Country {
+	if cw&(1<<2) != 0 && m.Country != src.Country {
 		m.Country = src.Country
 		n++
 	}
-	if fm.HasAt(at+3) && m.City != src.City {
+	if cw&(1<<3) != 0 && m.City != src.City {
 		m.City = src.City
 		n++
 	}
@@ -620,19 +632,23 @@ func (m *GPU) CopyInFields(src *GPU, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // GPU being number at of fm's schema.
 func (m *GPU) copyInAt(src *GPU, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(GPU)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Model != src.Model {
+	if cw&(1<<0) != 0 && m.Model != src.Model {
 		m.Model = src.Model
 		n++
 	}
-	if fm.HasAt(at+1) && m.Cores != src.Cores {
+	if cw&(1<<1) != 0 && m.Cores != src.Cores {
 		m.Cores = src.Cores
 		n++
 	}
-	if fm.HasAt(at+2) && m.Memory != src.Memory {
+	if cw&(1<<2) != 0 && m.Memory != src.Memory {
 		m.Memory = src.Memory
 		n++
 	}
@@ -661,19 +677,23 @@ func (m *PortRange) CopyInFields(src *PortRange, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // PortRange being number at of fm's schema.
 func (m *PortRange) copyInAt(src *PortRange, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(PortRange)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Protocol != src.Protocol {
+	if cw&(1<<0) != 0 && m.Protocol != src.Protocol {
 		m.Protocol = src.Protocol
 		n++
 	}
-	if fm.HasAt(at+1) && m.Min != src.Min {
+	if cw&(1<<1) != 0 && m.Min != src.Min {
 		m.Min = src.Min
 		n++
 	}
-	if fm.HasAt(at+2) && m.Max != src.Max {
+	if cw&(1<<2) != 0 && m.Max != src.Max {
 		m.Max = src.Max
 		n++
 	}
@@ -702,19 +722,23 @@ func (m *NetworkAuthorization) CopyInFields(src *NetworkAuthorization, fm *field
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // NetworkAuthorization being number at of fm's schema.
 func (m *NetworkAuthorization) copyInAt(src *NetworkAuthorization, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(NetworkAuthorization)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Action != src.Action {
+	if cw&(1<<0) != 0 && m.Action != src.Action {
 		m.Action = src.Action
 		n++
 	}
-	if fm.HasAt(at+1) && m.Cidr != src.Cidr {
+	if cw&(1<<1) != 0 && m.Cidr != src.Cidr {
 		m.Cidr = src.Cidr
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*PortRange).Equal, (*PortRange).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, (*PortRange).Equal) {

@@ -475,28 +475,32 @@ func (m *K8SliceConfiguration) CopyInFields(src *K8SliceConfiguration, fm *field
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // K8SliceConfiguration being number at of fm's schema.
 func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(K8SliceConfiguration)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Cpu != src.Cpu {
+	if cw&(1<<0) != 0 && m.Cpu != src.Cpu {
 		m.Cpu = src.Cpu
 		n++
 	}
-	if fm.HasAt(at+1) && m.Memory != src.Memory {
+	if cw&(1<<1) != 0 && m.Memory != src.Memory {
 		m.Memory = src.Memory
 		n++
 	}
-	if fm.HasAt(at+2) && m.Pods != src.Pods {
+	if cw&(1<<2) != 0 && m.Pods != src.Pods {
 		m.Pods = src.Pods
 		n++
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if !m.Gpu.Equal(src.Gpu) {
 			m.Gpu = src.Gpu.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		if m.Gpu != nil || src.Gpu != nil {
 			if m.Gpu == nil {
 				m.Gpu = new(GPU)
@@ -505,7 +509,7 @@ func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.
 			n += m.Gpu.copyInAt(src.Gpu, fm, at+4)
 		}
 	}
-	if fm.HasAt(at+7) && m.Storage != src.Storage {
+	if cw&(1<<7) != 0 && m.Storage != src.Storage {
 		m.Storage = src.Storage
 		n++
 	}
@@ -534,15 +538,19 @@ func (m *ServiceConfiguration) CopyInFields(src *ServiceConfiguration, fm *field
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ServiceConfiguration being number at of fm's schema.
 func (m *ServiceConfiguration) copyInAt(src *ServiceConfiguration, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ServiceConfiguration)
 	}
 	n := 0
-	if fm.HasAt(at) && m.BlueprintId != src.BlueprintId {
+	if cw&(1<<0) != 0 && m.BlueprintId != src.BlueprintId {
 		m.BlueprintId = src.BlueprintId
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Parameters, src.Parameters)
 		} else if !maps.Equal(m.Parameters, src.Parameters) {
@@ -579,23 +587,27 @@ func (m *VMConfiguration) CopyInFields(src *VMConfiguration, fm *fieldmap.FieldM
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // VMConfiguration being number at of fm's schema.
 func (m *VMConfiguration) copyInAt(src *VMConfiguration, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(VMConfiguration)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Cpu != src.Cpu {
+	if cw&(1<<0) != 0 && m.Cpu != src.Cpu {
 		m.Cpu = src.Cpu
 		n++
 	}
-	if fm.HasAt(at+1) && m.Memory != src.Memory {
+	if cw&(1<<1) != 0 && m.Memory != src.Memory {
 		m.Memory = src.Memory
 		n++
 	}
-	if fm.HasAt(at+2) && m.Storage != src.Storage {
+	if cw&(1<<2) != 0 && m.Storage != src.Storage {
 		m.Storage = src.Storage
 		n++
 	}
-	if fm.HasAt(at+3) && m.OsImage != src.OsImage {
+	if cw&(1<<3) != 0 && m.OsImage != src.OsImage {
 		m.OsImage = src.OsImage
 		n++
 	}
@@ -624,11 +636,15 @@ func (m *SensorConfiguration) CopyInFields(src *SensorConfiguration, fm *fieldma
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // SensorConfiguration being number at of fm's schema.
 func (m *SensorConfiguration) copyInAt(src *SensorConfiguration, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(SensorConfiguration)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
 		m.SamplingRateHz = src.SamplingRateHz
 		n++
 	}
@@ -657,11 +673,15 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Configuration being number at of fm's schema.
 func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Configuration)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if s1, ok := src.Spec.(*Configuration_K8Slice); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Configuration_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
 				m.Spec = &Configuration_K8Slice{K8Slice: s1.K8Slice.Clone()}
@@ -671,7 +691,7 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		var s1 *K8SliceConfiguration
 		sok := false
 		if w, ok := src.Spec.(*Configuration_K8Slice); ok && w != nil {
@@ -692,7 +712,7 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 			n += d1.copyInAt(s1, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 9) {
+	if cw&(1<<9) != 0 {
 		if s1, ok := src.Spec.(*Configuration_Service); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Configuration_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
 				m.Spec = &Configuration_Service{Service: s1.Service.Clone()}
@@ -702,7 +722,7 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 9) {
+	} else if bw&(1<<9) != 0 {
 		var s1 *ServiceConfiguration
 		sok := false
 		if w, ok := src.Spec.(*Configuration_Service); ok && w != nil {
@@ -723,7 +743,7 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 			n += d1.copyInAt(s1, fm, at+10)
 		}
 	}
-	if fm.HasAt(at + 12) {
+	if cw&(1<<12) != 0 {
 		if s1, ok := src.Spec.(*Configuration_Vm); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Configuration_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
 				m.Spec = &Configuration_Vm{Vm: s1.Vm.Clone()}
@@ -733,7 +753,7 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 12) {
+	} else if bw&(1<<12) != 0 {
 		var s1 *VMConfiguration
 		sok := false
 		if w, ok := src.Spec.(*Configuration_Vm); ok && w != nil {
@@ -754,7 +774,7 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 			n += d1.copyInAt(s1, fm, at+13)
 		}
 	}
-	if fm.HasAt(at + 17) {
+	if cw&(1<<17) != 0 {
 		if s1, ok := src.Spec.(*Configuration_Sensor); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Configuration_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
 				m.Spec = &Configuration_Sensor{Sensor: s1.Sensor.Clone()}
@@ -764,7 +784,7 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 17) {
+	} else if bw&(1<<17) != 0 {
 		var s1 *SensorConfiguration
 		sok := false
 		if w, ok := src.Spec.(*Configuration_Sensor); ok && w != nil {

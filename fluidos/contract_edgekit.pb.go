@@ -545,27 +545,31 @@ func (m *PeeringTargetCredentials) CopyInFields(src *PeeringTargetCredentials, f
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // PeeringTargetCredentials being number at of fm's schema.
 func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(PeeringTargetCredentials)
 	}
 	n := 0
-	if fm.HasAt(at) && m.ClusterId != src.ClusterId {
+	if cw&(1<<0) != 0 && m.ClusterId != src.ClusterId {
 		m.ClusterId = src.ClusterId
 		n++
 	}
-	if fm.HasAt(at+1) && m.ClusterName != src.ClusterName {
+	if cw&(1<<1) != 0 && m.ClusterName != src.ClusterName {
 		m.ClusterName = src.ClusterName
 		n++
 	}
-	if fm.HasAt(at+2) && m.Endpoint != src.Endpoint {
+	if cw&(1<<2) != 0 && m.Endpoint != src.Endpoint {
 		m.Endpoint = src.Endpoint
 		n++
 	}
-	if fm.HasAt(at+3) && m.Kubeconfig != src.Kubeconfig {
+	if cw&(1<<3) != 0 && m.Kubeconfig != src.Kubeconfig {
 		m.Kubeconfig = src.Kubeconfig
 		n++
 	}
-	if fm.HasAt(at+4) && m.Token != src.Token {
+	if cw&(1<<4) != 0 && m.Token != src.Token {
 		m.Token = src.Token
 		n++
 	}
@@ -594,20 +598,21 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Contract being number at of fm's schema.
 func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
 	if src == nil {
 		src = new(Contract)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Id != src.Id {
+	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Flavor.Equal(src.Flavor) {
 			m.Flavor = src.Flavor.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Flavor != nil || src.Flavor != nil {
 			if m.Flavor == nil {
 				m.Flavor = new(Flavor)

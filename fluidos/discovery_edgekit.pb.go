@@ -627,24 +627,25 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Discovery being number at of fm's schema.
 func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
 	if src == nil {
 		src = new(Discovery)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Id != src.Id {
+	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}
-	if fm.HasAt(at+1) && m.SolverId != src.SolverId {
+	if cw&(1<<1) != 0 && m.SolverId != src.SolverId {
 		m.SolverId = src.SolverId
 		n++
 	}
-	if fm.HasAt(at + 2) {
+	if cw&(1<<2) != 0 {
 		if !m.Selector.Equal(src.Selector) {
 			m.Selector = src.Selector.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 2) {
+	} else if bw&(1<<2) != 0 {
 		if m.Selector != nil || src.Selector != nil {
 			if m.Selector == nil {
 				m.Selector = new(Selector)
@@ -710,20 +711,21 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // PeeringCandidate being number at of fm's schema.
 func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
 	if src == nil {
 		src = new(PeeringCandidate)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Id != src.Id {
+	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Flavor.Equal(src.Flavor) {
 			m.Flavor = src.Flavor.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Flavor != nil || src.Flavor != nil {
 			if m.Flavor == nil {
 				m.Flavor = new(Flavor)

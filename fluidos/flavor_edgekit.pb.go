@@ -1091,32 +1091,36 @@ func (m *K8SliceCharacteristics) CopyInFields(src *K8SliceCharacteristics, fm *f
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // K8SliceCharacteristics being number at of fm's schema.
 func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(K8SliceCharacteristics)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Architecture != src.Architecture {
+	if cw&(1<<0) != 0 && m.Architecture != src.Architecture {
 		m.Architecture = src.Architecture
 		n++
 	}
-	if fm.HasAt(at+1) && m.Cpu != src.Cpu {
+	if cw&(1<<1) != 0 && m.Cpu != src.Cpu {
 		m.Cpu = src.Cpu
 		n++
 	}
-	if fm.HasAt(at+2) && m.Memory != src.Memory {
+	if cw&(1<<2) != 0 && m.Memory != src.Memory {
 		m.Memory = src.Memory
 		n++
 	}
-	if fm.HasAt(at+3) && m.Pods != src.Pods {
+	if cw&(1<<3) != 0 && m.Pods != src.Pods {
 		m.Pods = src.Pods
 		n++
 	}
-	if fm.HasAt(at + 4) {
+	if cw&(1<<4) != 0 {
 		if !m.Gpu.Equal(src.Gpu) {
 			m.Gpu = src.Gpu.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 4) {
+	} else if bw&(1<<4) != 0 {
 		if m.Gpu != nil || src.Gpu != nil {
 			if m.Gpu == nil {
 				m.Gpu = new(GPU)
@@ -1125,7 +1129,7 @@ func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *field
 			n += m.Gpu.copyInAt(src.Gpu, fm, at+5)
 		}
 	}
-	if fm.HasAt(at+8) && m.Storage != src.Storage {
+	if cw&(1<<8) != 0 && m.Storage != src.Storage {
 		m.Storage = src.Storage
 		n++
 	}
@@ -1154,31 +1158,35 @@ func (m *Partitionability) CopyInFields(src *Partitionability, fm *fieldmap.Fiel
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Partitionability being number at of fm's schema.
 func (m *Partitionability) copyInAt(src *Partitionability, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Partitionability)
 	}
 	n := 0
-	if fm.HasAt(at) && m.CpuMin != src.CpuMin {
+	if cw&(1<<0) != 0 && m.CpuMin != src.CpuMin {
 		m.CpuMin = src.CpuMin
 		n++
 	}
-	if fm.HasAt(at+1) && m.MemoryMin != src.MemoryMin {
+	if cw&(1<<1) != 0 && m.MemoryMin != src.MemoryMin {
 		m.MemoryMin = src.MemoryMin
 		n++
 	}
-	if fm.HasAt(at+2) && m.PodsMin != src.PodsMin {
+	if cw&(1<<2) != 0 && m.PodsMin != src.PodsMin {
 		m.PodsMin = src.PodsMin
 		n++
 	}
-	if fm.HasAt(at+3) && m.CpuStep != src.CpuStep {
+	if cw&(1<<3) != 0 && m.CpuStep != src.CpuStep {
 		m.CpuStep = src.CpuStep
 		n++
 	}
-	if fm.HasAt(at+4) && m.MemoryStep != src.MemoryStep {
+	if cw&(1<<4) != 0 && m.MemoryStep != src.MemoryStep {
 		m.MemoryStep = src.MemoryStep
 		n++
 	}
-	if fm.HasAt(at+5) && m.PodsStep != src.PodsStep {
+	if cw&(1<<5) != 0 && m.PodsStep != src.PodsStep {
 		m.PodsStep = src.PodsStep
 		n++
 	}
@@ -1207,15 +1215,19 @@ func (m *CarbonFootprint) CopyInFields(src *CarbonFootprint, fm *fieldmap.FieldM
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // CarbonFootprint being number at of fm's schema.
 func (m *CarbonFootprint) copyInAt(src *CarbonFootprint, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(CarbonFootprint)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Embodied != src.Embodied {
+	if cw&(1<<0) != 0 && m.Embodied != src.Embodied {
 		m.Embodied = src.Embodied
 		n++
 	}
-	if fm.HasAt(at+1) && m.Operational != src.Operational {
+	if cw&(1<<1) != 0 && m.Operational != src.Operational {
 		m.Operational = src.Operational
 		n++
 	}
@@ -1244,15 +1256,19 @@ func (m *K8SliceProperties) CopyInFields(src *K8SliceProperties, fm *fieldmap.Fi
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // K8SliceProperties being number at of fm's schema.
 func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(K8SliceProperties)
 	}
 	n := 0
-	if fm.HasAt(at) && m.LatencyMs != src.LatencyMs {
+	if cw&(1<<0) != 0 && m.LatencyMs != src.LatencyMs {
 		m.LatencyMs = src.LatencyMs
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.SecurityStandards, src.SecurityStandards)
 		} else if !slices.Equal(m.SecurityStandards, src.SecurityStandards) {
@@ -1264,12 +1280,12 @@ func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldM
 			n++
 		}
 	}
-	if fm.HasAt(at + 2) {
+	if cw&(1<<2) != 0 {
 		if !m.CarbonFootprint.Equal(src.CarbonFootprint) {
 			m.CarbonFootprint = src.CarbonFootprint.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 2) {
+	} else if bw&(1<<2) != 0 {
 		if m.CarbonFootprint != nil || src.CarbonFootprint != nil {
 			if m.CarbonFootprint == nil {
 				m.CarbonFootprint = new(CarbonFootprint)
@@ -1278,7 +1294,7 @@ func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldM
 			n += m.CarbonFootprint.copyInAt(src.CarbonFootprint, fm, at+3)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 5) {
+	if (cw|bw)&(1<<5) != 0 {
 		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal) {
@@ -1315,16 +1331,20 @@ func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // K8Slice being number at of fm's schema.
 func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(K8Slice)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Characteristics.Equal(src.Characteristics) {
 			m.Characteristics = src.Characteristics.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Characteristics != nil || src.Characteristics != nil {
 			if m.Characteristics == nil {
 				m.Characteristics = new(K8SliceCharacteristics)
@@ -1333,12 +1353,12 @@ func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int) int {
 			n += m.Characteristics.copyInAt(src.Characteristics, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 10) {
+	if cw&(1<<10) != 0 {
 		if !m.Partitionability.Equal(src.Partitionability) {
 			m.Partitionability = src.Partitionability.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 10) {
+	} else if bw&(1<<10) != 0 {
 		if m.Partitionability != nil || src.Partitionability != nil {
 			if m.Partitionability == nil {
 				m.Partitionability = new(Partitionability)
@@ -1347,12 +1367,12 @@ func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int) int {
 			n += m.Partitionability.copyInAt(src.Partitionability, fm, at+11)
 		}
 	}
-	if fm.HasAt(at + 17) {
+	if cw&(1<<17) != 0 {
 		if !m.Properties.Equal(src.Properties) {
 			m.Properties = src.Properties.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 17) {
+	} else if bw&(1<<17) != 0 {
 		if m.Properties != nil || src.Properties != nil {
 			if m.Properties == nil {
 				m.Properties = new(K8SliceProperties)
@@ -1386,23 +1406,27 @@ func (m *Service) CopyInFields(src *Service, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Service being number at of fm's schema.
 func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Service)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Description != src.Description {
+	if cw&(1<<1) != 0 && m.Description != src.Description {
 		m.Description = src.Description
 		n++
 	}
-	if fm.HasAt(at+2) && m.Category != src.Category {
+	if cw&(1<<2) != 0 && m.Category != src.Category {
 		m.Category = src.Category
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
 		} else if !slices.Equal(m.Tags, src.Tags) {
@@ -1414,7 +1438,7 @@ func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.HostingPolicies, src.HostingPolicies)
 		} else if !slices.Equal(m.HostingPolicies, src.HostingPolicies) {
@@ -1426,12 +1450,12 @@ func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 5) {
+	if cw&(1<<5) != 0 {
 		if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
 			m.ConfigurationSchema = src.ConfigurationSchema.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 5) {
+	} else if bw&(1<<5) != 0 {
 		if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
 			if m.ConfigurationSchema == nil {
 				m.ConfigurationSchema = new(ConfigurationSchema)
@@ -1440,7 +1464,7 @@ func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int) int {
 			n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+6)
 		}
 	}
-	if fm.HasAt(at+15) && m.BlueprintId != src.BlueprintId {
+	if cw&(1<<15) != 0 && m.BlueprintId != src.BlueprintId {
 		m.BlueprintId = src.BlueprintId
 		n++
 	}
@@ -1469,36 +1493,40 @@ func (m *VM) CopyInFields(src *VM, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // VM being number at of fm's schema.
 func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(VM)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Cpu != src.Cpu {
+	if cw&(1<<0) != 0 && m.Cpu != src.Cpu {
 		m.Cpu = src.Cpu
 		n++
 	}
-	if fm.HasAt(at+1) && m.Memory != src.Memory {
+	if cw&(1<<1) != 0 && m.Memory != src.Memory {
 		m.Memory = src.Memory
 		n++
 	}
-	if fm.HasAt(at+2) && m.Storage != src.Storage {
+	if cw&(1<<2) != 0 && m.Storage != src.Storage {
 		m.Storage = src.Storage
 		n++
 	}
-	if fm.HasAt(at+3) && m.Architecture != src.Architecture {
+	if cw&(1<<3) != 0 && m.Architecture != src.Architecture {
 		m.Architecture = src.Architecture
 		n++
 	}
-	if fm.HasAt(at+4) && m.OsImage != src.OsImage {
+	if cw&(1<<4) != 0 && m.OsImage != src.OsImage {
 		m.OsImage = src.OsImage
 		n++
 	}
-	if fm.HasAt(at + 5) {
+	if cw&(1<<5) != 0 {
 		if !m.Gpu.Equal(src.Gpu) {
 			m.Gpu = src.Gpu.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 5) {
+	} else if bw&(1<<5) != 0 {
 		if m.Gpu != nil || src.Gpu != nil {
 			if m.Gpu == nil {
 				m.Gpu = new(GPU)
@@ -1507,7 +1535,7 @@ func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int) int {
 			n += m.Gpu.copyInAt(src.Gpu, fm, at+6)
 		}
 	}
-	if fm.HasAt(at+9) && m.Hypervisor != src.Hypervisor {
+	if cw&(1<<9) != 0 && m.Hypervisor != src.Hypervisor {
 		m.Hypervisor = src.Hypervisor
 		n++
 	}
@@ -1536,36 +1564,40 @@ func (m *Sensor) CopyInFields(src *Sensor, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Sensor being number at of fm's schema.
 func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Sensor)
 	}
 	n := 0
-	if fm.HasAt(at) && m.SensorType != src.SensorType {
+	if cw&(1<<0) != 0 && m.SensorType != src.SensorType {
 		m.SensorType = src.SensorType
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
 		m.SamplingRateHz = src.SamplingRateHz
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.SameFloat64(m.Accuracy, src.Accuracy) {
+	if cw&(1<<2) != 0 && !fieldmap.SameFloat64(m.Accuracy, src.Accuracy) {
 		m.Accuracy = src.Accuracy
 		n++
 	}
-	if fm.HasAt(at+3) && m.Unit != src.Unit {
+	if cw&(1<<3) != 0 && m.Unit != src.Unit {
 		m.Unit = src.Unit
 		n++
 	}
-	if fm.HasAt(at+4) && m.SourceEndpoint != src.SourceEndpoint {
+	if cw&(1<<4) != 0 && m.SourceEndpoint != src.SourceEndpoint {
 		m.SourceEndpoint = src.SourceEndpoint
 		n++
 	}
-	if fm.HasAt(at + 5) {
+	if cw&(1<<5) != 0 {
 		if !m.Location.Equal(src.Location) {
 			m.Location = src.Location.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 5) {
+	} else if bw&(1<<5) != 0 {
 		if m.Location != nil || src.Location != nil {
 			if m.Location == nil {
 				m.Location = new(Location)
@@ -1599,20 +1631,21 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Flavor being number at of fm's schema.
 func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
 	if src == nil {
 		src = new(Flavor)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Id != src.Id {
+	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Owner.Equal(src.Owner) {
 			m.Owner = src.Owner.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Owner != nil || src.Owner != nil {
 			if m.Owner == nil {
 				m.Owner = new(NodeIdentity)
@@ -1621,16 +1654,16 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			n += m.Owner.copyInAt(src.Owner, fm, at+2)
 		}
 	}
-	if fm.HasAt(at+6) && m.ProviderId != src.ProviderId {
+	if cw&(1<<6) != 0 && m.ProviderId != src.ProviderId {
 		m.ProviderId = src.ProviderId
 		n++
 	}
-	if fm.HasAt(at + 7) {
+	if cw&(1<<7) != 0 {
 		if !m.Price.Equal(src.Price) {
 			m.Price = src.Price.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 7) {
+	} else if bw&(1<<7) != 0 {
 		if m.Price != nil || src.Price != nil {
 			if m.Price == nil {
 				m.Price = new(Price)
@@ -1639,16 +1672,16 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			n += m.Price.copyInAt(src.Price, fm, at+8)
 		}
 	}
-	if fm.HasAt(at+11) && m.Availability != src.Availability {
+	if cw&(1<<11) != 0 && m.Availability != src.Availability {
 		m.Availability = src.Availability
 		n++
 	}
-	if fm.HasAt(at + 12) {
+	if cw&(1<<12) != 0 {
 		if !m.Location.Equal(src.Location) {
 			m.Location = src.Location.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 12) {
+	} else if bw&(1<<12) != 0 {
 		if m.Location != nil || src.Location != nil {
 			if m.Location == nil {
 				m.Location = new(Location)
@@ -1657,19 +1690,19 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			n += m.Location.copyInAt(src.Location, fm, at+13)
 		}
 	}
-	if fm.HasAt(at+17) && m.NetworkPropertyType != src.NetworkPropertyType {
+	if cw&(1<<17) != 0 && m.NetworkPropertyType != src.NetworkPropertyType {
 		m.NetworkPropertyType = src.NetworkPropertyType
 		n++
 	}
-	if fm.HasAt(at+18) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if cw&(1<<18) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}
-	if fm.HasAt(at+19) && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+	if cw&(1<<19) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 		n++
 	}
-	if fm.HasAt(at + 20) {
+	if cw&(1<<20) != 0 {
 		if s1, ok := src.Spec.(*Flavor_K8Slice); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Flavor_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
 				m.Spec = &Flavor_K8Slice{K8Slice: s1.K8Slice.Clone()}
@@ -1679,7 +1712,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 20) {
+	} else if bw&(1<<20) != 0 {
 		var s1 *K8Slice
 		sok := false
 		if w, ok := src.Spec.(*Flavor_K8Slice); ok && w != nil {
@@ -1700,7 +1733,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			n += d1.copyInAt(s1, fm, at+21)
 		}
 	}
-	if fm.HasAt(at + 51) {
+	if cw&(1<<51) != 0 {
 		if s1, ok := src.Spec.(*Flavor_Service); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Flavor_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
 				m.Spec = &Flavor_Service{Service: s1.Service.Clone()}
@@ -1710,7 +1743,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 51) {
+	} else if bw&(1<<51) != 0 {
 		var s1 *Service
 		sok := false
 		if w, ok := src.Spec.(*Flavor_Service); ok && w != nil {

@@ -431,35 +431,39 @@ func (m *ReservationStatus) CopyInFields(src *ReservationStatus, fm *fieldmap.Fi
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ReservationStatus being number at of fm's schema.
 func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ReservationStatus)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Phase != src.Phase {
+	if cw&(1<<0) != 0 && m.Phase != src.Phase {
 		m.Phase = src.Phase
 		n++
 	}
-	if fm.HasAt(at+1) && m.ReservePhase != src.ReservePhase {
+	if cw&(1<<1) != 0 && m.ReservePhase != src.ReservePhase {
 		m.ReservePhase = src.ReservePhase
 		n++
 	}
-	if fm.HasAt(at+2) && m.PurchasePhase != src.PurchasePhase {
+	if cw&(1<<2) != 0 && m.PurchasePhase != src.PurchasePhase {
 		m.PurchasePhase = src.PurchasePhase
 		n++
 	}
-	if fm.HasAt(at+3) && m.Message != src.Message {
+	if cw&(1<<3) != 0 && m.Message != src.Message {
 		m.Message = src.Message
 		n++
 	}
-	if fm.HasAt(at+4) && m.TransactionId != src.TransactionId {
+	if cw&(1<<4) != 0 && m.TransactionId != src.TransactionId {
 		m.TransactionId = src.TransactionId
 		n++
 	}
-	if fm.HasAt(at+5) && m.ContractId != src.ContractId {
+	if cw&(1<<5) != 0 && m.ContractId != src.ContractId {
 		m.ContractId = src.ContractId
 		n++
 	}
-	if fm.HasAt(at+6) && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
+	if cw&(1<<6) != 0 && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
 		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
 		n++
 	}
@@ -488,24 +492,28 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Reservation being number at of fm's schema.
 func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Reservation)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Id != src.Id {
+	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}
-	if fm.HasAt(at+1) && m.SolverId != src.SolverId {
+	if cw&(1<<1) != 0 && m.SolverId != src.SolverId {
 		m.SolverId = src.SolverId
 		n++
 	}
-	if fm.HasAt(at + 2) {
+	if cw&(1<<2) != 0 {
 		if !m.Buyer.Equal(src.Buyer) {
 			m.Buyer = src.Buyer.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 2) {
+	} else if bw&(1<<2) != 0 {
 		if m.Buyer != nil || src.Buyer != nil {
 			if m.Buyer == nil {
 				m.Buyer = new(NodeIdentity)
@@ -514,12 +522,12 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int) 
 			n += m.Buyer.copyInAt(src.Buyer, fm, at+3)
 		}
 	}
-	if fm.HasAt(at + 7) {
+	if cw&(1<<7) != 0 {
 		if !m.Seller.Equal(src.Seller) {
 			m.Seller = src.Seller.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 7) {
+	} else if bw&(1<<7) != 0 {
 		if m.Seller != nil || src.Seller != nil {
 			if m.Seller == nil {
 				m.Seller = new(NodeIdentity)
@@ -528,16 +536,16 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int) 
 			n += m.Seller.copyInAt(src.Seller, fm, at+8)
 		}
 	}
-	if fm.HasAt(at+12) && m.PeeringCandidateId != src.PeeringCandidateId {
+	if cw&(1<<12) != 0 && m.PeeringCandidateId != src.PeeringCandidateId {
 		m.PeeringCandidateId = src.PeeringCandidateId
 		n++
 	}
-	if fm.HasAt(at + 13) {
+	if cw&(1<<13) != 0 {
 		if !m.Configuration.Equal(src.Configuration) {
 			m.Configuration = src.Configuration.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 13) {
+	} else if bw&(1<<13) != 0 {
 		if m.Configuration != nil || src.Configuration != nil {
 			if m.Configuration == nil {
 				m.Configuration = new(Configuration)
@@ -546,20 +554,20 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int) 
 			n += m.Configuration.copyInAt(src.Configuration, fm, at+14)
 		}
 	}
-	if fm.HasAt(at+33) && m.Reserve != src.Reserve {
+	if cw&(1<<33) != 0 && m.Reserve != src.Reserve {
 		m.Reserve = src.Reserve
 		n++
 	}
-	if fm.HasAt(at+34) && m.Purchase != src.Purchase {
+	if cw&(1<<34) != 0 && m.Purchase != src.Purchase {
 		m.Purchase = src.Purchase
 		n++
 	}
-	if fm.HasAt(at + 35) {
+	if cw&(1<<35) != 0 {
 		if !m.Status.Equal(src.Status) {
 			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 35) {
+	} else if bw&(1<<35) != 0 {
 		if m.Status != nil || src.Status != nil {
 			if m.Status == nil {
 				m.Status = new(ReservationStatus)
@@ -593,24 +601,28 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Transaction being number at of fm's schema.
 func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Transaction)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Id != src.Id {
+	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}
-	if fm.HasAt(at+1) && m.FlavorId != src.FlavorId {
+	if cw&(1<<1) != 0 && m.FlavorId != src.FlavorId {
 		m.FlavorId = src.FlavorId
 		n++
 	}
-	if fm.HasAt(at + 2) {
+	if cw&(1<<2) != 0 {
 		if !m.Buyer.Equal(src.Buyer) {
 			m.Buyer = src.Buyer.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 2) {
+	} else if bw&(1<<2) != 0 {
 		if m.Buyer != nil || src.Buyer != nil {
 			if m.Buyer == nil {
 				m.Buyer = new(NodeIdentity)
@@ -619,12 +631,12 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int) 
 			n += m.Buyer.copyInAt(src.Buyer, fm, at+3)
 		}
 	}
-	if fm.HasAt(at + 7) {
+	if cw&(1<<7) != 0 {
 		if !m.Configuration.Equal(src.Configuration) {
 			m.Configuration = src.Configuration.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 7) {
+	} else if bw&(1<<7) != 0 {
 		if m.Configuration != nil || src.Configuration != nil {
 			if m.Configuration == nil {
 				m.Configuration = new(Configuration)
@@ -633,15 +645,15 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int) 
 			n += m.Configuration.copyInAt(src.Configuration, fm, at+8)
 		}
 	}
-	if fm.HasAt(at+27) && !fieldmap.Equal(m.StartTime, src.StartTime) {
+	if cw&(1<<27) != 0 && !fieldmap.Equal(m.StartTime, src.StartTime) {
 		m.StartTime = fieldmap.Clone(src.StartTime)
 		n++
 	}
-	if fm.HasAt(at+28) && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+	if cw&(1<<28) != 0 && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
 		m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
 		n++
 	}
-	if fm.HasAt(at+29) && m.BuyerClusterId != src.BuyerClusterId {
+	if cw&(1<<29) != 0 && m.BuyerClusterId != src.BuyerClusterId {
 		m.BuyerClusterId = src.BuyerClusterId
 		n++
 	}

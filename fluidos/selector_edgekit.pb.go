@@ -1199,11 +1199,15 @@ func (m *ResourceMatchSelector) CopyInFields(src *ResourceMatchSelector, fm *fie
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ResourceMatchSelector being number at of fm's schema.
 func (m *ResourceMatchSelector) copyInAt(src *ResourceMatchSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ResourceMatchSelector)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Value != src.Value {
+	if cw&(1<<0) != 0 && m.Value != src.Value {
 		m.Value = src.Value
 		n++
 	}
@@ -1238,12 +1242,16 @@ type _ResourceRangeSelector_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ResourceRangeSelector being number at of fm's schema.
 func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ResourceRangeSelector)
 	}
 	n := 0
 	var pb *_ResourceRangeSelector_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Min, src.Min) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Min, src.Min) {
 		if src.Min == nil {
 			m.Min = nil
 		} else {
@@ -1255,7 +1263,7 @@ func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldma
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.EqualPtr(m.Max, src.Max) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Max, src.Max) {
 		if src.Max == nil {
 			m.Max = nil
 		} else {
@@ -1292,11 +1300,15 @@ func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ResourceFilter being number at of fm's schema.
 func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ResourceFilter)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if s1, ok := src.Filter.(*ResourceFilter_Match); ok && s1 != nil {
 			if d1, ok := m.Filter.(*ResourceFilter_Match); !ok || d1 == nil || !d1.Match.Equal(s1.Match) {
 				m.Filter = &ResourceFilter_Match{Match: s1.Match.Clone()}
@@ -1306,7 +1318,7 @@ func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		var s1 *ResourceMatchSelector
 		sok := false
 		if w, ok := src.Filter.(*ResourceFilter_Match); ok && w != nil {
@@ -1327,7 +1339,7 @@ func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at
 			n += d1.copyInAt(s1, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 2) {
+	if cw&(1<<2) != 0 {
 		if s1, ok := src.Filter.(*ResourceFilter_Range); ok && s1 != nil {
 			if d1, ok := m.Filter.(*ResourceFilter_Range); !ok || d1 == nil || !d1.Range.Equal(s1.Range) {
 				m.Filter = &ResourceFilter_Range{Range: s1.Range.Clone()}
@@ -1337,7 +1349,7 @@ func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 2) {
+	} else if bw&(1<<2) != 0 {
 		var s1 *ResourceRangeSelector
 		sok := false
 		if w, ok := src.Filter.(*ResourceFilter_Range); ok && w != nil {
@@ -1389,12 +1401,16 @@ type _FloatRangeSelector_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // FloatRangeSelector being number at of fm's schema.
 func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(FloatRangeSelector)
 	}
 	n := 0
 	var pb *_FloatRangeSelector_ptrs
-	if fm.HasAt(at) && !fieldmap.SamePtrFloat64(m.Min, src.Min) {
+	if cw&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.Min, src.Min) {
 		if src.Min == nil {
 			m.Min = nil
 		} else {
@@ -1406,7 +1422,7 @@ func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.Fiel
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SamePtrFloat64(m.Max, src.Max) {
+	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat64(m.Max, src.Max) {
 		if src.Max == nil {
 			m.Max = nil
 		} else {
@@ -1443,11 +1459,15 @@ func (m *StringFilter) CopyInFields(src *StringFilter, fm *fieldmap.FieldMap) in
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // StringFilter being number at of fm's schema.
 func (m *StringFilter) copyInAt(src *StringFilter, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(StringFilter)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if s1, ok := src.Filter.(*StringFilter_Exact); ok && s1 != nil {
 			if d1, ok := m.Filter.(*StringFilter_Exact); !ok || d1 == nil || d1.Exact != s1.Exact {
 				m.Filter = &StringFilter_Exact{Exact: s1.Exact}
@@ -1458,7 +1478,7 @@ func (m *StringFilter) copyInAt(src *StringFilter, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if s1, ok := src.Filter.(*StringFilter_Regex); ok && s1 != nil {
 			if d1, ok := m.Filter.(*StringFilter_Regex); !ok || d1 == nil || d1.Regex != s1.Regex {
 				m.Filter = &StringFilter_Regex{Regex: s1.Regex}
@@ -1494,16 +1514,20 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // GPUSelector being number at of fm's schema.
 func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(GPUSelector)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Model.Equal(src.Model) {
 			m.Model = src.Model.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Model != nil || src.Model != nil {
 			if m.Model == nil {
 				m.Model = new(StringFilter)
@@ -1512,12 +1536,12 @@ func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int) 
 			n += m.Model.copyInAt(src.Model, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if !m.Cores.Equal(src.Cores) {
 			m.Cores = src.Cores.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		if m.Cores != nil || src.Cores != nil {
 			if m.Cores == nil {
 				m.Cores = new(ResourceFilter)
@@ -1526,12 +1550,12 @@ func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int) 
 			n += m.Cores.copyInAt(src.Cores, fm, at+4)
 		}
 	}
-	if fm.HasAt(at + 9) {
+	if cw&(1<<9) != 0 {
 		if !m.Memory.Equal(src.Memory) {
 			m.Memory = src.Memory.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 9) {
+	} else if bw&(1<<9) != 0 {
 		if m.Memory != nil || src.Memory != nil {
 			if m.Memory == nil {
 				m.Memory = new(ResourceFilter)
@@ -1565,16 +1589,20 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // K8SliceSelector being number at of fm's schema.
 func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(K8SliceSelector)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Architecture.Equal(src.Architecture) {
 			m.Architecture = src.Architecture.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Architecture != nil || src.Architecture != nil {
 			if m.Architecture == nil {
 				m.Architecture = new(StringFilter)
@@ -1583,12 +1611,12 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 			n += m.Architecture.copyInAt(src.Architecture, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if !m.Cpu.Equal(src.Cpu) {
 			m.Cpu = src.Cpu.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		if m.Cpu != nil || src.Cpu != nil {
 			if m.Cpu == nil {
 				m.Cpu = new(ResourceFilter)
@@ -1597,12 +1625,12 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 			n += m.Cpu.copyInAt(src.Cpu, fm, at+4)
 		}
 	}
-	if fm.HasAt(at + 9) {
+	if cw&(1<<9) != 0 {
 		if !m.Memory.Equal(src.Memory) {
 			m.Memory = src.Memory.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 9) {
+	} else if bw&(1<<9) != 0 {
 		if m.Memory != nil || src.Memory != nil {
 			if m.Memory == nil {
 				m.Memory = new(ResourceFilter)
@@ -1611,12 +1639,12 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 			n += m.Memory.copyInAt(src.Memory, fm, at+10)
 		}
 	}
-	if fm.HasAt(at + 15) {
+	if cw&(1<<15) != 0 {
 		if !m.Pods.Equal(src.Pods) {
 			m.Pods = src.Pods.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 15) {
+	} else if bw&(1<<15) != 0 {
 		if m.Pods != nil || src.Pods != nil {
 			if m.Pods == nil {
 				m.Pods = new(ResourceFilter)
@@ -1625,12 +1653,12 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 			n += m.Pods.copyInAt(src.Pods, fm, at+16)
 		}
 	}
-	if fm.HasAt(at + 21) {
+	if cw&(1<<21) != 0 {
 		if !m.Storage.Equal(src.Storage) {
 			m.Storage = src.Storage.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 21) {
+	} else if bw&(1<<21) != 0 {
 		if m.Storage != nil || src.Storage != nil {
 			if m.Storage == nil {
 				m.Storage = new(ResourceFilter)
@@ -1639,12 +1667,12 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 			n += m.Storage.copyInAt(src.Storage, fm, at+22)
 		}
 	}
-	if fm.HasAt(at + 27) {
+	if cw&(1<<27) != 0 {
 		if !m.Gpu.Equal(src.Gpu) {
 			m.Gpu = src.Gpu.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 27) {
+	} else if bw&(1<<27) != 0 {
 		if m.Gpu != nil || src.Gpu != nil {
 			if m.Gpu == nil {
 				m.Gpu = new(GPUSelector)
@@ -1678,16 +1706,20 @@ func (m *ServiceSelector) CopyInFields(src *ServiceSelector, fm *fieldmap.FieldM
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ServiceSelector being number at of fm's schema.
 func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ServiceSelector)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Category.Equal(src.Category) {
 			m.Category = src.Category.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Category != nil || src.Category != nil {
 			if m.Category == nil {
 				m.Category = new(StringFilter)
@@ -1696,7 +1728,7 @@ func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, 
 			n += m.Category.copyInAt(src.Category, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
 		} else if !slices.Equal(m.Tags, src.Tags) {
@@ -1708,12 +1740,12 @@ func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, 
 			n++
 		}
 	}
-	if fm.HasAt(at + 4) {
+	if cw&(1<<4) != 0 {
 		if !m.Name.Equal(src.Name) {
 			m.Name = src.Name.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 4) {
+	} else if bw&(1<<4) != 0 {
 		if m.Name != nil || src.Name != nil {
 			if m.Name == nil {
 				m.Name = new(StringFilter)
@@ -1747,16 +1779,20 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // VMSelector being number at of fm's schema.
 func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(VMSelector)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Architecture.Equal(src.Architecture) {
 			m.Architecture = src.Architecture.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Architecture != nil || src.Architecture != nil {
 			if m.Architecture == nil {
 				m.Architecture = new(StringFilter)
@@ -1765,12 +1801,12 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int) in
 			n += m.Architecture.copyInAt(src.Architecture, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if !m.Cpu.Equal(src.Cpu) {
 			m.Cpu = src.Cpu.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		if m.Cpu != nil || src.Cpu != nil {
 			if m.Cpu == nil {
 				m.Cpu = new(ResourceFilter)
@@ -1779,12 +1815,12 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int) in
 			n += m.Cpu.copyInAt(src.Cpu, fm, at+4)
 		}
 	}
-	if fm.HasAt(at + 9) {
+	if cw&(1<<9) != 0 {
 		if !m.Memory.Equal(src.Memory) {
 			m.Memory = src.Memory.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 9) {
+	} else if bw&(1<<9) != 0 {
 		if m.Memory != nil || src.Memory != nil {
 			if m.Memory == nil {
 				m.Memory = new(ResourceFilter)
@@ -1793,12 +1829,12 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int) in
 			n += m.Memory.copyInAt(src.Memory, fm, at+10)
 		}
 	}
-	if fm.HasAt(at + 15) {
+	if cw&(1<<15) != 0 {
 		if !m.Storage.Equal(src.Storage) {
 			m.Storage = src.Storage.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 15) {
+	} else if bw&(1<<15) != 0 {
 		if m.Storage != nil || src.Storage != nil {
 			if m.Storage == nil {
 				m.Storage = new(ResourceFilter)
@@ -1807,12 +1843,12 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int) in
 			n += m.Storage.copyInAt(src.Storage, fm, at+16)
 		}
 	}
-	if fm.HasAt(at + 21) {
+	if cw&(1<<21) != 0 {
 		if !m.OsImage.Equal(src.OsImage) {
 			m.OsImage = src.OsImage.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 21) {
+	} else if bw&(1<<21) != 0 {
 		if m.OsImage != nil || src.OsImage != nil {
 			if m.OsImage == nil {
 				m.OsImage = new(StringFilter)
@@ -1821,12 +1857,12 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int) in
 			n += m.OsImage.copyInAt(src.OsImage, fm, at+22)
 		}
 	}
-	if fm.HasAt(at + 24) {
+	if cw&(1<<24) != 0 {
 		if !m.Hypervisor.Equal(src.Hypervisor) {
 			m.Hypervisor = src.Hypervisor.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 24) {
+	} else if bw&(1<<24) != 0 {
 		if m.Hypervisor != nil || src.Hypervisor != nil {
 			if m.Hypervisor == nil {
 				m.Hypervisor = new(StringFilter)
@@ -1835,12 +1871,12 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int) in
 			n += m.Hypervisor.copyInAt(src.Hypervisor, fm, at+25)
 		}
 	}
-	if fm.HasAt(at + 27) {
+	if cw&(1<<27) != 0 {
 		if !m.Gpu.Equal(src.Gpu) {
 			m.Gpu = src.Gpu.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 27) {
+	} else if bw&(1<<27) != 0 {
 		if m.Gpu != nil || src.Gpu != nil {
 			if m.Gpu == nil {
 				m.Gpu = new(GPUSelector)
@@ -1874,16 +1910,20 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // SensorSelector being number at of fm's schema.
 func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(SensorSelector)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.SensorType.Equal(src.SensorType) {
 			m.SensorType = src.SensorType.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.SensorType != nil || src.SensorType != nil {
 			if m.SensorType == nil {
 				m.SensorType = new(StringFilter)
@@ -1892,12 +1932,12 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 			n += m.SensorType.copyInAt(src.SensorType, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if !m.SamplingRateHz.Equal(src.SamplingRateHz) {
 			m.SamplingRateHz = src.SamplingRateHz.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		if m.SamplingRateHz != nil || src.SamplingRateHz != nil {
 			if m.SamplingRateHz == nil {
 				m.SamplingRateHz = new(FloatRangeSelector)
@@ -1906,12 +1946,12 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 			n += m.SamplingRateHz.copyInAt(src.SamplingRateHz, fm, at+4)
 		}
 	}
-	if fm.HasAt(at + 6) {
+	if cw&(1<<6) != 0 {
 		if !m.Accuracy.Equal(src.Accuracy) {
 			m.Accuracy = src.Accuracy.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 6) {
+	} else if bw&(1<<6) != 0 {
 		if m.Accuracy != nil || src.Accuracy != nil {
 			if m.Accuracy == nil {
 				m.Accuracy = new(FloatRangeSelector)
@@ -1920,12 +1960,12 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 			n += m.Accuracy.copyInAt(src.Accuracy, fm, at+7)
 		}
 	}
-	if fm.HasAt(at + 9) {
+	if cw&(1<<9) != 0 {
 		if !m.Unit.Equal(src.Unit) {
 			m.Unit = src.Unit.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 9) {
+	} else if bw&(1<<9) != 0 {
 		if m.Unit != nil || src.Unit != nil {
 			if m.Unit == nil {
 				m.Unit = new(StringFilter)
@@ -1959,15 +1999,16 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Selector being number at of fm's schema.
 func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
 	if src == nil {
 		src = new(Selector)
 	}
 	n := 0
-	if fm.HasAt(at) && m.FlavorType != src.FlavorType {
+	if cw&(1<<0) != 0 && m.FlavorType != src.FlavorType {
 		m.FlavorType = src.FlavorType
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if s1, ok := src.Filter.(*Selector_K8Slice); ok && s1 != nil {
 			if d1, ok := m.Filter.(*Selector_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
 				m.Filter = &Selector_K8Slice{K8Slice: s1.K8Slice.Clone()}
@@ -1977,7 +2018,7 @@ func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int) int {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		var s1 *K8SliceSelector
 		sok := false
 		if w, ok := src.Filter.(*Selector_K8Slice); ok && w != nil {
@@ -1998,7 +2039,7 @@ func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int) int {
 			n += d1.copyInAt(s1, fm, at+2)
 		}
 	}
-	if fm.HasAt(at + 45) {
+	if cw&(1<<45) != 0 {
 		if s1, ok := src.Filter.(*Selector_Service); ok && s1 != nil {
 			if d1, ok := m.Filter.(*Selector_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
 				m.Filter = &Selector_Service{Service: s1.Service.Clone()}
@@ -2008,7 +2049,7 @@ func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int) int {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 45) {
+	} else if bw&(1<<45) != 0 {
 		var s1 *ServiceSelector
 		sok := false
 		if w, ok := src.Filter.(*Selector_Service); ok && w != nil {
@@ -2029,7 +2070,7 @@ func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int) int {
 			n += d1.copyInAt(s1, fm, at+46)
 		}
 	}
-	if fm.HasAt(at + 53) {
+	if cw&(1<<53) != 0 {
 		if s1, ok := src.Filter.(*Selector_Vm); ok && s1 != nil {
 			if d1, ok := m.Filter.(*Selector_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
 				m.Filter = &Selector_Vm{Vm: s1.Vm.Clone()}
@@ -2039,7 +2080,7 @@ func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int) int {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 53) {
+	} else if bw&(1<<53) != 0 {
 		var s1 *VMSelector
 		sok := false
 		if w, ok := src.Filter.(*Selector_Vm); ok && w != nil {

@@ -463,56 +463,60 @@ func (m *SolverStatus) CopyInFields(src *SolverStatus, fm *fieldmap.FieldMap) in
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // SolverStatus being number at of fm's schema.
 func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(SolverStatus)
 	}
 	n := 0
-	if fm.HasAt(at) && m.SolverPhase != src.SolverPhase {
+	if cw&(1<<0) != 0 && m.SolverPhase != src.SolverPhase {
 		m.SolverPhase = src.SolverPhase
 		n++
 	}
-	if fm.HasAt(at+1) && m.DiscoveryPhase != src.DiscoveryPhase {
+	if cw&(1<<1) != 0 && m.DiscoveryPhase != src.DiscoveryPhase {
 		m.DiscoveryPhase = src.DiscoveryPhase
 		n++
 	}
-	if fm.HasAt(at+2) && m.ReservationPhase != src.ReservationPhase {
+	if cw&(1<<2) != 0 && m.ReservationPhase != src.ReservationPhase {
 		m.ReservationPhase = src.ReservationPhase
 		n++
 	}
-	if fm.HasAt(at+3) && m.PurchasePhase != src.PurchasePhase {
+	if cw&(1<<3) != 0 && m.PurchasePhase != src.PurchasePhase {
 		m.PurchasePhase = src.PurchasePhase
 		n++
 	}
-	if fm.HasAt(at+4) && m.AllocationPhase != src.AllocationPhase {
+	if cw&(1<<4) != 0 && m.AllocationPhase != src.AllocationPhase {
 		m.AllocationPhase = src.AllocationPhase
 		n++
 	}
-	if fm.HasAt(at+5) && m.Message != src.Message {
+	if cw&(1<<5) != 0 && m.Message != src.Message {
 		m.Message = src.Message
 		n++
 	}
-	if fm.HasAt(at+6) && m.DiscoveryId != src.DiscoveryId {
+	if cw&(1<<6) != 0 && m.DiscoveryId != src.DiscoveryId {
 		m.DiscoveryId = src.DiscoveryId
 		n++
 	}
-	if fm.HasAt(at+7) && m.ReservationId != src.ReservationId {
+	if cw&(1<<7) != 0 && m.ReservationId != src.ReservationId {
 		m.ReservationId = src.ReservationId
 		n++
 	}
-	if fm.HasAt(at+8) && m.ContractId != src.ContractId {
+	if cw&(1<<8) != 0 && m.ContractId != src.ContractId {
 		m.ContractId = src.ContractId
 		n++
 	}
-	if fm.HasAt(at+9) && m.AllocationId != src.AllocationId {
+	if cw&(1<<9) != 0 && m.AllocationId != src.AllocationId {
 		m.AllocationId = src.AllocationId
 		n++
 	}
-	if fm.HasAt(at + 10) {
+	if cw&(1<<10) != 0 {
 		if !m.Credentials.Equal(src.Credentials) {
 			m.Credentials = src.Credentials.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 10) {
+	} else if bw&(1<<10) != 0 {
 		if m.Credentials != nil || src.Credentials != nil {
 			if m.Credentials == nil {
 				m.Credentials = new(PeeringTargetCredentials)
@@ -521,7 +525,7 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 			n += m.Credentials.copyInAt(src.Credentials, fm, at+11)
 		}
 	}
-	if fm.HasAt(at+16) && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
+	if cw&(1<<16) != 0 && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
 		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
 		n++
 	}
@@ -550,20 +554,21 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Solver being number at of fm's schema.
 func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
 	if src == nil {
 		src = new(Solver)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Id != src.Id {
+	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Selector.Equal(src.Selector) {
 			m.Selector = src.Selector.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Selector != nil || src.Selector != nil {
 			if m.Selector == nil {
 				m.Selector = new(Selector)

@@ -1846,71 +1846,75 @@ func (m *Scalars) CopyInFields(src *Scalars, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Scalars being number at of fm's schema.
 func (m *Scalars) copyInAt(src *Scalars, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Scalars)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.SameFloat64(m.FDouble, src.FDouble) {
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.FDouble, src.FDouble) {
 		m.FDouble = src.FDouble
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SameFloat32(m.FFloat, src.FFloat) {
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat32(m.FFloat, src.FFloat) {
 		m.FFloat = src.FFloat
 		n++
 	}
-	if fm.HasAt(at+2) && m.FInt32 != src.FInt32 {
+	if cw&(1<<2) != 0 && m.FInt32 != src.FInt32 {
 		m.FInt32 = src.FInt32
 		n++
 	}
-	if fm.HasAt(at+3) && m.FInt64 != src.FInt64 {
+	if cw&(1<<3) != 0 && m.FInt64 != src.FInt64 {
 		m.FInt64 = src.FInt64
 		n++
 	}
-	if fm.HasAt(at+4) && m.FUint32 != src.FUint32 {
+	if cw&(1<<4) != 0 && m.FUint32 != src.FUint32 {
 		m.FUint32 = src.FUint32
 		n++
 	}
-	if fm.HasAt(at+5) && m.FUint64 != src.FUint64 {
+	if cw&(1<<5) != 0 && m.FUint64 != src.FUint64 {
 		m.FUint64 = src.FUint64
 		n++
 	}
-	if fm.HasAt(at+6) && m.FSint32 != src.FSint32 {
+	if cw&(1<<6) != 0 && m.FSint32 != src.FSint32 {
 		m.FSint32 = src.FSint32
 		n++
 	}
-	if fm.HasAt(at+7) && m.FSint64 != src.FSint64 {
+	if cw&(1<<7) != 0 && m.FSint64 != src.FSint64 {
 		m.FSint64 = src.FSint64
 		n++
 	}
-	if fm.HasAt(at+8) && m.FFixed32 != src.FFixed32 {
+	if cw&(1<<8) != 0 && m.FFixed32 != src.FFixed32 {
 		m.FFixed32 = src.FFixed32
 		n++
 	}
-	if fm.HasAt(at+9) && m.FFixed64 != src.FFixed64 {
+	if cw&(1<<9) != 0 && m.FFixed64 != src.FFixed64 {
 		m.FFixed64 = src.FFixed64
 		n++
 	}
-	if fm.HasAt(at+10) && m.FSfixed32 != src.FSfixed32 {
+	if cw&(1<<10) != 0 && m.FSfixed32 != src.FSfixed32 {
 		m.FSfixed32 = src.FSfixed32
 		n++
 	}
-	if fm.HasAt(at+11) && m.FSfixed64 != src.FSfixed64 {
+	if cw&(1<<11) != 0 && m.FSfixed64 != src.FSfixed64 {
 		m.FSfixed64 = src.FSfixed64
 		n++
 	}
-	if fm.HasAt(at+12) && m.FBool != src.FBool {
+	if cw&(1<<12) != 0 && m.FBool != src.FBool {
 		m.FBool = src.FBool
 		n++
 	}
-	if fm.HasAt(at+13) && m.FString != src.FString {
+	if cw&(1<<13) != 0 && m.FString != src.FString {
 		m.FString = src.FString
 		n++
 	}
-	if fm.HasAt(at+14) && !bytes.Equal(m.FBytes, src.FBytes) {
+	if cw&(1<<14) != 0 && !bytes.Equal(m.FBytes, src.FBytes) {
 		m.FBytes = fieldmap.CloneBytes(src.FBytes)
 		n++
 	}
-	if fm.HasAt(at+15) && m.FEnum != src.FEnum {
+	if cw&(1<<15) != 0 && m.FEnum != src.FEnum {
 		m.FEnum = src.FEnum
 		n++
 	}
@@ -1952,12 +1956,16 @@ type _Optionals_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Optionals being number at of fm's schema.
 func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Optionals)
 	}
 	n := 0
 	var pb *_Optionals_ptrs
-	if fm.HasAt(at) && !fieldmap.SamePtrFloat64(m.ODouble, src.ODouble) {
+	if cw&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.ODouble, src.ODouble) {
 		if src.ODouble == nil {
 			m.ODouble = nil
 		} else {
@@ -1969,7 +1977,7 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int 
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SamePtrFloat32(m.OFloat, src.OFloat) {
+	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.OFloat, src.OFloat) {
 		if src.OFloat == nil {
 			m.OFloat = nil
 		} else {
@@ -1981,7 +1989,7 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int 
 		}
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.EqualPtr(m.OInt32, src.OInt32) {
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.OInt32, src.OInt32) {
 		if src.OInt32 == nil {
 			m.OInt32 = nil
 		} else {
@@ -1993,7 +2001,7 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int 
 		}
 		n++
 	}
-	if fm.HasAt(at+3) && !fieldmap.EqualPtr(m.OInt64, src.OInt64) {
+	if cw&(1<<3) != 0 && !fieldmap.EqualPtr(m.OInt64, src.OInt64) {
 		if src.OInt64 == nil {
 			m.OInt64 = nil
 		} else {
@@ -2005,7 +2013,7 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int 
 		}
 		n++
 	}
-	if fm.HasAt(at+4) && !fieldmap.EqualPtr(m.OUint32, src.OUint32) {
+	if cw&(1<<4) != 0 && !fieldmap.EqualPtr(m.OUint32, src.OUint32) {
 		if src.OUint32 == nil {
 			m.OUint32 = nil
 		} else {
@@ -2017,7 +2025,7 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int 
 		}
 		n++
 	}
-	if fm.HasAt(at+5) && !fieldmap.EqualPtr(m.OUint64, src.OUint64) {
+	if cw&(1<<5) != 0 && !fieldmap.EqualPtr(m.OUint64, src.OUint64) {
 		if src.OUint64 == nil {
 			m.OUint64 = nil
 		} else {
@@ -2029,7 +2037,7 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int 
 		}
 		n++
 	}
-	if fm.HasAt(at+6) && !fieldmap.EqualPtr(m.OBool, src.OBool) {
+	if cw&(1<<6) != 0 && !fieldmap.EqualPtr(m.OBool, src.OBool) {
 		if src.OBool == nil {
 			m.OBool = nil
 		} else {
@@ -2041,7 +2049,7 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int 
 		}
 		n++
 	}
-	if fm.HasAt(at+7) && !fieldmap.EqualPtr(m.OString, src.OString) {
+	if cw&(1<<7) != 0 && !fieldmap.EqualPtr(m.OString, src.OString) {
 		if src.OString == nil {
 			m.OString = nil
 		} else {
@@ -2053,11 +2061,11 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int 
 		}
 		n++
 	}
-	if fm.HasAt(at+8) && !fieldmap.EqualBytesPresence(m.OBytes, src.OBytes) {
+	if cw&(1<<8) != 0 && !fieldmap.EqualBytesPresence(m.OBytes, src.OBytes) {
 		m.OBytes = fieldmap.CloneBytes(src.OBytes)
 		n++
 	}
-	if fm.HasAt(at+9) && !fieldmap.EqualPtr(m.OEnum, src.OEnum) {
+	if cw&(1<<9) != 0 && !fieldmap.EqualPtr(m.OEnum, src.OEnum) {
 		if src.OEnum == nil {
 			m.OEnum = nil
 		} else {
@@ -2069,12 +2077,12 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int 
 		}
 		n++
 	}
-	if fm.HasAt(at + 10) {
+	if cw&(1<<10) != 0 {
 		if !m.OMessage.Equal(src.OMessage) {
 			m.OMessage = src.OMessage.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 10) {
+	} else if bw&(1<<10) != 0 {
 		if m.OMessage != nil || src.OMessage != nil {
 			if m.OMessage == nil {
 				m.OMessage = new(Leaf)
@@ -2089,23 +2097,27 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Leaf being number at of fm's schema.
 func (m *Leaf) copyInAt(src *Leaf, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Leaf)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Value != src.Value {
+	if cw&(1<<1) != 0 && m.Value != src.Value {
 		m.Value = src.Value
 		n++
 	}
-	if fm.HasAt(at+2) && m.State != src.State {
+	if cw&(1<<2) != 0 && m.State != src.State {
 		m.State = src.State
 		n++
 	}
-	if fm.HasAt(at+3) && m.Token != src.Token {
+	if cw&(1<<3) != 0 && m.Token != src.Token {
 		m.Token = src.Token
 		n++
 	}
@@ -2153,20 +2165,24 @@ func (m *Middle) CopyInFields(src *Middle, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Middle being number at of fm's schema.
 func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Middle)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Leaf.Equal(src.Leaf) {
 			m.Leaf = src.Leaf.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Leaf != nil || src.Leaf != nil {
 			if m.Leaf == nil {
 				m.Leaf = new(Leaf)
@@ -2175,7 +2191,7 @@ func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int) int {
 			n += m.Leaf.copyInAt(src.Leaf, fm, at+2)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 6) {
+	if (cw|bw)&(1<<6) != 0 {
 		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Leaves, src.Leaves, (*Leaf).Equal, (*Leaf).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Leaves, src.Leaves, (*Leaf).Equal) {
@@ -2212,16 +2228,17 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Top being number at of fm's schema.
 func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
 	if src == nil {
 		src = new(Top)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(Key)
@@ -2230,12 +2247,12 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 9) {
+	if cw&(1<<9) != 0 {
 		if !m.Middle.Equal(src.Middle) {
 			m.Middle = src.Middle.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 9) {
+	} else if bw&(1<<9) != 0 {
 		if m.Middle != nil || src.Middle != nil {
 			if m.Middle == nil {
 				m.Middle = new(Middle)
@@ -2244,7 +2261,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n += m.Middle.copyInAt(src.Middle, fm, at+10)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 21) {
+	if (cw|bw)&(1<<21) != 0 {
 		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
 		} else if !slices.Equal(m.Tags, src.Tags) {
@@ -2256,7 +2273,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 22) {
+	if (cw|bw)&(1<<22) != 0 {
 		if a := fm.ListActionAt(at + 22); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Middles, src.Middles, (*Middle).Equal, (*Middle).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Middles, src.Middles, (*Middle).Equal) {
@@ -2268,7 +2285,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 34) {
+	if (cw|bw)&(1<<34) != 0 {
 		if a := fm.ListActionAt(at + 34); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
 		} else if !maps.Equal(m.Labels, src.Labels) {
@@ -2280,7 +2297,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 35) {
+	if (cw|bw)&(1<<35) != 0 {
 		if a := fm.ListActionAt(at + 35); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.LeafMap, src.LeafMap, (*Leaf).Equal, (*Leaf).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.LeafMap, src.LeafMap, (*Leaf).Equal) {
@@ -2292,7 +2309,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 36) {
+	if (cw|bw)&(1<<36) != 0 {
 		if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
 		} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
@@ -2304,7 +2321,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 37) {
+	if (cw|bw)&(1<<37) != 0 {
 		if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
 		} else if !fieldmap.EqualListFunc(m.Samples, src.Samples, fieldmap.EqualFloat64) {
@@ -2316,7 +2333,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 38) {
+	if (cw|bw)&(1<<38) != 0 {
 		if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.States, src.States)
 		} else if !slices.Equal(m.States, src.States) {
@@ -2328,7 +2345,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 39) {
+	if (cw|bw)&(1<<39) != 0 {
 		if a := fm.ListActionAt(at + 39); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.BlobMap, src.BlobMap, bytes.Equal, fieldmap.CloneBytes)
 		} else if !fieldmap.EqualMapFunc(m.BlobMap, src.BlobMap, bytes.Equal) {
@@ -2340,7 +2357,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 40) {
+	if (cw|bw)&(1<<40) != 0 {
 		if a := fm.ListActionAt(at + 40); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.StateMap, src.StateMap)
 		} else if !maps.Equal(m.StateMap, src.StateMap) {
@@ -2352,7 +2369,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 41) {
+	if cw&(1<<41) != 0 {
 		if s1, ok := src.Choice.(*Top_ChoiceName); ok && s1 != nil {
 			if d1, ok := m.Choice.(*Top_ChoiceName); !ok || d1 == nil || d1.ChoiceName != s1.ChoiceName {
 				m.Choice = &Top_ChoiceName{ChoiceName: s1.ChoiceName}
@@ -2363,7 +2380,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 42) {
+	if cw&(1<<42) != 0 {
 		if s1, ok := src.Choice.(*Top_ChoiceLeaf); ok && s1 != nil {
 			if d1, ok := m.Choice.(*Top_ChoiceLeaf); !ok || d1 == nil || !d1.ChoiceLeaf.Equal(s1.ChoiceLeaf) {
 				m.Choice = &Top_ChoiceLeaf{ChoiceLeaf: s1.ChoiceLeaf.Clone()}
@@ -2373,7 +2390,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			m.Choice = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 42) {
+	} else if bw&(1<<42) != 0 {
 		var s1 *Leaf
 		sok := false
 		if w, ok := src.Choice.(*Top_ChoiceLeaf); ok && w != nil {
@@ -2394,7 +2411,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n += d1.copyInAt(s1, fm, at+43)
 		}
 	}
-	if fm.HasAt(at + 47) {
+	if cw&(1<<47) != 0 {
 		if s1, ok := src.Choice.(*Top_ChoiceNumber); ok && s1 != nil {
 			if d1, ok := m.Choice.(*Top_ChoiceNumber); !ok || d1 == nil || d1.ChoiceNumber != s1.ChoiceNumber {
 				m.Choice = &Top_ChoiceNumber{ChoiceNumber: s1.ChoiceNumber}
@@ -2405,7 +2422,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 48) {
+	if cw&(1<<48) != 0 {
 		if s1, ok := src.Choice.(*Top_ChoiceBytes); ok && s1 != nil {
 			if d1, ok := m.Choice.(*Top_ChoiceBytes); !ok || d1 == nil || !bytes.Equal(d1.ChoiceBytes, s1.ChoiceBytes) {
 				m.Choice = &Top_ChoiceBytes{ChoiceBytes: fieldmap.CloneBytes(s1.ChoiceBytes)}
@@ -2416,12 +2433,12 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 49) {
+	if cw&(1<<49) != 0 {
 		if !m.Scalars.Equal(src.Scalars) {
 			m.Scalars = src.Scalars.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 49) {
+	} else if bw&(1<<49) != 0 {
 		if m.Scalars != nil || src.Scalars != nil {
 			if m.Scalars == nil {
 				m.Scalars = new(Scalars)
@@ -2514,32 +2531,36 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Key being number at of fm's schema.
 func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Key)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Organization != src.Organization {
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization = src.Organization
 		n++
 	}
-	if fm.HasAt(at+1) && m.Name != src.Name {
+	if cw&(1<<1) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+2) && m.Version != src.Version {
+	if cw&(1<<2) != 0 && m.Version != src.Version {
 		m.Version = src.Version
 		n++
 	}
-	if fm.HasAt(at+3) && m.State != src.State {
+	if cw&(1<<3) != 0 && m.State != src.State {
 		m.State = src.State
 		n++
 	}
-	if fm.HasAt(at + 4) {
+	if cw&(1<<4) != 0 {
 		if !m.Sub.Equal(src.Sub) {
 			m.Sub = src.Sub.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 4) {
+	} else if bw&(1<<4) != 0 {
 		if m.Sub != nil || src.Sub != nil {
 			if m.Sub == nil {
 				m.Sub = new(SubKey)
@@ -2554,19 +2575,23 @@ func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // SubKey being number at of fm's schema.
 func (m *SubKey) copyInAt(src *SubKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(SubKey)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Region != src.Region {
+	if cw&(1<<0) != 0 && m.Region != src.Region {
 		m.Region = src.Region
 		n++
 	}
-	if fm.HasAt(at+1) && m.Zone != src.Zone {
+	if cw&(1<<1) != 0 && m.Zone != src.Zone {
 		m.Zone = src.Zone
 		n++
 	}
-	if fm.HasAt(at+2) && m.Edge != src.Edge {
+	if cw&(1<<2) != 0 && m.Edge != src.Edge {
 		m.Edge = src.Edge
 		n++
 	}
@@ -2576,43 +2601,47 @@ func (m *SubKey) copyInAt(src *SubKey, fm *fieldmap.FieldMap, at int) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Wkt being number at of fm's schema.
 func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Wkt)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.Equal(m.Ts, src.Ts) {
+	if cw&(1<<0) != 0 && !fieldmap.Equal(m.Ts, src.Ts) {
 		m.Ts = fieldmap.Clone(src.Ts)
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.Equal(m.Dur, src.Dur) {
+	if cw&(1<<1) != 0 && !fieldmap.Equal(m.Dur, src.Dur) {
 		m.Dur = fieldmap.Clone(src.Dur)
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.Equal(m.Str, src.Str) {
+	if cw&(1<<2) != 0 && !fieldmap.Equal(m.Str, src.Str) {
 		m.Str = fieldmap.Clone(src.Str)
 		n++
 	}
-	if fm.HasAt(at+3) && !fieldmap.Equal(m.I64, src.I64) {
+	if cw&(1<<3) != 0 && !fieldmap.Equal(m.I64, src.I64) {
 		m.I64 = fieldmap.Clone(src.I64)
 		n++
 	}
-	if fm.HasAt(at+4) && !fieldmap.Equal(m.Flag, src.Flag) {
+	if cw&(1<<4) != 0 && !fieldmap.Equal(m.Flag, src.Flag) {
 		m.Flag = fieldmap.Clone(src.Flag)
 		n++
 	}
-	if fm.HasAt(at+5) && !fieldmap.Equal(m.St, src.St) {
+	if cw&(1<<5) != 0 && !fieldmap.Equal(m.St, src.St) {
 		m.St = fieldmap.Clone(src.St)
 		n++
 	}
-	if fm.HasAt(at+6) && !fieldmap.Equal(m.Any, src.Any) {
+	if cw&(1<<6) != 0 && !fieldmap.Equal(m.Any, src.Any) {
 		m.Any = fieldmap.Clone(src.Any)
 		n++
 	}
-	if fm.HasAt(at+7) && !fieldmap.Equal(m.Val, src.Val) {
+	if cw&(1<<7) != 0 && !fieldmap.Equal(m.Val, src.Val) {
 		m.Val = fieldmap.Clone(src.Val)
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 8) {
+	if (cw|bw)&(1<<8) != 0 {
 		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
 		} else if !fieldmap.EqualMessageListFunc(m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
@@ -2624,7 +2653,7 @@ func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 9) {
+	if (cw|bw)&(1<<9) != 0 {
 		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.Durs, src.Durs, fieldmap.Equal[*durationpb.Duration], fieldmap.Clone[*durationpb.Duration])
 		} else if !fieldmap.EqualMessageMapFunc(m.Durs, src.Durs, fieldmap.Equal[*durationpb.Duration]) {
@@ -2642,23 +2671,27 @@ func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int) int {
 // _File_testpb_v1_kinds_proto_Label182jztu_copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Label being number at of fm's schema.
 func _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(other.Label)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Color != src.Color {
+	if cw&(1<<1) != 0 && m.Color != src.Color {
 		m.Color = src.Color
 		n++
 	}
-	if fm.HasAt(at+2) && m.Secret != src.Secret {
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
 		m.Secret = src.Secret
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
 		} else if !slices.Equal(m.Weights, src.Weights) {
@@ -2752,23 +2785,27 @@ func (m *Tree) CopyInFields(src *Tree, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Tree being number at of fm's schema.
 func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Tree)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && !m.Left.Equal(src.Left) {
+	if cw&(1<<1) != 0 && !m.Left.Equal(src.Left) {
 		m.Left = src.Left.Clone()
 		n++
 	}
-	if fm.HasAt(at+2) && !m.Right.Equal(src.Right) {
+	if cw&(1<<2) != 0 && !m.Right.Equal(src.Right) {
 		m.Right = src.Right.Clone()
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
@@ -2780,12 +2817,12 @@ func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 4) {
+	if cw&(1<<4) != 0 {
 		if !m.Branch.Equal(src.Branch) {
 			m.Branch = src.Branch.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 4) {
+	} else if bw&(1<<4) != 0 {
 		if m.Branch != nil || src.Branch != nil {
 			if m.Branch == nil {
 				m.Branch = new(Branch)
@@ -2800,15 +2837,19 @@ func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int) int {
 // copyInAt_10ws6na copies the fields of src flagged in fm into m, the first flag of
 // Branch being number at of fm's schema.
 func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Branch)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Label != src.Label {
+	if cw&(1<<0) != 0 && m.Label != src.Label {
 		m.Label = src.Label
 		n++
 	}
-	if fm.HasAt(at+1) && !m.Tree.Equal(src.Tree) {
+	if cw&(1<<1) != 0 && !m.Tree.Equal(src.Tree) {
 		m.Tree = src.Tree.Clone()
 		n++
 	}
@@ -2837,20 +2878,24 @@ func (m *Branch) CopyInFields(src *Branch, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Branch being number at of fm's schema.
 func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Branch)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Label != src.Label {
+	if cw&(1<<0) != 0 && m.Label != src.Label {
 		m.Label = src.Label
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Tree.Equal(src.Tree) {
 			m.Tree = src.Tree.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Tree != nil || src.Tree != nil {
 			if m.Tree == nil {
 				m.Tree = new(Tree)
@@ -2865,23 +2910,27 @@ func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int) int {
 // copyInAt_jfhjda copies the fields of src flagged in fm into m, the first flag of
 // Tree being number at of fm's schema.
 func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Tree)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && !m.Left.Equal(src.Left) {
+	if cw&(1<<1) != 0 && !m.Left.Equal(src.Left) {
 		m.Left = src.Left.Clone()
 		n++
 	}
-	if fm.HasAt(at+2) && !m.Right.Equal(src.Right) {
+	if cw&(1<<2) != 0 && !m.Right.Equal(src.Right) {
 		m.Right = src.Right.Clone()
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
@@ -2893,7 +2942,7 @@ func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+4) && !m.Branch.Equal(src.Branch) {
+	if cw&(1<<4) != 0 && !m.Branch.Equal(src.Branch) {
 		m.Branch = src.Branch.Clone()
 		n++
 	}
@@ -2947,16 +2996,20 @@ func (m *Outer) CopyInFields(src *Outer, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Outer being number at of fm's schema.
 func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Outer)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Inner.Equal(src.Inner) {
 			m.Inner = src.Inner.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Inner != nil || src.Inner != nil {
 			if m.Inner == nil {
 				m.Inner = new(Outer_Inner)
@@ -2965,7 +3018,7 @@ func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int) int {
 			n += m.Inner.copyInAt(src.Inner, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Inners, src.Inners, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Inners, src.Inners, (*Outer_Inner).Equal) {
@@ -2977,7 +3030,7 @@ func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 6) {
+	if (cw|bw)&(1<<6) != 0 {
 		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*Outer_Inner).Equal) {
@@ -2995,15 +3048,19 @@ func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Inner being number at of fm's schema.
 func (m *Outer_Inner) copyInAt(src *Outer_Inner, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Outer_Inner)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Kind != src.Kind {
+	if cw&(1<<0) != 0 && m.Kind != src.Kind {
 		m.Kind = src.Kind
 		n++
 	}
-	if fm.HasAt(at+1) && m.Secret != src.Secret {
+	if cw&(1<<1) != 0 && m.Secret != src.Secret {
 		m.Secret = src.Secret
 		n++
 	}
@@ -3051,20 +3108,24 @@ func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Secrets being number at of fm's schema.
 func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Secrets)
 	}
 	n := 0
-	if fm.HasAt(at) && m.ApiKey != src.ApiKey {
+	if cw&(1<<0) != 0 && m.ApiKey != src.ApiKey {
 		m.ApiKey = src.ApiKey
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Leaf.Equal(src.Leaf) {
 			m.Leaf = src.Leaf.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Leaf != nil || src.Leaf != nil {
 			if m.Leaf == nil {
 				m.Leaf = new(Leaf)
@@ -3073,7 +3134,7 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int) int {
 			n += m.Leaf.copyInAt(src.Leaf, fm, at+2)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 6) {
+	if (cw|bw)&(1<<6) != 0 {
 		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Leaves, src.Leaves, (*Leaf).Equal, (*Leaf).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Leaves, src.Leaves, (*Leaf).Equal) {
@@ -3085,7 +3146,7 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 11) {
+	if (cw|bw)&(1<<11) != 0 {
 		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.LeafMap, src.LeafMap, (*Leaf).Equal, (*Leaf).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.LeafMap, src.LeafMap, (*Leaf).Equal) {
@@ -3097,7 +3158,7 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 12) {
+	if cw&(1<<12) != 0 {
 		if s1, ok := src.Cred.(*Secrets_CredToken); ok && s1 != nil {
 			if d1, ok := m.Cred.(*Secrets_CredToken); !ok || d1 == nil || d1.CredToken != s1.CredToken {
 				m.Cred = &Secrets_CredToken{CredToken: s1.CredToken}
@@ -3108,7 +3169,7 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 13) {
+	if cw&(1<<13) != 0 {
 		if s1, ok := src.Cred.(*Secrets_CredLeaf); ok && s1 != nil {
 			if d1, ok := m.Cred.(*Secrets_CredLeaf); !ok || d1 == nil || !d1.CredLeaf.Equal(s1.CredLeaf) {
 				m.Cred = &Secrets_CredLeaf{CredLeaf: s1.CredLeaf.Clone()}
@@ -3118,7 +3179,7 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int) int {
 			m.Cred = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 13) {
+	} else if bw&(1<<13) != 0 {
 		var s1 *Leaf
 		sok := false
 		if w, ok := src.Cred.(*Secrets_CredLeaf); ok && w != nil {
@@ -3139,7 +3200,7 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int) int {
 			n += d1.copyInAt(s1, fm, at+14)
 		}
 	}
-	if fm.HasAt(at + 18) {
+	if cw&(1<<18) != 0 {
 		if s1, ok := src.Cred.(*Secrets_CredUser); ok && s1 != nil {
 			if d1, ok := m.Cred.(*Secrets_CredUser); !ok || d1 == nil || d1.CredUser != s1.CredUser {
 				m.Cred = &Secrets_CredUser{CredUser: s1.CredUser}
@@ -3150,12 +3211,12 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 19) {
+	if cw&(1<<19) != 0 {
 		if !m.Outer.Equal(src.Outer) {
 			m.Outer = src.Outer.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 19) {
+	} else if bw&(1<<19) != 0 {
 		if m.Outer != nil || src.Outer != nil {
 			if m.Outer == nil {
 				m.Outer = new(Outer)
@@ -3164,12 +3225,12 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int) int {
 			n += m.Outer.copyInAt(src.Outer, fm, at+20)
 		}
 	}
-	if fm.HasAt(at + 27) {
+	if cw&(1<<27) != 0 {
 		if !fieldmap.Equal(m.Label, src.Label) {
 			m.Label = fieldmap.Clone(src.Label)
 			n++
 		}
-	} else if fm.HasChildAt(at + 27) {
+	} else if bw&(1<<27) != 0 {
 		if m.Label != nil || src.Label != nil {
 			if m.Label == nil {
 				m.Label = new(other.Label)
@@ -3178,11 +3239,11 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int) int {
 			n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+28)
 		}
 	}
-	if fm.HasAt(at+32) && !bytes.Equal(m.Cert, src.Cert) {
+	if cw&(1<<32) != 0 && !bytes.Equal(m.Cert, src.Cert) {
 		m.Cert = fieldmap.CloneBytes(src.Cert)
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 33) {
+	if (cw|bw)&(1<<33) != 0 {
 		if a := fm.ListActionAt(at + 33); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Env, src.Env)
 		} else if !maps.Equal(m.Env, src.Env) {
@@ -3219,15 +3280,19 @@ func (m *NamedKey) CopyInFields(src *NamedKey, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // NamedKey being number at of fm's schema.
 func (m *NamedKey) copyInAt(src *NamedKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(NamedKey)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Id != src.Id {
+	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}
-	if fm.HasAt(at+1) && m.Note != src.Note {
+	if cw&(1<<1) != 0 && m.Note != src.Note {
 		m.Note = src.Note
 		n++
 	}

@@ -324,12 +324,16 @@ type _Legacy_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Legacy being number at of fm's schema.
 func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Legacy)
 	}
 	n := 0
 	var pb *_Legacy_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Name, src.Name) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
 		if src.Name == nil {
 			m.Name = nil
 		} else {
@@ -341,7 +345,7 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.EqualPtr(m.Count, src.Count) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Count, src.Count) {
 		if src.Count == nil {
 			m.Count = nil
 		} else {
@@ -353,7 +357,7 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.EqualPtr(m.Mode, src.Mode) {
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Mode, src.Mode) {
 		if src.Mode == nil {
 			m.Mode = nil
 		} else {
@@ -365,11 +369,11 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at+3) && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+	if cw&(1<<3) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
 		m.Data = fieldmap.CloneBytes(src.Data)
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Values, src.Values)
 		} else if !slices.Equal(m.Values, src.Values) {
@@ -381,7 +385,7 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+5) && !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
+	if cw&(1<<5) != 0 && !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
 		if src.Ratio == nil {
 			m.Ratio = nil
 		} else {
@@ -393,11 +397,11 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at+6) && !m.Next.Equal(src.Next) {
+	if cw&(1<<6) != 0 && !m.Next.Equal(src.Next) {
 		m.Next = src.Next.Clone()
 		n++
 	}
-	if fm.HasAt(at+7) && !fieldmap.EqualPtr(m.Id, src.Id) {
+	if cw&(1<<7) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
 		if src.Id == nil {
 			m.Id = nil
 		} else {
@@ -409,12 +413,12 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at + 8) {
+	if cw&(1<<8) != 0 {
 		if !m.Item.Equal(src.Item) {
 			m.Item = src.Item.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 8) {
+	} else if bw&(1<<8) != 0 {
 		if m.Item != nil || src.Item != nil {
 			if m.Item == nil {
 				m.Item = new(Legacy_Item)
@@ -423,7 +427,7 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
 			n += m.Item.copyInAt(src.Item, fm, at+9)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 11) {
+	if (cw|bw)&(1<<11) != 0 {
 		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Modes, src.Modes)
 		} else if !maps.Equal(m.Modes, src.Modes) {
@@ -435,7 +439,7 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 12) {
+	if cw&(1<<12) != 0 {
 		if s1, ok := src.Pick.(*Legacy_PickName); ok && s1 != nil {
 			if d1, ok := m.Pick.(*Legacy_PickName); !ok || d1 == nil || d1.PickName != s1.PickName {
 				m.Pick = &Legacy_PickName{PickName: s1.PickName}
@@ -446,7 +450,7 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 13) {
+	if cw&(1<<13) != 0 {
 		if s1, ok := src.Pick.(*Legacy_PickMode); ok && s1 != nil {
 			if d1, ok := m.Pick.(*Legacy_PickMode); !ok || d1 == nil || d1.PickMode != s1.PickMode {
 				m.Pick = &Legacy_PickMode{PickMode: s1.PickMode}
@@ -457,7 +461,7 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+14) && !fieldmap.EqualPtr(m.Secret, src.Secret) {
+	if cw&(1<<14) != 0 && !fieldmap.EqualPtr(m.Secret, src.Secret) {
 		if src.Secret == nil {
 			m.Secret = nil
 		} else {
@@ -481,12 +485,16 @@ type _Legacy_Item_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Item being number at of fm's schema.
 func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Legacy_Item)
 	}
 	n := 0
 	var pb *_Legacy_Item_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Text, src.Text) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
 		if src.Text == nil {
 			m.Text = nil
 		} else {
@@ -498,7 +506,7 @@ func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int) 
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.EqualPtr(m.Num, src.Num) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Num, src.Num) {
 		if src.Num == nil {
 			m.Num = nil
 		} else {

@@ -273,12 +273,16 @@ type _Modern_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Modern being number at of fm's schema.
 func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Modern)
 	}
 	n := 0
 	var pb *_Modern_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Name, src.Name) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
 		if src.Name == nil {
 			m.Name = nil
 		} else {
@@ -290,11 +294,11 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && m.Count != src.Count {
+	if cw&(1<<1) != 0 && m.Count != src.Count {
 		m.Count = src.Count
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.EqualPtr(m.Level, src.Level) {
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Level, src.Level) {
 		if src.Level == nil {
 			m.Level = nil
 		} else {
@@ -306,7 +310,7 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at+3) && !fieldmap.EqualPtr(m.Closed, src.Closed) {
+	if cw&(1<<3) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
 		if src.Closed == nil {
 			m.Closed = nil
 		} else {
@@ -318,7 +322,7 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Packed, src.Packed)
 		} else if !slices.Equal(m.Packed, src.Packed) {
@@ -330,7 +334,7 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 5) {
+	if (cw|bw)&(1<<5) != 0 {
 		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Expanded, src.Expanded)
 		} else if !slices.Equal(m.Expanded, src.Expanded) {
@@ -342,12 +346,12 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 6) {
+	if cw&(1<<6) != 0 {
 		if !m.Part.Equal(src.Part) {
 			m.Part = src.Part.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 6) {
+	} else if bw&(1<<6) != 0 {
 		if m.Part != nil || src.Part != nil {
 			if m.Part == nil {
 				m.Part = new(Part)
@@ -356,15 +360,15 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int) int {
 			n += m.Part.copyInAt(src.Part, fm, at+7)
 		}
 	}
-	if fm.HasAt(at+9) && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+	if cw&(1<<9) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
 		m.Data = fieldmap.CloneBytes(src.Data)
 		n++
 	}
-	if fm.HasAt(at+10) && !fieldmap.SameFloat64(m.Ratio, src.Ratio) {
+	if cw&(1<<10) != 0 && !fieldmap.SameFloat64(m.Ratio, src.Ratio) {
 		m.Ratio = src.Ratio
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 11) {
+	if (cw|bw)&(1<<11) != 0 {
 		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.Parts, src.Parts, (*Part).Equal, (*Part).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.Parts, src.Parts, (*Part).Equal) {
@@ -376,7 +380,7 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+12) && !fieldmap.EqualPtr(m.Secret, src.Secret) {
+	if cw&(1<<12) != 0 && !fieldmap.EqualPtr(m.Secret, src.Secret) {
 		if src.Secret == nil {
 			m.Secret = nil
 		} else {
@@ -400,12 +404,16 @@ type _Part_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Part being number at of fm's schema.
 func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Part)
 	}
 	n := 0
 	var pb *_Part_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Label, src.Label) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Label, src.Label) {
 		if src.Label == nil {
 			m.Label = nil
 		} else {
@@ -417,7 +425,7 @@ func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SamePtrFloat32(m.Weight, src.Weight) {
+	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.Weight, src.Weight) {
 		if src.Weight == nil {
 			m.Weight = nil
 		} else {

@@ -213,15 +213,19 @@ func (m *Extendable) CopyInFields(src *Extendable, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Extendable being number at of fm's schema.
 func (m *Extendable) copyInAt(src *Extendable, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Extendable)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.SameFloat64(m.D, src.D) {
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.D, src.D) {
 		m.D = src.D
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.EqualPtr(m.Name, src.Name) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
 		m.Name = fieldmap.ClonePtr(src.Name)
 		n++
 	}
@@ -250,16 +254,20 @@ func (m *NegZeroHolder) CopyInFields(src *NegZeroHolder, fm *fieldmap.FieldMap) 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // NegZeroHolder being number at of fm's schema.
 func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(NegZeroHolder)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Ext.Equal(src.Ext) {
 			m.Ext = src.Ext.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Ext != nil || src.Ext != nil {
 			if m.Ext == nil {
 				m.Ext = new(Extendable)
@@ -268,12 +276,12 @@ func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at i
 			n += m.Ext.copyInAt(src.Ext, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if !fieldmap.Equal(m.Plain, src.Plain) {
 			m.Plain = fieldmap.Clone(src.Plain)
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		if m.Plain != nil || src.Plain != nil {
 			if m.Plain == nil {
 				m.Plain = new(plain.Plain)
@@ -282,7 +290,7 @@ func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at i
 			n += _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m.Plain, src.Plain, fm, at+4)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 7) {
+	if (cw|bw)&(1<<7) != 0 {
 		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extendable).Equal, (*Extendable).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extendable).Equal) {
@@ -294,7 +302,7 @@ func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 10) {
+	if (cw|bw)&(1<<10) != 0 {
 		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, fieldmap.Equal[*plain.Plain], fieldmap.Clone[*plain.Plain])
 		} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, fieldmap.Equal[*plain.Plain]) {
@@ -312,19 +320,23 @@ func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at i
 // _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Plain being number at of fm's schema.
 func _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m, src *plain.Plain, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(plain.Plain)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.SameFloat64(m.D, src.D) {
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.D, src.D) {
 		m.D = src.D
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SameFloat32(m.F, src.F) {
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat32(m.F, src.F) {
 		m.F = src.F
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Ds, src.Ds, fieldmap.EqualFloat64, nil)
 		} else if !fieldmap.EqualListFunc(m.Ds, src.Ds, fieldmap.EqualFloat64) {

@@ -1470,12 +1470,16 @@ type _TortureDefaults_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureDefaults being number at of fm's schema.
 func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureDefaults)
 	}
 	n := 0
 	var pb *_TortureDefaults_ptrs
-	if fm.HasAt(at) && !fieldmap.SamePtrFloat64(m.DDouble, src.DDouble) {
+	if cw&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.DDouble, src.DDouble) {
 		if src.DDouble == nil {
 			m.DDouble = nil
 		} else {
@@ -1487,7 +1491,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SamePtrFloat32(m.DFloat, src.DFloat) {
+	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.DFloat, src.DFloat) {
 		if src.DFloat == nil {
 			m.DFloat = nil
 		} else {
@@ -1499,7 +1503,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.EqualPtr(m.DInt32, src.DInt32) {
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.DInt32, src.DInt32) {
 		if src.DInt32 == nil {
 			m.DInt32 = nil
 		} else {
@@ -1511,7 +1515,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+3) && !fieldmap.EqualPtr(m.DInt64, src.DInt64) {
+	if cw&(1<<3) != 0 && !fieldmap.EqualPtr(m.DInt64, src.DInt64) {
 		if src.DInt64 == nil {
 			m.DInt64 = nil
 		} else {
@@ -1523,7 +1527,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+4) && !fieldmap.EqualPtr(m.DUint32, src.DUint32) {
+	if cw&(1<<4) != 0 && !fieldmap.EqualPtr(m.DUint32, src.DUint32) {
 		if src.DUint32 == nil {
 			m.DUint32 = nil
 		} else {
@@ -1535,7 +1539,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+5) && !fieldmap.EqualPtr(m.DUint64, src.DUint64) {
+	if cw&(1<<5) != 0 && !fieldmap.EqualPtr(m.DUint64, src.DUint64) {
 		if src.DUint64 == nil {
 			m.DUint64 = nil
 		} else {
@@ -1547,7 +1551,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+6) && !fieldmap.EqualPtr(m.DSint32, src.DSint32) {
+	if cw&(1<<6) != 0 && !fieldmap.EqualPtr(m.DSint32, src.DSint32) {
 		if src.DSint32 == nil {
 			m.DSint32 = nil
 		} else {
@@ -1559,7 +1563,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+7) && !fieldmap.EqualPtr(m.DSint64, src.DSint64) {
+	if cw&(1<<7) != 0 && !fieldmap.EqualPtr(m.DSint64, src.DSint64) {
 		if src.DSint64 == nil {
 			m.DSint64 = nil
 		} else {
@@ -1571,7 +1575,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+8) && !fieldmap.EqualPtr(m.DFixed32, src.DFixed32) {
+	if cw&(1<<8) != 0 && !fieldmap.EqualPtr(m.DFixed32, src.DFixed32) {
 		if src.DFixed32 == nil {
 			m.DFixed32 = nil
 		} else {
@@ -1583,7 +1587,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+9) && !fieldmap.EqualPtr(m.DFixed64, src.DFixed64) {
+	if cw&(1<<9) != 0 && !fieldmap.EqualPtr(m.DFixed64, src.DFixed64) {
 		if src.DFixed64 == nil {
 			m.DFixed64 = nil
 		} else {
@@ -1595,7 +1599,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+10) && !fieldmap.EqualPtr(m.DSfixed32, src.DSfixed32) {
+	if cw&(1<<10) != 0 && !fieldmap.EqualPtr(m.DSfixed32, src.DSfixed32) {
 		if src.DSfixed32 == nil {
 			m.DSfixed32 = nil
 		} else {
@@ -1607,7 +1611,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+11) && !fieldmap.EqualPtr(m.DSfixed64, src.DSfixed64) {
+	if cw&(1<<11) != 0 && !fieldmap.EqualPtr(m.DSfixed64, src.DSfixed64) {
 		if src.DSfixed64 == nil {
 			m.DSfixed64 = nil
 		} else {
@@ -1619,7 +1623,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+12) && !fieldmap.EqualPtr(m.DBool, src.DBool) {
+	if cw&(1<<12) != 0 && !fieldmap.EqualPtr(m.DBool, src.DBool) {
 		if src.DBool == nil {
 			m.DBool = nil
 		} else {
@@ -1631,7 +1635,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+13) && !fieldmap.EqualPtr(m.DString, src.DString) {
+	if cw&(1<<13) != 0 && !fieldmap.EqualPtr(m.DString, src.DString) {
 		if src.DString == nil {
 			m.DString = nil
 		} else {
@@ -1643,11 +1647,11 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+14) && !fieldmap.EqualBytesPresence(m.DBytes, src.DBytes) {
+	if cw&(1<<14) != 0 && !fieldmap.EqualBytesPresence(m.DBytes, src.DBytes) {
 		m.DBytes = fieldmap.CloneBytes(src.DBytes)
 		n++
 	}
-	if fm.HasAt(at+15) && !fieldmap.EqualPtr(m.DEnum, src.DEnum) {
+	if cw&(1<<15) != 0 && !fieldmap.EqualPtr(m.DEnum, src.DEnum) {
 		if src.DEnum == nil {
 			m.DEnum = nil
 		} else {
@@ -1659,7 +1663,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+16) && !fieldmap.SamePtrFloat64(m.DNan, src.DNan) {
+	if cw&(1<<16) != 0 && !fieldmap.SamePtrFloat64(m.DNan, src.DNan) {
 		if src.DNan == nil {
 			m.DNan = nil
 		} else {
@@ -1671,7 +1675,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+17) && !fieldmap.SamePtrFloat32(m.DNegInf, src.DNegInf) {
+	if cw&(1<<17) != 0 && !fieldmap.SamePtrFloat32(m.DNegInf, src.DNegInf) {
 		if src.DNegInf == nil {
 			m.DNegInf = nil
 		} else {
@@ -1683,7 +1687,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+18) && !fieldmap.SamePtrFloat64(m.DNegZero, src.DNegZero) {
+	if cw&(1<<18) != 0 && !fieldmap.SamePtrFloat64(m.DNegZero, src.DNegZero) {
 		if src.DNegZero == nil {
 			m.DNegZero = nil
 		} else {
@@ -1695,7 +1699,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+19) && !fieldmap.EqualPtr(m.RString, src.RString) {
+	if cw&(1<<19) != 0 && !fieldmap.EqualPtr(m.RString, src.RString) {
 		if src.RString == nil {
 			m.RString = nil
 		} else {
@@ -1707,7 +1711,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+20) && !fieldmap.EqualPtr(m.REnum, src.REnum) {
+	if cw&(1<<20) != 0 && !fieldmap.EqualPtr(m.REnum, src.REnum) {
 		if src.REnum == nil {
 			m.REnum = nil
 		} else {
@@ -1719,12 +1723,12 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at + 21) {
+	if cw&(1<<21) != 0 {
 		if !m.RMessage.Equal(src.RMessage) {
 			m.RMessage = src.RMessage.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 21) {
+	} else if bw&(1<<21) != 0 {
 		if m.RMessage != nil || src.RMessage != nil {
 			if m.RMessage == nil {
 				m.RMessage = new(TortureDefaults_Inner)
@@ -1733,7 +1737,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 			n += m.RMessage.copyInAt(src.RMessage, fm, at+22)
 		}
 	}
-	if fm.HasAt(at+24) && !fieldmap.EqualPtr(m.Secret, src.Secret) {
+	if cw&(1<<24) != 0 && !fieldmap.EqualPtr(m.Secret, src.Secret) {
 		if src.Secret == nil {
 			m.Secret = nil
 		} else {
@@ -1745,7 +1749,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 		}
 		n++
 	}
-	if fm.HasAt(at+25) && !fieldmap.EqualPtr(m.Color, src.Color) {
+	if cw&(1<<25) != 0 && !fieldmap.EqualPtr(m.Color, src.Color) {
 		if src.Color == nil {
 			m.Color = nil
 		} else {
@@ -1769,12 +1773,16 @@ type _TortureDefaults_Inner_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Inner being number at of fm's schema.
 func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureDefaults_Inner)
 	}
 	n := 0
 	var pb *_TortureDefaults_Inner_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Value, src.Value) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Value, src.Value) {
 		if src.Value == nil {
 			m.Value = nil
 		} else {
@@ -1786,7 +1794,7 @@ func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldma
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
 		if src.Sign == nil {
 			m.Sign = nil
 		} else {
@@ -1842,11 +1850,15 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureGroups being number at of fm's schema.
 func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureGroups)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if s1, ok := src.Pick.(*TortureGroups_Pickgroup); ok && s1 != nil {
 			if d1, ok := m.Pick.(*TortureGroups_Pickgroup); !ok || d1 == nil || !d1.Pickgroup.Equal(s1.Pickgroup) {
 				m.Pick = &TortureGroups_Pickgroup{Pickgroup: s1.Pickgroup.Clone()}
@@ -1856,7 +1868,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		var s1 *TortureGroups_PickGroup
 		sok := false
 		if w, ok := src.Pick.(*TortureGroups_Pickgroup); ok && w != nil {
@@ -1877,7 +1889,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n += d1.copyInAt_piss7n(s1, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 4) {
+	if cw&(1<<4) != 0 {
 		if s1, ok := src.Pick.(*TortureGroups_PickSign); ok && s1 != nil {
 			if d1, ok := m.Pick.(*TortureGroups_PickSign); !ok || d1 == nil || d1.PickSign != s1.PickSign {
 				m.Pick = &TortureGroups_PickSign{PickSign: s1.PickSign}
@@ -1888,7 +1900,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 5) {
+	if cw&(1<<5) != 0 {
 		if s1, ok := src.Pick.(*TortureGroups_PickBytes); ok && s1 != nil {
 			if d1, ok := m.Pick.(*TortureGroups_PickBytes); !ok || d1 == nil || !bytes.Equal(d1.PickBytes, s1.PickBytes) {
 				m.Pick = &TortureGroups_PickBytes{PickBytes: fieldmap.CloneBytes(s1.PickBytes)}
@@ -1899,7 +1911,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 6) {
+	if cw&(1<<6) != 0 {
 		if s1, ok := src.Pick.(*TortureGroups_Picksecret); ok && s1 != nil {
 			if d1, ok := m.Pick.(*TortureGroups_Picksecret); !ok || d1 == nil || !d1.Picksecret.Equal(s1.Picksecret) {
 				m.Pick = &TortureGroups_Picksecret{Picksecret: s1.Picksecret.Clone()}
@@ -1909,7 +1921,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 6) {
+	} else if bw&(1<<6) != 0 {
 		var s1 *TortureGroups_PickSecret
 		sok := false
 		if w, ok := src.Pick.(*TortureGroups_Picksecret); ok && w != nil {
@@ -1930,7 +1942,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n += d1.copyInAt(s1, fm, at+7)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 8) {
+	if (cw|bw)&(1<<8) != 0 {
 		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Row, src.Row, (*TortureGroups_Row).Equal, (*TortureGroups_Row).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Row, src.Row, (*TortureGroups_Row).Equal) {
@@ -1942,12 +1954,12 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 11) {
+	if cw&(1<<11) != 0 {
 		if !m.Hidden.Equal(src.Hidden) {
 			m.Hidden = src.Hidden.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 11) {
+	} else if bw&(1<<11) != 0 {
 		if m.Hidden != nil || src.Hidden != nil {
 			if m.Hidden == nil {
 				m.Hidden = new(TortureGroups_Hidden)
@@ -1956,7 +1968,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n += m.Hidden.copyInAt(src.Hidden, fm, at+12)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 13) {
+	if (cw|bw)&(1<<13) != 0 {
 		if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.SignMap, src.SignMap)
 		} else if !maps.Equal(m.SignMap, src.SignMap) {
@@ -1968,7 +1980,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 14) {
+	if (cw|bw)&(1<<14) != 0 {
 		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal) {
@@ -1980,7 +1992,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 15) {
+	if (cw|bw)&(1<<15) != 0 {
 		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
 		} else if !slices.Equal(m.Signs, src.Signs) {
@@ -1992,12 +2004,12 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 16) {
+	if cw&(1<<16) != 0 {
 		if !m.Nested.Equal(src.Nested) {
 			m.Nested = src.Nested.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 16) {
+	} else if bw&(1<<16) != 0 {
 		if m.Nested != nil || src.Nested != nil {
 			if m.Nested == nil {
 				m.Nested = new(TortureGroups_Nested)
@@ -2018,12 +2030,16 @@ type _TortureGroups_PickGroup_ptrs struct {
 // copyInAt_piss7n copies the fields of src flagged in fm into m, the first flag of
 // PickGroup being number at of fm's schema.
 func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureGroups_PickGroup)
 	}
 	n := 0
 	var pb *_TortureGroups_PickGroup_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Text, src.Text) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
 		if src.Text == nil {
 			m.Text = nil
 		} else {
@@ -2035,7 +2051,7 @@ func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, 
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
 		if src.Sign == nil {
 			m.Sign = nil
 		} else {
@@ -2047,7 +2063,7 @@ func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, 
 		}
 		n++
 	}
-	if fm.HasAt(at+2) && !m.Back.Equal(src.Back) {
+	if cw&(1<<2) != 0 && !m.Back.Equal(src.Back) {
 		m.Back = src.Back.Clone()
 		n++
 	}
@@ -2057,11 +2073,15 @@ func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // PickSecret being number at of fm's schema.
 func (m *TortureGroups_PickSecret) copyInAt(src *TortureGroups_PickSecret, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureGroups_PickSecret)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Token, src.Token) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Token, src.Token) {
 		m.Token = fieldmap.ClonePtr(src.Token)
 		n++
 	}
@@ -2071,15 +2091,19 @@ func (m *TortureGroups_PickSecret) copyInAt(src *TortureGroups_PickSecret, fm *f
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Row being number at of fm's schema.
 func (m *TortureGroups_Row) copyInAt(src *TortureGroups_Row, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureGroups_Row)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.N, src.N) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.N, src.N) {
 		m.N = fieldmap.ClonePtr(src.N)
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
 		} else if !slices.Equal(m.Signs, src.Signs) {
@@ -2097,11 +2121,15 @@ func (m *TortureGroups_Row) copyInAt(src *TortureGroups_Row, fm *fieldmap.FieldM
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Hidden being number at of fm's schema.
 func (m *TortureGroups_Hidden) copyInAt(src *TortureGroups_Hidden, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureGroups_Hidden)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Password, src.Password) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Password, src.Password) {
 		m.Password = fieldmap.ClonePtr(src.Password)
 		n++
 	}
@@ -2111,16 +2139,20 @@ func (m *TortureGroups_Hidden) copyInAt(src *TortureGroups_Hidden, fm *fieldmap.
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Nested being number at of fm's schema.
 func (m *TortureGroups_Nested) copyInAt(src *TortureGroups_Nested, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureGroups_Nested)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Deeper.Equal(src.Deeper) {
 			m.Deeper = src.Deeper.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Deeper != nil || src.Deeper != nil {
 			if m.Deeper == nil {
 				m.Deeper = new(TortureGroups_Nested_Deeper)
@@ -2141,12 +2173,16 @@ type _TortureGroups_Nested_Deeper_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Deeper being number at of fm's schema.
 func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureGroups_Nested_Deeper)
 	}
 	n := 0
 	var pb *_TortureGroups_Nested_Deeper_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
 		if src.Sign == nil {
 			m.Sign = nil
 		} else {
@@ -2158,7 +2194,7 @@ func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper,
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SamePtrFloat32(m.F, src.F) {
+	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.F, src.F) {
 		if src.F == nil {
 			m.F = nil
 		} else {
@@ -2195,12 +2231,16 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // PickGroup being number at of fm's schema.
 func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureGroups_PickGroup)
 	}
 	n := 0
 	var pb *_TortureGroups_PickGroup_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Text, src.Text) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
 		if src.Text == nil {
 			m.Text = nil
 		} else {
@@ -2212,7 +2252,7 @@ func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fie
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
 		if src.Sign == nil {
 			m.Sign = nil
 		} else {
@@ -2224,12 +2264,12 @@ func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fie
 		}
 		n++
 	}
-	if fm.HasAt(at + 2) {
+	if cw&(1<<2) != 0 {
 		if !m.Back.Equal(src.Back) {
 			m.Back = src.Back.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 2) {
+	} else if bw&(1<<2) != 0 {
 		if m.Back != nil || src.Back != nil {
 			if m.Back == nil {
 				m.Back = new(TortureGroups)
@@ -2244,11 +2284,15 @@ func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fie
 // copyInAt_1sa1n69 copies the fields of src flagged in fm into m, the first flag of
 // TortureGroups being number at of fm's schema.
 func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureGroups)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if s1, ok := src.Pick.(*TortureGroups_Pickgroup); ok && s1 != nil {
 			if d1, ok := m.Pick.(*TortureGroups_Pickgroup); !ok || d1 == nil || !d1.Pickgroup.Equal(s1.Pickgroup) {
 				m.Pick = &TortureGroups_Pickgroup{Pickgroup: s1.Pickgroup.Clone()}
@@ -2259,7 +2303,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n++
 		}
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if s1, ok := src.Pick.(*TortureGroups_PickSign); ok && s1 != nil {
 			if d1, ok := m.Pick.(*TortureGroups_PickSign); !ok || d1 == nil || d1.PickSign != s1.PickSign {
 				m.Pick = &TortureGroups_PickSign{PickSign: s1.PickSign}
@@ -2270,7 +2314,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n++
 		}
 	}
-	if fm.HasAt(at + 2) {
+	if cw&(1<<2) != 0 {
 		if s1, ok := src.Pick.(*TortureGroups_PickBytes); ok && s1 != nil {
 			if d1, ok := m.Pick.(*TortureGroups_PickBytes); !ok || d1 == nil || !bytes.Equal(d1.PickBytes, s1.PickBytes) {
 				m.Pick = &TortureGroups_PickBytes{PickBytes: fieldmap.CloneBytes(s1.PickBytes)}
@@ -2281,7 +2325,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n++
 		}
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if s1, ok := src.Pick.(*TortureGroups_Picksecret); ok && s1 != nil {
 			if d1, ok := m.Pick.(*TortureGroups_Picksecret); !ok || d1 == nil || !d1.Picksecret.Equal(s1.Picksecret) {
 				m.Pick = &TortureGroups_Picksecret{Picksecret: s1.Picksecret.Clone()}
@@ -2291,7 +2335,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		var s1 *TortureGroups_PickSecret
 		sok := false
 		if w, ok := src.Pick.(*TortureGroups_Picksecret); ok && w != nil {
@@ -2312,7 +2356,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n += d1.copyInAt(s1, fm, at+4)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 5) {
+	if (cw|bw)&(1<<5) != 0 {
 		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Row, src.Row, (*TortureGroups_Row).Equal, (*TortureGroups_Row).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Row, src.Row, (*TortureGroups_Row).Equal) {
@@ -2324,12 +2368,12 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n++
 		}
 	}
-	if fm.HasAt(at + 8) {
+	if cw&(1<<8) != 0 {
 		if !m.Hidden.Equal(src.Hidden) {
 			m.Hidden = src.Hidden.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 8) {
+	} else if bw&(1<<8) != 0 {
 		if m.Hidden != nil || src.Hidden != nil {
 			if m.Hidden == nil {
 				m.Hidden = new(TortureGroups_Hidden)
@@ -2338,7 +2382,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n += m.Hidden.copyInAt(src.Hidden, fm, at+9)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 10) {
+	if (cw|bw)&(1<<10) != 0 {
 		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.SignMap, src.SignMap)
 		} else if !maps.Equal(m.SignMap, src.SignMap) {
@@ -2350,7 +2394,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 11) {
+	if (cw|bw)&(1<<11) != 0 {
 		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal) {
@@ -2362,7 +2406,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 12) {
+	if (cw|bw)&(1<<12) != 0 {
 		if a := fm.ListActionAt(at + 12); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
 		} else if !slices.Equal(m.Signs, src.Signs) {
@@ -2374,12 +2418,12 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n++
 		}
 	}
-	if fm.HasAt(at + 13) {
+	if cw&(1<<13) != 0 {
 		if !m.Nested.Equal(src.Nested) {
 			m.Nested = src.Nested.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 13) {
+	} else if bw&(1<<13) != 0 {
 		if m.Nested != nil || src.Nested != nil {
 			if m.Nested == nil {
 				m.Nested = new(TortureGroups_Nested)
@@ -2514,12 +2558,16 @@ type _TortureLegacyKey_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureLegacyKey being number at of fm's schema.
 func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureLegacyKey)
 	}
 	n := 0
 	var pb *_TortureLegacyKey_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Id, src.Id) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
 		if src.Id == nil {
 			m.Id = nil
 		} else {
@@ -2531,7 +2579,7 @@ func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.EqualPtr(m.Note, src.Note) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Note, src.Note) {
 		if src.Note == nil {
 			m.Note = nil
 		} else {
@@ -2568,16 +2616,20 @@ func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.Fi
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureLegacyKey2 being number at of fm's schema.
 func (m *TortureLegacyKey2) copyInAt(src *TortureLegacyKey2, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureLegacyKey2)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(TortureLegacyKeyValue)
@@ -2599,12 +2651,16 @@ type _TortureLegacyKeyValue_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureLegacyKeyValue being number at of fm's schema.
 func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureLegacyKeyValue)
 	}
 	n := 0
 	var pb *_TortureLegacyKeyValue_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Name, src.Name) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
 		if src.Name == nil {
 			m.Name = nil
 		} else {
@@ -2616,7 +2672,7 @@ func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldma
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
 		if src.Sign == nil {
 			m.Sign = nil
 		} else {
@@ -2628,12 +2684,12 @@ func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldma
 		}
 		n++
 	}
-	if fm.HasAt(at + 2) {
+	if cw&(1<<2) != 0 {
 		if !m.Part.Equal(src.Part) {
 			m.Part = src.Part.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 2) {
+	} else if bw&(1<<2) != 0 {
 		if m.Part != nil || src.Part != nil {
 			if m.Part == nil {
 				m.Part = new(TortureLegacyKeyValue_Part)
@@ -2642,7 +2698,7 @@ func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldma
 			n += m.Part.copyInAt(src.Part, fm, at+3)
 		}
 	}
-	if fm.HasAt(at+5) && !fieldmap.SamePtrFloat32(m.Ratio, src.Ratio) {
+	if cw&(1<<5) != 0 && !fieldmap.SamePtrFloat32(m.Ratio, src.Ratio) {
 		if src.Ratio == nil {
 			m.Ratio = nil
 		} else {
@@ -2666,12 +2722,16 @@ type _TortureLegacyKeyValue_Part_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Part being number at of fm's schema.
 func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureLegacyKeyValue_Part)
 	}
 	n := 0
 	var pb *_TortureLegacyKeyValue_Part_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.N, src.N) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.N, src.N) {
 		if src.N == nil {
 			m.N = nil
 		} else {
@@ -2683,7 +2743,7 @@ func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, f
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.EqualPtr(m.On, src.On) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.On, src.On) {
 		if src.On == nil {
 			m.On = nil
 		} else {
@@ -2758,11 +2818,15 @@ func (m *TortureSignHolder) CopyInFields(src *TortureSignHolder, fm *fieldmap.Fi
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureSignHolder being number at of fm's schema.
 func (m *TortureSignHolder) copyInAt(src *TortureSignHolder, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureSignHolder)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
 		m.Sign = fieldmap.ClonePtr(src.Sign)
 		n++
 	}

@@ -679,12 +679,16 @@ type _TortureEdition_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureEdition being number at of fm's schema.
 func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureEdition)
 	}
 	n := 0
 	var pb *_TortureEdition_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.RequiredName, src.RequiredName) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.RequiredName, src.RequiredName) {
 		if src.RequiredName == nil {
 			m.RequiredName = nil
 		} else {
@@ -696,11 +700,11 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && m.ImplicitInt != src.ImplicitInt {
+	if cw&(1<<1) != 0 && m.ImplicitInt != src.ImplicitInt {
 		m.ImplicitInt = src.ImplicitInt
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.EqualPtr(m.ExplicitInt, src.ExplicitInt) {
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.ExplicitInt, src.ExplicitInt) {
 		if src.ExplicitInt == nil {
 			m.ExplicitInt = nil
 		} else {
@@ -712,11 +716,11 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 		}
 		n++
 	}
-	if fm.HasAt(at+3) && !fieldmap.SameFloat64(m.ImplicitDouble, src.ImplicitDouble) {
+	if cw&(1<<3) != 0 && !fieldmap.SameFloat64(m.ImplicitDouble, src.ImplicitDouble) {
 		m.ImplicitDouble = src.ImplicitDouble
 		n++
 	}
-	if fm.HasAt(at+4) && !fieldmap.SamePtrFloat64(m.ExplicitDouble, src.ExplicitDouble) {
+	if cw&(1<<4) != 0 && !fieldmap.SamePtrFloat64(m.ExplicitDouble, src.ExplicitDouble) {
 		if src.ExplicitDouble == nil {
 			m.ExplicitDouble = nil
 		} else {
@@ -728,15 +732,15 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 		}
 		n++
 	}
-	if fm.HasAt(at+5) && !bytes.Equal(m.ImplicitBytes, src.ImplicitBytes) {
+	if cw&(1<<5) != 0 && !bytes.Equal(m.ImplicitBytes, src.ImplicitBytes) {
 		m.ImplicitBytes = fieldmap.CloneBytes(src.ImplicitBytes)
 		n++
 	}
-	if fm.HasAt(at+6) && !fieldmap.EqualBytesPresence(m.ExplicitBytes, src.ExplicitBytes) {
+	if cw&(1<<6) != 0 && !fieldmap.EqualBytesPresence(m.ExplicitBytes, src.ExplicitBytes) {
 		m.ExplicitBytes = fieldmap.CloneBytes(src.ExplicitBytes)
 		n++
 	}
-	if fm.HasAt(at+7) && !fieldmap.EqualPtr(m.Open, src.Open) {
+	if cw&(1<<7) != 0 && !fieldmap.EqualPtr(m.Open, src.Open) {
 		if src.Open == nil {
 			m.Open = nil
 		} else {
@@ -748,7 +752,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 		}
 		n++
 	}
-	if fm.HasAt(at+8) && !fieldmap.EqualPtr(m.Closed, src.Closed) {
+	if cw&(1<<8) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
 		if src.Closed == nil {
 			m.Closed = nil
 		} else {
@@ -760,11 +764,11 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 		}
 		n++
 	}
-	if fm.HasAt(at+9) && m.ImplicitOpen != src.ImplicitOpen {
+	if cw&(1<<9) != 0 && m.ImplicitOpen != src.ImplicitOpen {
 		m.ImplicitOpen = src.ImplicitOpen
 		n++
 	}
-	if fm.HasAt(at+10) && !fieldmap.EqualPtr(m.ClosedDefault, src.ClosedDefault) {
+	if cw&(1<<10) != 0 && !fieldmap.EqualPtr(m.ClosedDefault, src.ClosedDefault) {
 		if src.ClosedDefault == nil {
 			m.ClosedDefault = nil
 		} else {
@@ -776,12 +780,12 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 		}
 		n++
 	}
-	if fm.HasAt(at + 11) {
+	if cw&(1<<11) != 0 {
 		if !m.Delimited.Equal(src.Delimited) {
 			m.Delimited = src.Delimited.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 11) {
+	} else if bw&(1<<11) != 0 {
 		if m.Delimited != nil || src.Delimited != nil {
 			if m.Delimited == nil {
 				m.Delimited = new(TortureEditionPart)
@@ -790,7 +794,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n += m.Delimited.copyInAt(src.Delimited, fm, at+12)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 15) {
+	if (cw|bw)&(1<<15) != 0 {
 		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.DelimitedList, src.DelimitedList, (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.DelimitedList, src.DelimitedList, (*TortureEditionPart).Equal) {
@@ -802,7 +806,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 19) {
+	if (cw|bw)&(1<<19) != 0 {
 		if a := fm.ListActionAt(at + 19); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.ClosedMap, src.ClosedMap)
 		} else if !maps.Equal(m.ClosedMap, src.ClosedMap) {
@@ -814,7 +818,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 20) {
+	if (cw|bw)&(1<<20) != 0 {
 		if a := fm.ListActionAt(at + 20); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.OpenMap, src.OpenMap)
 		} else if !maps.Equal(m.OpenMap, src.OpenMap) {
@@ -826,7 +830,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 21) {
+	if (cw|bw)&(1<<21) != 0 {
 		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.ClosedList, src.ClosedList)
 		} else if !slices.Equal(m.ClosedList, src.ClosedList) {
@@ -838,7 +842,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 22) {
+	if (cw|bw)&(1<<22) != 0 {
 		if a := fm.ListActionAt(at + 22); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.OpenList, src.OpenList)
 		} else if !slices.Equal(m.OpenList, src.OpenList) {
@@ -850,12 +854,12 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n++
 		}
 	}
-	if fm.HasAt(at + 23) {
+	if cw&(1<<23) != 0 {
 		if !m.RequiredPart.Equal(src.RequiredPart) {
 			m.RequiredPart = src.RequiredPart.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 23) {
+	} else if bw&(1<<23) != 0 {
 		if m.RequiredPart != nil || src.RequiredPart != nil {
 			if m.RequiredPart == nil {
 				m.RequiredPart = new(TortureEditionPart)
@@ -864,19 +868,19 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n += m.RequiredPart.copyInAt(src.RequiredPart, fm, at+24)
 		}
 	}
-	if fm.HasAt(at+27) && m.ImplicitSecret != src.ImplicitSecret {
+	if cw&(1<<27) != 0 && m.ImplicitSecret != src.ImplicitSecret {
 		m.ImplicitSecret = src.ImplicitSecret
 		n++
 	}
-	if fm.HasAt(at+28) && !fieldmap.SameFloat32(m.ImplicitFloat, src.ImplicitFloat) {
+	if cw&(1<<28) != 0 && !fieldmap.SameFloat32(m.ImplicitFloat, src.ImplicitFloat) {
 		m.ImplicitFloat = src.ImplicitFloat
 		n++
 	}
-	if fm.HasAt(at+29) && m.ImplicitBool != src.ImplicitBool {
+	if cw&(1<<29) != 0 && m.ImplicitBool != src.ImplicitBool {
 		m.ImplicitBool = src.ImplicitBool
 		n++
 	}
-	if fm.HasAt(at+30) && !fieldmap.EqualPtr(m.Raw, src.Raw) {
+	if cw&(1<<30) != 0 && !fieldmap.EqualPtr(m.Raw, src.Raw) {
 		if src.Raw == nil {
 			m.Raw = nil
 		} else {
@@ -888,7 +892,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 		}
 		n++
 	}
-	if fm.HasAt(at + 31) {
+	if cw&(1<<31) != 0 {
 		if s1, ok := src.Choice.(*TortureEdition_ChoiceClosed); ok && s1 != nil {
 			if d1, ok := m.Choice.(*TortureEdition_ChoiceClosed); !ok || d1 == nil || d1.ChoiceClosed != s1.ChoiceClosed {
 				m.Choice = &TortureEdition_ChoiceClosed{ChoiceClosed: s1.ChoiceClosed}
@@ -899,7 +903,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n++
 		}
 	}
-	if fm.HasAt(at + 32) {
+	if cw&(1<<32) != 0 {
 		if s1, ok := src.Choice.(*TortureEdition_ChoicePart); ok && s1 != nil {
 			if d1, ok := m.Choice.(*TortureEdition_ChoicePart); !ok || d1 == nil || !d1.ChoicePart.Equal(s1.ChoicePart) {
 				m.Choice = &TortureEdition_ChoicePart{ChoicePart: s1.ChoicePart.Clone()}
@@ -909,7 +913,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			m.Choice = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 32) {
+	} else if bw&(1<<32) != 0 {
 		var s1 *TortureEditionPart
 		sok := false
 		if w, ok := src.Choice.(*TortureEdition_ChoicePart); ok && w != nil {
@@ -930,7 +934,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n += d1.copyInAt(s1, fm, at+33)
 		}
 	}
-	if fm.HasAt(at + 36) {
+	if cw&(1<<36) != 0 {
 		if s1, ok := src.Choice.(*TortureEdition_ChoiceText); ok && s1 != nil {
 			if d1, ok := m.Choice.(*TortureEdition_ChoiceText); !ok || d1 == nil || d1.ChoiceText != s1.ChoiceText {
 				m.Choice = &TortureEdition_ChoiceText{ChoiceText: s1.ChoiceText}
@@ -941,7 +945,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 37) {
+	if (cw|bw)&(1<<37) != 0 {
 		if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.PartMap, src.PartMap, (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.PartMap, src.PartMap, (*TortureEditionPart).Equal) {
@@ -953,7 +957,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n++
 		}
 	}
-	if fm.HasAt(at+38) && !m.Self.Equal(src.Self) {
+	if cw&(1<<38) != 0 && !m.Self.Equal(src.Self) {
 		m.Self = src.Self.Clone()
 		n++
 	}
@@ -969,16 +973,20 @@ type _TortureEditionPart_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureEditionPart being number at of fm's schema.
 func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureEditionPart)
 	}
 	n := 0
 	var pb *_TortureEditionPart_ptrs
-	if fm.HasAt(at) && m.Label != src.Label {
+	if cw&(1<<0) != 0 && m.Label != src.Label {
 		m.Label = src.Label
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.EqualPtr(m.Closed, src.Closed) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
 		if src.Closed == nil {
 			m.Closed = nil
 		} else {
@@ -990,7 +998,7 @@ func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.Fiel
 		}
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.EqualPtr(m.Count, src.Count) {
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Count, src.Count) {
 		if src.Count == nil {
 			m.Count = nil
 		} else {
@@ -1046,20 +1054,24 @@ func (m *TortureEditionKey) CopyInFields(src *TortureEditionKey, fm *fieldmap.Fi
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureEditionKey being number at of fm's schema.
 func (m *TortureEditionKey) copyInAt(src *TortureEditionKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureEditionKey)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Key, src.Key) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Key, src.Key) {
 		m.Key = fieldmap.ClonePtr(src.Key)
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Other.Equal(src.Other) {
 			m.Other = src.Other.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Other != nil || src.Other != nil {
 			if m.Other == nil {
 				m.Other = new(TortureEditionKeyValue)
@@ -1080,12 +1092,16 @@ type _TortureEditionKeyValue_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureEditionKeyValue being number at of fm's schema.
 func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureEditionKeyValue)
 	}
 	n := 0
 	var pb *_TortureEditionKeyValue_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Name, src.Name) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
 		if src.Name == nil {
 			m.Name = nil
 		} else {
@@ -1097,11 +1113,11 @@ func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *field
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && m.N != src.N {
+	if cw&(1<<1) != 0 && m.N != src.N {
 		m.N = src.N
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.EqualPtr(m.Closed, src.Closed) {
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
 		if src.Closed == nil {
 			m.Closed = nil
 		} else {
@@ -1157,16 +1173,20 @@ func (m *TortureEditionKeyed) CopyInFields(src *TortureEditionKeyed, fm *fieldma
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureEditionKeyed being number at of fm's schema.
 func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureEditionKeyed)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(TortureEditionKeyValue)

@@ -3805,127 +3805,131 @@ func (m *TortureNames) CopyInFields(src *TortureNames, fm *fieldmap.FieldMap) in
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureNames being number at of fm's schema.
 func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureNames)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Reset_ != src.Reset_ {
+	if cw&(1<<0) != 0 && m.Reset_ != src.Reset_ {
 		m.Reset_ = src.Reset_
 		n++
 	}
-	if fm.HasAt(at+1) && m.String_ != src.String_ {
+	if cw&(1<<1) != 0 && m.String_ != src.String_ {
 		m.String_ = src.String_
 		n++
 	}
-	if fm.HasAt(at+2) && m.Descriptor_ != src.Descriptor_ {
+	if cw&(1<<2) != 0 && m.Descriptor_ != src.Descriptor_ {
 		m.Descriptor_ = src.Descriptor_
 		n++
 	}
-	if fm.HasAt(at+3) && m.X_ != src.X_ {
+	if cw&(1<<3) != 0 && m.X_ != src.X_ {
 		m.X_ = src.X_
 		n++
 	}
-	if fm.HasAt(at+4) && m.XY != src.XY {
+	if cw&(1<<4) != 0 && m.XY != src.XY {
 		m.XY = src.XY
 		n++
 	}
-	if fm.HasAt(at+5) && m.Type != src.Type {
+	if cw&(1<<5) != 0 && m.Type != src.Type {
 		m.Type = src.Type
 		n++
 	}
-	if fm.HasAt(at+6) && m.Func != src.Func {
+	if cw&(1<<6) != 0 && m.Func != src.Func {
 		m.Func = src.Func
 		n++
 	}
-	if fm.HasAt(at+7) && m.Map != src.Map {
+	if cw&(1<<7) != 0 && m.Map != src.Map {
 		m.Map = src.Map
 		n++
 	}
-	if fm.HasAt(at+8) && m.Go != src.Go {
+	if cw&(1<<8) != 0 && m.Go != src.Go {
 		m.Go = src.Go
 		n++
 	}
-	if fm.HasAt(at+9) && m.FooBar != src.FooBar {
+	if cw&(1<<9) != 0 && m.FooBar != src.FooBar {
 		m.FooBar = src.FooBar
 		n++
 	}
-	if fm.HasAt(at+10) && m.GetFooBar_ != src.GetFooBar_ {
+	if cw&(1<<10) != 0 && m.GetFooBar_ != src.GetFooBar_ {
 		m.GetFooBar_ = src.GetFooBar_
 		n++
 	}
-	if fm.HasAt(at+11) && m.KeyString != src.KeyString {
+	if cw&(1<<11) != 0 && m.KeyString != src.KeyString {
 		m.KeyString = src.KeyString
 		n++
 	}
-	if fm.HasAt(at+12) && m.M != src.M {
+	if cw&(1<<12) != 0 && m.M != src.M {
 		m.M = src.M
 		n++
 	}
-	if fm.HasAt(at+13) && m.Src != src.Src {
+	if cw&(1<<13) != 0 && m.Src != src.Src {
 		m.Src = src.Src
 		n++
 	}
-	if fm.HasAt(at+14) && m.Fm != src.Fm {
+	if cw&(1<<14) != 0 && m.Fm != src.Fm {
 		m.Fm = src.Fm
 		n++
 	}
-	if fm.HasAt(at+15) && m.N != src.N {
+	if cw&(1<<15) != 0 && m.N != src.N {
 		m.N = src.N
 		n++
 	}
-	if fm.HasAt(at+16) && m.O != src.O {
+	if cw&(1<<16) != 0 && m.O != src.O {
 		m.O = src.O
 		n++
 	}
-	if fm.HasAt(at+17) && m.C != src.C {
+	if cw&(1<<17) != 0 && m.C != src.C {
 		m.C = src.C
 		n++
 	}
-	if fm.HasAt(at+18) && m.UnknownFields != src.UnknownFields {
+	if cw&(1<<18) != 0 && m.UnknownFields != src.UnknownFields {
 		m.UnknownFields = src.UnknownFields
 		n++
 	}
-	if fm.HasAt(at+19) && m.SizeCache != src.SizeCache {
+	if cw&(1<<19) != 0 && m.SizeCache != src.SizeCache {
 		m.SizeCache = src.SizeCache
 		n++
 	}
-	if fm.HasAt(at+20) && m.State != src.State {
+	if cw&(1<<20) != 0 && m.State != src.State {
 		m.State = src.State
 		n++
 	}
-	if fm.HasAt(at+21) && m.ProtoMessage_ != src.ProtoMessage_ {
+	if cw&(1<<21) != 0 && m.ProtoMessage_ != src.ProtoMessage_ {
 		m.ProtoMessage_ = src.ProtoMessage_
 		n++
 	}
-	if fm.HasAt(at+22) && m.CloneTo != src.CloneTo {
+	if cw&(1<<22) != 0 && m.CloneTo != src.CloneTo {
 		m.CloneTo = src.CloneTo
 		n++
 	}
-	if fm.HasAt(at+23) && m.Default != src.Default {
+	if cw&(1<<23) != 0 && m.Default != src.Default {
 		m.Default = src.Default
 		n++
 	}
-	if fm.HasAt(at+24) && m.Nil != src.Nil {
+	if cw&(1<<24) != 0 && m.Nil != src.Nil {
 		m.Nil = src.Nil
 		n++
 	}
-	if fm.HasAt(at+25) && m.True != src.True {
+	if cw&(1<<25) != 0 && m.True != src.True {
 		m.True = src.True
 		n++
 	}
-	if fm.HasAt(at+26) && m.Len != src.Len {
+	if cw&(1<<26) != 0 && m.Len != src.Len {
 		m.Len = src.Len
 		n++
 	}
-	if fm.HasAt(at+27) && m.Error != src.Error {
+	if cw&(1<<27) != 0 && m.Error != src.Error {
 		m.Error = src.Error
 		n++
 	}
-	if fm.HasAt(at+28) && !m.Self.Equal(src.Self) {
+	if cw&(1<<28) != 0 && !m.Self.Equal(src.Self) {
 		m.Self = src.Self.Clone()
 		n++
 	}
-	if fm.HasAt(at + 29) {
+	if cw&(1<<29) != 0 {
 		if s1, ok := src.Select.(*TortureNames_Chan); ok && s1 != nil {
 			if d1, ok := m.Select.(*TortureNames_Chan); !ok || d1 == nil || d1.Chan != s1.Chan {
 				m.Select = &TortureNames_Chan{Chan: s1.Chan}
@@ -3936,7 +3940,7 @@ func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasAt(at + 30) {
+	if cw&(1<<30) != 0 {
 		if s1, ok := src.Select.(*TortureNames_Range); ok && s1 != nil {
 			if d1, ok := m.Select.(*TortureNames_Range); !ok || d1 == nil || d1.Range != s1.Range {
 				m.Select = &TortureNames_Range{Range: s1.Range}
@@ -3947,7 +3951,7 @@ func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 31) {
+	if (cw|bw)&(1<<31) != 0 {
 		if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Interface, src.Interface)
 		} else if !maps.Equal(m.Interface, src.Interface) {
@@ -3959,7 +3963,7 @@ func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 32) {
+	if (cw|bw)&(1<<32) != 0 {
 		if a := fm.ListActionAt(at + 32); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Var, src.Var)
 		} else if !slices.Equal(m.Var, src.Var) {
@@ -3996,19 +4000,23 @@ func (m *Torture_2X) CopyInFields(src *Torture_2X, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Torture_2x being number at of fm's schema.
 func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Torture_2X)
 	}
 	n := 0
-	if fm.HasAt(at) && m.A_1 != src.A_1 {
+	if cw&(1<<0) != 0 && m.A_1 != src.A_1 {
 		m.A_1 = src.A_1
 		n++
 	}
-	if fm.HasAt(at+1) && m.B2C != src.B2C {
+	if cw&(1<<1) != 0 && m.B2C != src.B2C {
 		m.B2C = src.B2C
 		n++
 	}
-	if fm.HasAt(at+2) && !m.Next_2.Equal(src.Next_2) {
+	if cw&(1<<2) != 0 && !m.Next_2.Equal(src.Next_2) {
 		m.Next_2 = src.Next_2.Clone()
 		n++
 	}
@@ -4037,15 +4045,19 @@ func (m *TortureLower) CopyInFields(src *TortureLower, fm *fieldmap.FieldMap) in
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // torture_lower being number at of fm's schema.
 func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureLower)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Value_ != src.Value_ {
+	if cw&(1<<0) != 0 && m.Value_ != src.Value_ {
 		m.Value_ = src.Value_
 		n++
 	}
-	if fm.HasAt(at+1) && !m.Again.Equal(src.Again) {
+	if cw&(1<<1) != 0 && !m.Again.Equal(src.Again) {
 		m.Again = src.Again.Clone()
 		n++
 	}
@@ -4074,16 +4086,20 @@ func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureDeep being number at of fm's schema.
 func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureDeep)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.L1.Equal(src.L1) {
 			m.L1 = src.L1.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.L1 != nil || src.L1 != nil {
 			if m.L1 == nil {
 				m.L1 = new(TortureDeep_L1)
@@ -4092,12 +4108,12 @@ func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int) 
 			n += m.L1.copyInAt(src.L1, fm, at+1)
 		}
 	}
-	if fm.HasAt(at + 10) {
+	if cw&(1<<10) != 0 {
 		if !m.Sibling.Equal(src.Sibling) {
 			m.Sibling = src.Sibling.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 10) {
+	} else if bw&(1<<10) != 0 {
 		if m.Sibling != nil || src.Sibling != nil {
 			if m.Sibling == nil {
 				m.Sibling = new(TortureDeep_Sibling)
@@ -4106,12 +4122,12 @@ func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int) 
 			n += m.Sibling.copyInAt(src.Sibling, fm, at+11)
 		}
 	}
-	if fm.HasAt(at + 13) {
+	if cw&(1<<13) != 0 {
 		if !m.Shortcut.Equal(src.Shortcut) {
 			m.Shortcut = src.Shortcut.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 13) {
+	} else if bw&(1<<13) != 0 {
 		if m.Shortcut != nil || src.Shortcut != nil {
 			if m.Shortcut == nil {
 				m.Shortcut = new(TortureDeep_L1_L2_L3_L4)
@@ -4126,16 +4142,20 @@ func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int) 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // L1 being number at of fm's schema.
 func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureDeep_L1)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.L2.Equal(src.L2) {
 			m.L2 = src.L2.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.L2 != nil || src.L2 != nil {
 			if m.L2 == nil {
 				m.L2 = new(TortureDeep_L1_L2)
@@ -4150,16 +4170,20 @@ func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // L2 being number at of fm's schema.
 func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureDeep_L1_L2)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.L3.Equal(src.L3) {
 			m.L3 = src.L3.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.L3 != nil || src.L3 != nil {
 			if m.L3 == nil {
 				m.L3 = new(TortureDeep_L1_L2_L3)
@@ -4168,7 +4192,7 @@ func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldM
 			n += m.L3.copyInAt(src.L3, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 7) {
+	if (cw|bw)&(1<<7) != 0 {
 		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
@@ -4186,16 +4210,20 @@ func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldM
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // L3 being number at of fm's schema.
 func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureDeep_L1_L2_L3)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.L4.Equal(src.L4) {
 			m.L4 = src.L4.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.L4 != nil || src.L4 != nil {
 			if m.L4 == nil {
 				m.L4 = new(TortureDeep_L1_L2_L3_L4)
@@ -4204,7 +4232,7 @@ func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.
 			n += m.L4.copyInAt(src.L4, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal) {
@@ -4222,15 +4250,19 @@ func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // L4 being number at of fm's schema.
 func (m *TortureDeep_L1_L2_L3_L4) copyInAt(src *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureDeep_L1_L2_L3_L4)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Mood != src.Mood {
+	if cw&(1<<0) != 0 && m.Mood != src.Mood {
 		m.Mood = src.Mood
 		n++
 	}
-	if fm.HasAt(at+1) && m.Leaf != src.Leaf {
+	if cw&(1<<1) != 0 && m.Leaf != src.Leaf {
 		m.Leaf = src.Leaf
 		n++
 	}
@@ -4240,15 +4272,19 @@ func (m *TortureDeep_L1_L2_L3_L4) copyInAt(src *TortureDeep_L1_L2_L3_L4, fm *fie
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Sibling being number at of fm's schema.
 func (m *TortureDeep_Sibling) copyInAt(src *TortureDeep_Sibling, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureDeep_Sibling)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Mood != src.Mood {
+	if cw&(1<<0) != 0 && m.Mood != src.Mood {
 		m.Mood = src.Mood
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Moods, src.Moods)
 		} else if !slices.Equal(m.Moods, src.Moods) {
@@ -4380,11 +4416,15 @@ func (m *TortureMaps) CopyInFields(src *TortureMaps, fm *fieldmap.FieldMap) int 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureMaps being number at of fm's schema.
 func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureMaps)
 	}
 	n := 0
-	if fm.HasOrHasChildAt(at) {
+	if (cw|bw)&(1<<0) != 0 {
 		if a := fm.ListActionAt(at); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.EnumMap, src.EnumMap)
 		} else if !maps.Equal(m.EnumMap, src.EnumMap) {
@@ -4396,7 +4436,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.BytesMap, src.BytesMap, bytes.Equal, fieldmap.CloneBytes)
 		} else if !fieldmap.EqualMapFunc(m.BytesMap, src.BytesMap, bytes.Equal) {
@@ -4408,7 +4448,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
 		} else if !fieldmap.EqualMessageMapFunc(m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label]) {
@@ -4420,7 +4460,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.DoubleMap, src.DoubleMap, fieldmap.EqualFloat64, nil)
 		} else if !fieldmap.EqualMapFunc(m.DoubleMap, src.DoubleMap, fieldmap.EqualFloat64) {
@@ -4432,7 +4472,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.FloatMap, src.FloatMap, fieldmap.EqualFloat32, nil)
 		} else if !fieldmap.EqualMapFunc(m.FloatMap, src.FloatMap, fieldmap.EqualFloat32) {
@@ -4444,7 +4484,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 5) {
+	if (cw|bw)&(1<<5) != 0 {
 		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.SelfMap, src.SelfMap, (*TortureMaps).Equal, (*TortureMaps).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.SelfMap, src.SelfMap, (*TortureMaps).Equal) {
@@ -4456,7 +4496,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 6) {
+	if (cw|bw)&(1<<6) != 0 {
 		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Fixed32Map, src.Fixed32Map)
 		} else if !maps.Equal(m.Fixed32Map, src.Fixed32Map) {
@@ -4468,7 +4508,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 7) {
+	if (cw|bw)&(1<<7) != 0 {
 		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.EmptyMap, src.EmptyMap, (*Empty).Equal, (*Empty).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.EmptyMap, src.EmptyMap, (*Empty).Equal) {
@@ -4480,7 +4520,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 8) {
+	if (cw|bw)&(1<<8) != 0 {
 		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.TsMap, src.TsMap, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
 		} else if !fieldmap.EqualMessageMapFunc(m.TsMap, src.TsMap, fieldmap.Equal[*timestamppb.Timestamp]) {
@@ -4492,7 +4532,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 9) {
+	if (cw|bw)&(1<<9) != 0 {
 		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.WrapperMap, src.WrapperMap, fieldmap.Equal[*wrapperspb.Int32Value], fieldmap.Clone[*wrapperspb.Int32Value])
 		} else if !fieldmap.EqualMessageMapFunc(m.WrapperMap, src.WrapperMap, fieldmap.Equal[*wrapperspb.Int32Value]) {
@@ -4504,7 +4544,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 10) {
+	if (cw|bw)&(1<<10) != 0 {
 		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.ColorMap, src.ColorMap)
 		} else if !maps.Equal(m.ColorMap, src.ColorMap) {
@@ -4516,7 +4556,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 11) {
+	if (cw|bw)&(1<<11) != 0 {
 		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.NamesMap, src.NamesMap, (*TortureNames).Equal, (*TortureNames).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.NamesMap, src.NamesMap, (*TortureNames).Equal) {
@@ -4528,7 +4568,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 12) {
+	if (cw|bw)&(1<<12) != 0 {
 		if a := fm.ListActionAt(at + 12); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.BoolMap, src.BoolMap)
 		} else if !maps.Equal(m.BoolMap, src.BoolMap) {
@@ -4540,7 +4580,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 13) {
+	if (cw|bw)&(1<<13) != 0 {
 		if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
@@ -4577,11 +4617,15 @@ func (m *TortureLists) CopyInFields(src *TortureLists, fm *fieldmap.FieldMap) in
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureLists being number at of fm's schema.
 func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureLists)
 	}
 	n := 0
-	if fm.HasOrHasChildAt(at) {
+	if (cw|bw)&(1<<0) != 0 {
 		if a := fm.ListActionAt(at); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Moods, src.Moods)
 		} else if !slices.Equal(m.Moods, src.Moods) {
@@ -4593,7 +4637,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Strings, src.Strings, fieldmap.Equal[*wrapperspb.StringValue], fieldmap.Clone[*wrapperspb.StringValue])
 		} else if !fieldmap.EqualMessageListFunc(m.Strings, src.Strings, fieldmap.Equal[*wrapperspb.StringValue]) {
@@ -4605,7 +4649,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
 		} else if !fieldmap.EqualMessageListFunc(m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
@@ -4617,7 +4661,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
 		} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
@@ -4629,7 +4673,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Floats, src.Floats, fieldmap.EqualFloat32, nil)
 		} else if !fieldmap.EqualListFunc(m.Floats, src.Floats, fieldmap.EqualFloat32) {
@@ -4641,7 +4685,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 5) {
+	if (cw|bw)&(1<<5) != 0 {
 		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Doubles, src.Doubles, fieldmap.EqualFloat64, nil)
 		} else if !fieldmap.EqualListFunc(m.Doubles, src.Doubles, fieldmap.EqualFloat64) {
@@ -4653,7 +4697,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 6) {
+	if (cw|bw)&(1<<6) != 0 {
 		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Empties, src.Empties, (*Empty).Equal, (*Empty).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Empties, src.Empties, (*Empty).Equal) {
@@ -4665,7 +4709,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 7) {
+	if (cw|bw)&(1<<7) != 0 {
 		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Nested, src.Nested, (*TortureLists).Equal, (*TortureLists).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Nested, src.Nested, (*TortureLists).Equal) {
@@ -4677,7 +4721,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 8) {
+	if (cw|bw)&(1<<8) != 0 {
 		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Colors, src.Colors)
 		} else if !slices.Equal(m.Colors, src.Colors) {
@@ -4689,7 +4733,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 9) {
+	if (cw|bw)&(1<<9) != 0 {
 		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Bools, src.Bools)
 		} else if !slices.Equal(m.Bools, src.Bools) {
@@ -4701,7 +4745,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 10) {
+	if (cw|bw)&(1<<10) != 0 {
 		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Deeps, src.Deeps, (*TortureDeep).Equal) {
@@ -4713,7 +4757,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 27) {
+	if (cw|bw)&(1<<27) != 0 {
 		if a := fm.ListActionAt(at + 27); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Secrets, src.Secrets)
 		} else if !slices.Equal(m.Secrets, src.Secrets) {
@@ -4725,7 +4769,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 28) {
+	if (cw|bw)&(1<<28) != 0 {
 		if a := fm.ListActionAt(at + 28); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.EmptyMap, src.EmptyMap, (*Empty).Equal, (*Empty).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.EmptyMap, src.EmptyMap, (*Empty).Equal) {
@@ -4737,7 +4781,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 29) {
+	if (cw|bw)&(1<<29) != 0 {
 		if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.ByteValues, src.ByteValues, fieldmap.Equal[*wrapperspb.BytesValue], fieldmap.Clone[*wrapperspb.BytesValue])
 		} else if !fieldmap.EqualMessageListFunc(m.ByteValues, src.ByteValues, fieldmap.Equal[*wrapperspb.BytesValue]) {
@@ -4783,12 +4827,16 @@ type _TortureOneofs_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureOneofs being number at of fm's schema.
 func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureOneofs)
 	}
 	n := 0
 	var pb *_TortureOneofs_ptrs
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstMood); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstMood); !ok || d1 == nil || d1.FirstMood != s1.FirstMood {
 				m.First = &TortureOneofs_FirstMood{FirstMood: s1.FirstMood}
@@ -4799,7 +4847,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstBytes); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstBytes); !ok || d1 == nil || !bytes.Equal(d1.FirstBytes, s1.FirstBytes) {
 				m.First = &TortureOneofs_FirstBytes{FirstBytes: fieldmap.CloneBytes(s1.FirstBytes)}
@@ -4810,7 +4858,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 2) {
+	if cw&(1<<2) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstDeep); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstDeep); !ok || d1 == nil || !d1.FirstDeep.Equal(s1.FirstDeep) {
 				m.First = &TortureOneofs_FirstDeep{FirstDeep: s1.FirstDeep.Clone()}
@@ -4820,7 +4868,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			m.First = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 2) {
+	} else if bw&(1<<2) != 0 {
 		var s1 *TortureDeep
 		sok := false
 		if w, ok := src.First.(*TortureOneofs_FirstDeep); ok && w != nil {
@@ -4841,7 +4889,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n += d1.copyInAt(s1, fm, at+3)
 		}
 	}
-	if fm.HasAt(at + 19) {
+	if cw&(1<<19) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstFloat); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstFloat); !ok || d1 == nil || !fieldmap.SameFloat32(d1.FirstFloat, s1.FirstFloat) {
 				m.First = &TortureOneofs_FirstFloat{FirstFloat: s1.FirstFloat}
@@ -4852,7 +4900,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 20) {
+	if cw&(1<<20) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstDouble); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstDouble); !ok || d1 == nil || !fieldmap.SameFloat64(d1.FirstDouble, s1.FirstDouble) {
 				m.First = &TortureOneofs_FirstDouble{FirstDouble: s1.FirstDouble}
@@ -4863,7 +4911,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 21) {
+	if cw&(1<<21) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstSelf); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstSelf); !ok || d1 == nil || !d1.FirstSelf.Equal(s1.FirstSelf) {
 				m.First = &TortureOneofs_FirstSelf{FirstSelf: s1.FirstSelf.Clone()}
@@ -4874,7 +4922,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 22) {
+	if cw&(1<<22) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstTime); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstTime); !ok || d1 == nil || !fieldmap.Equal(d1.FirstTime, s1.FirstTime) {
 				m.First = &TortureOneofs_FirstTime{FirstTime: fieldmap.Clone(s1.FirstTime)}
@@ -4885,7 +4933,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 23) {
+	if cw&(1<<23) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstLabel); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstLabel); !ok || d1 == nil || !fieldmap.Equal(d1.FirstLabel, s1.FirstLabel) {
 				m.First = &TortureOneofs_FirstLabel{FirstLabel: fieldmap.Clone(s1.FirstLabel)}
@@ -4895,7 +4943,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			m.First = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 23) {
+	} else if bw&(1<<23) != 0 {
 		var s1 *other.Label
 		sok := false
 		if w, ok := src.First.(*TortureOneofs_FirstLabel); ok && w != nil {
@@ -4916,7 +4964,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n += _File_testpb_v1_torture_proto_Label182jztu_copyInAt(d1, s1, fm, at+24)
 		}
 	}
-	if fm.HasAt(at + 28) {
+	if cw&(1<<28) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstEmpty); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstEmpty); !ok || d1 == nil || !d1.FirstEmpty.Equal(s1.FirstEmpty) {
 				m.First = &TortureOneofs_FirstEmpty{FirstEmpty: s1.FirstEmpty.Clone()}
@@ -4927,7 +4975,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 29) {
+	if cw&(1<<29) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstSecret); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstSecret); !ok || d1 == nil || d1.FirstSecret != s1.FirstSecret {
 				m.First = &TortureOneofs_FirstSecret{FirstSecret: s1.FirstSecret}
@@ -4938,7 +4986,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 30) {
+	if cw&(1<<30) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstL4); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstL4); !ok || d1 == nil || !d1.FirstL4.Equal(s1.FirstL4) {
 				m.First = &TortureOneofs_FirstL4{FirstL4: s1.FirstL4.Clone()}
@@ -4948,7 +4996,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			m.First = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 30) {
+	} else if bw&(1<<30) != 0 {
 		var s1 *TortureDeep_L1_L2_L3_L4
 		sok := false
 		if w, ok := src.First.(*TortureOneofs_FirstL4); ok && w != nil {
@@ -4969,7 +5017,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n += d1.copyInAt(s1, fm, at+31)
 		}
 	}
-	if fm.HasAt(at + 33) {
+	if cw&(1<<33) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstBool); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstBool); !ok || d1 == nil || d1.FirstBool != s1.FirstBool {
 				m.First = &TortureOneofs_FirstBool{FirstBool: s1.FirstBool}
@@ -4980,7 +5028,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 34) {
+	if cw&(1<<34) != 0 {
 		if s1, ok := src.First.(*TortureOneofs_FirstColor); ok && s1 != nil {
 			if d1, ok := m.First.(*TortureOneofs_FirstColor); !ok || d1 == nil || d1.FirstColor != s1.FirstColor {
 				m.First = &TortureOneofs_FirstColor{FirstColor: s1.FirstColor}
@@ -4991,7 +5039,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 35) {
+	if cw&(1<<35) != 0 {
 		if s1, ok := src.Second.(*TortureOneofs_SecondName); ok && s1 != nil {
 			if d1, ok := m.Second.(*TortureOneofs_SecondName); !ok || d1 == nil || d1.SecondName != s1.SecondName {
 				m.Second = &TortureOneofs_SecondName{SecondName: s1.SecondName}
@@ -5002,7 +5050,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 36) {
+	if cw&(1<<36) != 0 {
 		if s1, ok := src.Second.(*TortureOneofs_SecondSelf); ok && s1 != nil {
 			if d1, ok := m.Second.(*TortureOneofs_SecondSelf); !ok || d1 == nil || !d1.SecondSelf.Equal(s1.SecondSelf) {
 				m.Second = &TortureOneofs_SecondSelf{SecondSelf: s1.SecondSelf.Clone()}
@@ -5013,7 +5061,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 37) {
+	if cw&(1<<37) != 0 {
 		if s1, ok := src.Second.(*TortureOneofs_SecondNum); ok && s1 != nil {
 			if d1, ok := m.Second.(*TortureOneofs_SecondNum); !ok || d1 == nil || d1.SecondNum != s1.SecondNum {
 				m.Second = &TortureOneofs_SecondNum{SecondNum: s1.SecondNum}
@@ -5024,7 +5072,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 38) {
+	if cw&(1<<38) != 0 {
 		if s1, ok := src.Second.(*TortureOneofs_SecondSecret); ok && s1 != nil {
 			if d1, ok := m.Second.(*TortureOneofs_SecondSecret); !ok || d1 == nil || !bytes.Equal(d1.SecondSecret, s1.SecondSecret) {
 				m.Second = &TortureOneofs_SecondSecret{SecondSecret: fieldmap.CloneBytes(s1.SecondSecret)}
@@ -5035,12 +5083,12 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at + 39) {
+	if cw&(1<<39) != 0 {
 		if !m.OptMessage.Equal(src.OptMessage) {
 			m.OptMessage = src.OptMessage.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 39) {
+	} else if bw&(1<<39) != 0 {
 		if m.OptMessage != nil || src.OptMessage != nil {
 			if m.OptMessage == nil {
 				m.OptMessage = new(TortureDeep_L1)
@@ -5049,7 +5097,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			n += m.OptMessage.copyInAt(src.OptMessage, fm, at+40)
 		}
 	}
-	if fm.HasAt(at+49) && !fieldmap.EqualPtr(m.OptEnum, src.OptEnum) {
+	if cw&(1<<49) != 0 && !fieldmap.EqualPtr(m.OptEnum, src.OptEnum) {
 		if src.OptEnum == nil {
 			m.OptEnum = nil
 		} else {
@@ -5061,11 +5109,11 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 		}
 		n++
 	}
-	if fm.HasAt(at+50) && !fieldmap.EqualBytesPresence(m.OptBytes, src.OptBytes) {
+	if cw&(1<<50) != 0 && !fieldmap.EqualBytesPresence(m.OptBytes, src.OptBytes) {
 		m.OptBytes = fieldmap.CloneBytes(src.OptBytes)
 		n++
 	}
-	if fm.HasAt(at+51) && !fieldmap.SamePtrFloat32(m.OptFloat, src.OptFloat) {
+	if cw&(1<<51) != 0 && !fieldmap.SamePtrFloat32(m.OptFloat, src.OptFloat) {
 		if src.OptFloat == nil {
 			m.OptFloat = nil
 		} else {
@@ -5077,7 +5125,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 		}
 		n++
 	}
-	if fm.HasAt(at+52) && !fieldmap.SamePtrFloat64(m.OptDouble, src.OptDouble) {
+	if cw&(1<<52) != 0 && !fieldmap.SamePtrFloat64(m.OptDouble, src.OptDouble) {
 		if src.OptDouble == nil {
 			m.OptDouble = nil
 		} else {
@@ -5089,7 +5137,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 		}
 		n++
 	}
-	if fm.HasAt(at+53) && !fieldmap.EqualPtr(m.OptSecret, src.OptSecret) {
+	if cw&(1<<53) != 0 && !fieldmap.EqualPtr(m.OptSecret, src.OptSecret) {
 		if src.OptSecret == nil {
 			m.OptSecret = nil
 		} else {
@@ -5101,7 +5149,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 		}
 		n++
 	}
-	if fm.HasAt(at+54) && !fieldmap.EqualPtr(m.OptColor, src.OptColor) {
+	if cw&(1<<54) != 0 && !fieldmap.EqualPtr(m.OptColor, src.OptColor) {
 		if src.OptColor == nil {
 			m.OptColor = nil
 		} else {
@@ -5119,23 +5167,27 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 // _File_testpb_v1_torture_proto_Label182jztu_copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Label being number at of fm's schema.
 func _File_testpb_v1_torture_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(other.Label)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Color != src.Color {
+	if cw&(1<<1) != 0 && m.Color != src.Color {
 		m.Color = src.Color
 		n++
 	}
-	if fm.HasAt(at+2) && m.Secret != src.Secret {
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
 		m.Secret = src.Secret
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
 		} else if !slices.Equal(m.Weights, src.Weights) {
@@ -5172,11 +5224,15 @@ func (m *TortureOnlyOneof) CopyInFields(src *TortureOnlyOneof, fm *fieldmap.Fiel
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureOnlyOneof being number at of fm's schema.
 func (m *TortureOnlyOneof) copyInAt(src *TortureOnlyOneof, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureOnlyOneof)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if s1, ok := src.Only.(*TortureOnlyOneof_OnlyName); ok && s1 != nil {
 			if d1, ok := m.Only.(*TortureOnlyOneof_OnlyName); !ok || d1 == nil || d1.OnlyName != s1.OnlyName {
 				m.Only = &TortureOnlyOneof_OnlyName{OnlyName: s1.OnlyName}
@@ -5187,7 +5243,7 @@ func (m *TortureOnlyOneof) copyInAt(src *TortureOnlyOneof, fm *fieldmap.FieldMap
 			n++
 		}
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if s1, ok := src.Only.(*TortureOnlyOneof_OnlySelf); ok && s1 != nil {
 			if d1, ok := m.Only.(*TortureOnlyOneof_OnlySelf); !ok || d1 == nil || !d1.OnlySelf.Equal(s1.OnlySelf) {
 				m.Only = &TortureOnlyOneof_OnlySelf{OnlySelf: s1.OnlySelf.Clone()}
@@ -5223,11 +5279,15 @@ func (m *TortureOnlyMap) CopyInFields(src *TortureOnlyMap, fm *fieldmap.FieldMap
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureOnlyMap being number at of fm's schema.
 func (m *TortureOnlyMap) copyInAt(src *TortureOnlyMap, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureOnlyMap)
 	}
 	n := 0
-	if fm.HasOrHasChildAt(at) {
+	if (cw|bw)&(1<<0) != 0 {
 		if a := fm.ListActionAt(at); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.Children, src.Children, (*TortureOnlyMap).Equal, (*TortureOnlyMap).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.Children, src.Children, (*TortureOnlyMap).Equal) {
@@ -5264,20 +5324,24 @@ func (m *TortureNumbers) CopyInFields(src *TortureNumbers, fm *fieldmap.FieldMap
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureNumbers being number at of fm's schema.
 func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureNumbers)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Low != src.Low {
+	if cw&(1<<0) != 0 && m.Low != src.Low {
 		m.Low = src.Low
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Child.Equal(src.Child) {
 			m.Child = src.Child.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Child != nil || src.Child != nil {
 			if m.Child == nil {
 				m.Child = new(TortureNumbersChild)
@@ -5286,15 +5350,15 @@ func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at
 			n += m.Child.copyInAt(src.Child, fm, at+2)
 		}
 	}
-	if fm.HasAt(at+4) && m.AfterReserved != src.AfterReserved {
+	if cw&(1<<4) != 0 && m.AfterReserved != src.AfterReserved {
 		m.AfterReserved = src.AfterReserved
 		n++
 	}
-	if fm.HasAt(at+5) && m.Big != src.Big {
+	if cw&(1<<5) != 0 && m.Big != src.Big {
 		m.Big = src.Big
 		n++
 	}
-	if fm.HasAt(at+6) && !m.Max.Equal(src.Max) {
+	if cw&(1<<6) != 0 && !m.Max.Equal(src.Max) {
 		m.Max = src.Max.Clone()
 		n++
 	}
@@ -5304,15 +5368,19 @@ func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureNumbersChild being number at of fm's schema.
 func (m *TortureNumbersChild) copyInAt(src *TortureNumbersChild, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureNumbersChild)
 	}
 	n := 0
-	if fm.HasAt(at) && !m.Deeper.Equal(src.Deeper) {
+	if cw&(1<<0) != 0 && !m.Deeper.Equal(src.Deeper) {
 		m.Deeper = src.Deeper.Clone()
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SameFloat64(m.Value, src.Value) {
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Value, src.Value) {
 		m.Value = src.Value
 		n++
 	}
@@ -5360,20 +5428,24 @@ func (m *TortureCycleA) CopyInFields(src *TortureCycleA, fm *fieldmap.FieldMap) 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureCycleA being number at of fm's schema.
 func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureCycleA)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.B.Equal(src.B) {
 			m.B = src.B.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.B != nil || src.B != nil {
 			if m.B == nil {
 				m.B = new(TortureCycleB)
@@ -5382,7 +5454,7 @@ func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at i
 			n += m.B.copyInAt_vrge32(src.B, fm, at+2)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 7) {
+	if (cw|bw)&(1<<7) != 0 {
 		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
@@ -5400,20 +5472,24 @@ func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at i
 // copyInAt_vrge32 copies the fields of src flagged in fm into m, the first flag of
 // TortureCycleB being number at of fm's schema.
 func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureCycleB)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Count != src.Count {
+	if cw&(1<<0) != 0 && m.Count != src.Count {
 		m.Count = src.Count
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.C.Equal(src.C) {
 			m.C = src.C.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.C != nil || src.C != nil {
 			if m.C == nil {
 				m.C = new(TortureCycleC)
@@ -5428,15 +5504,19 @@ func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMa
 // copyInAt_1bmyxni copies the fields of src flagged in fm into m, the first flag of
 // TortureCycleC being number at of fm's schema.
 func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureCycleC)
 	}
 	n := 0
-	if fm.HasAt(at) && !m.A.Equal(src.A) {
+	if cw&(1<<0) != 0 && !m.A.Equal(src.A) {
 		m.A = src.A.Clone()
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
@@ -5448,7 +5528,7 @@ func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldM
 			n++
 		}
 	}
-	if fm.HasAt(at+2) && m.Secret != src.Secret {
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
 		m.Secret = src.Secret
 		n++
 	}
@@ -5458,15 +5538,19 @@ func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldM
 // copyInAt_hyz3au copies the fields of src flagged in fm into m, the first flag of
 // TortureCycleC being number at of fm's schema.
 func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureCycleC)
 	}
 	n := 0
-	if fm.HasAt(at) && !m.A.Equal(src.A) {
+	if cw&(1<<0) != 0 && !m.A.Equal(src.A) {
 		m.A = src.A.Clone()
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
@@ -5478,7 +5562,7 @@ func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMa
 			n++
 		}
 	}
-	if fm.HasAt(at+2) && m.Secret != src.Secret {
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
 		m.Secret = src.Secret
 		n++
 	}
@@ -5507,20 +5591,24 @@ func (m *TortureCycleB) CopyInFields(src *TortureCycleB, fm *fieldmap.FieldMap) 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureCycleB being number at of fm's schema.
 func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureCycleB)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Count != src.Count {
+	if cw&(1<<0) != 0 && m.Count != src.Count {
 		m.Count = src.Count
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.C.Equal(src.C) {
 			m.C = src.C.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.C != nil || src.C != nil {
 			if m.C == nil {
 				m.C = new(TortureCycleC)
@@ -5535,16 +5623,20 @@ func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at i
 // copyInAt_mchw53 copies the fields of src flagged in fm into m, the first flag of
 // TortureCycleC being number at of fm's schema.
 func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureCycleC)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.A.Equal(src.A) {
 			m.A = src.A.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.A != nil || src.A != nil {
 			if m.A == nil {
 				m.A = new(TortureCycleA)
@@ -5553,7 +5645,7 @@ func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMa
 			n += m.A.copyInAt_1738b9o(src.A, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
@@ -5565,7 +5657,7 @@ func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMa
 			n++
 		}
 	}
-	if fm.HasAt(at+5) && m.Secret != src.Secret {
+	if cw&(1<<5) != 0 && m.Secret != src.Secret {
 		m.Secret = src.Secret
 		n++
 	}
@@ -5575,19 +5667,23 @@ func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMa
 // copyInAt_1738b9o copies the fields of src flagged in fm into m, the first flag of
 // TortureCycleA being number at of fm's schema.
 func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureCycleA)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && !m.B.Equal(src.B) {
+	if cw&(1<<1) != 0 && !m.B.Equal(src.B) {
 		m.B = src.B.Clone()
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
@@ -5624,16 +5720,20 @@ func (m *TortureCycleC) CopyInFields(src *TortureCycleC, fm *fieldmap.FieldMap) 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureCycleC being number at of fm's schema.
 func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureCycleC)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.A.Equal(src.A) {
 			m.A = src.A.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.A != nil || src.A != nil {
 			if m.A == nil {
 				m.A = new(TortureCycleA)
@@ -5642,7 +5742,7 @@ func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at i
 			n += m.A.copyInAt_1dfp5o8(src.A, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 6) {
+	if (cw|bw)&(1<<6) != 0 {
 		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
@@ -5654,7 +5754,7 @@ func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at i
 			n++
 		}
 	}
-	if fm.HasAt(at+7) && m.Secret != src.Secret {
+	if cw&(1<<7) != 0 && m.Secret != src.Secret {
 		m.Secret = src.Secret
 		n++
 	}
@@ -5664,20 +5764,24 @@ func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at i
 // copyInAt_1dfp5o8 copies the fields of src flagged in fm into m, the first flag of
 // TortureCycleA being number at of fm's schema.
 func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureCycleA)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.B.Equal(src.B) {
 			m.B = src.B.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.B != nil || src.B != nil {
 			if m.B == nil {
 				m.B = new(TortureCycleB)
@@ -5686,7 +5790,7 @@ func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldM
 			n += m.B.copyInAt_bdy655(src.B, fm, at+2)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
@@ -5704,15 +5808,19 @@ func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldM
 // copyInAt_bdy655 copies the fields of src flagged in fm into m, the first flag of
 // TortureCycleB being number at of fm's schema.
 func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureCycleB)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Count != src.Count {
+	if cw&(1<<0) != 0 && m.Count != src.Count {
 		m.Count = src.Count
 		n++
 	}
-	if fm.HasAt(at+1) && !m.C.Equal(src.C) {
+	if cw&(1<<1) != 0 && !m.C.Equal(src.C) {
 		m.C = src.C.Clone()
 		n++
 	}
@@ -5760,52 +5868,53 @@ type _TortureWide_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureWide being number at of fm's schema.
 func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
 	if src == nil {
 		src = new(TortureWide)
 	}
 	n := 0
 	var pb *_TortureWide_ptrs
-	if fm.HasAt(at) && m.W1 != src.W1 {
+	if cw&(1<<0) != 0 && m.W1 != src.W1 {
 		m.W1 = src.W1
 		n++
 	}
-	if fm.HasAt(at+1) && m.W2 != src.W2 {
+	if cw&(1<<1) != 0 && m.W2 != src.W2 {
 		m.W2 = src.W2
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.SameFloat64(m.W3, src.W3) {
+	if cw&(1<<2) != 0 && !fieldmap.SameFloat64(m.W3, src.W3) {
 		m.W3 = src.W3
 		n++
 	}
-	if fm.HasAt(at+3) && !fieldmap.SameFloat32(m.W4, src.W4) {
+	if cw&(1<<3) != 0 && !fieldmap.SameFloat32(m.W4, src.W4) {
 		m.W4 = src.W4
 		n++
 	}
-	if fm.HasAt(at+4) && m.W5 != src.W5 {
+	if cw&(1<<4) != 0 && m.W5 != src.W5 {
 		m.W5 = src.W5
 		n++
 	}
-	if fm.HasAt(at+5) && m.W6 != src.W6 {
+	if cw&(1<<5) != 0 && m.W6 != src.W6 {
 		m.W6 = src.W6
 		n++
 	}
-	if fm.HasAt(at+6) && !fieldmap.EqualBytesPresence(m.W7, src.W7) {
+	if cw&(1<<6) != 0 && !fieldmap.EqualBytesPresence(m.W7, src.W7) {
 		m.W7 = fieldmap.CloneBytes(src.W7)
 		n++
 	}
-	if fm.HasAt(at+7) && m.W8 != src.W8 {
+	if cw&(1<<7) != 0 && m.W8 != src.W8 {
 		m.W8 = src.W8
 		n++
 	}
-	if fm.HasAt(at+8) && m.W9 != src.W9 {
+	if cw&(1<<8) != 0 && m.W9 != src.W9 {
 		m.W9 = src.W9
 		n++
 	}
-	if fm.HasAt(at+9) && m.W10 != src.W10 {
+	if cw&(1<<9) != 0 && m.W10 != src.W10 {
 		m.W10 = src.W10
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 10) {
+	if (cw|bw)&(1<<10) != 0 {
 		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.W11, src.W11)
 		} else if !slices.Equal(m.W11, src.W11) {
@@ -5817,15 +5926,15 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasAt(at+11) && m.W12 != src.W12 {
+	if cw&(1<<11) != 0 && m.W12 != src.W12 {
 		m.W12 = src.W12
 		n++
 	}
-	if fm.HasAt(at+12) && !fieldmap.SameFloat64(m.W13, src.W13) {
+	if cw&(1<<12) != 0 && !fieldmap.SameFloat64(m.W13, src.W13) {
 		m.W13 = src.W13
 		n++
 	}
-	if fm.HasAt(at+13) && !fieldmap.SamePtrFloat32(m.W14, src.W14) {
+	if cw&(1<<13) != 0 && !fieldmap.SamePtrFloat32(m.W14, src.W14) {
 		if src.W14 == nil {
 			m.W14 = nil
 		} else {
@@ -5837,31 +5946,31 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 		}
 		n++
 	}
-	if fm.HasAt(at+14) && m.W15 != src.W15 {
+	if cw&(1<<14) != 0 && m.W15 != src.W15 {
 		m.W15 = src.W15
 		n++
 	}
-	if fm.HasAt(at+15) && m.W16 != src.W16 {
+	if cw&(1<<15) != 0 && m.W16 != src.W16 {
 		m.W16 = src.W16
 		n++
 	}
-	if fm.HasAt(at+16) && !bytes.Equal(m.W17, src.W17) {
+	if cw&(1<<16) != 0 && !bytes.Equal(m.W17, src.W17) {
 		m.W17 = fieldmap.CloneBytes(src.W17)
 		n++
 	}
-	if fm.HasAt(at+17) && m.W18 != src.W18 {
+	if cw&(1<<17) != 0 && m.W18 != src.W18 {
 		m.W18 = src.W18
 		n++
 	}
-	if fm.HasAt(at+18) && m.W19 != src.W19 {
+	if cw&(1<<18) != 0 && m.W19 != src.W19 {
 		m.W19 = src.W19
 		n++
 	}
-	if fm.HasAt(at+19) && m.W20 != src.W20 {
+	if cw&(1<<19) != 0 && m.W20 != src.W20 {
 		m.W20 = src.W20
 		n++
 	}
-	if fm.HasAt(at+20) && !fieldmap.EqualPtr(m.W21, src.W21) {
+	if cw&(1<<20) != 0 && !fieldmap.EqualPtr(m.W21, src.W21) {
 		if src.W21 == nil {
 			m.W21 = nil
 		} else {
@@ -5873,7 +5982,7 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 		}
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 21) {
+	if (cw|bw)&(1<<21) != 0 {
 		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.W22, src.W22)
 		} else if !slices.Equal(m.W22, src.W22) {
@@ -5885,27 +5994,27 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasAt(at+22) && !fieldmap.SameFloat64(m.W23, src.W23) {
+	if cw&(1<<22) != 0 && !fieldmap.SameFloat64(m.W23, src.W23) {
 		m.W23 = src.W23
 		n++
 	}
-	if fm.HasAt(at+23) && !fieldmap.SameFloat32(m.W24, src.W24) {
+	if cw&(1<<23) != 0 && !fieldmap.SameFloat32(m.W24, src.W24) {
 		m.W24 = src.W24
 		n++
 	}
-	if fm.HasAt(at+24) && m.W25 != src.W25 {
+	if cw&(1<<24) != 0 && m.W25 != src.W25 {
 		m.W25 = src.W25
 		n++
 	}
-	if fm.HasAt(at+25) && m.W26 != src.W26 {
+	if cw&(1<<25) != 0 && m.W26 != src.W26 {
 		m.W26 = src.W26
 		n++
 	}
-	if fm.HasAt(at+26) && !bytes.Equal(m.W27, src.W27) {
+	if cw&(1<<26) != 0 && !bytes.Equal(m.W27, src.W27) {
 		m.W27 = fieldmap.CloneBytes(src.W27)
 		n++
 	}
-	if fm.HasAt(at+27) && !fieldmap.EqualPtr(m.W28, src.W28) {
+	if cw&(1<<27) != 0 && !fieldmap.EqualPtr(m.W28, src.W28) {
 		if src.W28 == nil {
 			m.W28 = nil
 		} else {
@@ -5917,23 +6026,23 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 		}
 		n++
 	}
-	if fm.HasAt(at+28) && m.W29 != src.W29 {
+	if cw&(1<<28) != 0 && m.W29 != src.W29 {
 		m.W29 = src.W29
 		n++
 	}
-	if fm.HasAt(at+29) && m.W30 != src.W30 {
+	if cw&(1<<29) != 0 && m.W30 != src.W30 {
 		m.W30 = src.W30
 		n++
 	}
-	if fm.HasAt(at+30) && m.W31 != src.W31 {
+	if cw&(1<<30) != 0 && m.W31 != src.W31 {
 		m.W31 = src.W31
 		n++
 	}
-	if fm.HasAt(at+31) && m.W32 != src.W32 {
+	if cw&(1<<31) != 0 && m.W32 != src.W32 {
 		m.W32 = src.W32
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 32) {
+	if (cw|bw)&(1<<32) != 0 {
 		if a := fm.ListActionAt(at + 32); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.W33, src.W33, fieldmap.EqualFloat64, nil)
 		} else if !fieldmap.EqualListFunc(m.W33, src.W33, fieldmap.EqualFloat64) {
@@ -5945,11 +6054,11 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasAt(at+33) && !fieldmap.SameFloat32(m.W34, src.W34) {
+	if cw&(1<<33) != 0 && !fieldmap.SameFloat32(m.W34, src.W34) {
 		m.W34 = src.W34
 		n++
 	}
-	if fm.HasAt(at+34) && !fieldmap.EqualPtr(m.W35, src.W35) {
+	if cw&(1<<34) != 0 && !fieldmap.EqualPtr(m.W35, src.W35) {
 		if src.W35 == nil {
 			m.W35 = nil
 		} else {
@@ -5961,31 +6070,31 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 		}
 		n++
 	}
-	if fm.HasAt(at+35) && m.W36 != src.W36 {
+	if cw&(1<<35) != 0 && m.W36 != src.W36 {
 		m.W36 = src.W36
 		n++
 	}
-	if fm.HasAt(at+36) && !bytes.Equal(m.W37, src.W37) {
+	if cw&(1<<36) != 0 && !bytes.Equal(m.W37, src.W37) {
 		m.W37 = fieldmap.CloneBytes(src.W37)
 		n++
 	}
-	if fm.HasAt(at+37) && m.W38 != src.W38 {
+	if cw&(1<<37) != 0 && m.W38 != src.W38 {
 		m.W38 = src.W38
 		n++
 	}
-	if fm.HasAt(at+38) && m.W39 != src.W39 {
+	if cw&(1<<38) != 0 && m.W39 != src.W39 {
 		m.W39 = src.W39
 		n++
 	}
-	if fm.HasAt(at+39) && m.W40 != src.W40 {
+	if cw&(1<<39) != 0 && m.W40 != src.W40 {
 		m.W40 = src.W40
 		n++
 	}
-	if fm.HasAt(at+40) && m.W41 != src.W41 {
+	if cw&(1<<40) != 0 && m.W41 != src.W41 {
 		m.W41 = src.W41
 		n++
 	}
-	if fm.HasAt(at+41) && !fieldmap.EqualPtr(m.W42, src.W42) {
+	if cw&(1<<41) != 0 && !fieldmap.EqualPtr(m.W42, src.W42) {
 		if src.W42 == nil {
 			m.W42 = nil
 		} else {
@@ -5997,11 +6106,11 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 		}
 		n++
 	}
-	if fm.HasAt(at+42) && !fieldmap.SameFloat64(m.W43, src.W43) {
+	if cw&(1<<42) != 0 && !fieldmap.SameFloat64(m.W43, src.W43) {
 		m.W43 = src.W43
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 43) {
+	if (cw|bw)&(1<<43) != 0 {
 		if a := fm.ListActionAt(at + 43); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.W44, src.W44, fieldmap.EqualFloat32, nil)
 		} else if !fieldmap.EqualListFunc(m.W44, src.W44, fieldmap.EqualFloat32) {
@@ -6013,23 +6122,23 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasAt(at+44) && m.W45 != src.W45 {
+	if cw&(1<<44) != 0 && m.W45 != src.W45 {
 		m.W45 = src.W45
 		n++
 	}
-	if fm.HasAt(at+45) && m.W46 != src.W46 {
+	if cw&(1<<45) != 0 && m.W46 != src.W46 {
 		m.W46 = src.W46
 		n++
 	}
-	if fm.HasAt(at+46) && !bytes.Equal(m.W47, src.W47) {
+	if cw&(1<<46) != 0 && !bytes.Equal(m.W47, src.W47) {
 		m.W47 = fieldmap.CloneBytes(src.W47)
 		n++
 	}
-	if fm.HasAt(at+47) && m.W48 != src.W48 {
+	if cw&(1<<47) != 0 && m.W48 != src.W48 {
 		m.W48 = src.W48
 		n++
 	}
-	if fm.HasAt(at+48) && !fieldmap.EqualPtr(m.W49, src.W49) {
+	if cw&(1<<48) != 0 && !fieldmap.EqualPtr(m.W49, src.W49) {
 		if src.W49 == nil {
 			m.W49 = nil
 		} else {
@@ -6041,27 +6150,27 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 		}
 		n++
 	}
-	if fm.HasAt(at+49) && m.W50 != src.W50 {
+	if cw&(1<<49) != 0 && m.W50 != src.W50 {
 		m.W50 = src.W50
 		n++
 	}
-	if fm.HasAt(at+50) && m.W51 != src.W51 {
+	if cw&(1<<50) != 0 && m.W51 != src.W51 {
 		m.W51 = src.W51
 		n++
 	}
-	if fm.HasAt(at+51) && m.W52 != src.W52 {
+	if cw&(1<<51) != 0 && m.W52 != src.W52 {
 		m.W52 = src.W52
 		n++
 	}
-	if fm.HasAt(at+52) && !fieldmap.SameFloat64(m.W53, src.W53) {
+	if cw&(1<<52) != 0 && !fieldmap.SameFloat64(m.W53, src.W53) {
 		m.W53 = src.W53
 		n++
 	}
-	if fm.HasAt(at+53) && !fieldmap.SameFloat32(m.W54, src.W54) {
+	if cw&(1<<53) != 0 && !fieldmap.SameFloat32(m.W54, src.W54) {
 		m.W54 = src.W54
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 54) {
+	if (cw|bw)&(1<<54) != 0 {
 		if a := fm.ListActionAt(at + 54); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.W55, src.W55)
 		} else if !slices.Equal(m.W55, src.W55) {
@@ -6073,7 +6182,7 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 			n++
 		}
 	}
-	if fm.HasAt(at+55) && !fieldmap.EqualPtr(m.W56, src.W56) {
+	if cw&(1<<55) != 0 && !fieldmap.EqualPtr(m.W56, src.W56) {
 		if src.W56 == nil {
 			m.W56 = nil
 		} else {
@@ -6085,31 +6194,31 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 		}
 		n++
 	}
-	if fm.HasAt(at+56) && !bytes.Equal(m.W57, src.W57) {
+	if cw&(1<<56) != 0 && !bytes.Equal(m.W57, src.W57) {
 		m.W57 = fieldmap.CloneBytes(src.W57)
 		n++
 	}
-	if fm.HasAt(at+57) && m.W58 != src.W58 {
+	if cw&(1<<57) != 0 && m.W58 != src.W58 {
 		m.W58 = src.W58
 		n++
 	}
-	if fm.HasAt(at+58) && m.W59 != src.W59 {
+	if cw&(1<<58) != 0 && m.W59 != src.W59 {
 		m.W59 = src.W59
 		n++
 	}
-	if fm.HasAt(at+59) && m.W60 != src.W60 {
+	if cw&(1<<59) != 0 && m.W60 != src.W60 {
 		m.W60 = src.W60
 		n++
 	}
-	if fm.HasAt(at+60) && m.W61 != src.W61 {
+	if cw&(1<<60) != 0 && m.W61 != src.W61 {
 		m.W61 = src.W61
 		n++
 	}
-	if fm.HasAt(at+61) && m.W62 != src.W62 {
+	if cw&(1<<61) != 0 && m.W62 != src.W62 {
 		m.W62 = src.W62
 		n++
 	}
-	if fm.HasAt(at+62) && !fieldmap.SamePtrFloat64(m.W63, src.W63) {
+	if cw&(1<<62) != 0 && !fieldmap.SamePtrFloat64(m.W63, src.W63) {
 		if src.W63 == nil {
 			m.W63 = nil
 		} else {
@@ -6121,7 +6230,7 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) 
 		}
 		n++
 	}
-	if fm.HasAt(at+63) && !fieldmap.SameFloat32(m.W64, src.W64) {
+	if cw&(1<<63) != 0 && !fieldmap.SameFloat32(m.W64, src.W64) {
 		m.W64 = src.W64
 		n++
 	}
@@ -6466,16 +6575,20 @@ func (m *TortureKey) CopyInFields(src *TortureKey, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureKey being number at of fm's schema.
 func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureKey)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(TortureKeyValue)
@@ -6484,7 +6597,7 @@ func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int) in
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 13) {
+	if (cw|bw)&(1<<13) != 0 {
 		if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.ByName, src.ByName, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.ByName, src.ByName, (*TortureKeyValue).Equal) {
@@ -6496,7 +6609,7 @@ func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int) in
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 14) {
+	if (cw|bw)&(1<<14) != 0 {
 		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.Deeps, src.Deeps, (*TortureDeep).Equal) {
@@ -6508,7 +6621,7 @@ func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int) in
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 15) {
+	if (cw|bw)&(1<<15) != 0 {
 		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Keys, src.Keys, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Keys, src.Keys, (*TortureKeyValue).Equal) {
@@ -6526,20 +6639,24 @@ func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int) in
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureKeyValue being number at of fm's schema.
 func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureKeyValue)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Mood != src.Mood {
+	if cw&(1<<0) != 0 && m.Mood != src.Mood {
 		m.Mood = src.Mood
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Part.Equal(src.Part) {
 			m.Part = src.Part.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Part != nil || src.Part != nil {
 			if m.Part == nil {
 				m.Part = new(TortureKeyPart)
@@ -6548,27 +6665,27 @@ func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, 
 			n += m.Part.copyInAt(src.Part, fm, at+2)
 		}
 	}
-	if fm.HasAt(at+6) && !fieldmap.SameFloat64(m.Weight, src.Weight) {
+	if cw&(1<<6) != 0 && !fieldmap.SameFloat64(m.Weight, src.Weight) {
 		m.Weight = src.Weight
 		n++
 	}
-	if fm.HasAt(at+7) && !fieldmap.SameFloat32(m.Ratio, src.Ratio) {
+	if cw&(1<<7) != 0 && !fieldmap.SameFloat32(m.Ratio, src.Ratio) {
 		m.Ratio = src.Ratio
 		n++
 	}
-	if fm.HasAt(at+8) && m.Flag != src.Flag {
+	if cw&(1<<8) != 0 && m.Flag != src.Flag {
 		m.Flag = src.Flag
 		n++
 	}
-	if fm.HasAt(at+9) && !fieldmap.EqualPtr(m.Maybe, src.Maybe) {
+	if cw&(1<<9) != 0 && !fieldmap.EqualPtr(m.Maybe, src.Maybe) {
 		m.Maybe = fieldmap.ClonePtr(src.Maybe)
 		n++
 	}
-	if fm.HasAt(at+10) && m.Color != src.Color {
+	if cw&(1<<10) != 0 && m.Color != src.Color {
 		m.Color = src.Color
 		n++
 	}
-	if fm.HasAt(at+11) && m.Big != src.Big {
+	if cw&(1<<11) != 0 && m.Big != src.Big {
 		m.Big = src.Big
 		n++
 	}
@@ -6578,24 +6695,28 @@ func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureKeyPart being number at of fm's schema.
 func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureKeyPart)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Id != src.Id {
+	if cw&(1<<1) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}
-	if fm.HasAt(at + 2) {
+	if cw&(1<<2) != 0 {
 		if !m.Leaf.Equal(src.Leaf) {
 			m.Leaf = src.Leaf.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 2) {
+	} else if bw&(1<<2) != 0 {
 		if m.Leaf != nil || src.Leaf != nil {
 			if m.Leaf == nil {
 				m.Leaf = new(TortureKeyLeaf)
@@ -6610,11 +6731,15 @@ func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureKeyLeaf being number at of fm's schema.
 func (m *TortureKeyLeaf) copyInAt(src *TortureKeyLeaf, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureKeyLeaf)
 	}
 	n := 0
-	if fm.HasAt(at) && m.N != src.N {
+	if cw&(1<<0) != 0 && m.N != src.N {
 		m.N = src.N
 		n++
 	}
@@ -6700,11 +6825,15 @@ func (m *TortureEnumKey) CopyInFields(src *TortureEnumKey, fm *fieldmap.FieldMap
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureEnumKey being number at of fm's schema.
 func (m *TortureEnumKey) copyInAt(src *TortureEnumKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureEnumKey)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Mood != src.Mood {
+	if cw&(1<<0) != 0 && m.Mood != src.Mood {
 		m.Mood = src.Mood
 		n++
 	}
@@ -6733,15 +6862,19 @@ func (m *TortureEmptyKey) CopyInFields(src *TortureEmptyKey, fm *fieldmap.FieldM
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureEmptyKey being number at of fm's schema.
 func (m *TortureEmptyKey) copyInAt(src *TortureEmptyKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureEmptyKey)
 	}
 	n := 0
-	if fm.HasAt(at) && !m.Key.Equal(src.Key) {
+	if cw&(1<<0) != 0 && !m.Key.Equal(src.Key) {
 		m.Key = src.Key.Clone()
 		n++
 	}
-	if fm.HasAt(at+1) && m.Name != src.Name {
+	if cw&(1<<1) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
@@ -6770,11 +6903,15 @@ func (m *TortureOptionalKey) CopyInFields(src *TortureOptionalKey, fm *fieldmap.
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // TortureOptionalKey being number at of fm's schema.
 func (m *TortureOptionalKey) copyInAt(src *TortureOptionalKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(TortureOptionalKey)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.SamePtrFloat64(m.Key, src.Key) {
+	if cw&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.Key, src.Key) {
 		m.Key = fieldmap.ClonePtr(src.Key)
 		n++
 	}

@@ -40,7 +40,7 @@ type feature struct {
 
 // locals are the names of the parameters and locals of the generated code.
 type locals struct {
-	m, src, fm, at, n, pb, a, w, ok, d1, s1, sok, b string
+	m, src, fm, at, n, pb, a, w, ok, d1, s1, sok, b, cw, bw string
 }
 
 var _ gen.Feature = (*feature)(nil)
@@ -51,7 +51,7 @@ func (f *feature) GenerateFile(file *protogen.File) bool {
 	f.blocks = map[*protogen.Message]string{}
 	f.l = locals{m: g.Local("m"), src: g.Local("src"), fm: g.Local("fm"), at: g.Local("at"), n: g.Local("n"),
 		pb: g.Local("pb"), a: g.Local("a"), w: g.Local("w"), ok: g.Local("ok"), d1: g.Local("d1"),
-		s1: g.Local("s1"), sok: g.Local("sok"), b: g.Local("b")}
+		s1: g.Local("s1"), sok: g.Local("sok"), b: g.Local("b"), cw: g.Local("cw"), bw: g.Local("bw")}
 	return g.EachMessage(file, "copyin", f.message)
 }
 
@@ -129,6 +129,14 @@ func (f *feature) shape(s *gen.Shape) {
 		g.P()
 		return
 	}
+	// The flags of the first 64 fields and sub-fields are read from two
+	// words; a shape no longer than that with none of them set is done.
+	g.P(l.cw, ", ", l.bw, " := ", l.fm, ".Windows(", l.at, ")")
+	if s.Size <= 64 {
+		g.P("if ", l.cw, "|", l.bw, " == 0 {")
+		g.P("return 0")
+		g.P("}")
+	}
 	g.P("if ", l.src, " == nil {")
 	g.P(l.src, " = new(", typ, ")")
 	g.P("}")
@@ -184,6 +192,29 @@ func (f *feature) id(sf *gen.ShapeField) string {
 	return f.l.at + "+" + strconv.Itoa(sf.Off)
 }
 
+// has returns the expression of HasAt for the flag of sf (below: HasChildAt,
+// either: HasOrHasChildAt), from the windows when the flag is in them.
+func (f *feature) has(sf *gen.ShapeField, below, either bool) string {
+	l := f.l
+	if sf.Off < 64 {
+		bit := "1<<" + strconv.Itoa(sf.Off)
+		switch {
+		case either:
+			return "(" + l.cw + "|" + l.bw + ")&(" + bit + ") != 0"
+		case below:
+			return l.bw + "&(" + bit + ") != 0"
+		}
+		return l.cw + "&(" + bit + ") != 0"
+	}
+	switch {
+	case either:
+		return l.fm + ".HasOrHasChildAt(" + f.id(sf) + ")"
+	case below:
+		return l.fm + ".HasChildAt(" + f.id(sf) + ")"
+	}
+	return l.fm + ".HasAt(" + f.id(sf) + ")"
+}
+
 // field emits the code of one field.
 func (f *feature) field(sf *gen.ShapeField, block string) {
 	g, l := f.g, f.l
@@ -191,13 +222,13 @@ func (f *feature) field(sf *gen.ShapeField, block string) {
 	switch sf.Kind {
 	case fieldmap.KindScalar:
 		if gen.InOneof(fd) {
-			g.P("if ", l.fm, ".HasAt(", id, ") {")
+			g.P("if ", f.has(sf, false, false), " {")
 			f.oneofUnit(fd)
 			g.P("}")
 			return
 		}
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
-		g.P("if ", l.fm, ".HasAt(", id, ") && ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
+		g.P("if ", f.has(sf, false, false), " && ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
 		if block != "" && gen.IsPointerScalar(fd) {
 			g.P("if ", sv, " == nil {")
 			g.P(dv, " = nil")
@@ -215,7 +246,7 @@ func (f *feature) field(sf *gen.ShapeField, block string) {
 		g.P("}")
 	case fieldmap.KindList, fieldmap.KindMap:
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
-		g.P("if ", l.fm, ".HasOrHasChildAt(", id, ") {")
+		g.P("if ", f.has(sf, false, true), " {")
 		g.P("if ", l.a, " := ", l.fm, ".ListActionAt(", id, "); ", l.a, " != ", g.Fieldmap("Replace"), " {")
 		g.P(l.n, " += ", f.action(fd, "&"+dv, sv))
 		g.P("} else if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
@@ -228,7 +259,7 @@ func (f *feature) field(sf *gen.ShapeField, block string) {
 		g.P("}")
 		g.P("}")
 	case fieldmap.KindMessage:
-		g.P("if ", l.fm, ".HasAt(", id, ") {")
+		g.P("if ", f.has(sf, false, false), " {")
 		if gen.InOneof(fd) {
 			f.oneofUnit(fd)
 		} else {
@@ -238,7 +269,7 @@ func (f *feature) field(sf *gen.ShapeField, block string) {
 			g.P(l.n, "++")
 			g.P("}")
 		}
-		g.P("} else if ", l.fm, ".HasChildAt(", id, ") {")
+		g.P("} else if ", f.has(sf, true, false), " {")
 		f.recurse(sf)
 		g.P("}")
 	}

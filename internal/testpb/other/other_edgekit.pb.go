@@ -110,23 +110,27 @@ func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Label being number at of fm's schema.
 func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Label)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Color != src.Color {
+	if cw&(1<<1) != 0 && m.Color != src.Color {
 		m.Color = src.Color
 		n++
 	}
-	if fm.HasAt(at+2) && m.Secret != src.Secret {
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
 		m.Secret = src.Secret
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
 		} else if !slices.Equal(m.Weights, src.Weights) {

@@ -222,11 +222,15 @@ func (m *FileOptions) CopyInFields(src *FileOptions, fm *fieldmap.FieldMap) int 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // FileOptions being number at of fm's schema.
 func (m *FileOptions) copyInAt(src *FileOptions, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(FileOptions)
 	}
 	n := 0
-	if fm.HasOrHasChildAt(at) {
+	if (cw|bw)&(1<<0) != 0 {
 		if a := fm.ListActionAt(at); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
 		} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
@@ -263,11 +267,15 @@ func (m *MessageOptions) CopyInFields(src *MessageOptions, fm *fieldmap.FieldMap
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // MessageOptions being number at of fm's schema.
 func (m *MessageOptions) copyInAt(src *MessageOptions, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(MessageOptions)
 	}
 	n := 0
-	if fm.HasOrHasChildAt(at) {
+	if (cw|bw)&(1<<0) != 0 {
 		if a := fm.ListActionAt(at); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
 		} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
@@ -279,7 +287,7 @@ func (m *MessageOptions) copyInAt(src *MessageOptions, fm *fieldmap.FieldMap, at
 			n++
 		}
 	}
-	if fm.HasAt(at+1) && m.ListActions != src.ListActions {
+	if cw&(1<<1) != 0 && m.ListActions != src.ListActions {
 		m.ListActions = src.ListActions
 		n++
 	}
@@ -308,15 +316,19 @@ func (m *FieldOptions) CopyInFields(src *FieldOptions, fm *fieldmap.FieldMap) in
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // FieldOptions being number at of fm's schema.
 func (m *FieldOptions) copyInAt(src *FieldOptions, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(FieldOptions)
 	}
 	n := 0
-	if fm.HasAt(at) && m.ObjectKey != src.ObjectKey {
+	if cw&(1<<0) != 0 && m.ObjectKey != src.ObjectKey {
 		m.ObjectKey = src.ObjectKey
 		n++
 	}
-	if fm.HasAt(at+1) && m.Atomic != src.Atomic {
+	if cw&(1<<1) != 0 && m.Atomic != src.Atomic {
 		m.Atomic = src.Atomic
 		n++
 	}

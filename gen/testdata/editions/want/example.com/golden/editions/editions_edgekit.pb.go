@@ -188,12 +188,16 @@ type _Ed_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Ed being number at of fm's schema.
 func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Ed)
 	}
 	n := 0
 	var pb *_Ed_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Name, src.Name) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
 		if src.Name == nil {
 			m.Name = nil
 		} else {
@@ -205,11 +209,11 @@ func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && m.Implicit != src.Implicit {
+	if cw&(1<<1) != 0 && m.Implicit != src.Implicit {
 		m.Implicit = src.Implicit
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.EqualPtr(m.Shade, src.Shade) {
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Shade, src.Shade) {
 		if src.Shade == nil {
 			m.Shade = nil
 		} else {
@@ -221,12 +225,12 @@ func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if !m.Part.Equal(src.Part) {
 			m.Part = src.Part.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		if m.Part != nil || src.Part != nil {
 			if m.Part == nil {
 				m.Part = new(Ed_Part)
@@ -241,11 +245,15 @@ func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Part being number at of fm's schema.
 func (m *Ed_Part) copyInAt(src *Ed_Part, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Ed_Part)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
 		m.Data = fieldmap.CloneBytes(src.Data)
 		n++
 	}

@@ -968,16 +968,17 @@ func (m_ *Holder) CopyInFields(src_ *Holder, fm_ *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Holder being number at_ of fm_'s schema.
 func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
 	if src_ == nil {
 		src_ = new(Holder)
 	}
 	n := 0
-	if fm_.HasAt(at_) {
+	if cw&(1<<0) != 0 {
 		if !fieldmap.Equal(m_.WOne, src_.WOne) {
 			m_.WOne = fieldmap.Clone(src_.WOne)
 			n++
 		}
-	} else if fm_.HasChildAt(at_) {
+	} else if bw&(1<<0) != 0 {
 		if m_.WOne != nil || src_.WOne != nil {
 			if m_.WOne == nil {
 				m_.WOne = new(w.Leaf)
@@ -986,7 +987,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n += _File_holder_proto_Leafc55951_copyInAt(m_.WOne, src_.WOne, fm_, at_+1)
 		}
 	}
-	if fm_.HasOrHasChildAt(at_ + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 4); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a_, &m_.WList, src_.WList, fieldmap.Equal[*w.Leaf], fieldmap.Clone[*w.Leaf])
 		} else if !fieldmap.EqualMessageListFunc(m_.WList, src_.WList, fieldmap.Equal[*w.Leaf]) {
@@ -998,7 +999,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n++
 		}
 	}
-	if fm_.HasOrHasChildAt(at_ + 8) {
+	if (cw|bw)&(1<<8) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 8); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a_, &m_.WMap, src_.WMap, fieldmap.Equal[*w.Leaf], fieldmap.Clone[*w.Leaf])
 		} else if !fieldmap.EqualMessageMapFunc(m_.WMap, src_.WMap, fieldmap.Equal[*w.Leaf]) {
@@ -1010,7 +1011,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n++
 		}
 	}
-	if fm_.HasAt(at_ + 9) {
+	if cw&(1<<9) != 0 {
 		if s1_, ok_ := src_.Pick.(*Holder_WPick); ok_ && s1_ != nil {
 			if d1_, ok_ := m_.Pick.(*Holder_WPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.WPick, s1_.WPick) {
 				m_.Pick = &Holder_WPick{WPick: fieldmap.Clone(s1_.WPick)}
@@ -1020,7 +1021,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			m_.Pick = nil
 			n++
 		}
-	} else if fm_.HasChildAt(at_ + 9) {
+	} else if bw&(1<<9) != 0 {
 		var s1_ *w.Leaf
 		sok := false
 		if w_, ok_ := src_.Pick.(*Holder_WPick); ok_ && w_ != nil {
@@ -1041,12 +1042,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n += _File_holder_proto_Leafc55951_copyInAt(d1_, s1_, fm_, at_+10)
 		}
 	}
-	if fm_.HasAt(at_ + 13) {
+	if cw&(1<<13) != 0 {
 		if !fieldmap.Equal(m_.AOne, src_.AOne) {
 			m_.AOne = fieldmap.Clone(src_.AOne)
 			n++
 		}
-	} else if fm_.HasChildAt(at_ + 13) {
+	} else if bw&(1<<13) != 0 {
 		if m_.AOne != nil || src_.AOne != nil {
 			if m_.AOne == nil {
 				m_.AOne = new(a.Leaf)
@@ -1055,7 +1056,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n += _File_holder_proto_Leaf1mbcrcb_copyInAt(m_.AOne, src_.AOne, fm_, at_+14)
 		}
 	}
-	if fm_.HasOrHasChildAt(at_ + 17) {
+	if (cw|bw)&(1<<17) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 17); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a_, &m_.AList, src_.AList, fieldmap.Equal[*a.Leaf], fieldmap.Clone[*a.Leaf])
 		} else if !fieldmap.EqualMessageListFunc(m_.AList, src_.AList, fieldmap.Equal[*a.Leaf]) {
@@ -1067,7 +1068,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n++
 		}
 	}
-	if fm_.HasOrHasChildAt(at_ + 21) {
+	if (cw|bw)&(1<<21) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 21); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a_, &m_.AMap, src_.AMap, fieldmap.Equal[*a.Leaf], fieldmap.Clone[*a.Leaf])
 		} else if !fieldmap.EqualMessageMapFunc(m_.AMap, src_.AMap, fieldmap.Equal[*a.Leaf]) {
@@ -1079,7 +1080,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n++
 		}
 	}
-	if fm_.HasAt(at_ + 22) {
+	if cw&(1<<22) != 0 {
 		if s1_, ok_ := src_.Pick.(*Holder_APick); ok_ && s1_ != nil {
 			if d1_, ok_ := m_.Pick.(*Holder_APick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.APick, s1_.APick) {
 				m_.Pick = &Holder_APick{APick: fieldmap.Clone(s1_.APick)}
@@ -1089,7 +1090,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			m_.Pick = nil
 			n++
 		}
-	} else if fm_.HasChildAt(at_ + 22) {
+	} else if bw&(1<<22) != 0 {
 		var s1_ *a.Leaf
 		sok := false
 		if w_, ok_ := src_.Pick.(*Holder_APick); ok_ && w_ != nil {
@@ -1110,12 +1111,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n += _File_holder_proto_Leaf1mbcrcb_copyInAt(d1_, s1_, fm_, at_+23)
 		}
 	}
-	if fm_.HasAt(at_ + 26) {
+	if cw&(1<<26) != 0 {
 		if !fieldmap.Equal(m_.BOne, src_.BOne) {
 			m_.BOne = fieldmap.Clone(src_.BOne)
 			n++
 		}
-	} else if fm_.HasChildAt(at_ + 26) {
+	} else if bw&(1<<26) != 0 {
 		if m_.BOne != nil || src_.BOne != nil {
 			if m_.BOne == nil {
 				m_.BOne = new(b.Leaf)
@@ -1124,7 +1125,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n += _File_holder_proto_Leaf1umuabm_copyInAt(m_.BOne, src_.BOne, fm_, at_+27)
 		}
 	}
-	if fm_.HasOrHasChildAt(at_ + 30) {
+	if (cw|bw)&(1<<30) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 30); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a_, &m_.BList, src_.BList, fieldmap.Equal[*b.Leaf], fieldmap.Clone[*b.Leaf])
 		} else if !fieldmap.EqualMessageListFunc(m_.BList, src_.BList, fieldmap.Equal[*b.Leaf]) {
@@ -1136,7 +1137,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n++
 		}
 	}
-	if fm_.HasOrHasChildAt(at_ + 34) {
+	if (cw|bw)&(1<<34) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 34); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a_, &m_.BMap, src_.BMap, fieldmap.Equal[*b.Leaf], fieldmap.Clone[*b.Leaf])
 		} else if !fieldmap.EqualMessageMapFunc(m_.BMap, src_.BMap, fieldmap.Equal[*b.Leaf]) {
@@ -1148,7 +1149,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n++
 		}
 	}
-	if fm_.HasAt(at_ + 35) {
+	if cw&(1<<35) != 0 {
 		if s1_, ok_ := src_.Pick.(*Holder_BPick); ok_ && s1_ != nil {
 			if d1_, ok_ := m_.Pick.(*Holder_BPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.BPick, s1_.BPick) {
 				m_.Pick = &Holder_BPick{BPick: fieldmap.Clone(s1_.BPick)}
@@ -1158,7 +1159,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			m_.Pick = nil
 			n++
 		}
-	} else if fm_.HasChildAt(at_ + 35) {
+	} else if bw&(1<<35) != 0 {
 		var s1_ *b.Leaf
 		sok := false
 		if w_, ok_ := src_.Pick.(*Holder_BPick); ok_ && w_ != nil {
@@ -1179,12 +1180,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n += _File_holder_proto_Leaf1umuabm_copyInAt(d1_, s1_, fm_, at_+36)
 		}
 	}
-	if fm_.HasAt(at_ + 39) {
+	if cw&(1<<39) != 0 {
 		if !fieldmap.Equal(m_.OkOne, src_.OkOne) {
 			m_.OkOne = fieldmap.Clone(src_.OkOne)
 			n++
 		}
-	} else if fm_.HasChildAt(at_ + 39) {
+	} else if bw&(1<<39) != 0 {
 		if m_.OkOne != nil || src_.OkOne != nil {
 			if m_.OkOne == nil {
 				m_.OkOne = new(ok.Leaf)
@@ -1193,7 +1194,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n += _File_holder_proto_Leaf4vl2ue_copyInAt(m_.OkOne, src_.OkOne, fm_, at_+40)
 		}
 	}
-	if fm_.HasOrHasChildAt(at_ + 43) {
+	if (cw|bw)&(1<<43) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 43); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a_, &m_.OkList, src_.OkList, fieldmap.Equal[*ok.Leaf], fieldmap.Clone[*ok.Leaf])
 		} else if !fieldmap.EqualMessageListFunc(m_.OkList, src_.OkList, fieldmap.Equal[*ok.Leaf]) {
@@ -1205,7 +1206,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n++
 		}
 	}
-	if fm_.HasOrHasChildAt(at_ + 47) {
+	if (cw|bw)&(1<<47) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 47); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a_, &m_.OkMap, src_.OkMap, fieldmap.Equal[*ok.Leaf], fieldmap.Clone[*ok.Leaf])
 		} else if !fieldmap.EqualMessageMapFunc(m_.OkMap, src_.OkMap, fieldmap.Equal[*ok.Leaf]) {
@@ -1217,7 +1218,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n++
 		}
 	}
-	if fm_.HasAt(at_ + 48) {
+	if cw&(1<<48) != 0 {
 		if s1_, ok_ := src_.Pick.(*Holder_OkPick); ok_ && s1_ != nil {
 			if d1_, ok_ := m_.Pick.(*Holder_OkPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.OkPick, s1_.OkPick) {
 				m_.Pick = &Holder_OkPick{OkPick: fieldmap.Clone(s1_.OkPick)}
@@ -1227,7 +1228,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			m_.Pick = nil
 			n++
 		}
-	} else if fm_.HasChildAt(at_ + 48) {
+	} else if bw&(1<<48) != 0 {
 		var s1_ *ok.Leaf
 		sok := false
 		if w_, ok_ := src_.Pick.(*Holder_OkPick); ok_ && w_ != nil {
@@ -1248,12 +1249,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n += _File_holder_proto_Leaf4vl2ue_copyInAt(d1_, s1_, fm_, at_+49)
 		}
 	}
-	if fm_.HasAt(at_ + 52) {
+	if cw&(1<<52) != 0 {
 		if !fieldmap.Equal(m_.D1One, src_.D1One) {
 			m_.D1One = fieldmap.Clone(src_.D1One)
 			n++
 		}
-	} else if fm_.HasChildAt(at_ + 52) {
+	} else if bw&(1<<52) != 0 {
 		if m_.D1One != nil || src_.D1One != nil {
 			if m_.D1One == nil {
 				m_.D1One = new(d1.Leaf)
@@ -1262,7 +1263,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n += _File_holder_proto_Leaf12afjs7_copyInAt(m_.D1One, src_.D1One, fm_, at_+53)
 		}
 	}
-	if fm_.HasOrHasChildAt(at_ + 56) {
+	if (cw|bw)&(1<<56) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 56); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a_, &m_.D1List, src_.D1List, fieldmap.Equal[*d1.Leaf], fieldmap.Clone[*d1.Leaf])
 		} else if !fieldmap.EqualMessageListFunc(m_.D1List, src_.D1List, fieldmap.Equal[*d1.Leaf]) {
@@ -1274,7 +1275,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n++
 		}
 	}
-	if fm_.HasOrHasChildAt(at_ + 60) {
+	if (cw|bw)&(1<<60) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 60); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a_, &m_.D1Map, src_.D1Map, fieldmap.Equal[*d1.Leaf], fieldmap.Clone[*d1.Leaf])
 		} else if !fieldmap.EqualMessageMapFunc(m_.D1Map, src_.D1Map, fieldmap.Equal[*d1.Leaf]) {
@@ -1286,7 +1287,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			n++
 		}
 	}
-	if fm_.HasAt(at_ + 61) {
+	if cw&(1<<61) != 0 {
 		if s1_, ok_ := src_.Pick.(*Holder_D1Pick); ok_ && s1_ != nil {
 			if d1_, ok_ := m_.Pick.(*Holder_D1Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.D1Pick, s1_.D1Pick) {
 				m_.Pick = &Holder_D1Pick{D1Pick: fieldmap.Clone(s1_.D1Pick)}
@@ -1296,7 +1297,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 			m_.Pick = nil
 			n++
 		}
-	} else if fm_.HasChildAt(at_ + 61) {
+	} else if bw&(1<<61) != 0 {
 		var s1_ *d1.Leaf
 		sok := false
 		if w_, ok_ := src_.Pick.(*Holder_D1Pick); ok_ && w_ != nil {
@@ -2162,19 +2163,23 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
 // _File_holder_proto_Leafc55951_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leafc55951_copyInAt(m_, src_ *w.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(w.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2192,19 +2197,23 @@ func _File_holder_proto_Leafc55951_copyInAt(m_, src_ *w.Leaf, fm_ *fieldmap.Fiel
 // _File_holder_proto_Leaf1mbcrcb_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaf1mbcrcb_copyInAt(m_, src_ *a.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(a.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2222,19 +2231,23 @@ func _File_holder_proto_Leaf1mbcrcb_copyInAt(m_, src_ *a.Leaf, fm_ *fieldmap.Fie
 // _File_holder_proto_Leaf1umuabm_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaf1umuabm_copyInAt(m_, src_ *b.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(b.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2252,19 +2265,23 @@ func _File_holder_proto_Leaf1umuabm_copyInAt(m_, src_ *b.Leaf, fm_ *fieldmap.Fie
 // _File_holder_proto_Leaf4vl2ue_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaf4vl2ue_copyInAt(m_, src_ *ok.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(ok.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2282,19 +2299,23 @@ func _File_holder_proto_Leaf4vl2ue_copyInAt(m_, src_ *ok.Leaf, fm_ *fieldmap.Fie
 // _File_holder_proto_Leaf12afjs7_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaf12afjs7_copyInAt(m_, src_ *d1.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(d1.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2312,19 +2333,23 @@ func _File_holder_proto_Leaf12afjs7_copyInAt(m_, src_ *d1.Leaf, fm_ *fieldmap.Fi
 // _File_holder_proto_Leaf1svtzh8_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaf1svtzh8_copyInAt(m_, src_ *s1.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(s1.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2342,19 +2367,23 @@ func _File_holder_proto_Leaf1svtzh8_copyInAt(m_, src_ *s1.Leaf, fm_ *fieldmap.Fi
 // _File_holder_proto_Leafemhuyf_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leafemhuyf_copyInAt(m_, src_ *sv0.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(sv0.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2372,19 +2401,23 @@ func _File_holder_proto_Leafemhuyf_copyInAt(m_, src_ *sv0.Leaf, fm_ *fieldmap.Fi
 // _File_holder_proto_Leaflsxmzb_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaflsxmzb_copyInAt(m_, src_ *m.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(m.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2402,19 +2435,23 @@ func _File_holder_proto_Leaflsxmzb_copyInAt(m_, src_ *m.Leaf, fm_ *fieldmap.Fiel
 // _File_holder_proto_Leaf1xg7dsy_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaf1xg7dsy_copyInAt(m_, src_ *src.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(src.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2432,19 +2469,23 @@ func _File_holder_proto_Leaf1xg7dsy_copyInAt(m_, src_ *src.Leaf, fm_ *fieldmap.F
 // _File_holder_proto_Leaf1mwrknh_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaf1mwrknh_copyInAt(m_, src_ *fm.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(fm.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2462,19 +2503,23 @@ func _File_holder_proto_Leaf1mwrknh_copyInAt(m_, src_ *fm.Leaf, fm_ *fieldmap.Fi
 // _File_holder_proto_Leaf1w6ze11_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaf1w6ze11_copyInAt(m_, src_ *at.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(at.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2492,19 +2537,23 @@ func _File_holder_proto_Leaf1w6ze11_copyInAt(m_, src_ *at.Leaf, fm_ *fieldmap.Fi
 // _File_holder_proto_Leaf16ral0h_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaf16ral0h_copyInAt(m_, src_ *c.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(c.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2522,19 +2571,23 @@ func _File_holder_proto_Leaf16ral0h_copyInAt(m_, src_ *c.Leaf, fm_ *fieldmap.Fie
 // _File_holder_proto_Leaft84x65_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaft84x65_copyInAt(m_, src_ *o.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(o.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2552,19 +2605,23 @@ func _File_holder_proto_Leaft84x65_copyInAt(m_, src_ *o.Leaf, fm_ *fieldmap.Fiel
 // _File_holder_proto_Leaflkypto_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaflkypto_copyInAt(m_, src_ *x.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(x.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2582,19 +2639,23 @@ func _File_holder_proto_Leaflkypto_copyInAt(m_, src_ *x.Leaf, fm_ *fieldmap.Fiel
 // _File_holder_proto_Leaf1r375sm_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaf1r375sm_copyInAt(m_, src_ *v.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(v.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2612,19 +2673,23 @@ func _File_holder_proto_Leaf1r375sm_copyInAt(m_, src_ *v.Leaf, fm_ *fieldmap.Fie
 // _File_holder_proto_Leaf197gohb_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leaf197gohb_copyInAt(m_, src_ *blk.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(blk.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {
@@ -2642,19 +2707,23 @@ func _File_holder_proto_Leaf197gohb_copyInAt(m_, src_ *blk.Leaf, fm_ *fieldmap.F
 // _File_holder_proto_Leafke71a0_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
 // Leaf being number at_ of fm_'s schema.
 func _File_holder_proto_Leafke71a0_copyInAt(m_, src_ *w1.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
+	cw, bw := fm_.Windows(at_)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src_ == nil {
 		src_ = new(w1.Leaf)
 	}
 	n := 0
-	if fm_.HasAt(at_) && m_.Name != src_.Name {
+	if cw&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name = src_.Name
 		n++
 	}
-	if fm_.HasAt(at_+1) && !fieldmap.EqualPtr(m_.O, src_.O) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
-	if fm_.HasOrHasChildAt(at_ + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
 		} else if !slices.Equal(m_.Tags, src_.Tags) {

@@ -232,19 +232,23 @@ func (m *ThingKey) CopyInFields(src *ThingKey, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ThingKey being number at of fm's schema.
 func (m *ThingKey) copyInAt(src *ThingKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ThingKey)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Organization != src.Organization {
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization = src.Organization
 		n++
 	}
-	if fm.HasAt(at+1) && m.Name != src.Name {
+	if cw&(1<<1) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+2) && m.Tier != src.Tier {
+	if cw&(1<<2) != 0 && m.Tier != src.Tier {
 		m.Tier = src.Tier
 		n++
 	}
@@ -273,16 +277,20 @@ func (m *Thing) CopyInFields(src *Thing, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Thing being number at of fm's schema.
 func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Thing)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
 			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Key != nil || src.Key != nil {
 			if m.Key == nil {
 				m.Key = new(ThingKey)
@@ -291,7 +299,7 @@ func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int) int {
 			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+4) && m.Password != src.Password {
+	if cw&(1<<4) != 0 && m.Password != src.Password {
 		m.Password = src.Password
 		n++
 	}
@@ -320,11 +328,15 @@ func (m *Named) CopyInFields(src *Named, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Named being number at of fm's schema.
 func (m *Named) copyInAt(src *Named, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Named)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Id != src.Id {
+	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}

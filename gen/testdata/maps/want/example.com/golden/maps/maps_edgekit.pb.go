@@ -185,11 +185,15 @@ func (m *Value) CopyInFields(src *Value, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Value being number at of fm's schema.
 func (m *Value) copyInAt(src *Value, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Value)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Text != src.Text {
+	if cw&(1<<0) != 0 && m.Text != src.Text {
 		m.Text = src.Text
 		n++
 	}
@@ -218,11 +222,15 @@ func (m *Maps) CopyInFields(src *Maps, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Maps being number at of fm's schema.
 func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Maps)
 	}
 	n := 0
-	if fm.HasOrHasChildAt(at) {
+	if (cw|bw)&(1<<0) != 0 {
 		if a := fm.ListActionAt(at); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
 		} else if !maps.Equal(m.Labels, src.Labels) {
@@ -234,7 +242,7 @@ func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.Weights, src.Weights, fieldmap.EqualFloat64, nil)
 		} else if !fieldmap.EqualMapFunc(m.Weights, src.Weights, fieldmap.EqualFloat64) {
@@ -246,7 +254,7 @@ func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
 		} else if !fieldmap.EqualMapFunc(m.Blobs, src.Blobs, bytes.Equal) {
@@ -258,7 +266,7 @@ func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.Values, src.Values, (*Value).Equal, (*Value).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.Values, src.Values, (*Value).Equal) {

@@ -234,20 +234,24 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Top being number at of fm's schema.
 func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Top)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Mid.Equal(src.Mid) {
 			m.Mid = src.Mid.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Mid != nil || src.Mid != nil {
 			if m.Mid == nil {
 				m.Mid = new(Mid)
@@ -262,20 +266,24 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Mid being number at of fm's schema.
 func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Mid)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Level != src.Level {
+	if cw&(1<<0) != 0 && m.Level != src.Level {
 		m.Level = src.Level
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Bottom.Equal(src.Bottom) {
 			m.Bottom = src.Bottom.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Bottom != nil || src.Bottom != nil {
 			if m.Bottom == nil {
 				m.Bottom = new(Bottom)
@@ -290,15 +298,19 @@ func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Bottom being number at of fm's schema.
 func (m *Bottom) copyInAt(src *Bottom, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Bottom)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Leaf != src.Leaf {
+	if cw&(1<<0) != 0 && m.Leaf != src.Leaf {
 		m.Leaf = src.Leaf
 		n++
 	}
-	if fm.HasAt(at+1) && m.Deep != src.Deep {
+	if cw&(1<<1) != 0 && m.Deep != src.Deep {
 		m.Deep = src.Deep
 		n++
 	}

@@ -249,11 +249,15 @@ func (m *Detail) CopyInFields(src *Detail, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Detail being number at of fm's schema.
 func (m *Detail) copyInAt(src *Detail, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Detail)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Note != src.Note {
+	if cw&(1<<0) != 0 && m.Note != src.Note {
 		m.Note = src.Note
 		n++
 	}
@@ -282,15 +286,19 @@ func (m *Choice) CopyInFields(src *Choice, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Choice being number at of fm's schema.
 func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Choice)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Id != src.Id {
+	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if s1, ok := src.Pick.(*Choice_Text); ok && s1 != nil {
 			if d1, ok := m.Pick.(*Choice_Text); !ok || d1 == nil || d1.Text != s1.Text {
 				m.Pick = &Choice_Text{Text: s1.Text}
@@ -301,7 +309,7 @@ func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 2) {
+	if cw&(1<<2) != 0 {
 		if s1, ok := src.Pick.(*Choice_Number); ok && s1 != nil {
 			if d1, ok := m.Pick.(*Choice_Number); !ok || d1 == nil || d1.Number != s1.Number {
 				m.Pick = &Choice_Number{Number: s1.Number}
@@ -312,7 +320,7 @@ func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if s1, ok := src.Pick.(*Choice_Detail); ok && s1 != nil {
 			if d1, ok := m.Pick.(*Choice_Detail); !ok || d1 == nil || !d1.Detail.Equal(s1.Detail) {
 				m.Pick = &Choice_Detail{Detail: s1.Detail.Clone()}
@@ -322,7 +330,7 @@ func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int) int {
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		var s1 *Detail
 		sok := false
 		if w, ok := src.Pick.(*Choice_Detail); ok && w != nil {
@@ -343,7 +351,7 @@ func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int) int {
 			n += d1.copyInAt(s1, fm, at+4)
 		}
 	}
-	if fm.HasAt(at + 5) {
+	if cw&(1<<5) != 0 {
 		if s1, ok := src.Pick.(*Choice_Raw); ok && s1 != nil {
 			if d1, ok := m.Pick.(*Choice_Raw); !ok || d1 == nil || !bytes.Equal(d1.Raw, s1.Raw) {
 				m.Pick = &Choice_Raw{Raw: fieldmap.CloneBytes(s1.Raw)}
@@ -354,7 +362,7 @@ func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 6) {
+	if cw&(1<<6) != 0 {
 		if s1, ok := src.Pick.(*Choice_Ratio); ok && s1 != nil {
 			if d1, ok := m.Pick.(*Choice_Ratio); !ok || d1 == nil || !fieldmap.SameFloat64(d1.Ratio, s1.Ratio) {
 				m.Pick = &Choice_Ratio{Ratio: s1.Ratio}

@@ -202,11 +202,15 @@ func (m *Sub) CopyInFields(src *Sub, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Sub being number at of fm's schema.
 func (m *Sub) copyInAt(src *Sub, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Sub)
 	}
 	n := 0
-	if fm.HasAt(at) && m.S != src.S {
+	if cw&(1<<0) != 0 && m.S != src.S {
 		m.S = src.S
 		n++
 	}
@@ -243,12 +247,16 @@ type _Opt_ptrs struct {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Opt being number at of fm's schema.
 func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Opt)
 	}
 	n := 0
 	var pb *_Opt_ptrs
-	if fm.HasAt(at) && !fieldmap.EqualPtr(m.Name, src.Name) {
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
 		if src.Name == nil {
 			m.Name = nil
 		} else {
@@ -260,7 +268,7 @@ func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.EqualPtr(m.Count, src.Count) {
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Count, src.Count) {
 		if src.Count == nil {
 			m.Count = nil
 		} else {
@@ -272,7 +280,7 @@ func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
+	if cw&(1<<2) != 0 && !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
 		if src.Ratio == nil {
 			m.Ratio = nil
 		} else {
@@ -284,16 +292,16 @@ func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int) int {
 		}
 		n++
 	}
-	if fm.HasAt(at+3) && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+	if cw&(1<<3) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
 		m.Data = fieldmap.CloneBytes(src.Data)
 		n++
 	}
-	if fm.HasAt(at + 4) {
+	if cw&(1<<4) != 0 {
 		if !m.Sub.Equal(src.Sub) {
 			m.Sub = src.Sub.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 4) {
+	} else if bw&(1<<4) != 0 {
 		if m.Sub != nil || src.Sub != nil {
 			if m.Sub == nil {
 				m.Sub = new(Sub)
@@ -302,7 +310,7 @@ func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int) int {
 			n += m.Sub.copyInAt(src.Sub, fm, at+5)
 		}
 	}
-	if fm.HasAt(at+6) && !fieldmap.EqualPtr(m.On, src.On) {
+	if cw&(1<<6) != 0 && !fieldmap.EqualPtr(m.On, src.On) {
 		if src.On == nil {
 			m.On = nil
 		} else {

@@ -208,19 +208,23 @@ func (m *Node) CopyInFields(src *Node, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Node being number at of fm's schema.
 func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Node)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && !m.Next.Equal(src.Next) {
+	if cw&(1<<1) != 0 && !m.Next.Equal(src.Next) {
 		m.Next = src.Next.Clone()
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
@@ -232,12 +236,12 @@ func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 3) {
+	if cw&(1<<3) != 0 {
 		if !m.Edge.Equal(src.Edge) {
 			m.Edge = src.Edge.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 3) {
+	} else if bw&(1<<3) != 0 {
 		if m.Edge != nil || src.Edge != nil {
 			if m.Edge == nil {
 				m.Edge = new(Edge)
@@ -252,15 +256,19 @@ func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int) int {
 // copyInAt_uxi6jg copies the fields of src flagged in fm into m, the first flag of
 // Edge being number at of fm's schema.
 func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Edge)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Weight != src.Weight {
+	if cw&(1<<0) != 0 && m.Weight != src.Weight {
 		m.Weight = src.Weight
 		n++
 	}
-	if fm.HasAt(at+1) && !m.To.Equal(src.To) {
+	if cw&(1<<1) != 0 && !m.To.Equal(src.To) {
 		m.To = src.To.Clone()
 		n++
 	}
@@ -289,20 +297,24 @@ func (m *Edge) CopyInFields(src *Edge, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Edge being number at of fm's schema.
 func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Edge)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Weight != src.Weight {
+	if cw&(1<<0) != 0 && m.Weight != src.Weight {
 		m.Weight = src.Weight
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.To.Equal(src.To) {
 			m.To = src.To.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.To != nil || src.To != nil {
 			if m.To == nil {
 				m.To = new(Node)
@@ -317,19 +329,23 @@ func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int) int {
 // copyInAt_ozibc5 copies the fields of src flagged in fm into m, the first flag of
 // Node being number at of fm's schema.
 func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Node)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && !m.Next.Equal(src.Next) {
+	if cw&(1<<1) != 0 && !m.Next.Equal(src.Next) {
 		m.Next = src.Next.Clone()
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
@@ -341,7 +357,7 @@ func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+3) && !m.Edge.Equal(src.Edge) {
+	if cw&(1<<3) != 0 && !m.Edge.Equal(src.Edge) {
 		m.Edge = src.Edge.Clone()
 		n++
 	}

@@ -193,15 +193,19 @@ func (m *Item) CopyInFields(src *Item, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Item being number at of fm's schema.
 func (m *Item) copyInAt(src *Item, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Item)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SameFloat64(m.Weight, src.Weight) {
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Weight, src.Weight) {
 		m.Weight = src.Weight
 		n++
 	}
@@ -230,11 +234,15 @@ func (m *Lists) CopyInFields(src *Lists, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Lists being number at of fm's schema.
 func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Lists)
 	}
 	n := 0
-	if fm.HasOrHasChildAt(at) {
+	if (cw|bw)&(1<<0) != 0 {
 		if a := fm.ListActionAt(at); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
 		} else if !slices.Equal(m.Tags, src.Tags) {
@@ -246,7 +254,7 @@ func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 1) {
+	if (cw|bw)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
 		} else if !fieldmap.EqualListFunc(m.Samples, src.Samples, fieldmap.EqualFloat64) {
@@ -258,7 +266,7 @@ func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
 		} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
@@ -270,7 +278,7 @@ func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 3) {
+	if (cw|bw)&(1<<3) != 0 {
 		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Items, src.Items, (*Item).Equal, (*Item).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Items, src.Items, (*Item).Equal) {

@@ -183,71 +183,75 @@ func (m *AllScalars) CopyInFields(src *AllScalars, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // AllScalars being number at of fm's schema.
 func (m *AllScalars) copyInAt(src *AllScalars, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(AllScalars)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.SameFloat64(m.D, src.D) {
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.D, src.D) {
 		m.D = src.D
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.SameFloat32(m.F, src.F) {
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat32(m.F, src.F) {
 		m.F = src.F
 		n++
 	}
-	if fm.HasAt(at+2) && m.I32 != src.I32 {
+	if cw&(1<<2) != 0 && m.I32 != src.I32 {
 		m.I32 = src.I32
 		n++
 	}
-	if fm.HasAt(at+3) && m.I64 != src.I64 {
+	if cw&(1<<3) != 0 && m.I64 != src.I64 {
 		m.I64 = src.I64
 		n++
 	}
-	if fm.HasAt(at+4) && m.U32 != src.U32 {
+	if cw&(1<<4) != 0 && m.U32 != src.U32 {
 		m.U32 = src.U32
 		n++
 	}
-	if fm.HasAt(at+5) && m.U64 != src.U64 {
+	if cw&(1<<5) != 0 && m.U64 != src.U64 {
 		m.U64 = src.U64
 		n++
 	}
-	if fm.HasAt(at+6) && m.S32 != src.S32 {
+	if cw&(1<<6) != 0 && m.S32 != src.S32 {
 		m.S32 = src.S32
 		n++
 	}
-	if fm.HasAt(at+7) && m.S64 != src.S64 {
+	if cw&(1<<7) != 0 && m.S64 != src.S64 {
 		m.S64 = src.S64
 		n++
 	}
-	if fm.HasAt(at+8) && m.Fx32 != src.Fx32 {
+	if cw&(1<<8) != 0 && m.Fx32 != src.Fx32 {
 		m.Fx32 = src.Fx32
 		n++
 	}
-	if fm.HasAt(at+9) && m.Fx64 != src.Fx64 {
+	if cw&(1<<9) != 0 && m.Fx64 != src.Fx64 {
 		m.Fx64 = src.Fx64
 		n++
 	}
-	if fm.HasAt(at+10) && m.Sfx32 != src.Sfx32 {
+	if cw&(1<<10) != 0 && m.Sfx32 != src.Sfx32 {
 		m.Sfx32 = src.Sfx32
 		n++
 	}
-	if fm.HasAt(at+11) && m.Sfx64 != src.Sfx64 {
+	if cw&(1<<11) != 0 && m.Sfx64 != src.Sfx64 {
 		m.Sfx64 = src.Sfx64
 		n++
 	}
-	if fm.HasAt(at+12) && m.B != src.B {
+	if cw&(1<<12) != 0 && m.B != src.B {
 		m.B = src.B
 		n++
 	}
-	if fm.HasAt(at+13) && m.S != src.S {
+	if cw&(1<<13) != 0 && m.S != src.S {
 		m.S = src.S
 		n++
 	}
-	if fm.HasAt(at+14) && !bytes.Equal(m.Raw, src.Raw) {
+	if cw&(1<<14) != 0 && !bytes.Equal(m.Raw, src.Raw) {
 		m.Raw = fieldmap.CloneBytes(src.Raw)
 		n++
 	}
-	if fm.HasAt(at+15) && m.Mode != src.Mode {
+	if cw&(1<<15) != 0 && m.Mode != src.Mode {
 		m.Mode = src.Mode
 		n++
 	}

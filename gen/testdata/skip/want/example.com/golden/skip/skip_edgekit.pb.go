@@ -117,16 +117,20 @@ func (m *Kept) CopyInFields(src *Kept, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Kept being number at of fm's schema.
 func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Kept)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !fieldmap.Equal(m.Skipped, src.Skipped) {
 			m.Skipped = fieldmap.Clone(src.Skipped)
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Skipped != nil || src.Skipped != nil {
 			if m.Skipped == nil {
 				m.Skipped = new(Skipped)
@@ -141,11 +145,15 @@ func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Skipped being number at of fm's schema.
 func (m *Skipped) copyInAt(src *Skipped, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Skipped)
 	}
 	n := 0
-	if fm.HasAt(at) && m.CloneMeNot != src.CloneMeNot {
+	if cw&(1<<0) != 0 && m.CloneMeNot != src.CloneMeNot {
 		m.CloneMeNot = src.CloneMeNot
 		n++
 	}

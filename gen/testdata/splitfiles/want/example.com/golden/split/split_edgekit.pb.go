@@ -246,16 +246,20 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Holder being number at of fm's schema.
 func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Holder)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !m.Ext.Equal(src.Ext) {
 			m.Ext = src.Ext.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Ext != nil || src.Ext != nil {
 			if m.Ext == nil {
 				m.Ext = new(Extensible)
@@ -264,7 +268,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
 			n += m.Ext.copyInAt(src.Ext, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 2) {
+	if (cw|bw)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extensible).Equal, (*Extensible).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extensible).Equal) {
@@ -276,7 +280,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.ExtMap, src.ExtMap, (*Extensible).Equal, (*Extensible).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.ExtMap, src.ExtMap, (*Extensible).Equal) {
@@ -288,12 +292,12 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 5) {
+	if cw&(1<<5) != 0 {
 		if !m.Plain.Equal(src.Plain) {
 			m.Plain = src.Plain.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 5) {
+	} else if bw&(1<<5) != 0 {
 		if m.Plain != nil || src.Plain != nil {
 			if m.Plain == nil {
 				m.Plain = new(Plain)
@@ -302,7 +306,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
 			n += m.Plain.copyInAt(src.Plain, fm, at+6)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 8) {
+	if (cw|bw)&(1<<8) != 0 {
 		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, (*Plain).Equal, (*Plain).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, (*Plain).Equal) {
@@ -314,7 +318,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 11) {
+	if (cw|bw)&(1<<11) != 0 {
 		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
 			n += fieldmap.ApplyMapFunc(a, &m.PlainMap, src.PlainMap, (*Plain).Equal, (*Plain).Clone)
 		} else if !fieldmap.EqualMessageMapFunc(m.PlainMap, src.PlainMap, (*Plain).Equal) {
@@ -326,7 +330,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 12) {
+	if cw&(1<<12) != 0 {
 		if s1, ok := src.Pick.(*Holder_PickExt); ok && s1 != nil {
 			if d1, ok := m.Pick.(*Holder_PickExt); !ok || d1 == nil || !d1.PickExt.Equal(s1.PickExt) {
 				m.Pick = &Holder_PickExt{PickExt: s1.PickExt.Clone()}
@@ -336,7 +340,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 12) {
+	} else if bw&(1<<12) != 0 {
 		var s1 *Extensible
 		sok := false
 		if w, ok := src.Pick.(*Holder_PickExt); ok && w != nil {
@@ -357,7 +361,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
 			n += d1.copyInAt(s1, fm, at+13)
 		}
 	}
-	if fm.HasAt(at + 14) {
+	if cw&(1<<14) != 0 {
 		if s1, ok := src.Pick.(*Holder_PickPlain); ok && s1 != nil {
 			if d1, ok := m.Pick.(*Holder_PickPlain); !ok || d1 == nil || !d1.PickPlain.Equal(s1.PickPlain) {
 				m.Pick = &Holder_PickPlain{PickPlain: s1.PickPlain.Clone()}
@@ -367,7 +371,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 14) {
+	} else if bw&(1<<14) != 0 {
 		var s1 *Plain
 		sok := false
 		if w, ok := src.Pick.(*Holder_PickPlain); ok && w != nil {

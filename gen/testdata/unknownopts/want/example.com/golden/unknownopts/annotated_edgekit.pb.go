@@ -158,20 +158,24 @@ func (m *Annotated) CopyInFields(src *Annotated, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Annotated being number at of fm's schema.
 func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Annotated)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at + 1) {
+	if cw&(1<<1) != 0 {
 		if !m.Inner.Equal(src.Inner) {
 			m.Inner = src.Inner.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 1) {
+	} else if bw&(1<<1) != 0 {
 		if m.Inner != nil || src.Inner != nil {
 			if m.Inner == nil {
 				m.Inner = new(Inner)
@@ -186,11 +190,15 @@ func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int) int 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Inner being number at of fm's schema.
 func (m *Inner) copyInAt(src *Inner, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Inner)
 	}
 	n := 0
-	if fm.HasAt(at) && m.V != src.V {
+	if cw&(1<<0) != 0 && m.V != src.V {
 		m.V = src.V
 		n++
 	}

@@ -123,31 +123,35 @@ func (m *Times) CopyInFields(src *Times, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Times being number at of fm's schema.
 func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Times)
 	}
 	n := 0
-	if fm.HasAt(at) && !fieldmap.Equal(m.Created, src.Created) {
+	if cw&(1<<0) != 0 && !fieldmap.Equal(m.Created, src.Created) {
 		m.Created = fieldmap.Clone(src.Created)
 		n++
 	}
-	if fm.HasAt(at+1) && !fieldmap.Equal(m.Timeout, src.Timeout) {
+	if cw&(1<<1) != 0 && !fieldmap.Equal(m.Timeout, src.Timeout) {
 		m.Timeout = fieldmap.Clone(src.Timeout)
 		n++
 	}
-	if fm.HasAt(at+2) && !fieldmap.Equal(m.Alias, src.Alias) {
+	if cw&(1<<2) != 0 && !fieldmap.Equal(m.Alias, src.Alias) {
 		m.Alias = fieldmap.Clone(src.Alias)
 		n++
 	}
-	if fm.HasAt(at+3) && !fieldmap.Equal(m.Extra, src.Extra) {
+	if cw&(1<<3) != 0 && !fieldmap.Equal(m.Extra, src.Extra) {
 		m.Extra = fieldmap.Clone(src.Extra)
 		n++
 	}
-	if fm.HasAt(at+4) && !fieldmap.Equal(m.Payload, src.Payload) {
+	if cw&(1<<4) != 0 && !fieldmap.Equal(m.Payload, src.Payload) {
 		m.Payload = fieldmap.Clone(src.Payload)
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 5) {
+	if (cw|bw)&(1<<5) != 0 {
 		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
 		} else if !fieldmap.EqualMessageListFunc(m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp]) {

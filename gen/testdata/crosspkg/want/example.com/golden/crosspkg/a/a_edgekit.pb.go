@@ -117,16 +117,20 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Holder being number at of fm's schema.
 func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Holder)
 	}
 	n := 0
-	if fm.HasAt(at) {
+	if cw&(1<<0) != 0 {
 		if !fieldmap.Equal(m.Shared, src.Shared) {
 			m.Shared = fieldmap.Clone(src.Shared)
 			n++
 		}
-	} else if fm.HasChildAt(at) {
+	} else if bw&(1<<0) != 0 {
 		if m.Shared != nil || src.Shared != nil {
 			if m.Shared == nil {
 				m.Shared = new(b.Shared)
@@ -135,7 +139,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
 			n += _File_a_proto_Shared1lwqyh7_copyInAt(m.Shared, src.Shared, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 4) {
+	if (cw|bw)&(1<<4) != 0 {
 		if a_ := fm.ListActionAt(at + 4); a_ != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a_, &m.Many, src.Many, fieldmap.Equal[*b.Shared], fieldmap.Clone[*b.Shared])
 		} else if !fieldmap.EqualMessageListFunc(m.Many, src.Many, fieldmap.Equal[*b.Shared]) {
@@ -147,7 +151,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+8) && m.Kind != src.Kind {
+	if cw&(1<<8) != 0 && m.Kind != src.Kind {
 		m.Kind = src.Kind
 		n++
 	}
@@ -157,19 +161,23 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
 // _File_a_proto_Shared1lwqyh7_copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Shared being number at of fm's schema.
 func _File_a_proto_Shared1lwqyh7_copyInAt(m, src *b.Shared, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(b.Shared)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Kind != src.Kind {
+	if cw&(1<<1) != 0 && m.Kind != src.Kind {
 		m.Kind = src.Kind
 		n++
 	}
-	if fm.HasAt(at+2) && m.Secret != src.Secret {
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
 		m.Secret = src.Secret
 		n++
 	}

@@ -104,19 +104,23 @@ func (m *Shared) CopyInFields(src *Shared, fm *fieldmap.FieldMap) int {
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // Shared being number at of fm's schema.
 func (m *Shared) copyInAt(src *Shared, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(Shared)
 	}
 	n := 0
-	if fm.HasAt(at) && m.Name != src.Name {
+	if cw&(1<<0) != 0 && m.Name != src.Name {
 		m.Name = src.Name
 		n++
 	}
-	if fm.HasAt(at+1) && m.Kind != src.Kind {
+	if cw&(1<<1) != 0 && m.Kind != src.Kind {
 		m.Kind = src.Kind
 		n++
 	}
-	if fm.HasAt(at+2) && m.Secret != src.Secret {
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
 		m.Secret = src.Secret
 		n++
 	}
