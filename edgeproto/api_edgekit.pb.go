@@ -24,19 +24,24 @@ func (m *Progress) ValidateEnums() error {
 	return nil
 }
 
-var _Progress_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Progress", []fieldmap.Field{
-	{Flag: "1", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3", Path: "status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.4", Path: "status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.5", Path: "status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.6", Path: "status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_api_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _Progress_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state"},
+	{Number: 2, Name: "message"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_api_proto_StatusInfoddfjyf_shape},
+	{Number: 5, Name: "final"},
+}}
+
+var _Progress_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Progress", _Progress_shape, false)
 
 // ValidateFields returns an error when fm holds a flag Progress does not
 // have, or a list action on a flag that is not a list or map of a message

@@ -24,44 +24,67 @@ func (m *CreateAppInstRequest) ValidateEnums() error {
 	return nil
 }
 
-var _CreateAppInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppInstRequest", []fieldmap.Field{
-	{Flag: "1", Path: "app_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app_inst.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "app_inst.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "app_inst.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.3", Path: "app_inst.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app_inst.cluster_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.3.1", Path: "app_inst.cluster_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3.2", Path: "app_inst.cluster_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "app_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "app_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "app_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app_inst.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app_inst.mapped_ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app_inst.mapped_ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app_inst.mapped_ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.3", Path: "app_inst.mapped_ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.4", Path: "app_inst.mapped_ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.5", Path: "app_inst.mapped_ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.6", Path: "app_inst.mapped_ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.7", Path: "app_inst.mapped_ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app_inst.flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "app_inst.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app_inst.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "app_inst.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2", Path: "app_inst.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3", Path: "app_inst.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app_inst.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "version"},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_Portx01ype_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "proto"},
+	{Number: 2, Name: "internal_port"},
+	{Number: 3, Name: "public_port"},
+	{Number: 4, Name: "end_port"},
+	{Number: 5, Name: "tls"},
+	{Number: 6, Name: "fqdn_prefix"},
+	{Number: 7, Name: "max_pkt_size"},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList},
+	{Number: 2, Name: "pids", Kind: fieldmap.KindList},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppKey2ii4cv_shape},
+	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_ClusterKey1vor460_shape},
+	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_CloudletKeyn3ybte_shape},
+	{Number: 5, Name: "state"},
+	{Number: 6, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 7, Name: "crm_override"},
+	{Number: 8, Name: "uri"},
+	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_inst_service_proto_Portx01ype_shape},
+	{Number: 10, Name: "flavor"},
+	{Number: 11, Name: "power_state"},
+	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape},
+	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap},
+	{Number: 14, Name: "created_at"},
+	{Number: 15, Name: "updated_at"},
+}}
+
+var _CreateAppInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape},
+	{Number: 2, Name: "no_wait"},
+}}
+
+var _CreateAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppInstRequest", _CreateAppInstRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateAppInstRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -85,20 +108,28 @@ func (m *CreateAppInstResponse) ValidateEnums() error {
 	return nil
 }
 
-var _CreateAppInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppInstResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state"},
+	{Number: 2, Name: "message"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape},
+	{Number: 5, Name: "final"},
+}}
+
+var _CreateAppInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape},
+}}
+
+var _CreateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppInstResponse", _CreateAppInstResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateAppInstResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -122,45 +153,13 @@ func (m *UpdateAppInstRequest) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateAppInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppInstRequest", []fieldmap.Field{
-	{Flag: "1", Path: "app_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app_inst.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "app_inst.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "app_inst.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.3", Path: "app_inst.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app_inst.cluster_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.3.1", Path: "app_inst.cluster_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3.2", Path: "app_inst.cluster_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "app_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "app_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "app_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app_inst.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app_inst.mapped_ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app_inst.mapped_ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app_inst.mapped_ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.3", Path: "app_inst.mapped_ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.4", Path: "app_inst.mapped_ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.5", Path: "app_inst.mapped_ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.6", Path: "app_inst.mapped_ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.7", Path: "app_inst.mapped_ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app_inst.flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "app_inst.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app_inst.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "app_inst.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2", Path: "app_inst.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3", Path: "app_inst.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app_inst.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _UpdateAppInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+	{Number: 3, Name: "no_wait"},
+}}
+
+var _UpdateAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppInstRequest", _UpdateAppInstRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateAppInstRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -184,20 +183,11 @@ func (m *UpdateAppInstResponse) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateAppInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppInstResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _UpdateAppInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape},
+}}
+
+var _UpdateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppInstResponse", _UpdateAppInstResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateAppInstResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -221,13 +211,13 @@ func (m *DeleteAppInstRequest) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteAppInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppInstRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _DeleteAppInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "no_wait"},
+	{Number: 3, Name: "crm_override"},
+}}
+
+var _DeleteAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppInstRequest", _DeleteAppInstRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteAppInstRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -251,20 +241,11 @@ func (m *DeleteAppInstResponse) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteAppInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppInstResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _DeleteAppInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape},
+}}
+
+var _DeleteAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppInstResponse", _DeleteAppInstResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteAppInstResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -288,43 +269,11 @@ func (m *ShowAppInstsRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowAppInstsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppInstsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "filter.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "filter.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.3", Path: "filter.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.cluster_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.3.1", Path: "filter.cluster_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3.2", Path: "filter.cluster_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "filter.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "filter.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "filter.mapped_ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "filter.mapped_ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "filter.mapped_ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.3", Path: "filter.mapped_ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.4", Path: "filter.mapped_ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.5", Path: "filter.mapped_ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.6", Path: "filter.mapped_ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.7", Path: "filter.mapped_ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "filter.flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "filter.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "filter.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "filter.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2", Path: "filter.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3", Path: "filter.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "filter.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "filter.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ShowAppInstsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape},
+}}
+
+var _ShowAppInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsRequest", _ShowAppInstsRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowAppInstsRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -348,43 +297,11 @@ func (m *ShowAppInstsResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ShowAppInstsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppInstsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "app_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app_inst.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "app_inst.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "app_inst.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.3", Path: "app_inst.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app_inst.cluster_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.3.1", Path: "app_inst.cluster_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3.2", Path: "app_inst.cluster_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "app_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "app_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "app_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app_inst.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app_inst.mapped_ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app_inst.mapped_ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app_inst.mapped_ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.3", Path: "app_inst.mapped_ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.4", Path: "app_inst.mapped_ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.5", Path: "app_inst.mapped_ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.6", Path: "app_inst.mapped_ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.7", Path: "app_inst.mapped_ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app_inst.flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "app_inst.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app_inst.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "app_inst.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2", Path: "app_inst.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3", Path: "app_inst.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app_inst.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ShowAppInstsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape},
+}}
+
+var _ShowAppInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsResponse", _ShowAppInstsResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowAppInstsResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -408,29 +325,23 @@ func (m *ShowAppInstInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowAppInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppInstInfosRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "filter.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "filter.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "filter.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.4", Path: "filter.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.5", Path: "filter.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.6", Path: "filter.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.1", Path: "filter.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.2", Path: "filter.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.3", Path: "filter.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape},
+	{Number: 6, Name: "power_state"},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape},
+	{Number: 8, Name: "uri"},
+	{Number: 9, Name: "updated_at"},
+}}
+
+var _ShowAppInstInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape},
+}}
+
+var _ShowAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosRequest", _ShowAppInstInfosRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowAppInstInfosRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -454,29 +365,11 @@ func (m *ShowAppInstInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ShowAppInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppInstInfosResponse", []fieldmap.Field{
-	{Flag: "1", Path: "app_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "app_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "app_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "app_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.4", Path: "app_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.5", Path: "app_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.6", Path: "app_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app_inst_info.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "app_inst_info.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.1", Path: "app_inst_info.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.2", Path: "app_inst_info.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.3", Path: "app_inst_info.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app_inst_info.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ShowAppInstInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape},
+}}
+
+var _ShowAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosResponse", _ShowAppInstInfosResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowAppInstInfosResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -500,29 +393,11 @@ func (m *WatchAppInstInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-var _WatchAppInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchAppInstInfosRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "filter.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "filter.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "filter.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.4", Path: "filter.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.5", Path: "filter.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.6", Path: "filter.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.1", Path: "filter.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.2", Path: "filter.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.3", Path: "filter.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _WatchAppInstInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape},
+}}
+
+var _WatchAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosRequest", _WatchAppInstInfosRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag WatchAppInstInfosRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -549,30 +424,12 @@ func (m *WatchAppInstInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-var _WatchAppInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchAppInstInfosResponse", []fieldmap.Field{
-	{Flag: "1", Path: "type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "app_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "app_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "app_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.1.2", Path: "app_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "app_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "app_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "app_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "app_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.1", Path: "app_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.2", Path: "app_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.3", Path: "app_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.4", Path: "app_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.5", Path: "app_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.6", Path: "app_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "app_inst_info.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7", Path: "app_inst_info.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.7.1", Path: "app_inst_info.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.7.2", Path: "app_inst_info.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.7.3", Path: "app_inst_info.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.8", Path: "app_inst_info.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9", Path: "app_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _WatchAppInstInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "type"},
+	{Number: 2, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape},
+}}
+
+var _WatchAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosResponse", _WatchAppInstInfosResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag WatchAppInstInfosResponse does not
 // have, or a list action on a flag that is not a list or map of a message

@@ -24,48 +24,68 @@ func (m *CreateAppRequest) ValidateEnums() error {
 	return nil
 }
 
-var _CreateAppRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppRequest", []fieldmap.Field{
-	{Flag: "1", Path: "app", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "app.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1", Path: "app.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "app.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "app.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "app.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "app.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.6", Path: "app.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.7", Path: "app.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "app.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.1", Path: "app.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.2", Path: "app.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.3", Path: "app.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.4", Path: "app.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11", Path: "app.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.15.1", Path: "app.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.2", Path: "app.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.3", Path: "app.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.4", Path: "app.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.16", Path: "app.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "app.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "app.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "version"},
+}}
+
+var _File_edgeproto_v1_app_service_proto_Portx01ype_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "proto"},
+	{Number: 2, Name: "internal_port"},
+	{Number: 3, Name: "public_port"},
+	{Number: 4, Name: "end_port"},
+	{Number: 5, Name: "tls"},
+	{Number: 6, Name: "fqdn_prefix"},
+	{Number: 7, Name: "max_pkt_size"},
+}}
+
+var _File_edgeproto_v1_app_service_proto_ConfigFile8zrmbx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "kind"},
+	{Number: 2, Name: "config"},
+}}
+
+var _File_edgeproto_v1_app_service_proto_EnvVar14mej5d_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "value"},
+	{Number: 3, Name: "secret"},
+	{Number: 4, Name: "secret_value"},
+}}
+
+var _File_edgeproto_v1_app_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol"},
+	{Number: 2, Name: "port_range_min"},
+	{Number: 3, Name: "port_range_max"},
+	{Number: 4, Name: "remote_cidr"},
+}}
+
+var _File_edgeproto_v1_app_service_proto_Appsyxff4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape},
+	{Number: 2, Name: "image_type"},
+	{Number: 3, Name: "image_path"},
+	{Number: 4, Name: "deployment"},
+	{Number: 5, Name: "access_ports"},
+	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_Portx01ype_shape},
+	{Number: 7, Name: "command"},
+	{Number: 8, Name: "args", Kind: fieldmap.KindList},
+	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_ConfigFile8zrmbx_shape},
+	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_EnvVar14mej5d_shape},
+	{Number: 11, Name: "health_check"},
+	{Number: 12, Name: "health_check_path"},
+	{Number: 13, Name: "default_flavor"},
+	{Number: 14, Name: "deployment_manifest"},
+	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_SecurityRule1h6m1oh_shape},
+	{Number: 16, Name: "trusted"},
+	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap},
+	{Number: 18, Name: "created_at"},
+	{Number: 19, Name: "updated_at"},
+}}
+
+var _CreateAppRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+}}
+
+var _CreateAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppRequest", _CreateAppRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateAppRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -89,48 +109,11 @@ func (m *CreateAppResponse) ValidateEnums() error {
 	return nil
 }
 
-var _CreateAppResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppResponse", []fieldmap.Field{
-	{Flag: "1", Path: "app", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "app.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1", Path: "app.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "app.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "app.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "app.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "app.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.6", Path: "app.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.7", Path: "app.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "app.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.1", Path: "app.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.2", Path: "app.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.3", Path: "app.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.4", Path: "app.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11", Path: "app.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.15.1", Path: "app.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.2", Path: "app.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.3", Path: "app.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.4", Path: "app.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.16", Path: "app.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "app.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "app.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _CreateAppResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+}}
+
+var _CreateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppResponse", _CreateAppResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateAppResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -154,49 +137,12 @@ func (m *UpdateAppRequest) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateAppRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppRequest", []fieldmap.Field{
-	{Flag: "1", Path: "app", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "app.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1", Path: "app.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "app.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "app.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "app.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "app.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.6", Path: "app.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.7", Path: "app.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "app.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.1", Path: "app.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.2", Path: "app.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.3", Path: "app.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.4", Path: "app.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11", Path: "app.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.15.1", Path: "app.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.2", Path: "app.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.3", Path: "app.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.4", Path: "app.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.16", Path: "app.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "app.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "app.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var _UpdateAppRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+}}
+
+var _UpdateAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppRequest", _UpdateAppRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateAppRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -220,48 +166,11 @@ func (m *UpdateAppResponse) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateAppResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppResponse", []fieldmap.Field{
-	{Flag: "1", Path: "app", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "app.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1", Path: "app.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "app.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "app.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "app.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "app.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.6", Path: "app.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.7", Path: "app.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "app.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.1", Path: "app.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.2", Path: "app.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.3", Path: "app.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.4", Path: "app.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11", Path: "app.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.15.1", Path: "app.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.2", Path: "app.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.3", Path: "app.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.4", Path: "app.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.16", Path: "app.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "app.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "app.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _UpdateAppResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+}}
+
+var _UpdateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppResponse", _UpdateAppResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateAppResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -282,12 +191,11 @@ func (m *DeleteAppRequest) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteAppRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _DeleteAppRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape},
+}}
+
+var _DeleteAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppRequest", _DeleteAppRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteAppRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -308,7 +216,9 @@ func (m *DeleteAppResponse) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteAppResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppResponse", []fieldmap.Field{})
+var _DeleteAppResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _DeleteAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppResponse", _DeleteAppResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteAppResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -332,48 +242,11 @@ func (m *ShowAppsRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowAppsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "filter.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1", Path: "filter.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "filter.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "filter.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "filter.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "filter.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.6", Path: "filter.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.7", Path: "filter.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "filter.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "filter.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "filter.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "filter.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "filter.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.1", Path: "filter.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.2", Path: "filter.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.3", Path: "filter.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.4", Path: "filter.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11", Path: "filter.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "filter.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "filter.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "filter.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "filter.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.15.1", Path: "filter.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.2", Path: "filter.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.3", Path: "filter.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.4", Path: "filter.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.16", Path: "filter.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "filter.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "filter.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ShowAppsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+}}
+
+var _ShowAppsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsRequest", _ShowAppsRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowAppsRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -397,48 +270,11 @@ func (m *ShowAppsResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ShowAppsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "app", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "app.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1", Path: "app.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "app.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "app.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "app.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "app.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.6", Path: "app.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.7", Path: "app.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "app.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.1", Path: "app.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.2", Path: "app.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.3", Path: "app.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.4", Path: "app.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11", Path: "app.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.15.1", Path: "app.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.2", Path: "app.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.3", Path: "app.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.4", Path: "app.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.16", Path: "app.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "app.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "app.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ShowAppsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+}}
+
+var _ShowAppsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsResponse", _ShowAppsResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowAppsResponse does not
 // have, or a list action on a flag that is not a list or map of a message

@@ -24,46 +24,63 @@ func (m *CreateCloudletRequest) ValidateEnums() error {
 	return nil
 }
 
-var _CreateCloudletRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateCloudletRequest", []fieldmap.Field{
-	{Flag: "1", Path: "cloudlet", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cloudlet.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cloudlet.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cloudlet.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cloudlet.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cloudlet.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cloudlet.platform_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cloudlet.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "cloudlet.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "cloudlet.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cloudlet.flavor_names", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cloudlet.resource_quotas", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "cloudlet.resource_quotas.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "cloudlet.resource_quotas.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "cloudlet.resource_quotas.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "cloudlet.default_resource_alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "cloudlet.env_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cloudlet.config", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.10.1", Path: "cloudlet.config.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.2", Path: "cloudlet.config.notify_controller_addrs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.3", Path: "cloudlet.config.container_registry_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.4", Path: "cloudlet.config.deployment_tag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.5", Path: "cloudlet.config.cache_dir", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.6", Path: "cloudlet.config.test_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.7", Path: "cloudlet.config.crm_access_private_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.8", Path: "cloudlet.config.access_api_addr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cloudlet.crm_on_edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "cloudlet.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cloudlet.trust_policy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "cloudlet.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cloudlet.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cloudlet.access_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cloudlet.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "cloudlet.physical_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "cloudlet.num_dynamic_ips", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.20", Path: "cloudlet.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.21", Path: "cloudlet.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_Location1s2694a_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude"},
+	{Number: 2, Name: "longitude"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_ResourceQuota1835vxj_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "value"},
+	{Number: 3, Name: "alert_threshold"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_PlatformConfig4vgnw0_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "region"},
+	{Number: 2, Name: "notify_controller_addrs", Kind: fieldmap.KindList},
+	{Number: 3, Name: "container_registry_path"},
+	{Number: 4, Name: "deployment_tag"},
+	{Number: 5, Name: "cache_dir"},
+	{Number: 6, Name: "test_mode"},
+	{Number: 7, Name: "crm_access_private_key"},
+	{Number: 8, Name: "access_api_addr"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "platform_type"},
+	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Location1s2694a_shape},
+	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList},
+	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_ResourceQuota1835vxj_shape},
+	{Number: 8, Name: "default_resource_alert_threshold"},
+	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap},
+	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_PlatformConfig4vgnw0_shape},
+	{Number: 11, Name: "crm_on_edge"},
+	{Number: 12, Name: "maintenance_state"},
+	{Number: 13, Name: "trust_policy"},
+	{Number: 14, Name: "trust_policy_state"},
+	{Number: 15, Name: "annotations", Kind: fieldmap.KindMap},
+	{Number: 16, Name: "access_vars", Kind: fieldmap.KindMap},
+	{Number: 17, Name: "crm_override"},
+	{Number: 18, Name: "physical_name"},
+	{Number: 19, Name: "num_dynamic_ips"},
+	{Number: 20, Name: "created_at"},
+	{Number: 21, Name: "updated_at"},
+}}
+
+var _CreateCloudletRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape},
+	{Number: 2, Name: "no_wait"},
+}}
+
+var _CreateCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateCloudletRequest", _CreateCloudletRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateCloudletRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -87,21 +104,29 @@ func (m *CreateCloudletResponse) ValidateEnums() error {
 	return nil
 }
 
-var _CreateCloudletResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateCloudletResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "crm_access_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state"},
+	{Number: 2, Name: "message"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape},
+	{Number: 5, Name: "final"},
+}}
+
+var _CreateCloudletResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape},
+	{Number: 2, Name: "crm_access_key"},
+}}
+
+var _CreateCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateCloudletResponse", _CreateCloudletResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateCloudletResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -125,47 +150,13 @@ func (m *UpdateCloudletRequest) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateCloudletRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateCloudletRequest", []fieldmap.Field{
-	{Flag: "1", Path: "cloudlet", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cloudlet.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cloudlet.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cloudlet.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cloudlet.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cloudlet.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cloudlet.platform_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cloudlet.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "cloudlet.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "cloudlet.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cloudlet.flavor_names", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cloudlet.resource_quotas", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "cloudlet.resource_quotas.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "cloudlet.resource_quotas.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "cloudlet.resource_quotas.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "cloudlet.default_resource_alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "cloudlet.env_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cloudlet.config", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.10.1", Path: "cloudlet.config.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.2", Path: "cloudlet.config.notify_controller_addrs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.3", Path: "cloudlet.config.container_registry_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.4", Path: "cloudlet.config.deployment_tag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.5", Path: "cloudlet.config.cache_dir", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.6", Path: "cloudlet.config.test_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.7", Path: "cloudlet.config.crm_access_private_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.8", Path: "cloudlet.config.access_api_addr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cloudlet.crm_on_edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "cloudlet.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cloudlet.trust_policy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "cloudlet.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cloudlet.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cloudlet.access_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cloudlet.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "cloudlet.physical_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "cloudlet.num_dynamic_ips", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.20", Path: "cloudlet.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.21", Path: "cloudlet.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _UpdateCloudletRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+	{Number: 3, Name: "no_wait"},
+}}
+
+var _UpdateCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateCloudletRequest", _UpdateCloudletRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateCloudletRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -189,20 +180,11 @@ func (m *UpdateCloudletResponse) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateCloudletResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateCloudletResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _UpdateCloudletResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape},
+}}
+
+var _UpdateCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateCloudletResponse", _UpdateCloudletResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateCloudletResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -226,13 +208,13 @@ func (m *DeleteCloudletRequest) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteCloudletRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteCloudletRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _DeleteCloudletRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "no_wait"},
+	{Number: 3, Name: "crm_override"},
+}}
+
+var _DeleteCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteCloudletRequest", _DeleteCloudletRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteCloudletRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -256,20 +238,11 @@ func (m *DeleteCloudletResponse) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteCloudletResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteCloudletResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _DeleteCloudletResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape},
+}}
+
+var _DeleteCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteCloudletResponse", _DeleteCloudletResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteCloudletResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -293,45 +266,11 @@ func (m *ShowCloudletsRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowCloudletsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCloudletsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.platform_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "filter.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "filter.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.flavor_names", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.resource_quotas", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "filter.resource_quotas.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "filter.resource_quotas.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "filter.resource_quotas.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "filter.default_resource_alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "filter.env_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "filter.config", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.10.1", Path: "filter.config.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.2", Path: "filter.config.notify_controller_addrs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.3", Path: "filter.config.container_registry_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.4", Path: "filter.config.deployment_tag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.5", Path: "filter.config.cache_dir", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.6", Path: "filter.config.test_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.7", Path: "filter.config.crm_access_private_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.8", Path: "filter.config.access_api_addr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "filter.crm_on_edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "filter.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "filter.trust_policy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "filter.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "filter.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "filter.access_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "filter.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "filter.physical_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "filter.num_dynamic_ips", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.20", Path: "filter.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.21", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ShowCloudletsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape},
+}}
+
+var _ShowCloudletsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsRequest", _ShowCloudletsRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowCloudletsRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -355,45 +294,11 @@ func (m *ShowCloudletsResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ShowCloudletsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCloudletsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "cloudlet", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cloudlet.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cloudlet.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cloudlet.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cloudlet.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cloudlet.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cloudlet.platform_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cloudlet.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "cloudlet.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "cloudlet.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cloudlet.flavor_names", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cloudlet.resource_quotas", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "cloudlet.resource_quotas.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "cloudlet.resource_quotas.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "cloudlet.resource_quotas.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "cloudlet.default_resource_alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "cloudlet.env_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cloudlet.config", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.10.1", Path: "cloudlet.config.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.2", Path: "cloudlet.config.notify_controller_addrs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.3", Path: "cloudlet.config.container_registry_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.4", Path: "cloudlet.config.deployment_tag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.5", Path: "cloudlet.config.cache_dir", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.6", Path: "cloudlet.config.test_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.7", Path: "cloudlet.config.crm_access_private_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.8", Path: "cloudlet.config.access_api_addr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cloudlet.crm_on_edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "cloudlet.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cloudlet.trust_policy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "cloudlet.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cloudlet.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cloudlet.access_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cloudlet.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "cloudlet.physical_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "cloudlet.num_dynamic_ips", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.20", Path: "cloudlet.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.21", Path: "cloudlet.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ShowCloudletsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape},
+}}
+
+var _ShowCloudletsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsResponse", _ShowCloudletsResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowCloudletsResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -417,60 +322,75 @@ func (m *ShowCloudletInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowCloudletInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCloudletInfosRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8.1", Path: "filter.flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.2", Path: "filter.flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.3", Path: "filter.flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.4", Path: "filter.flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.5", Path: "filter.flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.6", Path: "filter.flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.8.7", Path: "filter.flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9", Path: "filter.controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "filter.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "filter.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "filter.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.2", Path: "filter.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.3", Path: "filter.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.4", Path: "filter.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.5", Path: "filter.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.6", Path: "filter.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "filter.resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "filter.resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.1.1", Path: "filter.resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.2", Path: "filter.resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.3", Path: "filter.resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.4", Path: "filter.resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.5", Path: "filter.resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.6", Path: "filter.resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.7", Path: "filter.resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2", Path: "filter.resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2.1", Path: "filter.resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2.2", Path: "filter.resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3", Path: "filter.resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3.1", Path: "filter.resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3.2", Path: "filter.resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.4", Path: "filter.resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "filter.node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13.1", Path: "filter.node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.13.2", Path: "filter.node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.3", Path: "filter.node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.4", Path: "filter.node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.14", Path: "filter.properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "filter.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "filter.active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_cloudlet_service_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "vcpus"},
+	{Number: 3, Name: "ram_mb"},
+	{Number: 4, Name: "disk_gb"},
+	{Number: 5, Name: "gpus"},
+	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap},
+	{Number: 7, Name: "deprecated"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "used"},
+	{Number: 3, Name: "total"},
+	{Number: 4, Name: "quota"},
+	{Number: 5, Name: "units"},
+	{Number: 6, Name: "description"},
+	{Number: 7, Name: "alert_threshold"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_InfraResource4a99pt_shape},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_ClusterKey1vor460_shape},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_AppInstKey1lpplun_shape},
+	{Number: 4, Name: "taken_at"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap},
+	{Number: 4, Name: "roles", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "controller"},
+	{Number: 6, Name: "compatibility_version"},
+	{Number: 7, Name: "release_version"},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_FlavorInfo17lujp1_shape},
+	{Number: 9, Name: "controller_cache_received"},
+	{Number: 10, Name: "maintenance_state"},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_InfraResourcesSnapshot1b70od6_shape},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_NodeInfo1haf5lt_shape},
+	{Number: 14, Name: "properties", Kind: fieldmap.KindMap},
+	{Number: 15, Name: "trust_policy_state"},
+	{Number: 16, Name: "active_crm_instance"},
+	{Number: 17, Name: "updated_at"},
+}}
+
+var _ShowCloudletInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape},
+}}
+
+var _ShowCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosRequest", _ShowCloudletInfosRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowCloudletInfosRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -494,60 +414,11 @@ func (m *ShowCloudletInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ShowCloudletInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCloudletInfosResponse", []fieldmap.Field{
-	{Flag: "1", Path: "cloudlet_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cloudlet_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cloudlet_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cloudlet_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cloudlet_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cloudlet_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cloudlet_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cloudlet_info.controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cloudlet_info.compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cloudlet_info.release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "cloudlet_info.flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8.1", Path: "cloudlet_info.flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.2", Path: "cloudlet_info.flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.3", Path: "cloudlet_info.flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.4", Path: "cloudlet_info.flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.5", Path: "cloudlet_info.flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.6", Path: "cloudlet_info.flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.8.7", Path: "cloudlet_info.flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9", Path: "cloudlet_info.controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cloudlet_info.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cloudlet_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "cloudlet_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.2", Path: "cloudlet_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.3", Path: "cloudlet_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.4", Path: "cloudlet_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.5", Path: "cloudlet_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.6", Path: "cloudlet_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "cloudlet_info.resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "cloudlet_info.resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.1.1", Path: "cloudlet_info.resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.2", Path: "cloudlet_info.resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.3", Path: "cloudlet_info.resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.4", Path: "cloudlet_info.resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.5", Path: "cloudlet_info.resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.6", Path: "cloudlet_info.resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.7", Path: "cloudlet_info.resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2", Path: "cloudlet_info.resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2.1", Path: "cloudlet_info.resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2.2", Path: "cloudlet_info.resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3", Path: "cloudlet_info.resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3.1", Path: "cloudlet_info.resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3.2", Path: "cloudlet_info.resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.4", Path: "cloudlet_info.resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cloudlet_info.node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13.1", Path: "cloudlet_info.node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.13.2", Path: "cloudlet_info.node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.3", Path: "cloudlet_info.node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.4", Path: "cloudlet_info.node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.14", Path: "cloudlet_info.properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cloudlet_info.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cloudlet_info.active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cloudlet_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ShowCloudletInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape},
+}}
+
+var _ShowCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosResponse", _ShowCloudletInfosResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowCloudletInfosResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -571,60 +442,11 @@ func (m *WatchCloudletInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-var _WatchCloudletInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchCloudletInfosRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8.1", Path: "filter.flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.2", Path: "filter.flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.3", Path: "filter.flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.4", Path: "filter.flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.5", Path: "filter.flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.6", Path: "filter.flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.8.7", Path: "filter.flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9", Path: "filter.controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "filter.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "filter.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "filter.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.2", Path: "filter.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.3", Path: "filter.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.4", Path: "filter.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.5", Path: "filter.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.6", Path: "filter.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "filter.resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "filter.resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.1.1", Path: "filter.resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.2", Path: "filter.resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.3", Path: "filter.resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.4", Path: "filter.resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.5", Path: "filter.resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.6", Path: "filter.resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.7", Path: "filter.resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2", Path: "filter.resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2.1", Path: "filter.resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2.2", Path: "filter.resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3", Path: "filter.resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3.1", Path: "filter.resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3.2", Path: "filter.resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.4", Path: "filter.resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "filter.node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13.1", Path: "filter.node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.13.2", Path: "filter.node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.3", Path: "filter.node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.4", Path: "filter.node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.14", Path: "filter.properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "filter.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "filter.active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _WatchCloudletInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape},
+}}
+
+var _WatchCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosRequest", _WatchCloudletInfosRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag WatchCloudletInfosRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -651,61 +473,12 @@ func (m *WatchCloudletInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-var _WatchCloudletInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchCloudletInfosResponse", []fieldmap.Field{
-	{Flag: "1", Path: "type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cloudlet_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cloudlet_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "cloudlet_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.1.2", Path: "cloudlet_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cloudlet_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "cloudlet_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "cloudlet_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "cloudlet_info.controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "cloudlet_info.compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7", Path: "cloudlet_info.release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8", Path: "cloudlet_info.flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.8.1", Path: "cloudlet_info.flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.2", Path: "cloudlet_info.flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.3", Path: "cloudlet_info.flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.4", Path: "cloudlet_info.flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.5", Path: "cloudlet_info.flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.6", Path: "cloudlet_info.flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.8.7", Path: "cloudlet_info.flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.9", Path: "cloudlet_info.controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10", Path: "cloudlet_info.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11", Path: "cloudlet_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.11.1", Path: "cloudlet_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.2", Path: "cloudlet_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.3", Path: "cloudlet_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.4", Path: "cloudlet_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.5", Path: "cloudlet_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.6", Path: "cloudlet_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.12", Path: "cloudlet_info.resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.12.1", Path: "cloudlet_info.resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.12.1.1", Path: "cloudlet_info.resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.2", Path: "cloudlet_info.resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.3", Path: "cloudlet_info.resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.4", Path: "cloudlet_info.resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.5", Path: "cloudlet_info.resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.6", Path: "cloudlet_info.resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.7", Path: "cloudlet_info.resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.2", Path: "cloudlet_info.resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.12.2.1", Path: "cloudlet_info.resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.2.2", Path: "cloudlet_info.resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.3", Path: "cloudlet_info.resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.12.3.1", Path: "cloudlet_info.resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.3.2", Path: "cloudlet_info.resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.4", Path: "cloudlet_info.resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.13", Path: "cloudlet_info.node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.13.1", Path: "cloudlet_info.node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.13.2", Path: "cloudlet_info.node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.13.3", Path: "cloudlet_info.node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.13.4", Path: "cloudlet_info.node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.14", Path: "cloudlet_info.properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.15", Path: "cloudlet_info.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.16", Path: "cloudlet_info.active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.17", Path: "cloudlet_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _WatchCloudletInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "type"},
+	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape},
+}}
+
+var _WatchCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosResponse", _WatchCloudletInfosResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag WatchCloudletInfosResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -726,11 +499,11 @@ func (m *RotateCloudletAccessKeyRequest) ValidateEnums() error {
 	return nil
 }
 
-var _RotateCloudletAccessKeyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.RotateCloudletAccessKeyRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _RotateCloudletAccessKeyRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape},
+}}
+
+var _RotateCloudletAccessKeyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RotateCloudletAccessKeyRequest", _RotateCloudletAccessKeyRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag RotateCloudletAccessKeyRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -751,9 +524,11 @@ func (m *RotateCloudletAccessKeyResponse) ValidateEnums() error {
 	return nil
 }
 
-var _RotateCloudletAccessKeyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.RotateCloudletAccessKeyResponse", []fieldmap.Field{
-	{Flag: "1", Path: "crm_access_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _RotateCloudletAccessKeyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "crm_access_key"},
+}}
+
+var _RotateCloudletAccessKeyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RotateCloudletAccessKeyResponse", _RotateCloudletAccessKeyResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag RotateCloudletAccessKeyResponse does not
 // have, or a list action on a flag that is not a list or map of a message

@@ -24,54 +24,83 @@ func (m *CreateClusterInstRequest) ValidateEnums() error {
 	return nil
 }
 
-var _CreateClusterInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateClusterInstRequest", []fieldmap.Field{
-	{Flag: "1", Path: "cluster_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cluster_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cluster_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cluster_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cluster_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "cluster_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "cluster_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cluster_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cluster_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cluster_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cluster_inst.flavor_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cluster_inst.node_pools", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "cluster_inst.node_pools.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "cluster_inst.node_pools.num_nodes", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "cluster_inst.node_pools.node_resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.1", Path: "cluster_inst.node_pools.node_resources.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.2", Path: "cluster_inst.node_pools.node_resources.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.3", Path: "cluster_inst.node_pools.node_resources.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.4", Path: "cluster_inst.node_pools.node_resources.opt_res_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.5", Path: "cluster_inst.node_pools.node_resources.infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.4", Path: "cluster_inst.node_pools.scalable", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "cluster_inst.ip_access", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "cluster_inst.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cluster_inst.kubernetes_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cluster_inst.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "cluster_inst.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.11.1.1", Path: "cluster_inst.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.2", Path: "cluster_inst.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.3", Path: "cluster_inst.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.4", Path: "cluster_inst.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5", Path: "cluster_inst.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.1", Path: "cluster_inst.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.2", Path: "cluster_inst.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6", Path: "cluster_inst.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.1", Path: "cluster_inst.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.2", Path: "cluster_inst.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.3", Path: "cluster_inst.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.4", Path: "cluster_inst.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.5", Path: "cluster_inst.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12", Path: "cluster_inst.infra_annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cluster_inst.reservable", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "cluster_inst.reserved_by", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cluster_inst.multi_tenant", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cluster_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cluster_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vcpus"},
+	{Number: 2, Name: "ram_mb"},
+	{Number: 3, Name: "disk_gb"},
+	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap},
+	{Number: 5, Name: "infra_node_flavor"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_NodePool1fsmhnz_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "num_nodes"},
+	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_NodeResources1lpn0we_shape},
+	{Number: 4, Name: "scalable"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "external_ip"},
+	{Number: 2, Name: "internal_ip"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "cluster_ip"},
+	{Number: 5, Name: "restarts"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_VmInfozhxj8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "infra_flavor"},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_IpAddr18yubbf_shape},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ContainerInfoxksfbc_shape},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_VmInfozhxj8_shape},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_CloudletKeyn3ybte_shape},
+	{Number: 3, Name: "state"},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 5, Name: "crm_override"},
+	{Number: 6, Name: "flavor_name"},
+	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_NodePool1fsmhnz_shape},
+	{Number: 8, Name: "ip_access"},
+	{Number: 9, Name: "deployment"},
+	{Number: 10, Name: "kubernetes_version"},
+	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape},
+	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap},
+	{Number: 13, Name: "reservable"},
+	{Number: 14, Name: "reserved_by"},
+	{Number: 15, Name: "multi_tenant"},
+	{Number: 16, Name: "created_at"},
+	{Number: 17, Name: "updated_at"},
+}}
+
+var _CreateClusterInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape},
+	{Number: 2, Name: "no_wait"},
+}}
+
+var _CreateClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateClusterInstRequest", _CreateClusterInstRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateClusterInstRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -95,20 +124,28 @@ func (m *CreateClusterInstResponse) ValidateEnums() error {
 	return nil
 }
 
-var _CreateClusterInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateClusterInstResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state"},
+	{Number: 2, Name: "message"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape},
+	{Number: 5, Name: "final"},
+}}
+
+var _CreateClusterInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape},
+}}
+
+var _CreateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateClusterInstResponse", _CreateClusterInstResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateClusterInstResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -132,55 +169,13 @@ func (m *UpdateClusterInstRequest) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateClusterInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateClusterInstRequest", []fieldmap.Field{
-	{Flag: "1", Path: "cluster_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cluster_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cluster_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cluster_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cluster_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "cluster_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "cluster_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cluster_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cluster_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cluster_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cluster_inst.flavor_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cluster_inst.node_pools", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "cluster_inst.node_pools.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "cluster_inst.node_pools.num_nodes", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "cluster_inst.node_pools.node_resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.1", Path: "cluster_inst.node_pools.node_resources.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.2", Path: "cluster_inst.node_pools.node_resources.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.3", Path: "cluster_inst.node_pools.node_resources.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.4", Path: "cluster_inst.node_pools.node_resources.opt_res_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.5", Path: "cluster_inst.node_pools.node_resources.infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.4", Path: "cluster_inst.node_pools.scalable", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "cluster_inst.ip_access", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "cluster_inst.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cluster_inst.kubernetes_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cluster_inst.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "cluster_inst.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.11.1.1", Path: "cluster_inst.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.2", Path: "cluster_inst.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.3", Path: "cluster_inst.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.4", Path: "cluster_inst.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5", Path: "cluster_inst.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.1", Path: "cluster_inst.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.2", Path: "cluster_inst.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6", Path: "cluster_inst.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.1", Path: "cluster_inst.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.2", Path: "cluster_inst.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.3", Path: "cluster_inst.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.4", Path: "cluster_inst.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.5", Path: "cluster_inst.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12", Path: "cluster_inst.infra_annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cluster_inst.reservable", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "cluster_inst.reserved_by", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cluster_inst.multi_tenant", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cluster_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cluster_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _UpdateClusterInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+	{Number: 3, Name: "no_wait"},
+}}
+
+var _UpdateClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateClusterInstRequest", _UpdateClusterInstRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateClusterInstRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -204,20 +199,11 @@ func (m *UpdateClusterInstResponse) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateClusterInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateClusterInstResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _UpdateClusterInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape},
+}}
+
+var _UpdateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateClusterInstResponse", _UpdateClusterInstResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateClusterInstResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -241,13 +227,13 @@ func (m *DeleteClusterInstRequest) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteClusterInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteClusterInstRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _DeleteClusterInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape},
+	{Number: 2, Name: "no_wait"},
+	{Number: 3, Name: "crm_override"},
+}}
+
+var _DeleteClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteClusterInstRequest", _DeleteClusterInstRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteClusterInstRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -271,20 +257,11 @@ func (m *DeleteClusterInstResponse) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteClusterInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteClusterInstResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _DeleteClusterInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape},
+}}
+
+var _DeleteClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteClusterInstResponse", _DeleteClusterInstResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteClusterInstResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -308,53 +285,11 @@ func (m *ShowClusterInstsRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowClusterInstsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClusterInstsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "filter.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "filter.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.flavor_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.node_pools", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "filter.node_pools.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "filter.node_pools.num_nodes", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "filter.node_pools.node_resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.1", Path: "filter.node_pools.node_resources.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.2", Path: "filter.node_pools.node_resources.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.3", Path: "filter.node_pools.node_resources.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.4", Path: "filter.node_pools.node_resources.opt_res_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.5", Path: "filter.node_pools.node_resources.infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.4", Path: "filter.node_pools.scalable", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "filter.ip_access", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "filter.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "filter.kubernetes_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "filter.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "filter.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.11.1.1", Path: "filter.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.2", Path: "filter.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.3", Path: "filter.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.4", Path: "filter.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5", Path: "filter.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.1", Path: "filter.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.2", Path: "filter.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6", Path: "filter.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.1", Path: "filter.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.2", Path: "filter.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.3", Path: "filter.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.4", Path: "filter.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.5", Path: "filter.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12", Path: "filter.infra_annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "filter.reservable", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "filter.reserved_by", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "filter.multi_tenant", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "filter.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ShowClusterInstsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape},
+}}
+
+var _ShowClusterInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsRequest", _ShowClusterInstsRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowClusterInstsRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -378,53 +313,11 @@ func (m *ShowClusterInstsResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ShowClusterInstsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClusterInstsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "cluster_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cluster_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cluster_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cluster_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cluster_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "cluster_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "cluster_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cluster_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cluster_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cluster_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cluster_inst.flavor_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cluster_inst.node_pools", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "cluster_inst.node_pools.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "cluster_inst.node_pools.num_nodes", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "cluster_inst.node_pools.node_resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.1", Path: "cluster_inst.node_pools.node_resources.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.2", Path: "cluster_inst.node_pools.node_resources.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.3", Path: "cluster_inst.node_pools.node_resources.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.4", Path: "cluster_inst.node_pools.node_resources.opt_res_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.5", Path: "cluster_inst.node_pools.node_resources.infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.4", Path: "cluster_inst.node_pools.scalable", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "cluster_inst.ip_access", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "cluster_inst.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cluster_inst.kubernetes_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cluster_inst.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "cluster_inst.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.11.1.1", Path: "cluster_inst.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.2", Path: "cluster_inst.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.3", Path: "cluster_inst.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.4", Path: "cluster_inst.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5", Path: "cluster_inst.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.1", Path: "cluster_inst.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.2", Path: "cluster_inst.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6", Path: "cluster_inst.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.1", Path: "cluster_inst.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.2", Path: "cluster_inst.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.3", Path: "cluster_inst.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.4", Path: "cluster_inst.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.5", Path: "cluster_inst.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12", Path: "cluster_inst.infra_annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cluster_inst.reservable", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "cluster_inst.reserved_by", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cluster_inst.multi_tenant", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cluster_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cluster_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ShowClusterInstsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape},
+}}
+
+var _ShowClusterInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsResponse", _ShowClusterInstsResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowClusterInstsResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -448,39 +341,22 @@ func (m *ShowClusterInstInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowClusterInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClusterInstInfosRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "filter.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "filter.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "filter.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.4", Path: "filter.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.5", Path: "filter.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.6", Path: "filter.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.6.1", Path: "filter.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1.1", Path: "filter.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.2", Path: "filter.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.3", Path: "filter.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.4", Path: "filter.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5", Path: "filter.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5.1", Path: "filter.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5.2", Path: "filter.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6", Path: "filter.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.1", Path: "filter.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.2", Path: "filter.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.3", Path: "filter.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.4", Path: "filter.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.5", Path: "filter.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "filter.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape},
+	{Number: 7, Name: "kubeconfig"},
+	{Number: 8, Name: "updated_at"},
+}}
+
+var _ShowClusterInstInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape},
+}}
+
+var _ShowClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosRequest", _ShowClusterInstInfosRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowClusterInstInfosRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -504,39 +380,11 @@ func (m *ShowClusterInstInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ShowClusterInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClusterInstInfosResponse", []fieldmap.Field{
-	{Flag: "1", Path: "cluster_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cluster_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cluster_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cluster_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cluster_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cluster_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cluster_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cluster_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "cluster_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "cluster_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "cluster_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.4", Path: "cluster_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.5", Path: "cluster_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.6", Path: "cluster_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cluster_inst_info.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.6.1", Path: "cluster_inst_info.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1.1", Path: "cluster_inst_info.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.2", Path: "cluster_inst_info.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.3", Path: "cluster_inst_info.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.4", Path: "cluster_inst_info.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5", Path: "cluster_inst_info.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5.1", Path: "cluster_inst_info.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5.2", Path: "cluster_inst_info.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6", Path: "cluster_inst_info.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.1", Path: "cluster_inst_info.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.2", Path: "cluster_inst_info.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.3", Path: "cluster_inst_info.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.4", Path: "cluster_inst_info.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.5", Path: "cluster_inst_info.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "cluster_inst_info.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "cluster_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ShowClusterInstInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape},
+}}
+
+var _ShowClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosResponse", _ShowClusterInstInfosResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowClusterInstInfosResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -560,39 +408,11 @@ func (m *WatchClusterInstInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-var _WatchClusterInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchClusterInstInfosRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "filter.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "filter.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "filter.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.4", Path: "filter.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.5", Path: "filter.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.6", Path: "filter.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.6.1", Path: "filter.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1.1", Path: "filter.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.2", Path: "filter.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.3", Path: "filter.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.4", Path: "filter.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5", Path: "filter.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5.1", Path: "filter.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5.2", Path: "filter.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6", Path: "filter.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.1", Path: "filter.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.2", Path: "filter.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.3", Path: "filter.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.4", Path: "filter.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.5", Path: "filter.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "filter.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _WatchClusterInstInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape},
+}}
+
+var _WatchClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosRequest", _WatchClusterInstInfosRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag WatchClusterInstInfosRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -619,40 +439,12 @@ func (m *WatchClusterInstInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-var _WatchClusterInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchClusterInstInfosResponse", []fieldmap.Field{
-	{Flag: "1", Path: "type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cluster_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cluster_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "cluster_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.1.2", Path: "cluster_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cluster_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "cluster_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "cluster_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "cluster_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.1", Path: "cluster_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.2", Path: "cluster_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.3", Path: "cluster_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.4", Path: "cluster_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.5", Path: "cluster_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.6", Path: "cluster_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "cluster_inst_info.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.1", Path: "cluster_inst_info.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.6.1.1", Path: "cluster_inst_info.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.2", Path: "cluster_inst_info.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.3", Path: "cluster_inst_info.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.4", Path: "cluster_inst_info.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.5", Path: "cluster_inst_info.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.5.1", Path: "cluster_inst_info.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.5.2", Path: "cluster_inst_info.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6", Path: "cluster_inst_info.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.1", Path: "cluster_inst_info.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.2", Path: "cluster_inst_info.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.3", Path: "cluster_inst_info.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.4", Path: "cluster_inst_info.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.5", Path: "cluster_inst_info.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7", Path: "cluster_inst_info.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8", Path: "cluster_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _WatchClusterInstInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "type"},
+	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape},
+}}
+
+var _WatchClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosResponse", _WatchClusterInstInfosResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag WatchClusterInstInfosResponse does not
 // have, or a list action on a flag that is not a list or map of a message

@@ -21,16 +21,24 @@ func (m *CreateFlavorRequest) ValidateEnums() error {
 	return nil
 }
 
-var _CreateFlavorRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateFlavorRequest", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+}}
+
+var _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape},
+	{Number: 2, Name: "ram_mb"},
+	{Number: 3, Name: "vcpus"},
+	{Number: 4, Name: "disk_gb"},
+	{Number: 5, Name: "gpus"},
+	{Number: 6, Name: "opt_res_map", Kind: fieldmap.KindMap},
+}}
+
+var _CreateFlavorRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+}}
+
+var _CreateFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorRequest", _CreateFlavorRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateFlavorRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -51,16 +59,11 @@ func (m *CreateFlavorResponse) ValidateEnums() error {
 	return nil
 }
 
-var _CreateFlavorResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateFlavorResponse", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var _CreateFlavorResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+}}
+
+var _CreateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorResponse", _CreateFlavorResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateFlavorResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -81,17 +84,12 @@ func (m *UpdateFlavorRequest) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateFlavorRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateFlavorRequest", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var _UpdateFlavorRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+}}
+
+var _UpdateFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateFlavorRequest", _UpdateFlavorRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateFlavorRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -112,16 +110,11 @@ func (m *UpdateFlavorResponse) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateFlavorResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateFlavorResponse", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var _UpdateFlavorResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+}}
+
+var _UpdateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateFlavorResponse", _UpdateFlavorResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateFlavorResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -142,10 +135,11 @@ func (m *DeleteFlavorRequest) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteFlavorRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteFlavorRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _DeleteFlavorRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape},
+}}
+
+var _DeleteFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteFlavorRequest", _DeleteFlavorRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteFlavorRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -166,7 +160,9 @@ func (m *DeleteFlavorResponse) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteFlavorResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteFlavorResponse", []fieldmap.Field{})
+var _DeleteFlavorResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _DeleteFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteFlavorResponse", _DeleteFlavorResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteFlavorResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -187,16 +183,11 @@ func (m *ShowFlavorsRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowFlavorsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowFlavorsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var _ShowFlavorsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+}}
+
+var _ShowFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsRequest", _ShowFlavorsRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowFlavorsRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -217,16 +208,11 @@ func (m *ShowFlavorsResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ShowFlavorsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowFlavorsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var _ShowFlavorsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+}}
+
+var _ShowFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsResponse", _ShowFlavorsResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowFlavorsResponse does not
 // have, or a list action on a flag that is not a list or map of a message

@@ -21,24 +21,29 @@ func (m *UpdateSettingsRequest) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateSettingsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateSettingsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "settings", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "settings.create_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "settings.update_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "settings.delete_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "settings.create_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "settings.update_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "settings.delete_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "settings.create_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "settings.update_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "settings.cloudlet_info_push_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "settings.resource_snapshot_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "settings.cloudlet_maintenance_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "settings.crm_connect_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "settings.max_tracked_dme_clients", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "create_cluster_inst_timeout"},
+	{Number: 2, Name: "update_cluster_inst_timeout"},
+	{Number: 3, Name: "delete_cluster_inst_timeout"},
+	{Number: 4, Name: "create_app_inst_timeout"},
+	{Number: 5, Name: "update_app_inst_timeout"},
+	{Number: 6, Name: "delete_app_inst_timeout"},
+	{Number: 7, Name: "create_cloudlet_timeout"},
+	{Number: 8, Name: "update_cloudlet_timeout"},
+	{Number: 9, Name: "cloudlet_info_push_interval"},
+	{Number: 10, Name: "resource_snapshot_interval"},
+	{Number: 11, Name: "cloudlet_maintenance_timeout"},
+	{Number: 12, Name: "crm_connect_timeout"},
+	{Number: 13, Name: "max_tracked_dme_clients"},
+	{Number: 14, Name: "max_concurrent_tasks"},
+}}
+
+var _UpdateSettingsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+}}
+
+var _UpdateSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateSettingsRequest", _UpdateSettingsRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateSettingsRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -59,23 +64,11 @@ func (m *UpdateSettingsResponse) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateSettingsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateSettingsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "settings", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "settings.create_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "settings.update_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "settings.delete_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "settings.create_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "settings.update_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "settings.delete_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "settings.create_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "settings.update_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "settings.cloudlet_info_push_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "settings.resource_snapshot_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "settings.cloudlet_maintenance_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "settings.crm_connect_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "settings.max_tracked_dme_clients", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _UpdateSettingsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape},
+}}
+
+var _UpdateSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateSettingsResponse", _UpdateSettingsResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateSettingsResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -96,7 +89,9 @@ func (m *ResetSettingsRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ResetSettingsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ResetSettingsRequest", []fieldmap.Field{})
+var _ResetSettingsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _ResetSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResetSettingsRequest", _ResetSettingsRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ResetSettingsRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -117,23 +112,11 @@ func (m *ResetSettingsResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ResetSettingsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ResetSettingsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "settings", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "settings.create_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "settings.update_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "settings.delete_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "settings.create_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "settings.update_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "settings.delete_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "settings.create_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "settings.update_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "settings.cloudlet_info_push_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "settings.resource_snapshot_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "settings.cloudlet_maintenance_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "settings.crm_connect_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "settings.max_tracked_dme_clients", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ResetSettingsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape},
+}}
+
+var _ResetSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResetSettingsResponse", _ResetSettingsResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ResetSettingsResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -154,7 +137,9 @@ func (m *ShowSettingsRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowSettingsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowSettingsRequest", []fieldmap.Field{})
+var _ShowSettingsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _ShowSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowSettingsRequest", _ShowSettingsRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowSettingsRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -175,23 +160,11 @@ func (m *ShowSettingsResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ShowSettingsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowSettingsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "settings", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "settings.create_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "settings.update_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "settings.delete_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "settings.create_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "settings.update_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "settings.delete_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "settings.create_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "settings.update_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "settings.cloudlet_info_push_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "settings.resource_snapshot_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "settings.cloudlet_maintenance_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "settings.crm_connect_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "settings.max_tracked_dme_clients", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ShowSettingsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape},
+}}
+
+var _ShowSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowSettingsResponse", _ShowSettingsResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowSettingsResponse does not
 // have, or a list action on a flag that is not a list or map of a message

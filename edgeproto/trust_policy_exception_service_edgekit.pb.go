@@ -24,33 +24,59 @@ func (m *CreateTrustPolicyExceptionRequest) ValidateEnums() error {
 	return nil
 }
 
-var _CreateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyExceptionRequest", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy_exception", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy_exception.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy_exception.key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "trust_policy_exception.key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "trust_policy_exception.key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.3", Path: "trust_policy_exception.key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy_exception.key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.1", Path: "trust_policy_exception.key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.2", Path: "trust_policy_exception.key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "trust_policy_exception.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy_exception.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "trust_policy_exception.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.3.1", Path: "trust_policy_exception.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.2", Path: "trust_policy_exception.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.3", Path: "trust_policy_exception.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "trust_policy_exception.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "trust_policy_exception.instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4.1", Path: "trust_policy_exception.instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.1", Path: "trust_policy_exception.instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.2", Path: "trust_policy_exception.instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2", Path: "trust_policy_exception.instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.1", Path: "trust_policy_exception.instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.2", Path: "trust_policy_exception.instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.3", Path: "trust_policy_exception.instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-})
+var _File_edgeproto_v1_trust_policy_exception_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "version"},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletPoolKey15gm1uo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_AppKey2ii4cv_shape},
+	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletPoolKey15gm1uo_shape},
+	{Number: 3, Name: "name"},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol"},
+	{Number: 2, Name: "port_range_min"},
+	{Number: 3, Name: "port_range_max"},
+	{Number: 4, Name: "remote_cidr"},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionInstance1u9nqu7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletKeyn3ybte_shape},
+	{Number: 3, Name: "state"},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_SecurityRule1h6m1oh_shape},
+	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionInstance1u9nqu7_shape},
+}}
+
+var _CreateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+}}
+
+var _CreateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionRequest", _CreateTrustPolicyExceptionRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateTrustPolicyExceptionRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -74,33 +100,11 @@ func (m *CreateTrustPolicyExceptionResponse) ValidateEnums() error {
 	return nil
 }
 
-var _CreateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyExceptionResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy_exception", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy_exception.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy_exception.key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "trust_policy_exception.key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "trust_policy_exception.key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.3", Path: "trust_policy_exception.key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy_exception.key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.1", Path: "trust_policy_exception.key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.2", Path: "trust_policy_exception.key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "trust_policy_exception.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy_exception.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "trust_policy_exception.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.3.1", Path: "trust_policy_exception.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.2", Path: "trust_policy_exception.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.3", Path: "trust_policy_exception.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "trust_policy_exception.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "trust_policy_exception.instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4.1", Path: "trust_policy_exception.instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.1", Path: "trust_policy_exception.instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.2", Path: "trust_policy_exception.instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2", Path: "trust_policy_exception.instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.1", Path: "trust_policy_exception.instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.2", Path: "trust_policy_exception.instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.3", Path: "trust_policy_exception.instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-})
+var _CreateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+}}
+
+var _CreateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionResponse", _CreateTrustPolicyExceptionResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateTrustPolicyExceptionResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -124,34 +128,12 @@ func (m *UpdateTrustPolicyExceptionRequest) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyExceptionRequest", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy_exception", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy_exception.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy_exception.key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "trust_policy_exception.key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "trust_policy_exception.key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.3", Path: "trust_policy_exception.key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy_exception.key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.1", Path: "trust_policy_exception.key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.2", Path: "trust_policy_exception.key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "trust_policy_exception.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy_exception.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "trust_policy_exception.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.3.1", Path: "trust_policy_exception.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.2", Path: "trust_policy_exception.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.3", Path: "trust_policy_exception.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "trust_policy_exception.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "trust_policy_exception.instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4.1", Path: "trust_policy_exception.instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.1", Path: "trust_policy_exception.instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.2", Path: "trust_policy_exception.instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2", Path: "trust_policy_exception.instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.1", Path: "trust_policy_exception.instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.2", Path: "trust_policy_exception.instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.3", Path: "trust_policy_exception.instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var _UpdateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+}}
+
+var _UpdateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyExceptionRequest", _UpdateTrustPolicyExceptionRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateTrustPolicyExceptionRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -175,33 +157,11 @@ func (m *UpdateTrustPolicyExceptionResponse) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyExceptionResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy_exception", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy_exception.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy_exception.key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "trust_policy_exception.key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "trust_policy_exception.key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.3", Path: "trust_policy_exception.key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy_exception.key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.1", Path: "trust_policy_exception.key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.2", Path: "trust_policy_exception.key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "trust_policy_exception.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy_exception.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "trust_policy_exception.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.3.1", Path: "trust_policy_exception.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.2", Path: "trust_policy_exception.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.3", Path: "trust_policy_exception.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "trust_policy_exception.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "trust_policy_exception.instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4.1", Path: "trust_policy_exception.instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.1", Path: "trust_policy_exception.instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.2", Path: "trust_policy_exception.instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2", Path: "trust_policy_exception.instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.1", Path: "trust_policy_exception.instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.2", Path: "trust_policy_exception.instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.3", Path: "trust_policy_exception.instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-})
+var _UpdateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+}}
+
+var _UpdateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyExceptionResponse", _UpdateTrustPolicyExceptionResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateTrustPolicyExceptionResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -222,17 +182,11 @@ func (m *DeleteTrustPolicyExceptionRequest) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyExceptionRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _DeleteTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape},
+}}
+
+var _DeleteTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyExceptionRequest", _DeleteTrustPolicyExceptionRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteTrustPolicyExceptionRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -253,7 +207,9 @@ func (m *DeleteTrustPolicyExceptionResponse) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyExceptionResponse", []fieldmap.Field{})
+var _DeleteTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _DeleteTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyExceptionResponse", _DeleteTrustPolicyExceptionResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteTrustPolicyExceptionResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -277,33 +233,11 @@ func (m *ShowTrustPolicyExceptionsRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowTrustPolicyExceptionsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPolicyExceptionsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "filter.key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "filter.key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.3", Path: "filter.key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.1", Path: "filter.key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.2", Path: "filter.key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.3.1", Path: "filter.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.2", Path: "filter.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.3", Path: "filter.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "filter.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "filter.instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4.1", Path: "filter.instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.1", Path: "filter.instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.2", Path: "filter.instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2", Path: "filter.instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.1", Path: "filter.instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.2", Path: "filter.instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.3", Path: "filter.instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.4", Path: "filter.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-})
+var _ShowTrustPolicyExceptionsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+}}
+
+var _ShowTrustPolicyExceptionsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsRequest", _ShowTrustPolicyExceptionsRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowTrustPolicyExceptionsRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -327,33 +261,11 @@ func (m *ShowTrustPolicyExceptionsResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ShowTrustPolicyExceptionsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPolicyExceptionsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy_exception", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy_exception.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy_exception.key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "trust_policy_exception.key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "trust_policy_exception.key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.3", Path: "trust_policy_exception.key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy_exception.key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.1", Path: "trust_policy_exception.key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.2", Path: "trust_policy_exception.key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "trust_policy_exception.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy_exception.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "trust_policy_exception.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.3.1", Path: "trust_policy_exception.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.2", Path: "trust_policy_exception.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.3", Path: "trust_policy_exception.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "trust_policy_exception.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "trust_policy_exception.instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4.1", Path: "trust_policy_exception.instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.1", Path: "trust_policy_exception.instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.2", Path: "trust_policy_exception.instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2", Path: "trust_policy_exception.instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.1", Path: "trust_policy_exception.instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.2", Path: "trust_policy_exception.instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.3", Path: "trust_policy_exception.instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-})
+var _ShowTrustPolicyExceptionsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+}}
+
+var _ShowTrustPolicyExceptionsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsResponse", _ShowTrustPolicyExceptionsResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowTrustPolicyExceptionsResponse does not
 // have, or a list action on a flag that is not a list or map of a message

@@ -21,17 +21,28 @@ func (m *CreateTrustPolicyRequest) ValidateEnums() error {
 	return nil
 }
 
-var _CreateTrustPolicyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyRequest", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_trust_policy_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol"},
+	{Number: 2, Name: "port_range_min"},
+	{Number: 3, Name: "port_range_max"},
+	{Number: 4, Name: "remote_cidr"},
+}}
+
+var _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape},
+	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_service_proto_SecurityRule1h6m1oh_shape},
+}}
+
+var _CreateTrustPolicyRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+}}
+
+var _CreateTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyRequest", _CreateTrustPolicyRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateTrustPolicyRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -52,17 +63,11 @@ func (m *CreateTrustPolicyResponse) ValidateEnums() error {
 	return nil
 }
 
-var _CreateTrustPolicyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var _CreateTrustPolicyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+}}
+
+var _CreateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyResponse", _CreateTrustPolicyResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag CreateTrustPolicyResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -83,18 +88,12 @@ func (m *UpdateTrustPolicyRequest) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateTrustPolicyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyRequest", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var _UpdateTrustPolicyRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+}}
+
+var _UpdateTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyRequest", _UpdateTrustPolicyRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateTrustPolicyRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -115,17 +114,11 @@ func (m *UpdateTrustPolicyResponse) ValidateEnums() error {
 	return nil
 }
 
-var _UpdateTrustPolicyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var _UpdateTrustPolicyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+}}
+
+var _UpdateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyResponse", _UpdateTrustPolicyResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag UpdateTrustPolicyResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -146,11 +139,11 @@ func (m *DeleteTrustPolicyRequest) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteTrustPolicyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _DeleteTrustPolicyRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape},
+}}
+
+var _DeleteTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyRequest", _DeleteTrustPolicyRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteTrustPolicyRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -171,7 +164,9 @@ func (m *DeleteTrustPolicyResponse) ValidateEnums() error {
 	return nil
 }
 
-var _DeleteTrustPolicyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyResponse", []fieldmap.Field{})
+var _DeleteTrustPolicyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _DeleteTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyResponse", _DeleteTrustPolicyResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag DeleteTrustPolicyResponse does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -192,17 +187,11 @@ func (m *ShowTrustPoliciesRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ShowTrustPoliciesRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPoliciesRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "filter.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "filter.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "filter.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "filter.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var _ShowTrustPoliciesRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+}}
+
+var _ShowTrustPoliciesRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesRequest", _ShowTrustPoliciesRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowTrustPoliciesRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -223,17 +212,11 @@ func (m *ShowTrustPoliciesResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ShowTrustPoliciesResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPoliciesResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var _ShowTrustPoliciesResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+}}
+
+var _ShowTrustPoliciesResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesResponse", _ShowTrustPoliciesResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ShowTrustPoliciesResponse does not
 // have, or a list action on a flag that is not a list or map of a message

@@ -21,10 +21,12 @@ func (m *Fence) ValidateEnums() error {
 	return nil
 }
 
-var _Fence_fieldSchema = fieldmap.NewSchema("edgekit.rm.v1.Fence", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _Fence_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key"},
+	{Number: 2, Name: "revision"},
+}}
+
+var _Fence_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.Fence", _Fence_shape, false)
 
 // ValidateFields returns an error when fm holds a flag Fence does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -60,116 +62,148 @@ func (m *ReportInfoRequest) ValidateEnums() error {
 	return nil
 }
 
-var _ReportInfoRequest_fieldSchema = fieldmap.NewSchema("edgekit.rm.v1.ReportInfoRequest", []fieldmap.Field{
-	{Flag: "1", Path: "cloudlet_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cloudlet_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cloudlet_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cloudlet_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cloudlet_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cloudlet_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cloudlet_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cloudlet_info.controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cloudlet_info.compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cloudlet_info.release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "cloudlet_info.flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8.1", Path: "cloudlet_info.flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.2", Path: "cloudlet_info.flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.3", Path: "cloudlet_info.flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.4", Path: "cloudlet_info.flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.5", Path: "cloudlet_info.flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.6", Path: "cloudlet_info.flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.8.7", Path: "cloudlet_info.flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9", Path: "cloudlet_info.controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cloudlet_info.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cloudlet_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "cloudlet_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.2", Path: "cloudlet_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.3", Path: "cloudlet_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.4", Path: "cloudlet_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.5", Path: "cloudlet_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.6", Path: "cloudlet_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "cloudlet_info.resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "cloudlet_info.resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.1.1", Path: "cloudlet_info.resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.2", Path: "cloudlet_info.resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.3", Path: "cloudlet_info.resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.4", Path: "cloudlet_info.resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.5", Path: "cloudlet_info.resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.6", Path: "cloudlet_info.resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.7", Path: "cloudlet_info.resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2", Path: "cloudlet_info.resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2.1", Path: "cloudlet_info.resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2.2", Path: "cloudlet_info.resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3", Path: "cloudlet_info.resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3.1", Path: "cloudlet_info.resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3.2", Path: "cloudlet_info.resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.4", Path: "cloudlet_info.resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cloudlet_info.node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13.1", Path: "cloudlet_info.node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.13.2", Path: "cloudlet_info.node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.3", Path: "cloudlet_info.node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.4", Path: "cloudlet_info.node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.14", Path: "cloudlet_info.properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cloudlet_info.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cloudlet_info.active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cloudlet_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cluster_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cluster_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "cluster_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.1.2", Path: "cluster_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cluster_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "cluster_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "cluster_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "cluster_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.1", Path: "cluster_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.2", Path: "cluster_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.3", Path: "cluster_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.4", Path: "cluster_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.5", Path: "cluster_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.6", Path: "cluster_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "cluster_inst_info.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.1", Path: "cluster_inst_info.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.6.1.1", Path: "cluster_inst_info.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.2", Path: "cluster_inst_info.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.3", Path: "cluster_inst_info.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.4", Path: "cluster_inst_info.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.5", Path: "cluster_inst_info.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.5.1", Path: "cluster_inst_info.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.5.2", Path: "cluster_inst_info.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6", Path: "cluster_inst_info.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.1", Path: "cluster_inst_info.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.2", Path: "cluster_inst_info.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.3", Path: "cluster_inst_info.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.4", Path: "cluster_inst_info.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.5", Path: "cluster_inst_info.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7", Path: "cluster_inst_info.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8", Path: "cluster_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "app_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "app_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1.1", Path: "app_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.1.2", Path: "app_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "app_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.3", Path: "app_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.4", Path: "app_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5", Path: "app_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.5.1", Path: "app_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.2", Path: "app_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.3", Path: "app_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.4", Path: "app_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.5", Path: "app_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.6", Path: "app_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.6", Path: "app_inst_info.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.7", Path: "app_inst_info.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.7.1", Path: "app_inst_info.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.7.2", Path: "app_inst_info.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.7.3", Path: "app_inst_info.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.8", Path: "app_inst_info.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.9", Path: "app_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "fence", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "fence.key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "fence.revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "vcpus"},
+	{Number: 3, Name: "ram_mb"},
+	{Number: 4, Name: "disk_gb"},
+	{Number: 5, Name: "gpus"},
+	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap},
+	{Number: 7, Name: "deprecated"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "used"},
+	{Number: 3, Name: "total"},
+	{Number: 4, Name: "quota"},
+	{Number: 5, Name: "units"},
+	{Number: 6, Name: "description"},
+	{Number: 7, Name: "alert_threshold"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_shape},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape},
+	{Number: 4, Name: "taken_at"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap},
+	{Number: 4, Name: "roles", Kind: fieldmap.KindList},
+}}
+
+var _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "controller"},
+	{Number: 6, Name: "compatibility_version"},
+	{Number: 7, Name: "release_version"},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_shape},
+	{Number: 9, Name: "controller_cache_received"},
+	{Number: 10, Name: "maintenance_state"},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_shape},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape},
+	{Number: 14, Name: "properties", Kind: fieldmap.KindMap},
+	{Number: 15, Name: "trust_policy_state"},
+	{Number: 16, Name: "active_crm_instance"},
+	{Number: 17, Name: "updated_at"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "external_ip"},
+	{Number: 2, Name: "internal_ip"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "cluster_ip"},
+	{Number: 5, Name: "restarts"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_VmInfozhxj8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "infra_flavor"},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_shape},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_shape},
+}}
+
+var _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_VmInfozhxj8_shape},
+}}
+
+var _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape},
+	{Number: 7, Name: "kubeconfig"},
+	{Number: 8, Name: "updated_at"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList},
+	{Number: 2, Name: "pids", Kind: fieldmap.KindList},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList},
+}}
+
+var _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape},
+	{Number: 6, Name: "power_state"},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape},
+	{Number: 8, Name: "uri"},
+	{Number: 9, Name: "updated_at"},
+}}
+
+var _ReportInfoRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape},
+	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape},
+	{Number: 3, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape},
+	{Number: 4, Name: "fields", Kind: fieldmap.KindList},
+	{Number: 5, Name: "fence", Kind: fieldmap.KindMessage, Sub: _Fence_shape},
+}}
+
+var _ReportInfoRequest_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoRequest", _ReportInfoRequest_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ReportInfoRequest does not
 // have, or a list action on a flag that is not a list or map of a message
@@ -190,10 +224,12 @@ func (m *ReportInfoResponse) ValidateEnums() error {
 	return nil
 }
 
-var _ReportInfoResponse_fieldSchema = fieldmap.NewSchema("edgekit.rm.v1.ReportInfoResponse", []fieldmap.Field{
-	{Flag: "1", Path: "applied", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "reason", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var _ReportInfoResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "applied"},
+	{Number: 2, Name: "reason"},
+}}
+
+var _ReportInfoResponse_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoResponse", _ReportInfoResponse_shape, false)
 
 // ValidateFields returns an error when fm holds a flag ReportInfoResponse does not
 // have, or a list action on a flag that is not a list or map of a message
