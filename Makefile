@@ -9,6 +9,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.0
 MOCKGEN_VERSION := v0.6.0
 BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
+VTPROTO_VERSION := v0.6.0
 
 BIN := $(CURDIR)/bin
 export PATH := $(BIN):$(PATH)
@@ -18,7 +19,7 @@ help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
 .PHONY: tools
-tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/mockgen $(BIN)/benchstat ## Install the pinned tools into ./bin
+tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-go-vtproto $(BIN)/mockgen $(BIN)/benchstat ## Install the pinned tools into ./bin
 
 $(BIN)/buf:
 	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
@@ -26,13 +27,15 @@ $(BIN)/protoc-gen-go:
 	GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 $(BIN)/protoc-gen-go-grpc:
 	GOBIN=$(BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+$(BIN)/protoc-gen-go-vtproto:
+	GOBIN=$(BIN) go install github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@$(VTPROTO_VERSION)
 $(BIN)/mockgen:
 	GOBIN=$(BIN) go install go.uber.org/mock/mockgen@$(MOCKGEN_VERSION)
 $(BIN)/benchstat:
 	GOBIN=$(BIN) go install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 
 .PHONY: generate
-generate: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/mockgen ## Regenerate all generated code (buf + go generate)
+generate: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-go-vtproto $(BIN)/mockgen ## Regenerate all generated code (buf + go generate)
 	buf generate
 	go generate ./...
 
@@ -56,7 +59,7 @@ test: ## Run every test with the race detector
 
 .PHONY: bench
 bench: $(BIN)/benchstat ## Run the benchmarks and print the benchstat table
-	go test -run '^$$' -bench . -benchmem -count 6 ./internal/testpb/ ./fieldmap/ ./executor/ | tee bench.out
+	go test -run '^$$' -bench . -benchmem -count 6 ./internal/testpb/vtbench/ ./internal/testpb/ ./fieldmap/ ./executor/ | tee bench.out
 	benchstat -col /impl bench.out
 
 .PHONY: run

@@ -30,34 +30,28 @@ const (
 	ProgressFieldFinal            = "5"   // final
 )
 
+var _File_edgeproto_v1_api_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _Progress_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state"},
+	{Number: 2, Name: "message"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_api_proto_StatusInfoddfjyf_shape},
+	{Number: 5, Name: "final"},
+}}
+
+var _Progress_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Progress", _Progress_shape, false)
+
 // ProgressAllFields lists the leaf flags of Progress: together they
 // select every field.
-var ProgressAllFields = []string{
-	ProgressFieldState,
-	ProgressFieldMessage,
-	ProgressFieldErrors,
-	ProgressFieldStatusTaskNumber,
-	ProgressFieldStatusMaxTasks,
-	ProgressFieldStatusTaskName,
-	ProgressFieldStatusStepName,
-	ProgressFieldStatusMsgCount,
-	ProgressFieldStatusMsgs,
-	ProgressFieldFinal,
-}
-
-var _Progress_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Progress", []fieldmap.Field{
-	{Flag: "1", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3", Path: "status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.4", Path: "status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.5", Path: "status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.6", Path: "status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ProgressAllFields = slices.Clone(_Progress_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Progress.
 func (*Progress) FieldSchema() *fieldmap.Schema { return _Progress_fieldSchema }
@@ -116,7 +110,7 @@ func (m *Progress) Equal(o *Progress) bool {
 	if m.Final != o.Final {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -128,93 +122,64 @@ func (m *Progress) Equal(o *Progress) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Progress does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Progress or bound to no schema: a map of another message panics.
 func (m *Progress) CopyInFields(src *Progress, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Progress_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Progress being number at of fm's schema.
+func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Progress)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
 	}
-	if fm.Has("2") {
-		if m.Message != src.GetMessage() {
-			m.Message = src.GetMessage()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Message != src.Message {
+		m.Message = src.Message
+		n++
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetErrors(); !slices.Equal(m.Errors, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
 				m.Errors = nil
 			} else {
-				m.Errors = slices.Clone(sv0)
+				m.Errors = slices.Clone(src.Errors)
 			}
 			n++
 		}
 	}
-	if fm.Has("4") {
-		if !m.Status.Equal(src.GetStatus()) {
-			m.Status = src.GetStatus().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.Status.Equal(src.Status) {
+			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StatusInfo{}
-				m.Status = d1
+	} else if bw&(1<<3) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(StatusInfo)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if d1.TaskNumber != s1.GetTaskNumber() {
-					d1.TaskNumber = s1.GetTaskNumber()
-					n++
-				}
-			}
-			if fm.IsSet("4.2") {
-				if d1.MaxTasks != s1.GetMaxTasks() {
-					d1.MaxTasks = s1.GetMaxTasks()
-					n++
-				}
-			}
-			if fm.IsSet("4.3") {
-				if d1.TaskName != s1.GetTaskName() {
-					d1.TaskName = s1.GetTaskName()
-					n++
-				}
-			}
-			if fm.IsSet("4.4") {
-				if d1.StepName != s1.GetStepName() {
-					d1.StepName = s1.GetStepName()
-					n++
-				}
-			}
-			if fm.IsSet("4.5") {
-				if d1.MsgCount != s1.GetMsgCount() {
-					d1.MsgCount = s1.GetMsgCount()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("4.6") {
-				if sv1 := s1.GetMsgs(); !slices.Equal(d1.Msgs, sv1) {
-					if len(sv1) == 0 {
-						d1.Msgs = nil
-					} else {
-						d1.Msgs = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Status.copyInAt(src.Status, fm, at+4)
 		}
 	}
-	if fm.Has("5") {
-		if m.Final != src.GetFinal() {
-			m.Final = src.GetFinal()
-			n++
-		}
+	if cw&(1<<10) != 0 && m.Final != src.Final {
+		m.Final = src.Final
+		n++
 	}
 	return n
 }
@@ -226,51 +191,42 @@ func (m *Progress) CopyInFields(src *Progress, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Progress) DiffFields(o *Progress) *fieldmap.FieldMap {
 	fm := _Progress_fieldSchema.NewFieldMap()
-	if m.GetState() != o.GetState() {
-		fm.Set("1")
-	}
-	if m.GetMessage() != o.GetMessage() {
-		fm.Set("2")
-	}
-	if !slices.Equal(m.GetErrors(), o.GetErrors()) {
-		fm.Set("3")
-	}
-	if a1, b1 := m.GetStatus(), o.GetStatus(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetTaskNumber() != b1.GetTaskNumber() {
-			fm.Set("4.1")
-			c1 = true
-		}
-		if a1.GetMaxTasks() != b1.GetMaxTasks() {
-			fm.Set("4.2")
-			c1 = true
-		}
-		if a1.GetTaskName() != b1.GetTaskName() {
-			fm.Set("4.3")
-			c1 = true
-		}
-		if a1.GetStepName() != b1.GetStepName() {
-			fm.Set("4.4")
-			c1 = true
-		}
-		if a1.GetMsgCount() != b1.GetMsgCount() {
-			fm.Set("4.5")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetMsgs(), b1.GetMsgs()) {
-			fm.Set("4.6")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
-	if m.GetFinal() != o.GetFinal() {
-		fm.Set("5")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Progress being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Progress) diffAt(o *Progress, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Progress)
+	}
+	if o == nil {
+		o = new(Progress)
+	}
+	c := false
+	if m.State != o.State {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Message != o.Message {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Final != o.Final {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -27,27 +27,21 @@ const (
 	PortFieldMaxPktSize   = "7" // max_pkt_size
 )
 
+var _Port_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "proto"},
+	{Number: 2, Name: "internal_port"},
+	{Number: 3, Name: "public_port"},
+	{Number: 4, Name: "end_port"},
+	{Number: 5, Name: "tls"},
+	{Number: 6, Name: "fqdn_prefix"},
+	{Number: 7, Name: "max_pkt_size"},
+}}
+
+var _Port_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Port", _Port_shape, false)
+
 // PortAllFields lists the leaf flags of Port: together they
 // select every field.
-var PortAllFields = []string{
-	PortFieldProto,
-	PortFieldInternalPort,
-	PortFieldPublicPort,
-	PortFieldEndPort,
-	PortFieldTls,
-	PortFieldFqdnPrefix,
-	PortFieldMaxPktSize,
-}
-
-var _Port_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Port", []fieldmap.Field{
-	{Flag: "1", Path: "proto", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "internal_port", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "public_port", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "end_port", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "tls", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "max_pkt_size", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var PortAllFields = slices.Clone(_Port_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Port.
 func (*Port) FieldSchema() *fieldmap.Schema { return _Port_fieldSchema }
@@ -64,17 +58,16 @@ const (
 	ConfigFileFieldConfig = "2" // config
 )
 
+var _ConfigFile_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "kind"},
+	{Number: 2, Name: "config"},
+}}
+
+var _ConfigFile_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ConfigFile", _ConfigFile_shape, false)
+
 // ConfigFileAllFields lists the leaf flags of ConfigFile: together they
 // select every field.
-var ConfigFileAllFields = []string{
-	ConfigFileFieldKind,
-	ConfigFileFieldConfig,
-}
-
-var _ConfigFile_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ConfigFile", []fieldmap.Field{
-	{Flag: "1", Path: "kind", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "config", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ConfigFileAllFields = slices.Clone(_ConfigFile_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ConfigFile.
 func (*ConfigFile) FieldSchema() *fieldmap.Schema { return _ConfigFile_fieldSchema }
@@ -93,21 +86,18 @@ const (
 	EnvVarFieldSecretValue = "4" // secret_value
 )
 
+var _EnvVar_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "value"},
+	{Number: 3, Name: "secret"},
+	{Number: 4, Name: "secret_value"},
+}}
+
+var _EnvVar_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.EnvVar", _EnvVar_shape, false)
+
 // EnvVarAllFields lists the leaf flags of EnvVar: together they
 // select every field.
-var EnvVarAllFields = []string{
-	EnvVarFieldName,
-	EnvVarFieldValue,
-	EnvVarFieldSecret,
-	EnvVarFieldSecretValue,
-}
-
-var _EnvVar_fieldSchema = fieldmap.NewSchema("edgeproto.v1.EnvVar", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "secret_value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var EnvVarAllFields = slices.Clone(_EnvVar_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of EnvVar.
 func (*EnvVar) FieldSchema() *fieldmap.Schema { return _EnvVar_fieldSchema }
@@ -161,73 +151,46 @@ const (
 	AppFieldUpdatedAt                               = "19"   // updated_at
 )
 
+var _File_edgeproto_v1_app_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "version"},
+}}
+
+var _File_edgeproto_v1_app_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol"},
+	{Number: 2, Name: "port_range_min"},
+	{Number: 3, Name: "port_range_max"},
+	{Number: 4, Name: "remote_cidr"},
+}}
+
+var _App_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_proto_AppKey2ii4cv_shape},
+	{Number: 2, Name: "image_type"},
+	{Number: 3, Name: "image_path"},
+	{Number: 4, Name: "deployment"},
+	{Number: 5, Name: "access_ports"},
+	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _Port_shape},
+	{Number: 7, Name: "command"},
+	{Number: 8, Name: "args", Kind: fieldmap.KindList},
+	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _ConfigFile_shape},
+	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _EnvVar_shape},
+	{Number: 11, Name: "health_check"},
+	{Number: 12, Name: "health_check_path"},
+	{Number: 13, Name: "default_flavor"},
+	{Number: 14, Name: "deployment_manifest"},
+	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_proto_SecurityRule1h6m1oh_shape},
+	{Number: 16, Name: "trusted"},
+	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap},
+	{Number: 18, Name: "created_at"},
+	{Number: 19, Name: "updated_at"},
+}}
+
+var _App_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.App", _App_shape, true)
+
 // AppAllFields lists the leaf flags of App: together they
 // select every field.
-var AppAllFields = []string{
-	AppFieldKeyOrganization,
-	AppFieldKeyName,
-	AppFieldKeyVersion,
-	AppFieldImageType,
-	AppFieldImagePath,
-	AppFieldDeployment,
-	AppFieldAccessPorts,
-	AppFieldPorts,
-	AppFieldCommand,
-	AppFieldArgs,
-	AppFieldConfigs,
-	AppFieldEnvVars,
-	AppFieldHealthCheck,
-	AppFieldHealthCheckPath,
-	AppFieldDefaultFlavor,
-	AppFieldDeploymentManifest,
-	AppFieldRequiredOutboundConnections,
-	AppFieldTrusted,
-	AppFieldAnnotations,
-	AppFieldCreatedAt,
-	AppFieldUpdatedAt,
-}
-
-var _App_fieldSchema = fieldmap.NewSchema("edgeproto.v1.App", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "ports", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "6.1", Path: "ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.2", Path: "ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.3", Path: "ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.4", Path: "ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.5", Path: "ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.6", Path: "ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.7", Path: "ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7", Path: "command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "args", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "9", Path: "configs", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "9.1", Path: "configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.2", Path: "configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "10", Path: "env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "10.1", Path: "env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "10.2", Path: "env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "10.3", Path: "env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "10.4", Path: "env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11", Path: "health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "15.1", Path: "required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "15.2", Path: "required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "15.3", Path: "required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "15.4", Path: "required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "16", Path: "trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17", Path: "annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "18", Path: "created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "19", Path: "updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var AppAllFields = slices.Clone(_App_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of App.
 func (*App) FieldSchema() *fieldmap.Schema { return _App_fieldSchema }
@@ -413,7 +376,7 @@ func (m *Port) Equal(o *Port) bool {
 	if m.MaxPktSize != o.MaxPktSize {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -432,7 +395,7 @@ func (m *ConfigFile) Equal(o *ConfigFile) bool {
 	if m.Config != o.Config {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -457,7 +420,7 @@ func (m *EnvVar) Equal(o *EnvVar) bool {
 	if m.SecretValue != o.SecretValue {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -485,8 +448,13 @@ func (m *App) Equal(o *App) bool {
 	if m.AccessPorts != o.AccessPorts {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Ports, o.Ports, (*Port).Equal) {
+	if len(m.Ports) != len(o.Ports) {
 		return false
+	}
+	for i, x := range m.Ports {
+		if y := o.Ports[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Port).Equal) {
+			return false
+		}
 	}
 	if m.Command != o.Command {
 		return false
@@ -494,11 +462,21 @@ func (m *App) Equal(o *App) bool {
 	if !slices.Equal(m.Args, o.Args) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Configs, o.Configs, (*ConfigFile).Equal) {
+	if len(m.Configs) != len(o.Configs) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.EnvVars, o.EnvVars, (*EnvVar).Equal) {
+	for i, x := range m.Configs {
+		if y := o.Configs[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ConfigFile).Equal) {
+			return false
+		}
+	}
+	if len(m.EnvVars) != len(o.EnvVars) {
 		return false
+	}
+	for i, x := range m.EnvVars {
+		if y := o.EnvVars[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*EnvVar).Equal) {
+			return false
+		}
 	}
 	if m.HealthCheck != o.HealthCheck {
 		return false
@@ -512,8 +490,13 @@ func (m *App) Equal(o *App) bool {
 	if m.DeploymentManifest != o.DeploymentManifest {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, o.RequiredOutboundConnections, (*SecurityRule).Equal) {
+	if len(m.RequiredOutboundConnections) != len(o.RequiredOutboundConnections) {
 		return false
+	}
+	for i, x := range m.RequiredOutboundConnections {
+		if y := o.RequiredOutboundConnections[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*SecurityRule).Equal) {
+			return false
+		}
 	}
 	if m.Trusted != o.Trusted {
 		return false
@@ -527,7 +510,7 @@ func (m *App) Equal(o *App) bool {
 	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -539,53 +522,54 @@ func (m *App) Equal(o *App) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Port does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Port or bound to no schema: a map of another message panics.
 func (m *Port) CopyInFields(src *Port, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Port_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Port being number at of fm's schema.
+func (m *Port) copyInAt(src *Port, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Port)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Proto != src.GetProto() {
-			m.Proto = src.GetProto()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Proto != src.Proto {
+		m.Proto = src.Proto
+		n++
 	}
-	if fm.Has("2") {
-		if m.InternalPort != src.GetInternalPort() {
-			m.InternalPort = src.GetInternalPort()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.InternalPort != src.InternalPort {
+		m.InternalPort = src.InternalPort
+		n++
 	}
-	if fm.Has("3") {
-		if m.PublicPort != src.GetPublicPort() {
-			m.PublicPort = src.GetPublicPort()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.PublicPort != src.PublicPort {
+		m.PublicPort = src.PublicPort
+		n++
 	}
-	if fm.Has("4") {
-		if m.EndPort != src.GetEndPort() {
-			m.EndPort = src.GetEndPort()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.EndPort != src.EndPort {
+		m.EndPort = src.EndPort
+		n++
 	}
-	if fm.Has("5") {
-		if m.Tls != src.GetTls() {
-			m.Tls = src.GetTls()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.Tls != src.Tls {
+		m.Tls = src.Tls
+		n++
 	}
-	if fm.Has("6") {
-		if m.FqdnPrefix != src.GetFqdnPrefix() {
-			m.FqdnPrefix = src.GetFqdnPrefix()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.FqdnPrefix != src.FqdnPrefix {
+		m.FqdnPrefix = src.FqdnPrefix
+		n++
 	}
-	if fm.Has("7") {
-		if m.MaxPktSize != src.GetMaxPktSize() {
-			m.MaxPktSize = src.GetMaxPktSize()
-			n++
-		}
+	if cw&(1<<6) != 0 && m.MaxPktSize != src.MaxPktSize {
+		m.MaxPktSize = src.MaxPktSize
+		n++
 	}
 	return n
 }
@@ -599,23 +583,34 @@ func (m *Port) CopyInFields(src *Port, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ConfigFile does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ConfigFile or bound to no schema: a map of another message panics.
 func (m *ConfigFile) CopyInFields(src *ConfigFile, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ConfigFile_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Kind != src.GetKind() {
-			m.Kind = src.GetKind()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ConfigFile being number at of fm's schema.
+func (m *ConfigFile) copyInAt(src *ConfigFile, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Config != src.GetConfig() {
-			m.Config = src.GetConfig()
-			n++
-		}
+	if src == nil {
+		src = new(ConfigFile)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Kind != src.Kind {
+		m.Kind = src.Kind
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Config != src.Config {
+		m.Config = src.Config
+		n++
 	}
 	return n
 }
@@ -629,35 +624,42 @@ func (m *ConfigFile) CopyInFields(src *ConfigFile, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: EnvVar does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// EnvVar or bound to no schema: a map of another message panics.
 func (m *EnvVar) CopyInFields(src *EnvVar, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_EnvVar_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// EnvVar being number at of fm's schema.
+func (m *EnvVar) copyInAt(src *EnvVar, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(EnvVar)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("2") {
-		if m.Value != src.GetValue() {
-			m.Value = src.GetValue()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
 	}
-	if fm.Has("3") {
-		if m.Secret != src.GetSecret() {
-			m.Secret = src.GetSecret()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
 	}
-	if fm.Has("4") {
-		if m.SecretValue != src.GetSecretValue() {
-			m.SecretValue = src.GetSecretValue()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.SecretValue != src.SecretValue {
+		m.SecretValue = src.SecretValue
+		n++
 	}
 	return n
 }
@@ -671,217 +673,160 @@ func (m *EnvVar) CopyInFields(src *EnvVar, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // with the field's list action (replace, add or remove).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// App or bound to no schema: a map of another message panics.
 func (m *App) CopyInFields(src *App, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_App_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// App being number at of fm's schema.
+func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(App)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(AppKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
+		}
+	}
+	if cw&(1<<4) != 0 && m.ImageType != src.ImageType {
+		m.ImageType = src.ImageType
+		n++
+	}
+	if cw&(1<<5) != 0 && m.ImagePath != src.ImagePath {
+		m.ImagePath = src.ImagePath
+		n++
+	}
+	if cw&(1<<6) != 0 && m.Deployment != src.Deployment {
+		m.Deployment = src.Deployment
+		n++
+	}
+	if cw&(1<<7) != 0 && m.AccessPorts != src.AccessPorts {
+		m.AccessPorts = src.AccessPorts
+		n++
+	}
+	if (cw|bw)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*Port).Equal, (*Port).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, (*Port).Equal) {
+			if len(src.Ports) == 0 {
+				m.Ports = nil
+			} else {
+				m.Ports = fieldmap.CloneListFunc(src.Ports, (*Port).Clone)
 			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
+			n++
+		}
+	}
+	if cw&(1<<16) != 0 && m.Command != src.Command {
+		m.Command = src.Command
+		n++
+	}
+	if (cw|bw)&(1<<17) != 0 {
+		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Args, src.Args)
+		} else if !slices.Equal(m.Args, src.Args) {
+			if len(src.Args) == 0 {
+				m.Args = nil
+			} else {
+				m.Args = slices.Clone(src.Args)
 			}
-			if fm.IsSet("1.3") {
-				if d1.Version != s1.GetVersion() {
-					d1.Version = s1.GetVersion()
-					n++
-				}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<18) != 0 {
+		if a := fm.ListActionAt(at + 18); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Configs, src.Configs, (*ConfigFile).Equal, (*ConfigFile).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Configs, src.Configs, (*ConfigFile).Equal) {
+			if len(src.Configs) == 0 {
+				m.Configs = nil
+			} else {
+				m.Configs = fieldmap.CloneListFunc(src.Configs, (*ConfigFile).Clone)
 			}
-		}
-	}
-	if fm.Has("2") {
-		if m.ImageType != src.GetImageType() {
-			m.ImageType = src.GetImageType()
 			n++
 		}
 	}
-	if fm.Has("3") {
-		if m.ImagePath != src.GetImagePath() {
-			m.ImagePath = src.GetImagePath()
-			n++
-		}
-	}
-	if fm.Has("4") {
-		if m.Deployment != src.GetDeployment() {
-			m.Deployment = src.GetDeployment()
-			n++
-		}
-	}
-	if fm.Has("5") {
-		if m.AccessPorts != src.GetAccessPorts() {
-			m.AccessPorts = src.GetAccessPorts()
-			n++
-		}
-	}
-	if fm.HasOrHasChild("6") {
-		switch fm.ListAction("6") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Ports, src.GetPorts(), (*Port).Equal, (*Port).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Ports, src.GetPorts(), (*Port).Equal)
-		default:
-			if sv0 := src.GetPorts(); !fieldmap.EqualMessageListFunc(m.Ports, sv0, (*Port).Equal) {
-				if len(sv0) == 0 {
-					m.Ports = nil
-				} else {
-					m.Ports = fieldmap.CloneListFunc(sv0, (*Port).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<21) != 0 {
+		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.EnvVars, src.EnvVars, (*EnvVar).Equal, (*EnvVar).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.EnvVars, src.EnvVars, (*EnvVar).Equal) {
+			if len(src.EnvVars) == 0 {
+				m.EnvVars = nil
+			} else {
+				m.EnvVars = fieldmap.CloneListFunc(src.EnvVars, (*EnvVar).Clone)
 			}
-		}
-	}
-	if fm.Has("7") {
-		if m.Command != src.GetCommand() {
-			m.Command = src.GetCommand()
 			n++
 		}
 	}
-	if fm.HasOrHasChild("8") {
-		switch fm.ListAction("8") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.Args, src.GetArgs())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.Args, src.GetArgs())
-		default:
-			if sv0 := src.GetArgs(); !slices.Equal(m.Args, sv0) {
-				if len(sv0) == 0 {
-					m.Args = nil
-				} else {
-					m.Args = slices.Clone(sv0)
-				}
-				n++
+	if cw&(1<<26) != 0 && m.HealthCheck != src.HealthCheck {
+		m.HealthCheck = src.HealthCheck
+		n++
+	}
+	if cw&(1<<27) != 0 && m.HealthCheckPath != src.HealthCheckPath {
+		m.HealthCheckPath = src.HealthCheckPath
+		n++
+	}
+	if cw&(1<<28) != 0 && m.DefaultFlavor != src.DefaultFlavor {
+		m.DefaultFlavor = src.DefaultFlavor
+		n++
+	}
+	if cw&(1<<29) != 0 && m.DeploymentManifest != src.DeploymentManifest {
+		m.DeploymentManifest = src.DeploymentManifest
+		n++
+	}
+	if (cw|bw)&(1<<30) != 0 {
+		if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.RequiredOutboundConnections, src.RequiredOutboundConnections, (*SecurityRule).Equal, (*SecurityRule).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, src.RequiredOutboundConnections, (*SecurityRule).Equal) {
+			if len(src.RequiredOutboundConnections) == 0 {
+				m.RequiredOutboundConnections = nil
+			} else {
+				m.RequiredOutboundConnections = fieldmap.CloneListFunc(src.RequiredOutboundConnections, (*SecurityRule).Clone)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("9") {
-		switch fm.ListAction("9") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Configs, src.GetConfigs(), (*ConfigFile).Equal, (*ConfigFile).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Configs, src.GetConfigs(), (*ConfigFile).Equal)
-		default:
-			if sv0 := src.GetConfigs(); !fieldmap.EqualMessageListFunc(m.Configs, sv0, (*ConfigFile).Equal) {
-				if len(sv0) == 0 {
-					m.Configs = nil
-				} else {
-					m.Configs = fieldmap.CloneListFunc(sv0, (*ConfigFile).Clone)
-				}
-				n++
+	if cw&(1<<35) != 0 && m.Trusted != src.Trusted {
+		m.Trusted = src.Trusted
+		n++
+	}
+	if (cw|bw)&(1<<36) != 0 {
+		if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
+		} else if !maps.Equal(m.Annotations, src.Annotations) {
+			if len(src.Annotations) == 0 {
+				m.Annotations = nil
+			} else {
+				m.Annotations = maps.Clone(src.Annotations)
 			}
-		}
-	}
-	if fm.HasOrHasChild("10") {
-		switch fm.ListAction("10") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.EnvVars, src.GetEnvVars(), (*EnvVar).Equal, (*EnvVar).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.EnvVars, src.GetEnvVars(), (*EnvVar).Equal)
-		default:
-			if sv0 := src.GetEnvVars(); !fieldmap.EqualMessageListFunc(m.EnvVars, sv0, (*EnvVar).Equal) {
-				if len(sv0) == 0 {
-					m.EnvVars = nil
-				} else {
-					m.EnvVars = fieldmap.CloneListFunc(sv0, (*EnvVar).Clone)
-				}
-				n++
-			}
-		}
-	}
-	if fm.Has("11") {
-		if m.HealthCheck != src.GetHealthCheck() {
-			m.HealthCheck = src.GetHealthCheck()
 			n++
 		}
 	}
-	if fm.Has("12") {
-		if m.HealthCheckPath != src.GetHealthCheckPath() {
-			m.HealthCheckPath = src.GetHealthCheckPath()
-			n++
-		}
+	if cw&(1<<37) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
 	}
-	if fm.Has("13") {
-		if m.DefaultFlavor != src.GetDefaultFlavor() {
-			m.DefaultFlavor = src.GetDefaultFlavor()
-			n++
-		}
-	}
-	if fm.Has("14") {
-		if m.DeploymentManifest != src.GetDeploymentManifest() {
-			m.DeploymentManifest = src.GetDeploymentManifest()
-			n++
-		}
-	}
-	if fm.HasOrHasChild("15") {
-		switch fm.ListAction("15") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.RequiredOutboundConnections, src.GetRequiredOutboundConnections(), (*SecurityRule).Equal, (*SecurityRule).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.RequiredOutboundConnections, src.GetRequiredOutboundConnections(), (*SecurityRule).Equal)
-		default:
-			if sv0 := src.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, sv0, (*SecurityRule).Equal) {
-				if len(sv0) == 0 {
-					m.RequiredOutboundConnections = nil
-				} else {
-					m.RequiredOutboundConnections = fieldmap.CloneListFunc(sv0, (*SecurityRule).Clone)
-				}
-				n++
-			}
-		}
-	}
-	if fm.Has("16") {
-		if m.Trusted != src.GetTrusted() {
-			m.Trusted = src.GetTrusted()
-			n++
-		}
-	}
-	if fm.HasOrHasChild("17") {
-		switch fm.ListAction("17") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.Annotations, src.GetAnnotations())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.Annotations, src.GetAnnotations())
-		default:
-			if sv0 := src.GetAnnotations(); !maps.Equal(m.Annotations, sv0) {
-				if len(sv0) == 0 {
-					m.Annotations = nil
-				} else {
-					m.Annotations = maps.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.Has("18") {
-		if !fieldmap.Equal(m.CreatedAt, src.GetCreatedAt()) {
-			m.CreatedAt = fieldmap.Clone(src.GetCreatedAt())
-			n++
-		}
-	}
-	if fm.Has("19") {
-		if !fieldmap.Equal(m.UpdatedAt, src.GetUpdatedAt()) {
-			m.UpdatedAt = fieldmap.Clone(src.GetUpdatedAt())
-			n++
-		}
+	if cw&(1<<38) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
 	}
 	return n
 }
@@ -893,28 +838,50 @@ func (m *App) CopyInFields(src *App, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Port) DiffFields(o *Port) *fieldmap.FieldMap {
 	fm := _Port_fieldSchema.NewFieldMap()
-	if m.GetProto() != o.GetProto() {
-		fm.Set("1")
-	}
-	if m.GetInternalPort() != o.GetInternalPort() {
-		fm.Set("2")
-	}
-	if m.GetPublicPort() != o.GetPublicPort() {
-		fm.Set("3")
-	}
-	if m.GetEndPort() != o.GetEndPort() {
-		fm.Set("4")
-	}
-	if m.GetTls() != o.GetTls() {
-		fm.Set("5")
-	}
-	if m.GetFqdnPrefix() != o.GetFqdnPrefix() {
-		fm.Set("6")
-	}
-	if m.GetMaxPktSize() != o.GetMaxPktSize() {
-		fm.Set("7")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Port being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Port) diffAt(o *Port, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Port)
+	}
+	if o == nil {
+		o = new(Port)
+	}
+	c := false
+	if m.Proto != o.Proto {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.InternalPort != o.InternalPort {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.PublicPort != o.PublicPort {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.EndPort != o.EndPort {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Tls != o.Tls {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.FqdnPrefix != o.FqdnPrefix {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.MaxPktSize != o.MaxPktSize {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -924,13 +891,30 @@ func (m *Port) DiffFields(o *Port) *fieldmap.FieldMap {
 // compared.
 func (m *ConfigFile) DiffFields(o *ConfigFile) *fieldmap.FieldMap {
 	fm := _ConfigFile_fieldSchema.NewFieldMap()
-	if m.GetKind() != o.GetKind() {
-		fm.Set("1")
-	}
-	if m.GetConfig() != o.GetConfig() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ConfigFile being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ConfigFile) diffAt(o *ConfigFile, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ConfigFile)
+	}
+	if o == nil {
+		o = new(ConfigFile)
+	}
+	c := false
+	if m.Kind != o.Kind {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Config != o.Config {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -940,19 +924,38 @@ func (m *ConfigFile) DiffFields(o *ConfigFile) *fieldmap.FieldMap {
 // compared.
 func (m *EnvVar) DiffFields(o *EnvVar) *fieldmap.FieldMap {
 	fm := _EnvVar_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetValue() != o.GetValue() {
-		fm.Set("2")
-	}
-	if m.GetSecret() != o.GetSecret() {
-		fm.Set("3")
-	}
-	if m.GetSecretValue() != o.GetSecretValue() {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// EnvVar being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *EnvVar) diffAt(o *EnvVar, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(EnvVar)
+	}
+	if o == nil {
+		o = new(EnvVar)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Value != o.Value {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Secret != o.Secret {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.SecretValue != o.SecretValue {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -962,81 +965,98 @@ func (m *EnvVar) DiffFields(o *EnvVar) *fieldmap.FieldMap {
 // compared.
 func (m *App) DiffFields(o *App) *fieldmap.FieldMap {
 	fm := _App_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetVersion() != b1.GetVersion() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetImageType() != o.GetImageType() {
-		fm.Set("2")
-	}
-	if m.GetImagePath() != o.GetImagePath() {
-		fm.Set("3")
-	}
-	if m.GetDeployment() != o.GetDeployment() {
-		fm.Set("4")
-	}
-	if m.GetAccessPorts() != o.GetAccessPorts() {
-		fm.Set("5")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetPorts(), o.GetPorts(), (*Port).Equal) {
-		fm.Set("6")
-	}
-	if m.GetCommand() != o.GetCommand() {
-		fm.Set("7")
-	}
-	if !slices.Equal(m.GetArgs(), o.GetArgs()) {
-		fm.Set("8")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetConfigs(), o.GetConfigs(), (*ConfigFile).Equal) {
-		fm.Set("9")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetEnvVars(), o.GetEnvVars(), (*EnvVar).Equal) {
-		fm.Set("10")
-	}
-	if m.GetHealthCheck() != o.GetHealthCheck() {
-		fm.Set("11")
-	}
-	if m.GetHealthCheckPath() != o.GetHealthCheckPath() {
-		fm.Set("12")
-	}
-	if m.GetDefaultFlavor() != o.GetDefaultFlavor() {
-		fm.Set("13")
-	}
-	if m.GetDeploymentManifest() != o.GetDeploymentManifest() {
-		fm.Set("14")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetRequiredOutboundConnections(), o.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
-		fm.Set("15")
-	}
-	if m.GetTrusted() != o.GetTrusted() {
-		fm.Set("16")
-	}
-	if !maps.Equal(m.GetAnnotations(), o.GetAnnotations()) {
-		fm.Set("17")
-	}
-	if !fieldmap.Equal(m.GetCreatedAt(), o.GetCreatedAt()) {
-		fm.Set("18")
-	}
-	if !fieldmap.Equal(m.GetUpdatedAt(), o.GetUpdatedAt()) {
-		fm.Set("19")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// App being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *App) diffAt(o *App, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(App)
+	}
+	if o == nil {
+		o = new(App)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.ImageType != o.ImageType {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.ImagePath != o.ImagePath {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.Deployment != o.Deployment {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.AccessPorts != o.AccessPorts {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Ports, o.Ports, (*Port).Equal) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if m.Command != o.Command {
+		fm.SetAt(at + 16)
+		c = true
+	}
+	if !slices.Equal(m.Args, o.Args) {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Configs, o.Configs, (*ConfigFile).Equal) {
+		fm.SetAt(at + 18)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.EnvVars, o.EnvVars, (*EnvVar).Equal) {
+		fm.SetAt(at + 21)
+		c = true
+	}
+	if m.HealthCheck != o.HealthCheck {
+		fm.SetAt(at + 26)
+		c = true
+	}
+	if m.HealthCheckPath != o.HealthCheckPath {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if m.DefaultFlavor != o.DefaultFlavor {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if m.DeploymentManifest != o.DeploymentManifest {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, o.RequiredOutboundConnections, (*SecurityRule).Equal) {
+		fm.SetAt(at + 30)
+		c = true
+	}
+	if m.Trusted != o.Trusted {
+		fm.SetAt(at + 35)
+		c = true
+	}
+	if !maps.Equal(m.Annotations, o.Annotations) {
+		fm.SetAt(at + 36)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 37)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 38)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

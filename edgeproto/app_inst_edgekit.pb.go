@@ -23,19 +23,17 @@ const (
 	AppInstRuntimeFieldPorts        = "3" // ports
 )
 
+var _AppInstRuntime_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList},
+	{Number: 2, Name: "pids", Kind: fieldmap.KindList},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList},
+}}
+
+var _AppInstRuntime_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstRuntime", _AppInstRuntime_shape, false)
+
 // AppInstRuntimeAllFields lists the leaf flags of AppInstRuntime: together they
 // select every field.
-var AppInstRuntimeAllFields = []string{
-	AppInstRuntimeFieldContainerIds,
-	AppInstRuntimeFieldPids,
-	AppInstRuntimeFieldPorts,
-}
-
-var _AppInstRuntime_fieldSchema = fieldmap.NewSchema("edgeproto.v1.AppInstRuntime", []fieldmap.Field{
-	{Flag: "1", Path: "container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var AppInstRuntimeAllFields = slices.Clone(_AppInstRuntime_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AppInstRuntime.
 func (*AppInstRuntime) FieldSchema() *fieldmap.Schema { return _AppInstRuntime_fieldSchema }
@@ -84,69 +82,60 @@ const (
 	AppInstFieldUpdatedAt               = "15"   // updated_at
 )
 
+var _File_edgeproto_v1_app_inst_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_app_inst_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "version"},
+}}
+
+var _File_edgeproto_v1_app_inst_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_app_inst_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_app_inst_proto_Portx01ype_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "proto"},
+	{Number: 2, Name: "internal_port"},
+	{Number: 3, Name: "public_port"},
+	{Number: 4, Name: "end_port"},
+	{Number: 5, Name: "tls"},
+	{Number: 6, Name: "fqdn_prefix"},
+	{Number: 7, Name: "max_pkt_size"},
+}}
+
+var _AppInst_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_AppKey2ii4cv_shape},
+	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_ClusterKey1vor460_shape},
+	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_CloudletKeyn3ybte_shape},
+	{Number: 5, Name: "state"},
+	{Number: 6, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 7, Name: "crm_override"},
+	{Number: 8, Name: "uri"},
+	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_inst_proto_Portx01ype_shape},
+	{Number: 10, Name: "flavor"},
+	{Number: 11, Name: "power_state"},
+	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape},
+	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap},
+	{Number: 14, Name: "created_at"},
+	{Number: 15, Name: "updated_at"},
+}}
+
+var _AppInst_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInst", _AppInst_shape, false)
+
 // AppInstAllFields lists the leaf flags of AppInst: together they
 // select every field.
-var AppInstAllFields = []string{
-	AppInstFieldKeyName,
-	AppInstFieldKeyOrganization,
-	AppInstFieldAppKeyOrganization,
-	AppInstFieldAppKeyName,
-	AppInstFieldAppKeyVersion,
-	AppInstFieldClusterKeyName,
-	AppInstFieldClusterKeyOrganization,
-	AppInstFieldCloudletKeyOrganization,
-	AppInstFieldCloudletKeyName,
-	AppInstFieldState,
-	AppInstFieldErrors,
-	AppInstFieldCrmOverride,
-	AppInstFieldUri,
-	AppInstFieldMappedPorts,
-	AppInstFieldFlavor,
-	AppInstFieldPowerState,
-	AppInstFieldRuntimeInfoContainerIds,
-	AppInstFieldRuntimeInfoPids,
-	AppInstFieldRuntimeInfoPorts,
-	AppInstFieldAnnotations,
-	AppInstFieldCreatedAt,
-	AppInstFieldUpdatedAt,
-}
-
-var _AppInst_fieldSchema = fieldmap.NewSchema("edgeproto.v1.AppInst", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "cluster_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "cluster_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "cluster_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "mapped_ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "9.1", Path: "mapped_ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.2", Path: "mapped_ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.3", Path: "mapped_ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.4", Path: "mapped_ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.5", Path: "mapped_ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.6", Path: "mapped_ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.7", Path: "mapped_ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "10", Path: "flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "12.1", Path: "runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "12.2", Path: "runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "12.3", Path: "runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var AppInstAllFields = slices.Clone(_AppInst_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AppInst.
 func (*AppInst) FieldSchema() *fieldmap.Schema { return _AppInst_fieldSchema }
@@ -181,50 +170,32 @@ const (
 	AppInstInfoFieldUpdatedAt               = "9"   // updated_at
 )
 
+var _File_edgeproto_v1_app_inst_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _AppInstInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_StatusInfoddfjyf_shape},
+	{Number: 6, Name: "power_state"},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape},
+	{Number: 8, Name: "uri"},
+	{Number: 9, Name: "updated_at"},
+}}
+
+var _AppInstInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstInfo", _AppInstInfo_shape, false)
+
 // AppInstInfoAllFields lists the leaf flags of AppInstInfo: together they
 // select every field.
-var AppInstInfoAllFields = []string{
-	AppInstInfoFieldKeyName,
-	AppInstInfoFieldKeyOrganization,
-	AppInstInfoFieldState,
-	AppInstInfoFieldErrors,
-	AppInstInfoFieldNotifyId,
-	AppInstInfoFieldStatusTaskNumber,
-	AppInstInfoFieldStatusMaxTasks,
-	AppInstInfoFieldStatusTaskName,
-	AppInstInfoFieldStatusStepName,
-	AppInstInfoFieldStatusMsgCount,
-	AppInstInfoFieldStatusMsgs,
-	AppInstInfoFieldPowerState,
-	AppInstInfoFieldRuntimeInfoContainerIds,
-	AppInstInfoFieldRuntimeInfoPids,
-	AppInstInfoFieldRuntimeInfoPorts,
-	AppInstInfoFieldUri,
-	AppInstInfoFieldUpdatedAt,
-}
-
-var _AppInstInfo_fieldSchema = fieldmap.NewSchema("edgeproto.v1.AppInstInfo", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.3", Path: "status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.4", Path: "status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.5", Path: "status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.6", Path: "status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.1", Path: "runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "7.2", Path: "runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "7.3", Path: "runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var AppInstInfoAllFields = slices.Clone(_AppInstInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AppInstInfo.
 func (*AppInstInfo) FieldSchema() *fieldmap.Schema { return _AppInstInfo_fieldSchema }
@@ -345,7 +316,7 @@ func (m *AppInstRuntime) Equal(o *AppInstRuntime) bool {
 	if !slices.Equal(m.Ports, o.Ports) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -382,8 +353,13 @@ func (m *AppInst) Equal(o *AppInst) bool {
 	if m.Uri != o.Uri {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.MappedPorts, o.MappedPorts, (*Port).Equal) {
+	if len(m.MappedPorts) != len(o.MappedPorts) {
 		return false
+	}
+	for i, x := range m.MappedPorts {
+		if y := o.MappedPorts[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Port).Equal) {
+			return false
+		}
 	}
 	if m.Flavor != o.Flavor {
 		return false
@@ -403,7 +379,7 @@ func (m *AppInst) Equal(o *AppInst) bool {
 	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -443,7 +419,7 @@ func (m *AppInstInfo) Equal(o *AppInstInfo) bool {
 	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -455,38 +431,59 @@ func (m *AppInstInfo) Equal(o *AppInstInfo) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: AppInstRuntime does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// AppInstRuntime or bound to no schema: a map of another message panics.
 func (m *AppInstRuntime) CopyInFields(src *AppInstRuntime, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_AppInstRuntime_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppInstRuntime being number at of fm's schema.
+func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(AppInstRuntime)
+	}
 	n := 0
-	if fm.HasOrHasChild("1") {
-		if sv0 := src.GetContainerIds(); !slices.Equal(m.ContainerIds, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
+		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
+			if len(src.ContainerIds) == 0 {
 				m.ContainerIds = nil
 			} else {
-				m.ContainerIds = slices.Clone(sv0)
+				m.ContainerIds = slices.Clone(src.ContainerIds)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetPids(); !slices.Equal(m.Pids, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
+		} else if !slices.Equal(m.Pids, src.Pids) {
+			if len(src.Pids) == 0 {
 				m.Pids = nil
 			} else {
-				m.Pids = slices.Clone(sv0)
+				m.Pids = slices.Clone(src.Pids)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetPorts(); !slices.Equal(m.Ports, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
+		} else if !slices.Equal(m.Ports, src.Ports) {
+			if len(src.Ports) == 0 {
 				m.Ports = nil
 			} else {
-				m.Ports = slices.Clone(sv0)
+				m.Ports = slices.Clone(src.Ports)
 			}
 			n++
 		}
@@ -503,237 +500,160 @@ func (m *AppInstRuntime) CopyInFields(src *AppInstRuntime, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: AppInst does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// AppInst or bound to no schema: a map of another message panics.
 func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_AppInst_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppInst being number at of fm's schema.
+func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(AppInst)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInstKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(AppInstKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if !m.AppKey.Equal(src.GetAppKey()) {
-			m.AppKey = src.GetAppKey().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.AppKey.Equal(src.AppKey) {
+			m.AppKey = src.AppKey.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.AppKey, src.GetAppKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppKey{}
-				m.AppKey = d1
+	} else if bw&(1<<3) != 0 {
+		if m.AppKey != nil || src.AppKey != nil {
+			if m.AppKey == nil {
+				m.AppKey = new(AppKey)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("2.3") {
-				if d1.Version != s1.GetVersion() {
-					d1.Version = s1.GetVersion()
-					n++
-				}
-			}
+			n += m.AppKey.copyInAt(src.AppKey, fm, at+4)
 		}
 	}
-	if fm.Has("3") {
-		if !m.ClusterKey.Equal(src.GetClusterKey()) {
-			m.ClusterKey = src.GetClusterKey().Clone()
+	if cw&(1<<7) != 0 {
+		if !m.ClusterKey.Equal(src.ClusterKey) {
+			m.ClusterKey = src.ClusterKey.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.ClusterKey, src.GetClusterKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ClusterKey{}
-				m.ClusterKey = d1
+	} else if bw&(1<<7) != 0 {
+		if m.ClusterKey != nil || src.ClusterKey != nil {
+			if m.ClusterKey == nil {
+				m.ClusterKey = new(ClusterKey)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("3.2") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
+			n += m.ClusterKey.copyInAt(src.ClusterKey, fm, at+8)
 		}
 	}
-	if fm.Has("4") {
-		if !m.CloudletKey.Equal(src.GetCloudletKey()) {
-			m.CloudletKey = src.GetCloudletKey().Clone()
+	if cw&(1<<10) != 0 {
+		if !m.CloudletKey.Equal(src.CloudletKey) {
+			m.CloudletKey = src.CloudletKey.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.CloudletKey, src.GetCloudletKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CloudletKey{}
-				m.CloudletKey = d1
+	} else if bw&(1<<10) != 0 {
+		if m.CloudletKey != nil || src.CloudletKey != nil {
+			if m.CloudletKey == nil {
+				m.CloudletKey = new(CloudletKey)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("4.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+11)
 		}
 	}
-	if fm.Has("5") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
-			n++
-		}
+	if cw&(1<<13) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
 	}
-	if fm.HasOrHasChild("6") {
-		if sv0 := src.GetErrors(); !slices.Equal(m.Errors, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<14) != 0 {
+		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
 				m.Errors = nil
 			} else {
-				m.Errors = slices.Clone(sv0)
+				m.Errors = slices.Clone(src.Errors)
 			}
 			n++
 		}
 	}
-	if fm.Has("7") {
-		if m.CrmOverride != src.GetCrmOverride() {
-			m.CrmOverride = src.GetCrmOverride()
-			n++
-		}
+	if cw&(1<<15) != 0 && m.CrmOverride != src.CrmOverride {
+		m.CrmOverride = src.CrmOverride
+		n++
 	}
-	if fm.Has("8") {
-		if m.Uri != src.GetUri() {
-			m.Uri = src.GetUri()
-			n++
-		}
+	if cw&(1<<16) != 0 && m.Uri != src.Uri {
+		m.Uri = src.Uri
+		n++
 	}
-	if fm.HasOrHasChild("9") {
-		if sv0 := src.GetMappedPorts(); !fieldmap.EqualMessageListFunc(m.MappedPorts, sv0, (*Port).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<17) != 0 {
+		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.MappedPorts, src.MappedPorts, (*Port).Equal, (*Port).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.MappedPorts, src.MappedPorts, (*Port).Equal) {
+			if len(src.MappedPorts) == 0 {
 				m.MappedPorts = nil
 			} else {
-				m.MappedPorts = fieldmap.CloneListFunc(sv0, (*Port).Clone)
+				m.MappedPorts = fieldmap.CloneListFunc(src.MappedPorts, (*Port).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("10") {
-		if m.Flavor != src.GetFlavor() {
-			m.Flavor = src.GetFlavor()
-			n++
-		}
+	if cw&(1<<25) != 0 && m.Flavor != src.Flavor {
+		m.Flavor = src.Flavor
+		n++
 	}
-	if fm.Has("11") {
-		if m.PowerState != src.GetPowerState() {
-			m.PowerState = src.GetPowerState()
-			n++
-		}
+	if cw&(1<<26) != 0 && m.PowerState != src.PowerState {
+		m.PowerState = src.PowerState
+		n++
 	}
-	if fm.Has("12") {
-		if !m.RuntimeInfo.Equal(src.GetRuntimeInfo()) {
-			m.RuntimeInfo = src.GetRuntimeInfo().Clone()
+	if cw&(1<<27) != 0 {
+		if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
+			m.RuntimeInfo = src.RuntimeInfo.Clone()
 			n++
 		}
-	} else if fm.HasChild("12") {
-		if d1, s1 := m.RuntimeInfo, src.GetRuntimeInfo(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInstRuntime{}
-				m.RuntimeInfo = d1
+	} else if bw&(1<<27) != 0 {
+		if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+			if m.RuntimeInfo == nil {
+				m.RuntimeInfo = new(AppInstRuntime)
 				n++
 			}
-			if fm.IsSetOrHasChild("12.1") {
-				if sv1 := s1.GetContainerIds(); !slices.Equal(d1.ContainerIds, sv1) {
-					if len(sv1) == 0 {
-						d1.ContainerIds = nil
-					} else {
-						d1.ContainerIds = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("12.2") {
-				if sv1 := s1.GetPids(); !slices.Equal(d1.Pids, sv1) {
-					if len(sv1) == 0 {
-						d1.Pids = nil
-					} else {
-						d1.Pids = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("12.3") {
-				if sv1 := s1.GetPorts(); !slices.Equal(d1.Ports, sv1) {
-					if len(sv1) == 0 {
-						d1.Ports = nil
-					} else {
-						d1.Ports = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+28)
 		}
 	}
-	if fm.HasOrHasChild("13") {
-		if sv0 := src.GetAnnotations(); !maps.Equal(m.Annotations, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<31) != 0 {
+		if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
+		} else if !maps.Equal(m.Annotations, src.Annotations) {
+			if len(src.Annotations) == 0 {
 				m.Annotations = nil
 			} else {
-				m.Annotations = maps.Clone(sv0)
+				m.Annotations = maps.Clone(src.Annotations)
 			}
 			n++
 		}
 	}
-	if fm.Has("14") {
-		if !fieldmap.Equal(m.CreatedAt, src.GetCreatedAt()) {
-			m.CreatedAt = fieldmap.Clone(src.GetCreatedAt())
-			n++
-		}
+	if cw&(1<<32) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
 	}
-	if fm.Has("15") {
-		if !fieldmap.Equal(m.UpdatedAt, src.GetUpdatedAt()) {
-			m.UpdatedAt = fieldmap.Clone(src.GetUpdatedAt())
-			n++
-		}
+	if cw&(1<<33) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
 	}
 	return n
 }
@@ -747,175 +667,100 @@ func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: AppInstInfo does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// AppInstInfo or bound to no schema: a map of another message panics.
 func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_AppInstInfo_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppInstInfo being number at of fm's schema.
+func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(AppInstInfo)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInstKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(AppInstKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetErrors(); !slices.Equal(m.Errors, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
 				m.Errors = nil
 			} else {
-				m.Errors = slices.Clone(sv0)
+				m.Errors = slices.Clone(src.Errors)
 			}
 			n++
 		}
 	}
-	if fm.Has("4") {
-		if m.NotifyId != src.GetNotifyId() {
-			m.NotifyId = src.GetNotifyId()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
+		m.NotifyId = src.NotifyId
+		n++
 	}
-	if fm.Has("5") {
-		if !m.Status.Equal(src.GetStatus()) {
-			m.Status = src.GetStatus().Clone()
+	if cw&(1<<6) != 0 {
+		if !m.Status.Equal(src.Status) {
+			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if fm.HasChild("5") {
-		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StatusInfo{}
-				m.Status = d1
+	} else if bw&(1<<6) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(StatusInfo)
 				n++
 			}
-			if fm.IsSet("5.1") {
-				if d1.TaskNumber != s1.GetTaskNumber() {
-					d1.TaskNumber = s1.GetTaskNumber()
-					n++
-				}
-			}
-			if fm.IsSet("5.2") {
-				if d1.MaxTasks != s1.GetMaxTasks() {
-					d1.MaxTasks = s1.GetMaxTasks()
-					n++
-				}
-			}
-			if fm.IsSet("5.3") {
-				if d1.TaskName != s1.GetTaskName() {
-					d1.TaskName = s1.GetTaskName()
-					n++
-				}
-			}
-			if fm.IsSet("5.4") {
-				if d1.StepName != s1.GetStepName() {
-					d1.StepName = s1.GetStepName()
-					n++
-				}
-			}
-			if fm.IsSet("5.5") {
-				if d1.MsgCount != s1.GetMsgCount() {
-					d1.MsgCount = s1.GetMsgCount()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("5.6") {
-				if sv1 := s1.GetMsgs(); !slices.Equal(d1.Msgs, sv1) {
-					if len(sv1) == 0 {
-						d1.Msgs = nil
-					} else {
-						d1.Msgs = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Status.copyInAt(src.Status, fm, at+7)
 		}
 	}
-	if fm.Has("6") {
-		if m.PowerState != src.GetPowerState() {
-			m.PowerState = src.GetPowerState()
-			n++
-		}
+	if cw&(1<<13) != 0 && m.PowerState != src.PowerState {
+		m.PowerState = src.PowerState
+		n++
 	}
-	if fm.Has("7") {
-		if !m.RuntimeInfo.Equal(src.GetRuntimeInfo()) {
-			m.RuntimeInfo = src.GetRuntimeInfo().Clone()
+	if cw&(1<<14) != 0 {
+		if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
+			m.RuntimeInfo = src.RuntimeInfo.Clone()
 			n++
 		}
-	} else if fm.HasChild("7") {
-		if d1, s1 := m.RuntimeInfo, src.GetRuntimeInfo(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInstRuntime{}
-				m.RuntimeInfo = d1
+	} else if bw&(1<<14) != 0 {
+		if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+			if m.RuntimeInfo == nil {
+				m.RuntimeInfo = new(AppInstRuntime)
 				n++
 			}
-			if fm.IsSetOrHasChild("7.1") {
-				if sv1 := s1.GetContainerIds(); !slices.Equal(d1.ContainerIds, sv1) {
-					if len(sv1) == 0 {
-						d1.ContainerIds = nil
-					} else {
-						d1.ContainerIds = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("7.2") {
-				if sv1 := s1.GetPids(); !slices.Equal(d1.Pids, sv1) {
-					if len(sv1) == 0 {
-						d1.Pids = nil
-					} else {
-						d1.Pids = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("7.3") {
-				if sv1 := s1.GetPorts(); !slices.Equal(d1.Ports, sv1) {
-					if len(sv1) == 0 {
-						d1.Ports = nil
-					} else {
-						d1.Ports = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+15)
 		}
 	}
-	if fm.Has("8") {
-		if m.Uri != src.GetUri() {
-			m.Uri = src.GetUri()
-			n++
-		}
+	if cw&(1<<18) != 0 && m.Uri != src.Uri {
+		m.Uri = src.Uri
+		n++
 	}
-	if fm.Has("9") {
-		if !fieldmap.Equal(m.UpdatedAt, src.GetUpdatedAt()) {
-			m.UpdatedAt = fieldmap.Clone(src.GetUpdatedAt())
-			n++
-		}
+	if cw&(1<<19) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
 	}
 	return n
 }
@@ -927,16 +772,34 @@ func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int 
 // compared.
 func (m *AppInstRuntime) DiffFields(o *AppInstRuntime) *fieldmap.FieldMap {
 	fm := _AppInstRuntime_fieldSchema.NewFieldMap()
-	if !slices.Equal(m.GetContainerIds(), o.GetContainerIds()) {
-		fm.Set("1")
-	}
-	if !slices.Equal(m.GetPids(), o.GetPids()) {
-		fm.Set("2")
-	}
-	if !slices.Equal(m.GetPorts(), o.GetPorts()) {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// AppInstRuntime being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *AppInstRuntime) diffAt(o *AppInstRuntime, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(AppInstRuntime)
+	}
+	if o == nil {
+		o = new(AppInstRuntime)
+	}
+	c := false
+	if !slices.Equal(m.ContainerIds, o.ContainerIds) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Pids, o.Pids) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !slices.Equal(m.Ports, o.Ports) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -946,125 +809,82 @@ func (m *AppInstRuntime) DiffFields(o *AppInstRuntime) *fieldmap.FieldMap {
 // compared.
 func (m *AppInst) DiffFields(o *AppInst) *fieldmap.FieldMap {
 	fm := _AppInst_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetAppKey(), o.GetAppKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if a1.GetVersion() != b1.GetVersion() {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if a1, b1 := m.GetClusterKey(), o.GetClusterKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("3.1")
-			c1 = true
-		}
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("3.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
-	if a1, b1 := m.GetCloudletKey(), o.GetCloudletKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("4.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("4.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
-	if m.GetState() != o.GetState() {
-		fm.Set("5")
-	}
-	if !slices.Equal(m.GetErrors(), o.GetErrors()) {
-		fm.Set("6")
-	}
-	if m.GetCrmOverride() != o.GetCrmOverride() {
-		fm.Set("7")
-	}
-	if m.GetUri() != o.GetUri() {
-		fm.Set("8")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetMappedPorts(), o.GetMappedPorts(), (*Port).Equal) {
-		fm.Set("9")
-	}
-	if m.GetFlavor() != o.GetFlavor() {
-		fm.Set("10")
-	}
-	if m.GetPowerState() != o.GetPowerState() {
-		fm.Set("11")
-	}
-	if a1, b1 := m.GetRuntimeInfo(), o.GetRuntimeInfo(); (a1 == nil) != (b1 == nil) {
-		fm.Set("12")
-	} else if a1 != nil {
-		c1 := false
-		if !slices.Equal(a1.GetContainerIds(), b1.GetContainerIds()) {
-			fm.Set("12.1")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetPids(), b1.GetPids()) {
-			fm.Set("12.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetPorts(), b1.GetPorts()) {
-			fm.Set("12.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("12")
-		}
-	}
-	if !maps.Equal(m.GetAnnotations(), o.GetAnnotations()) {
-		fm.Set("13")
-	}
-	if !fieldmap.Equal(m.GetCreatedAt(), o.GetCreatedAt()) {
-		fm.Set("14")
-	}
-	if !fieldmap.Equal(m.GetUpdatedAt(), o.GetUpdatedAt()) {
-		fm.Set("15")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// AppInst being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *AppInst) diffAt(o *AppInst, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(AppInst)
+	}
+	if o == nil {
+		o = new(AppInst)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.AppKey == nil) != (o.AppKey == nil) || m.AppKey != nil && m.AppKey.diffAt(o.AppKey, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if (m.ClusterKey == nil) != (o.ClusterKey == nil) || m.ClusterKey != nil && m.ClusterKey.diffAt(o.ClusterKey, fm, at+8) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if (m.CloudletKey == nil) != (o.CloudletKey == nil) || m.CloudletKey != nil && m.CloudletKey.diffAt(o.CloudletKey, fm, at+11) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if m.CrmOverride != o.CrmOverride {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	if m.Uri != o.Uri {
+		fm.SetAt(at + 16)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.MappedPorts, o.MappedPorts, (*Port).Equal) {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	if m.Flavor != o.Flavor {
+		fm.SetAt(at + 25)
+		c = true
+	}
+	if m.PowerState != o.PowerState {
+		fm.SetAt(at + 26)
+		c = true
+	}
+	if (m.RuntimeInfo == nil) != (o.RuntimeInfo == nil) || m.RuntimeInfo != nil && m.RuntimeInfo.diffAt(o.RuntimeInfo, fm, at+28) {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if !maps.Equal(m.Annotations, o.Annotations) {
+		fm.SetAt(at + 31)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 32)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 33)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1074,93 +894,58 @@ func (m *AppInst) DiffFields(o *AppInst) *fieldmap.FieldMap {
 // compared.
 func (m *AppInstInfo) DiffFields(o *AppInstInfo) *fieldmap.FieldMap {
 	fm := _AppInstInfo_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetState() != o.GetState() {
-		fm.Set("2")
-	}
-	if !slices.Equal(m.GetErrors(), o.GetErrors()) {
-		fm.Set("3")
-	}
-	if m.GetNotifyId() != o.GetNotifyId() {
-		fm.Set("4")
-	}
-	if a1, b1 := m.GetStatus(), o.GetStatus(); (a1 == nil) != (b1 == nil) {
-		fm.Set("5")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetTaskNumber() != b1.GetTaskNumber() {
-			fm.Set("5.1")
-			c1 = true
-		}
-		if a1.GetMaxTasks() != b1.GetMaxTasks() {
-			fm.Set("5.2")
-			c1 = true
-		}
-		if a1.GetTaskName() != b1.GetTaskName() {
-			fm.Set("5.3")
-			c1 = true
-		}
-		if a1.GetStepName() != b1.GetStepName() {
-			fm.Set("5.4")
-			c1 = true
-		}
-		if a1.GetMsgCount() != b1.GetMsgCount() {
-			fm.Set("5.5")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetMsgs(), b1.GetMsgs()) {
-			fm.Set("5.6")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("5")
-		}
-	}
-	if m.GetPowerState() != o.GetPowerState() {
-		fm.Set("6")
-	}
-	if a1, b1 := m.GetRuntimeInfo(), o.GetRuntimeInfo(); (a1 == nil) != (b1 == nil) {
-		fm.Set("7")
-	} else if a1 != nil {
-		c1 := false
-		if !slices.Equal(a1.GetContainerIds(), b1.GetContainerIds()) {
-			fm.Set("7.1")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetPids(), b1.GetPids()) {
-			fm.Set("7.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetPorts(), b1.GetPorts()) {
-			fm.Set("7.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("7")
-		}
-	}
-	if m.GetUri() != o.GetUri() {
-		fm.Set("8")
-	}
-	if !fieldmap.Equal(m.GetUpdatedAt(), o.GetUpdatedAt()) {
-		fm.Set("9")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// AppInstInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *AppInstInfo) diffAt(o *AppInstInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(AppInstInfo)
+	}
+	if o == nil {
+		o = new(AppInstInfo)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.NotifyId != o.NotifyId {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+7) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.PowerState != o.PowerState {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if (m.RuntimeInfo == nil) != (o.RuntimeInfo == nil) || m.RuntimeInfo != nil && m.RuntimeInfo.diffAt(o.RuntimeInfo, fm, at+15) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if m.Uri != o.Uri {
+		fm.SetAt(at + 18)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

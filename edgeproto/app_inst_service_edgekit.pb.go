@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	maps "maps"
 	slices "slices"
 )
 
@@ -56,72 +55,71 @@ const (
 	CreateAppInstRequestFieldNoWait                         = "2"      // no_wait
 )
 
+var _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "version"},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_Portx01ype_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "proto"},
+	{Number: 2, Name: "internal_port"},
+	{Number: 3, Name: "public_port"},
+	{Number: 4, Name: "end_port"},
+	{Number: 5, Name: "tls"},
+	{Number: 6, Name: "fqdn_prefix"},
+	{Number: 7, Name: "max_pkt_size"},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList},
+	{Number: 2, Name: "pids", Kind: fieldmap.KindList},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppKey2ii4cv_shape},
+	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_ClusterKey1vor460_shape},
+	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_CloudletKeyn3ybte_shape},
+	{Number: 5, Name: "state"},
+	{Number: 6, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 7, Name: "crm_override"},
+	{Number: 8, Name: "uri"},
+	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_inst_service_proto_Portx01ype_shape},
+	{Number: 10, Name: "flavor"},
+	{Number: 11, Name: "power_state"},
+	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape},
+	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap},
+	{Number: 14, Name: "created_at"},
+	{Number: 15, Name: "updated_at"},
+}}
+
+var _CreateAppInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape},
+	{Number: 2, Name: "no_wait"},
+}}
+
+var _CreateAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppInstRequest", _CreateAppInstRequest_shape, false)
+
 // CreateAppInstRequestAllFields lists the leaf flags of CreateAppInstRequest: together they
 // select every field.
-var CreateAppInstRequestAllFields = []string{
-	CreateAppInstRequestFieldAppInstKeyName,
-	CreateAppInstRequestFieldAppInstKeyOrganization,
-	CreateAppInstRequestFieldAppInstAppKeyOrganization,
-	CreateAppInstRequestFieldAppInstAppKeyName,
-	CreateAppInstRequestFieldAppInstAppKeyVersion,
-	CreateAppInstRequestFieldAppInstClusterKeyName,
-	CreateAppInstRequestFieldAppInstClusterKeyOrganization,
-	CreateAppInstRequestFieldAppInstCloudletKeyOrganization,
-	CreateAppInstRequestFieldAppInstCloudletKeyName,
-	CreateAppInstRequestFieldAppInstState,
-	CreateAppInstRequestFieldAppInstErrors,
-	CreateAppInstRequestFieldAppInstCrmOverride,
-	CreateAppInstRequestFieldAppInstUri,
-	CreateAppInstRequestFieldAppInstMappedPorts,
-	CreateAppInstRequestFieldAppInstFlavor,
-	CreateAppInstRequestFieldAppInstPowerState,
-	CreateAppInstRequestFieldAppInstRuntimeInfoContainerIds,
-	CreateAppInstRequestFieldAppInstRuntimeInfoPids,
-	CreateAppInstRequestFieldAppInstRuntimeInfoPorts,
-	CreateAppInstRequestFieldAppInstAnnotations,
-	CreateAppInstRequestFieldAppInstCreatedAt,
-	CreateAppInstRequestFieldAppInstUpdatedAt,
-	CreateAppInstRequestFieldNoWait,
-}
-
-var _CreateAppInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppInstRequest", []fieldmap.Field{
-	{Flag: "1", Path: "app_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app_inst.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "app_inst.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "app_inst.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.3", Path: "app_inst.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app_inst.cluster_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.3.1", Path: "app_inst.cluster_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3.2", Path: "app_inst.cluster_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "app_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "app_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "app_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app_inst.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app_inst.mapped_ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app_inst.mapped_ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app_inst.mapped_ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.3", Path: "app_inst.mapped_ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.4", Path: "app_inst.mapped_ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.5", Path: "app_inst.mapped_ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.6", Path: "app_inst.mapped_ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.7", Path: "app_inst.mapped_ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app_inst.flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "app_inst.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app_inst.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "app_inst.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2", Path: "app_inst.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3", Path: "app_inst.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app_inst.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CreateAppInstRequestAllFields = slices.Clone(_CreateAppInstRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateAppInstRequest.
 func (*CreateAppInstRequest) FieldSchema() *fieldmap.Schema { return _CreateAppInstRequest_fieldSchema }
@@ -148,35 +146,32 @@ const (
 	CreateAppInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
+var _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state"},
+	{Number: 2, Name: "message"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape},
+	{Number: 5, Name: "final"},
+}}
+
+var _CreateAppInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape},
+}}
+
+var _CreateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppInstResponse", _CreateAppInstResponse_shape, false)
+
 // CreateAppInstResponseAllFields lists the leaf flags of CreateAppInstResponse: together they
 // select every field.
-var CreateAppInstResponseAllFields = []string{
-	CreateAppInstResponseFieldProgressState,
-	CreateAppInstResponseFieldProgressMessage,
-	CreateAppInstResponseFieldProgressErrors,
-	CreateAppInstResponseFieldProgressStatusTaskNumber,
-	CreateAppInstResponseFieldProgressStatusMaxTasks,
-	CreateAppInstResponseFieldProgressStatusTaskName,
-	CreateAppInstResponseFieldProgressStatusStepName,
-	CreateAppInstResponseFieldProgressStatusMsgCount,
-	CreateAppInstResponseFieldProgressStatusMsgs,
-	CreateAppInstResponseFieldProgressFinal,
-}
-
-var _CreateAppInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppInstResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CreateAppInstResponseAllFields = slices.Clone(_CreateAppInstResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateAppInstResponse.
 func (*CreateAppInstResponse) FieldSchema() *fieldmap.Schema {
@@ -230,74 +225,17 @@ const (
 	UpdateAppInstRequestFieldNoWait                         = "3"      // no_wait
 )
 
+var _UpdateAppInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+	{Number: 3, Name: "no_wait"},
+}}
+
+var _UpdateAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppInstRequest", _UpdateAppInstRequest_shape, false)
+
 // UpdateAppInstRequestAllFields lists the leaf flags of UpdateAppInstRequest: together they
 // select every field.
-var UpdateAppInstRequestAllFields = []string{
-	UpdateAppInstRequestFieldAppInstKeyName,
-	UpdateAppInstRequestFieldAppInstKeyOrganization,
-	UpdateAppInstRequestFieldAppInstAppKeyOrganization,
-	UpdateAppInstRequestFieldAppInstAppKeyName,
-	UpdateAppInstRequestFieldAppInstAppKeyVersion,
-	UpdateAppInstRequestFieldAppInstClusterKeyName,
-	UpdateAppInstRequestFieldAppInstClusterKeyOrganization,
-	UpdateAppInstRequestFieldAppInstCloudletKeyOrganization,
-	UpdateAppInstRequestFieldAppInstCloudletKeyName,
-	UpdateAppInstRequestFieldAppInstState,
-	UpdateAppInstRequestFieldAppInstErrors,
-	UpdateAppInstRequestFieldAppInstCrmOverride,
-	UpdateAppInstRequestFieldAppInstUri,
-	UpdateAppInstRequestFieldAppInstMappedPorts,
-	UpdateAppInstRequestFieldAppInstFlavor,
-	UpdateAppInstRequestFieldAppInstPowerState,
-	UpdateAppInstRequestFieldAppInstRuntimeInfoContainerIds,
-	UpdateAppInstRequestFieldAppInstRuntimeInfoPids,
-	UpdateAppInstRequestFieldAppInstRuntimeInfoPorts,
-	UpdateAppInstRequestFieldAppInstAnnotations,
-	UpdateAppInstRequestFieldAppInstCreatedAt,
-	UpdateAppInstRequestFieldAppInstUpdatedAt,
-	UpdateAppInstRequestFieldFields,
-	UpdateAppInstRequestFieldNoWait,
-}
-
-var _UpdateAppInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppInstRequest", []fieldmap.Field{
-	{Flag: "1", Path: "app_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app_inst.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "app_inst.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "app_inst.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.3", Path: "app_inst.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app_inst.cluster_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.3.1", Path: "app_inst.cluster_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3.2", Path: "app_inst.cluster_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "app_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "app_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "app_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app_inst.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app_inst.mapped_ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app_inst.mapped_ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app_inst.mapped_ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.3", Path: "app_inst.mapped_ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.4", Path: "app_inst.mapped_ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.5", Path: "app_inst.mapped_ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.6", Path: "app_inst.mapped_ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.7", Path: "app_inst.mapped_ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app_inst.flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "app_inst.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app_inst.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "app_inst.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2", Path: "app_inst.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3", Path: "app_inst.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app_inst.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var UpdateAppInstRequestAllFields = slices.Clone(_UpdateAppInstRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateAppInstRequest.
 func (*UpdateAppInstRequest) FieldSchema() *fieldmap.Schema { return _UpdateAppInstRequest_fieldSchema }
@@ -324,35 +262,15 @@ const (
 	UpdateAppInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
+var _UpdateAppInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape},
+}}
+
+var _UpdateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppInstResponse", _UpdateAppInstResponse_shape, false)
+
 // UpdateAppInstResponseAllFields lists the leaf flags of UpdateAppInstResponse: together they
 // select every field.
-var UpdateAppInstResponseAllFields = []string{
-	UpdateAppInstResponseFieldProgressState,
-	UpdateAppInstResponseFieldProgressMessage,
-	UpdateAppInstResponseFieldProgressErrors,
-	UpdateAppInstResponseFieldProgressStatusTaskNumber,
-	UpdateAppInstResponseFieldProgressStatusMaxTasks,
-	UpdateAppInstResponseFieldProgressStatusTaskName,
-	UpdateAppInstResponseFieldProgressStatusStepName,
-	UpdateAppInstResponseFieldProgressStatusMsgCount,
-	UpdateAppInstResponseFieldProgressStatusMsgs,
-	UpdateAppInstResponseFieldProgressFinal,
-}
-
-var _UpdateAppInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppInstResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var UpdateAppInstResponseAllFields = slices.Clone(_UpdateAppInstResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateAppInstResponse.
 func (*UpdateAppInstResponse) FieldSchema() *fieldmap.Schema {
@@ -374,22 +292,17 @@ const (
 	DeleteAppInstRequestFieldCrmOverride     = "3"   // crm_override
 )
 
+var _DeleteAppInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "no_wait"},
+	{Number: 3, Name: "crm_override"},
+}}
+
+var _DeleteAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppInstRequest", _DeleteAppInstRequest_shape, false)
+
 // DeleteAppInstRequestAllFields lists the leaf flags of DeleteAppInstRequest: together they
 // select every field.
-var DeleteAppInstRequestAllFields = []string{
-	DeleteAppInstRequestFieldKeyName,
-	DeleteAppInstRequestFieldKeyOrganization,
-	DeleteAppInstRequestFieldNoWait,
-	DeleteAppInstRequestFieldCrmOverride,
-}
-
-var _DeleteAppInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppInstRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var DeleteAppInstRequestAllFields = slices.Clone(_DeleteAppInstRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteAppInstRequest.
 func (*DeleteAppInstRequest) FieldSchema() *fieldmap.Schema { return _DeleteAppInstRequest_fieldSchema }
@@ -416,35 +329,15 @@ const (
 	DeleteAppInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
+var _DeleteAppInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape},
+}}
+
+var _DeleteAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppInstResponse", _DeleteAppInstResponse_shape, false)
+
 // DeleteAppInstResponseAllFields lists the leaf flags of DeleteAppInstResponse: together they
 // select every field.
-var DeleteAppInstResponseAllFields = []string{
-	DeleteAppInstResponseFieldProgressState,
-	DeleteAppInstResponseFieldProgressMessage,
-	DeleteAppInstResponseFieldProgressErrors,
-	DeleteAppInstResponseFieldProgressStatusTaskNumber,
-	DeleteAppInstResponseFieldProgressStatusMaxTasks,
-	DeleteAppInstResponseFieldProgressStatusTaskName,
-	DeleteAppInstResponseFieldProgressStatusStepName,
-	DeleteAppInstResponseFieldProgressStatusMsgCount,
-	DeleteAppInstResponseFieldProgressStatusMsgs,
-	DeleteAppInstResponseFieldProgressFinal,
-}
-
-var _DeleteAppInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppInstResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var DeleteAppInstResponseAllFields = slices.Clone(_DeleteAppInstResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteAppInstResponse.
 func (*DeleteAppInstResponse) FieldSchema() *fieldmap.Schema {
@@ -496,70 +389,15 @@ const (
 	ShowAppInstsRequestFieldFilterUpdatedAt               = "1.15"   // filter.updated_at
 )
 
+var _ShowAppInstsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape},
+}}
+
+var _ShowAppInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsRequest", _ShowAppInstsRequest_shape, false)
+
 // ShowAppInstsRequestAllFields lists the leaf flags of ShowAppInstsRequest: together they
 // select every field.
-var ShowAppInstsRequestAllFields = []string{
-	ShowAppInstsRequestFieldFilterKeyName,
-	ShowAppInstsRequestFieldFilterKeyOrganization,
-	ShowAppInstsRequestFieldFilterAppKeyOrganization,
-	ShowAppInstsRequestFieldFilterAppKeyName,
-	ShowAppInstsRequestFieldFilterAppKeyVersion,
-	ShowAppInstsRequestFieldFilterClusterKeyName,
-	ShowAppInstsRequestFieldFilterClusterKeyOrganization,
-	ShowAppInstsRequestFieldFilterCloudletKeyOrganization,
-	ShowAppInstsRequestFieldFilterCloudletKeyName,
-	ShowAppInstsRequestFieldFilterState,
-	ShowAppInstsRequestFieldFilterErrors,
-	ShowAppInstsRequestFieldFilterCrmOverride,
-	ShowAppInstsRequestFieldFilterUri,
-	ShowAppInstsRequestFieldFilterMappedPorts,
-	ShowAppInstsRequestFieldFilterFlavor,
-	ShowAppInstsRequestFieldFilterPowerState,
-	ShowAppInstsRequestFieldFilterRuntimeInfoContainerIds,
-	ShowAppInstsRequestFieldFilterRuntimeInfoPids,
-	ShowAppInstsRequestFieldFilterRuntimeInfoPorts,
-	ShowAppInstsRequestFieldFilterAnnotations,
-	ShowAppInstsRequestFieldFilterCreatedAt,
-	ShowAppInstsRequestFieldFilterUpdatedAt,
-}
-
-var _ShowAppInstsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppInstsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "filter.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "filter.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.3", Path: "filter.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.cluster_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.3.1", Path: "filter.cluster_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3.2", Path: "filter.cluster_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "filter.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "filter.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "filter.mapped_ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "filter.mapped_ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "filter.mapped_ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.3", Path: "filter.mapped_ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.4", Path: "filter.mapped_ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.5", Path: "filter.mapped_ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.6", Path: "filter.mapped_ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.7", Path: "filter.mapped_ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "filter.flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "filter.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "filter.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "filter.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2", Path: "filter.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3", Path: "filter.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "filter.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "filter.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowAppInstsRequestAllFields = slices.Clone(_ShowAppInstsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowAppInstsRequest.
 func (*ShowAppInstsRequest) FieldSchema() *fieldmap.Schema { return _ShowAppInstsRequest_fieldSchema }
@@ -609,70 +447,15 @@ const (
 	ShowAppInstsResponseFieldAppInstUpdatedAt               = "1.15"   // app_inst.updated_at
 )
 
+var _ShowAppInstsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape},
+}}
+
+var _ShowAppInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsResponse", _ShowAppInstsResponse_shape, false)
+
 // ShowAppInstsResponseAllFields lists the leaf flags of ShowAppInstsResponse: together they
 // select every field.
-var ShowAppInstsResponseAllFields = []string{
-	ShowAppInstsResponseFieldAppInstKeyName,
-	ShowAppInstsResponseFieldAppInstKeyOrganization,
-	ShowAppInstsResponseFieldAppInstAppKeyOrganization,
-	ShowAppInstsResponseFieldAppInstAppKeyName,
-	ShowAppInstsResponseFieldAppInstAppKeyVersion,
-	ShowAppInstsResponseFieldAppInstClusterKeyName,
-	ShowAppInstsResponseFieldAppInstClusterKeyOrganization,
-	ShowAppInstsResponseFieldAppInstCloudletKeyOrganization,
-	ShowAppInstsResponseFieldAppInstCloudletKeyName,
-	ShowAppInstsResponseFieldAppInstState,
-	ShowAppInstsResponseFieldAppInstErrors,
-	ShowAppInstsResponseFieldAppInstCrmOverride,
-	ShowAppInstsResponseFieldAppInstUri,
-	ShowAppInstsResponseFieldAppInstMappedPorts,
-	ShowAppInstsResponseFieldAppInstFlavor,
-	ShowAppInstsResponseFieldAppInstPowerState,
-	ShowAppInstsResponseFieldAppInstRuntimeInfoContainerIds,
-	ShowAppInstsResponseFieldAppInstRuntimeInfoPids,
-	ShowAppInstsResponseFieldAppInstRuntimeInfoPorts,
-	ShowAppInstsResponseFieldAppInstAnnotations,
-	ShowAppInstsResponseFieldAppInstCreatedAt,
-	ShowAppInstsResponseFieldAppInstUpdatedAt,
-}
-
-var _ShowAppInstsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppInstsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "app_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app_inst.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "app_inst.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "app_inst.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.3", Path: "app_inst.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app_inst.cluster_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.3.1", Path: "app_inst.cluster_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3.2", Path: "app_inst.cluster_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "app_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "app_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "app_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app_inst.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app_inst.mapped_ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app_inst.mapped_ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app_inst.mapped_ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.3", Path: "app_inst.mapped_ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.4", Path: "app_inst.mapped_ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.5", Path: "app_inst.mapped_ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.6", Path: "app_inst.mapped_ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.7", Path: "app_inst.mapped_ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app_inst.flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "app_inst.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app_inst.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "app_inst.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2", Path: "app_inst.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3", Path: "app_inst.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app_inst.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowAppInstsResponseAllFields = slices.Clone(_ShowAppInstsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowAppInstsResponse.
 func (*ShowAppInstsResponse) FieldSchema() *fieldmap.Schema { return _ShowAppInstsResponse_fieldSchema }
@@ -708,51 +491,27 @@ const (
 	ShowAppInstInfosRequestFieldFilterUpdatedAt               = "1.9"   // filter.updated_at
 )
 
+var _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape},
+	{Number: 6, Name: "power_state"},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape},
+	{Number: 8, Name: "uri"},
+	{Number: 9, Name: "updated_at"},
+}}
+
+var _ShowAppInstInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape},
+}}
+
+var _ShowAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosRequest", _ShowAppInstInfosRequest_shape, false)
+
 // ShowAppInstInfosRequestAllFields lists the leaf flags of ShowAppInstInfosRequest: together they
 // select every field.
-var ShowAppInstInfosRequestAllFields = []string{
-	ShowAppInstInfosRequestFieldFilterKeyName,
-	ShowAppInstInfosRequestFieldFilterKeyOrganization,
-	ShowAppInstInfosRequestFieldFilterState,
-	ShowAppInstInfosRequestFieldFilterErrors,
-	ShowAppInstInfosRequestFieldFilterNotifyId,
-	ShowAppInstInfosRequestFieldFilterStatusTaskNumber,
-	ShowAppInstInfosRequestFieldFilterStatusMaxTasks,
-	ShowAppInstInfosRequestFieldFilterStatusTaskName,
-	ShowAppInstInfosRequestFieldFilterStatusStepName,
-	ShowAppInstInfosRequestFieldFilterStatusMsgCount,
-	ShowAppInstInfosRequestFieldFilterStatusMsgs,
-	ShowAppInstInfosRequestFieldFilterPowerState,
-	ShowAppInstInfosRequestFieldFilterRuntimeInfoContainerIds,
-	ShowAppInstInfosRequestFieldFilterRuntimeInfoPids,
-	ShowAppInstInfosRequestFieldFilterRuntimeInfoPorts,
-	ShowAppInstInfosRequestFieldFilterUri,
-	ShowAppInstInfosRequestFieldFilterUpdatedAt,
-}
-
-var _ShowAppInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppInstInfosRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "filter.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "filter.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "filter.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.4", Path: "filter.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.5", Path: "filter.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.6", Path: "filter.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.1", Path: "filter.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.2", Path: "filter.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.3", Path: "filter.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowAppInstInfosRequestAllFields = slices.Clone(_ShowAppInstInfosRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowAppInstInfosRequest.
 func (*ShowAppInstInfosRequest) FieldSchema() *fieldmap.Schema {
@@ -790,51 +549,15 @@ const (
 	ShowAppInstInfosResponseFieldAppInstInfoUpdatedAt               = "1.9"   // app_inst_info.updated_at
 )
 
+var _ShowAppInstInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape},
+}}
+
+var _ShowAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosResponse", _ShowAppInstInfosResponse_shape, false)
+
 // ShowAppInstInfosResponseAllFields lists the leaf flags of ShowAppInstInfosResponse: together they
 // select every field.
-var ShowAppInstInfosResponseAllFields = []string{
-	ShowAppInstInfosResponseFieldAppInstInfoKeyName,
-	ShowAppInstInfosResponseFieldAppInstInfoKeyOrganization,
-	ShowAppInstInfosResponseFieldAppInstInfoState,
-	ShowAppInstInfosResponseFieldAppInstInfoErrors,
-	ShowAppInstInfosResponseFieldAppInstInfoNotifyId,
-	ShowAppInstInfosResponseFieldAppInstInfoStatusTaskNumber,
-	ShowAppInstInfosResponseFieldAppInstInfoStatusMaxTasks,
-	ShowAppInstInfosResponseFieldAppInstInfoStatusTaskName,
-	ShowAppInstInfosResponseFieldAppInstInfoStatusStepName,
-	ShowAppInstInfosResponseFieldAppInstInfoStatusMsgCount,
-	ShowAppInstInfosResponseFieldAppInstInfoStatusMsgs,
-	ShowAppInstInfosResponseFieldAppInstInfoPowerState,
-	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoContainerIds,
-	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPids,
-	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts,
-	ShowAppInstInfosResponseFieldAppInstInfoUri,
-	ShowAppInstInfosResponseFieldAppInstInfoUpdatedAt,
-}
-
-var _ShowAppInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppInstInfosResponse", []fieldmap.Field{
-	{Flag: "1", Path: "app_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "app_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "app_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "app_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.4", Path: "app_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.5", Path: "app_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.6", Path: "app_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app_inst_info.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "app_inst_info.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.1", Path: "app_inst_info.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.2", Path: "app_inst_info.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.3", Path: "app_inst_info.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app_inst_info.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowAppInstInfosResponseAllFields = slices.Clone(_ShowAppInstInfosResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowAppInstInfosResponse.
 func (*ShowAppInstInfosResponse) FieldSchema() *fieldmap.Schema {
@@ -872,51 +595,15 @@ const (
 	WatchAppInstInfosRequestFieldFilterUpdatedAt               = "1.9"   // filter.updated_at
 )
 
+var _WatchAppInstInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape},
+}}
+
+var _WatchAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosRequest", _WatchAppInstInfosRequest_shape, false)
+
 // WatchAppInstInfosRequestAllFields lists the leaf flags of WatchAppInstInfosRequest: together they
 // select every field.
-var WatchAppInstInfosRequestAllFields = []string{
-	WatchAppInstInfosRequestFieldFilterKeyName,
-	WatchAppInstInfosRequestFieldFilterKeyOrganization,
-	WatchAppInstInfosRequestFieldFilterState,
-	WatchAppInstInfosRequestFieldFilterErrors,
-	WatchAppInstInfosRequestFieldFilterNotifyId,
-	WatchAppInstInfosRequestFieldFilterStatusTaskNumber,
-	WatchAppInstInfosRequestFieldFilterStatusMaxTasks,
-	WatchAppInstInfosRequestFieldFilterStatusTaskName,
-	WatchAppInstInfosRequestFieldFilterStatusStepName,
-	WatchAppInstInfosRequestFieldFilterStatusMsgCount,
-	WatchAppInstInfosRequestFieldFilterStatusMsgs,
-	WatchAppInstInfosRequestFieldFilterPowerState,
-	WatchAppInstInfosRequestFieldFilterRuntimeInfoContainerIds,
-	WatchAppInstInfosRequestFieldFilterRuntimeInfoPids,
-	WatchAppInstInfosRequestFieldFilterRuntimeInfoPorts,
-	WatchAppInstInfosRequestFieldFilterUri,
-	WatchAppInstInfosRequestFieldFilterUpdatedAt,
-}
-
-var _WatchAppInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchAppInstInfosRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "filter.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "filter.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "filter.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.4", Path: "filter.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.5", Path: "filter.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.6", Path: "filter.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.1", Path: "filter.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.2", Path: "filter.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.3", Path: "filter.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var WatchAppInstInfosRequestAllFields = slices.Clone(_WatchAppInstInfosRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchAppInstInfosRequest.
 func (*WatchAppInstInfosRequest) FieldSchema() *fieldmap.Schema {
@@ -955,53 +642,16 @@ const (
 	WatchAppInstInfosResponseFieldAppInstInfoUpdatedAt               = "2.9"   // app_inst_info.updated_at
 )
 
+var _WatchAppInstInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "type"},
+	{Number: 2, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape},
+}}
+
+var _WatchAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosResponse", _WatchAppInstInfosResponse_shape, false)
+
 // WatchAppInstInfosResponseAllFields lists the leaf flags of WatchAppInstInfosResponse: together they
 // select every field.
-var WatchAppInstInfosResponseAllFields = []string{
-	WatchAppInstInfosResponseFieldType,
-	WatchAppInstInfosResponseFieldAppInstInfoKeyName,
-	WatchAppInstInfosResponseFieldAppInstInfoKeyOrganization,
-	WatchAppInstInfosResponseFieldAppInstInfoState,
-	WatchAppInstInfosResponseFieldAppInstInfoErrors,
-	WatchAppInstInfosResponseFieldAppInstInfoNotifyId,
-	WatchAppInstInfosResponseFieldAppInstInfoStatusTaskNumber,
-	WatchAppInstInfosResponseFieldAppInstInfoStatusMaxTasks,
-	WatchAppInstInfosResponseFieldAppInstInfoStatusTaskName,
-	WatchAppInstInfosResponseFieldAppInstInfoStatusStepName,
-	WatchAppInstInfosResponseFieldAppInstInfoStatusMsgCount,
-	WatchAppInstInfosResponseFieldAppInstInfoStatusMsgs,
-	WatchAppInstInfosResponseFieldAppInstInfoPowerState,
-	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoContainerIds,
-	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPids,
-	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts,
-	WatchAppInstInfosResponseFieldAppInstInfoUri,
-	WatchAppInstInfosResponseFieldAppInstInfoUpdatedAt,
-}
-
-var _WatchAppInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchAppInstInfosResponse", []fieldmap.Field{
-	{Flag: "1", Path: "type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "app_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "app_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "app_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.1.2", Path: "app_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "app_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "app_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "app_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "app_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.1", Path: "app_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.2", Path: "app_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.3", Path: "app_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.4", Path: "app_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.5", Path: "app_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.6", Path: "app_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "app_inst_info.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7", Path: "app_inst_info.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.7.1", Path: "app_inst_info.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.7.2", Path: "app_inst_info.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.7.3", Path: "app_inst_info.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.8", Path: "app_inst_info.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9", Path: "app_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var WatchAppInstInfosResponseAllFields = slices.Clone(_WatchAppInstInfosResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchAppInstInfosResponse.
 func (*WatchAppInstInfosResponse) FieldSchema() *fieldmap.Schema {
@@ -1264,7 +914,7 @@ func (m *CreateAppInstRequest) Equal(o *CreateAppInstRequest) bool {
 	if m.NoWait != o.NoWait {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1280,7 +930,7 @@ func (m *CreateAppInstResponse) Equal(o *CreateAppInstResponse) bool {
 	if !m.Progress.Equal(o.Progress) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1302,7 +952,7 @@ func (m *UpdateAppInstRequest) Equal(o *UpdateAppInstRequest) bool {
 	if m.NoWait != o.NoWait {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1318,7 +968,7 @@ func (m *UpdateAppInstResponse) Equal(o *UpdateAppInstResponse) bool {
 	if !m.Progress.Equal(o.Progress) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1340,7 +990,7 @@ func (m *DeleteAppInstRequest) Equal(o *DeleteAppInstRequest) bool {
 	if m.CrmOverride != o.CrmOverride {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1356,7 +1006,7 @@ func (m *DeleteAppInstResponse) Equal(o *DeleteAppInstResponse) bool {
 	if !m.Progress.Equal(o.Progress) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1372,7 +1022,7 @@ func (m *ShowAppInstsRequest) Equal(o *ShowAppInstsRequest) bool {
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1388,7 +1038,7 @@ func (m *ShowAppInstsResponse) Equal(o *ShowAppInstsResponse) bool {
 	if !m.AppInst.Equal(o.AppInst) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1404,7 +1054,7 @@ func (m *ShowAppInstInfosRequest) Equal(o *ShowAppInstInfosRequest) bool {
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1420,7 +1070,7 @@ func (m *ShowAppInstInfosResponse) Equal(o *ShowAppInstInfosResponse) bool {
 	if !m.AppInstInfo.Equal(o.AppInstInfo) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1436,7 +1086,7 @@ func (m *WatchAppInstInfosRequest) Equal(o *WatchAppInstInfosRequest) bool {
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1455,7 +1105,7 @@ func (m *WatchAppInstInfosResponse) Equal(o *WatchAppInstInfosResponse) bool {
 	if !m.AppInstInfo.Equal(o.AppInstInfo) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -1467,257 +1117,44 @@ func (m *WatchAppInstInfosResponse) Equal(o *WatchAppInstInfosResponse) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateAppInstRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateAppInstRequest or bound to no schema: a map of another message panics.
 func (m *CreateAppInstRequest) CopyInFields(src *CreateAppInstRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateAppInstRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateAppInstRequest being number at of fm's schema.
+func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateAppInstRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.AppInst.Equal(src.GetAppInst()) {
-			m.AppInst = src.GetAppInst().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.AppInst.Equal(src.AppInst) {
+			m.AppInst = src.AppInst.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.AppInst, src.GetAppInst(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInst{}
-				m.AppInst = d1
+	} else if bw&(1<<0) != 0 {
+		if m.AppInst != nil || src.AppInst != nil {
+			if m.AppInst == nil {
+				m.AppInst = new(AppInst)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !d1.AppKey.Equal(s1.GetAppKey()) {
-					d1.AppKey = s1.GetAppKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.2") {
-				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppKey{}
-						d1.AppKey = d2
-						n++
-					}
-					if fm.IsSet("1.2.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.3") {
-				if !d1.ClusterKey.Equal(s1.GetClusterKey()) {
-					d1.ClusterKey = s1.GetClusterKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.3") {
-				if d2, s2 := d1.ClusterKey, s1.GetClusterKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ClusterKey{}
-						d1.ClusterKey = d2
-						n++
-					}
-					if fm.IsSet("1.3.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.3.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
-					d1.CloudletKey = s1.GetCloudletKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.CloudletKey = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.Uri != s1.GetUri() {
-					d1.Uri = s1.GetUri()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetMappedPorts(); !fieldmap.EqualMessageListFunc(d1.MappedPorts, sv1, (*Port).Equal) {
-					if len(sv1) == 0 {
-						d1.MappedPorts = nil
-					} else {
-						d1.MappedPorts = fieldmap.CloneListFunc(sv1, (*Port).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if d1.Flavor != s1.GetFlavor() {
-					d1.Flavor = s1.GetFlavor()
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.PowerState != s1.GetPowerState() {
-					d1.PowerState = s1.GetPowerState()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
-					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.12") {
-				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstRuntime{}
-						d1.RuntimeInfo = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.12.1") {
-						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
-							if len(sv2) == 0 {
-								d2.ContainerIds = nil
-							} else {
-								d2.ContainerIds = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.2") {
-						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
-							if len(sv2) == 0 {
-								d2.Pids = nil
-							} else {
-								d2.Pids = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.3") {
-						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
-							if len(sv2) == 0 {
-								d2.Ports = nil
-							} else {
-								d2.Ports = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.13") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.15") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.AppInst.copyInAt(src.AppInst, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.NoWait != src.GetNoWait() {
-			m.NoWait = src.GetNoWait()
-			n++
-		}
+	if cw&(1<<35) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
 	return n
 }
@@ -1731,106 +1168,39 @@ func (m *CreateAppInstRequest) CopyInFields(src *CreateAppInstRequest, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateAppInstResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateAppInstResponse or bound to no schema: a map of another message panics.
 func (m *CreateAppInstResponse) CopyInFields(src *CreateAppInstResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateAppInstResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateAppInstResponse being number at of fm's schema.
+func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateAppInstResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Progress.Equal(src.GetProgress()) {
-			m.Progress = src.GetProgress().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Progress{}
-				m.Progress = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Message != s1.GetMessage() {
-					d1.Message = s1.GetMessage()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.4.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Final != s1.GetFinal() {
-					d1.Final = s1.GetFinal()
-					n++
-				}
-			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -1845,267 +1215,56 @@ func (m *CreateAppInstResponse) CopyInFields(src *CreateAppInstResponse, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateAppInstRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateAppInstRequest or bound to no schema: a map of another message panics.
 func (m *UpdateAppInstRequest) CopyInFields(src *UpdateAppInstRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateAppInstRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateAppInstRequest being number at of fm's schema.
+func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateAppInstRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.AppInst.Equal(src.GetAppInst()) {
-			m.AppInst = src.GetAppInst().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.AppInst.Equal(src.AppInst) {
+			m.AppInst = src.AppInst.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.AppInst, src.GetAppInst(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInst{}
-				m.AppInst = d1
+	} else if bw&(1<<0) != 0 {
+		if m.AppInst != nil || src.AppInst != nil {
+			if m.AppInst == nil {
+				m.AppInst = new(AppInst)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !d1.AppKey.Equal(s1.GetAppKey()) {
-					d1.AppKey = s1.GetAppKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.2") {
-				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppKey{}
-						d1.AppKey = d2
-						n++
-					}
-					if fm.IsSet("1.2.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.3") {
-				if !d1.ClusterKey.Equal(s1.GetClusterKey()) {
-					d1.ClusterKey = s1.GetClusterKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.3") {
-				if d2, s2 := d1.ClusterKey, s1.GetClusterKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ClusterKey{}
-						d1.ClusterKey = d2
-						n++
-					}
-					if fm.IsSet("1.3.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.3.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
-					d1.CloudletKey = s1.GetCloudletKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.CloudletKey = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.Uri != s1.GetUri() {
-					d1.Uri = s1.GetUri()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetMappedPorts(); !fieldmap.EqualMessageListFunc(d1.MappedPorts, sv1, (*Port).Equal) {
-					if len(sv1) == 0 {
-						d1.MappedPorts = nil
-					} else {
-						d1.MappedPorts = fieldmap.CloneListFunc(sv1, (*Port).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if d1.Flavor != s1.GetFlavor() {
-					d1.Flavor = s1.GetFlavor()
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.PowerState != s1.GetPowerState() {
-					d1.PowerState = s1.GetPowerState()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
-					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.12") {
-				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstRuntime{}
-						d1.RuntimeInfo = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.12.1") {
-						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
-							if len(sv2) == 0 {
-								d2.ContainerIds = nil
-							} else {
-								d2.ContainerIds = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.2") {
-						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
-							if len(sv2) == 0 {
-								d2.Pids = nil
-							} else {
-								d2.Pids = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.3") {
-						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
-							if len(sv2) == 0 {
-								d2.Ports = nil
-							} else {
-								d2.Ports = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.13") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.15") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.AppInst.copyInAt(src.AppInst, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<35) != 0 {
+		if a := fm.ListActionAt(at + 35); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
 				m.Fields = nil
 			} else {
-				m.Fields = slices.Clone(sv0)
+				m.Fields = slices.Clone(src.Fields)
 			}
 			n++
 		}
 	}
-	if fm.Has("3") {
-		if m.NoWait != src.GetNoWait() {
-			m.NoWait = src.GetNoWait()
-			n++
-		}
+	if cw&(1<<36) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
 	return n
 }
@@ -2119,106 +1278,39 @@ func (m *UpdateAppInstRequest) CopyInFields(src *UpdateAppInstRequest, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateAppInstResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateAppInstResponse or bound to no schema: a map of another message panics.
 func (m *UpdateAppInstResponse) CopyInFields(src *UpdateAppInstResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateAppInstResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateAppInstResponse being number at of fm's schema.
+func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateAppInstResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Progress.Equal(src.GetProgress()) {
-			m.Progress = src.GetProgress().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Progress{}
-				m.Progress = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Message != s1.GetMessage() {
-					d1.Message = s1.GetMessage()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.4.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Final != s1.GetFinal() {
-					d1.Final = s1.GetFinal()
-					n++
-				}
-			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -2233,49 +1325,48 @@ func (m *UpdateAppInstResponse) CopyInFields(src *UpdateAppInstResponse, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteAppInstRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteAppInstRequest or bound to no schema: a map of another message panics.
 func (m *DeleteAppInstRequest) CopyInFields(src *DeleteAppInstRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_DeleteAppInstRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteAppInstRequest being number at of fm's schema.
+func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeleteAppInstRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInstKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(AppInstKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.NoWait != src.GetNoWait() {
-			m.NoWait = src.GetNoWait()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
-	if fm.Has("3") {
-		if m.CrmOverride != src.GetCrmOverride() {
-			m.CrmOverride = src.GetCrmOverride()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.CrmOverride != src.CrmOverride {
+		m.CrmOverride = src.CrmOverride
+		n++
 	}
 	return n
 }
@@ -2289,106 +1380,39 @@ func (m *DeleteAppInstRequest) CopyInFields(src *DeleteAppInstRequest, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteAppInstResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteAppInstResponse or bound to no schema: a map of another message panics.
 func (m *DeleteAppInstResponse) CopyInFields(src *DeleteAppInstResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_DeleteAppInstResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteAppInstResponse being number at of fm's schema.
+func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeleteAppInstResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Progress.Equal(src.GetProgress()) {
-			m.Progress = src.GetProgress().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Progress{}
-				m.Progress = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Message != s1.GetMessage() {
-					d1.Message = s1.GetMessage()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.4.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Final != s1.GetFinal() {
-					d1.Final = s1.GetFinal()
-					n++
-				}
-			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -2403,250 +1427,39 @@ func (m *DeleteAppInstResponse) CopyInFields(src *DeleteAppInstResponse, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowAppInstsRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowAppInstsRequest or bound to no schema: a map of another message panics.
 func (m *ShowAppInstsRequest) CopyInFields(src *ShowAppInstsRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowAppInstsRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowAppInstsRequest being number at of fm's schema.
+func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowAppInstsRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInst{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(AppInst)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !d1.AppKey.Equal(s1.GetAppKey()) {
-					d1.AppKey = s1.GetAppKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.2") {
-				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppKey{}
-						d1.AppKey = d2
-						n++
-					}
-					if fm.IsSet("1.2.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.3") {
-				if !d1.ClusterKey.Equal(s1.GetClusterKey()) {
-					d1.ClusterKey = s1.GetClusterKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.3") {
-				if d2, s2 := d1.ClusterKey, s1.GetClusterKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ClusterKey{}
-						d1.ClusterKey = d2
-						n++
-					}
-					if fm.IsSet("1.3.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.3.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
-					d1.CloudletKey = s1.GetCloudletKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.CloudletKey = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.Uri != s1.GetUri() {
-					d1.Uri = s1.GetUri()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetMappedPorts(); !fieldmap.EqualMessageListFunc(d1.MappedPorts, sv1, (*Port).Equal) {
-					if len(sv1) == 0 {
-						d1.MappedPorts = nil
-					} else {
-						d1.MappedPorts = fieldmap.CloneListFunc(sv1, (*Port).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if d1.Flavor != s1.GetFlavor() {
-					d1.Flavor = s1.GetFlavor()
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.PowerState != s1.GetPowerState() {
-					d1.PowerState = s1.GetPowerState()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
-					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.12") {
-				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstRuntime{}
-						d1.RuntimeInfo = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.12.1") {
-						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
-							if len(sv2) == 0 {
-								d2.ContainerIds = nil
-							} else {
-								d2.ContainerIds = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.2") {
-						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
-							if len(sv2) == 0 {
-								d2.Pids = nil
-							} else {
-								d2.Pids = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.3") {
-						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
-							if len(sv2) == 0 {
-								d2.Ports = nil
-							} else {
-								d2.Ports = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.13") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.15") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -2661,250 +1474,39 @@ func (m *ShowAppInstsRequest) CopyInFields(src *ShowAppInstsRequest, fm *fieldma
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowAppInstsResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowAppInstsResponse or bound to no schema: a map of another message panics.
 func (m *ShowAppInstsResponse) CopyInFields(src *ShowAppInstsResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowAppInstsResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowAppInstsResponse being number at of fm's schema.
+func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowAppInstsResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.AppInst.Equal(src.GetAppInst()) {
-			m.AppInst = src.GetAppInst().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.AppInst.Equal(src.AppInst) {
+			m.AppInst = src.AppInst.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.AppInst, src.GetAppInst(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInst{}
-				m.AppInst = d1
+	} else if bw&(1<<0) != 0 {
+		if m.AppInst != nil || src.AppInst != nil {
+			if m.AppInst == nil {
+				m.AppInst = new(AppInst)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !d1.AppKey.Equal(s1.GetAppKey()) {
-					d1.AppKey = s1.GetAppKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.2") {
-				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppKey{}
-						d1.AppKey = d2
-						n++
-					}
-					if fm.IsSet("1.2.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.3") {
-				if !d1.ClusterKey.Equal(s1.GetClusterKey()) {
-					d1.ClusterKey = s1.GetClusterKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.3") {
-				if d2, s2 := d1.ClusterKey, s1.GetClusterKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ClusterKey{}
-						d1.ClusterKey = d2
-						n++
-					}
-					if fm.IsSet("1.3.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.3.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
-					d1.CloudletKey = s1.GetCloudletKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.CloudletKey = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.Uri != s1.GetUri() {
-					d1.Uri = s1.GetUri()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetMappedPorts(); !fieldmap.EqualMessageListFunc(d1.MappedPorts, sv1, (*Port).Equal) {
-					if len(sv1) == 0 {
-						d1.MappedPorts = nil
-					} else {
-						d1.MappedPorts = fieldmap.CloneListFunc(sv1, (*Port).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if d1.Flavor != s1.GetFlavor() {
-					d1.Flavor = s1.GetFlavor()
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.PowerState != s1.GetPowerState() {
-					d1.PowerState = s1.GetPowerState()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
-					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.12") {
-				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstRuntime{}
-						d1.RuntimeInfo = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.12.1") {
-						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
-							if len(sv2) == 0 {
-								d2.ContainerIds = nil
-							} else {
-								d2.ContainerIds = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.2") {
-						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
-							if len(sv2) == 0 {
-								d2.Pids = nil
-							} else {
-								d2.Pids = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.3") {
-						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
-							if len(sv2) == 0 {
-								d2.Ports = nil
-							} else {
-								d2.Ports = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.13") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.15") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.AppInst.copyInAt(src.AppInst, fm, at+1)
 		}
 	}
 	return n
@@ -2919,188 +1521,39 @@ func (m *ShowAppInstsResponse) CopyInFields(src *ShowAppInstsResponse, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowAppInstInfosRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowAppInstInfosRequest or bound to no schema: a map of another message panics.
 func (m *ShowAppInstInfosRequest) CopyInFields(src *ShowAppInstInfosRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowAppInstInfosRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowAppInstInfosRequest being number at of fm's schema.
+func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowAppInstInfosRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInstInfo{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(AppInstInfo)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.5") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.5.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.5.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.6") {
-				if d1.PowerState != s1.GetPowerState() {
-					d1.PowerState = s1.GetPowerState()
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
-					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.7") {
-				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstRuntime{}
-						d1.RuntimeInfo = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.7.1") {
-						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
-							if len(sv2) == 0 {
-								d2.ContainerIds = nil
-							} else {
-								d2.ContainerIds = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.7.2") {
-						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
-							if len(sv2) == 0 {
-								d2.Pids = nil
-							} else {
-								d2.Pids = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.7.3") {
-						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
-							if len(sv2) == 0 {
-								d2.Ports = nil
-							} else {
-								d2.Ports = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.Uri != s1.GetUri() {
-					d1.Uri = s1.GetUri()
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -3115,188 +1568,39 @@ func (m *ShowAppInstInfosRequest) CopyInFields(src *ShowAppInstInfosRequest, fm 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowAppInstInfosResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowAppInstInfosResponse or bound to no schema: a map of another message panics.
 func (m *ShowAppInstInfosResponse) CopyInFields(src *ShowAppInstInfosResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowAppInstInfosResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowAppInstInfosResponse being number at of fm's schema.
+func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowAppInstInfosResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.AppInstInfo.Equal(src.GetAppInstInfo()) {
-			m.AppInstInfo = src.GetAppInstInfo().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.AppInstInfo.Equal(src.AppInstInfo) {
+			m.AppInstInfo = src.AppInstInfo.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.AppInstInfo, src.GetAppInstInfo(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInstInfo{}
-				m.AppInstInfo = d1
+	} else if bw&(1<<0) != 0 {
+		if m.AppInstInfo != nil || src.AppInstInfo != nil {
+			if m.AppInstInfo == nil {
+				m.AppInstInfo = new(AppInstInfo)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.5") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.5.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.5.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.6") {
-				if d1.PowerState != s1.GetPowerState() {
-					d1.PowerState = s1.GetPowerState()
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
-					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.7") {
-				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstRuntime{}
-						d1.RuntimeInfo = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.7.1") {
-						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
-							if len(sv2) == 0 {
-								d2.ContainerIds = nil
-							} else {
-								d2.ContainerIds = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.7.2") {
-						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
-							if len(sv2) == 0 {
-								d2.Pids = nil
-							} else {
-								d2.Pids = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.7.3") {
-						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
-							if len(sv2) == 0 {
-								d2.Ports = nil
-							} else {
-								d2.Ports = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.Uri != s1.GetUri() {
-					d1.Uri = s1.GetUri()
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+1)
 		}
 	}
 	return n
@@ -3311,188 +1615,39 @@ func (m *ShowAppInstInfosResponse) CopyInFields(src *ShowAppInstInfosResponse, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: WatchAppInstInfosRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// WatchAppInstInfosRequest or bound to no schema: a map of another message panics.
 func (m *WatchAppInstInfosRequest) CopyInFields(src *WatchAppInstInfosRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_WatchAppInstInfosRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// WatchAppInstInfosRequest being number at of fm's schema.
+func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(WatchAppInstInfosRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInstInfo{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(AppInstInfo)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.5") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.5.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.5.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.6") {
-				if d1.PowerState != s1.GetPowerState() {
-					d1.PowerState = s1.GetPowerState()
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
-					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.7") {
-				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstRuntime{}
-						d1.RuntimeInfo = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.7.1") {
-						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
-							if len(sv2) == 0 {
-								d2.ContainerIds = nil
-							} else {
-								d2.ContainerIds = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.7.2") {
-						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
-							if len(sv2) == 0 {
-								d2.Pids = nil
-							} else {
-								d2.Pids = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.7.3") {
-						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
-							if len(sv2) == 0 {
-								d2.Ports = nil
-							} else {
-								d2.Ports = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.Uri != s1.GetUri() {
-					d1.Uri = s1.GetUri()
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -3507,194 +1662,43 @@ func (m *WatchAppInstInfosRequest) CopyInFields(src *WatchAppInstInfosRequest, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: WatchAppInstInfosResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// WatchAppInstInfosResponse or bound to no schema: a map of another message panics.
 func (m *WatchAppInstInfosResponse) CopyInFields(src *WatchAppInstInfosResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_WatchAppInstInfosResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Type != src.GetType() {
-			m.Type = src.GetType()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// WatchAppInstInfosResponse being number at of fm's schema.
+func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if !m.AppInstInfo.Equal(src.GetAppInstInfo()) {
-			m.AppInstInfo = src.GetAppInstInfo().Clone()
+	if src == nil {
+		src = new(WatchAppInstInfosResponse)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.AppInstInfo.Equal(src.AppInstInfo) {
+			m.AppInstInfo = src.AppInstInfo.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.AppInstInfo, src.GetAppInstInfo(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInstInfo{}
-				m.AppInstInfo = d1
+	} else if bw&(1<<1) != 0 {
+		if m.AppInstInfo != nil || src.AppInstInfo != nil {
+			if m.AppInstInfo == nil {
+				m.AppInstInfo = new(AppInstInfo)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("2.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("2.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("2.5") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.5") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("2.5.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.5.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.6") {
-				if d1.PowerState != s1.GetPowerState() {
-					d1.PowerState = s1.GetPowerState()
-					n++
-				}
-			}
-			if fm.IsSet("2.7") {
-				if !d1.RuntimeInfo.Equal(s1.GetRuntimeInfo()) {
-					d1.RuntimeInfo = s1.GetRuntimeInfo().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.7") {
-				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppInstRuntime{}
-						d1.RuntimeInfo = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("2.7.1") {
-						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
-							if len(sv2) == 0 {
-								d2.ContainerIds = nil
-							} else {
-								d2.ContainerIds = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.7.2") {
-						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
-							if len(sv2) == 0 {
-								d2.Pids = nil
-							} else {
-								d2.Pids = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.7.3") {
-						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
-							if len(sv2) == 0 {
-								d2.Ports = nil
-							} else {
-								d2.Ports = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.8") {
-				if d1.Uri != s1.GetUri() {
-					d1.Uri = s1.GetUri()
-					n++
-				}
-			}
-			if fm.IsSet("2.9") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+2)
 		}
 	}
 	return n
@@ -3707,156 +1711,30 @@ func (m *WatchAppInstInfosResponse) CopyInFields(src *WatchAppInstInfosResponse,
 // compared.
 func (m *CreateAppInstRequest) DiffFields(o *CreateAppInstRequest) *fieldmap.FieldMap {
 	fm := _CreateAppInstRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetAppInst(), o.GetAppInst(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetAppKey(), b1.GetAppKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.2.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.2.2")
-				c2 = true
-			}
-			if a2.GetVersion() != b2.GetVersion() {
-				fm.Set("1.2.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetClusterKey(), b1.GetClusterKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.3")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.3.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.3.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.3")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetCrmOverride() != b1.GetCrmOverride() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetUri() != b1.GetUri() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetMappedPorts(), b1.GetMappedPorts(), (*Port).Equal) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a1.GetFlavor() != b1.GetFlavor() {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a1.GetPowerState() != b1.GetPowerState() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.12")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
-				fm.Set("1.12.1")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
-				fm.Set("1.12.2")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
-				fm.Set("1.12.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.12")
-				c1 = true
-			}
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetNoWait() != o.GetNoWait() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateAppInstRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateAppInstRequest) diffAt(o *CreateAppInstRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateAppInstRequest)
+	}
+	if o == nil {
+		o = new(CreateAppInstRequest)
+	}
+	c := false
+	if (m.AppInst == nil) != (o.AppInst == nil) || m.AppInst != nil && m.AppInst.diffAt(o.AppInst, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.NoWait != o.NoWait {
+		fm.SetAt(at + 35)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -3866,65 +1744,26 @@ func (m *CreateAppInstRequest) DiffFields(o *CreateAppInstRequest) *fieldmap.Fie
 // compared.
 func (m *CreateAppInstResponse) DiffFields(o *CreateAppInstResponse) *fieldmap.FieldMap {
 	fm := _CreateAppInstResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetMessage() != b1.GetMessage() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.4.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.4.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.4.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.4.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetFinal() != b1.GetFinal() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateAppInstResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateAppInstResponse) diffAt(o *CreateAppInstResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateAppInstResponse)
+	}
+	if o == nil {
+		o = new(CreateAppInstResponse)
+	}
+	c := false
+	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -3934,159 +1773,34 @@ func (m *CreateAppInstResponse) DiffFields(o *CreateAppInstResponse) *fieldmap.F
 // compared.
 func (m *UpdateAppInstRequest) DiffFields(o *UpdateAppInstRequest) *fieldmap.FieldMap {
 	fm := _UpdateAppInstRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetAppInst(), o.GetAppInst(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetAppKey(), b1.GetAppKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.2.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.2.2")
-				c2 = true
-			}
-			if a2.GetVersion() != b2.GetVersion() {
-				fm.Set("1.2.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetClusterKey(), b1.GetClusterKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.3")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.3.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.3.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.3")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetCrmOverride() != b1.GetCrmOverride() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetUri() != b1.GetUri() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetMappedPorts(), b1.GetMappedPorts(), (*Port).Equal) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a1.GetFlavor() != b1.GetFlavor() {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a1.GetPowerState() != b1.GetPowerState() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.12")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
-				fm.Set("1.12.1")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
-				fm.Set("1.12.2")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
-				fm.Set("1.12.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.12")
-				c1 = true
-			}
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !slices.Equal(m.GetFields(), o.GetFields()) {
-		fm.Set("2")
-	}
-	if m.GetNoWait() != o.GetNoWait() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateAppInstRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateAppInstRequest) diffAt(o *UpdateAppInstRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateAppInstRequest)
+	}
+	if o == nil {
+		o = new(UpdateAppInstRequest)
+	}
+	c := false
+	if (m.AppInst == nil) != (o.AppInst == nil) || m.AppInst != nil && m.AppInst.diffAt(o.AppInst, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		fm.SetAt(at + 35)
+		c = true
+	}
+	if m.NoWait != o.NoWait {
+		fm.SetAt(at + 36)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4096,65 +1810,26 @@ func (m *UpdateAppInstRequest) DiffFields(o *UpdateAppInstRequest) *fieldmap.Fie
 // compared.
 func (m *UpdateAppInstResponse) DiffFields(o *UpdateAppInstResponse) *fieldmap.FieldMap {
 	fm := _UpdateAppInstResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetMessage() != b1.GetMessage() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.4.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.4.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.4.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.4.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetFinal() != b1.GetFinal() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateAppInstResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateAppInstResponse) diffAt(o *UpdateAppInstResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateAppInstResponse)
+	}
+	if o == nil {
+		o = new(UpdateAppInstResponse)
+	}
+	c := false
+	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4164,29 +1839,34 @@ func (m *UpdateAppInstResponse) DiffFields(o *UpdateAppInstResponse) *fieldmap.F
 // compared.
 func (m *DeleteAppInstRequest) DiffFields(o *DeleteAppInstRequest) *fieldmap.FieldMap {
 	fm := _DeleteAppInstRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetNoWait() != o.GetNoWait() {
-		fm.Set("2")
-	}
-	if m.GetCrmOverride() != o.GetCrmOverride() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteAppInstRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteAppInstRequest) diffAt(o *DeleteAppInstRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeleteAppInstRequest)
+	}
+	if o == nil {
+		o = new(DeleteAppInstRequest)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.NoWait != o.NoWait {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.CrmOverride != o.CrmOverride {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4196,65 +1876,26 @@ func (m *DeleteAppInstRequest) DiffFields(o *DeleteAppInstRequest) *fieldmap.Fie
 // compared.
 func (m *DeleteAppInstResponse) DiffFields(o *DeleteAppInstResponse) *fieldmap.FieldMap {
 	fm := _DeleteAppInstResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetMessage() != b1.GetMessage() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.4.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.4.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.4.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.4.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetFinal() != b1.GetFinal() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteAppInstResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteAppInstResponse) diffAt(o *DeleteAppInstResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeleteAppInstResponse)
+	}
+	if o == nil {
+		o = new(DeleteAppInstResponse)
+	}
+	c := false
+	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4264,153 +1905,26 @@ func (m *DeleteAppInstResponse) DiffFields(o *DeleteAppInstResponse) *fieldmap.F
 // compared.
 func (m *ShowAppInstsRequest) DiffFields(o *ShowAppInstsRequest) *fieldmap.FieldMap {
 	fm := _ShowAppInstsRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetAppKey(), b1.GetAppKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.2.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.2.2")
-				c2 = true
-			}
-			if a2.GetVersion() != b2.GetVersion() {
-				fm.Set("1.2.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetClusterKey(), b1.GetClusterKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.3")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.3.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.3.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.3")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetCrmOverride() != b1.GetCrmOverride() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetUri() != b1.GetUri() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetMappedPorts(), b1.GetMappedPorts(), (*Port).Equal) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a1.GetFlavor() != b1.GetFlavor() {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a1.GetPowerState() != b1.GetPowerState() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.12")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
-				fm.Set("1.12.1")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
-				fm.Set("1.12.2")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
-				fm.Set("1.12.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.12")
-				c1 = true
-			}
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowAppInstsRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowAppInstsRequest) diffAt(o *ShowAppInstsRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowAppInstsRequest)
+	}
+	if o == nil {
+		o = new(ShowAppInstsRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4420,153 +1934,26 @@ func (m *ShowAppInstsRequest) DiffFields(o *ShowAppInstsRequest) *fieldmap.Field
 // compared.
 func (m *ShowAppInstsResponse) DiffFields(o *ShowAppInstsResponse) *fieldmap.FieldMap {
 	fm := _ShowAppInstsResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetAppInst(), o.GetAppInst(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetAppKey(), b1.GetAppKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.2.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.2.2")
-				c2 = true
-			}
-			if a2.GetVersion() != b2.GetVersion() {
-				fm.Set("1.2.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetClusterKey(), b1.GetClusterKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.3")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.3.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.3.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.3")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetCrmOverride() != b1.GetCrmOverride() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetUri() != b1.GetUri() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetMappedPorts(), b1.GetMappedPorts(), (*Port).Equal) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a1.GetFlavor() != b1.GetFlavor() {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a1.GetPowerState() != b1.GetPowerState() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.12")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
-				fm.Set("1.12.1")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
-				fm.Set("1.12.2")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
-				fm.Set("1.12.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.12")
-				c1 = true
-			}
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowAppInstsResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowAppInstsResponse) diffAt(o *ShowAppInstsResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowAppInstsResponse)
+	}
+	if o == nil {
+		o = new(ShowAppInstsResponse)
+	}
+	c := false
+	if (m.AppInst == nil) != (o.AppInst == nil) || m.AppInst != nil && m.AppInst.diffAt(o.AppInst, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4576,113 +1963,26 @@ func (m *ShowAppInstsResponse) DiffFields(o *ShowAppInstsResponse) *fieldmap.Fie
 // compared.
 func (m *ShowAppInstInfosRequest) DiffFields(o *ShowAppInstInfosRequest) *fieldmap.FieldMap {
 	fm := _ShowAppInstInfosRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetNotifyId() != b1.GetNotifyId() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.5.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.5.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.5.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.5.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.5.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.5.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.5")
-				c1 = true
-			}
-		}
-		if a1.GetPowerState() != b1.GetPowerState() {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.7")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
-				fm.Set("1.7.1")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
-				fm.Set("1.7.2")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
-				fm.Set("1.7.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.7")
-				c1 = true
-			}
-		}
-		if a1.GetUri() != b1.GetUri() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowAppInstInfosRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowAppInstInfosRequest) diffAt(o *ShowAppInstInfosRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowAppInstInfosRequest)
+	}
+	if o == nil {
+		o = new(ShowAppInstInfosRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4692,113 +1992,26 @@ func (m *ShowAppInstInfosRequest) DiffFields(o *ShowAppInstInfosRequest) *fieldm
 // compared.
 func (m *ShowAppInstInfosResponse) DiffFields(o *ShowAppInstInfosResponse) *fieldmap.FieldMap {
 	fm := _ShowAppInstInfosResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetAppInstInfo(), o.GetAppInstInfo(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetNotifyId() != b1.GetNotifyId() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.5.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.5.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.5.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.5.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.5.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.5.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.5")
-				c1 = true
-			}
-		}
-		if a1.GetPowerState() != b1.GetPowerState() {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.7")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
-				fm.Set("1.7.1")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
-				fm.Set("1.7.2")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
-				fm.Set("1.7.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.7")
-				c1 = true
-			}
-		}
-		if a1.GetUri() != b1.GetUri() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowAppInstInfosResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowAppInstInfosResponse) diffAt(o *ShowAppInstInfosResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowAppInstInfosResponse)
+	}
+	if o == nil {
+		o = new(ShowAppInstInfosResponse)
+	}
+	c := false
+	if (m.AppInstInfo == nil) != (o.AppInstInfo == nil) || m.AppInstInfo != nil && m.AppInstInfo.diffAt(o.AppInstInfo, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4808,113 +2021,26 @@ func (m *ShowAppInstInfosResponse) DiffFields(o *ShowAppInstInfosResponse) *fiel
 // compared.
 func (m *WatchAppInstInfosRequest) DiffFields(o *WatchAppInstInfosRequest) *fieldmap.FieldMap {
 	fm := _WatchAppInstInfosRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetNotifyId() != b1.GetNotifyId() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.5.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.5.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.5.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.5.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.5.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.5.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.5")
-				c1 = true
-			}
-		}
-		if a1.GetPowerState() != b1.GetPowerState() {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.7")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
-				fm.Set("1.7.1")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
-				fm.Set("1.7.2")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
-				fm.Set("1.7.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.7")
-				c1 = true
-			}
-		}
-		if a1.GetUri() != b1.GetUri() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// WatchAppInstInfosRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *WatchAppInstInfosRequest) diffAt(o *WatchAppInstInfosRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(WatchAppInstInfosRequest)
+	}
+	if o == nil {
+		o = new(WatchAppInstInfosRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4924,116 +2050,30 @@ func (m *WatchAppInstInfosRequest) DiffFields(o *WatchAppInstInfosRequest) *fiel
 // compared.
 func (m *WatchAppInstInfosResponse) DiffFields(o *WatchAppInstInfosResponse) *fieldmap.FieldMap {
 	fm := _WatchAppInstInfosResponse_fieldSchema.NewFieldMap()
-	if m.GetType() != o.GetType() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetAppInstInfo(), o.GetAppInstInfo(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("2.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("2.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if a1.GetNotifyId() != b1.GetNotifyId() {
-			fm.Set("2.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("2.5.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("2.5.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("2.5.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("2.5.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("2.5.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("2.5.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.5")
-				c1 = true
-			}
-		}
-		if a1.GetPowerState() != b1.GetPowerState() {
-			fm.Set("2.6")
-			c1 = true
-		}
-		if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.7")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
-				fm.Set("2.7.1")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPids(), b2.GetPids()) {
-				fm.Set("2.7.2")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
-				fm.Set("2.7.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.7")
-				c1 = true
-			}
-		}
-		if a1.GetUri() != b1.GetUri() {
-			fm.Set("2.8")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("2.9")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// WatchAppInstInfosResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *WatchAppInstInfosResponse) diffAt(o *WatchAppInstInfosResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(WatchAppInstInfosResponse)
+	}
+	if o == nil {
+		o = new(WatchAppInstInfosResponse)
+	}
+	c := false
+	if m.Type != o.Type {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.AppInstInfo == nil) != (o.AppInstInfo == nil) || m.AppInstInfo != nil && m.AppInstInfo.diffAt(o.AppInstInfo, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

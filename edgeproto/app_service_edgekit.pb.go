@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	maps "maps"
 	slices "slices"
 )
 
@@ -60,74 +59,72 @@ const (
 	CreateAppRequestFieldAppUpdatedAt                               = "1.19"   // app.updated_at
 )
 
+var _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "version"},
+}}
+
+var _File_edgeproto_v1_app_service_proto_Portx01ype_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "proto"},
+	{Number: 2, Name: "internal_port"},
+	{Number: 3, Name: "public_port"},
+	{Number: 4, Name: "end_port"},
+	{Number: 5, Name: "tls"},
+	{Number: 6, Name: "fqdn_prefix"},
+	{Number: 7, Name: "max_pkt_size"},
+}}
+
+var _File_edgeproto_v1_app_service_proto_ConfigFile8zrmbx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "kind"},
+	{Number: 2, Name: "config"},
+}}
+
+var _File_edgeproto_v1_app_service_proto_EnvVar14mej5d_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "value"},
+	{Number: 3, Name: "secret"},
+	{Number: 4, Name: "secret_value"},
+}}
+
+var _File_edgeproto_v1_app_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol"},
+	{Number: 2, Name: "port_range_min"},
+	{Number: 3, Name: "port_range_max"},
+	{Number: 4, Name: "remote_cidr"},
+}}
+
+var _File_edgeproto_v1_app_service_proto_Appsyxff4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape},
+	{Number: 2, Name: "image_type"},
+	{Number: 3, Name: "image_path"},
+	{Number: 4, Name: "deployment"},
+	{Number: 5, Name: "access_ports"},
+	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_Portx01ype_shape},
+	{Number: 7, Name: "command"},
+	{Number: 8, Name: "args", Kind: fieldmap.KindList},
+	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_ConfigFile8zrmbx_shape},
+	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_EnvVar14mej5d_shape},
+	{Number: 11, Name: "health_check"},
+	{Number: 12, Name: "health_check_path"},
+	{Number: 13, Name: "default_flavor"},
+	{Number: 14, Name: "deployment_manifest"},
+	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_SecurityRule1h6m1oh_shape},
+	{Number: 16, Name: "trusted"},
+	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap},
+	{Number: 18, Name: "created_at"},
+	{Number: 19, Name: "updated_at"},
+}}
+
+var _CreateAppRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+}}
+
+var _CreateAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppRequest", _CreateAppRequest_shape, false)
+
 // CreateAppRequestAllFields lists the leaf flags of CreateAppRequest: together they
 // select every field.
-var CreateAppRequestAllFields = []string{
-	CreateAppRequestFieldAppKeyOrganization,
-	CreateAppRequestFieldAppKeyName,
-	CreateAppRequestFieldAppKeyVersion,
-	CreateAppRequestFieldAppImageType,
-	CreateAppRequestFieldAppImagePath,
-	CreateAppRequestFieldAppDeployment,
-	CreateAppRequestFieldAppAccessPorts,
-	CreateAppRequestFieldAppPorts,
-	CreateAppRequestFieldAppCommand,
-	CreateAppRequestFieldAppArgs,
-	CreateAppRequestFieldAppConfigs,
-	CreateAppRequestFieldAppEnvVars,
-	CreateAppRequestFieldAppHealthCheck,
-	CreateAppRequestFieldAppHealthCheckPath,
-	CreateAppRequestFieldAppDefaultFlavor,
-	CreateAppRequestFieldAppDeploymentManifest,
-	CreateAppRequestFieldAppRequiredOutboundConnections,
-	CreateAppRequestFieldAppTrusted,
-	CreateAppRequestFieldAppAnnotations,
-	CreateAppRequestFieldAppCreatedAt,
-	CreateAppRequestFieldAppUpdatedAt,
-}
-
-var _CreateAppRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppRequest", []fieldmap.Field{
-	{Flag: "1", Path: "app", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "app.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1", Path: "app.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "app.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "app.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "app.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "app.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.6", Path: "app.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.7", Path: "app.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "app.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.1", Path: "app.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.2", Path: "app.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.3", Path: "app.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.4", Path: "app.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11", Path: "app.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.15.1", Path: "app.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.2", Path: "app.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.3", Path: "app.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.4", Path: "app.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.16", Path: "app.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "app.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "app.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CreateAppRequestAllFields = slices.Clone(_CreateAppRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateAppRequest.
 func (*CreateAppRequest) FieldSchema() *fieldmap.Schema { return _CreateAppRequest_fieldSchema }
@@ -182,74 +179,15 @@ const (
 	CreateAppResponseFieldAppUpdatedAt                               = "1.19"   // app.updated_at
 )
 
+var _CreateAppResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+}}
+
+var _CreateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppResponse", _CreateAppResponse_shape, false)
+
 // CreateAppResponseAllFields lists the leaf flags of CreateAppResponse: together they
 // select every field.
-var CreateAppResponseAllFields = []string{
-	CreateAppResponseFieldAppKeyOrganization,
-	CreateAppResponseFieldAppKeyName,
-	CreateAppResponseFieldAppKeyVersion,
-	CreateAppResponseFieldAppImageType,
-	CreateAppResponseFieldAppImagePath,
-	CreateAppResponseFieldAppDeployment,
-	CreateAppResponseFieldAppAccessPorts,
-	CreateAppResponseFieldAppPorts,
-	CreateAppResponseFieldAppCommand,
-	CreateAppResponseFieldAppArgs,
-	CreateAppResponseFieldAppConfigs,
-	CreateAppResponseFieldAppEnvVars,
-	CreateAppResponseFieldAppHealthCheck,
-	CreateAppResponseFieldAppHealthCheckPath,
-	CreateAppResponseFieldAppDefaultFlavor,
-	CreateAppResponseFieldAppDeploymentManifest,
-	CreateAppResponseFieldAppRequiredOutboundConnections,
-	CreateAppResponseFieldAppTrusted,
-	CreateAppResponseFieldAppAnnotations,
-	CreateAppResponseFieldAppCreatedAt,
-	CreateAppResponseFieldAppUpdatedAt,
-}
-
-var _CreateAppResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateAppResponse", []fieldmap.Field{
-	{Flag: "1", Path: "app", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "app.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1", Path: "app.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "app.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "app.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "app.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "app.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.6", Path: "app.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.7", Path: "app.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "app.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.1", Path: "app.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.2", Path: "app.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.3", Path: "app.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.4", Path: "app.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11", Path: "app.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.15.1", Path: "app.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.2", Path: "app.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.3", Path: "app.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.4", Path: "app.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.16", Path: "app.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "app.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "app.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CreateAppResponseAllFields = slices.Clone(_CreateAppResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateAppResponse.
 func (*CreateAppResponse) FieldSchema() *fieldmap.Schema { return _CreateAppResponse_fieldSchema }
@@ -305,76 +243,16 @@ const (
 	UpdateAppRequestFieldFields                                     = "2"      // fields
 )
 
+var _UpdateAppRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+}}
+
+var _UpdateAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppRequest", _UpdateAppRequest_shape, false)
+
 // UpdateAppRequestAllFields lists the leaf flags of UpdateAppRequest: together they
 // select every field.
-var UpdateAppRequestAllFields = []string{
-	UpdateAppRequestFieldAppKeyOrganization,
-	UpdateAppRequestFieldAppKeyName,
-	UpdateAppRequestFieldAppKeyVersion,
-	UpdateAppRequestFieldAppImageType,
-	UpdateAppRequestFieldAppImagePath,
-	UpdateAppRequestFieldAppDeployment,
-	UpdateAppRequestFieldAppAccessPorts,
-	UpdateAppRequestFieldAppPorts,
-	UpdateAppRequestFieldAppCommand,
-	UpdateAppRequestFieldAppArgs,
-	UpdateAppRequestFieldAppConfigs,
-	UpdateAppRequestFieldAppEnvVars,
-	UpdateAppRequestFieldAppHealthCheck,
-	UpdateAppRequestFieldAppHealthCheckPath,
-	UpdateAppRequestFieldAppDefaultFlavor,
-	UpdateAppRequestFieldAppDeploymentManifest,
-	UpdateAppRequestFieldAppRequiredOutboundConnections,
-	UpdateAppRequestFieldAppTrusted,
-	UpdateAppRequestFieldAppAnnotations,
-	UpdateAppRequestFieldAppCreatedAt,
-	UpdateAppRequestFieldAppUpdatedAt,
-	UpdateAppRequestFieldFields,
-}
-
-var _UpdateAppRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppRequest", []fieldmap.Field{
-	{Flag: "1", Path: "app", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "app.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1", Path: "app.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "app.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "app.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "app.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "app.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.6", Path: "app.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.7", Path: "app.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "app.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.1", Path: "app.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.2", Path: "app.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.3", Path: "app.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.4", Path: "app.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11", Path: "app.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.15.1", Path: "app.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.2", Path: "app.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.3", Path: "app.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.4", Path: "app.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.16", Path: "app.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "app.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "app.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var UpdateAppRequestAllFields = slices.Clone(_UpdateAppRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateAppRequest.
 func (*UpdateAppRequest) FieldSchema() *fieldmap.Schema { return _UpdateAppRequest_fieldSchema }
@@ -429,74 +307,15 @@ const (
 	UpdateAppResponseFieldAppUpdatedAt                               = "1.19"   // app.updated_at
 )
 
+var _UpdateAppResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+}}
+
+var _UpdateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppResponse", _UpdateAppResponse_shape, false)
+
 // UpdateAppResponseAllFields lists the leaf flags of UpdateAppResponse: together they
 // select every field.
-var UpdateAppResponseAllFields = []string{
-	UpdateAppResponseFieldAppKeyOrganization,
-	UpdateAppResponseFieldAppKeyName,
-	UpdateAppResponseFieldAppKeyVersion,
-	UpdateAppResponseFieldAppImageType,
-	UpdateAppResponseFieldAppImagePath,
-	UpdateAppResponseFieldAppDeployment,
-	UpdateAppResponseFieldAppAccessPorts,
-	UpdateAppResponseFieldAppPorts,
-	UpdateAppResponseFieldAppCommand,
-	UpdateAppResponseFieldAppArgs,
-	UpdateAppResponseFieldAppConfigs,
-	UpdateAppResponseFieldAppEnvVars,
-	UpdateAppResponseFieldAppHealthCheck,
-	UpdateAppResponseFieldAppHealthCheckPath,
-	UpdateAppResponseFieldAppDefaultFlavor,
-	UpdateAppResponseFieldAppDeploymentManifest,
-	UpdateAppResponseFieldAppRequiredOutboundConnections,
-	UpdateAppResponseFieldAppTrusted,
-	UpdateAppResponseFieldAppAnnotations,
-	UpdateAppResponseFieldAppCreatedAt,
-	UpdateAppResponseFieldAppUpdatedAt,
-}
-
-var _UpdateAppResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateAppResponse", []fieldmap.Field{
-	{Flag: "1", Path: "app", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "app.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1", Path: "app.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "app.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "app.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "app.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "app.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.6", Path: "app.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.7", Path: "app.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "app.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.1", Path: "app.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.2", Path: "app.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.3", Path: "app.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.4", Path: "app.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11", Path: "app.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.15.1", Path: "app.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.2", Path: "app.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.3", Path: "app.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.4", Path: "app.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.16", Path: "app.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "app.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "app.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var UpdateAppResponseAllFields = slices.Clone(_UpdateAppResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateAppResponse.
 func (*UpdateAppResponse) FieldSchema() *fieldmap.Schema { return _UpdateAppResponse_fieldSchema }
@@ -515,20 +334,15 @@ const (
 	DeleteAppRequestFieldKeyVersion      = "1.3" // key.version
 )
 
+var _DeleteAppRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape},
+}}
+
+var _DeleteAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppRequest", _DeleteAppRequest_shape, false)
+
 // DeleteAppRequestAllFields lists the leaf flags of DeleteAppRequest: together they
 // select every field.
-var DeleteAppRequestAllFields = []string{
-	DeleteAppRequestFieldKeyOrganization,
-	DeleteAppRequestFieldKeyName,
-	DeleteAppRequestFieldKeyVersion,
-}
-
-var _DeleteAppRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var DeleteAppRequestAllFields = slices.Clone(_DeleteAppRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteAppRequest.
 func (*DeleteAppRequest) FieldSchema() *fieldmap.Schema { return _DeleteAppRequest_fieldSchema }
@@ -539,11 +353,13 @@ func NewDeleteAppRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteAppRequest_fieldSchema.New(flags...)
 }
 
+var _DeleteAppResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _DeleteAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppResponse", _DeleteAppResponse_shape, false)
+
 // DeleteAppResponseAllFields lists the leaf flags of DeleteAppResponse: together they
 // select every field.
-var DeleteAppResponseAllFields = []string{}
-
-var _DeleteAppResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteAppResponse", []fieldmap.Field{})
+var DeleteAppResponseAllFields = slices.Clone(_DeleteAppResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteAppResponse.
 func (*DeleteAppResponse) FieldSchema() *fieldmap.Schema { return _DeleteAppResponse_fieldSchema }
@@ -598,74 +414,15 @@ const (
 	ShowAppsRequestFieldFilterUpdatedAt                               = "1.19"   // filter.updated_at
 )
 
+var _ShowAppsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+}}
+
+var _ShowAppsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsRequest", _ShowAppsRequest_shape, false)
+
 // ShowAppsRequestAllFields lists the leaf flags of ShowAppsRequest: together they
 // select every field.
-var ShowAppsRequestAllFields = []string{
-	ShowAppsRequestFieldFilterKeyOrganization,
-	ShowAppsRequestFieldFilterKeyName,
-	ShowAppsRequestFieldFilterKeyVersion,
-	ShowAppsRequestFieldFilterImageType,
-	ShowAppsRequestFieldFilterImagePath,
-	ShowAppsRequestFieldFilterDeployment,
-	ShowAppsRequestFieldFilterAccessPorts,
-	ShowAppsRequestFieldFilterPorts,
-	ShowAppsRequestFieldFilterCommand,
-	ShowAppsRequestFieldFilterArgs,
-	ShowAppsRequestFieldFilterConfigs,
-	ShowAppsRequestFieldFilterEnvVars,
-	ShowAppsRequestFieldFilterHealthCheck,
-	ShowAppsRequestFieldFilterHealthCheckPath,
-	ShowAppsRequestFieldFilterDefaultFlavor,
-	ShowAppsRequestFieldFilterDeploymentManifest,
-	ShowAppsRequestFieldFilterRequiredOutboundConnections,
-	ShowAppsRequestFieldFilterTrusted,
-	ShowAppsRequestFieldFilterAnnotations,
-	ShowAppsRequestFieldFilterCreatedAt,
-	ShowAppsRequestFieldFilterUpdatedAt,
-}
-
-var _ShowAppsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "filter.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1", Path: "filter.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "filter.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "filter.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "filter.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "filter.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.6", Path: "filter.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.7", Path: "filter.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "filter.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "filter.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "filter.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "filter.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "filter.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.1", Path: "filter.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.2", Path: "filter.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.3", Path: "filter.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.4", Path: "filter.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11", Path: "filter.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "filter.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "filter.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "filter.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "filter.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.15.1", Path: "filter.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.2", Path: "filter.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.3", Path: "filter.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.4", Path: "filter.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.16", Path: "filter.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "filter.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "filter.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowAppsRequestAllFields = slices.Clone(_ShowAppsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowAppsRequest.
 func (*ShowAppsRequest) FieldSchema() *fieldmap.Schema { return _ShowAppsRequest_fieldSchema }
@@ -720,74 +477,15 @@ const (
 	ShowAppsResponseFieldAppUpdatedAt                               = "1.19"   // app.updated_at
 )
 
+var _ShowAppsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+}}
+
+var _ShowAppsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsResponse", _ShowAppsResponse_shape, false)
+
 // ShowAppsResponseAllFields lists the leaf flags of ShowAppsResponse: together they
 // select every field.
-var ShowAppsResponseAllFields = []string{
-	ShowAppsResponseFieldAppKeyOrganization,
-	ShowAppsResponseFieldAppKeyName,
-	ShowAppsResponseFieldAppKeyVersion,
-	ShowAppsResponseFieldAppImageType,
-	ShowAppsResponseFieldAppImagePath,
-	ShowAppsResponseFieldAppDeployment,
-	ShowAppsResponseFieldAppAccessPorts,
-	ShowAppsResponseFieldAppPorts,
-	ShowAppsResponseFieldAppCommand,
-	ShowAppsResponseFieldAppArgs,
-	ShowAppsResponseFieldAppConfigs,
-	ShowAppsResponseFieldAppEnvVars,
-	ShowAppsResponseFieldAppHealthCheck,
-	ShowAppsResponseFieldAppHealthCheckPath,
-	ShowAppsResponseFieldAppDefaultFlavor,
-	ShowAppsResponseFieldAppDeploymentManifest,
-	ShowAppsResponseFieldAppRequiredOutboundConnections,
-	ShowAppsResponseFieldAppTrusted,
-	ShowAppsResponseFieldAppAnnotations,
-	ShowAppsResponseFieldAppCreatedAt,
-	ShowAppsResponseFieldAppUpdatedAt,
-}
-
-var _ShowAppsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowAppsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "app", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "app.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "app.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "app.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "app.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "app.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "app.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1", Path: "app.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "app.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "app.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "app.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "app.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.6", Path: "app.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.7", Path: "app.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "app.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "app.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "app.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.9.1", Path: "app.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9.2", Path: "app.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10", Path: "app.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.1", Path: "app.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.2", Path: "app.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.3", Path: "app.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.10.4", Path: "app.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11", Path: "app.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "app.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "app.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "app.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "app.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.15.1", Path: "app.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.2", Path: "app.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.3", Path: "app.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.15.4", Path: "app.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.16", Path: "app.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "app.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "app.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowAppsResponseAllFields = slices.Clone(_ShowAppsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowAppsResponse.
 func (*ShowAppsResponse) FieldSchema() *fieldmap.Schema { return _ShowAppsResponse_fieldSchema }
@@ -963,7 +661,7 @@ func (m *CreateAppRequest) Equal(o *CreateAppRequest) bool {
 	if !m.App.Equal(o.App) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -979,7 +677,7 @@ func (m *CreateAppResponse) Equal(o *CreateAppResponse) bool {
 	if !m.App.Equal(o.App) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -998,7 +696,7 @@ func (m *UpdateAppRequest) Equal(o *UpdateAppRequest) bool {
 	if !slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1014,7 +712,7 @@ func (m *UpdateAppResponse) Equal(o *UpdateAppResponse) bool {
 	if !m.App.Equal(o.App) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1030,7 +728,7 @@ func (m *DeleteAppRequest) Equal(o *DeleteAppRequest) bool {
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1043,7 +741,7 @@ func (m *DeleteAppResponse) Equal(o *DeleteAppResponse) bool {
 	if m == o {
 		return true
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1059,7 +757,7 @@ func (m *ShowAppsRequest) Equal(o *ShowAppsRequest) bool {
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1075,7 +773,7 @@ func (m *ShowAppsResponse) Equal(o *ShowAppsResponse) bool {
 	if !m.App.Equal(o.App) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -1087,188 +785,39 @@ func (m *ShowAppsResponse) Equal(o *ShowAppsResponse) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateAppRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateAppRequest or bound to no schema: a map of another message panics.
 func (m *CreateAppRequest) CopyInFields(src *CreateAppRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateAppRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateAppRequest being number at of fm's schema.
+func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateAppRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.App.Equal(src.GetApp()) {
-			m.App = src.GetApp().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.App.Equal(src.App) {
+			m.App = src.App.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.App, src.GetApp(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &App{}
-				m.App = d1
+	} else if bw&(1<<0) != 0 {
+		if m.App != nil || src.App != nil {
+			if m.App == nil {
+				m.App = new(App)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.ImageType != s1.GetImageType() {
-					d1.ImageType = s1.GetImageType()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.ImagePath != s1.GetImagePath() {
-					d1.ImagePath = s1.GetImagePath()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.Deployment != s1.GetDeployment() {
-					d1.Deployment = s1.GetDeployment()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.AccessPorts != s1.GetAccessPorts() {
-					d1.AccessPorts = s1.GetAccessPorts()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, (*Port).Equal) {
-					if len(sv1) == 0 {
-						d1.Ports = nil
-					} else {
-						d1.Ports = fieldmap.CloneListFunc(sv1, (*Port).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.Command != s1.GetCommand() {
-					d1.Command = s1.GetCommand()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.8") {
-				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
-					if len(sv1) == 0 {
-						d1.Args = nil
-					} else {
-						d1.Args = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, (*ConfigFile).Equal) {
-					if len(sv1) == 0 {
-						d1.Configs = nil
-					} else {
-						d1.Configs = fieldmap.CloneListFunc(sv1, (*ConfigFile).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.10") {
-				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, (*EnvVar).Equal) {
-					if len(sv1) == 0 {
-						d1.EnvVars = nil
-					} else {
-						d1.EnvVars = fieldmap.CloneListFunc(sv1, (*EnvVar).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.HealthCheck != s1.GetHealthCheck() {
-					d1.HealthCheck = s1.GetHealthCheck()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
-					d1.HealthCheckPath = s1.GetHealthCheckPath()
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
-					d1.DefaultFlavor = s1.GetDefaultFlavor()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
-					d1.DeploymentManifest = s1.GetDeploymentManifest()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.15") {
-				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.RequiredOutboundConnections = nil
-					} else {
-						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if d1.Trusted != s1.GetTrusted() {
-					d1.Trusted = s1.GetTrusted()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.17") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.18") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.19") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.App.copyInAt(src.App, fm, at+1)
 		}
 	}
 	return n
@@ -1283,188 +832,39 @@ func (m *CreateAppRequest) CopyInFields(src *CreateAppRequest, fm *fieldmap.Fiel
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateAppResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateAppResponse or bound to no schema: a map of another message panics.
 func (m *CreateAppResponse) CopyInFields(src *CreateAppResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateAppResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateAppResponse being number at of fm's schema.
+func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateAppResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.App.Equal(src.GetApp()) {
-			m.App = src.GetApp().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.App.Equal(src.App) {
+			m.App = src.App.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.App, src.GetApp(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &App{}
-				m.App = d1
+	} else if bw&(1<<0) != 0 {
+		if m.App != nil || src.App != nil {
+			if m.App == nil {
+				m.App = new(App)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.ImageType != s1.GetImageType() {
-					d1.ImageType = s1.GetImageType()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.ImagePath != s1.GetImagePath() {
-					d1.ImagePath = s1.GetImagePath()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.Deployment != s1.GetDeployment() {
-					d1.Deployment = s1.GetDeployment()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.AccessPorts != s1.GetAccessPorts() {
-					d1.AccessPorts = s1.GetAccessPorts()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, (*Port).Equal) {
-					if len(sv1) == 0 {
-						d1.Ports = nil
-					} else {
-						d1.Ports = fieldmap.CloneListFunc(sv1, (*Port).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.Command != s1.GetCommand() {
-					d1.Command = s1.GetCommand()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.8") {
-				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
-					if len(sv1) == 0 {
-						d1.Args = nil
-					} else {
-						d1.Args = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, (*ConfigFile).Equal) {
-					if len(sv1) == 0 {
-						d1.Configs = nil
-					} else {
-						d1.Configs = fieldmap.CloneListFunc(sv1, (*ConfigFile).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.10") {
-				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, (*EnvVar).Equal) {
-					if len(sv1) == 0 {
-						d1.EnvVars = nil
-					} else {
-						d1.EnvVars = fieldmap.CloneListFunc(sv1, (*EnvVar).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.HealthCheck != s1.GetHealthCheck() {
-					d1.HealthCheck = s1.GetHealthCheck()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
-					d1.HealthCheckPath = s1.GetHealthCheckPath()
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
-					d1.DefaultFlavor = s1.GetDefaultFlavor()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
-					d1.DeploymentManifest = s1.GetDeploymentManifest()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.15") {
-				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.RequiredOutboundConnections = nil
-					} else {
-						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if d1.Trusted != s1.GetTrusted() {
-					d1.Trusted = s1.GetTrusted()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.17") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.18") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.19") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.App.copyInAt(src.App, fm, at+1)
 		}
 	}
 	return n
@@ -1479,196 +879,49 @@ func (m *CreateAppResponse) CopyInFields(src *CreateAppResponse, fm *fieldmap.Fi
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateAppRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateAppRequest or bound to no schema: a map of another message panics.
 func (m *UpdateAppRequest) CopyInFields(src *UpdateAppRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateAppRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateAppRequest being number at of fm's schema.
+func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateAppRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.App.Equal(src.GetApp()) {
-			m.App = src.GetApp().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.App.Equal(src.App) {
+			m.App = src.App.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.App, src.GetApp(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &App{}
-				m.App = d1
+	} else if bw&(1<<0) != 0 {
+		if m.App != nil || src.App != nil {
+			if m.App == nil {
+				m.App = new(App)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.ImageType != s1.GetImageType() {
-					d1.ImageType = s1.GetImageType()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.ImagePath != s1.GetImagePath() {
-					d1.ImagePath = s1.GetImagePath()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.Deployment != s1.GetDeployment() {
-					d1.Deployment = s1.GetDeployment()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.AccessPorts != s1.GetAccessPorts() {
-					d1.AccessPorts = s1.GetAccessPorts()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, (*Port).Equal) {
-					if len(sv1) == 0 {
-						d1.Ports = nil
-					} else {
-						d1.Ports = fieldmap.CloneListFunc(sv1, (*Port).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.Command != s1.GetCommand() {
-					d1.Command = s1.GetCommand()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.8") {
-				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
-					if len(sv1) == 0 {
-						d1.Args = nil
-					} else {
-						d1.Args = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, (*ConfigFile).Equal) {
-					if len(sv1) == 0 {
-						d1.Configs = nil
-					} else {
-						d1.Configs = fieldmap.CloneListFunc(sv1, (*ConfigFile).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.10") {
-				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, (*EnvVar).Equal) {
-					if len(sv1) == 0 {
-						d1.EnvVars = nil
-					} else {
-						d1.EnvVars = fieldmap.CloneListFunc(sv1, (*EnvVar).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.HealthCheck != s1.GetHealthCheck() {
-					d1.HealthCheck = s1.GetHealthCheck()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
-					d1.HealthCheckPath = s1.GetHealthCheckPath()
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
-					d1.DefaultFlavor = s1.GetDefaultFlavor()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
-					d1.DeploymentManifest = s1.GetDeploymentManifest()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.15") {
-				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.RequiredOutboundConnections = nil
-					} else {
-						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if d1.Trusted != s1.GetTrusted() {
-					d1.Trusted = s1.GetTrusted()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.17") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.18") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.19") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.App.copyInAt(src.App, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<40) != 0 {
+		if a := fm.ListActionAt(at + 40); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
 				m.Fields = nil
 			} else {
-				m.Fields = slices.Clone(sv0)
+				m.Fields = slices.Clone(src.Fields)
 			}
 			n++
 		}
@@ -1685,188 +938,39 @@ func (m *UpdateAppRequest) CopyInFields(src *UpdateAppRequest, fm *fieldmap.Fiel
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateAppResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateAppResponse or bound to no schema: a map of another message panics.
 func (m *UpdateAppResponse) CopyInFields(src *UpdateAppResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateAppResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateAppResponse being number at of fm's schema.
+func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateAppResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.App.Equal(src.GetApp()) {
-			m.App = src.GetApp().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.App.Equal(src.App) {
+			m.App = src.App.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.App, src.GetApp(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &App{}
-				m.App = d1
+	} else if bw&(1<<0) != 0 {
+		if m.App != nil || src.App != nil {
+			if m.App == nil {
+				m.App = new(App)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.ImageType != s1.GetImageType() {
-					d1.ImageType = s1.GetImageType()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.ImagePath != s1.GetImagePath() {
-					d1.ImagePath = s1.GetImagePath()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.Deployment != s1.GetDeployment() {
-					d1.Deployment = s1.GetDeployment()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.AccessPorts != s1.GetAccessPorts() {
-					d1.AccessPorts = s1.GetAccessPorts()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, (*Port).Equal) {
-					if len(sv1) == 0 {
-						d1.Ports = nil
-					} else {
-						d1.Ports = fieldmap.CloneListFunc(sv1, (*Port).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.Command != s1.GetCommand() {
-					d1.Command = s1.GetCommand()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.8") {
-				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
-					if len(sv1) == 0 {
-						d1.Args = nil
-					} else {
-						d1.Args = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, (*ConfigFile).Equal) {
-					if len(sv1) == 0 {
-						d1.Configs = nil
-					} else {
-						d1.Configs = fieldmap.CloneListFunc(sv1, (*ConfigFile).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.10") {
-				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, (*EnvVar).Equal) {
-					if len(sv1) == 0 {
-						d1.EnvVars = nil
-					} else {
-						d1.EnvVars = fieldmap.CloneListFunc(sv1, (*EnvVar).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.HealthCheck != s1.GetHealthCheck() {
-					d1.HealthCheck = s1.GetHealthCheck()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
-					d1.HealthCheckPath = s1.GetHealthCheckPath()
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
-					d1.DefaultFlavor = s1.GetDefaultFlavor()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
-					d1.DeploymentManifest = s1.GetDeploymentManifest()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.15") {
-				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.RequiredOutboundConnections = nil
-					} else {
-						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if d1.Trusted != s1.GetTrusted() {
-					d1.Trusted = s1.GetTrusted()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.17") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.18") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.19") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.App.copyInAt(src.App, fm, at+1)
 		}
 	}
 	return n
@@ -1881,42 +985,39 @@ func (m *UpdateAppResponse) CopyInFields(src *UpdateAppResponse, fm *fieldmap.Fi
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteAppRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteAppRequest or bound to no schema: a map of another message panics.
 func (m *DeleteAppRequest) CopyInFields(src *DeleteAppRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_DeleteAppRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteAppRequest being number at of fm's schema.
+func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeleteAppRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(AppKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Version != s1.GetVersion() {
-					d1.Version = s1.GetVersion()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -1931,8 +1032,19 @@ func (m *DeleteAppRequest) CopyInFields(src *DeleteAppRequest, fm *fieldmap.Fiel
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteAppResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteAppResponse or bound to no schema: a map of another message panics.
 func (m *DeleteAppResponse) CopyInFields(src *DeleteAppResponse, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_DeleteAppResponse_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteAppResponse being number at of fm's schema.
+func (m *DeleteAppResponse) copyInAt(src *DeleteAppResponse, fm *fieldmap.FieldMap, at int) int {
 	return 0
 }
 
@@ -1945,188 +1057,39 @@ func (m *DeleteAppResponse) CopyInFields(src *DeleteAppResponse, fm *fieldmap.Fi
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowAppsRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowAppsRequest or bound to no schema: a map of another message panics.
 func (m *ShowAppsRequest) CopyInFields(src *ShowAppsRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowAppsRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowAppsRequest being number at of fm's schema.
+func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowAppsRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &App{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(App)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.ImageType != s1.GetImageType() {
-					d1.ImageType = s1.GetImageType()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.ImagePath != s1.GetImagePath() {
-					d1.ImagePath = s1.GetImagePath()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.Deployment != s1.GetDeployment() {
-					d1.Deployment = s1.GetDeployment()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.AccessPorts != s1.GetAccessPorts() {
-					d1.AccessPorts = s1.GetAccessPorts()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, (*Port).Equal) {
-					if len(sv1) == 0 {
-						d1.Ports = nil
-					} else {
-						d1.Ports = fieldmap.CloneListFunc(sv1, (*Port).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.Command != s1.GetCommand() {
-					d1.Command = s1.GetCommand()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.8") {
-				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
-					if len(sv1) == 0 {
-						d1.Args = nil
-					} else {
-						d1.Args = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, (*ConfigFile).Equal) {
-					if len(sv1) == 0 {
-						d1.Configs = nil
-					} else {
-						d1.Configs = fieldmap.CloneListFunc(sv1, (*ConfigFile).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.10") {
-				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, (*EnvVar).Equal) {
-					if len(sv1) == 0 {
-						d1.EnvVars = nil
-					} else {
-						d1.EnvVars = fieldmap.CloneListFunc(sv1, (*EnvVar).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.HealthCheck != s1.GetHealthCheck() {
-					d1.HealthCheck = s1.GetHealthCheck()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
-					d1.HealthCheckPath = s1.GetHealthCheckPath()
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
-					d1.DefaultFlavor = s1.GetDefaultFlavor()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
-					d1.DeploymentManifest = s1.GetDeploymentManifest()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.15") {
-				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.RequiredOutboundConnections = nil
-					} else {
-						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if d1.Trusted != s1.GetTrusted() {
-					d1.Trusted = s1.GetTrusted()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.17") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.18") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.19") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -2141,188 +1104,39 @@ func (m *ShowAppsRequest) CopyInFields(src *ShowAppsRequest, fm *fieldmap.FieldM
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowAppsResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowAppsResponse or bound to no schema: a map of another message panics.
 func (m *ShowAppsResponse) CopyInFields(src *ShowAppsResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowAppsResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowAppsResponse being number at of fm's schema.
+func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowAppsResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.App.Equal(src.GetApp()) {
-			m.App = src.GetApp().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.App.Equal(src.App) {
+			m.App = src.App.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.App, src.GetApp(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &App{}
-				m.App = d1
+	} else if bw&(1<<0) != 0 {
+		if m.App != nil || src.App != nil {
+			if m.App == nil {
+				m.App = new(App)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.ImageType != s1.GetImageType() {
-					d1.ImageType = s1.GetImageType()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.ImagePath != s1.GetImagePath() {
-					d1.ImagePath = s1.GetImagePath()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.Deployment != s1.GetDeployment() {
-					d1.Deployment = s1.GetDeployment()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.AccessPorts != s1.GetAccessPorts() {
-					d1.AccessPorts = s1.GetAccessPorts()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, (*Port).Equal) {
-					if len(sv1) == 0 {
-						d1.Ports = nil
-					} else {
-						d1.Ports = fieldmap.CloneListFunc(sv1, (*Port).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.Command != s1.GetCommand() {
-					d1.Command = s1.GetCommand()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.8") {
-				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
-					if len(sv1) == 0 {
-						d1.Args = nil
-					} else {
-						d1.Args = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, (*ConfigFile).Equal) {
-					if len(sv1) == 0 {
-						d1.Configs = nil
-					} else {
-						d1.Configs = fieldmap.CloneListFunc(sv1, (*ConfigFile).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.10") {
-				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, (*EnvVar).Equal) {
-					if len(sv1) == 0 {
-						d1.EnvVars = nil
-					} else {
-						d1.EnvVars = fieldmap.CloneListFunc(sv1, (*EnvVar).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.HealthCheck != s1.GetHealthCheck() {
-					d1.HealthCheck = s1.GetHealthCheck()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
-					d1.HealthCheckPath = s1.GetHealthCheckPath()
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
-					d1.DefaultFlavor = s1.GetDefaultFlavor()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
-					d1.DeploymentManifest = s1.GetDeploymentManifest()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.15") {
-				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.RequiredOutboundConnections = nil
-					} else {
-						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if d1.Trusted != s1.GetTrusted() {
-					d1.Trusted = s1.GetTrusted()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.17") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.18") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.19") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.App.copyInAt(src.App, fm, at+1)
 		}
 	}
 	return n
@@ -2335,109 +1149,26 @@ func (m *ShowAppsResponse) CopyInFields(src *ShowAppsResponse, fm *fieldmap.Fiel
 // compared.
 func (m *CreateAppRequest) DiffFields(o *CreateAppRequest) *fieldmap.FieldMap {
 	fm := _CreateAppRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetApp(), o.GetApp(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if a2.GetVersion() != b2.GetVersion() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetImageType() != b1.GetImageType() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetImagePath() != b1.GetImagePath() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetDeployment() != b1.GetDeployment() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetAccessPorts() != b1.GetAccessPorts() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), (*Port).Equal) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetCommand() != b1.GetCommand() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), (*ConfigFile).Equal) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), (*EnvVar).Equal) {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a1.GetHealthCheck() != b1.GetHealthCheck() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if a1.GetTrusted() != b1.GetTrusted() {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.18")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.19")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateAppRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateAppRequest) diffAt(o *CreateAppRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateAppRequest)
+	}
+	if o == nil {
+		o = new(CreateAppRequest)
+	}
+	c := false
+	if (m.App == nil) != (o.App == nil) || m.App != nil && m.App.diffAt(o.App, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2447,109 +1178,26 @@ func (m *CreateAppRequest) DiffFields(o *CreateAppRequest) *fieldmap.FieldMap {
 // compared.
 func (m *CreateAppResponse) DiffFields(o *CreateAppResponse) *fieldmap.FieldMap {
 	fm := _CreateAppResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetApp(), o.GetApp(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if a2.GetVersion() != b2.GetVersion() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetImageType() != b1.GetImageType() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetImagePath() != b1.GetImagePath() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetDeployment() != b1.GetDeployment() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetAccessPorts() != b1.GetAccessPorts() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), (*Port).Equal) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetCommand() != b1.GetCommand() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), (*ConfigFile).Equal) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), (*EnvVar).Equal) {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a1.GetHealthCheck() != b1.GetHealthCheck() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if a1.GetTrusted() != b1.GetTrusted() {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.18")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.19")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateAppResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateAppResponse) diffAt(o *CreateAppResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateAppResponse)
+	}
+	if o == nil {
+		o = new(CreateAppResponse)
+	}
+	c := false
+	if (m.App == nil) != (o.App == nil) || m.App != nil && m.App.diffAt(o.App, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2559,112 +1207,30 @@ func (m *CreateAppResponse) DiffFields(o *CreateAppResponse) *fieldmap.FieldMap 
 // compared.
 func (m *UpdateAppRequest) DiffFields(o *UpdateAppRequest) *fieldmap.FieldMap {
 	fm := _UpdateAppRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetApp(), o.GetApp(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if a2.GetVersion() != b2.GetVersion() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetImageType() != b1.GetImageType() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetImagePath() != b1.GetImagePath() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetDeployment() != b1.GetDeployment() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetAccessPorts() != b1.GetAccessPorts() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), (*Port).Equal) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetCommand() != b1.GetCommand() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), (*ConfigFile).Equal) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), (*EnvVar).Equal) {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a1.GetHealthCheck() != b1.GetHealthCheck() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if a1.GetTrusted() != b1.GetTrusted() {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.18")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.19")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !slices.Equal(m.GetFields(), o.GetFields()) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateAppRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateAppRequest) diffAt(o *UpdateAppRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateAppRequest)
+	}
+	if o == nil {
+		o = new(UpdateAppRequest)
+	}
+	c := false
+	if (m.App == nil) != (o.App == nil) || m.App != nil && m.App.diffAt(o.App, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		fm.SetAt(at + 40)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2674,109 +1240,26 @@ func (m *UpdateAppRequest) DiffFields(o *UpdateAppRequest) *fieldmap.FieldMap {
 // compared.
 func (m *UpdateAppResponse) DiffFields(o *UpdateAppResponse) *fieldmap.FieldMap {
 	fm := _UpdateAppResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetApp(), o.GetApp(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if a2.GetVersion() != b2.GetVersion() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetImageType() != b1.GetImageType() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetImagePath() != b1.GetImagePath() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetDeployment() != b1.GetDeployment() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetAccessPorts() != b1.GetAccessPorts() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), (*Port).Equal) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetCommand() != b1.GetCommand() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), (*ConfigFile).Equal) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), (*EnvVar).Equal) {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a1.GetHealthCheck() != b1.GetHealthCheck() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if a1.GetTrusted() != b1.GetTrusted() {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.18")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.19")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateAppResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateAppResponse) diffAt(o *UpdateAppResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateAppResponse)
+	}
+	if o == nil {
+		o = new(UpdateAppResponse)
+	}
+	c := false
+	if (m.App == nil) != (o.App == nil) || m.App != nil && m.App.diffAt(o.App, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2786,27 +1269,26 @@ func (m *UpdateAppResponse) DiffFields(o *UpdateAppResponse) *fieldmap.FieldMap 
 // compared.
 func (m *DeleteAppRequest) DiffFields(o *DeleteAppRequest) *fieldmap.FieldMap {
 	fm := _DeleteAppRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetVersion() != b1.GetVersion() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteAppRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteAppRequest) diffAt(o *DeleteAppRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeleteAppRequest)
+	}
+	if o == nil {
+		o = new(DeleteAppRequest)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2816,7 +1298,15 @@ func (m *DeleteAppRequest) DiffFields(o *DeleteAppRequest) *fieldmap.FieldMap {
 // compared.
 func (m *DeleteAppResponse) DiffFields(o *DeleteAppResponse) *fieldmap.FieldMap {
 	fm := _DeleteAppResponse_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteAppResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteAppResponse) diffAt(o *DeleteAppResponse, fm *fieldmap.FieldMap, at int) bool {
+	return false
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2826,109 +1316,26 @@ func (m *DeleteAppResponse) DiffFields(o *DeleteAppResponse) *fieldmap.FieldMap 
 // compared.
 func (m *ShowAppsRequest) DiffFields(o *ShowAppsRequest) *fieldmap.FieldMap {
 	fm := _ShowAppsRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if a2.GetVersion() != b2.GetVersion() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetImageType() != b1.GetImageType() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetImagePath() != b1.GetImagePath() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetDeployment() != b1.GetDeployment() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetAccessPorts() != b1.GetAccessPorts() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), (*Port).Equal) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetCommand() != b1.GetCommand() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), (*ConfigFile).Equal) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), (*EnvVar).Equal) {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a1.GetHealthCheck() != b1.GetHealthCheck() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if a1.GetTrusted() != b1.GetTrusted() {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.18")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.19")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowAppsRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowAppsRequest) diffAt(o *ShowAppsRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowAppsRequest)
+	}
+	if o == nil {
+		o = new(ShowAppsRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2938,109 +1345,26 @@ func (m *ShowAppsRequest) DiffFields(o *ShowAppsRequest) *fieldmap.FieldMap {
 // compared.
 func (m *ShowAppsResponse) DiffFields(o *ShowAppsResponse) *fieldmap.FieldMap {
 	fm := _ShowAppsResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetApp(), o.GetApp(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if a2.GetVersion() != b2.GetVersion() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetImageType() != b1.GetImageType() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetImagePath() != b1.GetImagePath() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetDeployment() != b1.GetDeployment() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetAccessPorts() != b1.GetAccessPorts() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), (*Port).Equal) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetCommand() != b1.GetCommand() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), (*ConfigFile).Equal) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), (*EnvVar).Equal) {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a1.GetHealthCheck() != b1.GetHealthCheck() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), (*SecurityRule).Equal) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if a1.GetTrusted() != b1.GetTrusted() {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.18")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.19")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowAppsResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowAppsResponse) diffAt(o *ShowAppsResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowAppsResponse)
+	}
+	if o == nil {
+		o = new(ShowAppsResponse)
+	}
+	c := false
+	if (m.App == nil) != (o.App == nil) || m.App != nil && m.App.diffAt(o.App, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

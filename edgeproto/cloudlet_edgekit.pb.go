@@ -22,17 +22,16 @@ const (
 	LocationFieldLongitude = "2" // longitude
 )
 
+var _Location_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude"},
+	{Number: 2, Name: "longitude"},
+}}
+
+var _Location_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Location", _Location_shape, false)
+
 // LocationAllFields lists the leaf flags of Location: together they
 // select every field.
-var LocationAllFields = []string{
-	LocationFieldLatitude,
-	LocationFieldLongitude,
-}
-
-var _Location_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Location", []fieldmap.Field{
-	{Flag: "1", Path: "latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var LocationAllFields = slices.Clone(_Location_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Location.
 func (*Location) FieldSchema() *fieldmap.Schema { return _Location_fieldSchema }
@@ -55,29 +54,22 @@ const (
 	PlatformConfigFieldAccessApiAddr         = "8" // access_api_addr
 )
 
+var _PlatformConfig_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "region"},
+	{Number: 2, Name: "notify_controller_addrs", Kind: fieldmap.KindList},
+	{Number: 3, Name: "container_registry_path"},
+	{Number: 4, Name: "deployment_tag"},
+	{Number: 5, Name: "cache_dir"},
+	{Number: 6, Name: "test_mode"},
+	{Number: 7, Name: "crm_access_private_key"},
+	{Number: 8, Name: "access_api_addr"},
+}}
+
+var _PlatformConfig_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.PlatformConfig", _PlatformConfig_shape, false)
+
 // PlatformConfigAllFields lists the leaf flags of PlatformConfig: together they
 // select every field.
-var PlatformConfigAllFields = []string{
-	PlatformConfigFieldRegion,
-	PlatformConfigFieldNotifyControllerAddrs,
-	PlatformConfigFieldContainerRegistryPath,
-	PlatformConfigFieldDeploymentTag,
-	PlatformConfigFieldCacheDir,
-	PlatformConfigFieldTestMode,
-	PlatformConfigFieldCrmAccessPrivateKey,
-	PlatformConfigFieldAccessApiAddr,
-}
-
-var _PlatformConfig_fieldSchema = fieldmap.NewSchema("edgeproto.v1.PlatformConfig", []fieldmap.Field{
-	{Flag: "1", Path: "region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "notify_controller_addrs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "container_registry_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "deployment_tag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "cache_dir", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "test_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "crm_access_private_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "access_api_addr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var PlatformConfigAllFields = slices.Clone(_PlatformConfig_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of PlatformConfig.
 func (*PlatformConfig) FieldSchema() *fieldmap.Schema { return _PlatformConfig_fieldSchema }
@@ -128,79 +120,46 @@ const (
 	CloudletFieldUpdatedAt                     = "21"   // updated_at
 )
 
+var _File_edgeproto_v1_cloudlet_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_cloudlet_proto_ResourceQuota1835vxj_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "value"},
+	{Number: 3, Name: "alert_threshold"},
+}}
+
+var _Cloudlet_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "platform_type"},
+	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape},
+	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList},
+	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_ResourceQuota1835vxj_shape},
+	{Number: 8, Name: "default_resource_alert_threshold"},
+	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap},
+	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _PlatformConfig_shape},
+	{Number: 11, Name: "crm_on_edge"},
+	{Number: 12, Name: "maintenance_state"},
+	{Number: 13, Name: "trust_policy"},
+	{Number: 14, Name: "trust_policy_state"},
+	{Number: 15, Name: "annotations", Kind: fieldmap.KindMap},
+	{Number: 16, Name: "access_vars", Kind: fieldmap.KindMap},
+	{Number: 17, Name: "crm_override"},
+	{Number: 18, Name: "physical_name"},
+	{Number: 19, Name: "num_dynamic_ips"},
+	{Number: 20, Name: "created_at"},
+	{Number: 21, Name: "updated_at"},
+}}
+
+var _Cloudlet_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Cloudlet", _Cloudlet_shape, true)
+
 // CloudletAllFields lists the leaf flags of Cloudlet: together they
 // select every field.
-var CloudletAllFields = []string{
-	CloudletFieldKeyOrganization,
-	CloudletFieldKeyName,
-	CloudletFieldState,
-	CloudletFieldErrors,
-	CloudletFieldPlatformType,
-	CloudletFieldLocationLatitude,
-	CloudletFieldLocationLongitude,
-	CloudletFieldFlavorNames,
-	CloudletFieldResourceQuotas,
-	CloudletFieldDefaultResourceAlertThreshold,
-	CloudletFieldEnvVars,
-	CloudletFieldConfigRegion,
-	CloudletFieldConfigNotifyControllerAddrs,
-	CloudletFieldConfigContainerRegistryPath,
-	CloudletFieldConfigDeploymentTag,
-	CloudletFieldConfigCacheDir,
-	CloudletFieldConfigTestMode,
-	CloudletFieldConfigCrmAccessPrivateKey,
-	CloudletFieldConfigAccessApiAddr,
-	CloudletFieldCrmOnEdge,
-	CloudletFieldMaintenanceState,
-	CloudletFieldTrustPolicy,
-	CloudletFieldTrustPolicyState,
-	CloudletFieldAnnotations,
-	CloudletFieldAccessVars,
-	CloudletFieldCrmOverride,
-	CloudletFieldPhysicalName,
-	CloudletFieldNumDynamicIps,
-	CloudletFieldCreatedAt,
-	CloudletFieldUpdatedAt,
-}
-
-var _Cloudlet_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Cloudlet", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "errors", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "4", Path: "platform_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "flavor_names", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "7", Path: "resource_quotas", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "7.1", Path: "resource_quotas.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.2", Path: "resource_quotas.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.3", Path: "resource_quotas.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8", Path: "default_resource_alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "env_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "10", Path: "config", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "10.1", Path: "config.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.2", Path: "config.notify_controller_addrs", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "10.3", Path: "config.container_registry_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.4", Path: "config.deployment_tag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.5", Path: "config.cache_dir", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.6", Path: "config.test_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.7", Path: "config.crm_access_private_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.8", Path: "config.access_api_addr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "crm_on_edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "trust_policy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "16", Path: "access_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "17", Path: "crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18", Path: "physical_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "19", Path: "num_dynamic_ips", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "20", Path: "created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "21", Path: "updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CloudletAllFields = slices.Clone(_Cloudlet_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Cloudlet.
 func (*Cloudlet) FieldSchema() *fieldmap.Schema { return _Cloudlet_fieldSchema }
@@ -266,90 +225,84 @@ const (
 	CloudletInfoFieldUpdatedAt                                 = "17"     // updated_at
 )
 
+var _File_edgeproto_v1_cloudlet_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "vcpus"},
+	{Number: 3, Name: "ram_mb"},
+	{Number: 4, Name: "disk_gb"},
+	{Number: 5, Name: "gpus"},
+	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap},
+	{Number: 7, Name: "deprecated"},
+}}
+
+var _File_edgeproto_v1_cloudlet_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_cloudlet_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "used"},
+	{Number: 3, Name: "total"},
+	{Number: 4, Name: "quota"},
+	{Number: 5, Name: "units"},
+	{Number: 6, Name: "description"},
+	{Number: 7, Name: "alert_threshold"},
+}}
+
+var _File_edgeproto_v1_cloudlet_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_cloudlet_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_cloudlet_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_InfraResource4a99pt_shape},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_ClusterKey1vor460_shape},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_AppInstKey1lpplun_shape},
+	{Number: 4, Name: "taken_at"},
+}}
+
+var _File_edgeproto_v1_cloudlet_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap},
+	{Number: 4, Name: "roles", Kind: fieldmap.KindList},
+}}
+
+var _CloudletInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "controller"},
+	{Number: 6, Name: "compatibility_version"},
+	{Number: 7, Name: "release_version"},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_FlavorInfo17lujp1_shape},
+	{Number: 9, Name: "controller_cache_received"},
+	{Number: 10, Name: "maintenance_state"},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_StatusInfoddfjyf_shape},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_InfraResourcesSnapshot1b70od6_shape},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_NodeInfo1haf5lt_shape},
+	{Number: 14, Name: "properties", Kind: fieldmap.KindMap},
+	{Number: 15, Name: "trust_policy_state"},
+	{Number: 16, Name: "active_crm_instance"},
+	{Number: 17, Name: "updated_at"},
+}}
+
+var _CloudletInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletInfo", _CloudletInfo_shape, false)
+
 // CloudletInfoAllFields lists the leaf flags of CloudletInfo: together they
 // select every field.
-var CloudletInfoAllFields = []string{
-	CloudletInfoFieldKeyOrganization,
-	CloudletInfoFieldKeyName,
-	CloudletInfoFieldState,
-	CloudletInfoFieldErrors,
-	CloudletInfoFieldNotifyId,
-	CloudletInfoFieldController,
-	CloudletInfoFieldCompatibilityVersion,
-	CloudletInfoFieldReleaseVersion,
-	CloudletInfoFieldFlavors,
-	CloudletInfoFieldControllerCacheReceived,
-	CloudletInfoFieldMaintenanceState,
-	CloudletInfoFieldStatusTaskNumber,
-	CloudletInfoFieldStatusMaxTasks,
-	CloudletInfoFieldStatusTaskName,
-	CloudletInfoFieldStatusStepName,
-	CloudletInfoFieldStatusMsgCount,
-	CloudletInfoFieldStatusMsgs,
-	CloudletInfoFieldResourcesSnapshotInfo,
-	CloudletInfoFieldResourcesSnapshotClusterInsts,
-	CloudletInfoFieldResourcesSnapshotVmAppInsts,
-	CloudletInfoFieldResourcesSnapshotTakenAt,
-	CloudletInfoFieldNodeInfos,
-	CloudletInfoFieldProperties,
-	CloudletInfoFieldTrustPolicyState,
-	CloudletInfoFieldActiveCrmInstance,
-	CloudletInfoFieldUpdatedAt,
-}
-
-var _CloudletInfo_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CloudletInfo", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "8.1", Path: "flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.2", Path: "flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.3", Path: "flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.4", Path: "flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.5", Path: "flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.6", Path: "flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "8.7", Path: "flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9", Path: "controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.1", Path: "status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.2", Path: "status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.3", Path: "status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.4", Path: "status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.5", Path: "status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.6", Path: "status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "12.1", Path: "resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "12.1.1", Path: "resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12.1.2", Path: "resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12.1.3", Path: "resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12.1.4", Path: "resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12.1.5", Path: "resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12.1.6", Path: "resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12.1.7", Path: "resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12.2", Path: "resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "12.2.1", Path: "resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12.2.2", Path: "resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12.3", Path: "resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "12.3.1", Path: "resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12.3.2", Path: "resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12.4", Path: "resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "13.1", Path: "node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "13.2", Path: "node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "13.3", Path: "node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "13.4", Path: "node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "14", Path: "properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16", Path: "active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17", Path: "updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CloudletInfoAllFields = slices.Clone(_CloudletInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CloudletInfo.
 func (*CloudletInfo) FieldSchema() *fieldmap.Schema { return _CloudletInfo_fieldSchema }
@@ -526,7 +479,7 @@ func (m *Location) Equal(o *Location) bool {
 	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -563,7 +516,7 @@ func (m *PlatformConfig) Equal(o *PlatformConfig) bool {
 	if m.AccessApiAddr != o.AccessApiAddr {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -594,8 +547,13 @@ func (m *Cloudlet) Equal(o *Cloudlet) bool {
 	if !slices.Equal(m.FlavorNames, o.FlavorNames) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, o.ResourceQuotas, (*ResourceQuota).Equal) {
+	if len(m.ResourceQuotas) != len(o.ResourceQuotas) {
 		return false
+	}
+	for i, x := range m.ResourceQuotas {
+		if y := o.ResourceQuotas[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ResourceQuota).Equal) {
+			return false
+		}
 	}
 	if m.DefaultResourceAlertThreshold != o.DefaultResourceAlertThreshold {
 		return false
@@ -639,7 +597,7 @@ func (m *Cloudlet) Equal(o *Cloudlet) bool {
 	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -673,8 +631,13 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 	if m.ReleaseVersion != o.ReleaseVersion {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, (*FlavorInfo).Equal) {
+	if len(m.Flavors) != len(o.Flavors) {
 		return false
+	}
+	for i, x := range m.Flavors {
+		if y := o.Flavors[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*FlavorInfo).Equal) {
+			return false
+		}
 	}
 	if m.ControllerCacheReceived != o.ControllerCacheReceived {
 		return false
@@ -688,8 +651,13 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 	if !m.ResourcesSnapshot.Equal(o.ResourcesSnapshot) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.NodeInfos, o.NodeInfos, (*NodeInfo).Equal) {
+	if len(m.NodeInfos) != len(o.NodeInfos) {
 		return false
+	}
+	for i, x := range m.NodeInfos {
+		if y := o.NodeInfos[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NodeInfo).Equal) {
+			return false
+		}
 	}
 	if !maps.Equal(m.Properties, o.Properties) {
 		return false
@@ -703,7 +671,7 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -715,23 +683,34 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Location does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Location or bound to no schema: a map of another message panics.
 func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Location_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if !fieldmap.SameFloat64(m.Latitude, src.GetLatitude()) {
-			m.Latitude = src.GetLatitude()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Location being number at of fm's schema.
+func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if !fieldmap.SameFloat64(m.Longitude, src.GetLongitude()) {
-			m.Longitude = src.GetLongitude()
-			n++
-		}
+	if src == nil {
+		src = new(Location)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+		m.Latitude = src.Latitude
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+		m.Longitude = src.Longitude
+		n++
 	}
 	return n
 }
@@ -745,63 +724,66 @@ func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: PlatformConfig does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// PlatformConfig or bound to no schema: a map of another message panics.
 func (m *PlatformConfig) CopyInFields(src *PlatformConfig, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_PlatformConfig_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Region != src.GetRegion() {
-			m.Region = src.GetRegion()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// PlatformConfig being number at of fm's schema.
+func (m *PlatformConfig) copyInAt(src *PlatformConfig, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetNotifyControllerAddrs(); !slices.Equal(m.NotifyControllerAddrs, sv0) {
-			if len(sv0) == 0 {
+	if src == nil {
+		src = new(PlatformConfig)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Region != src.Region {
+		m.Region = src.Region
+		n++
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
+		} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
+			if len(src.NotifyControllerAddrs) == 0 {
 				m.NotifyControllerAddrs = nil
 			} else {
-				m.NotifyControllerAddrs = slices.Clone(sv0)
+				m.NotifyControllerAddrs = slices.Clone(src.NotifyControllerAddrs)
 			}
 			n++
 		}
 	}
-	if fm.Has("3") {
-		if m.ContainerRegistryPath != src.GetContainerRegistryPath() {
-			m.ContainerRegistryPath = src.GetContainerRegistryPath()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.ContainerRegistryPath != src.ContainerRegistryPath {
+		m.ContainerRegistryPath = src.ContainerRegistryPath
+		n++
 	}
-	if fm.Has("4") {
-		if m.DeploymentTag != src.GetDeploymentTag() {
-			m.DeploymentTag = src.GetDeploymentTag()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.DeploymentTag != src.DeploymentTag {
+		m.DeploymentTag = src.DeploymentTag
+		n++
 	}
-	if fm.Has("5") {
-		if m.CacheDir != src.GetCacheDir() {
-			m.CacheDir = src.GetCacheDir()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.CacheDir != src.CacheDir {
+		m.CacheDir = src.CacheDir
+		n++
 	}
-	if fm.Has("6") {
-		if m.TestMode != src.GetTestMode() {
-			m.TestMode = src.GetTestMode()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.TestMode != src.TestMode {
+		m.TestMode = src.TestMode
+		n++
 	}
-	if fm.Has("7") {
-		if m.CrmAccessPrivateKey != src.GetCrmAccessPrivateKey() {
-			m.CrmAccessPrivateKey = src.GetCrmAccessPrivateKey()
-			n++
-		}
+	if cw&(1<<6) != 0 && m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
+		m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
+		n++
 	}
-	if fm.Has("8") {
-		if m.AccessApiAddr != src.GetAccessApiAddr() {
-			m.AccessApiAddr = src.GetAccessApiAddr()
-			n++
-		}
+	if cw&(1<<7) != 0 && m.AccessApiAddr != src.AccessApiAddr {
+		m.AccessApiAddr = src.AccessApiAddr
+		n++
 	}
 	return n
 }
@@ -815,310 +797,188 @@ func (m *PlatformConfig) CopyInFields(src *PlatformConfig, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // with the field's list action (replace, add or remove).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Cloudlet or bound to no schema: a map of another message panics.
 func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Cloudlet_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Cloudlet being number at of fm's schema.
+func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Cloudlet)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CloudletKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(CloudletKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
+	if cw&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		switch fm.ListAction("3") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.Errors, src.GetErrors())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.Errors, src.GetErrors())
-		default:
-			if sv0 := src.GetErrors(); !slices.Equal(m.Errors, sv0) {
-				if len(sv0) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(sv0)
-				}
+	if cw&(1<<5) != 0 && m.PlatformType != src.PlatformType {
+		m.PlatformType = src.PlatformType
+		n++
+	}
+	if cw&(1<<6) != 0 {
+		if !m.Location.Equal(src.Location) {
+			m.Location = src.Location.Clone()
+			n++
+		}
+	} else if bw&(1<<6) != 0 {
+		if m.Location != nil || src.Location != nil {
+			if m.Location == nil {
+				m.Location = new(Location)
 				n++
 			}
+			n += m.Location.copyInAt(src.Location, fm, at+7)
 		}
 	}
-	if fm.Has("4") {
-		if m.PlatformType != src.GetPlatformType() {
-			m.PlatformType = src.GetPlatformType()
+	if (cw|bw)&(1<<9) != 0 {
+		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.FlavorNames, src.FlavorNames)
+		} else if !slices.Equal(m.FlavorNames, src.FlavorNames) {
+			if len(src.FlavorNames) == 0 {
+				m.FlavorNames = nil
+			} else {
+				m.FlavorNames = slices.Clone(src.FlavorNames)
+			}
 			n++
 		}
 	}
-	if fm.Has("5") {
-		if !m.Location.Equal(src.GetLocation()) {
-			m.Location = src.GetLocation().Clone()
+	if (cw|bw)&(1<<10) != 0 {
+		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.ResourceQuotas, src.ResourceQuotas, (*ResourceQuota).Equal, (*ResourceQuota).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, src.ResourceQuotas, (*ResourceQuota).Equal) {
+			if len(src.ResourceQuotas) == 0 {
+				m.ResourceQuotas = nil
+			} else {
+				m.ResourceQuotas = fieldmap.CloneListFunc(src.ResourceQuotas, (*ResourceQuota).Clone)
+			}
 			n++
 		}
-	} else if fm.HasChild("5") {
-		if d1, s1 := m.Location, src.GetLocation(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Location{}
-				m.Location = d1
+	}
+	if cw&(1<<14) != 0 && m.DefaultResourceAlertThreshold != src.DefaultResourceAlertThreshold {
+		m.DefaultResourceAlertThreshold = src.DefaultResourceAlertThreshold
+		n++
+	}
+	if (cw|bw)&(1<<15) != 0 {
+		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.EnvVars, src.EnvVars)
+		} else if !maps.Equal(m.EnvVars, src.EnvVars) {
+			if len(src.EnvVars) == 0 {
+				m.EnvVars = nil
+			} else {
+				m.EnvVars = maps.Clone(src.EnvVars)
+			}
+			n++
+		}
+	}
+	if cw&(1<<16) != 0 {
+		if !m.Config.Equal(src.Config) {
+			m.Config = src.Config.Clone()
+			n++
+		}
+	} else if bw&(1<<16) != 0 {
+		if m.Config != nil || src.Config != nil {
+			if m.Config == nil {
+				m.Config = new(PlatformConfig)
 				n++
 			}
-			if fm.IsSet("5.1") {
-				if !fieldmap.SameFloat64(d1.Latitude, s1.GetLatitude()) {
-					d1.Latitude = s1.GetLatitude()
-					n++
-				}
-			}
-			if fm.IsSet("5.2") {
-				if !fieldmap.SameFloat64(d1.Longitude, s1.GetLongitude()) {
-					d1.Longitude = s1.GetLongitude()
-					n++
-				}
-			}
+			n += m.Config.copyInAt(src.Config, fm, at+17)
 		}
 	}
-	if fm.HasOrHasChild("6") {
-		switch fm.ListAction("6") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.FlavorNames, src.GetFlavorNames())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.FlavorNames, src.GetFlavorNames())
-		default:
-			if sv0 := src.GetFlavorNames(); !slices.Equal(m.FlavorNames, sv0) {
-				if len(sv0) == 0 {
-					m.FlavorNames = nil
-				} else {
-					m.FlavorNames = slices.Clone(sv0)
-				}
-				n++
-			}
-		}
+	if cw&(1<<25) != 0 && m.CrmOnEdge != src.CrmOnEdge {
+		m.CrmOnEdge = src.CrmOnEdge
+		n++
 	}
-	if fm.HasOrHasChild("7") {
-		switch fm.ListAction("7") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.ResourceQuotas, src.GetResourceQuotas(), (*ResourceQuota).Equal, (*ResourceQuota).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.ResourceQuotas, src.GetResourceQuotas(), (*ResourceQuota).Equal)
-		default:
-			if sv0 := src.GetResourceQuotas(); !fieldmap.EqualMessageListFunc(m.ResourceQuotas, sv0, (*ResourceQuota).Equal) {
-				if len(sv0) == 0 {
-					m.ResourceQuotas = nil
-				} else {
-					m.ResourceQuotas = fieldmap.CloneListFunc(sv0, (*ResourceQuota).Clone)
-				}
-				n++
-			}
-		}
+	if cw&(1<<26) != 0 && m.MaintenanceState != src.MaintenanceState {
+		m.MaintenanceState = src.MaintenanceState
+		n++
 	}
-	if fm.Has("8") {
-		if m.DefaultResourceAlertThreshold != src.GetDefaultResourceAlertThreshold() {
-			m.DefaultResourceAlertThreshold = src.GetDefaultResourceAlertThreshold()
+	if cw&(1<<27) != 0 && m.TrustPolicy != src.TrustPolicy {
+		m.TrustPolicy = src.TrustPolicy
+		n++
+	}
+	if cw&(1<<28) != 0 && m.TrustPolicyState != src.TrustPolicyState {
+		m.TrustPolicyState = src.TrustPolicyState
+		n++
+	}
+	if (cw|bw)&(1<<29) != 0 {
+		if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
+		} else if !maps.Equal(m.Annotations, src.Annotations) {
+			if len(src.Annotations) == 0 {
+				m.Annotations = nil
+			} else {
+				m.Annotations = maps.Clone(src.Annotations)
+			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("9") {
-		switch fm.ListAction("9") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.EnvVars, src.GetEnvVars())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.EnvVars, src.GetEnvVars())
-		default:
-			if sv0 := src.GetEnvVars(); !maps.Equal(m.EnvVars, sv0) {
-				if len(sv0) == 0 {
-					m.EnvVars = nil
-				} else {
-					m.EnvVars = maps.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<30) != 0 {
+		if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.AccessVars, src.AccessVars)
+		} else if !maps.Equal(m.AccessVars, src.AccessVars) {
+			if len(src.AccessVars) == 0 {
+				m.AccessVars = nil
+			} else {
+				m.AccessVars = maps.Clone(src.AccessVars)
 			}
-		}
-	}
-	if fm.Has("10") {
-		if !m.Config.Equal(src.GetConfig()) {
-			m.Config = src.GetConfig().Clone()
-			n++
-		}
-	} else if fm.HasChild("10") {
-		if d1, s1 := m.Config, src.GetConfig(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &PlatformConfig{}
-				m.Config = d1
-				n++
-			}
-			if fm.IsSet("10.1") {
-				if d1.Region != s1.GetRegion() {
-					d1.Region = s1.GetRegion()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("10.2") {
-				switch fm.ListAction("10.2") {
-				case fieldmap.Add:
-					n += fieldmap.AddList(&d1.NotifyControllerAddrs, s1.GetNotifyControllerAddrs())
-				case fieldmap.Remove:
-					n += fieldmap.RemoveList(&d1.NotifyControllerAddrs, s1.GetNotifyControllerAddrs())
-				default:
-					if sv1 := s1.GetNotifyControllerAddrs(); !slices.Equal(d1.NotifyControllerAddrs, sv1) {
-						if len(sv1) == 0 {
-							d1.NotifyControllerAddrs = nil
-						} else {
-							d1.NotifyControllerAddrs = slices.Clone(sv1)
-						}
-						n++
-					}
-				}
-			}
-			if fm.IsSet("10.3") {
-				if d1.ContainerRegistryPath != s1.GetContainerRegistryPath() {
-					d1.ContainerRegistryPath = s1.GetContainerRegistryPath()
-					n++
-				}
-			}
-			if fm.IsSet("10.4") {
-				if d1.DeploymentTag != s1.GetDeploymentTag() {
-					d1.DeploymentTag = s1.GetDeploymentTag()
-					n++
-				}
-			}
-			if fm.IsSet("10.5") {
-				if d1.CacheDir != s1.GetCacheDir() {
-					d1.CacheDir = s1.GetCacheDir()
-					n++
-				}
-			}
-			if fm.IsSet("10.6") {
-				if d1.TestMode != s1.GetTestMode() {
-					d1.TestMode = s1.GetTestMode()
-					n++
-				}
-			}
-			if fm.IsSet("10.7") {
-				if d1.CrmAccessPrivateKey != s1.GetCrmAccessPrivateKey() {
-					d1.CrmAccessPrivateKey = s1.GetCrmAccessPrivateKey()
-					n++
-				}
-			}
-			if fm.IsSet("10.8") {
-				if d1.AccessApiAddr != s1.GetAccessApiAddr() {
-					d1.AccessApiAddr = s1.GetAccessApiAddr()
-					n++
-				}
-			}
-		}
-	}
-	if fm.Has("11") {
-		if m.CrmOnEdge != src.GetCrmOnEdge() {
-			m.CrmOnEdge = src.GetCrmOnEdge()
 			n++
 		}
 	}
-	if fm.Has("12") {
-		if m.MaintenanceState != src.GetMaintenanceState() {
-			m.MaintenanceState = src.GetMaintenanceState()
-			n++
-		}
+	if cw&(1<<31) != 0 && m.CrmOverride != src.CrmOverride {
+		m.CrmOverride = src.CrmOverride
+		n++
 	}
-	if fm.Has("13") {
-		if m.TrustPolicy != src.GetTrustPolicy() {
-			m.TrustPolicy = src.GetTrustPolicy()
-			n++
-		}
+	if cw&(1<<32) != 0 && m.PhysicalName != src.PhysicalName {
+		m.PhysicalName = src.PhysicalName
+		n++
 	}
-	if fm.Has("14") {
-		if m.TrustPolicyState != src.GetTrustPolicyState() {
-			m.TrustPolicyState = src.GetTrustPolicyState()
-			n++
-		}
+	if cw&(1<<33) != 0 && m.NumDynamicIps != src.NumDynamicIps {
+		m.NumDynamicIps = src.NumDynamicIps
+		n++
 	}
-	if fm.HasOrHasChild("15") {
-		switch fm.ListAction("15") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.Annotations, src.GetAnnotations())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.Annotations, src.GetAnnotations())
-		default:
-			if sv0 := src.GetAnnotations(); !maps.Equal(m.Annotations, sv0) {
-				if len(sv0) == 0 {
-					m.Annotations = nil
-				} else {
-					m.Annotations = maps.Clone(sv0)
-				}
-				n++
-			}
-		}
+	if cw&(1<<34) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
 	}
-	if fm.HasOrHasChild("16") {
-		switch fm.ListAction("16") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.AccessVars, src.GetAccessVars())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.AccessVars, src.GetAccessVars())
-		default:
-			if sv0 := src.GetAccessVars(); !maps.Equal(m.AccessVars, sv0) {
-				if len(sv0) == 0 {
-					m.AccessVars = nil
-				} else {
-					m.AccessVars = maps.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.Has("17") {
-		if m.CrmOverride != src.GetCrmOverride() {
-			m.CrmOverride = src.GetCrmOverride()
-			n++
-		}
-	}
-	if fm.Has("18") {
-		if m.PhysicalName != src.GetPhysicalName() {
-			m.PhysicalName = src.GetPhysicalName()
-			n++
-		}
-	}
-	if fm.Has("19") {
-		if m.NumDynamicIps != src.GetNumDynamicIps() {
-			m.NumDynamicIps = src.GetNumDynamicIps()
-			n++
-		}
-	}
-	if fm.Has("20") {
-		if !fieldmap.Equal(m.CreatedAt, src.GetCreatedAt()) {
-			m.CreatedAt = fieldmap.Clone(src.GetCreatedAt())
-			n++
-		}
-	}
-	if fm.Has("21") {
-		if !fieldmap.Equal(m.UpdatedAt, src.GetUpdatedAt()) {
-			m.UpdatedAt = fieldmap.Clone(src.GetUpdatedAt())
-			n++
-		}
+	if cw&(1<<35) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
 	}
 	return n
 }
@@ -1132,241 +992,156 @@ func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CloudletInfo does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CloudletInfo or bound to no schema: a map of another message panics.
 func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CloudletInfo_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CloudletInfo being number at of fm's schema.
+func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CloudletInfo)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CloudletKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(CloudletKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetErrors(); !slices.Equal(m.Errors, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
 				m.Errors = nil
 			} else {
-				m.Errors = slices.Clone(sv0)
+				m.Errors = slices.Clone(src.Errors)
 			}
 			n++
 		}
 	}
-	if fm.Has("4") {
-		if m.NotifyId != src.GetNotifyId() {
-			m.NotifyId = src.GetNotifyId()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
+		m.NotifyId = src.NotifyId
+		n++
 	}
-	if fm.Has("5") {
-		if m.Controller != src.GetController() {
-			m.Controller = src.GetController()
-			n++
-		}
+	if cw&(1<<6) != 0 && m.Controller != src.Controller {
+		m.Controller = src.Controller
+		n++
 	}
-	if fm.Has("6") {
-		if m.CompatibilityVersion != src.GetCompatibilityVersion() {
-			m.CompatibilityVersion = src.GetCompatibilityVersion()
-			n++
-		}
+	if cw&(1<<7) != 0 && m.CompatibilityVersion != src.CompatibilityVersion {
+		m.CompatibilityVersion = src.CompatibilityVersion
+		n++
 	}
-	if fm.Has("7") {
-		if m.ReleaseVersion != src.GetReleaseVersion() {
-			m.ReleaseVersion = src.GetReleaseVersion()
-			n++
-		}
+	if cw&(1<<8) != 0 && m.ReleaseVersion != src.ReleaseVersion {
+		m.ReleaseVersion = src.ReleaseVersion
+		n++
 	}
-	if fm.HasOrHasChild("8") {
-		if sv0 := src.GetFlavors(); !fieldmap.EqualMessageListFunc(m.Flavors, sv0, (*FlavorInfo).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<9) != 0 {
+		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*FlavorInfo).Equal, (*FlavorInfo).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*FlavorInfo).Equal) {
+			if len(src.Flavors) == 0 {
 				m.Flavors = nil
 			} else {
-				m.Flavors = fieldmap.CloneListFunc(sv0, (*FlavorInfo).Clone)
+				m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*FlavorInfo).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("9") {
-		if m.ControllerCacheReceived != src.GetControllerCacheReceived() {
-			m.ControllerCacheReceived = src.GetControllerCacheReceived()
-			n++
-		}
+	if cw&(1<<17) != 0 && m.ControllerCacheReceived != src.ControllerCacheReceived {
+		m.ControllerCacheReceived = src.ControllerCacheReceived
+		n++
 	}
-	if fm.Has("10") {
-		if m.MaintenanceState != src.GetMaintenanceState() {
-			m.MaintenanceState = src.GetMaintenanceState()
-			n++
-		}
+	if cw&(1<<18) != 0 && m.MaintenanceState != src.MaintenanceState {
+		m.MaintenanceState = src.MaintenanceState
+		n++
 	}
-	if fm.Has("11") {
-		if !m.Status.Equal(src.GetStatus()) {
-			m.Status = src.GetStatus().Clone()
+	if cw&(1<<19) != 0 {
+		if !m.Status.Equal(src.Status) {
+			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if fm.HasChild("11") {
-		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StatusInfo{}
-				m.Status = d1
+	} else if bw&(1<<19) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(StatusInfo)
 				n++
 			}
-			if fm.IsSet("11.1") {
-				if d1.TaskNumber != s1.GetTaskNumber() {
-					d1.TaskNumber = s1.GetTaskNumber()
-					n++
-				}
-			}
-			if fm.IsSet("11.2") {
-				if d1.MaxTasks != s1.GetMaxTasks() {
-					d1.MaxTasks = s1.GetMaxTasks()
-					n++
-				}
-			}
-			if fm.IsSet("11.3") {
-				if d1.TaskName != s1.GetTaskName() {
-					d1.TaskName = s1.GetTaskName()
-					n++
-				}
-			}
-			if fm.IsSet("11.4") {
-				if d1.StepName != s1.GetStepName() {
-					d1.StepName = s1.GetStepName()
-					n++
-				}
-			}
-			if fm.IsSet("11.5") {
-				if d1.MsgCount != s1.GetMsgCount() {
-					d1.MsgCount = s1.GetMsgCount()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("11.6") {
-				if sv1 := s1.GetMsgs(); !slices.Equal(d1.Msgs, sv1) {
-					if len(sv1) == 0 {
-						d1.Msgs = nil
-					} else {
-						d1.Msgs = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Status.copyInAt(src.Status, fm, at+20)
 		}
 	}
-	if fm.Has("12") {
-		if !m.ResourcesSnapshot.Equal(src.GetResourcesSnapshot()) {
-			m.ResourcesSnapshot = src.GetResourcesSnapshot().Clone()
+	if cw&(1<<26) != 0 {
+		if !m.ResourcesSnapshot.Equal(src.ResourcesSnapshot) {
+			m.ResourcesSnapshot = src.ResourcesSnapshot.Clone()
 			n++
 		}
-	} else if fm.HasChild("12") {
-		if d1, s1 := m.ResourcesSnapshot, src.GetResourcesSnapshot(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &InfraResourcesSnapshot{}
-				m.ResourcesSnapshot = d1
+	} else if bw&(1<<26) != 0 {
+		if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
+			if m.ResourcesSnapshot == nil {
+				m.ResourcesSnapshot = new(InfraResourcesSnapshot)
 				n++
 			}
-			if fm.IsSetOrHasChild("12.1") {
-				if sv1 := s1.GetInfo(); !fieldmap.EqualMessageListFunc(d1.Info, sv1, (*InfraResource).Equal) {
-					if len(sv1) == 0 {
-						d1.Info = nil
-					} else {
-						d1.Info = fieldmap.CloneListFunc(sv1, (*InfraResource).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("12.2") {
-				if sv1 := s1.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d1.ClusterInsts, sv1, (*ClusterKey).Equal) {
-					if len(sv1) == 0 {
-						d1.ClusterInsts = nil
-					} else {
-						d1.ClusterInsts = fieldmap.CloneListFunc(sv1, (*ClusterKey).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("12.3") {
-				if sv1 := s1.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d1.VmAppInsts, sv1, (*AppInstKey).Equal) {
-					if len(sv1) == 0 {
-						d1.VmAppInsts = nil
-					} else {
-						d1.VmAppInsts = fieldmap.CloneListFunc(sv1, (*AppInstKey).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("12.4") {
-				if !fieldmap.Equal(d1.TakenAt, s1.GetTakenAt()) {
-					d1.TakenAt = fieldmap.Clone(s1.GetTakenAt())
-					n++
-				}
-			}
+			n += m.ResourcesSnapshot.copyInAt(src.ResourcesSnapshot, fm, at+27)
 		}
 	}
-	if fm.HasOrHasChild("13") {
-		if sv0 := src.GetNodeInfos(); !fieldmap.EqualMessageListFunc(m.NodeInfos, sv0, (*NodeInfo).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<42) != 0 {
+		if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, (*NodeInfo).Equal, (*NodeInfo).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, (*NodeInfo).Equal) {
+			if len(src.NodeInfos) == 0 {
 				m.NodeInfos = nil
 			} else {
-				m.NodeInfos = fieldmap.CloneListFunc(sv0, (*NodeInfo).Clone)
+				m.NodeInfos = fieldmap.CloneListFunc(src.NodeInfos, (*NodeInfo).Clone)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("14") {
-		if sv0 := src.GetProperties(); !maps.Equal(m.Properties, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<47) != 0 {
+		if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
+		} else if !maps.Equal(m.Properties, src.Properties) {
+			if len(src.Properties) == 0 {
 				m.Properties = nil
 			} else {
-				m.Properties = maps.Clone(sv0)
+				m.Properties = maps.Clone(src.Properties)
 			}
 			n++
 		}
 	}
-	if fm.Has("15") {
-		if m.TrustPolicyState != src.GetTrustPolicyState() {
-			m.TrustPolicyState = src.GetTrustPolicyState()
-			n++
-		}
+	if cw&(1<<48) != 0 && m.TrustPolicyState != src.TrustPolicyState {
+		m.TrustPolicyState = src.TrustPolicyState
+		n++
 	}
-	if fm.Has("16") {
-		if m.ActiveCrmInstance != src.GetActiveCrmInstance() {
-			m.ActiveCrmInstance = src.GetActiveCrmInstance()
-			n++
-		}
+	if cw&(1<<49) != 0 && m.ActiveCrmInstance != src.ActiveCrmInstance {
+		m.ActiveCrmInstance = src.ActiveCrmInstance
+		n++
 	}
-	if fm.Has("17") {
-		if !fieldmap.Equal(m.UpdatedAt, src.GetUpdatedAt()) {
-			m.UpdatedAt = fieldmap.Clone(src.GetUpdatedAt())
-			n++
-		}
+	if cw&(1<<50) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
 	}
 	return n
 }
@@ -1378,13 +1153,30 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 // compared.
 func (m *Location) DiffFields(o *Location) *fieldmap.FieldMap {
 	fm := _Location_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualImplicitFloat64(m.GetLatitude(), o.GetLatitude()) {
-		fm.Set("1")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetLongitude(), o.GetLongitude()) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Location being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Location) diffAt(o *Location, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Location)
+	}
+	if o == nil {
+		o = new(Location)
+	}
+	c := false
+	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1394,31 +1186,54 @@ func (m *Location) DiffFields(o *Location) *fieldmap.FieldMap {
 // compared.
 func (m *PlatformConfig) DiffFields(o *PlatformConfig) *fieldmap.FieldMap {
 	fm := _PlatformConfig_fieldSchema.NewFieldMap()
-	if m.GetRegion() != o.GetRegion() {
-		fm.Set("1")
-	}
-	if !slices.Equal(m.GetNotifyControllerAddrs(), o.GetNotifyControllerAddrs()) {
-		fm.Set("2")
-	}
-	if m.GetContainerRegistryPath() != o.GetContainerRegistryPath() {
-		fm.Set("3")
-	}
-	if m.GetDeploymentTag() != o.GetDeploymentTag() {
-		fm.Set("4")
-	}
-	if m.GetCacheDir() != o.GetCacheDir() {
-		fm.Set("5")
-	}
-	if m.GetTestMode() != o.GetTestMode() {
-		fm.Set("6")
-	}
-	if m.GetCrmAccessPrivateKey() != o.GetCrmAccessPrivateKey() {
-		fm.Set("7")
-	}
-	if m.GetAccessApiAddr() != o.GetAccessApiAddr() {
-		fm.Set("8")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// PlatformConfig being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *PlatformConfig) diffAt(o *PlatformConfig, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(PlatformConfig)
+	}
+	if o == nil {
+		o = new(PlatformConfig)
+	}
+	c := false
+	if m.Region != o.Region {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.NotifyControllerAddrs, o.NotifyControllerAddrs) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.ContainerRegistryPath != o.ContainerRegistryPath {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.DeploymentTag != o.DeploymentTag {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.CacheDir != o.CacheDir {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.TestMode != o.TestMode {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.CrmAccessPrivateKey != o.CrmAccessPrivateKey {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.AccessApiAddr != o.AccessApiAddr {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1428,133 +1243,106 @@ func (m *PlatformConfig) DiffFields(o *PlatformConfig) *fieldmap.FieldMap {
 // compared.
 func (m *Cloudlet) DiffFields(o *Cloudlet) *fieldmap.FieldMap {
 	fm := _Cloudlet_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetState() != o.GetState() {
-		fm.Set("2")
-	}
-	if !slices.Equal(m.GetErrors(), o.GetErrors()) {
-		fm.Set("3")
-	}
-	if m.GetPlatformType() != o.GetPlatformType() {
-		fm.Set("4")
-	}
-	if a1, b1 := m.GetLocation(), o.GetLocation(); (a1 == nil) != (b1 == nil) {
-		fm.Set("5")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.EqualImplicitFloat64(a1.GetLatitude(), b1.GetLatitude()) {
-			fm.Set("5.1")
-			c1 = true
-		}
-		if !fieldmap.EqualImplicitFloat64(a1.GetLongitude(), b1.GetLongitude()) {
-			fm.Set("5.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("5")
-		}
-	}
-	if !slices.Equal(m.GetFlavorNames(), o.GetFlavorNames()) {
-		fm.Set("6")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetResourceQuotas(), o.GetResourceQuotas(), (*ResourceQuota).Equal) {
-		fm.Set("7")
-	}
-	if m.GetDefaultResourceAlertThreshold() != o.GetDefaultResourceAlertThreshold() {
-		fm.Set("8")
-	}
-	if !maps.Equal(m.GetEnvVars(), o.GetEnvVars()) {
-		fm.Set("9")
-	}
-	if a1, b1 := m.GetConfig(), o.GetConfig(); (a1 == nil) != (b1 == nil) {
-		fm.Set("10")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetRegion() != b1.GetRegion() {
-			fm.Set("10.1")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetNotifyControllerAddrs(), b1.GetNotifyControllerAddrs()) {
-			fm.Set("10.2")
-			c1 = true
-		}
-		if a1.GetContainerRegistryPath() != b1.GetContainerRegistryPath() {
-			fm.Set("10.3")
-			c1 = true
-		}
-		if a1.GetDeploymentTag() != b1.GetDeploymentTag() {
-			fm.Set("10.4")
-			c1 = true
-		}
-		if a1.GetCacheDir() != b1.GetCacheDir() {
-			fm.Set("10.5")
-			c1 = true
-		}
-		if a1.GetTestMode() != b1.GetTestMode() {
-			fm.Set("10.6")
-			c1 = true
-		}
-		if a1.GetCrmAccessPrivateKey() != b1.GetCrmAccessPrivateKey() {
-			fm.Set("10.7")
-			c1 = true
-		}
-		if a1.GetAccessApiAddr() != b1.GetAccessApiAddr() {
-			fm.Set("10.8")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("10")
-		}
-	}
-	if m.GetCrmOnEdge() != o.GetCrmOnEdge() {
-		fm.Set("11")
-	}
-	if m.GetMaintenanceState() != o.GetMaintenanceState() {
-		fm.Set("12")
-	}
-	if m.GetTrustPolicy() != o.GetTrustPolicy() {
-		fm.Set("13")
-	}
-	if m.GetTrustPolicyState() != o.GetTrustPolicyState() {
-		fm.Set("14")
-	}
-	if !maps.Equal(m.GetAnnotations(), o.GetAnnotations()) {
-		fm.Set("15")
-	}
-	if !maps.Equal(m.GetAccessVars(), o.GetAccessVars()) {
-		fm.Set("16")
-	}
-	if m.GetCrmOverride() != o.GetCrmOverride() {
-		fm.Set("17")
-	}
-	if m.GetPhysicalName() != o.GetPhysicalName() {
-		fm.Set("18")
-	}
-	if m.GetNumDynamicIps() != o.GetNumDynamicIps() {
-		fm.Set("19")
-	}
-	if !fieldmap.Equal(m.GetCreatedAt(), o.GetCreatedAt()) {
-		fm.Set("20")
-	}
-	if !fieldmap.Equal(m.GetUpdatedAt(), o.GetUpdatedAt()) {
-		fm.Set("21")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Cloudlet being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Cloudlet) diffAt(o *Cloudlet, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Cloudlet)
+	}
+	if o == nil {
+		o = new(Cloudlet)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.PlatformType != o.PlatformType {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if (m.Location == nil) != (o.Location == nil) || m.Location != nil && m.Location.diffAt(o.Location, fm, at+7) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !slices.Equal(m.FlavorNames, o.FlavorNames) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, o.ResourceQuotas, (*ResourceQuota).Equal) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if m.DefaultResourceAlertThreshold != o.DefaultResourceAlertThreshold {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if !maps.Equal(m.EnvVars, o.EnvVars) {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	if (m.Config == nil) != (o.Config == nil) || m.Config != nil && m.Config.diffAt(o.Config, fm, at+17) {
+		fm.SetAt(at + 16)
+		c = true
+	}
+	if m.CrmOnEdge != o.CrmOnEdge {
+		fm.SetAt(at + 25)
+		c = true
+	}
+	if m.MaintenanceState != o.MaintenanceState {
+		fm.SetAt(at + 26)
+		c = true
+	}
+	if m.TrustPolicy != o.TrustPolicy {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if m.TrustPolicyState != o.TrustPolicyState {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if !maps.Equal(m.Annotations, o.Annotations) {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	if !maps.Equal(m.AccessVars, o.AccessVars) {
+		fm.SetAt(at + 30)
+		c = true
+	}
+	if m.CrmOverride != o.CrmOverride {
+		fm.SetAt(at + 31)
+		c = true
+	}
+	if m.PhysicalName != o.PhysicalName {
+		fm.SetAt(at + 32)
+		c = true
+	}
+	if m.NumDynamicIps != o.NumDynamicIps {
+		fm.SetAt(at + 33)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 34)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 35)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1564,121 +1352,90 @@ func (m *Cloudlet) DiffFields(o *Cloudlet) *fieldmap.FieldMap {
 // compared.
 func (m *CloudletInfo) DiffFields(o *CloudletInfo) *fieldmap.FieldMap {
 	fm := _CloudletInfo_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetState() != o.GetState() {
-		fm.Set("2")
-	}
-	if !slices.Equal(m.GetErrors(), o.GetErrors()) {
-		fm.Set("3")
-	}
-	if m.GetNotifyId() != o.GetNotifyId() {
-		fm.Set("4")
-	}
-	if m.GetController() != o.GetController() {
-		fm.Set("5")
-	}
-	if m.GetCompatibilityVersion() != o.GetCompatibilityVersion() {
-		fm.Set("6")
-	}
-	if m.GetReleaseVersion() != o.GetReleaseVersion() {
-		fm.Set("7")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetFlavors(), o.GetFlavors(), (*FlavorInfo).Equal) {
-		fm.Set("8")
-	}
-	if m.GetControllerCacheReceived() != o.GetControllerCacheReceived() {
-		fm.Set("9")
-	}
-	if m.GetMaintenanceState() != o.GetMaintenanceState() {
-		fm.Set("10")
-	}
-	if a1, b1 := m.GetStatus(), o.GetStatus(); (a1 == nil) != (b1 == nil) {
-		fm.Set("11")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetTaskNumber() != b1.GetTaskNumber() {
-			fm.Set("11.1")
-			c1 = true
-		}
-		if a1.GetMaxTasks() != b1.GetMaxTasks() {
-			fm.Set("11.2")
-			c1 = true
-		}
-		if a1.GetTaskName() != b1.GetTaskName() {
-			fm.Set("11.3")
-			c1 = true
-		}
-		if a1.GetStepName() != b1.GetStepName() {
-			fm.Set("11.4")
-			c1 = true
-		}
-		if a1.GetMsgCount() != b1.GetMsgCount() {
-			fm.Set("11.5")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetMsgs(), b1.GetMsgs()) {
-			fm.Set("11.6")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("11")
-		}
-	}
-	if a1, b1 := m.GetResourcesSnapshot(), o.GetResourcesSnapshot(); (a1 == nil) != (b1 == nil) {
-		fm.Set("12")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.EqualMessageListFunc(a1.GetInfo(), b1.GetInfo(), (*InfraResource).Equal) {
-			fm.Set("12.1")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetClusterInsts(), b1.GetClusterInsts(), (*ClusterKey).Equal) {
-			fm.Set("12.2")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetVmAppInsts(), b1.GetVmAppInsts(), (*AppInstKey).Equal) {
-			fm.Set("12.3")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetTakenAt(), b1.GetTakenAt()) {
-			fm.Set("12.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("12")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetNodeInfos(), o.GetNodeInfos(), (*NodeInfo).Equal) {
-		fm.Set("13")
-	}
-	if !maps.Equal(m.GetProperties(), o.GetProperties()) {
-		fm.Set("14")
-	}
-	if m.GetTrustPolicyState() != o.GetTrustPolicyState() {
-		fm.Set("15")
-	}
-	if m.GetActiveCrmInstance() != o.GetActiveCrmInstance() {
-		fm.Set("16")
-	}
-	if !fieldmap.Equal(m.GetUpdatedAt(), o.GetUpdatedAt()) {
-		fm.Set("17")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CloudletInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CloudletInfo) diffAt(o *CloudletInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CloudletInfo)
+	}
+	if o == nil {
+		o = new(CloudletInfo)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.NotifyId != o.NotifyId {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.Controller != o.Controller {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.CompatibilityVersion != o.CompatibilityVersion {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if m.ReleaseVersion != o.ReleaseVersion {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, (*FlavorInfo).Equal) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if m.ControllerCacheReceived != o.ControllerCacheReceived {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	if m.MaintenanceState != o.MaintenanceState {
+		fm.SetAt(at + 18)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+20) {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	if (m.ResourcesSnapshot == nil) != (o.ResourcesSnapshot == nil) || m.ResourcesSnapshot != nil && m.ResourcesSnapshot.diffAt(o.ResourcesSnapshot, fm, at+27) {
+		fm.SetAt(at + 26)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.NodeInfos, o.NodeInfos, (*NodeInfo).Equal) {
+		fm.SetAt(at + 42)
+		c = true
+	}
+	if !maps.Equal(m.Properties, o.Properties) {
+		fm.SetAt(at + 47)
+		c = true
+	}
+	if m.TrustPolicyState != o.TrustPolicyState {
+		fm.SetAt(at + 48)
+		c = true
+	}
+	if m.ActiveCrmInstance != o.ActiveCrmInstance {
+		fm.SetAt(at + 49)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 50)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

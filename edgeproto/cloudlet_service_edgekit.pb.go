@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	maps "maps"
 	slices "slices"
 )
 
@@ -58,82 +57,67 @@ const (
 	CreateCloudletRequestFieldNoWait                                = "2"      // no_wait
 )
 
+var _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_Location1s2694a_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude"},
+	{Number: 2, Name: "longitude"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_ResourceQuota1835vxj_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "value"},
+	{Number: 3, Name: "alert_threshold"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_PlatformConfig4vgnw0_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "region"},
+	{Number: 2, Name: "notify_controller_addrs", Kind: fieldmap.KindList},
+	{Number: 3, Name: "container_registry_path"},
+	{Number: 4, Name: "deployment_tag"},
+	{Number: 5, Name: "cache_dir"},
+	{Number: 6, Name: "test_mode"},
+	{Number: 7, Name: "crm_access_private_key"},
+	{Number: 8, Name: "access_api_addr"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "platform_type"},
+	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Location1s2694a_shape},
+	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList},
+	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_ResourceQuota1835vxj_shape},
+	{Number: 8, Name: "default_resource_alert_threshold"},
+	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap},
+	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_PlatformConfig4vgnw0_shape},
+	{Number: 11, Name: "crm_on_edge"},
+	{Number: 12, Name: "maintenance_state"},
+	{Number: 13, Name: "trust_policy"},
+	{Number: 14, Name: "trust_policy_state"},
+	{Number: 15, Name: "annotations", Kind: fieldmap.KindMap},
+	{Number: 16, Name: "access_vars", Kind: fieldmap.KindMap},
+	{Number: 17, Name: "crm_override"},
+	{Number: 18, Name: "physical_name"},
+	{Number: 19, Name: "num_dynamic_ips"},
+	{Number: 20, Name: "created_at"},
+	{Number: 21, Name: "updated_at"},
+}}
+
+var _CreateCloudletRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape},
+	{Number: 2, Name: "no_wait"},
+}}
+
+var _CreateCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateCloudletRequest", _CreateCloudletRequest_shape, false)
+
 // CreateCloudletRequestAllFields lists the leaf flags of CreateCloudletRequest: together they
 // select every field.
-var CreateCloudletRequestAllFields = []string{
-	CreateCloudletRequestFieldCloudletKeyOrganization,
-	CreateCloudletRequestFieldCloudletKeyName,
-	CreateCloudletRequestFieldCloudletState,
-	CreateCloudletRequestFieldCloudletErrors,
-	CreateCloudletRequestFieldCloudletPlatformType,
-	CreateCloudletRequestFieldCloudletLocationLatitude,
-	CreateCloudletRequestFieldCloudletLocationLongitude,
-	CreateCloudletRequestFieldCloudletFlavorNames,
-	CreateCloudletRequestFieldCloudletResourceQuotas,
-	CreateCloudletRequestFieldCloudletDefaultResourceAlertThreshold,
-	CreateCloudletRequestFieldCloudletEnvVars,
-	CreateCloudletRequestFieldCloudletConfigRegion,
-	CreateCloudletRequestFieldCloudletConfigNotifyControllerAddrs,
-	CreateCloudletRequestFieldCloudletConfigContainerRegistryPath,
-	CreateCloudletRequestFieldCloudletConfigDeploymentTag,
-	CreateCloudletRequestFieldCloudletConfigCacheDir,
-	CreateCloudletRequestFieldCloudletConfigTestMode,
-	CreateCloudletRequestFieldCloudletConfigCrmAccessPrivateKey,
-	CreateCloudletRequestFieldCloudletConfigAccessApiAddr,
-	CreateCloudletRequestFieldCloudletCrmOnEdge,
-	CreateCloudletRequestFieldCloudletMaintenanceState,
-	CreateCloudletRequestFieldCloudletTrustPolicy,
-	CreateCloudletRequestFieldCloudletTrustPolicyState,
-	CreateCloudletRequestFieldCloudletAnnotations,
-	CreateCloudletRequestFieldCloudletAccessVars,
-	CreateCloudletRequestFieldCloudletCrmOverride,
-	CreateCloudletRequestFieldCloudletPhysicalName,
-	CreateCloudletRequestFieldCloudletNumDynamicIps,
-	CreateCloudletRequestFieldCloudletCreatedAt,
-	CreateCloudletRequestFieldCloudletUpdatedAt,
-	CreateCloudletRequestFieldNoWait,
-}
-
-var _CreateCloudletRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateCloudletRequest", []fieldmap.Field{
-	{Flag: "1", Path: "cloudlet", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cloudlet.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cloudlet.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cloudlet.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cloudlet.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cloudlet.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cloudlet.platform_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cloudlet.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "cloudlet.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "cloudlet.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cloudlet.flavor_names", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cloudlet.resource_quotas", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "cloudlet.resource_quotas.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "cloudlet.resource_quotas.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "cloudlet.resource_quotas.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "cloudlet.default_resource_alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "cloudlet.env_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cloudlet.config", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.10.1", Path: "cloudlet.config.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.2", Path: "cloudlet.config.notify_controller_addrs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.3", Path: "cloudlet.config.container_registry_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.4", Path: "cloudlet.config.deployment_tag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.5", Path: "cloudlet.config.cache_dir", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.6", Path: "cloudlet.config.test_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.7", Path: "cloudlet.config.crm_access_private_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.8", Path: "cloudlet.config.access_api_addr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cloudlet.crm_on_edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "cloudlet.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cloudlet.trust_policy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "cloudlet.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cloudlet.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cloudlet.access_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cloudlet.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "cloudlet.physical_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "cloudlet.num_dynamic_ips", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.20", Path: "cloudlet.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.21", Path: "cloudlet.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CreateCloudletRequestAllFields = slices.Clone(_CreateCloudletRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateCloudletRequest.
 func (*CreateCloudletRequest) FieldSchema() *fieldmap.Schema {
@@ -163,37 +147,33 @@ const (
 	CreateCloudletResponseFieldCrmAccessKey             = "2"     // crm_access_key
 )
 
+var _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state"},
+	{Number: 2, Name: "message"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape},
+	{Number: 5, Name: "final"},
+}}
+
+var _CreateCloudletResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape},
+	{Number: 2, Name: "crm_access_key"},
+}}
+
+var _CreateCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateCloudletResponse", _CreateCloudletResponse_shape, false)
+
 // CreateCloudletResponseAllFields lists the leaf flags of CreateCloudletResponse: together they
 // select every field.
-var CreateCloudletResponseAllFields = []string{
-	CreateCloudletResponseFieldProgressState,
-	CreateCloudletResponseFieldProgressMessage,
-	CreateCloudletResponseFieldProgressErrors,
-	CreateCloudletResponseFieldProgressStatusTaskNumber,
-	CreateCloudletResponseFieldProgressStatusMaxTasks,
-	CreateCloudletResponseFieldProgressStatusTaskName,
-	CreateCloudletResponseFieldProgressStatusStepName,
-	CreateCloudletResponseFieldProgressStatusMsgCount,
-	CreateCloudletResponseFieldProgressStatusMsgs,
-	CreateCloudletResponseFieldProgressFinal,
-	CreateCloudletResponseFieldCrmAccessKey,
-}
-
-var _CreateCloudletResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateCloudletResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "crm_access_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CreateCloudletResponseAllFields = slices.Clone(_CreateCloudletResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateCloudletResponse.
 func (*CreateCloudletResponse) FieldSchema() *fieldmap.Schema {
@@ -249,84 +229,17 @@ const (
 	UpdateCloudletRequestFieldNoWait                                = "3"      // no_wait
 )
 
+var _UpdateCloudletRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+	{Number: 3, Name: "no_wait"},
+}}
+
+var _UpdateCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateCloudletRequest", _UpdateCloudletRequest_shape, false)
+
 // UpdateCloudletRequestAllFields lists the leaf flags of UpdateCloudletRequest: together they
 // select every field.
-var UpdateCloudletRequestAllFields = []string{
-	UpdateCloudletRequestFieldCloudletKeyOrganization,
-	UpdateCloudletRequestFieldCloudletKeyName,
-	UpdateCloudletRequestFieldCloudletState,
-	UpdateCloudletRequestFieldCloudletErrors,
-	UpdateCloudletRequestFieldCloudletPlatformType,
-	UpdateCloudletRequestFieldCloudletLocationLatitude,
-	UpdateCloudletRequestFieldCloudletLocationLongitude,
-	UpdateCloudletRequestFieldCloudletFlavorNames,
-	UpdateCloudletRequestFieldCloudletResourceQuotas,
-	UpdateCloudletRequestFieldCloudletDefaultResourceAlertThreshold,
-	UpdateCloudletRequestFieldCloudletEnvVars,
-	UpdateCloudletRequestFieldCloudletConfigRegion,
-	UpdateCloudletRequestFieldCloudletConfigNotifyControllerAddrs,
-	UpdateCloudletRequestFieldCloudletConfigContainerRegistryPath,
-	UpdateCloudletRequestFieldCloudletConfigDeploymentTag,
-	UpdateCloudletRequestFieldCloudletConfigCacheDir,
-	UpdateCloudletRequestFieldCloudletConfigTestMode,
-	UpdateCloudletRequestFieldCloudletConfigCrmAccessPrivateKey,
-	UpdateCloudletRequestFieldCloudletConfigAccessApiAddr,
-	UpdateCloudletRequestFieldCloudletCrmOnEdge,
-	UpdateCloudletRequestFieldCloudletMaintenanceState,
-	UpdateCloudletRequestFieldCloudletTrustPolicy,
-	UpdateCloudletRequestFieldCloudletTrustPolicyState,
-	UpdateCloudletRequestFieldCloudletAnnotations,
-	UpdateCloudletRequestFieldCloudletAccessVars,
-	UpdateCloudletRequestFieldCloudletCrmOverride,
-	UpdateCloudletRequestFieldCloudletPhysicalName,
-	UpdateCloudletRequestFieldCloudletNumDynamicIps,
-	UpdateCloudletRequestFieldCloudletCreatedAt,
-	UpdateCloudletRequestFieldCloudletUpdatedAt,
-	UpdateCloudletRequestFieldFields,
-	UpdateCloudletRequestFieldNoWait,
-}
-
-var _UpdateCloudletRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateCloudletRequest", []fieldmap.Field{
-	{Flag: "1", Path: "cloudlet", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cloudlet.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cloudlet.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cloudlet.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cloudlet.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cloudlet.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cloudlet.platform_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cloudlet.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "cloudlet.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "cloudlet.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cloudlet.flavor_names", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cloudlet.resource_quotas", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "cloudlet.resource_quotas.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "cloudlet.resource_quotas.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "cloudlet.resource_quotas.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "cloudlet.default_resource_alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "cloudlet.env_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cloudlet.config", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.10.1", Path: "cloudlet.config.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.2", Path: "cloudlet.config.notify_controller_addrs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.3", Path: "cloudlet.config.container_registry_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.4", Path: "cloudlet.config.deployment_tag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.5", Path: "cloudlet.config.cache_dir", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.6", Path: "cloudlet.config.test_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.7", Path: "cloudlet.config.crm_access_private_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.8", Path: "cloudlet.config.access_api_addr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cloudlet.crm_on_edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "cloudlet.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cloudlet.trust_policy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "cloudlet.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cloudlet.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cloudlet.access_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cloudlet.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "cloudlet.physical_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "cloudlet.num_dynamic_ips", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.20", Path: "cloudlet.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.21", Path: "cloudlet.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var UpdateCloudletRequestAllFields = slices.Clone(_UpdateCloudletRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateCloudletRequest.
 func (*UpdateCloudletRequest) FieldSchema() *fieldmap.Schema {
@@ -355,35 +268,15 @@ const (
 	UpdateCloudletResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
+var _UpdateCloudletResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape},
+}}
+
+var _UpdateCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateCloudletResponse", _UpdateCloudletResponse_shape, false)
+
 // UpdateCloudletResponseAllFields lists the leaf flags of UpdateCloudletResponse: together they
 // select every field.
-var UpdateCloudletResponseAllFields = []string{
-	UpdateCloudletResponseFieldProgressState,
-	UpdateCloudletResponseFieldProgressMessage,
-	UpdateCloudletResponseFieldProgressErrors,
-	UpdateCloudletResponseFieldProgressStatusTaskNumber,
-	UpdateCloudletResponseFieldProgressStatusMaxTasks,
-	UpdateCloudletResponseFieldProgressStatusTaskName,
-	UpdateCloudletResponseFieldProgressStatusStepName,
-	UpdateCloudletResponseFieldProgressStatusMsgCount,
-	UpdateCloudletResponseFieldProgressStatusMsgs,
-	UpdateCloudletResponseFieldProgressFinal,
-}
-
-var _UpdateCloudletResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateCloudletResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var UpdateCloudletResponseAllFields = slices.Clone(_UpdateCloudletResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateCloudletResponse.
 func (*UpdateCloudletResponse) FieldSchema() *fieldmap.Schema {
@@ -405,22 +298,17 @@ const (
 	DeleteCloudletRequestFieldCrmOverride     = "3"   // crm_override
 )
 
+var _DeleteCloudletRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "no_wait"},
+	{Number: 3, Name: "crm_override"},
+}}
+
+var _DeleteCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteCloudletRequest", _DeleteCloudletRequest_shape, false)
+
 // DeleteCloudletRequestAllFields lists the leaf flags of DeleteCloudletRequest: together they
 // select every field.
-var DeleteCloudletRequestAllFields = []string{
-	DeleteCloudletRequestFieldKeyOrganization,
-	DeleteCloudletRequestFieldKeyName,
-	DeleteCloudletRequestFieldNoWait,
-	DeleteCloudletRequestFieldCrmOverride,
-}
-
-var _DeleteCloudletRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteCloudletRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var DeleteCloudletRequestAllFields = slices.Clone(_DeleteCloudletRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteCloudletRequest.
 func (*DeleteCloudletRequest) FieldSchema() *fieldmap.Schema {
@@ -449,35 +337,15 @@ const (
 	DeleteCloudletResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
+var _DeleteCloudletResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape},
+}}
+
+var _DeleteCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteCloudletResponse", _DeleteCloudletResponse_shape, false)
+
 // DeleteCloudletResponseAllFields lists the leaf flags of DeleteCloudletResponse: together they
 // select every field.
-var DeleteCloudletResponseAllFields = []string{
-	DeleteCloudletResponseFieldProgressState,
-	DeleteCloudletResponseFieldProgressMessage,
-	DeleteCloudletResponseFieldProgressErrors,
-	DeleteCloudletResponseFieldProgressStatusTaskNumber,
-	DeleteCloudletResponseFieldProgressStatusMaxTasks,
-	DeleteCloudletResponseFieldProgressStatusTaskName,
-	DeleteCloudletResponseFieldProgressStatusStepName,
-	DeleteCloudletResponseFieldProgressStatusMsgCount,
-	DeleteCloudletResponseFieldProgressStatusMsgs,
-	DeleteCloudletResponseFieldProgressFinal,
-}
-
-var _DeleteCloudletResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteCloudletResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var DeleteCloudletResponseAllFields = slices.Clone(_DeleteCloudletResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteCloudletResponse.
 func (*DeleteCloudletResponse) FieldSchema() *fieldmap.Schema {
@@ -531,80 +399,15 @@ const (
 	ShowCloudletsRequestFieldFilterUpdatedAt                     = "1.21"   // filter.updated_at
 )
 
+var _ShowCloudletsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape},
+}}
+
+var _ShowCloudletsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsRequest", _ShowCloudletsRequest_shape, false)
+
 // ShowCloudletsRequestAllFields lists the leaf flags of ShowCloudletsRequest: together they
 // select every field.
-var ShowCloudletsRequestAllFields = []string{
-	ShowCloudletsRequestFieldFilterKeyOrganization,
-	ShowCloudletsRequestFieldFilterKeyName,
-	ShowCloudletsRequestFieldFilterState,
-	ShowCloudletsRequestFieldFilterErrors,
-	ShowCloudletsRequestFieldFilterPlatformType,
-	ShowCloudletsRequestFieldFilterLocationLatitude,
-	ShowCloudletsRequestFieldFilterLocationLongitude,
-	ShowCloudletsRequestFieldFilterFlavorNames,
-	ShowCloudletsRequestFieldFilterResourceQuotas,
-	ShowCloudletsRequestFieldFilterDefaultResourceAlertThreshold,
-	ShowCloudletsRequestFieldFilterEnvVars,
-	ShowCloudletsRequestFieldFilterConfigRegion,
-	ShowCloudletsRequestFieldFilterConfigNotifyControllerAddrs,
-	ShowCloudletsRequestFieldFilterConfigContainerRegistryPath,
-	ShowCloudletsRequestFieldFilterConfigDeploymentTag,
-	ShowCloudletsRequestFieldFilterConfigCacheDir,
-	ShowCloudletsRequestFieldFilterConfigTestMode,
-	ShowCloudletsRequestFieldFilterConfigCrmAccessPrivateKey,
-	ShowCloudletsRequestFieldFilterConfigAccessApiAddr,
-	ShowCloudletsRequestFieldFilterCrmOnEdge,
-	ShowCloudletsRequestFieldFilterMaintenanceState,
-	ShowCloudletsRequestFieldFilterTrustPolicy,
-	ShowCloudletsRequestFieldFilterTrustPolicyState,
-	ShowCloudletsRequestFieldFilterAnnotations,
-	ShowCloudletsRequestFieldFilterAccessVars,
-	ShowCloudletsRequestFieldFilterCrmOverride,
-	ShowCloudletsRequestFieldFilterPhysicalName,
-	ShowCloudletsRequestFieldFilterNumDynamicIps,
-	ShowCloudletsRequestFieldFilterCreatedAt,
-	ShowCloudletsRequestFieldFilterUpdatedAt,
-}
-
-var _ShowCloudletsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCloudletsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.platform_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "filter.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "filter.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.flavor_names", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.resource_quotas", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "filter.resource_quotas.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "filter.resource_quotas.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "filter.resource_quotas.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "filter.default_resource_alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "filter.env_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "filter.config", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.10.1", Path: "filter.config.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.2", Path: "filter.config.notify_controller_addrs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.3", Path: "filter.config.container_registry_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.4", Path: "filter.config.deployment_tag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.5", Path: "filter.config.cache_dir", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.6", Path: "filter.config.test_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.7", Path: "filter.config.crm_access_private_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.8", Path: "filter.config.access_api_addr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "filter.crm_on_edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "filter.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "filter.trust_policy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "filter.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "filter.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "filter.access_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "filter.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "filter.physical_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "filter.num_dynamic_ips", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.20", Path: "filter.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.21", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowCloudletsRequestAllFields = slices.Clone(_ShowCloudletsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowCloudletsRequest.
 func (*ShowCloudletsRequest) FieldSchema() *fieldmap.Schema { return _ShowCloudletsRequest_fieldSchema }
@@ -656,80 +459,15 @@ const (
 	ShowCloudletsResponseFieldCloudletUpdatedAt                     = "1.21"   // cloudlet.updated_at
 )
 
+var _ShowCloudletsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape},
+}}
+
+var _ShowCloudletsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsResponse", _ShowCloudletsResponse_shape, false)
+
 // ShowCloudletsResponseAllFields lists the leaf flags of ShowCloudletsResponse: together they
 // select every field.
-var ShowCloudletsResponseAllFields = []string{
-	ShowCloudletsResponseFieldCloudletKeyOrganization,
-	ShowCloudletsResponseFieldCloudletKeyName,
-	ShowCloudletsResponseFieldCloudletState,
-	ShowCloudletsResponseFieldCloudletErrors,
-	ShowCloudletsResponseFieldCloudletPlatformType,
-	ShowCloudletsResponseFieldCloudletLocationLatitude,
-	ShowCloudletsResponseFieldCloudletLocationLongitude,
-	ShowCloudletsResponseFieldCloudletFlavorNames,
-	ShowCloudletsResponseFieldCloudletResourceQuotas,
-	ShowCloudletsResponseFieldCloudletDefaultResourceAlertThreshold,
-	ShowCloudletsResponseFieldCloudletEnvVars,
-	ShowCloudletsResponseFieldCloudletConfigRegion,
-	ShowCloudletsResponseFieldCloudletConfigNotifyControllerAddrs,
-	ShowCloudletsResponseFieldCloudletConfigContainerRegistryPath,
-	ShowCloudletsResponseFieldCloudletConfigDeploymentTag,
-	ShowCloudletsResponseFieldCloudletConfigCacheDir,
-	ShowCloudletsResponseFieldCloudletConfigTestMode,
-	ShowCloudletsResponseFieldCloudletConfigCrmAccessPrivateKey,
-	ShowCloudletsResponseFieldCloudletConfigAccessApiAddr,
-	ShowCloudletsResponseFieldCloudletCrmOnEdge,
-	ShowCloudletsResponseFieldCloudletMaintenanceState,
-	ShowCloudletsResponseFieldCloudletTrustPolicy,
-	ShowCloudletsResponseFieldCloudletTrustPolicyState,
-	ShowCloudletsResponseFieldCloudletAnnotations,
-	ShowCloudletsResponseFieldCloudletAccessVars,
-	ShowCloudletsResponseFieldCloudletCrmOverride,
-	ShowCloudletsResponseFieldCloudletPhysicalName,
-	ShowCloudletsResponseFieldCloudletNumDynamicIps,
-	ShowCloudletsResponseFieldCloudletCreatedAt,
-	ShowCloudletsResponseFieldCloudletUpdatedAt,
-}
-
-var _ShowCloudletsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCloudletsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "cloudlet", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cloudlet.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cloudlet.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cloudlet.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cloudlet.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cloudlet.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cloudlet.platform_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cloudlet.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "cloudlet.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "cloudlet.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cloudlet.flavor_names", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cloudlet.resource_quotas", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "cloudlet.resource_quotas.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "cloudlet.resource_quotas.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "cloudlet.resource_quotas.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "cloudlet.default_resource_alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "cloudlet.env_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cloudlet.config", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.10.1", Path: "cloudlet.config.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.2", Path: "cloudlet.config.notify_controller_addrs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.10.3", Path: "cloudlet.config.container_registry_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.4", Path: "cloudlet.config.deployment_tag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.5", Path: "cloudlet.config.cache_dir", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.6", Path: "cloudlet.config.test_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.7", Path: "cloudlet.config.crm_access_private_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10.8", Path: "cloudlet.config.access_api_addr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cloudlet.crm_on_edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "cloudlet.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cloudlet.trust_policy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "cloudlet.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cloudlet.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cloudlet.access_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cloudlet.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.18", Path: "cloudlet.physical_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.19", Path: "cloudlet.num_dynamic_ips", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.20", Path: "cloudlet.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.21", Path: "cloudlet.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowCloudletsResponseAllFields = slices.Clone(_ShowCloudletsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowCloudletsResponse.
 func (*ShowCloudletsResponse) FieldSchema() *fieldmap.Schema {
@@ -798,91 +536,79 @@ const (
 	ShowCloudletInfosRequestFieldFilterUpdatedAt                                 = "1.17"     // filter.updated_at
 )
 
+var _File_edgeproto_v1_cloudlet_service_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "vcpus"},
+	{Number: 3, Name: "ram_mb"},
+	{Number: 4, Name: "disk_gb"},
+	{Number: 5, Name: "gpus"},
+	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap},
+	{Number: 7, Name: "deprecated"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "used"},
+	{Number: 3, Name: "total"},
+	{Number: 4, Name: "quota"},
+	{Number: 5, Name: "units"},
+	{Number: 6, Name: "description"},
+	{Number: 7, Name: "alert_threshold"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_InfraResource4a99pt_shape},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_ClusterKey1vor460_shape},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_AppInstKey1lpplun_shape},
+	{Number: 4, Name: "taken_at"},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap},
+	{Number: 4, Name: "roles", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "controller"},
+	{Number: 6, Name: "compatibility_version"},
+	{Number: 7, Name: "release_version"},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_FlavorInfo17lujp1_shape},
+	{Number: 9, Name: "controller_cache_received"},
+	{Number: 10, Name: "maintenance_state"},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_InfraResourcesSnapshot1b70od6_shape},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_NodeInfo1haf5lt_shape},
+	{Number: 14, Name: "properties", Kind: fieldmap.KindMap},
+	{Number: 15, Name: "trust_policy_state"},
+	{Number: 16, Name: "active_crm_instance"},
+	{Number: 17, Name: "updated_at"},
+}}
+
+var _ShowCloudletInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape},
+}}
+
+var _ShowCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosRequest", _ShowCloudletInfosRequest_shape, false)
+
 // ShowCloudletInfosRequestAllFields lists the leaf flags of ShowCloudletInfosRequest: together they
 // select every field.
-var ShowCloudletInfosRequestAllFields = []string{
-	ShowCloudletInfosRequestFieldFilterKeyOrganization,
-	ShowCloudletInfosRequestFieldFilterKeyName,
-	ShowCloudletInfosRequestFieldFilterState,
-	ShowCloudletInfosRequestFieldFilterErrors,
-	ShowCloudletInfosRequestFieldFilterNotifyId,
-	ShowCloudletInfosRequestFieldFilterController,
-	ShowCloudletInfosRequestFieldFilterCompatibilityVersion,
-	ShowCloudletInfosRequestFieldFilterReleaseVersion,
-	ShowCloudletInfosRequestFieldFilterFlavors,
-	ShowCloudletInfosRequestFieldFilterControllerCacheReceived,
-	ShowCloudletInfosRequestFieldFilterMaintenanceState,
-	ShowCloudletInfosRequestFieldFilterStatusTaskNumber,
-	ShowCloudletInfosRequestFieldFilterStatusMaxTasks,
-	ShowCloudletInfosRequestFieldFilterStatusTaskName,
-	ShowCloudletInfosRequestFieldFilterStatusStepName,
-	ShowCloudletInfosRequestFieldFilterStatusMsgCount,
-	ShowCloudletInfosRequestFieldFilterStatusMsgs,
-	ShowCloudletInfosRequestFieldFilterResourcesSnapshotInfo,
-	ShowCloudletInfosRequestFieldFilterResourcesSnapshotClusterInsts,
-	ShowCloudletInfosRequestFieldFilterResourcesSnapshotVmAppInsts,
-	ShowCloudletInfosRequestFieldFilterResourcesSnapshotTakenAt,
-	ShowCloudletInfosRequestFieldFilterNodeInfos,
-	ShowCloudletInfosRequestFieldFilterProperties,
-	ShowCloudletInfosRequestFieldFilterTrustPolicyState,
-	ShowCloudletInfosRequestFieldFilterActiveCrmInstance,
-	ShowCloudletInfosRequestFieldFilterUpdatedAt,
-}
-
-var _ShowCloudletInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCloudletInfosRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8.1", Path: "filter.flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.2", Path: "filter.flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.3", Path: "filter.flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.4", Path: "filter.flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.5", Path: "filter.flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.6", Path: "filter.flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.8.7", Path: "filter.flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9", Path: "filter.controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "filter.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "filter.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "filter.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.2", Path: "filter.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.3", Path: "filter.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.4", Path: "filter.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.5", Path: "filter.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.6", Path: "filter.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "filter.resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "filter.resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.1.1", Path: "filter.resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.2", Path: "filter.resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.3", Path: "filter.resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.4", Path: "filter.resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.5", Path: "filter.resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.6", Path: "filter.resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.7", Path: "filter.resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2", Path: "filter.resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2.1", Path: "filter.resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2.2", Path: "filter.resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3", Path: "filter.resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3.1", Path: "filter.resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3.2", Path: "filter.resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.4", Path: "filter.resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "filter.node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13.1", Path: "filter.node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.13.2", Path: "filter.node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.3", Path: "filter.node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.4", Path: "filter.node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.14", Path: "filter.properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "filter.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "filter.active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowCloudletInfosRequestAllFields = slices.Clone(_ShowCloudletInfosRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowCloudletInfosRequest.
 func (*ShowCloudletInfosRequest) FieldSchema() *fieldmap.Schema {
@@ -951,91 +677,15 @@ const (
 	ShowCloudletInfosResponseFieldCloudletInfoUpdatedAt                                 = "1.17"     // cloudlet_info.updated_at
 )
 
+var _ShowCloudletInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape},
+}}
+
+var _ShowCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosResponse", _ShowCloudletInfosResponse_shape, false)
+
 // ShowCloudletInfosResponseAllFields lists the leaf flags of ShowCloudletInfosResponse: together they
 // select every field.
-var ShowCloudletInfosResponseAllFields = []string{
-	ShowCloudletInfosResponseFieldCloudletInfoKeyOrganization,
-	ShowCloudletInfosResponseFieldCloudletInfoKeyName,
-	ShowCloudletInfosResponseFieldCloudletInfoState,
-	ShowCloudletInfosResponseFieldCloudletInfoErrors,
-	ShowCloudletInfosResponseFieldCloudletInfoNotifyId,
-	ShowCloudletInfosResponseFieldCloudletInfoController,
-	ShowCloudletInfosResponseFieldCloudletInfoCompatibilityVersion,
-	ShowCloudletInfosResponseFieldCloudletInfoReleaseVersion,
-	ShowCloudletInfosResponseFieldCloudletInfoFlavors,
-	ShowCloudletInfosResponseFieldCloudletInfoControllerCacheReceived,
-	ShowCloudletInfosResponseFieldCloudletInfoMaintenanceState,
-	ShowCloudletInfosResponseFieldCloudletInfoStatusTaskNumber,
-	ShowCloudletInfosResponseFieldCloudletInfoStatusMaxTasks,
-	ShowCloudletInfosResponseFieldCloudletInfoStatusTaskName,
-	ShowCloudletInfosResponseFieldCloudletInfoStatusStepName,
-	ShowCloudletInfosResponseFieldCloudletInfoStatusMsgCount,
-	ShowCloudletInfosResponseFieldCloudletInfoStatusMsgs,
-	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfo,
-	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotClusterInsts,
-	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotVmAppInsts,
-	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotTakenAt,
-	ShowCloudletInfosResponseFieldCloudletInfoNodeInfos,
-	ShowCloudletInfosResponseFieldCloudletInfoProperties,
-	ShowCloudletInfosResponseFieldCloudletInfoTrustPolicyState,
-	ShowCloudletInfosResponseFieldCloudletInfoActiveCrmInstance,
-	ShowCloudletInfosResponseFieldCloudletInfoUpdatedAt,
-}
-
-var _ShowCloudletInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowCloudletInfosResponse", []fieldmap.Field{
-	{Flag: "1", Path: "cloudlet_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cloudlet_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cloudlet_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cloudlet_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cloudlet_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cloudlet_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cloudlet_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cloudlet_info.controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cloudlet_info.compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cloudlet_info.release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "cloudlet_info.flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8.1", Path: "cloudlet_info.flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.2", Path: "cloudlet_info.flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.3", Path: "cloudlet_info.flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.4", Path: "cloudlet_info.flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.5", Path: "cloudlet_info.flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.6", Path: "cloudlet_info.flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.8.7", Path: "cloudlet_info.flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9", Path: "cloudlet_info.controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cloudlet_info.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cloudlet_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "cloudlet_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.2", Path: "cloudlet_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.3", Path: "cloudlet_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.4", Path: "cloudlet_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.5", Path: "cloudlet_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.6", Path: "cloudlet_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "cloudlet_info.resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "cloudlet_info.resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.1.1", Path: "cloudlet_info.resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.2", Path: "cloudlet_info.resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.3", Path: "cloudlet_info.resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.4", Path: "cloudlet_info.resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.5", Path: "cloudlet_info.resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.6", Path: "cloudlet_info.resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.7", Path: "cloudlet_info.resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2", Path: "cloudlet_info.resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2.1", Path: "cloudlet_info.resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2.2", Path: "cloudlet_info.resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3", Path: "cloudlet_info.resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3.1", Path: "cloudlet_info.resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3.2", Path: "cloudlet_info.resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.4", Path: "cloudlet_info.resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cloudlet_info.node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13.1", Path: "cloudlet_info.node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.13.2", Path: "cloudlet_info.node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.3", Path: "cloudlet_info.node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.4", Path: "cloudlet_info.node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.14", Path: "cloudlet_info.properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cloudlet_info.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cloudlet_info.active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cloudlet_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowCloudletInfosResponseAllFields = slices.Clone(_ShowCloudletInfosResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowCloudletInfosResponse.
 func (*ShowCloudletInfosResponse) FieldSchema() *fieldmap.Schema {
@@ -1104,91 +754,15 @@ const (
 	WatchCloudletInfosRequestFieldFilterUpdatedAt                                 = "1.17"     // filter.updated_at
 )
 
+var _WatchCloudletInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape},
+}}
+
+var _WatchCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosRequest", _WatchCloudletInfosRequest_shape, false)
+
 // WatchCloudletInfosRequestAllFields lists the leaf flags of WatchCloudletInfosRequest: together they
 // select every field.
-var WatchCloudletInfosRequestAllFields = []string{
-	WatchCloudletInfosRequestFieldFilterKeyOrganization,
-	WatchCloudletInfosRequestFieldFilterKeyName,
-	WatchCloudletInfosRequestFieldFilterState,
-	WatchCloudletInfosRequestFieldFilterErrors,
-	WatchCloudletInfosRequestFieldFilterNotifyId,
-	WatchCloudletInfosRequestFieldFilterController,
-	WatchCloudletInfosRequestFieldFilterCompatibilityVersion,
-	WatchCloudletInfosRequestFieldFilterReleaseVersion,
-	WatchCloudletInfosRequestFieldFilterFlavors,
-	WatchCloudletInfosRequestFieldFilterControllerCacheReceived,
-	WatchCloudletInfosRequestFieldFilterMaintenanceState,
-	WatchCloudletInfosRequestFieldFilterStatusTaskNumber,
-	WatchCloudletInfosRequestFieldFilterStatusMaxTasks,
-	WatchCloudletInfosRequestFieldFilterStatusTaskName,
-	WatchCloudletInfosRequestFieldFilterStatusStepName,
-	WatchCloudletInfosRequestFieldFilterStatusMsgCount,
-	WatchCloudletInfosRequestFieldFilterStatusMsgs,
-	WatchCloudletInfosRequestFieldFilterResourcesSnapshotInfo,
-	WatchCloudletInfosRequestFieldFilterResourcesSnapshotClusterInsts,
-	WatchCloudletInfosRequestFieldFilterResourcesSnapshotVmAppInsts,
-	WatchCloudletInfosRequestFieldFilterResourcesSnapshotTakenAt,
-	WatchCloudletInfosRequestFieldFilterNodeInfos,
-	WatchCloudletInfosRequestFieldFilterProperties,
-	WatchCloudletInfosRequestFieldFilterTrustPolicyState,
-	WatchCloudletInfosRequestFieldFilterActiveCrmInstance,
-	WatchCloudletInfosRequestFieldFilterUpdatedAt,
-}
-
-var _WatchCloudletInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchCloudletInfosRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8.1", Path: "filter.flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.2", Path: "filter.flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.3", Path: "filter.flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.4", Path: "filter.flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.5", Path: "filter.flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.6", Path: "filter.flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.8.7", Path: "filter.flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9", Path: "filter.controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "filter.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "filter.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "filter.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.2", Path: "filter.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.3", Path: "filter.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.4", Path: "filter.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.5", Path: "filter.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.6", Path: "filter.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "filter.resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "filter.resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.1.1", Path: "filter.resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.2", Path: "filter.resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.3", Path: "filter.resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.4", Path: "filter.resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.5", Path: "filter.resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.6", Path: "filter.resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.7", Path: "filter.resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2", Path: "filter.resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2.1", Path: "filter.resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2.2", Path: "filter.resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3", Path: "filter.resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3.1", Path: "filter.resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3.2", Path: "filter.resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.4", Path: "filter.resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "filter.node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13.1", Path: "filter.node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.13.2", Path: "filter.node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.3", Path: "filter.node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.4", Path: "filter.node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.14", Path: "filter.properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "filter.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "filter.active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var WatchCloudletInfosRequestAllFields = slices.Clone(_WatchCloudletInfosRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchCloudletInfosRequest.
 func (*WatchCloudletInfosRequest) FieldSchema() *fieldmap.Schema {
@@ -1258,93 +832,16 @@ const (
 	WatchCloudletInfosResponseFieldCloudletInfoUpdatedAt                                 = "2.17"     // cloudlet_info.updated_at
 )
 
+var _WatchCloudletInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "type"},
+	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape},
+}}
+
+var _WatchCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosResponse", _WatchCloudletInfosResponse_shape, false)
+
 // WatchCloudletInfosResponseAllFields lists the leaf flags of WatchCloudletInfosResponse: together they
 // select every field.
-var WatchCloudletInfosResponseAllFields = []string{
-	WatchCloudletInfosResponseFieldType,
-	WatchCloudletInfosResponseFieldCloudletInfoKeyOrganization,
-	WatchCloudletInfosResponseFieldCloudletInfoKeyName,
-	WatchCloudletInfosResponseFieldCloudletInfoState,
-	WatchCloudletInfosResponseFieldCloudletInfoErrors,
-	WatchCloudletInfosResponseFieldCloudletInfoNotifyId,
-	WatchCloudletInfosResponseFieldCloudletInfoController,
-	WatchCloudletInfosResponseFieldCloudletInfoCompatibilityVersion,
-	WatchCloudletInfosResponseFieldCloudletInfoReleaseVersion,
-	WatchCloudletInfosResponseFieldCloudletInfoFlavors,
-	WatchCloudletInfosResponseFieldCloudletInfoControllerCacheReceived,
-	WatchCloudletInfosResponseFieldCloudletInfoMaintenanceState,
-	WatchCloudletInfosResponseFieldCloudletInfoStatusTaskNumber,
-	WatchCloudletInfosResponseFieldCloudletInfoStatusMaxTasks,
-	WatchCloudletInfosResponseFieldCloudletInfoStatusTaskName,
-	WatchCloudletInfosResponseFieldCloudletInfoStatusStepName,
-	WatchCloudletInfosResponseFieldCloudletInfoStatusMsgCount,
-	WatchCloudletInfosResponseFieldCloudletInfoStatusMsgs,
-	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfo,
-	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotClusterInsts,
-	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotVmAppInsts,
-	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotTakenAt,
-	WatchCloudletInfosResponseFieldCloudletInfoNodeInfos,
-	WatchCloudletInfosResponseFieldCloudletInfoProperties,
-	WatchCloudletInfosResponseFieldCloudletInfoTrustPolicyState,
-	WatchCloudletInfosResponseFieldCloudletInfoActiveCrmInstance,
-	WatchCloudletInfosResponseFieldCloudletInfoUpdatedAt,
-}
-
-var _WatchCloudletInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchCloudletInfosResponse", []fieldmap.Field{
-	{Flag: "1", Path: "type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cloudlet_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cloudlet_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "cloudlet_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.1.2", Path: "cloudlet_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cloudlet_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "cloudlet_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "cloudlet_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "cloudlet_info.controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "cloudlet_info.compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7", Path: "cloudlet_info.release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8", Path: "cloudlet_info.flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.8.1", Path: "cloudlet_info.flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.2", Path: "cloudlet_info.flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.3", Path: "cloudlet_info.flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.4", Path: "cloudlet_info.flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.5", Path: "cloudlet_info.flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.6", Path: "cloudlet_info.flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.8.7", Path: "cloudlet_info.flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.9", Path: "cloudlet_info.controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10", Path: "cloudlet_info.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11", Path: "cloudlet_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.11.1", Path: "cloudlet_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.2", Path: "cloudlet_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.3", Path: "cloudlet_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.4", Path: "cloudlet_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.5", Path: "cloudlet_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.6", Path: "cloudlet_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.12", Path: "cloudlet_info.resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.12.1", Path: "cloudlet_info.resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.12.1.1", Path: "cloudlet_info.resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.2", Path: "cloudlet_info.resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.3", Path: "cloudlet_info.resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.4", Path: "cloudlet_info.resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.5", Path: "cloudlet_info.resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.6", Path: "cloudlet_info.resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.7", Path: "cloudlet_info.resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.2", Path: "cloudlet_info.resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.12.2.1", Path: "cloudlet_info.resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.2.2", Path: "cloudlet_info.resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.3", Path: "cloudlet_info.resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.12.3.1", Path: "cloudlet_info.resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.3.2", Path: "cloudlet_info.resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.4", Path: "cloudlet_info.resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.13", Path: "cloudlet_info.node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.13.1", Path: "cloudlet_info.node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.13.2", Path: "cloudlet_info.node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.13.3", Path: "cloudlet_info.node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.13.4", Path: "cloudlet_info.node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.14", Path: "cloudlet_info.properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.15", Path: "cloudlet_info.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.16", Path: "cloudlet_info.active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.17", Path: "cloudlet_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var WatchCloudletInfosResponseAllFields = slices.Clone(_WatchCloudletInfosResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchCloudletInfosResponse.
 func (*WatchCloudletInfosResponse) FieldSchema() *fieldmap.Schema {
@@ -1364,18 +861,15 @@ const (
 	RotateCloudletAccessKeyRequestFieldKeyName         = "1.2" // key.name
 )
 
+var _RotateCloudletAccessKeyRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape},
+}}
+
+var _RotateCloudletAccessKeyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RotateCloudletAccessKeyRequest", _RotateCloudletAccessKeyRequest_shape, false)
+
 // RotateCloudletAccessKeyRequestAllFields lists the leaf flags of RotateCloudletAccessKeyRequest: together they
 // select every field.
-var RotateCloudletAccessKeyRequestAllFields = []string{
-	RotateCloudletAccessKeyRequestFieldKeyOrganization,
-	RotateCloudletAccessKeyRequestFieldKeyName,
-}
-
-var _RotateCloudletAccessKeyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.RotateCloudletAccessKeyRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var RotateCloudletAccessKeyRequestAllFields = slices.Clone(_RotateCloudletAccessKeyRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of RotateCloudletAccessKeyRequest.
 func (*RotateCloudletAccessKeyRequest) FieldSchema() *fieldmap.Schema {
@@ -1393,15 +887,15 @@ const (
 	RotateCloudletAccessKeyResponseFieldCrmAccessKey = "1" // crm_access_key
 )
 
+var _RotateCloudletAccessKeyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "crm_access_key"},
+}}
+
+var _RotateCloudletAccessKeyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RotateCloudletAccessKeyResponse", _RotateCloudletAccessKeyResponse_shape, false)
+
 // RotateCloudletAccessKeyResponseAllFields lists the leaf flags of RotateCloudletAccessKeyResponse: together they
 // select every field.
-var RotateCloudletAccessKeyResponseAllFields = []string{
-	RotateCloudletAccessKeyResponseFieldCrmAccessKey,
-}
-
-var _RotateCloudletAccessKeyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.RotateCloudletAccessKeyResponse", []fieldmap.Field{
-	{Flag: "1", Path: "crm_access_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var RotateCloudletAccessKeyResponseAllFields = slices.Clone(_RotateCloudletAccessKeyResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of RotateCloudletAccessKeyResponse.
 func (*RotateCloudletAccessKeyResponse) FieldSchema() *fieldmap.Schema {
@@ -1703,7 +1197,7 @@ func (m *CreateCloudletRequest) Equal(o *CreateCloudletRequest) bool {
 	if m.NoWait != o.NoWait {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1722,7 +1216,7 @@ func (m *CreateCloudletResponse) Equal(o *CreateCloudletResponse) bool {
 	if m.CrmAccessKey != o.CrmAccessKey {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1744,7 +1238,7 @@ func (m *UpdateCloudletRequest) Equal(o *UpdateCloudletRequest) bool {
 	if m.NoWait != o.NoWait {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1760,7 +1254,7 @@ func (m *UpdateCloudletResponse) Equal(o *UpdateCloudletResponse) bool {
 	if !m.Progress.Equal(o.Progress) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1782,7 +1276,7 @@ func (m *DeleteCloudletRequest) Equal(o *DeleteCloudletRequest) bool {
 	if m.CrmOverride != o.CrmOverride {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1798,7 +1292,7 @@ func (m *DeleteCloudletResponse) Equal(o *DeleteCloudletResponse) bool {
 	if !m.Progress.Equal(o.Progress) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1814,7 +1308,7 @@ func (m *ShowCloudletsRequest) Equal(o *ShowCloudletsRequest) bool {
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1830,7 +1324,7 @@ func (m *ShowCloudletsResponse) Equal(o *ShowCloudletsResponse) bool {
 	if !m.Cloudlet.Equal(o.Cloudlet) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1846,7 +1340,7 @@ func (m *ShowCloudletInfosRequest) Equal(o *ShowCloudletInfosRequest) bool {
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1862,7 +1356,7 @@ func (m *ShowCloudletInfosResponse) Equal(o *ShowCloudletInfosResponse) bool {
 	if !m.CloudletInfo.Equal(o.CloudletInfo) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1878,7 +1372,7 @@ func (m *WatchCloudletInfosRequest) Equal(o *WatchCloudletInfosRequest) bool {
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1897,7 +1391,7 @@ func (m *WatchCloudletInfosResponse) Equal(o *WatchCloudletInfosResponse) bool {
 	if !m.CloudletInfo.Equal(o.CloudletInfo) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1913,7 +1407,7 @@ func (m *RotateCloudletAccessKeyRequest) Equal(o *RotateCloudletAccessKeyRequest
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1929,7 +1423,7 @@ func (m *RotateCloudletAccessKeyResponse) Equal(o *RotateCloudletAccessKeyRespon
 	if m.CrmAccessKey != o.CrmAccessKey {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -1941,281 +1435,44 @@ func (m *RotateCloudletAccessKeyResponse) Equal(o *RotateCloudletAccessKeyRespon
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateCloudletRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateCloudletRequest or bound to no schema: a map of another message panics.
 func (m *CreateCloudletRequest) CopyInFields(src *CreateCloudletRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateCloudletRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateCloudletRequest being number at of fm's schema.
+func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateCloudletRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Cloudlet.Equal(src.GetCloudlet()) {
-			m.Cloudlet = src.GetCloudlet().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Cloudlet.Equal(src.Cloudlet) {
+			m.Cloudlet = src.Cloudlet.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Cloudlet, src.GetCloudlet(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Cloudlet{}
-				m.Cloudlet = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Cloudlet != nil || src.Cloudlet != nil {
+			if m.Cloudlet == nil {
+				m.Cloudlet = new(Cloudlet)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.PlatformType != s1.GetPlatformType() {
-					d1.PlatformType = s1.GetPlatformType()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !d1.Location.Equal(s1.GetLocation()) {
-					d1.Location = s1.GetLocation().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.5") {
-				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &Location{}
-						d1.Location = d2
-						n++
-					}
-					if fm.IsSet("1.5.1") {
-						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
-							d2.Latitude = s2.GetLatitude()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.2") {
-						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
-							d2.Longitude = s2.GetLongitude()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetFlavorNames(); !slices.Equal(d1.FlavorNames, sv1) {
-					if len(sv1) == 0 {
-						d1.FlavorNames = nil
-					} else {
-						d1.FlavorNames = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.7") {
-				if sv1 := s1.GetResourceQuotas(); !fieldmap.EqualMessageListFunc(d1.ResourceQuotas, sv1, (*ResourceQuota).Equal) {
-					if len(sv1) == 0 {
-						d1.ResourceQuotas = nil
-					} else {
-						d1.ResourceQuotas = fieldmap.CloneListFunc(sv1, (*ResourceQuota).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.DefaultResourceAlertThreshold != s1.GetDefaultResourceAlertThreshold() {
-					d1.DefaultResourceAlertThreshold = s1.GetDefaultResourceAlertThreshold()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetEnvVars(); !maps.Equal(d1.EnvVars, sv1) {
-					if len(sv1) == 0 {
-						d1.EnvVars = nil
-					} else {
-						d1.EnvVars = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if !d1.Config.Equal(s1.GetConfig()) {
-					d1.Config = s1.GetConfig().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.10") {
-				if d2, s2 := d1.Config, s1.GetConfig(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &PlatformConfig{}
-						d1.Config = d2
-						n++
-					}
-					if fm.IsSet("1.10.1") {
-						if d2.Region != s2.GetRegion() {
-							d2.Region = s2.GetRegion()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.10.2") {
-						if sv2 := s2.GetNotifyControllerAddrs(); !slices.Equal(d2.NotifyControllerAddrs, sv2) {
-							if len(sv2) == 0 {
-								d2.NotifyControllerAddrs = nil
-							} else {
-								d2.NotifyControllerAddrs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("1.10.3") {
-						if d2.ContainerRegistryPath != s2.GetContainerRegistryPath() {
-							d2.ContainerRegistryPath = s2.GetContainerRegistryPath()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.4") {
-						if d2.DeploymentTag != s2.GetDeploymentTag() {
-							d2.DeploymentTag = s2.GetDeploymentTag()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.5") {
-						if d2.CacheDir != s2.GetCacheDir() {
-							d2.CacheDir = s2.GetCacheDir()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.6") {
-						if d2.TestMode != s2.GetTestMode() {
-							d2.TestMode = s2.GetTestMode()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.7") {
-						if d2.CrmAccessPrivateKey != s2.GetCrmAccessPrivateKey() {
-							d2.CrmAccessPrivateKey = s2.GetCrmAccessPrivateKey()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.8") {
-						if d2.AccessApiAddr != s2.GetAccessApiAddr() {
-							d2.AccessApiAddr = s2.GetAccessApiAddr()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.CrmOnEdge != s1.GetCrmOnEdge() {
-					d1.CrmOnEdge = s1.GetCrmOnEdge()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if d1.MaintenanceState != s1.GetMaintenanceState() {
-					d1.MaintenanceState = s1.GetMaintenanceState()
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.TrustPolicy != s1.GetTrustPolicy() {
-					d1.TrustPolicy = s1.GetTrustPolicy()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
-					d1.TrustPolicyState = s1.GetTrustPolicyState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.15") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.16") {
-				if sv1 := s1.GetAccessVars(); !maps.Equal(d1.AccessVars, sv1) {
-					if len(sv1) == 0 {
-						d1.AccessVars = nil
-					} else {
-						d1.AccessVars = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.17") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("1.18") {
-				if d1.PhysicalName != s1.GetPhysicalName() {
-					d1.PhysicalName = s1.GetPhysicalName()
-					n++
-				}
-			}
-			if fm.IsSet("1.19") {
-				if d1.NumDynamicIps != s1.GetNumDynamicIps() {
-					d1.NumDynamicIps = s1.GetNumDynamicIps()
-					n++
-				}
-			}
-			if fm.IsSet("1.20") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.21") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.NoWait != src.GetNoWait() {
-			m.NoWait = src.GetNoWait()
-			n++
-		}
+	if cw&(1<<37) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
 	return n
 }
@@ -2229,113 +1486,44 @@ func (m *CreateCloudletRequest) CopyInFields(src *CreateCloudletRequest, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateCloudletResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateCloudletResponse or bound to no schema: a map of another message panics.
 func (m *CreateCloudletResponse) CopyInFields(src *CreateCloudletResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateCloudletResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateCloudletResponse being number at of fm's schema.
+func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateCloudletResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Progress.Equal(src.GetProgress()) {
-			m.Progress = src.GetProgress().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Progress{}
-				m.Progress = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Message != s1.GetMessage() {
-					d1.Message = s1.GetMessage()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.4.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Final != s1.GetFinal() {
-					d1.Final = s1.GetFinal()
-					n++
-				}
-			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.CrmAccessKey != src.GetCrmAccessKey() {
-			m.CrmAccessKey = src.GetCrmAccessKey()
-			n++
-		}
+	if cw&(1<<12) != 0 && m.CrmAccessKey != src.CrmAccessKey {
+		m.CrmAccessKey = src.CrmAccessKey
+		n++
 	}
 	return n
 }
@@ -2349,291 +1537,56 @@ func (m *CreateCloudletResponse) CopyInFields(src *CreateCloudletResponse, fm *f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateCloudletRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateCloudletRequest or bound to no schema: a map of another message panics.
 func (m *UpdateCloudletRequest) CopyInFields(src *UpdateCloudletRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateCloudletRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateCloudletRequest being number at of fm's schema.
+func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateCloudletRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Cloudlet.Equal(src.GetCloudlet()) {
-			m.Cloudlet = src.GetCloudlet().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Cloudlet.Equal(src.Cloudlet) {
+			m.Cloudlet = src.Cloudlet.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Cloudlet, src.GetCloudlet(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Cloudlet{}
-				m.Cloudlet = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Cloudlet != nil || src.Cloudlet != nil {
+			if m.Cloudlet == nil {
+				m.Cloudlet = new(Cloudlet)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.PlatformType != s1.GetPlatformType() {
-					d1.PlatformType = s1.GetPlatformType()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !d1.Location.Equal(s1.GetLocation()) {
-					d1.Location = s1.GetLocation().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.5") {
-				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &Location{}
-						d1.Location = d2
-						n++
-					}
-					if fm.IsSet("1.5.1") {
-						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
-							d2.Latitude = s2.GetLatitude()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.2") {
-						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
-							d2.Longitude = s2.GetLongitude()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetFlavorNames(); !slices.Equal(d1.FlavorNames, sv1) {
-					if len(sv1) == 0 {
-						d1.FlavorNames = nil
-					} else {
-						d1.FlavorNames = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.7") {
-				if sv1 := s1.GetResourceQuotas(); !fieldmap.EqualMessageListFunc(d1.ResourceQuotas, sv1, (*ResourceQuota).Equal) {
-					if len(sv1) == 0 {
-						d1.ResourceQuotas = nil
-					} else {
-						d1.ResourceQuotas = fieldmap.CloneListFunc(sv1, (*ResourceQuota).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.DefaultResourceAlertThreshold != s1.GetDefaultResourceAlertThreshold() {
-					d1.DefaultResourceAlertThreshold = s1.GetDefaultResourceAlertThreshold()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetEnvVars(); !maps.Equal(d1.EnvVars, sv1) {
-					if len(sv1) == 0 {
-						d1.EnvVars = nil
-					} else {
-						d1.EnvVars = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if !d1.Config.Equal(s1.GetConfig()) {
-					d1.Config = s1.GetConfig().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.10") {
-				if d2, s2 := d1.Config, s1.GetConfig(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &PlatformConfig{}
-						d1.Config = d2
-						n++
-					}
-					if fm.IsSet("1.10.1") {
-						if d2.Region != s2.GetRegion() {
-							d2.Region = s2.GetRegion()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.10.2") {
-						if sv2 := s2.GetNotifyControllerAddrs(); !slices.Equal(d2.NotifyControllerAddrs, sv2) {
-							if len(sv2) == 0 {
-								d2.NotifyControllerAddrs = nil
-							} else {
-								d2.NotifyControllerAddrs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("1.10.3") {
-						if d2.ContainerRegistryPath != s2.GetContainerRegistryPath() {
-							d2.ContainerRegistryPath = s2.GetContainerRegistryPath()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.4") {
-						if d2.DeploymentTag != s2.GetDeploymentTag() {
-							d2.DeploymentTag = s2.GetDeploymentTag()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.5") {
-						if d2.CacheDir != s2.GetCacheDir() {
-							d2.CacheDir = s2.GetCacheDir()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.6") {
-						if d2.TestMode != s2.GetTestMode() {
-							d2.TestMode = s2.GetTestMode()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.7") {
-						if d2.CrmAccessPrivateKey != s2.GetCrmAccessPrivateKey() {
-							d2.CrmAccessPrivateKey = s2.GetCrmAccessPrivateKey()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.8") {
-						if d2.AccessApiAddr != s2.GetAccessApiAddr() {
-							d2.AccessApiAddr = s2.GetAccessApiAddr()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.CrmOnEdge != s1.GetCrmOnEdge() {
-					d1.CrmOnEdge = s1.GetCrmOnEdge()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if d1.MaintenanceState != s1.GetMaintenanceState() {
-					d1.MaintenanceState = s1.GetMaintenanceState()
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.TrustPolicy != s1.GetTrustPolicy() {
-					d1.TrustPolicy = s1.GetTrustPolicy()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
-					d1.TrustPolicyState = s1.GetTrustPolicyState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.15") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.16") {
-				if sv1 := s1.GetAccessVars(); !maps.Equal(d1.AccessVars, sv1) {
-					if len(sv1) == 0 {
-						d1.AccessVars = nil
-					} else {
-						d1.AccessVars = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.17") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("1.18") {
-				if d1.PhysicalName != s1.GetPhysicalName() {
-					d1.PhysicalName = s1.GetPhysicalName()
-					n++
-				}
-			}
-			if fm.IsSet("1.19") {
-				if d1.NumDynamicIps != s1.GetNumDynamicIps() {
-					d1.NumDynamicIps = s1.GetNumDynamicIps()
-					n++
-				}
-			}
-			if fm.IsSet("1.20") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.21") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<37) != 0 {
+		if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
 				m.Fields = nil
 			} else {
-				m.Fields = slices.Clone(sv0)
+				m.Fields = slices.Clone(src.Fields)
 			}
 			n++
 		}
 	}
-	if fm.Has("3") {
-		if m.NoWait != src.GetNoWait() {
-			m.NoWait = src.GetNoWait()
-			n++
-		}
+	if cw&(1<<38) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
 	return n
 }
@@ -2647,106 +1600,39 @@ func (m *UpdateCloudletRequest) CopyInFields(src *UpdateCloudletRequest, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateCloudletResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateCloudletResponse or bound to no schema: a map of another message panics.
 func (m *UpdateCloudletResponse) CopyInFields(src *UpdateCloudletResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateCloudletResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateCloudletResponse being number at of fm's schema.
+func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateCloudletResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Progress.Equal(src.GetProgress()) {
-			m.Progress = src.GetProgress().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Progress{}
-				m.Progress = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Message != s1.GetMessage() {
-					d1.Message = s1.GetMessage()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.4.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Final != s1.GetFinal() {
-					d1.Final = s1.GetFinal()
-					n++
-				}
-			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -2761,49 +1647,48 @@ func (m *UpdateCloudletResponse) CopyInFields(src *UpdateCloudletResponse, fm *f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteCloudletRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteCloudletRequest or bound to no schema: a map of another message panics.
 func (m *DeleteCloudletRequest) CopyInFields(src *DeleteCloudletRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_DeleteCloudletRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteCloudletRequest being number at of fm's schema.
+func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeleteCloudletRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CloudletKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(CloudletKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.NoWait != src.GetNoWait() {
-			m.NoWait = src.GetNoWait()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
-	if fm.Has("3") {
-		if m.CrmOverride != src.GetCrmOverride() {
-			m.CrmOverride = src.GetCrmOverride()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.CrmOverride != src.CrmOverride {
+		m.CrmOverride = src.CrmOverride
+		n++
 	}
 	return n
 }
@@ -2817,106 +1702,39 @@ func (m *DeleteCloudletRequest) CopyInFields(src *DeleteCloudletRequest, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteCloudletResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteCloudletResponse or bound to no schema: a map of another message panics.
 func (m *DeleteCloudletResponse) CopyInFields(src *DeleteCloudletResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_DeleteCloudletResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteCloudletResponse being number at of fm's schema.
+func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeleteCloudletResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Progress.Equal(src.GetProgress()) {
-			m.Progress = src.GetProgress().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Progress{}
-				m.Progress = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Message != s1.GetMessage() {
-					d1.Message = s1.GetMessage()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.4.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Final != s1.GetFinal() {
-					d1.Final = s1.GetFinal()
-					n++
-				}
-			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -2931,274 +1749,39 @@ func (m *DeleteCloudletResponse) CopyInFields(src *DeleteCloudletResponse, fm *f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowCloudletsRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowCloudletsRequest or bound to no schema: a map of another message panics.
 func (m *ShowCloudletsRequest) CopyInFields(src *ShowCloudletsRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowCloudletsRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowCloudletsRequest being number at of fm's schema.
+func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowCloudletsRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Cloudlet{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(Cloudlet)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.PlatformType != s1.GetPlatformType() {
-					d1.PlatformType = s1.GetPlatformType()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !d1.Location.Equal(s1.GetLocation()) {
-					d1.Location = s1.GetLocation().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.5") {
-				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &Location{}
-						d1.Location = d2
-						n++
-					}
-					if fm.IsSet("1.5.1") {
-						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
-							d2.Latitude = s2.GetLatitude()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.2") {
-						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
-							d2.Longitude = s2.GetLongitude()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetFlavorNames(); !slices.Equal(d1.FlavorNames, sv1) {
-					if len(sv1) == 0 {
-						d1.FlavorNames = nil
-					} else {
-						d1.FlavorNames = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.7") {
-				if sv1 := s1.GetResourceQuotas(); !fieldmap.EqualMessageListFunc(d1.ResourceQuotas, sv1, (*ResourceQuota).Equal) {
-					if len(sv1) == 0 {
-						d1.ResourceQuotas = nil
-					} else {
-						d1.ResourceQuotas = fieldmap.CloneListFunc(sv1, (*ResourceQuota).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.DefaultResourceAlertThreshold != s1.GetDefaultResourceAlertThreshold() {
-					d1.DefaultResourceAlertThreshold = s1.GetDefaultResourceAlertThreshold()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetEnvVars(); !maps.Equal(d1.EnvVars, sv1) {
-					if len(sv1) == 0 {
-						d1.EnvVars = nil
-					} else {
-						d1.EnvVars = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if !d1.Config.Equal(s1.GetConfig()) {
-					d1.Config = s1.GetConfig().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.10") {
-				if d2, s2 := d1.Config, s1.GetConfig(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &PlatformConfig{}
-						d1.Config = d2
-						n++
-					}
-					if fm.IsSet("1.10.1") {
-						if d2.Region != s2.GetRegion() {
-							d2.Region = s2.GetRegion()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.10.2") {
-						if sv2 := s2.GetNotifyControllerAddrs(); !slices.Equal(d2.NotifyControllerAddrs, sv2) {
-							if len(sv2) == 0 {
-								d2.NotifyControllerAddrs = nil
-							} else {
-								d2.NotifyControllerAddrs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("1.10.3") {
-						if d2.ContainerRegistryPath != s2.GetContainerRegistryPath() {
-							d2.ContainerRegistryPath = s2.GetContainerRegistryPath()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.4") {
-						if d2.DeploymentTag != s2.GetDeploymentTag() {
-							d2.DeploymentTag = s2.GetDeploymentTag()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.5") {
-						if d2.CacheDir != s2.GetCacheDir() {
-							d2.CacheDir = s2.GetCacheDir()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.6") {
-						if d2.TestMode != s2.GetTestMode() {
-							d2.TestMode = s2.GetTestMode()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.7") {
-						if d2.CrmAccessPrivateKey != s2.GetCrmAccessPrivateKey() {
-							d2.CrmAccessPrivateKey = s2.GetCrmAccessPrivateKey()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.8") {
-						if d2.AccessApiAddr != s2.GetAccessApiAddr() {
-							d2.AccessApiAddr = s2.GetAccessApiAddr()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.CrmOnEdge != s1.GetCrmOnEdge() {
-					d1.CrmOnEdge = s1.GetCrmOnEdge()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if d1.MaintenanceState != s1.GetMaintenanceState() {
-					d1.MaintenanceState = s1.GetMaintenanceState()
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.TrustPolicy != s1.GetTrustPolicy() {
-					d1.TrustPolicy = s1.GetTrustPolicy()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
-					d1.TrustPolicyState = s1.GetTrustPolicyState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.15") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.16") {
-				if sv1 := s1.GetAccessVars(); !maps.Equal(d1.AccessVars, sv1) {
-					if len(sv1) == 0 {
-						d1.AccessVars = nil
-					} else {
-						d1.AccessVars = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.17") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("1.18") {
-				if d1.PhysicalName != s1.GetPhysicalName() {
-					d1.PhysicalName = s1.GetPhysicalName()
-					n++
-				}
-			}
-			if fm.IsSet("1.19") {
-				if d1.NumDynamicIps != s1.GetNumDynamicIps() {
-					d1.NumDynamicIps = s1.GetNumDynamicIps()
-					n++
-				}
-			}
-			if fm.IsSet("1.20") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.21") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -3213,274 +1796,39 @@ func (m *ShowCloudletsRequest) CopyInFields(src *ShowCloudletsRequest, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowCloudletsResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowCloudletsResponse or bound to no schema: a map of another message panics.
 func (m *ShowCloudletsResponse) CopyInFields(src *ShowCloudletsResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowCloudletsResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowCloudletsResponse being number at of fm's schema.
+func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowCloudletsResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Cloudlet.Equal(src.GetCloudlet()) {
-			m.Cloudlet = src.GetCloudlet().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Cloudlet.Equal(src.Cloudlet) {
+			m.Cloudlet = src.Cloudlet.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Cloudlet, src.GetCloudlet(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Cloudlet{}
-				m.Cloudlet = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Cloudlet != nil || src.Cloudlet != nil {
+			if m.Cloudlet == nil {
+				m.Cloudlet = new(Cloudlet)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.PlatformType != s1.GetPlatformType() {
-					d1.PlatformType = s1.GetPlatformType()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !d1.Location.Equal(s1.GetLocation()) {
-					d1.Location = s1.GetLocation().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.5") {
-				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &Location{}
-						d1.Location = d2
-						n++
-					}
-					if fm.IsSet("1.5.1") {
-						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
-							d2.Latitude = s2.GetLatitude()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.2") {
-						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
-							d2.Longitude = s2.GetLongitude()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetFlavorNames(); !slices.Equal(d1.FlavorNames, sv1) {
-					if len(sv1) == 0 {
-						d1.FlavorNames = nil
-					} else {
-						d1.FlavorNames = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.7") {
-				if sv1 := s1.GetResourceQuotas(); !fieldmap.EqualMessageListFunc(d1.ResourceQuotas, sv1, (*ResourceQuota).Equal) {
-					if len(sv1) == 0 {
-						d1.ResourceQuotas = nil
-					} else {
-						d1.ResourceQuotas = fieldmap.CloneListFunc(sv1, (*ResourceQuota).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.DefaultResourceAlertThreshold != s1.GetDefaultResourceAlertThreshold() {
-					d1.DefaultResourceAlertThreshold = s1.GetDefaultResourceAlertThreshold()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.9") {
-				if sv1 := s1.GetEnvVars(); !maps.Equal(d1.EnvVars, sv1) {
-					if len(sv1) == 0 {
-						d1.EnvVars = nil
-					} else {
-						d1.EnvVars = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if !d1.Config.Equal(s1.GetConfig()) {
-					d1.Config = s1.GetConfig().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.10") {
-				if d2, s2 := d1.Config, s1.GetConfig(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &PlatformConfig{}
-						d1.Config = d2
-						n++
-					}
-					if fm.IsSet("1.10.1") {
-						if d2.Region != s2.GetRegion() {
-							d2.Region = s2.GetRegion()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.10.2") {
-						if sv2 := s2.GetNotifyControllerAddrs(); !slices.Equal(d2.NotifyControllerAddrs, sv2) {
-							if len(sv2) == 0 {
-								d2.NotifyControllerAddrs = nil
-							} else {
-								d2.NotifyControllerAddrs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("1.10.3") {
-						if d2.ContainerRegistryPath != s2.GetContainerRegistryPath() {
-							d2.ContainerRegistryPath = s2.GetContainerRegistryPath()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.4") {
-						if d2.DeploymentTag != s2.GetDeploymentTag() {
-							d2.DeploymentTag = s2.GetDeploymentTag()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.5") {
-						if d2.CacheDir != s2.GetCacheDir() {
-							d2.CacheDir = s2.GetCacheDir()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.6") {
-						if d2.TestMode != s2.GetTestMode() {
-							d2.TestMode = s2.GetTestMode()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.7") {
-						if d2.CrmAccessPrivateKey != s2.GetCrmAccessPrivateKey() {
-							d2.CrmAccessPrivateKey = s2.GetCrmAccessPrivateKey()
-							n++
-						}
-					}
-					if fm.IsSet("1.10.8") {
-						if d2.AccessApiAddr != s2.GetAccessApiAddr() {
-							d2.AccessApiAddr = s2.GetAccessApiAddr()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.11") {
-				if d1.CrmOnEdge != s1.GetCrmOnEdge() {
-					d1.CrmOnEdge = s1.GetCrmOnEdge()
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if d1.MaintenanceState != s1.GetMaintenanceState() {
-					d1.MaintenanceState = s1.GetMaintenanceState()
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.TrustPolicy != s1.GetTrustPolicy() {
-					d1.TrustPolicy = s1.GetTrustPolicy()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
-					d1.TrustPolicyState = s1.GetTrustPolicyState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.15") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.16") {
-				if sv1 := s1.GetAccessVars(); !maps.Equal(d1.AccessVars, sv1) {
-					if len(sv1) == 0 {
-						d1.AccessVars = nil
-					} else {
-						d1.AccessVars = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.17") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("1.18") {
-				if d1.PhysicalName != s1.GetPhysicalName() {
-					d1.PhysicalName = s1.GetPhysicalName()
-					n++
-				}
-			}
-			if fm.IsSet("1.19") {
-				if d1.NumDynamicIps != s1.GetNumDynamicIps() {
-					d1.NumDynamicIps = s1.GetNumDynamicIps()
-					n++
-				}
-			}
-			if fm.IsSet("1.20") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.21") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1)
 		}
 	}
 	return n
@@ -3495,254 +1843,39 @@ func (m *ShowCloudletsResponse) CopyInFields(src *ShowCloudletsResponse, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowCloudletInfosRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowCloudletInfosRequest or bound to no schema: a map of another message panics.
 func (m *ShowCloudletInfosRequest) CopyInFields(src *ShowCloudletInfosRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowCloudletInfosRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowCloudletInfosRequest being number at of fm's schema.
+func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowCloudletInfosRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CloudletInfo{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(CloudletInfo)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Controller != s1.GetController() {
-					d1.Controller = s1.GetController()
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				if d1.CompatibilityVersion != s1.GetCompatibilityVersion() {
-					d1.CompatibilityVersion = s1.GetCompatibilityVersion()
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.ReleaseVersion != s1.GetReleaseVersion() {
-					d1.ReleaseVersion = s1.GetReleaseVersion()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.8") {
-				if sv1 := s1.GetFlavors(); !fieldmap.EqualMessageListFunc(d1.Flavors, sv1, (*FlavorInfo).Equal) {
-					if len(sv1) == 0 {
-						d1.Flavors = nil
-					} else {
-						d1.Flavors = fieldmap.CloneListFunc(sv1, (*FlavorInfo).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if d1.ControllerCacheReceived != s1.GetControllerCacheReceived() {
-					d1.ControllerCacheReceived = s1.GetControllerCacheReceived()
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if d1.MaintenanceState != s1.GetMaintenanceState() {
-					d1.MaintenanceState = s1.GetMaintenanceState()
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.11") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.11.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.11.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.12") {
-				if !d1.ResourcesSnapshot.Equal(s1.GetResourcesSnapshot()) {
-					d1.ResourcesSnapshot = s1.GetResourcesSnapshot().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.12") {
-				if d2, s2 := d1.ResourcesSnapshot, s1.GetResourcesSnapshot(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &InfraResourcesSnapshot{}
-						d1.ResourcesSnapshot = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.12.1") {
-						if sv2 := s2.GetInfo(); !fieldmap.EqualMessageListFunc(d2.Info, sv2, (*InfraResource).Equal) {
-							if len(sv2) == 0 {
-								d2.Info = nil
-							} else {
-								d2.Info = fieldmap.CloneListFunc(sv2, (*InfraResource).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.2") {
-						if sv2 := s2.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d2.ClusterInsts, sv2, (*ClusterKey).Equal) {
-							if len(sv2) == 0 {
-								d2.ClusterInsts = nil
-							} else {
-								d2.ClusterInsts = fieldmap.CloneListFunc(sv2, (*ClusterKey).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.3") {
-						if sv2 := s2.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d2.VmAppInsts, sv2, (*AppInstKey).Equal) {
-							if len(sv2) == 0 {
-								d2.VmAppInsts = nil
-							} else {
-								d2.VmAppInsts = fieldmap.CloneListFunc(sv2, (*AppInstKey).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("1.12.4") {
-						if !fieldmap.Equal(d2.TakenAt, s2.GetTakenAt()) {
-							d2.TakenAt = fieldmap.Clone(s2.GetTakenAt())
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.13") {
-				if sv1 := s1.GetNodeInfos(); !fieldmap.EqualMessageListFunc(d1.NodeInfos, sv1, (*NodeInfo).Equal) {
-					if len(sv1) == 0 {
-						d1.NodeInfos = nil
-					} else {
-						d1.NodeInfos = fieldmap.CloneListFunc(sv1, (*NodeInfo).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.14") {
-				if sv1 := s1.GetProperties(); !maps.Equal(d1.Properties, sv1) {
-					if len(sv1) == 0 {
-						d1.Properties = nil
-					} else {
-						d1.Properties = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.15") {
-				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
-					d1.TrustPolicyState = s1.GetTrustPolicyState()
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if d1.ActiveCrmInstance != s1.GetActiveCrmInstance() {
-					d1.ActiveCrmInstance = s1.GetActiveCrmInstance()
-					n++
-				}
-			}
-			if fm.IsSet("1.17") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -3757,254 +1890,39 @@ func (m *ShowCloudletInfosRequest) CopyInFields(src *ShowCloudletInfosRequest, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowCloudletInfosResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowCloudletInfosResponse or bound to no schema: a map of another message panics.
 func (m *ShowCloudletInfosResponse) CopyInFields(src *ShowCloudletInfosResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowCloudletInfosResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowCloudletInfosResponse being number at of fm's schema.
+func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowCloudletInfosResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.CloudletInfo.Equal(src.GetCloudletInfo()) {
-			m.CloudletInfo = src.GetCloudletInfo().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.CloudletInfo.Equal(src.CloudletInfo) {
+			m.CloudletInfo = src.CloudletInfo.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.CloudletInfo, src.GetCloudletInfo(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CloudletInfo{}
-				m.CloudletInfo = d1
+	} else if bw&(1<<0) != 0 {
+		if m.CloudletInfo != nil || src.CloudletInfo != nil {
+			if m.CloudletInfo == nil {
+				m.CloudletInfo = new(CloudletInfo)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Controller != s1.GetController() {
-					d1.Controller = s1.GetController()
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				if d1.CompatibilityVersion != s1.GetCompatibilityVersion() {
-					d1.CompatibilityVersion = s1.GetCompatibilityVersion()
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.ReleaseVersion != s1.GetReleaseVersion() {
-					d1.ReleaseVersion = s1.GetReleaseVersion()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.8") {
-				if sv1 := s1.GetFlavors(); !fieldmap.EqualMessageListFunc(d1.Flavors, sv1, (*FlavorInfo).Equal) {
-					if len(sv1) == 0 {
-						d1.Flavors = nil
-					} else {
-						d1.Flavors = fieldmap.CloneListFunc(sv1, (*FlavorInfo).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if d1.ControllerCacheReceived != s1.GetControllerCacheReceived() {
-					d1.ControllerCacheReceived = s1.GetControllerCacheReceived()
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if d1.MaintenanceState != s1.GetMaintenanceState() {
-					d1.MaintenanceState = s1.GetMaintenanceState()
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.11") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.11.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.11.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.12") {
-				if !d1.ResourcesSnapshot.Equal(s1.GetResourcesSnapshot()) {
-					d1.ResourcesSnapshot = s1.GetResourcesSnapshot().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.12") {
-				if d2, s2 := d1.ResourcesSnapshot, s1.GetResourcesSnapshot(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &InfraResourcesSnapshot{}
-						d1.ResourcesSnapshot = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.12.1") {
-						if sv2 := s2.GetInfo(); !fieldmap.EqualMessageListFunc(d2.Info, sv2, (*InfraResource).Equal) {
-							if len(sv2) == 0 {
-								d2.Info = nil
-							} else {
-								d2.Info = fieldmap.CloneListFunc(sv2, (*InfraResource).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.2") {
-						if sv2 := s2.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d2.ClusterInsts, sv2, (*ClusterKey).Equal) {
-							if len(sv2) == 0 {
-								d2.ClusterInsts = nil
-							} else {
-								d2.ClusterInsts = fieldmap.CloneListFunc(sv2, (*ClusterKey).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.3") {
-						if sv2 := s2.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d2.VmAppInsts, sv2, (*AppInstKey).Equal) {
-							if len(sv2) == 0 {
-								d2.VmAppInsts = nil
-							} else {
-								d2.VmAppInsts = fieldmap.CloneListFunc(sv2, (*AppInstKey).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("1.12.4") {
-						if !fieldmap.Equal(d2.TakenAt, s2.GetTakenAt()) {
-							d2.TakenAt = fieldmap.Clone(s2.GetTakenAt())
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.13") {
-				if sv1 := s1.GetNodeInfos(); !fieldmap.EqualMessageListFunc(d1.NodeInfos, sv1, (*NodeInfo).Equal) {
-					if len(sv1) == 0 {
-						d1.NodeInfos = nil
-					} else {
-						d1.NodeInfos = fieldmap.CloneListFunc(sv1, (*NodeInfo).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.14") {
-				if sv1 := s1.GetProperties(); !maps.Equal(d1.Properties, sv1) {
-					if len(sv1) == 0 {
-						d1.Properties = nil
-					} else {
-						d1.Properties = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.15") {
-				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
-					d1.TrustPolicyState = s1.GetTrustPolicyState()
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if d1.ActiveCrmInstance != s1.GetActiveCrmInstance() {
-					d1.ActiveCrmInstance = s1.GetActiveCrmInstance()
-					n++
-				}
-			}
-			if fm.IsSet("1.17") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+1)
 		}
 	}
 	return n
@@ -4019,254 +1937,39 @@ func (m *ShowCloudletInfosResponse) CopyInFields(src *ShowCloudletInfosResponse,
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: WatchCloudletInfosRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// WatchCloudletInfosRequest or bound to no schema: a map of another message panics.
 func (m *WatchCloudletInfosRequest) CopyInFields(src *WatchCloudletInfosRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_WatchCloudletInfosRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// WatchCloudletInfosRequest being number at of fm's schema.
+func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(WatchCloudletInfosRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CloudletInfo{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(CloudletInfo)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Controller != s1.GetController() {
-					d1.Controller = s1.GetController()
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				if d1.CompatibilityVersion != s1.GetCompatibilityVersion() {
-					d1.CompatibilityVersion = s1.GetCompatibilityVersion()
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.ReleaseVersion != s1.GetReleaseVersion() {
-					d1.ReleaseVersion = s1.GetReleaseVersion()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.8") {
-				if sv1 := s1.GetFlavors(); !fieldmap.EqualMessageListFunc(d1.Flavors, sv1, (*FlavorInfo).Equal) {
-					if len(sv1) == 0 {
-						d1.Flavors = nil
-					} else {
-						d1.Flavors = fieldmap.CloneListFunc(sv1, (*FlavorInfo).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if d1.ControllerCacheReceived != s1.GetControllerCacheReceived() {
-					d1.ControllerCacheReceived = s1.GetControllerCacheReceived()
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if d1.MaintenanceState != s1.GetMaintenanceState() {
-					d1.MaintenanceState = s1.GetMaintenanceState()
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.11") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.11.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.11.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.12") {
-				if !d1.ResourcesSnapshot.Equal(s1.GetResourcesSnapshot()) {
-					d1.ResourcesSnapshot = s1.GetResourcesSnapshot().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.12") {
-				if d2, s2 := d1.ResourcesSnapshot, s1.GetResourcesSnapshot(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &InfraResourcesSnapshot{}
-						d1.ResourcesSnapshot = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.12.1") {
-						if sv2 := s2.GetInfo(); !fieldmap.EqualMessageListFunc(d2.Info, sv2, (*InfraResource).Equal) {
-							if len(sv2) == 0 {
-								d2.Info = nil
-							} else {
-								d2.Info = fieldmap.CloneListFunc(sv2, (*InfraResource).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.2") {
-						if sv2 := s2.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d2.ClusterInsts, sv2, (*ClusterKey).Equal) {
-							if len(sv2) == 0 {
-								d2.ClusterInsts = nil
-							} else {
-								d2.ClusterInsts = fieldmap.CloneListFunc(sv2, (*ClusterKey).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.3") {
-						if sv2 := s2.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d2.VmAppInsts, sv2, (*AppInstKey).Equal) {
-							if len(sv2) == 0 {
-								d2.VmAppInsts = nil
-							} else {
-								d2.VmAppInsts = fieldmap.CloneListFunc(sv2, (*AppInstKey).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("1.12.4") {
-						if !fieldmap.Equal(d2.TakenAt, s2.GetTakenAt()) {
-							d2.TakenAt = fieldmap.Clone(s2.GetTakenAt())
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.13") {
-				if sv1 := s1.GetNodeInfos(); !fieldmap.EqualMessageListFunc(d1.NodeInfos, sv1, (*NodeInfo).Equal) {
-					if len(sv1) == 0 {
-						d1.NodeInfos = nil
-					} else {
-						d1.NodeInfos = fieldmap.CloneListFunc(sv1, (*NodeInfo).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.14") {
-				if sv1 := s1.GetProperties(); !maps.Equal(d1.Properties, sv1) {
-					if len(sv1) == 0 {
-						d1.Properties = nil
-					} else {
-						d1.Properties = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.15") {
-				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
-					d1.TrustPolicyState = s1.GetTrustPolicyState()
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if d1.ActiveCrmInstance != s1.GetActiveCrmInstance() {
-					d1.ActiveCrmInstance = s1.GetActiveCrmInstance()
-					n++
-				}
-			}
-			if fm.IsSet("1.17") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -4281,260 +1984,43 @@ func (m *WatchCloudletInfosRequest) CopyInFields(src *WatchCloudletInfosRequest,
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: WatchCloudletInfosResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// WatchCloudletInfosResponse or bound to no schema: a map of another message panics.
 func (m *WatchCloudletInfosResponse) CopyInFields(src *WatchCloudletInfosResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_WatchCloudletInfosResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Type != src.GetType() {
-			m.Type = src.GetType()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// WatchCloudletInfosResponse being number at of fm's schema.
+func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if !m.CloudletInfo.Equal(src.GetCloudletInfo()) {
-			m.CloudletInfo = src.GetCloudletInfo().Clone()
+	if src == nil {
+		src = new(WatchCloudletInfosResponse)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.CloudletInfo.Equal(src.CloudletInfo) {
+			m.CloudletInfo = src.CloudletInfo.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.CloudletInfo, src.GetCloudletInfo(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CloudletInfo{}
-				m.CloudletInfo = d1
+	} else if bw&(1<<1) != 0 {
+		if m.CloudletInfo != nil || src.CloudletInfo != nil {
+			if m.CloudletInfo == nil {
+				m.CloudletInfo = new(CloudletInfo)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("2.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("2.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("2.5") {
-				if d1.Controller != s1.GetController() {
-					d1.Controller = s1.GetController()
-					n++
-				}
-			}
-			if fm.IsSet("2.6") {
-				if d1.CompatibilityVersion != s1.GetCompatibilityVersion() {
-					d1.CompatibilityVersion = s1.GetCompatibilityVersion()
-					n++
-				}
-			}
-			if fm.IsSet("2.7") {
-				if d1.ReleaseVersion != s1.GetReleaseVersion() {
-					d1.ReleaseVersion = s1.GetReleaseVersion()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.8") {
-				if sv1 := s1.GetFlavors(); !fieldmap.EqualMessageListFunc(d1.Flavors, sv1, (*FlavorInfo).Equal) {
-					if len(sv1) == 0 {
-						d1.Flavors = nil
-					} else {
-						d1.Flavors = fieldmap.CloneListFunc(sv1, (*FlavorInfo).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.9") {
-				if d1.ControllerCacheReceived != s1.GetControllerCacheReceived() {
-					d1.ControllerCacheReceived = s1.GetControllerCacheReceived()
-					n++
-				}
-			}
-			if fm.IsSet("2.10") {
-				if d1.MaintenanceState != s1.GetMaintenanceState() {
-					d1.MaintenanceState = s1.GetMaintenanceState()
-					n++
-				}
-			}
-			if fm.IsSet("2.11") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.11") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("2.11.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("2.11.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("2.11.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("2.11.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("2.11.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.11.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.12") {
-				if !d1.ResourcesSnapshot.Equal(s1.GetResourcesSnapshot()) {
-					d1.ResourcesSnapshot = s1.GetResourcesSnapshot().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.12") {
-				if d2, s2 := d1.ResourcesSnapshot, s1.GetResourcesSnapshot(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &InfraResourcesSnapshot{}
-						d1.ResourcesSnapshot = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("2.12.1") {
-						if sv2 := s2.GetInfo(); !fieldmap.EqualMessageListFunc(d2.Info, sv2, (*InfraResource).Equal) {
-							if len(sv2) == 0 {
-								d2.Info = nil
-							} else {
-								d2.Info = fieldmap.CloneListFunc(sv2, (*InfraResource).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.12.2") {
-						if sv2 := s2.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d2.ClusterInsts, sv2, (*ClusterKey).Equal) {
-							if len(sv2) == 0 {
-								d2.ClusterInsts = nil
-							} else {
-								d2.ClusterInsts = fieldmap.CloneListFunc(sv2, (*ClusterKey).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.12.3") {
-						if sv2 := s2.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d2.VmAppInsts, sv2, (*AppInstKey).Equal) {
-							if len(sv2) == 0 {
-								d2.VmAppInsts = nil
-							} else {
-								d2.VmAppInsts = fieldmap.CloneListFunc(sv2, (*AppInstKey).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.12.4") {
-						if !fieldmap.Equal(d2.TakenAt, s2.GetTakenAt()) {
-							d2.TakenAt = fieldmap.Clone(s2.GetTakenAt())
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("2.13") {
-				if sv1 := s1.GetNodeInfos(); !fieldmap.EqualMessageListFunc(d1.NodeInfos, sv1, (*NodeInfo).Equal) {
-					if len(sv1) == 0 {
-						d1.NodeInfos = nil
-					} else {
-						d1.NodeInfos = fieldmap.CloneListFunc(sv1, (*NodeInfo).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.14") {
-				if sv1 := s1.GetProperties(); !maps.Equal(d1.Properties, sv1) {
-					if len(sv1) == 0 {
-						d1.Properties = nil
-					} else {
-						d1.Properties = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.15") {
-				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
-					d1.TrustPolicyState = s1.GetTrustPolicyState()
-					n++
-				}
-			}
-			if fm.IsSet("2.16") {
-				if d1.ActiveCrmInstance != s1.GetActiveCrmInstance() {
-					d1.ActiveCrmInstance = s1.GetActiveCrmInstance()
-					n++
-				}
-			}
-			if fm.IsSet("2.17") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+2)
 		}
 	}
 	return n
@@ -4549,36 +2035,39 @@ func (m *WatchCloudletInfosResponse) CopyInFields(src *WatchCloudletInfosRespons
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: RotateCloudletAccessKeyRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// RotateCloudletAccessKeyRequest or bound to no schema: a map of another message panics.
 func (m *RotateCloudletAccessKeyRequest) CopyInFields(src *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_RotateCloudletAccessKeyRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// RotateCloudletAccessKeyRequest being number at of fm's schema.
+func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(RotateCloudletAccessKeyRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CloudletKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(CloudletKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -4593,17 +2082,30 @@ func (m *RotateCloudletAccessKeyRequest) CopyInFields(src *RotateCloudletAccessK
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: RotateCloudletAccessKeyResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// RotateCloudletAccessKeyResponse or bound to no schema: a map of another message panics.
 func (m *RotateCloudletAccessKeyResponse) CopyInFields(src *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_RotateCloudletAccessKeyResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// RotateCloudletAccessKeyResponse being number at of fm's schema.
+func (m *RotateCloudletAccessKeyResponse) copyInAt(src *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(RotateCloudletAccessKeyResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.CrmAccessKey != src.GetCrmAccessKey() {
-			m.CrmAccessKey = src.GetCrmAccessKey()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.CrmAccessKey != src.CrmAccessKey {
+		m.CrmAccessKey = src.CrmAccessKey
+		n++
 	}
 	return n
 }
@@ -4615,168 +2117,30 @@ func (m *RotateCloudletAccessKeyResponse) CopyInFields(src *RotateCloudletAccess
 // compared.
 func (m *CreateCloudletRequest) DiffFields(o *CreateCloudletRequest) *fieldmap.FieldMap {
 	fm := _CreateCloudletRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetCloudlet(), o.GetCloudlet(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetPlatformType() != b1.GetPlatformType() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetLocation(), b1.GetLocation(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualImplicitFloat64(a2.GetLatitude(), b2.GetLatitude()) {
-				fm.Set("1.5.1")
-				c2 = true
-			}
-			if !fieldmap.EqualImplicitFloat64(a2.GetLongitude(), b2.GetLongitude()) {
-				fm.Set("1.5.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.5")
-				c1 = true
-			}
-		}
-		if !slices.Equal(a1.GetFlavorNames(), b1.GetFlavorNames()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetResourceQuotas(), b1.GetResourceQuotas(), (*ResourceQuota).Equal) {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetDefaultResourceAlertThreshold() != b1.GetDefaultResourceAlertThreshold() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetEnvVars(), b1.GetEnvVars()) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a2, b2 := a1.GetConfig(), b1.GetConfig(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.10")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetRegion() != b2.GetRegion() {
-				fm.Set("1.10.1")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetNotifyControllerAddrs(), b2.GetNotifyControllerAddrs()) {
-				fm.Set("1.10.2")
-				c2 = true
-			}
-			if a2.GetContainerRegistryPath() != b2.GetContainerRegistryPath() {
-				fm.Set("1.10.3")
-				c2 = true
-			}
-			if a2.GetDeploymentTag() != b2.GetDeploymentTag() {
-				fm.Set("1.10.4")
-				c2 = true
-			}
-			if a2.GetCacheDir() != b2.GetCacheDir() {
-				fm.Set("1.10.5")
-				c2 = true
-			}
-			if a2.GetTestMode() != b2.GetTestMode() {
-				fm.Set("1.10.6")
-				c2 = true
-			}
-			if a2.GetCrmAccessPrivateKey() != b2.GetCrmAccessPrivateKey() {
-				fm.Set("1.10.7")
-				c2 = true
-			}
-			if a2.GetAccessApiAddr() != b2.GetAccessApiAddr() {
-				fm.Set("1.10.8")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.10")
-				c1 = true
-			}
-		}
-		if a1.GetCrmOnEdge() != b1.GetCrmOnEdge() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetTrustPolicy() != b1.GetTrustPolicy() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAccessVars(), b1.GetAccessVars()) {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if a1.GetCrmOverride() != b1.GetCrmOverride() {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if a1.GetPhysicalName() != b1.GetPhysicalName() {
-			fm.Set("1.18")
-			c1 = true
-		}
-		if a1.GetNumDynamicIps() != b1.GetNumDynamicIps() {
-			fm.Set("1.19")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.20")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.21")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetNoWait() != o.GetNoWait() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateCloudletRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateCloudletRequest) diffAt(o *CreateCloudletRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateCloudletRequest)
+	}
+	if o == nil {
+		o = new(CreateCloudletRequest)
+	}
+	c := false
+	if (m.Cloudlet == nil) != (o.Cloudlet == nil) || m.Cloudlet != nil && m.Cloudlet.diffAt(o.Cloudlet, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.NoWait != o.NoWait {
+		fm.SetAt(at + 37)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4786,68 +2150,30 @@ func (m *CreateCloudletRequest) DiffFields(o *CreateCloudletRequest) *fieldmap.F
 // compared.
 func (m *CreateCloudletResponse) DiffFields(o *CreateCloudletResponse) *fieldmap.FieldMap {
 	fm := _CreateCloudletResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetMessage() != b1.GetMessage() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.4.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.4.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.4.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.4.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetFinal() != b1.GetFinal() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetCrmAccessKey() != o.GetCrmAccessKey() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateCloudletResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateCloudletResponse) diffAt(o *CreateCloudletResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateCloudletResponse)
+	}
+	if o == nil {
+		o = new(CreateCloudletResponse)
+	}
+	c := false
+	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.CrmAccessKey != o.CrmAccessKey {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4857,171 +2183,34 @@ func (m *CreateCloudletResponse) DiffFields(o *CreateCloudletResponse) *fieldmap
 // compared.
 func (m *UpdateCloudletRequest) DiffFields(o *UpdateCloudletRequest) *fieldmap.FieldMap {
 	fm := _UpdateCloudletRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetCloudlet(), o.GetCloudlet(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetPlatformType() != b1.GetPlatformType() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetLocation(), b1.GetLocation(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualImplicitFloat64(a2.GetLatitude(), b2.GetLatitude()) {
-				fm.Set("1.5.1")
-				c2 = true
-			}
-			if !fieldmap.EqualImplicitFloat64(a2.GetLongitude(), b2.GetLongitude()) {
-				fm.Set("1.5.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.5")
-				c1 = true
-			}
-		}
-		if !slices.Equal(a1.GetFlavorNames(), b1.GetFlavorNames()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetResourceQuotas(), b1.GetResourceQuotas(), (*ResourceQuota).Equal) {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetDefaultResourceAlertThreshold() != b1.GetDefaultResourceAlertThreshold() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetEnvVars(), b1.GetEnvVars()) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a2, b2 := a1.GetConfig(), b1.GetConfig(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.10")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetRegion() != b2.GetRegion() {
-				fm.Set("1.10.1")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetNotifyControllerAddrs(), b2.GetNotifyControllerAddrs()) {
-				fm.Set("1.10.2")
-				c2 = true
-			}
-			if a2.GetContainerRegistryPath() != b2.GetContainerRegistryPath() {
-				fm.Set("1.10.3")
-				c2 = true
-			}
-			if a2.GetDeploymentTag() != b2.GetDeploymentTag() {
-				fm.Set("1.10.4")
-				c2 = true
-			}
-			if a2.GetCacheDir() != b2.GetCacheDir() {
-				fm.Set("1.10.5")
-				c2 = true
-			}
-			if a2.GetTestMode() != b2.GetTestMode() {
-				fm.Set("1.10.6")
-				c2 = true
-			}
-			if a2.GetCrmAccessPrivateKey() != b2.GetCrmAccessPrivateKey() {
-				fm.Set("1.10.7")
-				c2 = true
-			}
-			if a2.GetAccessApiAddr() != b2.GetAccessApiAddr() {
-				fm.Set("1.10.8")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.10")
-				c1 = true
-			}
-		}
-		if a1.GetCrmOnEdge() != b1.GetCrmOnEdge() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetTrustPolicy() != b1.GetTrustPolicy() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAccessVars(), b1.GetAccessVars()) {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if a1.GetCrmOverride() != b1.GetCrmOverride() {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if a1.GetPhysicalName() != b1.GetPhysicalName() {
-			fm.Set("1.18")
-			c1 = true
-		}
-		if a1.GetNumDynamicIps() != b1.GetNumDynamicIps() {
-			fm.Set("1.19")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.20")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.21")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !slices.Equal(m.GetFields(), o.GetFields()) {
-		fm.Set("2")
-	}
-	if m.GetNoWait() != o.GetNoWait() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateCloudletRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateCloudletRequest) diffAt(o *UpdateCloudletRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateCloudletRequest)
+	}
+	if o == nil {
+		o = new(UpdateCloudletRequest)
+	}
+	c := false
+	if (m.Cloudlet == nil) != (o.Cloudlet == nil) || m.Cloudlet != nil && m.Cloudlet.diffAt(o.Cloudlet, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		fm.SetAt(at + 37)
+		c = true
+	}
+	if m.NoWait != o.NoWait {
+		fm.SetAt(at + 38)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5031,65 +2220,26 @@ func (m *UpdateCloudletRequest) DiffFields(o *UpdateCloudletRequest) *fieldmap.F
 // compared.
 func (m *UpdateCloudletResponse) DiffFields(o *UpdateCloudletResponse) *fieldmap.FieldMap {
 	fm := _UpdateCloudletResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetMessage() != b1.GetMessage() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.4.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.4.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.4.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.4.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetFinal() != b1.GetFinal() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateCloudletResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateCloudletResponse) diffAt(o *UpdateCloudletResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateCloudletResponse)
+	}
+	if o == nil {
+		o = new(UpdateCloudletResponse)
+	}
+	c := false
+	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5099,29 +2249,34 @@ func (m *UpdateCloudletResponse) DiffFields(o *UpdateCloudletResponse) *fieldmap
 // compared.
 func (m *DeleteCloudletRequest) DiffFields(o *DeleteCloudletRequest) *fieldmap.FieldMap {
 	fm := _DeleteCloudletRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetNoWait() != o.GetNoWait() {
-		fm.Set("2")
-	}
-	if m.GetCrmOverride() != o.GetCrmOverride() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteCloudletRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteCloudletRequest) diffAt(o *DeleteCloudletRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeleteCloudletRequest)
+	}
+	if o == nil {
+		o = new(DeleteCloudletRequest)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.NoWait != o.NoWait {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.CrmOverride != o.CrmOverride {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5131,65 +2286,26 @@ func (m *DeleteCloudletRequest) DiffFields(o *DeleteCloudletRequest) *fieldmap.F
 // compared.
 func (m *DeleteCloudletResponse) DiffFields(o *DeleteCloudletResponse) *fieldmap.FieldMap {
 	fm := _DeleteCloudletResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetMessage() != b1.GetMessage() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.4.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.4.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.4.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.4.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetFinal() != b1.GetFinal() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteCloudletResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteCloudletResponse) diffAt(o *DeleteCloudletResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeleteCloudletResponse)
+	}
+	if o == nil {
+		o = new(DeleteCloudletResponse)
+	}
+	c := false
+	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5199,165 +2315,26 @@ func (m *DeleteCloudletResponse) DiffFields(o *DeleteCloudletResponse) *fieldmap
 // compared.
 func (m *ShowCloudletsRequest) DiffFields(o *ShowCloudletsRequest) *fieldmap.FieldMap {
 	fm := _ShowCloudletsRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetPlatformType() != b1.GetPlatformType() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetLocation(), b1.GetLocation(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualImplicitFloat64(a2.GetLatitude(), b2.GetLatitude()) {
-				fm.Set("1.5.1")
-				c2 = true
-			}
-			if !fieldmap.EqualImplicitFloat64(a2.GetLongitude(), b2.GetLongitude()) {
-				fm.Set("1.5.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.5")
-				c1 = true
-			}
-		}
-		if !slices.Equal(a1.GetFlavorNames(), b1.GetFlavorNames()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetResourceQuotas(), b1.GetResourceQuotas(), (*ResourceQuota).Equal) {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetDefaultResourceAlertThreshold() != b1.GetDefaultResourceAlertThreshold() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetEnvVars(), b1.GetEnvVars()) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a2, b2 := a1.GetConfig(), b1.GetConfig(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.10")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetRegion() != b2.GetRegion() {
-				fm.Set("1.10.1")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetNotifyControllerAddrs(), b2.GetNotifyControllerAddrs()) {
-				fm.Set("1.10.2")
-				c2 = true
-			}
-			if a2.GetContainerRegistryPath() != b2.GetContainerRegistryPath() {
-				fm.Set("1.10.3")
-				c2 = true
-			}
-			if a2.GetDeploymentTag() != b2.GetDeploymentTag() {
-				fm.Set("1.10.4")
-				c2 = true
-			}
-			if a2.GetCacheDir() != b2.GetCacheDir() {
-				fm.Set("1.10.5")
-				c2 = true
-			}
-			if a2.GetTestMode() != b2.GetTestMode() {
-				fm.Set("1.10.6")
-				c2 = true
-			}
-			if a2.GetCrmAccessPrivateKey() != b2.GetCrmAccessPrivateKey() {
-				fm.Set("1.10.7")
-				c2 = true
-			}
-			if a2.GetAccessApiAddr() != b2.GetAccessApiAddr() {
-				fm.Set("1.10.8")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.10")
-				c1 = true
-			}
-		}
-		if a1.GetCrmOnEdge() != b1.GetCrmOnEdge() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetTrustPolicy() != b1.GetTrustPolicy() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAccessVars(), b1.GetAccessVars()) {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if a1.GetCrmOverride() != b1.GetCrmOverride() {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if a1.GetPhysicalName() != b1.GetPhysicalName() {
-			fm.Set("1.18")
-			c1 = true
-		}
-		if a1.GetNumDynamicIps() != b1.GetNumDynamicIps() {
-			fm.Set("1.19")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.20")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.21")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowCloudletsRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowCloudletsRequest) diffAt(o *ShowCloudletsRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowCloudletsRequest)
+	}
+	if o == nil {
+		o = new(ShowCloudletsRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5367,165 +2344,26 @@ func (m *ShowCloudletsRequest) DiffFields(o *ShowCloudletsRequest) *fieldmap.Fie
 // compared.
 func (m *ShowCloudletsResponse) DiffFields(o *ShowCloudletsResponse) *fieldmap.FieldMap {
 	fm := _ShowCloudletsResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetCloudlet(), o.GetCloudlet(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetPlatformType() != b1.GetPlatformType() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetLocation(), b1.GetLocation(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualImplicitFloat64(a2.GetLatitude(), b2.GetLatitude()) {
-				fm.Set("1.5.1")
-				c2 = true
-			}
-			if !fieldmap.EqualImplicitFloat64(a2.GetLongitude(), b2.GetLongitude()) {
-				fm.Set("1.5.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.5")
-				c1 = true
-			}
-		}
-		if !slices.Equal(a1.GetFlavorNames(), b1.GetFlavorNames()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetResourceQuotas(), b1.GetResourceQuotas(), (*ResourceQuota).Equal) {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetDefaultResourceAlertThreshold() != b1.GetDefaultResourceAlertThreshold() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetEnvVars(), b1.GetEnvVars()) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a2, b2 := a1.GetConfig(), b1.GetConfig(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.10")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetRegion() != b2.GetRegion() {
-				fm.Set("1.10.1")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetNotifyControllerAddrs(), b2.GetNotifyControllerAddrs()) {
-				fm.Set("1.10.2")
-				c2 = true
-			}
-			if a2.GetContainerRegistryPath() != b2.GetContainerRegistryPath() {
-				fm.Set("1.10.3")
-				c2 = true
-			}
-			if a2.GetDeploymentTag() != b2.GetDeploymentTag() {
-				fm.Set("1.10.4")
-				c2 = true
-			}
-			if a2.GetCacheDir() != b2.GetCacheDir() {
-				fm.Set("1.10.5")
-				c2 = true
-			}
-			if a2.GetTestMode() != b2.GetTestMode() {
-				fm.Set("1.10.6")
-				c2 = true
-			}
-			if a2.GetCrmAccessPrivateKey() != b2.GetCrmAccessPrivateKey() {
-				fm.Set("1.10.7")
-				c2 = true
-			}
-			if a2.GetAccessApiAddr() != b2.GetAccessApiAddr() {
-				fm.Set("1.10.8")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.10")
-				c1 = true
-			}
-		}
-		if a1.GetCrmOnEdge() != b1.GetCrmOnEdge() {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetTrustPolicy() != b1.GetTrustPolicy() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetAccessVars(), b1.GetAccessVars()) {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if a1.GetCrmOverride() != b1.GetCrmOverride() {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if a1.GetPhysicalName() != b1.GetPhysicalName() {
-			fm.Set("1.18")
-			c1 = true
-		}
-		if a1.GetNumDynamicIps() != b1.GetNumDynamicIps() {
-			fm.Set("1.19")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.20")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.21")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowCloudletsResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowCloudletsResponse) diffAt(o *ShowCloudletsResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowCloudletsResponse)
+	}
+	if o == nil {
+		o = new(ShowCloudletsResponse)
+	}
+	c := false
+	if (m.Cloudlet == nil) != (o.Cloudlet == nil) || m.Cloudlet != nil && m.Cloudlet.diffAt(o.Cloudlet, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5535,149 +2373,26 @@ func (m *ShowCloudletsResponse) DiffFields(o *ShowCloudletsResponse) *fieldmap.F
 // compared.
 func (m *ShowCloudletInfosRequest) DiffFields(o *ShowCloudletInfosRequest) *fieldmap.FieldMap {
 	fm := _ShowCloudletInfosRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetNotifyId() != b1.GetNotifyId() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetController() != b1.GetController() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if a1.GetCompatibilityVersion() != b1.GetCompatibilityVersion() {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetReleaseVersion() != b1.GetReleaseVersion() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetFlavors(), b1.GetFlavors(), (*FlavorInfo).Equal) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if a1.GetControllerCacheReceived() != b1.GetControllerCacheReceived() {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.11")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.11.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.11.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.11.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.11.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.11.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.11.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.11")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetResourcesSnapshot(), b1.GetResourcesSnapshot(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.12")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualMessageListFunc(a2.GetInfo(), b2.GetInfo(), (*InfraResource).Equal) {
-				fm.Set("1.12.1")
-				c2 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a2.GetClusterInsts(), b2.GetClusterInsts(), (*ClusterKey).Equal) {
-				fm.Set("1.12.2")
-				c2 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a2.GetVmAppInsts(), b2.GetVmAppInsts(), (*AppInstKey).Equal) {
-				fm.Set("1.12.3")
-				c2 = true
-			}
-			if !fieldmap.Equal(a2.GetTakenAt(), b2.GetTakenAt()) {
-				fm.Set("1.12.4")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.12")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetNodeInfos(), b1.GetNodeInfos(), (*NodeInfo).Equal) {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetProperties(), b1.GetProperties()) {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if a1.GetActiveCrmInstance() != b1.GetActiveCrmInstance() {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowCloudletInfosRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowCloudletInfosRequest) diffAt(o *ShowCloudletInfosRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowCloudletInfosRequest)
+	}
+	if o == nil {
+		o = new(ShowCloudletInfosRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5687,149 +2402,26 @@ func (m *ShowCloudletInfosRequest) DiffFields(o *ShowCloudletInfosRequest) *fiel
 // compared.
 func (m *ShowCloudletInfosResponse) DiffFields(o *ShowCloudletInfosResponse) *fieldmap.FieldMap {
 	fm := _ShowCloudletInfosResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetCloudletInfo(), o.GetCloudletInfo(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetNotifyId() != b1.GetNotifyId() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetController() != b1.GetController() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if a1.GetCompatibilityVersion() != b1.GetCompatibilityVersion() {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetReleaseVersion() != b1.GetReleaseVersion() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetFlavors(), b1.GetFlavors(), (*FlavorInfo).Equal) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if a1.GetControllerCacheReceived() != b1.GetControllerCacheReceived() {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.11")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.11.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.11.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.11.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.11.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.11.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.11.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.11")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetResourcesSnapshot(), b1.GetResourcesSnapshot(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.12")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualMessageListFunc(a2.GetInfo(), b2.GetInfo(), (*InfraResource).Equal) {
-				fm.Set("1.12.1")
-				c2 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a2.GetClusterInsts(), b2.GetClusterInsts(), (*ClusterKey).Equal) {
-				fm.Set("1.12.2")
-				c2 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a2.GetVmAppInsts(), b2.GetVmAppInsts(), (*AppInstKey).Equal) {
-				fm.Set("1.12.3")
-				c2 = true
-			}
-			if !fieldmap.Equal(a2.GetTakenAt(), b2.GetTakenAt()) {
-				fm.Set("1.12.4")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.12")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetNodeInfos(), b1.GetNodeInfos(), (*NodeInfo).Equal) {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetProperties(), b1.GetProperties()) {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if a1.GetActiveCrmInstance() != b1.GetActiveCrmInstance() {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowCloudletInfosResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowCloudletInfosResponse) diffAt(o *ShowCloudletInfosResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowCloudletInfosResponse)
+	}
+	if o == nil {
+		o = new(ShowCloudletInfosResponse)
+	}
+	c := false
+	if (m.CloudletInfo == nil) != (o.CloudletInfo == nil) || m.CloudletInfo != nil && m.CloudletInfo.diffAt(o.CloudletInfo, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5839,149 +2431,26 @@ func (m *ShowCloudletInfosResponse) DiffFields(o *ShowCloudletInfosResponse) *fi
 // compared.
 func (m *WatchCloudletInfosRequest) DiffFields(o *WatchCloudletInfosRequest) *fieldmap.FieldMap {
 	fm := _WatchCloudletInfosRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetNotifyId() != b1.GetNotifyId() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetController() != b1.GetController() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if a1.GetCompatibilityVersion() != b1.GetCompatibilityVersion() {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if a1.GetReleaseVersion() != b1.GetReleaseVersion() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetFlavors(), b1.GetFlavors(), (*FlavorInfo).Equal) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if a1.GetControllerCacheReceived() != b1.GetControllerCacheReceived() {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.11")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.11.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.11.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.11.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.11.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.11.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.11.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.11")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetResourcesSnapshot(), b1.GetResourcesSnapshot(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.12")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualMessageListFunc(a2.GetInfo(), b2.GetInfo(), (*InfraResource).Equal) {
-				fm.Set("1.12.1")
-				c2 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a2.GetClusterInsts(), b2.GetClusterInsts(), (*ClusterKey).Equal) {
-				fm.Set("1.12.2")
-				c2 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a2.GetVmAppInsts(), b2.GetVmAppInsts(), (*AppInstKey).Equal) {
-				fm.Set("1.12.3")
-				c2 = true
-			}
-			if !fieldmap.Equal(a2.GetTakenAt(), b2.GetTakenAt()) {
-				fm.Set("1.12.4")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.12")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetNodeInfos(), b1.GetNodeInfos(), (*NodeInfo).Equal) {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetProperties(), b1.GetProperties()) {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if a1.GetActiveCrmInstance() != b1.GetActiveCrmInstance() {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// WatchCloudletInfosRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *WatchCloudletInfosRequest) diffAt(o *WatchCloudletInfosRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(WatchCloudletInfosRequest)
+	}
+	if o == nil {
+		o = new(WatchCloudletInfosRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5991,152 +2460,30 @@ func (m *WatchCloudletInfosRequest) DiffFields(o *WatchCloudletInfosRequest) *fi
 // compared.
 func (m *WatchCloudletInfosResponse) DiffFields(o *WatchCloudletInfosResponse) *fieldmap.FieldMap {
 	fm := _WatchCloudletInfosResponse_fieldSchema.NewFieldMap()
-	if m.GetType() != o.GetType() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetCloudletInfo(), o.GetCloudletInfo(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("2.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("2.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if a1.GetNotifyId() != b1.GetNotifyId() {
-			fm.Set("2.4")
-			c1 = true
-		}
-		if a1.GetController() != b1.GetController() {
-			fm.Set("2.5")
-			c1 = true
-		}
-		if a1.GetCompatibilityVersion() != b1.GetCompatibilityVersion() {
-			fm.Set("2.6")
-			c1 = true
-		}
-		if a1.GetReleaseVersion() != b1.GetReleaseVersion() {
-			fm.Set("2.7")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetFlavors(), b1.GetFlavors(), (*FlavorInfo).Equal) {
-			fm.Set("2.8")
-			c1 = true
-		}
-		if a1.GetControllerCacheReceived() != b1.GetControllerCacheReceived() {
-			fm.Set("2.9")
-			c1 = true
-		}
-		if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
-			fm.Set("2.10")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.11")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("2.11.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("2.11.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("2.11.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("2.11.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("2.11.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("2.11.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.11")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetResourcesSnapshot(), b1.GetResourcesSnapshot(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.12")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualMessageListFunc(a2.GetInfo(), b2.GetInfo(), (*InfraResource).Equal) {
-				fm.Set("2.12.1")
-				c2 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a2.GetClusterInsts(), b2.GetClusterInsts(), (*ClusterKey).Equal) {
-				fm.Set("2.12.2")
-				c2 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a2.GetVmAppInsts(), b2.GetVmAppInsts(), (*AppInstKey).Equal) {
-				fm.Set("2.12.3")
-				c2 = true
-			}
-			if !fieldmap.Equal(a2.GetTakenAt(), b2.GetTakenAt()) {
-				fm.Set("2.12.4")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.12")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetNodeInfos(), b1.GetNodeInfos(), (*NodeInfo).Equal) {
-			fm.Set("2.13")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetProperties(), b1.GetProperties()) {
-			fm.Set("2.14")
-			c1 = true
-		}
-		if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
-			fm.Set("2.15")
-			c1 = true
-		}
-		if a1.GetActiveCrmInstance() != b1.GetActiveCrmInstance() {
-			fm.Set("2.16")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("2.17")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// WatchCloudletInfosResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *WatchCloudletInfosResponse) diffAt(o *WatchCloudletInfosResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(WatchCloudletInfosResponse)
+	}
+	if o == nil {
+		o = new(WatchCloudletInfosResponse)
+	}
+	c := false
+	if m.Type != o.Type {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.CloudletInfo == nil) != (o.CloudletInfo == nil) || m.CloudletInfo != nil && m.CloudletInfo.diffAt(o.CloudletInfo, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -6146,23 +2493,26 @@ func (m *WatchCloudletInfosResponse) DiffFields(o *WatchCloudletInfosResponse) *
 // compared.
 func (m *RotateCloudletAccessKeyRequest) DiffFields(o *RotateCloudletAccessKeyRequest) *fieldmap.FieldMap {
 	fm := _RotateCloudletAccessKeyRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// RotateCloudletAccessKeyRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *RotateCloudletAccessKeyRequest) diffAt(o *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(RotateCloudletAccessKeyRequest)
+	}
+	if o == nil {
+		o = new(RotateCloudletAccessKeyRequest)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -6172,10 +2522,26 @@ func (m *RotateCloudletAccessKeyRequest) DiffFields(o *RotateCloudletAccessKeyRe
 // compared.
 func (m *RotateCloudletAccessKeyResponse) DiffFields(o *RotateCloudletAccessKeyResponse) *fieldmap.FieldMap {
 	fm := _RotateCloudletAccessKeyResponse_fieldSchema.NewFieldMap()
-	if m.GetCrmAccessKey() != o.GetCrmAccessKey() {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// RotateCloudletAccessKeyResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *RotateCloudletAccessKeyResponse) diffAt(o *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(RotateCloudletAccessKeyResponse)
+	}
+	if o == nil {
+		o = new(RotateCloudletAccessKeyResponse)
+	}
+	c := false
+	if m.CrmAccessKey != o.CrmAccessKey {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -29,30 +29,26 @@ const (
 	NodePoolFieldScalable                     = "4"   // scalable
 )
 
+var _File_edgeproto_v1_cluster_inst_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vcpus"},
+	{Number: 2, Name: "ram_mb"},
+	{Number: 3, Name: "disk_gb"},
+	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap},
+	{Number: 5, Name: "infra_node_flavor"},
+}}
+
+var _NodePool_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "num_nodes"},
+	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_NodeResources1lpn0we_shape},
+	{Number: 4, Name: "scalable"},
+}}
+
+var _NodePool_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.NodePool", _NodePool_shape, false)
+
 // NodePoolAllFields lists the leaf flags of NodePool: together they
 // select every field.
-var NodePoolAllFields = []string{
-	NodePoolFieldName,
-	NodePoolFieldNumNodes,
-	NodePoolFieldNodeResourcesVcpus,
-	NodePoolFieldNodeResourcesRamMb,
-	NodePoolFieldNodeResourcesDiskGb,
-	NodePoolFieldNodeResourcesOptResMap,
-	NodePoolFieldNodeResourcesInfraNodeFlavor,
-	NodePoolFieldScalable,
-}
-
-var _NodePool_fieldSchema = fieldmap.NewSchema("edgeproto.v1.NodePool", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "num_nodes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "node_resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "node_resources.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "node_resources.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.3", Path: "node_resources.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.4", Path: "node_resources.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "3.5", Path: "node_resources.infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "scalable", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var NodePoolAllFields = slices.Clone(_NodePool_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NodePool.
 func (*NodePool) FieldSchema() *fieldmap.Schema { return _NodePool_fieldSchema }
@@ -111,76 +107,67 @@ const (
 	ClusterInstFieldUpdatedAt                             = "17"       // updated_at
 )
 
+var _File_edgeproto_v1_cluster_inst_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "external_ip"},
+	{Number: 2, Name: "internal_ip"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "cluster_ip"},
+	{Number: 5, Name: "restarts"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_proto_VmInfozhxj8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "infra_flavor"},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_proto_IpAddr18yubbf_shape},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_proto_ContainerInfoxksfbc_shape},
+}}
+
+var _File_edgeproto_v1_cluster_inst_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_proto_VmInfozhxj8_shape},
+}}
+
+var _ClusterInst_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_ClusterKey1vor460_shape},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_CloudletKeyn3ybte_shape},
+	{Number: 3, Name: "state"},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 5, Name: "crm_override"},
+	{Number: 6, Name: "flavor_name"},
+	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _NodePool_shape},
+	{Number: 8, Name: "ip_access"},
+	{Number: 9, Name: "deployment"},
+	{Number: 10, Name: "kubernetes_version"},
+	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_InfraResourcesmn0opy_shape},
+	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap},
+	{Number: 13, Name: "reservable"},
+	{Number: 14, Name: "reserved_by"},
+	{Number: 15, Name: "multi_tenant"},
+	{Number: 16, Name: "created_at"},
+	{Number: 17, Name: "updated_at"},
+}}
+
+var _ClusterInst_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterInst", _ClusterInst_shape, true)
+
 // ClusterInstAllFields lists the leaf flags of ClusterInst: together they
 // select every field.
-var ClusterInstAllFields = []string{
-	ClusterInstFieldKeyName,
-	ClusterInstFieldKeyOrganization,
-	ClusterInstFieldCloudletKeyOrganization,
-	ClusterInstFieldCloudletKeyName,
-	ClusterInstFieldState,
-	ClusterInstFieldErrors,
-	ClusterInstFieldCrmOverride,
-	ClusterInstFieldFlavorName,
-	ClusterInstFieldNodePools,
-	ClusterInstFieldIpAccess,
-	ClusterInstFieldDeployment,
-	ClusterInstFieldKubernetesVersion,
-	ClusterInstFieldResourcesVms,
-	ClusterInstFieldInfraAnnotations,
-	ClusterInstFieldReservable,
-	ClusterInstFieldReservedBy,
-	ClusterInstFieldMultiTenant,
-	ClusterInstFieldCreatedAt,
-	ClusterInstFieldUpdatedAt,
-}
-
-var _ClusterInst_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ClusterInst", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "errors", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "5", Path: "crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "flavor_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "node_pools", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "7.1", Path: "node_pools.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.2", Path: "node_pools.num_nodes", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.3", Path: "node_pools.node_resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.3.1", Path: "node_pools.node_resources.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.3.2", Path: "node_pools.node_resources.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.3.3", Path: "node_pools.node_resources.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.3.4", Path: "node_pools.node_resources.opt_res_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: true},
-	{Flag: "7.3.5", Path: "node_pools.node_resources.infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.4", Path: "node_pools.scalable", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8", Path: "ip_access", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "kubernetes_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.1", Path: "resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "11.1.1", Path: "resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.2", Path: "resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.3", Path: "resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.4", Path: "resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.5", Path: "resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: true},
-	{Flag: "11.1.5.1", Path: "resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.5.2", Path: "resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.6", Path: "resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: true},
-	{Flag: "11.1.6.1", Path: "resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.6.2", Path: "resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.6.3", Path: "resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.6.4", Path: "resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.6.5", Path: "resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12", Path: "infra_annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "13", Path: "reservable", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "reserved_by", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "multi_tenant", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16", Path: "created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17", Path: "updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ClusterInstAllFields = slices.Clone(_ClusterInst_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ClusterInst.
 func (*ClusterInst) FieldSchema() *fieldmap.Schema { return _ClusterInst_fieldSchema }
@@ -225,57 +212,31 @@ const (
 	ClusterInstInfoFieldUpdatedAt                         = "8"       // updated_at
 )
 
+var _File_edgeproto_v1_cluster_inst_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _ClusterInstInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_ClusterKey1vor460_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_StatusInfoddfjyf_shape},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_InfraResourcesmn0opy_shape},
+	{Number: 7, Name: "kubeconfig"},
+	{Number: 8, Name: "updated_at"},
+}}
+
+var _ClusterInstInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterInstInfo", _ClusterInstInfo_shape, false)
+
 // ClusterInstInfoAllFields lists the leaf flags of ClusterInstInfo: together they
 // select every field.
-var ClusterInstInfoAllFields = []string{
-	ClusterInstInfoFieldKeyName,
-	ClusterInstInfoFieldKeyOrganization,
-	ClusterInstInfoFieldState,
-	ClusterInstInfoFieldErrors,
-	ClusterInstInfoFieldNotifyId,
-	ClusterInstInfoFieldStatusTaskNumber,
-	ClusterInstInfoFieldStatusMaxTasks,
-	ClusterInstInfoFieldStatusTaskName,
-	ClusterInstInfoFieldStatusStepName,
-	ClusterInstInfoFieldStatusMsgCount,
-	ClusterInstInfoFieldStatusMsgs,
-	ClusterInstInfoFieldResourcesVms,
-	ClusterInstInfoFieldKubeconfig,
-	ClusterInstInfoFieldUpdatedAt,
-}
-
-var _ClusterInstInfo_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ClusterInstInfo", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.3", Path: "status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.4", Path: "status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.5", Path: "status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.6", Path: "status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1", Path: "resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "6.1.1", Path: "resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.2", Path: "resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.3", Path: "resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.4", Path: "resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.5", Path: "resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "6.1.5.1", Path: "resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.5.2", Path: "resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.6", Path: "resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "6.1.6.1", Path: "resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.6.2", Path: "resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.6.3", Path: "resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.6.4", Path: "resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.6.5", Path: "resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7", Path: "kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ClusterInstInfoAllFields = slices.Clone(_ClusterInstInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ClusterInstInfo.
 func (*ClusterInstInfo) FieldSchema() *fieldmap.Schema { return _ClusterInstInfo_fieldSchema }
@@ -401,7 +362,7 @@ func (m *NodePool) Equal(o *NodePool) bool {
 	if m.Scalable != o.Scalable {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -432,8 +393,13 @@ func (m *ClusterInst) Equal(o *ClusterInst) bool {
 	if m.FlavorName != o.FlavorName {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.NodePools, o.NodePools, (*NodePool).Equal) {
+	if len(m.NodePools) != len(o.NodePools) {
 		return false
+	}
+	for i, x := range m.NodePools {
+		if y := o.NodePools[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NodePool).Equal) {
+			return false
+		}
 	}
 	if m.IpAccess != o.IpAccess {
 		return false
@@ -465,7 +431,7 @@ func (m *ClusterInst) Equal(o *ClusterInst) bool {
 	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -502,7 +468,7 @@ func (m *ClusterInstInfo) Equal(o *ClusterInstInfo) bool {
 	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -514,77 +480,52 @@ func (m *ClusterInstInfo) Equal(o *ClusterInstInfo) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: NodePool does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// NodePool or bound to no schema: a map of another message panics.
 func (m *NodePool) CopyInFields(src *NodePool, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_NodePool_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NodePool being number at of fm's schema.
+func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(NodePool)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("2") {
-		if m.NumNodes != src.GetNumNodes() {
-			m.NumNodes = src.GetNumNodes()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.NumNodes != src.NumNodes {
+		m.NumNodes = src.NumNodes
+		n++
 	}
-	if fm.Has("3") {
-		if !m.NodeResources.Equal(src.GetNodeResources()) {
-			m.NodeResources = src.GetNodeResources().Clone()
+	if cw&(1<<2) != 0 {
+		if !m.NodeResources.Equal(src.NodeResources) {
+			m.NodeResources = src.NodeResources.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.NodeResources, src.GetNodeResources(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &NodeResources{}
-				m.NodeResources = d1
+	} else if bw&(1<<2) != 0 {
+		if m.NodeResources != nil || src.NodeResources != nil {
+			if m.NodeResources == nil {
+				m.NodeResources = new(NodeResources)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				if d1.Vcpus != s1.GetVcpus() {
-					d1.Vcpus = s1.GetVcpus()
-					n++
-				}
-			}
-			if fm.IsSet("3.2") {
-				if d1.RamMb != s1.GetRamMb() {
-					d1.RamMb = s1.GetRamMb()
-					n++
-				}
-			}
-			if fm.IsSet("3.3") {
-				if d1.DiskGb != s1.GetDiskGb() {
-					d1.DiskGb = s1.GetDiskGb()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("3.4") {
-				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
-					if len(sv1) == 0 {
-						d1.OptResMap = nil
-					} else {
-						d1.OptResMap = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("3.5") {
-				if d1.InfraNodeFlavor != s1.GetInfraNodeFlavor() {
-					d1.InfraNodeFlavor = s1.GetInfraNodeFlavor()
-					n++
-				}
-			}
+			n += m.NodeResources.copyInAt(src.NodeResources, fm, at+3)
 		}
 	}
-	if fm.Has("4") {
-		if m.Scalable != src.GetScalable() {
-			m.Scalable = src.GetScalable()
-			n++
-		}
+	if cw&(1<<8) != 0 && m.Scalable != src.Scalable {
+		m.Scalable = src.Scalable
+		n++
 	}
 	return n
 }
@@ -598,211 +539,148 @@ func (m *NodePool) CopyInFields(src *NodePool, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // with the field's list action (replace, add or remove).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ClusterInst or bound to no schema: a map of another message panics.
 func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ClusterInst_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ClusterInst being number at of fm's schema.
+func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ClusterInst)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ClusterKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(ClusterKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if !m.CloudletKey.Equal(src.GetCloudletKey()) {
-			m.CloudletKey = src.GetCloudletKey().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.CloudletKey.Equal(src.CloudletKey) {
+			m.CloudletKey = src.CloudletKey.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.CloudletKey, src.GetCloudletKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CloudletKey{}
-				m.CloudletKey = d1
+	} else if bw&(1<<3) != 0 {
+		if m.CloudletKey != nil || src.CloudletKey != nil {
+			if m.CloudletKey == nil {
+				m.CloudletKey = new(CloudletKey)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4)
 		}
 	}
-	if fm.Has("3") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
+	if cw&(1<<6) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (cw|bw)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("4") {
-		switch fm.ListAction("4") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.Errors, src.GetErrors())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.Errors, src.GetErrors())
-		default:
-			if sv0 := src.GetErrors(); !slices.Equal(m.Errors, sv0) {
-				if len(sv0) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(sv0)
-				}
+	if cw&(1<<8) != 0 && m.CrmOverride != src.CrmOverride {
+		m.CrmOverride = src.CrmOverride
+		n++
+	}
+	if cw&(1<<9) != 0 && m.FlavorName != src.FlavorName {
+		m.FlavorName = src.FlavorName
+		n++
+	}
+	if (cw|bw)&(1<<10) != 0 {
+		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.NodePools, src.NodePools, (*NodePool).Equal, (*NodePool).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.NodePools, src.NodePools, (*NodePool).Equal) {
+			if len(src.NodePools) == 0 {
+				m.NodePools = nil
+			} else {
+				m.NodePools = fieldmap.CloneListFunc(src.NodePools, (*NodePool).Clone)
+			}
+			n++
+		}
+	}
+	if cw&(1<<20) != 0 && m.IpAccess != src.IpAccess {
+		m.IpAccess = src.IpAccess
+		n++
+	}
+	if cw&(1<<21) != 0 && m.Deployment != src.Deployment {
+		m.Deployment = src.Deployment
+		n++
+	}
+	if cw&(1<<22) != 0 && m.KubernetesVersion != src.KubernetesVersion {
+		m.KubernetesVersion = src.KubernetesVersion
+		n++
+	}
+	if cw&(1<<23) != 0 {
+		if !m.Resources.Equal(src.Resources) {
+			m.Resources = src.Resources.Clone()
+			n++
+		}
+	} else if bw&(1<<23) != 0 {
+		if m.Resources != nil || src.Resources != nil {
+			if m.Resources == nil {
+				m.Resources = new(InfraResources)
 				n++
 			}
+			n += m.Resources.copyInAt(src.Resources, fm, at+24)
 		}
 	}
-	if fm.Has("5") {
-		if m.CrmOverride != src.GetCrmOverride() {
-			m.CrmOverride = src.GetCrmOverride()
-			n++
-		}
-	}
-	if fm.Has("6") {
-		if m.FlavorName != src.GetFlavorName() {
-			m.FlavorName = src.GetFlavorName()
-			n++
-		}
-	}
-	if fm.HasOrHasChild("7") {
-		switch fm.ListAction("7") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.NodePools, src.GetNodePools(), (*NodePool).Equal, (*NodePool).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.NodePools, src.GetNodePools(), (*NodePool).Equal)
-		default:
-			if sv0 := src.GetNodePools(); !fieldmap.EqualMessageListFunc(m.NodePools, sv0, (*NodePool).Equal) {
-				if len(sv0) == 0 {
-					m.NodePools = nil
-				} else {
-					m.NodePools = fieldmap.CloneListFunc(sv0, (*NodePool).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<38) != 0 {
+		if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.InfraAnnotations, src.InfraAnnotations)
+		} else if !maps.Equal(m.InfraAnnotations, src.InfraAnnotations) {
+			if len(src.InfraAnnotations) == 0 {
+				m.InfraAnnotations = nil
+			} else {
+				m.InfraAnnotations = maps.Clone(src.InfraAnnotations)
 			}
-		}
-	}
-	if fm.Has("8") {
-		if m.IpAccess != src.GetIpAccess() {
-			m.IpAccess = src.GetIpAccess()
 			n++
 		}
 	}
-	if fm.Has("9") {
-		if m.Deployment != src.GetDeployment() {
-			m.Deployment = src.GetDeployment()
-			n++
-		}
+	if cw&(1<<39) != 0 && m.Reservable != src.Reservable {
+		m.Reservable = src.Reservable
+		n++
 	}
-	if fm.Has("10") {
-		if m.KubernetesVersion != src.GetKubernetesVersion() {
-			m.KubernetesVersion = src.GetKubernetesVersion()
-			n++
-		}
+	if cw&(1<<40) != 0 && m.ReservedBy != src.ReservedBy {
+		m.ReservedBy = src.ReservedBy
+		n++
 	}
-	if fm.Has("11") {
-		if !m.Resources.Equal(src.GetResources()) {
-			m.Resources = src.GetResources().Clone()
-			n++
-		}
-	} else if fm.HasChild("11") {
-		if d1, s1 := m.Resources, src.GetResources(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &InfraResources{}
-				m.Resources = d1
-				n++
-			}
-			if fm.IsSetOrHasChild("11.1") {
-				switch fm.ListAction("11.1") {
-				case fieldmap.Add:
-					n += fieldmap.AddListFunc(&d1.Vms, s1.GetVms(), (*VmInfo).Equal, (*VmInfo).Clone)
-				case fieldmap.Remove:
-					n += fieldmap.RemoveListFunc(&d1.Vms, s1.GetVms(), (*VmInfo).Equal)
-				default:
-					if sv1 := s1.GetVms(); !fieldmap.EqualMessageListFunc(d1.Vms, sv1, (*VmInfo).Equal) {
-						if len(sv1) == 0 {
-							d1.Vms = nil
-						} else {
-							d1.Vms = fieldmap.CloneListFunc(sv1, (*VmInfo).Clone)
-						}
-						n++
-					}
-				}
-			}
-		}
+	if cw&(1<<41) != 0 && m.MultiTenant != src.MultiTenant {
+		m.MultiTenant = src.MultiTenant
+		n++
 	}
-	if fm.HasOrHasChild("12") {
-		switch fm.ListAction("12") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.InfraAnnotations, src.GetInfraAnnotations())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.InfraAnnotations, src.GetInfraAnnotations())
-		default:
-			if sv0 := src.GetInfraAnnotations(); !maps.Equal(m.InfraAnnotations, sv0) {
-				if len(sv0) == 0 {
-					m.InfraAnnotations = nil
-				} else {
-					m.InfraAnnotations = maps.Clone(sv0)
-				}
-				n++
-			}
-		}
+	if cw&(1<<42) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
 	}
-	if fm.Has("13") {
-		if m.Reservable != src.GetReservable() {
-			m.Reservable = src.GetReservable()
-			n++
-		}
-	}
-	if fm.Has("14") {
-		if m.ReservedBy != src.GetReservedBy() {
-			m.ReservedBy = src.GetReservedBy()
-			n++
-		}
-	}
-	if fm.Has("15") {
-		if m.MultiTenant != src.GetMultiTenant() {
-			m.MultiTenant = src.GetMultiTenant()
-			n++
-		}
-	}
-	if fm.Has("16") {
-		if !fieldmap.Equal(m.CreatedAt, src.GetCreatedAt()) {
-			m.CreatedAt = fieldmap.Clone(src.GetCreatedAt())
-			n++
-		}
-	}
-	if fm.Has("17") {
-		if !fieldmap.Equal(m.UpdatedAt, src.GetUpdatedAt()) {
-			m.UpdatedAt = fieldmap.Clone(src.GetUpdatedAt())
-			n++
-		}
+	if cw&(1<<43) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
 	}
 	return n
 }
@@ -816,149 +694,96 @@ func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ClusterInstInfo does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ClusterInstInfo or bound to no schema: a map of another message panics.
 func (m *ClusterInstInfo) CopyInFields(src *ClusterInstInfo, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ClusterInstInfo_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ClusterInstInfo being number at of fm's schema.
+func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ClusterInstInfo)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ClusterKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(ClusterKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetErrors(); !slices.Equal(m.Errors, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
 				m.Errors = nil
 			} else {
-				m.Errors = slices.Clone(sv0)
+				m.Errors = slices.Clone(src.Errors)
 			}
 			n++
 		}
 	}
-	if fm.Has("4") {
-		if m.NotifyId != src.GetNotifyId() {
-			m.NotifyId = src.GetNotifyId()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
+		m.NotifyId = src.NotifyId
+		n++
 	}
-	if fm.Has("5") {
-		if !m.Status.Equal(src.GetStatus()) {
-			m.Status = src.GetStatus().Clone()
+	if cw&(1<<6) != 0 {
+		if !m.Status.Equal(src.Status) {
+			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if fm.HasChild("5") {
-		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StatusInfo{}
-				m.Status = d1
+	} else if bw&(1<<6) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(StatusInfo)
 				n++
 			}
-			if fm.IsSet("5.1") {
-				if d1.TaskNumber != s1.GetTaskNumber() {
-					d1.TaskNumber = s1.GetTaskNumber()
-					n++
-				}
-			}
-			if fm.IsSet("5.2") {
-				if d1.MaxTasks != s1.GetMaxTasks() {
-					d1.MaxTasks = s1.GetMaxTasks()
-					n++
-				}
-			}
-			if fm.IsSet("5.3") {
-				if d1.TaskName != s1.GetTaskName() {
-					d1.TaskName = s1.GetTaskName()
-					n++
-				}
-			}
-			if fm.IsSet("5.4") {
-				if d1.StepName != s1.GetStepName() {
-					d1.StepName = s1.GetStepName()
-					n++
-				}
-			}
-			if fm.IsSet("5.5") {
-				if d1.MsgCount != s1.GetMsgCount() {
-					d1.MsgCount = s1.GetMsgCount()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("5.6") {
-				if sv1 := s1.GetMsgs(); !slices.Equal(d1.Msgs, sv1) {
-					if len(sv1) == 0 {
-						d1.Msgs = nil
-					} else {
-						d1.Msgs = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Status.copyInAt(src.Status, fm, at+7)
 		}
 	}
-	if fm.Has("6") {
-		if !m.Resources.Equal(src.GetResources()) {
-			m.Resources = src.GetResources().Clone()
+	if cw&(1<<13) != 0 {
+		if !m.Resources.Equal(src.Resources) {
+			m.Resources = src.Resources.Clone()
 			n++
 		}
-	} else if fm.HasChild("6") {
-		if d1, s1 := m.Resources, src.GetResources(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &InfraResources{}
-				m.Resources = d1
+	} else if bw&(1<<13) != 0 {
+		if m.Resources != nil || src.Resources != nil {
+			if m.Resources == nil {
+				m.Resources = new(InfraResources)
 				n++
 			}
-			if fm.IsSetOrHasChild("6.1") {
-				if sv1 := s1.GetVms(); !fieldmap.EqualMessageListFunc(d1.Vms, sv1, (*VmInfo).Equal) {
-					if len(sv1) == 0 {
-						d1.Vms = nil
-					} else {
-						d1.Vms = fieldmap.CloneListFunc(sv1, (*VmInfo).Clone)
-					}
-					n++
-				}
-			}
+			n += m.Resources.copyInAt(src.Resources, fm, at+14)
 		}
 	}
-	if fm.Has("7") {
-		if m.Kubeconfig != src.GetKubeconfig() {
-			m.Kubeconfig = src.GetKubeconfig()
-			n++
-		}
+	if cw&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
+		m.Kubeconfig = src.Kubeconfig
+		n++
 	}
-	if fm.Has("8") {
-		if !fieldmap.Equal(m.UpdatedAt, src.GetUpdatedAt()) {
-			m.UpdatedAt = fieldmap.Clone(src.GetUpdatedAt())
-			n++
-		}
+	if cw&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
 	}
 	return n
 }
@@ -970,44 +795,38 @@ func (m *ClusterInstInfo) CopyInFields(src *ClusterInstInfo, fm *fieldmap.FieldM
 // compared.
 func (m *NodePool) DiffFields(o *NodePool) *fieldmap.FieldMap {
 	fm := _NodePool_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetNumNodes() != o.GetNumNodes() {
-		fm.Set("2")
-	}
-	if a1, b1 := m.GetNodeResources(), o.GetNodeResources(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetVcpus() != b1.GetVcpus() {
-			fm.Set("3.1")
-			c1 = true
-		}
-		if a1.GetRamMb() != b1.GetRamMb() {
-			fm.Set("3.2")
-			c1 = true
-		}
-		if a1.GetDiskGb() != b1.GetDiskGb() {
-			fm.Set("3.3")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
-			fm.Set("3.4")
-			c1 = true
-		}
-		if a1.GetInfraNodeFlavor() != b1.GetInfraNodeFlavor() {
-			fm.Set("3.5")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
-	if m.GetScalable() != o.GetScalable() {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// NodePool being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *NodePool) diffAt(o *NodePool, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(NodePool)
+	}
+	if o == nil {
+		o = new(NodePool)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.NumNodes != o.NumNodes {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if (m.NodeResources == nil) != (o.NodeResources == nil) || m.NodeResources != nil && m.NodeResources.diffAt(o.NodeResources, fm, at+3) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Scalable != o.Scalable {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1017,93 +836,90 @@ func (m *NodePool) DiffFields(o *NodePool) *fieldmap.FieldMap {
 // compared.
 func (m *ClusterInst) DiffFields(o *ClusterInst) *fieldmap.FieldMap {
 	fm := _ClusterInst_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetCloudletKey(), o.GetCloudletKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if m.GetState() != o.GetState() {
-		fm.Set("3")
-	}
-	if !slices.Equal(m.GetErrors(), o.GetErrors()) {
-		fm.Set("4")
-	}
-	if m.GetCrmOverride() != o.GetCrmOverride() {
-		fm.Set("5")
-	}
-	if m.GetFlavorName() != o.GetFlavorName() {
-		fm.Set("6")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetNodePools(), o.GetNodePools(), (*NodePool).Equal) {
-		fm.Set("7")
-	}
-	if m.GetIpAccess() != o.GetIpAccess() {
-		fm.Set("8")
-	}
-	if m.GetDeployment() != o.GetDeployment() {
-		fm.Set("9")
-	}
-	if m.GetKubernetesVersion() != o.GetKubernetesVersion() {
-		fm.Set("10")
-	}
-	if a1, b1 := m.GetResources(), o.GetResources(); (a1 == nil) != (b1 == nil) {
-		fm.Set("11")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.EqualMessageListFunc(a1.GetVms(), b1.GetVms(), (*VmInfo).Equal) {
-			fm.Set("11.1")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("11")
-		}
-	}
-	if !maps.Equal(m.GetInfraAnnotations(), o.GetInfraAnnotations()) {
-		fm.Set("12")
-	}
-	if m.GetReservable() != o.GetReservable() {
-		fm.Set("13")
-	}
-	if m.GetReservedBy() != o.GetReservedBy() {
-		fm.Set("14")
-	}
-	if m.GetMultiTenant() != o.GetMultiTenant() {
-		fm.Set("15")
-	}
-	if !fieldmap.Equal(m.GetCreatedAt(), o.GetCreatedAt()) {
-		fm.Set("16")
-	}
-	if !fieldmap.Equal(m.GetUpdatedAt(), o.GetUpdatedAt()) {
-		fm.Set("17")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ClusterInst being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ClusterInst) diffAt(o *ClusterInst, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ClusterInst)
+	}
+	if o == nil {
+		o = new(ClusterInst)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.CloudletKey == nil) != (o.CloudletKey == nil) || m.CloudletKey != nil && m.CloudletKey.diffAt(o.CloudletKey, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if m.CrmOverride != o.CrmOverride {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if m.FlavorName != o.FlavorName {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.NodePools, o.NodePools, (*NodePool).Equal) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if m.IpAccess != o.IpAccess {
+		fm.SetAt(at + 20)
+		c = true
+	}
+	if m.Deployment != o.Deployment {
+		fm.SetAt(at + 21)
+		c = true
+	}
+	if m.KubernetesVersion != o.KubernetesVersion {
+		fm.SetAt(at + 22)
+		c = true
+	}
+	if (m.Resources == nil) != (o.Resources == nil) || m.Resources != nil && m.Resources.diffAt(o.Resources, fm, at+24) {
+		fm.SetAt(at + 23)
+		c = true
+	}
+	if !maps.Equal(m.InfraAnnotations, o.InfraAnnotations) {
+		fm.SetAt(at + 38)
+		c = true
+	}
+	if m.Reservable != o.Reservable {
+		fm.SetAt(at + 39)
+		c = true
+	}
+	if m.ReservedBy != o.ReservedBy {
+		fm.SetAt(at + 40)
+		c = true
+	}
+	if m.MultiTenant != o.MultiTenant {
+		fm.SetAt(at + 41)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 42)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 43)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1113,82 +929,54 @@ func (m *ClusterInst) DiffFields(o *ClusterInst) *fieldmap.FieldMap {
 // compared.
 func (m *ClusterInstInfo) DiffFields(o *ClusterInstInfo) *fieldmap.FieldMap {
 	fm := _ClusterInstInfo_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetState() != o.GetState() {
-		fm.Set("2")
-	}
-	if !slices.Equal(m.GetErrors(), o.GetErrors()) {
-		fm.Set("3")
-	}
-	if m.GetNotifyId() != o.GetNotifyId() {
-		fm.Set("4")
-	}
-	if a1, b1 := m.GetStatus(), o.GetStatus(); (a1 == nil) != (b1 == nil) {
-		fm.Set("5")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetTaskNumber() != b1.GetTaskNumber() {
-			fm.Set("5.1")
-			c1 = true
-		}
-		if a1.GetMaxTasks() != b1.GetMaxTasks() {
-			fm.Set("5.2")
-			c1 = true
-		}
-		if a1.GetTaskName() != b1.GetTaskName() {
-			fm.Set("5.3")
-			c1 = true
-		}
-		if a1.GetStepName() != b1.GetStepName() {
-			fm.Set("5.4")
-			c1 = true
-		}
-		if a1.GetMsgCount() != b1.GetMsgCount() {
-			fm.Set("5.5")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetMsgs(), b1.GetMsgs()) {
-			fm.Set("5.6")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("5")
-		}
-	}
-	if a1, b1 := m.GetResources(), o.GetResources(); (a1 == nil) != (b1 == nil) {
-		fm.Set("6")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.EqualMessageListFunc(a1.GetVms(), b1.GetVms(), (*VmInfo).Equal) {
-			fm.Set("6.1")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("6")
-		}
-	}
-	if m.GetKubeconfig() != o.GetKubeconfig() {
-		fm.Set("7")
-	}
-	if !fieldmap.Equal(m.GetUpdatedAt(), o.GetUpdatedAt()) {
-		fm.Set("8")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ClusterInstInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ClusterInstInfo) diffAt(o *ClusterInstInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ClusterInstInfo)
+	}
+	if o == nil {
+		o = new(ClusterInstInfo)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.NotifyId != o.NotifyId {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+7) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if (m.Resources == nil) != (o.Resources == nil) || m.Resources != nil && m.Resources.diffAt(o.Resources, fm, at+14) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if m.Kubeconfig != o.Kubeconfig {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	maps "maps"
 	slices "slices"
 )
 
@@ -66,79 +65,87 @@ const (
 	CreateClusterInstRequestFieldNoWait                                           = "2"          // no_wait
 )
 
+var _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vcpus"},
+	{Number: 2, Name: "ram_mb"},
+	{Number: 3, Name: "disk_gb"},
+	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap},
+	{Number: 5, Name: "infra_node_flavor"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_NodePool1fsmhnz_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "num_nodes"},
+	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_NodeResources1lpn0we_shape},
+	{Number: 4, Name: "scalable"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "external_ip"},
+	{Number: 2, Name: "internal_ip"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "cluster_ip"},
+	{Number: 5, Name: "restarts"},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_VmInfozhxj8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "infra_flavor"},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_IpAddr18yubbf_shape},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ContainerInfoxksfbc_shape},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_VmInfozhxj8_shape},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_CloudletKeyn3ybte_shape},
+	{Number: 3, Name: "state"},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 5, Name: "crm_override"},
+	{Number: 6, Name: "flavor_name"},
+	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_NodePool1fsmhnz_shape},
+	{Number: 8, Name: "ip_access"},
+	{Number: 9, Name: "deployment"},
+	{Number: 10, Name: "kubernetes_version"},
+	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape},
+	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap},
+	{Number: 13, Name: "reservable"},
+	{Number: 14, Name: "reserved_by"},
+	{Number: 15, Name: "multi_tenant"},
+	{Number: 16, Name: "created_at"},
+	{Number: 17, Name: "updated_at"},
+}}
+
+var _CreateClusterInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape},
+	{Number: 2, Name: "no_wait"},
+}}
+
+var _CreateClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateClusterInstRequest", _CreateClusterInstRequest_shape, false)
+
 // CreateClusterInstRequestAllFields lists the leaf flags of CreateClusterInstRequest: together they
 // select every field.
-var CreateClusterInstRequestAllFields = []string{
-	CreateClusterInstRequestFieldClusterInstKeyName,
-	CreateClusterInstRequestFieldClusterInstKeyOrganization,
-	CreateClusterInstRequestFieldClusterInstCloudletKeyOrganization,
-	CreateClusterInstRequestFieldClusterInstCloudletKeyName,
-	CreateClusterInstRequestFieldClusterInstState,
-	CreateClusterInstRequestFieldClusterInstErrors,
-	CreateClusterInstRequestFieldClusterInstCrmOverride,
-	CreateClusterInstRequestFieldClusterInstFlavorName,
-	CreateClusterInstRequestFieldClusterInstNodePools,
-	CreateClusterInstRequestFieldClusterInstIpAccess,
-	CreateClusterInstRequestFieldClusterInstDeployment,
-	CreateClusterInstRequestFieldClusterInstKubernetesVersion,
-	CreateClusterInstRequestFieldClusterInstResourcesVms,
-	CreateClusterInstRequestFieldClusterInstInfraAnnotations,
-	CreateClusterInstRequestFieldClusterInstReservable,
-	CreateClusterInstRequestFieldClusterInstReservedBy,
-	CreateClusterInstRequestFieldClusterInstMultiTenant,
-	CreateClusterInstRequestFieldClusterInstCreatedAt,
-	CreateClusterInstRequestFieldClusterInstUpdatedAt,
-	CreateClusterInstRequestFieldNoWait,
-}
-
-var _CreateClusterInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateClusterInstRequest", []fieldmap.Field{
-	{Flag: "1", Path: "cluster_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cluster_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cluster_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cluster_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cluster_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "cluster_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "cluster_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cluster_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cluster_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cluster_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cluster_inst.flavor_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cluster_inst.node_pools", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "cluster_inst.node_pools.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "cluster_inst.node_pools.num_nodes", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "cluster_inst.node_pools.node_resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.1", Path: "cluster_inst.node_pools.node_resources.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.2", Path: "cluster_inst.node_pools.node_resources.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.3", Path: "cluster_inst.node_pools.node_resources.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.4", Path: "cluster_inst.node_pools.node_resources.opt_res_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.5", Path: "cluster_inst.node_pools.node_resources.infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.4", Path: "cluster_inst.node_pools.scalable", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "cluster_inst.ip_access", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "cluster_inst.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cluster_inst.kubernetes_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cluster_inst.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "cluster_inst.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.11.1.1", Path: "cluster_inst.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.2", Path: "cluster_inst.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.3", Path: "cluster_inst.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.4", Path: "cluster_inst.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5", Path: "cluster_inst.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.1", Path: "cluster_inst.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.2", Path: "cluster_inst.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6", Path: "cluster_inst.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.1", Path: "cluster_inst.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.2", Path: "cluster_inst.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.3", Path: "cluster_inst.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.4", Path: "cluster_inst.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.5", Path: "cluster_inst.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12", Path: "cluster_inst.infra_annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cluster_inst.reservable", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "cluster_inst.reserved_by", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cluster_inst.multi_tenant", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cluster_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cluster_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CreateClusterInstRequestAllFields = slices.Clone(_CreateClusterInstRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateClusterInstRequest.
 func (*CreateClusterInstRequest) FieldSchema() *fieldmap.Schema {
@@ -167,35 +174,32 @@ const (
 	CreateClusterInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
+var _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state"},
+	{Number: 2, Name: "message"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape},
+	{Number: 5, Name: "final"},
+}}
+
+var _CreateClusterInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape},
+}}
+
+var _CreateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateClusterInstResponse", _CreateClusterInstResponse_shape, false)
+
 // CreateClusterInstResponseAllFields lists the leaf flags of CreateClusterInstResponse: together they
 // select every field.
-var CreateClusterInstResponseAllFields = []string{
-	CreateClusterInstResponseFieldProgressState,
-	CreateClusterInstResponseFieldProgressMessage,
-	CreateClusterInstResponseFieldProgressErrors,
-	CreateClusterInstResponseFieldProgressStatusTaskNumber,
-	CreateClusterInstResponseFieldProgressStatusMaxTasks,
-	CreateClusterInstResponseFieldProgressStatusTaskName,
-	CreateClusterInstResponseFieldProgressStatusStepName,
-	CreateClusterInstResponseFieldProgressStatusMsgCount,
-	CreateClusterInstResponseFieldProgressStatusMsgs,
-	CreateClusterInstResponseFieldProgressFinal,
-}
-
-var _CreateClusterInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateClusterInstResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CreateClusterInstResponseAllFields = slices.Clone(_CreateClusterInstResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateClusterInstResponse.
 func (*CreateClusterInstResponse) FieldSchema() *fieldmap.Schema {
@@ -259,81 +263,17 @@ const (
 	UpdateClusterInstRequestFieldNoWait                                           = "3"          // no_wait
 )
 
+var _UpdateClusterInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+	{Number: 3, Name: "no_wait"},
+}}
+
+var _UpdateClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateClusterInstRequest", _UpdateClusterInstRequest_shape, false)
+
 // UpdateClusterInstRequestAllFields lists the leaf flags of UpdateClusterInstRequest: together they
 // select every field.
-var UpdateClusterInstRequestAllFields = []string{
-	UpdateClusterInstRequestFieldClusterInstKeyName,
-	UpdateClusterInstRequestFieldClusterInstKeyOrganization,
-	UpdateClusterInstRequestFieldClusterInstCloudletKeyOrganization,
-	UpdateClusterInstRequestFieldClusterInstCloudletKeyName,
-	UpdateClusterInstRequestFieldClusterInstState,
-	UpdateClusterInstRequestFieldClusterInstErrors,
-	UpdateClusterInstRequestFieldClusterInstCrmOverride,
-	UpdateClusterInstRequestFieldClusterInstFlavorName,
-	UpdateClusterInstRequestFieldClusterInstNodePools,
-	UpdateClusterInstRequestFieldClusterInstIpAccess,
-	UpdateClusterInstRequestFieldClusterInstDeployment,
-	UpdateClusterInstRequestFieldClusterInstKubernetesVersion,
-	UpdateClusterInstRequestFieldClusterInstResourcesVms,
-	UpdateClusterInstRequestFieldClusterInstInfraAnnotations,
-	UpdateClusterInstRequestFieldClusterInstReservable,
-	UpdateClusterInstRequestFieldClusterInstReservedBy,
-	UpdateClusterInstRequestFieldClusterInstMultiTenant,
-	UpdateClusterInstRequestFieldClusterInstCreatedAt,
-	UpdateClusterInstRequestFieldClusterInstUpdatedAt,
-	UpdateClusterInstRequestFieldFields,
-	UpdateClusterInstRequestFieldNoWait,
-}
-
-var _UpdateClusterInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateClusterInstRequest", []fieldmap.Field{
-	{Flag: "1", Path: "cluster_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cluster_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cluster_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cluster_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cluster_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "cluster_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "cluster_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cluster_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cluster_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cluster_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cluster_inst.flavor_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cluster_inst.node_pools", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "cluster_inst.node_pools.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "cluster_inst.node_pools.num_nodes", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "cluster_inst.node_pools.node_resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.1", Path: "cluster_inst.node_pools.node_resources.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.2", Path: "cluster_inst.node_pools.node_resources.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.3", Path: "cluster_inst.node_pools.node_resources.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.4", Path: "cluster_inst.node_pools.node_resources.opt_res_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.5", Path: "cluster_inst.node_pools.node_resources.infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.4", Path: "cluster_inst.node_pools.scalable", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "cluster_inst.ip_access", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "cluster_inst.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cluster_inst.kubernetes_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cluster_inst.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "cluster_inst.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.11.1.1", Path: "cluster_inst.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.2", Path: "cluster_inst.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.3", Path: "cluster_inst.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.4", Path: "cluster_inst.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5", Path: "cluster_inst.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.1", Path: "cluster_inst.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.2", Path: "cluster_inst.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6", Path: "cluster_inst.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.1", Path: "cluster_inst.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.2", Path: "cluster_inst.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.3", Path: "cluster_inst.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.4", Path: "cluster_inst.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.5", Path: "cluster_inst.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12", Path: "cluster_inst.infra_annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cluster_inst.reservable", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "cluster_inst.reserved_by", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cluster_inst.multi_tenant", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cluster_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cluster_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var UpdateClusterInstRequestAllFields = slices.Clone(_UpdateClusterInstRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateClusterInstRequest.
 func (*UpdateClusterInstRequest) FieldSchema() *fieldmap.Schema {
@@ -362,35 +302,15 @@ const (
 	UpdateClusterInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
+var _UpdateClusterInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape},
+}}
+
+var _UpdateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateClusterInstResponse", _UpdateClusterInstResponse_shape, false)
+
 // UpdateClusterInstResponseAllFields lists the leaf flags of UpdateClusterInstResponse: together they
 // select every field.
-var UpdateClusterInstResponseAllFields = []string{
-	UpdateClusterInstResponseFieldProgressState,
-	UpdateClusterInstResponseFieldProgressMessage,
-	UpdateClusterInstResponseFieldProgressErrors,
-	UpdateClusterInstResponseFieldProgressStatusTaskNumber,
-	UpdateClusterInstResponseFieldProgressStatusMaxTasks,
-	UpdateClusterInstResponseFieldProgressStatusTaskName,
-	UpdateClusterInstResponseFieldProgressStatusStepName,
-	UpdateClusterInstResponseFieldProgressStatusMsgCount,
-	UpdateClusterInstResponseFieldProgressStatusMsgs,
-	UpdateClusterInstResponseFieldProgressFinal,
-}
-
-var _UpdateClusterInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateClusterInstResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var UpdateClusterInstResponseAllFields = slices.Clone(_UpdateClusterInstResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateClusterInstResponse.
 func (*UpdateClusterInstResponse) FieldSchema() *fieldmap.Schema {
@@ -412,22 +332,17 @@ const (
 	DeleteClusterInstRequestFieldCrmOverride     = "3"   // crm_override
 )
 
+var _DeleteClusterInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape},
+	{Number: 2, Name: "no_wait"},
+	{Number: 3, Name: "crm_override"},
+}}
+
+var _DeleteClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteClusterInstRequest", _DeleteClusterInstRequest_shape, false)
+
 // DeleteClusterInstRequestAllFields lists the leaf flags of DeleteClusterInstRequest: together they
 // select every field.
-var DeleteClusterInstRequestAllFields = []string{
-	DeleteClusterInstRequestFieldKeyName,
-	DeleteClusterInstRequestFieldKeyOrganization,
-	DeleteClusterInstRequestFieldNoWait,
-	DeleteClusterInstRequestFieldCrmOverride,
-}
-
-var _DeleteClusterInstRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteClusterInstRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "no_wait", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var DeleteClusterInstRequestAllFields = slices.Clone(_DeleteClusterInstRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteClusterInstRequest.
 func (*DeleteClusterInstRequest) FieldSchema() *fieldmap.Schema {
@@ -456,35 +371,15 @@ const (
 	DeleteClusterInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
+var _DeleteClusterInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape},
+}}
+
+var _DeleteClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteClusterInstResponse", _DeleteClusterInstResponse_shape, false)
+
 // DeleteClusterInstResponseAllFields lists the leaf flags of DeleteClusterInstResponse: together they
 // select every field.
-var DeleteClusterInstResponseAllFields = []string{
-	DeleteClusterInstResponseFieldProgressState,
-	DeleteClusterInstResponseFieldProgressMessage,
-	DeleteClusterInstResponseFieldProgressErrors,
-	DeleteClusterInstResponseFieldProgressStatusTaskNumber,
-	DeleteClusterInstResponseFieldProgressStatusMaxTasks,
-	DeleteClusterInstResponseFieldProgressStatusTaskName,
-	DeleteClusterInstResponseFieldProgressStatusStepName,
-	DeleteClusterInstResponseFieldProgressStatusMsgCount,
-	DeleteClusterInstResponseFieldProgressStatusMsgs,
-	DeleteClusterInstResponseFieldProgressFinal,
-}
-
-var _DeleteClusterInstResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteClusterInstResponse", []fieldmap.Field{
-	{Flag: "1", Path: "progress", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "progress.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "progress.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "progress.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "progress.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "progress.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "progress.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "progress.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.4", Path: "progress.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.5", Path: "progress.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.6", Path: "progress.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "progress.final", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var DeleteClusterInstResponseAllFields = slices.Clone(_DeleteClusterInstResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteClusterInstResponse.
 func (*DeleteClusterInstResponse) FieldSchema() *fieldmap.Schema {
@@ -546,77 +441,15 @@ const (
 	ShowClusterInstsRequestFieldFilterUpdatedAt                             = "1.17"       // filter.updated_at
 )
 
+var _ShowClusterInstsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape},
+}}
+
+var _ShowClusterInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsRequest", _ShowClusterInstsRequest_shape, false)
+
 // ShowClusterInstsRequestAllFields lists the leaf flags of ShowClusterInstsRequest: together they
 // select every field.
-var ShowClusterInstsRequestAllFields = []string{
-	ShowClusterInstsRequestFieldFilterKeyName,
-	ShowClusterInstsRequestFieldFilterKeyOrganization,
-	ShowClusterInstsRequestFieldFilterCloudletKeyOrganization,
-	ShowClusterInstsRequestFieldFilterCloudletKeyName,
-	ShowClusterInstsRequestFieldFilterState,
-	ShowClusterInstsRequestFieldFilterErrors,
-	ShowClusterInstsRequestFieldFilterCrmOverride,
-	ShowClusterInstsRequestFieldFilterFlavorName,
-	ShowClusterInstsRequestFieldFilterNodePools,
-	ShowClusterInstsRequestFieldFilterIpAccess,
-	ShowClusterInstsRequestFieldFilterDeployment,
-	ShowClusterInstsRequestFieldFilterKubernetesVersion,
-	ShowClusterInstsRequestFieldFilterResourcesVms,
-	ShowClusterInstsRequestFieldFilterInfraAnnotations,
-	ShowClusterInstsRequestFieldFilterReservable,
-	ShowClusterInstsRequestFieldFilterReservedBy,
-	ShowClusterInstsRequestFieldFilterMultiTenant,
-	ShowClusterInstsRequestFieldFilterCreatedAt,
-	ShowClusterInstsRequestFieldFilterUpdatedAt,
-}
-
-var _ShowClusterInstsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClusterInstsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "filter.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "filter.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.flavor_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "filter.node_pools", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "filter.node_pools.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "filter.node_pools.num_nodes", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "filter.node_pools.node_resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.1", Path: "filter.node_pools.node_resources.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.2", Path: "filter.node_pools.node_resources.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.3", Path: "filter.node_pools.node_resources.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.4", Path: "filter.node_pools.node_resources.opt_res_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.5", Path: "filter.node_pools.node_resources.infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.4", Path: "filter.node_pools.scalable", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "filter.ip_access", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "filter.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "filter.kubernetes_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "filter.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "filter.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.11.1.1", Path: "filter.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.2", Path: "filter.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.3", Path: "filter.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.4", Path: "filter.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5", Path: "filter.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.1", Path: "filter.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.2", Path: "filter.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6", Path: "filter.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.1", Path: "filter.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.2", Path: "filter.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.3", Path: "filter.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.4", Path: "filter.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.5", Path: "filter.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12", Path: "filter.infra_annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "filter.reservable", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "filter.reserved_by", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "filter.multi_tenant", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "filter.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowClusterInstsRequestAllFields = slices.Clone(_ShowClusterInstsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowClusterInstsRequest.
 func (*ShowClusterInstsRequest) FieldSchema() *fieldmap.Schema {
@@ -678,77 +511,15 @@ const (
 	ShowClusterInstsResponseFieldClusterInstUpdatedAt                             = "1.17"       // cluster_inst.updated_at
 )
 
+var _ShowClusterInstsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape},
+}}
+
+var _ShowClusterInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsResponse", _ShowClusterInstsResponse_shape, false)
+
 // ShowClusterInstsResponseAllFields lists the leaf flags of ShowClusterInstsResponse: together they
 // select every field.
-var ShowClusterInstsResponseAllFields = []string{
-	ShowClusterInstsResponseFieldClusterInstKeyName,
-	ShowClusterInstsResponseFieldClusterInstKeyOrganization,
-	ShowClusterInstsResponseFieldClusterInstCloudletKeyOrganization,
-	ShowClusterInstsResponseFieldClusterInstCloudletKeyName,
-	ShowClusterInstsResponseFieldClusterInstState,
-	ShowClusterInstsResponseFieldClusterInstErrors,
-	ShowClusterInstsResponseFieldClusterInstCrmOverride,
-	ShowClusterInstsResponseFieldClusterInstFlavorName,
-	ShowClusterInstsResponseFieldClusterInstNodePools,
-	ShowClusterInstsResponseFieldClusterInstIpAccess,
-	ShowClusterInstsResponseFieldClusterInstDeployment,
-	ShowClusterInstsResponseFieldClusterInstKubernetesVersion,
-	ShowClusterInstsResponseFieldClusterInstResourcesVms,
-	ShowClusterInstsResponseFieldClusterInstInfraAnnotations,
-	ShowClusterInstsResponseFieldClusterInstReservable,
-	ShowClusterInstsResponseFieldClusterInstReservedBy,
-	ShowClusterInstsResponseFieldClusterInstMultiTenant,
-	ShowClusterInstsResponseFieldClusterInstCreatedAt,
-	ShowClusterInstsResponseFieldClusterInstUpdatedAt,
-}
-
-var _ShowClusterInstsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClusterInstsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "cluster_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cluster_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cluster_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cluster_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cluster_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "cluster_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "cluster_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cluster_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cluster_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cluster_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cluster_inst.flavor_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cluster_inst.node_pools", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.7.1", Path: "cluster_inst.node_pools.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.2", Path: "cluster_inst.node_pools.num_nodes", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3", Path: "cluster_inst.node_pools.node_resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.1", Path: "cluster_inst.node_pools.node_resources.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.2", Path: "cluster_inst.node_pools.node_resources.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.3", Path: "cluster_inst.node_pools.node_resources.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.4", Path: "cluster_inst.node_pools.node_resources.opt_res_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.7.3.5", Path: "cluster_inst.node_pools.node_resources.infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7.4", Path: "cluster_inst.node_pools.scalable", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "cluster_inst.ip_access", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "cluster_inst.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cluster_inst.kubernetes_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cluster_inst.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "cluster_inst.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.11.1.1", Path: "cluster_inst.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.2", Path: "cluster_inst.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.3", Path: "cluster_inst.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.4", Path: "cluster_inst.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5", Path: "cluster_inst.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.1", Path: "cluster_inst.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.5.2", Path: "cluster_inst.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6", Path: "cluster_inst.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.1", Path: "cluster_inst.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.2", Path: "cluster_inst.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.3", Path: "cluster_inst.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.4", Path: "cluster_inst.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.11.1.6.5", Path: "cluster_inst.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12", Path: "cluster_inst.infra_annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cluster_inst.reservable", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "cluster_inst.reserved_by", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cluster_inst.multi_tenant", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cluster_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cluster_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowClusterInstsResponseAllFields = slices.Clone(_ShowClusterInstsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowClusterInstsResponse.
 func (*ShowClusterInstsResponse) FieldSchema() *fieldmap.Schema {
@@ -796,58 +567,26 @@ const (
 	ShowClusterInstInfosRequestFieldFilterUpdatedAt                         = "1.8"       // filter.updated_at
 )
 
+var _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape},
+	{Number: 7, Name: "kubeconfig"},
+	{Number: 8, Name: "updated_at"},
+}}
+
+var _ShowClusterInstInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape},
+}}
+
+var _ShowClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosRequest", _ShowClusterInstInfosRequest_shape, false)
+
 // ShowClusterInstInfosRequestAllFields lists the leaf flags of ShowClusterInstInfosRequest: together they
 // select every field.
-var ShowClusterInstInfosRequestAllFields = []string{
-	ShowClusterInstInfosRequestFieldFilterKeyName,
-	ShowClusterInstInfosRequestFieldFilterKeyOrganization,
-	ShowClusterInstInfosRequestFieldFilterState,
-	ShowClusterInstInfosRequestFieldFilterErrors,
-	ShowClusterInstInfosRequestFieldFilterNotifyId,
-	ShowClusterInstInfosRequestFieldFilterStatusTaskNumber,
-	ShowClusterInstInfosRequestFieldFilterStatusMaxTasks,
-	ShowClusterInstInfosRequestFieldFilterStatusTaskName,
-	ShowClusterInstInfosRequestFieldFilterStatusStepName,
-	ShowClusterInstInfosRequestFieldFilterStatusMsgCount,
-	ShowClusterInstInfosRequestFieldFilterStatusMsgs,
-	ShowClusterInstInfosRequestFieldFilterResourcesVms,
-	ShowClusterInstInfosRequestFieldFilterKubeconfig,
-	ShowClusterInstInfosRequestFieldFilterUpdatedAt,
-}
-
-var _ShowClusterInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClusterInstInfosRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "filter.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "filter.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "filter.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.4", Path: "filter.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.5", Path: "filter.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.6", Path: "filter.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.6.1", Path: "filter.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1.1", Path: "filter.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.2", Path: "filter.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.3", Path: "filter.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.4", Path: "filter.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5", Path: "filter.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5.1", Path: "filter.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5.2", Path: "filter.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6", Path: "filter.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.1", Path: "filter.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.2", Path: "filter.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.3", Path: "filter.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.4", Path: "filter.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.5", Path: "filter.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "filter.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowClusterInstInfosRequestAllFields = slices.Clone(_ShowClusterInstInfosRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowClusterInstInfosRequest.
 func (*ShowClusterInstInfosRequest) FieldSchema() *fieldmap.Schema {
@@ -895,58 +634,15 @@ const (
 	ShowClusterInstInfosResponseFieldClusterInstInfoUpdatedAt                         = "1.8"       // cluster_inst_info.updated_at
 )
 
+var _ShowClusterInstInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape},
+}}
+
+var _ShowClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosResponse", _ShowClusterInstInfosResponse_shape, false)
+
 // ShowClusterInstInfosResponseAllFields lists the leaf flags of ShowClusterInstInfosResponse: together they
 // select every field.
-var ShowClusterInstInfosResponseAllFields = []string{
-	ShowClusterInstInfosResponseFieldClusterInstInfoKeyName,
-	ShowClusterInstInfosResponseFieldClusterInstInfoKeyOrganization,
-	ShowClusterInstInfosResponseFieldClusterInstInfoState,
-	ShowClusterInstInfosResponseFieldClusterInstInfoErrors,
-	ShowClusterInstInfosResponseFieldClusterInstInfoNotifyId,
-	ShowClusterInstInfosResponseFieldClusterInstInfoStatusTaskNumber,
-	ShowClusterInstInfosResponseFieldClusterInstInfoStatusMaxTasks,
-	ShowClusterInstInfosResponseFieldClusterInstInfoStatusTaskName,
-	ShowClusterInstInfosResponseFieldClusterInstInfoStatusStepName,
-	ShowClusterInstInfosResponseFieldClusterInstInfoStatusMsgCount,
-	ShowClusterInstInfosResponseFieldClusterInstInfoStatusMsgs,
-	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVms,
-	ShowClusterInstInfosResponseFieldClusterInstInfoKubeconfig,
-	ShowClusterInstInfosResponseFieldClusterInstInfoUpdatedAt,
-}
-
-var _ShowClusterInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowClusterInstInfosResponse", []fieldmap.Field{
-	{Flag: "1", Path: "cluster_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cluster_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cluster_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cluster_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cluster_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cluster_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cluster_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cluster_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "cluster_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "cluster_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "cluster_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.4", Path: "cluster_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.5", Path: "cluster_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.6", Path: "cluster_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cluster_inst_info.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.6.1", Path: "cluster_inst_info.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1.1", Path: "cluster_inst_info.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.2", Path: "cluster_inst_info.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.3", Path: "cluster_inst_info.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.4", Path: "cluster_inst_info.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5", Path: "cluster_inst_info.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5.1", Path: "cluster_inst_info.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5.2", Path: "cluster_inst_info.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6", Path: "cluster_inst_info.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.1", Path: "cluster_inst_info.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.2", Path: "cluster_inst_info.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.3", Path: "cluster_inst_info.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.4", Path: "cluster_inst_info.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.5", Path: "cluster_inst_info.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "cluster_inst_info.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "cluster_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowClusterInstInfosResponseAllFields = slices.Clone(_ShowClusterInstInfosResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowClusterInstInfosResponse.
 func (*ShowClusterInstInfosResponse) FieldSchema() *fieldmap.Schema {
@@ -994,58 +690,15 @@ const (
 	WatchClusterInstInfosRequestFieldFilterUpdatedAt                         = "1.8"       // filter.updated_at
 )
 
+var _WatchClusterInstInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape},
+}}
+
+var _WatchClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosRequest", _WatchClusterInstInfosRequest_shape, false)
+
 // WatchClusterInstInfosRequestAllFields lists the leaf flags of WatchClusterInstInfosRequest: together they
 // select every field.
-var WatchClusterInstInfosRequestAllFields = []string{
-	WatchClusterInstInfosRequestFieldFilterKeyName,
-	WatchClusterInstInfosRequestFieldFilterKeyOrganization,
-	WatchClusterInstInfosRequestFieldFilterState,
-	WatchClusterInstInfosRequestFieldFilterErrors,
-	WatchClusterInstInfosRequestFieldFilterNotifyId,
-	WatchClusterInstInfosRequestFieldFilterStatusTaskNumber,
-	WatchClusterInstInfosRequestFieldFilterStatusMaxTasks,
-	WatchClusterInstInfosRequestFieldFilterStatusTaskName,
-	WatchClusterInstInfosRequestFieldFilterStatusStepName,
-	WatchClusterInstInfosRequestFieldFilterStatusMsgCount,
-	WatchClusterInstInfosRequestFieldFilterStatusMsgs,
-	WatchClusterInstInfosRequestFieldFilterResourcesVms,
-	WatchClusterInstInfosRequestFieldFilterKubeconfig,
-	WatchClusterInstInfosRequestFieldFilterUpdatedAt,
-}
-
-var _WatchClusterInstInfosRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchClusterInstInfosRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "filter.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "filter.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "filter.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.4", Path: "filter.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.5", Path: "filter.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.6", Path: "filter.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.6.1", Path: "filter.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.6.1.1", Path: "filter.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.2", Path: "filter.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.3", Path: "filter.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.4", Path: "filter.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5", Path: "filter.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5.1", Path: "filter.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.5.2", Path: "filter.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6", Path: "filter.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.1", Path: "filter.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.2", Path: "filter.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.3", Path: "filter.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.4", Path: "filter.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.1.6.5", Path: "filter.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "filter.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "filter.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var WatchClusterInstInfosRequestAllFields = slices.Clone(_WatchClusterInstInfosRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchClusterInstInfosRequest.
 func (*WatchClusterInstInfosRequest) FieldSchema() *fieldmap.Schema {
@@ -1094,60 +747,16 @@ const (
 	WatchClusterInstInfosResponseFieldClusterInstInfoUpdatedAt                         = "2.8"       // cluster_inst_info.updated_at
 )
 
+var _WatchClusterInstInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "type"},
+	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape},
+}}
+
+var _WatchClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosResponse", _WatchClusterInstInfosResponse_shape, false)
+
 // WatchClusterInstInfosResponseAllFields lists the leaf flags of WatchClusterInstInfosResponse: together they
 // select every field.
-var WatchClusterInstInfosResponseAllFields = []string{
-	WatchClusterInstInfosResponseFieldType,
-	WatchClusterInstInfosResponseFieldClusterInstInfoKeyName,
-	WatchClusterInstInfosResponseFieldClusterInstInfoKeyOrganization,
-	WatchClusterInstInfosResponseFieldClusterInstInfoState,
-	WatchClusterInstInfosResponseFieldClusterInstInfoErrors,
-	WatchClusterInstInfosResponseFieldClusterInstInfoNotifyId,
-	WatchClusterInstInfosResponseFieldClusterInstInfoStatusTaskNumber,
-	WatchClusterInstInfosResponseFieldClusterInstInfoStatusMaxTasks,
-	WatchClusterInstInfosResponseFieldClusterInstInfoStatusTaskName,
-	WatchClusterInstInfosResponseFieldClusterInstInfoStatusStepName,
-	WatchClusterInstInfosResponseFieldClusterInstInfoStatusMsgCount,
-	WatchClusterInstInfosResponseFieldClusterInstInfoStatusMsgs,
-	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVms,
-	WatchClusterInstInfosResponseFieldClusterInstInfoKubeconfig,
-	WatchClusterInstInfosResponseFieldClusterInstInfoUpdatedAt,
-}
-
-var _WatchClusterInstInfosResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.WatchClusterInstInfosResponse", []fieldmap.Field{
-	{Flag: "1", Path: "type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cluster_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cluster_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "cluster_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.1.2", Path: "cluster_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cluster_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "cluster_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "cluster_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "cluster_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.1", Path: "cluster_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.2", Path: "cluster_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.3", Path: "cluster_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.4", Path: "cluster_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.5", Path: "cluster_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.6", Path: "cluster_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "cluster_inst_info.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.1", Path: "cluster_inst_info.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.6.1.1", Path: "cluster_inst_info.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.2", Path: "cluster_inst_info.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.3", Path: "cluster_inst_info.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.4", Path: "cluster_inst_info.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.5", Path: "cluster_inst_info.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.5.1", Path: "cluster_inst_info.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.5.2", Path: "cluster_inst_info.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6", Path: "cluster_inst_info.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.1", Path: "cluster_inst_info.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.2", Path: "cluster_inst_info.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.3", Path: "cluster_inst_info.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.4", Path: "cluster_inst_info.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.5", Path: "cluster_inst_info.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7", Path: "cluster_inst_info.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8", Path: "cluster_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var WatchClusterInstInfosResponseAllFields = slices.Clone(_WatchClusterInstInfosResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchClusterInstInfosResponse.
 func (*WatchClusterInstInfosResponse) FieldSchema() *fieldmap.Schema {
@@ -1410,7 +1019,7 @@ func (m *CreateClusterInstRequest) Equal(o *CreateClusterInstRequest) bool {
 	if m.NoWait != o.NoWait {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1426,7 +1035,7 @@ func (m *CreateClusterInstResponse) Equal(o *CreateClusterInstResponse) bool {
 	if !m.Progress.Equal(o.Progress) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1448,7 +1057,7 @@ func (m *UpdateClusterInstRequest) Equal(o *UpdateClusterInstRequest) bool {
 	if m.NoWait != o.NoWait {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1464,7 +1073,7 @@ func (m *UpdateClusterInstResponse) Equal(o *UpdateClusterInstResponse) bool {
 	if !m.Progress.Equal(o.Progress) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1486,7 +1095,7 @@ func (m *DeleteClusterInstRequest) Equal(o *DeleteClusterInstRequest) bool {
 	if m.CrmOverride != o.CrmOverride {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1502,7 +1111,7 @@ func (m *DeleteClusterInstResponse) Equal(o *DeleteClusterInstResponse) bool {
 	if !m.Progress.Equal(o.Progress) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1518,7 +1127,7 @@ func (m *ShowClusterInstsRequest) Equal(o *ShowClusterInstsRequest) bool {
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1534,7 +1143,7 @@ func (m *ShowClusterInstsResponse) Equal(o *ShowClusterInstsResponse) bool {
 	if !m.ClusterInst.Equal(o.ClusterInst) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1550,7 +1159,7 @@ func (m *ShowClusterInstInfosRequest) Equal(o *ShowClusterInstInfosRequest) bool
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1566,7 +1175,7 @@ func (m *ShowClusterInstInfosResponse) Equal(o *ShowClusterInstInfosResponse) bo
 	if !m.ClusterInstInfo.Equal(o.ClusterInstInfo) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1582,7 +1191,7 @@ func (m *WatchClusterInstInfosRequest) Equal(o *WatchClusterInstInfosRequest) bo
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1601,7 +1210,7 @@ func (m *WatchClusterInstInfosResponse) Equal(o *WatchClusterInstInfosResponse) 
 	if !m.ClusterInstInfo.Equal(o.ClusterInstInfo) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -1613,203 +1222,44 @@ func (m *WatchClusterInstInfosResponse) Equal(o *WatchClusterInstInfosResponse) 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateClusterInstRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateClusterInstRequest or bound to no schema: a map of another message panics.
 func (m *CreateClusterInstRequest) CopyInFields(src *CreateClusterInstRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateClusterInstRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateClusterInstRequest being number at of fm's schema.
+func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateClusterInstRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.ClusterInst.Equal(src.GetClusterInst()) {
-			m.ClusterInst = src.GetClusterInst().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.ClusterInst.Equal(src.ClusterInst) {
+			m.ClusterInst = src.ClusterInst.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.ClusterInst, src.GetClusterInst(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ClusterInst{}
-				m.ClusterInst = d1
+	} else if bw&(1<<0) != 0 {
+		if m.ClusterInst != nil || src.ClusterInst != nil {
+			if m.ClusterInst == nil {
+				m.ClusterInst = new(ClusterInst)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ClusterKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
-					d1.CloudletKey = s1.GetCloudletKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.2") {
-				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.CloudletKey = d2
-						n++
-					}
-					if fm.IsSet("1.2.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.4") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				if d1.FlavorName != s1.GetFlavorName() {
-					d1.FlavorName = s1.GetFlavorName()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.7") {
-				if sv1 := s1.GetNodePools(); !fieldmap.EqualMessageListFunc(d1.NodePools, sv1, (*NodePool).Equal) {
-					if len(sv1) == 0 {
-						d1.NodePools = nil
-					} else {
-						d1.NodePools = fieldmap.CloneListFunc(sv1, (*NodePool).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.IpAccess != s1.GetIpAccess() {
-					d1.IpAccess = s1.GetIpAccess()
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if d1.Deployment != s1.GetDeployment() {
-					d1.Deployment = s1.GetDeployment()
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if d1.KubernetesVersion != s1.GetKubernetesVersion() {
-					d1.KubernetesVersion = s1.GetKubernetesVersion()
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if !d1.Resources.Equal(s1.GetResources()) {
-					d1.Resources = s1.GetResources().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.11") {
-				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &InfraResources{}
-						d1.Resources = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.11.1") {
-						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
-							if len(sv2) == 0 {
-								d2.Vms = nil
-							} else {
-								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.12") {
-				if sv1 := s1.GetInfraAnnotations(); !maps.Equal(d1.InfraAnnotations, sv1) {
-					if len(sv1) == 0 {
-						d1.InfraAnnotations = nil
-					} else {
-						d1.InfraAnnotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.Reservable != s1.GetReservable() {
-					d1.Reservable = s1.GetReservable()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.ReservedBy != s1.GetReservedBy() {
-					d1.ReservedBy = s1.GetReservedBy()
-					n++
-				}
-			}
-			if fm.IsSet("1.15") {
-				if d1.MultiTenant != s1.GetMultiTenant() {
-					d1.MultiTenant = s1.GetMultiTenant()
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.17") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.NoWait != src.GetNoWait() {
-			m.NoWait = src.GetNoWait()
-			n++
-		}
+	if cw&(1<<45) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
 	return n
 }
@@ -1823,106 +1273,39 @@ func (m *CreateClusterInstRequest) CopyInFields(src *CreateClusterInstRequest, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateClusterInstResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateClusterInstResponse or bound to no schema: a map of another message panics.
 func (m *CreateClusterInstResponse) CopyInFields(src *CreateClusterInstResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateClusterInstResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateClusterInstResponse being number at of fm's schema.
+func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateClusterInstResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Progress.Equal(src.GetProgress()) {
-			m.Progress = src.GetProgress().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Progress{}
-				m.Progress = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Message != s1.GetMessage() {
-					d1.Message = s1.GetMessage()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.4.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Final != s1.GetFinal() {
-					d1.Final = s1.GetFinal()
-					n++
-				}
-			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -1937,213 +1320,56 @@ func (m *CreateClusterInstResponse) CopyInFields(src *CreateClusterInstResponse,
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateClusterInstRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateClusterInstRequest or bound to no schema: a map of another message panics.
 func (m *UpdateClusterInstRequest) CopyInFields(src *UpdateClusterInstRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateClusterInstRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateClusterInstRequest being number at of fm's schema.
+func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateClusterInstRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.ClusterInst.Equal(src.GetClusterInst()) {
-			m.ClusterInst = src.GetClusterInst().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.ClusterInst.Equal(src.ClusterInst) {
+			m.ClusterInst = src.ClusterInst.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.ClusterInst, src.GetClusterInst(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ClusterInst{}
-				m.ClusterInst = d1
+	} else if bw&(1<<0) != 0 {
+		if m.ClusterInst != nil || src.ClusterInst != nil {
+			if m.ClusterInst == nil {
+				m.ClusterInst = new(ClusterInst)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ClusterKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
-					d1.CloudletKey = s1.GetCloudletKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.2") {
-				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.CloudletKey = d2
-						n++
-					}
-					if fm.IsSet("1.2.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.4") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				if d1.FlavorName != s1.GetFlavorName() {
-					d1.FlavorName = s1.GetFlavorName()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.7") {
-				if sv1 := s1.GetNodePools(); !fieldmap.EqualMessageListFunc(d1.NodePools, sv1, (*NodePool).Equal) {
-					if len(sv1) == 0 {
-						d1.NodePools = nil
-					} else {
-						d1.NodePools = fieldmap.CloneListFunc(sv1, (*NodePool).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.IpAccess != s1.GetIpAccess() {
-					d1.IpAccess = s1.GetIpAccess()
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if d1.Deployment != s1.GetDeployment() {
-					d1.Deployment = s1.GetDeployment()
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if d1.KubernetesVersion != s1.GetKubernetesVersion() {
-					d1.KubernetesVersion = s1.GetKubernetesVersion()
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if !d1.Resources.Equal(s1.GetResources()) {
-					d1.Resources = s1.GetResources().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.11") {
-				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &InfraResources{}
-						d1.Resources = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.11.1") {
-						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
-							if len(sv2) == 0 {
-								d2.Vms = nil
-							} else {
-								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.12") {
-				if sv1 := s1.GetInfraAnnotations(); !maps.Equal(d1.InfraAnnotations, sv1) {
-					if len(sv1) == 0 {
-						d1.InfraAnnotations = nil
-					} else {
-						d1.InfraAnnotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.Reservable != s1.GetReservable() {
-					d1.Reservable = s1.GetReservable()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.ReservedBy != s1.GetReservedBy() {
-					d1.ReservedBy = s1.GetReservedBy()
-					n++
-				}
-			}
-			if fm.IsSet("1.15") {
-				if d1.MultiTenant != s1.GetMultiTenant() {
-					d1.MultiTenant = s1.GetMultiTenant()
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.17") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<45) != 0 {
+		if a := fm.ListActionAt(at + 45); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
 				m.Fields = nil
 			} else {
-				m.Fields = slices.Clone(sv0)
+				m.Fields = slices.Clone(src.Fields)
 			}
 			n++
 		}
 	}
-	if fm.Has("3") {
-		if m.NoWait != src.GetNoWait() {
-			m.NoWait = src.GetNoWait()
-			n++
-		}
+	if cw&(1<<46) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
 	return n
 }
@@ -2157,106 +1383,39 @@ func (m *UpdateClusterInstRequest) CopyInFields(src *UpdateClusterInstRequest, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateClusterInstResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateClusterInstResponse or bound to no schema: a map of another message panics.
 func (m *UpdateClusterInstResponse) CopyInFields(src *UpdateClusterInstResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateClusterInstResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateClusterInstResponse being number at of fm's schema.
+func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateClusterInstResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Progress.Equal(src.GetProgress()) {
-			m.Progress = src.GetProgress().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Progress{}
-				m.Progress = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Message != s1.GetMessage() {
-					d1.Message = s1.GetMessage()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.4.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Final != s1.GetFinal() {
-					d1.Final = s1.GetFinal()
-					n++
-				}
-			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -2271,49 +1430,48 @@ func (m *UpdateClusterInstResponse) CopyInFields(src *UpdateClusterInstResponse,
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteClusterInstRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteClusterInstRequest or bound to no schema: a map of another message panics.
 func (m *DeleteClusterInstRequest) CopyInFields(src *DeleteClusterInstRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_DeleteClusterInstRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteClusterInstRequest being number at of fm's schema.
+func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeleteClusterInstRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ClusterKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(ClusterKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.NoWait != src.GetNoWait() {
-			m.NoWait = src.GetNoWait()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
-	if fm.Has("3") {
-		if m.CrmOverride != src.GetCrmOverride() {
-			m.CrmOverride = src.GetCrmOverride()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.CrmOverride != src.CrmOverride {
+		m.CrmOverride = src.CrmOverride
+		n++
 	}
 	return n
 }
@@ -2327,106 +1485,39 @@ func (m *DeleteClusterInstRequest) CopyInFields(src *DeleteClusterInstRequest, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteClusterInstResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteClusterInstResponse or bound to no schema: a map of another message panics.
 func (m *DeleteClusterInstResponse) CopyInFields(src *DeleteClusterInstResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_DeleteClusterInstResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteClusterInstResponse being number at of fm's schema.
+func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeleteClusterInstResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Progress.Equal(src.GetProgress()) {
-			m.Progress = src.GetProgress().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Progress, src.GetProgress(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Progress{}
-				m.Progress = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Message != s1.GetMessage() {
-					d1.Message = s1.GetMessage()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.4.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Final != s1.GetFinal() {
-					d1.Final = s1.GetFinal()
-					n++
-				}
-			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -2441,196 +1532,39 @@ func (m *DeleteClusterInstResponse) CopyInFields(src *DeleteClusterInstResponse,
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowClusterInstsRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowClusterInstsRequest or bound to no schema: a map of another message panics.
 func (m *ShowClusterInstsRequest) CopyInFields(src *ShowClusterInstsRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowClusterInstsRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowClusterInstsRequest being number at of fm's schema.
+func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowClusterInstsRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ClusterInst{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(ClusterInst)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ClusterKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
-					d1.CloudletKey = s1.GetCloudletKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.2") {
-				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.CloudletKey = d2
-						n++
-					}
-					if fm.IsSet("1.2.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.4") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				if d1.FlavorName != s1.GetFlavorName() {
-					d1.FlavorName = s1.GetFlavorName()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.7") {
-				if sv1 := s1.GetNodePools(); !fieldmap.EqualMessageListFunc(d1.NodePools, sv1, (*NodePool).Equal) {
-					if len(sv1) == 0 {
-						d1.NodePools = nil
-					} else {
-						d1.NodePools = fieldmap.CloneListFunc(sv1, (*NodePool).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.IpAccess != s1.GetIpAccess() {
-					d1.IpAccess = s1.GetIpAccess()
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if d1.Deployment != s1.GetDeployment() {
-					d1.Deployment = s1.GetDeployment()
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if d1.KubernetesVersion != s1.GetKubernetesVersion() {
-					d1.KubernetesVersion = s1.GetKubernetesVersion()
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if !d1.Resources.Equal(s1.GetResources()) {
-					d1.Resources = s1.GetResources().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.11") {
-				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &InfraResources{}
-						d1.Resources = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.11.1") {
-						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
-							if len(sv2) == 0 {
-								d2.Vms = nil
-							} else {
-								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.12") {
-				if sv1 := s1.GetInfraAnnotations(); !maps.Equal(d1.InfraAnnotations, sv1) {
-					if len(sv1) == 0 {
-						d1.InfraAnnotations = nil
-					} else {
-						d1.InfraAnnotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.Reservable != s1.GetReservable() {
-					d1.Reservable = s1.GetReservable()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.ReservedBy != s1.GetReservedBy() {
-					d1.ReservedBy = s1.GetReservedBy()
-					n++
-				}
-			}
-			if fm.IsSet("1.15") {
-				if d1.MultiTenant != s1.GetMultiTenant() {
-					d1.MultiTenant = s1.GetMultiTenant()
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.17") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -2645,196 +1579,39 @@ func (m *ShowClusterInstsRequest) CopyInFields(src *ShowClusterInstsRequest, fm 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowClusterInstsResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowClusterInstsResponse or bound to no schema: a map of another message panics.
 func (m *ShowClusterInstsResponse) CopyInFields(src *ShowClusterInstsResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowClusterInstsResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowClusterInstsResponse being number at of fm's schema.
+func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowClusterInstsResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.ClusterInst.Equal(src.GetClusterInst()) {
-			m.ClusterInst = src.GetClusterInst().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.ClusterInst.Equal(src.ClusterInst) {
+			m.ClusterInst = src.ClusterInst.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.ClusterInst, src.GetClusterInst(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ClusterInst{}
-				m.ClusterInst = d1
+	} else if bw&(1<<0) != 0 {
+		if m.ClusterInst != nil || src.ClusterInst != nil {
+			if m.ClusterInst == nil {
+				m.ClusterInst = new(ClusterInst)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ClusterKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !d1.CloudletKey.Equal(s1.GetCloudletKey()) {
-					d1.CloudletKey = s1.GetCloudletKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.2") {
-				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletKey{}
-						d1.CloudletKey = d2
-						n++
-					}
-					if fm.IsSet("1.2.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.4") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				if d1.FlavorName != s1.GetFlavorName() {
-					d1.FlavorName = s1.GetFlavorName()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.7") {
-				if sv1 := s1.GetNodePools(); !fieldmap.EqualMessageListFunc(d1.NodePools, sv1, (*NodePool).Equal) {
-					if len(sv1) == 0 {
-						d1.NodePools = nil
-					} else {
-						d1.NodePools = fieldmap.CloneListFunc(sv1, (*NodePool).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.IpAccess != s1.GetIpAccess() {
-					d1.IpAccess = s1.GetIpAccess()
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if d1.Deployment != s1.GetDeployment() {
-					d1.Deployment = s1.GetDeployment()
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if d1.KubernetesVersion != s1.GetKubernetesVersion() {
-					d1.KubernetesVersion = s1.GetKubernetesVersion()
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if !d1.Resources.Equal(s1.GetResources()) {
-					d1.Resources = s1.GetResources().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.11") {
-				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &InfraResources{}
-						d1.Resources = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.11.1") {
-						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
-							if len(sv2) == 0 {
-								d2.Vms = nil
-							} else {
-								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.12") {
-				if sv1 := s1.GetInfraAnnotations(); !maps.Equal(d1.InfraAnnotations, sv1) {
-					if len(sv1) == 0 {
-						d1.InfraAnnotations = nil
-					} else {
-						d1.InfraAnnotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.Reservable != s1.GetReservable() {
-					d1.Reservable = s1.GetReservable()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.ReservedBy != s1.GetReservedBy() {
-					d1.ReservedBy = s1.GetReservedBy()
-					n++
-				}
-			}
-			if fm.IsSet("1.15") {
-				if d1.MultiTenant != s1.GetMultiTenant() {
-					d1.MultiTenant = s1.GetMultiTenant()
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("1.17") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1)
 		}
 	}
 	return n
@@ -2849,162 +1626,39 @@ func (m *ShowClusterInstsResponse) CopyInFields(src *ShowClusterInstsResponse, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowClusterInstInfosRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowClusterInstInfosRequest or bound to no schema: a map of another message panics.
 func (m *ShowClusterInstInfosRequest) CopyInFields(src *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowClusterInstInfosRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowClusterInstInfosRequest being number at of fm's schema.
+func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowClusterInstInfosRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ClusterInstInfo{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(ClusterInstInfo)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ClusterKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.5") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.5.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.5.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.6") {
-				if !d1.Resources.Equal(s1.GetResources()) {
-					d1.Resources = s1.GetResources().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.6") {
-				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &InfraResources{}
-						d1.Resources = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.6.1") {
-						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
-							if len(sv2) == 0 {
-								d2.Vms = nil
-							} else {
-								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.Kubeconfig != s1.GetKubeconfig() {
-					d1.Kubeconfig = s1.GetKubeconfig()
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -3019,162 +1673,39 @@ func (m *ShowClusterInstInfosRequest) CopyInFields(src *ShowClusterInstInfosRequ
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowClusterInstInfosResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowClusterInstInfosResponse or bound to no schema: a map of another message panics.
 func (m *ShowClusterInstInfosResponse) CopyInFields(src *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowClusterInstInfosResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowClusterInstInfosResponse being number at of fm's schema.
+func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowClusterInstInfosResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.ClusterInstInfo.Equal(src.GetClusterInstInfo()) {
-			m.ClusterInstInfo = src.GetClusterInstInfo().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
+			m.ClusterInstInfo = src.ClusterInstInfo.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.ClusterInstInfo, src.GetClusterInstInfo(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ClusterInstInfo{}
-				m.ClusterInstInfo = d1
+	} else if bw&(1<<0) != 0 {
+		if m.ClusterInstInfo != nil || src.ClusterInstInfo != nil {
+			if m.ClusterInstInfo == nil {
+				m.ClusterInstInfo = new(ClusterInstInfo)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ClusterKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.5") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.5.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.5.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.6") {
-				if !d1.Resources.Equal(s1.GetResources()) {
-					d1.Resources = s1.GetResources().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.6") {
-				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &InfraResources{}
-						d1.Resources = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.6.1") {
-						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
-							if len(sv2) == 0 {
-								d2.Vms = nil
-							} else {
-								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.Kubeconfig != s1.GetKubeconfig() {
-					d1.Kubeconfig = s1.GetKubeconfig()
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+1)
 		}
 	}
 	return n
@@ -3189,162 +1720,39 @@ func (m *ShowClusterInstInfosResponse) CopyInFields(src *ShowClusterInstInfosRes
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: WatchClusterInstInfosRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// WatchClusterInstInfosRequest or bound to no schema: a map of another message panics.
 func (m *WatchClusterInstInfosRequest) CopyInFields(src *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_WatchClusterInstInfosRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// WatchClusterInstInfosRequest being number at of fm's schema.
+func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(WatchClusterInstInfosRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ClusterInstInfo{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(ClusterInstInfo)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ClusterKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.5") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.5.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.5.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.6") {
-				if !d1.Resources.Equal(s1.GetResources()) {
-					d1.Resources = s1.GetResources().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.6") {
-				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &InfraResources{}
-						d1.Resources = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.6.1") {
-						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
-							if len(sv2) == 0 {
-								d2.Vms = nil
-							} else {
-								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.Kubeconfig != s1.GetKubeconfig() {
-					d1.Kubeconfig = s1.GetKubeconfig()
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -3359,168 +1767,43 @@ func (m *WatchClusterInstInfosRequest) CopyInFields(src *WatchClusterInstInfosRe
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: WatchClusterInstInfosResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// WatchClusterInstInfosResponse or bound to no schema: a map of another message panics.
 func (m *WatchClusterInstInfosResponse) CopyInFields(src *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_WatchClusterInstInfosResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Type != src.GetType() {
-			m.Type = src.GetType()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// WatchClusterInstInfosResponse being number at of fm's schema.
+func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if !m.ClusterInstInfo.Equal(src.GetClusterInstInfo()) {
-			m.ClusterInstInfo = src.GetClusterInstInfo().Clone()
+	if src == nil {
+		src = new(WatchClusterInstInfosResponse)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
+			m.ClusterInstInfo = src.ClusterInstInfo.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.ClusterInstInfo, src.GetClusterInstInfo(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ClusterInstInfo{}
-				m.ClusterInstInfo = d1
+	} else if bw&(1<<1) != 0 {
+		if m.ClusterInstInfo != nil || src.ClusterInstInfo != nil {
+			if m.ClusterInstInfo == nil {
+				m.ClusterInstInfo = new(ClusterInstInfo)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ClusterKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("2.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("2.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("2.5") {
-				if !d1.Status.Equal(s1.GetStatus()) {
-					d1.Status = s1.GetStatus().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.5") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("2.5.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.5.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.6") {
-				if !d1.Resources.Equal(s1.GetResources()) {
-					d1.Resources = s1.GetResources().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.6") {
-				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &InfraResources{}
-						d1.Resources = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("2.6.1") {
-						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, (*VmInfo).Equal) {
-							if len(sv2) == 0 {
-								d2.Vms = nil
-							} else {
-								d2.Vms = fieldmap.CloneListFunc(sv2, (*VmInfo).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.7") {
-				if d1.Kubeconfig != s1.GetKubeconfig() {
-					d1.Kubeconfig = s1.GetKubeconfig()
-					n++
-				}
-			}
-			if fm.IsSet("2.8") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+2)
 		}
 	}
 	return n
@@ -3533,124 +1816,30 @@ func (m *WatchClusterInstInfosResponse) CopyInFields(src *WatchClusterInstInfosR
 // compared.
 func (m *CreateClusterInstRequest) DiffFields(o *CreateClusterInstRequest) *fieldmap.FieldMap {
 	fm := _CreateClusterInstRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetClusterInst(), o.GetClusterInst(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.2.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.2.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetCrmOverride() != b1.GetCrmOverride() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if a1.GetFlavorName() != b1.GetFlavorName() {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetNodePools(), b1.GetNodePools(), (*NodePool).Equal) {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetIpAccess() != b1.GetIpAccess() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if a1.GetDeployment() != b1.GetDeployment() {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a1.GetKubernetesVersion() != b1.GetKubernetesVersion() {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.11")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
-				fm.Set("1.11.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.11")
-				c1 = true
-			}
-		}
-		if !maps.Equal(a1.GetInfraAnnotations(), b1.GetInfraAnnotations()) {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetReservable() != b1.GetReservable() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetReservedBy() != b1.GetReservedBy() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if a1.GetMultiTenant() != b1.GetMultiTenant() {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetNoWait() != o.GetNoWait() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateClusterInstRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateClusterInstRequest) diffAt(o *CreateClusterInstRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateClusterInstRequest)
+	}
+	if o == nil {
+		o = new(CreateClusterInstRequest)
+	}
+	c := false
+	if (m.ClusterInst == nil) != (o.ClusterInst == nil) || m.ClusterInst != nil && m.ClusterInst.diffAt(o.ClusterInst, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.NoWait != o.NoWait {
+		fm.SetAt(at + 45)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -3660,65 +1849,26 @@ func (m *CreateClusterInstRequest) DiffFields(o *CreateClusterInstRequest) *fiel
 // compared.
 func (m *CreateClusterInstResponse) DiffFields(o *CreateClusterInstResponse) *fieldmap.FieldMap {
 	fm := _CreateClusterInstResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetMessage() != b1.GetMessage() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.4.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.4.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.4.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.4.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetFinal() != b1.GetFinal() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateClusterInstResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateClusterInstResponse) diffAt(o *CreateClusterInstResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateClusterInstResponse)
+	}
+	if o == nil {
+		o = new(CreateClusterInstResponse)
+	}
+	c := false
+	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -3728,127 +1878,34 @@ func (m *CreateClusterInstResponse) DiffFields(o *CreateClusterInstResponse) *fi
 // compared.
 func (m *UpdateClusterInstRequest) DiffFields(o *UpdateClusterInstRequest) *fieldmap.FieldMap {
 	fm := _UpdateClusterInstRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetClusterInst(), o.GetClusterInst(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.2.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.2.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetCrmOverride() != b1.GetCrmOverride() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if a1.GetFlavorName() != b1.GetFlavorName() {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetNodePools(), b1.GetNodePools(), (*NodePool).Equal) {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetIpAccess() != b1.GetIpAccess() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if a1.GetDeployment() != b1.GetDeployment() {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a1.GetKubernetesVersion() != b1.GetKubernetesVersion() {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.11")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
-				fm.Set("1.11.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.11")
-				c1 = true
-			}
-		}
-		if !maps.Equal(a1.GetInfraAnnotations(), b1.GetInfraAnnotations()) {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetReservable() != b1.GetReservable() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetReservedBy() != b1.GetReservedBy() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if a1.GetMultiTenant() != b1.GetMultiTenant() {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !slices.Equal(m.GetFields(), o.GetFields()) {
-		fm.Set("2")
-	}
-	if m.GetNoWait() != o.GetNoWait() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateClusterInstRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateClusterInstRequest) diffAt(o *UpdateClusterInstRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateClusterInstRequest)
+	}
+	if o == nil {
+		o = new(UpdateClusterInstRequest)
+	}
+	c := false
+	if (m.ClusterInst == nil) != (o.ClusterInst == nil) || m.ClusterInst != nil && m.ClusterInst.diffAt(o.ClusterInst, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		fm.SetAt(at + 45)
+		c = true
+	}
+	if m.NoWait != o.NoWait {
+		fm.SetAt(at + 46)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -3858,65 +1915,26 @@ func (m *UpdateClusterInstRequest) DiffFields(o *UpdateClusterInstRequest) *fiel
 // compared.
 func (m *UpdateClusterInstResponse) DiffFields(o *UpdateClusterInstResponse) *fieldmap.FieldMap {
 	fm := _UpdateClusterInstResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetMessage() != b1.GetMessage() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.4.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.4.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.4.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.4.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetFinal() != b1.GetFinal() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateClusterInstResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateClusterInstResponse) diffAt(o *UpdateClusterInstResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateClusterInstResponse)
+	}
+	if o == nil {
+		o = new(UpdateClusterInstResponse)
+	}
+	c := false
+	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -3926,29 +1944,34 @@ func (m *UpdateClusterInstResponse) DiffFields(o *UpdateClusterInstResponse) *fi
 // compared.
 func (m *DeleteClusterInstRequest) DiffFields(o *DeleteClusterInstRequest) *fieldmap.FieldMap {
 	fm := _DeleteClusterInstRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetNoWait() != o.GetNoWait() {
-		fm.Set("2")
-	}
-	if m.GetCrmOverride() != o.GetCrmOverride() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteClusterInstRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteClusterInstRequest) diffAt(o *DeleteClusterInstRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeleteClusterInstRequest)
+	}
+	if o == nil {
+		o = new(DeleteClusterInstRequest)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.NoWait != o.NoWait {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.CrmOverride != o.CrmOverride {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -3958,65 +1981,26 @@ func (m *DeleteClusterInstRequest) DiffFields(o *DeleteClusterInstRequest) *fiel
 // compared.
 func (m *DeleteClusterInstResponse) DiffFields(o *DeleteClusterInstResponse) *fieldmap.FieldMap {
 	fm := _DeleteClusterInstResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetProgress(), o.GetProgress(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetMessage() != b1.GetMessage() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.4.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.4.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.4.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.4.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.4.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.4.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.4")
-				c1 = true
-			}
-		}
-		if a1.GetFinal() != b1.GetFinal() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteClusterInstResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteClusterInstResponse) diffAt(o *DeleteClusterInstResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeleteClusterInstResponse)
+	}
+	if o == nil {
+		o = new(DeleteClusterInstResponse)
+	}
+	c := false
+	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4026,121 +2010,26 @@ func (m *DeleteClusterInstResponse) DiffFields(o *DeleteClusterInstResponse) *fi
 // compared.
 func (m *ShowClusterInstsRequest) DiffFields(o *ShowClusterInstsRequest) *fieldmap.FieldMap {
 	fm := _ShowClusterInstsRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.2.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.2.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetCrmOverride() != b1.GetCrmOverride() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if a1.GetFlavorName() != b1.GetFlavorName() {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetNodePools(), b1.GetNodePools(), (*NodePool).Equal) {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetIpAccess() != b1.GetIpAccess() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if a1.GetDeployment() != b1.GetDeployment() {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a1.GetKubernetesVersion() != b1.GetKubernetesVersion() {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.11")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
-				fm.Set("1.11.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.11")
-				c1 = true
-			}
-		}
-		if !maps.Equal(a1.GetInfraAnnotations(), b1.GetInfraAnnotations()) {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetReservable() != b1.GetReservable() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetReservedBy() != b1.GetReservedBy() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if a1.GetMultiTenant() != b1.GetMultiTenant() {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowClusterInstsRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowClusterInstsRequest) diffAt(o *ShowClusterInstsRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowClusterInstsRequest)
+	}
+	if o == nil {
+		o = new(ShowClusterInstsRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4150,121 +2039,26 @@ func (m *ShowClusterInstsRequest) DiffFields(o *ShowClusterInstsRequest) *fieldm
 // compared.
 func (m *ShowClusterInstsResponse) DiffFields(o *ShowClusterInstsResponse) *fieldmap.FieldMap {
 	fm := _ShowClusterInstsResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetClusterInst(), o.GetClusterInst(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.2.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.2.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetCrmOverride() != b1.GetCrmOverride() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if a1.GetFlavorName() != b1.GetFlavorName() {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetNodePools(), b1.GetNodePools(), (*NodePool).Equal) {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetIpAccess() != b1.GetIpAccess() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if a1.GetDeployment() != b1.GetDeployment() {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if a1.GetKubernetesVersion() != b1.GetKubernetesVersion() {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.11")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
-				fm.Set("1.11.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.11")
-				c1 = true
-			}
-		}
-		if !maps.Equal(a1.GetInfraAnnotations(), b1.GetInfraAnnotations()) {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetReservable() != b1.GetReservable() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetReservedBy() != b1.GetReservedBy() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if a1.GetMultiTenant() != b1.GetMultiTenant() {
-			fm.Set("1.15")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("1.16")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.17")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowClusterInstsResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowClusterInstsResponse) diffAt(o *ShowClusterInstsResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowClusterInstsResponse)
+	}
+	if o == nil {
+		o = new(ShowClusterInstsResponse)
+	}
+	c := false
+	if (m.ClusterInst == nil) != (o.ClusterInst == nil) || m.ClusterInst != nil && m.ClusterInst.diffAt(o.ClusterInst, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4274,101 +2068,26 @@ func (m *ShowClusterInstsResponse) DiffFields(o *ShowClusterInstsResponse) *fiel
 // compared.
 func (m *ShowClusterInstInfosRequest) DiffFields(o *ShowClusterInstInfosRequest) *fieldmap.FieldMap {
 	fm := _ShowClusterInstInfosRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetNotifyId() != b1.GetNotifyId() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.5.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.5.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.5.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.5.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.5.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.5.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.5")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.6")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
-				fm.Set("1.6.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.6")
-				c1 = true
-			}
-		}
-		if a1.GetKubeconfig() != b1.GetKubeconfig() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowClusterInstInfosRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowClusterInstInfosRequest) diffAt(o *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowClusterInstInfosRequest)
+	}
+	if o == nil {
+		o = new(ShowClusterInstInfosRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4378,101 +2097,26 @@ func (m *ShowClusterInstInfosRequest) DiffFields(o *ShowClusterInstInfosRequest)
 // compared.
 func (m *ShowClusterInstInfosResponse) DiffFields(o *ShowClusterInstInfosResponse) *fieldmap.FieldMap {
 	fm := _ShowClusterInstInfosResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetClusterInstInfo(), o.GetClusterInstInfo(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetNotifyId() != b1.GetNotifyId() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.5.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.5.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.5.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.5.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.5.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.5.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.5")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.6")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
-				fm.Set("1.6.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.6")
-				c1 = true
-			}
-		}
-		if a1.GetKubeconfig() != b1.GetKubeconfig() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowClusterInstInfosResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowClusterInstInfosResponse) diffAt(o *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowClusterInstInfosResponse)
+	}
+	if o == nil {
+		o = new(ShowClusterInstInfosResponse)
+	}
+	c := false
+	if (m.ClusterInstInfo == nil) != (o.ClusterInstInfo == nil) || m.ClusterInstInfo != nil && m.ClusterInstInfo.diffAt(o.ClusterInstInfo, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4482,101 +2126,26 @@ func (m *ShowClusterInstInfosResponse) DiffFields(o *ShowClusterInstInfosRespons
 // compared.
 func (m *WatchClusterInstInfosRequest) DiffFields(o *WatchClusterInstInfosRequest) *fieldmap.FieldMap {
 	fm := _WatchClusterInstInfosRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetNotifyId() != b1.GetNotifyId() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("1.5.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("1.5.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("1.5.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("1.5.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("1.5.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("1.5.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.5")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.6")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
-				fm.Set("1.6.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.6")
-				c1 = true
-			}
-		}
-		if a1.GetKubeconfig() != b1.GetKubeconfig() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// WatchClusterInstInfosRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *WatchClusterInstInfosRequest) diffAt(o *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(WatchClusterInstInfosRequest)
+	}
+	if o == nil {
+		o = new(WatchClusterInstInfosRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4586,104 +2155,30 @@ func (m *WatchClusterInstInfosRequest) DiffFields(o *WatchClusterInstInfosReques
 // compared.
 func (m *WatchClusterInstInfosResponse) DiffFields(o *WatchClusterInstInfosResponse) *fieldmap.FieldMap {
 	fm := _WatchClusterInstInfosResponse_fieldSchema.NewFieldMap()
-	if m.GetType() != o.GetType() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetClusterInstInfo(), o.GetClusterInstInfo(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("2.1.1")
-				c2 = true
-			}
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("2.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if a1.GetNotifyId() != b1.GetNotifyId() {
-			fm.Set("2.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetTaskNumber() != b2.GetTaskNumber() {
-				fm.Set("2.5.1")
-				c2 = true
-			}
-			if a2.GetMaxTasks() != b2.GetMaxTasks() {
-				fm.Set("2.5.2")
-				c2 = true
-			}
-			if a2.GetTaskName() != b2.GetTaskName() {
-				fm.Set("2.5.3")
-				c2 = true
-			}
-			if a2.GetStepName() != b2.GetStepName() {
-				fm.Set("2.5.4")
-				c2 = true
-			}
-			if a2.GetMsgCount() != b2.GetMsgCount() {
-				fm.Set("2.5.5")
-				c2 = true
-			}
-			if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-				fm.Set("2.5.6")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.5")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.6")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), (*VmInfo).Equal) {
-				fm.Set("2.6.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.6")
-				c1 = true
-			}
-		}
-		if a1.GetKubeconfig() != b1.GetKubeconfig() {
-			fm.Set("2.7")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("2.8")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// WatchClusterInstInfosResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *WatchClusterInstInfosResponse) diffAt(o *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(WatchClusterInstInfosResponse)
+	}
+	if o == nil {
+		o = new(WatchClusterInstInfosResponse)
+	}
+	c := false
+	if m.Type != o.Type {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.ClusterInstInfo == nil) != (o.ClusterInstInfo == nil) || m.ClusterInstInfo != nil && m.ClusterInstInfo.diffAt(o.ClusterInstInfo, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,6 +9,7 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -26,26 +27,24 @@ const (
 	FlavorFieldOptResMap = "6"   // opt_res_map
 )
 
+var _File_edgeproto_v1_flavor_proto_FlavorKeyc419lo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+}}
+
+var _Flavor_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_proto_FlavorKeyc419lo_shape},
+	{Number: 2, Name: "ram_mb"},
+	{Number: 3, Name: "vcpus"},
+	{Number: 4, Name: "disk_gb"},
+	{Number: 5, Name: "gpus"},
+	{Number: 6, Name: "opt_res_map", Kind: fieldmap.KindMap},
+}}
+
+var _Flavor_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Flavor", _Flavor_shape, false)
+
 // FlavorAllFields lists the leaf flags of Flavor: together they
 // select every field.
-var FlavorAllFields = []string{
-	FlavorFieldKeyName,
-	FlavorFieldRamMb,
-	FlavorFieldVcpus,
-	FlavorFieldDiskGb,
-	FlavorFieldGpus,
-	FlavorFieldOptResMap,
-}
-
-var _Flavor_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Flavor", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var FlavorAllFields = slices.Clone(_Flavor_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Flavor.
 func (*Flavor) FieldSchema() *fieldmap.Schema { return _Flavor_fieldSchema }
@@ -67,27 +66,21 @@ const (
 	FlavorInfoFieldDeprecated = "7" // deprecated
 )
 
+var _FlavorInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "vcpus"},
+	{Number: 3, Name: "ram_mb"},
+	{Number: 4, Name: "disk_gb"},
+	{Number: 5, Name: "gpus"},
+	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap},
+	{Number: 7, Name: "deprecated"},
+}}
+
+var _FlavorInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.FlavorInfo", _FlavorInfo_shape, false)
+
 // FlavorInfoAllFields lists the leaf flags of FlavorInfo: together they
 // select every field.
-var FlavorInfoAllFields = []string{
-	FlavorInfoFieldName,
-	FlavorInfoFieldVcpus,
-	FlavorInfoFieldRamMb,
-	FlavorInfoFieldDiskGb,
-	FlavorInfoFieldGpus,
-	FlavorInfoFieldPropMap,
-	FlavorInfoFieldDeprecated,
-}
-
-var _FlavorInfo_fieldSchema = fieldmap.NewSchema("edgeproto.v1.FlavorInfo", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "prop_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "deprecated", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var FlavorInfoAllFields = slices.Clone(_FlavorInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of FlavorInfo.
 func (*FlavorInfo) FieldSchema() *fieldmap.Schema { return _FlavorInfo_fieldSchema }
@@ -175,7 +168,7 @@ func (m *Flavor) Equal(o *Flavor) bool {
 	if !maps.Equal(m.OptResMap, o.OptResMap) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -209,7 +202,7 @@ func (m *FlavorInfo) Equal(o *FlavorInfo) bool {
 	if m.Deprecated != o.Deprecated {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -221,62 +214,65 @@ func (m *FlavorInfo) Equal(o *FlavorInfo) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Flavor does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Flavor or bound to no schema: a map of another message panics.
 func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Flavor_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Flavor being number at of fm's schema.
+func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Flavor)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &FlavorKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(FlavorKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.RamMb != src.GetRamMb() {
-			m.RamMb = src.GetRamMb()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
 	}
-	if fm.Has("3") {
-		if m.Vcpus != src.GetVcpus() {
-			m.Vcpus = src.GetVcpus()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
 	}
-	if fm.Has("4") {
-		if m.DiskGb != src.GetDiskGb() {
-			m.DiskGb = src.GetDiskGb()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
 	}
-	if fm.Has("5") {
-		if m.Gpus != src.GetGpus() {
-			m.Gpus = src.GetGpus()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.Gpus != src.Gpus {
+		m.Gpus = src.Gpus
+		n++
 	}
-	if fm.HasOrHasChild("6") {
-		if sv0 := src.GetOptResMap(); !maps.Equal(m.OptResMap, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
+		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
+			if len(src.OptResMap) == 0 {
 				m.OptResMap = nil
 			} else {
-				m.OptResMap = maps.Clone(sv0)
+				m.OptResMap = maps.Clone(src.OptResMap)
 			}
 			n++
 		}
@@ -293,57 +289,62 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: FlavorInfo does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// FlavorInfo or bound to no schema: a map of another message panics.
 func (m *FlavorInfo) CopyInFields(src *FlavorInfo, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_FlavorInfo_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// FlavorInfo being number at of fm's schema.
+func (m *FlavorInfo) copyInAt(src *FlavorInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(FlavorInfo)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("2") {
-		if m.Vcpus != src.GetVcpus() {
-			m.Vcpus = src.GetVcpus()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
 	}
-	if fm.Has("3") {
-		if m.RamMb != src.GetRamMb() {
-			m.RamMb = src.GetRamMb()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
 	}
-	if fm.Has("4") {
-		if m.DiskGb != src.GetDiskGb() {
-			m.DiskGb = src.GetDiskGb()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
 	}
-	if fm.Has("5") {
-		if m.Gpus != src.GetGpus() {
-			m.Gpus = src.GetGpus()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.Gpus != src.Gpus {
+		m.Gpus = src.Gpus
+		n++
 	}
-	if fm.HasOrHasChild("6") {
-		if sv0 := src.GetPropMap(); !maps.Equal(m.PropMap, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
+		} else if !maps.Equal(m.PropMap, src.PropMap) {
+			if len(src.PropMap) == 0 {
 				m.PropMap = nil
 			} else {
-				m.PropMap = maps.Clone(sv0)
+				m.PropMap = maps.Clone(src.PropMap)
 			}
 			n++
 		}
 	}
-	if fm.Has("7") {
-		if m.Deprecated != src.GetDeprecated() {
-			m.Deprecated = src.GetDeprecated()
-			n++
-		}
+	if cw&(1<<6) != 0 && m.Deprecated != src.Deprecated {
+		m.Deprecated = src.Deprecated
+		n++
 	}
 	return n
 }
@@ -355,34 +356,46 @@ func (m *FlavorInfo) CopyInFields(src *FlavorInfo, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Flavor) DiffFields(o *Flavor) *fieldmap.FieldMap {
 	fm := _Flavor_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetRamMb() != o.GetRamMb() {
-		fm.Set("2")
-	}
-	if m.GetVcpus() != o.GetVcpus() {
-		fm.Set("3")
-	}
-	if m.GetDiskGb() != o.GetDiskGb() {
-		fm.Set("4")
-	}
-	if m.GetGpus() != o.GetGpus() {
-		fm.Set("5")
-	}
-	if !maps.Equal(m.GetOptResMap(), o.GetOptResMap()) {
-		fm.Set("6")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Flavor being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Flavor) diffAt(o *Flavor, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Flavor)
+	}
+	if o == nil {
+		o = new(Flavor)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.RamMb != o.RamMb {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Vcpus != o.Vcpus {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.DiskGb != o.DiskGb {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.Gpus != o.Gpus {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !maps.Equal(m.OptResMap, o.OptResMap) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -392,28 +405,50 @@ func (m *Flavor) DiffFields(o *Flavor) *fieldmap.FieldMap {
 // compared.
 func (m *FlavorInfo) DiffFields(o *FlavorInfo) *fieldmap.FieldMap {
 	fm := _FlavorInfo_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetVcpus() != o.GetVcpus() {
-		fm.Set("2")
-	}
-	if m.GetRamMb() != o.GetRamMb() {
-		fm.Set("3")
-	}
-	if m.GetDiskGb() != o.GetDiskGb() {
-		fm.Set("4")
-	}
-	if m.GetGpus() != o.GetGpus() {
-		fm.Set("5")
-	}
-	if !maps.Equal(m.GetPropMap(), o.GetPropMap()) {
-		fm.Set("6")
-	}
-	if m.GetDeprecated() != o.GetDeprecated() {
-		fm.Set("7")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// FlavorInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *FlavorInfo) diffAt(o *FlavorInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(FlavorInfo)
+	}
+	if o == nil {
+		o = new(FlavorInfo)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Vcpus != o.Vcpus {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.RamMb != o.RamMb {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.DiskGb != o.DiskGb {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Gpus != o.Gpus {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !maps.Equal(m.PropMap, o.PropMap) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.Deprecated != o.Deprecated {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	maps "maps"
 	slices "slices"
 )
 
@@ -28,27 +27,28 @@ const (
 	CreateFlavorRequestFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
 )
 
+var _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+}}
+
+var _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape},
+	{Number: 2, Name: "ram_mb"},
+	{Number: 3, Name: "vcpus"},
+	{Number: 4, Name: "disk_gb"},
+	{Number: 5, Name: "gpus"},
+	{Number: 6, Name: "opt_res_map", Kind: fieldmap.KindMap},
+}}
+
+var _CreateFlavorRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+}}
+
+var _CreateFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorRequest", _CreateFlavorRequest_shape, false)
+
 // CreateFlavorRequestAllFields lists the leaf flags of CreateFlavorRequest: together they
 // select every field.
-var CreateFlavorRequestAllFields = []string{
-	CreateFlavorRequestFieldFlavorKeyName,
-	CreateFlavorRequestFieldFlavorRamMb,
-	CreateFlavorRequestFieldFlavorVcpus,
-	CreateFlavorRequestFieldFlavorDiskGb,
-	CreateFlavorRequestFieldFlavorGpus,
-	CreateFlavorRequestFieldFlavorOptResMap,
-}
-
-var _CreateFlavorRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateFlavorRequest", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var CreateFlavorRequestAllFields = slices.Clone(_CreateFlavorRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateFlavorRequest.
 func (*CreateFlavorRequest) FieldSchema() *fieldmap.Schema { return _CreateFlavorRequest_fieldSchema }
@@ -71,27 +71,15 @@ const (
 	CreateFlavorResponseFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
 )
 
+var _CreateFlavorResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+}}
+
+var _CreateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorResponse", _CreateFlavorResponse_shape, false)
+
 // CreateFlavorResponseAllFields lists the leaf flags of CreateFlavorResponse: together they
 // select every field.
-var CreateFlavorResponseAllFields = []string{
-	CreateFlavorResponseFieldFlavorKeyName,
-	CreateFlavorResponseFieldFlavorRamMb,
-	CreateFlavorResponseFieldFlavorVcpus,
-	CreateFlavorResponseFieldFlavorDiskGb,
-	CreateFlavorResponseFieldFlavorGpus,
-	CreateFlavorResponseFieldFlavorOptResMap,
-}
-
-var _CreateFlavorResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateFlavorResponse", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var CreateFlavorResponseAllFields = slices.Clone(_CreateFlavorResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateFlavorResponse.
 func (*CreateFlavorResponse) FieldSchema() *fieldmap.Schema { return _CreateFlavorResponse_fieldSchema }
@@ -115,29 +103,16 @@ const (
 	UpdateFlavorRequestFieldFields          = "2"     // fields
 )
 
+var _UpdateFlavorRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+}}
+
+var _UpdateFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateFlavorRequest", _UpdateFlavorRequest_shape, false)
+
 // UpdateFlavorRequestAllFields lists the leaf flags of UpdateFlavorRequest: together they
 // select every field.
-var UpdateFlavorRequestAllFields = []string{
-	UpdateFlavorRequestFieldFlavorKeyName,
-	UpdateFlavorRequestFieldFlavorRamMb,
-	UpdateFlavorRequestFieldFlavorVcpus,
-	UpdateFlavorRequestFieldFlavorDiskGb,
-	UpdateFlavorRequestFieldFlavorGpus,
-	UpdateFlavorRequestFieldFlavorOptResMap,
-	UpdateFlavorRequestFieldFields,
-}
-
-var _UpdateFlavorRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateFlavorRequest", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var UpdateFlavorRequestAllFields = slices.Clone(_UpdateFlavorRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateFlavorRequest.
 func (*UpdateFlavorRequest) FieldSchema() *fieldmap.Schema { return _UpdateFlavorRequest_fieldSchema }
@@ -160,27 +135,15 @@ const (
 	UpdateFlavorResponseFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
 )
 
+var _UpdateFlavorResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+}}
+
+var _UpdateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateFlavorResponse", _UpdateFlavorResponse_shape, false)
+
 // UpdateFlavorResponseAllFields lists the leaf flags of UpdateFlavorResponse: together they
 // select every field.
-var UpdateFlavorResponseAllFields = []string{
-	UpdateFlavorResponseFieldFlavorKeyName,
-	UpdateFlavorResponseFieldFlavorRamMb,
-	UpdateFlavorResponseFieldFlavorVcpus,
-	UpdateFlavorResponseFieldFlavorDiskGb,
-	UpdateFlavorResponseFieldFlavorGpus,
-	UpdateFlavorResponseFieldFlavorOptResMap,
-}
-
-var _UpdateFlavorResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateFlavorResponse", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var UpdateFlavorResponseAllFields = slices.Clone(_UpdateFlavorResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateFlavorResponse.
 func (*UpdateFlavorResponse) FieldSchema() *fieldmap.Schema { return _UpdateFlavorResponse_fieldSchema }
@@ -197,16 +160,15 @@ const (
 	DeleteFlavorRequestFieldKeyName = "1.1" // key.name
 )
 
+var _DeleteFlavorRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape},
+}}
+
+var _DeleteFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteFlavorRequest", _DeleteFlavorRequest_shape, false)
+
 // DeleteFlavorRequestAllFields lists the leaf flags of DeleteFlavorRequest: together they
 // select every field.
-var DeleteFlavorRequestAllFields = []string{
-	DeleteFlavorRequestFieldKeyName,
-}
-
-var _DeleteFlavorRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteFlavorRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var DeleteFlavorRequestAllFields = slices.Clone(_DeleteFlavorRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteFlavorRequest.
 func (*DeleteFlavorRequest) FieldSchema() *fieldmap.Schema { return _DeleteFlavorRequest_fieldSchema }
@@ -217,11 +179,13 @@ func NewDeleteFlavorRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error)
 	return _DeleteFlavorRequest_fieldSchema.New(flags...)
 }
 
+var _DeleteFlavorResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _DeleteFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteFlavorResponse", _DeleteFlavorResponse_shape, false)
+
 // DeleteFlavorResponseAllFields lists the leaf flags of DeleteFlavorResponse: together they
 // select every field.
-var DeleteFlavorResponseAllFields = []string{}
-
-var _DeleteFlavorResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteFlavorResponse", []fieldmap.Field{})
+var DeleteFlavorResponseAllFields = slices.Clone(_DeleteFlavorResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteFlavorResponse.
 func (*DeleteFlavorResponse) FieldSchema() *fieldmap.Schema { return _DeleteFlavorResponse_fieldSchema }
@@ -244,27 +208,15 @@ const (
 	ShowFlavorsRequestFieldFilterOptResMap = "1.6"   // filter.opt_res_map
 )
 
+var _ShowFlavorsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+}}
+
+var _ShowFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsRequest", _ShowFlavorsRequest_shape, false)
+
 // ShowFlavorsRequestAllFields lists the leaf flags of ShowFlavorsRequest: together they
 // select every field.
-var ShowFlavorsRequestAllFields = []string{
-	ShowFlavorsRequestFieldFilterKeyName,
-	ShowFlavorsRequestFieldFilterRamMb,
-	ShowFlavorsRequestFieldFilterVcpus,
-	ShowFlavorsRequestFieldFilterDiskGb,
-	ShowFlavorsRequestFieldFilterGpus,
-	ShowFlavorsRequestFieldFilterOptResMap,
-}
-
-var _ShowFlavorsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowFlavorsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "filter.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "filter.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "filter.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var ShowFlavorsRequestAllFields = slices.Clone(_ShowFlavorsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowFlavorsRequest.
 func (*ShowFlavorsRequest) FieldSchema() *fieldmap.Schema { return _ShowFlavorsRequest_fieldSchema }
@@ -287,27 +239,15 @@ const (
 	ShowFlavorsResponseFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
 )
 
+var _ShowFlavorsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+}}
+
+var _ShowFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsResponse", _ShowFlavorsResponse_shape, false)
+
 // ShowFlavorsResponseAllFields lists the leaf flags of ShowFlavorsResponse: together they
 // select every field.
-var ShowFlavorsResponseAllFields = []string{
-	ShowFlavorsResponseFieldFlavorKeyName,
-	ShowFlavorsResponseFieldFlavorRamMb,
-	ShowFlavorsResponseFieldFlavorVcpus,
-	ShowFlavorsResponseFieldFlavorDiskGb,
-	ShowFlavorsResponseFieldFlavorGpus,
-	ShowFlavorsResponseFieldFlavorOptResMap,
-}
-
-var _ShowFlavorsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowFlavorsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var ShowFlavorsResponseAllFields = slices.Clone(_ShowFlavorsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowFlavorsResponse.
 func (*ShowFlavorsResponse) FieldSchema() *fieldmap.Schema { return _ShowFlavorsResponse_fieldSchema }
@@ -483,7 +423,7 @@ func (m *CreateFlavorRequest) Equal(o *CreateFlavorRequest) bool {
 	if !m.Flavor.Equal(o.Flavor) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -499,7 +439,7 @@ func (m *CreateFlavorResponse) Equal(o *CreateFlavorResponse) bool {
 	if !m.Flavor.Equal(o.Flavor) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -518,7 +458,7 @@ func (m *UpdateFlavorRequest) Equal(o *UpdateFlavorRequest) bool {
 	if !slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -534,7 +474,7 @@ func (m *UpdateFlavorResponse) Equal(o *UpdateFlavorResponse) bool {
 	if !m.Flavor.Equal(o.Flavor) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -550,7 +490,7 @@ func (m *DeleteFlavorRequest) Equal(o *DeleteFlavorRequest) bool {
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -563,7 +503,7 @@ func (m *DeleteFlavorResponse) Equal(o *DeleteFlavorResponse) bool {
 	if m == o {
 		return true
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -579,7 +519,7 @@ func (m *ShowFlavorsRequest) Equal(o *ShowFlavorsRequest) bool {
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -595,7 +535,7 @@ func (m *ShowFlavorsResponse) Equal(o *ShowFlavorsResponse) bool {
 	if !m.Flavor.Equal(o.Flavor) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -607,78 +547,39 @@ func (m *ShowFlavorsResponse) Equal(o *ShowFlavorsResponse) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateFlavorRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateFlavorRequest or bound to no schema: a map of another message panics.
 func (m *CreateFlavorRequest) CopyInFields(src *CreateFlavorRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateFlavorRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateFlavorRequest being number at of fm's schema.
+func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateFlavorRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Flavor.Equal(src.GetFlavor()) {
-			m.Flavor = src.GetFlavor().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Flavor{}
-				m.Flavor = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &FlavorKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.RamMb != s1.GetRamMb() {
-					d1.RamMb = s1.GetRamMb()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Vcpus != s1.GetVcpus() {
-					d1.Vcpus = s1.GetVcpus()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.DiskGb != s1.GetDiskGb() {
-					d1.DiskGb = s1.GetDiskGb()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Gpus != s1.GetGpus() {
-					d1.Gpus = s1.GetGpus()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
-					if len(sv1) == 0 {
-						d1.OptResMap = nil
-					} else {
-						d1.OptResMap = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+1)
 		}
 	}
 	return n
@@ -693,78 +594,39 @@ func (m *CreateFlavorRequest) CopyInFields(src *CreateFlavorRequest, fm *fieldma
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateFlavorResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateFlavorResponse or bound to no schema: a map of another message panics.
 func (m *CreateFlavorResponse) CopyInFields(src *CreateFlavorResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateFlavorResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateFlavorResponse being number at of fm's schema.
+func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateFlavorResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Flavor.Equal(src.GetFlavor()) {
-			m.Flavor = src.GetFlavor().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Flavor{}
-				m.Flavor = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &FlavorKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.RamMb != s1.GetRamMb() {
-					d1.RamMb = s1.GetRamMb()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Vcpus != s1.GetVcpus() {
-					d1.Vcpus = s1.GetVcpus()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.DiskGb != s1.GetDiskGb() {
-					d1.DiskGb = s1.GetDiskGb()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Gpus != s1.GetGpus() {
-					d1.Gpus = s1.GetGpus()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
-					if len(sv1) == 0 {
-						d1.OptResMap = nil
-					} else {
-						d1.OptResMap = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+1)
 		}
 	}
 	return n
@@ -779,86 +641,49 @@ func (m *CreateFlavorResponse) CopyInFields(src *CreateFlavorResponse, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateFlavorRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateFlavorRequest or bound to no schema: a map of another message panics.
 func (m *UpdateFlavorRequest) CopyInFields(src *UpdateFlavorRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateFlavorRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateFlavorRequest being number at of fm's schema.
+func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateFlavorRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Flavor.Equal(src.GetFlavor()) {
-			m.Flavor = src.GetFlavor().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Flavor{}
-				m.Flavor = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &FlavorKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.RamMb != s1.GetRamMb() {
-					d1.RamMb = s1.GetRamMb()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Vcpus != s1.GetVcpus() {
-					d1.Vcpus = s1.GetVcpus()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.DiskGb != s1.GetDiskGb() {
-					d1.DiskGb = s1.GetDiskGb()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Gpus != s1.GetGpus() {
-					d1.Gpus = s1.GetGpus()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
-					if len(sv1) == 0 {
-						d1.OptResMap = nil
-					} else {
-						d1.OptResMap = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
 				m.Fields = nil
 			} else {
-				m.Fields = slices.Clone(sv0)
+				m.Fields = slices.Clone(src.Fields)
 			}
 			n++
 		}
@@ -875,78 +700,39 @@ func (m *UpdateFlavorRequest) CopyInFields(src *UpdateFlavorRequest, fm *fieldma
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateFlavorResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateFlavorResponse or bound to no schema: a map of another message panics.
 func (m *UpdateFlavorResponse) CopyInFields(src *UpdateFlavorResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateFlavorResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateFlavorResponse being number at of fm's schema.
+func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateFlavorResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Flavor.Equal(src.GetFlavor()) {
-			m.Flavor = src.GetFlavor().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Flavor{}
-				m.Flavor = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &FlavorKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.RamMb != s1.GetRamMb() {
-					d1.RamMb = s1.GetRamMb()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Vcpus != s1.GetVcpus() {
-					d1.Vcpus = s1.GetVcpus()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.DiskGb != s1.GetDiskGb() {
-					d1.DiskGb = s1.GetDiskGb()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Gpus != s1.GetGpus() {
-					d1.Gpus = s1.GetGpus()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
-					if len(sv1) == 0 {
-						d1.OptResMap = nil
-					} else {
-						d1.OptResMap = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+1)
 		}
 	}
 	return n
@@ -961,30 +747,39 @@ func (m *UpdateFlavorResponse) CopyInFields(src *UpdateFlavorResponse, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteFlavorRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteFlavorRequest or bound to no schema: a map of another message panics.
 func (m *DeleteFlavorRequest) CopyInFields(src *DeleteFlavorRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_DeleteFlavorRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteFlavorRequest being number at of fm's schema.
+func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeleteFlavorRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &FlavorKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(FlavorKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -999,8 +794,19 @@ func (m *DeleteFlavorRequest) CopyInFields(src *DeleteFlavorRequest, fm *fieldma
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteFlavorResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteFlavorResponse or bound to no schema: a map of another message panics.
 func (m *DeleteFlavorResponse) CopyInFields(src *DeleteFlavorResponse, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_DeleteFlavorResponse_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteFlavorResponse being number at of fm's schema.
+func (m *DeleteFlavorResponse) copyInAt(src *DeleteFlavorResponse, fm *fieldmap.FieldMap, at int) int {
 	return 0
 }
 
@@ -1013,78 +819,39 @@ func (m *DeleteFlavorResponse) CopyInFields(src *DeleteFlavorResponse, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowFlavorsRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowFlavorsRequest or bound to no schema: a map of another message panics.
 func (m *ShowFlavorsRequest) CopyInFields(src *ShowFlavorsRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowFlavorsRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowFlavorsRequest being number at of fm's schema.
+func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowFlavorsRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Flavor{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(Flavor)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &FlavorKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.RamMb != s1.GetRamMb() {
-					d1.RamMb = s1.GetRamMb()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Vcpus != s1.GetVcpus() {
-					d1.Vcpus = s1.GetVcpus()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.DiskGb != s1.GetDiskGb() {
-					d1.DiskGb = s1.GetDiskGb()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Gpus != s1.GetGpus() {
-					d1.Gpus = s1.GetGpus()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
-					if len(sv1) == 0 {
-						d1.OptResMap = nil
-					} else {
-						d1.OptResMap = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1099,78 +866,39 @@ func (m *ShowFlavorsRequest) CopyInFields(src *ShowFlavorsRequest, fm *fieldmap.
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowFlavorsResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowFlavorsResponse or bound to no schema: a map of another message panics.
 func (m *ShowFlavorsResponse) CopyInFields(src *ShowFlavorsResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowFlavorsResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowFlavorsResponse being number at of fm's schema.
+func (m *ShowFlavorsResponse) copyInAt(src *ShowFlavorsResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowFlavorsResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Flavor.Equal(src.GetFlavor()) {
-			m.Flavor = src.GetFlavor().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Flavor{}
-				m.Flavor = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &FlavorKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.RamMb != s1.GetRamMb() {
-					d1.RamMb = s1.GetRamMb()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Vcpus != s1.GetVcpus() {
-					d1.Vcpus = s1.GetVcpus()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.DiskGb != s1.GetDiskGb() {
-					d1.DiskGb = s1.GetDiskGb()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Gpus != s1.GetGpus() {
-					d1.Gpus = s1.GetGpus()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.6") {
-				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
-					if len(sv1) == 0 {
-						d1.OptResMap = nil
-					} else {
-						d1.OptResMap = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+1)
 		}
 	}
 	return n
@@ -1183,49 +911,26 @@ func (m *ShowFlavorsResponse) CopyInFields(src *ShowFlavorsResponse, fm *fieldma
 // compared.
 func (m *CreateFlavorRequest) DiffFields(o *CreateFlavorRequest) *fieldmap.FieldMap {
 	fm := _CreateFlavorRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFlavor(), o.GetFlavor(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetRamMb() != b1.GetRamMb() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetVcpus() != b1.GetVcpus() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetDiskGb() != b1.GetDiskGb() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetGpus() != b1.GetGpus() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateFlavorRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateFlavorRequest) diffAt(o *CreateFlavorRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateFlavorRequest)
+	}
+	if o == nil {
+		o = new(CreateFlavorRequest)
+	}
+	c := false
+	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1235,49 +940,26 @@ func (m *CreateFlavorRequest) DiffFields(o *CreateFlavorRequest) *fieldmap.Field
 // compared.
 func (m *CreateFlavorResponse) DiffFields(o *CreateFlavorResponse) *fieldmap.FieldMap {
 	fm := _CreateFlavorResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFlavor(), o.GetFlavor(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetRamMb() != b1.GetRamMb() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetVcpus() != b1.GetVcpus() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetDiskGb() != b1.GetDiskGb() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetGpus() != b1.GetGpus() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateFlavorResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateFlavorResponse) diffAt(o *CreateFlavorResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateFlavorResponse)
+	}
+	if o == nil {
+		o = new(CreateFlavorResponse)
+	}
+	c := false
+	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1287,52 +969,30 @@ func (m *CreateFlavorResponse) DiffFields(o *CreateFlavorResponse) *fieldmap.Fie
 // compared.
 func (m *UpdateFlavorRequest) DiffFields(o *UpdateFlavorRequest) *fieldmap.FieldMap {
 	fm := _UpdateFlavorRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFlavor(), o.GetFlavor(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetRamMb() != b1.GetRamMb() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetVcpus() != b1.GetVcpus() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetDiskGb() != b1.GetDiskGb() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetGpus() != b1.GetGpus() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !slices.Equal(m.GetFields(), o.GetFields()) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateFlavorRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateFlavorRequest) diffAt(o *UpdateFlavorRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateFlavorRequest)
+	}
+	if o == nil {
+		o = new(UpdateFlavorRequest)
+	}
+	c := false
+	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1342,49 +1002,26 @@ func (m *UpdateFlavorRequest) DiffFields(o *UpdateFlavorRequest) *fieldmap.Field
 // compared.
 func (m *UpdateFlavorResponse) DiffFields(o *UpdateFlavorResponse) *fieldmap.FieldMap {
 	fm := _UpdateFlavorResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFlavor(), o.GetFlavor(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetRamMb() != b1.GetRamMb() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetVcpus() != b1.GetVcpus() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetDiskGb() != b1.GetDiskGb() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetGpus() != b1.GetGpus() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateFlavorResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateFlavorResponse) diffAt(o *UpdateFlavorResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateFlavorResponse)
+	}
+	if o == nil {
+		o = new(UpdateFlavorResponse)
+	}
+	c := false
+	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1394,19 +1031,26 @@ func (m *UpdateFlavorResponse) DiffFields(o *UpdateFlavorResponse) *fieldmap.Fie
 // compared.
 func (m *DeleteFlavorRequest) DiffFields(o *DeleteFlavorRequest) *fieldmap.FieldMap {
 	fm := _DeleteFlavorRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteFlavorRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteFlavorRequest) diffAt(o *DeleteFlavorRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeleteFlavorRequest)
+	}
+	if o == nil {
+		o = new(DeleteFlavorRequest)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1416,7 +1060,15 @@ func (m *DeleteFlavorRequest) DiffFields(o *DeleteFlavorRequest) *fieldmap.Field
 // compared.
 func (m *DeleteFlavorResponse) DiffFields(o *DeleteFlavorResponse) *fieldmap.FieldMap {
 	fm := _DeleteFlavorResponse_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteFlavorResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteFlavorResponse) diffAt(o *DeleteFlavorResponse, fm *fieldmap.FieldMap, at int) bool {
+	return false
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1426,49 +1078,26 @@ func (m *DeleteFlavorResponse) DiffFields(o *DeleteFlavorResponse) *fieldmap.Fie
 // compared.
 func (m *ShowFlavorsRequest) DiffFields(o *ShowFlavorsRequest) *fieldmap.FieldMap {
 	fm := _ShowFlavorsRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetRamMb() != b1.GetRamMb() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetVcpus() != b1.GetVcpus() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetDiskGb() != b1.GetDiskGb() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetGpus() != b1.GetGpus() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowFlavorsRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowFlavorsRequest) diffAt(o *ShowFlavorsRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowFlavorsRequest)
+	}
+	if o == nil {
+		o = new(ShowFlavorsRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1478,49 +1107,26 @@ func (m *ShowFlavorsRequest) DiffFields(o *ShowFlavorsRequest) *fieldmap.FieldMa
 // compared.
 func (m *ShowFlavorsResponse) DiffFields(o *ShowFlavorsResponse) *fieldmap.FieldMap {
 	fm := _ShowFlavorsResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFlavor(), o.GetFlavor(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetRamMb() != b1.GetRamMb() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetVcpus() != b1.GetVcpus() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetDiskGb() != b1.GetDiskGb() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetGpus() != b1.GetGpus() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowFlavorsResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowFlavorsResponse) diffAt(o *ShowFlavorsResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowFlavorsResponse)
+	}
+	if o == nil {
+		o = new(ShowFlavorsResponse)
+	}
+	c := false
+	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,6 +8,7 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -20,17 +21,16 @@ const (
 	CloudletKeyFieldName         = "2" // name
 )
 
+var _CloudletKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _CloudletKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletKey", _CloudletKey_shape, false)
+
 // CloudletKeyAllFields lists the leaf flags of CloudletKey: together they
 // select every field.
-var CloudletKeyAllFields = []string{
-	CloudletKeyFieldOrganization,
-	CloudletKeyFieldName,
-}
-
-var _CloudletKey_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CloudletKey", []fieldmap.Field{
-	{Flag: "1", Path: "organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CloudletKeyAllFields = slices.Clone(_CloudletKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CloudletKey.
 func (*CloudletKey) FieldSchema() *fieldmap.Schema { return _CloudletKey_fieldSchema }
@@ -47,17 +47,16 @@ const (
 	ClusterKeyFieldOrganization = "2" // organization
 )
 
+var _ClusterKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _ClusterKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterKey", _ClusterKey_shape, false)
+
 // ClusterKeyAllFields lists the leaf flags of ClusterKey: together they
 // select every field.
-var ClusterKeyAllFields = []string{
-	ClusterKeyFieldName,
-	ClusterKeyFieldOrganization,
-}
-
-var _ClusterKey_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ClusterKey", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ClusterKeyAllFields = slices.Clone(_ClusterKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ClusterKey.
 func (*ClusterKey) FieldSchema() *fieldmap.Schema { return _ClusterKey_fieldSchema }
@@ -75,19 +74,17 @@ const (
 	AppKeyFieldVersion      = "3" // version
 )
 
+var _AppKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "version"},
+}}
+
+var _AppKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppKey", _AppKey_shape, false)
+
 // AppKeyAllFields lists the leaf flags of AppKey: together they
 // select every field.
-var AppKeyAllFields = []string{
-	AppKeyFieldOrganization,
-	AppKeyFieldName,
-	AppKeyFieldVersion,
-}
-
-var _AppKey_fieldSchema = fieldmap.NewSchema("edgeproto.v1.AppKey", []fieldmap.Field{
-	{Flag: "1", Path: "organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var AppKeyAllFields = slices.Clone(_AppKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AppKey.
 func (*AppKey) FieldSchema() *fieldmap.Schema { return _AppKey_fieldSchema }
@@ -104,17 +101,16 @@ const (
 	AppInstKeyFieldOrganization = "2" // organization
 )
 
+var _AppInstKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _AppInstKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstKey", _AppInstKey_shape, false)
+
 // AppInstKeyAllFields lists the leaf flags of AppInstKey: together they
 // select every field.
-var AppInstKeyAllFields = []string{
-	AppInstKeyFieldName,
-	AppInstKeyFieldOrganization,
-}
-
-var _AppInstKey_fieldSchema = fieldmap.NewSchema("edgeproto.v1.AppInstKey", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var AppInstKeyAllFields = slices.Clone(_AppInstKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AppInstKey.
 func (*AppInstKey) FieldSchema() *fieldmap.Schema { return _AppInstKey_fieldSchema }
@@ -130,15 +126,15 @@ const (
 	FlavorKeyFieldName = "1" // name
 )
 
+var _FlavorKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+}}
+
+var _FlavorKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.FlavorKey", _FlavorKey_shape, false)
+
 // FlavorKeyAllFields lists the leaf flags of FlavorKey: together they
 // select every field.
-var FlavorKeyAllFields = []string{
-	FlavorKeyFieldName,
-}
-
-var _FlavorKey_fieldSchema = fieldmap.NewSchema("edgeproto.v1.FlavorKey", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var FlavorKeyAllFields = slices.Clone(_FlavorKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of FlavorKey.
 func (*FlavorKey) FieldSchema() *fieldmap.Schema { return _FlavorKey_fieldSchema }
@@ -155,17 +151,16 @@ const (
 	TrustPolicyKeyFieldName         = "2" // name
 )
 
+var _TrustPolicyKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _TrustPolicyKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyKey", _TrustPolicyKey_shape, false)
+
 // TrustPolicyKeyAllFields lists the leaf flags of TrustPolicyKey: together they
 // select every field.
-var TrustPolicyKeyAllFields = []string{
-	TrustPolicyKeyFieldOrganization,
-	TrustPolicyKeyFieldName,
-}
-
-var _TrustPolicyKey_fieldSchema = fieldmap.NewSchema("edgeproto.v1.TrustPolicyKey", []fieldmap.Field{
-	{Flag: "1", Path: "organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TrustPolicyKeyAllFields = slices.Clone(_TrustPolicyKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TrustPolicyKey.
 func (*TrustPolicyKey) FieldSchema() *fieldmap.Schema { return _TrustPolicyKey_fieldSchema }
@@ -182,17 +177,16 @@ const (
 	CloudletPoolKeyFieldName         = "2" // name
 )
 
+var _CloudletPoolKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _CloudletPoolKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletPoolKey", _CloudletPoolKey_shape, false)
+
 // CloudletPoolKeyAllFields lists the leaf flags of CloudletPoolKey: together they
 // select every field.
-var CloudletPoolKeyAllFields = []string{
-	CloudletPoolKeyFieldOrganization,
-	CloudletPoolKeyFieldName,
-}
-
-var _CloudletPoolKey_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CloudletPoolKey", []fieldmap.Field{
-	{Flag: "1", Path: "organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CloudletPoolKeyAllFields = slices.Clone(_CloudletPoolKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CloudletPoolKey.
 func (*CloudletPoolKey) FieldSchema() *fieldmap.Schema { return _CloudletPoolKey_fieldSchema }
@@ -215,27 +209,17 @@ const (
 	TrustPolicyExceptionKeyFieldName                        = "3"   // name
 )
 
+var _TrustPolicyExceptionKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape},
+	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _CloudletPoolKey_shape},
+	{Number: 3, Name: "name"},
+}}
+
+var _TrustPolicyExceptionKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyExceptionKey", _TrustPolicyExceptionKey_shape, false)
+
 // TrustPolicyExceptionKeyAllFields lists the leaf flags of TrustPolicyExceptionKey: together they
 // select every field.
-var TrustPolicyExceptionKeyAllFields = []string{
-	TrustPolicyExceptionKeyFieldAppKeyOrganization,
-	TrustPolicyExceptionKeyFieldAppKeyName,
-	TrustPolicyExceptionKeyFieldAppKeyVersion,
-	TrustPolicyExceptionKeyFieldCloudletPoolKeyOrganization,
-	TrustPolicyExceptionKeyFieldCloudletPoolKeyName,
-	TrustPolicyExceptionKeyFieldName,
-}
-
-var _TrustPolicyExceptionKey_fieldSchema = fieldmap.NewSchema("edgeproto.v1.TrustPolicyExceptionKey", []fieldmap.Field{
-	{Flag: "1", Path: "app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TrustPolicyExceptionKeyAllFields = slices.Clone(_TrustPolicyExceptionKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TrustPolicyExceptionKey.
 func (*TrustPolicyExceptionKey) FieldSchema() *fieldmap.Schema {
@@ -425,7 +409,7 @@ func (m *CloudletKey) Equal(o *CloudletKey) bool {
 	if m.Name != o.Name {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -444,7 +428,7 @@ func (m *ClusterKey) Equal(o *ClusterKey) bool {
 	if m.Organization != o.Organization {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -466,7 +450,7 @@ func (m *AppKey) Equal(o *AppKey) bool {
 	if m.Version != o.Version {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -485,7 +469,7 @@ func (m *AppInstKey) Equal(o *AppInstKey) bool {
 	if m.Organization != o.Organization {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -501,7 +485,7 @@ func (m *FlavorKey) Equal(o *FlavorKey) bool {
 	if m.Name != o.Name {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -520,7 +504,7 @@ func (m *TrustPolicyKey) Equal(o *TrustPolicyKey) bool {
 	if m.Name != o.Name {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -539,7 +523,7 @@ func (m *CloudletPoolKey) Equal(o *CloudletPoolKey) bool {
 	if m.Name != o.Name {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -561,7 +545,7 @@ func (m *TrustPolicyExceptionKey) Equal(o *TrustPolicyExceptionKey) bool {
 	if m.Name != o.Name {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -573,23 +557,34 @@ func (m *TrustPolicyExceptionKey) Equal(o *TrustPolicyExceptionKey) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CloudletKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CloudletKey or bound to no schema: a map of another message panics.
 func (m *CloudletKey) CopyInFields(src *CloudletKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CloudletKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Organization != src.GetOrganization() {
-			m.Organization = src.GetOrganization()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CloudletKey being number at of fm's schema.
+func (m *CloudletKey) copyInAt(src *CloudletKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if src == nil {
+		src = new(CloudletKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -603,23 +598,34 @@ func (m *CloudletKey) CopyInFields(src *CloudletKey, fm *fieldmap.FieldMap) int 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ClusterKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ClusterKey or bound to no schema: a map of another message panics.
 func (m *ClusterKey) CopyInFields(src *ClusterKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ClusterKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ClusterKey being number at of fm's schema.
+func (m *ClusterKey) copyInAt(src *ClusterKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Organization != src.GetOrganization() {
-			m.Organization = src.GetOrganization()
-			n++
-		}
+	if src == nil {
+		src = new(ClusterKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
 	}
 	return n
 }
@@ -633,29 +639,38 @@ func (m *ClusterKey) CopyInFields(src *ClusterKey, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: AppKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// AppKey or bound to no schema: a map of another message panics.
 func (m *AppKey) CopyInFields(src *AppKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_AppKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppKey being number at of fm's schema.
+func (m *AppKey) copyInAt(src *AppKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(AppKey)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Organization != src.GetOrganization() {
-			m.Organization = src.GetOrganization()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
 	}
-	if fm.Has("2") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("3") {
-		if m.Version != src.GetVersion() {
-			m.Version = src.GetVersion()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Version != src.Version {
+		m.Version = src.Version
+		n++
 	}
 	return n
 }
@@ -669,23 +684,34 @@ func (m *AppKey) CopyInFields(src *AppKey, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: AppInstKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// AppInstKey or bound to no schema: a map of another message panics.
 func (m *AppInstKey) CopyInFields(src *AppInstKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_AppInstKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppInstKey being number at of fm's schema.
+func (m *AppInstKey) copyInAt(src *AppInstKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Organization != src.GetOrganization() {
-			m.Organization = src.GetOrganization()
-			n++
-		}
+	if src == nil {
+		src = new(AppInstKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
 	}
 	return n
 }
@@ -699,17 +725,30 @@ func (m *AppInstKey) CopyInFields(src *AppInstKey, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: FlavorKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// FlavorKey or bound to no schema: a map of another message panics.
 func (m *FlavorKey) CopyInFields(src *FlavorKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_FlavorKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// FlavorKey being number at of fm's schema.
+func (m *FlavorKey) copyInAt(src *FlavorKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(FlavorKey)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -723,23 +762,34 @@ func (m *FlavorKey) CopyInFields(src *FlavorKey, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TrustPolicyKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TrustPolicyKey or bound to no schema: a map of another message panics.
 func (m *TrustPolicyKey) CopyInFields(src *TrustPolicyKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TrustPolicyKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Organization != src.GetOrganization() {
-			m.Organization = src.GetOrganization()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TrustPolicyKey being number at of fm's schema.
+func (m *TrustPolicyKey) copyInAt(src *TrustPolicyKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if src == nil {
+		src = new(TrustPolicyKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -753,23 +803,34 @@ func (m *TrustPolicyKey) CopyInFields(src *TrustPolicyKey, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CloudletPoolKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CloudletPoolKey or bound to no schema: a map of another message panics.
 func (m *CloudletPoolKey) CopyInFields(src *CloudletPoolKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CloudletPoolKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Organization != src.GetOrganization() {
-			m.Organization = src.GetOrganization()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CloudletPoolKey being number at of fm's schema.
+func (m *CloudletPoolKey) copyInAt(src *CloudletPoolKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if src == nil {
+		src = new(CloudletPoolKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -783,75 +844,58 @@ func (m *CloudletPoolKey) CopyInFields(src *CloudletPoolKey, fm *fieldmap.FieldM
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TrustPolicyExceptionKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TrustPolicyExceptionKey or bound to no schema: a map of another message panics.
 func (m *TrustPolicyExceptionKey) CopyInFields(src *TrustPolicyExceptionKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TrustPolicyExceptionKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TrustPolicyExceptionKey being number at of fm's schema.
+func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TrustPolicyExceptionKey)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.AppKey.Equal(src.GetAppKey()) {
-			m.AppKey = src.GetAppKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.AppKey.Equal(src.AppKey) {
+			m.AppKey = src.AppKey.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.AppKey, src.GetAppKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppKey{}
-				m.AppKey = d1
+	} else if bw&(1<<0) != 0 {
+		if m.AppKey != nil || src.AppKey != nil {
+			if m.AppKey == nil {
+				m.AppKey = new(AppKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Version != s1.GetVersion() {
-					d1.Version = s1.GetVersion()
-					n++
-				}
-			}
+			n += m.AppKey.copyInAt(src.AppKey, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if !m.CloudletPoolKey.Equal(src.GetCloudletPoolKey()) {
-			m.CloudletPoolKey = src.GetCloudletPoolKey().Clone()
+	if cw&(1<<4) != 0 {
+		if !m.CloudletPoolKey.Equal(src.CloudletPoolKey) {
+			m.CloudletPoolKey = src.CloudletPoolKey.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.CloudletPoolKey, src.GetCloudletPoolKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CloudletPoolKey{}
-				m.CloudletPoolKey = d1
+	} else if bw&(1<<4) != 0 {
+		if m.CloudletPoolKey != nil || src.CloudletPoolKey != nil {
+			if m.CloudletPoolKey == nil {
+				m.CloudletPoolKey = new(CloudletPoolKey)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.CloudletPoolKey.copyInAt(src.CloudletPoolKey, fm, at+5)
 		}
 	}
-	if fm.Has("3") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<7) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -863,13 +907,30 @@ func (m *TrustPolicyExceptionKey) CopyInFields(src *TrustPolicyExceptionKey, fm 
 // compared.
 func (m *CloudletKey) DiffFields(o *CloudletKey) *fieldmap.FieldMap {
 	fm := _CloudletKey_fieldSchema.NewFieldMap()
-	if m.GetOrganization() != o.GetOrganization() {
-		fm.Set("1")
-	}
-	if m.GetName() != o.GetName() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CloudletKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CloudletKey) diffAt(o *CloudletKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CloudletKey)
+	}
+	if o == nil {
+		o = new(CloudletKey)
+	}
+	c := false
+	if m.Organization != o.Organization {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -879,13 +940,30 @@ func (m *CloudletKey) DiffFields(o *CloudletKey) *fieldmap.FieldMap {
 // compared.
 func (m *ClusterKey) DiffFields(o *ClusterKey) *fieldmap.FieldMap {
 	fm := _ClusterKey_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetOrganization() != o.GetOrganization() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ClusterKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ClusterKey) diffAt(o *ClusterKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ClusterKey)
+	}
+	if o == nil {
+		o = new(ClusterKey)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Organization != o.Organization {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -895,16 +973,34 @@ func (m *ClusterKey) DiffFields(o *ClusterKey) *fieldmap.FieldMap {
 // compared.
 func (m *AppKey) DiffFields(o *AppKey) *fieldmap.FieldMap {
 	fm := _AppKey_fieldSchema.NewFieldMap()
-	if m.GetOrganization() != o.GetOrganization() {
-		fm.Set("1")
-	}
-	if m.GetName() != o.GetName() {
-		fm.Set("2")
-	}
-	if m.GetVersion() != o.GetVersion() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// AppKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *AppKey) diffAt(o *AppKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(AppKey)
+	}
+	if o == nil {
+		o = new(AppKey)
+	}
+	c := false
+	if m.Organization != o.Organization {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Version != o.Version {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -914,13 +1010,30 @@ func (m *AppKey) DiffFields(o *AppKey) *fieldmap.FieldMap {
 // compared.
 func (m *AppInstKey) DiffFields(o *AppInstKey) *fieldmap.FieldMap {
 	fm := _AppInstKey_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetOrganization() != o.GetOrganization() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// AppInstKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *AppInstKey) diffAt(o *AppInstKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(AppInstKey)
+	}
+	if o == nil {
+		o = new(AppInstKey)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Organization != o.Organization {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -930,10 +1043,26 @@ func (m *AppInstKey) DiffFields(o *AppInstKey) *fieldmap.FieldMap {
 // compared.
 func (m *FlavorKey) DiffFields(o *FlavorKey) *fieldmap.FieldMap {
 	fm := _FlavorKey_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// FlavorKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *FlavorKey) diffAt(o *FlavorKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(FlavorKey)
+	}
+	if o == nil {
+		o = new(FlavorKey)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -943,13 +1072,30 @@ func (m *FlavorKey) DiffFields(o *FlavorKey) *fieldmap.FieldMap {
 // compared.
 func (m *TrustPolicyKey) DiffFields(o *TrustPolicyKey) *fieldmap.FieldMap {
 	fm := _TrustPolicyKey_fieldSchema.NewFieldMap()
-	if m.GetOrganization() != o.GetOrganization() {
-		fm.Set("1")
-	}
-	if m.GetName() != o.GetName() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TrustPolicyKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TrustPolicyKey) diffAt(o *TrustPolicyKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TrustPolicyKey)
+	}
+	if o == nil {
+		o = new(TrustPolicyKey)
+	}
+	c := false
+	if m.Organization != o.Organization {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -959,13 +1105,30 @@ func (m *TrustPolicyKey) DiffFields(o *TrustPolicyKey) *fieldmap.FieldMap {
 // compared.
 func (m *CloudletPoolKey) DiffFields(o *CloudletPoolKey) *fieldmap.FieldMap {
 	fm := _CloudletPoolKey_fieldSchema.NewFieldMap()
-	if m.GetOrganization() != o.GetOrganization() {
-		fm.Set("1")
-	}
-	if m.GetName() != o.GetName() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CloudletPoolKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CloudletPoolKey) diffAt(o *CloudletPoolKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CloudletPoolKey)
+	}
+	if o == nil {
+		o = new(CloudletPoolKey)
+	}
+	c := false
+	if m.Organization != o.Organization {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -975,46 +1138,34 @@ func (m *CloudletPoolKey) DiffFields(o *CloudletPoolKey) *fieldmap.FieldMap {
 // compared.
 func (m *TrustPolicyExceptionKey) DiffFields(o *TrustPolicyExceptionKey) *fieldmap.FieldMap {
 	fm := _TrustPolicyExceptionKey_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetAppKey(), o.GetAppKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetVersion() != b1.GetVersion() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetCloudletPoolKey(), o.GetCloudletPoolKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if m.GetName() != o.GetName() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TrustPolicyExceptionKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TrustPolicyExceptionKey) diffAt(o *TrustPolicyExceptionKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TrustPolicyExceptionKey)
+	}
+	if o == nil {
+		o = new(TrustPolicyExceptionKey)
+	}
+	c := false
+	if (m.AppKey == nil) != (o.AppKey == nil) || m.AppKey != nil && m.AppKey.diffAt(o.AppKey, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.CloudletPoolKey == nil) != (o.CloudletPoolKey == nil) || m.CloudletPoolKey != nil && m.CloudletPoolKey.diffAt(o.CloudletPoolKey, fm, at+5) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -23,19 +23,17 @@ const (
 	ResourceQuotaFieldAlertThreshold = "3" // alert_threshold
 )
 
+var _ResourceQuota_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "value"},
+	{Number: 3, Name: "alert_threshold"},
+}}
+
+var _ResourceQuota_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResourceQuota", _ResourceQuota_shape, false)
+
 // ResourceQuotaAllFields lists the leaf flags of ResourceQuota: together they
 // select every field.
-var ResourceQuotaAllFields = []string{
-	ResourceQuotaFieldName,
-	ResourceQuotaFieldValue,
-	ResourceQuotaFieldAlertThreshold,
-}
-
-var _ResourceQuota_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ResourceQuota", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ResourceQuotaAllFields = slices.Clone(_ResourceQuota_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ResourceQuota.
 func (*ResourceQuota) FieldSchema() *fieldmap.Schema { return _ResourceQuota_fieldSchema }
@@ -57,27 +55,21 @@ const (
 	InfraResourceFieldAlertThreshold = "7" // alert_threshold
 )
 
+var _InfraResource_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "used"},
+	{Number: 3, Name: "total"},
+	{Number: 4, Name: "quota"},
+	{Number: 5, Name: "units"},
+	{Number: 6, Name: "description"},
+	{Number: 7, Name: "alert_threshold"},
+}}
+
+var _InfraResource_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResource", _InfraResource_shape, false)
+
 // InfraResourceAllFields lists the leaf flags of InfraResource: together they
 // select every field.
-var InfraResourceAllFields = []string{
-	InfraResourceFieldName,
-	InfraResourceFieldUsed,
-	InfraResourceFieldTotal,
-	InfraResourceFieldQuota,
-	InfraResourceFieldUnits,
-	InfraResourceFieldDescription,
-	InfraResourceFieldAlertThreshold,
-}
-
-var _InfraResource_fieldSchema = fieldmap.NewSchema("edgeproto.v1.InfraResource", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "used", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "total", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "quota", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "units", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "description", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var InfraResourceAllFields = slices.Clone(_InfraResource_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of InfraResource.
 func (*InfraResource) FieldSchema() *fieldmap.Schema { return _InfraResource_fieldSchema }
@@ -107,32 +99,28 @@ const (
 	InfraResourcesSnapshotFieldTakenAt                  = "4"   // taken_at
 )
 
+var _File_edgeproto_v1_resources_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_resources_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _InfraResourcesSnapshot_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _InfraResource_shape},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_resources_proto_ClusterKey1vor460_shape},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_resources_proto_AppInstKey1lpplun_shape},
+	{Number: 4, Name: "taken_at"},
+}}
+
+var _InfraResourcesSnapshot_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResourcesSnapshot", _InfraResourcesSnapshot_shape, false)
+
 // InfraResourcesSnapshotAllFields lists the leaf flags of InfraResourcesSnapshot: together they
 // select every field.
-var InfraResourcesSnapshotAllFields = []string{
-	InfraResourcesSnapshotFieldInfo,
-	InfraResourcesSnapshotFieldClusterInsts,
-	InfraResourcesSnapshotFieldVmAppInsts,
-	InfraResourcesSnapshotFieldTakenAt,
-}
-
-var _InfraResourcesSnapshot_fieldSchema = fieldmap.NewSchema("edgeproto.v1.InfraResourcesSnapshot", []fieldmap.Field{
-	{Flag: "1", Path: "info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.1", Path: "info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2", Path: "info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3", Path: "info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.5", Path: "info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6", Path: "info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2", Path: "cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.1", Path: "cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2", Path: "cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3", Path: "vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.1", Path: "vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.2", Path: "vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4", Path: "taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var InfraResourcesSnapshotAllFields = slices.Clone(_InfraResourcesSnapshot_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of InfraResourcesSnapshot.
 func (*InfraResourcesSnapshot) FieldSchema() *fieldmap.Schema {
@@ -153,21 +141,18 @@ const (
 	NodeInfoFieldRoles       = "4" // roles
 )
 
+var _NodeInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap},
+	{Number: 4, Name: "roles", Kind: fieldmap.KindList},
+}}
+
+var _NodeInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.NodeInfo", _NodeInfo_shape, false)
+
 // NodeInfoAllFields lists the leaf flags of NodeInfo: together they
 // select every field.
-var NodeInfoAllFields = []string{
-	NodeInfoFieldName,
-	NodeInfoFieldAllocatable,
-	NodeInfoFieldCapacity,
-	NodeInfoFieldRoles,
-}
-
-var _NodeInfo_fieldSchema = fieldmap.NewSchema("edgeproto.v1.NodeInfo", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "allocatable", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "capacity", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "roles", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var NodeInfoAllFields = slices.Clone(_NodeInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NodeInfo.
 func (*NodeInfo) FieldSchema() *fieldmap.Schema { return _NodeInfo_fieldSchema }
@@ -184,17 +169,16 @@ const (
 	IpAddrFieldInternalIp = "2" // internal_ip
 )
 
+var _IpAddr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "external_ip"},
+	{Number: 2, Name: "internal_ip"},
+}}
+
+var _IpAddr_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.IpAddr", _IpAddr_shape, false)
+
 // IpAddrAllFields lists the leaf flags of IpAddr: together they
 // select every field.
-var IpAddrAllFields = []string{
-	IpAddrFieldExternalIp,
-	IpAddrFieldInternalIp,
-}
-
-var _IpAddr_fieldSchema = fieldmap.NewSchema("edgeproto.v1.IpAddr", []fieldmap.Field{
-	{Flag: "1", Path: "external_ip", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "internal_ip", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var IpAddrAllFields = slices.Clone(_IpAddr_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of IpAddr.
 func (*IpAddr) FieldSchema() *fieldmap.Schema { return _IpAddr_fieldSchema }
@@ -214,23 +198,19 @@ const (
 	ContainerInfoFieldRestarts  = "5" // restarts
 )
 
+var _ContainerInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "cluster_ip"},
+	{Number: 5, Name: "restarts"},
+}}
+
+var _ContainerInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ContainerInfo", _ContainerInfo_shape, false)
+
 // ContainerInfoAllFields lists the leaf flags of ContainerInfo: together they
 // select every field.
-var ContainerInfoAllFields = []string{
-	ContainerInfoFieldName,
-	ContainerInfoFieldType,
-	ContainerInfoFieldStatus,
-	ContainerInfoFieldClusterIp,
-	ContainerInfoFieldRestarts,
-}
-
-var _ContainerInfo_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ContainerInfo", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "status", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "cluster_ip", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "restarts", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ContainerInfoAllFields = slices.Clone(_ContainerInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ContainerInfo.
 func (*ContainerInfo) FieldSchema() *fieldmap.Schema { return _ContainerInfo_fieldSchema }
@@ -258,32 +238,20 @@ const (
 	VmInfoFieldContainersRestarts    = "6.5" // containers.restarts
 )
 
+var _VmInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "infra_flavor"},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _IpAddr_shape},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _ContainerInfo_shape},
+}}
+
+var _VmInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.VmInfo", _VmInfo_shape, false)
+
 // VmInfoAllFields lists the leaf flags of VmInfo: together they
 // select every field.
-var VmInfoAllFields = []string{
-	VmInfoFieldName,
-	VmInfoFieldType,
-	VmInfoFieldStatus,
-	VmInfoFieldInfraFlavor,
-	VmInfoFieldIpaddresses,
-	VmInfoFieldContainers,
-}
-
-var _VmInfo_fieldSchema = fieldmap.NewSchema("edgeproto.v1.VmInfo", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "status", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "infra_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "ipaddresses", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5.1", Path: "ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "5.2", Path: "ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6", Path: "containers", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "6.1", Path: "containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.2", Path: "containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.3", Path: "containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.4", Path: "containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.5", Path: "containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var VmInfoAllFields = slices.Clone(_VmInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of VmInfo.
 func (*VmInfo) FieldSchema() *fieldmap.Schema { return _VmInfo_fieldSchema }
@@ -312,28 +280,15 @@ const (
 	InfraResourcesFieldVmsContainersRestarts    = "1.6.5" // vms.containers.restarts
 )
 
+var _InfraResources_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _VmInfo_shape},
+}}
+
+var _InfraResources_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResources", _InfraResources_shape, false)
+
 // InfraResourcesAllFields lists the leaf flags of InfraResources: together they
 // select every field.
-var InfraResourcesAllFields = []string{
-	InfraResourcesFieldVms,
-}
-
-var _InfraResources_fieldSchema = fieldmap.NewSchema("edgeproto.v1.InfraResources", []fieldmap.Field{
-	{Flag: "1", Path: "vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.1", Path: "vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2", Path: "vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3", Path: "vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.5", Path: "vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.5.2", Path: "vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6", Path: "vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.6.1", Path: "vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.2", Path: "vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.3", Path: "vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.4", Path: "vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6.5", Path: "vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var InfraResourcesAllFields = slices.Clone(_InfraResources_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of InfraResources.
 func (*InfraResources) FieldSchema() *fieldmap.Schema { return _InfraResources_fieldSchema }
@@ -353,23 +308,19 @@ const (
 	NodeResourcesFieldInfraNodeFlavor = "5" // infra_node_flavor
 )
 
+var _NodeResources_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vcpus"},
+	{Number: 2, Name: "ram_mb"},
+	{Number: 3, Name: "disk_gb"},
+	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap},
+	{Number: 5, Name: "infra_node_flavor"},
+}}
+
+var _NodeResources_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.NodeResources", _NodeResources_shape, false)
+
 // NodeResourcesAllFields lists the leaf flags of NodeResources: together they
 // select every field.
-var NodeResourcesAllFields = []string{
-	NodeResourcesFieldVcpus,
-	NodeResourcesFieldRamMb,
-	NodeResourcesFieldDiskGb,
-	NodeResourcesFieldOptResMap,
-	NodeResourcesFieldInfraNodeFlavor,
-}
-
-var _NodeResources_fieldSchema = fieldmap.NewSchema("edgeproto.v1.NodeResources", []fieldmap.Field{
-	{Flag: "1", Path: "vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var NodeResourcesAllFields = slices.Clone(_NodeResources_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NodeResources.
 func (*NodeResources) FieldSchema() *fieldmap.Schema { return _NodeResources_fieldSchema }
@@ -658,7 +609,7 @@ func (m *ResourceQuota) Equal(o *ResourceQuota) bool {
 	if m.AlertThreshold != o.AlertThreshold {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -692,7 +643,7 @@ func (m *InfraResource) Equal(o *InfraResource) bool {
 	if m.AlertThreshold != o.AlertThreshold {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -705,19 +656,34 @@ func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualMessageListFunc(m.Info, o.Info, (*InfraResource).Equal) {
+	if len(m.Info) != len(o.Info) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.ClusterInsts, o.ClusterInsts, (*ClusterKey).Equal) {
+	for i, x := range m.Info {
+		if y := o.Info[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*InfraResource).Equal) {
+			return false
+		}
+	}
+	if len(m.ClusterInsts) != len(o.ClusterInsts) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.VmAppInsts, o.VmAppInsts, (*AppInstKey).Equal) {
+	for i, x := range m.ClusterInsts {
+		if y := o.ClusterInsts[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ClusterKey).Equal) {
+			return false
+		}
+	}
+	if len(m.VmAppInsts) != len(o.VmAppInsts) {
 		return false
+	}
+	for i, x := range m.VmAppInsts {
+		if y := o.VmAppInsts[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*AppInstKey).Equal) {
+			return false
+		}
 	}
 	if !fieldmap.EqualTimestamp(m.TakenAt, o.TakenAt) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -742,7 +708,7 @@ func (m *NodeInfo) Equal(o *NodeInfo) bool {
 	if !slices.Equal(m.Roles, o.Roles) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -761,7 +727,7 @@ func (m *IpAddr) Equal(o *IpAddr) bool {
 	if m.InternalIp != o.InternalIp {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -789,7 +755,7 @@ func (m *ContainerInfo) Equal(o *ContainerInfo) bool {
 	if m.Restarts != o.Restarts {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -814,13 +780,23 @@ func (m *VmInfo) Equal(o *VmInfo) bool {
 	if m.InfraFlavor != o.InfraFlavor {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Ipaddresses, o.Ipaddresses, (*IpAddr).Equal) {
+	if len(m.Ipaddresses) != len(o.Ipaddresses) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Containers, o.Containers, (*ContainerInfo).Equal) {
+	for i, x := range m.Ipaddresses {
+		if y := o.Ipaddresses[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*IpAddr).Equal) {
+			return false
+		}
+	}
+	if len(m.Containers) != len(o.Containers) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.Containers {
+		if y := o.Containers[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ContainerInfo).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -833,10 +809,15 @@ func (m *InfraResources) Equal(o *InfraResources) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualMessageListFunc(m.Vms, o.Vms, (*VmInfo).Equal) {
+	if len(m.Vms) != len(o.Vms) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.Vms {
+		if y := o.Vms[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*VmInfo).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -864,7 +845,7 @@ func (m *NodeResources) Equal(o *NodeResources) bool {
 	if m.InfraNodeFlavor != o.InfraNodeFlavor {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -876,29 +857,38 @@ func (m *NodeResources) Equal(o *NodeResources) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ResourceQuota does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ResourceQuota or bound to no schema: a map of another message panics.
 func (m *ResourceQuota) CopyInFields(src *ResourceQuota, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ResourceQuota_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ResourceQuota being number at of fm's schema.
+func (m *ResourceQuota) copyInAt(src *ResourceQuota, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ResourceQuota)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("2") {
-		if m.Value != src.GetValue() {
-			m.Value = src.GetValue()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
 	}
-	if fm.Has("3") {
-		if m.AlertThreshold != src.GetAlertThreshold() {
-			m.AlertThreshold = src.GetAlertThreshold()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.AlertThreshold != src.AlertThreshold {
+		m.AlertThreshold = src.AlertThreshold
+		n++
 	}
 	return n
 }
@@ -912,53 +902,54 @@ func (m *ResourceQuota) CopyInFields(src *ResourceQuota, fm *fieldmap.FieldMap) 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: InfraResource does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// InfraResource or bound to no schema: a map of another message panics.
 func (m *InfraResource) CopyInFields(src *InfraResource, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_InfraResource_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// InfraResource being number at of fm's schema.
+func (m *InfraResource) copyInAt(src *InfraResource, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(InfraResource)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("2") {
-		if m.Used != src.GetUsed() {
-			m.Used = src.GetUsed()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Used != src.Used {
+		m.Used = src.Used
+		n++
 	}
-	if fm.Has("3") {
-		if m.Total != src.GetTotal() {
-			m.Total = src.GetTotal()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Total != src.Total {
+		m.Total = src.Total
+		n++
 	}
-	if fm.Has("4") {
-		if m.Quota != src.GetQuota() {
-			m.Quota = src.GetQuota()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.Quota != src.Quota {
+		m.Quota = src.Quota
+		n++
 	}
-	if fm.Has("5") {
-		if m.Units != src.GetUnits() {
-			m.Units = src.GetUnits()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.Units != src.Units {
+		m.Units = src.Units
+		n++
 	}
-	if fm.Has("6") {
-		if m.Description != src.GetDescription() {
-			m.Description = src.GetDescription()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.Description != src.Description {
+		m.Description = src.Description
+		n++
 	}
-	if fm.Has("7") {
-		if m.AlertThreshold != src.GetAlertThreshold() {
-			m.AlertThreshold = src.GetAlertThreshold()
-			n++
-		}
+	if cw&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
+		m.AlertThreshold = src.AlertThreshold
+		n++
 	}
 	return n
 }
@@ -972,47 +963,66 @@ func (m *InfraResource) CopyInFields(src *InfraResource, fm *fieldmap.FieldMap) 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: InfraResourcesSnapshot does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// InfraResourcesSnapshot or bound to no schema: a map of another message panics.
 func (m *InfraResourcesSnapshot) CopyInFields(src *InfraResourcesSnapshot, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_InfraResourcesSnapshot_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// InfraResourcesSnapshot being number at of fm's schema.
+func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(InfraResourcesSnapshot)
+	}
 	n := 0
-	if fm.HasOrHasChild("1") {
-		if sv0 := src.GetInfo(); !fieldmap.EqualMessageListFunc(m.Info, sv0, (*InfraResource).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, (*InfraResource).Equal, (*InfraResource).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, (*InfraResource).Equal) {
+			if len(src.Info) == 0 {
 				m.Info = nil
 			} else {
-				m.Info = fieldmap.CloneListFunc(sv0, (*InfraResource).Clone)
+				m.Info = fieldmap.CloneListFunc(src.Info, (*InfraResource).Clone)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetClusterInsts(); !fieldmap.EqualMessageListFunc(m.ClusterInsts, sv0, (*ClusterKey).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal, (*ClusterKey).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal) {
+			if len(src.ClusterInsts) == 0 {
 				m.ClusterInsts = nil
 			} else {
-				m.ClusterInsts = fieldmap.CloneListFunc(sv0, (*ClusterKey).Clone)
+				m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, (*ClusterKey).Clone)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(m.VmAppInsts, sv0, (*AppInstKey).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal, (*AppInstKey).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal) {
+			if len(src.VmAppInsts) == 0 {
 				m.VmAppInsts = nil
 			} else {
-				m.VmAppInsts = fieldmap.CloneListFunc(sv0, (*AppInstKey).Clone)
+				m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, (*AppInstKey).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("4") {
-		if !fieldmap.Equal(m.TakenAt, src.GetTakenAt()) {
-			m.TakenAt = fieldmap.Clone(src.GetTakenAt())
-			n++
-		}
+	if cw&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+		m.TakenAt = fieldmap.Clone(src.TakenAt)
+		n++
 	}
 	return n
 }
@@ -1026,44 +1036,63 @@ func (m *InfraResourcesSnapshot) CopyInFields(src *InfraResourcesSnapshot, fm *f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: NodeInfo does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// NodeInfo or bound to no schema: a map of another message panics.
 func (m *NodeInfo) CopyInFields(src *NodeInfo, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_NodeInfo_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NodeInfo being number at of fm's schema.
+func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetAllocatable(); !maps.Equal(m.Allocatable, sv0) {
-			if len(sv0) == 0 {
+	if src == nil {
+		src = new(NodeInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
+		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
+			if len(src.Allocatable) == 0 {
 				m.Allocatable = nil
 			} else {
-				m.Allocatable = maps.Clone(sv0)
+				m.Allocatable = maps.Clone(src.Allocatable)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetCapacity(); !maps.Equal(m.Capacity, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
+		} else if !maps.Equal(m.Capacity, src.Capacity) {
+			if len(src.Capacity) == 0 {
 				m.Capacity = nil
 			} else {
-				m.Capacity = maps.Clone(sv0)
+				m.Capacity = maps.Clone(src.Capacity)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetRoles(); !slices.Equal(m.Roles, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
+		} else if !slices.Equal(m.Roles, src.Roles) {
+			if len(src.Roles) == 0 {
 				m.Roles = nil
 			} else {
-				m.Roles = slices.Clone(sv0)
+				m.Roles = slices.Clone(src.Roles)
 			}
 			n++
 		}
@@ -1080,23 +1109,34 @@ func (m *NodeInfo) CopyInFields(src *NodeInfo, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: IpAddr does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// IpAddr or bound to no schema: a map of another message panics.
 func (m *IpAddr) CopyInFields(src *IpAddr, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_IpAddr_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.ExternalIp != src.GetExternalIp() {
-			m.ExternalIp = src.GetExternalIp()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// IpAddr being number at of fm's schema.
+func (m *IpAddr) copyInAt(src *IpAddr, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.InternalIp != src.GetInternalIp() {
-			m.InternalIp = src.GetInternalIp()
-			n++
-		}
+	if src == nil {
+		src = new(IpAddr)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
+		m.ExternalIp = src.ExternalIp
+		n++
+	}
+	if cw&(1<<1) != 0 && m.InternalIp != src.InternalIp {
+		m.InternalIp = src.InternalIp
+		n++
 	}
 	return n
 }
@@ -1110,41 +1150,46 @@ func (m *IpAddr) CopyInFields(src *IpAddr, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ContainerInfo does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ContainerInfo or bound to no schema: a map of another message panics.
 func (m *ContainerInfo) CopyInFields(src *ContainerInfo, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ContainerInfo_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ContainerInfo being number at of fm's schema.
+func (m *ContainerInfo) copyInAt(src *ContainerInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ContainerInfo)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("2") {
-		if m.Type != src.GetType() {
-			m.Type = src.GetType()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
 	}
-	if fm.Has("3") {
-		if m.Status != src.GetStatus() {
-			m.Status = src.GetStatus()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Status != src.Status {
+		m.Status = src.Status
+		n++
 	}
-	if fm.Has("4") {
-		if m.ClusterIp != src.GetClusterIp() {
-			m.ClusterIp = src.GetClusterIp()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
+		m.ClusterIp = src.ClusterIp
+		n++
 	}
-	if fm.Has("5") {
-		if m.Restarts != src.GetRestarts() {
-			m.Restarts = src.GetRestarts()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.Restarts != src.Restarts {
+		m.Restarts = src.Restarts
+		n++
 	}
 	return n
 }
@@ -1158,52 +1203,63 @@ func (m *ContainerInfo) CopyInFields(src *ContainerInfo, fm *fieldmap.FieldMap) 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: VmInfo does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// VmInfo or bound to no schema: a map of another message panics.
 func (m *VmInfo) CopyInFields(src *VmInfo, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_VmInfo_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// VmInfo being number at of fm's schema.
+func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(VmInfo)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("2") {
-		if m.Type != src.GetType() {
-			m.Type = src.GetType()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
 	}
-	if fm.Has("3") {
-		if m.Status != src.GetStatus() {
-			m.Status = src.GetStatus()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Status != src.Status {
+		m.Status = src.Status
+		n++
 	}
-	if fm.Has("4") {
-		if m.InfraFlavor != src.GetInfraFlavor() {
-			m.InfraFlavor = src.GetInfraFlavor()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
+		m.InfraFlavor = src.InfraFlavor
+		n++
 	}
-	if fm.HasOrHasChild("5") {
-		if sv0 := src.GetIpaddresses(); !fieldmap.EqualMessageListFunc(m.Ipaddresses, sv0, (*IpAddr).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal, (*IpAddr).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal) {
+			if len(src.Ipaddresses) == 0 {
 				m.Ipaddresses = nil
 			} else {
-				m.Ipaddresses = fieldmap.CloneListFunc(sv0, (*IpAddr).Clone)
+				m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, (*IpAddr).Clone)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("6") {
-		if sv0 := src.GetContainers(); !fieldmap.EqualMessageListFunc(m.Containers, sv0, (*ContainerInfo).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, (*ContainerInfo).Equal, (*ContainerInfo).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, (*ContainerInfo).Equal) {
+			if len(src.Containers) == 0 {
 				m.Containers = nil
 			} else {
-				m.Containers = fieldmap.CloneListFunc(sv0, (*ContainerInfo).Clone)
+				m.Containers = fieldmap.CloneListFunc(src.Containers, (*ContainerInfo).Clone)
 			}
 			n++
 		}
@@ -1220,18 +1276,35 @@ func (m *VmInfo) CopyInFields(src *VmInfo, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: InfraResources does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// InfraResources or bound to no schema: a map of another message panics.
 func (m *InfraResources) CopyInFields(src *InfraResources, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_InfraResources_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// InfraResources being number at of fm's schema.
+func (m *InfraResources) copyInAt(src *InfraResources, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(InfraResources)
+	}
 	n := 0
-	if fm.HasOrHasChild("1") {
-		if sv0 := src.GetVms(); !fieldmap.EqualMessageListFunc(m.Vms, sv0, (*VmInfo).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, (*VmInfo).Equal, (*VmInfo).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, (*VmInfo).Equal) {
+			if len(src.Vms) == 0 {
 				m.Vms = nil
 			} else {
-				m.Vms = fieldmap.CloneListFunc(sv0, (*VmInfo).Clone)
+				m.Vms = fieldmap.CloneListFunc(src.Vms, (*VmInfo).Clone)
 			}
 			n++
 		}
@@ -1248,45 +1321,54 @@ func (m *InfraResources) CopyInFields(src *InfraResources, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: NodeResources does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// NodeResources or bound to no schema: a map of another message panics.
 func (m *NodeResources) CopyInFields(src *NodeResources, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_NodeResources_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NodeResources being number at of fm's schema.
+func (m *NodeResources) copyInAt(src *NodeResources, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(NodeResources)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Vcpus != src.GetVcpus() {
-			m.Vcpus = src.GetVcpus()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
 	}
-	if fm.Has("2") {
-		if m.RamMb != src.GetRamMb() {
-			m.RamMb = src.GetRamMb()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
 	}
-	if fm.Has("3") {
-		if m.DiskGb != src.GetDiskGb() {
-			m.DiskGb = src.GetDiskGb()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
 	}
-	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetOptResMap(); !maps.Equal(m.OptResMap, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
+		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
+			if len(src.OptResMap) == 0 {
 				m.OptResMap = nil
 			} else {
-				m.OptResMap = maps.Clone(sv0)
+				m.OptResMap = maps.Clone(src.OptResMap)
 			}
 			n++
 		}
 	}
-	if fm.Has("5") {
-		if m.InfraNodeFlavor != src.GetInfraNodeFlavor() {
-			m.InfraNodeFlavor = src.GetInfraNodeFlavor()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.InfraNodeFlavor != src.InfraNodeFlavor {
+		m.InfraNodeFlavor = src.InfraNodeFlavor
+		n++
 	}
 	return n
 }
@@ -1298,16 +1380,34 @@ func (m *NodeResources) CopyInFields(src *NodeResources, fm *fieldmap.FieldMap) 
 // compared.
 func (m *ResourceQuota) DiffFields(o *ResourceQuota) *fieldmap.FieldMap {
 	fm := _ResourceQuota_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetValue() != o.GetValue() {
-		fm.Set("2")
-	}
-	if m.GetAlertThreshold() != o.GetAlertThreshold() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ResourceQuota being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ResourceQuota) diffAt(o *ResourceQuota, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ResourceQuota)
+	}
+	if o == nil {
+		o = new(ResourceQuota)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Value != o.Value {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.AlertThreshold != o.AlertThreshold {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1317,28 +1417,50 @@ func (m *ResourceQuota) DiffFields(o *ResourceQuota) *fieldmap.FieldMap {
 // compared.
 func (m *InfraResource) DiffFields(o *InfraResource) *fieldmap.FieldMap {
 	fm := _InfraResource_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetUsed() != o.GetUsed() {
-		fm.Set("2")
-	}
-	if m.GetTotal() != o.GetTotal() {
-		fm.Set("3")
-	}
-	if m.GetQuota() != o.GetQuota() {
-		fm.Set("4")
-	}
-	if m.GetUnits() != o.GetUnits() {
-		fm.Set("5")
-	}
-	if m.GetDescription() != o.GetDescription() {
-		fm.Set("6")
-	}
-	if m.GetAlertThreshold() != o.GetAlertThreshold() {
-		fm.Set("7")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// InfraResource being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *InfraResource) diffAt(o *InfraResource, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(InfraResource)
+	}
+	if o == nil {
+		o = new(InfraResource)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Used != o.Used {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Total != o.Total {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Quota != o.Quota {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Units != o.Units {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.Description != o.Description {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.AlertThreshold != o.AlertThreshold {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1348,19 +1470,38 @@ func (m *InfraResource) DiffFields(o *InfraResource) *fieldmap.FieldMap {
 // compared.
 func (m *InfraResourcesSnapshot) DiffFields(o *InfraResourcesSnapshot) *fieldmap.FieldMap {
 	fm := _InfraResourcesSnapshot_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualMessageListFunc(m.GetInfo(), o.GetInfo(), (*InfraResource).Equal) {
-		fm.Set("1")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetClusterInsts(), o.GetClusterInsts(), (*ClusterKey).Equal) {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetVmAppInsts(), o.GetVmAppInsts(), (*AppInstKey).Equal) {
-		fm.Set("3")
-	}
-	if !fieldmap.Equal(m.GetTakenAt(), o.GetTakenAt()) {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// InfraResourcesSnapshot being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *InfraResourcesSnapshot) diffAt(o *InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(InfraResourcesSnapshot)
+	}
+	if o == nil {
+		o = new(InfraResourcesSnapshot)
+	}
+	c := false
+	if !fieldmap.EqualMessageListFunc(m.Info, o.Info, (*InfraResource).Equal) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.ClusterInsts, o.ClusterInsts, (*ClusterKey).Equal) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.VmAppInsts, o.VmAppInsts, (*AppInstKey).Equal) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if !fieldmap.Equal(m.TakenAt, o.TakenAt) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1370,19 +1511,38 @@ func (m *InfraResourcesSnapshot) DiffFields(o *InfraResourcesSnapshot) *fieldmap
 // compared.
 func (m *NodeInfo) DiffFields(o *NodeInfo) *fieldmap.FieldMap {
 	fm := _NodeInfo_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if !maps.Equal(m.GetAllocatable(), o.GetAllocatable()) {
-		fm.Set("2")
-	}
-	if !maps.Equal(m.GetCapacity(), o.GetCapacity()) {
-		fm.Set("3")
-	}
-	if !slices.Equal(m.GetRoles(), o.GetRoles()) {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// NodeInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *NodeInfo) diffAt(o *NodeInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(NodeInfo)
+	}
+	if o == nil {
+		o = new(NodeInfo)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if !maps.Equal(m.Allocatable, o.Allocatable) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !maps.Equal(m.Capacity, o.Capacity) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !slices.Equal(m.Roles, o.Roles) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1392,13 +1552,30 @@ func (m *NodeInfo) DiffFields(o *NodeInfo) *fieldmap.FieldMap {
 // compared.
 func (m *IpAddr) DiffFields(o *IpAddr) *fieldmap.FieldMap {
 	fm := _IpAddr_fieldSchema.NewFieldMap()
-	if m.GetExternalIp() != o.GetExternalIp() {
-		fm.Set("1")
-	}
-	if m.GetInternalIp() != o.GetInternalIp() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// IpAddr being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *IpAddr) diffAt(o *IpAddr, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(IpAddr)
+	}
+	if o == nil {
+		o = new(IpAddr)
+	}
+	c := false
+	if m.ExternalIp != o.ExternalIp {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.InternalIp != o.InternalIp {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1408,22 +1585,42 @@ func (m *IpAddr) DiffFields(o *IpAddr) *fieldmap.FieldMap {
 // compared.
 func (m *ContainerInfo) DiffFields(o *ContainerInfo) *fieldmap.FieldMap {
 	fm := _ContainerInfo_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetType() != o.GetType() {
-		fm.Set("2")
-	}
-	if m.GetStatus() != o.GetStatus() {
-		fm.Set("3")
-	}
-	if m.GetClusterIp() != o.GetClusterIp() {
-		fm.Set("4")
-	}
-	if m.GetRestarts() != o.GetRestarts() {
-		fm.Set("5")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ContainerInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ContainerInfo) diffAt(o *ContainerInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ContainerInfo)
+	}
+	if o == nil {
+		o = new(ContainerInfo)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Type != o.Type {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Status != o.Status {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.ClusterIp != o.ClusterIp {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Restarts != o.Restarts {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1433,25 +1630,46 @@ func (m *ContainerInfo) DiffFields(o *ContainerInfo) *fieldmap.FieldMap {
 // compared.
 func (m *VmInfo) DiffFields(o *VmInfo) *fieldmap.FieldMap {
 	fm := _VmInfo_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetType() != o.GetType() {
-		fm.Set("2")
-	}
-	if m.GetStatus() != o.GetStatus() {
-		fm.Set("3")
-	}
-	if m.GetInfraFlavor() != o.GetInfraFlavor() {
-		fm.Set("4")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetIpaddresses(), o.GetIpaddresses(), (*IpAddr).Equal) {
-		fm.Set("5")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetContainers(), o.GetContainers(), (*ContainerInfo).Equal) {
-		fm.Set("6")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// VmInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *VmInfo) diffAt(o *VmInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(VmInfo)
+	}
+	if o == nil {
+		o = new(VmInfo)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Type != o.Type {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Status != o.Status {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.InfraFlavor != o.InfraFlavor {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Ipaddresses, o.Ipaddresses, (*IpAddr).Equal) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Containers, o.Containers, (*ContainerInfo).Equal) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1461,10 +1679,26 @@ func (m *VmInfo) DiffFields(o *VmInfo) *fieldmap.FieldMap {
 // compared.
 func (m *InfraResources) DiffFields(o *InfraResources) *fieldmap.FieldMap {
 	fm := _InfraResources_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualMessageListFunc(m.GetVms(), o.GetVms(), (*VmInfo).Equal) {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// InfraResources being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *InfraResources) diffAt(o *InfraResources, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(InfraResources)
+	}
+	if o == nil {
+		o = new(InfraResources)
+	}
+	c := false
+	if !fieldmap.EqualMessageListFunc(m.Vms, o.Vms, (*VmInfo).Equal) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1474,22 +1708,42 @@ func (m *InfraResources) DiffFields(o *InfraResources) *fieldmap.FieldMap {
 // compared.
 func (m *NodeResources) DiffFields(o *NodeResources) *fieldmap.FieldMap {
 	fm := _NodeResources_fieldSchema.NewFieldMap()
-	if m.GetVcpus() != o.GetVcpus() {
-		fm.Set("1")
-	}
-	if m.GetRamMb() != o.GetRamMb() {
-		fm.Set("2")
-	}
-	if m.GetDiskGb() != o.GetDiskGb() {
-		fm.Set("3")
-	}
-	if !maps.Equal(m.GetOptResMap(), o.GetOptResMap()) {
-		fm.Set("4")
-	}
-	if m.GetInfraNodeFlavor() != o.GetInfraNodeFlavor() {
-		fm.Set("5")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// NodeResources being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *NodeResources) diffAt(o *NodeResources, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(NodeResources)
+	}
+	if o == nil {
+		o = new(NodeResources)
+	}
+	c := false
+	if m.Vcpus != o.Vcpus {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.RamMb != o.RamMb {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.DiskGb != o.DiskGb {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !maps.Equal(m.OptResMap, o.OptResMap) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.InfraNodeFlavor != o.InfraNodeFlavor {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

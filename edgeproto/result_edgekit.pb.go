@@ -8,6 +8,7 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -20,17 +21,16 @@ const (
 	ResultFieldCode    = "2" // code
 )
 
+var _Result_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "message"},
+	{Number: 2, Name: "code"},
+}}
+
+var _Result_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Result", _Result_shape, false)
+
 // ResultAllFields lists the leaf flags of Result: together they
 // select every field.
-var ResultAllFields = []string{
-	ResultFieldMessage,
-	ResultFieldCode,
-}
-
-var _Result_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Result", []fieldmap.Field{
-	{Flag: "1", Path: "message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "code", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ResultAllFields = slices.Clone(_Result_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Result.
 func (*Result) FieldSchema() *fieldmap.Schema { return _Result_fieldSchema }
@@ -77,7 +77,7 @@ func (m *Result) Equal(o *Result) bool {
 	if m.Code != o.Code {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -89,23 +89,34 @@ func (m *Result) Equal(o *Result) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Result does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Result or bound to no schema: a map of another message panics.
 func (m *Result) CopyInFields(src *Result, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Result_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Message != src.GetMessage() {
-			m.Message = src.GetMessage()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Result being number at of fm's schema.
+func (m *Result) copyInAt(src *Result, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Code != src.GetCode() {
-			m.Code = src.GetCode()
-			n++
-		}
+	if src == nil {
+		src = new(Result)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Message != src.Message {
+		m.Message = src.Message
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Code != src.Code {
+		m.Code = src.Code
+		n++
 	}
 	return n
 }
@@ -117,13 +128,30 @@ func (m *Result) CopyInFields(src *Result, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Result) DiffFields(o *Result) *fieldmap.FieldMap {
 	fm := _Result_fieldSchema.NewFieldMap()
-	if m.GetMessage() != o.GetMessage() {
-		fm.Set("1")
-	}
-	if m.GetCode() != o.GetCode() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Result being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Result) diffAt(o *Result, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Result)
+	}
+	if o == nil {
+		o = new(Result)
+	}
+	c := false
+	if m.Message != o.Message {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Code != o.Code {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,6 +8,7 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -32,41 +33,28 @@ const (
 	SettingsFieldMaxConcurrentTasks         = "14" // max_concurrent_tasks
 )
 
+var _Settings_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "create_cluster_inst_timeout"},
+	{Number: 2, Name: "update_cluster_inst_timeout"},
+	{Number: 3, Name: "delete_cluster_inst_timeout"},
+	{Number: 4, Name: "create_app_inst_timeout"},
+	{Number: 5, Name: "update_app_inst_timeout"},
+	{Number: 6, Name: "delete_app_inst_timeout"},
+	{Number: 7, Name: "create_cloudlet_timeout"},
+	{Number: 8, Name: "update_cloudlet_timeout"},
+	{Number: 9, Name: "cloudlet_info_push_interval"},
+	{Number: 10, Name: "resource_snapshot_interval"},
+	{Number: 11, Name: "cloudlet_maintenance_timeout"},
+	{Number: 12, Name: "crm_connect_timeout"},
+	{Number: 13, Name: "max_tracked_dme_clients"},
+	{Number: 14, Name: "max_concurrent_tasks"},
+}}
+
+var _Settings_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Settings", _Settings_shape, false)
+
 // SettingsAllFields lists the leaf flags of Settings: together they
 // select every field.
-var SettingsAllFields = []string{
-	SettingsFieldCreateClusterInstTimeout,
-	SettingsFieldUpdateClusterInstTimeout,
-	SettingsFieldDeleteClusterInstTimeout,
-	SettingsFieldCreateAppInstTimeout,
-	SettingsFieldUpdateAppInstTimeout,
-	SettingsFieldDeleteAppInstTimeout,
-	SettingsFieldCreateCloudletTimeout,
-	SettingsFieldUpdateCloudletTimeout,
-	SettingsFieldCloudletInfoPushInterval,
-	SettingsFieldResourceSnapshotInterval,
-	SettingsFieldCloudletMaintenanceTimeout,
-	SettingsFieldCrmConnectTimeout,
-	SettingsFieldMaxTrackedDmeClients,
-	SettingsFieldMaxConcurrentTasks,
-}
-
-var _Settings_fieldSchema = fieldmap.NewSchema("edgeproto.v1.Settings", []fieldmap.Field{
-	{Flag: "1", Path: "create_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "update_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "delete_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "create_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "update_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "delete_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "create_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "update_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "cloudlet_info_push_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "resource_snapshot_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "cloudlet_maintenance_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "crm_connect_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "max_tracked_dme_clients", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SettingsAllFields = slices.Clone(_Settings_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Settings.
 func (*Settings) FieldSchema() *fieldmap.Schema { return _Settings_fieldSchema }
@@ -161,7 +149,7 @@ func (m *Settings) Equal(o *Settings) bool {
 	if m.MaxConcurrentTasks != o.MaxConcurrentTasks {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -173,95 +161,82 @@ func (m *Settings) Equal(o *Settings) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Settings does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Settings or bound to no schema: a map of another message panics.
 func (m *Settings) CopyInFields(src *Settings, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Settings_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Settings being number at of fm's schema.
+func (m *Settings) copyInAt(src *Settings, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Settings)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !fieldmap.Equal(m.CreateClusterInstTimeout, src.GetCreateClusterInstTimeout()) {
-			m.CreateClusterInstTimeout = fieldmap.Clone(src.GetCreateClusterInstTimeout())
-			n++
-		}
+	if cw&(1<<0) != 0 && !fieldmap.Equal(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
+		m.CreateClusterInstTimeout = fieldmap.Clone(src.CreateClusterInstTimeout)
+		n++
 	}
-	if fm.Has("2") {
-		if !fieldmap.Equal(m.UpdateClusterInstTimeout, src.GetUpdateClusterInstTimeout()) {
-			m.UpdateClusterInstTimeout = fieldmap.Clone(src.GetUpdateClusterInstTimeout())
-			n++
-		}
+	if cw&(1<<1) != 0 && !fieldmap.Equal(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
+		m.UpdateClusterInstTimeout = fieldmap.Clone(src.UpdateClusterInstTimeout)
+		n++
 	}
-	if fm.Has("3") {
-		if !fieldmap.Equal(m.DeleteClusterInstTimeout, src.GetDeleteClusterInstTimeout()) {
-			m.DeleteClusterInstTimeout = fieldmap.Clone(src.GetDeleteClusterInstTimeout())
-			n++
-		}
+	if cw&(1<<2) != 0 && !fieldmap.Equal(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
+		m.DeleteClusterInstTimeout = fieldmap.Clone(src.DeleteClusterInstTimeout)
+		n++
 	}
-	if fm.Has("4") {
-		if !fieldmap.Equal(m.CreateAppInstTimeout, src.GetCreateAppInstTimeout()) {
-			m.CreateAppInstTimeout = fieldmap.Clone(src.GetCreateAppInstTimeout())
-			n++
-		}
+	if cw&(1<<3) != 0 && !fieldmap.Equal(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
+		m.CreateAppInstTimeout = fieldmap.Clone(src.CreateAppInstTimeout)
+		n++
 	}
-	if fm.Has("5") {
-		if !fieldmap.Equal(m.UpdateAppInstTimeout, src.GetUpdateAppInstTimeout()) {
-			m.UpdateAppInstTimeout = fieldmap.Clone(src.GetUpdateAppInstTimeout())
-			n++
-		}
+	if cw&(1<<4) != 0 && !fieldmap.Equal(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
+		m.UpdateAppInstTimeout = fieldmap.Clone(src.UpdateAppInstTimeout)
+		n++
 	}
-	if fm.Has("6") {
-		if !fieldmap.Equal(m.DeleteAppInstTimeout, src.GetDeleteAppInstTimeout()) {
-			m.DeleteAppInstTimeout = fieldmap.Clone(src.GetDeleteAppInstTimeout())
-			n++
-		}
+	if cw&(1<<5) != 0 && !fieldmap.Equal(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
+		m.DeleteAppInstTimeout = fieldmap.Clone(src.DeleteAppInstTimeout)
+		n++
 	}
-	if fm.Has("7") {
-		if !fieldmap.Equal(m.CreateCloudletTimeout, src.GetCreateCloudletTimeout()) {
-			m.CreateCloudletTimeout = fieldmap.Clone(src.GetCreateCloudletTimeout())
-			n++
-		}
+	if cw&(1<<6) != 0 && !fieldmap.Equal(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
+		m.CreateCloudletTimeout = fieldmap.Clone(src.CreateCloudletTimeout)
+		n++
 	}
-	if fm.Has("8") {
-		if !fieldmap.Equal(m.UpdateCloudletTimeout, src.GetUpdateCloudletTimeout()) {
-			m.UpdateCloudletTimeout = fieldmap.Clone(src.GetUpdateCloudletTimeout())
-			n++
-		}
+	if cw&(1<<7) != 0 && !fieldmap.Equal(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
+		m.UpdateCloudletTimeout = fieldmap.Clone(src.UpdateCloudletTimeout)
+		n++
 	}
-	if fm.Has("9") {
-		if !fieldmap.Equal(m.CloudletInfoPushInterval, src.GetCloudletInfoPushInterval()) {
-			m.CloudletInfoPushInterval = fieldmap.Clone(src.GetCloudletInfoPushInterval())
-			n++
-		}
+	if cw&(1<<8) != 0 && !fieldmap.Equal(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
+		m.CloudletInfoPushInterval = fieldmap.Clone(src.CloudletInfoPushInterval)
+		n++
 	}
-	if fm.Has("10") {
-		if !fieldmap.Equal(m.ResourceSnapshotInterval, src.GetResourceSnapshotInterval()) {
-			m.ResourceSnapshotInterval = fieldmap.Clone(src.GetResourceSnapshotInterval())
-			n++
-		}
+	if cw&(1<<9) != 0 && !fieldmap.Equal(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
+		m.ResourceSnapshotInterval = fieldmap.Clone(src.ResourceSnapshotInterval)
+		n++
 	}
-	if fm.Has("11") {
-		if !fieldmap.Equal(m.CloudletMaintenanceTimeout, src.GetCloudletMaintenanceTimeout()) {
-			m.CloudletMaintenanceTimeout = fieldmap.Clone(src.GetCloudletMaintenanceTimeout())
-			n++
-		}
+	if cw&(1<<10) != 0 && !fieldmap.Equal(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
+		m.CloudletMaintenanceTimeout = fieldmap.Clone(src.CloudletMaintenanceTimeout)
+		n++
 	}
-	if fm.Has("12") {
-		if !fieldmap.Equal(m.CrmConnectTimeout, src.GetCrmConnectTimeout()) {
-			m.CrmConnectTimeout = fieldmap.Clone(src.GetCrmConnectTimeout())
-			n++
-		}
+	if cw&(1<<11) != 0 && !fieldmap.Equal(m.CrmConnectTimeout, src.CrmConnectTimeout) {
+		m.CrmConnectTimeout = fieldmap.Clone(src.CrmConnectTimeout)
+		n++
 	}
-	if fm.Has("13") {
-		if m.MaxTrackedDmeClients != src.GetMaxTrackedDmeClients() {
-			m.MaxTrackedDmeClients = src.GetMaxTrackedDmeClients()
-			n++
-		}
+	if cw&(1<<12) != 0 && m.MaxTrackedDmeClients != src.MaxTrackedDmeClients {
+		m.MaxTrackedDmeClients = src.MaxTrackedDmeClients
+		n++
 	}
-	if fm.Has("14") {
-		if m.MaxConcurrentTasks != src.GetMaxConcurrentTasks() {
-			m.MaxConcurrentTasks = src.GetMaxConcurrentTasks()
-			n++
-		}
+	if cw&(1<<13) != 0 && m.MaxConcurrentTasks != src.MaxConcurrentTasks {
+		m.MaxConcurrentTasks = src.MaxConcurrentTasks
+		n++
 	}
 	return n
 }
@@ -273,49 +248,78 @@ func (m *Settings) CopyInFields(src *Settings, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Settings) DiffFields(o *Settings) *fieldmap.FieldMap {
 	fm := _Settings_fieldSchema.NewFieldMap()
-	if !fieldmap.Equal(m.GetCreateClusterInstTimeout(), o.GetCreateClusterInstTimeout()) {
-		fm.Set("1")
-	}
-	if !fieldmap.Equal(m.GetUpdateClusterInstTimeout(), o.GetUpdateClusterInstTimeout()) {
-		fm.Set("2")
-	}
-	if !fieldmap.Equal(m.GetDeleteClusterInstTimeout(), o.GetDeleteClusterInstTimeout()) {
-		fm.Set("3")
-	}
-	if !fieldmap.Equal(m.GetCreateAppInstTimeout(), o.GetCreateAppInstTimeout()) {
-		fm.Set("4")
-	}
-	if !fieldmap.Equal(m.GetUpdateAppInstTimeout(), o.GetUpdateAppInstTimeout()) {
-		fm.Set("5")
-	}
-	if !fieldmap.Equal(m.GetDeleteAppInstTimeout(), o.GetDeleteAppInstTimeout()) {
-		fm.Set("6")
-	}
-	if !fieldmap.Equal(m.GetCreateCloudletTimeout(), o.GetCreateCloudletTimeout()) {
-		fm.Set("7")
-	}
-	if !fieldmap.Equal(m.GetUpdateCloudletTimeout(), o.GetUpdateCloudletTimeout()) {
-		fm.Set("8")
-	}
-	if !fieldmap.Equal(m.GetCloudletInfoPushInterval(), o.GetCloudletInfoPushInterval()) {
-		fm.Set("9")
-	}
-	if !fieldmap.Equal(m.GetResourceSnapshotInterval(), o.GetResourceSnapshotInterval()) {
-		fm.Set("10")
-	}
-	if !fieldmap.Equal(m.GetCloudletMaintenanceTimeout(), o.GetCloudletMaintenanceTimeout()) {
-		fm.Set("11")
-	}
-	if !fieldmap.Equal(m.GetCrmConnectTimeout(), o.GetCrmConnectTimeout()) {
-		fm.Set("12")
-	}
-	if m.GetMaxTrackedDmeClients() != o.GetMaxTrackedDmeClients() {
-		fm.Set("13")
-	}
-	if m.GetMaxConcurrentTasks() != o.GetMaxConcurrentTasks() {
-		fm.Set("14")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Settings being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Settings) diffAt(o *Settings, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Settings)
+	}
+	if o == nil {
+		o = new(Settings)
+	}
+	c := false
+	if !fieldmap.Equal(m.CreateClusterInstTimeout, o.CreateClusterInstTimeout) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdateClusterInstTimeout, o.UpdateClusterInstTimeout) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.Equal(m.DeleteClusterInstTimeout, o.DeleteClusterInstTimeout) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreateAppInstTimeout, o.CreateAppInstTimeout) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdateAppInstTimeout, o.UpdateAppInstTimeout) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.Equal(m.DeleteAppInstTimeout, o.DeleteAppInstTimeout) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreateCloudletTimeout, o.CreateCloudletTimeout) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdateCloudletTimeout, o.UpdateCloudletTimeout) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if !fieldmap.Equal(m.CloudletInfoPushInterval, o.CloudletInfoPushInterval) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.Equal(m.ResourceSnapshotInterval, o.ResourceSnapshotInterval) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !fieldmap.Equal(m.CloudletMaintenanceTimeout, o.CloudletMaintenanceTimeout) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if !fieldmap.Equal(m.CrmConnectTimeout, o.CrmConnectTimeout) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if m.MaxTrackedDmeClients != o.MaxTrackedDmeClients {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if m.MaxConcurrentTasks != o.MaxConcurrentTasks {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -35,44 +35,33 @@ const (
 	UpdateSettingsRequestFieldFields                             = "2"    // fields
 )
 
+var _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "create_cluster_inst_timeout"},
+	{Number: 2, Name: "update_cluster_inst_timeout"},
+	{Number: 3, Name: "delete_cluster_inst_timeout"},
+	{Number: 4, Name: "create_app_inst_timeout"},
+	{Number: 5, Name: "update_app_inst_timeout"},
+	{Number: 6, Name: "delete_app_inst_timeout"},
+	{Number: 7, Name: "create_cloudlet_timeout"},
+	{Number: 8, Name: "update_cloudlet_timeout"},
+	{Number: 9, Name: "cloudlet_info_push_interval"},
+	{Number: 10, Name: "resource_snapshot_interval"},
+	{Number: 11, Name: "cloudlet_maintenance_timeout"},
+	{Number: 12, Name: "crm_connect_timeout"},
+	{Number: 13, Name: "max_tracked_dme_clients"},
+	{Number: 14, Name: "max_concurrent_tasks"},
+}}
+
+var _UpdateSettingsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+}}
+
+var _UpdateSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateSettingsRequest", _UpdateSettingsRequest_shape, false)
+
 // UpdateSettingsRequestAllFields lists the leaf flags of UpdateSettingsRequest: together they
 // select every field.
-var UpdateSettingsRequestAllFields = []string{
-	UpdateSettingsRequestFieldSettingsCreateClusterInstTimeout,
-	UpdateSettingsRequestFieldSettingsUpdateClusterInstTimeout,
-	UpdateSettingsRequestFieldSettingsDeleteClusterInstTimeout,
-	UpdateSettingsRequestFieldSettingsCreateAppInstTimeout,
-	UpdateSettingsRequestFieldSettingsUpdateAppInstTimeout,
-	UpdateSettingsRequestFieldSettingsDeleteAppInstTimeout,
-	UpdateSettingsRequestFieldSettingsCreateCloudletTimeout,
-	UpdateSettingsRequestFieldSettingsUpdateCloudletTimeout,
-	UpdateSettingsRequestFieldSettingsCloudletInfoPushInterval,
-	UpdateSettingsRequestFieldSettingsResourceSnapshotInterval,
-	UpdateSettingsRequestFieldSettingsCloudletMaintenanceTimeout,
-	UpdateSettingsRequestFieldSettingsCrmConnectTimeout,
-	UpdateSettingsRequestFieldSettingsMaxTrackedDmeClients,
-	UpdateSettingsRequestFieldSettingsMaxConcurrentTasks,
-	UpdateSettingsRequestFieldFields,
-}
-
-var _UpdateSettingsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateSettingsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "settings", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "settings.create_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "settings.update_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "settings.delete_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "settings.create_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "settings.update_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "settings.delete_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "settings.create_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "settings.update_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "settings.cloudlet_info_push_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "settings.resource_snapshot_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "settings.cloudlet_maintenance_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "settings.crm_connect_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "settings.max_tracked_dme_clients", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var UpdateSettingsRequestAllFields = slices.Clone(_UpdateSettingsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateSettingsRequest.
 func (*UpdateSettingsRequest) FieldSchema() *fieldmap.Schema {
@@ -104,42 +93,15 @@ const (
 	UpdateSettingsResponseFieldSettingsMaxConcurrentTasks         = "1.14" // settings.max_concurrent_tasks
 )
 
+var _UpdateSettingsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape},
+}}
+
+var _UpdateSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateSettingsResponse", _UpdateSettingsResponse_shape, false)
+
 // UpdateSettingsResponseAllFields lists the leaf flags of UpdateSettingsResponse: together they
 // select every field.
-var UpdateSettingsResponseAllFields = []string{
-	UpdateSettingsResponseFieldSettingsCreateClusterInstTimeout,
-	UpdateSettingsResponseFieldSettingsUpdateClusterInstTimeout,
-	UpdateSettingsResponseFieldSettingsDeleteClusterInstTimeout,
-	UpdateSettingsResponseFieldSettingsCreateAppInstTimeout,
-	UpdateSettingsResponseFieldSettingsUpdateAppInstTimeout,
-	UpdateSettingsResponseFieldSettingsDeleteAppInstTimeout,
-	UpdateSettingsResponseFieldSettingsCreateCloudletTimeout,
-	UpdateSettingsResponseFieldSettingsUpdateCloudletTimeout,
-	UpdateSettingsResponseFieldSettingsCloudletInfoPushInterval,
-	UpdateSettingsResponseFieldSettingsResourceSnapshotInterval,
-	UpdateSettingsResponseFieldSettingsCloudletMaintenanceTimeout,
-	UpdateSettingsResponseFieldSettingsCrmConnectTimeout,
-	UpdateSettingsResponseFieldSettingsMaxTrackedDmeClients,
-	UpdateSettingsResponseFieldSettingsMaxConcurrentTasks,
-}
-
-var _UpdateSettingsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateSettingsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "settings", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "settings.create_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "settings.update_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "settings.delete_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "settings.create_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "settings.update_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "settings.delete_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "settings.create_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "settings.update_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "settings.cloudlet_info_push_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "settings.resource_snapshot_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "settings.cloudlet_maintenance_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "settings.crm_connect_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "settings.max_tracked_dme_clients", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var UpdateSettingsResponseAllFields = slices.Clone(_UpdateSettingsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateSettingsResponse.
 func (*UpdateSettingsResponse) FieldSchema() *fieldmap.Schema {
@@ -152,11 +114,13 @@ func NewUpdateSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, err
 	return _UpdateSettingsResponse_fieldSchema.New(flags...)
 }
 
+var _ResetSettingsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _ResetSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResetSettingsRequest", _ResetSettingsRequest_shape, false)
+
 // ResetSettingsRequestAllFields lists the leaf flags of ResetSettingsRequest: together they
 // select every field.
-var ResetSettingsRequestAllFields = []string{}
-
-var _ResetSettingsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ResetSettingsRequest", []fieldmap.Field{})
+var ResetSettingsRequestAllFields = slices.Clone(_ResetSettingsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ResetSettingsRequest.
 func (*ResetSettingsRequest) FieldSchema() *fieldmap.Schema { return _ResetSettingsRequest_fieldSchema }
@@ -186,42 +150,15 @@ const (
 	ResetSettingsResponseFieldSettingsMaxConcurrentTasks         = "1.14" // settings.max_concurrent_tasks
 )
 
+var _ResetSettingsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape},
+}}
+
+var _ResetSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResetSettingsResponse", _ResetSettingsResponse_shape, false)
+
 // ResetSettingsResponseAllFields lists the leaf flags of ResetSettingsResponse: together they
 // select every field.
-var ResetSettingsResponseAllFields = []string{
-	ResetSettingsResponseFieldSettingsCreateClusterInstTimeout,
-	ResetSettingsResponseFieldSettingsUpdateClusterInstTimeout,
-	ResetSettingsResponseFieldSettingsDeleteClusterInstTimeout,
-	ResetSettingsResponseFieldSettingsCreateAppInstTimeout,
-	ResetSettingsResponseFieldSettingsUpdateAppInstTimeout,
-	ResetSettingsResponseFieldSettingsDeleteAppInstTimeout,
-	ResetSettingsResponseFieldSettingsCreateCloudletTimeout,
-	ResetSettingsResponseFieldSettingsUpdateCloudletTimeout,
-	ResetSettingsResponseFieldSettingsCloudletInfoPushInterval,
-	ResetSettingsResponseFieldSettingsResourceSnapshotInterval,
-	ResetSettingsResponseFieldSettingsCloudletMaintenanceTimeout,
-	ResetSettingsResponseFieldSettingsCrmConnectTimeout,
-	ResetSettingsResponseFieldSettingsMaxTrackedDmeClients,
-	ResetSettingsResponseFieldSettingsMaxConcurrentTasks,
-}
-
-var _ResetSettingsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ResetSettingsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "settings", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "settings.create_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "settings.update_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "settings.delete_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "settings.create_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "settings.update_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "settings.delete_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "settings.create_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "settings.update_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "settings.cloudlet_info_push_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "settings.resource_snapshot_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "settings.cloudlet_maintenance_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "settings.crm_connect_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "settings.max_tracked_dme_clients", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ResetSettingsResponseAllFields = slices.Clone(_ResetSettingsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ResetSettingsResponse.
 func (*ResetSettingsResponse) FieldSchema() *fieldmap.Schema {
@@ -234,11 +171,13 @@ func NewResetSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, erro
 	return _ResetSettingsResponse_fieldSchema.New(flags...)
 }
 
+var _ShowSettingsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _ShowSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowSettingsRequest", _ShowSettingsRequest_shape, false)
+
 // ShowSettingsRequestAllFields lists the leaf flags of ShowSettingsRequest: together they
 // select every field.
-var ShowSettingsRequestAllFields = []string{}
-
-var _ShowSettingsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowSettingsRequest", []fieldmap.Field{})
+var ShowSettingsRequestAllFields = slices.Clone(_ShowSettingsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowSettingsRequest.
 func (*ShowSettingsRequest) FieldSchema() *fieldmap.Schema { return _ShowSettingsRequest_fieldSchema }
@@ -268,42 +207,15 @@ const (
 	ShowSettingsResponseFieldSettingsMaxConcurrentTasks         = "1.14" // settings.max_concurrent_tasks
 )
 
+var _ShowSettingsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape},
+}}
+
+var _ShowSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowSettingsResponse", _ShowSettingsResponse_shape, false)
+
 // ShowSettingsResponseAllFields lists the leaf flags of ShowSettingsResponse: together they
 // select every field.
-var ShowSettingsResponseAllFields = []string{
-	ShowSettingsResponseFieldSettingsCreateClusterInstTimeout,
-	ShowSettingsResponseFieldSettingsUpdateClusterInstTimeout,
-	ShowSettingsResponseFieldSettingsDeleteClusterInstTimeout,
-	ShowSettingsResponseFieldSettingsCreateAppInstTimeout,
-	ShowSettingsResponseFieldSettingsUpdateAppInstTimeout,
-	ShowSettingsResponseFieldSettingsDeleteAppInstTimeout,
-	ShowSettingsResponseFieldSettingsCreateCloudletTimeout,
-	ShowSettingsResponseFieldSettingsUpdateCloudletTimeout,
-	ShowSettingsResponseFieldSettingsCloudletInfoPushInterval,
-	ShowSettingsResponseFieldSettingsResourceSnapshotInterval,
-	ShowSettingsResponseFieldSettingsCloudletMaintenanceTimeout,
-	ShowSettingsResponseFieldSettingsCrmConnectTimeout,
-	ShowSettingsResponseFieldSettingsMaxTrackedDmeClients,
-	ShowSettingsResponseFieldSettingsMaxConcurrentTasks,
-}
-
-var _ShowSettingsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowSettingsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "settings", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "settings.create_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "settings.update_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "settings.delete_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "settings.create_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "settings.update_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "settings.delete_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "settings.create_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "settings.update_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.9", Path: "settings.cloudlet_info_push_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "settings.resource_snapshot_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "settings.cloudlet_maintenance_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "settings.crm_connect_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "settings.max_tracked_dme_clients", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.14", Path: "settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ShowSettingsResponseAllFields = slices.Clone(_ShowSettingsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowSettingsResponse.
 func (*ShowSettingsResponse) FieldSchema() *fieldmap.Schema { return _ShowSettingsResponse_fieldSchema }
@@ -443,7 +355,7 @@ func (m *UpdateSettingsRequest) Equal(o *UpdateSettingsRequest) bool {
 	if !slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -459,7 +371,7 @@ func (m *UpdateSettingsResponse) Equal(o *UpdateSettingsResponse) bool {
 	if !m.Settings.Equal(o.Settings) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -472,7 +384,7 @@ func (m *ResetSettingsRequest) Equal(o *ResetSettingsRequest) bool {
 	if m == o {
 		return true
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -488,7 +400,7 @@ func (m *ResetSettingsResponse) Equal(o *ResetSettingsResponse) bool {
 	if !m.Settings.Equal(o.Settings) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -501,7 +413,7 @@ func (m *ShowSettingsRequest) Equal(o *ShowSettingsRequest) bool {
 	if m == o {
 		return true
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -517,7 +429,7 @@ func (m *ShowSettingsResponse) Equal(o *ShowSettingsResponse) bool {
 	if !m.Settings.Equal(o.Settings) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -529,116 +441,49 @@ func (m *ShowSettingsResponse) Equal(o *ShowSettingsResponse) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateSettingsRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateSettingsRequest or bound to no schema: a map of another message panics.
 func (m *UpdateSettingsRequest) CopyInFields(src *UpdateSettingsRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateSettingsRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateSettingsRequest being number at of fm's schema.
+func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateSettingsRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Settings.Equal(src.GetSettings()) {
-			m.Settings = src.GetSettings().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Settings.Equal(src.Settings) {
+			m.Settings = src.Settings.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Settings, src.GetSettings(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Settings{}
-				m.Settings = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Settings != nil || src.Settings != nil {
+			if m.Settings == nil {
+				m.Settings = new(Settings)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !fieldmap.Equal(d1.CreateClusterInstTimeout, s1.GetCreateClusterInstTimeout()) {
-					d1.CreateClusterInstTimeout = fieldmap.Clone(s1.GetCreateClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !fieldmap.Equal(d1.UpdateClusterInstTimeout, s1.GetUpdateClusterInstTimeout()) {
-					d1.UpdateClusterInstTimeout = fieldmap.Clone(s1.GetUpdateClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if !fieldmap.Equal(d1.DeleteClusterInstTimeout, s1.GetDeleteClusterInstTimeout()) {
-					d1.DeleteClusterInstTimeout = fieldmap.Clone(s1.GetDeleteClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !fieldmap.Equal(d1.CreateAppInstTimeout, s1.GetCreateAppInstTimeout()) {
-					d1.CreateAppInstTimeout = fieldmap.Clone(s1.GetCreateAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !fieldmap.Equal(d1.UpdateAppInstTimeout, s1.GetUpdateAppInstTimeout()) {
-					d1.UpdateAppInstTimeout = fieldmap.Clone(s1.GetUpdateAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				if !fieldmap.Equal(d1.DeleteAppInstTimeout, s1.GetDeleteAppInstTimeout()) {
-					d1.DeleteAppInstTimeout = fieldmap.Clone(s1.GetDeleteAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if !fieldmap.Equal(d1.CreateCloudletTimeout, s1.GetCreateCloudletTimeout()) {
-					d1.CreateCloudletTimeout = fieldmap.Clone(s1.GetCreateCloudletTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if !fieldmap.Equal(d1.UpdateCloudletTimeout, s1.GetUpdateCloudletTimeout()) {
-					d1.UpdateCloudletTimeout = fieldmap.Clone(s1.GetUpdateCloudletTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if !fieldmap.Equal(d1.CloudletInfoPushInterval, s1.GetCloudletInfoPushInterval()) {
-					d1.CloudletInfoPushInterval = fieldmap.Clone(s1.GetCloudletInfoPushInterval())
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if !fieldmap.Equal(d1.ResourceSnapshotInterval, s1.GetResourceSnapshotInterval()) {
-					d1.ResourceSnapshotInterval = fieldmap.Clone(s1.GetResourceSnapshotInterval())
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if !fieldmap.Equal(d1.CloudletMaintenanceTimeout, s1.GetCloudletMaintenanceTimeout()) {
-					d1.CloudletMaintenanceTimeout = fieldmap.Clone(s1.GetCloudletMaintenanceTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if !fieldmap.Equal(d1.CrmConnectTimeout, s1.GetCrmConnectTimeout()) {
-					d1.CrmConnectTimeout = fieldmap.Clone(s1.GetCrmConnectTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.MaxTrackedDmeClients != s1.GetMaxTrackedDmeClients() {
-					d1.MaxTrackedDmeClients = s1.GetMaxTrackedDmeClients()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.MaxConcurrentTasks != s1.GetMaxConcurrentTasks() {
-					d1.MaxConcurrentTasks = s1.GetMaxConcurrentTasks()
-					n++
-				}
-			}
+			n += m.Settings.copyInAt(src.Settings, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<15) != 0 {
+		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
 				m.Fields = nil
 			} else {
-				m.Fields = slices.Clone(sv0)
+				m.Fields = slices.Clone(src.Fields)
 			}
 			n++
 		}
@@ -655,108 +500,39 @@ func (m *UpdateSettingsRequest) CopyInFields(src *UpdateSettingsRequest, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateSettingsResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateSettingsResponse or bound to no schema: a map of another message panics.
 func (m *UpdateSettingsResponse) CopyInFields(src *UpdateSettingsResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateSettingsResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateSettingsResponse being number at of fm's schema.
+func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateSettingsResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Settings.Equal(src.GetSettings()) {
-			m.Settings = src.GetSettings().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Settings.Equal(src.Settings) {
+			m.Settings = src.Settings.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Settings, src.GetSettings(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Settings{}
-				m.Settings = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Settings != nil || src.Settings != nil {
+			if m.Settings == nil {
+				m.Settings = new(Settings)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !fieldmap.Equal(d1.CreateClusterInstTimeout, s1.GetCreateClusterInstTimeout()) {
-					d1.CreateClusterInstTimeout = fieldmap.Clone(s1.GetCreateClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !fieldmap.Equal(d1.UpdateClusterInstTimeout, s1.GetUpdateClusterInstTimeout()) {
-					d1.UpdateClusterInstTimeout = fieldmap.Clone(s1.GetUpdateClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if !fieldmap.Equal(d1.DeleteClusterInstTimeout, s1.GetDeleteClusterInstTimeout()) {
-					d1.DeleteClusterInstTimeout = fieldmap.Clone(s1.GetDeleteClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !fieldmap.Equal(d1.CreateAppInstTimeout, s1.GetCreateAppInstTimeout()) {
-					d1.CreateAppInstTimeout = fieldmap.Clone(s1.GetCreateAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !fieldmap.Equal(d1.UpdateAppInstTimeout, s1.GetUpdateAppInstTimeout()) {
-					d1.UpdateAppInstTimeout = fieldmap.Clone(s1.GetUpdateAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				if !fieldmap.Equal(d1.DeleteAppInstTimeout, s1.GetDeleteAppInstTimeout()) {
-					d1.DeleteAppInstTimeout = fieldmap.Clone(s1.GetDeleteAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if !fieldmap.Equal(d1.CreateCloudletTimeout, s1.GetCreateCloudletTimeout()) {
-					d1.CreateCloudletTimeout = fieldmap.Clone(s1.GetCreateCloudletTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if !fieldmap.Equal(d1.UpdateCloudletTimeout, s1.GetUpdateCloudletTimeout()) {
-					d1.UpdateCloudletTimeout = fieldmap.Clone(s1.GetUpdateCloudletTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if !fieldmap.Equal(d1.CloudletInfoPushInterval, s1.GetCloudletInfoPushInterval()) {
-					d1.CloudletInfoPushInterval = fieldmap.Clone(s1.GetCloudletInfoPushInterval())
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if !fieldmap.Equal(d1.ResourceSnapshotInterval, s1.GetResourceSnapshotInterval()) {
-					d1.ResourceSnapshotInterval = fieldmap.Clone(s1.GetResourceSnapshotInterval())
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if !fieldmap.Equal(d1.CloudletMaintenanceTimeout, s1.GetCloudletMaintenanceTimeout()) {
-					d1.CloudletMaintenanceTimeout = fieldmap.Clone(s1.GetCloudletMaintenanceTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if !fieldmap.Equal(d1.CrmConnectTimeout, s1.GetCrmConnectTimeout()) {
-					d1.CrmConnectTimeout = fieldmap.Clone(s1.GetCrmConnectTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.MaxTrackedDmeClients != s1.GetMaxTrackedDmeClients() {
-					d1.MaxTrackedDmeClients = s1.GetMaxTrackedDmeClients()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.MaxConcurrentTasks != s1.GetMaxConcurrentTasks() {
-					d1.MaxConcurrentTasks = s1.GetMaxConcurrentTasks()
-					n++
-				}
-			}
+			n += m.Settings.copyInAt(src.Settings, fm, at+1)
 		}
 	}
 	return n
@@ -771,8 +547,19 @@ func (m *UpdateSettingsResponse) CopyInFields(src *UpdateSettingsResponse, fm *f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ResetSettingsRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ResetSettingsRequest or bound to no schema: a map of another message panics.
 func (m *ResetSettingsRequest) CopyInFields(src *ResetSettingsRequest, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_ResetSettingsRequest_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ResetSettingsRequest being number at of fm's schema.
+func (m *ResetSettingsRequest) copyInAt(src *ResetSettingsRequest, fm *fieldmap.FieldMap, at int) int {
 	return 0
 }
 
@@ -785,108 +572,39 @@ func (m *ResetSettingsRequest) CopyInFields(src *ResetSettingsRequest, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ResetSettingsResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ResetSettingsResponse or bound to no schema: a map of another message panics.
 func (m *ResetSettingsResponse) CopyInFields(src *ResetSettingsResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ResetSettingsResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ResetSettingsResponse being number at of fm's schema.
+func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ResetSettingsResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Settings.Equal(src.GetSettings()) {
-			m.Settings = src.GetSettings().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Settings.Equal(src.Settings) {
+			m.Settings = src.Settings.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Settings, src.GetSettings(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Settings{}
-				m.Settings = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Settings != nil || src.Settings != nil {
+			if m.Settings == nil {
+				m.Settings = new(Settings)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !fieldmap.Equal(d1.CreateClusterInstTimeout, s1.GetCreateClusterInstTimeout()) {
-					d1.CreateClusterInstTimeout = fieldmap.Clone(s1.GetCreateClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !fieldmap.Equal(d1.UpdateClusterInstTimeout, s1.GetUpdateClusterInstTimeout()) {
-					d1.UpdateClusterInstTimeout = fieldmap.Clone(s1.GetUpdateClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if !fieldmap.Equal(d1.DeleteClusterInstTimeout, s1.GetDeleteClusterInstTimeout()) {
-					d1.DeleteClusterInstTimeout = fieldmap.Clone(s1.GetDeleteClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !fieldmap.Equal(d1.CreateAppInstTimeout, s1.GetCreateAppInstTimeout()) {
-					d1.CreateAppInstTimeout = fieldmap.Clone(s1.GetCreateAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !fieldmap.Equal(d1.UpdateAppInstTimeout, s1.GetUpdateAppInstTimeout()) {
-					d1.UpdateAppInstTimeout = fieldmap.Clone(s1.GetUpdateAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				if !fieldmap.Equal(d1.DeleteAppInstTimeout, s1.GetDeleteAppInstTimeout()) {
-					d1.DeleteAppInstTimeout = fieldmap.Clone(s1.GetDeleteAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if !fieldmap.Equal(d1.CreateCloudletTimeout, s1.GetCreateCloudletTimeout()) {
-					d1.CreateCloudletTimeout = fieldmap.Clone(s1.GetCreateCloudletTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if !fieldmap.Equal(d1.UpdateCloudletTimeout, s1.GetUpdateCloudletTimeout()) {
-					d1.UpdateCloudletTimeout = fieldmap.Clone(s1.GetUpdateCloudletTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if !fieldmap.Equal(d1.CloudletInfoPushInterval, s1.GetCloudletInfoPushInterval()) {
-					d1.CloudletInfoPushInterval = fieldmap.Clone(s1.GetCloudletInfoPushInterval())
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if !fieldmap.Equal(d1.ResourceSnapshotInterval, s1.GetResourceSnapshotInterval()) {
-					d1.ResourceSnapshotInterval = fieldmap.Clone(s1.GetResourceSnapshotInterval())
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if !fieldmap.Equal(d1.CloudletMaintenanceTimeout, s1.GetCloudletMaintenanceTimeout()) {
-					d1.CloudletMaintenanceTimeout = fieldmap.Clone(s1.GetCloudletMaintenanceTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if !fieldmap.Equal(d1.CrmConnectTimeout, s1.GetCrmConnectTimeout()) {
-					d1.CrmConnectTimeout = fieldmap.Clone(s1.GetCrmConnectTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.MaxTrackedDmeClients != s1.GetMaxTrackedDmeClients() {
-					d1.MaxTrackedDmeClients = s1.GetMaxTrackedDmeClients()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.MaxConcurrentTasks != s1.GetMaxConcurrentTasks() {
-					d1.MaxConcurrentTasks = s1.GetMaxConcurrentTasks()
-					n++
-				}
-			}
+			n += m.Settings.copyInAt(src.Settings, fm, at+1)
 		}
 	}
 	return n
@@ -901,8 +619,19 @@ func (m *ResetSettingsResponse) CopyInFields(src *ResetSettingsResponse, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowSettingsRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowSettingsRequest or bound to no schema: a map of another message panics.
 func (m *ShowSettingsRequest) CopyInFields(src *ShowSettingsRequest, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_ShowSettingsRequest_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowSettingsRequest being number at of fm's schema.
+func (m *ShowSettingsRequest) copyInAt(src *ShowSettingsRequest, fm *fieldmap.FieldMap, at int) int {
 	return 0
 }
 
@@ -915,108 +644,39 @@ func (m *ShowSettingsRequest) CopyInFields(src *ShowSettingsRequest, fm *fieldma
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowSettingsResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowSettingsResponse or bound to no schema: a map of another message panics.
 func (m *ShowSettingsResponse) CopyInFields(src *ShowSettingsResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowSettingsResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowSettingsResponse being number at of fm's schema.
+func (m *ShowSettingsResponse) copyInAt(src *ShowSettingsResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowSettingsResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Settings.Equal(src.GetSettings()) {
-			m.Settings = src.GetSettings().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Settings.Equal(src.Settings) {
+			m.Settings = src.Settings.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Settings, src.GetSettings(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Settings{}
-				m.Settings = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Settings != nil || src.Settings != nil {
+			if m.Settings == nil {
+				m.Settings = new(Settings)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !fieldmap.Equal(d1.CreateClusterInstTimeout, s1.GetCreateClusterInstTimeout()) {
-					d1.CreateClusterInstTimeout = fieldmap.Clone(s1.GetCreateClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !fieldmap.Equal(d1.UpdateClusterInstTimeout, s1.GetUpdateClusterInstTimeout()) {
-					d1.UpdateClusterInstTimeout = fieldmap.Clone(s1.GetUpdateClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if !fieldmap.Equal(d1.DeleteClusterInstTimeout, s1.GetDeleteClusterInstTimeout()) {
-					d1.DeleteClusterInstTimeout = fieldmap.Clone(s1.GetDeleteClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !fieldmap.Equal(d1.CreateAppInstTimeout, s1.GetCreateAppInstTimeout()) {
-					d1.CreateAppInstTimeout = fieldmap.Clone(s1.GetCreateAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !fieldmap.Equal(d1.UpdateAppInstTimeout, s1.GetUpdateAppInstTimeout()) {
-					d1.UpdateAppInstTimeout = fieldmap.Clone(s1.GetUpdateAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				if !fieldmap.Equal(d1.DeleteAppInstTimeout, s1.GetDeleteAppInstTimeout()) {
-					d1.DeleteAppInstTimeout = fieldmap.Clone(s1.GetDeleteAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if !fieldmap.Equal(d1.CreateCloudletTimeout, s1.GetCreateCloudletTimeout()) {
-					d1.CreateCloudletTimeout = fieldmap.Clone(s1.GetCreateCloudletTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if !fieldmap.Equal(d1.UpdateCloudletTimeout, s1.GetUpdateCloudletTimeout()) {
-					d1.UpdateCloudletTimeout = fieldmap.Clone(s1.GetUpdateCloudletTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if !fieldmap.Equal(d1.CloudletInfoPushInterval, s1.GetCloudletInfoPushInterval()) {
-					d1.CloudletInfoPushInterval = fieldmap.Clone(s1.GetCloudletInfoPushInterval())
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if !fieldmap.Equal(d1.ResourceSnapshotInterval, s1.GetResourceSnapshotInterval()) {
-					d1.ResourceSnapshotInterval = fieldmap.Clone(s1.GetResourceSnapshotInterval())
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if !fieldmap.Equal(d1.CloudletMaintenanceTimeout, s1.GetCloudletMaintenanceTimeout()) {
-					d1.CloudletMaintenanceTimeout = fieldmap.Clone(s1.GetCloudletMaintenanceTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.12") {
-				if !fieldmap.Equal(d1.CrmConnectTimeout, s1.GetCrmConnectTimeout()) {
-					d1.CrmConnectTimeout = fieldmap.Clone(s1.GetCrmConnectTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("1.13") {
-				if d1.MaxTrackedDmeClients != s1.GetMaxTrackedDmeClients() {
-					d1.MaxTrackedDmeClients = s1.GetMaxTrackedDmeClients()
-					n++
-				}
-			}
-			if fm.IsSet("1.14") {
-				if d1.MaxConcurrentTasks != s1.GetMaxConcurrentTasks() {
-					d1.MaxConcurrentTasks = s1.GetMaxConcurrentTasks()
-					n++
-				}
-			}
+			n += m.Settings.copyInAt(src.Settings, fm, at+1)
 		}
 	}
 	return n
@@ -1029,74 +689,30 @@ func (m *ShowSettingsResponse) CopyInFields(src *ShowSettingsResponse, fm *field
 // compared.
 func (m *UpdateSettingsRequest) DiffFields(o *UpdateSettingsRequest) *fieldmap.FieldMap {
 	fm := _UpdateSettingsRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetSettings(), o.GetSettings(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.Equal(a1.GetCreateClusterInstTimeout(), b1.GetCreateClusterInstTimeout()) {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdateClusterInstTimeout(), b1.GetUpdateClusterInstTimeout()) {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetDeleteClusterInstTimeout(), b1.GetDeleteClusterInstTimeout()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreateAppInstTimeout(), b1.GetCreateAppInstTimeout()) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdateAppInstTimeout(), b1.GetUpdateAppInstTimeout()) {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetDeleteAppInstTimeout(), b1.GetDeleteAppInstTimeout()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreateCloudletTimeout(), b1.GetCreateCloudletTimeout()) {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdateCloudletTimeout(), b1.GetUpdateCloudletTimeout()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCloudletInfoPushInterval(), b1.GetCloudletInfoPushInterval()) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetResourceSnapshotInterval(), b1.GetResourceSnapshotInterval()) {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCloudletMaintenanceTimeout(), b1.GetCloudletMaintenanceTimeout()) {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCrmConnectTimeout(), b1.GetCrmConnectTimeout()) {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetMaxTrackedDmeClients() != b1.GetMaxTrackedDmeClients() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetMaxConcurrentTasks() != b1.GetMaxConcurrentTasks() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !slices.Equal(m.GetFields(), o.GetFields()) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateSettingsRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateSettingsRequest) diffAt(o *UpdateSettingsRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateSettingsRequest)
+	}
+	if o == nil {
+		o = new(UpdateSettingsRequest)
+	}
+	c := false
+	if (m.Settings == nil) != (o.Settings == nil) || m.Settings != nil && m.Settings.diffAt(o.Settings, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1106,71 +722,26 @@ func (m *UpdateSettingsRequest) DiffFields(o *UpdateSettingsRequest) *fieldmap.F
 // compared.
 func (m *UpdateSettingsResponse) DiffFields(o *UpdateSettingsResponse) *fieldmap.FieldMap {
 	fm := _UpdateSettingsResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetSettings(), o.GetSettings(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.Equal(a1.GetCreateClusterInstTimeout(), b1.GetCreateClusterInstTimeout()) {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdateClusterInstTimeout(), b1.GetUpdateClusterInstTimeout()) {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetDeleteClusterInstTimeout(), b1.GetDeleteClusterInstTimeout()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreateAppInstTimeout(), b1.GetCreateAppInstTimeout()) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdateAppInstTimeout(), b1.GetUpdateAppInstTimeout()) {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetDeleteAppInstTimeout(), b1.GetDeleteAppInstTimeout()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreateCloudletTimeout(), b1.GetCreateCloudletTimeout()) {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdateCloudletTimeout(), b1.GetUpdateCloudletTimeout()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCloudletInfoPushInterval(), b1.GetCloudletInfoPushInterval()) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetResourceSnapshotInterval(), b1.GetResourceSnapshotInterval()) {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCloudletMaintenanceTimeout(), b1.GetCloudletMaintenanceTimeout()) {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCrmConnectTimeout(), b1.GetCrmConnectTimeout()) {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetMaxTrackedDmeClients() != b1.GetMaxTrackedDmeClients() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetMaxConcurrentTasks() != b1.GetMaxConcurrentTasks() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateSettingsResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateSettingsResponse) diffAt(o *UpdateSettingsResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateSettingsResponse)
+	}
+	if o == nil {
+		o = new(UpdateSettingsResponse)
+	}
+	c := false
+	if (m.Settings == nil) != (o.Settings == nil) || m.Settings != nil && m.Settings.diffAt(o.Settings, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1180,7 +751,15 @@ func (m *UpdateSettingsResponse) DiffFields(o *UpdateSettingsResponse) *fieldmap
 // compared.
 func (m *ResetSettingsRequest) DiffFields(o *ResetSettingsRequest) *fieldmap.FieldMap {
 	fm := _ResetSettingsRequest_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ResetSettingsRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ResetSettingsRequest) diffAt(o *ResetSettingsRequest, fm *fieldmap.FieldMap, at int) bool {
+	return false
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1190,71 +769,26 @@ func (m *ResetSettingsRequest) DiffFields(o *ResetSettingsRequest) *fieldmap.Fie
 // compared.
 func (m *ResetSettingsResponse) DiffFields(o *ResetSettingsResponse) *fieldmap.FieldMap {
 	fm := _ResetSettingsResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetSettings(), o.GetSettings(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.Equal(a1.GetCreateClusterInstTimeout(), b1.GetCreateClusterInstTimeout()) {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdateClusterInstTimeout(), b1.GetUpdateClusterInstTimeout()) {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetDeleteClusterInstTimeout(), b1.GetDeleteClusterInstTimeout()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreateAppInstTimeout(), b1.GetCreateAppInstTimeout()) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdateAppInstTimeout(), b1.GetUpdateAppInstTimeout()) {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetDeleteAppInstTimeout(), b1.GetDeleteAppInstTimeout()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreateCloudletTimeout(), b1.GetCreateCloudletTimeout()) {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdateCloudletTimeout(), b1.GetUpdateCloudletTimeout()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCloudletInfoPushInterval(), b1.GetCloudletInfoPushInterval()) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetResourceSnapshotInterval(), b1.GetResourceSnapshotInterval()) {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCloudletMaintenanceTimeout(), b1.GetCloudletMaintenanceTimeout()) {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCrmConnectTimeout(), b1.GetCrmConnectTimeout()) {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetMaxTrackedDmeClients() != b1.GetMaxTrackedDmeClients() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetMaxConcurrentTasks() != b1.GetMaxConcurrentTasks() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ResetSettingsResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ResetSettingsResponse) diffAt(o *ResetSettingsResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ResetSettingsResponse)
+	}
+	if o == nil {
+		o = new(ResetSettingsResponse)
+	}
+	c := false
+	if (m.Settings == nil) != (o.Settings == nil) || m.Settings != nil && m.Settings.diffAt(o.Settings, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1264,7 +798,15 @@ func (m *ResetSettingsResponse) DiffFields(o *ResetSettingsResponse) *fieldmap.F
 // compared.
 func (m *ShowSettingsRequest) DiffFields(o *ShowSettingsRequest) *fieldmap.FieldMap {
 	fm := _ShowSettingsRequest_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowSettingsRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowSettingsRequest) diffAt(o *ShowSettingsRequest, fm *fieldmap.FieldMap, at int) bool {
+	return false
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1274,71 +816,26 @@ func (m *ShowSettingsRequest) DiffFields(o *ShowSettingsRequest) *fieldmap.Field
 // compared.
 func (m *ShowSettingsResponse) DiffFields(o *ShowSettingsResponse) *fieldmap.FieldMap {
 	fm := _ShowSettingsResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetSettings(), o.GetSettings(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.Equal(a1.GetCreateClusterInstTimeout(), b1.GetCreateClusterInstTimeout()) {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdateClusterInstTimeout(), b1.GetUpdateClusterInstTimeout()) {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetDeleteClusterInstTimeout(), b1.GetDeleteClusterInstTimeout()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreateAppInstTimeout(), b1.GetCreateAppInstTimeout()) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdateAppInstTimeout(), b1.GetUpdateAppInstTimeout()) {
-			fm.Set("1.5")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetDeleteAppInstTimeout(), b1.GetDeleteAppInstTimeout()) {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreateCloudletTimeout(), b1.GetCreateCloudletTimeout()) {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdateCloudletTimeout(), b1.GetUpdateCloudletTimeout()) {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCloudletInfoPushInterval(), b1.GetCloudletInfoPushInterval()) {
-			fm.Set("1.9")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetResourceSnapshotInterval(), b1.GetResourceSnapshotInterval()) {
-			fm.Set("1.10")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCloudletMaintenanceTimeout(), b1.GetCloudletMaintenanceTimeout()) {
-			fm.Set("1.11")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCrmConnectTimeout(), b1.GetCrmConnectTimeout()) {
-			fm.Set("1.12")
-			c1 = true
-		}
-		if a1.GetMaxTrackedDmeClients() != b1.GetMaxTrackedDmeClients() {
-			fm.Set("1.13")
-			c1 = true
-		}
-		if a1.GetMaxConcurrentTasks() != b1.GetMaxConcurrentTasks() {
-			fm.Set("1.14")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowSettingsResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowSettingsResponse) diffAt(o *ShowSettingsResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowSettingsResponse)
+	}
+	if o == nil {
+		o = new(ShowSettingsResponse)
+	}
+	c := false
+	if (m.Settings == nil) != (o.Settings == nil) || m.Settings != nil && m.Settings.diffAt(o.Settings, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -25,25 +25,20 @@ const (
 	StatusInfoFieldMsgs       = "6" // msgs
 )
 
+var _StatusInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _StatusInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.StatusInfo", _StatusInfo_shape, false)
+
 // StatusInfoAllFields lists the leaf flags of StatusInfo: together they
 // select every field.
-var StatusInfoAllFields = []string{
-	StatusInfoFieldTaskNumber,
-	StatusInfoFieldMaxTasks,
-	StatusInfoFieldTaskName,
-	StatusInfoFieldStepName,
-	StatusInfoFieldMsgCount,
-	StatusInfoFieldMsgs,
-}
-
-var _StatusInfo_fieldSchema = fieldmap.NewSchema("edgeproto.v1.StatusInfo", []fieldmap.Field{
-	{Flag: "1", Path: "task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var StatusInfoAllFields = slices.Clone(_StatusInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of StatusInfo.
 func (*StatusInfo) FieldSchema() *fieldmap.Schema { return _StatusInfo_fieldSchema }
@@ -106,7 +101,7 @@ func (m *StatusInfo) Equal(o *StatusInfo) bool {
 	if !slices.Equal(m.Msgs, o.Msgs) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -118,48 +113,55 @@ func (m *StatusInfo) Equal(o *StatusInfo) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: StatusInfo does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// StatusInfo or bound to no schema: a map of another message panics.
 func (m *StatusInfo) CopyInFields(src *StatusInfo, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_StatusInfo_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// StatusInfo being number at of fm's schema.
+func (m *StatusInfo) copyInAt(src *StatusInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(StatusInfo)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.TaskNumber != src.GetTaskNumber() {
-			m.TaskNumber = src.GetTaskNumber()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
+		m.TaskNumber = src.TaskNumber
+		n++
 	}
-	if fm.Has("2") {
-		if m.MaxTasks != src.GetMaxTasks() {
-			m.MaxTasks = src.GetMaxTasks()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
+		m.MaxTasks = src.MaxTasks
+		n++
 	}
-	if fm.Has("3") {
-		if m.TaskName != src.GetTaskName() {
-			m.TaskName = src.GetTaskName()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.TaskName != src.TaskName {
+		m.TaskName = src.TaskName
+		n++
 	}
-	if fm.Has("4") {
-		if m.StepName != src.GetStepName() {
-			m.StepName = src.GetStepName()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.StepName != src.StepName {
+		m.StepName = src.StepName
+		n++
 	}
-	if fm.Has("5") {
-		if m.MsgCount != src.GetMsgCount() {
-			m.MsgCount = src.GetMsgCount()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.MsgCount != src.MsgCount {
+		m.MsgCount = src.MsgCount
+		n++
 	}
-	if fm.HasOrHasChild("6") {
-		if sv0 := src.GetMsgs(); !slices.Equal(m.Msgs, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
+		} else if !slices.Equal(m.Msgs, src.Msgs) {
+			if len(src.Msgs) == 0 {
 				m.Msgs = nil
 			} else {
-				m.Msgs = slices.Clone(sv0)
+				m.Msgs = slices.Clone(src.Msgs)
 			}
 			n++
 		}
@@ -174,25 +176,46 @@ func (m *StatusInfo) CopyInFields(src *StatusInfo, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *StatusInfo) DiffFields(o *StatusInfo) *fieldmap.FieldMap {
 	fm := _StatusInfo_fieldSchema.NewFieldMap()
-	if m.GetTaskNumber() != o.GetTaskNumber() {
-		fm.Set("1")
-	}
-	if m.GetMaxTasks() != o.GetMaxTasks() {
-		fm.Set("2")
-	}
-	if m.GetTaskName() != o.GetTaskName() {
-		fm.Set("3")
-	}
-	if m.GetStepName() != o.GetStepName() {
-		fm.Set("4")
-	}
-	if m.GetMsgCount() != o.GetMsgCount() {
-		fm.Set("5")
-	}
-	if !slices.Equal(m.GetMsgs(), o.GetMsgs()) {
-		fm.Set("6")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// StatusInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *StatusInfo) diffAt(o *StatusInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(StatusInfo)
+	}
+	if o == nil {
+		o = new(StatusInfo)
+	}
+	c := false
+	if m.TaskNumber != o.TaskNumber {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.MaxTasks != o.MaxTasks {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.TaskName != o.TaskName {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.StepName != o.StepName {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.MsgCount != o.MsgCount {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !slices.Equal(m.Msgs, o.Msgs) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -23,21 +23,18 @@ const (
 	SecurityRuleFieldRemoteCidr   = "4" // remote_cidr
 )
 
+var _SecurityRule_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol"},
+	{Number: 2, Name: "port_range_min"},
+	{Number: 3, Name: "port_range_max"},
+	{Number: 4, Name: "remote_cidr"},
+}}
+
+var _SecurityRule_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.SecurityRule", _SecurityRule_shape, false)
+
 // SecurityRuleAllFields lists the leaf flags of SecurityRule: together they
 // select every field.
-var SecurityRuleAllFields = []string{
-	SecurityRuleFieldProtocol,
-	SecurityRuleFieldPortRangeMin,
-	SecurityRuleFieldPortRangeMax,
-	SecurityRuleFieldRemoteCidr,
-}
-
-var _SecurityRule_fieldSchema = fieldmap.NewSchema("edgeproto.v1.SecurityRule", []fieldmap.Field{
-	{Flag: "1", Path: "protocol", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "port_range_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "port_range_max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "remote_cidr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SecurityRuleAllFields = slices.Clone(_SecurityRule_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SecurityRule.
 func (*SecurityRule) FieldSchema() *fieldmap.Schema { return _SecurityRule_fieldSchema }
@@ -60,24 +57,21 @@ const (
 	TrustPolicyFieldOutboundSecurityRulesRemoteCidr   = "2.4" // outbound_security_rules.remote_cidr
 )
 
+var _File_edgeproto_v1_trust_policy_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _TrustPolicy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_TrustPolicyKeyj9gh4y_shape},
+	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape},
+}}
+
+var _TrustPolicy_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicy", _TrustPolicy_shape, true)
+
 // TrustPolicyAllFields lists the leaf flags of TrustPolicy: together they
 // select every field.
-var TrustPolicyAllFields = []string{
-	TrustPolicyFieldKeyOrganization,
-	TrustPolicyFieldKeyName,
-	TrustPolicyFieldOutboundSecurityRules,
-}
-
-var _TrustPolicy_fieldSchema = fieldmap.NewSchema("edgeproto.v1.TrustPolicy", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "2.1", Path: "outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2", Path: "outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3", Path: "outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.4", Path: "outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var TrustPolicyAllFields = slices.Clone(_TrustPolicy_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TrustPolicy.
 func (*TrustPolicy) FieldSchema() *fieldmap.Schema { return _TrustPolicy_fieldSchema }
@@ -100,27 +94,28 @@ const (
 	TrustPolicyExceptionInstanceFieldErrors                  = "4"   // errors
 )
 
+var _File_edgeproto_v1_trust_policy_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_trust_policy_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _TrustPolicyExceptionInstance_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_CloudletKeyn3ybte_shape},
+	{Number: 3, Name: "state"},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList},
+}}
+
+var _TrustPolicyExceptionInstance_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyExceptionInstance", _TrustPolicyExceptionInstance_shape, false)
+
 // TrustPolicyExceptionInstanceAllFields lists the leaf flags of TrustPolicyExceptionInstance: together they
 // select every field.
-var TrustPolicyExceptionInstanceAllFields = []string{
-	TrustPolicyExceptionInstanceFieldAppInstKeyName,
-	TrustPolicyExceptionInstanceFieldAppInstKeyOrganization,
-	TrustPolicyExceptionInstanceFieldCloudletKeyOrganization,
-	TrustPolicyExceptionInstanceFieldCloudletKeyName,
-	TrustPolicyExceptionInstanceFieldState,
-	TrustPolicyExceptionInstanceFieldErrors,
-}
-
-var _TrustPolicyExceptionInstance_fieldSchema = fieldmap.NewSchema("edgeproto.v1.TrustPolicyExceptionInstance", []fieldmap.Field{
-	{Flag: "1", Path: "app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var TrustPolicyExceptionInstanceAllFields = slices.Clone(_TrustPolicyExceptionInstance_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TrustPolicyExceptionInstance.
 func (*TrustPolicyExceptionInstance) FieldSchema() *fieldmap.Schema {
@@ -161,46 +156,35 @@ const (
 	TrustPolicyExceptionFieldInstancesErrors                   = "4.4"   // instances.errors
 )
 
+var _File_edgeproto_v1_trust_policy_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "version"},
+}}
+
+var _File_edgeproto_v1_trust_policy_proto_CloudletPoolKey15gm1uo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_trust_policy_proto_TrustPolicyExceptionKeyu340wz_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_AppKey2ii4cv_shape},
+	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_CloudletPoolKey15gm1uo_shape},
+	{Number: 3, Name: "name"},
+}}
+
+var _TrustPolicyException_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_TrustPolicyExceptionKeyu340wz_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape},
+	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _TrustPolicyExceptionInstance_shape},
+}}
+
+var _TrustPolicyException_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyException", _TrustPolicyException_shape, false)
+
 // TrustPolicyExceptionAllFields lists the leaf flags of TrustPolicyException: together they
 // select every field.
-var TrustPolicyExceptionAllFields = []string{
-	TrustPolicyExceptionFieldKeyAppKeyOrganization,
-	TrustPolicyExceptionFieldKeyAppKeyName,
-	TrustPolicyExceptionFieldKeyAppKeyVersion,
-	TrustPolicyExceptionFieldKeyCloudletPoolKeyOrganization,
-	TrustPolicyExceptionFieldKeyCloudletPoolKeyName,
-	TrustPolicyExceptionFieldKeyName,
-	TrustPolicyExceptionFieldState,
-	TrustPolicyExceptionFieldOutboundSecurityRules,
-	TrustPolicyExceptionFieldInstances,
-}
-
-var _TrustPolicyException_fieldSchema = fieldmap.NewSchema("edgeproto.v1.TrustPolicyException", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.1", Path: "outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.2", Path: "outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.3", Path: "outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.4", Path: "outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4", Path: "instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4.1", Path: "instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1.1", Path: "instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.1.2", Path: "instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.2", Path: "instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.2.1", Path: "instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.2.2", Path: "instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.3", Path: "instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.4", Path: "instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-})
+var TrustPolicyExceptionAllFields = slices.Clone(_TrustPolicyException_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TrustPolicyException.
 func (*TrustPolicyException) FieldSchema() *fieldmap.Schema { return _TrustPolicyException_fieldSchema }
@@ -349,7 +333,7 @@ func (m *SecurityRule) Equal(o *SecurityRule) bool {
 	if m.RemoteCidr != o.RemoteCidr {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -365,10 +349,15 @@ func (m *TrustPolicy) Equal(o *TrustPolicy) bool {
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, o.OutboundSecurityRules, (*SecurityRule).Equal) {
+	if len(m.OutboundSecurityRules) != len(o.OutboundSecurityRules) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.OutboundSecurityRules {
+		if y := o.OutboundSecurityRules[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*SecurityRule).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -393,7 +382,7 @@ func (m *TrustPolicyExceptionInstance) Equal(o *TrustPolicyExceptionInstance) bo
 	if !slices.Equal(m.Errors, o.Errors) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -412,13 +401,23 @@ func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 	if m.State != o.State {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, o.OutboundSecurityRules, (*SecurityRule).Equal) {
+	if len(m.OutboundSecurityRules) != len(o.OutboundSecurityRules) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Instances, o.Instances, (*TrustPolicyExceptionInstance).Equal) {
+	for i, x := range m.OutboundSecurityRules {
+		if y := o.OutboundSecurityRules[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*SecurityRule).Equal) {
+			return false
+		}
+	}
+	if len(m.Instances) != len(o.Instances) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.Instances {
+		if y := o.Instances[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TrustPolicyExceptionInstance).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -430,35 +429,42 @@ func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: SecurityRule does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// SecurityRule or bound to no schema: a map of another message panics.
 func (m *SecurityRule) CopyInFields(src *SecurityRule, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_SecurityRule_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// SecurityRule being number at of fm's schema.
+func (m *SecurityRule) copyInAt(src *SecurityRule, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(SecurityRule)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Protocol != src.GetProtocol() {
-			m.Protocol = src.GetProtocol()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Protocol != src.Protocol {
+		m.Protocol = src.Protocol
+		n++
 	}
-	if fm.Has("2") {
-		if m.PortRangeMin != src.GetPortRangeMin() {
-			m.PortRangeMin = src.GetPortRangeMin()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.PortRangeMin != src.PortRangeMin {
+		m.PortRangeMin = src.PortRangeMin
+		n++
 	}
-	if fm.Has("3") {
-		if m.PortRangeMax != src.GetPortRangeMax() {
-			m.PortRangeMax = src.GetPortRangeMax()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.PortRangeMax != src.PortRangeMax {
+		m.PortRangeMax = src.PortRangeMax
+		n++
 	}
-	if fm.Has("4") {
-		if m.RemoteCidr != src.GetRemoteCidr() {
-			m.RemoteCidr = src.GetRemoteCidr()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.RemoteCidr != src.RemoteCidr {
+		m.RemoteCidr = src.RemoteCidr
+		n++
 	}
 	return n
 }
@@ -472,53 +478,51 @@ func (m *SecurityRule) CopyInFields(src *SecurityRule, fm *fieldmap.FieldMap) in
 // Any flag at or below a repeated or map field copies the whole field
 // with the field's list action (replace, add or remove).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TrustPolicy or bound to no schema: a map of another message panics.
 func (m *TrustPolicy) CopyInFields(src *TrustPolicy, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TrustPolicy_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TrustPolicy being number at of fm's schema.
+func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TrustPolicy)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicyKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TrustPolicyKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		switch fm.ListAction("2") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.OutboundSecurityRules, src.GetOutboundSecurityRules(), (*SecurityRule).Equal, (*SecurityRule).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.OutboundSecurityRules, src.GetOutboundSecurityRules(), (*SecurityRule).Equal)
-		default:
-			if sv0 := src.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, sv0, (*SecurityRule).Equal) {
-				if len(sv0) == 0 {
-					m.OutboundSecurityRules = nil
-				} else {
-					m.OutboundSecurityRules = fieldmap.CloneListFunc(sv0, (*SecurityRule).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
+			if len(src.OutboundSecurityRules) == 0 {
+				m.OutboundSecurityRules = nil
+			} else {
+				m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, (*SecurityRule).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -533,76 +537,67 @@ func (m *TrustPolicy) CopyInFields(src *TrustPolicy, fm *fieldmap.FieldMap) int 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TrustPolicyExceptionInstance does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TrustPolicyExceptionInstance or bound to no schema: a map of another message panics.
 func (m *TrustPolicyExceptionInstance) CopyInFields(src *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TrustPolicyExceptionInstance_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TrustPolicyExceptionInstance being number at of fm's schema.
+func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TrustPolicyExceptionInstance)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.AppInstKey.Equal(src.GetAppInstKey()) {
-			m.AppInstKey = src.GetAppInstKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.AppInstKey.Equal(src.AppInstKey) {
+			m.AppInstKey = src.AppInstKey.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.AppInstKey, src.GetAppInstKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AppInstKey{}
-				m.AppInstKey = d1
+	} else if bw&(1<<0) != 0 {
+		if m.AppInstKey != nil || src.AppInstKey != nil {
+			if m.AppInstKey == nil {
+				m.AppInstKey = new(AppInstKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
+			n += m.AppInstKey.copyInAt(src.AppInstKey, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if !m.CloudletKey.Equal(src.GetCloudletKey()) {
-			m.CloudletKey = src.GetCloudletKey().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.CloudletKey.Equal(src.CloudletKey) {
+			m.CloudletKey = src.CloudletKey.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.CloudletKey, src.GetCloudletKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CloudletKey{}
-				m.CloudletKey = d1
+	} else if bw&(1<<3) != 0 {
+		if m.CloudletKey != nil || src.CloudletKey != nil {
+			if m.CloudletKey == nil {
+				m.CloudletKey = new(CloudletKey)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4)
 		}
 	}
-	if fm.Has("3") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
-			n++
-		}
+	if cw&(1<<6) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
 	}
-	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetErrors(); !slices.Equal(m.Errors, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
 				m.Errors = nil
 			} else {
-				m.Errors = slices.Clone(sv0)
+				m.Errors = slices.Clone(src.Errors)
 			}
 			n++
 		}
@@ -619,112 +614,65 @@ func (m *TrustPolicyExceptionInstance) CopyInFields(src *TrustPolicyExceptionIns
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TrustPolicyException does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TrustPolicyException or bound to no schema: a map of another message panics.
 func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TrustPolicyException_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TrustPolicyException being number at of fm's schema.
+func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TrustPolicyException)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicyExceptionKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TrustPolicyExceptionKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.AppKey.Equal(s1.GetAppKey()) {
-					d1.AppKey = s1.GetAppKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppKey{}
-						d1.AppKey = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !d1.CloudletPoolKey.Equal(s1.GetCloudletPoolKey()) {
-					d1.CloudletPoolKey = s1.GetCloudletPoolKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.2") {
-				if d2, s2 := d1.CloudletPoolKey, s1.GetCloudletPoolKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletPoolKey{}
-						d1.CloudletPoolKey = d2
-						n++
-					}
-					if fm.IsSet("1.2.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
-			n++
-		}
+	if cw&(1<<9) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, sv0, (*SecurityRule).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<10) != 0 {
+		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
+			if len(src.OutboundSecurityRules) == 0 {
 				m.OutboundSecurityRules = nil
 			} else {
-				m.OutboundSecurityRules = fieldmap.CloneListFunc(sv0, (*SecurityRule).Clone)
+				m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, (*SecurityRule).Clone)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetInstances(); !fieldmap.EqualMessageListFunc(m.Instances, sv0, (*TrustPolicyExceptionInstance).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<15) != 0 {
+		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal, (*TrustPolicyExceptionInstance).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal) {
+			if len(src.Instances) == 0 {
 				m.Instances = nil
 			} else {
-				m.Instances = fieldmap.CloneListFunc(sv0, (*TrustPolicyExceptionInstance).Clone)
+				m.Instances = fieldmap.CloneListFunc(src.Instances, (*TrustPolicyExceptionInstance).Clone)
 			}
 			n++
 		}
@@ -739,19 +687,38 @@ func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *field
 // compared.
 func (m *SecurityRule) DiffFields(o *SecurityRule) *fieldmap.FieldMap {
 	fm := _SecurityRule_fieldSchema.NewFieldMap()
-	if m.GetProtocol() != o.GetProtocol() {
-		fm.Set("1")
-	}
-	if m.GetPortRangeMin() != o.GetPortRangeMin() {
-		fm.Set("2")
-	}
-	if m.GetPortRangeMax() != o.GetPortRangeMax() {
-		fm.Set("3")
-	}
-	if m.GetRemoteCidr() != o.GetRemoteCidr() {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// SecurityRule being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *SecurityRule) diffAt(o *SecurityRule, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(SecurityRule)
+	}
+	if o == nil {
+		o = new(SecurityRule)
+	}
+	c := false
+	if m.Protocol != o.Protocol {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.PortRangeMin != o.PortRangeMin {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.PortRangeMax != o.PortRangeMax {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.RemoteCidr != o.RemoteCidr {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -761,26 +728,30 @@ func (m *SecurityRule) DiffFields(o *SecurityRule) *fieldmap.FieldMap {
 // compared.
 func (m *TrustPolicy) DiffFields(o *TrustPolicy) *fieldmap.FieldMap {
 	fm := _TrustPolicy_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetOutboundSecurityRules(), o.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TrustPolicy being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TrustPolicy) diffAt(o *TrustPolicy, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TrustPolicy)
+	}
+	if o == nil {
+		o = new(TrustPolicy)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, o.OutboundSecurityRules, (*SecurityRule).Equal) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -790,45 +761,38 @@ func (m *TrustPolicy) DiffFields(o *TrustPolicy) *fieldmap.FieldMap {
 // compared.
 func (m *TrustPolicyExceptionInstance) DiffFields(o *TrustPolicyExceptionInstance) *fieldmap.FieldMap {
 	fm := _TrustPolicyExceptionInstance_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetAppInstKey(), o.GetAppInstKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetCloudletKey(), o.GetCloudletKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if m.GetState() != o.GetState() {
-		fm.Set("3")
-	}
-	if !slices.Equal(m.GetErrors(), o.GetErrors()) {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TrustPolicyExceptionInstance being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TrustPolicyExceptionInstance) diffAt(o *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TrustPolicyExceptionInstance)
+	}
+	if o == nil {
+		o = new(TrustPolicyExceptionInstance)
+	}
+	c := false
+	if (m.AppInstKey == nil) != (o.AppInstKey == nil) || m.AppInstKey != nil && m.AppInstKey.diffAt(o.AppInstKey, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.CloudletKey == nil) != (o.CloudletKey == nil) || m.CloudletKey != nil && m.CloudletKey.diffAt(o.CloudletKey, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -838,68 +802,38 @@ func (m *TrustPolicyExceptionInstance) DiffFields(o *TrustPolicyExceptionInstanc
 // compared.
 func (m *TrustPolicyException) DiffFields(o *TrustPolicyException) *fieldmap.FieldMap {
 	fm := _TrustPolicyException_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetAppKey(), b1.GetAppKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if a2.GetVersion() != b2.GetVersion() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetCloudletPoolKey(), b1.GetCloudletPoolKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.2.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.2.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetState() != o.GetState() {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetOutboundSecurityRules(), o.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-		fm.Set("3")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetInstances(), o.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TrustPolicyException being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TrustPolicyException) diffAt(o *TrustPolicyException, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TrustPolicyException)
+	}
+	if o == nil {
+		o = new(TrustPolicyException)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, o.OutboundSecurityRules, (*SecurityRule).Equal) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Instances, o.Instances, (*TrustPolicyExceptionInstance).Equal) {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -44,47 +44,63 @@ const (
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
 )
 
+var _File_edgeproto_v1_trust_policy_exception_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "version"},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletPoolKey15gm1uo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_AppKey2ii4cv_shape},
+	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletPoolKey15gm1uo_shape},
+	{Number: 3, Name: "name"},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol"},
+	{Number: 2, Name: "port_range_min"},
+	{Number: 3, Name: "port_range_max"},
+	{Number: 4, Name: "remote_cidr"},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionInstance1u9nqu7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletKeyn3ybte_shape},
+	{Number: 3, Name: "state"},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList},
+}}
+
+var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_SecurityRule1h6m1oh_shape},
+	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionInstance1u9nqu7_shape},
+}}
+
+var _CreateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+}}
+
+var _CreateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionRequest", _CreateTrustPolicyExceptionRequest_shape, false)
+
 // CreateTrustPolicyExceptionRequestAllFields lists the leaf flags of CreateTrustPolicyExceptionRequest: together they
 // select every field.
-var CreateTrustPolicyExceptionRequestAllFields = []string{
-	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyOrganization,
-	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyName,
-	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyVersion,
-	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
-	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
-	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyName,
-	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionState,
-	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRules,
-	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstances,
-}
-
-var _CreateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyExceptionRequest", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy_exception", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy_exception.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy_exception.key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "trust_policy_exception.key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "trust_policy_exception.key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.3", Path: "trust_policy_exception.key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy_exception.key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.1", Path: "trust_policy_exception.key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.2", Path: "trust_policy_exception.key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "trust_policy_exception.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy_exception.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "trust_policy_exception.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.3.1", Path: "trust_policy_exception.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.2", Path: "trust_policy_exception.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.3", Path: "trust_policy_exception.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "trust_policy_exception.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "trust_policy_exception.instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4.1", Path: "trust_policy_exception.instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.1", Path: "trust_policy_exception.instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.2", Path: "trust_policy_exception.instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2", Path: "trust_policy_exception.instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.1", Path: "trust_policy_exception.instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.2", Path: "trust_policy_exception.instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.3", Path: "trust_policy_exception.instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-})
+var CreateTrustPolicyExceptionRequestAllFields = slices.Clone(_CreateTrustPolicyExceptionRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateTrustPolicyExceptionRequest.
 func (*CreateTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
@@ -126,47 +142,15 @@ const (
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
 )
 
+var _CreateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+}}
+
+var _CreateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionResponse", _CreateTrustPolicyExceptionResponse_shape, false)
+
 // CreateTrustPolicyExceptionResponseAllFields lists the leaf flags of CreateTrustPolicyExceptionResponse: together they
 // select every field.
-var CreateTrustPolicyExceptionResponseAllFields = []string{
-	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyOrganization,
-	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyName,
-	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyVersion,
-	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
-	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
-	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyName,
-	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionState,
-	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRules,
-	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstances,
-}
-
-var _CreateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyExceptionResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy_exception", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy_exception.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy_exception.key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "trust_policy_exception.key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "trust_policy_exception.key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.3", Path: "trust_policy_exception.key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy_exception.key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.1", Path: "trust_policy_exception.key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.2", Path: "trust_policy_exception.key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "trust_policy_exception.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy_exception.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "trust_policy_exception.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.3.1", Path: "trust_policy_exception.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.2", Path: "trust_policy_exception.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.3", Path: "trust_policy_exception.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "trust_policy_exception.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "trust_policy_exception.instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4.1", Path: "trust_policy_exception.instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.1", Path: "trust_policy_exception.instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.2", Path: "trust_policy_exception.instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2", Path: "trust_policy_exception.instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.1", Path: "trust_policy_exception.instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.2", Path: "trust_policy_exception.instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.3", Path: "trust_policy_exception.instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-})
+var CreateTrustPolicyExceptionResponseAllFields = slices.Clone(_CreateTrustPolicyExceptionResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateTrustPolicyExceptionResponse.
 func (*CreateTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
@@ -209,49 +193,16 @@ const (
 	UpdateTrustPolicyExceptionRequestFieldFields                                                = "2"       // fields
 )
 
+var _UpdateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+}}
+
+var _UpdateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyExceptionRequest", _UpdateTrustPolicyExceptionRequest_shape, false)
+
 // UpdateTrustPolicyExceptionRequestAllFields lists the leaf flags of UpdateTrustPolicyExceptionRequest: together they
 // select every field.
-var UpdateTrustPolicyExceptionRequestAllFields = []string{
-	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyOrganization,
-	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyName,
-	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyVersion,
-	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
-	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
-	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyName,
-	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionState,
-	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRules,
-	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstances,
-	UpdateTrustPolicyExceptionRequestFieldFields,
-}
-
-var _UpdateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyExceptionRequest", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy_exception", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy_exception.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy_exception.key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "trust_policy_exception.key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "trust_policy_exception.key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.3", Path: "trust_policy_exception.key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy_exception.key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.1", Path: "trust_policy_exception.key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.2", Path: "trust_policy_exception.key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "trust_policy_exception.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy_exception.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "trust_policy_exception.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.3.1", Path: "trust_policy_exception.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.2", Path: "trust_policy_exception.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.3", Path: "trust_policy_exception.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "trust_policy_exception.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "trust_policy_exception.instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4.1", Path: "trust_policy_exception.instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.1", Path: "trust_policy_exception.instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.2", Path: "trust_policy_exception.instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2", Path: "trust_policy_exception.instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.1", Path: "trust_policy_exception.instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.2", Path: "trust_policy_exception.instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.3", Path: "trust_policy_exception.instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var UpdateTrustPolicyExceptionRequestAllFields = slices.Clone(_UpdateTrustPolicyExceptionRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateTrustPolicyExceptionRequest.
 func (*UpdateTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
@@ -293,47 +244,15 @@ const (
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
 )
 
+var _UpdateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+}}
+
+var _UpdateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyExceptionResponse", _UpdateTrustPolicyExceptionResponse_shape, false)
+
 // UpdateTrustPolicyExceptionResponseAllFields lists the leaf flags of UpdateTrustPolicyExceptionResponse: together they
 // select every field.
-var UpdateTrustPolicyExceptionResponseAllFields = []string{
-	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyOrganization,
-	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyName,
-	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyVersion,
-	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
-	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
-	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyName,
-	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionState,
-	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRules,
-	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstances,
-}
-
-var _UpdateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyExceptionResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy_exception", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy_exception.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy_exception.key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "trust_policy_exception.key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "trust_policy_exception.key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.3", Path: "trust_policy_exception.key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy_exception.key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.1", Path: "trust_policy_exception.key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.2", Path: "trust_policy_exception.key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "trust_policy_exception.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy_exception.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "trust_policy_exception.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.3.1", Path: "trust_policy_exception.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.2", Path: "trust_policy_exception.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.3", Path: "trust_policy_exception.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "trust_policy_exception.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "trust_policy_exception.instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4.1", Path: "trust_policy_exception.instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.1", Path: "trust_policy_exception.instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.2", Path: "trust_policy_exception.instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2", Path: "trust_policy_exception.instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.1", Path: "trust_policy_exception.instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.2", Path: "trust_policy_exception.instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.3", Path: "trust_policy_exception.instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-})
+var UpdateTrustPolicyExceptionResponseAllFields = slices.Clone(_UpdateTrustPolicyExceptionResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateTrustPolicyExceptionResponse.
 func (*UpdateTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
@@ -359,28 +278,15 @@ const (
 	DeleteTrustPolicyExceptionRequestFieldKeyName                        = "1.3"   // key.name
 )
 
+var _DeleteTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape},
+}}
+
+var _DeleteTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyExceptionRequest", _DeleteTrustPolicyExceptionRequest_shape, false)
+
 // DeleteTrustPolicyExceptionRequestAllFields lists the leaf flags of DeleteTrustPolicyExceptionRequest: together they
 // select every field.
-var DeleteTrustPolicyExceptionRequestAllFields = []string{
-	DeleteTrustPolicyExceptionRequestFieldKeyAppKeyOrganization,
-	DeleteTrustPolicyExceptionRequestFieldKeyAppKeyName,
-	DeleteTrustPolicyExceptionRequestFieldKeyAppKeyVersion,
-	DeleteTrustPolicyExceptionRequestFieldKeyCloudletPoolKeyOrganization,
-	DeleteTrustPolicyExceptionRequestFieldKeyCloudletPoolKeyName,
-	DeleteTrustPolicyExceptionRequestFieldKeyName,
-}
-
-var _DeleteTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyExceptionRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var DeleteTrustPolicyExceptionRequestAllFields = slices.Clone(_DeleteTrustPolicyExceptionRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteTrustPolicyExceptionRequest.
 func (*DeleteTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
@@ -393,11 +299,13 @@ func NewDeleteTrustPolicyExceptionRequestFieldMap(flags ...string) (*fieldmap.Fi
 	return _DeleteTrustPolicyExceptionRequest_fieldSchema.New(flags...)
 }
 
+var _DeleteTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _DeleteTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyExceptionResponse", _DeleteTrustPolicyExceptionResponse_shape, false)
+
 // DeleteTrustPolicyExceptionResponseAllFields lists the leaf flags of DeleteTrustPolicyExceptionResponse: together they
 // select every field.
-var DeleteTrustPolicyExceptionResponseAllFields = []string{}
-
-var _DeleteTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyExceptionResponse", []fieldmap.Field{})
+var DeleteTrustPolicyExceptionResponseAllFields = slices.Clone(_DeleteTrustPolicyExceptionResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteTrustPolicyExceptionResponse.
 func (*DeleteTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
@@ -439,47 +347,15 @@ const (
 	ShowTrustPolicyExceptionsRequestFieldFilterInstancesErrors                   = "1.4.4"   // filter.instances.errors
 )
 
+var _ShowTrustPolicyExceptionsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+}}
+
+var _ShowTrustPolicyExceptionsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsRequest", _ShowTrustPolicyExceptionsRequest_shape, false)
+
 // ShowTrustPolicyExceptionsRequestAllFields lists the leaf flags of ShowTrustPolicyExceptionsRequest: together they
 // select every field.
-var ShowTrustPolicyExceptionsRequestAllFields = []string{
-	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKeyOrganization,
-	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKeyName,
-	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKeyVersion,
-	ShowTrustPolicyExceptionsRequestFieldFilterKeyCloudletPoolKeyOrganization,
-	ShowTrustPolicyExceptionsRequestFieldFilterKeyCloudletPoolKeyName,
-	ShowTrustPolicyExceptionsRequestFieldFilterKeyName,
-	ShowTrustPolicyExceptionsRequestFieldFilterState,
-	ShowTrustPolicyExceptionsRequestFieldFilterOutboundSecurityRules,
-	ShowTrustPolicyExceptionsRequestFieldFilterInstances,
-}
-
-var _ShowTrustPolicyExceptionsRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPolicyExceptionsRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "filter.key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "filter.key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.3", Path: "filter.key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.1", Path: "filter.key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.2", Path: "filter.key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "filter.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.3.1", Path: "filter.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.2", Path: "filter.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.3", Path: "filter.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "filter.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "filter.instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4.1", Path: "filter.instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.1", Path: "filter.instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.2", Path: "filter.instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2", Path: "filter.instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.1", Path: "filter.instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.2", Path: "filter.instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.3", Path: "filter.instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.4", Path: "filter.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-})
+var ShowTrustPolicyExceptionsRequestAllFields = slices.Clone(_ShowTrustPolicyExceptionsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowTrustPolicyExceptionsRequest.
 func (*ShowTrustPolicyExceptionsRequest) FieldSchema() *fieldmap.Schema {
@@ -521,47 +397,15 @@ const (
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
 )
 
+var _ShowTrustPolicyExceptionsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+}}
+
+var _ShowTrustPolicyExceptionsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsResponse", _ShowTrustPolicyExceptionsResponse_shape, false)
+
 // ShowTrustPolicyExceptionsResponseAllFields lists the leaf flags of ShowTrustPolicyExceptionsResponse: together they
 // select every field.
-var ShowTrustPolicyExceptionsResponseAllFields = []string{
-	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKeyOrganization,
-	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKeyName,
-	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKeyVersion,
-	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
-	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
-	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyName,
-	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionState,
-	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionOutboundSecurityRules,
-	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstances,
-}
-
-var _ShowTrustPolicyExceptionsResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPolicyExceptionsResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy_exception", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy_exception.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy_exception.key.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "trust_policy_exception.key.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "trust_policy_exception.key.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.3", Path: "trust_policy_exception.key.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy_exception.key.cloudlet_pool_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.1", Path: "trust_policy_exception.key.cloudlet_pool_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.2", Path: "trust_policy_exception.key.cloudlet_pool_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.3", Path: "trust_policy_exception.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy_exception.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "trust_policy_exception.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.3.1", Path: "trust_policy_exception.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.2", Path: "trust_policy_exception.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.3", Path: "trust_policy_exception.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "trust_policy_exception.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "trust_policy_exception.instances", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4.1", Path: "trust_policy_exception.instances.app_inst_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.1", Path: "trust_policy_exception.instances.app_inst_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.1.2", Path: "trust_policy_exception.instances.app_inst_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2", Path: "trust_policy_exception.instances.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.1", Path: "trust_policy_exception.instances.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.2.2", Path: "trust_policy_exception.instances.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.3", Path: "trust_policy_exception.instances.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4.4", Path: "trust_policy_exception.instances.errors", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-})
+var ShowTrustPolicyExceptionsResponseAllFields = slices.Clone(_ShowTrustPolicyExceptionsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowTrustPolicyExceptionsResponse.
 func (*ShowTrustPolicyExceptionsResponse) FieldSchema() *fieldmap.Schema {
@@ -739,7 +583,7 @@ func (m *CreateTrustPolicyExceptionRequest) Equal(o *CreateTrustPolicyExceptionR
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -755,7 +599,7 @@ func (m *CreateTrustPolicyExceptionResponse) Equal(o *CreateTrustPolicyException
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -774,7 +618,7 @@ func (m *UpdateTrustPolicyExceptionRequest) Equal(o *UpdateTrustPolicyExceptionR
 	if !slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -790,7 +634,7 @@ func (m *UpdateTrustPolicyExceptionResponse) Equal(o *UpdateTrustPolicyException
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -806,7 +650,7 @@ func (m *DeleteTrustPolicyExceptionRequest) Equal(o *DeleteTrustPolicyExceptionR
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -819,7 +663,7 @@ func (m *DeleteTrustPolicyExceptionResponse) Equal(o *DeleteTrustPolicyException
 	if m == o {
 		return true
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -835,7 +679,7 @@ func (m *ShowTrustPolicyExceptionsRequest) Equal(o *ShowTrustPolicyExceptionsReq
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -851,7 +695,7 @@ func (m *ShowTrustPolicyExceptionsResponse) Equal(o *ShowTrustPolicyExceptionsRe
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -863,128 +707,39 @@ func (m *ShowTrustPolicyExceptionsResponse) Equal(o *ShowTrustPolicyExceptionsRe
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateTrustPolicyExceptionRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateTrustPolicyExceptionRequest or bound to no schema: a map of another message panics.
 func (m *CreateTrustPolicyExceptionRequest) CopyInFields(src *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateTrustPolicyExceptionRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateTrustPolicyExceptionRequest being number at of fm's schema.
+func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateTrustPolicyExceptionRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.TrustPolicyException.Equal(src.GetTrustPolicyException()) {
-			m.TrustPolicyException = src.GetTrustPolicyException().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException = src.TrustPolicyException.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.TrustPolicyException, src.GetTrustPolicyException(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicyException{}
-				m.TrustPolicyException = d1
+	} else if bw&(1<<0) != 0 {
+		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+			if m.TrustPolicyException == nil {
+				m.TrustPolicyException = new(TrustPolicyException)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TrustPolicyExceptionKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if !d2.AppKey.Equal(s2.GetAppKey()) {
-							d2.AppKey = s2.GetAppKey().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.1") {
-						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &AppKey{}
-								d2.AppKey = d3
-								n++
-							}
-							if fm.IsSet("1.1.1.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.3") {
-								if d3.Version != s3.GetVersion() {
-									d3.Version = s3.GetVersion()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if !d2.CloudletPoolKey.Equal(s2.GetCloudletPoolKey()) {
-							d2.CloudletPoolKey = s2.GetCloudletPoolKey().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.2") {
-						if d3, s3 := d2.CloudletPoolKey, s2.GetCloudletPoolKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &CloudletPoolKey{}
-								d2.CloudletPoolKey = d3
-								n++
-							}
-							if fm.IsSet("1.1.2.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.2.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.4") {
-				if sv1 := s1.GetInstances(); !fieldmap.EqualMessageListFunc(d1.Instances, sv1, (*TrustPolicyExceptionInstance).Equal) {
-					if len(sv1) == 0 {
-						d1.Instances = nil
-					} else {
-						d1.Instances = fieldmap.CloneListFunc(sv1, (*TrustPolicyExceptionInstance).Clone)
-					}
-					n++
-				}
-			}
+			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1)
 		}
 	}
 	return n
@@ -999,128 +754,39 @@ func (m *CreateTrustPolicyExceptionRequest) CopyInFields(src *CreateTrustPolicyE
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateTrustPolicyExceptionResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateTrustPolicyExceptionResponse or bound to no schema: a map of another message panics.
 func (m *CreateTrustPolicyExceptionResponse) CopyInFields(src *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateTrustPolicyExceptionResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateTrustPolicyExceptionResponse being number at of fm's schema.
+func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateTrustPolicyExceptionResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.TrustPolicyException.Equal(src.GetTrustPolicyException()) {
-			m.TrustPolicyException = src.GetTrustPolicyException().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException = src.TrustPolicyException.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.TrustPolicyException, src.GetTrustPolicyException(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicyException{}
-				m.TrustPolicyException = d1
+	} else if bw&(1<<0) != 0 {
+		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+			if m.TrustPolicyException == nil {
+				m.TrustPolicyException = new(TrustPolicyException)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TrustPolicyExceptionKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if !d2.AppKey.Equal(s2.GetAppKey()) {
-							d2.AppKey = s2.GetAppKey().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.1") {
-						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &AppKey{}
-								d2.AppKey = d3
-								n++
-							}
-							if fm.IsSet("1.1.1.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.3") {
-								if d3.Version != s3.GetVersion() {
-									d3.Version = s3.GetVersion()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if !d2.CloudletPoolKey.Equal(s2.GetCloudletPoolKey()) {
-							d2.CloudletPoolKey = s2.GetCloudletPoolKey().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.2") {
-						if d3, s3 := d2.CloudletPoolKey, s2.GetCloudletPoolKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &CloudletPoolKey{}
-								d2.CloudletPoolKey = d3
-								n++
-							}
-							if fm.IsSet("1.1.2.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.2.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.4") {
-				if sv1 := s1.GetInstances(); !fieldmap.EqualMessageListFunc(d1.Instances, sv1, (*TrustPolicyExceptionInstance).Equal) {
-					if len(sv1) == 0 {
-						d1.Instances = nil
-					} else {
-						d1.Instances = fieldmap.CloneListFunc(sv1, (*TrustPolicyExceptionInstance).Clone)
-					}
-					n++
-				}
-			}
+			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1)
 		}
 	}
 	return n
@@ -1135,136 +801,49 @@ func (m *CreateTrustPolicyExceptionResponse) CopyInFields(src *CreateTrustPolicy
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateTrustPolicyExceptionRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateTrustPolicyExceptionRequest or bound to no schema: a map of another message panics.
 func (m *UpdateTrustPolicyExceptionRequest) CopyInFields(src *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateTrustPolicyExceptionRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateTrustPolicyExceptionRequest being number at of fm's schema.
+func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateTrustPolicyExceptionRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.TrustPolicyException.Equal(src.GetTrustPolicyException()) {
-			m.TrustPolicyException = src.GetTrustPolicyException().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException = src.TrustPolicyException.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.TrustPolicyException, src.GetTrustPolicyException(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicyException{}
-				m.TrustPolicyException = d1
+	} else if bw&(1<<0) != 0 {
+		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+			if m.TrustPolicyException == nil {
+				m.TrustPolicyException = new(TrustPolicyException)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TrustPolicyExceptionKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if !d2.AppKey.Equal(s2.GetAppKey()) {
-							d2.AppKey = s2.GetAppKey().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.1") {
-						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &AppKey{}
-								d2.AppKey = d3
-								n++
-							}
-							if fm.IsSet("1.1.1.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.3") {
-								if d3.Version != s3.GetVersion() {
-									d3.Version = s3.GetVersion()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if !d2.CloudletPoolKey.Equal(s2.GetCloudletPoolKey()) {
-							d2.CloudletPoolKey = s2.GetCloudletPoolKey().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.2") {
-						if d3, s3 := d2.CloudletPoolKey, s2.GetCloudletPoolKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &CloudletPoolKey{}
-								d2.CloudletPoolKey = d3
-								n++
-							}
-							if fm.IsSet("1.1.2.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.2.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.4") {
-				if sv1 := s1.GetInstances(); !fieldmap.EqualMessageListFunc(d1.Instances, sv1, (*TrustPolicyExceptionInstance).Equal) {
-					if len(sv1) == 0 {
-						d1.Instances = nil
-					} else {
-						d1.Instances = fieldmap.CloneListFunc(sv1, (*TrustPolicyExceptionInstance).Clone)
-					}
-					n++
-				}
-			}
+			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<25) != 0 {
+		if a := fm.ListActionAt(at + 25); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
 				m.Fields = nil
 			} else {
-				m.Fields = slices.Clone(sv0)
+				m.Fields = slices.Clone(src.Fields)
 			}
 			n++
 		}
@@ -1281,128 +860,39 @@ func (m *UpdateTrustPolicyExceptionRequest) CopyInFields(src *UpdateTrustPolicyE
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateTrustPolicyExceptionResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateTrustPolicyExceptionResponse or bound to no schema: a map of another message panics.
 func (m *UpdateTrustPolicyExceptionResponse) CopyInFields(src *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateTrustPolicyExceptionResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateTrustPolicyExceptionResponse being number at of fm's schema.
+func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateTrustPolicyExceptionResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.TrustPolicyException.Equal(src.GetTrustPolicyException()) {
-			m.TrustPolicyException = src.GetTrustPolicyException().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException = src.TrustPolicyException.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.TrustPolicyException, src.GetTrustPolicyException(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicyException{}
-				m.TrustPolicyException = d1
+	} else if bw&(1<<0) != 0 {
+		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+			if m.TrustPolicyException == nil {
+				m.TrustPolicyException = new(TrustPolicyException)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TrustPolicyExceptionKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if !d2.AppKey.Equal(s2.GetAppKey()) {
-							d2.AppKey = s2.GetAppKey().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.1") {
-						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &AppKey{}
-								d2.AppKey = d3
-								n++
-							}
-							if fm.IsSet("1.1.1.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.3") {
-								if d3.Version != s3.GetVersion() {
-									d3.Version = s3.GetVersion()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if !d2.CloudletPoolKey.Equal(s2.GetCloudletPoolKey()) {
-							d2.CloudletPoolKey = s2.GetCloudletPoolKey().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.2") {
-						if d3, s3 := d2.CloudletPoolKey, s2.GetCloudletPoolKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &CloudletPoolKey{}
-								d2.CloudletPoolKey = d3
-								n++
-							}
-							if fm.IsSet("1.1.2.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.2.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.4") {
-				if sv1 := s1.GetInstances(); !fieldmap.EqualMessageListFunc(d1.Instances, sv1, (*TrustPolicyExceptionInstance).Equal) {
-					if len(sv1) == 0 {
-						d1.Instances = nil
-					} else {
-						d1.Instances = fieldmap.CloneListFunc(sv1, (*TrustPolicyExceptionInstance).Clone)
-					}
-					n++
-				}
-			}
+			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1)
 		}
 	}
 	return n
@@ -1417,88 +907,39 @@ func (m *UpdateTrustPolicyExceptionResponse) CopyInFields(src *UpdateTrustPolicy
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteTrustPolicyExceptionRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteTrustPolicyExceptionRequest or bound to no schema: a map of another message panics.
 func (m *DeleteTrustPolicyExceptionRequest) CopyInFields(src *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_DeleteTrustPolicyExceptionRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteTrustPolicyExceptionRequest being number at of fm's schema.
+func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeleteTrustPolicyExceptionRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicyExceptionKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TrustPolicyExceptionKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.AppKey.Equal(s1.GetAppKey()) {
-					d1.AppKey = s1.GetAppKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &AppKey{}
-						d1.AppKey = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !d1.CloudletPoolKey.Equal(s1.GetCloudletPoolKey()) {
-					d1.CloudletPoolKey = s1.GetCloudletPoolKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.2") {
-				if d2, s2 := d1.CloudletPoolKey, s1.GetCloudletPoolKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CloudletPoolKey{}
-						d1.CloudletPoolKey = d2
-						n++
-					}
-					if fm.IsSet("1.2.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -1513,8 +954,19 @@ func (m *DeleteTrustPolicyExceptionRequest) CopyInFields(src *DeleteTrustPolicyE
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteTrustPolicyExceptionResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteTrustPolicyExceptionResponse or bound to no schema: a map of another message panics.
 func (m *DeleteTrustPolicyExceptionResponse) CopyInFields(src *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_DeleteTrustPolicyExceptionResponse_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteTrustPolicyExceptionResponse being number at of fm's schema.
+func (m *DeleteTrustPolicyExceptionResponse) copyInAt(src *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int) int {
 	return 0
 }
 
@@ -1527,128 +979,39 @@ func (m *DeleteTrustPolicyExceptionResponse) CopyInFields(src *DeleteTrustPolicy
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowTrustPolicyExceptionsRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowTrustPolicyExceptionsRequest or bound to no schema: a map of another message panics.
 func (m *ShowTrustPolicyExceptionsRequest) CopyInFields(src *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowTrustPolicyExceptionsRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowTrustPolicyExceptionsRequest being number at of fm's schema.
+func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowTrustPolicyExceptionsRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicyException{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(TrustPolicyException)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TrustPolicyExceptionKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if !d2.AppKey.Equal(s2.GetAppKey()) {
-							d2.AppKey = s2.GetAppKey().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.1") {
-						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &AppKey{}
-								d2.AppKey = d3
-								n++
-							}
-							if fm.IsSet("1.1.1.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.3") {
-								if d3.Version != s3.GetVersion() {
-									d3.Version = s3.GetVersion()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if !d2.CloudletPoolKey.Equal(s2.GetCloudletPoolKey()) {
-							d2.CloudletPoolKey = s2.GetCloudletPoolKey().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.2") {
-						if d3, s3 := d2.CloudletPoolKey, s2.GetCloudletPoolKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &CloudletPoolKey{}
-								d2.CloudletPoolKey = d3
-								n++
-							}
-							if fm.IsSet("1.1.2.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.2.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.4") {
-				if sv1 := s1.GetInstances(); !fieldmap.EqualMessageListFunc(d1.Instances, sv1, (*TrustPolicyExceptionInstance).Equal) {
-					if len(sv1) == 0 {
-						d1.Instances = nil
-					} else {
-						d1.Instances = fieldmap.CloneListFunc(sv1, (*TrustPolicyExceptionInstance).Clone)
-					}
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1663,128 +1026,39 @@ func (m *ShowTrustPolicyExceptionsRequest) CopyInFields(src *ShowTrustPolicyExce
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowTrustPolicyExceptionsResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowTrustPolicyExceptionsResponse or bound to no schema: a map of another message panics.
 func (m *ShowTrustPolicyExceptionsResponse) CopyInFields(src *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowTrustPolicyExceptionsResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowTrustPolicyExceptionsResponse being number at of fm's schema.
+func (m *ShowTrustPolicyExceptionsResponse) copyInAt(src *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowTrustPolicyExceptionsResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.TrustPolicyException.Equal(src.GetTrustPolicyException()) {
-			m.TrustPolicyException = src.GetTrustPolicyException().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException = src.TrustPolicyException.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.TrustPolicyException, src.GetTrustPolicyException(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicyException{}
-				m.TrustPolicyException = d1
+	} else if bw&(1<<0) != 0 {
+		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+			if m.TrustPolicyException == nil {
+				m.TrustPolicyException = new(TrustPolicyException)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TrustPolicyExceptionKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if !d2.AppKey.Equal(s2.GetAppKey()) {
-							d2.AppKey = s2.GetAppKey().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.1") {
-						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &AppKey{}
-								d2.AppKey = d3
-								n++
-							}
-							if fm.IsSet("1.1.1.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.3") {
-								if d3.Version != s3.GetVersion() {
-									d3.Version = s3.GetVersion()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if !d2.CloudletPoolKey.Equal(s2.GetCloudletPoolKey()) {
-							d2.CloudletPoolKey = s2.GetCloudletPoolKey().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.2") {
-						if d3, s3 := d2.CloudletPoolKey, s2.GetCloudletPoolKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &CloudletPoolKey{}
-								d2.CloudletPoolKey = d3
-								n++
-							}
-							if fm.IsSet("1.1.2.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.2.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("1.1.3") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.4") {
-				if sv1 := s1.GetInstances(); !fieldmap.EqualMessageListFunc(d1.Instances, sv1, (*TrustPolicyExceptionInstance).Equal) {
-					if len(sv1) == 0 {
-						d1.Instances = nil
-					} else {
-						d1.Instances = fieldmap.CloneListFunc(sv1, (*TrustPolicyExceptionInstance).Clone)
-					}
-					n++
-				}
-			}
+			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1)
 		}
 	}
 	return n
@@ -1797,81 +1071,26 @@ func (m *ShowTrustPolicyExceptionsResponse) CopyInFields(src *ShowTrustPolicyExc
 // compared.
 func (m *CreateTrustPolicyExceptionRequest) DiffFields(o *CreateTrustPolicyExceptionRequest) *fieldmap.FieldMap {
 	fm := _CreateTrustPolicyExceptionRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetTrustPolicyException(), o.GetTrustPolicyException(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.1")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetOrganization() != b3.GetOrganization() {
-					fm.Set("1.1.1.1")
-					c3 = true
-				}
-				if a3.GetName() != b3.GetName() {
-					fm.Set("1.1.1.2")
-					c3 = true
-				}
-				if a3.GetVersion() != b3.GetVersion() {
-					fm.Set("1.1.1.3")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.1")
-					c2 = true
-				}
-			}
-			if a3, b3 := a2.GetCloudletPoolKey(), b2.GetCloudletPoolKey(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.2")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetOrganization() != b3.GetOrganization() {
-					fm.Set("1.1.2.1")
-					c3 = true
-				}
-				if a3.GetName() != b3.GetName() {
-					fm.Set("1.1.2.2")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.2")
-					c2 = true
-				}
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetInstances(), b1.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateTrustPolicyExceptionRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateTrustPolicyExceptionRequest) diffAt(o *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateTrustPolicyExceptionRequest)
+	}
+	if o == nil {
+		o = new(CreateTrustPolicyExceptionRequest)
+	}
+	c := false
+	if (m.TrustPolicyException == nil) != (o.TrustPolicyException == nil) || m.TrustPolicyException != nil && m.TrustPolicyException.diffAt(o.TrustPolicyException, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1881,81 +1100,26 @@ func (m *CreateTrustPolicyExceptionRequest) DiffFields(o *CreateTrustPolicyExcep
 // compared.
 func (m *CreateTrustPolicyExceptionResponse) DiffFields(o *CreateTrustPolicyExceptionResponse) *fieldmap.FieldMap {
 	fm := _CreateTrustPolicyExceptionResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetTrustPolicyException(), o.GetTrustPolicyException(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.1")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetOrganization() != b3.GetOrganization() {
-					fm.Set("1.1.1.1")
-					c3 = true
-				}
-				if a3.GetName() != b3.GetName() {
-					fm.Set("1.1.1.2")
-					c3 = true
-				}
-				if a3.GetVersion() != b3.GetVersion() {
-					fm.Set("1.1.1.3")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.1")
-					c2 = true
-				}
-			}
-			if a3, b3 := a2.GetCloudletPoolKey(), b2.GetCloudletPoolKey(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.2")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetOrganization() != b3.GetOrganization() {
-					fm.Set("1.1.2.1")
-					c3 = true
-				}
-				if a3.GetName() != b3.GetName() {
-					fm.Set("1.1.2.2")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.2")
-					c2 = true
-				}
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetInstances(), b1.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateTrustPolicyExceptionResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateTrustPolicyExceptionResponse) diffAt(o *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateTrustPolicyExceptionResponse)
+	}
+	if o == nil {
+		o = new(CreateTrustPolicyExceptionResponse)
+	}
+	c := false
+	if (m.TrustPolicyException == nil) != (o.TrustPolicyException == nil) || m.TrustPolicyException != nil && m.TrustPolicyException.diffAt(o.TrustPolicyException, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1965,84 +1129,30 @@ func (m *CreateTrustPolicyExceptionResponse) DiffFields(o *CreateTrustPolicyExce
 // compared.
 func (m *UpdateTrustPolicyExceptionRequest) DiffFields(o *UpdateTrustPolicyExceptionRequest) *fieldmap.FieldMap {
 	fm := _UpdateTrustPolicyExceptionRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetTrustPolicyException(), o.GetTrustPolicyException(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.1")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetOrganization() != b3.GetOrganization() {
-					fm.Set("1.1.1.1")
-					c3 = true
-				}
-				if a3.GetName() != b3.GetName() {
-					fm.Set("1.1.1.2")
-					c3 = true
-				}
-				if a3.GetVersion() != b3.GetVersion() {
-					fm.Set("1.1.1.3")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.1")
-					c2 = true
-				}
-			}
-			if a3, b3 := a2.GetCloudletPoolKey(), b2.GetCloudletPoolKey(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.2")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetOrganization() != b3.GetOrganization() {
-					fm.Set("1.1.2.1")
-					c3 = true
-				}
-				if a3.GetName() != b3.GetName() {
-					fm.Set("1.1.2.2")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.2")
-					c2 = true
-				}
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetInstances(), b1.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !slices.Equal(m.GetFields(), o.GetFields()) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateTrustPolicyExceptionRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateTrustPolicyExceptionRequest) diffAt(o *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateTrustPolicyExceptionRequest)
+	}
+	if o == nil {
+		o = new(UpdateTrustPolicyExceptionRequest)
+	}
+	c := false
+	if (m.TrustPolicyException == nil) != (o.TrustPolicyException == nil) || m.TrustPolicyException != nil && m.TrustPolicyException.diffAt(o.TrustPolicyException, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		fm.SetAt(at + 25)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2052,81 +1162,26 @@ func (m *UpdateTrustPolicyExceptionRequest) DiffFields(o *UpdateTrustPolicyExcep
 // compared.
 func (m *UpdateTrustPolicyExceptionResponse) DiffFields(o *UpdateTrustPolicyExceptionResponse) *fieldmap.FieldMap {
 	fm := _UpdateTrustPolicyExceptionResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetTrustPolicyException(), o.GetTrustPolicyException(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.1")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetOrganization() != b3.GetOrganization() {
-					fm.Set("1.1.1.1")
-					c3 = true
-				}
-				if a3.GetName() != b3.GetName() {
-					fm.Set("1.1.1.2")
-					c3 = true
-				}
-				if a3.GetVersion() != b3.GetVersion() {
-					fm.Set("1.1.1.3")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.1")
-					c2 = true
-				}
-			}
-			if a3, b3 := a2.GetCloudletPoolKey(), b2.GetCloudletPoolKey(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.2")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetOrganization() != b3.GetOrganization() {
-					fm.Set("1.1.2.1")
-					c3 = true
-				}
-				if a3.GetName() != b3.GetName() {
-					fm.Set("1.1.2.2")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.2")
-					c2 = true
-				}
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetInstances(), b1.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateTrustPolicyExceptionResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateTrustPolicyExceptionResponse) diffAt(o *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateTrustPolicyExceptionResponse)
+	}
+	if o == nil {
+		o = new(UpdateTrustPolicyExceptionResponse)
+	}
+	c := false
+	if (m.TrustPolicyException == nil) != (o.TrustPolicyException == nil) || m.TrustPolicyException != nil && m.TrustPolicyException.diffAt(o.TrustPolicyException, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2136,59 +1191,26 @@ func (m *UpdateTrustPolicyExceptionResponse) DiffFields(o *UpdateTrustPolicyExce
 // compared.
 func (m *DeleteTrustPolicyExceptionRequest) DiffFields(o *DeleteTrustPolicyExceptionRequest) *fieldmap.FieldMap {
 	fm := _DeleteTrustPolicyExceptionRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetAppKey(), b1.GetAppKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if a2.GetVersion() != b2.GetVersion() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetCloudletPoolKey(), b1.GetCloudletPoolKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.2.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.2.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteTrustPolicyExceptionRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteTrustPolicyExceptionRequest) diffAt(o *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeleteTrustPolicyExceptionRequest)
+	}
+	if o == nil {
+		o = new(DeleteTrustPolicyExceptionRequest)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2198,7 +1220,15 @@ func (m *DeleteTrustPolicyExceptionRequest) DiffFields(o *DeleteTrustPolicyExcep
 // compared.
 func (m *DeleteTrustPolicyExceptionResponse) DiffFields(o *DeleteTrustPolicyExceptionResponse) *fieldmap.FieldMap {
 	fm := _DeleteTrustPolicyExceptionResponse_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteTrustPolicyExceptionResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteTrustPolicyExceptionResponse) diffAt(o *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int) bool {
+	return false
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2208,81 +1238,26 @@ func (m *DeleteTrustPolicyExceptionResponse) DiffFields(o *DeleteTrustPolicyExce
 // compared.
 func (m *ShowTrustPolicyExceptionsRequest) DiffFields(o *ShowTrustPolicyExceptionsRequest) *fieldmap.FieldMap {
 	fm := _ShowTrustPolicyExceptionsRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.1")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetOrganization() != b3.GetOrganization() {
-					fm.Set("1.1.1.1")
-					c3 = true
-				}
-				if a3.GetName() != b3.GetName() {
-					fm.Set("1.1.1.2")
-					c3 = true
-				}
-				if a3.GetVersion() != b3.GetVersion() {
-					fm.Set("1.1.1.3")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.1")
-					c2 = true
-				}
-			}
-			if a3, b3 := a2.GetCloudletPoolKey(), b2.GetCloudletPoolKey(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.2")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetOrganization() != b3.GetOrganization() {
-					fm.Set("1.1.2.1")
-					c3 = true
-				}
-				if a3.GetName() != b3.GetName() {
-					fm.Set("1.1.2.2")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.2")
-					c2 = true
-				}
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetInstances(), b1.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowTrustPolicyExceptionsRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowTrustPolicyExceptionsRequest) diffAt(o *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowTrustPolicyExceptionsRequest)
+	}
+	if o == nil {
+		o = new(ShowTrustPolicyExceptionsRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2292,81 +1267,26 @@ func (m *ShowTrustPolicyExceptionsRequest) DiffFields(o *ShowTrustPolicyExceptio
 // compared.
 func (m *ShowTrustPolicyExceptionsResponse) DiffFields(o *ShowTrustPolicyExceptionsResponse) *fieldmap.FieldMap {
 	fm := _ShowTrustPolicyExceptionsResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetTrustPolicyException(), o.GetTrustPolicyException(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.1")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetOrganization() != b3.GetOrganization() {
-					fm.Set("1.1.1.1")
-					c3 = true
-				}
-				if a3.GetName() != b3.GetName() {
-					fm.Set("1.1.1.2")
-					c3 = true
-				}
-				if a3.GetVersion() != b3.GetVersion() {
-					fm.Set("1.1.1.3")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.1")
-					c2 = true
-				}
-			}
-			if a3, b3 := a2.GetCloudletPoolKey(), b2.GetCloudletPoolKey(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.2")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetOrganization() != b3.GetOrganization() {
-					fm.Set("1.1.2.1")
-					c3 = true
-				}
-				if a3.GetName() != b3.GetName() {
-					fm.Set("1.1.2.2")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.2")
-					c2 = true
-				}
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetInstances(), b1.GetInstances(), (*TrustPolicyExceptionInstance).Equal) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowTrustPolicyExceptionsResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowTrustPolicyExceptionsResponse) diffAt(o *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowTrustPolicyExceptionsResponse)
+	}
+	if o == nil {
+		o = new(ShowTrustPolicyExceptionsResponse)
+	}
+	c := false
+	if (m.TrustPolicyException == nil) != (o.TrustPolicyException == nil) || m.TrustPolicyException != nil && m.TrustPolicyException.diffAt(o.TrustPolicyException, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

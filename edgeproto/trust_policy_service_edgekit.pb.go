@@ -28,25 +28,32 @@ const (
 	CreateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
 )
 
+var _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgeproto_v1_trust_policy_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol"},
+	{Number: 2, Name: "port_range_min"},
+	{Number: 3, Name: "port_range_max"},
+	{Number: 4, Name: "remote_cidr"},
+}}
+
+var _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape},
+	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_service_proto_SecurityRule1h6m1oh_shape},
+}}
+
+var _CreateTrustPolicyRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+}}
+
+var _CreateTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyRequest", _CreateTrustPolicyRequest_shape, false)
+
 // CreateTrustPolicyRequestAllFields lists the leaf flags of CreateTrustPolicyRequest: together they
 // select every field.
-var CreateTrustPolicyRequestAllFields = []string{
-	CreateTrustPolicyRequestFieldTrustPolicyKeyOrganization,
-	CreateTrustPolicyRequestFieldTrustPolicyKeyName,
-	CreateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRules,
-}
-
-var _CreateTrustPolicyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyRequest", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var CreateTrustPolicyRequestAllFields = slices.Clone(_CreateTrustPolicyRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateTrustPolicyRequest.
 func (*CreateTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
@@ -72,25 +79,15 @@ const (
 	CreateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
 )
 
+var _CreateTrustPolicyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+}}
+
+var _CreateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyResponse", _CreateTrustPolicyResponse_shape, false)
+
 // CreateTrustPolicyResponseAllFields lists the leaf flags of CreateTrustPolicyResponse: together they
 // select every field.
-var CreateTrustPolicyResponseAllFields = []string{
-	CreateTrustPolicyResponseFieldTrustPolicyKeyOrganization,
-	CreateTrustPolicyResponseFieldTrustPolicyKeyName,
-	CreateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRules,
-}
-
-var _CreateTrustPolicyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.CreateTrustPolicyResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var CreateTrustPolicyResponseAllFields = slices.Clone(_CreateTrustPolicyResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateTrustPolicyResponse.
 func (*CreateTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
@@ -117,27 +114,16 @@ const (
 	UpdateTrustPolicyRequestFieldFields                                       = "2"     // fields
 )
 
+var _UpdateTrustPolicyRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+}}
+
+var _UpdateTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyRequest", _UpdateTrustPolicyRequest_shape, false)
+
 // UpdateTrustPolicyRequestAllFields lists the leaf flags of UpdateTrustPolicyRequest: together they
 // select every field.
-var UpdateTrustPolicyRequestAllFields = []string{
-	UpdateTrustPolicyRequestFieldTrustPolicyKeyOrganization,
-	UpdateTrustPolicyRequestFieldTrustPolicyKeyName,
-	UpdateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRules,
-	UpdateTrustPolicyRequestFieldFields,
-}
-
-var _UpdateTrustPolicyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyRequest", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var UpdateTrustPolicyRequestAllFields = slices.Clone(_UpdateTrustPolicyRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateTrustPolicyRequest.
 func (*UpdateTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
@@ -163,25 +149,15 @@ const (
 	UpdateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
 )
 
+var _UpdateTrustPolicyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+}}
+
+var _UpdateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyResponse", _UpdateTrustPolicyResponse_shape, false)
+
 // UpdateTrustPolicyResponseAllFields lists the leaf flags of UpdateTrustPolicyResponse: together they
 // select every field.
-var UpdateTrustPolicyResponseAllFields = []string{
-	UpdateTrustPolicyResponseFieldTrustPolicyKeyOrganization,
-	UpdateTrustPolicyResponseFieldTrustPolicyKeyName,
-	UpdateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRules,
-}
-
-var _UpdateTrustPolicyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.UpdateTrustPolicyResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var UpdateTrustPolicyResponseAllFields = slices.Clone(_UpdateTrustPolicyResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateTrustPolicyResponse.
 func (*UpdateTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
@@ -201,18 +177,15 @@ const (
 	DeleteTrustPolicyRequestFieldKeyName         = "1.2" // key.name
 )
 
+var _DeleteTrustPolicyRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape},
+}}
+
+var _DeleteTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyRequest", _DeleteTrustPolicyRequest_shape, false)
+
 // DeleteTrustPolicyRequestAllFields lists the leaf flags of DeleteTrustPolicyRequest: together they
 // select every field.
-var DeleteTrustPolicyRequestAllFields = []string{
-	DeleteTrustPolicyRequestFieldKeyOrganization,
-	DeleteTrustPolicyRequestFieldKeyName,
-}
-
-var _DeleteTrustPolicyRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyRequest", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var DeleteTrustPolicyRequestAllFields = slices.Clone(_DeleteTrustPolicyRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteTrustPolicyRequest.
 func (*DeleteTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
@@ -225,11 +198,13 @@ func NewDeleteTrustPolicyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, e
 	return _DeleteTrustPolicyRequest_fieldSchema.New(flags...)
 }
 
+var _DeleteTrustPolicyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _DeleteTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyResponse", _DeleteTrustPolicyResponse_shape, false)
+
 // DeleteTrustPolicyResponseAllFields lists the leaf flags of DeleteTrustPolicyResponse: together they
 // select every field.
-var DeleteTrustPolicyResponseAllFields = []string{}
-
-var _DeleteTrustPolicyResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.DeleteTrustPolicyResponse", []fieldmap.Field{})
+var DeleteTrustPolicyResponseAllFields = slices.Clone(_DeleteTrustPolicyResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteTrustPolicyResponse.
 func (*DeleteTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
@@ -255,25 +230,15 @@ const (
 	ShowTrustPoliciesRequestFieldFilterOutboundSecurityRulesRemoteCidr   = "1.2.4" // filter.outbound_security_rules.remote_cidr
 )
 
+var _ShowTrustPoliciesRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+}}
+
+var _ShowTrustPoliciesRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesRequest", _ShowTrustPoliciesRequest_shape, false)
+
 // ShowTrustPoliciesRequestAllFields lists the leaf flags of ShowTrustPoliciesRequest: together they
 // select every field.
-var ShowTrustPoliciesRequestAllFields = []string{
-	ShowTrustPoliciesRequestFieldFilterKeyOrganization,
-	ShowTrustPoliciesRequestFieldFilterKeyName,
-	ShowTrustPoliciesRequestFieldFilterOutboundSecurityRules,
-}
-
-var _ShowTrustPoliciesRequest_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPoliciesRequest", []fieldmap.Field{
-	{Flag: "1", Path: "filter", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "filter.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "filter.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "filter.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "filter.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "filter.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "filter.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "filter.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "filter.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var ShowTrustPoliciesRequestAllFields = slices.Clone(_ShowTrustPoliciesRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowTrustPoliciesRequest.
 func (*ShowTrustPoliciesRequest) FieldSchema() *fieldmap.Schema {
@@ -299,25 +264,15 @@ const (
 	ShowTrustPoliciesResponseFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
 )
 
+var _ShowTrustPoliciesResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+}}
+
+var _ShowTrustPoliciesResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesResponse", _ShowTrustPoliciesResponse_shape, false)
+
 // ShowTrustPoliciesResponseAllFields lists the leaf flags of ShowTrustPoliciesResponse: together they
 // select every field.
-var ShowTrustPoliciesResponseAllFields = []string{
-	ShowTrustPoliciesResponseFieldTrustPolicyKeyOrganization,
-	ShowTrustPoliciesResponseFieldTrustPolicyKeyName,
-	ShowTrustPoliciesResponseFieldTrustPolicyOutboundSecurityRules,
-}
-
-var _ShowTrustPoliciesResponse_fieldSchema = fieldmap.NewSchema("edgeproto.v1.ShowTrustPoliciesResponse", []fieldmap.Field{
-	{Flag: "1", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var ShowTrustPoliciesResponseAllFields = slices.Clone(_ShowTrustPoliciesResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowTrustPoliciesResponse.
 func (*ShowTrustPoliciesResponse) FieldSchema() *fieldmap.Schema {
@@ -495,7 +450,7 @@ func (m *CreateTrustPolicyRequest) Equal(o *CreateTrustPolicyRequest) bool {
 	if !m.TrustPolicy.Equal(o.TrustPolicy) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -511,7 +466,7 @@ func (m *CreateTrustPolicyResponse) Equal(o *CreateTrustPolicyResponse) bool {
 	if !m.TrustPolicy.Equal(o.TrustPolicy) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -530,7 +485,7 @@ func (m *UpdateTrustPolicyRequest) Equal(o *UpdateTrustPolicyRequest) bool {
 	if !slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -546,7 +501,7 @@ func (m *UpdateTrustPolicyResponse) Equal(o *UpdateTrustPolicyResponse) bool {
 	if !m.TrustPolicy.Equal(o.TrustPolicy) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -562,7 +517,7 @@ func (m *DeleteTrustPolicyRequest) Equal(o *DeleteTrustPolicyRequest) bool {
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -575,7 +530,7 @@ func (m *DeleteTrustPolicyResponse) Equal(o *DeleteTrustPolicyResponse) bool {
 	if m == o {
 		return true
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -591,7 +546,7 @@ func (m *ShowTrustPoliciesRequest) Equal(o *ShowTrustPoliciesRequest) bool {
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -607,7 +562,7 @@ func (m *ShowTrustPoliciesResponse) Equal(o *ShowTrustPoliciesResponse) bool {
 	if !m.TrustPolicy.Equal(o.TrustPolicy) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -619,60 +574,39 @@ func (m *ShowTrustPoliciesResponse) Equal(o *ShowTrustPoliciesResponse) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateTrustPolicyRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateTrustPolicyRequest or bound to no schema: a map of another message panics.
 func (m *CreateTrustPolicyRequest) CopyInFields(src *CreateTrustPolicyRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateTrustPolicyRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateTrustPolicyRequest being number at of fm's schema.
+func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateTrustPolicyRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.TrustPolicy.Equal(src.GetTrustPolicy()) {
-			m.TrustPolicy = src.GetTrustPolicy().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy = src.TrustPolicy.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.TrustPolicy, src.GetTrustPolicy(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicy{}
-				m.TrustPolicy = d1
+	} else if bw&(1<<0) != 0 {
+		if m.TrustPolicy != nil || src.TrustPolicy != nil {
+			if m.TrustPolicy == nil {
+				m.TrustPolicy = new(TrustPolicy)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TrustPolicyKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.2") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
+			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1)
 		}
 	}
 	return n
@@ -687,60 +621,39 @@ func (m *CreateTrustPolicyRequest) CopyInFields(src *CreateTrustPolicyRequest, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CreateTrustPolicyResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CreateTrustPolicyResponse or bound to no schema: a map of another message panics.
 func (m *CreateTrustPolicyResponse) CopyInFields(src *CreateTrustPolicyResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CreateTrustPolicyResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CreateTrustPolicyResponse being number at of fm's schema.
+func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(CreateTrustPolicyResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.TrustPolicy.Equal(src.GetTrustPolicy()) {
-			m.TrustPolicy = src.GetTrustPolicy().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy = src.TrustPolicy.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.TrustPolicy, src.GetTrustPolicy(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicy{}
-				m.TrustPolicy = d1
+	} else if bw&(1<<0) != 0 {
+		if m.TrustPolicy != nil || src.TrustPolicy != nil {
+			if m.TrustPolicy == nil {
+				m.TrustPolicy = new(TrustPolicy)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TrustPolicyKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.2") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
+			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1)
 		}
 	}
 	return n
@@ -755,68 +668,49 @@ func (m *CreateTrustPolicyResponse) CopyInFields(src *CreateTrustPolicyResponse,
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateTrustPolicyRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateTrustPolicyRequest or bound to no schema: a map of another message panics.
 func (m *UpdateTrustPolicyRequest) CopyInFields(src *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateTrustPolicyRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateTrustPolicyRequest being number at of fm's schema.
+func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateTrustPolicyRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.TrustPolicy.Equal(src.GetTrustPolicy()) {
-			m.TrustPolicy = src.GetTrustPolicy().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy = src.TrustPolicy.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.TrustPolicy, src.GetTrustPolicy(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicy{}
-				m.TrustPolicy = d1
+	} else if bw&(1<<0) != 0 {
+		if m.TrustPolicy != nil || src.TrustPolicy != nil {
+			if m.TrustPolicy == nil {
+				m.TrustPolicy = new(TrustPolicy)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TrustPolicyKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.2") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
+			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<9) != 0 {
+		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
 				m.Fields = nil
 			} else {
-				m.Fields = slices.Clone(sv0)
+				m.Fields = slices.Clone(src.Fields)
 			}
 			n++
 		}
@@ -833,60 +727,39 @@ func (m *UpdateTrustPolicyRequest) CopyInFields(src *UpdateTrustPolicyRequest, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: UpdateTrustPolicyResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// UpdateTrustPolicyResponse or bound to no schema: a map of another message panics.
 func (m *UpdateTrustPolicyResponse) CopyInFields(src *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_UpdateTrustPolicyResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// UpdateTrustPolicyResponse being number at of fm's schema.
+func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(UpdateTrustPolicyResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.TrustPolicy.Equal(src.GetTrustPolicy()) {
-			m.TrustPolicy = src.GetTrustPolicy().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy = src.TrustPolicy.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.TrustPolicy, src.GetTrustPolicy(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicy{}
-				m.TrustPolicy = d1
+	} else if bw&(1<<0) != 0 {
+		if m.TrustPolicy != nil || src.TrustPolicy != nil {
+			if m.TrustPolicy == nil {
+				m.TrustPolicy = new(TrustPolicy)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TrustPolicyKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.2") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
+			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1)
 		}
 	}
 	return n
@@ -901,36 +774,39 @@ func (m *UpdateTrustPolicyResponse) CopyInFields(src *UpdateTrustPolicyResponse,
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteTrustPolicyRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteTrustPolicyRequest or bound to no schema: a map of another message panics.
 func (m *DeleteTrustPolicyRequest) CopyInFields(src *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_DeleteTrustPolicyRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteTrustPolicyRequest being number at of fm's schema.
+func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeleteTrustPolicyRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicyKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TrustPolicyKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -945,8 +821,19 @@ func (m *DeleteTrustPolicyRequest) CopyInFields(src *DeleteTrustPolicyRequest, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: DeleteTrustPolicyResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteTrustPolicyResponse or bound to no schema: a map of another message panics.
 func (m *DeleteTrustPolicyResponse) CopyInFields(src *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_DeleteTrustPolicyResponse_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteTrustPolicyResponse being number at of fm's schema.
+func (m *DeleteTrustPolicyResponse) copyInAt(src *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap, at int) int {
 	return 0
 }
 
@@ -959,60 +846,39 @@ func (m *DeleteTrustPolicyResponse) CopyInFields(src *DeleteTrustPolicyResponse,
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowTrustPoliciesRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowTrustPoliciesRequest or bound to no schema: a map of another message panics.
 func (m *ShowTrustPoliciesRequest) CopyInFields(src *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowTrustPoliciesRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowTrustPoliciesRequest being number at of fm's schema.
+func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowTrustPoliciesRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Filter.Equal(src.GetFilter()) {
-			m.Filter = src.GetFilter().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Filter, src.GetFilter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicy{}
-				m.Filter = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(TrustPolicy)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TrustPolicyKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.2") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1027,60 +893,39 @@ func (m *ShowTrustPoliciesRequest) CopyInFields(src *ShowTrustPoliciesRequest, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ShowTrustPoliciesResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ShowTrustPoliciesResponse or bound to no schema: a map of another message panics.
 func (m *ShowTrustPoliciesResponse) CopyInFields(src *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ShowTrustPoliciesResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ShowTrustPoliciesResponse being number at of fm's schema.
+func (m *ShowTrustPoliciesResponse) copyInAt(src *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ShowTrustPoliciesResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.TrustPolicy.Equal(src.GetTrustPolicy()) {
-			m.TrustPolicy = src.GetTrustPolicy().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy = src.TrustPolicy.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.TrustPolicy, src.GetTrustPolicy(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TrustPolicy{}
-				m.TrustPolicy = d1
+	} else if bw&(1<<0) != 0 {
+		if m.TrustPolicy != nil || src.TrustPolicy != nil {
+			if m.TrustPolicy == nil {
+				m.TrustPolicy = new(TrustPolicy)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.Key.Equal(s1.GetKey()) {
-					d1.Key = s1.GetKey().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TrustPolicyKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.2") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, (*SecurityRule).Equal) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, (*SecurityRule).Clone)
-					}
-					n++
-				}
-			}
+			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1)
 		}
 	}
 	return n
@@ -1093,37 +938,26 @@ func (m *ShowTrustPoliciesResponse) CopyInFields(src *ShowTrustPoliciesResponse,
 // compared.
 func (m *CreateTrustPolicyRequest) DiffFields(o *CreateTrustPolicyRequest) *fieldmap.FieldMap {
 	fm := _CreateTrustPolicyRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetTrustPolicy(), o.GetTrustPolicy(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateTrustPolicyRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateTrustPolicyRequest) diffAt(o *CreateTrustPolicyRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateTrustPolicyRequest)
+	}
+	if o == nil {
+		o = new(CreateTrustPolicyRequest)
+	}
+	c := false
+	if (m.TrustPolicy == nil) != (o.TrustPolicy == nil) || m.TrustPolicy != nil && m.TrustPolicy.diffAt(o.TrustPolicy, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1133,37 +967,26 @@ func (m *CreateTrustPolicyRequest) DiffFields(o *CreateTrustPolicyRequest) *fiel
 // compared.
 func (m *CreateTrustPolicyResponse) DiffFields(o *CreateTrustPolicyResponse) *fieldmap.FieldMap {
 	fm := _CreateTrustPolicyResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetTrustPolicy(), o.GetTrustPolicy(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CreateTrustPolicyResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CreateTrustPolicyResponse) diffAt(o *CreateTrustPolicyResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CreateTrustPolicyResponse)
+	}
+	if o == nil {
+		o = new(CreateTrustPolicyResponse)
+	}
+	c := false
+	if (m.TrustPolicy == nil) != (o.TrustPolicy == nil) || m.TrustPolicy != nil && m.TrustPolicy.diffAt(o.TrustPolicy, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1173,40 +996,30 @@ func (m *CreateTrustPolicyResponse) DiffFields(o *CreateTrustPolicyResponse) *fi
 // compared.
 func (m *UpdateTrustPolicyRequest) DiffFields(o *UpdateTrustPolicyRequest) *fieldmap.FieldMap {
 	fm := _UpdateTrustPolicyRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetTrustPolicy(), o.GetTrustPolicy(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !slices.Equal(m.GetFields(), o.GetFields()) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateTrustPolicyRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateTrustPolicyRequest) diffAt(o *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateTrustPolicyRequest)
+	}
+	if o == nil {
+		o = new(UpdateTrustPolicyRequest)
+	}
+	c := false
+	if (m.TrustPolicy == nil) != (o.TrustPolicy == nil) || m.TrustPolicy != nil && m.TrustPolicy.diffAt(o.TrustPolicy, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1216,37 +1029,26 @@ func (m *UpdateTrustPolicyRequest) DiffFields(o *UpdateTrustPolicyRequest) *fiel
 // compared.
 func (m *UpdateTrustPolicyResponse) DiffFields(o *UpdateTrustPolicyResponse) *fieldmap.FieldMap {
 	fm := _UpdateTrustPolicyResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetTrustPolicy(), o.GetTrustPolicy(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// UpdateTrustPolicyResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *UpdateTrustPolicyResponse) diffAt(o *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(UpdateTrustPolicyResponse)
+	}
+	if o == nil {
+		o = new(UpdateTrustPolicyResponse)
+	}
+	c := false
+	if (m.TrustPolicy == nil) != (o.TrustPolicy == nil) || m.TrustPolicy != nil && m.TrustPolicy.diffAt(o.TrustPolicy, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1256,23 +1058,26 @@ func (m *UpdateTrustPolicyResponse) DiffFields(o *UpdateTrustPolicyResponse) *fi
 // compared.
 func (m *DeleteTrustPolicyRequest) DiffFields(o *DeleteTrustPolicyRequest) *fieldmap.FieldMap {
 	fm := _DeleteTrustPolicyRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteTrustPolicyRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteTrustPolicyRequest) diffAt(o *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeleteTrustPolicyRequest)
+	}
+	if o == nil {
+		o = new(DeleteTrustPolicyRequest)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1282,7 +1087,15 @@ func (m *DeleteTrustPolicyRequest) DiffFields(o *DeleteTrustPolicyRequest) *fiel
 // compared.
 func (m *DeleteTrustPolicyResponse) DiffFields(o *DeleteTrustPolicyResponse) *fieldmap.FieldMap {
 	fm := _DeleteTrustPolicyResponse_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteTrustPolicyResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteTrustPolicyResponse) diffAt(o *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap, at int) bool {
+	return false
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1292,37 +1105,26 @@ func (m *DeleteTrustPolicyResponse) DiffFields(o *DeleteTrustPolicyResponse) *fi
 // compared.
 func (m *ShowTrustPoliciesRequest) DiffFields(o *ShowTrustPoliciesRequest) *fieldmap.FieldMap {
 	fm := _ShowTrustPoliciesRequest_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetFilter(), o.GetFilter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowTrustPoliciesRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowTrustPoliciesRequest) diffAt(o *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowTrustPoliciesRequest)
+	}
+	if o == nil {
+		o = new(ShowTrustPoliciesRequest)
+	}
+	c := false
+	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1332,37 +1134,26 @@ func (m *ShowTrustPoliciesRequest) DiffFields(o *ShowTrustPoliciesRequest) *fiel
 // compared.
 func (m *ShowTrustPoliciesResponse) DiffFields(o *ShowTrustPoliciesResponse) *fieldmap.FieldMap {
 	fm := _ShowTrustPoliciesResponse_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetTrustPolicy(), o.GetTrustPolicy(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetOrganization() != b2.GetOrganization() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), (*SecurityRule).Equal) {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ShowTrustPoliciesResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ShowTrustPoliciesResponse) diffAt(o *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ShowTrustPoliciesResponse)
+	}
+	if o == nil {
+		o = new(ShowTrustPoliciesResponse)
+	}
+	c := false
+	if (m.TrustPolicy == nil) != (o.TrustPolicy == nil) || m.TrustPolicy != nil && m.TrustPolicy.diffAt(o.TrustPolicy, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -158,3 +158,39 @@ func RemoveMap[K comparable, V any](dst *map[K]V, src map[K]V) int {
 	}
 	return changed
 }
+
+// ApplyList applies the Add or Remove action a to a list of comparable
+// elements (AddList or RemoveList).
+func ApplyList[T comparable](a Action, dst *[]T, src []T) int {
+	if a == Remove {
+		return RemoveList(dst, src)
+	}
+	return AddList(dst, src)
+}
+
+// ApplyListFunc is ApplyList for elements compared with eq and copied with
+// clone (nil clone: assignment copies).
+func ApplyListFunc[T any](a Action, dst *[]T, src []T, eq func(a, b T) bool, clone func(T) T) int {
+	if a == Remove {
+		return RemoveListFunc(dst, src, eq)
+	}
+	return AddListFunc(dst, src, eq, clone)
+}
+
+// ApplyMap applies the Add or Remove action a to a map of comparable values
+// (AddMap or RemoveMap).
+func ApplyMap[K, V comparable](a Action, dst *map[K]V, src map[K]V) int {
+	if a == Remove {
+		return RemoveMap(dst, src)
+	}
+	return AddMap(dst, src)
+}
+
+// ApplyMapFunc is ApplyMap for values compared with eq and copied with
+// clone (nil clone: assignment copies).
+func ApplyMapFunc[K comparable, V any](a Action, dst *map[K]V, src map[K]V, eq func(a, b V) bool, clone func(V) V) int {
+	if a == Remove {
+		return RemoveMap(dst, src)
+	}
+	return AddMapFunc(dst, src, eq, clone)
+}

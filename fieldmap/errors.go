@@ -59,3 +59,20 @@ func (e *ListActionError) Error() string {
 
 // Is reports whether target is ErrListAction.
 func (e *ListActionError) Is(target error) bool { return target == ErrListAction }
+
+// ErrSchemaMismatch is matched (errors.Is) by every error about a FieldMap
+// bound to the schema of another message.
+var ErrSchemaMismatch = errors.New("field map of another message")
+
+// SchemaMismatchError reports a FieldMap of one message used with another.
+type SchemaMismatchError struct {
+	Want string // full proto name of the message the map was used with
+	Got  string // full proto name of the message the map belongs to
+}
+
+func (e *SchemaMismatchError) Error() string {
+	return fmt.Sprintf("%s: field map belongs to %s", e.Want, e.Got)
+}
+
+// Is reports whether target is ErrSchemaMismatch.
+func (e *SchemaMismatchError) Is(target error) bool { return target == ErrSchemaMismatch }

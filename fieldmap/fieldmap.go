@@ -1,9 +1,12 @@
 package fieldmap
 
 import (
+	"maps"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // Action says how CopyInFields applies a list or map field.
@@ -34,47 +37,49 @@ func (a Action) String() string {
 
 // FieldMap is a set of flags of one message type. The zero value is an empty
 // map with no schema. A FieldMap is not safe for concurrent mutation;
-// concurrent Has calls on an unchanging map are safe.
+// concurrent queries and CopyInFields calls on an unchanging map are safe.
+//
+// A map bound to a Schema (Schema.New, Schema.Parse, the generated
+// New<Msg>FieldMap and DiffFields) keeps its flags as bit sets over the
+// schema's flag numbers, so every query is one lookup of the flag string
+// and one bit test, and generated code queries it by number without any
+// lookup. Flags the schema does not have, and all flags of a map bound to
+// no schema (Of), are kept as strings.
 type FieldMap struct {
 	schema *Schema
-	set    map[string]Action
-	// below counts, for every proper ancestor of a set flag, how many set
-	// flags lie under it, so HasOrHasChild needs no scan.
-	below map[string]int
-	// top has bit n set when a set flag lies at or under top-level field n
-	// (n < 64): most queries about fields nobody flagged end on one bit test
-	// instead of map lookups.
-	top uint64
+
+	// Bit sets over the schema's flags: set holds the flags set; cover
+	// the flags set or below a set flag (Has); below the flags with a set
+	// flag under them (HasChild).
+	set, cover, below []uint64
+	n                 int              // flags in set
+	acts              map[int32]Action // actions other than Replace
+
+	strs strSet // flags outside any schema
+
+	// bound caches the map rebound to the schema of the message
+	// CopyInFields was last called on, for maps of no or another schema
+	// object.
+	bound atomic.Pointer[FieldMap]
+	// small holds the bit sets of small schemas, saving an allocation.
+	small [6]uint64
 }
 
-// topField returns the leading field number of flag when it is below 64.
-func topField(flag string) (uint, bool) {
-	n := uint(0)
-	for i := 0; i < len(flag); i++ {
-		c := flag[i]
-		if c == '.' {
-			return n, i > 0
-		}
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint(c-'0')
-		if n >= 64 {
-			return 0, false
-		}
+// alloc sizes the bit sets to the schema.
+func (fm *FieldMap) alloc() {
+	w := fm.schema.words
+	var buf []uint64
+	if 3*w <= len(fm.small) {
+		buf = fm.small[:3*w]
+	} else {
+		buf = make([]uint64, 3*w)
 	}
-	return n, len(flag) > 0
-}
-
-// untouched reports whether no set flag lies at or under the top-level
-// field of flag, as far as the top bitmask can tell.
-func (fm *FieldMap) untouched(flag string) bool {
-	n, ok := topField(flag)
-	return ok && fm.top&(1<<n) == 0
+	fm.set, fm.cover, fm.below = buf[:w:w], buf[w:2*w:2*w], buf[2*w:]
 }
 
 // Of returns a FieldMap with flags set, bound to no schema. It does not
-// validate: prefer Schema.New or the generated New<Msg>FieldMap.
+// validate: prefer Schema.New or the generated New<Msg>FieldMap. Applied to
+// a message, flags the message does not have select nothing.
 func Of(flags ...string) *FieldMap {
 	fm := &FieldMap{}
 	fm.Set(flags...)
@@ -89,62 +94,81 @@ func (fm *FieldMap) Schema() *Schema {
 	return fm.schema
 }
 
-// Has reports whether flag or any of its ancestors is set.
-func (fm *FieldMap) Has(flag string) bool {
-	if fm == nil || len(fm.set) == 0 || fm.untouched(flag) {
+// lookup returns the number of flag in the map's schema.
+func (fm *FieldMap) lookup(flag string) (int32, bool) {
+	if fm.schema == nil {
+		return 0, false
+	}
+	i, ok := fm.schema.byFlag[flag]
+	return i, ok
+}
+
+func bit(s []uint64, i int32) bool { return s[uint32(i)>>6]&(1<<(uint32(i)&63)) != 0 }
+
+// knownAncestorSet reports whether a flag of the schema above flag (which
+// the schema need not have) is set.
+func (fm *FieldMap) knownAncestorSet(flag string) bool {
+	if fm.n == 0 {
 		return false
 	}
-	for i := 0; i < len(flag); i++ {
+	for i := len(flag) - 1; i > 0; i-- {
 		if flag[i] == '.' {
-			if _, ok := fm.set[flag[:i]]; ok {
-				return true
+			if j, ok := fm.lookup(flag[:i]); ok {
+				return bit(fm.cover, j)
 			}
 		}
 	}
-	_, ok := fm.set[flag]
-	return ok
+	return false
+}
+
+// Has reports whether flag or any of its ancestors is set.
+func (fm *FieldMap) Has(flag string) bool {
+	if fm == nil {
+		return false
+	}
+	if i, ok := fm.lookup(flag); ok {
+		return bit(fm.cover, i)
+	}
+	return fm.strs.has(flag) || fm.knownAncestorSet(flag)
 }
 
 // HasOrHasChild reports whether Has(flag) is true or any descendant of flag
 // is set.
 func (fm *FieldMap) HasOrHasChild(flag string) bool {
-	if fm == nil || len(fm.set) == 0 || fm.untouched(flag) {
+	if fm == nil {
 		return false
 	}
-	if fm.below[flag] > 0 {
-		return true
+	if i, ok := fm.lookup(flag); ok {
+		return bit(fm.cover, i) || bit(fm.below, i) || fm.strs.hasChild(flag)
 	}
-	return fm.Has(flag)
+	return fm.strs.hasOrHasChild(flag) || fm.knownAncestorSet(flag)
 }
 
-// IsSet reports whether flag itself is set. It equals Has(flag) where no
-// ancestor of flag is set: generated code that has already established
-// that (it is below a message flag that Has reported false for) asks this
-// cheaper question.
+// IsSet reports whether flag itself is set.
 func (fm *FieldMap) IsSet(flag string) bool {
-	if fm == nil || len(fm.set) == 0 || fm.untouched(flag) {
+	if fm == nil {
 		return false
 	}
-	_, ok := fm.set[flag]
-	return ok
+	if i, ok := fm.lookup(flag); ok {
+		return bit(fm.set, i)
+	}
+	return fm.strs.isSet(flag)
 }
 
-// IsSetOrHasChild is HasOrHasChild for a flag none of whose ancestors is
-// set (see IsSet).
+// IsSetOrHasChild reports whether flag itself or a descendant of it is set.
 func (fm *FieldMap) IsSetOrHasChild(flag string) bool {
-	if fm == nil || len(fm.set) == 0 || fm.untouched(flag) {
-		return false
-	}
-	if fm.below[flag] > 0 {
-		return true
-	}
-	_, ok := fm.set[flag]
-	return ok
+	return fm.IsSet(flag) || fm.HasChild(flag)
 }
 
 // HasChild reports whether a proper descendant of flag is set.
 func (fm *FieldMap) HasChild(flag string) bool {
-	return fm != nil && len(fm.below) > 0 && !fm.untouched(flag) && fm.below[flag] > 0
+	if fm == nil {
+		return false
+	}
+	if i, ok := fm.lookup(flag); ok && bit(fm.below, i) {
+		return true
+	}
+	return fm.strs.hasChild(flag)
 }
 
 // ListAction returns the action set on flag, or Replace when flag itself is
@@ -153,8 +177,38 @@ func (fm *FieldMap) ListAction(flag string) Action {
 	if fm == nil {
 		return Replace
 	}
-	return fm.set[flag]
+	if i, ok := fm.lookup(flag); ok {
+		return fm.acts[i]
+	}
+	return fm.strs.set[flag]
 }
+
+// HasAt reports whether flag number i of the map's schema or an ancestor of
+// it is set. Generated code calls it with numbers of the schema the map is
+// bound to (see Bind).
+func (fm *FieldMap) HasAt(i int) bool { return bit(fm.cover, int32(i)) }
+
+// HasChildAt reports whether a flag below flag number i is set.
+func (fm *FieldMap) HasChildAt(i int) bool { return bit(fm.below, int32(i)) }
+
+// HasOrHasChildAt is HasAt(i) || HasChildAt(i).
+func (fm *FieldMap) HasOrHasChildAt(i int) bool {
+	w, b := uint32(i)>>6, uint64(1)<<(uint32(i)&63)
+	return (fm.cover[w]|fm.below[w])&b != 0
+}
+
+// ListActionAt returns the list action CopyInFields applies to flag number
+// i: the action set on it where the schema allows one, else Replace.
+func (fm *FieldMap) ListActionAt(i int) Action {
+	if len(fm.acts) == 0 || !fm.schema.fields[i].ListActions {
+		return Replace
+	}
+	return fm.acts[int32(i)]
+}
+
+// SetAt sets flag number i of the map's schema. Generated DiffFields calls
+// it.
+func (fm *FieldMap) SetAt(i int) { fm.setID(int32(i), Replace) }
 
 // Set adds flags with the Replace action. It does not validate them; use
 // Schema.Check (or the generated ValidateFields) before trusting a map built
@@ -168,24 +222,54 @@ func (fm *FieldMap) Set(flags ...string) {
 // SetAction adds flag with a list action, or changes the action of a set
 // flag.
 func (fm *FieldMap) SetAction(flag string, act Action) {
-	if fm.set == nil {
-		fm.set = make(map[string]Action)
-	}
-	if _, ok := fm.set[flag]; ok {
-		fm.set[flag] = act
+	if i, ok := fm.lookup(flag); ok {
+		fm.setID(i, act)
 		return
 	}
-	fm.set[flag] = act
-	if n, ok := topField(flag); ok {
-		fm.top |= 1 << n
-	}
-	for i := 0; i < len(flag); i++ {
-		if flag[i] == '.' {
-			if fm.below == nil {
-				fm.below = make(map[string]int)
-			}
-			fm.below[flag[:i]]++
+	fm.bound.Store(nil)
+	fm.strs.setAction(flag, act)
+}
+
+// setID sets flag number i of the schema with act.
+func (fm *FieldMap) setID(i int32, act Action) {
+	fm.bound.Store(nil)
+	if act != Replace {
+		if fm.acts == nil {
+			fm.acts = make(map[int32]Action)
 		}
+		fm.acts[i] = act
+	} else if fm.acts != nil {
+		delete(fm.acts, i)
+	}
+	w, b := uint32(i)>>6, uint64(1)<<(uint32(i)&63)
+	if fm.set[w]&b != 0 {
+		return
+	}
+	fm.set[w] |= b
+	fm.n++
+	fm.mark(i)
+}
+
+// mark updates cover and below for a newly set flag i.
+func (fm *FieldMap) mark(i int32) {
+	s := fm.schema
+	fillBits(fm.cover, i, s.end[i])
+	for p := s.parent[i]; p >= 0 && !bit(fm.below, p); p = s.parent[p] {
+		fm.below[uint32(p)>>6] |= 1 << (uint32(p) & 63)
+	}
+}
+
+// fillBits sets bits [lo, hi) of s.
+func fillBits(s []uint64, lo, hi int32) {
+	for lo < hi {
+		w, off := uint32(lo)>>6, uint32(lo)&63
+		n := min(uint32(hi-lo), 64-off)
+		mask := ^uint64(0)
+		if n < 64 {
+			mask = (uint64(1)<<n - 1) << off
+		}
+		s[w] |= mask
+		lo += int32(n)
 	}
 }
 
@@ -195,27 +279,31 @@ func (fm *FieldMap) Clear(flags ...string) {
 	if fm == nil {
 		return
 	}
+	fm.bound.Store(nil)
+	dirty := false
 	for _, flag := range flags {
-		if _, ok := fm.set[flag]; !ok {
+		i, ok := fm.lookup(flag)
+		if !ok {
+			fm.strs.clear(flag)
 			continue
 		}
-		delete(fm.set, flag)
-		for i := 0; i < len(flag); i++ {
-			if flag[i] == '.' {
-				p := flag[:i]
-				if fm.below[p]--; fm.below[p] <= 0 {
-					delete(fm.below, p)
-				}
-			}
+		w, b := uint32(i)>>6, uint64(1)<<(uint32(i)&63)
+		if fm.set[w]&b == 0 {
+			continue
 		}
-		if n, ok := topField(flag); ok {
-			root := flag
-			if i := strings.IndexByte(flag, '.'); i >= 0 {
-				root = flag[:i]
-			}
-			if _, set := fm.set[root]; !set && fm.below[root] == 0 {
-				fm.top &^= 1 << n
-			}
+		fm.set[w] &^= b
+		fm.n--
+		delete(fm.acts, i)
+		dirty = true
+	}
+	if !dirty {
+		return
+	}
+	clear(fm.cover)
+	clear(fm.below)
+	for i := range fm.schema.fields {
+		if bit(fm.set, int32(i)) {
+			fm.mark(int32(i))
 		}
 	}
 }
@@ -225,7 +313,7 @@ func (fm *FieldMap) Count() int {
 	if fm == nil {
 		return 0
 	}
-	return len(fm.set)
+	return fm.n + len(fm.strs.set)
 }
 
 // Fields returns the set flags, sorted by field number at each level
@@ -234,11 +322,22 @@ func (fm *FieldMap) Fields() []string {
 	if fm == nil {
 		return nil
 	}
-	out := make([]string, 0, len(fm.set))
-	for f := range fm.set {
-		out = append(out, f)
+	out := make([]string, 0, fm.Count())
+	if fm.n > 0 {
+		for w, word := range fm.set {
+			for word != 0 {
+				i := w*64 + bits.TrailingZeros64(word)
+				out = append(out, fm.schema.fields[i].Flag)
+				word &= word - 1
+			}
+		}
 	}
-	slices.SortFunc(out, CompareFlags)
+	if len(fm.strs.set) > 0 {
+		for f := range fm.strs.set {
+			out = append(out, f)
+		}
+		slices.SortFunc(out, CompareFlags)
+	}
 	return out
 }
 
@@ -247,9 +346,18 @@ func (fm *FieldMap) Clone() *FieldMap {
 	if fm == nil {
 		return nil
 	}
-	c := &FieldMap{schema: fm.schema}
-	for f, a := range fm.set {
-		c.SetAction(f, a)
+	c := &FieldMap{schema: fm.schema, n: fm.n}
+	if fm.schema != nil {
+		c.alloc()
+		copy(c.set, fm.set)
+		copy(c.cover, fm.cover)
+		copy(c.below, fm.below)
+	}
+	if len(fm.acts) > 0 {
+		c.acts = maps.Clone(fm.acts)
+	}
+	for f, a := range fm.strs.set {
+		c.strs.setAction(f, a)
 	}
 	return c
 }
@@ -263,7 +371,7 @@ func (fm *FieldMap) String() string {
 			b.WriteByte(' ')
 		}
 		b.WriteString(f)
-		if a := fm.set[f]; a != Replace {
+		if a := fm.ListAction(f); a != Replace {
 			b.WriteByte(':')
 			b.WriteString(a.String())
 		}
@@ -297,4 +405,18 @@ func CompareFlags(a, b string) int {
 		}
 		a, b = ra, rb
 	}
+}
+
+// Windows returns the bits of flags at to at+63 of the map's schema: cover
+// (the flag or an ancestor is set, HasAt) and below (a flag under it is
+// set, HasChildAt). Generated code reads the flags of a message's own
+// fields from them with register operations.
+func (fm *FieldMap) Windows(at int) (cover, below uint64) {
+	w, off := uint(at)>>6, uint(at)&63
+	cover, below = fm.cover[w]>>off, fm.below[w]>>off
+	if off != 0 && w+1 < uint(len(fm.cover)) {
+		cover |= fm.cover[w+1] << (64 - off)
+		below |= fm.below[w+1] << (64 - off)
+	}
+	return cover, below
 }

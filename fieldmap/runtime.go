@@ -22,8 +22,9 @@ type Cloner[T any] interface{ Clone() T }
 type Equaler[T any] interface{ Equal(T) bool }
 
 // Clone deep-copies m: through its generated Clone method when it has one,
-// a direct copy for the well-known types, else proto.Clone. A nil m gives a
-// nil result.
+// a direct copy for the well-known types, else by reflection (not
+// proto.Clone, which drops -0 from implicit-presence floats, so that its
+// copy is not always proto.Equal to m). A nil m gives a nil result.
 func Clone[T proto.Message](m T) T {
 	switch v := any(m).(type) {
 	case Cloner[T]:
@@ -67,7 +68,7 @@ func Clone[T proto.Message](m T) T {
 		var zero T
 		return zero
 	}
-	return proto.Clone(m).(T)
+	return cloneReflect(m.ProtoReflect()).Interface().(T)
 }
 
 // Equal reports whether a and b are equal under proto.Equal's rules: through

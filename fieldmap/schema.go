@@ -2,7 +2,9 @@ package fieldmap
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // Kind says how CopyInFields treats the field a flag names.
@@ -43,38 +45,127 @@ type Field struct {
 	// units CopyInFields copies (everything but message fields with flags
 	// below them, and flags under a list or map, which belong to it).
 	Leaf bool
-	// ListActions is true on list and map flags whose message enables the
-	// add and remove list actions.
+	// ListActions is true on list and map flags, not under another list,
+	// whose message enables the add and remove list actions.
 	ListActions bool
 }
 
-// Schema is the set of flags one message type has. Generated code builds one
-// per message; it is immutable and safe for concurrent use.
-type Schema struct {
-	message string
-	fields  []Field
-	byFlag  map[string]int
-	byPath  map[string]int
-	leaves  []string
+// Shape is the layout of the fields of one message type at one place of a
+// flag tree: generated code declares one per message type (and one per
+// place where recursion stops make the layout differ) and builds the Schema
+// of a top-level message from its Shape, so that the size of generated code
+// grows with the number of message types, not with the number of flags.
+type Shape struct {
+	Fields []ShapeField // by field number
 }
 
-// NewSchema builds the schema of the message with the given full proto name.
-// Generated code calls it; fields must be in flag order.
+// ShapeField is one field of a Shape.
+type ShapeField struct {
+	Number int32
+	Name   string
+	Kind   Kind
+	// Sub is the layout below the field: set on message fields and lists of
+	// messages that have flags below them, nil elsewhere.
+	Sub *Shape
+}
+
+// Schema is the set of flags one message type has. Generated code builds one
+// per message; it is immutable and safe for concurrent use. Flags are
+// numbered in flag order (depth first, children by field number), so the
+// flags below a flag follow it: generated code addresses them by number.
+type Schema struct {
+	message string
+
+	once        sync.Once
+	shape       *Shape // flattened on first use when set
+	listActions bool
+
+	fields []Field
+	byFlag map[string]int32
+	byPath map[string]int32
+	leaves []string
+	end    []int32 // end[i]: one past the last flag below flag i
+	parent []int32 // parent[i]: the flag above flag i, or -1
+	words  int     // uint64 words of one bit set over the flags
+}
+
+// NewSchema builds the schema of the message with the given full proto name
+// from its flags, which must be in flag order (parents before children,
+// children by field number).
 func NewSchema(message string, fields []Field) *Schema {
-	s := &Schema{
-		message: message,
-		fields:  fields,
-		byFlag:  make(map[string]int, len(fields)),
-		byPath:  make(map[string]int, len(fields)),
+	s := &Schema{message: message, fields: fields}
+	s.once.Do(s.index)
+	return s
+}
+
+// NewShapeSchema builds the schema of the message with the given full proto
+// name from its Shape; listActions is the message's list_actions option.
+// The flags are computed on first use. Generated code calls it.
+func NewShapeSchema(message string, shape *Shape, listActions bool) *Schema {
+	return &Schema{message: message, shape: shape, listActions: listActions}
+}
+
+// load computes the flags of a shape schema, once.
+func (s *Schema) load() {
+	s.once.Do(func() {
+		if s.shape != nil {
+			s.flatten(s.shape, "", "", false)
+		}
+		s.index()
+	})
+}
+
+func (s *Schema) flatten(sh *Shape, flagPrefix, pathPrefix string, underList bool) {
+	for _, f := range sh.Fields {
+		flag := flagPrefix + strconv.Itoa(int(f.Number))
+		path := pathPrefix + f.Name
+		list := f.Kind == KindList || f.Kind == KindMap
+		s.fields = append(s.fields, Field{
+			Flag:        flag,
+			Path:        path,
+			Kind:        f.Kind,
+			Leaf:        f.Kind != KindMessage && !underList,
+			ListActions: s.listActions && list && !underList,
+		})
+		if f.Sub != nil {
+			s.flatten(f.Sub, flag+".", path+".", underList || f.Kind == KindList)
+		}
 	}
-	for i, f := range fields {
-		s.byFlag[f.Flag] = i
-		s.byPath[f.Path] = i
+}
+
+// index builds the lookup tables of s.fields.
+func (s *Schema) index() {
+	n := len(s.fields)
+	s.byFlag = make(map[string]int32, n)
+	s.byPath = make(map[string]int32, n)
+	s.end = make([]int32, n)
+	s.parent = make([]int32, n)
+	s.words = (n + 63) / 64
+	var stack []int32 // open ancestors of the flag being indexed
+	for i, f := range s.fields {
+		s.byFlag[f.Flag] = int32(i)
+		s.byPath[f.Path] = int32(i)
 		if f.Leaf {
 			s.leaves = append(s.leaves, f.Flag)
 		}
+		for len(stack) > 0 && !isBelow(f.Flag, s.fields[stack[len(stack)-1]].Flag) {
+			s.end[stack[len(stack)-1]] = int32(i)
+			stack = stack[:len(stack)-1]
+		}
+		s.parent[i] = -1
+		if len(stack) > 0 {
+			s.parent[i] = stack[len(stack)-1]
+		}
+		stack = append(stack, int32(i))
 	}
-	return s
+	for _, j := range stack {
+		s.end[j] = int32(n)
+	}
+}
+
+// isBelow reports whether flag is a proper descendant of anc.
+func isBelow(flag, anc string) bool {
+	return len(flag) > len(anc) && flag[len(anc)] == '.' && flag[:len(anc)] == anc
 }
 
 // Message returns the full proto name of the message.
@@ -82,25 +173,45 @@ func (s *Schema) Message() string { return s.message }
 
 // Fields returns every flag of the message, in flag order. The slice must not
 // be modified.
-func (s *Schema) Fields() []Field { return s.fields }
+func (s *Schema) Fields() []Field {
+	s.load()
+	return s.fields
+}
 
 // Leaves returns the leaf flags (<Msg>AllFields). The slice must not be
 // modified.
-func (s *Schema) Leaves() []string { return s.leaves }
+func (s *Schema) Leaves() []string {
+	s.load()
+	return s.leaves
+}
+
+// Len returns how many flags the message has.
+func (s *Schema) Len() int {
+	s.load()
+	return len(s.fields)
+}
 
 // Lookup returns the field a flag names.
 func (s *Schema) Lookup(flag string) (Field, bool) {
-	i, ok := s.byFlag[flag]
+	i, ok := s.id(flag)
 	if !ok {
 		return Field{}, false
 	}
 	return s.fields[i], true
 }
 
+// id returns the number of flag in the schema.
+func (s *Schema) id(flag string) (int32, bool) {
+	s.load()
+	i, ok := s.byFlag[flag]
+	return i, ok
+}
+
 // FlagOf returns the flag of a dot-joined proto field name path
 // ("status.task_name"), so that tools can accept names from people and store
 // numbers.
 func (s *Schema) FlagOf(path string) (string, error) {
+	s.load()
 	i, ok := s.byPath[path]
 	if !ok {
 		return "", &UnknownFieldError{Message: s.message, Flag: path}
@@ -109,37 +220,61 @@ func (s *Schema) FlagOf(path string) (string, error) {
 }
 
 // Check returns an error naming the first flag of fm (in Fields order) that
-// the message does not have, or a list action set where it is not allowed.
-// A nil fm is valid.
+// the message does not have, or a list action set where it is not allowed
+// or would have no effect. A nil fm is valid; a fm bound to the schema of
+// another message is an error.
 func (s *Schema) Check(fm *FieldMap) error {
 	if fm == nil {
 		return nil
 	}
+	if fs := fm.schema; fs != nil && fs != s && fs.message != s.message {
+		return &SchemaMismatchError{Want: s.message, Got: fs.message}
+	}
 	for _, flag := range fm.Fields() {
-		f, ok := s.Lookup(flag)
+		i, ok := s.id(flag)
 		if !ok {
 			return &UnknownFieldError{Message: s.message, Flag: flag}
 		}
-		act := fm.set[flag]
+		act := fm.ListAction(flag)
 		if act == Replace {
 			continue
 		}
-		switch {
-		case f.Kind != KindList && f.Kind != KindMap:
-			return &ListActionError{Message: s.message, Flag: flag, Action: act,
-				Reason: fmt.Sprintf("field %s is not a repeated or map field", f.Path)}
-		case !f.ListActions:
-			return &ListActionError{Message: s.message, Flag: flag, Action: act,
-				Reason: "message does not enable list actions (option (edgekit.options.v1.message).list_actions)"}
+		if reason := s.actionProblem(fm, i); reason != "" {
+			return &ListActionError{Message: s.message, Flag: flag, Action: act, Reason: reason}
 		}
 	}
 	return nil
 }
 
+// actionProblem explains why a list action cannot be set on flag i of a
+// map, or returns "".
+func (s *Schema) actionProblem(fm *FieldMap, i int32) string {
+	f := s.fields[i]
+	if f.Kind != KindList && f.Kind != KindMap {
+		return fmt.Sprintf("field %s is not a repeated or map field", f.Path)
+	}
+	for p := s.parent[i]; p >= 0; p = s.parent[p] {
+		if s.fields[p].Kind == KindList {
+			return fmt.Sprintf("the flag lies under list %s (%s), which is copied as one unit: set the action on %s",
+				s.fields[p].Flag, s.fields[p].Path, s.fields[p].Flag)
+		}
+	}
+	for p := s.parent[i]; p >= 0; p = s.parent[p] {
+		if fm.IsSet(s.fields[p].Flag) {
+			return fmt.Sprintf("its ancestor %s (%s) is set, which copies the whole sub-message: clear it or drop the action",
+				s.fields[p].Flag, s.fields[p].Path)
+		}
+	}
+	if !f.ListActions {
+		return "message does not enable list actions (option (edgekit.options.v1.message).list_actions)"
+	}
+	return ""
+}
+
 // Parse builds a FieldMap from flags, each either a flag ("11.3") or a
 // dot-joined field name path ("status.task_name"). An element may end in
 // ":add" or ":remove" to set a list action. The error names the first
-// element the message does not have.
+// element the message does not have, or a list action it cannot take.
 func (s *Schema) Parse(elems ...string) (*FieldMap, error) {
 	fm := s.NewFieldMap()
 	for _, e := range elems {
@@ -147,13 +282,15 @@ func (s *Schema) Parse(elems ...string) (*FieldMap, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.message, err)
 		}
-		flag := name
-		if _, ok := s.byFlag[name]; !ok {
-			if flag, err = s.FlagOf(name); err != nil {
-				return nil, err
+		i, ok := s.id(name)
+		if !ok {
+			j, found := s.byPath[name]
+			if !found {
+				return nil, &UnknownFieldError{Message: s.message, Flag: name}
 			}
+			i = j
 		}
-		fm.SetAction(flag, act)
+		fm.setID(i, act)
 	}
 	if err := s.Check(fm); err != nil {
 		return nil, err
@@ -182,22 +319,30 @@ func splitAction(e string) (string, Action, error) {
 func (s *Schema) New(flags ...string) (*FieldMap, error) {
 	fm := s.NewFieldMap()
 	for _, f := range flags {
-		if _, ok := s.byFlag[f]; !ok {
+		i, ok := s.id(f)
+		if !ok {
 			return nil, &UnknownFieldError{Message: s.message, Flag: f}
 		}
-		fm.Set(f)
+		fm.setID(i, Replace)
 	}
 	return fm, nil
 }
 
 // NewFieldMap returns an empty FieldMap bound to the schema.
 func (s *Schema) NewFieldMap() *FieldMap {
-	return &FieldMap{schema: s}
+	s.load()
+	fm := &FieldMap{schema: s}
+	fm.alloc()
+	return fm
 }
 
 // All returns a FieldMap with every leaf flag set.
 func (s *Schema) All() *FieldMap {
 	fm := s.NewFieldMap()
-	fm.Set(s.leaves...)
+	for i, f := range s.fields {
+		if f.Leaf {
+			fm.setID(int32(i), Replace)
+		}
+	}
 	return fm
 }

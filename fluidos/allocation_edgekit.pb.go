@@ -8,6 +8,7 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -21,19 +22,17 @@ const (
 	AllocationStatusFieldLastUpdateTime = "3" // last_update_time
 )
 
+var _AllocationStatus_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state"},
+	{Number: 2, Name: "message"},
+	{Number: 3, Name: "last_update_time"},
+}}
+
+var _AllocationStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AllocationStatus", _AllocationStatus_shape, false)
+
 // AllocationStatusAllFields lists the leaf flags of AllocationStatus: together they
 // select every field.
-var AllocationStatusAllFields = []string{
-	AllocationStatusFieldState,
-	AllocationStatusFieldMessage,
-	AllocationStatusFieldLastUpdateTime,
-}
-
-var _AllocationStatus_fieldSchema = fieldmap.NewSchema("fluidos.v1.AllocationStatus", []fieldmap.Field{
-	{Flag: "1", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "last_update_time", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var AllocationStatusAllFields = slices.Clone(_AllocationStatus_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AllocationStatus.
 func (*AllocationStatus) FieldSchema() *fieldmap.Schema { return _AllocationStatus_fieldSchema }
@@ -55,26 +54,18 @@ const (
 	AllocationFieldStatusLastUpdateTime = "4.3" // status.last_update_time
 )
 
+var _Allocation_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "contract_id"},
+	{Number: 3, Name: "forwarding"},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _AllocationStatus_shape},
+}}
+
+var _Allocation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Allocation", _Allocation_shape, false)
+
 // AllocationAllFields lists the leaf flags of Allocation: together they
 // select every field.
-var AllocationAllFields = []string{
-	AllocationFieldId,
-	AllocationFieldContractId,
-	AllocationFieldForwarding,
-	AllocationFieldStatusState,
-	AllocationFieldStatusMessage,
-	AllocationFieldStatusLastUpdateTime,
-}
-
-var _Allocation_fieldSchema = fieldmap.NewSchema("fluidos.v1.Allocation", []fieldmap.Field{
-	{Flag: "1", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "contract_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "forwarding", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "status.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "status.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3", Path: "status.last_update_time", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var AllocationAllFields = slices.Clone(_Allocation_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Allocation.
 func (*Allocation) FieldSchema() *fieldmap.Schema { return _Allocation_fieldSchema }
@@ -147,7 +138,7 @@ func (m *AllocationStatus) Equal(o *AllocationStatus) bool {
 	if !fieldmap.EqualTimestamp(m.LastUpdateTime, o.LastUpdateTime) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -172,7 +163,7 @@ func (m *Allocation) Equal(o *Allocation) bool {
 	if !m.Status.Equal(o.Status) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -184,29 +175,38 @@ func (m *Allocation) Equal(o *Allocation) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: AllocationStatus does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// AllocationStatus or bound to no schema: a map of another message panics.
 func (m *AllocationStatus) CopyInFields(src *AllocationStatus, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_AllocationStatus_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AllocationStatus being number at of fm's schema.
+func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(AllocationStatus)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
 	}
-	if fm.Has("2") {
-		if m.Message != src.GetMessage() {
-			m.Message = src.GetMessage()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Message != src.Message {
+		m.Message = src.Message
+		n++
 	}
-	if fm.Has("3") {
-		if !fieldmap.Equal(m.LastUpdateTime, src.GetLastUpdateTime()) {
-			m.LastUpdateTime = fieldmap.Clone(src.GetLastUpdateTime())
-			n++
-		}
+	if cw&(1<<2) != 0 && !fieldmap.Equal(m.LastUpdateTime, src.LastUpdateTime) {
+		m.LastUpdateTime = fieldmap.Clone(src.LastUpdateTime)
+		n++
 	}
 	return n
 }
@@ -220,60 +220,51 @@ func (m *AllocationStatus) CopyInFields(src *AllocationStatus, fm *fieldmap.Fiel
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Allocation does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Allocation or bound to no schema: a map of another message panics.
 func (m *Allocation) CopyInFields(src *Allocation, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Allocation_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Allocation being number at of fm's schema.
+func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Allocation)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Id != src.GetId() {
-			m.Id = src.GetId()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
-	if fm.Has("2") {
-		if m.ContractId != src.GetContractId() {
-			m.ContractId = src.GetContractId()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.ContractId != src.ContractId {
+		m.ContractId = src.ContractId
+		n++
 	}
-	if fm.Has("3") {
-		if m.Forwarding != src.GetForwarding() {
-			m.Forwarding = src.GetForwarding()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Forwarding != src.Forwarding {
+		m.Forwarding = src.Forwarding
+		n++
 	}
-	if fm.Has("4") {
-		if !m.Status.Equal(src.GetStatus()) {
-			m.Status = src.GetStatus().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.Status.Equal(src.Status) {
+			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &AllocationStatus{}
-				m.Status = d1
+	} else if bw&(1<<3) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(AllocationStatus)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("4.2") {
-				if d1.Message != s1.GetMessage() {
-					d1.Message = s1.GetMessage()
-					n++
-				}
-			}
-			if fm.IsSet("4.3") {
-				if !fieldmap.Equal(d1.LastUpdateTime, s1.GetLastUpdateTime()) {
-					d1.LastUpdateTime = fieldmap.Clone(s1.GetLastUpdateTime())
-					n++
-				}
-			}
+			n += m.Status.copyInAt(src.Status, fm, at+4)
 		}
 	}
 	return n
@@ -286,16 +277,34 @@ func (m *Allocation) CopyInFields(src *Allocation, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *AllocationStatus) DiffFields(o *AllocationStatus) *fieldmap.FieldMap {
 	fm := _AllocationStatus_fieldSchema.NewFieldMap()
-	if m.GetState() != o.GetState() {
-		fm.Set("1")
-	}
-	if m.GetMessage() != o.GetMessage() {
-		fm.Set("2")
-	}
-	if !fieldmap.Equal(m.GetLastUpdateTime(), o.GetLastUpdateTime()) {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// AllocationStatus being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *AllocationStatus) diffAt(o *AllocationStatus, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(AllocationStatus)
+	}
+	if o == nil {
+		o = new(AllocationStatus)
+	}
+	c := false
+	if m.State != o.State {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Message != o.Message {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.Equal(m.LastUpdateTime, o.LastUpdateTime) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -305,36 +314,38 @@ func (m *AllocationStatus) DiffFields(o *AllocationStatus) *fieldmap.FieldMap {
 // compared.
 func (m *Allocation) DiffFields(o *Allocation) *fieldmap.FieldMap {
 	fm := _Allocation_fieldSchema.NewFieldMap()
-	if m.GetId() != o.GetId() {
-		fm.Set("1")
-	}
-	if m.GetContractId() != o.GetContractId() {
-		fm.Set("2")
-	}
-	if m.GetForwarding() != o.GetForwarding() {
-		fm.Set("3")
-	}
-	if a1, b1 := m.GetStatus(), o.GetStatus(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetState() != b1.GetState() {
-			fm.Set("4.1")
-			c1 = true
-		}
-		if a1.GetMessage() != b1.GetMessage() {
-			fm.Set("4.2")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetLastUpdateTime(), b1.GetLastUpdateTime()) {
-			fm.Set("4.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Allocation being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Allocation) diffAt(o *Allocation, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Allocation)
+	}
+	if o == nil {
+		o = new(Allocation)
+	}
+	c := false
+	if m.Id != o.Id {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.ContractId != o.ContractId {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Forwarding != o.Forwarding {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -27,29 +27,22 @@ const (
 	ConfigParameterFieldDescription  = "8" // description
 )
 
+var _ConfigParameter_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "required"},
+	{Number: 4, Name: "default_value"},
+	{Number: 5, Name: "minimum"},
+	{Number: 6, Name: "maximum"},
+	{Number: 7, Name: "pattern"},
+	{Number: 8, Name: "description"},
+}}
+
+var _ConfigParameter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ConfigParameter", _ConfigParameter_shape, false)
+
 // ConfigParameterAllFields lists the leaf flags of ConfigParameter: together they
 // select every field.
-var ConfigParameterAllFields = []string{
-	ConfigParameterFieldName,
-	ConfigParameterFieldType,
-	ConfigParameterFieldRequired,
-	ConfigParameterFieldDefaultValue,
-	ConfigParameterFieldMinimum,
-	ConfigParameterFieldMaximum,
-	ConfigParameterFieldPattern,
-	ConfigParameterFieldDescription,
-}
-
-var _ConfigParameter_fieldSchema = fieldmap.NewSchema("fluidos.v1.ConfigParameter", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "required", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "default_value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "minimum", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "maximum", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "pattern", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "description", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ConfigParameterAllFields = slices.Clone(_ConfigParameter_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ConfigParameter.
 func (*ConfigParameter) FieldSchema() *fieldmap.Schema { return _ConfigParameter_fieldSchema }
@@ -73,23 +66,15 @@ const (
 	ConfigurationSchemaFieldParametersDescription  = "1.8" // parameters.description
 )
 
+var _ConfigurationSchema_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _ConfigParameter_shape},
+}}
+
+var _ConfigurationSchema_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ConfigurationSchema", _ConfigurationSchema_shape, false)
+
 // ConfigurationSchemaAllFields lists the leaf flags of ConfigurationSchema: together they
 // select every field.
-var ConfigurationSchemaAllFields = []string{
-	ConfigurationSchemaFieldParameters,
-}
-
-var _ConfigurationSchema_fieldSchema = fieldmap.NewSchema("fluidos.v1.ConfigurationSchema", []fieldmap.Field{
-	{Flag: "1", Path: "parameters", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.1", Path: "parameters.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2", Path: "parameters.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.3", Path: "parameters.required", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.4", Path: "parameters.default_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.5", Path: "parameters.minimum", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.6", Path: "parameters.maximum", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.7", Path: "parameters.pattern", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8", Path: "parameters.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var ConfigurationSchemaAllFields = slices.Clone(_ConfigurationSchema_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ConfigurationSchema.
 func (*ConfigurationSchema) FieldSchema() *fieldmap.Schema { return _ConfigurationSchema_fieldSchema }
@@ -106,17 +91,16 @@ const (
 	ServiceTemplateFieldBody = "2" // body
 )
 
+var _ServiceTemplate_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "body"},
+}}
+
+var _ServiceTemplate_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceTemplate", _ServiceTemplate_shape, false)
+
 // ServiceTemplateAllFields lists the leaf flags of ServiceTemplate: together they
 // select every field.
-var ServiceTemplateAllFields = []string{
-	ServiceTemplateFieldName,
-	ServiceTemplateFieldBody,
-}
-
-var _ServiceTemplate_fieldSchema = fieldmap.NewSchema("fluidos.v1.ServiceTemplate", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "body", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ServiceTemplateAllFields = slices.Clone(_ServiceTemplate_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ServiceTemplate.
 func (*ServiceTemplate) FieldSchema() *fieldmap.Schema { return _ServiceTemplate_fieldSchema }
@@ -156,51 +140,31 @@ const (
 	ServiceBlueprintFieldCreatedAt                                 = "10"    // created_at
 )
 
+var _File_fluidos_v1_blueprint_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain"},
+	{Number: 2, Name: "node_id"},
+	{Number: 3, Name: "ip"},
+	{Number: 4, Name: "local_namespace"},
+}}
+
+var _ServiceBlueprint_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "description"},
+	{Number: 4, Name: "category"},
+	{Number: 5, Name: "tags", Kind: fieldmap.KindList},
+	{Number: 6, Name: "hosting_policies", Kind: fieldmap.KindList},
+	{Number: 7, Name: "templates", Kind: fieldmap.KindList, Sub: _ServiceTemplate_shape},
+	{Number: 8, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _ConfigurationSchema_shape},
+	{Number: 9, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_NodeIdentity1rjjozc_shape},
+	{Number: 10, Name: "created_at"},
+}}
+
+var _ServiceBlueprint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceBlueprint", _ServiceBlueprint_shape, false)
+
 // ServiceBlueprintAllFields lists the leaf flags of ServiceBlueprint: together they
 // select every field.
-var ServiceBlueprintAllFields = []string{
-	ServiceBlueprintFieldId,
-	ServiceBlueprintFieldName,
-	ServiceBlueprintFieldDescription,
-	ServiceBlueprintFieldCategory,
-	ServiceBlueprintFieldTags,
-	ServiceBlueprintFieldHostingPolicies,
-	ServiceBlueprintFieldTemplates,
-	ServiceBlueprintFieldConfigurationSchemaParameters,
-	ServiceBlueprintFieldOwnerDomain,
-	ServiceBlueprintFieldOwnerNodeId,
-	ServiceBlueprintFieldOwnerIp,
-	ServiceBlueprintFieldOwnerLocalNamespace,
-	ServiceBlueprintFieldCreatedAt,
-}
-
-var _ServiceBlueprint_fieldSchema = fieldmap.NewSchema("fluidos.v1.ServiceBlueprint", []fieldmap.Field{
-	{Flag: "1", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "description", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "category", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "tags", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "hosting_policies", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "templates", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "7.1", Path: "templates.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.2", Path: "templates.body", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8", Path: "configuration_schema", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "8.1", Path: "configuration_schema.parameters", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "8.1.1", Path: "configuration_schema.parameters.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.1.2", Path: "configuration_schema.parameters.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.1.3", Path: "configuration_schema.parameters.required", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.1.4", Path: "configuration_schema.parameters.default_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.1.5", Path: "configuration_schema.parameters.minimum", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.1.6", Path: "configuration_schema.parameters.maximum", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.1.7", Path: "configuration_schema.parameters.pattern", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.1.8", Path: "configuration_schema.parameters.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9", Path: "owner", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "9.1", Path: "owner.domain", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.2", Path: "owner.node_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.3", Path: "owner.ip", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.4", Path: "owner.local_namespace", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ServiceBlueprintAllFields = slices.Clone(_ServiceBlueprint_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ServiceBlueprint.
 func (*ServiceBlueprint) FieldSchema() *fieldmap.Schema { return _ServiceBlueprint_fieldSchema }
@@ -370,7 +334,7 @@ func (m *ConfigParameter) Equal(o *ConfigParameter) bool {
 	if m.Description != o.Description {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -383,10 +347,15 @@ func (m *ConfigurationSchema) Equal(o *ConfigurationSchema) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualMessageListFunc(m.Parameters, o.Parameters, (*ConfigParameter).Equal) {
+	if len(m.Parameters) != len(o.Parameters) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.Parameters {
+		if y := o.Parameters[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ConfigParameter).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -405,7 +374,7 @@ func (m *ServiceTemplate) Equal(o *ServiceTemplate) bool {
 	if m.Body != o.Body {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -436,8 +405,13 @@ func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 	if !slices.Equal(m.HostingPolicies, o.HostingPolicies) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Templates, o.Templates, (*ServiceTemplate).Equal) {
+	if len(m.Templates) != len(o.Templates) {
 		return false
+	}
+	for i, x := range m.Templates {
+		if y := o.Templates[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ServiceTemplate).Equal) {
+			return false
+		}
 	}
 	if !m.ConfigurationSchema.Equal(o.ConfigurationSchema) {
 		return false
@@ -448,7 +422,7 @@ func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -460,93 +434,81 @@ func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ConfigParameter does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ConfigParameter or bound to no schema: a map of another message panics.
 func (m *ConfigParameter) CopyInFields(src *ConfigParameter, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ConfigParameter_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _ConfigParameter_ptrs holds the explicit-presence scalars CopyInFields sets in a ConfigParameter.
+type _ConfigParameter_ptrs struct {
+	f5 float64
+	f6 float64
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ConfigParameter being number at of fm's schema.
+func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ConfigParameter)
+	}
 	n := 0
-	var pb0 *struct {
-		f5 float64
-		f6 float64
+	var pb *_ConfigParameter_ptrs
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
 	}
-	if fm.Has("2") {
-		if m.Type != src.GetType() {
-			m.Type = src.GetType()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Required != src.Required {
+		m.Required = src.Required
+		n++
 	}
-	if fm.Has("3") {
-		if m.Required != src.GetRequired() {
-			m.Required = src.GetRequired()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.DefaultValue != src.DefaultValue {
+		m.DefaultValue = src.DefaultValue
+		n++
 	}
-	if fm.Has("4") {
-		if m.DefaultValue != src.GetDefaultValue() {
-			m.DefaultValue = src.GetDefaultValue()
-			n++
-		}
-	}
-	if fm.Has("5") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.Minimum
-		}
-		if !fieldmap.SamePtrFloat64(m.Minimum, sv0) {
-			if sv0 == nil {
-				m.Minimum = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f5 float64
-						f6 float64
-					})
-				}
-				pb0.f5 = *sv0
-				m.Minimum = &pb0.f5
+	if cw&(1<<4) != 0 && !fieldmap.SamePtrFloat64(m.Minimum, src.Minimum) {
+		if src.Minimum == nil {
+			m.Minimum = nil
+		} else {
+			if pb == nil {
+				pb = new(_ConfigParameter_ptrs)
 			}
-			n++
+			pb.f5 = *src.Minimum
+			m.Minimum = &pb.f5
 		}
+		n++
 	}
-	if fm.Has("6") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.Maximum
-		}
-		if !fieldmap.SamePtrFloat64(m.Maximum, sv0) {
-			if sv0 == nil {
-				m.Maximum = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f5 float64
-						f6 float64
-					})
-				}
-				pb0.f6 = *sv0
-				m.Maximum = &pb0.f6
+	if cw&(1<<5) != 0 && !fieldmap.SamePtrFloat64(m.Maximum, src.Maximum) {
+		if src.Maximum == nil {
+			m.Maximum = nil
+		} else {
+			if pb == nil {
+				pb = new(_ConfigParameter_ptrs)
 			}
-			n++
+			pb.f6 = *src.Maximum
+			m.Maximum = &pb.f6
 		}
+		n++
 	}
-	if fm.Has("7") {
-		if m.Pattern != src.GetPattern() {
-			m.Pattern = src.GetPattern()
-			n++
-		}
+	if cw&(1<<6) != 0 && m.Pattern != src.Pattern {
+		m.Pattern = src.Pattern
+		n++
 	}
-	if fm.Has("8") {
-		if m.Description != src.GetDescription() {
-			m.Description = src.GetDescription()
-			n++
-		}
+	if cw&(1<<7) != 0 && m.Description != src.Description {
+		m.Description = src.Description
+		n++
 	}
 	return n
 }
@@ -560,18 +522,35 @@ func (m *ConfigParameter) CopyInFields(src *ConfigParameter, fm *fieldmap.FieldM
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ConfigurationSchema does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ConfigurationSchema or bound to no schema: a map of another message panics.
 func (m *ConfigurationSchema) CopyInFields(src *ConfigurationSchema, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ConfigurationSchema_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ConfigurationSchema being number at of fm's schema.
+func (m *ConfigurationSchema) copyInAt(src *ConfigurationSchema, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ConfigurationSchema)
+	}
 	n := 0
-	if fm.HasOrHasChild("1") {
-		if sv0 := src.GetParameters(); !fieldmap.EqualMessageListFunc(m.Parameters, sv0, (*ConfigParameter).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Parameters, src.Parameters, (*ConfigParameter).Equal, (*ConfigParameter).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Parameters, src.Parameters, (*ConfigParameter).Equal) {
+			if len(src.Parameters) == 0 {
 				m.Parameters = nil
 			} else {
-				m.Parameters = fieldmap.CloneListFunc(sv0, (*ConfigParameter).Clone)
+				m.Parameters = fieldmap.CloneListFunc(src.Parameters, (*ConfigParameter).Clone)
 			}
 			n++
 		}
@@ -588,23 +567,34 @@ func (m *ConfigurationSchema) CopyInFields(src *ConfigurationSchema, fm *fieldma
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ServiceTemplate does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ServiceTemplate or bound to no schema: a map of another message panics.
 func (m *ServiceTemplate) CopyInFields(src *ServiceTemplate, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ServiceTemplate_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ServiceTemplate being number at of fm's schema.
+func (m *ServiceTemplate) copyInAt(src *ServiceTemplate, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Body != src.GetBody() {
-			m.Body = src.GetBody()
-			n++
-		}
+	if src == nil {
+		src = new(ServiceTemplate)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Body != src.Body {
+		m.Body = src.Body
+		n++
 	}
 	return n
 }
@@ -618,133 +608,110 @@ func (m *ServiceTemplate) CopyInFields(src *ServiceTemplate, fm *fieldmap.FieldM
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ServiceBlueprint does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ServiceBlueprint or bound to no schema: a map of another message panics.
 func (m *ServiceBlueprint) CopyInFields(src *ServiceBlueprint, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ServiceBlueprint_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ServiceBlueprint being number at of fm's schema.
+func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ServiceBlueprint)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Id != src.GetId() {
-			m.Id = src.GetId()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
-	if fm.Has("2") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("3") {
-		if m.Description != src.GetDescription() {
-			m.Description = src.GetDescription()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Description != src.Description {
+		m.Description = src.Description
+		n++
 	}
-	if fm.Has("4") {
-		if m.Category != src.GetCategory() {
-			m.Category = src.GetCategory()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.Category != src.Category {
+		m.Category = src.Category
+		n++
 	}
-	if fm.HasOrHasChild("5") {
-		if sv0 := src.GetTags(); !slices.Equal(m.Tags, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
+		} else if !slices.Equal(m.Tags, src.Tags) {
+			if len(src.Tags) == 0 {
 				m.Tags = nil
 			} else {
-				m.Tags = slices.Clone(sv0)
+				m.Tags = slices.Clone(src.Tags)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("6") {
-		if sv0 := src.GetHostingPolicies(); !slices.Equal(m.HostingPolicies, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.HostingPolicies, src.HostingPolicies)
+		} else if !slices.Equal(m.HostingPolicies, src.HostingPolicies) {
+			if len(src.HostingPolicies) == 0 {
 				m.HostingPolicies = nil
 			} else {
-				m.HostingPolicies = slices.Clone(sv0)
+				m.HostingPolicies = slices.Clone(src.HostingPolicies)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("7") {
-		if sv0 := src.GetTemplates(); !fieldmap.EqualMessageListFunc(m.Templates, sv0, (*ServiceTemplate).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Templates, src.Templates, (*ServiceTemplate).Equal, (*ServiceTemplate).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Templates, src.Templates, (*ServiceTemplate).Equal) {
+			if len(src.Templates) == 0 {
 				m.Templates = nil
 			} else {
-				m.Templates = fieldmap.CloneListFunc(sv0, (*ServiceTemplate).Clone)
+				m.Templates = fieldmap.CloneListFunc(src.Templates, (*ServiceTemplate).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("8") {
-		if !m.ConfigurationSchema.Equal(src.GetConfigurationSchema()) {
-			m.ConfigurationSchema = src.GetConfigurationSchema().Clone()
+	if cw&(1<<9) != 0 {
+		if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
+			m.ConfigurationSchema = src.ConfigurationSchema.Clone()
 			n++
 		}
-	} else if fm.HasChild("8") {
-		if d1, s1 := m.ConfigurationSchema, src.GetConfigurationSchema(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ConfigurationSchema{}
-				m.ConfigurationSchema = d1
+	} else if bw&(1<<9) != 0 {
+		if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
+			if m.ConfigurationSchema == nil {
+				m.ConfigurationSchema = new(ConfigurationSchema)
 				n++
 			}
-			if fm.IsSetOrHasChild("8.1") {
-				if sv1 := s1.GetParameters(); !fieldmap.EqualMessageListFunc(d1.Parameters, sv1, (*ConfigParameter).Equal) {
-					if len(sv1) == 0 {
-						d1.Parameters = nil
-					} else {
-						d1.Parameters = fieldmap.CloneListFunc(sv1, (*ConfigParameter).Clone)
-					}
-					n++
-				}
-			}
+			n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+10)
 		}
 	}
-	if fm.Has("9") {
-		if !m.Owner.Equal(src.GetOwner()) {
-			m.Owner = src.GetOwner().Clone()
+	if cw&(1<<19) != 0 {
+		if !m.Owner.Equal(src.Owner) {
+			m.Owner = src.Owner.Clone()
 			n++
 		}
-	} else if fm.HasChild("9") {
-		if d1, s1 := m.Owner, src.GetOwner(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &NodeIdentity{}
-				m.Owner = d1
+	} else if bw&(1<<19) != 0 {
+		if m.Owner != nil || src.Owner != nil {
+			if m.Owner == nil {
+				m.Owner = new(NodeIdentity)
 				n++
 			}
-			if fm.IsSet("9.1") {
-				if d1.Domain != s1.GetDomain() {
-					d1.Domain = s1.GetDomain()
-					n++
-				}
-			}
-			if fm.IsSet("9.2") {
-				if d1.NodeId != s1.GetNodeId() {
-					d1.NodeId = s1.GetNodeId()
-					n++
-				}
-			}
-			if fm.IsSet("9.3") {
-				if d1.Ip != s1.GetIp() {
-					d1.Ip = s1.GetIp()
-					n++
-				}
-			}
-			if fm.IsSet("9.4") {
-				if d1.LocalNamespace != s1.GetLocalNamespace() {
-					d1.LocalNamespace = s1.GetLocalNamespace()
-					n++
-				}
-			}
+			n += m.Owner.copyInAt(src.Owner, fm, at+20)
 		}
 	}
-	if fm.Has("10") {
-		if !fieldmap.Equal(m.CreatedAt, src.GetCreatedAt()) {
-			m.CreatedAt = fieldmap.Clone(src.GetCreatedAt())
-			n++
-		}
+	if cw&(1<<24) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
 	}
 	return n
 }
@@ -756,51 +723,54 @@ func (m *ServiceBlueprint) CopyInFields(src *ServiceBlueprint, fm *fieldmap.Fiel
 // compared.
 func (m *ConfigParameter) DiffFields(o *ConfigParameter) *fieldmap.FieldMap {
 	fm := _ConfigParameter_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetType() != o.GetType() {
-		fm.Set("2")
-	}
-	if m.GetRequired() != o.GetRequired() {
-		fm.Set("3")
-	}
-	if m.GetDefaultValue() != o.GetDefaultValue() {
-		fm.Set("4")
-	}
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.Minimum
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.Minimum
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("5")
-		}
-	}
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.Maximum
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.Maximum
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("6")
-		}
-	}
-	if m.GetPattern() != o.GetPattern() {
-		fm.Set("7")
-	}
-	if m.GetDescription() != o.GetDescription() {
-		fm.Set("8")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ConfigParameter being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ConfigParameter) diffAt(o *ConfigParameter, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ConfigParameter)
+	}
+	if o == nil {
+		o = new(ConfigParameter)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Type != o.Type {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Required != o.Required {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.DefaultValue != o.DefaultValue {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat64(m.Minimum, o.Minimum) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat64(m.Maximum, o.Maximum) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.Pattern != o.Pattern {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.Description != o.Description {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -810,10 +780,26 @@ func (m *ConfigParameter) DiffFields(o *ConfigParameter) *fieldmap.FieldMap {
 // compared.
 func (m *ConfigurationSchema) DiffFields(o *ConfigurationSchema) *fieldmap.FieldMap {
 	fm := _ConfigurationSchema_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualMessageListFunc(m.GetParameters(), o.GetParameters(), (*ConfigParameter).Equal) {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ConfigurationSchema being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ConfigurationSchema) diffAt(o *ConfigurationSchema, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ConfigurationSchema)
+	}
+	if o == nil {
+		o = new(ConfigurationSchema)
+	}
+	c := false
+	if !fieldmap.EqualMessageListFunc(m.Parameters, o.Parameters, (*ConfigParameter).Equal) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -823,13 +809,30 @@ func (m *ConfigurationSchema) DiffFields(o *ConfigurationSchema) *fieldmap.Field
 // compared.
 func (m *ServiceTemplate) DiffFields(o *ServiceTemplate) *fieldmap.FieldMap {
 	fm := _ServiceTemplate_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetBody() != o.GetBody() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ServiceTemplate being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ServiceTemplate) diffAt(o *ServiceTemplate, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ServiceTemplate)
+	}
+	if o == nil {
+		o = new(ServiceTemplate)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Body != o.Body {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -839,67 +842,62 @@ func (m *ServiceTemplate) DiffFields(o *ServiceTemplate) *fieldmap.FieldMap {
 // compared.
 func (m *ServiceBlueprint) DiffFields(o *ServiceBlueprint) *fieldmap.FieldMap {
 	fm := _ServiceBlueprint_fieldSchema.NewFieldMap()
-	if m.GetId() != o.GetId() {
-		fm.Set("1")
-	}
-	if m.GetName() != o.GetName() {
-		fm.Set("2")
-	}
-	if m.GetDescription() != o.GetDescription() {
-		fm.Set("3")
-	}
-	if m.GetCategory() != o.GetCategory() {
-		fm.Set("4")
-	}
-	if !slices.Equal(m.GetTags(), o.GetTags()) {
-		fm.Set("5")
-	}
-	if !slices.Equal(m.GetHostingPolicies(), o.GetHostingPolicies()) {
-		fm.Set("6")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetTemplates(), o.GetTemplates(), (*ServiceTemplate).Equal) {
-		fm.Set("7")
-	}
-	if a1, b1 := m.GetConfigurationSchema(), o.GetConfigurationSchema(); (a1 == nil) != (b1 == nil) {
-		fm.Set("8")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.EqualMessageListFunc(a1.GetParameters(), b1.GetParameters(), (*ConfigParameter).Equal) {
-			fm.Set("8.1")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("8")
-		}
-	}
-	if a1, b1 := m.GetOwner(), o.GetOwner(); (a1 == nil) != (b1 == nil) {
-		fm.Set("9")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetDomain() != b1.GetDomain() {
-			fm.Set("9.1")
-			c1 = true
-		}
-		if a1.GetNodeId() != b1.GetNodeId() {
-			fm.Set("9.2")
-			c1 = true
-		}
-		if a1.GetIp() != b1.GetIp() {
-			fm.Set("9.3")
-			c1 = true
-		}
-		if a1.GetLocalNamespace() != b1.GetLocalNamespace() {
-			fm.Set("9.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("9")
-		}
-	}
-	if !fieldmap.Equal(m.GetCreatedAt(), o.GetCreatedAt()) {
-		fm.Set("10")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ServiceBlueprint being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ServiceBlueprint) diffAt(o *ServiceBlueprint, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ServiceBlueprint)
+	}
+	if o == nil {
+		o = new(ServiceBlueprint)
+	}
+	c := false
+	if m.Id != o.Id {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Description != o.Description {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Category != o.Category {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Tags, o.Tags) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !slices.Equal(m.HostingPolicies, o.HostingPolicies) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Templates, o.Templates, (*ServiceTemplate).Equal) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if (m.ConfigurationSchema == nil) != (o.ConfigurationSchema == nil) || m.ConfigurationSchema != nil && m.ConfigurationSchema.diffAt(o.ConfigurationSchema, fm, at+10) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if (m.Owner == nil) != (o.Owner == nil) || m.Owner != nil && m.Owner.diffAt(o.Owner, fm, at+20) {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 24)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,6 +8,7 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -22,21 +23,18 @@ const (
 	NodeIdentityFieldLocalNamespace = "4" // local_namespace
 )
 
+var _NodeIdentity_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain"},
+	{Number: 2, Name: "node_id"},
+	{Number: 3, Name: "ip"},
+	{Number: 4, Name: "local_namespace"},
+}}
+
+var _NodeIdentity_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NodeIdentity", _NodeIdentity_shape, false)
+
 // NodeIdentityAllFields lists the leaf flags of NodeIdentity: together they
 // select every field.
-var NodeIdentityAllFields = []string{
-	NodeIdentityFieldDomain,
-	NodeIdentityFieldNodeId,
-	NodeIdentityFieldIp,
-	NodeIdentityFieldLocalNamespace,
-}
-
-var _NodeIdentity_fieldSchema = fieldmap.NewSchema("fluidos.v1.NodeIdentity", []fieldmap.Field{
-	{Flag: "1", Path: "domain", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "node_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "ip", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "local_namespace", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var NodeIdentityAllFields = slices.Clone(_NodeIdentity_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NodeIdentity.
 func (*NodeIdentity) FieldSchema() *fieldmap.Schema { return _NodeIdentity_fieldSchema }
@@ -54,19 +52,17 @@ const (
 	PriceFieldPeriod   = "3" // period
 )
 
+var _Price_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "amount"},
+	{Number: 2, Name: "currency"},
+	{Number: 3, Name: "period"},
+}}
+
+var _Price_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Price", _Price_shape, false)
+
 // PriceAllFields lists the leaf flags of Price: together they
 // select every field.
-var PriceAllFields = []string{
-	PriceFieldAmount,
-	PriceFieldCurrency,
-	PriceFieldPeriod,
-}
-
-var _Price_fieldSchema = fieldmap.NewSchema("fluidos.v1.Price", []fieldmap.Field{
-	{Flag: "1", Path: "amount", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "currency", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "period", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var PriceAllFields = slices.Clone(_Price_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Price.
 func (*Price) FieldSchema() *fieldmap.Schema { return _Price_fieldSchema }
@@ -85,21 +81,18 @@ const (
 	LocationFieldCity      = "4" // city
 )
 
+var _Location_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude"},
+	{Number: 2, Name: "longitude"},
+	{Number: 3, Name: "country"},
+	{Number: 4, Name: "city"},
+}}
+
+var _Location_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Location", _Location_shape, false)
+
 // LocationAllFields lists the leaf flags of Location: together they
 // select every field.
-var LocationAllFields = []string{
-	LocationFieldLatitude,
-	LocationFieldLongitude,
-	LocationFieldCountry,
-	LocationFieldCity,
-}
-
-var _Location_fieldSchema = fieldmap.NewSchema("fluidos.v1.Location", []fieldmap.Field{
-	{Flag: "1", Path: "latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "country", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "city", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var LocationAllFields = slices.Clone(_Location_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Location.
 func (*Location) FieldSchema() *fieldmap.Schema { return _Location_fieldSchema }
@@ -117,19 +110,17 @@ const (
 	GPUFieldMemory = "3" // memory
 )
 
+var _GPU_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model"},
+	{Number: 2, Name: "cores"},
+	{Number: 3, Name: "memory"},
+}}
+
+var _GPU_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GPU", _GPU_shape, false)
+
 // GPUAllFields lists the leaf flags of GPU: together they
 // select every field.
-var GPUAllFields = []string{
-	GPUFieldModel,
-	GPUFieldCores,
-	GPUFieldMemory,
-}
-
-var _GPU_fieldSchema = fieldmap.NewSchema("fluidos.v1.GPU", []fieldmap.Field{
-	{Flag: "1", Path: "model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var GPUAllFields = slices.Clone(_GPU_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GPU.
 func (*GPU) FieldSchema() *fieldmap.Schema { return _GPU_fieldSchema }
@@ -147,19 +138,17 @@ const (
 	PortRangeFieldMax      = "3" // max
 )
 
+var _PortRange_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol"},
+	{Number: 2, Name: "min"},
+	{Number: 3, Name: "max"},
+}}
+
+var _PortRange_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PortRange", _PortRange_shape, false)
+
 // PortRangeAllFields lists the leaf flags of PortRange: together they
 // select every field.
-var PortRangeAllFields = []string{
-	PortRangeFieldProtocol,
-	PortRangeFieldMin,
-	PortRangeFieldMax,
-}
-
-var _PortRange_fieldSchema = fieldmap.NewSchema("fluidos.v1.PortRange", []fieldmap.Field{
-	{Flag: "1", Path: "protocol", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var PortRangeAllFields = slices.Clone(_PortRange_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of PortRange.
 func (*PortRange) FieldSchema() *fieldmap.Schema { return _PortRange_fieldSchema }
@@ -180,22 +169,17 @@ const (
 	NetworkAuthorizationFieldPortsMax      = "3.3" // ports.max
 )
 
+var _NetworkAuthorization_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "action"},
+	{Number: 2, Name: "cidr"},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _PortRange_shape},
+}}
+
+var _NetworkAuthorization_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkAuthorization", _NetworkAuthorization_shape, false)
+
 // NetworkAuthorizationAllFields lists the leaf flags of NetworkAuthorization: together they
 // select every field.
-var NetworkAuthorizationAllFields = []string{
-	NetworkAuthorizationFieldAction,
-	NetworkAuthorizationFieldCidr,
-	NetworkAuthorizationFieldPorts,
-}
-
-var _NetworkAuthorization_fieldSchema = fieldmap.NewSchema("fluidos.v1.NetworkAuthorization", []fieldmap.Field{
-	{Flag: "1", Path: "action", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cidr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.1", Path: "ports.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.2", Path: "ports.min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.3", Path: "ports.max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var NetworkAuthorizationAllFields = slices.Clone(_NetworkAuthorization_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NetworkAuthorization.
 func (*NetworkAuthorization) FieldSchema() *fieldmap.Schema { return _NetworkAuthorization_fieldSchema }
@@ -366,7 +350,7 @@ func (m *NodeIdentity) Equal(o *NodeIdentity) bool {
 	if m.LocalNamespace != o.LocalNamespace {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -388,7 +372,7 @@ func (m *Price) Equal(o *Price) bool {
 	if m.Period != o.Period {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -413,7 +397,7 @@ func (m *Location) Equal(o *Location) bool {
 	if m.City != o.City {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -435,7 +419,7 @@ func (m *GPU) Equal(o *GPU) bool {
 	if m.Memory != o.Memory {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -457,7 +441,7 @@ func (m *PortRange) Equal(o *PortRange) bool {
 	if m.Max != o.Max {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -476,10 +460,15 @@ func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
 	if m.Cidr != o.Cidr {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Ports, o.Ports, (*PortRange).Equal) {
+	if len(m.Ports) != len(o.Ports) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.Ports {
+		if y := o.Ports[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*PortRange).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -491,35 +480,42 @@ func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: NodeIdentity does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// NodeIdentity or bound to no schema: a map of another message panics.
 func (m *NodeIdentity) CopyInFields(src *NodeIdentity, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_NodeIdentity_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NodeIdentity being number at of fm's schema.
+func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(NodeIdentity)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Domain != src.GetDomain() {
-			m.Domain = src.GetDomain()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Domain != src.Domain {
+		m.Domain = src.Domain
+		n++
 	}
-	if fm.Has("2") {
-		if m.NodeId != src.GetNodeId() {
-			m.NodeId = src.GetNodeId()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.NodeId != src.NodeId {
+		m.NodeId = src.NodeId
+		n++
 	}
-	if fm.Has("3") {
-		if m.Ip != src.GetIp() {
-			m.Ip = src.GetIp()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Ip != src.Ip {
+		m.Ip = src.Ip
+		n++
 	}
-	if fm.Has("4") {
-		if m.LocalNamespace != src.GetLocalNamespace() {
-			m.LocalNamespace = src.GetLocalNamespace()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.LocalNamespace != src.LocalNamespace {
+		m.LocalNamespace = src.LocalNamespace
+		n++
 	}
 	return n
 }
@@ -533,29 +529,38 @@ func (m *NodeIdentity) CopyInFields(src *NodeIdentity, fm *fieldmap.FieldMap) in
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Price does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Price or bound to no schema: a map of another message panics.
 func (m *Price) CopyInFields(src *Price, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Price_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Price being number at of fm's schema.
+func (m *Price) copyInAt(src *Price, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Price)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Amount != src.GetAmount() {
-			m.Amount = src.GetAmount()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Amount != src.Amount {
+		m.Amount = src.Amount
+		n++
 	}
-	if fm.Has("2") {
-		if m.Currency != src.GetCurrency() {
-			m.Currency = src.GetCurrency()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Currency != src.Currency {
+		m.Currency = src.Currency
+		n++
 	}
-	if fm.Has("3") {
-		if m.Period != src.GetPeriod() {
-			m.Period = src.GetPeriod()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Period != src.Period {
+		m.Period = src.Period
+		n++
 	}
 	return n
 }
@@ -569,35 +574,42 @@ func (m *Price) CopyInFields(src *Price, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Location does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Location or bound to no schema: a map of another message panics.
 func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Location_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Location being number at of fm's schema.
+func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Location)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !fieldmap.SameFloat64(m.Latitude, src.GetLatitude()) {
-			m.Latitude = src.GetLatitude()
-			n++
-		}
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+		m.Latitude = src.Latitude
+		n++
 	}
-	if fm.Has("2") {
-		if !fieldmap.SameFloat64(m.Longitude, src.GetLongitude()) {
-			m.Longitude = src.GetLongitude()
-			n++
-		}
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+		m.Longitude = src.Longitude
+		n++
 	}
-	if fm.Has("3") {
-		if m.Country != src.GetCountry() {
-			m.Country = src.GetCountry()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Country != src.Country {
+		m.Country = src.Country
+		n++
 	}
-	if fm.Has("4") {
-		if m.City != src.GetCity() {
-			m.City = src.GetCity()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.City != src.City {
+		m.City = src.City
+		n++
 	}
 	return n
 }
@@ -611,29 +623,38 @@ func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: GPU does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// GPU or bound to no schema: a map of another message panics.
 func (m *GPU) CopyInFields(src *GPU, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_GPU_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// GPU being number at of fm's schema.
+func (m *GPU) copyInAt(src *GPU, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(GPU)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Model != src.GetModel() {
-			m.Model = src.GetModel()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Model != src.Model {
+		m.Model = src.Model
+		n++
 	}
-	if fm.Has("2") {
-		if m.Cores != src.GetCores() {
-			m.Cores = src.GetCores()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Cores != src.Cores {
+		m.Cores = src.Cores
+		n++
 	}
-	if fm.Has("3") {
-		if m.Memory != src.GetMemory() {
-			m.Memory = src.GetMemory()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Memory != src.Memory {
+		m.Memory = src.Memory
+		n++
 	}
 	return n
 }
@@ -647,29 +668,38 @@ func (m *GPU) CopyInFields(src *GPU, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: PortRange does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// PortRange or bound to no schema: a map of another message panics.
 func (m *PortRange) CopyInFields(src *PortRange, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_PortRange_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// PortRange being number at of fm's schema.
+func (m *PortRange) copyInAt(src *PortRange, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(PortRange)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Protocol != src.GetProtocol() {
-			m.Protocol = src.GetProtocol()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Protocol != src.Protocol {
+		m.Protocol = src.Protocol
+		n++
 	}
-	if fm.Has("2") {
-		if m.Min != src.GetMin() {
-			m.Min = src.GetMin()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Min != src.Min {
+		m.Min = src.Min
+		n++
 	}
-	if fm.Has("3") {
-		if m.Max != src.GetMax() {
-			m.Max = src.GetMax()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Max != src.Max {
+		m.Max = src.Max
+		n++
 	}
 	return n
 }
@@ -683,30 +713,43 @@ func (m *PortRange) CopyInFields(src *PortRange, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: NetworkAuthorization does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// NetworkAuthorization or bound to no schema: a map of another message panics.
 func (m *NetworkAuthorization) CopyInFields(src *NetworkAuthorization, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_NetworkAuthorization_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NetworkAuthorization being number at of fm's schema.
+func (m *NetworkAuthorization) copyInAt(src *NetworkAuthorization, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(NetworkAuthorization)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Action != src.GetAction() {
-			m.Action = src.GetAction()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Action != src.Action {
+		m.Action = src.Action
+		n++
 	}
-	if fm.Has("2") {
-		if m.Cidr != src.GetCidr() {
-			m.Cidr = src.GetCidr()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Cidr != src.Cidr {
+		m.Cidr = src.Cidr
+		n++
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetPorts(); !fieldmap.EqualMessageListFunc(m.Ports, sv0, (*PortRange).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*PortRange).Equal, (*PortRange).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, (*PortRange).Equal) {
+			if len(src.Ports) == 0 {
 				m.Ports = nil
 			} else {
-				m.Ports = fieldmap.CloneListFunc(sv0, (*PortRange).Clone)
+				m.Ports = fieldmap.CloneListFunc(src.Ports, (*PortRange).Clone)
 			}
 			n++
 		}
@@ -721,19 +764,38 @@ func (m *NetworkAuthorization) CopyInFields(src *NetworkAuthorization, fm *field
 // compared.
 func (m *NodeIdentity) DiffFields(o *NodeIdentity) *fieldmap.FieldMap {
 	fm := _NodeIdentity_fieldSchema.NewFieldMap()
-	if m.GetDomain() != o.GetDomain() {
-		fm.Set("1")
-	}
-	if m.GetNodeId() != o.GetNodeId() {
-		fm.Set("2")
-	}
-	if m.GetIp() != o.GetIp() {
-		fm.Set("3")
-	}
-	if m.GetLocalNamespace() != o.GetLocalNamespace() {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// NodeIdentity being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *NodeIdentity) diffAt(o *NodeIdentity, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(NodeIdentity)
+	}
+	if o == nil {
+		o = new(NodeIdentity)
+	}
+	c := false
+	if m.Domain != o.Domain {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.NodeId != o.NodeId {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Ip != o.Ip {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.LocalNamespace != o.LocalNamespace {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -743,16 +805,34 @@ func (m *NodeIdentity) DiffFields(o *NodeIdentity) *fieldmap.FieldMap {
 // compared.
 func (m *Price) DiffFields(o *Price) *fieldmap.FieldMap {
 	fm := _Price_fieldSchema.NewFieldMap()
-	if m.GetAmount() != o.GetAmount() {
-		fm.Set("1")
-	}
-	if m.GetCurrency() != o.GetCurrency() {
-		fm.Set("2")
-	}
-	if m.GetPeriod() != o.GetPeriod() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Price being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Price) diffAt(o *Price, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Price)
+	}
+	if o == nil {
+		o = new(Price)
+	}
+	c := false
+	if m.Amount != o.Amount {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Currency != o.Currency {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Period != o.Period {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -762,19 +842,38 @@ func (m *Price) DiffFields(o *Price) *fieldmap.FieldMap {
 // compared.
 func (m *Location) DiffFields(o *Location) *fieldmap.FieldMap {
 	fm := _Location_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualImplicitFloat64(m.GetLatitude(), o.GetLatitude()) {
-		fm.Set("1")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetLongitude(), o.GetLongitude()) {
-		fm.Set("2")
-	}
-	if m.GetCountry() != o.GetCountry() {
-		fm.Set("3")
-	}
-	if m.GetCity() != o.GetCity() {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Location being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Location) diffAt(o *Location, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Location)
+	}
+	if o == nil {
+		o = new(Location)
+	}
+	c := false
+	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Country != o.Country {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.City != o.City {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -784,16 +883,34 @@ func (m *Location) DiffFields(o *Location) *fieldmap.FieldMap {
 // compared.
 func (m *GPU) DiffFields(o *GPU) *fieldmap.FieldMap {
 	fm := _GPU_fieldSchema.NewFieldMap()
-	if m.GetModel() != o.GetModel() {
-		fm.Set("1")
-	}
-	if m.GetCores() != o.GetCores() {
-		fm.Set("2")
-	}
-	if m.GetMemory() != o.GetMemory() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// GPU being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *GPU) diffAt(o *GPU, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(GPU)
+	}
+	if o == nil {
+		o = new(GPU)
+	}
+	c := false
+	if m.Model != o.Model {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Cores != o.Cores {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Memory != o.Memory {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -803,16 +920,34 @@ func (m *GPU) DiffFields(o *GPU) *fieldmap.FieldMap {
 // compared.
 func (m *PortRange) DiffFields(o *PortRange) *fieldmap.FieldMap {
 	fm := _PortRange_fieldSchema.NewFieldMap()
-	if m.GetProtocol() != o.GetProtocol() {
-		fm.Set("1")
-	}
-	if m.GetMin() != o.GetMin() {
-		fm.Set("2")
-	}
-	if m.GetMax() != o.GetMax() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// PortRange being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *PortRange) diffAt(o *PortRange, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(PortRange)
+	}
+	if o == nil {
+		o = new(PortRange)
+	}
+	c := false
+	if m.Protocol != o.Protocol {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Min != o.Min {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Max != o.Max {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -822,16 +957,34 @@ func (m *PortRange) DiffFields(o *PortRange) *fieldmap.FieldMap {
 // compared.
 func (m *NetworkAuthorization) DiffFields(o *NetworkAuthorization) *fieldmap.FieldMap {
 	fm := _NetworkAuthorization_fieldSchema.NewFieldMap()
-	if m.GetAction() != o.GetAction() {
-		fm.Set("1")
-	}
-	if m.GetCidr() != o.GetCidr() {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetPorts(), o.GetPorts(), (*PortRange).Equal) {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// NetworkAuthorization being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *NetworkAuthorization) diffAt(o *NetworkAuthorization, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(NetworkAuthorization)
+	}
+	if o == nil {
+		o = new(NetworkAuthorization)
+	}
+	c := false
+	if m.Action != o.Action {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Cidr != o.Cidr {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Ports, o.Ports, (*PortRange).Equal) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,6 +9,7 @@ package fluidos
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -27,28 +28,25 @@ const (
 	K8SliceConfigurationFieldStorage   = "5"   // storage
 )
 
+var _File_fluidos_v1_configuration_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model"},
+	{Number: 2, Name: "cores"},
+	{Number: 3, Name: "memory"},
+}}
+
+var _K8SliceConfiguration_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu"},
+	{Number: 2, Name: "memory"},
+	{Number: 3, Name: "pods"},
+	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_configuration_proto_GPU15e4qc_shape},
+	{Number: 5, Name: "storage"},
+}}
+
+var _K8SliceConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceConfiguration", _K8SliceConfiguration_shape, false)
+
 // K8SliceConfigurationAllFields lists the leaf flags of K8SliceConfiguration: together they
 // select every field.
-var K8SliceConfigurationAllFields = []string{
-	K8SliceConfigurationFieldCpu,
-	K8SliceConfigurationFieldMemory,
-	K8SliceConfigurationFieldPods,
-	K8SliceConfigurationFieldGpuModel,
-	K8SliceConfigurationFieldGpuCores,
-	K8SliceConfigurationFieldGpuMemory,
-	K8SliceConfigurationFieldStorage,
-}
-
-var _K8SliceConfiguration_fieldSchema = fieldmap.NewSchema("fluidos.v1.K8SliceConfiguration", []fieldmap.Field{
-	{Flag: "1", Path: "cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "pods", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "gpu.model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "gpu.cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3", Path: "gpu.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var K8SliceConfigurationAllFields = slices.Clone(_K8SliceConfiguration_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of K8SliceConfiguration.
 func (*K8SliceConfiguration) FieldSchema() *fieldmap.Schema { return _K8SliceConfiguration_fieldSchema }
@@ -65,17 +63,16 @@ const (
 	ServiceConfigurationFieldParameters  = "2" // parameters
 )
 
+var _ServiceConfiguration_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprint_id"},
+	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap},
+}}
+
+var _ServiceConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceConfiguration", _ServiceConfiguration_shape, false)
+
 // ServiceConfigurationAllFields lists the leaf flags of ServiceConfiguration: together they
 // select every field.
-var ServiceConfigurationAllFields = []string{
-	ServiceConfigurationFieldBlueprintId,
-	ServiceConfigurationFieldParameters,
-}
-
-var _ServiceConfiguration_fieldSchema = fieldmap.NewSchema("fluidos.v1.ServiceConfiguration", []fieldmap.Field{
-	{Flag: "1", Path: "blueprint_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "parameters", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var ServiceConfigurationAllFields = slices.Clone(_ServiceConfiguration_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ServiceConfiguration.
 func (*ServiceConfiguration) FieldSchema() *fieldmap.Schema { return _ServiceConfiguration_fieldSchema }
@@ -94,21 +91,18 @@ const (
 	VMConfigurationFieldOsImage = "4" // os_image
 )
 
+var _VMConfiguration_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu"},
+	{Number: 2, Name: "memory"},
+	{Number: 3, Name: "storage"},
+	{Number: 4, Name: "os_image"},
+}}
+
+var _VMConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VMConfiguration", _VMConfiguration_shape, false)
+
 // VMConfigurationAllFields lists the leaf flags of VMConfiguration: together they
 // select every field.
-var VMConfigurationAllFields = []string{
-	VMConfigurationFieldCpu,
-	VMConfigurationFieldMemory,
-	VMConfigurationFieldStorage,
-	VMConfigurationFieldOsImage,
-}
-
-var _VMConfiguration_fieldSchema = fieldmap.NewSchema("fluidos.v1.VMConfiguration", []fieldmap.Field{
-	{Flag: "1", Path: "cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "os_image", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var VMConfigurationAllFields = slices.Clone(_VMConfiguration_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of VMConfiguration.
 func (*VMConfiguration) FieldSchema() *fieldmap.Schema { return _VMConfiguration_fieldSchema }
@@ -124,15 +118,15 @@ const (
 	SensorConfigurationFieldSamplingRateHz = "1" // sampling_rate_hz
 )
 
+var _SensorConfiguration_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sampling_rate_hz"},
+}}
+
+var _SensorConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SensorConfiguration", _SensorConfiguration_shape, false)
+
 // SensorConfigurationAllFields lists the leaf flags of SensorConfiguration: together they
 // select every field.
-var SensorConfigurationAllFields = []string{
-	SensorConfigurationFieldSamplingRateHz,
-}
-
-var _SensorConfiguration_fieldSchema = fieldmap.NewSchema("fluidos.v1.SensorConfiguration", []fieldmap.Field{
-	{Flag: "1", Path: "sampling_rate_hz", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SensorConfigurationAllFields = slices.Clone(_SensorConfiguration_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SensorConfiguration.
 func (*SensorConfiguration) FieldSchema() *fieldmap.Schema { return _SensorConfiguration_fieldSchema }
@@ -166,46 +160,18 @@ const (
 	ConfigurationFieldSensorSamplingRateHz = "4.1"   // sensor.sampling_rate_hz
 )
 
+var _Configuration_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8SliceConfiguration_shape},
+	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _ServiceConfiguration_shape},
+	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VMConfiguration_shape},
+	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _SensorConfiguration_shape},
+}}
+
+var _Configuration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Configuration", _Configuration_shape, false)
+
 // ConfigurationAllFields lists the leaf flags of Configuration: together they
 // select every field.
-var ConfigurationAllFields = []string{
-	ConfigurationFieldK8SliceCpu,
-	ConfigurationFieldK8SliceMemory,
-	ConfigurationFieldK8SlicePods,
-	ConfigurationFieldK8SliceGpuModel,
-	ConfigurationFieldK8SliceGpuCores,
-	ConfigurationFieldK8SliceGpuMemory,
-	ConfigurationFieldK8SliceStorage,
-	ConfigurationFieldServiceBlueprintId,
-	ConfigurationFieldServiceParameters,
-	ConfigurationFieldVmCpu,
-	ConfigurationFieldVmMemory,
-	ConfigurationFieldVmStorage,
-	ConfigurationFieldVmOsImage,
-	ConfigurationFieldSensorSamplingRateHz,
-}
-
-var _Configuration_fieldSchema = fieldmap.NewSchema("fluidos.v1.Configuration", []fieldmap.Field{
-	{Flag: "1", Path: "k8slice", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "k8slice.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "k8slice.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "k8slice.pods", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "k8slice.gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.4.1", Path: "k8slice.gpu.model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.2", Path: "k8slice.gpu.cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4.3", Path: "k8slice.gpu.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "k8slice.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "service", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "service.blueprint_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "service.parameters", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "vm", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "vm.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "vm.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.3", Path: "vm.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.4", Path: "vm.os_image", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "sensor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "sensor.sampling_rate_hz", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ConfigurationAllFields = slices.Clone(_Configuration_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Configuration.
 func (*Configuration) FieldSchema() *fieldmap.Schema { return _Configuration_fieldSchema }
@@ -361,7 +327,7 @@ func (m *K8SliceConfiguration) Equal(o *K8SliceConfiguration) bool {
 	if m.Storage != o.Storage {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -380,7 +346,7 @@ func (m *ServiceConfiguration) Equal(o *ServiceConfiguration) bool {
 	if !maps.Equal(m.Parameters, o.Parameters) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -405,7 +371,7 @@ func (m *VMConfiguration) Equal(o *VMConfiguration) bool {
 	if m.OsImage != o.OsImage {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -421,7 +387,7 @@ func (m *SensorConfiguration) Equal(o *SensorConfiguration) bool {
 	if !fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -472,7 +438,7 @@ func (m *Configuration) Equal(o *Configuration) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _Configuration_Spec_isSet reports whether oneof spec of Configuration holds a member: a
@@ -500,67 +466,56 @@ func _Configuration_Spec_isSet(x isConfiguration_Spec) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: K8SliceConfiguration does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// K8SliceConfiguration or bound to no schema: a map of another message panics.
 func (m *K8SliceConfiguration) CopyInFields(src *K8SliceConfiguration, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_K8SliceConfiguration_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// K8SliceConfiguration being number at of fm's schema.
+func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(K8SliceConfiguration)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Cpu != src.GetCpu() {
-			m.Cpu = src.GetCpu()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Cpu != src.Cpu {
+		m.Cpu = src.Cpu
+		n++
 	}
-	if fm.Has("2") {
-		if m.Memory != src.GetMemory() {
-			m.Memory = src.GetMemory()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Memory != src.Memory {
+		m.Memory = src.Memory
+		n++
 	}
-	if fm.Has("3") {
-		if m.Pods != src.GetPods() {
-			m.Pods = src.GetPods()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Pods != src.Pods {
+		m.Pods = src.Pods
+		n++
 	}
-	if fm.Has("4") {
-		if !m.Gpu.Equal(src.GetGpu()) {
-			m.Gpu = src.GetGpu().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu = src.Gpu.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Gpu, src.GetGpu(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &GPU{}
-				m.Gpu = d1
+	} else if bw&(1<<3) != 0 {
+		if m.Gpu != nil || src.Gpu != nil {
+			if m.Gpu == nil {
+				m.Gpu = new(GPU)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if d1.Model != s1.GetModel() {
-					d1.Model = s1.GetModel()
-					n++
-				}
-			}
-			if fm.IsSet("4.2") {
-				if d1.Cores != s1.GetCores() {
-					d1.Cores = s1.GetCores()
-					n++
-				}
-			}
-			if fm.IsSet("4.3") {
-				if d1.Memory != s1.GetMemory() {
-					d1.Memory = s1.GetMemory()
-					n++
-				}
-			}
+			n += m.Gpu.copyInAt(src.Gpu, fm, at+4)
 		}
 	}
-	if fm.Has("5") {
-		if m.Storage != src.GetStorage() {
-			m.Storage = src.GetStorage()
-			n++
-		}
+	if cw&(1<<7) != 0 && m.Storage != src.Storage {
+		m.Storage = src.Storage
+		n++
 	}
 	return n
 }
@@ -574,24 +529,39 @@ func (m *K8SliceConfiguration) CopyInFields(src *K8SliceConfiguration, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ServiceConfiguration does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ServiceConfiguration or bound to no schema: a map of another message panics.
 func (m *ServiceConfiguration) CopyInFields(src *ServiceConfiguration, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ServiceConfiguration_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.BlueprintId != src.GetBlueprintId() {
-			m.BlueprintId = src.GetBlueprintId()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ServiceConfiguration being number at of fm's schema.
+func (m *ServiceConfiguration) copyInAt(src *ServiceConfiguration, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetParameters(); !maps.Equal(m.Parameters, sv0) {
-			if len(sv0) == 0 {
+	if src == nil {
+		src = new(ServiceConfiguration)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.BlueprintId != src.BlueprintId {
+		m.BlueprintId = src.BlueprintId
+		n++
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Parameters, src.Parameters)
+		} else if !maps.Equal(m.Parameters, src.Parameters) {
+			if len(src.Parameters) == 0 {
 				m.Parameters = nil
 			} else {
-				m.Parameters = maps.Clone(sv0)
+				m.Parameters = maps.Clone(src.Parameters)
 			}
 			n++
 		}
@@ -608,35 +578,42 @@ func (m *ServiceConfiguration) CopyInFields(src *ServiceConfiguration, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: VMConfiguration does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// VMConfiguration or bound to no schema: a map of another message panics.
 func (m *VMConfiguration) CopyInFields(src *VMConfiguration, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_VMConfiguration_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// VMConfiguration being number at of fm's schema.
+func (m *VMConfiguration) copyInAt(src *VMConfiguration, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(VMConfiguration)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Cpu != src.GetCpu() {
-			m.Cpu = src.GetCpu()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Cpu != src.Cpu {
+		m.Cpu = src.Cpu
+		n++
 	}
-	if fm.Has("2") {
-		if m.Memory != src.GetMemory() {
-			m.Memory = src.GetMemory()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Memory != src.Memory {
+		m.Memory = src.Memory
+		n++
 	}
-	if fm.Has("3") {
-		if m.Storage != src.GetStorage() {
-			m.Storage = src.GetStorage()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Storage != src.Storage {
+		m.Storage = src.Storage
+		n++
 	}
-	if fm.Has("4") {
-		if m.OsImage != src.GetOsImage() {
-			m.OsImage = src.GetOsImage()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.OsImage != src.OsImage {
+		m.OsImage = src.OsImage
+		n++
 	}
 	return n
 }
@@ -650,17 +627,30 @@ func (m *VMConfiguration) CopyInFields(src *VMConfiguration, fm *fieldmap.FieldM
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: SensorConfiguration does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// SensorConfiguration or bound to no schema: a map of another message panics.
 func (m *SensorConfiguration) CopyInFields(src *SensorConfiguration, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_SensorConfiguration_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// SensorConfiguration being number at of fm's schema.
+func (m *SensorConfiguration) copyInAt(src *SensorConfiguration, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(SensorConfiguration)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !fieldmap.SameFloat64(m.SamplingRateHz, src.GetSamplingRateHz()) {
-			m.SamplingRateHz = src.GetSamplingRateHz()
-			n++
-		}
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
+		m.SamplingRateHz = src.SamplingRateHz
+		n++
 	}
 	return n
 }
@@ -674,232 +664,149 @@ func (m *SensorConfiguration) CopyInFields(src *SensorConfiguration, fm *fieldma
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Configuration does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Configuration or bound to no schema: a map of another message panics.
 func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Configuration_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Configuration being number at of fm's schema.
+func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Configuration)
+	}
 	n := 0
-	if fm.Has("1") {
-		if sw0, ok := src.GetSpec().(*Configuration_K8Slice); ok && sw0 != nil {
-			if dw0, ok := m.Spec.(*Configuration_K8Slice); !ok || dw0 == nil || !dw0.K8Slice.Equal(sw0.K8Slice) {
-				m.Spec = &Configuration_K8Slice{K8Slice: sw0.K8Slice.Clone()}
+	if cw&(1<<0) != 0 {
+		if s1, ok := src.Spec.(*Configuration_K8Slice); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Configuration_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
+				m.Spec = &Configuration_K8Slice{K8Slice: s1.K8Slice.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Spec.(*Configuration_K8Slice); ok && dw0 != nil {
+		} else if d1, ok := m.Spec.(*Configuration_K8Slice); ok && d1 != nil {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChild("1") {
+	} else if bw&(1<<0) != 0 {
 		var s1 *K8SliceConfiguration
-		sok1 := false
-		if w, ok := src.GetSpec().(*Configuration_K8Slice); ok && w != nil {
-			s1, sok1 = w.K8Slice, true
+		sok := false
+		if w, ok := src.Spec.(*Configuration_K8Slice); ok && w != nil {
+			s1, sok = w.K8Slice, true
 		}
 		var d1 *K8SliceConfiguration
 		if w, ok := m.Spec.(*Configuration_K8Slice); ok && w != nil {
 			if w.K8Slice == nil {
-				w.K8Slice = &K8SliceConfiguration{}
+				w.K8Slice = new(K8SliceConfiguration)
 			}
 			d1 = w.K8Slice
-		} else if sok1 {
-			d1 = &K8SliceConfiguration{}
+		} else if sok {
+			d1 = new(K8SliceConfiguration)
 			m.Spec = &Configuration_K8Slice{K8Slice: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("1.1") {
-				if d1.Cpu != s1.GetCpu() {
-					d1.Cpu = s1.GetCpu()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Memory != s1.GetMemory() {
-					d1.Memory = s1.GetMemory()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Pods != s1.GetPods() {
-					d1.Pods = s1.GetPods()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.Gpu.Equal(s1.GetGpu()) {
-					d1.Gpu = s1.GetGpu().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.4") {
-				if d2, s2 := d1.Gpu, s1.GetGpu(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &GPU{}
-						d1.Gpu = d2
-						n++
-					}
-					if fm.IsSet("1.4.1") {
-						if d2.Model != s2.GetModel() {
-							d2.Model = s2.GetModel()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.2") {
-						if d2.Cores != s2.GetCores() {
-							d2.Cores = s2.GetCores()
-							n++
-						}
-					}
-					if fm.IsSet("1.4.3") {
-						if d2.Memory != s2.GetMemory() {
-							d2.Memory = s2.GetMemory()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Storage != s1.GetStorage() {
-					d1.Storage = s1.GetStorage()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if sw0, ok := src.GetSpec().(*Configuration_Service); ok && sw0 != nil {
-			if dw0, ok := m.Spec.(*Configuration_Service); !ok || dw0 == nil || !dw0.Service.Equal(sw0.Service) {
-				m.Spec = &Configuration_Service{Service: sw0.Service.Clone()}
+	if cw&(1<<9) != 0 {
+		if s1, ok := src.Spec.(*Configuration_Service); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Configuration_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
+				m.Spec = &Configuration_Service{Service: s1.Service.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Spec.(*Configuration_Service); ok && dw0 != nil {
+		} else if d1, ok := m.Spec.(*Configuration_Service); ok && d1 != nil {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChild("2") {
+	} else if bw&(1<<9) != 0 {
 		var s1 *ServiceConfiguration
-		sok1 := false
-		if w, ok := src.GetSpec().(*Configuration_Service); ok && w != nil {
-			s1, sok1 = w.Service, true
+		sok := false
+		if w, ok := src.Spec.(*Configuration_Service); ok && w != nil {
+			s1, sok = w.Service, true
 		}
 		var d1 *ServiceConfiguration
 		if w, ok := m.Spec.(*Configuration_Service); ok && w != nil {
 			if w.Service == nil {
-				w.Service = &ServiceConfiguration{}
+				w.Service = new(ServiceConfiguration)
 			}
 			d1 = w.Service
-		} else if sok1 {
-			d1 = &ServiceConfiguration{}
+		} else if sok {
+			d1 = new(ServiceConfiguration)
 			m.Spec = &Configuration_Service{Service: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("2.1") {
-				if d1.BlueprintId != s1.GetBlueprintId() {
-					d1.BlueprintId = s1.GetBlueprintId()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.2") {
-				if sv1 := s1.GetParameters(); !maps.Equal(d1.Parameters, sv1) {
-					if len(sv1) == 0 {
-						d1.Parameters = nil
-					} else {
-						d1.Parameters = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+10)
 		}
 	}
-	if fm.Has("3") {
-		if sw0, ok := src.GetSpec().(*Configuration_Vm); ok && sw0 != nil {
-			if dw0, ok := m.Spec.(*Configuration_Vm); !ok || dw0 == nil || !dw0.Vm.Equal(sw0.Vm) {
-				m.Spec = &Configuration_Vm{Vm: sw0.Vm.Clone()}
+	if cw&(1<<12) != 0 {
+		if s1, ok := src.Spec.(*Configuration_Vm); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Configuration_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
+				m.Spec = &Configuration_Vm{Vm: s1.Vm.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Spec.(*Configuration_Vm); ok && dw0 != nil {
+		} else if d1, ok := m.Spec.(*Configuration_Vm); ok && d1 != nil {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChild("3") {
+	} else if bw&(1<<12) != 0 {
 		var s1 *VMConfiguration
-		sok1 := false
-		if w, ok := src.GetSpec().(*Configuration_Vm); ok && w != nil {
-			s1, sok1 = w.Vm, true
+		sok := false
+		if w, ok := src.Spec.(*Configuration_Vm); ok && w != nil {
+			s1, sok = w.Vm, true
 		}
 		var d1 *VMConfiguration
 		if w, ok := m.Spec.(*Configuration_Vm); ok && w != nil {
 			if w.Vm == nil {
-				w.Vm = &VMConfiguration{}
+				w.Vm = new(VMConfiguration)
 			}
 			d1 = w.Vm
-		} else if sok1 {
-			d1 = &VMConfiguration{}
+		} else if sok {
+			d1 = new(VMConfiguration)
 			m.Spec = &Configuration_Vm{Vm: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("3.1") {
-				if d1.Cpu != s1.GetCpu() {
-					d1.Cpu = s1.GetCpu()
-					n++
-				}
-			}
-			if fm.IsSet("3.2") {
-				if d1.Memory != s1.GetMemory() {
-					d1.Memory = s1.GetMemory()
-					n++
-				}
-			}
-			if fm.IsSet("3.3") {
-				if d1.Storage != s1.GetStorage() {
-					d1.Storage = s1.GetStorage()
-					n++
-				}
-			}
-			if fm.IsSet("3.4") {
-				if d1.OsImage != s1.GetOsImage() {
-					d1.OsImage = s1.GetOsImage()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+13)
 		}
 	}
-	if fm.Has("4") {
-		if sw0, ok := src.GetSpec().(*Configuration_Sensor); ok && sw0 != nil {
-			if dw0, ok := m.Spec.(*Configuration_Sensor); !ok || dw0 == nil || !dw0.Sensor.Equal(sw0.Sensor) {
-				m.Spec = &Configuration_Sensor{Sensor: sw0.Sensor.Clone()}
+	if cw&(1<<17) != 0 {
+		if s1, ok := src.Spec.(*Configuration_Sensor); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Configuration_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
+				m.Spec = &Configuration_Sensor{Sensor: s1.Sensor.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Spec.(*Configuration_Sensor); ok && dw0 != nil {
+		} else if d1, ok := m.Spec.(*Configuration_Sensor); ok && d1 != nil {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChild("4") {
+	} else if bw&(1<<17) != 0 {
 		var s1 *SensorConfiguration
-		sok1 := false
-		if w, ok := src.GetSpec().(*Configuration_Sensor); ok && w != nil {
-			s1, sok1 = w.Sensor, true
+		sok := false
+		if w, ok := src.Spec.(*Configuration_Sensor); ok && w != nil {
+			s1, sok = w.Sensor, true
 		}
 		var d1 *SensorConfiguration
 		if w, ok := m.Spec.(*Configuration_Sensor); ok && w != nil {
 			if w.Sensor == nil {
-				w.Sensor = &SensorConfiguration{}
+				w.Sensor = new(SensorConfiguration)
 			}
 			d1 = w.Sensor
-		} else if sok1 {
-			d1 = &SensorConfiguration{}
+		} else if sok {
+			d1 = new(SensorConfiguration)
 			m.Spec = &Configuration_Sensor{Sensor: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("4.1") {
-				if !fieldmap.SameFloat64(d1.SamplingRateHz, s1.GetSamplingRateHz()) {
-					d1.SamplingRateHz = s1.GetSamplingRateHz()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+18)
 		}
 	}
 	return n
@@ -912,39 +819,42 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 // compared.
 func (m *K8SliceConfiguration) DiffFields(o *K8SliceConfiguration) *fieldmap.FieldMap {
 	fm := _K8SliceConfiguration_fieldSchema.NewFieldMap()
-	if m.GetCpu() != o.GetCpu() {
-		fm.Set("1")
-	}
-	if m.GetMemory() != o.GetMemory() {
-		fm.Set("2")
-	}
-	if m.GetPods() != o.GetPods() {
-		fm.Set("3")
-	}
-	if a1, b1 := m.GetGpu(), o.GetGpu(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetModel() != b1.GetModel() {
-			fm.Set("4.1")
-			c1 = true
-		}
-		if a1.GetCores() != b1.GetCores() {
-			fm.Set("4.2")
-			c1 = true
-		}
-		if a1.GetMemory() != b1.GetMemory() {
-			fm.Set("4.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
-	if m.GetStorage() != o.GetStorage() {
-		fm.Set("5")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// K8SliceConfiguration being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *K8SliceConfiguration) diffAt(o *K8SliceConfiguration, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(K8SliceConfiguration)
+	}
+	if o == nil {
+		o = new(K8SliceConfiguration)
+	}
+	c := false
+	if m.Cpu != o.Cpu {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Memory != o.Memory {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Pods != o.Pods {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if (m.Gpu == nil) != (o.Gpu == nil) || m.Gpu != nil && m.Gpu.diffAt(o.Gpu, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Storage != o.Storage {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -954,13 +864,30 @@ func (m *K8SliceConfiguration) DiffFields(o *K8SliceConfiguration) *fieldmap.Fie
 // compared.
 func (m *ServiceConfiguration) DiffFields(o *ServiceConfiguration) *fieldmap.FieldMap {
 	fm := _ServiceConfiguration_fieldSchema.NewFieldMap()
-	if m.GetBlueprintId() != o.GetBlueprintId() {
-		fm.Set("1")
-	}
-	if !maps.Equal(m.GetParameters(), o.GetParameters()) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ServiceConfiguration being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ServiceConfiguration) diffAt(o *ServiceConfiguration, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ServiceConfiguration)
+	}
+	if o == nil {
+		o = new(ServiceConfiguration)
+	}
+	c := false
+	if m.BlueprintId != o.BlueprintId {
+		fm.SetAt(at)
+		c = true
+	}
+	if !maps.Equal(m.Parameters, o.Parameters) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -970,19 +897,38 @@ func (m *ServiceConfiguration) DiffFields(o *ServiceConfiguration) *fieldmap.Fie
 // compared.
 func (m *VMConfiguration) DiffFields(o *VMConfiguration) *fieldmap.FieldMap {
 	fm := _VMConfiguration_fieldSchema.NewFieldMap()
-	if m.GetCpu() != o.GetCpu() {
-		fm.Set("1")
-	}
-	if m.GetMemory() != o.GetMemory() {
-		fm.Set("2")
-	}
-	if m.GetStorage() != o.GetStorage() {
-		fm.Set("3")
-	}
-	if m.GetOsImage() != o.GetOsImage() {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// VMConfiguration being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *VMConfiguration) diffAt(o *VMConfiguration, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(VMConfiguration)
+	}
+	if o == nil {
+		o = new(VMConfiguration)
+	}
+	c := false
+	if m.Cpu != o.Cpu {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Memory != o.Memory {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Storage != o.Storage {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.OsImage != o.OsImage {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -992,10 +938,26 @@ func (m *VMConfiguration) DiffFields(o *VMConfiguration) *fieldmap.FieldMap {
 // compared.
 func (m *SensorConfiguration) DiffFields(o *SensorConfiguration) *fieldmap.FieldMap {
 	fm := _SensorConfiguration_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualImplicitFloat64(m.GetSamplingRateHz(), o.GetSamplingRateHz()) {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// SensorConfiguration being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *SensorConfiguration) diffAt(o *SensorConfiguration, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(SensorConfiguration)
+	}
+	if o == nil {
+		o = new(SensorConfiguration)
+	}
+	c := false
+	if !fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1005,125 +967,58 @@ func (m *SensorConfiguration) DiffFields(o *SensorConfiguration) *fieldmap.Field
 // compared.
 func (m *Configuration) DiffFields(o *Configuration) *fieldmap.FieldMap {
 	fm := _Configuration_fieldSchema.NewFieldMap()
-	{
-		aw1, aok1 := m.GetSpec().(*Configuration_K8Slice)
-		bw1, bok1 := o.GetSpec().(*Configuration_K8Slice)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("1")
-		} else if aok1 {
-			a1, b1, c1 := aw1.K8Slice, bw1.K8Slice, false
-			if a1.GetCpu() != b1.GetCpu() {
-				fm.Set("1.1")
-				c1 = true
-			}
-			if a1.GetMemory() != b1.GetMemory() {
-				fm.Set("1.2")
-				c1 = true
-			}
-			if a1.GetPods() != b1.GetPods() {
-				fm.Set("1.3")
-				c1 = true
-			}
-			if a2, b2 := a1.GetGpu(), b1.GetGpu(); (a2 == nil) != (b2 == nil) {
-				fm.Set("1.4")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetModel() != b2.GetModel() {
-					fm.Set("1.4.1")
-					c2 = true
-				}
-				if a2.GetCores() != b2.GetCores() {
-					fm.Set("1.4.2")
-					c2 = true
-				}
-				if a2.GetMemory() != b2.GetMemory() {
-					fm.Set("1.4.3")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("1.4")
-					c1 = true
-				}
-			}
-			if a1.GetStorage() != b1.GetStorage() {
-				fm.Set("1.5")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("1")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetSpec().(*Configuration_Service)
-		bw1, bok1 := o.GetSpec().(*Configuration_Service)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("2")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Service, bw1.Service, false
-			if a1.GetBlueprintId() != b1.GetBlueprintId() {
-				fm.Set("2.1")
-				c1 = true
-			}
-			if !maps.Equal(a1.GetParameters(), b1.GetParameters()) {
-				fm.Set("2.2")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("2")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetSpec().(*Configuration_Vm)
-		bw1, bok1 := o.GetSpec().(*Configuration_Vm)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("3")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Vm, bw1.Vm, false
-			if a1.GetCpu() != b1.GetCpu() {
-				fm.Set("3.1")
-				c1 = true
-			}
-			if a1.GetMemory() != b1.GetMemory() {
-				fm.Set("3.2")
-				c1 = true
-			}
-			if a1.GetStorage() != b1.GetStorage() {
-				fm.Set("3.3")
-				c1 = true
-			}
-			if a1.GetOsImage() != b1.GetOsImage() {
-				fm.Set("3.4")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("3")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetSpec().(*Configuration_Sensor)
-		bw1, bok1 := o.GetSpec().(*Configuration_Sensor)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("4")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Sensor, bw1.Sensor, false
-			if !fieldmap.EqualImplicitFloat64(a1.GetSamplingRateHz(), b1.GetSamplingRateHz()) {
-				fm.Set("4.1")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("4")
-			}
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Configuration being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Configuration) diffAt(o *Configuration, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Configuration)
+	}
+	if o == nil {
+		o = new(Configuration)
+	}
+	c := false
+	{
+		x, xok := m.Spec.(*Configuration_K8Slice)
+		y, yok := o.Spec.(*Configuration_K8Slice)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.K8Slice.diffAt(y.K8Slice, fm, at+1) {
+			fm.SetAt(at)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Spec.(*Configuration_Service)
+		y, yok := o.Spec.(*Configuration_Service)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Service.diffAt(y.Service, fm, at+10) {
+			fm.SetAt(at + 9)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Spec.(*Configuration_Vm)
+		y, yok := o.Spec.(*Configuration_Vm)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Vm.diffAt(y.Vm, fm, at+13) {
+			fm.SetAt(at + 12)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Spec.(*Configuration_Sensor)
+		y, yok := o.Spec.(*Configuration_Sensor)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Sensor.diffAt(y.Sensor, fm, at+18) {
+			fm.SetAt(at + 17)
+			c = true
+		}
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,7 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	maps "maps"
 	slices "slices"
 )
 
@@ -25,23 +24,19 @@ const (
 	PeeringTargetCredentialsFieldToken       = "5" // token
 )
 
+var _PeeringTargetCredentials_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_id"},
+	{Number: 2, Name: "cluster_name"},
+	{Number: 3, Name: "endpoint"},
+	{Number: 4, Name: "kubeconfig"},
+	{Number: 5, Name: "token"},
+}}
+
+var _PeeringTargetCredentials_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeeringTargetCredentials", _PeeringTargetCredentials_shape, false)
+
 // PeeringTargetCredentialsAllFields lists the leaf flags of PeeringTargetCredentials: together they
 // select every field.
-var PeeringTargetCredentialsAllFields = []string{
-	PeeringTargetCredentialsFieldClusterId,
-	PeeringTargetCredentialsFieldClusterName,
-	PeeringTargetCredentialsFieldEndpoint,
-	PeeringTargetCredentialsFieldKubeconfig,
-	PeeringTargetCredentialsFieldToken,
-}
-
-var _PeeringTargetCredentials_fieldSchema = fieldmap.NewSchema("fluidos.v1.PeeringTargetCredentials", []fieldmap.Field{
-	{Flag: "1", Path: "cluster_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cluster_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "endpoint", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var PeeringTargetCredentialsAllFields = slices.Clone(_PeeringTargetCredentials_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of PeeringTargetCredentials.
 func (*PeeringTargetCredentials) FieldSchema() *fieldmap.Schema {
@@ -197,246 +192,190 @@ const (
 	ContractFieldCreatedAt                                                 = "11"           // created_at
 )
 
+var _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain"},
+	{Number: 2, Name: "node_id"},
+	{Number: 3, Name: "ip"},
+	{Number: 4, Name: "local_namespace"},
+}}
+
+var _File_fluidos_v1_contract_proto_Price1ihwkrr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "amount"},
+	{Number: 2, Name: "currency"},
+	{Number: 3, Name: "period"},
+}}
+
+var _File_fluidos_v1_contract_proto_Locationx7ugrh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude"},
+	{Number: 2, Name: "longitude"},
+	{Number: 3, Name: "country"},
+	{Number: 4, Name: "city"},
+}}
+
+var _File_fluidos_v1_contract_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model"},
+	{Number: 2, Name: "cores"},
+	{Number: 3, Name: "memory"},
+}}
+
+var _File_fluidos_v1_contract_proto_K8SliceCharacteristicstrucy9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture"},
+	{Number: 2, Name: "cpu"},
+	{Number: 3, Name: "memory"},
+	{Number: 4, Name: "pods"},
+	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_GPU15e4qc_shape},
+	{Number: 6, Name: "storage"},
+}}
+
+var _File_fluidos_v1_contract_proto_Partitionabilityqjljju_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu_min"},
+	{Number: 2, Name: "memory_min"},
+	{Number: 3, Name: "pods_min"},
+	{Number: 4, Name: "cpu_step"},
+	{Number: 5, Name: "memory_step"},
+	{Number: 6, Name: "pods_step"},
+}}
+
+var _File_fluidos_v1_contract_proto_CarbonFootprintegrwna_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "embodied"},
+	{Number: 2, Name: "operational"},
+}}
+
+var _File_fluidos_v1_contract_proto_PortRange30rtou_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol"},
+	{Number: 2, Name: "min"},
+	{Number: 3, Name: "max"},
+}}
+
+var _File_fluidos_v1_contract_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "action"},
+	{Number: 2, Name: "cidr"},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_PortRange30rtou_shape},
+}}
+
+var _File_fluidos_v1_contract_proto_K8SliceProperties1dbbtrk_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latency_ms"},
+	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList},
+	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_CarbonFootprintegrwna_shape},
+	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkAuthorization1rwqnr9_shape},
+}}
+
+var _File_fluidos_v1_contract_proto_K8Slice1x3cx5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_K8SliceCharacteristicstrucy9_shape},
+	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Partitionabilityqjljju_shape},
+	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_K8SliceProperties1dbbtrk_shape},
+}}
+
+var _File_fluidos_v1_contract_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "required"},
+	{Number: 4, Name: "default_value"},
+	{Number: 5, Name: "minimum"},
+	{Number: 6, Name: "maximum"},
+	{Number: 7, Name: "pattern"},
+	{Number: 8, Name: "description"},
+}}
+
+var _File_fluidos_v1_contract_proto_ConfigurationSchemaenirfb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_ConfigParametereud58f_shape},
+}}
+
+var _File_fluidos_v1_contract_proto_Service1kv16nh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "description"},
+	{Number: 3, Name: "category"},
+	{Number: 4, Name: "tags", Kind: fieldmap.KindList},
+	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList},
+	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_ConfigurationSchemaenirfb_shape},
+	{Number: 7, Name: "blueprint_id"},
+}}
+
+var _File_fluidos_v1_contract_proto_VMcksfnb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu"},
+	{Number: 2, Name: "memory"},
+	{Number: 3, Name: "storage"},
+	{Number: 4, Name: "architecture"},
+	{Number: 5, Name: "os_image"},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_GPU15e4qc_shape},
+	{Number: 7, Name: "hypervisor"},
+}}
+
+var _File_fluidos_v1_contract_proto_Sensorqcvp4w_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sensor_type"},
+	{Number: 2, Name: "sampling_rate_hz"},
+	{Number: 3, Name: "accuracy"},
+	{Number: 4, Name: "unit"},
+	{Number: 5, Name: "source_endpoint"},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Locationx7ugrh_shape},
+}}
+
+var _File_fluidos_v1_contract_proto_Flavorga5qwa_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape},
+	{Number: 3, Name: "provider_id"},
+	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Price1ihwkrr_shape},
+	{Number: 5, Name: "availability"},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Locationx7ugrh_shape},
+	{Number: 7, Name: "network_property_type"},
+	{Number: 8, Name: "created_at"},
+	{Number: 9, Name: "updated_at"},
+	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_K8Slice1x3cx5_shape},
+	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Service1kv16nh_shape},
+	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_VMcksfnb_shape},
+	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Sensorqcvp4w_shape},
+}}
+
+var _File_fluidos_v1_contract_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu"},
+	{Number: 2, Name: "memory"},
+	{Number: 3, Name: "pods"},
+	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_GPU15e4qc_shape},
+	{Number: 5, Name: "storage"},
+}}
+
+var _File_fluidos_v1_contract_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprint_id"},
+	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap},
+}}
+
+var _File_fluidos_v1_contract_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu"},
+	{Number: 2, Name: "memory"},
+	{Number: 3, Name: "storage"},
+	{Number: 4, Name: "os_image"},
+}}
+
+var _File_fluidos_v1_contract_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sampling_rate_hz"},
+}}
+
+var _File_fluidos_v1_contract_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_K8SliceConfigurationsd36lx_shape},
+	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_ServiceConfigurationbuxez5_shape},
+	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_VMConfiguration10rpjc7_shape},
+	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_SensorConfigurationj61582_shape},
+}}
+
+var _Contract_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Flavorga5qwa_shape},
+	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape},
+	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape},
+	{Number: 5, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Configuration9iwkgs_shape},
+	{Number: 6, Name: "peering_target_credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape},
+	{Number: 7, Name: "transaction_id"},
+	{Number: 8, Name: "expiration_time"},
+	{Number: 9, Name: "network_requests", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkAuthorization1rwqnr9_shape},
+	{Number: 10, Name: "buyer_cluster_id"},
+	{Number: 11, Name: "created_at"},
+}}
+
+var _Contract_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Contract", _Contract_shape, false)
+
 // ContractAllFields lists the leaf flags of Contract: together they
 // select every field.
-var ContractAllFields = []string{
-	ContractFieldId,
-	ContractFieldFlavorId,
-	ContractFieldFlavorOwnerDomain,
-	ContractFieldFlavorOwnerNodeId,
-	ContractFieldFlavorOwnerIp,
-	ContractFieldFlavorOwnerLocalNamespace,
-	ContractFieldFlavorProviderId,
-	ContractFieldFlavorPriceAmount,
-	ContractFieldFlavorPriceCurrency,
-	ContractFieldFlavorPricePeriod,
-	ContractFieldFlavorAvailability,
-	ContractFieldFlavorLocationLatitude,
-	ContractFieldFlavorLocationLongitude,
-	ContractFieldFlavorLocationCountry,
-	ContractFieldFlavorLocationCity,
-	ContractFieldFlavorNetworkPropertyType,
-	ContractFieldFlavorCreatedAt,
-	ContractFieldFlavorUpdatedAt,
-	ContractFieldFlavorK8SliceCharacteristicsArchitecture,
-	ContractFieldFlavorK8SliceCharacteristicsCpu,
-	ContractFieldFlavorK8SliceCharacteristicsMemory,
-	ContractFieldFlavorK8SliceCharacteristicsPods,
-	ContractFieldFlavorK8SliceCharacteristicsGpuModel,
-	ContractFieldFlavorK8SliceCharacteristicsGpuCores,
-	ContractFieldFlavorK8SliceCharacteristicsGpuMemory,
-	ContractFieldFlavorK8SliceCharacteristicsStorage,
-	ContractFieldFlavorK8SlicePartitionabilityCpuMin,
-	ContractFieldFlavorK8SlicePartitionabilityMemoryMin,
-	ContractFieldFlavorK8SlicePartitionabilityPodsMin,
-	ContractFieldFlavorK8SlicePartitionabilityCpuStep,
-	ContractFieldFlavorK8SlicePartitionabilityMemoryStep,
-	ContractFieldFlavorK8SlicePartitionabilityPodsStep,
-	ContractFieldFlavorK8SlicePropertiesLatencyMs,
-	ContractFieldFlavorK8SlicePropertiesSecurityStandards,
-	ContractFieldFlavorK8SlicePropertiesCarbonFootprintEmbodied,
-	ContractFieldFlavorK8SlicePropertiesCarbonFootprintOperational,
-	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizations,
-	ContractFieldFlavorServiceName,
-	ContractFieldFlavorServiceDescription,
-	ContractFieldFlavorServiceCategory,
-	ContractFieldFlavorServiceTags,
-	ContractFieldFlavorServiceHostingPolicies,
-	ContractFieldFlavorServiceConfigurationSchemaParameters,
-	ContractFieldFlavorServiceBlueprintId,
-	ContractFieldFlavorVmCpu,
-	ContractFieldFlavorVmMemory,
-	ContractFieldFlavorVmStorage,
-	ContractFieldFlavorVmArchitecture,
-	ContractFieldFlavorVmOsImage,
-	ContractFieldFlavorVmGpuModel,
-	ContractFieldFlavorVmGpuCores,
-	ContractFieldFlavorVmGpuMemory,
-	ContractFieldFlavorVmHypervisor,
-	ContractFieldFlavorSensorSensorType,
-	ContractFieldFlavorSensorSamplingRateHz,
-	ContractFieldFlavorSensorAccuracy,
-	ContractFieldFlavorSensorUnit,
-	ContractFieldFlavorSensorSourceEndpoint,
-	ContractFieldFlavorSensorLocationLatitude,
-	ContractFieldFlavorSensorLocationLongitude,
-	ContractFieldFlavorSensorLocationCountry,
-	ContractFieldFlavorSensorLocationCity,
-	ContractFieldBuyerDomain,
-	ContractFieldBuyerNodeId,
-	ContractFieldBuyerIp,
-	ContractFieldBuyerLocalNamespace,
-	ContractFieldSellerDomain,
-	ContractFieldSellerNodeId,
-	ContractFieldSellerIp,
-	ContractFieldSellerLocalNamespace,
-	ContractFieldConfigurationK8SliceCpu,
-	ContractFieldConfigurationK8SliceMemory,
-	ContractFieldConfigurationK8SlicePods,
-	ContractFieldConfigurationK8SliceGpuModel,
-	ContractFieldConfigurationK8SliceGpuCores,
-	ContractFieldConfigurationK8SliceGpuMemory,
-	ContractFieldConfigurationK8SliceStorage,
-	ContractFieldConfigurationServiceBlueprintId,
-	ContractFieldConfigurationServiceParameters,
-	ContractFieldConfigurationVmCpu,
-	ContractFieldConfigurationVmMemory,
-	ContractFieldConfigurationVmStorage,
-	ContractFieldConfigurationVmOsImage,
-	ContractFieldConfigurationSensorSamplingRateHz,
-	ContractFieldPeeringTargetCredentialsClusterId,
-	ContractFieldPeeringTargetCredentialsClusterName,
-	ContractFieldPeeringTargetCredentialsEndpoint,
-	ContractFieldPeeringTargetCredentialsKubeconfig,
-	ContractFieldPeeringTargetCredentialsToken,
-	ContractFieldTransactionId,
-	ContractFieldExpirationTime,
-	ContractFieldNetworkRequests,
-	ContractFieldBuyerClusterId,
-	ContractFieldCreatedAt,
-}
-
-var _Contract_fieldSchema = fieldmap.NewSchema("fluidos.v1.Contract", []fieldmap.Field{
-	{Flag: "1", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "flavor.id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "flavor.owner", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.1", Path: "flavor.owner.domain", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.2", Path: "flavor.owner.node_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.3", Path: "flavor.owner.ip", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.4", Path: "flavor.owner.local_namespace", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "flavor.provider_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "flavor.price", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.4.1", Path: "flavor.price.amount", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.2", Path: "flavor.price.currency", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.3", Path: "flavor.price.period", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "flavor.availability", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "flavor.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.1", Path: "flavor.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6.2", Path: "flavor.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6.3", Path: "flavor.location.country", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6.4", Path: "flavor.location.city", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7", Path: "flavor.network_property_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8", Path: "flavor.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9", Path: "flavor.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10", Path: "flavor.k8slice", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.10.1", Path: "flavor.k8slice.characteristics", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.10.1.1", Path: "flavor.k8slice.characteristics.architecture", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.1.2", Path: "flavor.k8slice.characteristics.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.1.3", Path: "flavor.k8slice.characteristics.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.1.4", Path: "flavor.k8slice.characteristics.pods", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.1.5", Path: "flavor.k8slice.characteristics.gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.10.1.5.1", Path: "flavor.k8slice.characteristics.gpu.model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.1.5.2", Path: "flavor.k8slice.characteristics.gpu.cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.1.5.3", Path: "flavor.k8slice.characteristics.gpu.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.1.6", Path: "flavor.k8slice.characteristics.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.2", Path: "flavor.k8slice.partitionability", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.10.2.1", Path: "flavor.k8slice.partitionability.cpu_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.2.2", Path: "flavor.k8slice.partitionability.memory_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.2.3", Path: "flavor.k8slice.partitionability.pods_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.2.4", Path: "flavor.k8slice.partitionability.cpu_step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.2.5", Path: "flavor.k8slice.partitionability.memory_step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.2.6", Path: "flavor.k8slice.partitionability.pods_step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.3", Path: "flavor.k8slice.properties", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.10.3.1", Path: "flavor.k8slice.properties.latency_ms", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.3.2", Path: "flavor.k8slice.properties.security_standards", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.10.3.3", Path: "flavor.k8slice.properties.carbon_footprint", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.10.3.3.1", Path: "flavor.k8slice.properties.carbon_footprint.embodied", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.3.3.2", Path: "flavor.k8slice.properties.carbon_footprint.operational", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10.3.4", Path: "flavor.k8slice.properties.network_authorizations", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.10.3.4.1", Path: "flavor.k8slice.properties.network_authorizations.action", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.10.3.4.2", Path: "flavor.k8slice.properties.network_authorizations.cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.10.3.4.3", Path: "flavor.k8slice.properties.network_authorizations.ports", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.10.3.4.3.1", Path: "flavor.k8slice.properties.network_authorizations.ports.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.10.3.4.3.2", Path: "flavor.k8slice.properties.network_authorizations.ports.min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.10.3.4.3.3", Path: "flavor.k8slice.properties.network_authorizations.ports.max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.11", Path: "flavor.service", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.11.1", Path: "flavor.service.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.2", Path: "flavor.service.description", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.3", Path: "flavor.service.category", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.4", Path: "flavor.service.tags", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.11.5", Path: "flavor.service.hosting_policies", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.11.6", Path: "flavor.service.configuration_schema", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.11.6.1", Path: "flavor.service.configuration_schema.parameters", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.11.6.1.1", Path: "flavor.service.configuration_schema.parameters.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.11.6.1.2", Path: "flavor.service.configuration_schema.parameters.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.11.6.1.3", Path: "flavor.service.configuration_schema.parameters.required", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.11.6.1.4", Path: "flavor.service.configuration_schema.parameters.default_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.11.6.1.5", Path: "flavor.service.configuration_schema.parameters.minimum", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.11.6.1.6", Path: "flavor.service.configuration_schema.parameters.maximum", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.11.6.1.7", Path: "flavor.service.configuration_schema.parameters.pattern", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.11.6.1.8", Path: "flavor.service.configuration_schema.parameters.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.11.7", Path: "flavor.service.blueprint_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.12", Path: "flavor.vm", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.12.1", Path: "flavor.vm.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.12.2", Path: "flavor.vm.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.12.3", Path: "flavor.vm.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.12.4", Path: "flavor.vm.architecture", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.12.5", Path: "flavor.vm.os_image", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.12.6", Path: "flavor.vm.gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.12.6.1", Path: "flavor.vm.gpu.model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.12.6.2", Path: "flavor.vm.gpu.cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.12.6.3", Path: "flavor.vm.gpu.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.12.7", Path: "flavor.vm.hypervisor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.13", Path: "flavor.sensor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.13.1", Path: "flavor.sensor.sensor_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.13.2", Path: "flavor.sensor.sampling_rate_hz", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.13.3", Path: "flavor.sensor.accuracy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.13.4", Path: "flavor.sensor.unit", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.13.5", Path: "flavor.sensor.source_endpoint", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.13.6", Path: "flavor.sensor.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.13.6.1", Path: "flavor.sensor.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.13.6.2", Path: "flavor.sensor.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.13.6.3", Path: "flavor.sensor.location.country", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.13.6.4", Path: "flavor.sensor.location.city", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "buyer", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "buyer.domain", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "buyer.node_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.3", Path: "buyer.ip", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.4", Path: "buyer.local_namespace", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "seller", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "seller.domain", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "seller.node_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3", Path: "seller.ip", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.4", Path: "seller.local_namespace", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "configuration", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "configuration.k8slice", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1.1", Path: "configuration.k8slice.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.1.2", Path: "configuration.k8slice.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.1.3", Path: "configuration.k8slice.pods", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.1.4", Path: "configuration.k8slice.gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1.4.1", Path: "configuration.k8slice.gpu.model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.1.4.2", Path: "configuration.k8slice.gpu.cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.1.4.3", Path: "configuration.k8slice.gpu.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.1.5", Path: "configuration.k8slice.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "configuration.service", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.2.1", Path: "configuration.service.blueprint_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2.2", Path: "configuration.service.parameters", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "5.3", Path: "configuration.vm", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.3.1", Path: "configuration.vm.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.3.2", Path: "configuration.vm.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.3.3", Path: "configuration.vm.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.3.4", Path: "configuration.vm.os_image", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.4", Path: "configuration.sensor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.4.1", Path: "configuration.sensor.sampling_rate_hz", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "peering_target_credentials", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1", Path: "peering_target_credentials.cluster_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2", Path: "peering_target_credentials.cluster_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.3", Path: "peering_target_credentials.endpoint", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.4", Path: "peering_target_credentials.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.5", Path: "peering_target_credentials.token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "transaction_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "expiration_time", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "network_requests", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "9.1", Path: "network_requests.action", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.2", Path: "network_requests.cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.3", Path: "network_requests.ports", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "9.3.1", Path: "network_requests.ports.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.3.2", Path: "network_requests.ports.min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.3.3", Path: "network_requests.ports.max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "10", Path: "buyer_cluster_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ContractAllFields = slices.Clone(_Contract_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Contract.
 func (*Contract) FieldSchema() *fieldmap.Schema { return _Contract_fieldSchema }
@@ -534,7 +473,7 @@ func (m *PeeringTargetCredentials) Equal(o *PeeringTargetCredentials) bool {
 	if m.Token != o.Token {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -571,8 +510,13 @@ func (m *Contract) Equal(o *Contract) bool {
 	if !fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.NetworkRequests, o.NetworkRequests, (*NetworkAuthorization).Equal) {
+	if len(m.NetworkRequests) != len(o.NetworkRequests) {
 		return false
+	}
+	for i, x := range m.NetworkRequests {
+		if y := o.NetworkRequests[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NetworkAuthorization).Equal) {
+			return false
+		}
 	}
 	if m.BuyerClusterId != o.BuyerClusterId {
 		return false
@@ -580,7 +524,7 @@ func (m *Contract) Equal(o *Contract) bool {
 	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -592,41 +536,46 @@ func (m *Contract) Equal(o *Contract) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: PeeringTargetCredentials does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// PeeringTargetCredentials or bound to no schema: a map of another message panics.
 func (m *PeeringTargetCredentials) CopyInFields(src *PeeringTargetCredentials, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_PeeringTargetCredentials_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// PeeringTargetCredentials being number at of fm's schema.
+func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(PeeringTargetCredentials)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.ClusterId != src.GetClusterId() {
-			m.ClusterId = src.GetClusterId()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.ClusterId != src.ClusterId {
+		m.ClusterId = src.ClusterId
+		n++
 	}
-	if fm.Has("2") {
-		if m.ClusterName != src.GetClusterName() {
-			m.ClusterName = src.GetClusterName()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.ClusterName != src.ClusterName {
+		m.ClusterName = src.ClusterName
+		n++
 	}
-	if fm.Has("3") {
-		if m.Endpoint != src.GetEndpoint() {
-			m.Endpoint = src.GetEndpoint()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Endpoint != src.Endpoint {
+		m.Endpoint = src.Endpoint
+		n++
 	}
-	if fm.Has("4") {
-		if m.Kubeconfig != src.GetKubeconfig() {
-			m.Kubeconfig = src.GetKubeconfig()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.Kubeconfig != src.Kubeconfig {
+		m.Kubeconfig = src.Kubeconfig
+		n++
 	}
-	if fm.Has("5") {
-		if m.Token != src.GetToken() {
-			m.Token = src.GetToken()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.Token != src.Token {
+		m.Token = src.Token
+		n++
 	}
 	return n
 }
@@ -640,1081 +589,125 @@ func (m *PeeringTargetCredentials) CopyInFields(src *PeeringTargetCredentials, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Contract does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Contract or bound to no schema: a map of another message panics.
 func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Contract_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Contract being number at of fm's schema.
+func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if src == nil {
+		src = new(Contract)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Id != src.GetId() {
-			m.Id = src.GetId()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
-	if fm.Has("2") {
-		if !m.Flavor.Equal(src.GetFlavor()) {
-			m.Flavor = src.GetFlavor().Clone()
+	if cw&(1<<1) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Flavor, src.GetFlavor(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Flavor{}
-				m.Flavor = d1
+	} else if bw&(1<<1) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.Id != s1.GetId() {
-					d1.Id = s1.GetId()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if !d1.Owner.Equal(s1.GetOwner()) {
-					d1.Owner = s1.GetOwner().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.2") {
-				if d2, s2 := d1.Owner, s1.GetOwner(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &NodeIdentity{}
-						d1.Owner = d2
-						n++
-					}
-					if fm.IsSet("2.2.1") {
-						if d2.Domain != s2.GetDomain() {
-							d2.Domain = s2.GetDomain()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.2") {
-						if d2.NodeId != s2.GetNodeId() {
-							d2.NodeId = s2.GetNodeId()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.3") {
-						if d2.Ip != s2.GetIp() {
-							d2.Ip = s2.GetIp()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.4") {
-						if d2.LocalNamespace != s2.GetLocalNamespace() {
-							d2.LocalNamespace = s2.GetLocalNamespace()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.3") {
-				if d1.ProviderId != s1.GetProviderId() {
-					d1.ProviderId = s1.GetProviderId()
-					n++
-				}
-			}
-			if fm.IsSet("2.4") {
-				if !d1.Price.Equal(s1.GetPrice()) {
-					d1.Price = s1.GetPrice().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.4") {
-				if d2, s2 := d1.Price, s1.GetPrice(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &Price{}
-						d1.Price = d2
-						n++
-					}
-					if fm.IsSet("2.4.1") {
-						if d2.Amount != s2.GetAmount() {
-							d2.Amount = s2.GetAmount()
-							n++
-						}
-					}
-					if fm.IsSet("2.4.2") {
-						if d2.Currency != s2.GetCurrency() {
-							d2.Currency = s2.GetCurrency()
-							n++
-						}
-					}
-					if fm.IsSet("2.4.3") {
-						if d2.Period != s2.GetPeriod() {
-							d2.Period = s2.GetPeriod()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.5") {
-				if d1.Availability != s1.GetAvailability() {
-					d1.Availability = s1.GetAvailability()
-					n++
-				}
-			}
-			if fm.IsSet("2.6") {
-				if !d1.Location.Equal(s1.GetLocation()) {
-					d1.Location = s1.GetLocation().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.6") {
-				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &Location{}
-						d1.Location = d2
-						n++
-					}
-					if fm.IsSet("2.6.1") {
-						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
-							d2.Latitude = s2.GetLatitude()
-							n++
-						}
-					}
-					if fm.IsSet("2.6.2") {
-						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
-							d2.Longitude = s2.GetLongitude()
-							n++
-						}
-					}
-					if fm.IsSet("2.6.3") {
-						if d2.Country != s2.GetCountry() {
-							d2.Country = s2.GetCountry()
-							n++
-						}
-					}
-					if fm.IsSet("2.6.4") {
-						if d2.City != s2.GetCity() {
-							d2.City = s2.GetCity()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.7") {
-				if d1.NetworkPropertyType != s1.GetNetworkPropertyType() {
-					d1.NetworkPropertyType = s1.GetNetworkPropertyType()
-					n++
-				}
-			}
-			if fm.IsSet("2.8") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("2.9") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("2.10") {
-				if sw1, ok := s1.GetSpec().(*Flavor_K8Slice); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Flavor_K8Slice); !ok || dw1 == nil || !dw1.K8Slice.Equal(sw1.K8Slice) {
-						d1.Spec = &Flavor_K8Slice{K8Slice: sw1.K8Slice.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Flavor_K8Slice); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("2.10") {
-				var s2 *K8Slice
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Flavor_K8Slice); ok && w != nil {
-					s2, sok2 = w.K8Slice, true
-				}
-				var d2 *K8Slice
-				if w, ok := d1.Spec.(*Flavor_K8Slice); ok && w != nil {
-					if w.K8Slice == nil {
-						w.K8Slice = &K8Slice{}
-					}
-					d2 = w.K8Slice
-				} else if sok2 {
-					d2 = &K8Slice{}
-					d1.Spec = &Flavor_K8Slice{K8Slice: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.10.1") {
-						if !d2.Characteristics.Equal(s2.GetCharacteristics()) {
-							d2.Characteristics = s2.GetCharacteristics().Clone()
-							n++
-						}
-					} else if fm.HasChild("2.10.1") {
-						if d3, s3 := d2.Characteristics, s2.GetCharacteristics(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &K8SliceCharacteristics{}
-								d2.Characteristics = d3
-								n++
-							}
-							if fm.IsSet("2.10.1.1") {
-								if d3.Architecture != s3.GetArchitecture() {
-									d3.Architecture = s3.GetArchitecture()
-									n++
-								}
-							}
-							if fm.IsSet("2.10.1.2") {
-								if d3.Cpu != s3.GetCpu() {
-									d3.Cpu = s3.GetCpu()
-									n++
-								}
-							}
-							if fm.IsSet("2.10.1.3") {
-								if d3.Memory != s3.GetMemory() {
-									d3.Memory = s3.GetMemory()
-									n++
-								}
-							}
-							if fm.IsSet("2.10.1.4") {
-								if d3.Pods != s3.GetPods() {
-									d3.Pods = s3.GetPods()
-									n++
-								}
-							}
-							if fm.IsSet("2.10.1.5") {
-								if !d3.Gpu.Equal(s3.GetGpu()) {
-									d3.Gpu = s3.GetGpu().Clone()
-									n++
-								}
-							} else if fm.HasChild("2.10.1.5") {
-								if d4, s4 := d3.Gpu, s3.GetGpu(); d4 != nil || s4 != nil {
-									if d4 == nil {
-										d4 = &GPU{}
-										d3.Gpu = d4
-										n++
-									}
-									if fm.IsSet("2.10.1.5.1") {
-										if d4.Model != s4.GetModel() {
-											d4.Model = s4.GetModel()
-											n++
-										}
-									}
-									if fm.IsSet("2.10.1.5.2") {
-										if d4.Cores != s4.GetCores() {
-											d4.Cores = s4.GetCores()
-											n++
-										}
-									}
-									if fm.IsSet("2.10.1.5.3") {
-										if d4.Memory != s4.GetMemory() {
-											d4.Memory = s4.GetMemory()
-											n++
-										}
-									}
-								}
-							}
-							if fm.IsSet("2.10.1.6") {
-								if d3.Storage != s3.GetStorage() {
-									d3.Storage = s3.GetStorage()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.10.2") {
-						if !d2.Partitionability.Equal(s2.GetPartitionability()) {
-							d2.Partitionability = s2.GetPartitionability().Clone()
-							n++
-						}
-					} else if fm.HasChild("2.10.2") {
-						if d3, s3 := d2.Partitionability, s2.GetPartitionability(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &Partitionability{}
-								d2.Partitionability = d3
-								n++
-							}
-							if fm.IsSet("2.10.2.1") {
-								if d3.CpuMin != s3.GetCpuMin() {
-									d3.CpuMin = s3.GetCpuMin()
-									n++
-								}
-							}
-							if fm.IsSet("2.10.2.2") {
-								if d3.MemoryMin != s3.GetMemoryMin() {
-									d3.MemoryMin = s3.GetMemoryMin()
-									n++
-								}
-							}
-							if fm.IsSet("2.10.2.3") {
-								if d3.PodsMin != s3.GetPodsMin() {
-									d3.PodsMin = s3.GetPodsMin()
-									n++
-								}
-							}
-							if fm.IsSet("2.10.2.4") {
-								if d3.CpuStep != s3.GetCpuStep() {
-									d3.CpuStep = s3.GetCpuStep()
-									n++
-								}
-							}
-							if fm.IsSet("2.10.2.5") {
-								if d3.MemoryStep != s3.GetMemoryStep() {
-									d3.MemoryStep = s3.GetMemoryStep()
-									n++
-								}
-							}
-							if fm.IsSet("2.10.2.6") {
-								if d3.PodsStep != s3.GetPodsStep() {
-									d3.PodsStep = s3.GetPodsStep()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.10.3") {
-						if !d2.Properties.Equal(s2.GetProperties()) {
-							d2.Properties = s2.GetProperties().Clone()
-							n++
-						}
-					} else if fm.HasChild("2.10.3") {
-						if d3, s3 := d2.Properties, s2.GetProperties(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &K8SliceProperties{}
-								d2.Properties = d3
-								n++
-							}
-							if fm.IsSet("2.10.3.1") {
-								if d3.LatencyMs != s3.GetLatencyMs() {
-									d3.LatencyMs = s3.GetLatencyMs()
-									n++
-								}
-							}
-							if fm.IsSetOrHasChild("2.10.3.2") {
-								if sv3 := s3.GetSecurityStandards(); !slices.Equal(d3.SecurityStandards, sv3) {
-									if len(sv3) == 0 {
-										d3.SecurityStandards = nil
-									} else {
-										d3.SecurityStandards = slices.Clone(sv3)
-									}
-									n++
-								}
-							}
-							if fm.IsSet("2.10.3.3") {
-								if !d3.CarbonFootprint.Equal(s3.GetCarbonFootprint()) {
-									d3.CarbonFootprint = s3.GetCarbonFootprint().Clone()
-									n++
-								}
-							} else if fm.HasChild("2.10.3.3") {
-								if d4, s4 := d3.CarbonFootprint, s3.GetCarbonFootprint(); d4 != nil || s4 != nil {
-									if d4 == nil {
-										d4 = &CarbonFootprint{}
-										d3.CarbonFootprint = d4
-										n++
-									}
-									if fm.IsSet("2.10.3.3.1") {
-										if d4.Embodied != s4.GetEmbodied() {
-											d4.Embodied = s4.GetEmbodied()
-											n++
-										}
-									}
-									if fm.IsSet("2.10.3.3.2") {
-										if d4.Operational != s4.GetOperational() {
-											d4.Operational = s4.GetOperational()
-											n++
-										}
-									}
-								}
-							}
-							if fm.IsSetOrHasChild("2.10.3.4") {
-								if sv3 := s3.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(d3.NetworkAuthorizations, sv3, (*NetworkAuthorization).Equal) {
-									if len(sv3) == 0 {
-										d3.NetworkAuthorizations = nil
-									} else {
-										d3.NetworkAuthorizations = fieldmap.CloneListFunc(sv3, (*NetworkAuthorization).Clone)
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.11") {
-				if sw1, ok := s1.GetSpec().(*Flavor_Service); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Flavor_Service); !ok || dw1 == nil || !dw1.Service.Equal(sw1.Service) {
-						d1.Spec = &Flavor_Service{Service: sw1.Service.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Flavor_Service); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("2.11") {
-				var s2 *Service
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Flavor_Service); ok && w != nil {
-					s2, sok2 = w.Service, true
-				}
-				var d2 *Service
-				if w, ok := d1.Spec.(*Flavor_Service); ok && w != nil {
-					if w.Service == nil {
-						w.Service = &Service{}
-					}
-					d2 = w.Service
-				} else if sok2 {
-					d2 = &Service{}
-					d1.Spec = &Flavor_Service{Service: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.11.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("2.11.2") {
-						if d2.Description != s2.GetDescription() {
-							d2.Description = s2.GetDescription()
-							n++
-						}
-					}
-					if fm.IsSet("2.11.3") {
-						if d2.Category != s2.GetCategory() {
-							d2.Category = s2.GetCategory()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.11.4") {
-						if sv2 := s2.GetTags(); !slices.Equal(d2.Tags, sv2) {
-							if len(sv2) == 0 {
-								d2.Tags = nil
-							} else {
-								d2.Tags = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.11.5") {
-						if sv2 := s2.GetHostingPolicies(); !slices.Equal(d2.HostingPolicies, sv2) {
-							if len(sv2) == 0 {
-								d2.HostingPolicies = nil
-							} else {
-								d2.HostingPolicies = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.11.6") {
-						if !d2.ConfigurationSchema.Equal(s2.GetConfigurationSchema()) {
-							d2.ConfigurationSchema = s2.GetConfigurationSchema().Clone()
-							n++
-						}
-					} else if fm.HasChild("2.11.6") {
-						if d3, s3 := d2.ConfigurationSchema, s2.GetConfigurationSchema(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &ConfigurationSchema{}
-								d2.ConfigurationSchema = d3
-								n++
-							}
-							if fm.IsSetOrHasChild("2.11.6.1") {
-								if sv3 := s3.GetParameters(); !fieldmap.EqualMessageListFunc(d3.Parameters, sv3, (*ConfigParameter).Equal) {
-									if len(sv3) == 0 {
-										d3.Parameters = nil
-									} else {
-										d3.Parameters = fieldmap.CloneListFunc(sv3, (*ConfigParameter).Clone)
-									}
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.11.7") {
-						if d2.BlueprintId != s2.GetBlueprintId() {
-							d2.BlueprintId = s2.GetBlueprintId()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.12") {
-				if sw1, ok := s1.GetSpec().(*Flavor_Vm); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Flavor_Vm); !ok || dw1 == nil || !dw1.Vm.Equal(sw1.Vm) {
-						d1.Spec = &Flavor_Vm{Vm: sw1.Vm.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Flavor_Vm); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("2.12") {
-				var s2 *VM
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Flavor_Vm); ok && w != nil {
-					s2, sok2 = w.Vm, true
-				}
-				var d2 *VM
-				if w, ok := d1.Spec.(*Flavor_Vm); ok && w != nil {
-					if w.Vm == nil {
-						w.Vm = &VM{}
-					}
-					d2 = w.Vm
-				} else if sok2 {
-					d2 = &VM{}
-					d1.Spec = &Flavor_Vm{Vm: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.12.1") {
-						if d2.Cpu != s2.GetCpu() {
-							d2.Cpu = s2.GetCpu()
-							n++
-						}
-					}
-					if fm.IsSet("2.12.2") {
-						if d2.Memory != s2.GetMemory() {
-							d2.Memory = s2.GetMemory()
-							n++
-						}
-					}
-					if fm.IsSet("2.12.3") {
-						if d2.Storage != s2.GetStorage() {
-							d2.Storage = s2.GetStorage()
-							n++
-						}
-					}
-					if fm.IsSet("2.12.4") {
-						if d2.Architecture != s2.GetArchitecture() {
-							d2.Architecture = s2.GetArchitecture()
-							n++
-						}
-					}
-					if fm.IsSet("2.12.5") {
-						if d2.OsImage != s2.GetOsImage() {
-							d2.OsImage = s2.GetOsImage()
-							n++
-						}
-					}
-					if fm.IsSet("2.12.6") {
-						if !d2.Gpu.Equal(s2.GetGpu()) {
-							d2.Gpu = s2.GetGpu().Clone()
-							n++
-						}
-					} else if fm.HasChild("2.12.6") {
-						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &GPU{}
-								d2.Gpu = d3
-								n++
-							}
-							if fm.IsSet("2.12.6.1") {
-								if d3.Model != s3.GetModel() {
-									d3.Model = s3.GetModel()
-									n++
-								}
-							}
-							if fm.IsSet("2.12.6.2") {
-								if d3.Cores != s3.GetCores() {
-									d3.Cores = s3.GetCores()
-									n++
-								}
-							}
-							if fm.IsSet("2.12.6.3") {
-								if d3.Memory != s3.GetMemory() {
-									d3.Memory = s3.GetMemory()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.12.7") {
-						if d2.Hypervisor != s2.GetHypervisor() {
-							d2.Hypervisor = s2.GetHypervisor()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.13") {
-				if sw1, ok := s1.GetSpec().(*Flavor_Sensor); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Flavor_Sensor); !ok || dw1 == nil || !dw1.Sensor.Equal(sw1.Sensor) {
-						d1.Spec = &Flavor_Sensor{Sensor: sw1.Sensor.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Flavor_Sensor); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("2.13") {
-				var s2 *Sensor
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Flavor_Sensor); ok && w != nil {
-					s2, sok2 = w.Sensor, true
-				}
-				var d2 *Sensor
-				if w, ok := d1.Spec.(*Flavor_Sensor); ok && w != nil {
-					if w.Sensor == nil {
-						w.Sensor = &Sensor{}
-					}
-					d2 = w.Sensor
-				} else if sok2 {
-					d2 = &Sensor{}
-					d1.Spec = &Flavor_Sensor{Sensor: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.13.1") {
-						if d2.SensorType != s2.GetSensorType() {
-							d2.SensorType = s2.GetSensorType()
-							n++
-						}
-					}
-					if fm.IsSet("2.13.2") {
-						if !fieldmap.SameFloat64(d2.SamplingRateHz, s2.GetSamplingRateHz()) {
-							d2.SamplingRateHz = s2.GetSamplingRateHz()
-							n++
-						}
-					}
-					if fm.IsSet("2.13.3") {
-						if !fieldmap.SameFloat64(d2.Accuracy, s2.GetAccuracy()) {
-							d2.Accuracy = s2.GetAccuracy()
-							n++
-						}
-					}
-					if fm.IsSet("2.13.4") {
-						if d2.Unit != s2.GetUnit() {
-							d2.Unit = s2.GetUnit()
-							n++
-						}
-					}
-					if fm.IsSet("2.13.5") {
-						if d2.SourceEndpoint != s2.GetSourceEndpoint() {
-							d2.SourceEndpoint = s2.GetSourceEndpoint()
-							n++
-						}
-					}
-					if fm.IsSet("2.13.6") {
-						if !d2.Location.Equal(s2.GetLocation()) {
-							d2.Location = s2.GetLocation().Clone()
-							n++
-						}
-					} else if fm.HasChild("2.13.6") {
-						if d3, s3 := d2.Location, s2.GetLocation(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &Location{}
-								d2.Location = d3
-								n++
-							}
-							if fm.IsSet("2.13.6.1") {
-								if !fieldmap.SameFloat64(d3.Latitude, s3.GetLatitude()) {
-									d3.Latitude = s3.GetLatitude()
-									n++
-								}
-							}
-							if fm.IsSet("2.13.6.2") {
-								if !fieldmap.SameFloat64(d3.Longitude, s3.GetLongitude()) {
-									d3.Longitude = s3.GetLongitude()
-									n++
-								}
-							}
-							if fm.IsSet("2.13.6.3") {
-								if d3.Country != s3.GetCountry() {
-									d3.Country = s3.GetCountry()
-									n++
-								}
-							}
-							if fm.IsSet("2.13.6.4") {
-								if d3.City != s3.GetCity() {
-									d3.City = s3.GetCity()
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+2)
 		}
 	}
-	if fm.Has("3") {
-		if !m.Buyer.Equal(src.GetBuyer()) {
-			m.Buyer = src.GetBuyer().Clone()
+	if fm.HasAt(at + 92) {
+		if !m.Buyer.Equal(src.Buyer) {
+			m.Buyer = src.Buyer.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Buyer, src.GetBuyer(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &NodeIdentity{}
-				m.Buyer = d1
+	} else if fm.HasChildAt(at + 92) {
+		if m.Buyer != nil || src.Buyer != nil {
+			if m.Buyer == nil {
+				m.Buyer = new(NodeIdentity)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				if d1.Domain != s1.GetDomain() {
-					d1.Domain = s1.GetDomain()
-					n++
-				}
-			}
-			if fm.IsSet("3.2") {
-				if d1.NodeId != s1.GetNodeId() {
-					d1.NodeId = s1.GetNodeId()
-					n++
-				}
-			}
-			if fm.IsSet("3.3") {
-				if d1.Ip != s1.GetIp() {
-					d1.Ip = s1.GetIp()
-					n++
-				}
-			}
-			if fm.IsSet("3.4") {
-				if d1.LocalNamespace != s1.GetLocalNamespace() {
-					d1.LocalNamespace = s1.GetLocalNamespace()
-					n++
-				}
-			}
+			n += m.Buyer.copyInAt(src.Buyer, fm, at+93)
 		}
 	}
-	if fm.Has("4") {
-		if !m.Seller.Equal(src.GetSeller()) {
-			m.Seller = src.GetSeller().Clone()
+	if fm.HasAt(at + 97) {
+		if !m.Seller.Equal(src.Seller) {
+			m.Seller = src.Seller.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Seller, src.GetSeller(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &NodeIdentity{}
-				m.Seller = d1
+	} else if fm.HasChildAt(at + 97) {
+		if m.Seller != nil || src.Seller != nil {
+			if m.Seller == nil {
+				m.Seller = new(NodeIdentity)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if d1.Domain != s1.GetDomain() {
-					d1.Domain = s1.GetDomain()
-					n++
-				}
-			}
-			if fm.IsSet("4.2") {
-				if d1.NodeId != s1.GetNodeId() {
-					d1.NodeId = s1.GetNodeId()
-					n++
-				}
-			}
-			if fm.IsSet("4.3") {
-				if d1.Ip != s1.GetIp() {
-					d1.Ip = s1.GetIp()
-					n++
-				}
-			}
-			if fm.IsSet("4.4") {
-				if d1.LocalNamespace != s1.GetLocalNamespace() {
-					d1.LocalNamespace = s1.GetLocalNamespace()
-					n++
-				}
-			}
+			n += m.Seller.copyInAt(src.Seller, fm, at+98)
 		}
 	}
-	if fm.Has("5") {
-		if !m.Configuration.Equal(src.GetConfiguration()) {
-			m.Configuration = src.GetConfiguration().Clone()
+	if fm.HasAt(at + 102) {
+		if !m.Configuration.Equal(src.Configuration) {
+			m.Configuration = src.Configuration.Clone()
 			n++
 		}
-	} else if fm.HasChild("5") {
-		if d1, s1 := m.Configuration, src.GetConfiguration(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Configuration{}
-				m.Configuration = d1
+	} else if fm.HasChildAt(at + 102) {
+		if m.Configuration != nil || src.Configuration != nil {
+			if m.Configuration == nil {
+				m.Configuration = new(Configuration)
 				n++
 			}
-			if fm.IsSet("5.1") {
-				if sw1, ok := s1.GetSpec().(*Configuration_K8Slice); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Configuration_K8Slice); !ok || dw1 == nil || !dw1.K8Slice.Equal(sw1.K8Slice) {
-						d1.Spec = &Configuration_K8Slice{K8Slice: sw1.K8Slice.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Configuration_K8Slice); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("5.1") {
-				var s2 *K8SliceConfiguration
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Configuration_K8Slice); ok && w != nil {
-					s2, sok2 = w.K8Slice, true
-				}
-				var d2 *K8SliceConfiguration
-				if w, ok := d1.Spec.(*Configuration_K8Slice); ok && w != nil {
-					if w.K8Slice == nil {
-						w.K8Slice = &K8SliceConfiguration{}
-					}
-					d2 = w.K8Slice
-				} else if sok2 {
-					d2 = &K8SliceConfiguration{}
-					d1.Spec = &Configuration_K8Slice{K8Slice: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("5.1.1") {
-						if d2.Cpu != s2.GetCpu() {
-							d2.Cpu = s2.GetCpu()
-							n++
-						}
-					}
-					if fm.IsSet("5.1.2") {
-						if d2.Memory != s2.GetMemory() {
-							d2.Memory = s2.GetMemory()
-							n++
-						}
-					}
-					if fm.IsSet("5.1.3") {
-						if d2.Pods != s2.GetPods() {
-							d2.Pods = s2.GetPods()
-							n++
-						}
-					}
-					if fm.IsSet("5.1.4") {
-						if !d2.Gpu.Equal(s2.GetGpu()) {
-							d2.Gpu = s2.GetGpu().Clone()
-							n++
-						}
-					} else if fm.HasChild("5.1.4") {
-						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &GPU{}
-								d2.Gpu = d3
-								n++
-							}
-							if fm.IsSet("5.1.4.1") {
-								if d3.Model != s3.GetModel() {
-									d3.Model = s3.GetModel()
-									n++
-								}
-							}
-							if fm.IsSet("5.1.4.2") {
-								if d3.Cores != s3.GetCores() {
-									d3.Cores = s3.GetCores()
-									n++
-								}
-							}
-							if fm.IsSet("5.1.4.3") {
-								if d3.Memory != s3.GetMemory() {
-									d3.Memory = s3.GetMemory()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("5.1.5") {
-						if d2.Storage != s2.GetStorage() {
-							d2.Storage = s2.GetStorage()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("5.2") {
-				if sw1, ok := s1.GetSpec().(*Configuration_Service); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Configuration_Service); !ok || dw1 == nil || !dw1.Service.Equal(sw1.Service) {
-						d1.Spec = &Configuration_Service{Service: sw1.Service.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Configuration_Service); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("5.2") {
-				var s2 *ServiceConfiguration
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Configuration_Service); ok && w != nil {
-					s2, sok2 = w.Service, true
-				}
-				var d2 *ServiceConfiguration
-				if w, ok := d1.Spec.(*Configuration_Service); ok && w != nil {
-					if w.Service == nil {
-						w.Service = &ServiceConfiguration{}
-					}
-					d2 = w.Service
-				} else if sok2 {
-					d2 = &ServiceConfiguration{}
-					d1.Spec = &Configuration_Service{Service: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("5.2.1") {
-						if d2.BlueprintId != s2.GetBlueprintId() {
-							d2.BlueprintId = s2.GetBlueprintId()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("5.2.2") {
-						if sv2 := s2.GetParameters(); !maps.Equal(d2.Parameters, sv2) {
-							if len(sv2) == 0 {
-								d2.Parameters = nil
-							} else {
-								d2.Parameters = maps.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("5.3") {
-				if sw1, ok := s1.GetSpec().(*Configuration_Vm); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Configuration_Vm); !ok || dw1 == nil || !dw1.Vm.Equal(sw1.Vm) {
-						d1.Spec = &Configuration_Vm{Vm: sw1.Vm.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Configuration_Vm); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("5.3") {
-				var s2 *VMConfiguration
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Configuration_Vm); ok && w != nil {
-					s2, sok2 = w.Vm, true
-				}
-				var d2 *VMConfiguration
-				if w, ok := d1.Spec.(*Configuration_Vm); ok && w != nil {
-					if w.Vm == nil {
-						w.Vm = &VMConfiguration{}
-					}
-					d2 = w.Vm
-				} else if sok2 {
-					d2 = &VMConfiguration{}
-					d1.Spec = &Configuration_Vm{Vm: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("5.3.1") {
-						if d2.Cpu != s2.GetCpu() {
-							d2.Cpu = s2.GetCpu()
-							n++
-						}
-					}
-					if fm.IsSet("5.3.2") {
-						if d2.Memory != s2.GetMemory() {
-							d2.Memory = s2.GetMemory()
-							n++
-						}
-					}
-					if fm.IsSet("5.3.3") {
-						if d2.Storage != s2.GetStorage() {
-							d2.Storage = s2.GetStorage()
-							n++
-						}
-					}
-					if fm.IsSet("5.3.4") {
-						if d2.OsImage != s2.GetOsImage() {
-							d2.OsImage = s2.GetOsImage()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("5.4") {
-				if sw1, ok := s1.GetSpec().(*Configuration_Sensor); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Configuration_Sensor); !ok || dw1 == nil || !dw1.Sensor.Equal(sw1.Sensor) {
-						d1.Spec = &Configuration_Sensor{Sensor: sw1.Sensor.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Configuration_Sensor); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("5.4") {
-				var s2 *SensorConfiguration
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Configuration_Sensor); ok && w != nil {
-					s2, sok2 = w.Sensor, true
-				}
-				var d2 *SensorConfiguration
-				if w, ok := d1.Spec.(*Configuration_Sensor); ok && w != nil {
-					if w.Sensor == nil {
-						w.Sensor = &SensorConfiguration{}
-					}
-					d2 = w.Sensor
-				} else if sok2 {
-					d2 = &SensorConfiguration{}
-					d1.Spec = &Configuration_Sensor{Sensor: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("5.4.1") {
-						if !fieldmap.SameFloat64(d2.SamplingRateHz, s2.GetSamplingRateHz()) {
-							d2.SamplingRateHz = s2.GetSamplingRateHz()
-							n++
-						}
-					}
-				}
-			}
+			n += m.Configuration.copyInAt(src.Configuration, fm, at+103)
 		}
 	}
-	if fm.Has("6") {
-		if !m.PeeringTargetCredentials.Equal(src.GetPeeringTargetCredentials()) {
-			m.PeeringTargetCredentials = src.GetPeeringTargetCredentials().Clone()
+	if fm.HasAt(at + 122) {
+		if !m.PeeringTargetCredentials.Equal(src.PeeringTargetCredentials) {
+			m.PeeringTargetCredentials = src.PeeringTargetCredentials.Clone()
 			n++
 		}
-	} else if fm.HasChild("6") {
-		if d1, s1 := m.PeeringTargetCredentials, src.GetPeeringTargetCredentials(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &PeeringTargetCredentials{}
-				m.PeeringTargetCredentials = d1
+	} else if fm.HasChildAt(at + 122) {
+		if m.PeeringTargetCredentials != nil || src.PeeringTargetCredentials != nil {
+			if m.PeeringTargetCredentials == nil {
+				m.PeeringTargetCredentials = new(PeeringTargetCredentials)
 				n++
 			}
-			if fm.IsSet("6.1") {
-				if d1.ClusterId != s1.GetClusterId() {
-					d1.ClusterId = s1.GetClusterId()
-					n++
-				}
-			}
-			if fm.IsSet("6.2") {
-				if d1.ClusterName != s1.GetClusterName() {
-					d1.ClusterName = s1.GetClusterName()
-					n++
-				}
-			}
-			if fm.IsSet("6.3") {
-				if d1.Endpoint != s1.GetEndpoint() {
-					d1.Endpoint = s1.GetEndpoint()
-					n++
-				}
-			}
-			if fm.IsSet("6.4") {
-				if d1.Kubeconfig != s1.GetKubeconfig() {
-					d1.Kubeconfig = s1.GetKubeconfig()
-					n++
-				}
-			}
-			if fm.IsSet("6.5") {
-				if d1.Token != s1.GetToken() {
-					d1.Token = s1.GetToken()
-					n++
-				}
-			}
+			n += m.PeeringTargetCredentials.copyInAt(src.PeeringTargetCredentials, fm, at+123)
 		}
 	}
-	if fm.Has("7") {
-		if m.TransactionId != src.GetTransactionId() {
-			m.TransactionId = src.GetTransactionId()
-			n++
-		}
+	if fm.HasAt(at+128) && m.TransactionId != src.TransactionId {
+		m.TransactionId = src.TransactionId
+		n++
 	}
-	if fm.Has("8") {
-		if !fieldmap.Equal(m.ExpirationTime, src.GetExpirationTime()) {
-			m.ExpirationTime = fieldmap.Clone(src.GetExpirationTime())
-			n++
-		}
+	if fm.HasAt(at+129) && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+		m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
+		n++
 	}
-	if fm.HasOrHasChild("9") {
-		if sv0 := src.GetNetworkRequests(); !fieldmap.EqualMessageListFunc(m.NetworkRequests, sv0, (*NetworkAuthorization).Equal) {
-			if len(sv0) == 0 {
+	if fm.HasOrHasChildAt(at + 130) {
+		if a := fm.ListActionAt(at + 130); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.NetworkRequests, src.NetworkRequests, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.NetworkRequests, src.NetworkRequests, (*NetworkAuthorization).Equal) {
+			if len(src.NetworkRequests) == 0 {
 				m.NetworkRequests = nil
 			} else {
-				m.NetworkRequests = fieldmap.CloneListFunc(sv0, (*NetworkAuthorization).Clone)
+				m.NetworkRequests = fieldmap.CloneListFunc(src.NetworkRequests, (*NetworkAuthorization).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("10") {
-		if m.BuyerClusterId != src.GetBuyerClusterId() {
-			m.BuyerClusterId = src.GetBuyerClusterId()
-			n++
-		}
+	if fm.HasAt(at+137) && m.BuyerClusterId != src.BuyerClusterId {
+		m.BuyerClusterId = src.BuyerClusterId
+		n++
 	}
-	if fm.Has("11") {
-		if !fieldmap.Equal(m.CreatedAt, src.GetCreatedAt()) {
-			m.CreatedAt = fieldmap.Clone(src.GetCreatedAt())
-			n++
-		}
+	if fm.HasAt(at+138) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
 	}
 	return n
 }
@@ -1726,22 +719,42 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *PeeringTargetCredentials) DiffFields(o *PeeringTargetCredentials) *fieldmap.FieldMap {
 	fm := _PeeringTargetCredentials_fieldSchema.NewFieldMap()
-	if m.GetClusterId() != o.GetClusterId() {
-		fm.Set("1")
-	}
-	if m.GetClusterName() != o.GetClusterName() {
-		fm.Set("2")
-	}
-	if m.GetEndpoint() != o.GetEndpoint() {
-		fm.Set("3")
-	}
-	if m.GetKubeconfig() != o.GetKubeconfig() {
-		fm.Set("4")
-	}
-	if m.GetToken() != o.GetToken() {
-		fm.Set("5")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// PeeringTargetCredentials being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *PeeringTargetCredentials) diffAt(o *PeeringTargetCredentials, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(PeeringTargetCredentials)
+	}
+	if o == nil {
+		o = new(PeeringTargetCredentials)
+	}
+	c := false
+	if m.ClusterId != o.ClusterId {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.ClusterName != o.ClusterName {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Endpoint != o.Endpoint {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Kubeconfig != o.Kubeconfig {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Token != o.Token {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1751,657 +764,66 @@ func (m *PeeringTargetCredentials) DiffFields(o *PeeringTargetCredentials) *fiel
 // compared.
 func (m *Contract) DiffFields(o *Contract) *fieldmap.FieldMap {
 	fm := _Contract_fieldSchema.NewFieldMap()
-	if m.GetId() != o.GetId() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetFlavor(), o.GetFlavor(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetId() != b1.GetId() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a2, b2 := a1.GetOwner(), b1.GetOwner(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetDomain() != b2.GetDomain() {
-				fm.Set("2.2.1")
-				c2 = true
-			}
-			if a2.GetNodeId() != b2.GetNodeId() {
-				fm.Set("2.2.2")
-				c2 = true
-			}
-			if a2.GetIp() != b2.GetIp() {
-				fm.Set("2.2.3")
-				c2 = true
-			}
-			if a2.GetLocalNamespace() != b2.GetLocalNamespace() {
-				fm.Set("2.2.4")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.2")
-				c1 = true
-			}
-		}
-		if a1.GetProviderId() != b1.GetProviderId() {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if a2, b2 := a1.GetPrice(), b1.GetPrice(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.4")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetAmount() != b2.GetAmount() {
-				fm.Set("2.4.1")
-				c2 = true
-			}
-			if a2.GetCurrency() != b2.GetCurrency() {
-				fm.Set("2.4.2")
-				c2 = true
-			}
-			if a2.GetPeriod() != b2.GetPeriod() {
-				fm.Set("2.4.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.4")
-				c1 = true
-			}
-		}
-		if a1.GetAvailability() != b1.GetAvailability() {
-			fm.Set("2.5")
-			c1 = true
-		}
-		if a2, b2 := a1.GetLocation(), b1.GetLocation(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.6")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !fieldmap.EqualImplicitFloat64(a2.GetLatitude(), b2.GetLatitude()) {
-				fm.Set("2.6.1")
-				c2 = true
-			}
-			if !fieldmap.EqualImplicitFloat64(a2.GetLongitude(), b2.GetLongitude()) {
-				fm.Set("2.6.2")
-				c2 = true
-			}
-			if a2.GetCountry() != b2.GetCountry() {
-				fm.Set("2.6.3")
-				c2 = true
-			}
-			if a2.GetCity() != b2.GetCity() {
-				fm.Set("2.6.4")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.6")
-				c1 = true
-			}
-		}
-		if a1.GetNetworkPropertyType() != b1.GetNetworkPropertyType() {
-			fm.Set("2.7")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-			fm.Set("2.8")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-			fm.Set("2.9")
-			c1 = true
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Flavor_K8Slice)
-			bw2, bok2 := b1.GetSpec().(*Flavor_K8Slice)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("2.10")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.K8Slice, bw2.K8Slice, false
-				if a3, b3 := a2.GetCharacteristics(), b2.GetCharacteristics(); (a3 == nil) != (b3 == nil) {
-					fm.Set("2.10.1")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					if a3.GetArchitecture() != b3.GetArchitecture() {
-						fm.Set("2.10.1.1")
-						c3 = true
-					}
-					if a3.GetCpu() != b3.GetCpu() {
-						fm.Set("2.10.1.2")
-						c3 = true
-					}
-					if a3.GetMemory() != b3.GetMemory() {
-						fm.Set("2.10.1.3")
-						c3 = true
-					}
-					if a3.GetPods() != b3.GetPods() {
-						fm.Set("2.10.1.4")
-						c3 = true
-					}
-					if a4, b4 := a3.GetGpu(), b3.GetGpu(); (a4 == nil) != (b4 == nil) {
-						fm.Set("2.10.1.5")
-						c3 = true
-					} else if a4 != nil {
-						c4 := false
-						if a4.GetModel() != b4.GetModel() {
-							fm.Set("2.10.1.5.1")
-							c4 = true
-						}
-						if a4.GetCores() != b4.GetCores() {
-							fm.Set("2.10.1.5.2")
-							c4 = true
-						}
-						if a4.GetMemory() != b4.GetMemory() {
-							fm.Set("2.10.1.5.3")
-							c4 = true
-						}
-						if c4 {
-							fm.Set("2.10.1.5")
-							c3 = true
-						}
-					}
-					if a3.GetStorage() != b3.GetStorage() {
-						fm.Set("2.10.1.6")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("2.10.1")
-						c2 = true
-					}
-				}
-				if a3, b3 := a2.GetPartitionability(), b2.GetPartitionability(); (a3 == nil) != (b3 == nil) {
-					fm.Set("2.10.2")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					if a3.GetCpuMin() != b3.GetCpuMin() {
-						fm.Set("2.10.2.1")
-						c3 = true
-					}
-					if a3.GetMemoryMin() != b3.GetMemoryMin() {
-						fm.Set("2.10.2.2")
-						c3 = true
-					}
-					if a3.GetPodsMin() != b3.GetPodsMin() {
-						fm.Set("2.10.2.3")
-						c3 = true
-					}
-					if a3.GetCpuStep() != b3.GetCpuStep() {
-						fm.Set("2.10.2.4")
-						c3 = true
-					}
-					if a3.GetMemoryStep() != b3.GetMemoryStep() {
-						fm.Set("2.10.2.5")
-						c3 = true
-					}
-					if a3.GetPodsStep() != b3.GetPodsStep() {
-						fm.Set("2.10.2.6")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("2.10.2")
-						c2 = true
-					}
-				}
-				if a3, b3 := a2.GetProperties(), b2.GetProperties(); (a3 == nil) != (b3 == nil) {
-					fm.Set("2.10.3")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					if a3.GetLatencyMs() != b3.GetLatencyMs() {
-						fm.Set("2.10.3.1")
-						c3 = true
-					}
-					if !slices.Equal(a3.GetSecurityStandards(), b3.GetSecurityStandards()) {
-						fm.Set("2.10.3.2")
-						c3 = true
-					}
-					if a4, b4 := a3.GetCarbonFootprint(), b3.GetCarbonFootprint(); (a4 == nil) != (b4 == nil) {
-						fm.Set("2.10.3.3")
-						c3 = true
-					} else if a4 != nil {
-						c4 := false
-						if a4.GetEmbodied() != b4.GetEmbodied() {
-							fm.Set("2.10.3.3.1")
-							c4 = true
-						}
-						if a4.GetOperational() != b4.GetOperational() {
-							fm.Set("2.10.3.3.2")
-							c4 = true
-						}
-						if c4 {
-							fm.Set("2.10.3.3")
-							c3 = true
-						}
-					}
-					if !fieldmap.EqualMessageListFunc(a3.GetNetworkAuthorizations(), b3.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
-						fm.Set("2.10.3.4")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("2.10.3")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("2.10")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Flavor_Service)
-			bw2, bok2 := b1.GetSpec().(*Flavor_Service)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("2.11")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Service, bw2.Service, false
-				if a2.GetName() != b2.GetName() {
-					fm.Set("2.11.1")
-					c2 = true
-				}
-				if a2.GetDescription() != b2.GetDescription() {
-					fm.Set("2.11.2")
-					c2 = true
-				}
-				if a2.GetCategory() != b2.GetCategory() {
-					fm.Set("2.11.3")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetTags(), b2.GetTags()) {
-					fm.Set("2.11.4")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetHostingPolicies(), b2.GetHostingPolicies()) {
-					fm.Set("2.11.5")
-					c2 = true
-				}
-				if a3, b3 := a2.GetConfigurationSchema(), b2.GetConfigurationSchema(); (a3 == nil) != (b3 == nil) {
-					fm.Set("2.11.6")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					if !fieldmap.EqualMessageListFunc(a3.GetParameters(), b3.GetParameters(), (*ConfigParameter).Equal) {
-						fm.Set("2.11.6.1")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("2.11.6")
-						c2 = true
-					}
-				}
-				if a2.GetBlueprintId() != b2.GetBlueprintId() {
-					fm.Set("2.11.7")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("2.11")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Flavor_Vm)
-			bw2, bok2 := b1.GetSpec().(*Flavor_Vm)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("2.12")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Vm, bw2.Vm, false
-				if a2.GetCpu() != b2.GetCpu() {
-					fm.Set("2.12.1")
-					c2 = true
-				}
-				if a2.GetMemory() != b2.GetMemory() {
-					fm.Set("2.12.2")
-					c2 = true
-				}
-				if a2.GetStorage() != b2.GetStorage() {
-					fm.Set("2.12.3")
-					c2 = true
-				}
-				if a2.GetArchitecture() != b2.GetArchitecture() {
-					fm.Set("2.12.4")
-					c2 = true
-				}
-				if a2.GetOsImage() != b2.GetOsImage() {
-					fm.Set("2.12.5")
-					c2 = true
-				}
-				if a3, b3 := a2.GetGpu(), b2.GetGpu(); (a3 == nil) != (b3 == nil) {
-					fm.Set("2.12.6")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					if a3.GetModel() != b3.GetModel() {
-						fm.Set("2.12.6.1")
-						c3 = true
-					}
-					if a3.GetCores() != b3.GetCores() {
-						fm.Set("2.12.6.2")
-						c3 = true
-					}
-					if a3.GetMemory() != b3.GetMemory() {
-						fm.Set("2.12.6.3")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("2.12.6")
-						c2 = true
-					}
-				}
-				if a2.GetHypervisor() != b2.GetHypervisor() {
-					fm.Set("2.12.7")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("2.12")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Flavor_Sensor)
-			bw2, bok2 := b1.GetSpec().(*Flavor_Sensor)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("2.13")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Sensor, bw2.Sensor, false
-				if a2.GetSensorType() != b2.GetSensorType() {
-					fm.Set("2.13.1")
-					c2 = true
-				}
-				if !fieldmap.EqualImplicitFloat64(a2.GetSamplingRateHz(), b2.GetSamplingRateHz()) {
-					fm.Set("2.13.2")
-					c2 = true
-				}
-				if !fieldmap.EqualImplicitFloat64(a2.GetAccuracy(), b2.GetAccuracy()) {
-					fm.Set("2.13.3")
-					c2 = true
-				}
-				if a2.GetUnit() != b2.GetUnit() {
-					fm.Set("2.13.4")
-					c2 = true
-				}
-				if a2.GetSourceEndpoint() != b2.GetSourceEndpoint() {
-					fm.Set("2.13.5")
-					c2 = true
-				}
-				if a3, b3 := a2.GetLocation(), b2.GetLocation(); (a3 == nil) != (b3 == nil) {
-					fm.Set("2.13.6")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					if !fieldmap.EqualImplicitFloat64(a3.GetLatitude(), b3.GetLatitude()) {
-						fm.Set("2.13.6.1")
-						c3 = true
-					}
-					if !fieldmap.EqualImplicitFloat64(a3.GetLongitude(), b3.GetLongitude()) {
-						fm.Set("2.13.6.2")
-						c3 = true
-					}
-					if a3.GetCountry() != b3.GetCountry() {
-						fm.Set("2.13.6.3")
-						c3 = true
-					}
-					if a3.GetCity() != b3.GetCity() {
-						fm.Set("2.13.6.4")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("2.13.6")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("2.13")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if a1, b1 := m.GetBuyer(), o.GetBuyer(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetDomain() != b1.GetDomain() {
-			fm.Set("3.1")
-			c1 = true
-		}
-		if a1.GetNodeId() != b1.GetNodeId() {
-			fm.Set("3.2")
-			c1 = true
-		}
-		if a1.GetIp() != b1.GetIp() {
-			fm.Set("3.3")
-			c1 = true
-		}
-		if a1.GetLocalNamespace() != b1.GetLocalNamespace() {
-			fm.Set("3.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
-	if a1, b1 := m.GetSeller(), o.GetSeller(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetDomain() != b1.GetDomain() {
-			fm.Set("4.1")
-			c1 = true
-		}
-		if a1.GetNodeId() != b1.GetNodeId() {
-			fm.Set("4.2")
-			c1 = true
-		}
-		if a1.GetIp() != b1.GetIp() {
-			fm.Set("4.3")
-			c1 = true
-		}
-		if a1.GetLocalNamespace() != b1.GetLocalNamespace() {
-			fm.Set("4.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
-	if a1, b1 := m.GetConfiguration(), o.GetConfiguration(); (a1 == nil) != (b1 == nil) {
-		fm.Set("5")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw2, aok2 := a1.GetSpec().(*Configuration_K8Slice)
-			bw2, bok2 := b1.GetSpec().(*Configuration_K8Slice)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("5.1")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.K8Slice, bw2.K8Slice, false
-				if a2.GetCpu() != b2.GetCpu() {
-					fm.Set("5.1.1")
-					c2 = true
-				}
-				if a2.GetMemory() != b2.GetMemory() {
-					fm.Set("5.1.2")
-					c2 = true
-				}
-				if a2.GetPods() != b2.GetPods() {
-					fm.Set("5.1.3")
-					c2 = true
-				}
-				if a3, b3 := a2.GetGpu(), b2.GetGpu(); (a3 == nil) != (b3 == nil) {
-					fm.Set("5.1.4")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					if a3.GetModel() != b3.GetModel() {
-						fm.Set("5.1.4.1")
-						c3 = true
-					}
-					if a3.GetCores() != b3.GetCores() {
-						fm.Set("5.1.4.2")
-						c3 = true
-					}
-					if a3.GetMemory() != b3.GetMemory() {
-						fm.Set("5.1.4.3")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("5.1.4")
-						c2 = true
-					}
-				}
-				if a2.GetStorage() != b2.GetStorage() {
-					fm.Set("5.1.5")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("5.1")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Configuration_Service)
-			bw2, bok2 := b1.GetSpec().(*Configuration_Service)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("5.2")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Service, bw2.Service, false
-				if a2.GetBlueprintId() != b2.GetBlueprintId() {
-					fm.Set("5.2.1")
-					c2 = true
-				}
-				if !maps.Equal(a2.GetParameters(), b2.GetParameters()) {
-					fm.Set("5.2.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("5.2")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Configuration_Vm)
-			bw2, bok2 := b1.GetSpec().(*Configuration_Vm)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("5.3")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Vm, bw2.Vm, false
-				if a2.GetCpu() != b2.GetCpu() {
-					fm.Set("5.3.1")
-					c2 = true
-				}
-				if a2.GetMemory() != b2.GetMemory() {
-					fm.Set("5.3.2")
-					c2 = true
-				}
-				if a2.GetStorage() != b2.GetStorage() {
-					fm.Set("5.3.3")
-					c2 = true
-				}
-				if a2.GetOsImage() != b2.GetOsImage() {
-					fm.Set("5.3.4")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("5.3")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Configuration_Sensor)
-			bw2, bok2 := b1.GetSpec().(*Configuration_Sensor)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("5.4")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Sensor, bw2.Sensor, false
-				if !fieldmap.EqualImplicitFloat64(a2.GetSamplingRateHz(), b2.GetSamplingRateHz()) {
-					fm.Set("5.4.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("5.4")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("5")
-		}
-	}
-	if a1, b1 := m.GetPeeringTargetCredentials(), o.GetPeeringTargetCredentials(); (a1 == nil) != (b1 == nil) {
-		fm.Set("6")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetClusterId() != b1.GetClusterId() {
-			fm.Set("6.1")
-			c1 = true
-		}
-		if a1.GetClusterName() != b1.GetClusterName() {
-			fm.Set("6.2")
-			c1 = true
-		}
-		if a1.GetEndpoint() != b1.GetEndpoint() {
-			fm.Set("6.3")
-			c1 = true
-		}
-		if a1.GetKubeconfig() != b1.GetKubeconfig() {
-			fm.Set("6.4")
-			c1 = true
-		}
-		if a1.GetToken() != b1.GetToken() {
-			fm.Set("6.5")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("6")
-		}
-	}
-	if m.GetTransactionId() != o.GetTransactionId() {
-		fm.Set("7")
-	}
-	if !fieldmap.Equal(m.GetExpirationTime(), o.GetExpirationTime()) {
-		fm.Set("8")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetNetworkRequests(), o.GetNetworkRequests(), (*NetworkAuthorization).Equal) {
-		fm.Set("9")
-	}
-	if m.GetBuyerClusterId() != o.GetBuyerClusterId() {
-		fm.Set("10")
-	}
-	if !fieldmap.Equal(m.GetCreatedAt(), o.GetCreatedAt()) {
-		fm.Set("11")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Contract being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Contract) diffAt(o *Contract, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Contract)
+	}
+	if o == nil {
+		o = new(Contract)
+	}
+	c := false
+	if m.Id != o.Id {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if (m.Buyer == nil) != (o.Buyer == nil) || m.Buyer != nil && m.Buyer.diffAt(o.Buyer, fm, at+93) {
+		fm.SetAt(at + 92)
+		c = true
+	}
+	if (m.Seller == nil) != (o.Seller == nil) || m.Seller != nil && m.Seller.diffAt(o.Seller, fm, at+98) {
+		fm.SetAt(at + 97)
+		c = true
+	}
+	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+103) {
+		fm.SetAt(at + 102)
+		c = true
+	}
+	if (m.PeeringTargetCredentials == nil) != (o.PeeringTargetCredentials == nil) || m.PeeringTargetCredentials != nil && m.PeeringTargetCredentials.diffAt(o.PeeringTargetCredentials, fm, at+123) {
+		fm.SetAt(at + 122)
+		c = true
+	}
+	if m.TransactionId != o.TransactionId {
+		fm.SetAt(at + 128)
+		c = true
+	}
+	if !fieldmap.Equal(m.ExpirationTime, o.ExpirationTime) {
+		fm.SetAt(at + 129)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.NetworkRequests, o.NetworkRequests, (*NetworkAuthorization).Equal) {
+		fm.SetAt(at + 130)
+		c = true
+	}
+	if m.BuyerClusterId != o.BuyerClusterId {
+		fm.SetAt(at + 137)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 138)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

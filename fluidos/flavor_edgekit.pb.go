@@ -28,30 +28,26 @@ const (
 	K8SliceCharacteristicsFieldStorage      = "6"   // storage
 )
 
+var _File_fluidos_v1_flavor_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model"},
+	{Number: 2, Name: "cores"},
+	{Number: 3, Name: "memory"},
+}}
+
+var _K8SliceCharacteristics_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture"},
+	{Number: 2, Name: "cpu"},
+	{Number: 3, Name: "memory"},
+	{Number: 4, Name: "pods"},
+	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_GPU15e4qc_shape},
+	{Number: 6, Name: "storage"},
+}}
+
+var _K8SliceCharacteristics_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceCharacteristics", _K8SliceCharacteristics_shape, false)
+
 // K8SliceCharacteristicsAllFields lists the leaf flags of K8SliceCharacteristics: together they
 // select every field.
-var K8SliceCharacteristicsAllFields = []string{
-	K8SliceCharacteristicsFieldArchitecture,
-	K8SliceCharacteristicsFieldCpu,
-	K8SliceCharacteristicsFieldMemory,
-	K8SliceCharacteristicsFieldPods,
-	K8SliceCharacteristicsFieldGpuModel,
-	K8SliceCharacteristicsFieldGpuCores,
-	K8SliceCharacteristicsFieldGpuMemory,
-	K8SliceCharacteristicsFieldStorage,
-}
-
-var _K8SliceCharacteristics_fieldSchema = fieldmap.NewSchema("fluidos.v1.K8SliceCharacteristics", []fieldmap.Field{
-	{Flag: "1", Path: "architecture", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "pods", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "gpu.model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "gpu.cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.3", Path: "gpu.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var K8SliceCharacteristicsAllFields = slices.Clone(_K8SliceCharacteristics_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of K8SliceCharacteristics.
 func (*K8SliceCharacteristics) FieldSchema() *fieldmap.Schema {
@@ -74,25 +70,20 @@ const (
 	PartitionabilityFieldPodsStep   = "6" // pods_step
 )
 
+var _Partitionability_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu_min"},
+	{Number: 2, Name: "memory_min"},
+	{Number: 3, Name: "pods_min"},
+	{Number: 4, Name: "cpu_step"},
+	{Number: 5, Name: "memory_step"},
+	{Number: 6, Name: "pods_step"},
+}}
+
+var _Partitionability_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Partitionability", _Partitionability_shape, false)
+
 // PartitionabilityAllFields lists the leaf flags of Partitionability: together they
 // select every field.
-var PartitionabilityAllFields = []string{
-	PartitionabilityFieldCpuMin,
-	PartitionabilityFieldMemoryMin,
-	PartitionabilityFieldPodsMin,
-	PartitionabilityFieldCpuStep,
-	PartitionabilityFieldMemoryStep,
-	PartitionabilityFieldPodsStep,
-}
-
-var _Partitionability_fieldSchema = fieldmap.NewSchema("fluidos.v1.Partitionability", []fieldmap.Field{
-	{Flag: "1", Path: "cpu_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "memory_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "pods_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "cpu_step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "memory_step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "pods_step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var PartitionabilityAllFields = slices.Clone(_Partitionability_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Partitionability.
 func (*Partitionability) FieldSchema() *fieldmap.Schema { return _Partitionability_fieldSchema }
@@ -109,17 +100,16 @@ const (
 	CarbonFootprintFieldOperational = "2" // operational
 )
 
+var _CarbonFootprint_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "embodied"},
+	{Number: 2, Name: "operational"},
+}}
+
+var _CarbonFootprint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CarbonFootprint", _CarbonFootprint_shape, false)
+
 // CarbonFootprintAllFields lists the leaf flags of CarbonFootprint: together they
 // select every field.
-var CarbonFootprintAllFields = []string{
-	CarbonFootprintFieldEmbodied,
-	CarbonFootprintFieldOperational,
-}
-
-var _CarbonFootprint_fieldSchema = fieldmap.NewSchema("fluidos.v1.CarbonFootprint", []fieldmap.Field{
-	{Flag: "1", Path: "embodied", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "operational", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var CarbonFootprintAllFields = slices.Clone(_CarbonFootprint_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CarbonFootprint.
 func (*CarbonFootprint) FieldSchema() *fieldmap.Schema { return _CarbonFootprint_fieldSchema }
@@ -146,30 +136,30 @@ const (
 	K8SlicePropertiesFieldNetworkAuthorizationsPortsMax      = "4.3.3" // network_authorizations.ports.max
 )
 
+var _File_fluidos_v1_flavor_proto_PortRange30rtou_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol"},
+	{Number: 2, Name: "min"},
+	{Number: 3, Name: "max"},
+}}
+
+var _File_fluidos_v1_flavor_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "action"},
+	{Number: 2, Name: "cidr"},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_PortRange30rtou_shape},
+}}
+
+var _K8SliceProperties_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latency_ms"},
+	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList},
+	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _CarbonFootprint_shape},
+	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_NetworkAuthorization1rwqnr9_shape},
+}}
+
+var _K8SliceProperties_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceProperties", _K8SliceProperties_shape, false)
+
 // K8SlicePropertiesAllFields lists the leaf flags of K8SliceProperties: together they
 // select every field.
-var K8SlicePropertiesAllFields = []string{
-	K8SlicePropertiesFieldLatencyMs,
-	K8SlicePropertiesFieldSecurityStandards,
-	K8SlicePropertiesFieldCarbonFootprintEmbodied,
-	K8SlicePropertiesFieldCarbonFootprintOperational,
-	K8SlicePropertiesFieldNetworkAuthorizations,
-}
-
-var _K8SliceProperties_fieldSchema = fieldmap.NewSchema("fluidos.v1.K8SliceProperties", []fieldmap.Field{
-	{Flag: "1", Path: "latency_ms", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "security_standards", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "carbon_footprint", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "carbon_footprint.embodied", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "carbon_footprint.operational", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "network_authorizations", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4.1", Path: "network_authorizations.action", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.2", Path: "network_authorizations.cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.3", Path: "network_authorizations.ports", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "4.3.1", Path: "network_authorizations.ports.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.3.2", Path: "network_authorizations.ports.min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.3.3", Path: "network_authorizations.ports.max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var K8SlicePropertiesAllFields = slices.Clone(_K8SliceProperties_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of K8SliceProperties.
 func (*K8SliceProperties) FieldSchema() *fieldmap.Schema { return _K8SliceProperties_fieldSchema }
@@ -214,62 +204,17 @@ const (
 	K8SliceFieldPropertiesNetworkAuthorizationsPortsMax      = "3.4.3.3" // properties.network_authorizations.ports.max
 )
 
+var _K8Slice_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _K8SliceCharacteristics_shape},
+	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _Partitionability_shape},
+	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _K8SliceProperties_shape},
+}}
+
+var _K8Slice_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8Slice", _K8Slice_shape, false)
+
 // K8SliceAllFields lists the leaf flags of K8Slice: together they
 // select every field.
-var K8SliceAllFields = []string{
-	K8SliceFieldCharacteristicsArchitecture,
-	K8SliceFieldCharacteristicsCpu,
-	K8SliceFieldCharacteristicsMemory,
-	K8SliceFieldCharacteristicsPods,
-	K8SliceFieldCharacteristicsGpuModel,
-	K8SliceFieldCharacteristicsGpuCores,
-	K8SliceFieldCharacteristicsGpuMemory,
-	K8SliceFieldCharacteristicsStorage,
-	K8SliceFieldPartitionabilityCpuMin,
-	K8SliceFieldPartitionabilityMemoryMin,
-	K8SliceFieldPartitionabilityPodsMin,
-	K8SliceFieldPartitionabilityCpuStep,
-	K8SliceFieldPartitionabilityMemoryStep,
-	K8SliceFieldPartitionabilityPodsStep,
-	K8SliceFieldPropertiesLatencyMs,
-	K8SliceFieldPropertiesSecurityStandards,
-	K8SliceFieldPropertiesCarbonFootprintEmbodied,
-	K8SliceFieldPropertiesCarbonFootprintOperational,
-	K8SliceFieldPropertiesNetworkAuthorizations,
-}
-
-var _K8Slice_fieldSchema = fieldmap.NewSchema("fluidos.v1.K8Slice", []fieldmap.Field{
-	{Flag: "1", Path: "characteristics", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "characteristics.architecture", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "characteristics.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "characteristics.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "characteristics.pods", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "characteristics.gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "characteristics.gpu.model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "characteristics.gpu.cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "characteristics.gpu.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "characteristics.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "partitionability", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "partitionability.cpu_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "partitionability.memory_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "partitionability.pods_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "partitionability.cpu_step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "partitionability.memory_step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "partitionability.pods_step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "properties", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "properties.latency_ms", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "properties.security_standards", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.3", Path: "properties.carbon_footprint", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.3.1", Path: "properties.carbon_footprint.embodied", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.3.2", Path: "properties.carbon_footprint.operational", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.4", Path: "properties.network_authorizations", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.4.1", Path: "properties.network_authorizations.action", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.4.2", Path: "properties.network_authorizations.cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.4.3", Path: "properties.network_authorizations.ports", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "3.4.3.1", Path: "properties.network_authorizations.ports.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.4.3.2", Path: "properties.network_authorizations.ports.min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.4.3.3", Path: "properties.network_authorizations.ports.max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var K8SliceAllFields = slices.Clone(_K8Slice_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of K8Slice.
 func (*K8Slice) FieldSchema() *fieldmap.Schema { return _K8Slice_fieldSchema }
@@ -300,36 +245,36 @@ const (
 	ServiceFieldBlueprintId                               = "7"     // blueprint_id
 )
 
+var _File_fluidos_v1_flavor_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "required"},
+	{Number: 4, Name: "default_value"},
+	{Number: 5, Name: "minimum"},
+	{Number: 6, Name: "maximum"},
+	{Number: 7, Name: "pattern"},
+	{Number: 8, Name: "description"},
+}}
+
+var _File_fluidos_v1_flavor_proto_ConfigurationSchemaenirfb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_ConfigParametereud58f_shape},
+}}
+
+var _Service_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "description"},
+	{Number: 3, Name: "category"},
+	{Number: 4, Name: "tags", Kind: fieldmap.KindList},
+	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList},
+	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_ConfigurationSchemaenirfb_shape},
+	{Number: 7, Name: "blueprint_id"},
+}}
+
+var _Service_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Service", _Service_shape, false)
+
 // ServiceAllFields lists the leaf flags of Service: together they
 // select every field.
-var ServiceAllFields = []string{
-	ServiceFieldName,
-	ServiceFieldDescription,
-	ServiceFieldCategory,
-	ServiceFieldTags,
-	ServiceFieldHostingPolicies,
-	ServiceFieldConfigurationSchemaParameters,
-	ServiceFieldBlueprintId,
-}
-
-var _Service_fieldSchema = fieldmap.NewSchema("fluidos.v1.Service", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "description", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "category", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "tags", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "hosting_policies", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "configuration_schema", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1", Path: "configuration_schema.parameters", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "6.1.1", Path: "configuration_schema.parameters.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.2", Path: "configuration_schema.parameters.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.3", Path: "configuration_schema.parameters.required", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.4", Path: "configuration_schema.parameters.default_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.5", Path: "configuration_schema.parameters.minimum", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.6", Path: "configuration_schema.parameters.maximum", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.7", Path: "configuration_schema.parameters.pattern", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.1.8", Path: "configuration_schema.parameters.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7", Path: "blueprint_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ServiceAllFields = slices.Clone(_Service_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Service.
 func (*Service) FieldSchema() *fieldmap.Schema { return _Service_fieldSchema }
@@ -354,32 +299,21 @@ const (
 	VMFieldHypervisor   = "7"   // hypervisor
 )
 
+var _VM_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu"},
+	{Number: 2, Name: "memory"},
+	{Number: 3, Name: "storage"},
+	{Number: 4, Name: "architecture"},
+	{Number: 5, Name: "os_image"},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_GPU15e4qc_shape},
+	{Number: 7, Name: "hypervisor"},
+}}
+
+var _VM_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VM", _VM_shape, false)
+
 // VMAllFields lists the leaf flags of VM: together they
 // select every field.
-var VMAllFields = []string{
-	VMFieldCpu,
-	VMFieldMemory,
-	VMFieldStorage,
-	VMFieldArchitecture,
-	VMFieldOsImage,
-	VMFieldGpuModel,
-	VMFieldGpuCores,
-	VMFieldGpuMemory,
-	VMFieldHypervisor,
-}
-
-var _VM_fieldSchema = fieldmap.NewSchema("fluidos.v1.VM", []fieldmap.Field{
-	{Flag: "1", Path: "cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "architecture", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "os_image", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1", Path: "gpu.model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2", Path: "gpu.cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.3", Path: "gpu.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "hypervisor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var VMAllFields = slices.Clone(_VM_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of VM.
 func (*VM) FieldSchema() *fieldmap.Schema { return _VM_fieldSchema }
@@ -404,32 +338,27 @@ const (
 	SensorFieldLocationCity      = "6.4" // location.city
 )
 
+var _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude"},
+	{Number: 2, Name: "longitude"},
+	{Number: 3, Name: "country"},
+	{Number: 4, Name: "city"},
+}}
+
+var _Sensor_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sensor_type"},
+	{Number: 2, Name: "sampling_rate_hz"},
+	{Number: 3, Name: "accuracy"},
+	{Number: 4, Name: "unit"},
+	{Number: 5, Name: "source_endpoint"},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape},
+}}
+
+var _Sensor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Sensor", _Sensor_shape, false)
+
 // SensorAllFields lists the leaf flags of Sensor: together they
 // select every field.
-var SensorAllFields = []string{
-	SensorFieldSensorType,
-	SensorFieldSamplingRateHz,
-	SensorFieldAccuracy,
-	SensorFieldUnit,
-	SensorFieldSourceEndpoint,
-	SensorFieldLocationLatitude,
-	SensorFieldLocationLongitude,
-	SensorFieldLocationCountry,
-	SensorFieldLocationCity,
-}
-
-var _Sensor_fieldSchema = fieldmap.NewSchema("fluidos.v1.Sensor", []fieldmap.Field{
-	{Flag: "1", Path: "sensor_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "sampling_rate_hz", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "accuracy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "unit", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "source_endpoint", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1", Path: "location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2", Path: "location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.3", Path: "location.country", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.4", Path: "location.city", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SensorAllFields = slices.Clone(_Sensor_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Sensor.
 func (*Sensor) FieldSchema() *fieldmap.Schema { return _Sensor_fieldSchema }
@@ -534,164 +463,40 @@ const (
 	FlavorFieldSensorLocationCity                                  = "13.6.4"     // sensor.location.city
 )
 
+var _File_fluidos_v1_flavor_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain"},
+	{Number: 2, Name: "node_id"},
+	{Number: 3, Name: "ip"},
+	{Number: 4, Name: "local_namespace"},
+}}
+
+var _File_fluidos_v1_flavor_proto_Price1ihwkrr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "amount"},
+	{Number: 2, Name: "currency"},
+	{Number: 3, Name: "period"},
+}}
+
+var _Flavor_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_NodeIdentity1rjjozc_shape},
+	{Number: 3, Name: "provider_id"},
+	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_Price1ihwkrr_shape},
+	{Number: 5, Name: "availability"},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape},
+	{Number: 7, Name: "network_property_type"},
+	{Number: 8, Name: "created_at"},
+	{Number: 9, Name: "updated_at"},
+	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8Slice_shape},
+	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _Service_shape},
+	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VM_shape},
+	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _Sensor_shape},
+}}
+
+var _Flavor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Flavor", _Flavor_shape, false)
+
 // FlavorAllFields lists the leaf flags of Flavor: together they
 // select every field.
-var FlavorAllFields = []string{
-	FlavorFieldId,
-	FlavorFieldOwnerDomain,
-	FlavorFieldOwnerNodeId,
-	FlavorFieldOwnerIp,
-	FlavorFieldOwnerLocalNamespace,
-	FlavorFieldProviderId,
-	FlavorFieldPriceAmount,
-	FlavorFieldPriceCurrency,
-	FlavorFieldPricePeriod,
-	FlavorFieldAvailability,
-	FlavorFieldLocationLatitude,
-	FlavorFieldLocationLongitude,
-	FlavorFieldLocationCountry,
-	FlavorFieldLocationCity,
-	FlavorFieldNetworkPropertyType,
-	FlavorFieldCreatedAt,
-	FlavorFieldUpdatedAt,
-	FlavorFieldK8SliceCharacteristicsArchitecture,
-	FlavorFieldK8SliceCharacteristicsCpu,
-	FlavorFieldK8SliceCharacteristicsMemory,
-	FlavorFieldK8SliceCharacteristicsPods,
-	FlavorFieldK8SliceCharacteristicsGpuModel,
-	FlavorFieldK8SliceCharacteristicsGpuCores,
-	FlavorFieldK8SliceCharacteristicsGpuMemory,
-	FlavorFieldK8SliceCharacteristicsStorage,
-	FlavorFieldK8SlicePartitionabilityCpuMin,
-	FlavorFieldK8SlicePartitionabilityMemoryMin,
-	FlavorFieldK8SlicePartitionabilityPodsMin,
-	FlavorFieldK8SlicePartitionabilityCpuStep,
-	FlavorFieldK8SlicePartitionabilityMemoryStep,
-	FlavorFieldK8SlicePartitionabilityPodsStep,
-	FlavorFieldK8SlicePropertiesLatencyMs,
-	FlavorFieldK8SlicePropertiesSecurityStandards,
-	FlavorFieldK8SlicePropertiesCarbonFootprintEmbodied,
-	FlavorFieldK8SlicePropertiesCarbonFootprintOperational,
-	FlavorFieldK8SlicePropertiesNetworkAuthorizations,
-	FlavorFieldServiceName,
-	FlavorFieldServiceDescription,
-	FlavorFieldServiceCategory,
-	FlavorFieldServiceTags,
-	FlavorFieldServiceHostingPolicies,
-	FlavorFieldServiceConfigurationSchemaParameters,
-	FlavorFieldServiceBlueprintId,
-	FlavorFieldVmCpu,
-	FlavorFieldVmMemory,
-	FlavorFieldVmStorage,
-	FlavorFieldVmArchitecture,
-	FlavorFieldVmOsImage,
-	FlavorFieldVmGpuModel,
-	FlavorFieldVmGpuCores,
-	FlavorFieldVmGpuMemory,
-	FlavorFieldVmHypervisor,
-	FlavorFieldSensorSensorType,
-	FlavorFieldSensorSamplingRateHz,
-	FlavorFieldSensorAccuracy,
-	FlavorFieldSensorUnit,
-	FlavorFieldSensorSourceEndpoint,
-	FlavorFieldSensorLocationLatitude,
-	FlavorFieldSensorLocationLongitude,
-	FlavorFieldSensorLocationCountry,
-	FlavorFieldSensorLocationCity,
-}
-
-var _Flavor_fieldSchema = fieldmap.NewSchema("fluidos.v1.Flavor", []fieldmap.Field{
-	{Flag: "1", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "owner", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "owner.domain", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "owner.node_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "owner.ip", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "owner.local_namespace", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "provider_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "price", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "price.amount", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "price.currency", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3", Path: "price.period", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "availability", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1", Path: "location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2", Path: "location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.3", Path: "location.country", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.4", Path: "location.city", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "network_property_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "k8slice", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "10.1", Path: "k8slice.characteristics", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "10.1.1", Path: "k8slice.characteristics.architecture", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.1.2", Path: "k8slice.characteristics.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.1.3", Path: "k8slice.characteristics.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.1.4", Path: "k8slice.characteristics.pods", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.1.5", Path: "k8slice.characteristics.gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "10.1.5.1", Path: "k8slice.characteristics.gpu.model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.1.5.2", Path: "k8slice.characteristics.gpu.cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.1.5.3", Path: "k8slice.characteristics.gpu.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.1.6", Path: "k8slice.characteristics.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.2", Path: "k8slice.partitionability", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "10.2.1", Path: "k8slice.partitionability.cpu_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.2.2", Path: "k8slice.partitionability.memory_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.2.3", Path: "k8slice.partitionability.pods_min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.2.4", Path: "k8slice.partitionability.cpu_step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.2.5", Path: "k8slice.partitionability.memory_step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.2.6", Path: "k8slice.partitionability.pods_step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.3", Path: "k8slice.properties", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "10.3.1", Path: "k8slice.properties.latency_ms", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.3.2", Path: "k8slice.properties.security_standards", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "10.3.3", Path: "k8slice.properties.carbon_footprint", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "10.3.3.1", Path: "k8slice.properties.carbon_footprint.embodied", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.3.3.2", Path: "k8slice.properties.carbon_footprint.operational", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10.3.4", Path: "k8slice.properties.network_authorizations", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "10.3.4.1", Path: "k8slice.properties.network_authorizations.action", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "10.3.4.2", Path: "k8slice.properties.network_authorizations.cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "10.3.4.3", Path: "k8slice.properties.network_authorizations.ports", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "10.3.4.3.1", Path: "k8slice.properties.network_authorizations.ports.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "10.3.4.3.2", Path: "k8slice.properties.network_authorizations.ports.min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "10.3.4.3.3", Path: "k8slice.properties.network_authorizations.ports.max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11", Path: "service", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.1", Path: "service.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.2", Path: "service.description", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.3", Path: "service.category", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.4", Path: "service.tags", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "11.5", Path: "service.hosting_policies", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "11.6", Path: "service.configuration_schema", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.6.1", Path: "service.configuration_schema.parameters", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "11.6.1.1", Path: "service.configuration_schema.parameters.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.6.1.2", Path: "service.configuration_schema.parameters.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.6.1.3", Path: "service.configuration_schema.parameters.required", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.6.1.4", Path: "service.configuration_schema.parameters.default_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.6.1.5", Path: "service.configuration_schema.parameters.minimum", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.6.1.6", Path: "service.configuration_schema.parameters.maximum", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.6.1.7", Path: "service.configuration_schema.parameters.pattern", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.6.1.8", Path: "service.configuration_schema.parameters.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.7", Path: "service.blueprint_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "vm", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "12.1", Path: "vm.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12.2", Path: "vm.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12.3", Path: "vm.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12.4", Path: "vm.architecture", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12.5", Path: "vm.os_image", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12.6", Path: "vm.gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "12.6.1", Path: "vm.gpu.model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12.6.2", Path: "vm.gpu.cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12.6.3", Path: "vm.gpu.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12.7", Path: "vm.hypervisor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "sensor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "13.1", Path: "sensor.sensor_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13.2", Path: "sensor.sampling_rate_hz", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13.3", Path: "sensor.accuracy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13.4", Path: "sensor.unit", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13.5", Path: "sensor.source_endpoint", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13.6", Path: "sensor.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "13.6.1", Path: "sensor.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13.6.2", Path: "sensor.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13.6.3", Path: "sensor.location.country", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13.6.4", Path: "sensor.location.city", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var FlavorAllFields = slices.Clone(_Flavor_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Flavor.
 func (*Flavor) FieldSchema() *fieldmap.Schema { return _Flavor_fieldSchema }
@@ -970,7 +775,7 @@ func (m *K8SliceCharacteristics) Equal(o *K8SliceCharacteristics) bool {
 	if m.Storage != o.Storage {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1001,7 +806,7 @@ func (m *Partitionability) Equal(o *Partitionability) bool {
 	if m.PodsStep != o.PodsStep {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1020,7 +825,7 @@ func (m *CarbonFootprint) Equal(o *CarbonFootprint) bool {
 	if m.Operational != o.Operational {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1042,10 +847,15 @@ func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
 	if !m.CarbonFootprint.Equal(o.CarbonFootprint) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, o.NetworkAuthorizations, (*NetworkAuthorization).Equal) {
+	if len(m.NetworkAuthorizations) != len(o.NetworkAuthorizations) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.NetworkAuthorizations {
+		if y := o.NetworkAuthorizations[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NetworkAuthorization).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1067,7 +877,7 @@ func (m *K8Slice) Equal(o *K8Slice) bool {
 	if !m.Properties.Equal(o.Properties) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1101,7 +911,7 @@ func (m *Service) Equal(o *Service) bool {
 	if m.BlueprintId != o.BlueprintId {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1135,7 +945,7 @@ func (m *VM) Equal(o *VM) bool {
 	if m.Hypervisor != o.Hypervisor {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1166,7 +976,7 @@ func (m *Sensor) Equal(o *Sensor) bool {
 	if !m.Location.Equal(o.Location) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1244,7 +1054,7 @@ func (m *Flavor) Equal(o *Flavor) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _Flavor_Spec_isSet reports whether oneof spec of Flavor holds a member: a
@@ -1272,73 +1082,60 @@ func _Flavor_Spec_isSet(x isFlavor_Spec) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: K8SliceCharacteristics does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// K8SliceCharacteristics or bound to no schema: a map of another message panics.
 func (m *K8SliceCharacteristics) CopyInFields(src *K8SliceCharacteristics, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_K8SliceCharacteristics_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// K8SliceCharacteristics being number at of fm's schema.
+func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(K8SliceCharacteristics)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Architecture != src.GetArchitecture() {
-			m.Architecture = src.GetArchitecture()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Architecture != src.Architecture {
+		m.Architecture = src.Architecture
+		n++
 	}
-	if fm.Has("2") {
-		if m.Cpu != src.GetCpu() {
-			m.Cpu = src.GetCpu()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Cpu != src.Cpu {
+		m.Cpu = src.Cpu
+		n++
 	}
-	if fm.Has("3") {
-		if m.Memory != src.GetMemory() {
-			m.Memory = src.GetMemory()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Memory != src.Memory {
+		m.Memory = src.Memory
+		n++
 	}
-	if fm.Has("4") {
-		if m.Pods != src.GetPods() {
-			m.Pods = src.GetPods()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.Pods != src.Pods {
+		m.Pods = src.Pods
+		n++
 	}
-	if fm.Has("5") {
-		if !m.Gpu.Equal(src.GetGpu()) {
-			m.Gpu = src.GetGpu().Clone()
+	if cw&(1<<4) != 0 {
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu = src.Gpu.Clone()
 			n++
 		}
-	} else if fm.HasChild("5") {
-		if d1, s1 := m.Gpu, src.GetGpu(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &GPU{}
-				m.Gpu = d1
+	} else if bw&(1<<4) != 0 {
+		if m.Gpu != nil || src.Gpu != nil {
+			if m.Gpu == nil {
+				m.Gpu = new(GPU)
 				n++
 			}
-			if fm.IsSet("5.1") {
-				if d1.Model != s1.GetModel() {
-					d1.Model = s1.GetModel()
-					n++
-				}
-			}
-			if fm.IsSet("5.2") {
-				if d1.Cores != s1.GetCores() {
-					d1.Cores = s1.GetCores()
-					n++
-				}
-			}
-			if fm.IsSet("5.3") {
-				if d1.Memory != s1.GetMemory() {
-					d1.Memory = s1.GetMemory()
-					n++
-				}
-			}
+			n += m.Gpu.copyInAt(src.Gpu, fm, at+5)
 		}
 	}
-	if fm.Has("6") {
-		if m.Storage != src.GetStorage() {
-			m.Storage = src.GetStorage()
-			n++
-		}
+	if cw&(1<<8) != 0 && m.Storage != src.Storage {
+		m.Storage = src.Storage
+		n++
 	}
 	return n
 }
@@ -1352,47 +1149,50 @@ func (m *K8SliceCharacteristics) CopyInFields(src *K8SliceCharacteristics, fm *f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Partitionability does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Partitionability or bound to no schema: a map of another message panics.
 func (m *Partitionability) CopyInFields(src *Partitionability, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Partitionability_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Partitionability being number at of fm's schema.
+func (m *Partitionability) copyInAt(src *Partitionability, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Partitionability)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.CpuMin != src.GetCpuMin() {
-			m.CpuMin = src.GetCpuMin()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.CpuMin != src.CpuMin {
+		m.CpuMin = src.CpuMin
+		n++
 	}
-	if fm.Has("2") {
-		if m.MemoryMin != src.GetMemoryMin() {
-			m.MemoryMin = src.GetMemoryMin()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.MemoryMin != src.MemoryMin {
+		m.MemoryMin = src.MemoryMin
+		n++
 	}
-	if fm.Has("3") {
-		if m.PodsMin != src.GetPodsMin() {
-			m.PodsMin = src.GetPodsMin()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.PodsMin != src.PodsMin {
+		m.PodsMin = src.PodsMin
+		n++
 	}
-	if fm.Has("4") {
-		if m.CpuStep != src.GetCpuStep() {
-			m.CpuStep = src.GetCpuStep()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.CpuStep != src.CpuStep {
+		m.CpuStep = src.CpuStep
+		n++
 	}
-	if fm.Has("5") {
-		if m.MemoryStep != src.GetMemoryStep() {
-			m.MemoryStep = src.GetMemoryStep()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.MemoryStep != src.MemoryStep {
+		m.MemoryStep = src.MemoryStep
+		n++
 	}
-	if fm.Has("6") {
-		if m.PodsStep != src.GetPodsStep() {
-			m.PodsStep = src.GetPodsStep()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.PodsStep != src.PodsStep {
+		m.PodsStep = src.PodsStep
+		n++
 	}
 	return n
 }
@@ -1406,23 +1206,34 @@ func (m *Partitionability) CopyInFields(src *Partitionability, fm *fieldmap.Fiel
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: CarbonFootprint does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// CarbonFootprint or bound to no schema: a map of another message panics.
 func (m *CarbonFootprint) CopyInFields(src *CarbonFootprint, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_CarbonFootprint_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Embodied != src.GetEmbodied() {
-			m.Embodied = src.GetEmbodied()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CarbonFootprint being number at of fm's schema.
+func (m *CarbonFootprint) copyInAt(src *CarbonFootprint, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Operational != src.GetOperational() {
-			m.Operational = src.GetOperational()
-			n++
-		}
+	if src == nil {
+		src = new(CarbonFootprint)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Embodied != src.Embodied {
+		m.Embodied = src.Embodied
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Operational != src.Operational {
+		m.Operational = src.Operational
+		n++
 	}
 	return n
 }
@@ -1436,60 +1247,65 @@ func (m *CarbonFootprint) CopyInFields(src *CarbonFootprint, fm *fieldmap.FieldM
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: K8SliceProperties does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// K8SliceProperties or bound to no schema: a map of another message panics.
 func (m *K8SliceProperties) CopyInFields(src *K8SliceProperties, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_K8SliceProperties_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.LatencyMs != src.GetLatencyMs() {
-			m.LatencyMs = src.GetLatencyMs()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// K8SliceProperties being number at of fm's schema.
+func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetSecurityStandards(); !slices.Equal(m.SecurityStandards, sv0) {
-			if len(sv0) == 0 {
+	if src == nil {
+		src = new(K8SliceProperties)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.LatencyMs != src.LatencyMs {
+		m.LatencyMs = src.LatencyMs
+		n++
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.SecurityStandards, src.SecurityStandards)
+		} else if !slices.Equal(m.SecurityStandards, src.SecurityStandards) {
+			if len(src.SecurityStandards) == 0 {
 				m.SecurityStandards = nil
 			} else {
-				m.SecurityStandards = slices.Clone(sv0)
+				m.SecurityStandards = slices.Clone(src.SecurityStandards)
 			}
 			n++
 		}
 	}
-	if fm.Has("3") {
-		if !m.CarbonFootprint.Equal(src.GetCarbonFootprint()) {
-			m.CarbonFootprint = src.GetCarbonFootprint().Clone()
+	if cw&(1<<2) != 0 {
+		if !m.CarbonFootprint.Equal(src.CarbonFootprint) {
+			m.CarbonFootprint = src.CarbonFootprint.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.CarbonFootprint, src.GetCarbonFootprint(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &CarbonFootprint{}
-				m.CarbonFootprint = d1
+	} else if bw&(1<<2) != 0 {
+		if m.CarbonFootprint != nil || src.CarbonFootprint != nil {
+			if m.CarbonFootprint == nil {
+				m.CarbonFootprint = new(CarbonFootprint)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				if d1.Embodied != s1.GetEmbodied() {
-					d1.Embodied = s1.GetEmbodied()
-					n++
-				}
-			}
-			if fm.IsSet("3.2") {
-				if d1.Operational != s1.GetOperational() {
-					d1.Operational = s1.GetOperational()
-					n++
-				}
-			}
+			n += m.CarbonFootprint.copyInAt(src.CarbonFootprint, fm, at+3)
 		}
 	}
-	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, sv0, (*NetworkAuthorization).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal) {
+			if len(src.NetworkAuthorizations) == 0 {
 				m.NetworkAuthorizations = nil
 			} else {
-				m.NetworkAuthorizations = fieldmap.CloneListFunc(sv0, (*NetworkAuthorization).Clone)
+				m.NetworkAuthorizations = fieldmap.CloneListFunc(src.NetworkAuthorizations, (*NetworkAuthorization).Clone)
 			}
 			n++
 		}
@@ -1506,202 +1322,67 @@ func (m *K8SliceProperties) CopyInFields(src *K8SliceProperties, fm *fieldmap.Fi
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: K8Slice does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// K8Slice or bound to no schema: a map of another message panics.
 func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_K8Slice_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// K8Slice being number at of fm's schema.
+func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(K8Slice)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Characteristics.Equal(src.GetCharacteristics()) {
-			m.Characteristics = src.GetCharacteristics().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Characteristics.Equal(src.Characteristics) {
+			m.Characteristics = src.Characteristics.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Characteristics, src.GetCharacteristics(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &K8SliceCharacteristics{}
-				m.Characteristics = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Characteristics != nil || src.Characteristics != nil {
+			if m.Characteristics == nil {
+				m.Characteristics = new(K8SliceCharacteristics)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Architecture != s1.GetArchitecture() {
-					d1.Architecture = s1.GetArchitecture()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Cpu != s1.GetCpu() {
-					d1.Cpu = s1.GetCpu()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Memory != s1.GetMemory() {
-					d1.Memory = s1.GetMemory()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.Pods != s1.GetPods() {
-					d1.Pods = s1.GetPods()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !d1.Gpu.Equal(s1.GetGpu()) {
-					d1.Gpu = s1.GetGpu().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.5") {
-				if d2, s2 := d1.Gpu, s1.GetGpu(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &GPU{}
-						d1.Gpu = d2
-						n++
-					}
-					if fm.IsSet("1.5.1") {
-						if d2.Model != s2.GetModel() {
-							d2.Model = s2.GetModel()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.2") {
-						if d2.Cores != s2.GetCores() {
-							d2.Cores = s2.GetCores()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.3") {
-						if d2.Memory != s2.GetMemory() {
-							d2.Memory = s2.GetMemory()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.6") {
-				if d1.Storage != s1.GetStorage() {
-					d1.Storage = s1.GetStorage()
-					n++
-				}
-			}
+			n += m.Characteristics.copyInAt(src.Characteristics, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if !m.Partitionability.Equal(src.GetPartitionability()) {
-			m.Partitionability = src.GetPartitionability().Clone()
+	if cw&(1<<10) != 0 {
+		if !m.Partitionability.Equal(src.Partitionability) {
+			m.Partitionability = src.Partitionability.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Partitionability, src.GetPartitionability(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Partitionability{}
-				m.Partitionability = d1
+	} else if bw&(1<<10) != 0 {
+		if m.Partitionability != nil || src.Partitionability != nil {
+			if m.Partitionability == nil {
+				m.Partitionability = new(Partitionability)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.CpuMin != s1.GetCpuMin() {
-					d1.CpuMin = s1.GetCpuMin()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.MemoryMin != s1.GetMemoryMin() {
-					d1.MemoryMin = s1.GetMemoryMin()
-					n++
-				}
-			}
-			if fm.IsSet("2.3") {
-				if d1.PodsMin != s1.GetPodsMin() {
-					d1.PodsMin = s1.GetPodsMin()
-					n++
-				}
-			}
-			if fm.IsSet("2.4") {
-				if d1.CpuStep != s1.GetCpuStep() {
-					d1.CpuStep = s1.GetCpuStep()
-					n++
-				}
-			}
-			if fm.IsSet("2.5") {
-				if d1.MemoryStep != s1.GetMemoryStep() {
-					d1.MemoryStep = s1.GetMemoryStep()
-					n++
-				}
-			}
-			if fm.IsSet("2.6") {
-				if d1.PodsStep != s1.GetPodsStep() {
-					d1.PodsStep = s1.GetPodsStep()
-					n++
-				}
-			}
+			n += m.Partitionability.copyInAt(src.Partitionability, fm, at+11)
 		}
 	}
-	if fm.Has("3") {
-		if !m.Properties.Equal(src.GetProperties()) {
-			m.Properties = src.GetProperties().Clone()
+	if cw&(1<<17) != 0 {
+		if !m.Properties.Equal(src.Properties) {
+			m.Properties = src.Properties.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Properties, src.GetProperties(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &K8SliceProperties{}
-				m.Properties = d1
+	} else if bw&(1<<17) != 0 {
+		if m.Properties != nil || src.Properties != nil {
+			if m.Properties == nil {
+				m.Properties = new(K8SliceProperties)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				if d1.LatencyMs != s1.GetLatencyMs() {
-					d1.LatencyMs = s1.GetLatencyMs()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("3.2") {
-				if sv1 := s1.GetSecurityStandards(); !slices.Equal(d1.SecurityStandards, sv1) {
-					if len(sv1) == 0 {
-						d1.SecurityStandards = nil
-					} else {
-						d1.SecurityStandards = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("3.3") {
-				if !d1.CarbonFootprint.Equal(s1.GetCarbonFootprint()) {
-					d1.CarbonFootprint = s1.GetCarbonFootprint().Clone()
-					n++
-				}
-			} else if fm.HasChild("3.3") {
-				if d2, s2 := d1.CarbonFootprint, s1.GetCarbonFootprint(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &CarbonFootprint{}
-						d1.CarbonFootprint = d2
-						n++
-					}
-					if fm.IsSet("3.3.1") {
-						if d2.Embodied != s2.GetEmbodied() {
-							d2.Embodied = s2.GetEmbodied()
-							n++
-						}
-					}
-					if fm.IsSet("3.3.2") {
-						if d2.Operational != s2.GetOperational() {
-							d2.Operational = s2.GetOperational()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("3.4") {
-				if sv1 := s1.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(d1.NetworkAuthorizations, sv1, (*NetworkAuthorization).Equal) {
-					if len(sv1) == 0 {
-						d1.NetworkAuthorizations = nil
-					} else {
-						d1.NetworkAuthorizations = fieldmap.CloneListFunc(sv1, (*NetworkAuthorization).Clone)
-					}
-					n++
-				}
-			}
+			n += m.Properties.copyInAt(src.Properties, fm, at+18)
 		}
 	}
 	return n
@@ -1716,79 +1397,80 @@ func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Service does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Service or bound to no schema: a map of another message panics.
 func (m *Service) CopyInFields(src *Service, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Service_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Service being number at of fm's schema.
+func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Service)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("2") {
-		if m.Description != src.GetDescription() {
-			m.Description = src.GetDescription()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Description != src.Description {
+		m.Description = src.Description
+		n++
 	}
-	if fm.Has("3") {
-		if m.Category != src.GetCategory() {
-			m.Category = src.GetCategory()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Category != src.Category {
+		m.Category = src.Category
+		n++
 	}
-	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetTags(); !slices.Equal(m.Tags, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
+		} else if !slices.Equal(m.Tags, src.Tags) {
+			if len(src.Tags) == 0 {
 				m.Tags = nil
 			} else {
-				m.Tags = slices.Clone(sv0)
+				m.Tags = slices.Clone(src.Tags)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("5") {
-		if sv0 := src.GetHostingPolicies(); !slices.Equal(m.HostingPolicies, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.HostingPolicies, src.HostingPolicies)
+		} else if !slices.Equal(m.HostingPolicies, src.HostingPolicies) {
+			if len(src.HostingPolicies) == 0 {
 				m.HostingPolicies = nil
 			} else {
-				m.HostingPolicies = slices.Clone(sv0)
+				m.HostingPolicies = slices.Clone(src.HostingPolicies)
 			}
 			n++
 		}
 	}
-	if fm.Has("6") {
-		if !m.ConfigurationSchema.Equal(src.GetConfigurationSchema()) {
-			m.ConfigurationSchema = src.GetConfigurationSchema().Clone()
+	if cw&(1<<5) != 0 {
+		if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
+			m.ConfigurationSchema = src.ConfigurationSchema.Clone()
 			n++
 		}
-	} else if fm.HasChild("6") {
-		if d1, s1 := m.ConfigurationSchema, src.GetConfigurationSchema(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ConfigurationSchema{}
-				m.ConfigurationSchema = d1
+	} else if bw&(1<<5) != 0 {
+		if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
+			if m.ConfigurationSchema == nil {
+				m.ConfigurationSchema = new(ConfigurationSchema)
 				n++
 			}
-			if fm.IsSetOrHasChild("6.1") {
-				if sv1 := s1.GetParameters(); !fieldmap.EqualMessageListFunc(d1.Parameters, sv1, (*ConfigParameter).Equal) {
-					if len(sv1) == 0 {
-						d1.Parameters = nil
-					} else {
-						d1.Parameters = fieldmap.CloneListFunc(sv1, (*ConfigParameter).Clone)
-					}
-					n++
-				}
-			}
+			n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+6)
 		}
 	}
-	if fm.Has("7") {
-		if m.BlueprintId != src.GetBlueprintId() {
-			m.BlueprintId = src.GetBlueprintId()
-			n++
-		}
+	if cw&(1<<15) != 0 && m.BlueprintId != src.BlueprintId {
+		m.BlueprintId = src.BlueprintId
+		n++
 	}
 	return n
 }
@@ -1802,79 +1484,64 @@ func (m *Service) CopyInFields(src *Service, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: VM does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// VM or bound to no schema: a map of another message panics.
 func (m *VM) CopyInFields(src *VM, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_VM_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// VM being number at of fm's schema.
+func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(VM)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Cpu != src.GetCpu() {
-			m.Cpu = src.GetCpu()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Cpu != src.Cpu {
+		m.Cpu = src.Cpu
+		n++
 	}
-	if fm.Has("2") {
-		if m.Memory != src.GetMemory() {
-			m.Memory = src.GetMemory()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Memory != src.Memory {
+		m.Memory = src.Memory
+		n++
 	}
-	if fm.Has("3") {
-		if m.Storage != src.GetStorage() {
-			m.Storage = src.GetStorage()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Storage != src.Storage {
+		m.Storage = src.Storage
+		n++
 	}
-	if fm.Has("4") {
-		if m.Architecture != src.GetArchitecture() {
-			m.Architecture = src.GetArchitecture()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.Architecture != src.Architecture {
+		m.Architecture = src.Architecture
+		n++
 	}
-	if fm.Has("5") {
-		if m.OsImage != src.GetOsImage() {
-			m.OsImage = src.GetOsImage()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.OsImage != src.OsImage {
+		m.OsImage = src.OsImage
+		n++
 	}
-	if fm.Has("6") {
-		if !m.Gpu.Equal(src.GetGpu()) {
-			m.Gpu = src.GetGpu().Clone()
+	if cw&(1<<5) != 0 {
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu = src.Gpu.Clone()
 			n++
 		}
-	} else if fm.HasChild("6") {
-		if d1, s1 := m.Gpu, src.GetGpu(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &GPU{}
-				m.Gpu = d1
+	} else if bw&(1<<5) != 0 {
+		if m.Gpu != nil || src.Gpu != nil {
+			if m.Gpu == nil {
+				m.Gpu = new(GPU)
 				n++
 			}
-			if fm.IsSet("6.1") {
-				if d1.Model != s1.GetModel() {
-					d1.Model = s1.GetModel()
-					n++
-				}
-			}
-			if fm.IsSet("6.2") {
-				if d1.Cores != s1.GetCores() {
-					d1.Cores = s1.GetCores()
-					n++
-				}
-			}
-			if fm.IsSet("6.3") {
-				if d1.Memory != s1.GetMemory() {
-					d1.Memory = s1.GetMemory()
-					n++
-				}
-			}
+			n += m.Gpu.copyInAt(src.Gpu, fm, at+6)
 		}
 	}
-	if fm.Has("7") {
-		if m.Hypervisor != src.GetHypervisor() {
-			m.Hypervisor = src.GetHypervisor()
-			n++
-		}
+	if cw&(1<<9) != 0 && m.Hypervisor != src.Hypervisor {
+		m.Hypervisor = src.Hypervisor
+		n++
 	}
 	return n
 }
@@ -1888,78 +1555,59 @@ func (m *VM) CopyInFields(src *VM, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Sensor does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Sensor or bound to no schema: a map of another message panics.
 func (m *Sensor) CopyInFields(src *Sensor, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Sensor_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Sensor being number at of fm's schema.
+func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Sensor)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.SensorType != src.GetSensorType() {
-			m.SensorType = src.GetSensorType()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.SensorType != src.SensorType {
+		m.SensorType = src.SensorType
+		n++
 	}
-	if fm.Has("2") {
-		if !fieldmap.SameFloat64(m.SamplingRateHz, src.GetSamplingRateHz()) {
-			m.SamplingRateHz = src.GetSamplingRateHz()
-			n++
-		}
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
+		m.SamplingRateHz = src.SamplingRateHz
+		n++
 	}
-	if fm.Has("3") {
-		if !fieldmap.SameFloat64(m.Accuracy, src.GetAccuracy()) {
-			m.Accuracy = src.GetAccuracy()
-			n++
-		}
+	if cw&(1<<2) != 0 && !fieldmap.SameFloat64(m.Accuracy, src.Accuracy) {
+		m.Accuracy = src.Accuracy
+		n++
 	}
-	if fm.Has("4") {
-		if m.Unit != src.GetUnit() {
-			m.Unit = src.GetUnit()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.Unit != src.Unit {
+		m.Unit = src.Unit
+		n++
 	}
-	if fm.Has("5") {
-		if m.SourceEndpoint != src.GetSourceEndpoint() {
-			m.SourceEndpoint = src.GetSourceEndpoint()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.SourceEndpoint != src.SourceEndpoint {
+		m.SourceEndpoint = src.SourceEndpoint
+		n++
 	}
-	if fm.Has("6") {
-		if !m.Location.Equal(src.GetLocation()) {
-			m.Location = src.GetLocation().Clone()
+	if cw&(1<<5) != 0 {
+		if !m.Location.Equal(src.Location) {
+			m.Location = src.Location.Clone()
 			n++
 		}
-	} else if fm.HasChild("6") {
-		if d1, s1 := m.Location, src.GetLocation(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Location{}
-				m.Location = d1
+	} else if bw&(1<<5) != 0 {
+		if m.Location != nil || src.Location != nil {
+			if m.Location == nil {
+				m.Location = new(Location)
 				n++
 			}
-			if fm.IsSet("6.1") {
-				if !fieldmap.SameFloat64(d1.Latitude, s1.GetLatitude()) {
-					d1.Latitude = s1.GetLatitude()
-					n++
-				}
-			}
-			if fm.IsSet("6.2") {
-				if !fieldmap.SameFloat64(d1.Longitude, s1.GetLongitude()) {
-					d1.Longitude = s1.GetLongitude()
-					n++
-				}
-			}
-			if fm.IsSet("6.3") {
-				if d1.Country != s1.GetCountry() {
-					d1.Country = s1.GetCountry()
-					n++
-				}
-			}
-			if fm.IsSet("6.4") {
-				if d1.City != s1.GetCity() {
-					d1.City = s1.GetCity()
-					n++
-				}
-			}
+			n += m.Location.copyInAt(src.Location, fm, at+6)
 		}
 	}
 	return n
@@ -1974,670 +1622,212 @@ func (m *Sensor) CopyInFields(src *Sensor, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Flavor does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Flavor or bound to no schema: a map of another message panics.
 func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Flavor_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Flavor being number at of fm's schema.
+func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if src == nil {
+		src = new(Flavor)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Id != src.GetId() {
-			m.Id = src.GetId()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
-	if fm.Has("2") {
-		if !m.Owner.Equal(src.GetOwner()) {
-			m.Owner = src.GetOwner().Clone()
+	if cw&(1<<1) != 0 {
+		if !m.Owner.Equal(src.Owner) {
+			m.Owner = src.Owner.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Owner, src.GetOwner(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &NodeIdentity{}
-				m.Owner = d1
+	} else if bw&(1<<1) != 0 {
+		if m.Owner != nil || src.Owner != nil {
+			if m.Owner == nil {
+				m.Owner = new(NodeIdentity)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.Domain != s1.GetDomain() {
-					d1.Domain = s1.GetDomain()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.NodeId != s1.GetNodeId() {
-					d1.NodeId = s1.GetNodeId()
-					n++
-				}
-			}
-			if fm.IsSet("2.3") {
-				if d1.Ip != s1.GetIp() {
-					d1.Ip = s1.GetIp()
-					n++
-				}
-			}
-			if fm.IsSet("2.4") {
-				if d1.LocalNamespace != s1.GetLocalNamespace() {
-					d1.LocalNamespace = s1.GetLocalNamespace()
-					n++
-				}
-			}
+			n += m.Owner.copyInAt(src.Owner, fm, at+2)
 		}
 	}
-	if fm.Has("3") {
-		if m.ProviderId != src.GetProviderId() {
-			m.ProviderId = src.GetProviderId()
-			n++
-		}
+	if cw&(1<<6) != 0 && m.ProviderId != src.ProviderId {
+		m.ProviderId = src.ProviderId
+		n++
 	}
-	if fm.Has("4") {
-		if !m.Price.Equal(src.GetPrice()) {
-			m.Price = src.GetPrice().Clone()
+	if cw&(1<<7) != 0 {
+		if !m.Price.Equal(src.Price) {
+			m.Price = src.Price.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Price, src.GetPrice(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Price{}
-				m.Price = d1
+	} else if bw&(1<<7) != 0 {
+		if m.Price != nil || src.Price != nil {
+			if m.Price == nil {
+				m.Price = new(Price)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if d1.Amount != s1.GetAmount() {
-					d1.Amount = s1.GetAmount()
-					n++
-				}
-			}
-			if fm.IsSet("4.2") {
-				if d1.Currency != s1.GetCurrency() {
-					d1.Currency = s1.GetCurrency()
-					n++
-				}
-			}
-			if fm.IsSet("4.3") {
-				if d1.Period != s1.GetPeriod() {
-					d1.Period = s1.GetPeriod()
-					n++
-				}
-			}
+			n += m.Price.copyInAt(src.Price, fm, at+8)
 		}
 	}
-	if fm.Has("5") {
-		if m.Availability != src.GetAvailability() {
-			m.Availability = src.GetAvailability()
-			n++
-		}
+	if cw&(1<<11) != 0 && m.Availability != src.Availability {
+		m.Availability = src.Availability
+		n++
 	}
-	if fm.Has("6") {
-		if !m.Location.Equal(src.GetLocation()) {
-			m.Location = src.GetLocation().Clone()
+	if cw&(1<<12) != 0 {
+		if !m.Location.Equal(src.Location) {
+			m.Location = src.Location.Clone()
 			n++
 		}
-	} else if fm.HasChild("6") {
-		if d1, s1 := m.Location, src.GetLocation(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Location{}
-				m.Location = d1
+	} else if bw&(1<<12) != 0 {
+		if m.Location != nil || src.Location != nil {
+			if m.Location == nil {
+				m.Location = new(Location)
 				n++
 			}
-			if fm.IsSet("6.1") {
-				if !fieldmap.SameFloat64(d1.Latitude, s1.GetLatitude()) {
-					d1.Latitude = s1.GetLatitude()
-					n++
-				}
-			}
-			if fm.IsSet("6.2") {
-				if !fieldmap.SameFloat64(d1.Longitude, s1.GetLongitude()) {
-					d1.Longitude = s1.GetLongitude()
-					n++
-				}
-			}
-			if fm.IsSet("6.3") {
-				if d1.Country != s1.GetCountry() {
-					d1.Country = s1.GetCountry()
-					n++
-				}
-			}
-			if fm.IsSet("6.4") {
-				if d1.City != s1.GetCity() {
-					d1.City = s1.GetCity()
-					n++
-				}
-			}
+			n += m.Location.copyInAt(src.Location, fm, at+13)
 		}
 	}
-	if fm.Has("7") {
-		if m.NetworkPropertyType != src.GetNetworkPropertyType() {
-			m.NetworkPropertyType = src.GetNetworkPropertyType()
-			n++
-		}
+	if cw&(1<<17) != 0 && m.NetworkPropertyType != src.NetworkPropertyType {
+		m.NetworkPropertyType = src.NetworkPropertyType
+		n++
 	}
-	if fm.Has("8") {
-		if !fieldmap.Equal(m.CreatedAt, src.GetCreatedAt()) {
-			m.CreatedAt = fieldmap.Clone(src.GetCreatedAt())
-			n++
-		}
+	if cw&(1<<18) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
 	}
-	if fm.Has("9") {
-		if !fieldmap.Equal(m.UpdatedAt, src.GetUpdatedAt()) {
-			m.UpdatedAt = fieldmap.Clone(src.GetUpdatedAt())
-			n++
-		}
+	if cw&(1<<19) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
 	}
-	if fm.Has("10") {
-		if sw0, ok := src.GetSpec().(*Flavor_K8Slice); ok && sw0 != nil {
-			if dw0, ok := m.Spec.(*Flavor_K8Slice); !ok || dw0 == nil || !dw0.K8Slice.Equal(sw0.K8Slice) {
-				m.Spec = &Flavor_K8Slice{K8Slice: sw0.K8Slice.Clone()}
+	if cw&(1<<20) != 0 {
+		if s1, ok := src.Spec.(*Flavor_K8Slice); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Flavor_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
+				m.Spec = &Flavor_K8Slice{K8Slice: s1.K8Slice.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Spec.(*Flavor_K8Slice); ok && dw0 != nil {
+		} else if d1, ok := m.Spec.(*Flavor_K8Slice); ok && d1 != nil {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChild("10") {
+	} else if bw&(1<<20) != 0 {
 		var s1 *K8Slice
-		sok1 := false
-		if w, ok := src.GetSpec().(*Flavor_K8Slice); ok && w != nil {
-			s1, sok1 = w.K8Slice, true
+		sok := false
+		if w, ok := src.Spec.(*Flavor_K8Slice); ok && w != nil {
+			s1, sok = w.K8Slice, true
 		}
 		var d1 *K8Slice
 		if w, ok := m.Spec.(*Flavor_K8Slice); ok && w != nil {
 			if w.K8Slice == nil {
-				w.K8Slice = &K8Slice{}
+				w.K8Slice = new(K8Slice)
 			}
 			d1 = w.K8Slice
-		} else if sok1 {
-			d1 = &K8Slice{}
+		} else if sok {
+			d1 = new(K8Slice)
 			m.Spec = &Flavor_K8Slice{K8Slice: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("10.1") {
-				if !d1.Characteristics.Equal(s1.GetCharacteristics()) {
-					d1.Characteristics = s1.GetCharacteristics().Clone()
-					n++
-				}
-			} else if fm.HasChild("10.1") {
-				if d2, s2 := d1.Characteristics, s1.GetCharacteristics(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &K8SliceCharacteristics{}
-						d1.Characteristics = d2
-						n++
-					}
-					if fm.IsSet("10.1.1") {
-						if d2.Architecture != s2.GetArchitecture() {
-							d2.Architecture = s2.GetArchitecture()
-							n++
-						}
-					}
-					if fm.IsSet("10.1.2") {
-						if d2.Cpu != s2.GetCpu() {
-							d2.Cpu = s2.GetCpu()
-							n++
-						}
-					}
-					if fm.IsSet("10.1.3") {
-						if d2.Memory != s2.GetMemory() {
-							d2.Memory = s2.GetMemory()
-							n++
-						}
-					}
-					if fm.IsSet("10.1.4") {
-						if d2.Pods != s2.GetPods() {
-							d2.Pods = s2.GetPods()
-							n++
-						}
-					}
-					if fm.IsSet("10.1.5") {
-						if !d2.Gpu.Equal(s2.GetGpu()) {
-							d2.Gpu = s2.GetGpu().Clone()
-							n++
-						}
-					} else if fm.HasChild("10.1.5") {
-						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &GPU{}
-								d2.Gpu = d3
-								n++
-							}
-							if fm.IsSet("10.1.5.1") {
-								if d3.Model != s3.GetModel() {
-									d3.Model = s3.GetModel()
-									n++
-								}
-							}
-							if fm.IsSet("10.1.5.2") {
-								if d3.Cores != s3.GetCores() {
-									d3.Cores = s3.GetCores()
-									n++
-								}
-							}
-							if fm.IsSet("10.1.5.3") {
-								if d3.Memory != s3.GetMemory() {
-									d3.Memory = s3.GetMemory()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("10.1.6") {
-						if d2.Storage != s2.GetStorage() {
-							d2.Storage = s2.GetStorage()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("10.2") {
-				if !d1.Partitionability.Equal(s1.GetPartitionability()) {
-					d1.Partitionability = s1.GetPartitionability().Clone()
-					n++
-				}
-			} else if fm.HasChild("10.2") {
-				if d2, s2 := d1.Partitionability, s1.GetPartitionability(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &Partitionability{}
-						d1.Partitionability = d2
-						n++
-					}
-					if fm.IsSet("10.2.1") {
-						if d2.CpuMin != s2.GetCpuMin() {
-							d2.CpuMin = s2.GetCpuMin()
-							n++
-						}
-					}
-					if fm.IsSet("10.2.2") {
-						if d2.MemoryMin != s2.GetMemoryMin() {
-							d2.MemoryMin = s2.GetMemoryMin()
-							n++
-						}
-					}
-					if fm.IsSet("10.2.3") {
-						if d2.PodsMin != s2.GetPodsMin() {
-							d2.PodsMin = s2.GetPodsMin()
-							n++
-						}
-					}
-					if fm.IsSet("10.2.4") {
-						if d2.CpuStep != s2.GetCpuStep() {
-							d2.CpuStep = s2.GetCpuStep()
-							n++
-						}
-					}
-					if fm.IsSet("10.2.5") {
-						if d2.MemoryStep != s2.GetMemoryStep() {
-							d2.MemoryStep = s2.GetMemoryStep()
-							n++
-						}
-					}
-					if fm.IsSet("10.2.6") {
-						if d2.PodsStep != s2.GetPodsStep() {
-							d2.PodsStep = s2.GetPodsStep()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("10.3") {
-				if !d1.Properties.Equal(s1.GetProperties()) {
-					d1.Properties = s1.GetProperties().Clone()
-					n++
-				}
-			} else if fm.HasChild("10.3") {
-				if d2, s2 := d1.Properties, s1.GetProperties(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &K8SliceProperties{}
-						d1.Properties = d2
-						n++
-					}
-					if fm.IsSet("10.3.1") {
-						if d2.LatencyMs != s2.GetLatencyMs() {
-							d2.LatencyMs = s2.GetLatencyMs()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("10.3.2") {
-						if sv2 := s2.GetSecurityStandards(); !slices.Equal(d2.SecurityStandards, sv2) {
-							if len(sv2) == 0 {
-								d2.SecurityStandards = nil
-							} else {
-								d2.SecurityStandards = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("10.3.3") {
-						if !d2.CarbonFootprint.Equal(s2.GetCarbonFootprint()) {
-							d2.CarbonFootprint = s2.GetCarbonFootprint().Clone()
-							n++
-						}
-					} else if fm.HasChild("10.3.3") {
-						if d3, s3 := d2.CarbonFootprint, s2.GetCarbonFootprint(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &CarbonFootprint{}
-								d2.CarbonFootprint = d3
-								n++
-							}
-							if fm.IsSet("10.3.3.1") {
-								if d3.Embodied != s3.GetEmbodied() {
-									d3.Embodied = s3.GetEmbodied()
-									n++
-								}
-							}
-							if fm.IsSet("10.3.3.2") {
-								if d3.Operational != s3.GetOperational() {
-									d3.Operational = s3.GetOperational()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSetOrHasChild("10.3.4") {
-						if sv2 := s2.GetNetworkAuthorizations(); !fieldmap.EqualMessageListFunc(d2.NetworkAuthorizations, sv2, (*NetworkAuthorization).Equal) {
-							if len(sv2) == 0 {
-								d2.NetworkAuthorizations = nil
-							} else {
-								d2.NetworkAuthorizations = fieldmap.CloneListFunc(sv2, (*NetworkAuthorization).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+21)
 		}
 	}
-	if fm.Has("11") {
-		if sw0, ok := src.GetSpec().(*Flavor_Service); ok && sw0 != nil {
-			if dw0, ok := m.Spec.(*Flavor_Service); !ok || dw0 == nil || !dw0.Service.Equal(sw0.Service) {
-				m.Spec = &Flavor_Service{Service: sw0.Service.Clone()}
+	if cw&(1<<51) != 0 {
+		if s1, ok := src.Spec.(*Flavor_Service); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Flavor_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
+				m.Spec = &Flavor_Service{Service: s1.Service.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Spec.(*Flavor_Service); ok && dw0 != nil {
+		} else if d1, ok := m.Spec.(*Flavor_Service); ok && d1 != nil {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChild("11") {
+	} else if bw&(1<<51) != 0 {
 		var s1 *Service
-		sok1 := false
-		if w, ok := src.GetSpec().(*Flavor_Service); ok && w != nil {
-			s1, sok1 = w.Service, true
+		sok := false
+		if w, ok := src.Spec.(*Flavor_Service); ok && w != nil {
+			s1, sok = w.Service, true
 		}
 		var d1 *Service
 		if w, ok := m.Spec.(*Flavor_Service); ok && w != nil {
 			if w.Service == nil {
-				w.Service = &Service{}
+				w.Service = new(Service)
 			}
 			d1 = w.Service
-		} else if sok1 {
-			d1 = &Service{}
+		} else if sok {
+			d1 = new(Service)
 			m.Spec = &Flavor_Service{Service: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("11.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("11.2") {
-				if d1.Description != s1.GetDescription() {
-					d1.Description = s1.GetDescription()
-					n++
-				}
-			}
-			if fm.IsSet("11.3") {
-				if d1.Category != s1.GetCategory() {
-					d1.Category = s1.GetCategory()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("11.4") {
-				if sv1 := s1.GetTags(); !slices.Equal(d1.Tags, sv1) {
-					if len(sv1) == 0 {
-						d1.Tags = nil
-					} else {
-						d1.Tags = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("11.5") {
-				if sv1 := s1.GetHostingPolicies(); !slices.Equal(d1.HostingPolicies, sv1) {
-					if len(sv1) == 0 {
-						d1.HostingPolicies = nil
-					} else {
-						d1.HostingPolicies = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("11.6") {
-				if !d1.ConfigurationSchema.Equal(s1.GetConfigurationSchema()) {
-					d1.ConfigurationSchema = s1.GetConfigurationSchema().Clone()
-					n++
-				}
-			} else if fm.HasChild("11.6") {
-				if d2, s2 := d1.ConfigurationSchema, s1.GetConfigurationSchema(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ConfigurationSchema{}
-						d1.ConfigurationSchema = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("11.6.1") {
-						if sv2 := s2.GetParameters(); !fieldmap.EqualMessageListFunc(d2.Parameters, sv2, (*ConfigParameter).Equal) {
-							if len(sv2) == 0 {
-								d2.Parameters = nil
-							} else {
-								d2.Parameters = fieldmap.CloneListFunc(sv2, (*ConfigParameter).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("11.7") {
-				if d1.BlueprintId != s1.GetBlueprintId() {
-					d1.BlueprintId = s1.GetBlueprintId()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+52)
 		}
 	}
-	if fm.Has("12") {
-		if sw0, ok := src.GetSpec().(*Flavor_Vm); ok && sw0 != nil {
-			if dw0, ok := m.Spec.(*Flavor_Vm); !ok || dw0 == nil || !dw0.Vm.Equal(sw0.Vm) {
-				m.Spec = &Flavor_Vm{Vm: sw0.Vm.Clone()}
+	if fm.HasAt(at + 68) {
+		if s1, ok := src.Spec.(*Flavor_Vm); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Flavor_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
+				m.Spec = &Flavor_Vm{Vm: s1.Vm.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Spec.(*Flavor_Vm); ok && dw0 != nil {
+		} else if d1, ok := m.Spec.(*Flavor_Vm); ok && d1 != nil {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChild("12") {
+	} else if fm.HasChildAt(at + 68) {
 		var s1 *VM
-		sok1 := false
-		if w, ok := src.GetSpec().(*Flavor_Vm); ok && w != nil {
-			s1, sok1 = w.Vm, true
+		sok := false
+		if w, ok := src.Spec.(*Flavor_Vm); ok && w != nil {
+			s1, sok = w.Vm, true
 		}
 		var d1 *VM
 		if w, ok := m.Spec.(*Flavor_Vm); ok && w != nil {
 			if w.Vm == nil {
-				w.Vm = &VM{}
+				w.Vm = new(VM)
 			}
 			d1 = w.Vm
-		} else if sok1 {
-			d1 = &VM{}
+		} else if sok {
+			d1 = new(VM)
 			m.Spec = &Flavor_Vm{Vm: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("12.1") {
-				if d1.Cpu != s1.GetCpu() {
-					d1.Cpu = s1.GetCpu()
-					n++
-				}
-			}
-			if fm.IsSet("12.2") {
-				if d1.Memory != s1.GetMemory() {
-					d1.Memory = s1.GetMemory()
-					n++
-				}
-			}
-			if fm.IsSet("12.3") {
-				if d1.Storage != s1.GetStorage() {
-					d1.Storage = s1.GetStorage()
-					n++
-				}
-			}
-			if fm.IsSet("12.4") {
-				if d1.Architecture != s1.GetArchitecture() {
-					d1.Architecture = s1.GetArchitecture()
-					n++
-				}
-			}
-			if fm.IsSet("12.5") {
-				if d1.OsImage != s1.GetOsImage() {
-					d1.OsImage = s1.GetOsImage()
-					n++
-				}
-			}
-			if fm.IsSet("12.6") {
-				if !d1.Gpu.Equal(s1.GetGpu()) {
-					d1.Gpu = s1.GetGpu().Clone()
-					n++
-				}
-			} else if fm.HasChild("12.6") {
-				if d2, s2 := d1.Gpu, s1.GetGpu(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &GPU{}
-						d1.Gpu = d2
-						n++
-					}
-					if fm.IsSet("12.6.1") {
-						if d2.Model != s2.GetModel() {
-							d2.Model = s2.GetModel()
-							n++
-						}
-					}
-					if fm.IsSet("12.6.2") {
-						if d2.Cores != s2.GetCores() {
-							d2.Cores = s2.GetCores()
-							n++
-						}
-					}
-					if fm.IsSet("12.6.3") {
-						if d2.Memory != s2.GetMemory() {
-							d2.Memory = s2.GetMemory()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("12.7") {
-				if d1.Hypervisor != s1.GetHypervisor() {
-					d1.Hypervisor = s1.GetHypervisor()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+69)
 		}
 	}
-	if fm.Has("13") {
-		if sw0, ok := src.GetSpec().(*Flavor_Sensor); ok && sw0 != nil {
-			if dw0, ok := m.Spec.(*Flavor_Sensor); !ok || dw0 == nil || !dw0.Sensor.Equal(sw0.Sensor) {
-				m.Spec = &Flavor_Sensor{Sensor: sw0.Sensor.Clone()}
+	if fm.HasAt(at + 79) {
+		if s1, ok := src.Spec.(*Flavor_Sensor); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Flavor_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
+				m.Spec = &Flavor_Sensor{Sensor: s1.Sensor.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Spec.(*Flavor_Sensor); ok && dw0 != nil {
+		} else if d1, ok := m.Spec.(*Flavor_Sensor); ok && d1 != nil {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChild("13") {
+	} else if fm.HasChildAt(at + 79) {
 		var s1 *Sensor
-		sok1 := false
-		if w, ok := src.GetSpec().(*Flavor_Sensor); ok && w != nil {
-			s1, sok1 = w.Sensor, true
+		sok := false
+		if w, ok := src.Spec.(*Flavor_Sensor); ok && w != nil {
+			s1, sok = w.Sensor, true
 		}
 		var d1 *Sensor
 		if w, ok := m.Spec.(*Flavor_Sensor); ok && w != nil {
 			if w.Sensor == nil {
-				w.Sensor = &Sensor{}
+				w.Sensor = new(Sensor)
 			}
 			d1 = w.Sensor
-		} else if sok1 {
-			d1 = &Sensor{}
+		} else if sok {
+			d1 = new(Sensor)
 			m.Spec = &Flavor_Sensor{Sensor: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("13.1") {
-				if d1.SensorType != s1.GetSensorType() {
-					d1.SensorType = s1.GetSensorType()
-					n++
-				}
-			}
-			if fm.IsSet("13.2") {
-				if !fieldmap.SameFloat64(d1.SamplingRateHz, s1.GetSamplingRateHz()) {
-					d1.SamplingRateHz = s1.GetSamplingRateHz()
-					n++
-				}
-			}
-			if fm.IsSet("13.3") {
-				if !fieldmap.SameFloat64(d1.Accuracy, s1.GetAccuracy()) {
-					d1.Accuracy = s1.GetAccuracy()
-					n++
-				}
-			}
-			if fm.IsSet("13.4") {
-				if d1.Unit != s1.GetUnit() {
-					d1.Unit = s1.GetUnit()
-					n++
-				}
-			}
-			if fm.IsSet("13.5") {
-				if d1.SourceEndpoint != s1.GetSourceEndpoint() {
-					d1.SourceEndpoint = s1.GetSourceEndpoint()
-					n++
-				}
-			}
-			if fm.IsSet("13.6") {
-				if !d1.Location.Equal(s1.GetLocation()) {
-					d1.Location = s1.GetLocation().Clone()
-					n++
-				}
-			} else if fm.HasChild("13.6") {
-				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &Location{}
-						d1.Location = d2
-						n++
-					}
-					if fm.IsSet("13.6.1") {
-						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
-							d2.Latitude = s2.GetLatitude()
-							n++
-						}
-					}
-					if fm.IsSet("13.6.2") {
-						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
-							d2.Longitude = s2.GetLongitude()
-							n++
-						}
-					}
-					if fm.IsSet("13.6.3") {
-						if d2.Country != s2.GetCountry() {
-							d2.Country = s2.GetCountry()
-							n++
-						}
-					}
-					if fm.IsSet("13.6.4") {
-						if d2.City != s2.GetCity() {
-							d2.City = s2.GetCity()
-							n++
-						}
-					}
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+80)
 		}
 	}
 	return n
@@ -2650,42 +1840,46 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *K8SliceCharacteristics) DiffFields(o *K8SliceCharacteristics) *fieldmap.FieldMap {
 	fm := _K8SliceCharacteristics_fieldSchema.NewFieldMap()
-	if m.GetArchitecture() != o.GetArchitecture() {
-		fm.Set("1")
-	}
-	if m.GetCpu() != o.GetCpu() {
-		fm.Set("2")
-	}
-	if m.GetMemory() != o.GetMemory() {
-		fm.Set("3")
-	}
-	if m.GetPods() != o.GetPods() {
-		fm.Set("4")
-	}
-	if a1, b1 := m.GetGpu(), o.GetGpu(); (a1 == nil) != (b1 == nil) {
-		fm.Set("5")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetModel() != b1.GetModel() {
-			fm.Set("5.1")
-			c1 = true
-		}
-		if a1.GetCores() != b1.GetCores() {
-			fm.Set("5.2")
-			c1 = true
-		}
-		if a1.GetMemory() != b1.GetMemory() {
-			fm.Set("5.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("5")
-		}
-	}
-	if m.GetStorage() != o.GetStorage() {
-		fm.Set("6")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// K8SliceCharacteristics being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *K8SliceCharacteristics) diffAt(o *K8SliceCharacteristics, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(K8SliceCharacteristics)
+	}
+	if o == nil {
+		o = new(K8SliceCharacteristics)
+	}
+	c := false
+	if m.Architecture != o.Architecture {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Cpu != o.Cpu {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Memory != o.Memory {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Pods != o.Pods {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if (m.Gpu == nil) != (o.Gpu == nil) || m.Gpu != nil && m.Gpu.diffAt(o.Gpu, fm, at+5) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.Storage != o.Storage {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2695,25 +1889,46 @@ func (m *K8SliceCharacteristics) DiffFields(o *K8SliceCharacteristics) *fieldmap
 // compared.
 func (m *Partitionability) DiffFields(o *Partitionability) *fieldmap.FieldMap {
 	fm := _Partitionability_fieldSchema.NewFieldMap()
-	if m.GetCpuMin() != o.GetCpuMin() {
-		fm.Set("1")
-	}
-	if m.GetMemoryMin() != o.GetMemoryMin() {
-		fm.Set("2")
-	}
-	if m.GetPodsMin() != o.GetPodsMin() {
-		fm.Set("3")
-	}
-	if m.GetCpuStep() != o.GetCpuStep() {
-		fm.Set("4")
-	}
-	if m.GetMemoryStep() != o.GetMemoryStep() {
-		fm.Set("5")
-	}
-	if m.GetPodsStep() != o.GetPodsStep() {
-		fm.Set("6")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Partitionability being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Partitionability) diffAt(o *Partitionability, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Partitionability)
+	}
+	if o == nil {
+		o = new(Partitionability)
+	}
+	c := false
+	if m.CpuMin != o.CpuMin {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.MemoryMin != o.MemoryMin {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.PodsMin != o.PodsMin {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.CpuStep != o.CpuStep {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.MemoryStep != o.MemoryStep {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.PodsStep != o.PodsStep {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2723,13 +1938,30 @@ func (m *Partitionability) DiffFields(o *Partitionability) *fieldmap.FieldMap {
 // compared.
 func (m *CarbonFootprint) DiffFields(o *CarbonFootprint) *fieldmap.FieldMap {
 	fm := _CarbonFootprint_fieldSchema.NewFieldMap()
-	if m.GetEmbodied() != o.GetEmbodied() {
-		fm.Set("1")
-	}
-	if m.GetOperational() != o.GetOperational() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// CarbonFootprint being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *CarbonFootprint) diffAt(o *CarbonFootprint, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(CarbonFootprint)
+	}
+	if o == nil {
+		o = new(CarbonFootprint)
+	}
+	c := false
+	if m.Embodied != o.Embodied {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Operational != o.Operational {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2739,32 +1971,38 @@ func (m *CarbonFootprint) DiffFields(o *CarbonFootprint) *fieldmap.FieldMap {
 // compared.
 func (m *K8SliceProperties) DiffFields(o *K8SliceProperties) *fieldmap.FieldMap {
 	fm := _K8SliceProperties_fieldSchema.NewFieldMap()
-	if m.GetLatencyMs() != o.GetLatencyMs() {
-		fm.Set("1")
-	}
-	if !slices.Equal(m.GetSecurityStandards(), o.GetSecurityStandards()) {
-		fm.Set("2")
-	}
-	if a1, b1 := m.GetCarbonFootprint(), o.GetCarbonFootprint(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetEmbodied() != b1.GetEmbodied() {
-			fm.Set("3.1")
-			c1 = true
-		}
-		if a1.GetOperational() != b1.GetOperational() {
-			fm.Set("3.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetNetworkAuthorizations(), o.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// K8SliceProperties being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *K8SliceProperties) diffAt(o *K8SliceProperties, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(K8SliceProperties)
+	}
+	if o == nil {
+		o = new(K8SliceProperties)
+	}
+	c := false
+	if m.LatencyMs != o.LatencyMs {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.SecurityStandards, o.SecurityStandards) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if (m.CarbonFootprint == nil) != (o.CarbonFootprint == nil) || m.CarbonFootprint != nil && m.CarbonFootprint.diffAt(o.CarbonFootprint, fm, at+3) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, o.NetworkAuthorizations, (*NetworkAuthorization).Equal) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2774,127 +2012,34 @@ func (m *K8SliceProperties) DiffFields(o *K8SliceProperties) *fieldmap.FieldMap 
 // compared.
 func (m *K8Slice) DiffFields(o *K8Slice) *fieldmap.FieldMap {
 	fm := _K8Slice_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetCharacteristics(), o.GetCharacteristics(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetArchitecture() != b1.GetArchitecture() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetCpu() != b1.GetCpu() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetMemory() != b1.GetMemory() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetPods() != b1.GetPods() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetGpu(), b1.GetGpu(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetModel() != b2.GetModel() {
-				fm.Set("1.5.1")
-				c2 = true
-			}
-			if a2.GetCores() != b2.GetCores() {
-				fm.Set("1.5.2")
-				c2 = true
-			}
-			if a2.GetMemory() != b2.GetMemory() {
-				fm.Set("1.5.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.5")
-				c1 = true
-			}
-		}
-		if a1.GetStorage() != b1.GetStorage() {
-			fm.Set("1.6")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetPartitionability(), o.GetPartitionability(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetCpuMin() != b1.GetCpuMin() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a1.GetMemoryMin() != b1.GetMemoryMin() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if a1.GetPodsMin() != b1.GetPodsMin() {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if a1.GetCpuStep() != b1.GetCpuStep() {
-			fm.Set("2.4")
-			c1 = true
-		}
-		if a1.GetMemoryStep() != b1.GetMemoryStep() {
-			fm.Set("2.5")
-			c1 = true
-		}
-		if a1.GetPodsStep() != b1.GetPodsStep() {
-			fm.Set("2.6")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if a1, b1 := m.GetProperties(), o.GetProperties(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetLatencyMs() != b1.GetLatencyMs() {
-			fm.Set("3.1")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetSecurityStandards(), b1.GetSecurityStandards()) {
-			fm.Set("3.2")
-			c1 = true
-		}
-		if a2, b2 := a1.GetCarbonFootprint(), b1.GetCarbonFootprint(); (a2 == nil) != (b2 == nil) {
-			fm.Set("3.3")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetEmbodied() != b2.GetEmbodied() {
-				fm.Set("3.3.1")
-				c2 = true
-			}
-			if a2.GetOperational() != b2.GetOperational() {
-				fm.Set("3.3.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("3.3")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetNetworkAuthorizations(), b1.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
-			fm.Set("3.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// K8Slice being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *K8Slice) diffAt(o *K8Slice, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(K8Slice)
+	}
+	if o == nil {
+		o = new(K8Slice)
+	}
+	c := false
+	if (m.Characteristics == nil) != (o.Characteristics == nil) || m.Characteristics != nil && m.Characteristics.diffAt(o.Characteristics, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Partitionability == nil) != (o.Partitionability == nil) || m.Partitionability != nil && m.Partitionability.diffAt(o.Partitionability, fm, at+11) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if (m.Properties == nil) != (o.Properties == nil) || m.Properties != nil && m.Properties.diffAt(o.Properties, fm, at+18) {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2904,37 +2049,50 @@ func (m *K8Slice) DiffFields(o *K8Slice) *fieldmap.FieldMap {
 // compared.
 func (m *Service) DiffFields(o *Service) *fieldmap.FieldMap {
 	fm := _Service_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetDescription() != o.GetDescription() {
-		fm.Set("2")
-	}
-	if m.GetCategory() != o.GetCategory() {
-		fm.Set("3")
-	}
-	if !slices.Equal(m.GetTags(), o.GetTags()) {
-		fm.Set("4")
-	}
-	if !slices.Equal(m.GetHostingPolicies(), o.GetHostingPolicies()) {
-		fm.Set("5")
-	}
-	if a1, b1 := m.GetConfigurationSchema(), o.GetConfigurationSchema(); (a1 == nil) != (b1 == nil) {
-		fm.Set("6")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.EqualMessageListFunc(a1.GetParameters(), b1.GetParameters(), (*ConfigParameter).Equal) {
-			fm.Set("6.1")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("6")
-		}
-	}
-	if m.GetBlueprintId() != o.GetBlueprintId() {
-		fm.Set("7")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Service being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Service) diffAt(o *Service, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Service)
+	}
+	if o == nil {
+		o = new(Service)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Description != o.Description {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Category != o.Category {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !slices.Equal(m.Tags, o.Tags) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.HostingPolicies, o.HostingPolicies) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if (m.ConfigurationSchema == nil) != (o.ConfigurationSchema == nil) || m.ConfigurationSchema != nil && m.ConfigurationSchema.diffAt(o.ConfigurationSchema, fm, at+6) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.BlueprintId != o.BlueprintId {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2944,45 +2102,50 @@ func (m *Service) DiffFields(o *Service) *fieldmap.FieldMap {
 // compared.
 func (m *VM) DiffFields(o *VM) *fieldmap.FieldMap {
 	fm := _VM_fieldSchema.NewFieldMap()
-	if m.GetCpu() != o.GetCpu() {
-		fm.Set("1")
-	}
-	if m.GetMemory() != o.GetMemory() {
-		fm.Set("2")
-	}
-	if m.GetStorage() != o.GetStorage() {
-		fm.Set("3")
-	}
-	if m.GetArchitecture() != o.GetArchitecture() {
-		fm.Set("4")
-	}
-	if m.GetOsImage() != o.GetOsImage() {
-		fm.Set("5")
-	}
-	if a1, b1 := m.GetGpu(), o.GetGpu(); (a1 == nil) != (b1 == nil) {
-		fm.Set("6")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetModel() != b1.GetModel() {
-			fm.Set("6.1")
-			c1 = true
-		}
-		if a1.GetCores() != b1.GetCores() {
-			fm.Set("6.2")
-			c1 = true
-		}
-		if a1.GetMemory() != b1.GetMemory() {
-			fm.Set("6.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("6")
-		}
-	}
-	if m.GetHypervisor() != o.GetHypervisor() {
-		fm.Set("7")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// VM being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *VM) diffAt(o *VM, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(VM)
+	}
+	if o == nil {
+		o = new(VM)
+	}
+	c := false
+	if m.Cpu != o.Cpu {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Memory != o.Memory {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Storage != o.Storage {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Architecture != o.Architecture {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.OsImage != o.OsImage {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if (m.Gpu == nil) != (o.Gpu == nil) || m.Gpu != nil && m.Gpu.diffAt(o.Gpu, fm, at+6) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.Hypervisor != o.Hypervisor {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2992,46 +2155,46 @@ func (m *VM) DiffFields(o *VM) *fieldmap.FieldMap {
 // compared.
 func (m *Sensor) DiffFields(o *Sensor) *fieldmap.FieldMap {
 	fm := _Sensor_fieldSchema.NewFieldMap()
-	if m.GetSensorType() != o.GetSensorType() {
-		fm.Set("1")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetSamplingRateHz(), o.GetSamplingRateHz()) {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetAccuracy(), o.GetAccuracy()) {
-		fm.Set("3")
-	}
-	if m.GetUnit() != o.GetUnit() {
-		fm.Set("4")
-	}
-	if m.GetSourceEndpoint() != o.GetSourceEndpoint() {
-		fm.Set("5")
-	}
-	if a1, b1 := m.GetLocation(), o.GetLocation(); (a1 == nil) != (b1 == nil) {
-		fm.Set("6")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.EqualImplicitFloat64(a1.GetLatitude(), b1.GetLatitude()) {
-			fm.Set("6.1")
-			c1 = true
-		}
-		if !fieldmap.EqualImplicitFloat64(a1.GetLongitude(), b1.GetLongitude()) {
-			fm.Set("6.2")
-			c1 = true
-		}
-		if a1.GetCountry() != b1.GetCountry() {
-			fm.Set("6.3")
-			c1 = true
-		}
-		if a1.GetCity() != b1.GetCity() {
-			fm.Set("6.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("6")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Sensor being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Sensor) diffAt(o *Sensor, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Sensor)
+	}
+	if o == nil {
+		o = new(Sensor)
+	}
+	c := false
+	if m.SensorType != o.SensorType {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Accuracy, o.Accuracy) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Unit != o.Unit {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.SourceEndpoint != o.SourceEndpoint {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if (m.Location == nil) != (o.Location == nil) || m.Location != nil && m.Location.diffAt(o.Location, fm, at+6) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -3041,401 +2204,94 @@ func (m *Sensor) DiffFields(o *Sensor) *fieldmap.FieldMap {
 // compared.
 func (m *Flavor) DiffFields(o *Flavor) *fieldmap.FieldMap {
 	fm := _Flavor_fieldSchema.NewFieldMap()
-	if m.GetId() != o.GetId() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetOwner(), o.GetOwner(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetDomain() != b1.GetDomain() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a1.GetNodeId() != b1.GetNodeId() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if a1.GetIp() != b1.GetIp() {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if a1.GetLocalNamespace() != b1.GetLocalNamespace() {
-			fm.Set("2.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if m.GetProviderId() != o.GetProviderId() {
-		fm.Set("3")
-	}
-	if a1, b1 := m.GetPrice(), o.GetPrice(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetAmount() != b1.GetAmount() {
-			fm.Set("4.1")
-			c1 = true
-		}
-		if a1.GetCurrency() != b1.GetCurrency() {
-			fm.Set("4.2")
-			c1 = true
-		}
-		if a1.GetPeriod() != b1.GetPeriod() {
-			fm.Set("4.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
-	if m.GetAvailability() != o.GetAvailability() {
-		fm.Set("5")
-	}
-	if a1, b1 := m.GetLocation(), o.GetLocation(); (a1 == nil) != (b1 == nil) {
-		fm.Set("6")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.EqualImplicitFloat64(a1.GetLatitude(), b1.GetLatitude()) {
-			fm.Set("6.1")
-			c1 = true
-		}
-		if !fieldmap.EqualImplicitFloat64(a1.GetLongitude(), b1.GetLongitude()) {
-			fm.Set("6.2")
-			c1 = true
-		}
-		if a1.GetCountry() != b1.GetCountry() {
-			fm.Set("6.3")
-			c1 = true
-		}
-		if a1.GetCity() != b1.GetCity() {
-			fm.Set("6.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("6")
-		}
-	}
-	if m.GetNetworkPropertyType() != o.GetNetworkPropertyType() {
-		fm.Set("7")
-	}
-	if !fieldmap.Equal(m.GetCreatedAt(), o.GetCreatedAt()) {
-		fm.Set("8")
-	}
-	if !fieldmap.Equal(m.GetUpdatedAt(), o.GetUpdatedAt()) {
-		fm.Set("9")
-	}
-	{
-		aw1, aok1 := m.GetSpec().(*Flavor_K8Slice)
-		bw1, bok1 := o.GetSpec().(*Flavor_K8Slice)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("10")
-		} else if aok1 {
-			a1, b1, c1 := aw1.K8Slice, bw1.K8Slice, false
-			if a2, b2 := a1.GetCharacteristics(), b1.GetCharacteristics(); (a2 == nil) != (b2 == nil) {
-				fm.Set("10.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetArchitecture() != b2.GetArchitecture() {
-					fm.Set("10.1.1")
-					c2 = true
-				}
-				if a2.GetCpu() != b2.GetCpu() {
-					fm.Set("10.1.2")
-					c2 = true
-				}
-				if a2.GetMemory() != b2.GetMemory() {
-					fm.Set("10.1.3")
-					c2 = true
-				}
-				if a2.GetPods() != b2.GetPods() {
-					fm.Set("10.1.4")
-					c2 = true
-				}
-				if a3, b3 := a2.GetGpu(), b2.GetGpu(); (a3 == nil) != (b3 == nil) {
-					fm.Set("10.1.5")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					if a3.GetModel() != b3.GetModel() {
-						fm.Set("10.1.5.1")
-						c3 = true
-					}
-					if a3.GetCores() != b3.GetCores() {
-						fm.Set("10.1.5.2")
-						c3 = true
-					}
-					if a3.GetMemory() != b3.GetMemory() {
-						fm.Set("10.1.5.3")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("10.1.5")
-						c2 = true
-					}
-				}
-				if a2.GetStorage() != b2.GetStorage() {
-					fm.Set("10.1.6")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("10.1")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetPartitionability(), b1.GetPartitionability(); (a2 == nil) != (b2 == nil) {
-				fm.Set("10.2")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetCpuMin() != b2.GetCpuMin() {
-					fm.Set("10.2.1")
-					c2 = true
-				}
-				if a2.GetMemoryMin() != b2.GetMemoryMin() {
-					fm.Set("10.2.2")
-					c2 = true
-				}
-				if a2.GetPodsMin() != b2.GetPodsMin() {
-					fm.Set("10.2.3")
-					c2 = true
-				}
-				if a2.GetCpuStep() != b2.GetCpuStep() {
-					fm.Set("10.2.4")
-					c2 = true
-				}
-				if a2.GetMemoryStep() != b2.GetMemoryStep() {
-					fm.Set("10.2.5")
-					c2 = true
-				}
-				if a2.GetPodsStep() != b2.GetPodsStep() {
-					fm.Set("10.2.6")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("10.2")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetProperties(), b1.GetProperties(); (a2 == nil) != (b2 == nil) {
-				fm.Set("10.3")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetLatencyMs() != b2.GetLatencyMs() {
-					fm.Set("10.3.1")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetSecurityStandards(), b2.GetSecurityStandards()) {
-					fm.Set("10.3.2")
-					c2 = true
-				}
-				if a3, b3 := a2.GetCarbonFootprint(), b2.GetCarbonFootprint(); (a3 == nil) != (b3 == nil) {
-					fm.Set("10.3.3")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					if a3.GetEmbodied() != b3.GetEmbodied() {
-						fm.Set("10.3.3.1")
-						c3 = true
-					}
-					if a3.GetOperational() != b3.GetOperational() {
-						fm.Set("10.3.3.2")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("10.3.3")
-						c2 = true
-					}
-				}
-				if !fieldmap.EqualMessageListFunc(a2.GetNetworkAuthorizations(), b2.GetNetworkAuthorizations(), (*NetworkAuthorization).Equal) {
-					fm.Set("10.3.4")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("10.3")
-					c1 = true
-				}
-			}
-			if c1 {
-				fm.Set("10")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetSpec().(*Flavor_Service)
-		bw1, bok1 := o.GetSpec().(*Flavor_Service)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("11")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Service, bw1.Service, false
-			if a1.GetName() != b1.GetName() {
-				fm.Set("11.1")
-				c1 = true
-			}
-			if a1.GetDescription() != b1.GetDescription() {
-				fm.Set("11.2")
-				c1 = true
-			}
-			if a1.GetCategory() != b1.GetCategory() {
-				fm.Set("11.3")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetTags(), b1.GetTags()) {
-				fm.Set("11.4")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetHostingPolicies(), b1.GetHostingPolicies()) {
-				fm.Set("11.5")
-				c1 = true
-			}
-			if a2, b2 := a1.GetConfigurationSchema(), b1.GetConfigurationSchema(); (a2 == nil) != (b2 == nil) {
-				fm.Set("11.6")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if !fieldmap.EqualMessageListFunc(a2.GetParameters(), b2.GetParameters(), (*ConfigParameter).Equal) {
-					fm.Set("11.6.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("11.6")
-					c1 = true
-				}
-			}
-			if a1.GetBlueprintId() != b1.GetBlueprintId() {
-				fm.Set("11.7")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("11")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetSpec().(*Flavor_Vm)
-		bw1, bok1 := o.GetSpec().(*Flavor_Vm)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("12")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Vm, bw1.Vm, false
-			if a1.GetCpu() != b1.GetCpu() {
-				fm.Set("12.1")
-				c1 = true
-			}
-			if a1.GetMemory() != b1.GetMemory() {
-				fm.Set("12.2")
-				c1 = true
-			}
-			if a1.GetStorage() != b1.GetStorage() {
-				fm.Set("12.3")
-				c1 = true
-			}
-			if a1.GetArchitecture() != b1.GetArchitecture() {
-				fm.Set("12.4")
-				c1 = true
-			}
-			if a1.GetOsImage() != b1.GetOsImage() {
-				fm.Set("12.5")
-				c1 = true
-			}
-			if a2, b2 := a1.GetGpu(), b1.GetGpu(); (a2 == nil) != (b2 == nil) {
-				fm.Set("12.6")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetModel() != b2.GetModel() {
-					fm.Set("12.6.1")
-					c2 = true
-				}
-				if a2.GetCores() != b2.GetCores() {
-					fm.Set("12.6.2")
-					c2 = true
-				}
-				if a2.GetMemory() != b2.GetMemory() {
-					fm.Set("12.6.3")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("12.6")
-					c1 = true
-				}
-			}
-			if a1.GetHypervisor() != b1.GetHypervisor() {
-				fm.Set("12.7")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("12")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetSpec().(*Flavor_Sensor)
-		bw1, bok1 := o.GetSpec().(*Flavor_Sensor)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("13")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Sensor, bw1.Sensor, false
-			if a1.GetSensorType() != b1.GetSensorType() {
-				fm.Set("13.1")
-				c1 = true
-			}
-			if !fieldmap.EqualImplicitFloat64(a1.GetSamplingRateHz(), b1.GetSamplingRateHz()) {
-				fm.Set("13.2")
-				c1 = true
-			}
-			if !fieldmap.EqualImplicitFloat64(a1.GetAccuracy(), b1.GetAccuracy()) {
-				fm.Set("13.3")
-				c1 = true
-			}
-			if a1.GetUnit() != b1.GetUnit() {
-				fm.Set("13.4")
-				c1 = true
-			}
-			if a1.GetSourceEndpoint() != b1.GetSourceEndpoint() {
-				fm.Set("13.5")
-				c1 = true
-			}
-			if a2, b2 := a1.GetLocation(), b1.GetLocation(); (a2 == nil) != (b2 == nil) {
-				fm.Set("13.6")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if !fieldmap.EqualImplicitFloat64(a2.GetLatitude(), b2.GetLatitude()) {
-					fm.Set("13.6.1")
-					c2 = true
-				}
-				if !fieldmap.EqualImplicitFloat64(a2.GetLongitude(), b2.GetLongitude()) {
-					fm.Set("13.6.2")
-					c2 = true
-				}
-				if a2.GetCountry() != b2.GetCountry() {
-					fm.Set("13.6.3")
-					c2 = true
-				}
-				if a2.GetCity() != b2.GetCity() {
-					fm.Set("13.6.4")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("13.6")
-					c1 = true
-				}
-			}
-			if c1 {
-				fm.Set("13")
-			}
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Flavor being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Flavor) diffAt(o *Flavor, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Flavor)
+	}
+	if o == nil {
+		o = new(Flavor)
+	}
+	c := false
+	if m.Id != o.Id {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Owner == nil) != (o.Owner == nil) || m.Owner != nil && m.Owner.diffAt(o.Owner, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.ProviderId != o.ProviderId {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if (m.Price == nil) != (o.Price == nil) || m.Price != nil && m.Price.diffAt(o.Price, fm, at+8) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if m.Availability != o.Availability {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if (m.Location == nil) != (o.Location == nil) || m.Location != nil && m.Location.diffAt(o.Location, fm, at+13) {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if m.NetworkPropertyType != o.NetworkPropertyType {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 18)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	{
+		x, xok := m.Spec.(*Flavor_K8Slice)
+		y, yok := o.Spec.(*Flavor_K8Slice)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.K8Slice.diffAt(y.K8Slice, fm, at+21) {
+			fm.SetAt(at + 20)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Spec.(*Flavor_Service)
+		y, yok := o.Spec.(*Flavor_Service)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Service.diffAt(y.Service, fm, at+52) {
+			fm.SetAt(at + 51)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Spec.(*Flavor_Vm)
+		y, yok := o.Spec.(*Flavor_Vm)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Vm.diffAt(y.Vm, fm, at+69) {
+			fm.SetAt(at + 68)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Spec.(*Flavor_Sensor)
+		y, yok := o.Spec.(*Flavor_Sensor)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Sensor.diffAt(y.Sensor, fm, at+80) {
+			fm.SetAt(at + 79)
+			c = true
+		}
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,7 +8,7 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	maps "maps"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -26,27 +26,21 @@ const (
 	ReservationStatusFieldLastChangeTime = "7" // last_change_time
 )
 
+var _ReservationStatus_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "phase"},
+	{Number: 2, Name: "reserve_phase"},
+	{Number: 3, Name: "purchase_phase"},
+	{Number: 4, Name: "message"},
+	{Number: 5, Name: "transaction_id"},
+	{Number: 6, Name: "contract_id"},
+	{Number: 7, Name: "last_change_time"},
+}}
+
+var _ReservationStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReservationStatus", _ReservationStatus_shape, false)
+
 // ReservationStatusAllFields lists the leaf flags of ReservationStatus: together they
 // select every field.
-var ReservationStatusAllFields = []string{
-	ReservationStatusFieldPhase,
-	ReservationStatusFieldReservePhase,
-	ReservationStatusFieldPurchasePhase,
-	ReservationStatusFieldMessage,
-	ReservationStatusFieldTransactionId,
-	ReservationStatusFieldContractId,
-	ReservationStatusFieldLastChangeTime,
-}
-
-var _ReservationStatus_fieldSchema = fieldmap.NewSchema("fluidos.v1.ReservationStatus", []fieldmap.Field{
-	{Flag: "1", Path: "phase", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "reserve_phase", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "purchase_phase", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "transaction_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "contract_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "last_change_time", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ReservationStatusAllFields = slices.Clone(_ReservationStatus_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ReservationStatus.
 func (*ReservationStatus) FieldSchema() *fieldmap.Schema { return _ReservationStatus_fieldSchema }
@@ -104,90 +98,67 @@ const (
 	ReservationFieldStatusLastChangeTime              = "9.7"     // status.last_change_time
 )
 
+var _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain"},
+	{Number: 2, Name: "node_id"},
+	{Number: 3, Name: "ip"},
+	{Number: 4, Name: "local_namespace"},
+}}
+
+var _File_fluidos_v1_reservation_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model"},
+	{Number: 2, Name: "cores"},
+	{Number: 3, Name: "memory"},
+}}
+
+var _File_fluidos_v1_reservation_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu"},
+	{Number: 2, Name: "memory"},
+	{Number: 3, Name: "pods"},
+	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_GPU15e4qc_shape},
+	{Number: 5, Name: "storage"},
+}}
+
+var _File_fluidos_v1_reservation_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprint_id"},
+	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap},
+}}
+
+var _File_fluidos_v1_reservation_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu"},
+	{Number: 2, Name: "memory"},
+	{Number: 3, Name: "storage"},
+	{Number: 4, Name: "os_image"},
+}}
+
+var _File_fluidos_v1_reservation_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sampling_rate_hz"},
+}}
+
+var _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_K8SliceConfigurationsd36lx_shape},
+	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_ServiceConfigurationbuxez5_shape},
+	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_VMConfiguration10rpjc7_shape},
+	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_SensorConfigurationj61582_shape},
+}}
+
+var _Reservation_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "solver_id"},
+	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape},
+	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape},
+	{Number: 5, Name: "peering_candidate_id"},
+	{Number: 6, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape},
+	{Number: 7, Name: "reserve"},
+	{Number: 8, Name: "purchase"},
+	{Number: 9, Name: "status", Kind: fieldmap.KindMessage, Sub: _ReservationStatus_shape},
+}}
+
+var _Reservation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Reservation", _Reservation_shape, false)
+
 // ReservationAllFields lists the leaf flags of Reservation: together they
 // select every field.
-var ReservationAllFields = []string{
-	ReservationFieldId,
-	ReservationFieldSolverId,
-	ReservationFieldBuyerDomain,
-	ReservationFieldBuyerNodeId,
-	ReservationFieldBuyerIp,
-	ReservationFieldBuyerLocalNamespace,
-	ReservationFieldSellerDomain,
-	ReservationFieldSellerNodeId,
-	ReservationFieldSellerIp,
-	ReservationFieldSellerLocalNamespace,
-	ReservationFieldPeeringCandidateId,
-	ReservationFieldConfigurationK8SliceCpu,
-	ReservationFieldConfigurationK8SliceMemory,
-	ReservationFieldConfigurationK8SlicePods,
-	ReservationFieldConfigurationK8SliceGpuModel,
-	ReservationFieldConfigurationK8SliceGpuCores,
-	ReservationFieldConfigurationK8SliceGpuMemory,
-	ReservationFieldConfigurationK8SliceStorage,
-	ReservationFieldConfigurationServiceBlueprintId,
-	ReservationFieldConfigurationServiceParameters,
-	ReservationFieldConfigurationVmCpu,
-	ReservationFieldConfigurationVmMemory,
-	ReservationFieldConfigurationVmStorage,
-	ReservationFieldConfigurationVmOsImage,
-	ReservationFieldConfigurationSensorSamplingRateHz,
-	ReservationFieldReserve,
-	ReservationFieldPurchase,
-	ReservationFieldStatusPhase,
-	ReservationFieldStatusReservePhase,
-	ReservationFieldStatusPurchasePhase,
-	ReservationFieldStatusMessage,
-	ReservationFieldStatusTransactionId,
-	ReservationFieldStatusContractId,
-	ReservationFieldStatusLastChangeTime,
-}
-
-var _Reservation_fieldSchema = fieldmap.NewSchema("fluidos.v1.Reservation", []fieldmap.Field{
-	{Flag: "1", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "solver_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "buyer", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "buyer.domain", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "buyer.node_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.3", Path: "buyer.ip", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.4", Path: "buyer.local_namespace", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "seller", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "seller.domain", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "seller.node_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3", Path: "seller.ip", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.4", Path: "seller.local_namespace", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "peering_candidate_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "configuration", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1", Path: "configuration.k8slice", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1.1", Path: "configuration.k8slice.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.1.2", Path: "configuration.k8slice.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.1.3", Path: "configuration.k8slice.pods", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.1.4", Path: "configuration.k8slice.gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1.4.1", Path: "configuration.k8slice.gpu.model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.1.4.2", Path: "configuration.k8slice.gpu.cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.1.4.3", Path: "configuration.k8slice.gpu.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.1.5", Path: "configuration.k8slice.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2", Path: "configuration.service", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.2.1", Path: "configuration.service.blueprint_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2.2", Path: "configuration.service.parameters", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "6.3", Path: "configuration.vm", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.3.1", Path: "configuration.vm.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.3.2", Path: "configuration.vm.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.3.3", Path: "configuration.vm.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.3.4", Path: "configuration.vm.os_image", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.4", Path: "configuration.sensor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.4.1", Path: "configuration.sensor.sampling_rate_hz", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "reserve", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "purchase", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "9.1", Path: "status.phase", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.2", Path: "status.reserve_phase", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.3", Path: "status.purchase_phase", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.4", Path: "status.message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.5", Path: "status.transaction_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.6", Path: "status.contract_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.7", Path: "status.last_change_time", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ReservationAllFields = slices.Clone(_Reservation_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Reservation.
 func (*Reservation) FieldSchema() *fieldmap.Schema { return _Reservation_fieldSchema }
@@ -232,66 +203,21 @@ const (
 	TransactionFieldBuyerClusterId                    = "7"       // buyer_cluster_id
 )
 
+var _Transaction_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "flavor_id"},
+	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape},
+	{Number: 4, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape},
+	{Number: 5, Name: "start_time"},
+	{Number: 6, Name: "expiration_time"},
+	{Number: 7, Name: "buyer_cluster_id"},
+}}
+
+var _Transaction_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Transaction", _Transaction_shape, false)
+
 // TransactionAllFields lists the leaf flags of Transaction: together they
 // select every field.
-var TransactionAllFields = []string{
-	TransactionFieldId,
-	TransactionFieldFlavorId,
-	TransactionFieldBuyerDomain,
-	TransactionFieldBuyerNodeId,
-	TransactionFieldBuyerIp,
-	TransactionFieldBuyerLocalNamespace,
-	TransactionFieldConfigurationK8SliceCpu,
-	TransactionFieldConfigurationK8SliceMemory,
-	TransactionFieldConfigurationK8SlicePods,
-	TransactionFieldConfigurationK8SliceGpuModel,
-	TransactionFieldConfigurationK8SliceGpuCores,
-	TransactionFieldConfigurationK8SliceGpuMemory,
-	TransactionFieldConfigurationK8SliceStorage,
-	TransactionFieldConfigurationServiceBlueprintId,
-	TransactionFieldConfigurationServiceParameters,
-	TransactionFieldConfigurationVmCpu,
-	TransactionFieldConfigurationVmMemory,
-	TransactionFieldConfigurationVmStorage,
-	TransactionFieldConfigurationVmOsImage,
-	TransactionFieldConfigurationSensorSamplingRateHz,
-	TransactionFieldStartTime,
-	TransactionFieldExpirationTime,
-	TransactionFieldBuyerClusterId,
-}
-
-var _Transaction_fieldSchema = fieldmap.NewSchema("fluidos.v1.Transaction", []fieldmap.Field{
-	{Flag: "1", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "flavor_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "buyer", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "buyer.domain", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "buyer.node_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.3", Path: "buyer.ip", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.4", Path: "buyer.local_namespace", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "configuration", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "configuration.k8slice", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1.1", Path: "configuration.k8slice.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.1.2", Path: "configuration.k8slice.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.1.3", Path: "configuration.k8slice.pods", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.1.4", Path: "configuration.k8slice.gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1.4.1", Path: "configuration.k8slice.gpu.model", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.1.4.2", Path: "configuration.k8slice.gpu.cores", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.1.4.3", Path: "configuration.k8slice.gpu.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.1.5", Path: "configuration.k8slice.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "configuration.service", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.2.1", Path: "configuration.service.blueprint_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2.2", Path: "configuration.service.parameters", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "4.3", Path: "configuration.vm", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.3.1", Path: "configuration.vm.cpu", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3.2", Path: "configuration.vm.memory", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3.3", Path: "configuration.vm.storage", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3.4", Path: "configuration.vm.os_image", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.4", Path: "configuration.sensor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.4.1", Path: "configuration.sensor.sampling_rate_hz", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "start_time", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "expiration_time", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "buyer_cluster_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TransactionAllFields = slices.Clone(_Transaction_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Transaction.
 func (*Transaction) FieldSchema() *fieldmap.Schema { return _Transaction_fieldSchema }
@@ -410,7 +336,7 @@ func (m *ReservationStatus) Equal(o *ReservationStatus) bool {
 	if !fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -450,7 +376,7 @@ func (m *Reservation) Equal(o *Reservation) bool {
 	if !m.Status.Equal(o.Status) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -484,7 +410,7 @@ func (m *Transaction) Equal(o *Transaction) bool {
 	if m.BuyerClusterId != o.BuyerClusterId {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -496,53 +422,54 @@ func (m *Transaction) Equal(o *Transaction) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ReservationStatus does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ReservationStatus or bound to no schema: a map of another message panics.
 func (m *ReservationStatus) CopyInFields(src *ReservationStatus, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ReservationStatus_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ReservationStatus being number at of fm's schema.
+func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ReservationStatus)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Phase != src.GetPhase() {
-			m.Phase = src.GetPhase()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Phase != src.Phase {
+		m.Phase = src.Phase
+		n++
 	}
-	if fm.Has("2") {
-		if m.ReservePhase != src.GetReservePhase() {
-			m.ReservePhase = src.GetReservePhase()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.ReservePhase != src.ReservePhase {
+		m.ReservePhase = src.ReservePhase
+		n++
 	}
-	if fm.Has("3") {
-		if m.PurchasePhase != src.GetPurchasePhase() {
-			m.PurchasePhase = src.GetPurchasePhase()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.PurchasePhase != src.PurchasePhase {
+		m.PurchasePhase = src.PurchasePhase
+		n++
 	}
-	if fm.Has("4") {
-		if m.Message != src.GetMessage() {
-			m.Message = src.GetMessage()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.Message != src.Message {
+		m.Message = src.Message
+		n++
 	}
-	if fm.Has("5") {
-		if m.TransactionId != src.GetTransactionId() {
-			m.TransactionId = src.GetTransactionId()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.TransactionId != src.TransactionId {
+		m.TransactionId = src.TransactionId
+		n++
 	}
-	if fm.Has("6") {
-		if m.ContractId != src.GetContractId() {
-			m.ContractId = src.GetContractId()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.ContractId != src.ContractId {
+		m.ContractId = src.ContractId
+		n++
 	}
-	if fm.Has("7") {
-		if !fieldmap.Equal(m.LastChangeTime, src.GetLastChangeTime()) {
-			m.LastChangeTime = fieldmap.Clone(src.GetLastChangeTime())
-			n++
-		}
+	if cw&(1<<6) != 0 && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
+		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
+		n++
 	}
 	return n
 }
@@ -556,408 +483,101 @@ func (m *ReservationStatus) CopyInFields(src *ReservationStatus, fm *fieldmap.Fi
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Reservation does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Reservation or bound to no schema: a map of another message panics.
 func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Reservation_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Reservation being number at of fm's schema.
+func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Reservation)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Id != src.GetId() {
-			m.Id = src.GetId()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
-	if fm.Has("2") {
-		if m.SolverId != src.GetSolverId() {
-			m.SolverId = src.GetSolverId()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.SolverId != src.SolverId {
+		m.SolverId = src.SolverId
+		n++
 	}
-	if fm.Has("3") {
-		if !m.Buyer.Equal(src.GetBuyer()) {
-			m.Buyer = src.GetBuyer().Clone()
+	if cw&(1<<2) != 0 {
+		if !m.Buyer.Equal(src.Buyer) {
+			m.Buyer = src.Buyer.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Buyer, src.GetBuyer(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &NodeIdentity{}
-				m.Buyer = d1
+	} else if bw&(1<<2) != 0 {
+		if m.Buyer != nil || src.Buyer != nil {
+			if m.Buyer == nil {
+				m.Buyer = new(NodeIdentity)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				if d1.Domain != s1.GetDomain() {
-					d1.Domain = s1.GetDomain()
-					n++
-				}
-			}
-			if fm.IsSet("3.2") {
-				if d1.NodeId != s1.GetNodeId() {
-					d1.NodeId = s1.GetNodeId()
-					n++
-				}
-			}
-			if fm.IsSet("3.3") {
-				if d1.Ip != s1.GetIp() {
-					d1.Ip = s1.GetIp()
-					n++
-				}
-			}
-			if fm.IsSet("3.4") {
-				if d1.LocalNamespace != s1.GetLocalNamespace() {
-					d1.LocalNamespace = s1.GetLocalNamespace()
-					n++
-				}
-			}
+			n += m.Buyer.copyInAt(src.Buyer, fm, at+3)
 		}
 	}
-	if fm.Has("4") {
-		if !m.Seller.Equal(src.GetSeller()) {
-			m.Seller = src.GetSeller().Clone()
+	if cw&(1<<7) != 0 {
+		if !m.Seller.Equal(src.Seller) {
+			m.Seller = src.Seller.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Seller, src.GetSeller(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &NodeIdentity{}
-				m.Seller = d1
+	} else if bw&(1<<7) != 0 {
+		if m.Seller != nil || src.Seller != nil {
+			if m.Seller == nil {
+				m.Seller = new(NodeIdentity)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if d1.Domain != s1.GetDomain() {
-					d1.Domain = s1.GetDomain()
-					n++
-				}
-			}
-			if fm.IsSet("4.2") {
-				if d1.NodeId != s1.GetNodeId() {
-					d1.NodeId = s1.GetNodeId()
-					n++
-				}
-			}
-			if fm.IsSet("4.3") {
-				if d1.Ip != s1.GetIp() {
-					d1.Ip = s1.GetIp()
-					n++
-				}
-			}
-			if fm.IsSet("4.4") {
-				if d1.LocalNamespace != s1.GetLocalNamespace() {
-					d1.LocalNamespace = s1.GetLocalNamespace()
-					n++
-				}
-			}
+			n += m.Seller.copyInAt(src.Seller, fm, at+8)
 		}
 	}
-	if fm.Has("5") {
-		if m.PeeringCandidateId != src.GetPeeringCandidateId() {
-			m.PeeringCandidateId = src.GetPeeringCandidateId()
-			n++
-		}
+	if cw&(1<<12) != 0 && m.PeeringCandidateId != src.PeeringCandidateId {
+		m.PeeringCandidateId = src.PeeringCandidateId
+		n++
 	}
-	if fm.Has("6") {
-		if !m.Configuration.Equal(src.GetConfiguration()) {
-			m.Configuration = src.GetConfiguration().Clone()
+	if cw&(1<<13) != 0 {
+		if !m.Configuration.Equal(src.Configuration) {
+			m.Configuration = src.Configuration.Clone()
 			n++
 		}
-	} else if fm.HasChild("6") {
-		if d1, s1 := m.Configuration, src.GetConfiguration(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Configuration{}
-				m.Configuration = d1
+	} else if bw&(1<<13) != 0 {
+		if m.Configuration != nil || src.Configuration != nil {
+			if m.Configuration == nil {
+				m.Configuration = new(Configuration)
 				n++
 			}
-			if fm.IsSet("6.1") {
-				if sw1, ok := s1.GetSpec().(*Configuration_K8Slice); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Configuration_K8Slice); !ok || dw1 == nil || !dw1.K8Slice.Equal(sw1.K8Slice) {
-						d1.Spec = &Configuration_K8Slice{K8Slice: sw1.K8Slice.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Configuration_K8Slice); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("6.1") {
-				var s2 *K8SliceConfiguration
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Configuration_K8Slice); ok && w != nil {
-					s2, sok2 = w.K8Slice, true
-				}
-				var d2 *K8SliceConfiguration
-				if w, ok := d1.Spec.(*Configuration_K8Slice); ok && w != nil {
-					if w.K8Slice == nil {
-						w.K8Slice = &K8SliceConfiguration{}
-					}
-					d2 = w.K8Slice
-				} else if sok2 {
-					d2 = &K8SliceConfiguration{}
-					d1.Spec = &Configuration_K8Slice{K8Slice: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("6.1.1") {
-						if d2.Cpu != s2.GetCpu() {
-							d2.Cpu = s2.GetCpu()
-							n++
-						}
-					}
-					if fm.IsSet("6.1.2") {
-						if d2.Memory != s2.GetMemory() {
-							d2.Memory = s2.GetMemory()
-							n++
-						}
-					}
-					if fm.IsSet("6.1.3") {
-						if d2.Pods != s2.GetPods() {
-							d2.Pods = s2.GetPods()
-							n++
-						}
-					}
-					if fm.IsSet("6.1.4") {
-						if !d2.Gpu.Equal(s2.GetGpu()) {
-							d2.Gpu = s2.GetGpu().Clone()
-							n++
-						}
-					} else if fm.HasChild("6.1.4") {
-						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &GPU{}
-								d2.Gpu = d3
-								n++
-							}
-							if fm.IsSet("6.1.4.1") {
-								if d3.Model != s3.GetModel() {
-									d3.Model = s3.GetModel()
-									n++
-								}
-							}
-							if fm.IsSet("6.1.4.2") {
-								if d3.Cores != s3.GetCores() {
-									d3.Cores = s3.GetCores()
-									n++
-								}
-							}
-							if fm.IsSet("6.1.4.3") {
-								if d3.Memory != s3.GetMemory() {
-									d3.Memory = s3.GetMemory()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("6.1.5") {
-						if d2.Storage != s2.GetStorage() {
-							d2.Storage = s2.GetStorage()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("6.2") {
-				if sw1, ok := s1.GetSpec().(*Configuration_Service); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Configuration_Service); !ok || dw1 == nil || !dw1.Service.Equal(sw1.Service) {
-						d1.Spec = &Configuration_Service{Service: sw1.Service.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Configuration_Service); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("6.2") {
-				var s2 *ServiceConfiguration
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Configuration_Service); ok && w != nil {
-					s2, sok2 = w.Service, true
-				}
-				var d2 *ServiceConfiguration
-				if w, ok := d1.Spec.(*Configuration_Service); ok && w != nil {
-					if w.Service == nil {
-						w.Service = &ServiceConfiguration{}
-					}
-					d2 = w.Service
-				} else if sok2 {
-					d2 = &ServiceConfiguration{}
-					d1.Spec = &Configuration_Service{Service: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("6.2.1") {
-						if d2.BlueprintId != s2.GetBlueprintId() {
-							d2.BlueprintId = s2.GetBlueprintId()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("6.2.2") {
-						if sv2 := s2.GetParameters(); !maps.Equal(d2.Parameters, sv2) {
-							if len(sv2) == 0 {
-								d2.Parameters = nil
-							} else {
-								d2.Parameters = maps.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("6.3") {
-				if sw1, ok := s1.GetSpec().(*Configuration_Vm); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Configuration_Vm); !ok || dw1 == nil || !dw1.Vm.Equal(sw1.Vm) {
-						d1.Spec = &Configuration_Vm{Vm: sw1.Vm.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Configuration_Vm); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("6.3") {
-				var s2 *VMConfiguration
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Configuration_Vm); ok && w != nil {
-					s2, sok2 = w.Vm, true
-				}
-				var d2 *VMConfiguration
-				if w, ok := d1.Spec.(*Configuration_Vm); ok && w != nil {
-					if w.Vm == nil {
-						w.Vm = &VMConfiguration{}
-					}
-					d2 = w.Vm
-				} else if sok2 {
-					d2 = &VMConfiguration{}
-					d1.Spec = &Configuration_Vm{Vm: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("6.3.1") {
-						if d2.Cpu != s2.GetCpu() {
-							d2.Cpu = s2.GetCpu()
-							n++
-						}
-					}
-					if fm.IsSet("6.3.2") {
-						if d2.Memory != s2.GetMemory() {
-							d2.Memory = s2.GetMemory()
-							n++
-						}
-					}
-					if fm.IsSet("6.3.3") {
-						if d2.Storage != s2.GetStorage() {
-							d2.Storage = s2.GetStorage()
-							n++
-						}
-					}
-					if fm.IsSet("6.3.4") {
-						if d2.OsImage != s2.GetOsImage() {
-							d2.OsImage = s2.GetOsImage()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("6.4") {
-				if sw1, ok := s1.GetSpec().(*Configuration_Sensor); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Configuration_Sensor); !ok || dw1 == nil || !dw1.Sensor.Equal(sw1.Sensor) {
-						d1.Spec = &Configuration_Sensor{Sensor: sw1.Sensor.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Configuration_Sensor); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("6.4") {
-				var s2 *SensorConfiguration
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Configuration_Sensor); ok && w != nil {
-					s2, sok2 = w.Sensor, true
-				}
-				var d2 *SensorConfiguration
-				if w, ok := d1.Spec.(*Configuration_Sensor); ok && w != nil {
-					if w.Sensor == nil {
-						w.Sensor = &SensorConfiguration{}
-					}
-					d2 = w.Sensor
-				} else if sok2 {
-					d2 = &SensorConfiguration{}
-					d1.Spec = &Configuration_Sensor{Sensor: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("6.4.1") {
-						if !fieldmap.SameFloat64(d2.SamplingRateHz, s2.GetSamplingRateHz()) {
-							d2.SamplingRateHz = s2.GetSamplingRateHz()
-							n++
-						}
-					}
-				}
-			}
+			n += m.Configuration.copyInAt(src.Configuration, fm, at+14)
 		}
 	}
-	if fm.Has("7") {
-		if m.Reserve != src.GetReserve() {
-			m.Reserve = src.GetReserve()
-			n++
-		}
+	if cw&(1<<33) != 0 && m.Reserve != src.Reserve {
+		m.Reserve = src.Reserve
+		n++
 	}
-	if fm.Has("8") {
-		if m.Purchase != src.GetPurchase() {
-			m.Purchase = src.GetPurchase()
-			n++
-		}
+	if cw&(1<<34) != 0 && m.Purchase != src.Purchase {
+		m.Purchase = src.Purchase
+		n++
 	}
-	if fm.Has("9") {
-		if !m.Status.Equal(src.GetStatus()) {
-			m.Status = src.GetStatus().Clone()
+	if cw&(1<<35) != 0 {
+		if !m.Status.Equal(src.Status) {
+			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if fm.HasChild("9") {
-		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ReservationStatus{}
-				m.Status = d1
+	} else if bw&(1<<35) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(ReservationStatus)
 				n++
 			}
-			if fm.IsSet("9.1") {
-				if d1.Phase != s1.GetPhase() {
-					d1.Phase = s1.GetPhase()
-					n++
-				}
-			}
-			if fm.IsSet("9.2") {
-				if d1.ReservePhase != s1.GetReservePhase() {
-					d1.ReservePhase = s1.GetReservePhase()
-					n++
-				}
-			}
-			if fm.IsSet("9.3") {
-				if d1.PurchasePhase != s1.GetPurchasePhase() {
-					d1.PurchasePhase = s1.GetPurchasePhase()
-					n++
-				}
-			}
-			if fm.IsSet("9.4") {
-				if d1.Message != s1.GetMessage() {
-					d1.Message = s1.GetMessage()
-					n++
-				}
-			}
-			if fm.IsSet("9.5") {
-				if d1.TransactionId != s1.GetTransactionId() {
-					d1.TransactionId = s1.GetTransactionId()
-					n++
-				}
-			}
-			if fm.IsSet("9.6") {
-				if d1.ContractId != s1.GetContractId() {
-					d1.ContractId = s1.GetContractId()
-					n++
-				}
-			}
-			if fm.IsSet("9.7") {
-				if !fieldmap.Equal(d1.LastChangeTime, s1.GetLastChangeTime()) {
-					d1.LastChangeTime = fieldmap.Clone(s1.GetLastChangeTime())
-					n++
-				}
-			}
+			n += m.Status.copyInAt(src.Status, fm, at+36)
 		}
 	}
 	return n
@@ -972,315 +592,74 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Transaction does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Transaction or bound to no schema: a map of another message panics.
 func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Transaction_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Transaction being number at of fm's schema.
+func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Transaction)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Id != src.GetId() {
-			m.Id = src.GetId()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
-	if fm.Has("2") {
-		if m.FlavorId != src.GetFlavorId() {
-			m.FlavorId = src.GetFlavorId()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.FlavorId != src.FlavorId {
+		m.FlavorId = src.FlavorId
+		n++
 	}
-	if fm.Has("3") {
-		if !m.Buyer.Equal(src.GetBuyer()) {
-			m.Buyer = src.GetBuyer().Clone()
+	if cw&(1<<2) != 0 {
+		if !m.Buyer.Equal(src.Buyer) {
+			m.Buyer = src.Buyer.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Buyer, src.GetBuyer(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &NodeIdentity{}
-				m.Buyer = d1
+	} else if bw&(1<<2) != 0 {
+		if m.Buyer != nil || src.Buyer != nil {
+			if m.Buyer == nil {
+				m.Buyer = new(NodeIdentity)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				if d1.Domain != s1.GetDomain() {
-					d1.Domain = s1.GetDomain()
-					n++
-				}
-			}
-			if fm.IsSet("3.2") {
-				if d1.NodeId != s1.GetNodeId() {
-					d1.NodeId = s1.GetNodeId()
-					n++
-				}
-			}
-			if fm.IsSet("3.3") {
-				if d1.Ip != s1.GetIp() {
-					d1.Ip = s1.GetIp()
-					n++
-				}
-			}
-			if fm.IsSet("3.4") {
-				if d1.LocalNamespace != s1.GetLocalNamespace() {
-					d1.LocalNamespace = s1.GetLocalNamespace()
-					n++
-				}
-			}
+			n += m.Buyer.copyInAt(src.Buyer, fm, at+3)
 		}
 	}
-	if fm.Has("4") {
-		if !m.Configuration.Equal(src.GetConfiguration()) {
-			m.Configuration = src.GetConfiguration().Clone()
+	if cw&(1<<7) != 0 {
+		if !m.Configuration.Equal(src.Configuration) {
+			m.Configuration = src.Configuration.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Configuration, src.GetConfiguration(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Configuration{}
-				m.Configuration = d1
+	} else if bw&(1<<7) != 0 {
+		if m.Configuration != nil || src.Configuration != nil {
+			if m.Configuration == nil {
+				m.Configuration = new(Configuration)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if sw1, ok := s1.GetSpec().(*Configuration_K8Slice); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Configuration_K8Slice); !ok || dw1 == nil || !dw1.K8Slice.Equal(sw1.K8Slice) {
-						d1.Spec = &Configuration_K8Slice{K8Slice: sw1.K8Slice.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Configuration_K8Slice); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("4.1") {
-				var s2 *K8SliceConfiguration
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Configuration_K8Slice); ok && w != nil {
-					s2, sok2 = w.K8Slice, true
-				}
-				var d2 *K8SliceConfiguration
-				if w, ok := d1.Spec.(*Configuration_K8Slice); ok && w != nil {
-					if w.K8Slice == nil {
-						w.K8Slice = &K8SliceConfiguration{}
-					}
-					d2 = w.K8Slice
-				} else if sok2 {
-					d2 = &K8SliceConfiguration{}
-					d1.Spec = &Configuration_K8Slice{K8Slice: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("4.1.1") {
-						if d2.Cpu != s2.GetCpu() {
-							d2.Cpu = s2.GetCpu()
-							n++
-						}
-					}
-					if fm.IsSet("4.1.2") {
-						if d2.Memory != s2.GetMemory() {
-							d2.Memory = s2.GetMemory()
-							n++
-						}
-					}
-					if fm.IsSet("4.1.3") {
-						if d2.Pods != s2.GetPods() {
-							d2.Pods = s2.GetPods()
-							n++
-						}
-					}
-					if fm.IsSet("4.1.4") {
-						if !d2.Gpu.Equal(s2.GetGpu()) {
-							d2.Gpu = s2.GetGpu().Clone()
-							n++
-						}
-					} else if fm.HasChild("4.1.4") {
-						if d3, s3 := d2.Gpu, s2.GetGpu(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &GPU{}
-								d2.Gpu = d3
-								n++
-							}
-							if fm.IsSet("4.1.4.1") {
-								if d3.Model != s3.GetModel() {
-									d3.Model = s3.GetModel()
-									n++
-								}
-							}
-							if fm.IsSet("4.1.4.2") {
-								if d3.Cores != s3.GetCores() {
-									d3.Cores = s3.GetCores()
-									n++
-								}
-							}
-							if fm.IsSet("4.1.4.3") {
-								if d3.Memory != s3.GetMemory() {
-									d3.Memory = s3.GetMemory()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("4.1.5") {
-						if d2.Storage != s2.GetStorage() {
-							d2.Storage = s2.GetStorage()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.2") {
-				if sw1, ok := s1.GetSpec().(*Configuration_Service); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Configuration_Service); !ok || dw1 == nil || !dw1.Service.Equal(sw1.Service) {
-						d1.Spec = &Configuration_Service{Service: sw1.Service.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Configuration_Service); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("4.2") {
-				var s2 *ServiceConfiguration
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Configuration_Service); ok && w != nil {
-					s2, sok2 = w.Service, true
-				}
-				var d2 *ServiceConfiguration
-				if w, ok := d1.Spec.(*Configuration_Service); ok && w != nil {
-					if w.Service == nil {
-						w.Service = &ServiceConfiguration{}
-					}
-					d2 = w.Service
-				} else if sok2 {
-					d2 = &ServiceConfiguration{}
-					d1.Spec = &Configuration_Service{Service: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("4.2.1") {
-						if d2.BlueprintId != s2.GetBlueprintId() {
-							d2.BlueprintId = s2.GetBlueprintId()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("4.2.2") {
-						if sv2 := s2.GetParameters(); !maps.Equal(d2.Parameters, sv2) {
-							if len(sv2) == 0 {
-								d2.Parameters = nil
-							} else {
-								d2.Parameters = maps.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.3") {
-				if sw1, ok := s1.GetSpec().(*Configuration_Vm); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Configuration_Vm); !ok || dw1 == nil || !dw1.Vm.Equal(sw1.Vm) {
-						d1.Spec = &Configuration_Vm{Vm: sw1.Vm.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Configuration_Vm); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("4.3") {
-				var s2 *VMConfiguration
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Configuration_Vm); ok && w != nil {
-					s2, sok2 = w.Vm, true
-				}
-				var d2 *VMConfiguration
-				if w, ok := d1.Spec.(*Configuration_Vm); ok && w != nil {
-					if w.Vm == nil {
-						w.Vm = &VMConfiguration{}
-					}
-					d2 = w.Vm
-				} else if sok2 {
-					d2 = &VMConfiguration{}
-					d1.Spec = &Configuration_Vm{Vm: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("4.3.1") {
-						if d2.Cpu != s2.GetCpu() {
-							d2.Cpu = s2.GetCpu()
-							n++
-						}
-					}
-					if fm.IsSet("4.3.2") {
-						if d2.Memory != s2.GetMemory() {
-							d2.Memory = s2.GetMemory()
-							n++
-						}
-					}
-					if fm.IsSet("4.3.3") {
-						if d2.Storage != s2.GetStorage() {
-							d2.Storage = s2.GetStorage()
-							n++
-						}
-					}
-					if fm.IsSet("4.3.4") {
-						if d2.OsImage != s2.GetOsImage() {
-							d2.OsImage = s2.GetOsImage()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.4") {
-				if sw1, ok := s1.GetSpec().(*Configuration_Sensor); ok && sw1 != nil {
-					if dw1, ok := d1.Spec.(*Configuration_Sensor); !ok || dw1 == nil || !dw1.Sensor.Equal(sw1.Sensor) {
-						d1.Spec = &Configuration_Sensor{Sensor: sw1.Sensor.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Spec.(*Configuration_Sensor); ok && dw1 != nil {
-					d1.Spec = nil
-					n++
-				}
-			} else if fm.HasChild("4.4") {
-				var s2 *SensorConfiguration
-				sok2 := false
-				if w, ok := s1.GetSpec().(*Configuration_Sensor); ok && w != nil {
-					s2, sok2 = w.Sensor, true
-				}
-				var d2 *SensorConfiguration
-				if w, ok := d1.Spec.(*Configuration_Sensor); ok && w != nil {
-					if w.Sensor == nil {
-						w.Sensor = &SensorConfiguration{}
-					}
-					d2 = w.Sensor
-				} else if sok2 {
-					d2 = &SensorConfiguration{}
-					d1.Spec = &Configuration_Sensor{Sensor: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("4.4.1") {
-						if !fieldmap.SameFloat64(d2.SamplingRateHz, s2.GetSamplingRateHz()) {
-							d2.SamplingRateHz = s2.GetSamplingRateHz()
-							n++
-						}
-					}
-				}
-			}
+			n += m.Configuration.copyInAt(src.Configuration, fm, at+8)
 		}
 	}
-	if fm.Has("5") {
-		if !fieldmap.Equal(m.StartTime, src.GetStartTime()) {
-			m.StartTime = fieldmap.Clone(src.GetStartTime())
-			n++
-		}
+	if cw&(1<<27) != 0 && !fieldmap.Equal(m.StartTime, src.StartTime) {
+		m.StartTime = fieldmap.Clone(src.StartTime)
+		n++
 	}
-	if fm.Has("6") {
-		if !fieldmap.Equal(m.ExpirationTime, src.GetExpirationTime()) {
-			m.ExpirationTime = fieldmap.Clone(src.GetExpirationTime())
-			n++
-		}
+	if cw&(1<<28) != 0 && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+		m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
+		n++
 	}
-	if fm.Has("7") {
-		if m.BuyerClusterId != src.GetBuyerClusterId() {
-			m.BuyerClusterId = src.GetBuyerClusterId()
-			n++
-		}
+	if cw&(1<<29) != 0 && m.BuyerClusterId != src.BuyerClusterId {
+		m.BuyerClusterId = src.BuyerClusterId
+		n++
 	}
 	return n
 }
@@ -1292,28 +671,50 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 // compared.
 func (m *ReservationStatus) DiffFields(o *ReservationStatus) *fieldmap.FieldMap {
 	fm := _ReservationStatus_fieldSchema.NewFieldMap()
-	if m.GetPhase() != o.GetPhase() {
-		fm.Set("1")
-	}
-	if m.GetReservePhase() != o.GetReservePhase() {
-		fm.Set("2")
-	}
-	if m.GetPurchasePhase() != o.GetPurchasePhase() {
-		fm.Set("3")
-	}
-	if m.GetMessage() != o.GetMessage() {
-		fm.Set("4")
-	}
-	if m.GetTransactionId() != o.GetTransactionId() {
-		fm.Set("5")
-	}
-	if m.GetContractId() != o.GetContractId() {
-		fm.Set("6")
-	}
-	if !fieldmap.Equal(m.GetLastChangeTime(), o.GetLastChangeTime()) {
-		fm.Set("7")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ReservationStatus being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ReservationStatus) diffAt(o *ReservationStatus, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ReservationStatus)
+	}
+	if o == nil {
+		o = new(ReservationStatus)
+	}
+	c := false
+	if m.Phase != o.Phase {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.ReservePhase != o.ReservePhase {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.PurchasePhase != o.PurchasePhase {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Message != o.Message {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.TransactionId != o.TransactionId {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.ContractId != o.ContractId {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !fieldmap.Equal(m.LastChangeTime, o.LastChangeTime) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1323,240 +724,58 @@ func (m *ReservationStatus) DiffFields(o *ReservationStatus) *fieldmap.FieldMap 
 // compared.
 func (m *Reservation) DiffFields(o *Reservation) *fieldmap.FieldMap {
 	fm := _Reservation_fieldSchema.NewFieldMap()
-	if m.GetId() != o.GetId() {
-		fm.Set("1")
-	}
-	if m.GetSolverId() != o.GetSolverId() {
-		fm.Set("2")
-	}
-	if a1, b1 := m.GetBuyer(), o.GetBuyer(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetDomain() != b1.GetDomain() {
-			fm.Set("3.1")
-			c1 = true
-		}
-		if a1.GetNodeId() != b1.GetNodeId() {
-			fm.Set("3.2")
-			c1 = true
-		}
-		if a1.GetIp() != b1.GetIp() {
-			fm.Set("3.3")
-			c1 = true
-		}
-		if a1.GetLocalNamespace() != b1.GetLocalNamespace() {
-			fm.Set("3.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
-	if a1, b1 := m.GetSeller(), o.GetSeller(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetDomain() != b1.GetDomain() {
-			fm.Set("4.1")
-			c1 = true
-		}
-		if a1.GetNodeId() != b1.GetNodeId() {
-			fm.Set("4.2")
-			c1 = true
-		}
-		if a1.GetIp() != b1.GetIp() {
-			fm.Set("4.3")
-			c1 = true
-		}
-		if a1.GetLocalNamespace() != b1.GetLocalNamespace() {
-			fm.Set("4.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
-	if m.GetPeeringCandidateId() != o.GetPeeringCandidateId() {
-		fm.Set("5")
-	}
-	if a1, b1 := m.GetConfiguration(), o.GetConfiguration(); (a1 == nil) != (b1 == nil) {
-		fm.Set("6")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw2, aok2 := a1.GetSpec().(*Configuration_K8Slice)
-			bw2, bok2 := b1.GetSpec().(*Configuration_K8Slice)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("6.1")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.K8Slice, bw2.K8Slice, false
-				if a2.GetCpu() != b2.GetCpu() {
-					fm.Set("6.1.1")
-					c2 = true
-				}
-				if a2.GetMemory() != b2.GetMemory() {
-					fm.Set("6.1.2")
-					c2 = true
-				}
-				if a2.GetPods() != b2.GetPods() {
-					fm.Set("6.1.3")
-					c2 = true
-				}
-				if a3, b3 := a2.GetGpu(), b2.GetGpu(); (a3 == nil) != (b3 == nil) {
-					fm.Set("6.1.4")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					if a3.GetModel() != b3.GetModel() {
-						fm.Set("6.1.4.1")
-						c3 = true
-					}
-					if a3.GetCores() != b3.GetCores() {
-						fm.Set("6.1.4.2")
-						c3 = true
-					}
-					if a3.GetMemory() != b3.GetMemory() {
-						fm.Set("6.1.4.3")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("6.1.4")
-						c2 = true
-					}
-				}
-				if a2.GetStorage() != b2.GetStorage() {
-					fm.Set("6.1.5")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("6.1")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Configuration_Service)
-			bw2, bok2 := b1.GetSpec().(*Configuration_Service)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("6.2")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Service, bw2.Service, false
-				if a2.GetBlueprintId() != b2.GetBlueprintId() {
-					fm.Set("6.2.1")
-					c2 = true
-				}
-				if !maps.Equal(a2.GetParameters(), b2.GetParameters()) {
-					fm.Set("6.2.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("6.2")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Configuration_Vm)
-			bw2, bok2 := b1.GetSpec().(*Configuration_Vm)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("6.3")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Vm, bw2.Vm, false
-				if a2.GetCpu() != b2.GetCpu() {
-					fm.Set("6.3.1")
-					c2 = true
-				}
-				if a2.GetMemory() != b2.GetMemory() {
-					fm.Set("6.3.2")
-					c2 = true
-				}
-				if a2.GetStorage() != b2.GetStorage() {
-					fm.Set("6.3.3")
-					c2 = true
-				}
-				if a2.GetOsImage() != b2.GetOsImage() {
-					fm.Set("6.3.4")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("6.3")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Configuration_Sensor)
-			bw2, bok2 := b1.GetSpec().(*Configuration_Sensor)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("6.4")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Sensor, bw2.Sensor, false
-				if !fieldmap.EqualImplicitFloat64(a2.GetSamplingRateHz(), b2.GetSamplingRateHz()) {
-					fm.Set("6.4.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("6.4")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("6")
-		}
-	}
-	if m.GetReserve() != o.GetReserve() {
-		fm.Set("7")
-	}
-	if m.GetPurchase() != o.GetPurchase() {
-		fm.Set("8")
-	}
-	if a1, b1 := m.GetStatus(), o.GetStatus(); (a1 == nil) != (b1 == nil) {
-		fm.Set("9")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetPhase() != b1.GetPhase() {
-			fm.Set("9.1")
-			c1 = true
-		}
-		if a1.GetReservePhase() != b1.GetReservePhase() {
-			fm.Set("9.2")
-			c1 = true
-		}
-		if a1.GetPurchasePhase() != b1.GetPurchasePhase() {
-			fm.Set("9.3")
-			c1 = true
-		}
-		if a1.GetMessage() != b1.GetMessage() {
-			fm.Set("9.4")
-			c1 = true
-		}
-		if a1.GetTransactionId() != b1.GetTransactionId() {
-			fm.Set("9.5")
-			c1 = true
-		}
-		if a1.GetContractId() != b1.GetContractId() {
-			fm.Set("9.6")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetLastChangeTime(), b1.GetLastChangeTime()) {
-			fm.Set("9.7")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("9")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Reservation being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Reservation) diffAt(o *Reservation, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Reservation)
+	}
+	if o == nil {
+		o = new(Reservation)
+	}
+	c := false
+	if m.Id != o.Id {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.SolverId != o.SolverId {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if (m.Buyer == nil) != (o.Buyer == nil) || m.Buyer != nil && m.Buyer.diffAt(o.Buyer, fm, at+3) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if (m.Seller == nil) != (o.Seller == nil) || m.Seller != nil && m.Seller.diffAt(o.Seller, fm, at+8) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if m.PeeringCandidateId != o.PeeringCandidateId {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+14) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if m.Reserve != o.Reserve {
+		fm.SetAt(at + 33)
+		c = true
+	}
+	if m.Purchase != o.Purchase {
+		fm.SetAt(at + 34)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+36) {
+		fm.SetAt(at + 35)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1566,180 +785,50 @@ func (m *Reservation) DiffFields(o *Reservation) *fieldmap.FieldMap {
 // compared.
 func (m *Transaction) DiffFields(o *Transaction) *fieldmap.FieldMap {
 	fm := _Transaction_fieldSchema.NewFieldMap()
-	if m.GetId() != o.GetId() {
-		fm.Set("1")
-	}
-	if m.GetFlavorId() != o.GetFlavorId() {
-		fm.Set("2")
-	}
-	if a1, b1 := m.GetBuyer(), o.GetBuyer(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetDomain() != b1.GetDomain() {
-			fm.Set("3.1")
-			c1 = true
-		}
-		if a1.GetNodeId() != b1.GetNodeId() {
-			fm.Set("3.2")
-			c1 = true
-		}
-		if a1.GetIp() != b1.GetIp() {
-			fm.Set("3.3")
-			c1 = true
-		}
-		if a1.GetLocalNamespace() != b1.GetLocalNamespace() {
-			fm.Set("3.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
-	if a1, b1 := m.GetConfiguration(), o.GetConfiguration(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw2, aok2 := a1.GetSpec().(*Configuration_K8Slice)
-			bw2, bok2 := b1.GetSpec().(*Configuration_K8Slice)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("4.1")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.K8Slice, bw2.K8Slice, false
-				if a2.GetCpu() != b2.GetCpu() {
-					fm.Set("4.1.1")
-					c2 = true
-				}
-				if a2.GetMemory() != b2.GetMemory() {
-					fm.Set("4.1.2")
-					c2 = true
-				}
-				if a2.GetPods() != b2.GetPods() {
-					fm.Set("4.1.3")
-					c2 = true
-				}
-				if a3, b3 := a2.GetGpu(), b2.GetGpu(); (a3 == nil) != (b3 == nil) {
-					fm.Set("4.1.4")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					if a3.GetModel() != b3.GetModel() {
-						fm.Set("4.1.4.1")
-						c3 = true
-					}
-					if a3.GetCores() != b3.GetCores() {
-						fm.Set("4.1.4.2")
-						c3 = true
-					}
-					if a3.GetMemory() != b3.GetMemory() {
-						fm.Set("4.1.4.3")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("4.1.4")
-						c2 = true
-					}
-				}
-				if a2.GetStorage() != b2.GetStorage() {
-					fm.Set("4.1.5")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("4.1")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Configuration_Service)
-			bw2, bok2 := b1.GetSpec().(*Configuration_Service)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("4.2")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Service, bw2.Service, false
-				if a2.GetBlueprintId() != b2.GetBlueprintId() {
-					fm.Set("4.2.1")
-					c2 = true
-				}
-				if !maps.Equal(a2.GetParameters(), b2.GetParameters()) {
-					fm.Set("4.2.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("4.2")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Configuration_Vm)
-			bw2, bok2 := b1.GetSpec().(*Configuration_Vm)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("4.3")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Vm, bw2.Vm, false
-				if a2.GetCpu() != b2.GetCpu() {
-					fm.Set("4.3.1")
-					c2 = true
-				}
-				if a2.GetMemory() != b2.GetMemory() {
-					fm.Set("4.3.2")
-					c2 = true
-				}
-				if a2.GetStorage() != b2.GetStorage() {
-					fm.Set("4.3.3")
-					c2 = true
-				}
-				if a2.GetOsImage() != b2.GetOsImage() {
-					fm.Set("4.3.4")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("4.3")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetSpec().(*Configuration_Sensor)
-			bw2, bok2 := b1.GetSpec().(*Configuration_Sensor)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("4.4")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Sensor, bw2.Sensor, false
-				if !fieldmap.EqualImplicitFloat64(a2.GetSamplingRateHz(), b2.GetSamplingRateHz()) {
-					fm.Set("4.4.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("4.4")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
-	if !fieldmap.Equal(m.GetStartTime(), o.GetStartTime()) {
-		fm.Set("5")
-	}
-	if !fieldmap.Equal(m.GetExpirationTime(), o.GetExpirationTime()) {
-		fm.Set("6")
-	}
-	if m.GetBuyerClusterId() != o.GetBuyerClusterId() {
-		fm.Set("7")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Transaction being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Transaction) diffAt(o *Transaction, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Transaction)
+	}
+	if o == nil {
+		o = new(Transaction)
+	}
+	c := false
+	if m.Id != o.Id {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.FlavorId != o.FlavorId {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if (m.Buyer == nil) != (o.Buyer == nil) || m.Buyer != nil && m.Buyer.diffAt(o.Buyer, fm, at+3) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+8) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if !fieldmap.Equal(m.StartTime, o.StartTime) {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if !fieldmap.Equal(m.ExpirationTime, o.ExpirationTime) {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if m.BuyerClusterId != o.BuyerClusterId {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -20,15 +20,15 @@ const (
 	ResourceMatchSelectorFieldValue = "1" // value
 )
 
+var _ResourceMatchSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "value"},
+}}
+
+var _ResourceMatchSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceMatchSelector", _ResourceMatchSelector_shape, false)
+
 // ResourceMatchSelectorAllFields lists the leaf flags of ResourceMatchSelector: together they
 // select every field.
-var ResourceMatchSelectorAllFields = []string{
-	ResourceMatchSelectorFieldValue,
-}
-
-var _ResourceMatchSelector_fieldSchema = fieldmap.NewSchema("fluidos.v1.ResourceMatchSelector", []fieldmap.Field{
-	{Flag: "1", Path: "value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ResourceMatchSelectorAllFields = slices.Clone(_ResourceMatchSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ResourceMatchSelector.
 func (*ResourceMatchSelector) FieldSchema() *fieldmap.Schema {
@@ -47,17 +47,16 @@ const (
 	ResourceRangeSelectorFieldMax = "2" // max
 )
 
+var _ResourceRangeSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "min"},
+	{Number: 2, Name: "max"},
+}}
+
+var _ResourceRangeSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceRangeSelector", _ResourceRangeSelector_shape, false)
+
 // ResourceRangeSelectorAllFields lists the leaf flags of ResourceRangeSelector: together they
 // select every field.
-var ResourceRangeSelectorAllFields = []string{
-	ResourceRangeSelectorFieldMin,
-	ResourceRangeSelectorFieldMax,
-}
-
-var _ResourceRangeSelector_fieldSchema = fieldmap.NewSchema("fluidos.v1.ResourceRangeSelector", []fieldmap.Field{
-	{Flag: "1", Path: "min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ResourceRangeSelectorAllFields = slices.Clone(_ResourceRangeSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ResourceRangeSelector.
 func (*ResourceRangeSelector) FieldSchema() *fieldmap.Schema {
@@ -79,21 +78,16 @@ const (
 	ResourceFilterFieldRangeMax   = "2.2" // range.max
 )
 
+var _ResourceFilter_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _ResourceMatchSelector_shape},
+	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _ResourceRangeSelector_shape},
+}}
+
+var _ResourceFilter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceFilter", _ResourceFilter_shape, false)
+
 // ResourceFilterAllFields lists the leaf flags of ResourceFilter: together they
 // select every field.
-var ResourceFilterAllFields = []string{
-	ResourceFilterFieldMatchValue,
-	ResourceFilterFieldRangeMin,
-	ResourceFilterFieldRangeMax,
-}
-
-var _ResourceFilter_fieldSchema = fieldmap.NewSchema("fluidos.v1.ResourceFilter", []fieldmap.Field{
-	{Flag: "1", Path: "match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ResourceFilterAllFields = slices.Clone(_ResourceFilter_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ResourceFilter.
 func (*ResourceFilter) FieldSchema() *fieldmap.Schema { return _ResourceFilter_fieldSchema }
@@ -110,17 +104,16 @@ const (
 	FloatRangeSelectorFieldMax = "2" // max
 )
 
+var _FloatRangeSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "min"},
+	{Number: 2, Name: "max"},
+}}
+
+var _FloatRangeSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.FloatRangeSelector", _FloatRangeSelector_shape, false)
+
 // FloatRangeSelectorAllFields lists the leaf flags of FloatRangeSelector: together they
 // select every field.
-var FloatRangeSelectorAllFields = []string{
-	FloatRangeSelectorFieldMin,
-	FloatRangeSelectorFieldMax,
-}
-
-var _FloatRangeSelector_fieldSchema = fieldmap.NewSchema("fluidos.v1.FloatRangeSelector", []fieldmap.Field{
-	{Flag: "1", Path: "min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var FloatRangeSelectorAllFields = slices.Clone(_FloatRangeSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of FloatRangeSelector.
 func (*FloatRangeSelector) FieldSchema() *fieldmap.Schema { return _FloatRangeSelector_fieldSchema }
@@ -137,17 +130,16 @@ const (
 	StringFilterFieldRegex = "2" // regex
 )
 
+var _StringFilter_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "exact"},
+	{Number: 2, Name: "regex"},
+}}
+
+var _StringFilter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.StringFilter", _StringFilter_shape, false)
+
 // StringFilterAllFields lists the leaf flags of StringFilter: together they
 // select every field.
-var StringFilterAllFields = []string{
-	StringFilterFieldExact,
-	StringFilterFieldRegex,
-}
-
-var _StringFilter_fieldSchema = fieldmap.NewSchema("fluidos.v1.StringFilter", []fieldmap.Field{
-	{Flag: "1", Path: "exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var StringFilterAllFields = slices.Clone(_StringFilter_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of StringFilter.
 func (*StringFilter) FieldSchema() *fieldmap.Schema { return _StringFilter_fieldSchema }
@@ -177,36 +169,17 @@ const (
 	GPUSelectorFieldMemoryRangeMax   = "3.2.2" // memory.range.max
 )
 
+var _GPUSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
+	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
+}}
+
+var _GPUSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GPUSelector", _GPUSelector_shape, false)
+
 // GPUSelectorAllFields lists the leaf flags of GPUSelector: together they
 // select every field.
-var GPUSelectorAllFields = []string{
-	GPUSelectorFieldModelExact,
-	GPUSelectorFieldModelRegex,
-	GPUSelectorFieldCoresMatchValue,
-	GPUSelectorFieldCoresRangeMin,
-	GPUSelectorFieldCoresRangeMax,
-	GPUSelectorFieldMemoryMatchValue,
-	GPUSelectorFieldMemoryRangeMin,
-	GPUSelectorFieldMemoryRangeMax,
-}
-
-var _GPUSelector_fieldSchema = fieldmap.NewSchema("fluidos.v1.GPUSelector", []fieldmap.Field{
-	{Flag: "1", Path: "model", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "model.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "model.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cores", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cores.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "cores.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cores.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.1", Path: "cores.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.2", Path: "cores.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "memory", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "memory.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1.1", Path: "memory.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "memory.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.2.1", Path: "memory.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2.2", Path: "memory.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var GPUSelectorAllFields = slices.Clone(_GPUSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GPUSelector.
 func (*GPUSelector) FieldSchema() *fieldmap.Schema { return _GPUSelector_fieldSchema }
@@ -264,78 +237,20 @@ const (
 	K8SliceSelectorFieldGpuMemoryRangeMax   = "6.3.2.2" // gpu.memory.range.max
 )
 
+var _K8SliceSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
+	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
+	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
+	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPUSelector_shape},
+}}
+
+var _K8SliceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceSelector", _K8SliceSelector_shape, false)
+
 // K8SliceSelectorAllFields lists the leaf flags of K8SliceSelector: together they
 // select every field.
-var K8SliceSelectorAllFields = []string{
-	K8SliceSelectorFieldArchitectureExact,
-	K8SliceSelectorFieldArchitectureRegex,
-	K8SliceSelectorFieldCpuMatchValue,
-	K8SliceSelectorFieldCpuRangeMin,
-	K8SliceSelectorFieldCpuRangeMax,
-	K8SliceSelectorFieldMemoryMatchValue,
-	K8SliceSelectorFieldMemoryRangeMin,
-	K8SliceSelectorFieldMemoryRangeMax,
-	K8SliceSelectorFieldPodsMatchValue,
-	K8SliceSelectorFieldPodsRangeMin,
-	K8SliceSelectorFieldPodsRangeMax,
-	K8SliceSelectorFieldStorageMatchValue,
-	K8SliceSelectorFieldStorageRangeMin,
-	K8SliceSelectorFieldStorageRangeMax,
-	K8SliceSelectorFieldGpuModelExact,
-	K8SliceSelectorFieldGpuModelRegex,
-	K8SliceSelectorFieldGpuCoresMatchValue,
-	K8SliceSelectorFieldGpuCoresRangeMin,
-	K8SliceSelectorFieldGpuCoresRangeMax,
-	K8SliceSelectorFieldGpuMemoryMatchValue,
-	K8SliceSelectorFieldGpuMemoryRangeMin,
-	K8SliceSelectorFieldGpuMemoryRangeMax,
-}
-
-var _K8SliceSelector_fieldSchema = fieldmap.NewSchema("fluidos.v1.K8SliceSelector", []fieldmap.Field{
-	{Flag: "1", Path: "architecture", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "architecture.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "architecture.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cpu.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "cpu.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cpu.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.1", Path: "cpu.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.2", Path: "cpu.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "memory", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "memory.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1.1", Path: "memory.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "memory.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.2.1", Path: "memory.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2.2", Path: "memory.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "pods", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "pods.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1.1", Path: "pods.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "pods.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.2.1", Path: "pods.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2.2", Path: "pods.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "storage", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "storage.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1.1", Path: "storage.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "storage.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.2.1", Path: "storage.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2.2", Path: "storage.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1", Path: "gpu.model", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1.1", Path: "gpu.model.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.1.2", Path: "gpu.model.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2", Path: "gpu.cores", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.2.1", Path: "gpu.cores.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.2.1.1", Path: "gpu.cores.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2.2", Path: "gpu.cores.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.2.2.1", Path: "gpu.cores.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2.2.2", Path: "gpu.cores.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.3", Path: "gpu.memory", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.3.1", Path: "gpu.memory.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.3.1.1", Path: "gpu.memory.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.3.2", Path: "gpu.memory.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.3.2.1", Path: "gpu.memory.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.3.2.2", Path: "gpu.memory.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var K8SliceSelectorAllFields = slices.Clone(_K8SliceSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of K8SliceSelector.
 func (*K8SliceSelector) FieldSchema() *fieldmap.Schema { return _K8SliceSelector_fieldSchema }
@@ -357,25 +272,17 @@ const (
 	ServiceSelectorFieldNameRegex     = "3.2" // name.regex
 )
 
+var _ServiceSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
+	{Number: 2, Name: "tags", Kind: fieldmap.KindList},
+	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
+}}
+
+var _ServiceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceSelector", _ServiceSelector_shape, false)
+
 // ServiceSelectorAllFields lists the leaf flags of ServiceSelector: together they
 // select every field.
-var ServiceSelectorAllFields = []string{
-	ServiceSelectorFieldCategoryExact,
-	ServiceSelectorFieldCategoryRegex,
-	ServiceSelectorFieldTags,
-	ServiceSelectorFieldNameExact,
-	ServiceSelectorFieldNameRegex,
-}
-
-var _ServiceSelector_fieldSchema = fieldmap.NewSchema("fluidos.v1.ServiceSelector", []fieldmap.Field{
-	{Flag: "1", Path: "category", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "category.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "category.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "tags", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "name", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "name.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "name.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ServiceSelectorAllFields = slices.Clone(_ServiceSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ServiceSelector.
 func (*ServiceSelector) FieldSchema() *fieldmap.Schema { return _ServiceSelector_fieldSchema }
@@ -433,79 +340,21 @@ const (
 	VMSelectorFieldGpuMemoryRangeMax   = "7.3.2.2" // gpu.memory.range.max
 )
 
+var _VMSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
+	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
+	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
+	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
+	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
+	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPUSelector_shape},
+}}
+
+var _VMSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VMSelector", _VMSelector_shape, false)
+
 // VMSelectorAllFields lists the leaf flags of VMSelector: together they
 // select every field.
-var VMSelectorAllFields = []string{
-	VMSelectorFieldArchitectureExact,
-	VMSelectorFieldArchitectureRegex,
-	VMSelectorFieldCpuMatchValue,
-	VMSelectorFieldCpuRangeMin,
-	VMSelectorFieldCpuRangeMax,
-	VMSelectorFieldMemoryMatchValue,
-	VMSelectorFieldMemoryRangeMin,
-	VMSelectorFieldMemoryRangeMax,
-	VMSelectorFieldStorageMatchValue,
-	VMSelectorFieldStorageRangeMin,
-	VMSelectorFieldStorageRangeMax,
-	VMSelectorFieldOsImageExact,
-	VMSelectorFieldOsImageRegex,
-	VMSelectorFieldHypervisorExact,
-	VMSelectorFieldHypervisorRegex,
-	VMSelectorFieldGpuModelExact,
-	VMSelectorFieldGpuModelRegex,
-	VMSelectorFieldGpuCoresMatchValue,
-	VMSelectorFieldGpuCoresRangeMin,
-	VMSelectorFieldGpuCoresRangeMax,
-	VMSelectorFieldGpuMemoryMatchValue,
-	VMSelectorFieldGpuMemoryRangeMin,
-	VMSelectorFieldGpuMemoryRangeMax,
-}
-
-var _VMSelector_fieldSchema = fieldmap.NewSchema("fluidos.v1.VMSelector", []fieldmap.Field{
-	{Flag: "1", Path: "architecture", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "architecture.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "architecture.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cpu.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "cpu.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cpu.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.1", Path: "cpu.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.2", Path: "cpu.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "memory", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "memory.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1.1", Path: "memory.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "memory.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.2.1", Path: "memory.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2.2", Path: "memory.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "storage", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "storage.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1.1", Path: "storage.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "storage.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.2.1", Path: "storage.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2.2", Path: "storage.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "os_image", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "os_image.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "os_image.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "hypervisor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1", Path: "hypervisor.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2", Path: "hypervisor.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.1", Path: "gpu.model", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.1.1", Path: "gpu.model.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.1.2", Path: "gpu.model.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.2", Path: "gpu.cores", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.2.1", Path: "gpu.cores.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.2.1.1", Path: "gpu.cores.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.2.2", Path: "gpu.cores.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.2.2.1", Path: "gpu.cores.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.2.2.2", Path: "gpu.cores.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.3", Path: "gpu.memory", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.3.1", Path: "gpu.memory.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.3.1.1", Path: "gpu.memory.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.3.2", Path: "gpu.memory.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.3.2.1", Path: "gpu.memory.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.3.2.2", Path: "gpu.memory.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var VMSelectorAllFields = slices.Clone(_VMSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of VMSelector.
 func (*VMSelector) FieldSchema() *fieldmap.Schema { return _VMSelector_fieldSchema }
@@ -532,33 +381,18 @@ const (
 	SensorSelectorFieldUnitRegex         = "4.2" // unit.regex
 )
 
+var _SensorSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
+	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _FloatRangeSelector_shape},
+	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _FloatRangeSelector_shape},
+	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
+}}
+
+var _SensorSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SensorSelector", _SensorSelector_shape, false)
+
 // SensorSelectorAllFields lists the leaf flags of SensorSelector: together they
 // select every field.
-var SensorSelectorAllFields = []string{
-	SensorSelectorFieldSensorTypeExact,
-	SensorSelectorFieldSensorTypeRegex,
-	SensorSelectorFieldSamplingRateHzMin,
-	SensorSelectorFieldSamplingRateHzMax,
-	SensorSelectorFieldAccuracyMin,
-	SensorSelectorFieldAccuracyMax,
-	SensorSelectorFieldUnitExact,
-	SensorSelectorFieldUnitRegex,
-}
-
-var _SensorSelector_fieldSchema = fieldmap.NewSchema("fluidos.v1.SensorSelector", []fieldmap.Field{
-	{Flag: "1", Path: "sensor_type", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "sensor_type.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "sensor_type.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "sampling_rate_hz", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "sampling_rate_hz.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "sampling_rate_hz.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "accuracy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "accuracy.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "accuracy.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "unit", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "unit.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "unit.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SensorSelectorAllFields = slices.Clone(_SensorSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SensorSelector.
 func (*SensorSelector) FieldSchema() *fieldmap.Schema { return _SensorSelector_fieldSchema }
@@ -683,182 +517,19 @@ const (
 	SelectorFieldSensorUnitRegex            = "5.4.2"     // sensor.unit.regex
 )
 
+var _Selector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor_type"},
+	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8SliceSelector_shape},
+	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _ServiceSelector_shape},
+	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VMSelector_shape},
+	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _SensorSelector_shape},
+}}
+
+var _Selector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Selector", _Selector_shape, false)
+
 // SelectorAllFields lists the leaf flags of Selector: together they
 // select every field.
-var SelectorAllFields = []string{
-	SelectorFieldFlavorType,
-	SelectorFieldK8SliceArchitectureExact,
-	SelectorFieldK8SliceArchitectureRegex,
-	SelectorFieldK8SliceCpuMatchValue,
-	SelectorFieldK8SliceCpuRangeMin,
-	SelectorFieldK8SliceCpuRangeMax,
-	SelectorFieldK8SliceMemoryMatchValue,
-	SelectorFieldK8SliceMemoryRangeMin,
-	SelectorFieldK8SliceMemoryRangeMax,
-	SelectorFieldK8SlicePodsMatchValue,
-	SelectorFieldK8SlicePodsRangeMin,
-	SelectorFieldK8SlicePodsRangeMax,
-	SelectorFieldK8SliceStorageMatchValue,
-	SelectorFieldK8SliceStorageRangeMin,
-	SelectorFieldK8SliceStorageRangeMax,
-	SelectorFieldK8SliceGpuModelExact,
-	SelectorFieldK8SliceGpuModelRegex,
-	SelectorFieldK8SliceGpuCoresMatchValue,
-	SelectorFieldK8SliceGpuCoresRangeMin,
-	SelectorFieldK8SliceGpuCoresRangeMax,
-	SelectorFieldK8SliceGpuMemoryMatchValue,
-	SelectorFieldK8SliceGpuMemoryRangeMin,
-	SelectorFieldK8SliceGpuMemoryRangeMax,
-	SelectorFieldServiceCategoryExact,
-	SelectorFieldServiceCategoryRegex,
-	SelectorFieldServiceTags,
-	SelectorFieldServiceNameExact,
-	SelectorFieldServiceNameRegex,
-	SelectorFieldVmArchitectureExact,
-	SelectorFieldVmArchitectureRegex,
-	SelectorFieldVmCpuMatchValue,
-	SelectorFieldVmCpuRangeMin,
-	SelectorFieldVmCpuRangeMax,
-	SelectorFieldVmMemoryMatchValue,
-	SelectorFieldVmMemoryRangeMin,
-	SelectorFieldVmMemoryRangeMax,
-	SelectorFieldVmStorageMatchValue,
-	SelectorFieldVmStorageRangeMin,
-	SelectorFieldVmStorageRangeMax,
-	SelectorFieldVmOsImageExact,
-	SelectorFieldVmOsImageRegex,
-	SelectorFieldVmHypervisorExact,
-	SelectorFieldVmHypervisorRegex,
-	SelectorFieldVmGpuModelExact,
-	SelectorFieldVmGpuModelRegex,
-	SelectorFieldVmGpuCoresMatchValue,
-	SelectorFieldVmGpuCoresRangeMin,
-	SelectorFieldVmGpuCoresRangeMax,
-	SelectorFieldVmGpuMemoryMatchValue,
-	SelectorFieldVmGpuMemoryRangeMin,
-	SelectorFieldVmGpuMemoryRangeMax,
-	SelectorFieldSensorSensorTypeExact,
-	SelectorFieldSensorSensorTypeRegex,
-	SelectorFieldSensorSamplingRateHzMin,
-	SelectorFieldSensorSamplingRateHzMax,
-	SelectorFieldSensorAccuracyMin,
-	SelectorFieldSensorAccuracyMax,
-	SelectorFieldSensorUnitExact,
-	SelectorFieldSensorUnitRegex,
-}
-
-var _Selector_fieldSchema = fieldmap.NewSchema("fluidos.v1.Selector", []fieldmap.Field{
-	{Flag: "1", Path: "flavor_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "k8slice", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "k8slice.architecture", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "k8slice.architecture.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.1.2", Path: "k8slice.architecture.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "k8slice.cpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.1", Path: "k8slice.cpu.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.1.1", Path: "k8slice.cpu.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.2", Path: "k8slice.cpu.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.2.1", Path: "k8slice.cpu.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.2.2", Path: "k8slice.cpu.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "k8slice.memory", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.3.1", Path: "k8slice.memory.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.3.1.1", Path: "k8slice.memory.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.2", Path: "k8slice.memory.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.3.2.1", Path: "k8slice.memory.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.2.2", Path: "k8slice.memory.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "k8slice.pods", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.4.1", Path: "k8slice.pods.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.4.1.1", Path: "k8slice.pods.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.2", Path: "k8slice.pods.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.4.2.1", Path: "k8slice.pods.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.2.2", Path: "k8slice.pods.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "k8slice.storage", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.1", Path: "k8slice.storage.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.1.1", Path: "k8slice.storage.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.2", Path: "k8slice.storage.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.2.1", Path: "k8slice.storage.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.2.2", Path: "k8slice.storage.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "k8slice.gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.1", Path: "k8slice.gpu.model", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.1", Path: "k8slice.gpu.model.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6.1.2", Path: "k8slice.gpu.model.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6.2", Path: "k8slice.gpu.cores", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.2.1", Path: "k8slice.gpu.cores.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.2.1.1", Path: "k8slice.gpu.cores.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6.2.2", Path: "k8slice.gpu.cores.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.2.2.1", Path: "k8slice.gpu.cores.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6.2.2.2", Path: "k8slice.gpu.cores.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6.3", Path: "k8slice.gpu.memory", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.3.1", Path: "k8slice.gpu.memory.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.3.1.1", Path: "k8slice.gpu.memory.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6.3.2", Path: "k8slice.gpu.memory.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.3.2.1", Path: "k8slice.gpu.memory.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6.3.2.2", Path: "k8slice.gpu.memory.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "service", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "service.category", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1.1", Path: "service.category.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.1.2", Path: "service.category.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "service.tags", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.3", Path: "service.name", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.3.1", Path: "service.name.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.3.2", Path: "service.name.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "vm", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "vm.architecture", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1.1", Path: "vm.architecture.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.1.2", Path: "vm.architecture.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "vm.cpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.2.1", Path: "vm.cpu.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.2.1.1", Path: "vm.cpu.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2.2", Path: "vm.cpu.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.2.2.1", Path: "vm.cpu.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2.2.2", Path: "vm.cpu.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3", Path: "vm.memory", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.3.1", Path: "vm.memory.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.3.1.1", Path: "vm.memory.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3.2", Path: "vm.memory.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.3.2.1", Path: "vm.memory.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3.2.2", Path: "vm.memory.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.4", Path: "vm.storage", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.4.1", Path: "vm.storage.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.4.1.1", Path: "vm.storage.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.4.2", Path: "vm.storage.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.4.2.1", Path: "vm.storage.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.4.2.2", Path: "vm.storage.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.5", Path: "vm.os_image", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.5.1", Path: "vm.os_image.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.5.2", Path: "vm.os_image.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.6", Path: "vm.hypervisor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.6.1", Path: "vm.hypervisor.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.6.2", Path: "vm.hypervisor.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.7", Path: "vm.gpu", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.7.1", Path: "vm.gpu.model", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.7.1.1", Path: "vm.gpu.model.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.7.1.2", Path: "vm.gpu.model.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.7.2", Path: "vm.gpu.cores", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.7.2.1", Path: "vm.gpu.cores.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.7.2.1.1", Path: "vm.gpu.cores.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.7.2.2", Path: "vm.gpu.cores.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.7.2.2.1", Path: "vm.gpu.cores.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.7.2.2.2", Path: "vm.gpu.cores.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.7.3", Path: "vm.gpu.memory", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.7.3.1", Path: "vm.gpu.memory.match", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.7.3.1.1", Path: "vm.gpu.memory.match.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.7.3.2", Path: "vm.gpu.memory.range", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.7.3.2.1", Path: "vm.gpu.memory.range.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.7.3.2.2", Path: "vm.gpu.memory.range.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "sensor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "sensor.sensor_type", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1.1", Path: "sensor.sensor_type.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.1.2", Path: "sensor.sensor_type.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "sensor.sampling_rate_hz", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.2.1", Path: "sensor.sampling_rate_hz.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2.2", Path: "sensor.sampling_rate_hz.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.3", Path: "sensor.accuracy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.3.1", Path: "sensor.accuracy.min", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.3.2", Path: "sensor.accuracy.max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.4", Path: "sensor.unit", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.4.1", Path: "sensor.unit.exact", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.4.2", Path: "sensor.unit.regex", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SelectorAllFields = slices.Clone(_Selector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Selector.
 func (*Selector) FieldSchema() *fieldmap.Schema { return _Selector_fieldSchema }
@@ -1171,7 +842,7 @@ func (m *ResourceMatchSelector) Equal(o *ResourceMatchSelector) bool {
 	if m.Value != o.Value {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1190,7 +861,7 @@ func (m *ResourceRangeSelector) Equal(o *ResourceRangeSelector) bool {
 	if !fieldmap.EqualPtr(m.Max, o.Max) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1225,7 +896,7 @@ func (m *ResourceFilter) Equal(o *ResourceFilter) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _ResourceFilter_Filter_isSet reports whether oneof filter of ResourceFilter holds a member: a
@@ -1256,7 +927,7 @@ func (m *FloatRangeSelector) Equal(o *FloatRangeSelector) bool {
 	if !fieldmap.EqualPtrFloat64(m.Max, o.Max) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1291,7 +962,7 @@ func (m *StringFilter) Equal(o *StringFilter) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _StringFilter_Filter_isSet reports whether oneof filter of StringFilter holds a member: a
@@ -1325,7 +996,7 @@ func (m *GPUSelector) Equal(o *GPUSelector) bool {
 	if !m.Memory.Equal(o.Memory) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1356,7 +1027,7 @@ func (m *K8SliceSelector) Equal(o *K8SliceSelector) bool {
 	if !m.Gpu.Equal(o.Gpu) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1378,7 +1049,7 @@ func (m *ServiceSelector) Equal(o *ServiceSelector) bool {
 	if !m.Name.Equal(o.Name) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1412,7 +1083,7 @@ func (m *VMSelector) Equal(o *VMSelector) bool {
 	if !m.Gpu.Equal(o.Gpu) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1437,7 +1108,7 @@ func (m *SensorSelector) Equal(o *SensorSelector) bool {
 	if !m.Unit.Equal(o.Unit) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1491,7 +1162,7 @@ func (m *Selector) Equal(o *Selector) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _Selector_Filter_isSet reports whether oneof filter of Selector holds a member: a
@@ -1519,17 +1190,30 @@ func _Selector_Filter_isSet(x isSelector_Filter) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ResourceMatchSelector does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ResourceMatchSelector or bound to no schema: a map of another message panics.
 func (m *ResourceMatchSelector) CopyInFields(src *ResourceMatchSelector, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ResourceMatchSelector_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ResourceMatchSelector being number at of fm's schema.
+func (m *ResourceMatchSelector) copyInAt(src *ResourceMatchSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ResourceMatchSelector)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Value != src.GetValue() {
-			m.Value = src.GetValue()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
 	}
 	return n
 }
@@ -1543,57 +1227,57 @@ func (m *ResourceMatchSelector) CopyInFields(src *ResourceMatchSelector, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ResourceRangeSelector does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ResourceRangeSelector or bound to no schema: a map of another message panics.
 func (m *ResourceRangeSelector) CopyInFields(src *ResourceRangeSelector, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ResourceRangeSelector_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _ResourceRangeSelector_ptrs holds the explicit-presence scalars CopyInFields sets in a ResourceRangeSelector.
+type _ResourceRangeSelector_ptrs struct {
+	f1 int64
+	f2 int64
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ResourceRangeSelector being number at of fm's schema.
+func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ResourceRangeSelector)
+	}
 	n := 0
-	var pb0 *struct {
-		f1 int64
-		f2 int64
-	}
-	if fm.Has("1") {
-		var sv0 *int64
-		if src != nil {
-			sv0 = src.Min
-		}
-		if !fieldmap.EqualPtr(m.Min, sv0) {
-			if sv0 == nil {
-				m.Min = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 int64
-						f2 int64
-					})
-				}
-				pb0.f1 = *sv0
-				m.Min = &pb0.f1
+	var pb *_ResourceRangeSelector_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Min, src.Min) {
+		if src.Min == nil {
+			m.Min = nil
+		} else {
+			if pb == nil {
+				pb = new(_ResourceRangeSelector_ptrs)
 			}
-			n++
+			pb.f1 = *src.Min
+			m.Min = &pb.f1
 		}
+		n++
 	}
-	if fm.Has("2") {
-		var sv0 *int64
-		if src != nil {
-			sv0 = src.Max
-		}
-		if !fieldmap.EqualPtr(m.Max, sv0) {
-			if sv0 == nil {
-				m.Max = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 int64
-						f2 int64
-					})
-				}
-				pb0.f2 = *sv0
-				m.Max = &pb0.f2
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Max, src.Max) {
+		if src.Max == nil {
+			m.Max = nil
+		} else {
+			if pb == nil {
+				pb = new(_ResourceRangeSelector_ptrs)
 			}
-			n++
+			pb.f2 = *src.Max
+			m.Max = &pb.f2
 		}
+		n++
 	}
 	return n
 }
@@ -1607,122 +1291,87 @@ func (m *ResourceRangeSelector) CopyInFields(src *ResourceRangeSelector, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ResourceFilter does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ResourceFilter or bound to no schema: a map of another message panics.
 func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ResourceFilter_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ResourceFilter being number at of fm's schema.
+func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ResourceFilter)
+	}
 	n := 0
-	if fm.Has("1") {
-		if sw0, ok := src.GetFilter().(*ResourceFilter_Match); ok && sw0 != nil {
-			if dw0, ok := m.Filter.(*ResourceFilter_Match); !ok || dw0 == nil || !dw0.Match.Equal(sw0.Match) {
-				m.Filter = &ResourceFilter_Match{Match: sw0.Match.Clone()}
+	if cw&(1<<0) != 0 {
+		if s1, ok := src.Filter.(*ResourceFilter_Match); ok && s1 != nil {
+			if d1, ok := m.Filter.(*ResourceFilter_Match); !ok || d1 == nil || !d1.Match.Equal(s1.Match) {
+				m.Filter = &ResourceFilter_Match{Match: s1.Match.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Filter.(*ResourceFilter_Match); ok && dw0 != nil {
+		} else if d1, ok := m.Filter.(*ResourceFilter_Match); ok && d1 != nil {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasChild("1") {
+	} else if bw&(1<<0) != 0 {
 		var s1 *ResourceMatchSelector
-		sok1 := false
-		if w, ok := src.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-			s1, sok1 = w.Match, true
+		sok := false
+		if w, ok := src.Filter.(*ResourceFilter_Match); ok && w != nil {
+			s1, sok = w.Match, true
 		}
 		var d1 *ResourceMatchSelector
 		if w, ok := m.Filter.(*ResourceFilter_Match); ok && w != nil {
 			if w.Match == nil {
-				w.Match = &ResourceMatchSelector{}
+				w.Match = new(ResourceMatchSelector)
 			}
 			d1 = w.Match
-		} else if sok1 {
-			d1 = &ResourceMatchSelector{}
+		} else if sok {
+			d1 = new(ResourceMatchSelector)
 			m.Filter = &ResourceFilter_Match{Match: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("1.1") {
-				if d1.Value != s1.GetValue() {
-					d1.Value = s1.GetValue()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if sw0, ok := src.GetFilter().(*ResourceFilter_Range); ok && sw0 != nil {
-			if dw0, ok := m.Filter.(*ResourceFilter_Range); !ok || dw0 == nil || !dw0.Range.Equal(sw0.Range) {
-				m.Filter = &ResourceFilter_Range{Range: sw0.Range.Clone()}
+	if cw&(1<<2) != 0 {
+		if s1, ok := src.Filter.(*ResourceFilter_Range); ok && s1 != nil {
+			if d1, ok := m.Filter.(*ResourceFilter_Range); !ok || d1 == nil || !d1.Range.Equal(s1.Range) {
+				m.Filter = &ResourceFilter_Range{Range: s1.Range.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Filter.(*ResourceFilter_Range); ok && dw0 != nil {
+		} else if d1, ok := m.Filter.(*ResourceFilter_Range); ok && d1 != nil {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasChild("2") {
+	} else if bw&(1<<2) != 0 {
 		var s1 *ResourceRangeSelector
-		sok1 := false
-		if w, ok := src.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-			s1, sok1 = w.Range, true
+		sok := false
+		if w, ok := src.Filter.(*ResourceFilter_Range); ok && w != nil {
+			s1, sok = w.Range, true
 		}
 		var d1 *ResourceRangeSelector
 		if w, ok := m.Filter.(*ResourceFilter_Range); ok && w != nil {
 			if w.Range == nil {
-				w.Range = &ResourceRangeSelector{}
+				w.Range = new(ResourceRangeSelector)
 			}
 			d1 = w.Range
-		} else if sok1 {
-			d1 = &ResourceRangeSelector{}
+		} else if sok {
+			d1 = new(ResourceRangeSelector)
 			m.Filter = &ResourceFilter_Range{Range: d1}
 			n++
 		}
 		if d1 != nil {
-			var pb1 *struct {
-				f1 int64
-				f2 int64
-			}
-			if fm.IsSet("2.1") {
-				var sv1 *int64
-				if s1 != nil {
-					sv1 = s1.Min
-				}
-				if !fieldmap.EqualPtr(d1.Min, sv1) {
-					if sv1 == nil {
-						d1.Min = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 int64
-								f2 int64
-							})
-						}
-						pb1.f1 = *sv1
-						d1.Min = &pb1.f1
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				var sv1 *int64
-				if s1 != nil {
-					sv1 = s1.Max
-				}
-				if !fieldmap.EqualPtr(d1.Max, sv1) {
-					if sv1 == nil {
-						d1.Max = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 int64
-								f2 int64
-							})
-						}
-						pb1.f2 = *sv1
-						d1.Max = &pb1.f2
-					}
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+3)
 		}
 	}
 	return n
@@ -1737,57 +1386,57 @@ func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: FloatRangeSelector does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// FloatRangeSelector or bound to no schema: a map of another message panics.
 func (m *FloatRangeSelector) CopyInFields(src *FloatRangeSelector, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_FloatRangeSelector_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _FloatRangeSelector_ptrs holds the explicit-presence scalars CopyInFields sets in a FloatRangeSelector.
+type _FloatRangeSelector_ptrs struct {
+	f1 float64
+	f2 float64
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// FloatRangeSelector being number at of fm's schema.
+func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(FloatRangeSelector)
+	}
 	n := 0
-	var pb0 *struct {
-		f1 float64
-		f2 float64
-	}
-	if fm.Has("1") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.Min
-		}
-		if !fieldmap.SamePtrFloat64(m.Min, sv0) {
-			if sv0 == nil {
-				m.Min = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 float64
-						f2 float64
-					})
-				}
-				pb0.f1 = *sv0
-				m.Min = &pb0.f1
+	var pb *_FloatRangeSelector_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.Min, src.Min) {
+		if src.Min == nil {
+			m.Min = nil
+		} else {
+			if pb == nil {
+				pb = new(_FloatRangeSelector_ptrs)
 			}
-			n++
+			pb.f1 = *src.Min
+			m.Min = &pb.f1
 		}
+		n++
 	}
-	if fm.Has("2") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.Max
-		}
-		if !fieldmap.SamePtrFloat64(m.Max, sv0) {
-			if sv0 == nil {
-				m.Max = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 float64
-						f2 float64
-					})
-				}
-				pb0.f2 = *sv0
-				m.Max = &pb0.f2
+	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat64(m.Max, src.Max) {
+		if src.Max == nil {
+			m.Max = nil
+		} else {
+			if pb == nil {
+				pb = new(_FloatRangeSelector_ptrs)
 			}
-			n++
+			pb.f2 = *src.Max
+			m.Max = &pb.f2
 		}
+		n++
 	}
 	return n
 }
@@ -1801,30 +1450,45 @@ func (m *FloatRangeSelector) CopyInFields(src *FloatRangeSelector, fm *fieldmap.
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: StringFilter does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// StringFilter or bound to no schema: a map of another message panics.
 func (m *StringFilter) CopyInFields(src *StringFilter, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_StringFilter_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// StringFilter being number at of fm's schema.
+func (m *StringFilter) copyInAt(src *StringFilter, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(StringFilter)
+	}
 	n := 0
-	if fm.Has("1") {
-		if sw0, ok := src.GetFilter().(*StringFilter_Exact); ok && sw0 != nil {
-			if dw0, ok := m.Filter.(*StringFilter_Exact); !ok || dw0 == nil || dw0.Exact != sw0.Exact {
-				m.Filter = &StringFilter_Exact{Exact: sw0.Exact}
+	if cw&(1<<0) != 0 {
+		if s1, ok := src.Filter.(*StringFilter_Exact); ok && s1 != nil {
+			if d1, ok := m.Filter.(*StringFilter_Exact); !ok || d1 == nil || d1.Exact != s1.Exact {
+				m.Filter = &StringFilter_Exact{Exact: s1.Exact}
 				n++
 			}
-		} else if dw0, ok := m.Filter.(*StringFilter_Exact); ok && dw0 != nil {
+		} else if d1, ok := m.Filter.(*StringFilter_Exact); ok && d1 != nil {
 			m.Filter = nil
 			n++
 		}
 	}
-	if fm.Has("2") {
-		if sw0, ok := src.GetFilter().(*StringFilter_Regex); ok && sw0 != nil {
-			if dw0, ok := m.Filter.(*StringFilter_Regex); !ok || dw0 == nil || dw0.Regex != sw0.Regex {
-				m.Filter = &StringFilter_Regex{Regex: sw0.Regex}
+	if cw&(1<<1) != 0 {
+		if s1, ok := src.Filter.(*StringFilter_Regex); ok && s1 != nil {
+			if d1, ok := m.Filter.(*StringFilter_Regex); !ok || d1 == nil || d1.Regex != s1.Regex {
+				m.Filter = &StringFilter_Regex{Regex: s1.Regex}
 				n++
 			}
-		} else if dw0, ok := m.Filter.(*StringFilter_Regex); ok && dw0 != nil {
+		} else if d1, ok := m.Filter.(*StringFilter_Regex); ok && d1 != nil {
 			m.Filter = nil
 			n++
 		}
@@ -1841,298 +1505,67 @@ func (m *StringFilter) CopyInFields(src *StringFilter, fm *fieldmap.FieldMap) in
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: GPUSelector does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// GPUSelector or bound to no schema: a map of another message panics.
 func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_GPUSelector_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// GPUSelector being number at of fm's schema.
+func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(GPUSelector)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Model.Equal(src.GetModel()) {
-			m.Model = src.GetModel().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Model.Equal(src.Model) {
+			m.Model = src.Model.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Model, src.GetModel(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StringFilter{}
-				m.Model = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Model != nil || src.Model != nil {
+			if m.Model == nil {
+				m.Model = new(StringFilter)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
-						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Exact); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
-						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Regex); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
+			n += m.Model.copyInAt(src.Model, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if !m.Cores.Equal(src.GetCores()) {
-			m.Cores = src.GetCores().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.Cores.Equal(src.Cores) {
+			m.Cores = src.Cores.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Cores, src.GetCores(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ResourceFilter{}
-				m.Cores = d1
+	} else if bw&(1<<3) != 0 {
+		if m.Cores != nil || src.Cores != nil {
+			if m.Cores == nil {
+				m.Cores = new(ResourceFilter)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
-						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Match); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("2.1") {
-				var s2 *ResourceMatchSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-					s2, sok2 = w.Match, true
-				}
-				var d2 *ResourceMatchSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Match); ok && w != nil {
-					if w.Match == nil {
-						w.Match = &ResourceMatchSelector{}
-					}
-					d2 = w.Match
-				} else if sok2 {
-					d2 = &ResourceMatchSelector{}
-					d1.Filter = &ResourceFilter_Match{Match: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.1.1") {
-						if d2.Value != s2.GetValue() {
-							d2.Value = s2.GetValue()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.2") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
-						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Range); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("2.2") {
-				var s2 *ResourceRangeSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-					s2, sok2 = w.Range, true
-				}
-				var d2 *ResourceRangeSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Range); ok && w != nil {
-					if w.Range == nil {
-						w.Range = &ResourceRangeSelector{}
-					}
-					d2 = w.Range
-				} else if sok2 {
-					d2 = &ResourceRangeSelector{}
-					d1.Filter = &ResourceFilter_Range{Range: d2}
-					n++
-				}
-				if d2 != nil {
-					var pb2 *struct {
-						f1 int64
-						f2 int64
-					}
-					if fm.IsSet("2.2.1") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Min
-						}
-						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							if sv2 == nil {
-								d2.Min = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f1 = *sv2
-								d2.Min = &pb2.f1
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.2.2") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Max
-						}
-						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							if sv2 == nil {
-								d2.Max = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f2 = *sv2
-								d2.Max = &pb2.f2
-							}
-							n++
-						}
-					}
-				}
-			}
+			n += m.Cores.copyInAt(src.Cores, fm, at+4)
 		}
 	}
-	if fm.Has("3") {
-		if !m.Memory.Equal(src.GetMemory()) {
-			m.Memory = src.GetMemory().Clone()
+	if cw&(1<<9) != 0 {
+		if !m.Memory.Equal(src.Memory) {
+			m.Memory = src.Memory.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Memory, src.GetMemory(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ResourceFilter{}
-				m.Memory = d1
+	} else if bw&(1<<9) != 0 {
+		if m.Memory != nil || src.Memory != nil {
+			if m.Memory == nil {
+				m.Memory = new(ResourceFilter)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
-						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Match); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("3.1") {
-				var s2 *ResourceMatchSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-					s2, sok2 = w.Match, true
-				}
-				var d2 *ResourceMatchSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Match); ok && w != nil {
-					if w.Match == nil {
-						w.Match = &ResourceMatchSelector{}
-					}
-					d2 = w.Match
-				} else if sok2 {
-					d2 = &ResourceMatchSelector{}
-					d1.Filter = &ResourceFilter_Match{Match: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("3.1.1") {
-						if d2.Value != s2.GetValue() {
-							d2.Value = s2.GetValue()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("3.2") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
-						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Range); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("3.2") {
-				var s2 *ResourceRangeSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-					s2, sok2 = w.Range, true
-				}
-				var d2 *ResourceRangeSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Range); ok && w != nil {
-					if w.Range == nil {
-						w.Range = &ResourceRangeSelector{}
-					}
-					d2 = w.Range
-				} else if sok2 {
-					d2 = &ResourceRangeSelector{}
-					d1.Filter = &ResourceFilter_Range{Range: d2}
-					n++
-				}
-				if d2 != nil {
-					var pb2 *struct {
-						f1 int64
-						f2 int64
-					}
-					if fm.IsSet("3.2.1") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Min
-						}
-						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							if sv2 == nil {
-								d2.Min = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f1 = *sv2
-								d2.Min = &pb2.f1
-							}
-							n++
-						}
-					}
-					if fm.IsSet("3.2.2") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Max
-						}
-						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							if sv2 == nil {
-								d2.Max = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f2 = *sv2
-								d2.Max = &pb2.f2
-							}
-							n++
-						}
-					}
-				}
-			}
+			n += m.Memory.copyInAt(src.Memory, fm, at+10)
 		}
 	}
 	return n
@@ -2147,852 +1580,109 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: K8SliceSelector does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// K8SliceSelector or bound to no schema: a map of another message panics.
 func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_K8SliceSelector_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// K8SliceSelector being number at of fm's schema.
+func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(K8SliceSelector)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Architecture.Equal(src.GetArchitecture()) {
-			m.Architecture = src.GetArchitecture().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Architecture.Equal(src.Architecture) {
+			m.Architecture = src.Architecture.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Architecture, src.GetArchitecture(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StringFilter{}
-				m.Architecture = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Architecture != nil || src.Architecture != nil {
+			if m.Architecture == nil {
+				m.Architecture = new(StringFilter)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
-						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Exact); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
-						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Regex); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
+			n += m.Architecture.copyInAt(src.Architecture, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if !m.Cpu.Equal(src.GetCpu()) {
-			m.Cpu = src.GetCpu().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.Cpu.Equal(src.Cpu) {
+			m.Cpu = src.Cpu.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Cpu, src.GetCpu(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ResourceFilter{}
-				m.Cpu = d1
+	} else if bw&(1<<3) != 0 {
+		if m.Cpu != nil || src.Cpu != nil {
+			if m.Cpu == nil {
+				m.Cpu = new(ResourceFilter)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
-						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Match); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("2.1") {
-				var s2 *ResourceMatchSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-					s2, sok2 = w.Match, true
-				}
-				var d2 *ResourceMatchSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Match); ok && w != nil {
-					if w.Match == nil {
-						w.Match = &ResourceMatchSelector{}
-					}
-					d2 = w.Match
-				} else if sok2 {
-					d2 = &ResourceMatchSelector{}
-					d1.Filter = &ResourceFilter_Match{Match: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.1.1") {
-						if d2.Value != s2.GetValue() {
-							d2.Value = s2.GetValue()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.2") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
-						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Range); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("2.2") {
-				var s2 *ResourceRangeSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-					s2, sok2 = w.Range, true
-				}
-				var d2 *ResourceRangeSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Range); ok && w != nil {
-					if w.Range == nil {
-						w.Range = &ResourceRangeSelector{}
-					}
-					d2 = w.Range
-				} else if sok2 {
-					d2 = &ResourceRangeSelector{}
-					d1.Filter = &ResourceFilter_Range{Range: d2}
-					n++
-				}
-				if d2 != nil {
-					var pb2 *struct {
-						f1 int64
-						f2 int64
-					}
-					if fm.IsSet("2.2.1") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Min
-						}
-						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							if sv2 == nil {
-								d2.Min = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f1 = *sv2
-								d2.Min = &pb2.f1
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.2.2") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Max
-						}
-						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							if sv2 == nil {
-								d2.Max = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f2 = *sv2
-								d2.Max = &pb2.f2
-							}
-							n++
-						}
-					}
-				}
-			}
+			n += m.Cpu.copyInAt(src.Cpu, fm, at+4)
 		}
 	}
-	if fm.Has("3") {
-		if !m.Memory.Equal(src.GetMemory()) {
-			m.Memory = src.GetMemory().Clone()
+	if cw&(1<<9) != 0 {
+		if !m.Memory.Equal(src.Memory) {
+			m.Memory = src.Memory.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Memory, src.GetMemory(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ResourceFilter{}
-				m.Memory = d1
+	} else if bw&(1<<9) != 0 {
+		if m.Memory != nil || src.Memory != nil {
+			if m.Memory == nil {
+				m.Memory = new(ResourceFilter)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
-						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Match); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("3.1") {
-				var s2 *ResourceMatchSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-					s2, sok2 = w.Match, true
-				}
-				var d2 *ResourceMatchSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Match); ok && w != nil {
-					if w.Match == nil {
-						w.Match = &ResourceMatchSelector{}
-					}
-					d2 = w.Match
-				} else if sok2 {
-					d2 = &ResourceMatchSelector{}
-					d1.Filter = &ResourceFilter_Match{Match: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("3.1.1") {
-						if d2.Value != s2.GetValue() {
-							d2.Value = s2.GetValue()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("3.2") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
-						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Range); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("3.2") {
-				var s2 *ResourceRangeSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-					s2, sok2 = w.Range, true
-				}
-				var d2 *ResourceRangeSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Range); ok && w != nil {
-					if w.Range == nil {
-						w.Range = &ResourceRangeSelector{}
-					}
-					d2 = w.Range
-				} else if sok2 {
-					d2 = &ResourceRangeSelector{}
-					d1.Filter = &ResourceFilter_Range{Range: d2}
-					n++
-				}
-				if d2 != nil {
-					var pb2 *struct {
-						f1 int64
-						f2 int64
-					}
-					if fm.IsSet("3.2.1") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Min
-						}
-						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							if sv2 == nil {
-								d2.Min = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f1 = *sv2
-								d2.Min = &pb2.f1
-							}
-							n++
-						}
-					}
-					if fm.IsSet("3.2.2") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Max
-						}
-						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							if sv2 == nil {
-								d2.Max = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f2 = *sv2
-								d2.Max = &pb2.f2
-							}
-							n++
-						}
-					}
-				}
-			}
+			n += m.Memory.copyInAt(src.Memory, fm, at+10)
 		}
 	}
-	if fm.Has("4") {
-		if !m.Pods.Equal(src.GetPods()) {
-			m.Pods = src.GetPods().Clone()
+	if cw&(1<<15) != 0 {
+		if !m.Pods.Equal(src.Pods) {
+			m.Pods = src.Pods.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Pods, src.GetPods(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ResourceFilter{}
-				m.Pods = d1
+	} else if bw&(1<<15) != 0 {
+		if m.Pods != nil || src.Pods != nil {
+			if m.Pods == nil {
+				m.Pods = new(ResourceFilter)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
-						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Match); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("4.1") {
-				var s2 *ResourceMatchSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-					s2, sok2 = w.Match, true
-				}
-				var d2 *ResourceMatchSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Match); ok && w != nil {
-					if w.Match == nil {
-						w.Match = &ResourceMatchSelector{}
-					}
-					d2 = w.Match
-				} else if sok2 {
-					d2 = &ResourceMatchSelector{}
-					d1.Filter = &ResourceFilter_Match{Match: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("4.1.1") {
-						if d2.Value != s2.GetValue() {
-							d2.Value = s2.GetValue()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.2") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
-						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Range); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("4.2") {
-				var s2 *ResourceRangeSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-					s2, sok2 = w.Range, true
-				}
-				var d2 *ResourceRangeSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Range); ok && w != nil {
-					if w.Range == nil {
-						w.Range = &ResourceRangeSelector{}
-					}
-					d2 = w.Range
-				} else if sok2 {
-					d2 = &ResourceRangeSelector{}
-					d1.Filter = &ResourceFilter_Range{Range: d2}
-					n++
-				}
-				if d2 != nil {
-					var pb2 *struct {
-						f1 int64
-						f2 int64
-					}
-					if fm.IsSet("4.2.1") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Min
-						}
-						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							if sv2 == nil {
-								d2.Min = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f1 = *sv2
-								d2.Min = &pb2.f1
-							}
-							n++
-						}
-					}
-					if fm.IsSet("4.2.2") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Max
-						}
-						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							if sv2 == nil {
-								d2.Max = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f2 = *sv2
-								d2.Max = &pb2.f2
-							}
-							n++
-						}
-					}
-				}
-			}
+			n += m.Pods.copyInAt(src.Pods, fm, at+16)
 		}
 	}
-	if fm.Has("5") {
-		if !m.Storage.Equal(src.GetStorage()) {
-			m.Storage = src.GetStorage().Clone()
+	if cw&(1<<21) != 0 {
+		if !m.Storage.Equal(src.Storage) {
+			m.Storage = src.Storage.Clone()
 			n++
 		}
-	} else if fm.HasChild("5") {
-		if d1, s1 := m.Storage, src.GetStorage(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ResourceFilter{}
-				m.Storage = d1
+	} else if bw&(1<<21) != 0 {
+		if m.Storage != nil || src.Storage != nil {
+			if m.Storage == nil {
+				m.Storage = new(ResourceFilter)
 				n++
 			}
-			if fm.IsSet("5.1") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
-						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Match); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("5.1") {
-				var s2 *ResourceMatchSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-					s2, sok2 = w.Match, true
-				}
-				var d2 *ResourceMatchSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Match); ok && w != nil {
-					if w.Match == nil {
-						w.Match = &ResourceMatchSelector{}
-					}
-					d2 = w.Match
-				} else if sok2 {
-					d2 = &ResourceMatchSelector{}
-					d1.Filter = &ResourceFilter_Match{Match: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("5.1.1") {
-						if d2.Value != s2.GetValue() {
-							d2.Value = s2.GetValue()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("5.2") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
-						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Range); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("5.2") {
-				var s2 *ResourceRangeSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-					s2, sok2 = w.Range, true
-				}
-				var d2 *ResourceRangeSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Range); ok && w != nil {
-					if w.Range == nil {
-						w.Range = &ResourceRangeSelector{}
-					}
-					d2 = w.Range
-				} else if sok2 {
-					d2 = &ResourceRangeSelector{}
-					d1.Filter = &ResourceFilter_Range{Range: d2}
-					n++
-				}
-				if d2 != nil {
-					var pb2 *struct {
-						f1 int64
-						f2 int64
-					}
-					if fm.IsSet("5.2.1") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Min
-						}
-						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							if sv2 == nil {
-								d2.Min = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f1 = *sv2
-								d2.Min = &pb2.f1
-							}
-							n++
-						}
-					}
-					if fm.IsSet("5.2.2") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Max
-						}
-						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							if sv2 == nil {
-								d2.Max = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f2 = *sv2
-								d2.Max = &pb2.f2
-							}
-							n++
-						}
-					}
-				}
-			}
+			n += m.Storage.copyInAt(src.Storage, fm, at+22)
 		}
 	}
-	if fm.Has("6") {
-		if !m.Gpu.Equal(src.GetGpu()) {
-			m.Gpu = src.GetGpu().Clone()
+	if cw&(1<<27) != 0 {
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu = src.Gpu.Clone()
 			n++
 		}
-	} else if fm.HasChild("6") {
-		if d1, s1 := m.Gpu, src.GetGpu(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &GPUSelector{}
-				m.Gpu = d1
+	} else if bw&(1<<27) != 0 {
+		if m.Gpu != nil || src.Gpu != nil {
+			if m.Gpu == nil {
+				m.Gpu = new(GPUSelector)
 				n++
 			}
-			if fm.IsSet("6.1") {
-				if !d1.Model.Equal(s1.GetModel()) {
-					d1.Model = s1.GetModel().Clone()
-					n++
-				}
-			} else if fm.HasChild("6.1") {
-				if d2, s2 := d1.Model, s1.GetModel(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StringFilter{}
-						d1.Model = d2
-						n++
-					}
-					if fm.IsSet("6.1.1") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
-								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Exact); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-					if fm.IsSet("6.1.2") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
-								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Regex); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("6.2") {
-				if !d1.Cores.Equal(s1.GetCores()) {
-					d1.Cores = s1.GetCores().Clone()
-					n++
-				}
-			} else if fm.HasChild("6.2") {
-				if d2, s2 := d1.Cores, s1.GetCores(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ResourceFilter{}
-						d1.Cores = d2
-						n++
-					}
-					if fm.IsSet("6.2.1") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
-								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Match); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("6.2.1") {
-						var s3 *ResourceMatchSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-							s3, sok3 = w.Match, true
-						}
-						var d3 *ResourceMatchSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Match); ok && w != nil {
-							if w.Match == nil {
-								w.Match = &ResourceMatchSelector{}
-							}
-							d3 = w.Match
-						} else if sok3 {
-							d3 = &ResourceMatchSelector{}
-							d2.Filter = &ResourceFilter_Match{Match: d3}
-							n++
-						}
-						if d3 != nil {
-							if fm.IsSet("6.2.1.1") {
-								if d3.Value != s3.GetValue() {
-									d3.Value = s3.GetValue()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("6.2.2") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
-								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Range); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("6.2.2") {
-						var s3 *ResourceRangeSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-							s3, sok3 = w.Range, true
-						}
-						var d3 *ResourceRangeSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Range); ok && w != nil {
-							if w.Range == nil {
-								w.Range = &ResourceRangeSelector{}
-							}
-							d3 = w.Range
-						} else if sok3 {
-							d3 = &ResourceRangeSelector{}
-							d2.Filter = &ResourceFilter_Range{Range: d3}
-							n++
-						}
-						if d3 != nil {
-							var pb3 *struct {
-								f1 int64
-								f2 int64
-							}
-							if fm.IsSet("6.2.2.1") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Min
-								}
-								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									if sv3 == nil {
-										d3.Min = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f1 = *sv3
-										d3.Min = &pb3.f1
-									}
-									n++
-								}
-							}
-							if fm.IsSet("6.2.2.2") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Max
-								}
-								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									if sv3 == nil {
-										d3.Max = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f2 = *sv3
-										d3.Max = &pb3.f2
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
-			if fm.IsSet("6.3") {
-				if !d1.Memory.Equal(s1.GetMemory()) {
-					d1.Memory = s1.GetMemory().Clone()
-					n++
-				}
-			} else if fm.HasChild("6.3") {
-				if d2, s2 := d1.Memory, s1.GetMemory(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ResourceFilter{}
-						d1.Memory = d2
-						n++
-					}
-					if fm.IsSet("6.3.1") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
-								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Match); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("6.3.1") {
-						var s3 *ResourceMatchSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-							s3, sok3 = w.Match, true
-						}
-						var d3 *ResourceMatchSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Match); ok && w != nil {
-							if w.Match == nil {
-								w.Match = &ResourceMatchSelector{}
-							}
-							d3 = w.Match
-						} else if sok3 {
-							d3 = &ResourceMatchSelector{}
-							d2.Filter = &ResourceFilter_Match{Match: d3}
-							n++
-						}
-						if d3 != nil {
-							if fm.IsSet("6.3.1.1") {
-								if d3.Value != s3.GetValue() {
-									d3.Value = s3.GetValue()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("6.3.2") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
-								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Range); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("6.3.2") {
-						var s3 *ResourceRangeSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-							s3, sok3 = w.Range, true
-						}
-						var d3 *ResourceRangeSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Range); ok && w != nil {
-							if w.Range == nil {
-								w.Range = &ResourceRangeSelector{}
-							}
-							d3 = w.Range
-						} else if sok3 {
-							d3 = &ResourceRangeSelector{}
-							d2.Filter = &ResourceFilter_Range{Range: d3}
-							n++
-						}
-						if d3 != nil {
-							var pb3 *struct {
-								f1 int64
-								f2 int64
-							}
-							if fm.IsSet("6.3.2.1") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Min
-								}
-								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									if sv3 == nil {
-										d3.Min = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f1 = *sv3
-										d3.Min = &pb3.f1
-									}
-									n++
-								}
-							}
-							if fm.IsSet("6.3.2.2") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Max
-								}
-								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									if sv3 == nil {
-										d3.Max = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f2 = *sv3
-										d3.Max = &pb3.f2
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
+			n += m.Gpu.copyInAt(src.Gpu, fm, at+28)
 		}
 	}
 	return n
@@ -3007,92 +1697,65 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ServiceSelector does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ServiceSelector or bound to no schema: a map of another message panics.
 func (m *ServiceSelector) CopyInFields(src *ServiceSelector, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ServiceSelector_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ServiceSelector being number at of fm's schema.
+func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ServiceSelector)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Category.Equal(src.GetCategory()) {
-			m.Category = src.GetCategory().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Category.Equal(src.Category) {
+			m.Category = src.Category.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Category, src.GetCategory(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StringFilter{}
-				m.Category = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Category != nil || src.Category != nil {
+			if m.Category == nil {
+				m.Category = new(StringFilter)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
-						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Exact); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
-						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Regex); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
+			n += m.Category.copyInAt(src.Category, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetTags(); !slices.Equal(m.Tags, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
+		} else if !slices.Equal(m.Tags, src.Tags) {
+			if len(src.Tags) == 0 {
 				m.Tags = nil
 			} else {
-				m.Tags = slices.Clone(sv0)
+				m.Tags = slices.Clone(src.Tags)
 			}
 			n++
 		}
 	}
-	if fm.Has("3") {
-		if !m.Name.Equal(src.GetName()) {
-			m.Name = src.GetName().Clone()
+	if cw&(1<<4) != 0 {
+		if !m.Name.Equal(src.Name) {
+			m.Name = src.Name.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Name, src.GetName(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StringFilter{}
-				m.Name = d1
+	} else if bw&(1<<4) != 0 {
+		if m.Name != nil || src.Name != nil {
+			if m.Name == nil {
+				m.Name = new(StringFilter)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
-						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Exact); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
-			if fm.IsSet("3.2") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
-						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Regex); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
+			n += m.Name.copyInAt(src.Name, fm, at+5)
 		}
 	}
 	return n
@@ -3107,798 +1770,123 @@ func (m *ServiceSelector) CopyInFields(src *ServiceSelector, fm *fieldmap.FieldM
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: VMSelector does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// VMSelector or bound to no schema: a map of another message panics.
 func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_VMSelector_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// VMSelector being number at of fm's schema.
+func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(VMSelector)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Architecture.Equal(src.GetArchitecture()) {
-			m.Architecture = src.GetArchitecture().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Architecture.Equal(src.Architecture) {
+			m.Architecture = src.Architecture.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Architecture, src.GetArchitecture(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StringFilter{}
-				m.Architecture = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Architecture != nil || src.Architecture != nil {
+			if m.Architecture == nil {
+				m.Architecture = new(StringFilter)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
-						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Exact); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
-						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Regex); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
+			n += m.Architecture.copyInAt(src.Architecture, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if !m.Cpu.Equal(src.GetCpu()) {
-			m.Cpu = src.GetCpu().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.Cpu.Equal(src.Cpu) {
+			m.Cpu = src.Cpu.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Cpu, src.GetCpu(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ResourceFilter{}
-				m.Cpu = d1
+	} else if bw&(1<<3) != 0 {
+		if m.Cpu != nil || src.Cpu != nil {
+			if m.Cpu == nil {
+				m.Cpu = new(ResourceFilter)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
-						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Match); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("2.1") {
-				var s2 *ResourceMatchSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-					s2, sok2 = w.Match, true
-				}
-				var d2 *ResourceMatchSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Match); ok && w != nil {
-					if w.Match == nil {
-						w.Match = &ResourceMatchSelector{}
-					}
-					d2 = w.Match
-				} else if sok2 {
-					d2 = &ResourceMatchSelector{}
-					d1.Filter = &ResourceFilter_Match{Match: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.1.1") {
-						if d2.Value != s2.GetValue() {
-							d2.Value = s2.GetValue()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.2") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
-						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Range); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("2.2") {
-				var s2 *ResourceRangeSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-					s2, sok2 = w.Range, true
-				}
-				var d2 *ResourceRangeSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Range); ok && w != nil {
-					if w.Range == nil {
-						w.Range = &ResourceRangeSelector{}
-					}
-					d2 = w.Range
-				} else if sok2 {
-					d2 = &ResourceRangeSelector{}
-					d1.Filter = &ResourceFilter_Range{Range: d2}
-					n++
-				}
-				if d2 != nil {
-					var pb2 *struct {
-						f1 int64
-						f2 int64
-					}
-					if fm.IsSet("2.2.1") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Min
-						}
-						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							if sv2 == nil {
-								d2.Min = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f1 = *sv2
-								d2.Min = &pb2.f1
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.2.2") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Max
-						}
-						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							if sv2 == nil {
-								d2.Max = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f2 = *sv2
-								d2.Max = &pb2.f2
-							}
-							n++
-						}
-					}
-				}
-			}
+			n += m.Cpu.copyInAt(src.Cpu, fm, at+4)
 		}
 	}
-	if fm.Has("3") {
-		if !m.Memory.Equal(src.GetMemory()) {
-			m.Memory = src.GetMemory().Clone()
+	if cw&(1<<9) != 0 {
+		if !m.Memory.Equal(src.Memory) {
+			m.Memory = src.Memory.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Memory, src.GetMemory(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ResourceFilter{}
-				m.Memory = d1
+	} else if bw&(1<<9) != 0 {
+		if m.Memory != nil || src.Memory != nil {
+			if m.Memory == nil {
+				m.Memory = new(ResourceFilter)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
-						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Match); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("3.1") {
-				var s2 *ResourceMatchSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-					s2, sok2 = w.Match, true
-				}
-				var d2 *ResourceMatchSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Match); ok && w != nil {
-					if w.Match == nil {
-						w.Match = &ResourceMatchSelector{}
-					}
-					d2 = w.Match
-				} else if sok2 {
-					d2 = &ResourceMatchSelector{}
-					d1.Filter = &ResourceFilter_Match{Match: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("3.1.1") {
-						if d2.Value != s2.GetValue() {
-							d2.Value = s2.GetValue()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("3.2") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
-						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Range); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("3.2") {
-				var s2 *ResourceRangeSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-					s2, sok2 = w.Range, true
-				}
-				var d2 *ResourceRangeSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Range); ok && w != nil {
-					if w.Range == nil {
-						w.Range = &ResourceRangeSelector{}
-					}
-					d2 = w.Range
-				} else if sok2 {
-					d2 = &ResourceRangeSelector{}
-					d1.Filter = &ResourceFilter_Range{Range: d2}
-					n++
-				}
-				if d2 != nil {
-					var pb2 *struct {
-						f1 int64
-						f2 int64
-					}
-					if fm.IsSet("3.2.1") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Min
-						}
-						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							if sv2 == nil {
-								d2.Min = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f1 = *sv2
-								d2.Min = &pb2.f1
-							}
-							n++
-						}
-					}
-					if fm.IsSet("3.2.2") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Max
-						}
-						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							if sv2 == nil {
-								d2.Max = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f2 = *sv2
-								d2.Max = &pb2.f2
-							}
-							n++
-						}
-					}
-				}
-			}
+			n += m.Memory.copyInAt(src.Memory, fm, at+10)
 		}
 	}
-	if fm.Has("4") {
-		if !m.Storage.Equal(src.GetStorage()) {
-			m.Storage = src.GetStorage().Clone()
+	if cw&(1<<15) != 0 {
+		if !m.Storage.Equal(src.Storage) {
+			m.Storage = src.Storage.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Storage, src.GetStorage(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ResourceFilter{}
-				m.Storage = d1
+	} else if bw&(1<<15) != 0 {
+		if m.Storage != nil || src.Storage != nil {
+			if m.Storage == nil {
+				m.Storage = new(ResourceFilter)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Match); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Match); !ok || dw1 == nil || !dw1.Match.Equal(sw1.Match) {
-						d1.Filter = &ResourceFilter_Match{Match: sw1.Match.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Match); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("4.1") {
-				var s2 *ResourceMatchSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-					s2, sok2 = w.Match, true
-				}
-				var d2 *ResourceMatchSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Match); ok && w != nil {
-					if w.Match == nil {
-						w.Match = &ResourceMatchSelector{}
-					}
-					d2 = w.Match
-				} else if sok2 {
-					d2 = &ResourceMatchSelector{}
-					d1.Filter = &ResourceFilter_Match{Match: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("4.1.1") {
-						if d2.Value != s2.GetValue() {
-							d2.Value = s2.GetValue()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.2") {
-				if sw1, ok := s1.GetFilter().(*ResourceFilter_Range); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*ResourceFilter_Range); !ok || dw1 == nil || !dw1.Range.Equal(sw1.Range) {
-						d1.Filter = &ResourceFilter_Range{Range: sw1.Range.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*ResourceFilter_Range); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			} else if fm.HasChild("4.2") {
-				var s2 *ResourceRangeSelector
-				sok2 := false
-				if w, ok := s1.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-					s2, sok2 = w.Range, true
-				}
-				var d2 *ResourceRangeSelector
-				if w, ok := d1.Filter.(*ResourceFilter_Range); ok && w != nil {
-					if w.Range == nil {
-						w.Range = &ResourceRangeSelector{}
-					}
-					d2 = w.Range
-				} else if sok2 {
-					d2 = &ResourceRangeSelector{}
-					d1.Filter = &ResourceFilter_Range{Range: d2}
-					n++
-				}
-				if d2 != nil {
-					var pb2 *struct {
-						f1 int64
-						f2 int64
-					}
-					if fm.IsSet("4.2.1") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Min
-						}
-						if !fieldmap.EqualPtr(d2.Min, sv2) {
-							if sv2 == nil {
-								d2.Min = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f1 = *sv2
-								d2.Min = &pb2.f1
-							}
-							n++
-						}
-					}
-					if fm.IsSet("4.2.2") {
-						var sv2 *int64
-						if s2 != nil {
-							sv2 = s2.Max
-						}
-						if !fieldmap.EqualPtr(d2.Max, sv2) {
-							if sv2 == nil {
-								d2.Max = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 int64
-										f2 int64
-									})
-								}
-								pb2.f2 = *sv2
-								d2.Max = &pb2.f2
-							}
-							n++
-						}
-					}
-				}
-			}
+			n += m.Storage.copyInAt(src.Storage, fm, at+16)
 		}
 	}
-	if fm.Has("5") {
-		if !m.OsImage.Equal(src.GetOsImage()) {
-			m.OsImage = src.GetOsImage().Clone()
+	if cw&(1<<21) != 0 {
+		if !m.OsImage.Equal(src.OsImage) {
+			m.OsImage = src.OsImage.Clone()
 			n++
 		}
-	} else if fm.HasChild("5") {
-		if d1, s1 := m.OsImage, src.GetOsImage(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StringFilter{}
-				m.OsImage = d1
+	} else if bw&(1<<21) != 0 {
+		if m.OsImage != nil || src.OsImage != nil {
+			if m.OsImage == nil {
+				m.OsImage = new(StringFilter)
 				n++
 			}
-			if fm.IsSet("5.1") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
-						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Exact); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
-			if fm.IsSet("5.2") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
-						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Regex); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
+			n += m.OsImage.copyInAt(src.OsImage, fm, at+22)
 		}
 	}
-	if fm.Has("6") {
-		if !m.Hypervisor.Equal(src.GetHypervisor()) {
-			m.Hypervisor = src.GetHypervisor().Clone()
+	if cw&(1<<24) != 0 {
+		if !m.Hypervisor.Equal(src.Hypervisor) {
+			m.Hypervisor = src.Hypervisor.Clone()
 			n++
 		}
-	} else if fm.HasChild("6") {
-		if d1, s1 := m.Hypervisor, src.GetHypervisor(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StringFilter{}
-				m.Hypervisor = d1
+	} else if bw&(1<<24) != 0 {
+		if m.Hypervisor != nil || src.Hypervisor != nil {
+			if m.Hypervisor == nil {
+				m.Hypervisor = new(StringFilter)
 				n++
 			}
-			if fm.IsSet("6.1") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
-						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Exact); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
-			if fm.IsSet("6.2") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
-						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Regex); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
+			n += m.Hypervisor.copyInAt(src.Hypervisor, fm, at+25)
 		}
 	}
-	if fm.Has("7") {
-		if !m.Gpu.Equal(src.GetGpu()) {
-			m.Gpu = src.GetGpu().Clone()
+	if cw&(1<<27) != 0 {
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu = src.Gpu.Clone()
 			n++
 		}
-	} else if fm.HasChild("7") {
-		if d1, s1 := m.Gpu, src.GetGpu(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &GPUSelector{}
-				m.Gpu = d1
+	} else if bw&(1<<27) != 0 {
+		if m.Gpu != nil || src.Gpu != nil {
+			if m.Gpu == nil {
+				m.Gpu = new(GPUSelector)
 				n++
 			}
-			if fm.IsSet("7.1") {
-				if !d1.Model.Equal(s1.GetModel()) {
-					d1.Model = s1.GetModel().Clone()
-					n++
-				}
-			} else if fm.HasChild("7.1") {
-				if d2, s2 := d1.Model, s1.GetModel(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StringFilter{}
-						d1.Model = d2
-						n++
-					}
-					if fm.IsSet("7.1.1") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
-								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Exact); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-					if fm.IsSet("7.1.2") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
-								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Regex); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("7.2") {
-				if !d1.Cores.Equal(s1.GetCores()) {
-					d1.Cores = s1.GetCores().Clone()
-					n++
-				}
-			} else if fm.HasChild("7.2") {
-				if d2, s2 := d1.Cores, s1.GetCores(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ResourceFilter{}
-						d1.Cores = d2
-						n++
-					}
-					if fm.IsSet("7.2.1") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
-								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Match); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("7.2.1") {
-						var s3 *ResourceMatchSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-							s3, sok3 = w.Match, true
-						}
-						var d3 *ResourceMatchSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Match); ok && w != nil {
-							if w.Match == nil {
-								w.Match = &ResourceMatchSelector{}
-							}
-							d3 = w.Match
-						} else if sok3 {
-							d3 = &ResourceMatchSelector{}
-							d2.Filter = &ResourceFilter_Match{Match: d3}
-							n++
-						}
-						if d3 != nil {
-							if fm.IsSet("7.2.1.1") {
-								if d3.Value != s3.GetValue() {
-									d3.Value = s3.GetValue()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("7.2.2") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
-								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Range); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("7.2.2") {
-						var s3 *ResourceRangeSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-							s3, sok3 = w.Range, true
-						}
-						var d3 *ResourceRangeSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Range); ok && w != nil {
-							if w.Range == nil {
-								w.Range = &ResourceRangeSelector{}
-							}
-							d3 = w.Range
-						} else if sok3 {
-							d3 = &ResourceRangeSelector{}
-							d2.Filter = &ResourceFilter_Range{Range: d3}
-							n++
-						}
-						if d3 != nil {
-							var pb3 *struct {
-								f1 int64
-								f2 int64
-							}
-							if fm.IsSet("7.2.2.1") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Min
-								}
-								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									if sv3 == nil {
-										d3.Min = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f1 = *sv3
-										d3.Min = &pb3.f1
-									}
-									n++
-								}
-							}
-							if fm.IsSet("7.2.2.2") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Max
-								}
-								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									if sv3 == nil {
-										d3.Max = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f2 = *sv3
-										d3.Max = &pb3.f2
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
-			if fm.IsSet("7.3") {
-				if !d1.Memory.Equal(s1.GetMemory()) {
-					d1.Memory = s1.GetMemory().Clone()
-					n++
-				}
-			} else if fm.HasChild("7.3") {
-				if d2, s2 := d1.Memory, s1.GetMemory(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ResourceFilter{}
-						d1.Memory = d2
-						n++
-					}
-					if fm.IsSet("7.3.1") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
-								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Match); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("7.3.1") {
-						var s3 *ResourceMatchSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-							s3, sok3 = w.Match, true
-						}
-						var d3 *ResourceMatchSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Match); ok && w != nil {
-							if w.Match == nil {
-								w.Match = &ResourceMatchSelector{}
-							}
-							d3 = w.Match
-						} else if sok3 {
-							d3 = &ResourceMatchSelector{}
-							d2.Filter = &ResourceFilter_Match{Match: d3}
-							n++
-						}
-						if d3 != nil {
-							if fm.IsSet("7.3.1.1") {
-								if d3.Value != s3.GetValue() {
-									d3.Value = s3.GetValue()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("7.3.2") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
-								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Range); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("7.3.2") {
-						var s3 *ResourceRangeSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-							s3, sok3 = w.Range, true
-						}
-						var d3 *ResourceRangeSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Range); ok && w != nil {
-							if w.Range == nil {
-								w.Range = &ResourceRangeSelector{}
-							}
-							d3 = w.Range
-						} else if sok3 {
-							d3 = &ResourceRangeSelector{}
-							d2.Filter = &ResourceFilter_Range{Range: d3}
-							n++
-						}
-						if d3 != nil {
-							var pb3 *struct {
-								f1 int64
-								f2 int64
-							}
-							if fm.IsSet("7.3.2.1") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Min
-								}
-								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									if sv3 == nil {
-										d3.Min = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f1 = *sv3
-										d3.Min = &pb3.f1
-									}
-									n++
-								}
-							}
-							if fm.IsSet("7.3.2.2") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Max
-								}
-								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									if sv3 == nil {
-										d3.Max = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f2 = *sv3
-										d3.Max = &pb3.f2
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
+			n += m.Gpu.copyInAt(src.Gpu, fm, at+28)
 		}
 	}
 	return n
@@ -3913,202 +1901,81 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: SensorSelector does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// SensorSelector or bound to no schema: a map of another message panics.
 func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_SensorSelector_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// SensorSelector being number at of fm's schema.
+func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(SensorSelector)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.SensorType.Equal(src.GetSensorType()) {
-			m.SensorType = src.GetSensorType().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.SensorType.Equal(src.SensorType) {
+			m.SensorType = src.SensorType.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.SensorType, src.GetSensorType(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StringFilter{}
-				m.SensorType = d1
+	} else if bw&(1<<0) != 0 {
+		if m.SensorType != nil || src.SensorType != nil {
+			if m.SensorType == nil {
+				m.SensorType = new(StringFilter)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
-						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Exact); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
-						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Regex); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
+			n += m.SensorType.copyInAt(src.SensorType, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if !m.SamplingRateHz.Equal(src.GetSamplingRateHz()) {
-			m.SamplingRateHz = src.GetSamplingRateHz().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.SamplingRateHz.Equal(src.SamplingRateHz) {
+			m.SamplingRateHz = src.SamplingRateHz.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.SamplingRateHz, src.GetSamplingRateHz(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &FloatRangeSelector{}
-				m.SamplingRateHz = d1
+	} else if bw&(1<<3) != 0 {
+		if m.SamplingRateHz != nil || src.SamplingRateHz != nil {
+			if m.SamplingRateHz == nil {
+				m.SamplingRateHz = new(FloatRangeSelector)
 				n++
 			}
-			var pb1 *struct {
-				f1 float64
-				f2 float64
-			}
-			if fm.IsSet("2.1") {
-				var sv1 *float64
-				if s1 != nil {
-					sv1 = s1.Min
-				}
-				if !fieldmap.SamePtrFloat64(d1.Min, sv1) {
-					if sv1 == nil {
-						d1.Min = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 float64
-								f2 float64
-							})
-						}
-						pb1.f1 = *sv1
-						d1.Min = &pb1.f1
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				var sv1 *float64
-				if s1 != nil {
-					sv1 = s1.Max
-				}
-				if !fieldmap.SamePtrFloat64(d1.Max, sv1) {
-					if sv1 == nil {
-						d1.Max = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 float64
-								f2 float64
-							})
-						}
-						pb1.f2 = *sv1
-						d1.Max = &pb1.f2
-					}
-					n++
-				}
-			}
+			n += m.SamplingRateHz.copyInAt(src.SamplingRateHz, fm, at+4)
 		}
 	}
-	if fm.Has("3") {
-		if !m.Accuracy.Equal(src.GetAccuracy()) {
-			m.Accuracy = src.GetAccuracy().Clone()
+	if cw&(1<<6) != 0 {
+		if !m.Accuracy.Equal(src.Accuracy) {
+			m.Accuracy = src.Accuracy.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Accuracy, src.GetAccuracy(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &FloatRangeSelector{}
-				m.Accuracy = d1
+	} else if bw&(1<<6) != 0 {
+		if m.Accuracy != nil || src.Accuracy != nil {
+			if m.Accuracy == nil {
+				m.Accuracy = new(FloatRangeSelector)
 				n++
 			}
-			var pb1 *struct {
-				f1 float64
-				f2 float64
-			}
-			if fm.IsSet("3.1") {
-				var sv1 *float64
-				if s1 != nil {
-					sv1 = s1.Min
-				}
-				if !fieldmap.SamePtrFloat64(d1.Min, sv1) {
-					if sv1 == nil {
-						d1.Min = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 float64
-								f2 float64
-							})
-						}
-						pb1.f1 = *sv1
-						d1.Min = &pb1.f1
-					}
-					n++
-				}
-			}
-			if fm.IsSet("3.2") {
-				var sv1 *float64
-				if s1 != nil {
-					sv1 = s1.Max
-				}
-				if !fieldmap.SamePtrFloat64(d1.Max, sv1) {
-					if sv1 == nil {
-						d1.Max = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 float64
-								f2 float64
-							})
-						}
-						pb1.f2 = *sv1
-						d1.Max = &pb1.f2
-					}
-					n++
-				}
-			}
+			n += m.Accuracy.copyInAt(src.Accuracy, fm, at+7)
 		}
 	}
-	if fm.Has("4") {
-		if !m.Unit.Equal(src.GetUnit()) {
-			m.Unit = src.GetUnit().Clone()
+	if cw&(1<<9) != 0 {
+		if !m.Unit.Equal(src.Unit) {
+			m.Unit = src.Unit.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Unit, src.GetUnit(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &StringFilter{}
-				m.Unit = d1
+	} else if bw&(1<<9) != 0 {
+		if m.Unit != nil || src.Unit != nil {
+			if m.Unit == nil {
+				m.Unit = new(StringFilter)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Exact); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Exact); !ok || dw1 == nil || dw1.Exact != sw1.Exact {
-						d1.Filter = &StringFilter_Exact{Exact: sw1.Exact}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Exact); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
-			if fm.IsSet("4.2") {
-				if sw1, ok := s1.GetFilter().(*StringFilter_Regex); ok && sw1 != nil {
-					if dw1, ok := d1.Filter.(*StringFilter_Regex); !ok || dw1 == nil || dw1.Regex != sw1.Regex {
-						d1.Filter = &StringFilter_Regex{Regex: sw1.Regex}
-						n++
-					}
-				} else if dw1, ok := d1.Filter.(*StringFilter_Regex); ok && dw1 != nil {
-					d1.Filter = nil
-					n++
-				}
-			}
+			n += m.Unit.copyInAt(src.Unit, fm, at+10)
 		}
 	}
 	return n
@@ -4123,2040 +1990,150 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Selector does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Selector or bound to no schema: a map of another message panics.
 func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Selector_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.FlavorType != src.GetFlavorType() {
-			m.FlavorType = src.GetFlavorType()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Selector being number at of fm's schema.
+func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if src == nil {
+		src = new(Selector)
 	}
-	if fm.Has("2") {
-		if sw0, ok := src.GetFilter().(*Selector_K8Slice); ok && sw0 != nil {
-			if dw0, ok := m.Filter.(*Selector_K8Slice); !ok || dw0 == nil || !dw0.K8Slice.Equal(sw0.K8Slice) {
-				m.Filter = &Selector_K8Slice{K8Slice: sw0.K8Slice.Clone()}
+	n := 0
+	if cw&(1<<0) != 0 && m.FlavorType != src.FlavorType {
+		m.FlavorType = src.FlavorType
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if s1, ok := src.Filter.(*Selector_K8Slice); ok && s1 != nil {
+			if d1, ok := m.Filter.(*Selector_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
+				m.Filter = &Selector_K8Slice{K8Slice: s1.K8Slice.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Filter.(*Selector_K8Slice); ok && dw0 != nil {
+		} else if d1, ok := m.Filter.(*Selector_K8Slice); ok && d1 != nil {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasChild("2") {
+	} else if bw&(1<<1) != 0 {
 		var s1 *K8SliceSelector
-		sok1 := false
-		if w, ok := src.GetFilter().(*Selector_K8Slice); ok && w != nil {
-			s1, sok1 = w.K8Slice, true
+		sok := false
+		if w, ok := src.Filter.(*Selector_K8Slice); ok && w != nil {
+			s1, sok = w.K8Slice, true
 		}
 		var d1 *K8SliceSelector
 		if w, ok := m.Filter.(*Selector_K8Slice); ok && w != nil {
 			if w.K8Slice == nil {
-				w.K8Slice = &K8SliceSelector{}
+				w.K8Slice = new(K8SliceSelector)
 			}
 			d1 = w.K8Slice
-		} else if sok1 {
-			d1 = &K8SliceSelector{}
+		} else if sok {
+			d1 = new(K8SliceSelector)
 			m.Filter = &Selector_K8Slice{K8Slice: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("2.1") {
-				if !d1.Architecture.Equal(s1.GetArchitecture()) {
-					d1.Architecture = s1.GetArchitecture().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.1") {
-				if d2, s2 := d1.Architecture, s1.GetArchitecture(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StringFilter{}
-						d1.Architecture = d2
-						n++
-					}
-					if fm.IsSet("2.1.1") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
-								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Exact); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-					if fm.IsSet("2.1.2") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
-								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Regex); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.2") {
-				if !d1.Cpu.Equal(s1.GetCpu()) {
-					d1.Cpu = s1.GetCpu().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.2") {
-				if d2, s2 := d1.Cpu, s1.GetCpu(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ResourceFilter{}
-						d1.Cpu = d2
-						n++
-					}
-					if fm.IsSet("2.2.1") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
-								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Match); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("2.2.1") {
-						var s3 *ResourceMatchSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-							s3, sok3 = w.Match, true
-						}
-						var d3 *ResourceMatchSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Match); ok && w != nil {
-							if w.Match == nil {
-								w.Match = &ResourceMatchSelector{}
-							}
-							d3 = w.Match
-						} else if sok3 {
-							d3 = &ResourceMatchSelector{}
-							d2.Filter = &ResourceFilter_Match{Match: d3}
-							n++
-						}
-						if d3 != nil {
-							if fm.IsSet("2.2.1.1") {
-								if d3.Value != s3.GetValue() {
-									d3.Value = s3.GetValue()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.2.2") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
-								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Range); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("2.2.2") {
-						var s3 *ResourceRangeSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-							s3, sok3 = w.Range, true
-						}
-						var d3 *ResourceRangeSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Range); ok && w != nil {
-							if w.Range == nil {
-								w.Range = &ResourceRangeSelector{}
-							}
-							d3 = w.Range
-						} else if sok3 {
-							d3 = &ResourceRangeSelector{}
-							d2.Filter = &ResourceFilter_Range{Range: d3}
-							n++
-						}
-						if d3 != nil {
-							var pb3 *struct {
-								f1 int64
-								f2 int64
-							}
-							if fm.IsSet("2.2.2.1") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Min
-								}
-								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									if sv3 == nil {
-										d3.Min = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f1 = *sv3
-										d3.Min = &pb3.f1
-									}
-									n++
-								}
-							}
-							if fm.IsSet("2.2.2.2") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Max
-								}
-								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									if sv3 == nil {
-										d3.Max = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f2 = *sv3
-										d3.Max = &pb3.f2
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.3") {
-				if !d1.Memory.Equal(s1.GetMemory()) {
-					d1.Memory = s1.GetMemory().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.3") {
-				if d2, s2 := d1.Memory, s1.GetMemory(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ResourceFilter{}
-						d1.Memory = d2
-						n++
-					}
-					if fm.IsSet("2.3.1") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
-								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Match); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("2.3.1") {
-						var s3 *ResourceMatchSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-							s3, sok3 = w.Match, true
-						}
-						var d3 *ResourceMatchSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Match); ok && w != nil {
-							if w.Match == nil {
-								w.Match = &ResourceMatchSelector{}
-							}
-							d3 = w.Match
-						} else if sok3 {
-							d3 = &ResourceMatchSelector{}
-							d2.Filter = &ResourceFilter_Match{Match: d3}
-							n++
-						}
-						if d3 != nil {
-							if fm.IsSet("2.3.1.1") {
-								if d3.Value != s3.GetValue() {
-									d3.Value = s3.GetValue()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.3.2") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
-								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Range); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("2.3.2") {
-						var s3 *ResourceRangeSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-							s3, sok3 = w.Range, true
-						}
-						var d3 *ResourceRangeSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Range); ok && w != nil {
-							if w.Range == nil {
-								w.Range = &ResourceRangeSelector{}
-							}
-							d3 = w.Range
-						} else if sok3 {
-							d3 = &ResourceRangeSelector{}
-							d2.Filter = &ResourceFilter_Range{Range: d3}
-							n++
-						}
-						if d3 != nil {
-							var pb3 *struct {
-								f1 int64
-								f2 int64
-							}
-							if fm.IsSet("2.3.2.1") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Min
-								}
-								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									if sv3 == nil {
-										d3.Min = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f1 = *sv3
-										d3.Min = &pb3.f1
-									}
-									n++
-								}
-							}
-							if fm.IsSet("2.3.2.2") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Max
-								}
-								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									if sv3 == nil {
-										d3.Max = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f2 = *sv3
-										d3.Max = &pb3.f2
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.4") {
-				if !d1.Pods.Equal(s1.GetPods()) {
-					d1.Pods = s1.GetPods().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.4") {
-				if d2, s2 := d1.Pods, s1.GetPods(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ResourceFilter{}
-						d1.Pods = d2
-						n++
-					}
-					if fm.IsSet("2.4.1") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
-								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Match); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("2.4.1") {
-						var s3 *ResourceMatchSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-							s3, sok3 = w.Match, true
-						}
-						var d3 *ResourceMatchSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Match); ok && w != nil {
-							if w.Match == nil {
-								w.Match = &ResourceMatchSelector{}
-							}
-							d3 = w.Match
-						} else if sok3 {
-							d3 = &ResourceMatchSelector{}
-							d2.Filter = &ResourceFilter_Match{Match: d3}
-							n++
-						}
-						if d3 != nil {
-							if fm.IsSet("2.4.1.1") {
-								if d3.Value != s3.GetValue() {
-									d3.Value = s3.GetValue()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.4.2") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
-								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Range); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("2.4.2") {
-						var s3 *ResourceRangeSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-							s3, sok3 = w.Range, true
-						}
-						var d3 *ResourceRangeSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Range); ok && w != nil {
-							if w.Range == nil {
-								w.Range = &ResourceRangeSelector{}
-							}
-							d3 = w.Range
-						} else if sok3 {
-							d3 = &ResourceRangeSelector{}
-							d2.Filter = &ResourceFilter_Range{Range: d3}
-							n++
-						}
-						if d3 != nil {
-							var pb3 *struct {
-								f1 int64
-								f2 int64
-							}
-							if fm.IsSet("2.4.2.1") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Min
-								}
-								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									if sv3 == nil {
-										d3.Min = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f1 = *sv3
-										d3.Min = &pb3.f1
-									}
-									n++
-								}
-							}
-							if fm.IsSet("2.4.2.2") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Max
-								}
-								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									if sv3 == nil {
-										d3.Max = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f2 = *sv3
-										d3.Max = &pb3.f2
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.5") {
-				if !d1.Storage.Equal(s1.GetStorage()) {
-					d1.Storage = s1.GetStorage().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.5") {
-				if d2, s2 := d1.Storage, s1.GetStorage(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ResourceFilter{}
-						d1.Storage = d2
-						n++
-					}
-					if fm.IsSet("2.5.1") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
-								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Match); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("2.5.1") {
-						var s3 *ResourceMatchSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-							s3, sok3 = w.Match, true
-						}
-						var d3 *ResourceMatchSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Match); ok && w != nil {
-							if w.Match == nil {
-								w.Match = &ResourceMatchSelector{}
-							}
-							d3 = w.Match
-						} else if sok3 {
-							d3 = &ResourceMatchSelector{}
-							d2.Filter = &ResourceFilter_Match{Match: d3}
-							n++
-						}
-						if d3 != nil {
-							if fm.IsSet("2.5.1.1") {
-								if d3.Value != s3.GetValue() {
-									d3.Value = s3.GetValue()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.5.2") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
-								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Range); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("2.5.2") {
-						var s3 *ResourceRangeSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-							s3, sok3 = w.Range, true
-						}
-						var d3 *ResourceRangeSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Range); ok && w != nil {
-							if w.Range == nil {
-								w.Range = &ResourceRangeSelector{}
-							}
-							d3 = w.Range
-						} else if sok3 {
-							d3 = &ResourceRangeSelector{}
-							d2.Filter = &ResourceFilter_Range{Range: d3}
-							n++
-						}
-						if d3 != nil {
-							var pb3 *struct {
-								f1 int64
-								f2 int64
-							}
-							if fm.IsSet("2.5.2.1") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Min
-								}
-								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									if sv3 == nil {
-										d3.Min = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f1 = *sv3
-										d3.Min = &pb3.f1
-									}
-									n++
-								}
-							}
-							if fm.IsSet("2.5.2.2") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Max
-								}
-								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									if sv3 == nil {
-										d3.Max = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f2 = *sv3
-										d3.Max = &pb3.f2
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.6") {
-				if !d1.Gpu.Equal(s1.GetGpu()) {
-					d1.Gpu = s1.GetGpu().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.6") {
-				if d2, s2 := d1.Gpu, s1.GetGpu(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &GPUSelector{}
-						d1.Gpu = d2
-						n++
-					}
-					if fm.IsSet("2.6.1") {
-						if !d2.Model.Equal(s2.GetModel()) {
-							d2.Model = s2.GetModel().Clone()
-							n++
-						}
-					} else if fm.HasChild("2.6.1") {
-						if d3, s3 := d2.Model, s2.GetModel(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &StringFilter{}
-								d2.Model = d3
-								n++
-							}
-							if fm.IsSet("2.6.1.1") {
-								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
-									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
-										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
-										n++
-									}
-								} else if dw3, ok := d3.Filter.(*StringFilter_Exact); ok && dw3 != nil {
-									d3.Filter = nil
-									n++
-								}
-							}
-							if fm.IsSet("2.6.1.2") {
-								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
-									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
-										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
-										n++
-									}
-								} else if dw3, ok := d3.Filter.(*StringFilter_Regex); ok && dw3 != nil {
-									d3.Filter = nil
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.6.2") {
-						if !d2.Cores.Equal(s2.GetCores()) {
-							d2.Cores = s2.GetCores().Clone()
-							n++
-						}
-					} else if fm.HasChild("2.6.2") {
-						if d3, s3 := d2.Cores, s2.GetCores(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &ResourceFilter{}
-								d2.Cores = d3
-								n++
-							}
-							if fm.IsSet("2.6.2.1") {
-								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
-									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
-										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
-										n++
-									}
-								} else if dw3, ok := d3.Filter.(*ResourceFilter_Match); ok && dw3 != nil {
-									d3.Filter = nil
-									n++
-								}
-							} else if fm.HasChild("2.6.2.1") {
-								var s4 *ResourceMatchSelector
-								sok4 := false
-								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-									s4, sok4 = w.Match, true
-								}
-								var d4 *ResourceMatchSelector
-								if w, ok := d3.Filter.(*ResourceFilter_Match); ok && w != nil {
-									if w.Match == nil {
-										w.Match = &ResourceMatchSelector{}
-									}
-									d4 = w.Match
-								} else if sok4 {
-									d4 = &ResourceMatchSelector{}
-									d3.Filter = &ResourceFilter_Match{Match: d4}
-									n++
-								}
-								if d4 != nil {
-									if fm.IsSet("2.6.2.1.1") {
-										if d4.Value != s4.GetValue() {
-											d4.Value = s4.GetValue()
-											n++
-										}
-									}
-								}
-							}
-							if fm.IsSet("2.6.2.2") {
-								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
-									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
-										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
-										n++
-									}
-								} else if dw3, ok := d3.Filter.(*ResourceFilter_Range); ok && dw3 != nil {
-									d3.Filter = nil
-									n++
-								}
-							} else if fm.HasChild("2.6.2.2") {
-								var s4 *ResourceRangeSelector
-								sok4 := false
-								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-									s4, sok4 = w.Range, true
-								}
-								var d4 *ResourceRangeSelector
-								if w, ok := d3.Filter.(*ResourceFilter_Range); ok && w != nil {
-									if w.Range == nil {
-										w.Range = &ResourceRangeSelector{}
-									}
-									d4 = w.Range
-								} else if sok4 {
-									d4 = &ResourceRangeSelector{}
-									d3.Filter = &ResourceFilter_Range{Range: d4}
-									n++
-								}
-								if d4 != nil {
-									var pb4 *struct {
-										f1 int64
-										f2 int64
-									}
-									if fm.IsSet("2.6.2.2.1") {
-										var sv4 *int64
-										if s4 != nil {
-											sv4 = s4.Min
-										}
-										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											if sv4 == nil {
-												d4.Min = nil
-											} else {
-												if pb4 == nil {
-													pb4 = new(struct {
-														f1 int64
-														f2 int64
-													})
-												}
-												pb4.f1 = *sv4
-												d4.Min = &pb4.f1
-											}
-											n++
-										}
-									}
-									if fm.IsSet("2.6.2.2.2") {
-										var sv4 *int64
-										if s4 != nil {
-											sv4 = s4.Max
-										}
-										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											if sv4 == nil {
-												d4.Max = nil
-											} else {
-												if pb4 == nil {
-													pb4 = new(struct {
-														f1 int64
-														f2 int64
-													})
-												}
-												pb4.f2 = *sv4
-												d4.Max = &pb4.f2
-											}
-											n++
-										}
-									}
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.6.3") {
-						if !d2.Memory.Equal(s2.GetMemory()) {
-							d2.Memory = s2.GetMemory().Clone()
-							n++
-						}
-					} else if fm.HasChild("2.6.3") {
-						if d3, s3 := d2.Memory, s2.GetMemory(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &ResourceFilter{}
-								d2.Memory = d3
-								n++
-							}
-							if fm.IsSet("2.6.3.1") {
-								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
-									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
-										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
-										n++
-									}
-								} else if dw3, ok := d3.Filter.(*ResourceFilter_Match); ok && dw3 != nil {
-									d3.Filter = nil
-									n++
-								}
-							} else if fm.HasChild("2.6.3.1") {
-								var s4 *ResourceMatchSelector
-								sok4 := false
-								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-									s4, sok4 = w.Match, true
-								}
-								var d4 *ResourceMatchSelector
-								if w, ok := d3.Filter.(*ResourceFilter_Match); ok && w != nil {
-									if w.Match == nil {
-										w.Match = &ResourceMatchSelector{}
-									}
-									d4 = w.Match
-								} else if sok4 {
-									d4 = &ResourceMatchSelector{}
-									d3.Filter = &ResourceFilter_Match{Match: d4}
-									n++
-								}
-								if d4 != nil {
-									if fm.IsSet("2.6.3.1.1") {
-										if d4.Value != s4.GetValue() {
-											d4.Value = s4.GetValue()
-											n++
-										}
-									}
-								}
-							}
-							if fm.IsSet("2.6.3.2") {
-								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
-									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
-										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
-										n++
-									}
-								} else if dw3, ok := d3.Filter.(*ResourceFilter_Range); ok && dw3 != nil {
-									d3.Filter = nil
-									n++
-								}
-							} else if fm.HasChild("2.6.3.2") {
-								var s4 *ResourceRangeSelector
-								sok4 := false
-								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-									s4, sok4 = w.Range, true
-								}
-								var d4 *ResourceRangeSelector
-								if w, ok := d3.Filter.(*ResourceFilter_Range); ok && w != nil {
-									if w.Range == nil {
-										w.Range = &ResourceRangeSelector{}
-									}
-									d4 = w.Range
-								} else if sok4 {
-									d4 = &ResourceRangeSelector{}
-									d3.Filter = &ResourceFilter_Range{Range: d4}
-									n++
-								}
-								if d4 != nil {
-									var pb4 *struct {
-										f1 int64
-										f2 int64
-									}
-									if fm.IsSet("2.6.3.2.1") {
-										var sv4 *int64
-										if s4 != nil {
-											sv4 = s4.Min
-										}
-										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											if sv4 == nil {
-												d4.Min = nil
-											} else {
-												if pb4 == nil {
-													pb4 = new(struct {
-														f1 int64
-														f2 int64
-													})
-												}
-												pb4.f1 = *sv4
-												d4.Min = &pb4.f1
-											}
-											n++
-										}
-									}
-									if fm.IsSet("2.6.3.2.2") {
-										var sv4 *int64
-										if s4 != nil {
-											sv4 = s4.Max
-										}
-										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											if sv4 == nil {
-												d4.Max = nil
-											} else {
-												if pb4 == nil {
-													pb4 = new(struct {
-														f1 int64
-														f2 int64
-													})
-												}
-												pb4.f2 = *sv4
-												d4.Max = &pb4.f2
-											}
-											n++
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+2)
 		}
 	}
-	if fm.Has("3") {
-		if sw0, ok := src.GetFilter().(*Selector_Service); ok && sw0 != nil {
-			if dw0, ok := m.Filter.(*Selector_Service); !ok || dw0 == nil || !dw0.Service.Equal(sw0.Service) {
-				m.Filter = &Selector_Service{Service: sw0.Service.Clone()}
+	if cw&(1<<45) != 0 {
+		if s1, ok := src.Filter.(*Selector_Service); ok && s1 != nil {
+			if d1, ok := m.Filter.(*Selector_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
+				m.Filter = &Selector_Service{Service: s1.Service.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Filter.(*Selector_Service); ok && dw0 != nil {
+		} else if d1, ok := m.Filter.(*Selector_Service); ok && d1 != nil {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasChild("3") {
+	} else if bw&(1<<45) != 0 {
 		var s1 *ServiceSelector
-		sok1 := false
-		if w, ok := src.GetFilter().(*Selector_Service); ok && w != nil {
-			s1, sok1 = w.Service, true
+		sok := false
+		if w, ok := src.Filter.(*Selector_Service); ok && w != nil {
+			s1, sok = w.Service, true
 		}
 		var d1 *ServiceSelector
 		if w, ok := m.Filter.(*Selector_Service); ok && w != nil {
 			if w.Service == nil {
-				w.Service = &ServiceSelector{}
+				w.Service = new(ServiceSelector)
 			}
 			d1 = w.Service
-		} else if sok1 {
-			d1 = &ServiceSelector{}
+		} else if sok {
+			d1 = new(ServiceSelector)
 			m.Filter = &Selector_Service{Service: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("3.1") {
-				if !d1.Category.Equal(s1.GetCategory()) {
-					d1.Category = s1.GetCategory().Clone()
-					n++
-				}
-			} else if fm.HasChild("3.1") {
-				if d2, s2 := d1.Category, s1.GetCategory(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StringFilter{}
-						d1.Category = d2
-						n++
-					}
-					if fm.IsSet("3.1.1") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
-								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Exact); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-					if fm.IsSet("3.1.2") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
-								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Regex); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("3.2") {
-				if sv1 := s1.GetTags(); !slices.Equal(d1.Tags, sv1) {
-					if len(sv1) == 0 {
-						d1.Tags = nil
-					} else {
-						d1.Tags = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("3.3") {
-				if !d1.Name.Equal(s1.GetName()) {
-					d1.Name = s1.GetName().Clone()
-					n++
-				}
-			} else if fm.HasChild("3.3") {
-				if d2, s2 := d1.Name, s1.GetName(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StringFilter{}
-						d1.Name = d2
-						n++
-					}
-					if fm.IsSet("3.3.1") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
-								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Exact); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-					if fm.IsSet("3.3.2") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
-								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Regex); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+46)
 		}
 	}
-	if fm.Has("4") {
-		if sw0, ok := src.GetFilter().(*Selector_Vm); ok && sw0 != nil {
-			if dw0, ok := m.Filter.(*Selector_Vm); !ok || dw0 == nil || !dw0.Vm.Equal(sw0.Vm) {
-				m.Filter = &Selector_Vm{Vm: sw0.Vm.Clone()}
+	if cw&(1<<53) != 0 {
+		if s1, ok := src.Filter.(*Selector_Vm); ok && s1 != nil {
+			if d1, ok := m.Filter.(*Selector_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
+				m.Filter = &Selector_Vm{Vm: s1.Vm.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Filter.(*Selector_Vm); ok && dw0 != nil {
+		} else if d1, ok := m.Filter.(*Selector_Vm); ok && d1 != nil {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasChild("4") {
+	} else if bw&(1<<53) != 0 {
 		var s1 *VMSelector
-		sok1 := false
-		if w, ok := src.GetFilter().(*Selector_Vm); ok && w != nil {
-			s1, sok1 = w.Vm, true
+		sok := false
+		if w, ok := src.Filter.(*Selector_Vm); ok && w != nil {
+			s1, sok = w.Vm, true
 		}
 		var d1 *VMSelector
 		if w, ok := m.Filter.(*Selector_Vm); ok && w != nil {
 			if w.Vm == nil {
-				w.Vm = &VMSelector{}
+				w.Vm = new(VMSelector)
 			}
 			d1 = w.Vm
-		} else if sok1 {
-			d1 = &VMSelector{}
+		} else if sok {
+			d1 = new(VMSelector)
 			m.Filter = &Selector_Vm{Vm: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("4.1") {
-				if !d1.Architecture.Equal(s1.GetArchitecture()) {
-					d1.Architecture = s1.GetArchitecture().Clone()
-					n++
-				}
-			} else if fm.HasChild("4.1") {
-				if d2, s2 := d1.Architecture, s1.GetArchitecture(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StringFilter{}
-						d1.Architecture = d2
-						n++
-					}
-					if fm.IsSet("4.1.1") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
-								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Exact); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-					if fm.IsSet("4.1.2") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
-								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Regex); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.2") {
-				if !d1.Cpu.Equal(s1.GetCpu()) {
-					d1.Cpu = s1.GetCpu().Clone()
-					n++
-				}
-			} else if fm.HasChild("4.2") {
-				if d2, s2 := d1.Cpu, s1.GetCpu(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ResourceFilter{}
-						d1.Cpu = d2
-						n++
-					}
-					if fm.IsSet("4.2.1") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
-								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Match); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("4.2.1") {
-						var s3 *ResourceMatchSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-							s3, sok3 = w.Match, true
-						}
-						var d3 *ResourceMatchSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Match); ok && w != nil {
-							if w.Match == nil {
-								w.Match = &ResourceMatchSelector{}
-							}
-							d3 = w.Match
-						} else if sok3 {
-							d3 = &ResourceMatchSelector{}
-							d2.Filter = &ResourceFilter_Match{Match: d3}
-							n++
-						}
-						if d3 != nil {
-							if fm.IsSet("4.2.1.1") {
-								if d3.Value != s3.GetValue() {
-									d3.Value = s3.GetValue()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("4.2.2") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
-								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Range); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("4.2.2") {
-						var s3 *ResourceRangeSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-							s3, sok3 = w.Range, true
-						}
-						var d3 *ResourceRangeSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Range); ok && w != nil {
-							if w.Range == nil {
-								w.Range = &ResourceRangeSelector{}
-							}
-							d3 = w.Range
-						} else if sok3 {
-							d3 = &ResourceRangeSelector{}
-							d2.Filter = &ResourceFilter_Range{Range: d3}
-							n++
-						}
-						if d3 != nil {
-							var pb3 *struct {
-								f1 int64
-								f2 int64
-							}
-							if fm.IsSet("4.2.2.1") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Min
-								}
-								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									if sv3 == nil {
-										d3.Min = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f1 = *sv3
-										d3.Min = &pb3.f1
-									}
-									n++
-								}
-							}
-							if fm.IsSet("4.2.2.2") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Max
-								}
-								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									if sv3 == nil {
-										d3.Max = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f2 = *sv3
-										d3.Max = &pb3.f2
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.3") {
-				if !d1.Memory.Equal(s1.GetMemory()) {
-					d1.Memory = s1.GetMemory().Clone()
-					n++
-				}
-			} else if fm.HasChild("4.3") {
-				if d2, s2 := d1.Memory, s1.GetMemory(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ResourceFilter{}
-						d1.Memory = d2
-						n++
-					}
-					if fm.IsSet("4.3.1") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
-								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Match); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("4.3.1") {
-						var s3 *ResourceMatchSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-							s3, sok3 = w.Match, true
-						}
-						var d3 *ResourceMatchSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Match); ok && w != nil {
-							if w.Match == nil {
-								w.Match = &ResourceMatchSelector{}
-							}
-							d3 = w.Match
-						} else if sok3 {
-							d3 = &ResourceMatchSelector{}
-							d2.Filter = &ResourceFilter_Match{Match: d3}
-							n++
-						}
-						if d3 != nil {
-							if fm.IsSet("4.3.1.1") {
-								if d3.Value != s3.GetValue() {
-									d3.Value = s3.GetValue()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("4.3.2") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
-								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Range); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("4.3.2") {
-						var s3 *ResourceRangeSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-							s3, sok3 = w.Range, true
-						}
-						var d3 *ResourceRangeSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Range); ok && w != nil {
-							if w.Range == nil {
-								w.Range = &ResourceRangeSelector{}
-							}
-							d3 = w.Range
-						} else if sok3 {
-							d3 = &ResourceRangeSelector{}
-							d2.Filter = &ResourceFilter_Range{Range: d3}
-							n++
-						}
-						if d3 != nil {
-							var pb3 *struct {
-								f1 int64
-								f2 int64
-							}
-							if fm.IsSet("4.3.2.1") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Min
-								}
-								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									if sv3 == nil {
-										d3.Min = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f1 = *sv3
-										d3.Min = &pb3.f1
-									}
-									n++
-								}
-							}
-							if fm.IsSet("4.3.2.2") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Max
-								}
-								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									if sv3 == nil {
-										d3.Max = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f2 = *sv3
-										d3.Max = &pb3.f2
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.4") {
-				if !d1.Storage.Equal(s1.GetStorage()) {
-					d1.Storage = s1.GetStorage().Clone()
-					n++
-				}
-			} else if fm.HasChild("4.4") {
-				if d2, s2 := d1.Storage, s1.GetStorage(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &ResourceFilter{}
-						d1.Storage = d2
-						n++
-					}
-					if fm.IsSet("4.4.1") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Match); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Match); !ok || dw2 == nil || !dw2.Match.Equal(sw2.Match) {
-								d2.Filter = &ResourceFilter_Match{Match: sw2.Match.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Match); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("4.4.1") {
-						var s3 *ResourceMatchSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-							s3, sok3 = w.Match, true
-						}
-						var d3 *ResourceMatchSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Match); ok && w != nil {
-							if w.Match == nil {
-								w.Match = &ResourceMatchSelector{}
-							}
-							d3 = w.Match
-						} else if sok3 {
-							d3 = &ResourceMatchSelector{}
-							d2.Filter = &ResourceFilter_Match{Match: d3}
-							n++
-						}
-						if d3 != nil {
-							if fm.IsSet("4.4.1.1") {
-								if d3.Value != s3.GetValue() {
-									d3.Value = s3.GetValue()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("4.4.2") {
-						if sw2, ok := s2.GetFilter().(*ResourceFilter_Range); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*ResourceFilter_Range); !ok || dw2 == nil || !dw2.Range.Equal(sw2.Range) {
-								d2.Filter = &ResourceFilter_Range{Range: sw2.Range.Clone()}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*ResourceFilter_Range); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					} else if fm.HasChild("4.4.2") {
-						var s3 *ResourceRangeSelector
-						sok3 := false
-						if w, ok := s2.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-							s3, sok3 = w.Range, true
-						}
-						var d3 *ResourceRangeSelector
-						if w, ok := d2.Filter.(*ResourceFilter_Range); ok && w != nil {
-							if w.Range == nil {
-								w.Range = &ResourceRangeSelector{}
-							}
-							d3 = w.Range
-						} else if sok3 {
-							d3 = &ResourceRangeSelector{}
-							d2.Filter = &ResourceFilter_Range{Range: d3}
-							n++
-						}
-						if d3 != nil {
-							var pb3 *struct {
-								f1 int64
-								f2 int64
-							}
-							if fm.IsSet("4.4.2.1") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Min
-								}
-								if !fieldmap.EqualPtr(d3.Min, sv3) {
-									if sv3 == nil {
-										d3.Min = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f1 = *sv3
-										d3.Min = &pb3.f1
-									}
-									n++
-								}
-							}
-							if fm.IsSet("4.4.2.2") {
-								var sv3 *int64
-								if s3 != nil {
-									sv3 = s3.Max
-								}
-								if !fieldmap.EqualPtr(d3.Max, sv3) {
-									if sv3 == nil {
-										d3.Max = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f1 int64
-												f2 int64
-											})
-										}
-										pb3.f2 = *sv3
-										d3.Max = &pb3.f2
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.5") {
-				if !d1.OsImage.Equal(s1.GetOsImage()) {
-					d1.OsImage = s1.GetOsImage().Clone()
-					n++
-				}
-			} else if fm.HasChild("4.5") {
-				if d2, s2 := d1.OsImage, s1.GetOsImage(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StringFilter{}
-						d1.OsImage = d2
-						n++
-					}
-					if fm.IsSet("4.5.1") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
-								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Exact); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-					if fm.IsSet("4.5.2") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
-								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Regex); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.6") {
-				if !d1.Hypervisor.Equal(s1.GetHypervisor()) {
-					d1.Hypervisor = s1.GetHypervisor().Clone()
-					n++
-				}
-			} else if fm.HasChild("4.6") {
-				if d2, s2 := d1.Hypervisor, s1.GetHypervisor(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StringFilter{}
-						d1.Hypervisor = d2
-						n++
-					}
-					if fm.IsSet("4.6.1") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
-								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Exact); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-					if fm.IsSet("4.6.2") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
-								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Regex); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.7") {
-				if !d1.Gpu.Equal(s1.GetGpu()) {
-					d1.Gpu = s1.GetGpu().Clone()
-					n++
-				}
-			} else if fm.HasChild("4.7") {
-				if d2, s2 := d1.Gpu, s1.GetGpu(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &GPUSelector{}
-						d1.Gpu = d2
-						n++
-					}
-					if fm.IsSet("4.7.1") {
-						if !d2.Model.Equal(s2.GetModel()) {
-							d2.Model = s2.GetModel().Clone()
-							n++
-						}
-					} else if fm.HasChild("4.7.1") {
-						if d3, s3 := d2.Model, s2.GetModel(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &StringFilter{}
-								d2.Model = d3
-								n++
-							}
-							if fm.IsSet("4.7.1.1") {
-								if sw3, ok := s3.GetFilter().(*StringFilter_Exact); ok && sw3 != nil {
-									if dw3, ok := d3.Filter.(*StringFilter_Exact); !ok || dw3 == nil || dw3.Exact != sw3.Exact {
-										d3.Filter = &StringFilter_Exact{Exact: sw3.Exact}
-										n++
-									}
-								} else if dw3, ok := d3.Filter.(*StringFilter_Exact); ok && dw3 != nil {
-									d3.Filter = nil
-									n++
-								}
-							}
-							if fm.IsSet("4.7.1.2") {
-								if sw3, ok := s3.GetFilter().(*StringFilter_Regex); ok && sw3 != nil {
-									if dw3, ok := d3.Filter.(*StringFilter_Regex); !ok || dw3 == nil || dw3.Regex != sw3.Regex {
-										d3.Filter = &StringFilter_Regex{Regex: sw3.Regex}
-										n++
-									}
-								} else if dw3, ok := d3.Filter.(*StringFilter_Regex); ok && dw3 != nil {
-									d3.Filter = nil
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("4.7.2") {
-						if !d2.Cores.Equal(s2.GetCores()) {
-							d2.Cores = s2.GetCores().Clone()
-							n++
-						}
-					} else if fm.HasChild("4.7.2") {
-						if d3, s3 := d2.Cores, s2.GetCores(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &ResourceFilter{}
-								d2.Cores = d3
-								n++
-							}
-							if fm.IsSet("4.7.2.1") {
-								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
-									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
-										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
-										n++
-									}
-								} else if dw3, ok := d3.Filter.(*ResourceFilter_Match); ok && dw3 != nil {
-									d3.Filter = nil
-									n++
-								}
-							} else if fm.HasChild("4.7.2.1") {
-								var s4 *ResourceMatchSelector
-								sok4 := false
-								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-									s4, sok4 = w.Match, true
-								}
-								var d4 *ResourceMatchSelector
-								if w, ok := d3.Filter.(*ResourceFilter_Match); ok && w != nil {
-									if w.Match == nil {
-										w.Match = &ResourceMatchSelector{}
-									}
-									d4 = w.Match
-								} else if sok4 {
-									d4 = &ResourceMatchSelector{}
-									d3.Filter = &ResourceFilter_Match{Match: d4}
-									n++
-								}
-								if d4 != nil {
-									if fm.IsSet("4.7.2.1.1") {
-										if d4.Value != s4.GetValue() {
-											d4.Value = s4.GetValue()
-											n++
-										}
-									}
-								}
-							}
-							if fm.IsSet("4.7.2.2") {
-								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
-									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
-										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
-										n++
-									}
-								} else if dw3, ok := d3.Filter.(*ResourceFilter_Range); ok && dw3 != nil {
-									d3.Filter = nil
-									n++
-								}
-							} else if fm.HasChild("4.7.2.2") {
-								var s4 *ResourceRangeSelector
-								sok4 := false
-								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-									s4, sok4 = w.Range, true
-								}
-								var d4 *ResourceRangeSelector
-								if w, ok := d3.Filter.(*ResourceFilter_Range); ok && w != nil {
-									if w.Range == nil {
-										w.Range = &ResourceRangeSelector{}
-									}
-									d4 = w.Range
-								} else if sok4 {
-									d4 = &ResourceRangeSelector{}
-									d3.Filter = &ResourceFilter_Range{Range: d4}
-									n++
-								}
-								if d4 != nil {
-									var pb4 *struct {
-										f1 int64
-										f2 int64
-									}
-									if fm.IsSet("4.7.2.2.1") {
-										var sv4 *int64
-										if s4 != nil {
-											sv4 = s4.Min
-										}
-										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											if sv4 == nil {
-												d4.Min = nil
-											} else {
-												if pb4 == nil {
-													pb4 = new(struct {
-														f1 int64
-														f2 int64
-													})
-												}
-												pb4.f1 = *sv4
-												d4.Min = &pb4.f1
-											}
-											n++
-										}
-									}
-									if fm.IsSet("4.7.2.2.2") {
-										var sv4 *int64
-										if s4 != nil {
-											sv4 = s4.Max
-										}
-										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											if sv4 == nil {
-												d4.Max = nil
-											} else {
-												if pb4 == nil {
-													pb4 = new(struct {
-														f1 int64
-														f2 int64
-													})
-												}
-												pb4.f2 = *sv4
-												d4.Max = &pb4.f2
-											}
-											n++
-										}
-									}
-								}
-							}
-						}
-					}
-					if fm.IsSet("4.7.3") {
-						if !d2.Memory.Equal(s2.GetMemory()) {
-							d2.Memory = s2.GetMemory().Clone()
-							n++
-						}
-					} else if fm.HasChild("4.7.3") {
-						if d3, s3 := d2.Memory, s2.GetMemory(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &ResourceFilter{}
-								d2.Memory = d3
-								n++
-							}
-							if fm.IsSet("4.7.3.1") {
-								if sw3, ok := s3.GetFilter().(*ResourceFilter_Match); ok && sw3 != nil {
-									if dw3, ok := d3.Filter.(*ResourceFilter_Match); !ok || dw3 == nil || !dw3.Match.Equal(sw3.Match) {
-										d3.Filter = &ResourceFilter_Match{Match: sw3.Match.Clone()}
-										n++
-									}
-								} else if dw3, ok := d3.Filter.(*ResourceFilter_Match); ok && dw3 != nil {
-									d3.Filter = nil
-									n++
-								}
-							} else if fm.HasChild("4.7.3.1") {
-								var s4 *ResourceMatchSelector
-								sok4 := false
-								if w, ok := s3.GetFilter().(*ResourceFilter_Match); ok && w != nil {
-									s4, sok4 = w.Match, true
-								}
-								var d4 *ResourceMatchSelector
-								if w, ok := d3.Filter.(*ResourceFilter_Match); ok && w != nil {
-									if w.Match == nil {
-										w.Match = &ResourceMatchSelector{}
-									}
-									d4 = w.Match
-								} else if sok4 {
-									d4 = &ResourceMatchSelector{}
-									d3.Filter = &ResourceFilter_Match{Match: d4}
-									n++
-								}
-								if d4 != nil {
-									if fm.IsSet("4.7.3.1.1") {
-										if d4.Value != s4.GetValue() {
-											d4.Value = s4.GetValue()
-											n++
-										}
-									}
-								}
-							}
-							if fm.IsSet("4.7.3.2") {
-								if sw3, ok := s3.GetFilter().(*ResourceFilter_Range); ok && sw3 != nil {
-									if dw3, ok := d3.Filter.(*ResourceFilter_Range); !ok || dw3 == nil || !dw3.Range.Equal(sw3.Range) {
-										d3.Filter = &ResourceFilter_Range{Range: sw3.Range.Clone()}
-										n++
-									}
-								} else if dw3, ok := d3.Filter.(*ResourceFilter_Range); ok && dw3 != nil {
-									d3.Filter = nil
-									n++
-								}
-							} else if fm.HasChild("4.7.3.2") {
-								var s4 *ResourceRangeSelector
-								sok4 := false
-								if w, ok := s3.GetFilter().(*ResourceFilter_Range); ok && w != nil {
-									s4, sok4 = w.Range, true
-								}
-								var d4 *ResourceRangeSelector
-								if w, ok := d3.Filter.(*ResourceFilter_Range); ok && w != nil {
-									if w.Range == nil {
-										w.Range = &ResourceRangeSelector{}
-									}
-									d4 = w.Range
-								} else if sok4 {
-									d4 = &ResourceRangeSelector{}
-									d3.Filter = &ResourceFilter_Range{Range: d4}
-									n++
-								}
-								if d4 != nil {
-									var pb4 *struct {
-										f1 int64
-										f2 int64
-									}
-									if fm.IsSet("4.7.3.2.1") {
-										var sv4 *int64
-										if s4 != nil {
-											sv4 = s4.Min
-										}
-										if !fieldmap.EqualPtr(d4.Min, sv4) {
-											if sv4 == nil {
-												d4.Min = nil
-											} else {
-												if pb4 == nil {
-													pb4 = new(struct {
-														f1 int64
-														f2 int64
-													})
-												}
-												pb4.f1 = *sv4
-												d4.Min = &pb4.f1
-											}
-											n++
-										}
-									}
-									if fm.IsSet("4.7.3.2.2") {
-										var sv4 *int64
-										if s4 != nil {
-											sv4 = s4.Max
-										}
-										if !fieldmap.EqualPtr(d4.Max, sv4) {
-											if sv4 == nil {
-												d4.Max = nil
-											} else {
-												if pb4 == nil {
-													pb4 = new(struct {
-														f1 int64
-														f2 int64
-													})
-												}
-												pb4.f2 = *sv4
-												d4.Max = &pb4.f2
-											}
-											n++
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+54)
 		}
 	}
-	if fm.Has("5") {
-		if sw0, ok := src.GetFilter().(*Selector_Sensor); ok && sw0 != nil {
-			if dw0, ok := m.Filter.(*Selector_Sensor); !ok || dw0 == nil || !dw0.Sensor.Equal(sw0.Sensor) {
-				m.Filter = &Selector_Sensor{Sensor: sw0.Sensor.Clone()}
+	if fm.HasAt(at + 97) {
+		if s1, ok := src.Filter.(*Selector_Sensor); ok && s1 != nil {
+			if d1, ok := m.Filter.(*Selector_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
+				m.Filter = &Selector_Sensor{Sensor: s1.Sensor.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Filter.(*Selector_Sensor); ok && dw0 != nil {
+		} else if d1, ok := m.Filter.(*Selector_Sensor); ok && d1 != nil {
 			m.Filter = nil
 			n++
 		}
-	} else if fm.HasChild("5") {
+	} else if fm.HasChildAt(at + 97) {
 		var s1 *SensorSelector
-		sok1 := false
-		if w, ok := src.GetFilter().(*Selector_Sensor); ok && w != nil {
-			s1, sok1 = w.Sensor, true
+		sok := false
+		if w, ok := src.Filter.(*Selector_Sensor); ok && w != nil {
+			s1, sok = w.Sensor, true
 		}
 		var d1 *SensorSelector
 		if w, ok := m.Filter.(*Selector_Sensor); ok && w != nil {
 			if w.Sensor == nil {
-				w.Sensor = &SensorSelector{}
+				w.Sensor = new(SensorSelector)
 			}
 			d1 = w.Sensor
-		} else if sok1 {
-			d1 = &SensorSelector{}
+		} else if sok {
+			d1 = new(SensorSelector)
 			m.Filter = &Selector_Sensor{Sensor: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("5.1") {
-				if !d1.SensorType.Equal(s1.GetSensorType()) {
-					d1.SensorType = s1.GetSensorType().Clone()
-					n++
-				}
-			} else if fm.HasChild("5.1") {
-				if d2, s2 := d1.SensorType, s1.GetSensorType(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StringFilter{}
-						d1.SensorType = d2
-						n++
-					}
-					if fm.IsSet("5.1.1") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
-								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Exact); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-					if fm.IsSet("5.1.2") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
-								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Regex); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("5.2") {
-				if !d1.SamplingRateHz.Equal(s1.GetSamplingRateHz()) {
-					d1.SamplingRateHz = s1.GetSamplingRateHz().Clone()
-					n++
-				}
-			} else if fm.HasChild("5.2") {
-				if d2, s2 := d1.SamplingRateHz, s1.GetSamplingRateHz(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &FloatRangeSelector{}
-						d1.SamplingRateHz = d2
-						n++
-					}
-					var pb2 *struct {
-						f1 float64
-						f2 float64
-					}
-					if fm.IsSet("5.2.1") {
-						var sv2 *float64
-						if s2 != nil {
-							sv2 = s2.Min
-						}
-						if !fieldmap.SamePtrFloat64(d2.Min, sv2) {
-							if sv2 == nil {
-								d2.Min = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 float64
-										f2 float64
-									})
-								}
-								pb2.f1 = *sv2
-								d2.Min = &pb2.f1
-							}
-							n++
-						}
-					}
-					if fm.IsSet("5.2.2") {
-						var sv2 *float64
-						if s2 != nil {
-							sv2 = s2.Max
-						}
-						if !fieldmap.SamePtrFloat64(d2.Max, sv2) {
-							if sv2 == nil {
-								d2.Max = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 float64
-										f2 float64
-									})
-								}
-								pb2.f2 = *sv2
-								d2.Max = &pb2.f2
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("5.3") {
-				if !d1.Accuracy.Equal(s1.GetAccuracy()) {
-					d1.Accuracy = s1.GetAccuracy().Clone()
-					n++
-				}
-			} else if fm.HasChild("5.3") {
-				if d2, s2 := d1.Accuracy, s1.GetAccuracy(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &FloatRangeSelector{}
-						d1.Accuracy = d2
-						n++
-					}
-					var pb2 *struct {
-						f1 float64
-						f2 float64
-					}
-					if fm.IsSet("5.3.1") {
-						var sv2 *float64
-						if s2 != nil {
-							sv2 = s2.Min
-						}
-						if !fieldmap.SamePtrFloat64(d2.Min, sv2) {
-							if sv2 == nil {
-								d2.Min = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 float64
-										f2 float64
-									})
-								}
-								pb2.f1 = *sv2
-								d2.Min = &pb2.f1
-							}
-							n++
-						}
-					}
-					if fm.IsSet("5.3.2") {
-						var sv2 *float64
-						if s2 != nil {
-							sv2 = s2.Max
-						}
-						if !fieldmap.SamePtrFloat64(d2.Max, sv2) {
-							if sv2 == nil {
-								d2.Max = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f1 float64
-										f2 float64
-									})
-								}
-								pb2.f2 = *sv2
-								d2.Max = &pb2.f2
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("5.4") {
-				if !d1.Unit.Equal(s1.GetUnit()) {
-					d1.Unit = s1.GetUnit().Clone()
-					n++
-				}
-			} else if fm.HasChild("5.4") {
-				if d2, s2 := d1.Unit, s1.GetUnit(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &StringFilter{}
-						d1.Unit = d2
-						n++
-					}
-					if fm.IsSet("5.4.1") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Exact); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Exact); !ok || dw2 == nil || dw2.Exact != sw2.Exact {
-								d2.Filter = &StringFilter_Exact{Exact: sw2.Exact}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Exact); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-					if fm.IsSet("5.4.2") {
-						if sw2, ok := s2.GetFilter().(*StringFilter_Regex); ok && sw2 != nil {
-							if dw2, ok := d2.Filter.(*StringFilter_Regex); !ok || dw2 == nil || dw2.Regex != sw2.Regex {
-								d2.Filter = &StringFilter_Regex{Regex: sw2.Regex}
-								n++
-							}
-						} else if dw2, ok := d2.Filter.(*StringFilter_Regex); ok && dw2 != nil {
-							d2.Filter = nil
-							n++
-						}
-					}
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+98)
 		}
 	}
 	return n
@@ -6169,10 +2146,26 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *ResourceMatchSelector) DiffFields(o *ResourceMatchSelector) *fieldmap.FieldMap {
 	fm := _ResourceMatchSelector_fieldSchema.NewFieldMap()
-	if m.GetValue() != o.GetValue() {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ResourceMatchSelector being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ResourceMatchSelector) diffAt(o *ResourceMatchSelector, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ResourceMatchSelector)
+	}
+	if o == nil {
+		o = new(ResourceMatchSelector)
+	}
+	c := false
+	if m.Value != o.Value {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -6182,33 +2175,30 @@ func (m *ResourceMatchSelector) DiffFields(o *ResourceMatchSelector) *fieldmap.F
 // compared.
 func (m *ResourceRangeSelector) DiffFields(o *ResourceRangeSelector) *fieldmap.FieldMap {
 	fm := _ResourceRangeSelector_fieldSchema.NewFieldMap()
-	{
-		var av0 *int64
-		if m != nil {
-			av0 = m.Min
-		}
-		var bv0 *int64
-		if o != nil {
-			bv0 = o.Min
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	{
-		var av0 *int64
-		if m != nil {
-			av0 = m.Max
-		}
-		var bv0 *int64
-		if o != nil {
-			bv0 = o.Max
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ResourceRangeSelector being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ResourceRangeSelector) diffAt(o *ResourceRangeSelector, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ResourceRangeSelector)
+	}
+	if o == nil {
+		o = new(ResourceRangeSelector)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Min, o.Min) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Max, o.Max) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -6218,65 +2208,40 @@ func (m *ResourceRangeSelector) DiffFields(o *ResourceRangeSelector) *fieldmap.F
 // compared.
 func (m *ResourceFilter) DiffFields(o *ResourceFilter) *fieldmap.FieldMap {
 	fm := _ResourceFilter_fieldSchema.NewFieldMap()
-	{
-		aw1, aok1 := m.GetFilter().(*ResourceFilter_Match)
-		bw1, bok1 := o.GetFilter().(*ResourceFilter_Match)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("1")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Match, bw1.Match, false
-			if a1.GetValue() != b1.GetValue() {
-				fm.Set("1.1")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("1")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetFilter().(*ResourceFilter_Range)
-		bw1, bok1 := o.GetFilter().(*ResourceFilter_Range)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("2")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Range, bw1.Range, false
-			{
-				var av1 *int64
-				if a1 != nil {
-					av1 = a1.Min
-				}
-				var bv1 *int64
-				if b1 != nil {
-					bv1 = b1.Min
-				}
-				if !fieldmap.EqualPtr(av1, bv1) {
-					fm.Set("2.1")
-					c1 = true
-				}
-			}
-			{
-				var av1 *int64
-				if a1 != nil {
-					av1 = a1.Max
-				}
-				var bv1 *int64
-				if b1 != nil {
-					bv1 = b1.Max
-				}
-				if !fieldmap.EqualPtr(av1, bv1) {
-					fm.Set("2.2")
-					c1 = true
-				}
-			}
-			if c1 {
-				fm.Set("2")
-			}
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ResourceFilter being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ResourceFilter) diffAt(o *ResourceFilter, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ResourceFilter)
+	}
+	if o == nil {
+		o = new(ResourceFilter)
+	}
+	c := false
+	{
+		x, xok := m.Filter.(*ResourceFilter_Match)
+		y, yok := o.Filter.(*ResourceFilter_Match)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Match.diffAt(y.Match, fm, at+1) {
+			fm.SetAt(at)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Filter.(*ResourceFilter_Range)
+		y, yok := o.Filter.(*ResourceFilter_Range)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Range.diffAt(y.Range, fm, at+3) {
+			fm.SetAt(at + 2)
+			c = true
+		}
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -6286,33 +2251,30 @@ func (m *ResourceFilter) DiffFields(o *ResourceFilter) *fieldmap.FieldMap {
 // compared.
 func (m *FloatRangeSelector) DiffFields(o *FloatRangeSelector) *fieldmap.FieldMap {
 	fm := _FloatRangeSelector_fieldSchema.NewFieldMap()
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.Min
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.Min
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.Max
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.Max
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// FloatRangeSelector being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *FloatRangeSelector) diffAt(o *FloatRangeSelector, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(FloatRangeSelector)
+	}
+	if o == nil {
+		o = new(FloatRangeSelector)
+	}
+	c := false
+	if !fieldmap.EqualPtrFloat64(m.Min, o.Min) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat64(m.Max, o.Max) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -6322,23 +2284,40 @@ func (m *FloatRangeSelector) DiffFields(o *FloatRangeSelector) *fieldmap.FieldMa
 // compared.
 func (m *StringFilter) DiffFields(o *StringFilter) *fieldmap.FieldMap {
 	fm := _StringFilter_fieldSchema.NewFieldMap()
-	{
-		aw0, aok0 := m.GetFilter().(*StringFilter_Exact)
-		bw0, bok0 := o.GetFilter().(*StringFilter_Exact)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.Exact != bw0.Exact {
-			fm.Set("1")
-		}
-	}
-	{
-		aw0, aok0 := m.GetFilter().(*StringFilter_Regex)
-		bw0, bok0 := o.GetFilter().(*StringFilter_Regex)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.Regex != bw0.Regex {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// StringFilter being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *StringFilter) diffAt(o *StringFilter, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(StringFilter)
+	}
+	if o == nil {
+		o = new(StringFilter)
+	}
+	c := false
+	{
+		x, xok := m.Filter.(*StringFilter_Exact)
+		y, yok := o.Filter.(*StringFilter_Exact)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Exact != y.Exact {
+			fm.SetAt(at)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Filter.(*StringFilter_Regex)
+		y, yok := o.Filter.(*StringFilter_Regex)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Regex != y.Regex {
+			fm.SetAt(at + 1)
+			c = true
+		}
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -6348,173 +2327,34 @@ func (m *StringFilter) DiffFields(o *StringFilter) *fieldmap.FieldMap {
 // compared.
 func (m *GPUSelector) DiffFields(o *GPUSelector) *fieldmap.FieldMap {
 	fm := _GPUSelector_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetModel(), o.GetModel(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Exact)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Exact)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Exact != bw1.Exact {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Regex)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Regex)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Regex != bw1.Regex {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetCores(), o.GetCores(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Match)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Match)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("2.1")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Match, bw2.Match, false
-				if a2.GetValue() != b2.GetValue() {
-					fm.Set("2.1.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("2.1")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Range)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Range)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("2.2")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Range, bw2.Range, false
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Min
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Min
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("2.2.1")
-						c2 = true
-					}
-				}
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Max
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Max
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("2.2.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("2.2")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if a1, b1 := m.GetMemory(), o.GetMemory(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Match)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Match)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("3.1")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Match, bw2.Match, false
-				if a2.GetValue() != b2.GetValue() {
-					fm.Set("3.1.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("3.1")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Range)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Range)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("3.2")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Range, bw2.Range, false
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Min
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Min
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("3.2.1")
-						c2 = true
-					}
-				}
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Max
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Max
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("3.2.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("3.2")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// GPUSelector being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *GPUSelector) diffAt(o *GPUSelector, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(GPUSelector)
+	}
+	if o == nil {
+		o = new(GPUSelector)
+	}
+	c := false
+	if (m.Model == nil) != (o.Model == nil) || m.Model != nil && m.Model.diffAt(o.Model, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Cores == nil) != (o.Cores == nil) || m.Cores != nil && m.Cores.diffAt(o.Cores, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if (m.Memory == nil) != (o.Memory == nil) || m.Memory != nil && m.Memory.diffAt(o.Memory, fm, at+10) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -6524,493 +2364,46 @@ func (m *GPUSelector) DiffFields(o *GPUSelector) *fieldmap.FieldMap {
 // compared.
 func (m *K8SliceSelector) DiffFields(o *K8SliceSelector) *fieldmap.FieldMap {
 	fm := _K8SliceSelector_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetArchitecture(), o.GetArchitecture(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Exact)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Exact)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Exact != bw1.Exact {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Regex)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Regex)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Regex != bw1.Regex {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetCpu(), o.GetCpu(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Match)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Match)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("2.1")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Match, bw2.Match, false
-				if a2.GetValue() != b2.GetValue() {
-					fm.Set("2.1.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("2.1")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Range)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Range)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("2.2")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Range, bw2.Range, false
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Min
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Min
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("2.2.1")
-						c2 = true
-					}
-				}
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Max
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Max
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("2.2.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("2.2")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if a1, b1 := m.GetMemory(), o.GetMemory(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Match)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Match)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("3.1")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Match, bw2.Match, false
-				if a2.GetValue() != b2.GetValue() {
-					fm.Set("3.1.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("3.1")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Range)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Range)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("3.2")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Range, bw2.Range, false
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Min
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Min
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("3.2.1")
-						c2 = true
-					}
-				}
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Max
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Max
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("3.2.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("3.2")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
-	if a1, b1 := m.GetPods(), o.GetPods(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Match)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Match)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("4.1")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Match, bw2.Match, false
-				if a2.GetValue() != b2.GetValue() {
-					fm.Set("4.1.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("4.1")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Range)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Range)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("4.2")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Range, bw2.Range, false
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Min
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Min
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("4.2.1")
-						c2 = true
-					}
-				}
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Max
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Max
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("4.2.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("4.2")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
-	if a1, b1 := m.GetStorage(), o.GetStorage(); (a1 == nil) != (b1 == nil) {
-		fm.Set("5")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Match)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Match)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("5.1")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Match, bw2.Match, false
-				if a2.GetValue() != b2.GetValue() {
-					fm.Set("5.1.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("5.1")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Range)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Range)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("5.2")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Range, bw2.Range, false
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Min
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Min
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("5.2.1")
-						c2 = true
-					}
-				}
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Max
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Max
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("5.2.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("5.2")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("5")
-		}
-	}
-	if a1, b1 := m.GetGpu(), o.GetGpu(); (a1 == nil) != (b1 == nil) {
-		fm.Set("6")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetModel(), b1.GetModel(); (a2 == nil) != (b2 == nil) {
-			fm.Set("6.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			{
-				aw2, aok2 := a2.GetFilter().(*StringFilter_Exact)
-				bw2, bok2 := b2.GetFilter().(*StringFilter_Exact)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 || aok2 && aw2.Exact != bw2.Exact {
-					fm.Set("6.1.1")
-					c2 = true
-				}
-			}
-			{
-				aw2, aok2 := a2.GetFilter().(*StringFilter_Regex)
-				bw2, bok2 := b2.GetFilter().(*StringFilter_Regex)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 || aok2 && aw2.Regex != bw2.Regex {
-					fm.Set("6.1.2")
-					c2 = true
-				}
-			}
-			if c2 {
-				fm.Set("6.1")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetCores(), b1.GetCores(); (a2 == nil) != (b2 == nil) {
-			fm.Set("6.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			{
-				aw3, aok3 := a2.GetFilter().(*ResourceFilter_Match)
-				bw3, bok3 := b2.GetFilter().(*ResourceFilter_Match)
-				aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-				if aok3 != bok3 {
-					fm.Set("6.2.1")
-					c2 = true
-				} else if aok3 {
-					a3, b3, c3 := aw3.Match, bw3.Match, false
-					if a3.GetValue() != b3.GetValue() {
-						fm.Set("6.2.1.1")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("6.2.1")
-						c2 = true
-					}
-				}
-			}
-			{
-				aw3, aok3 := a2.GetFilter().(*ResourceFilter_Range)
-				bw3, bok3 := b2.GetFilter().(*ResourceFilter_Range)
-				aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-				if aok3 != bok3 {
-					fm.Set("6.2.2")
-					c2 = true
-				} else if aok3 {
-					a3, b3, c3 := aw3.Range, bw3.Range, false
-					{
-						var av3 *int64
-						if a3 != nil {
-							av3 = a3.Min
-						}
-						var bv3 *int64
-						if b3 != nil {
-							bv3 = b3.Min
-						}
-						if !fieldmap.EqualPtr(av3, bv3) {
-							fm.Set("6.2.2.1")
-							c3 = true
-						}
-					}
-					{
-						var av3 *int64
-						if a3 != nil {
-							av3 = a3.Max
-						}
-						var bv3 *int64
-						if b3 != nil {
-							bv3 = b3.Max
-						}
-						if !fieldmap.EqualPtr(av3, bv3) {
-							fm.Set("6.2.2.2")
-							c3 = true
-						}
-					}
-					if c3 {
-						fm.Set("6.2.2")
-						c2 = true
-					}
-				}
-			}
-			if c2 {
-				fm.Set("6.2")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetMemory(), b1.GetMemory(); (a2 == nil) != (b2 == nil) {
-			fm.Set("6.3")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			{
-				aw3, aok3 := a2.GetFilter().(*ResourceFilter_Match)
-				bw3, bok3 := b2.GetFilter().(*ResourceFilter_Match)
-				aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-				if aok3 != bok3 {
-					fm.Set("6.3.1")
-					c2 = true
-				} else if aok3 {
-					a3, b3, c3 := aw3.Match, bw3.Match, false
-					if a3.GetValue() != b3.GetValue() {
-						fm.Set("6.3.1.1")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("6.3.1")
-						c2 = true
-					}
-				}
-			}
-			{
-				aw3, aok3 := a2.GetFilter().(*ResourceFilter_Range)
-				bw3, bok3 := b2.GetFilter().(*ResourceFilter_Range)
-				aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-				if aok3 != bok3 {
-					fm.Set("6.3.2")
-					c2 = true
-				} else if aok3 {
-					a3, b3, c3 := aw3.Range, bw3.Range, false
-					{
-						var av3 *int64
-						if a3 != nil {
-							av3 = a3.Min
-						}
-						var bv3 *int64
-						if b3 != nil {
-							bv3 = b3.Min
-						}
-						if !fieldmap.EqualPtr(av3, bv3) {
-							fm.Set("6.3.2.1")
-							c3 = true
-						}
-					}
-					{
-						var av3 *int64
-						if a3 != nil {
-							av3 = a3.Max
-						}
-						var bv3 *int64
-						if b3 != nil {
-							bv3 = b3.Max
-						}
-						if !fieldmap.EqualPtr(av3, bv3) {
-							fm.Set("6.3.2.2")
-							c3 = true
-						}
-					}
-					if c3 {
-						fm.Set("6.3.2")
-						c2 = true
-					}
-				}
-			}
-			if c2 {
-				fm.Set("6.3")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("6")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// K8SliceSelector being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *K8SliceSelector) diffAt(o *K8SliceSelector, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(K8SliceSelector)
+	}
+	if o == nil {
+		o = new(K8SliceSelector)
+	}
+	c := false
+	if (m.Architecture == nil) != (o.Architecture == nil) || m.Architecture != nil && m.Architecture.diffAt(o.Architecture, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Cpu == nil) != (o.Cpu == nil) || m.Cpu != nil && m.Cpu.diffAt(o.Cpu, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if (m.Memory == nil) != (o.Memory == nil) || m.Memory != nil && m.Memory.diffAt(o.Memory, fm, at+10) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if (m.Pods == nil) != (o.Pods == nil) || m.Pods != nil && m.Pods.diffAt(o.Pods, fm, at+16) {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	if (m.Storage == nil) != (o.Storage == nil) || m.Storage != nil && m.Storage.diffAt(o.Storage, fm, at+22) {
+		fm.SetAt(at + 21)
+		c = true
+	}
+	if (m.Gpu == nil) != (o.Gpu == nil) || m.Gpu != nil && m.Gpu.diffAt(o.Gpu, fm, at+28) {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -7020,62 +2413,34 @@ func (m *K8SliceSelector) DiffFields(o *K8SliceSelector) *fieldmap.FieldMap {
 // compared.
 func (m *ServiceSelector) DiffFields(o *ServiceSelector) *fieldmap.FieldMap {
 	fm := _ServiceSelector_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetCategory(), o.GetCategory(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Exact)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Exact)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Exact != bw1.Exact {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Regex)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Regex)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Regex != bw1.Regex {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !slices.Equal(m.GetTags(), o.GetTags()) {
-		fm.Set("2")
-	}
-	if a1, b1 := m.GetName(), o.GetName(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Exact)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Exact)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Exact != bw1.Exact {
-				fm.Set("3.1")
-				c1 = true
-			}
-		}
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Regex)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Regex)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Regex != bw1.Regex {
-				fm.Set("3.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ServiceSelector being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ServiceSelector) diffAt(o *ServiceSelector, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ServiceSelector)
+	}
+	if o == nil {
+		o = new(ServiceSelector)
+	}
+	c := false
+	if (m.Category == nil) != (o.Category == nil) || m.Category != nil && m.Category.diffAt(o.Category, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Tags, o.Tags) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if (m.Name == nil) != (o.Name == nil) || m.Name != nil && m.Name.diffAt(o.Name, fm, at+5) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -7085,475 +2450,50 @@ func (m *ServiceSelector) DiffFields(o *ServiceSelector) *fieldmap.FieldMap {
 // compared.
 func (m *VMSelector) DiffFields(o *VMSelector) *fieldmap.FieldMap {
 	fm := _VMSelector_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetArchitecture(), o.GetArchitecture(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Exact)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Exact)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Exact != bw1.Exact {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Regex)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Regex)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Regex != bw1.Regex {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetCpu(), o.GetCpu(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Match)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Match)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("2.1")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Match, bw2.Match, false
-				if a2.GetValue() != b2.GetValue() {
-					fm.Set("2.1.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("2.1")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Range)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Range)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("2.2")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Range, bw2.Range, false
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Min
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Min
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("2.2.1")
-						c2 = true
-					}
-				}
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Max
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Max
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("2.2.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("2.2")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if a1, b1 := m.GetMemory(), o.GetMemory(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Match)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Match)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("3.1")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Match, bw2.Match, false
-				if a2.GetValue() != b2.GetValue() {
-					fm.Set("3.1.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("3.1")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Range)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Range)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("3.2")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Range, bw2.Range, false
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Min
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Min
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("3.2.1")
-						c2 = true
-					}
-				}
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Max
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Max
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("3.2.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("3.2")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
-	if a1, b1 := m.GetStorage(), o.GetStorage(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Match)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Match)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("4.1")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Match, bw2.Match, false
-				if a2.GetValue() != b2.GetValue() {
-					fm.Set("4.1.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("4.1")
-					c1 = true
-				}
-			}
-		}
-		{
-			aw2, aok2 := a1.GetFilter().(*ResourceFilter_Range)
-			bw2, bok2 := b1.GetFilter().(*ResourceFilter_Range)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("4.2")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Range, bw2.Range, false
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Min
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Min
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("4.2.1")
-						c2 = true
-					}
-				}
-				{
-					var av2 *int64
-					if a2 != nil {
-						av2 = a2.Max
-					}
-					var bv2 *int64
-					if b2 != nil {
-						bv2 = b2.Max
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("4.2.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("4.2")
-					c1 = true
-				}
-			}
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
-	if a1, b1 := m.GetOsImage(), o.GetOsImage(); (a1 == nil) != (b1 == nil) {
-		fm.Set("5")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Exact)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Exact)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Exact != bw1.Exact {
-				fm.Set("5.1")
-				c1 = true
-			}
-		}
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Regex)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Regex)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Regex != bw1.Regex {
-				fm.Set("5.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("5")
-		}
-	}
-	if a1, b1 := m.GetHypervisor(), o.GetHypervisor(); (a1 == nil) != (b1 == nil) {
-		fm.Set("6")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Exact)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Exact)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Exact != bw1.Exact {
-				fm.Set("6.1")
-				c1 = true
-			}
-		}
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Regex)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Regex)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Regex != bw1.Regex {
-				fm.Set("6.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("6")
-		}
-	}
-	if a1, b1 := m.GetGpu(), o.GetGpu(); (a1 == nil) != (b1 == nil) {
-		fm.Set("7")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetModel(), b1.GetModel(); (a2 == nil) != (b2 == nil) {
-			fm.Set("7.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			{
-				aw2, aok2 := a2.GetFilter().(*StringFilter_Exact)
-				bw2, bok2 := b2.GetFilter().(*StringFilter_Exact)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 || aok2 && aw2.Exact != bw2.Exact {
-					fm.Set("7.1.1")
-					c2 = true
-				}
-			}
-			{
-				aw2, aok2 := a2.GetFilter().(*StringFilter_Regex)
-				bw2, bok2 := b2.GetFilter().(*StringFilter_Regex)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 || aok2 && aw2.Regex != bw2.Regex {
-					fm.Set("7.1.2")
-					c2 = true
-				}
-			}
-			if c2 {
-				fm.Set("7.1")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetCores(), b1.GetCores(); (a2 == nil) != (b2 == nil) {
-			fm.Set("7.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			{
-				aw3, aok3 := a2.GetFilter().(*ResourceFilter_Match)
-				bw3, bok3 := b2.GetFilter().(*ResourceFilter_Match)
-				aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-				if aok3 != bok3 {
-					fm.Set("7.2.1")
-					c2 = true
-				} else if aok3 {
-					a3, b3, c3 := aw3.Match, bw3.Match, false
-					if a3.GetValue() != b3.GetValue() {
-						fm.Set("7.2.1.1")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("7.2.1")
-						c2 = true
-					}
-				}
-			}
-			{
-				aw3, aok3 := a2.GetFilter().(*ResourceFilter_Range)
-				bw3, bok3 := b2.GetFilter().(*ResourceFilter_Range)
-				aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-				if aok3 != bok3 {
-					fm.Set("7.2.2")
-					c2 = true
-				} else if aok3 {
-					a3, b3, c3 := aw3.Range, bw3.Range, false
-					{
-						var av3 *int64
-						if a3 != nil {
-							av3 = a3.Min
-						}
-						var bv3 *int64
-						if b3 != nil {
-							bv3 = b3.Min
-						}
-						if !fieldmap.EqualPtr(av3, bv3) {
-							fm.Set("7.2.2.1")
-							c3 = true
-						}
-					}
-					{
-						var av3 *int64
-						if a3 != nil {
-							av3 = a3.Max
-						}
-						var bv3 *int64
-						if b3 != nil {
-							bv3 = b3.Max
-						}
-						if !fieldmap.EqualPtr(av3, bv3) {
-							fm.Set("7.2.2.2")
-							c3 = true
-						}
-					}
-					if c3 {
-						fm.Set("7.2.2")
-						c2 = true
-					}
-				}
-			}
-			if c2 {
-				fm.Set("7.2")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetMemory(), b1.GetMemory(); (a2 == nil) != (b2 == nil) {
-			fm.Set("7.3")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			{
-				aw3, aok3 := a2.GetFilter().(*ResourceFilter_Match)
-				bw3, bok3 := b2.GetFilter().(*ResourceFilter_Match)
-				aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-				if aok3 != bok3 {
-					fm.Set("7.3.1")
-					c2 = true
-				} else if aok3 {
-					a3, b3, c3 := aw3.Match, bw3.Match, false
-					if a3.GetValue() != b3.GetValue() {
-						fm.Set("7.3.1.1")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("7.3.1")
-						c2 = true
-					}
-				}
-			}
-			{
-				aw3, aok3 := a2.GetFilter().(*ResourceFilter_Range)
-				bw3, bok3 := b2.GetFilter().(*ResourceFilter_Range)
-				aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-				if aok3 != bok3 {
-					fm.Set("7.3.2")
-					c2 = true
-				} else if aok3 {
-					a3, b3, c3 := aw3.Range, bw3.Range, false
-					{
-						var av3 *int64
-						if a3 != nil {
-							av3 = a3.Min
-						}
-						var bv3 *int64
-						if b3 != nil {
-							bv3 = b3.Min
-						}
-						if !fieldmap.EqualPtr(av3, bv3) {
-							fm.Set("7.3.2.1")
-							c3 = true
-						}
-					}
-					{
-						var av3 *int64
-						if a3 != nil {
-							av3 = a3.Max
-						}
-						var bv3 *int64
-						if b3 != nil {
-							bv3 = b3.Max
-						}
-						if !fieldmap.EqualPtr(av3, bv3) {
-							fm.Set("7.3.2.2")
-							c3 = true
-						}
-					}
-					if c3 {
-						fm.Set("7.3.2")
-						c2 = true
-					}
-				}
-			}
-			if c2 {
-				fm.Set("7.3")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("7")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// VMSelector being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *VMSelector) diffAt(o *VMSelector, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(VMSelector)
+	}
+	if o == nil {
+		o = new(VMSelector)
+	}
+	c := false
+	if (m.Architecture == nil) != (o.Architecture == nil) || m.Architecture != nil && m.Architecture.diffAt(o.Architecture, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Cpu == nil) != (o.Cpu == nil) || m.Cpu != nil && m.Cpu.diffAt(o.Cpu, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if (m.Memory == nil) != (o.Memory == nil) || m.Memory != nil && m.Memory.diffAt(o.Memory, fm, at+10) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if (m.Storage == nil) != (o.Storage == nil) || m.Storage != nil && m.Storage.diffAt(o.Storage, fm, at+16) {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	if (m.OsImage == nil) != (o.OsImage == nil) || m.OsImage != nil && m.OsImage.diffAt(o.OsImage, fm, at+22) {
+		fm.SetAt(at + 21)
+		c = true
+	}
+	if (m.Hypervisor == nil) != (o.Hypervisor == nil) || m.Hypervisor != nil && m.Hypervisor.diffAt(o.Hypervisor, fm, at+25) {
+		fm.SetAt(at + 24)
+		c = true
+	}
+	if (m.Gpu == nil) != (o.Gpu == nil) || m.Gpu != nil && m.Gpu.diffAt(o.Gpu, fm, at+28) {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -7563,131 +2503,38 @@ func (m *VMSelector) DiffFields(o *VMSelector) *fieldmap.FieldMap {
 // compared.
 func (m *SensorSelector) DiffFields(o *SensorSelector) *fieldmap.FieldMap {
 	fm := _SensorSelector_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetSensorType(), o.GetSensorType(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Exact)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Exact)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Exact != bw1.Exact {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Regex)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Regex)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Regex != bw1.Regex {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetSamplingRateHz(), o.GetSamplingRateHz(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *float64
-			if a1 != nil {
-				av1 = a1.Min
-			}
-			var bv1 *float64
-			if b1 != nil {
-				bv1 = b1.Min
-			}
-			if !fieldmap.EqualPtrFloat64(av1, bv1) {
-				fm.Set("2.1")
-				c1 = true
-			}
-		}
-		{
-			var av1 *float64
-			if a1 != nil {
-				av1 = a1.Max
-			}
-			var bv1 *float64
-			if b1 != nil {
-				bv1 = b1.Max
-			}
-			if !fieldmap.EqualPtrFloat64(av1, bv1) {
-				fm.Set("2.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if a1, b1 := m.GetAccuracy(), o.GetAccuracy(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *float64
-			if a1 != nil {
-				av1 = a1.Min
-			}
-			var bv1 *float64
-			if b1 != nil {
-				bv1 = b1.Min
-			}
-			if !fieldmap.EqualPtrFloat64(av1, bv1) {
-				fm.Set("3.1")
-				c1 = true
-			}
-		}
-		{
-			var av1 *float64
-			if a1 != nil {
-				av1 = a1.Max
-			}
-			var bv1 *float64
-			if b1 != nil {
-				bv1 = b1.Max
-			}
-			if !fieldmap.EqualPtrFloat64(av1, bv1) {
-				fm.Set("3.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
-	if a1, b1 := m.GetUnit(), o.GetUnit(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Exact)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Exact)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Exact != bw1.Exact {
-				fm.Set("4.1")
-				c1 = true
-			}
-		}
-		{
-			aw1, aok1 := a1.GetFilter().(*StringFilter_Regex)
-			bw1, bok1 := b1.GetFilter().(*StringFilter_Regex)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.Regex != bw1.Regex {
-				fm.Set("4.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// SensorSelector being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *SensorSelector) diffAt(o *SensorSelector, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(SensorSelector)
+	}
+	if o == nil {
+		o = new(SensorSelector)
+	}
+	c := false
+	if (m.SensorType == nil) != (o.SensorType == nil) || m.SensorType != nil && m.SensorType.diffAt(o.SensorType, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.SamplingRateHz == nil) != (o.SamplingRateHz == nil) || m.SamplingRateHz != nil && m.SamplingRateHz.diffAt(o.SamplingRateHz, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if (m.Accuracy == nil) != (o.Accuracy == nil) || m.Accuracy != nil && m.Accuracy.diffAt(o.Accuracy, fm, at+7) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if (m.Unit == nil) != (o.Unit == nil) || m.Unit != nil && m.Unit.diffAt(o.Unit, fm, at+10) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -7697,1234 +2544,62 @@ func (m *SensorSelector) DiffFields(o *SensorSelector) *fieldmap.FieldMap {
 // compared.
 func (m *Selector) DiffFields(o *Selector) *fieldmap.FieldMap {
 	fm := _Selector_fieldSchema.NewFieldMap()
-	if m.GetFlavorType() != o.GetFlavorType() {
-		fm.Set("1")
-	}
-	{
-		aw1, aok1 := m.GetFilter().(*Selector_K8Slice)
-		bw1, bok1 := o.GetFilter().(*Selector_K8Slice)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("2")
-		} else if aok1 {
-			a1, b1, c1 := aw1.K8Slice, bw1.K8Slice, false
-			if a2, b2 := a1.GetArchitecture(), b1.GetArchitecture(); (a2 == nil) != (b2 == nil) {
-				fm.Set("2.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Exact)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Exact)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Exact != bw2.Exact {
-						fm.Set("2.1.1")
-						c2 = true
-					}
-				}
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Regex)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Regex)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Regex != bw2.Regex {
-						fm.Set("2.1.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("2.1")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetCpu(), b1.GetCpu(); (a2 == nil) != (b2 == nil) {
-				fm.Set("2.2")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Match)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Match)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("2.2.1")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Match, bw3.Match, false
-						if a3.GetValue() != b3.GetValue() {
-							fm.Set("2.2.1.1")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.2.1")
-							c2 = true
-						}
-					}
-				}
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Range)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Range)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("2.2.2")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Range, bw3.Range, false
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Min
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Min
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("2.2.2.1")
-								c3 = true
-							}
-						}
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Max
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Max
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("2.2.2.2")
-								c3 = true
-							}
-						}
-						if c3 {
-							fm.Set("2.2.2")
-							c2 = true
-						}
-					}
-				}
-				if c2 {
-					fm.Set("2.2")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetMemory(), b1.GetMemory(); (a2 == nil) != (b2 == nil) {
-				fm.Set("2.3")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Match)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Match)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("2.3.1")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Match, bw3.Match, false
-						if a3.GetValue() != b3.GetValue() {
-							fm.Set("2.3.1.1")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.3.1")
-							c2 = true
-						}
-					}
-				}
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Range)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Range)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("2.3.2")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Range, bw3.Range, false
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Min
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Min
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("2.3.2.1")
-								c3 = true
-							}
-						}
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Max
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Max
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("2.3.2.2")
-								c3 = true
-							}
-						}
-						if c3 {
-							fm.Set("2.3.2")
-							c2 = true
-						}
-					}
-				}
-				if c2 {
-					fm.Set("2.3")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetPods(), b1.GetPods(); (a2 == nil) != (b2 == nil) {
-				fm.Set("2.4")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Match)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Match)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("2.4.1")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Match, bw3.Match, false
-						if a3.GetValue() != b3.GetValue() {
-							fm.Set("2.4.1.1")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.4.1")
-							c2 = true
-						}
-					}
-				}
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Range)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Range)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("2.4.2")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Range, bw3.Range, false
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Min
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Min
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("2.4.2.1")
-								c3 = true
-							}
-						}
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Max
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Max
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("2.4.2.2")
-								c3 = true
-							}
-						}
-						if c3 {
-							fm.Set("2.4.2")
-							c2 = true
-						}
-					}
-				}
-				if c2 {
-					fm.Set("2.4")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetStorage(), b1.GetStorage(); (a2 == nil) != (b2 == nil) {
-				fm.Set("2.5")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Match)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Match)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("2.5.1")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Match, bw3.Match, false
-						if a3.GetValue() != b3.GetValue() {
-							fm.Set("2.5.1.1")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.5.1")
-							c2 = true
-						}
-					}
-				}
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Range)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Range)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("2.5.2")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Range, bw3.Range, false
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Min
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Min
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("2.5.2.1")
-								c3 = true
-							}
-						}
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Max
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Max
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("2.5.2.2")
-								c3 = true
-							}
-						}
-						if c3 {
-							fm.Set("2.5.2")
-							c2 = true
-						}
-					}
-				}
-				if c2 {
-					fm.Set("2.5")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetGpu(), b1.GetGpu(); (a2 == nil) != (b2 == nil) {
-				fm.Set("2.6")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a3, b3 := a2.GetModel(), b2.GetModel(); (a3 == nil) != (b3 == nil) {
-					fm.Set("2.6.1")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					{
-						aw3, aok3 := a3.GetFilter().(*StringFilter_Exact)
-						bw3, bok3 := b3.GetFilter().(*StringFilter_Exact)
-						aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-						if aok3 != bok3 || aok3 && aw3.Exact != bw3.Exact {
-							fm.Set("2.6.1.1")
-							c3 = true
-						}
-					}
-					{
-						aw3, aok3 := a3.GetFilter().(*StringFilter_Regex)
-						bw3, bok3 := b3.GetFilter().(*StringFilter_Regex)
-						aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-						if aok3 != bok3 || aok3 && aw3.Regex != bw3.Regex {
-							fm.Set("2.6.1.2")
-							c3 = true
-						}
-					}
-					if c3 {
-						fm.Set("2.6.1")
-						c2 = true
-					}
-				}
-				if a3, b3 := a2.GetCores(), b2.GetCores(); (a3 == nil) != (b3 == nil) {
-					fm.Set("2.6.2")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					{
-						aw4, aok4 := a3.GetFilter().(*ResourceFilter_Match)
-						bw4, bok4 := b3.GetFilter().(*ResourceFilter_Match)
-						aok4, bok4 = aok4 && aw4 != nil, bok4 && bw4 != nil
-						if aok4 != bok4 {
-							fm.Set("2.6.2.1")
-							c3 = true
-						} else if aok4 {
-							a4, b4, c4 := aw4.Match, bw4.Match, false
-							if a4.GetValue() != b4.GetValue() {
-								fm.Set("2.6.2.1.1")
-								c4 = true
-							}
-							if c4 {
-								fm.Set("2.6.2.1")
-								c3 = true
-							}
-						}
-					}
-					{
-						aw4, aok4 := a3.GetFilter().(*ResourceFilter_Range)
-						bw4, bok4 := b3.GetFilter().(*ResourceFilter_Range)
-						aok4, bok4 = aok4 && aw4 != nil, bok4 && bw4 != nil
-						if aok4 != bok4 {
-							fm.Set("2.6.2.2")
-							c3 = true
-						} else if aok4 {
-							a4, b4, c4 := aw4.Range, bw4.Range, false
-							{
-								var av4 *int64
-								if a4 != nil {
-									av4 = a4.Min
-								}
-								var bv4 *int64
-								if b4 != nil {
-									bv4 = b4.Min
-								}
-								if !fieldmap.EqualPtr(av4, bv4) {
-									fm.Set("2.6.2.2.1")
-									c4 = true
-								}
-							}
-							{
-								var av4 *int64
-								if a4 != nil {
-									av4 = a4.Max
-								}
-								var bv4 *int64
-								if b4 != nil {
-									bv4 = b4.Max
-								}
-								if !fieldmap.EqualPtr(av4, bv4) {
-									fm.Set("2.6.2.2.2")
-									c4 = true
-								}
-							}
-							if c4 {
-								fm.Set("2.6.2.2")
-								c3 = true
-							}
-						}
-					}
-					if c3 {
-						fm.Set("2.6.2")
-						c2 = true
-					}
-				}
-				if a3, b3 := a2.GetMemory(), b2.GetMemory(); (a3 == nil) != (b3 == nil) {
-					fm.Set("2.6.3")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					{
-						aw4, aok4 := a3.GetFilter().(*ResourceFilter_Match)
-						bw4, bok4 := b3.GetFilter().(*ResourceFilter_Match)
-						aok4, bok4 = aok4 && aw4 != nil, bok4 && bw4 != nil
-						if aok4 != bok4 {
-							fm.Set("2.6.3.1")
-							c3 = true
-						} else if aok4 {
-							a4, b4, c4 := aw4.Match, bw4.Match, false
-							if a4.GetValue() != b4.GetValue() {
-								fm.Set("2.6.3.1.1")
-								c4 = true
-							}
-							if c4 {
-								fm.Set("2.6.3.1")
-								c3 = true
-							}
-						}
-					}
-					{
-						aw4, aok4 := a3.GetFilter().(*ResourceFilter_Range)
-						bw4, bok4 := b3.GetFilter().(*ResourceFilter_Range)
-						aok4, bok4 = aok4 && aw4 != nil, bok4 && bw4 != nil
-						if aok4 != bok4 {
-							fm.Set("2.6.3.2")
-							c3 = true
-						} else if aok4 {
-							a4, b4, c4 := aw4.Range, bw4.Range, false
-							{
-								var av4 *int64
-								if a4 != nil {
-									av4 = a4.Min
-								}
-								var bv4 *int64
-								if b4 != nil {
-									bv4 = b4.Min
-								}
-								if !fieldmap.EqualPtr(av4, bv4) {
-									fm.Set("2.6.3.2.1")
-									c4 = true
-								}
-							}
-							{
-								var av4 *int64
-								if a4 != nil {
-									av4 = a4.Max
-								}
-								var bv4 *int64
-								if b4 != nil {
-									bv4 = b4.Max
-								}
-								if !fieldmap.EqualPtr(av4, bv4) {
-									fm.Set("2.6.3.2.2")
-									c4 = true
-								}
-							}
-							if c4 {
-								fm.Set("2.6.3.2")
-								c3 = true
-							}
-						}
-					}
-					if c3 {
-						fm.Set("2.6.3")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("2.6")
-					c1 = true
-				}
-			}
-			if c1 {
-				fm.Set("2")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetFilter().(*Selector_Service)
-		bw1, bok1 := o.GetFilter().(*Selector_Service)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("3")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Service, bw1.Service, false
-			if a2, b2 := a1.GetCategory(), b1.GetCategory(); (a2 == nil) != (b2 == nil) {
-				fm.Set("3.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Exact)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Exact)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Exact != bw2.Exact {
-						fm.Set("3.1.1")
-						c2 = true
-					}
-				}
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Regex)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Regex)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Regex != bw2.Regex {
-						fm.Set("3.1.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("3.1")
-					c1 = true
-				}
-			}
-			if !slices.Equal(a1.GetTags(), b1.GetTags()) {
-				fm.Set("3.2")
-				c1 = true
-			}
-			if a2, b2 := a1.GetName(), b1.GetName(); (a2 == nil) != (b2 == nil) {
-				fm.Set("3.3")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Exact)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Exact)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Exact != bw2.Exact {
-						fm.Set("3.3.1")
-						c2 = true
-					}
-				}
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Regex)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Regex)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Regex != bw2.Regex {
-						fm.Set("3.3.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("3.3")
-					c1 = true
-				}
-			}
-			if c1 {
-				fm.Set("3")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetFilter().(*Selector_Vm)
-		bw1, bok1 := o.GetFilter().(*Selector_Vm)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("4")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Vm, bw1.Vm, false
-			if a2, b2 := a1.GetArchitecture(), b1.GetArchitecture(); (a2 == nil) != (b2 == nil) {
-				fm.Set("4.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Exact)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Exact)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Exact != bw2.Exact {
-						fm.Set("4.1.1")
-						c2 = true
-					}
-				}
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Regex)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Regex)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Regex != bw2.Regex {
-						fm.Set("4.1.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("4.1")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetCpu(), b1.GetCpu(); (a2 == nil) != (b2 == nil) {
-				fm.Set("4.2")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Match)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Match)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("4.2.1")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Match, bw3.Match, false
-						if a3.GetValue() != b3.GetValue() {
-							fm.Set("4.2.1.1")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("4.2.1")
-							c2 = true
-						}
-					}
-				}
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Range)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Range)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("4.2.2")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Range, bw3.Range, false
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Min
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Min
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("4.2.2.1")
-								c3 = true
-							}
-						}
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Max
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Max
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("4.2.2.2")
-								c3 = true
-							}
-						}
-						if c3 {
-							fm.Set("4.2.2")
-							c2 = true
-						}
-					}
-				}
-				if c2 {
-					fm.Set("4.2")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetMemory(), b1.GetMemory(); (a2 == nil) != (b2 == nil) {
-				fm.Set("4.3")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Match)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Match)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("4.3.1")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Match, bw3.Match, false
-						if a3.GetValue() != b3.GetValue() {
-							fm.Set("4.3.1.1")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("4.3.1")
-							c2 = true
-						}
-					}
-				}
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Range)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Range)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("4.3.2")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Range, bw3.Range, false
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Min
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Min
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("4.3.2.1")
-								c3 = true
-							}
-						}
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Max
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Max
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("4.3.2.2")
-								c3 = true
-							}
-						}
-						if c3 {
-							fm.Set("4.3.2")
-							c2 = true
-						}
-					}
-				}
-				if c2 {
-					fm.Set("4.3")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetStorage(), b1.GetStorage(); (a2 == nil) != (b2 == nil) {
-				fm.Set("4.4")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Match)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Match)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("4.4.1")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Match, bw3.Match, false
-						if a3.GetValue() != b3.GetValue() {
-							fm.Set("4.4.1.1")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("4.4.1")
-							c2 = true
-						}
-					}
-				}
-				{
-					aw3, aok3 := a2.GetFilter().(*ResourceFilter_Range)
-					bw3, bok3 := b2.GetFilter().(*ResourceFilter_Range)
-					aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-					if aok3 != bok3 {
-						fm.Set("4.4.2")
-						c2 = true
-					} else if aok3 {
-						a3, b3, c3 := aw3.Range, bw3.Range, false
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Min
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Min
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("4.4.2.1")
-								c3 = true
-							}
-						}
-						{
-							var av3 *int64
-							if a3 != nil {
-								av3 = a3.Max
-							}
-							var bv3 *int64
-							if b3 != nil {
-								bv3 = b3.Max
-							}
-							if !fieldmap.EqualPtr(av3, bv3) {
-								fm.Set("4.4.2.2")
-								c3 = true
-							}
-						}
-						if c3 {
-							fm.Set("4.4.2")
-							c2 = true
-						}
-					}
-				}
-				if c2 {
-					fm.Set("4.4")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetOsImage(), b1.GetOsImage(); (a2 == nil) != (b2 == nil) {
-				fm.Set("4.5")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Exact)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Exact)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Exact != bw2.Exact {
-						fm.Set("4.5.1")
-						c2 = true
-					}
-				}
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Regex)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Regex)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Regex != bw2.Regex {
-						fm.Set("4.5.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("4.5")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetHypervisor(), b1.GetHypervisor(); (a2 == nil) != (b2 == nil) {
-				fm.Set("4.6")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Exact)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Exact)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Exact != bw2.Exact {
-						fm.Set("4.6.1")
-						c2 = true
-					}
-				}
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Regex)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Regex)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Regex != bw2.Regex {
-						fm.Set("4.6.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("4.6")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetGpu(), b1.GetGpu(); (a2 == nil) != (b2 == nil) {
-				fm.Set("4.7")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a3, b3 := a2.GetModel(), b2.GetModel(); (a3 == nil) != (b3 == nil) {
-					fm.Set("4.7.1")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					{
-						aw3, aok3 := a3.GetFilter().(*StringFilter_Exact)
-						bw3, bok3 := b3.GetFilter().(*StringFilter_Exact)
-						aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-						if aok3 != bok3 || aok3 && aw3.Exact != bw3.Exact {
-							fm.Set("4.7.1.1")
-							c3 = true
-						}
-					}
-					{
-						aw3, aok3 := a3.GetFilter().(*StringFilter_Regex)
-						bw3, bok3 := b3.GetFilter().(*StringFilter_Regex)
-						aok3, bok3 = aok3 && aw3 != nil, bok3 && bw3 != nil
-						if aok3 != bok3 || aok3 && aw3.Regex != bw3.Regex {
-							fm.Set("4.7.1.2")
-							c3 = true
-						}
-					}
-					if c3 {
-						fm.Set("4.7.1")
-						c2 = true
-					}
-				}
-				if a3, b3 := a2.GetCores(), b2.GetCores(); (a3 == nil) != (b3 == nil) {
-					fm.Set("4.7.2")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					{
-						aw4, aok4 := a3.GetFilter().(*ResourceFilter_Match)
-						bw4, bok4 := b3.GetFilter().(*ResourceFilter_Match)
-						aok4, bok4 = aok4 && aw4 != nil, bok4 && bw4 != nil
-						if aok4 != bok4 {
-							fm.Set("4.7.2.1")
-							c3 = true
-						} else if aok4 {
-							a4, b4, c4 := aw4.Match, bw4.Match, false
-							if a4.GetValue() != b4.GetValue() {
-								fm.Set("4.7.2.1.1")
-								c4 = true
-							}
-							if c4 {
-								fm.Set("4.7.2.1")
-								c3 = true
-							}
-						}
-					}
-					{
-						aw4, aok4 := a3.GetFilter().(*ResourceFilter_Range)
-						bw4, bok4 := b3.GetFilter().(*ResourceFilter_Range)
-						aok4, bok4 = aok4 && aw4 != nil, bok4 && bw4 != nil
-						if aok4 != bok4 {
-							fm.Set("4.7.2.2")
-							c3 = true
-						} else if aok4 {
-							a4, b4, c4 := aw4.Range, bw4.Range, false
-							{
-								var av4 *int64
-								if a4 != nil {
-									av4 = a4.Min
-								}
-								var bv4 *int64
-								if b4 != nil {
-									bv4 = b4.Min
-								}
-								if !fieldmap.EqualPtr(av4, bv4) {
-									fm.Set("4.7.2.2.1")
-									c4 = true
-								}
-							}
-							{
-								var av4 *int64
-								if a4 != nil {
-									av4 = a4.Max
-								}
-								var bv4 *int64
-								if b4 != nil {
-									bv4 = b4.Max
-								}
-								if !fieldmap.EqualPtr(av4, bv4) {
-									fm.Set("4.7.2.2.2")
-									c4 = true
-								}
-							}
-							if c4 {
-								fm.Set("4.7.2.2")
-								c3 = true
-							}
-						}
-					}
-					if c3 {
-						fm.Set("4.7.2")
-						c2 = true
-					}
-				}
-				if a3, b3 := a2.GetMemory(), b2.GetMemory(); (a3 == nil) != (b3 == nil) {
-					fm.Set("4.7.3")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					{
-						aw4, aok4 := a3.GetFilter().(*ResourceFilter_Match)
-						bw4, bok4 := b3.GetFilter().(*ResourceFilter_Match)
-						aok4, bok4 = aok4 && aw4 != nil, bok4 && bw4 != nil
-						if aok4 != bok4 {
-							fm.Set("4.7.3.1")
-							c3 = true
-						} else if aok4 {
-							a4, b4, c4 := aw4.Match, bw4.Match, false
-							if a4.GetValue() != b4.GetValue() {
-								fm.Set("4.7.3.1.1")
-								c4 = true
-							}
-							if c4 {
-								fm.Set("4.7.3.1")
-								c3 = true
-							}
-						}
-					}
-					{
-						aw4, aok4 := a3.GetFilter().(*ResourceFilter_Range)
-						bw4, bok4 := b3.GetFilter().(*ResourceFilter_Range)
-						aok4, bok4 = aok4 && aw4 != nil, bok4 && bw4 != nil
-						if aok4 != bok4 {
-							fm.Set("4.7.3.2")
-							c3 = true
-						} else if aok4 {
-							a4, b4, c4 := aw4.Range, bw4.Range, false
-							{
-								var av4 *int64
-								if a4 != nil {
-									av4 = a4.Min
-								}
-								var bv4 *int64
-								if b4 != nil {
-									bv4 = b4.Min
-								}
-								if !fieldmap.EqualPtr(av4, bv4) {
-									fm.Set("4.7.3.2.1")
-									c4 = true
-								}
-							}
-							{
-								var av4 *int64
-								if a4 != nil {
-									av4 = a4.Max
-								}
-								var bv4 *int64
-								if b4 != nil {
-									bv4 = b4.Max
-								}
-								if !fieldmap.EqualPtr(av4, bv4) {
-									fm.Set("4.7.3.2.2")
-									c4 = true
-								}
-							}
-							if c4 {
-								fm.Set("4.7.3.2")
-								c3 = true
-							}
-						}
-					}
-					if c3 {
-						fm.Set("4.7.3")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("4.7")
-					c1 = true
-				}
-			}
-			if c1 {
-				fm.Set("4")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetFilter().(*Selector_Sensor)
-		bw1, bok1 := o.GetFilter().(*Selector_Sensor)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("5")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Sensor, bw1.Sensor, false
-			if a2, b2 := a1.GetSensorType(), b1.GetSensorType(); (a2 == nil) != (b2 == nil) {
-				fm.Set("5.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Exact)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Exact)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Exact != bw2.Exact {
-						fm.Set("5.1.1")
-						c2 = true
-					}
-				}
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Regex)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Regex)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Regex != bw2.Regex {
-						fm.Set("5.1.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("5.1")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetSamplingRateHz(), b1.GetSamplingRateHz(); (a2 == nil) != (b2 == nil) {
-				fm.Set("5.2")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					var av2 *float64
-					if a2 != nil {
-						av2 = a2.Min
-					}
-					var bv2 *float64
-					if b2 != nil {
-						bv2 = b2.Min
-					}
-					if !fieldmap.EqualPtrFloat64(av2, bv2) {
-						fm.Set("5.2.1")
-						c2 = true
-					}
-				}
-				{
-					var av2 *float64
-					if a2 != nil {
-						av2 = a2.Max
-					}
-					var bv2 *float64
-					if b2 != nil {
-						bv2 = b2.Max
-					}
-					if !fieldmap.EqualPtrFloat64(av2, bv2) {
-						fm.Set("5.2.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("5.2")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetAccuracy(), b1.GetAccuracy(); (a2 == nil) != (b2 == nil) {
-				fm.Set("5.3")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					var av2 *float64
-					if a2 != nil {
-						av2 = a2.Min
-					}
-					var bv2 *float64
-					if b2 != nil {
-						bv2 = b2.Min
-					}
-					if !fieldmap.EqualPtrFloat64(av2, bv2) {
-						fm.Set("5.3.1")
-						c2 = true
-					}
-				}
-				{
-					var av2 *float64
-					if a2 != nil {
-						av2 = a2.Max
-					}
-					var bv2 *float64
-					if b2 != nil {
-						bv2 = b2.Max
-					}
-					if !fieldmap.EqualPtrFloat64(av2, bv2) {
-						fm.Set("5.3.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("5.3")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetUnit(), b1.GetUnit(); (a2 == nil) != (b2 == nil) {
-				fm.Set("5.4")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Exact)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Exact)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Exact != bw2.Exact {
-						fm.Set("5.4.1")
-						c2 = true
-					}
-				}
-				{
-					aw2, aok2 := a2.GetFilter().(*StringFilter_Regex)
-					bw2, bok2 := b2.GetFilter().(*StringFilter_Regex)
-					aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-					if aok2 != bok2 || aok2 && aw2.Regex != bw2.Regex {
-						fm.Set("5.4.2")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("5.4")
-					c1 = true
-				}
-			}
-			if c1 {
-				fm.Set("5")
-			}
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Selector being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Selector) diffAt(o *Selector, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Selector)
+	}
+	if o == nil {
+		o = new(Selector)
+	}
+	c := false
+	if m.FlavorType != o.FlavorType {
+		fm.SetAt(at)
+		c = true
+	}
+	{
+		x, xok := m.Filter.(*Selector_K8Slice)
+		y, yok := o.Filter.(*Selector_K8Slice)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.K8Slice.diffAt(y.K8Slice, fm, at+2) {
+			fm.SetAt(at + 1)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Filter.(*Selector_Service)
+		y, yok := o.Filter.(*Selector_Service)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Service.diffAt(y.Service, fm, at+46) {
+			fm.SetAt(at + 45)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Filter.(*Selector_Vm)
+		y, yok := o.Filter.(*Selector_Vm)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Vm.diffAt(y.Vm, fm, at+54) {
+			fm.SetAt(at + 53)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Filter.(*Selector_Sensor)
+		y, yok := o.Filter.(*Selector_Sensor)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Sensor.diffAt(y.Sensor, fm, at+98) {
+			fm.SetAt(at + 97)
+			c = true
+		}
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

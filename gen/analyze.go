@@ -2,8 +2,6 @@ package gen
 
 import (
 	"fmt"
-	"maps"
-	"path"
 	"slices"
 	"strings"
 
@@ -17,6 +15,7 @@ func analyze(plugin *protogen.Plugin, features []string) (*Model, error) {
 		features: map[string]bool{},
 		messages: map[protoreflect.FullName]*Message{},
 		files:    map[*protogen.File][]*Message{},
+		shapes:   newShapes(),
 	}
 	for _, f := range features {
 		m.features[f] = true
@@ -35,7 +34,6 @@ func analyze(plugin *protogen.Plugin, features []string) (*Model, error) {
 		reserveGoIdents(file, idents)
 		fileSkip := checkSkip(&ds, file.Desc, fileOptions(file).GetSkipFeatures())
 		checkExtensions(&ds, file.Extensions)
-		checkImports(&ds, file)
 		walkMessages(file.Messages, func(msg *protogen.Message) {
 			checkExtensions(&ds, msg.Extensions)
 			mm := &Message{Message: msg, File: file, skip: map[string]bool{}}
@@ -47,8 +45,9 @@ func analyze(plugin *protogen.Plugin, features []string) (*Model, error) {
 			}
 			mm.ListActions = messageOptions(msg).GetListActions()
 			checkMessage(&ds, mm)
+			mm.Shape = m.shapes.top(msg)
 			var over *protogen.Field
-			mm.Roots, mm.Flags, over = buildFlags(msg)
+			mm.Flags, over = buildFlags(mm.Shape)
 			if over != nil {
 				ds.at(msg.Desc, "message %s has more than %d field flags (one per path through its sub-messages; the limit is reached below field %s): mark message fields whose sub-fields need no flags of their own (edgekit.options.v1.field).atomic = true",
 					msg.Desc.FullName(), MaxFlags, over.Desc.Name())
@@ -251,52 +250,3 @@ func checkNames(ds *diagnostics, m *Model, mm *Message, idents map[string]ident)
 	}
 }
 
-// paramNames are the receivers and parameters of the generated methods
-// (and the clone target and the change count), in scope in their whole
-// bodies, which refer to message types of other Go packages (to allocate,
-// clone and compare them). A package imported under one of these names
-// would be shadowed.
-var paramNames = []string{"c", "fm", "m", "n", "o", "src"}
-
-// checkImports reports the Go packages whose message types the code
-// generated for file refers to (the types of its message fields, and of
-// theirs, transitively) and whose import name, the last element of the
-// import path, is one of paramNames.
-func checkImports(ds *diagnostics, file *protogen.File) {
-	reported := map[protogen.GoImportPath]bool{}
-	seen := map[protoreflect.FullName]bool{}
-	// pkgsOf adds the Go packages of msg and of the messages reachable from
-	// it, not visited before, to out.
-	var pkgsOf func(msg *protogen.Message, out map[protogen.GoImportPath]bool)
-	pkgsOf = func(msg *protogen.Message, out map[protogen.GoImportPath]bool) {
-		if seen[msg.Desc.FullName()] {
-			return
-		}
-		seen[msg.Desc.FullName()] = true
-		if !msg.Desc.IsMapEntry() {
-			out[msg.GoIdent.GoImportPath] = true
-		}
-		for _, f := range msg.Fields {
-			if f.Message != nil {
-				pkgsOf(f.Message, out)
-			}
-		}
-	}
-	walkMessages(file.Messages, func(msg *protogen.Message) {
-		for _, f := range msg.Fields {
-			if f.Message == nil {
-				continue
-			}
-			pkgs := map[protogen.GoImportPath]bool{}
-			pkgsOf(f.Message, pkgs)
-			for _, p := range slices.Sorted(maps.Keys(pkgs)) {
-				name := path.Base(string(p))
-				if p == file.GoImportPath || reported[p] || !slices.Contains(paramNames, name) {
-					continue
-				}
-				reported[p] = true
-				ds.at(f.Desc, "field %s refers to messages of Go package %q, which generated code would import as %s, the name of a receiver or parameter of the generated methods; give that package an import path whose last element is not %s", f.Desc.FullName(), string(p), name, name)
-			}
-		}
-	})
-}

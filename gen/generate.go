@@ -2,8 +2,13 @@ package gen
 
 import (
 	"fmt"
+	"go/token"
+	"hash/fnv"
+	"path"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -31,25 +36,146 @@ type GeneratedFile struct {
 	Model *Model
 	File  *protogen.File
 
-	schemas map[*Message]bool // schema variables already emitted
+	schemas     map[*Message]string // schema variables already emitted
+	shapes      map[*Shape]string   // shape variables already emitted
+	importNames map[string]bool     // names the file may import a package as
 }
 
 // Schema returns the name of the package variable holding the
 // fieldmap.Schema of mm, emitting it on first use in the file.
 func (g *GeneratedFile) Schema(mm *Message) string {
-	name := SchemaVar(mm.Message)
-	if g.schemas[mm] {
+	if name, ok := g.schemas[mm]; ok {
 		return name
 	}
-	g.schemas[mm] = true
-	g.P("var ", name, " = ", g.Fieldmap("NewSchema"), "(", strconv.Quote(string(mm.Desc.FullName())), ", []", g.Fieldmap("Field"), "{")
-	for _, fl := range mm.Flags {
-		g.P("{Flag: ", strconv.Quote(fl.Flag), ", Path: ", strconv.Quote(fl.Path), ", Kind: ", g.Fieldmap(kindName(fl.Kind)),
-			", Leaf: ", fl.Leaf, ", ListActions: ", mm.ListActions && (fl.Kind == fieldmap.KindList || fl.Kind == fieldmap.KindMap), "},")
-	}
-	g.P("})")
+	name := SchemaVar(mm.Message)
+	g.schemas[mm] = name
+	shape := g.ShapeVar(mm.Shape)
+	g.P("var ", name, " = ", g.Fieldmap("NewShapeSchema"), "(", strconv.Quote(string(mm.Desc.FullName())), ", ", shape, ", ", mm.ListActions, ")")
 	g.P()
 	return name
+}
+
+// ShapeVar returns the name of the package variable holding the
+// fieldmap.Shape of s, emitting it (and those of the shapes below it) on
+// first use in the file.
+func (g *GeneratedFile) ShapeVar(s *Shape) string {
+	if name, ok := g.shapes[s]; ok {
+		return name
+	}
+	name := g.ShapeName(s, "shape")
+	g.shapes[s] = name
+	subs := make([]string, len(s.Fields))
+	for i, f := range s.Fields {
+		if f.Sub != nil {
+			subs[i] = g.ShapeVar(f.Sub)
+		}
+	}
+	g.P("var ", name, " = &", g.Fieldmap("Shape"), "{Fields: []", g.Fieldmap("ShapeField"), "{")
+	for i, f := range s.Fields {
+		line := []any{"{Number: ", f.Field.Desc.Number(), ", Name: ", strconv.Quote(string(f.Field.Desc.Name()))}
+		if f.Kind != fieldmap.KindScalar {
+			line = append(line, ", Kind: ", g.Fieldmap(kindName(f.Kind)))
+		}
+		if subs[i] != "" {
+			line = append(line, ", Sub: ", subs[i])
+		}
+		g.P(append(line, "},")...)
+	}
+	g.P("}}")
+	g.P()
+	return name
+}
+
+// Owns reports whether the code of shape s for feature is a method of its
+// message, callable from the file: the message is declared in the file
+// being generated (or in another file of its Go package) and the feature
+// generates code for it. The code of other shapes is emitted in each file
+// that needs it, as functions.
+func (g *GeneratedFile) Owns(s *Shape, feature string) bool {
+	return g.Model.Generates(s.Message, feature)
+}
+
+// ShapeName returns the name of a package-level declaration of the file
+// about shape s: "_<Msg>_<what>" for a message of the file, with the
+// variant; for other messages a name private to the file.
+func (g *GeneratedFile) ShapeName(s *Shape, what string) string {
+	name := "_" + s.Message.GoIdent.GoName + "_" + what
+	if s.Message.Desc.ParentFile() != g.File.Desc {
+		h := fnv.New32a()
+		h.Write([]byte(s.Message.Desc.FullName()))
+		name = "_" + g.File.GoDescriptorIdent.GoName + "_" + s.Message.GoIdent.GoName + strconv.FormatUint(uint64(h.Sum32()), 36) + "_" + what
+	}
+	if s.Variant != "" {
+		name += "_" + s.Variant
+	}
+	return name
+}
+
+// MethodName returns the name of the method or function holding the code
+// of feature what for shape s: an unexported method of the message
+// ("<what>", with the variant) when the file can call one (see Owns),
+// else a function private to the file.
+func (g *GeneratedFile) MethodName(s *Shape, feature, what string) string {
+	if g.Owns(s, feature) {
+		if s.Variant != "" {
+			return what + "_" + s.Variant
+		}
+		return what
+	}
+	return g.ShapeName(s, what)
+}
+
+// Local returns name, or name with underscores appended, so that it names
+// no package the file may import: generated code declares locals with it
+// inside bodies that refer to imported packages.
+func (g *GeneratedFile) Local(name string) string {
+	for g.importNames[name] || g.importNames[strings.TrimRight(name, "0123456789")] {
+		name += "_"
+	}
+	return name
+}
+
+// importNamesOf returns the names protogen may import, in the file of
+// file, the packages of the messages and enums reachable from its
+// messages: the last element of their import paths (with a number when
+// two collide), as sanitized identifiers.
+func importNamesOf(file *protogen.File) map[string]bool {
+	out := map[string]bool{}
+	seen := map[protoreflect.FullName]bool{}
+	var visit func(msg *protogen.Message)
+	visit = func(msg *protogen.Message) {
+		if seen[msg.Desc.FullName()] {
+			return
+		}
+		seen[msg.Desc.FullName()] = true
+		out[sanitize(path.Base(string(msg.GoIdent.GoImportPath)))] = true
+		for _, f := range msg.Fields {
+			if f.Enum != nil {
+				out[sanitize(path.Base(string(f.Enum.GoIdent.GoImportPath)))] = true
+			}
+			if f.Message != nil {
+				visit(f.Message)
+			}
+		}
+	}
+	walkMessages(file.Messages, visit)
+	delete(out, "")
+	return out
+}
+
+// sanitize turns s into an identifier as protogen does for package names.
+func sanitize(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return r
+		}
+		return '_'
+	}, s)
+	r, _ := utf8.DecodeRuneInString(s)
+	if token.Lookup(s).IsKeyword() || !unicode.IsLetter(r) {
+		return "_" + s
+	}
+	return s
 }
 
 func kindName(k fieldmap.Kind) string {
@@ -101,7 +227,8 @@ func Generate(plugin *protogen.Plugin, opts Options) error {
 
 func generateFile(plugin *protogen.Plugin, model *Model, file *protogen.File, features []string) {
 	g := plugin.NewGeneratedFile(file.GeneratedFilenamePrefix+FileSuffix, file.GoImportPath)
-	gf := &GeneratedFile{GeneratedFile: g, Model: model.forFile(file), File: file, schemas: map[*Message]bool{}}
+	gf := &GeneratedFile{GeneratedFile: g, Model: model.forFile(file), File: file,
+		schemas: map[*Message]string{}, shapes: map[*Shape]string{}, importNames: importNamesOf(file)}
 	writeHeader(plugin, gf)
 	any := false
 	for _, name := range features {

@@ -21,17 +21,19 @@ type Model struct {
 	messages map[protoreflect.FullName]*Message // messages of files to generate
 	files    map[*protogen.File][]*Message
 	pkg      protogen.GoImportPath // Go package of the file being generated
+	shapes   *shapes
 }
 
 // Message is what features need to know about one message.
 type Message struct {
 	*protogen.Message
 	File *protogen.File
-	// Flags are the field flags of the message, depth first in field number
-	// order, parents before children.
+	// Flags are the field flags of the message down to MaxConstDepth, depth
+	// first in field number order, parents before children: the flags that
+	// get a Go constant.
 	Flags []*Flag
-	// Roots are the flags of the message's own fields.
-	Roots []*Flag
+	// Shape is the layout of the message's flags as a top-level message.
+	Shape *Shape
 	// ListActions is the list_actions message option.
 	ListActions bool
 	// Key is the field marked object_key, or nil.
@@ -48,9 +50,7 @@ type Flag struct {
 	Path      string // "status.task_name"
 	Kind      fieldmap.Kind
 	Leaf      bool
-	UnderList bool
 	Parent    *Flag
-	Children  []*Flag
 }
 
 // Root returns the flag of the top-level message's own field that fl lies
@@ -207,67 +207,45 @@ func walkMessages(msgs []*protogen.Message, fn func(*protogen.Message)) {
 // MaxFlags is the most field flags a top-level message may have. Flags are
 // paths, so a few messages referring to each other can have a number of
 // paths that grows as the factorial of their count; past this limit
-// analysis reports the message instead of generating (or running out of
-// memory on) code nobody can use.
+// analysis reports the message instead of generating code nobody can use.
 const MaxFlags = 10000
 
-// buildFlags computes the flag tree of top-level message top. When the tree
-// would exceed MaxFlags it stops and returns the field of top below which
-// the limit was reached as over.
-func buildFlags(top *protogen.Message) (roots, all []*Flag, over *protogen.Field) {
-	name := top.GoIdent.GoName
-	var walk func(msg *protogen.Message, parent *Flag, seen []protoreflect.FullName, underList bool) []*Flag
-	walk = func(msg *protogen.Message, parent *Flag, seen []protoreflect.FullName, underList bool) []*Flag {
-		var out []*Flag
-		for _, f := range sortedFields(msg) {
-			if len(all) > MaxFlags {
-				return out
-			}
-			fl := &Flag{Field: f, Parent: parent, UnderList: underList, Kind: fieldmap.KindScalar}
+// MaxConstDepth is the deepest flag that gets a Go constant: a path through
+// more sub-messages than this (a long chain of nested messages) has a flag
+// but no constant, whose name would repeat every field name on the way.
+const MaxConstDepth = 16
+
+// buildFlags lists the flags of the top-level message with shape top down
+// to MaxConstDepth. When the message has more than MaxFlags flags it
+// returns the field of the message below which the limit is reached as
+// over.
+func buildFlags(top *Shape) (all []*Flag, over *protogen.Field) {
+	name := top.Message.GoIdent.GoName
+	for _, sf := range top.Fields {
+		if sf.Off+1+subSize(sf.Sub) > MaxFlags {
+			return nil, sf.Field
+		}
+	}
+	var walk func(s *Shape, parent *Flag, depth int, underList bool)
+	walk = func(s *Shape, parent *Flag, depth int, underList bool) {
+		for _, sf := range s.Fields {
+			f := sf.Field
+			fl := &Flag{Field: f, Parent: parent, Kind: sf.Kind}
 			num := numberString(f)
 			if parent == nil {
 				fl.Flag, fl.Const, fl.Path = num, name+"Field"+f.GoName, string(f.Desc.Name())
 			} else {
 				fl.Flag, fl.Const, fl.Path = parent.Flag+"."+num, parent.Const+f.GoName, parent.Path+"."+string(f.Desc.Name())
 			}
+			fl.Leaf = sf.Kind != fieldmap.KindMessage && !underList
 			all = append(all, fl)
-			switch {
-			case f.Desc.IsMap():
-				fl.Kind = fieldmap.KindMap
-			case f.Desc.IsList():
-				fl.Kind = fieldmap.KindList
+			if sf.Sub != nil && depth < MaxConstDepth {
+				walk(sf.Sub, fl, depth+1, underList || sf.Kind == fieldmap.KindList)
 			}
-			if IsMessage(f) && recurses(f, seen) {
-				sub := append(seen[:len(seen):len(seen)], f.Message.Desc.FullName())
-				fl.Children = walk(f.Message, fl, sub, underList || f.Desc.IsList())
-				if fl.Kind == fieldmap.KindScalar && len(fl.Children) > 0 {
-					fl.Kind = fieldmap.KindMessage
-				}
-			}
-			fl.Leaf = fl.Kind != fieldmap.KindMessage && !underList
-			out = append(out, fl)
-		}
-		return out
-	}
-	roots = walk(top, nil, []protoreflect.FullName{top.Desc.FullName()}, false)
-	if len(all) > MaxFlags {
-		over = all[len(all)-1].Root().Field
-	}
-	return roots, all, over
-}
-
-// recurses reports whether flags are generated below message field f.
-func recurses(f *protogen.Field, seen []protoreflect.FullName) bool {
-	msg := f.Message
-	if IsWellKnown(msg) || !IsOpen(msg) || IsAtomic(f) {
-		return false
-	}
-	for _, s := range seen {
-		if s == msg.Desc.FullName() {
-			return false
 		}
 	}
-	return true
+	walk(top, nil, 1, false)
+	return all, nil
 }
 
 func sortedFields(msg *protogen.Message) []*protogen.Field {

@@ -6,6 +6,9 @@
 package plugintest
 
 import (
+	"os"
+	"path/filepath"
+
 	"google.golang.org/protobuf/cmd/protoc-gen-go/internal_gengo"
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/types/pluginpb"
@@ -47,4 +50,18 @@ func Go(p *protogen.Plugin) error {
 // response (whose Error is set on failure).
 func Run(req *pluginpb.CodeGeneratorRequest, g Generator) (*pluginpb.CodeGeneratorResponse, error) {
 	return gentest.RunPlugin(req, g)
+}
+
+// Write writes the files of resp under dir.
+func Write(dir string, resp *pluginpb.CodeGeneratorResponse) error {
+	for _, f := range resp.GetFile() {
+		p := filepath.Join(dir, f.GetName())
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(f.GetContent()), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

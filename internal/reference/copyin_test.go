@@ -1,7 +1,10 @@
 package reference_test
 
 import (
+	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -130,7 +133,7 @@ func TestCopyInFieldsListActions(t *testing.T) {
 		{"nested list add", `inner { tags: "a" }`, `inner { tags: ["a", "b"] }`, []string{"inner.tags:add"}, `inner { tags: ["a", "b"] }`, 1},
 		{"nested map remove", `inner { m { key: "a" value: 1 } }`, `inner { m { key: "a" value: 2 } }`, []string{"inner.m:remove"}, `inner {}`, 1},
 		{"replace", `nums: [1, 2]`, `nums: [3]`, []string{"nums:replace"}, `nums: [3]`, 1},
-		{"child of a list flag means replace", `middles { note: "a" }`, `middles { note: "b" }`, []string{"middles.leaves:add"}, `middles { note: "b" }`, 1},
+		{"child of a list flag means replace", `middles { note: "a" }`, `middles { note: "b" }`, []string{"middles.leaves"}, `middles { note: "b" }`, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,6 +150,37 @@ func TestCopyInFieldsListActions(t *testing.T) {
 }
 
 // TestCopyInFieldsFloats checks that changes are counted bit for bit.
+// TestListActionsWithoutEffectRefused: an action on a flag under a list
+// (the flag selects the whole list) or below a set flag (which copies the
+// whole sub-message) would be accepted and then ignored; Parse refuses it
+// with an error naming the flag.
+func TestListActionsWithoutEffectRefused(t *testing.T) {
+	s := reference.NewSchema(desc(t, "reftest.v1.Listy"))
+	for _, tc := range []struct{ elems []string }{
+		{[]string{"middles.leaves:add"}},
+		{[]string{"middles.leaves:remove"}},
+		{[]string{"inner", "inner.tags:add"}},
+	} {
+		_, err := s.Parse(tc.elems...)
+		if !errors.Is(err, fieldmap.ErrListAction) {
+			t.Fatalf("Parse(%v) = %v, want ErrListAction", tc.elems, err)
+		}
+		bad := tc.elems[len(tc.elems)-1]
+		bad = bad[:strings.IndexByte(bad, ':')]
+		flag, ferr := s.FlagOf(bad)
+		if ferr != nil {
+			t.Fatal(ferr)
+		}
+		if !strings.Contains(err.Error(), strconv.Quote(flag)) {
+			t.Errorf("error %q does not name flag %s", err, flag)
+		}
+	}
+	// The same actions where they take effect are accepted.
+	if _, err := s.Parse("middles:add", "inner.tags:add"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestCopyInFieldsFloats(t *testing.T) {
 	md := desc(t, "reftest.v1.Scalars")
 	fdD := md.Fields().ByName("f_double")

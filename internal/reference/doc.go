@@ -48,10 +48,10 @@
 //     visited, so the count of the call is the number of visits that
 //     changed something, not the number of fields that differ at the end.
 //   - ListActions is true on every list and map flag of a message enabling
-//     list actions, including list and map flags under a list. An action on
-//     a flag under a list is accepted by Schema.Check but has no effect:
-//     the flag selects the enclosing list, copied with that list's own
-//     action.
+//     list actions, except those under a list: such a flag selects the
+//     enclosing list, copied as one unit with that list's own action, so
+//     Schema.Check refuses an action on it, as it refuses an action on a
+//     flag below a set flag (which copies the whole sub-message).
 //   - A list of messages whose element type has no flags below it (a
 //     well-known type, an atomic field, a recursion stop, an empty message)
 //     is KindList with no children; a flag under a list is never a leaf.

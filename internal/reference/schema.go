@@ -64,7 +64,7 @@ func (in *info) build(md protoreflect.MessageDescriptor, flagPrefix, pathPrefix 
 		in.fields = append(in.fields, fieldmap.Field{
 			Flag:        n.flag,
 			Path:        path,
-			ListActions: in.actions && (n.kind == fieldmap.KindList || n.kind == fieldmap.KindMap),
+			ListActions: in.actions && (n.kind == fieldmap.KindList || n.kind == fieldmap.KindMap) && !underList,
 		})
 		if !fd.IsMap() && fd.Message() != nil && expandable(fd, onPath) {
 			n.children = in.build(fd.Message(), n.flag+".", path+".",

@@ -1,12 +1,15 @@
 package testpb_test
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/edgekit/edgekit/fieldmap"
 	"github.com/edgekit/edgekit/internal/randmsg"
 	"github.com/edgekit/edgekit/internal/reference"
 	"github.com/edgekit/edgekit/internal/testpb"
@@ -432,5 +435,33 @@ func TestCopyInFieldsCountsUnitsUnderEqual(t *testing.T) {
 	}
 	if n := d.CopyInFields(s, fmOf("16.1")); n != 1 {
 		t.Errorf("another NaN in a singular field counted %d, want 1", n)
+	}
+}
+
+// TestCopyInFieldsOtherMessageMap: a FieldMap knows its message; applying
+// one of another message (whose flag numbers name unrelated fields) is a
+// programming error that panics naming both messages, and ValidateFields
+// reports it as an error. Maps bound to no schema still apply.
+func TestCopyInFieldsOtherMessageMap(t *testing.T) {
+	topMap, err := testpb.NewTopFieldMap("4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mid, src := &testpb.Middle{}, &testpb.Middle{Name: "n", Leaves: []*testpb.Leaf{leafOf("a", 1)}}
+	func() {
+		defer func() {
+			msg, _ := recover().(string)
+			if !strings.Contains(msg, "testpb.v1.Top") || !strings.Contains(msg, "testpb.v1.Middle") {
+				t.Fatalf("panic %q does not name both messages", msg)
+			}
+		}()
+		mid.CopyInFields(src, topMap)
+		t.Fatal("CopyInFields applied a map of Top to a Middle")
+	}()
+	if err := mid.ValidateFields(topMap); !errors.Is(err, fieldmap.ErrSchemaMismatch) {
+		t.Fatalf("ValidateFields = %v, want ErrSchemaMismatch", err)
+	}
+	if n := mid.CopyInFields(src, fieldmap.Of(testpb.MiddleFieldName)); n != 1 || mid.Name != "n" || mid.Leaves != nil {
+		t.Fatalf("unbound map: count %d, %v", n, mid)
 	}
 }

@@ -41,45 +41,30 @@ const (
 	ScalarsFieldFEnum     = "16" // f_enum
 )
 
+var _Scalars_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "f_double"},
+	{Number: 2, Name: "f_float"},
+	{Number: 3, Name: "f_int32"},
+	{Number: 4, Name: "f_int64"},
+	{Number: 5, Name: "f_uint32"},
+	{Number: 6, Name: "f_uint64"},
+	{Number: 7, Name: "f_sint32"},
+	{Number: 8, Name: "f_sint64"},
+	{Number: 9, Name: "f_fixed32"},
+	{Number: 10, Name: "f_fixed64"},
+	{Number: 11, Name: "f_sfixed32"},
+	{Number: 12, Name: "f_sfixed64"},
+	{Number: 13, Name: "f_bool"},
+	{Number: 14, Name: "f_string"},
+	{Number: 15, Name: "f_bytes"},
+	{Number: 16, Name: "f_enum"},
+}}
+
+var _Scalars_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Scalars", _Scalars_shape, false)
+
 // ScalarsAllFields lists the leaf flags of Scalars: together they
 // select every field.
-var ScalarsAllFields = []string{
-	ScalarsFieldFDouble,
-	ScalarsFieldFFloat,
-	ScalarsFieldFInt32,
-	ScalarsFieldFInt64,
-	ScalarsFieldFUint32,
-	ScalarsFieldFUint64,
-	ScalarsFieldFSint32,
-	ScalarsFieldFSint64,
-	ScalarsFieldFFixed32,
-	ScalarsFieldFFixed64,
-	ScalarsFieldFSfixed32,
-	ScalarsFieldFSfixed64,
-	ScalarsFieldFBool,
-	ScalarsFieldFString,
-	ScalarsFieldFBytes,
-	ScalarsFieldFEnum,
-}
-
-var _Scalars_fieldSchema = fieldmap.NewSchema("testpb.v1.Scalars", []fieldmap.Field{
-	{Flag: "1", Path: "f_double", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "f_float", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "f_int32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "f_int64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "f_uint32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "f_uint64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "f_sint32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "f_sint64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "f_fixed32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "f_fixed64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "f_sfixed32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "f_sfixed64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "f_bool", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "f_string", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "f_bytes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16", Path: "f_enum", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ScalarsAllFields = slices.Clone(_Scalars_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Scalars.
 func (*Scalars) FieldSchema() *fieldmap.Schema { return _Scalars_fieldSchema }
@@ -109,42 +94,32 @@ const (
 	OptionalsFieldOMessageToken = "11.4" // o_message.token
 )
 
+var _Leaf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "value"},
+	{Number: 3, Name: "state"},
+	{Number: 4, Name: "token"},
+}}
+
+var _Optionals_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "o_double"},
+	{Number: 2, Name: "o_float"},
+	{Number: 3, Name: "o_int32"},
+	{Number: 4, Name: "o_int64"},
+	{Number: 5, Name: "o_uint32"},
+	{Number: 6, Name: "o_uint64"},
+	{Number: 7, Name: "o_bool"},
+	{Number: 8, Name: "o_string"},
+	{Number: 9, Name: "o_bytes"},
+	{Number: 10, Name: "o_enum"},
+	{Number: 11, Name: "o_message", Kind: fieldmap.KindMessage, Sub: _Leaf_shape},
+}}
+
+var _Optionals_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Optionals", _Optionals_shape, false)
+
 // OptionalsAllFields lists the leaf flags of Optionals: together they
 // select every field.
-var OptionalsAllFields = []string{
-	OptionalsFieldODouble,
-	OptionalsFieldOFloat,
-	OptionalsFieldOInt32,
-	OptionalsFieldOInt64,
-	OptionalsFieldOUint32,
-	OptionalsFieldOUint64,
-	OptionalsFieldOBool,
-	OptionalsFieldOString,
-	OptionalsFieldOBytes,
-	OptionalsFieldOEnum,
-	OptionalsFieldOMessageName,
-	OptionalsFieldOMessageValue,
-	OptionalsFieldOMessageState,
-	OptionalsFieldOMessageToken,
-}
-
-var _Optionals_fieldSchema = fieldmap.NewSchema("testpb.v1.Optionals", []fieldmap.Field{
-	{Flag: "1", Path: "o_double", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "o_float", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "o_int32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "o_int64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "o_uint32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "o_uint64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "o_bool", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "o_string", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "o_bytes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "o_enum", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "o_message", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.1", Path: "o_message.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.2", Path: "o_message.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.3", Path: "o_message.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.4", Path: "o_message.token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var OptionalsAllFields = slices.Clone(_Optionals_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Optionals.
 func (*Optionals) FieldSchema() *fieldmap.Schema { return _Optionals_fieldSchema }
@@ -163,21 +138,11 @@ const (
 	LeafFieldToken = "4" // token
 )
 
+var _Leaf_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Leaf", _Leaf_shape, false)
+
 // LeafAllFields lists the leaf flags of Leaf: together they
 // select every field.
-var LeafAllFields = []string{
-	LeafFieldName,
-	LeafFieldValue,
-	LeafFieldState,
-	LeafFieldToken,
-}
-
-var _Leaf_fieldSchema = fieldmap.NewSchema("testpb.v1.Leaf", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var LeafAllFields = slices.Clone(_Leaf_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Leaf.
 func (*Leaf) FieldSchema() *fieldmap.Schema { return _Leaf_fieldSchema }
@@ -203,30 +168,17 @@ const (
 	MiddleFieldLeavesToken = "3.4" // leaves.token
 )
 
+var _Middle_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape},
+	{Number: 3, Name: "leaves", Kind: fieldmap.KindList, Sub: _Leaf_shape},
+}}
+
+var _Middle_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Middle", _Middle_shape, false)
+
 // MiddleAllFields lists the leaf flags of Middle: together they
 // select every field.
-var MiddleAllFields = []string{
-	MiddleFieldName,
-	MiddleFieldLeafName,
-	MiddleFieldLeafValue,
-	MiddleFieldLeafState,
-	MiddleFieldLeafToken,
-	MiddleFieldLeaves,
-}
-
-var _Middle_fieldSchema = fieldmap.NewSchema("testpb.v1.Middle", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "leaf", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "leaf.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "leaf.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "leaf.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "leaf.token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "leaves", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.1", Path: "leaves.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.2", Path: "leaves.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.3", Path: "leaves.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.4", Path: "leaves.token", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var MiddleAllFields = slices.Clone(_Middle_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Middle.
 func (*Middle) FieldSchema() *fieldmap.Schema { return _Middle_fieldSchema }
@@ -348,198 +300,72 @@ const (
 	TopFieldEmpty                  = "24"      // empty
 )
 
+var _SubKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "region"},
+	{Number: 2, Name: "zone"},
+	{Number: 3, Name: "edge"},
+}}
+
+var _Key_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "version"},
+	{Number: 4, Name: "state"},
+	{Number: 5, Name: "sub", Kind: fieldmap.KindMessage, Sub: _SubKey_shape},
+}}
+
+var _Wkt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "ts"},
+	{Number: 2, Name: "dur"},
+	{Number: 3, Name: "str"},
+	{Number: 4, Name: "i64"},
+	{Number: 5, Name: "flag"},
+	{Number: 6, Name: "st"},
+	{Number: 7, Name: "any"},
+	{Number: 8, Name: "val"},
+	{Number: 9, Name: "times", Kind: fieldmap.KindList},
+	{Number: 10, Name: "durs", Kind: fieldmap.KindMap},
+}}
+
+var _File_testpb_v1_kinds_proto_Label182jztu_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "color"},
+	{Number: 3, Name: "secret"},
+	{Number: 4, Name: "weights", Kind: fieldmap.KindList},
+}}
+
+var _Top_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _Key_shape},
+	{Number: 2, Name: "middle", Kind: fieldmap.KindMessage, Sub: _Middle_shape},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+	{Number: 4, Name: "middles", Kind: fieldmap.KindList, Sub: _Middle_shape},
+	{Number: 5, Name: "labels", Kind: fieldmap.KindMap},
+	{Number: 6, Name: "leaf_map", Kind: fieldmap.KindMap},
+	{Number: 7, Name: "blobs", Kind: fieldmap.KindList},
+	{Number: 8, Name: "samples", Kind: fieldmap.KindList},
+	{Number: 9, Name: "states", Kind: fieldmap.KindList},
+	{Number: 10, Name: "blob_map", Kind: fieldmap.KindMap},
+	{Number: 11, Name: "state_map", Kind: fieldmap.KindMap},
+	{Number: 12, Name: "choice_name"},
+	{Number: 13, Name: "choice_leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape},
+	{Number: 14, Name: "choice_number"},
+	{Number: 15, Name: "choice_bytes"},
+	{Number: 16, Name: "scalars", Kind: fieldmap.KindMessage, Sub: _Scalars_shape},
+	{Number: 17, Name: "optionals", Kind: fieldmap.KindMessage, Sub: _Optionals_shape},
+	{Number: 18, Name: "wkt", Kind: fieldmap.KindMessage, Sub: _Wkt_shape},
+	{Number: 19, Name: "label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape},
+	{Number: 20, Name: "labels_other", Kind: fieldmap.KindList, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape},
+	{Number: 21, Name: "password"},
+	{Number: 22, Name: "atomic_leaf"},
+	{Number: 23, Name: "label_map", Kind: fieldmap.KindMap},
+	{Number: 24, Name: "empty"},
+}}
+
+var _Top_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Top", _Top_shape, true)
+
 // TopAllFields lists the leaf flags of Top: together they
 // select every field.
-var TopAllFields = []string{
-	TopFieldKeyOrganization,
-	TopFieldKeyName,
-	TopFieldKeyVersion,
-	TopFieldKeyState,
-	TopFieldKeySubRegion,
-	TopFieldKeySubZone,
-	TopFieldKeySubEdge,
-	TopFieldMiddleName,
-	TopFieldMiddleLeafName,
-	TopFieldMiddleLeafValue,
-	TopFieldMiddleLeafState,
-	TopFieldMiddleLeafToken,
-	TopFieldMiddleLeaves,
-	TopFieldTags,
-	TopFieldMiddles,
-	TopFieldLabels,
-	TopFieldLeafMap,
-	TopFieldBlobs,
-	TopFieldSamples,
-	TopFieldStates,
-	TopFieldBlobMap,
-	TopFieldStateMap,
-	TopFieldChoiceName,
-	TopFieldChoiceLeafName,
-	TopFieldChoiceLeafValue,
-	TopFieldChoiceLeafState,
-	TopFieldChoiceLeafToken,
-	TopFieldChoiceNumber,
-	TopFieldChoiceBytes,
-	TopFieldScalarsFDouble,
-	TopFieldScalarsFFloat,
-	TopFieldScalarsFInt32,
-	TopFieldScalarsFInt64,
-	TopFieldScalarsFUint32,
-	TopFieldScalarsFUint64,
-	TopFieldScalarsFSint32,
-	TopFieldScalarsFSint64,
-	TopFieldScalarsFFixed32,
-	TopFieldScalarsFFixed64,
-	TopFieldScalarsFSfixed32,
-	TopFieldScalarsFSfixed64,
-	TopFieldScalarsFBool,
-	TopFieldScalarsFString,
-	TopFieldScalarsFBytes,
-	TopFieldScalarsFEnum,
-	TopFieldOptionalsODouble,
-	TopFieldOptionalsOFloat,
-	TopFieldOptionalsOInt32,
-	TopFieldOptionalsOInt64,
-	TopFieldOptionalsOUint32,
-	TopFieldOptionalsOUint64,
-	TopFieldOptionalsOBool,
-	TopFieldOptionalsOString,
-	TopFieldOptionalsOBytes,
-	TopFieldOptionalsOEnum,
-	TopFieldOptionalsOMessageName,
-	TopFieldOptionalsOMessageValue,
-	TopFieldOptionalsOMessageState,
-	TopFieldOptionalsOMessageToken,
-	TopFieldWktTs,
-	TopFieldWktDur,
-	TopFieldWktStr,
-	TopFieldWktI64,
-	TopFieldWktFlag,
-	TopFieldWktSt,
-	TopFieldWktAny,
-	TopFieldWktVal,
-	TopFieldWktTimes,
-	TopFieldWktDurs,
-	TopFieldLabelName,
-	TopFieldLabelColor,
-	TopFieldLabelSecret,
-	TopFieldLabelWeights,
-	TopFieldLabelsOther,
-	TopFieldPassword,
-	TopFieldAtomicLeaf,
-	TopFieldLabelMap,
-	TopFieldEmpty,
-}
-
-var _Top_fieldSchema = fieldmap.NewSchema("testpb.v1.Top", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "key.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "key.sub", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.5.1", Path: "key.sub.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.2", Path: "key.sub.zone", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5.3", Path: "key.sub.edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "middle", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "middle.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "middle.leaf", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.1", Path: "middle.leaf.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.2", Path: "middle.leaf.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.3", Path: "middle.leaf.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.4", Path: "middle.leaf.token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "middle.leaves", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "2.3.1", Path: "middle.leaves.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.2", Path: "middle.leaves.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.3", Path: "middle.leaves.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.4", Path: "middle.leaves.token", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3", Path: "tags", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "4", Path: "middles", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "4.1", Path: "middles.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.2", Path: "middles.leaf", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.2.1", Path: "middles.leaf.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.2.2", Path: "middles.leaf.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.2.3", Path: "middles.leaf.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.2.4", Path: "middles.leaf.token", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.3", Path: "middles.leaves", Kind: fieldmap.KindList, Leaf: false, ListActions: true},
-	{Flag: "4.3.1", Path: "middles.leaves.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.3.2", Path: "middles.leaves.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.3.3", Path: "middles.leaves.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.3.4", Path: "middles.leaves.token", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "5", Path: "labels", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "6", Path: "leaf_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "7", Path: "blobs", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "8", Path: "samples", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "9", Path: "states", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "10", Path: "blob_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "11", Path: "state_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "12", Path: "choice_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "choice_leaf", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "13.1", Path: "choice_leaf.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13.2", Path: "choice_leaf.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13.3", Path: "choice_leaf.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13.4", Path: "choice_leaf.token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "choice_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "choice_bytes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16", Path: "scalars", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "16.1", Path: "scalars.f_double", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.2", Path: "scalars.f_float", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.3", Path: "scalars.f_int32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.4", Path: "scalars.f_int64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.5", Path: "scalars.f_uint32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.6", Path: "scalars.f_uint64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.7", Path: "scalars.f_sint32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.8", Path: "scalars.f_sint64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.9", Path: "scalars.f_fixed32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.10", Path: "scalars.f_fixed64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.11", Path: "scalars.f_sfixed32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.12", Path: "scalars.f_sfixed64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.13", Path: "scalars.f_bool", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.14", Path: "scalars.f_string", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.15", Path: "scalars.f_bytes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16.16", Path: "scalars.f_enum", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17", Path: "optionals", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "17.1", Path: "optionals.o_double", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.2", Path: "optionals.o_float", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.3", Path: "optionals.o_int32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.4", Path: "optionals.o_int64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.5", Path: "optionals.o_uint32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.6", Path: "optionals.o_uint64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.7", Path: "optionals.o_bool", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.8", Path: "optionals.o_string", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.9", Path: "optionals.o_bytes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.10", Path: "optionals.o_enum", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.11", Path: "optionals.o_message", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "17.11.1", Path: "optionals.o_message.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.11.2", Path: "optionals.o_message.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.11.3", Path: "optionals.o_message.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17.11.4", Path: "optionals.o_message.token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18", Path: "wkt", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "18.1", Path: "wkt.ts", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18.2", Path: "wkt.dur", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18.3", Path: "wkt.str", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18.4", Path: "wkt.i64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18.5", Path: "wkt.flag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18.6", Path: "wkt.st", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18.7", Path: "wkt.any", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18.8", Path: "wkt.val", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18.9", Path: "wkt.times", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "18.10", Path: "wkt.durs", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "19", Path: "label", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "19.1", Path: "label.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "19.2", Path: "label.color", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "19.3", Path: "label.secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "19.4", Path: "label.weights", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "20", Path: "labels_other", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "20.1", Path: "labels_other.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "20.2", Path: "labels_other.color", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "20.3", Path: "labels_other.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "20.4", Path: "labels_other.weights", Kind: fieldmap.KindList, Leaf: false, ListActions: true},
-	{Flag: "21", Path: "password", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "22", Path: "atomic_leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "23", Path: "label_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "24", Path: "empty", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TopAllFields = slices.Clone(_Top_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Top.
 func (*Top) FieldSchema() *fieldmap.Schema { return _Top_fieldSchema }
@@ -562,28 +388,11 @@ const (
 	KeyFieldSubEdge      = "5.3" // sub.edge
 )
 
+var _Key_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Key", _Key_shape, false)
+
 // KeyAllFields lists the leaf flags of Key: together they
 // select every field.
-var KeyAllFields = []string{
-	KeyFieldOrganization,
-	KeyFieldName,
-	KeyFieldVersion,
-	KeyFieldState,
-	KeyFieldSubRegion,
-	KeyFieldSubZone,
-	KeyFieldSubEdge,
-}
-
-var _Key_fieldSchema = fieldmap.NewSchema("testpb.v1.Key", []fieldmap.Field{
-	{Flag: "1", Path: "organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "sub", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "sub.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "sub.zone", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.3", Path: "sub.edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var KeyAllFields = slices.Clone(_Key_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Key.
 func (*Key) FieldSchema() *fieldmap.Schema { return _Key_fieldSchema }
@@ -601,19 +410,11 @@ const (
 	SubKeyFieldEdge   = "3" // edge
 )
 
+var _SubKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.SubKey", _SubKey_shape, false)
+
 // SubKeyAllFields lists the leaf flags of SubKey: together they
 // select every field.
-var SubKeyAllFields = []string{
-	SubKeyFieldRegion,
-	SubKeyFieldZone,
-	SubKeyFieldEdge,
-}
-
-var _SubKey_fieldSchema = fieldmap.NewSchema("testpb.v1.SubKey", []fieldmap.Field{
-	{Flag: "1", Path: "region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "zone", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SubKeyAllFields = slices.Clone(_SubKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SubKey.
 func (*SubKey) FieldSchema() *fieldmap.Schema { return _SubKey_fieldSchema }
@@ -638,33 +439,11 @@ const (
 	WktFieldDurs  = "10" // durs
 )
 
+var _Wkt_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Wkt", _Wkt_shape, false)
+
 // WktAllFields lists the leaf flags of Wkt: together they
 // select every field.
-var WktAllFields = []string{
-	WktFieldTs,
-	WktFieldDur,
-	WktFieldStr,
-	WktFieldI64,
-	WktFieldFlag,
-	WktFieldSt,
-	WktFieldAny,
-	WktFieldVal,
-	WktFieldTimes,
-	WktFieldDurs,
-}
-
-var _Wkt_fieldSchema = fieldmap.NewSchema("testpb.v1.Wkt", []fieldmap.Field{
-	{Flag: "1", Path: "ts", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "dur", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "str", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "i64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "flag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "st", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "any", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "val", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "times", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "durs", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var WktAllFields = slices.Clone(_Wkt_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Wkt.
 func (*Wkt) FieldSchema() *fieldmap.Schema { return _Wkt_fieldSchema }
@@ -686,26 +465,24 @@ const (
 	TreeFieldBranchTree  = "5.2" // branch.tree
 )
 
+var _Branch_shape_10ws6na = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "label"},
+	{Number: 2, Name: "tree"},
+}}
+
+var _Tree_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "left"},
+	{Number: 3, Name: "right"},
+	{Number: 4, Name: "children", Kind: fieldmap.KindList},
+	{Number: 5, Name: "branch", Kind: fieldmap.KindMessage, Sub: _Branch_shape_10ws6na},
+}}
+
+var _Tree_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Tree", _Tree_shape, false)
+
 // TreeAllFields lists the leaf flags of Tree: together they
 // select every field.
-var TreeAllFields = []string{
-	TreeFieldName,
-	TreeFieldLeft,
-	TreeFieldRight,
-	TreeFieldChildren,
-	TreeFieldBranchLabel,
-	TreeFieldBranchTree,
-}
-
-var _Tree_fieldSchema = fieldmap.NewSchema("testpb.v1.Tree", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "left", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "right", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "children", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "branch", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "branch.label", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "branch.tree", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TreeAllFields = slices.Clone(_Tree_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Tree.
 func (*Tree) FieldSchema() *fieldmap.Schema { return _Tree_fieldSchema }
@@ -727,26 +504,24 @@ const (
 	BranchFieldTreeBranch   = "2.5" // tree.branch
 )
 
+var _Tree_shape_jfhjda = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "left"},
+	{Number: 3, Name: "right"},
+	{Number: 4, Name: "children", Kind: fieldmap.KindList},
+	{Number: 5, Name: "branch"},
+}}
+
+var _Branch_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "label"},
+	{Number: 2, Name: "tree", Kind: fieldmap.KindMessage, Sub: _Tree_shape_jfhjda},
+}}
+
+var _Branch_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Branch", _Branch_shape, false)
+
 // BranchAllFields lists the leaf flags of Branch: together they
 // select every field.
-var BranchAllFields = []string{
-	BranchFieldLabel,
-	BranchFieldTreeName,
-	BranchFieldTreeLeft,
-	BranchFieldTreeRight,
-	BranchFieldTreeChildren,
-	BranchFieldTreeBranch,
-}
-
-var _Branch_fieldSchema = fieldmap.NewSchema("testpb.v1.Branch", []fieldmap.Field{
-	{Flag: "1", Path: "label", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "tree", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "tree.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "tree.left", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "tree.right", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "tree.children", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "tree.branch", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var BranchAllFields = slices.Clone(_Branch_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Branch.
 func (*Branch) FieldSchema() *fieldmap.Schema { return _Branch_fieldSchema }
@@ -757,11 +532,13 @@ func NewBranchFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Branch_fieldSchema.New(flags...)
 }
 
+var _Empty_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _Empty_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Empty", _Empty_shape, false)
+
 // EmptyAllFields lists the leaf flags of Empty: together they
 // select every field.
-var EmptyAllFields = []string{}
-
-var _Empty_fieldSchema = fieldmap.NewSchema("testpb.v1.Empty", []fieldmap.Field{})
+var EmptyAllFields = slices.Clone(_Empty_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Empty.
 func (*Empty) FieldSchema() *fieldmap.Schema { return _Empty_fieldSchema }
@@ -783,24 +560,22 @@ const (
 	OuterFieldInnerMap     = "3"   // inner_map
 )
 
+var _Outer_Inner_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "kind"},
+	{Number: 2, Name: "secret"},
+}}
+
+var _Outer_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "inner", Kind: fieldmap.KindMessage, Sub: _Outer_Inner_shape},
+	{Number: 2, Name: "inners", Kind: fieldmap.KindList, Sub: _Outer_Inner_shape},
+	{Number: 3, Name: "inner_map", Kind: fieldmap.KindMap},
+}}
+
+var _Outer_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Outer", _Outer_shape, false)
+
 // OuterAllFields lists the leaf flags of Outer: together they
 // select every field.
-var OuterAllFields = []string{
-	OuterFieldInnerKind,
-	OuterFieldInnerSecret,
-	OuterFieldInners,
-	OuterFieldInnerMap,
-}
-
-var _Outer_fieldSchema = fieldmap.NewSchema("testpb.v1.Outer", []fieldmap.Field{
-	{Flag: "1", Path: "inner", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "inner.kind", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "inner.secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "inners", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.1", Path: "inners.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2", Path: "inners.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3", Path: "inner_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var OuterAllFields = slices.Clone(_Outer_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Outer.
 func (*Outer) FieldSchema() *fieldmap.Schema { return _Outer_fieldSchema }
@@ -817,17 +592,11 @@ const (
 	Outer_InnerFieldSecret = "2" // secret
 )
 
+var _Outer_Inner_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Outer.Inner", _Outer_Inner_shape, false)
+
 // Outer_InnerAllFields lists the leaf flags of Outer_Inner: together they
 // select every field.
-var Outer_InnerAllFields = []string{
-	Outer_InnerFieldKind,
-	Outer_InnerFieldSecret,
-}
-
-var _Outer_Inner_fieldSchema = fieldmap.NewSchema("testpb.v1.Outer.Inner", []fieldmap.Field{
-	{Flag: "1", Path: "kind", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var Outer_InnerAllFields = slices.Clone(_Outer_Inner_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Outer_Inner.
 func (*Outer_Inner) FieldSchema() *fieldmap.Schema { return _Outer_Inner_fieldSchema }
@@ -876,70 +645,25 @@ const (
 	SecretsFieldEnv               = "11"    // env
 )
 
+var _Secrets_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "api_key"},
+	{Number: 2, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape},
+	{Number: 3, Name: "leaves", Kind: fieldmap.KindList, Sub: _Leaf_shape},
+	{Number: 4, Name: "leaf_map", Kind: fieldmap.KindMap},
+	{Number: 5, Name: "cred_token"},
+	{Number: 6, Name: "cred_leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape},
+	{Number: 7, Name: "cred_user"},
+	{Number: 8, Name: "outer", Kind: fieldmap.KindMessage, Sub: _Outer_shape},
+	{Number: 9, Name: "label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape},
+	{Number: 10, Name: "cert"},
+	{Number: 11, Name: "env", Kind: fieldmap.KindMap},
+}}
+
+var _Secrets_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Secrets", _Secrets_shape, false)
+
 // SecretsAllFields lists the leaf flags of Secrets: together they
 // select every field.
-var SecretsAllFields = []string{
-	SecretsFieldApiKey,
-	SecretsFieldLeafName,
-	SecretsFieldLeafValue,
-	SecretsFieldLeafState,
-	SecretsFieldLeafToken,
-	SecretsFieldLeaves,
-	SecretsFieldLeafMap,
-	SecretsFieldCredToken,
-	SecretsFieldCredLeafName,
-	SecretsFieldCredLeafValue,
-	SecretsFieldCredLeafState,
-	SecretsFieldCredLeafToken,
-	SecretsFieldCredUser,
-	SecretsFieldOuterInnerKind,
-	SecretsFieldOuterInnerSecret,
-	SecretsFieldOuterInners,
-	SecretsFieldOuterInnerMap,
-	SecretsFieldLabelName,
-	SecretsFieldLabelColor,
-	SecretsFieldLabelSecret,
-	SecretsFieldLabelWeights,
-	SecretsFieldCert,
-	SecretsFieldEnv,
-}
-
-var _Secrets_fieldSchema = fieldmap.NewSchema("testpb.v1.Secrets", []fieldmap.Field{
-	{Flag: "1", Path: "api_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "leaf", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "leaf.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "leaf.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "leaf.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "leaf.token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "leaves", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.1", Path: "leaves.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.2", Path: "leaves.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.3", Path: "leaves.state", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.4", Path: "leaves.token", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4", Path: "leaf_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "cred_token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "cred_leaf", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1", Path: "cred_leaf.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2", Path: "cred_leaf.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.3", Path: "cred_leaf.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.4", Path: "cred_leaf.token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "cred_user", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "outer", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "8.1", Path: "outer.inner", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "8.1.1", Path: "outer.inner.kind", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.1.2", Path: "outer.inner.secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.2", Path: "outer.inners", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "8.2.1", Path: "outer.inners.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.2.2", Path: "outer.inners.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.3", Path: "outer.inner_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "label", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "9.1", Path: "label.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.2", Path: "label.color", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.3", Path: "label.secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.4", Path: "label.weights", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "cert", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "env", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var SecretsAllFields = slices.Clone(_Secrets_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Secrets.
 func (*Secrets) FieldSchema() *fieldmap.Schema { return _Secrets_fieldSchema }
@@ -956,17 +680,16 @@ const (
 	NamedKeyFieldNote = "2" // note
 )
 
+var _NamedKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "note"},
+}}
+
+var _NamedKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.NamedKey", _NamedKey_shape, false)
+
 // NamedKeyAllFields lists the leaf flags of NamedKey: together they
 // select every field.
-var NamedKeyAllFields = []string{
-	NamedKeyFieldId,
-	NamedKeyFieldNote,
-}
-
-var _NamedKey_fieldSchema = fieldmap.NewSchema("testpb.v1.NamedKey", []fieldmap.Field{
-	{Flag: "1", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "note", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var NamedKeyAllFields = slices.Clone(_NamedKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NamedKey.
 func (*NamedKey) FieldSchema() *fieldmap.Schema { return _NamedKey_fieldSchema }
@@ -1563,7 +1286,7 @@ func (m *Scalars) Equal(o *Scalars) bool {
 	if m.FEnum != o.FEnum {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1609,7 +1332,7 @@ func (m *Optionals) Equal(o *Optionals) bool {
 	if !m.OMessage.Equal(o.OMessage) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1634,7 +1357,7 @@ func (m *Leaf) Equal(o *Leaf) bool {
 	if m.Token != o.Token {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1653,10 +1376,15 @@ func (m *Middle) Equal(o *Middle) bool {
 	if !m.Leaf.Equal(o.Leaf) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Leaves, o.Leaves, (*Leaf).Equal) {
+	if len(m.Leaves) != len(o.Leaves) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.Leaves {
+		if y := o.Leaves[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Leaf).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1678,8 +1406,13 @@ func (m *Top) Equal(o *Top) bool {
 	if !slices.Equal(m.Tags, o.Tags) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Middles, o.Middles, (*Middle).Equal) {
+	if len(m.Middles) != len(o.Middles) {
 		return false
+	}
+	for i, x := range m.Middles {
+		if y := o.Middles[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Middle).Equal) {
+			return false
+		}
 	}
 	if !maps.Equal(m.Labels, o.Labels) {
 		return false
@@ -1767,7 +1500,7 @@ func (m *Top) Equal(o *Top) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _Top_Choice_isSet reports whether oneof choice of Top holds a member: a
@@ -1811,7 +1544,7 @@ func (m *Key) Equal(o *Key) bool {
 	if !m.Sub.Equal(o.Sub) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1833,7 +1566,7 @@ func (m *SubKey) Equal(o *SubKey) bool {
 	if m.Edge != o.Edge {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1876,7 +1609,7 @@ func (m *Wkt) Equal(o *Wkt) bool {
 	if !fieldmap.EqualMessageMapFunc(m.Durs, o.Durs, fieldmap.EqualDuration) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1898,13 +1631,18 @@ func (m *Tree) Equal(o *Tree) bool {
 	if !m.Right.Equal(o.Right) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Children, o.Children, (*Tree).Equal) {
+	if len(m.Children) != len(o.Children) {
 		return false
+	}
+	for i, x := range m.Children {
+		if y := o.Children[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Tree).Equal) {
+			return false
+		}
 	}
 	if !m.Branch.Equal(o.Branch) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1923,7 +1661,7 @@ func (m *Branch) Equal(o *Branch) bool {
 	if !m.Tree.Equal(o.Tree) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1936,7 +1674,7 @@ func (m *Empty) Equal(o *Empty) bool {
 	if m == o {
 		return true
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1952,13 +1690,18 @@ func (m *Outer) Equal(o *Outer) bool {
 	if !m.Inner.Equal(o.Inner) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Inners, o.Inners, (*Outer_Inner).Equal) {
+	if len(m.Inners) != len(o.Inners) {
 		return false
+	}
+	for i, x := range m.Inners {
+		if y := o.Inners[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Outer_Inner).Equal) {
+			return false
+		}
 	}
 	if !fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*Outer_Inner).Equal) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1977,7 +1720,7 @@ func (m *Outer_Inner) Equal(o *Outer_Inner) bool {
 	if m.Secret != o.Secret {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1996,8 +1739,13 @@ func (m *Secrets) Equal(o *Secrets) bool {
 	if !m.Leaf.Equal(o.Leaf) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Leaves, o.Leaves, (*Leaf).Equal) {
+	if len(m.Leaves) != len(o.Leaves) {
 		return false
+	}
+	for i, x := range m.Leaves {
+		if y := o.Leaves[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Leaf).Equal) {
+			return false
+		}
 	}
 	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) {
 		return false
@@ -2044,7 +1792,7 @@ func (m *Secrets) Equal(o *Secrets) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _Secrets_Cred_isSet reports whether oneof cred of Secrets holds a member: a
@@ -2077,7 +1825,7 @@ func (m *NamedKey) Equal(o *NamedKey) bool {
 	if m.Note != o.Note {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2089,107 +1837,90 @@ func (m *NamedKey) Equal(o *NamedKey) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Scalars does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Scalars or bound to no schema: a map of another message panics.
 func (m *Scalars) CopyInFields(src *Scalars, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Scalars_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Scalars being number at of fm's schema.
+func (m *Scalars) copyInAt(src *Scalars, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Scalars)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !fieldmap.SameFloat64(m.FDouble, src.GetFDouble()) {
-			m.FDouble = src.GetFDouble()
-			n++
-		}
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.FDouble, src.FDouble) {
+		m.FDouble = src.FDouble
+		n++
 	}
-	if fm.Has("2") {
-		if !fieldmap.SameFloat32(m.FFloat, src.GetFFloat()) {
-			m.FFloat = src.GetFFloat()
-			n++
-		}
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat32(m.FFloat, src.FFloat) {
+		m.FFloat = src.FFloat
+		n++
 	}
-	if fm.Has("3") {
-		if m.FInt32 != src.GetFInt32() {
-			m.FInt32 = src.GetFInt32()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.FInt32 != src.FInt32 {
+		m.FInt32 = src.FInt32
+		n++
 	}
-	if fm.Has("4") {
-		if m.FInt64 != src.GetFInt64() {
-			m.FInt64 = src.GetFInt64()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.FInt64 != src.FInt64 {
+		m.FInt64 = src.FInt64
+		n++
 	}
-	if fm.Has("5") {
-		if m.FUint32 != src.GetFUint32() {
-			m.FUint32 = src.GetFUint32()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.FUint32 != src.FUint32 {
+		m.FUint32 = src.FUint32
+		n++
 	}
-	if fm.Has("6") {
-		if m.FUint64 != src.GetFUint64() {
-			m.FUint64 = src.GetFUint64()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.FUint64 != src.FUint64 {
+		m.FUint64 = src.FUint64
+		n++
 	}
-	if fm.Has("7") {
-		if m.FSint32 != src.GetFSint32() {
-			m.FSint32 = src.GetFSint32()
-			n++
-		}
+	if cw&(1<<6) != 0 && m.FSint32 != src.FSint32 {
+		m.FSint32 = src.FSint32
+		n++
 	}
-	if fm.Has("8") {
-		if m.FSint64 != src.GetFSint64() {
-			m.FSint64 = src.GetFSint64()
-			n++
-		}
+	if cw&(1<<7) != 0 && m.FSint64 != src.FSint64 {
+		m.FSint64 = src.FSint64
+		n++
 	}
-	if fm.Has("9") {
-		if m.FFixed32 != src.GetFFixed32() {
-			m.FFixed32 = src.GetFFixed32()
-			n++
-		}
+	if cw&(1<<8) != 0 && m.FFixed32 != src.FFixed32 {
+		m.FFixed32 = src.FFixed32
+		n++
 	}
-	if fm.Has("10") {
-		if m.FFixed64 != src.GetFFixed64() {
-			m.FFixed64 = src.GetFFixed64()
-			n++
-		}
+	if cw&(1<<9) != 0 && m.FFixed64 != src.FFixed64 {
+		m.FFixed64 = src.FFixed64
+		n++
 	}
-	if fm.Has("11") {
-		if m.FSfixed32 != src.GetFSfixed32() {
-			m.FSfixed32 = src.GetFSfixed32()
-			n++
-		}
+	if cw&(1<<10) != 0 && m.FSfixed32 != src.FSfixed32 {
+		m.FSfixed32 = src.FSfixed32
+		n++
 	}
-	if fm.Has("12") {
-		if m.FSfixed64 != src.GetFSfixed64() {
-			m.FSfixed64 = src.GetFSfixed64()
-			n++
-		}
+	if cw&(1<<11) != 0 && m.FSfixed64 != src.FSfixed64 {
+		m.FSfixed64 = src.FSfixed64
+		n++
 	}
-	if fm.Has("13") {
-		if m.FBool != src.GetFBool() {
-			m.FBool = src.GetFBool()
-			n++
-		}
+	if cw&(1<<12) != 0 && m.FBool != src.FBool {
+		m.FBool = src.FBool
+		n++
 	}
-	if fm.Has("14") {
-		if m.FString != src.GetFString() {
-			m.FString = src.GetFString()
-			n++
-		}
+	if cw&(1<<13) != 0 && m.FString != src.FString {
+		m.FString = src.FString
+		n++
 	}
-	if fm.Has("15") {
-		if !bytes.Equal(m.FBytes, src.GetFBytes()) {
-			m.FBytes = fieldmap.CloneBytes(src.GetFBytes())
-			n++
-		}
+	if cw&(1<<14) != 0 && !bytes.Equal(m.FBytes, src.FBytes) {
+		m.FBytes = fieldmap.CloneBytes(src.FBytes)
+		n++
 	}
-	if fm.Has("16") {
-		if m.FEnum != src.GetFEnum() {
-			m.FEnum = src.GetFEnum()
-			n++
-		}
+	if cw&(1<<15) != 0 && m.FEnum != src.FEnum {
+		m.FEnum = src.FEnum
+		n++
 	}
 	return n
 }
@@ -2203,322 +1934,196 @@ func (m *Scalars) CopyInFields(src *Scalars, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Optionals does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Optionals or bound to no schema: a map of another message panics.
 func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Optionals_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _Optionals_ptrs holds the explicit-presence scalars CopyInFields sets in a Optionals.
+type _Optionals_ptrs struct {
+	f1  float64
+	f2  float32
+	f3  int32
+	f4  int64
+	f5  uint32
+	f6  uint64
+	f7  bool
+	f8  string
+	f10 State
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Optionals being number at of fm's schema.
+func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Optionals)
+	}
 	n := 0
-	var pb0 *struct {
-		f1  float64
-		f2  float32
-		f3  int32
-		f4  int64
-		f5  uint32
-		f6  uint64
-		f7  bool
-		f8  string
-		f10 State
-	}
-	if fm.Has("1") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.ODouble
-		}
-		if !fieldmap.SamePtrFloat64(m.ODouble, sv0) {
-			if sv0 == nil {
-				m.ODouble = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  bool
-						f8  string
-						f10 State
-					})
-				}
-				pb0.f1 = *sv0
-				m.ODouble = &pb0.f1
+	var pb *_Optionals_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.ODouble, src.ODouble) {
+		if src.ODouble == nil {
+			m.ODouble = nil
+		} else {
+			if pb == nil {
+				pb = new(_Optionals_ptrs)
 			}
-			n++
+			pb.f1 = *src.ODouble
+			m.ODouble = &pb.f1
 		}
+		n++
 	}
-	if fm.Has("2") {
-		var sv0 *float32
-		if src != nil {
-			sv0 = src.OFloat
-		}
-		if !fieldmap.SamePtrFloat32(m.OFloat, sv0) {
-			if sv0 == nil {
-				m.OFloat = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  bool
-						f8  string
-						f10 State
-					})
-				}
-				pb0.f2 = *sv0
-				m.OFloat = &pb0.f2
+	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.OFloat, src.OFloat) {
+		if src.OFloat == nil {
+			m.OFloat = nil
+		} else {
+			if pb == nil {
+				pb = new(_Optionals_ptrs)
 			}
-			n++
+			pb.f2 = *src.OFloat
+			m.OFloat = &pb.f2
 		}
+		n++
 	}
-	if fm.Has("3") {
-		var sv0 *int32
-		if src != nil {
-			sv0 = src.OInt32
-		}
-		if !fieldmap.EqualPtr(m.OInt32, sv0) {
-			if sv0 == nil {
-				m.OInt32 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  bool
-						f8  string
-						f10 State
-					})
-				}
-				pb0.f3 = *sv0
-				m.OInt32 = &pb0.f3
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.OInt32, src.OInt32) {
+		if src.OInt32 == nil {
+			m.OInt32 = nil
+		} else {
+			if pb == nil {
+				pb = new(_Optionals_ptrs)
 			}
-			n++
+			pb.f3 = *src.OInt32
+			m.OInt32 = &pb.f3
 		}
+		n++
 	}
-	if fm.Has("4") {
-		var sv0 *int64
-		if src != nil {
-			sv0 = src.OInt64
-		}
-		if !fieldmap.EqualPtr(m.OInt64, sv0) {
-			if sv0 == nil {
-				m.OInt64 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  bool
-						f8  string
-						f10 State
-					})
-				}
-				pb0.f4 = *sv0
-				m.OInt64 = &pb0.f4
+	if cw&(1<<3) != 0 && !fieldmap.EqualPtr(m.OInt64, src.OInt64) {
+		if src.OInt64 == nil {
+			m.OInt64 = nil
+		} else {
+			if pb == nil {
+				pb = new(_Optionals_ptrs)
 			}
-			n++
+			pb.f4 = *src.OInt64
+			m.OInt64 = &pb.f4
 		}
+		n++
 	}
-	if fm.Has("5") {
-		var sv0 *uint32
-		if src != nil {
-			sv0 = src.OUint32
-		}
-		if !fieldmap.EqualPtr(m.OUint32, sv0) {
-			if sv0 == nil {
-				m.OUint32 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  bool
-						f8  string
-						f10 State
-					})
-				}
-				pb0.f5 = *sv0
-				m.OUint32 = &pb0.f5
+	if cw&(1<<4) != 0 && !fieldmap.EqualPtr(m.OUint32, src.OUint32) {
+		if src.OUint32 == nil {
+			m.OUint32 = nil
+		} else {
+			if pb == nil {
+				pb = new(_Optionals_ptrs)
 			}
-			n++
+			pb.f5 = *src.OUint32
+			m.OUint32 = &pb.f5
 		}
+		n++
 	}
-	if fm.Has("6") {
-		var sv0 *uint64
-		if src != nil {
-			sv0 = src.OUint64
-		}
-		if !fieldmap.EqualPtr(m.OUint64, sv0) {
-			if sv0 == nil {
-				m.OUint64 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  bool
-						f8  string
-						f10 State
-					})
-				}
-				pb0.f6 = *sv0
-				m.OUint64 = &pb0.f6
+	if cw&(1<<5) != 0 && !fieldmap.EqualPtr(m.OUint64, src.OUint64) {
+		if src.OUint64 == nil {
+			m.OUint64 = nil
+		} else {
+			if pb == nil {
+				pb = new(_Optionals_ptrs)
 			}
-			n++
+			pb.f6 = *src.OUint64
+			m.OUint64 = &pb.f6
 		}
+		n++
 	}
-	if fm.Has("7") {
-		var sv0 *bool
-		if src != nil {
-			sv0 = src.OBool
-		}
-		if !fieldmap.EqualPtr(m.OBool, sv0) {
-			if sv0 == nil {
-				m.OBool = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  bool
-						f8  string
-						f10 State
-					})
-				}
-				pb0.f7 = *sv0
-				m.OBool = &pb0.f7
+	if cw&(1<<6) != 0 && !fieldmap.EqualPtr(m.OBool, src.OBool) {
+		if src.OBool == nil {
+			m.OBool = nil
+		} else {
+			if pb == nil {
+				pb = new(_Optionals_ptrs)
 			}
-			n++
+			pb.f7 = *src.OBool
+			m.OBool = &pb.f7
 		}
+		n++
 	}
-	if fm.Has("8") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.OString
-		}
-		if !fieldmap.EqualPtr(m.OString, sv0) {
-			if sv0 == nil {
-				m.OString = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  bool
-						f8  string
-						f10 State
-					})
-				}
-				pb0.f8 = *sv0
-				m.OString = &pb0.f8
+	if cw&(1<<7) != 0 && !fieldmap.EqualPtr(m.OString, src.OString) {
+		if src.OString == nil {
+			m.OString = nil
+		} else {
+			if pb == nil {
+				pb = new(_Optionals_ptrs)
 			}
-			n++
+			pb.f8 = *src.OString
+			m.OString = &pb.f8
 		}
+		n++
 	}
-	if fm.Has("9") {
-		var sv0 []byte
-		if src != nil {
-			sv0 = src.OBytes
-		}
-		if !fieldmap.EqualBytesPresence(m.OBytes, sv0) {
-			m.OBytes = fieldmap.CloneBytes(sv0)
-			n++
-		}
+	if cw&(1<<8) != 0 && !fieldmap.EqualBytesPresence(m.OBytes, src.OBytes) {
+		m.OBytes = fieldmap.CloneBytes(src.OBytes)
+		n++
 	}
-	if fm.Has("10") {
-		var sv0 *State
-		if src != nil {
-			sv0 = src.OEnum
-		}
-		if !fieldmap.EqualPtr(m.OEnum, sv0) {
-			if sv0 == nil {
-				m.OEnum = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  bool
-						f8  string
-						f10 State
-					})
-				}
-				pb0.f10 = *sv0
-				m.OEnum = &pb0.f10
+	if cw&(1<<9) != 0 && !fieldmap.EqualPtr(m.OEnum, src.OEnum) {
+		if src.OEnum == nil {
+			m.OEnum = nil
+		} else {
+			if pb == nil {
+				pb = new(_Optionals_ptrs)
 			}
-			n++
+			pb.f10 = *src.OEnum
+			m.OEnum = &pb.f10
 		}
+		n++
 	}
-	if fm.Has("11") {
-		if !m.OMessage.Equal(src.GetOMessage()) {
-			m.OMessage = src.GetOMessage().Clone()
+	if cw&(1<<10) != 0 {
+		if !m.OMessage.Equal(src.OMessage) {
+			m.OMessage = src.OMessage.Clone()
 			n++
 		}
-	} else if fm.HasChild("11") {
-		if d1, s1 := m.OMessage, src.GetOMessage(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Leaf{}
-				m.OMessage = d1
+	} else if bw&(1<<10) != 0 {
+		if m.OMessage != nil || src.OMessage != nil {
+			if m.OMessage == nil {
+				m.OMessage = new(Leaf)
 				n++
 			}
-			if fm.IsSet("11.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("11.2") {
-				if d1.Value != s1.GetValue() {
-					d1.Value = s1.GetValue()
-					n++
-				}
-			}
-			if fm.IsSet("11.3") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("11.4") {
-				if d1.Token != s1.GetToken() {
-					d1.Token = s1.GetToken()
-					n++
-				}
-			}
+			n += m.OMessage.copyInAt(src.OMessage, fm, at+11)
 		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Leaf being number at of fm's schema.
+func (m *Leaf) copyInAt(src *Leaf, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Leaf)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
+	}
+	if cw&(1<<2) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if cw&(1<<3) != 0 && m.Token != src.Token {
+		m.Token = src.Token
+		n++
 	}
 	return n
 }
@@ -2532,37 +2137,14 @@ func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Leaf does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Leaf or bound to no schema: a map of another message panics.
 func (m *Leaf) CopyInFields(src *Leaf, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Leaf_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if m.Value != src.GetValue() {
-			m.Value = src.GetValue()
-			n++
-		}
-	}
-	if fm.Has("3") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
-			n++
-		}
-	}
-	if fm.Has("4") {
-		if m.Token != src.GetToken() {
-			m.Token = src.GetToken()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2574,62 +2156,53 @@ func (m *Leaf) CopyInFields(src *Leaf, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Middle does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Middle or bound to no schema: a map of another message panics.
 func (m *Middle) CopyInFields(src *Middle, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Middle_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Middle being number at of fm's schema.
+func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if !m.Leaf.Equal(src.GetLeaf()) {
-			m.Leaf = src.GetLeaf().Clone()
+	if src == nil {
+		src = new(Middle)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.Leaf.Equal(src.Leaf) {
+			m.Leaf = src.Leaf.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Leaf, src.GetLeaf(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Leaf{}
-				m.Leaf = d1
+	} else if bw&(1<<1) != 0 {
+		if m.Leaf != nil || src.Leaf != nil {
+			if m.Leaf == nil {
+				m.Leaf = new(Leaf)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.Value != s1.GetValue() {
-					d1.Value = s1.GetValue()
-					n++
-				}
-			}
-			if fm.IsSet("2.3") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("2.4") {
-				if d1.Token != s1.GetToken() {
-					d1.Token = s1.GetToken()
-					n++
-				}
-			}
+			n += m.Leaf.copyInAt(src.Leaf, fm, at+2)
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetLeaves(); !fieldmap.EqualMessageListFunc(m.Leaves, sv0, (*Leaf).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Leaves, src.Leaves, (*Leaf).Equal, (*Leaf).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Leaves, src.Leaves, (*Leaf).Equal) {
+			if len(src.Leaves) == 0 {
 				m.Leaves = nil
 			} else {
-				m.Leaves = fieldmap.CloneListFunc(sv0, (*Leaf).Clone)
+				m.Leaves = fieldmap.CloneListFunc(src.Leaves, (*Leaf).Clone)
 			}
 			n++
 		}
@@ -2646,1026 +2219,491 @@ func (m *Middle) CopyInFields(src *Middle, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // with the field's list action (replace, add or remove).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Top or bound to no schema: a map of another message panics.
 func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Top_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Top being number at of fm's schema.
+func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if src == nil {
+		src = new(Top)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Key{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(Key)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Version != s1.GetVersion() {
-					d1.Version = s1.GetVersion()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if !d1.Sub.Equal(s1.GetSub()) {
-					d1.Sub = s1.GetSub().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.5") {
-				if d2, s2 := d1.Sub, s1.GetSub(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &SubKey{}
-						d1.Sub = d2
-						n++
-					}
-					if fm.IsSet("1.5.1") {
-						if d2.Region != s2.GetRegion() {
-							d2.Region = s2.GetRegion()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.2") {
-						if d2.Zone != s2.GetZone() {
-							d2.Zone = s2.GetZone()
-							n++
-						}
-					}
-					if fm.IsSet("1.5.3") {
-						if d2.Edge != s2.GetEdge() {
-							d2.Edge = s2.GetEdge()
-							n++
-						}
-					}
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if !m.Middle.Equal(src.GetMiddle()) {
-			m.Middle = src.GetMiddle().Clone()
+	if cw&(1<<9) != 0 {
+		if !m.Middle.Equal(src.Middle) {
+			m.Middle = src.Middle.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Middle, src.GetMiddle(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Middle{}
-				m.Middle = d1
+	} else if bw&(1<<9) != 0 {
+		if m.Middle != nil || src.Middle != nil {
+			if m.Middle == nil {
+				m.Middle = new(Middle)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if !d1.Leaf.Equal(s1.GetLeaf()) {
-					d1.Leaf = s1.GetLeaf().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.2") {
-				if d2, s2 := d1.Leaf, s1.GetLeaf(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &Leaf{}
-						d1.Leaf = d2
-						n++
-					}
-					if fm.IsSet("2.2.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.2") {
-						if d2.Value != s2.GetValue() {
-							d2.Value = s2.GetValue()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.3") {
-						if d2.State != s2.GetState() {
-							d2.State = s2.GetState()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.4") {
-						if d2.Token != s2.GetToken() {
-							d2.Token = s2.GetToken()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("2.3") {
-				switch fm.ListAction("2.3") {
-				case fieldmap.Add:
-					n += fieldmap.AddListFunc(&d1.Leaves, s1.GetLeaves(), (*Leaf).Equal, (*Leaf).Clone)
-				case fieldmap.Remove:
-					n += fieldmap.RemoveListFunc(&d1.Leaves, s1.GetLeaves(), (*Leaf).Equal)
-				default:
-					if sv1 := s1.GetLeaves(); !fieldmap.EqualMessageListFunc(d1.Leaves, sv1, (*Leaf).Equal) {
-						if len(sv1) == 0 {
-							d1.Leaves = nil
-						} else {
-							d1.Leaves = fieldmap.CloneListFunc(sv1, (*Leaf).Clone)
-						}
-						n++
-					}
-				}
-			}
+			n += m.Middle.copyInAt(src.Middle, fm, at+10)
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		switch fm.ListAction("3") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.Tags, src.GetTags())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.Tags, src.GetTags())
-		default:
-			if sv0 := src.GetTags(); !slices.Equal(m.Tags, sv0) {
-				if len(sv0) == 0 {
-					m.Tags = nil
-				} else {
-					m.Tags = slices.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<21) != 0 {
+		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
+		} else if !slices.Equal(m.Tags, src.Tags) {
+			if len(src.Tags) == 0 {
+				m.Tags = nil
+			} else {
+				m.Tags = slices.Clone(src.Tags)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("4") {
-		switch fm.ListAction("4") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Middles, src.GetMiddles(), (*Middle).Equal, (*Middle).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Middles, src.GetMiddles(), (*Middle).Equal)
-		default:
-			if sv0 := src.GetMiddles(); !fieldmap.EqualMessageListFunc(m.Middles, sv0, (*Middle).Equal) {
-				if len(sv0) == 0 {
-					m.Middles = nil
-				} else {
-					m.Middles = fieldmap.CloneListFunc(sv0, (*Middle).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<22) != 0 {
+		if a := fm.ListActionAt(at + 22); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Middles, src.Middles, (*Middle).Equal, (*Middle).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Middles, src.Middles, (*Middle).Equal) {
+			if len(src.Middles) == 0 {
+				m.Middles = nil
+			} else {
+				m.Middles = fieldmap.CloneListFunc(src.Middles, (*Middle).Clone)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("5") {
-		switch fm.ListAction("5") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.Labels, src.GetLabels())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.Labels, src.GetLabels())
-		default:
-			if sv0 := src.GetLabels(); !maps.Equal(m.Labels, sv0) {
-				if len(sv0) == 0 {
-					m.Labels = nil
-				} else {
-					m.Labels = maps.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<34) != 0 {
+		if a := fm.ListActionAt(at + 34); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
+		} else if !maps.Equal(m.Labels, src.Labels) {
+			if len(src.Labels) == 0 {
+				m.Labels = nil
+			} else {
+				m.Labels = maps.Clone(src.Labels)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("6") {
-		switch fm.ListAction("6") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.LeafMap, src.GetLeafMap(), (*Leaf).Equal, (*Leaf).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.LeafMap, src.GetLeafMap())
-		default:
-			if sv0 := src.GetLeafMap(); !fieldmap.EqualMessageMapFunc(m.LeafMap, sv0, (*Leaf).Equal) {
-				if len(sv0) == 0 {
-					m.LeafMap = nil
-				} else {
-					m.LeafMap = fieldmap.CloneMapFunc(sv0, (*Leaf).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<35) != 0 {
+		if a := fm.ListActionAt(at + 35); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.LeafMap, src.LeafMap, (*Leaf).Equal, (*Leaf).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.LeafMap, src.LeafMap, (*Leaf).Equal) {
+			if len(src.LeafMap) == 0 {
+				m.LeafMap = nil
+			} else {
+				m.LeafMap = fieldmap.CloneMapFunc(src.LeafMap, (*Leaf).Clone)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("7") {
-		switch fm.ListAction("7") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Blobs, src.GetBlobs(), bytes.Equal, fieldmap.CloneBytes)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Blobs, src.GetBlobs(), bytes.Equal)
-		default:
-			if sv0 := src.GetBlobs(); !fieldmap.EqualListFunc(m.Blobs, sv0, bytes.Equal) {
-				if len(sv0) == 0 {
-					m.Blobs = nil
-				} else {
-					m.Blobs = fieldmap.CloneListFunc(sv0, fieldmap.CloneBytes)
-				}
-				n++
+	if (cw|bw)&(1<<36) != 0 {
+		if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
+		} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
+			if len(src.Blobs) == 0 {
+				m.Blobs = nil
+			} else {
+				m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("8") {
-		switch fm.ListAction("8") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Samples, src.GetSamples(), fieldmap.EqualFloat64, nil)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Samples, src.GetSamples(), fieldmap.EqualFloat64)
-		default:
-			if sv0 := src.GetSamples(); !fieldmap.EqualListFunc(m.Samples, sv0, fieldmap.EqualFloat64) {
-				if len(sv0) == 0 {
-					m.Samples = nil
-				} else {
-					m.Samples = slices.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<37) != 0 {
+		if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
+		} else if !fieldmap.EqualListFunc(m.Samples, src.Samples, fieldmap.EqualFloat64) {
+			if len(src.Samples) == 0 {
+				m.Samples = nil
+			} else {
+				m.Samples = slices.Clone(src.Samples)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("9") {
-		switch fm.ListAction("9") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.States, src.GetStates())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.States, src.GetStates())
-		default:
-			if sv0 := src.GetStates(); !slices.Equal(m.States, sv0) {
-				if len(sv0) == 0 {
-					m.States = nil
-				} else {
-					m.States = slices.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<38) != 0 {
+		if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.States, src.States)
+		} else if !slices.Equal(m.States, src.States) {
+			if len(src.States) == 0 {
+				m.States = nil
+			} else {
+				m.States = slices.Clone(src.States)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("10") {
-		switch fm.ListAction("10") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.BlobMap, src.GetBlobMap(), bytes.Equal, fieldmap.CloneBytes)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.BlobMap, src.GetBlobMap())
-		default:
-			if sv0 := src.GetBlobMap(); !fieldmap.EqualMapFunc(m.BlobMap, sv0, bytes.Equal) {
-				if len(sv0) == 0 {
-					m.BlobMap = nil
-				} else {
-					m.BlobMap = fieldmap.CloneMapFunc(sv0, fieldmap.CloneBytes)
-				}
-				n++
+	if (cw|bw)&(1<<39) != 0 {
+		if a := fm.ListActionAt(at + 39); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.BlobMap, src.BlobMap, bytes.Equal, fieldmap.CloneBytes)
+		} else if !fieldmap.EqualMapFunc(m.BlobMap, src.BlobMap, bytes.Equal) {
+			if len(src.BlobMap) == 0 {
+				m.BlobMap = nil
+			} else {
+				m.BlobMap = fieldmap.CloneMapFunc(src.BlobMap, fieldmap.CloneBytes)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("11") {
-		switch fm.ListAction("11") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.StateMap, src.GetStateMap())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.StateMap, src.GetStateMap())
-		default:
-			if sv0 := src.GetStateMap(); !maps.Equal(m.StateMap, sv0) {
-				if len(sv0) == 0 {
-					m.StateMap = nil
-				} else {
-					m.StateMap = maps.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<40) != 0 {
+		if a := fm.ListActionAt(at + 40); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.StateMap, src.StateMap)
+		} else if !maps.Equal(m.StateMap, src.StateMap) {
+			if len(src.StateMap) == 0 {
+				m.StateMap = nil
+			} else {
+				m.StateMap = maps.Clone(src.StateMap)
 			}
+			n++
 		}
 	}
-	if fm.Has("12") {
-		if sw0, ok := src.GetChoice().(*Top_ChoiceName); ok && sw0 != nil {
-			if dw0, ok := m.Choice.(*Top_ChoiceName); !ok || dw0 == nil || dw0.ChoiceName != sw0.ChoiceName {
-				m.Choice = &Top_ChoiceName{ChoiceName: sw0.ChoiceName}
+	if cw&(1<<41) != 0 {
+		if s1, ok := src.Choice.(*Top_ChoiceName); ok && s1 != nil {
+			if d1, ok := m.Choice.(*Top_ChoiceName); !ok || d1 == nil || d1.ChoiceName != s1.ChoiceName {
+				m.Choice = &Top_ChoiceName{ChoiceName: s1.ChoiceName}
 				n++
 			}
-		} else if dw0, ok := m.Choice.(*Top_ChoiceName); ok && dw0 != nil {
+		} else if d1, ok := m.Choice.(*Top_ChoiceName); ok && d1 != nil {
 			m.Choice = nil
 			n++
 		}
 	}
-	if fm.Has("13") {
-		if sw0, ok := src.GetChoice().(*Top_ChoiceLeaf); ok && sw0 != nil {
-			if dw0, ok := m.Choice.(*Top_ChoiceLeaf); !ok || dw0 == nil || !dw0.ChoiceLeaf.Equal(sw0.ChoiceLeaf) {
-				m.Choice = &Top_ChoiceLeaf{ChoiceLeaf: sw0.ChoiceLeaf.Clone()}
+	if cw&(1<<42) != 0 {
+		if s1, ok := src.Choice.(*Top_ChoiceLeaf); ok && s1 != nil {
+			if d1, ok := m.Choice.(*Top_ChoiceLeaf); !ok || d1 == nil || !d1.ChoiceLeaf.Equal(s1.ChoiceLeaf) {
+				m.Choice = &Top_ChoiceLeaf{ChoiceLeaf: s1.ChoiceLeaf.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Choice.(*Top_ChoiceLeaf); ok && dw0 != nil {
+		} else if d1, ok := m.Choice.(*Top_ChoiceLeaf); ok && d1 != nil {
 			m.Choice = nil
 			n++
 		}
-	} else if fm.HasChild("13") {
+	} else if bw&(1<<42) != 0 {
 		var s1 *Leaf
-		sok1 := false
-		if w, ok := src.GetChoice().(*Top_ChoiceLeaf); ok && w != nil {
-			s1, sok1 = w.ChoiceLeaf, true
+		sok := false
+		if w, ok := src.Choice.(*Top_ChoiceLeaf); ok && w != nil {
+			s1, sok = w.ChoiceLeaf, true
 		}
 		var d1 *Leaf
 		if w, ok := m.Choice.(*Top_ChoiceLeaf); ok && w != nil {
 			if w.ChoiceLeaf == nil {
-				w.ChoiceLeaf = &Leaf{}
+				w.ChoiceLeaf = new(Leaf)
 			}
 			d1 = w.ChoiceLeaf
-		} else if sok1 {
-			d1 = &Leaf{}
+		} else if sok {
+			d1 = new(Leaf)
 			m.Choice = &Top_ChoiceLeaf{ChoiceLeaf: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("13.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("13.2") {
-				if d1.Value != s1.GetValue() {
-					d1.Value = s1.GetValue()
-					n++
-				}
-			}
-			if fm.IsSet("13.3") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("13.4") {
-				if d1.Token != s1.GetToken() {
-					d1.Token = s1.GetToken()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+43)
 		}
 	}
-	if fm.Has("14") {
-		if sw0, ok := src.GetChoice().(*Top_ChoiceNumber); ok && sw0 != nil {
-			if dw0, ok := m.Choice.(*Top_ChoiceNumber); !ok || dw0 == nil || dw0.ChoiceNumber != sw0.ChoiceNumber {
-				m.Choice = &Top_ChoiceNumber{ChoiceNumber: sw0.ChoiceNumber}
+	if cw&(1<<47) != 0 {
+		if s1, ok := src.Choice.(*Top_ChoiceNumber); ok && s1 != nil {
+			if d1, ok := m.Choice.(*Top_ChoiceNumber); !ok || d1 == nil || d1.ChoiceNumber != s1.ChoiceNumber {
+				m.Choice = &Top_ChoiceNumber{ChoiceNumber: s1.ChoiceNumber}
 				n++
 			}
-		} else if dw0, ok := m.Choice.(*Top_ChoiceNumber); ok && dw0 != nil {
+		} else if d1, ok := m.Choice.(*Top_ChoiceNumber); ok && d1 != nil {
 			m.Choice = nil
 			n++
 		}
 	}
-	if fm.Has("15") {
-		if sw0, ok := src.GetChoice().(*Top_ChoiceBytes); ok && sw0 != nil {
-			if dw0, ok := m.Choice.(*Top_ChoiceBytes); !ok || dw0 == nil || !bytes.Equal(dw0.ChoiceBytes, sw0.ChoiceBytes) {
-				m.Choice = &Top_ChoiceBytes{ChoiceBytes: fieldmap.CloneBytes(sw0.ChoiceBytes)}
+	if cw&(1<<48) != 0 {
+		if s1, ok := src.Choice.(*Top_ChoiceBytes); ok && s1 != nil {
+			if d1, ok := m.Choice.(*Top_ChoiceBytes); !ok || d1 == nil || !bytes.Equal(d1.ChoiceBytes, s1.ChoiceBytes) {
+				m.Choice = &Top_ChoiceBytes{ChoiceBytes: fieldmap.CloneBytes(s1.ChoiceBytes)}
 				n++
 			}
-		} else if dw0, ok := m.Choice.(*Top_ChoiceBytes); ok && dw0 != nil {
+		} else if d1, ok := m.Choice.(*Top_ChoiceBytes); ok && d1 != nil {
 			m.Choice = nil
 			n++
 		}
 	}
-	if fm.Has("16") {
-		if !m.Scalars.Equal(src.GetScalars()) {
-			m.Scalars = src.GetScalars().Clone()
+	if cw&(1<<49) != 0 {
+		if !m.Scalars.Equal(src.Scalars) {
+			m.Scalars = src.Scalars.Clone()
 			n++
 		}
-	} else if fm.HasChild("16") {
-		if d1, s1 := m.Scalars, src.GetScalars(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Scalars{}
-				m.Scalars = d1
+	} else if bw&(1<<49) != 0 {
+		if m.Scalars != nil || src.Scalars != nil {
+			if m.Scalars == nil {
+				m.Scalars = new(Scalars)
 				n++
 			}
-			if fm.IsSet("16.1") {
-				if !fieldmap.SameFloat64(d1.FDouble, s1.GetFDouble()) {
-					d1.FDouble = s1.GetFDouble()
-					n++
-				}
-			}
-			if fm.IsSet("16.2") {
-				if !fieldmap.SameFloat32(d1.FFloat, s1.GetFFloat()) {
-					d1.FFloat = s1.GetFFloat()
-					n++
-				}
-			}
-			if fm.IsSet("16.3") {
-				if d1.FInt32 != s1.GetFInt32() {
-					d1.FInt32 = s1.GetFInt32()
-					n++
-				}
-			}
-			if fm.IsSet("16.4") {
-				if d1.FInt64 != s1.GetFInt64() {
-					d1.FInt64 = s1.GetFInt64()
-					n++
-				}
-			}
-			if fm.IsSet("16.5") {
-				if d1.FUint32 != s1.GetFUint32() {
-					d1.FUint32 = s1.GetFUint32()
-					n++
-				}
-			}
-			if fm.IsSet("16.6") {
-				if d1.FUint64 != s1.GetFUint64() {
-					d1.FUint64 = s1.GetFUint64()
-					n++
-				}
-			}
-			if fm.IsSet("16.7") {
-				if d1.FSint32 != s1.GetFSint32() {
-					d1.FSint32 = s1.GetFSint32()
-					n++
-				}
-			}
-			if fm.IsSet("16.8") {
-				if d1.FSint64 != s1.GetFSint64() {
-					d1.FSint64 = s1.GetFSint64()
-					n++
-				}
-			}
-			if fm.IsSet("16.9") {
-				if d1.FFixed32 != s1.GetFFixed32() {
-					d1.FFixed32 = s1.GetFFixed32()
-					n++
-				}
-			}
-			if fm.IsSet("16.10") {
-				if d1.FFixed64 != s1.GetFFixed64() {
-					d1.FFixed64 = s1.GetFFixed64()
-					n++
-				}
-			}
-			if fm.IsSet("16.11") {
-				if d1.FSfixed32 != s1.GetFSfixed32() {
-					d1.FSfixed32 = s1.GetFSfixed32()
-					n++
-				}
-			}
-			if fm.IsSet("16.12") {
-				if d1.FSfixed64 != s1.GetFSfixed64() {
-					d1.FSfixed64 = s1.GetFSfixed64()
-					n++
-				}
-			}
-			if fm.IsSet("16.13") {
-				if d1.FBool != s1.GetFBool() {
-					d1.FBool = s1.GetFBool()
-					n++
-				}
-			}
-			if fm.IsSet("16.14") {
-				if d1.FString != s1.GetFString() {
-					d1.FString = s1.GetFString()
-					n++
-				}
-			}
-			if fm.IsSet("16.15") {
-				if !bytes.Equal(d1.FBytes, s1.GetFBytes()) {
-					d1.FBytes = fieldmap.CloneBytes(s1.GetFBytes())
-					n++
-				}
-			}
-			if fm.IsSet("16.16") {
-				if d1.FEnum != s1.GetFEnum() {
-					d1.FEnum = s1.GetFEnum()
-					n++
-				}
-			}
+			n += m.Scalars.copyInAt(src.Scalars, fm, at+50)
 		}
 	}
-	if fm.Has("17") {
-		if !m.Optionals.Equal(src.GetOptionals()) {
-			m.Optionals = src.GetOptionals().Clone()
+	if fm.HasAt(at + 66) {
+		if !m.Optionals.Equal(src.Optionals) {
+			m.Optionals = src.Optionals.Clone()
 			n++
 		}
-	} else if fm.HasChild("17") {
-		if d1, s1 := m.Optionals, src.GetOptionals(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Optionals{}
-				m.Optionals = d1
+	} else if fm.HasChildAt(at + 66) {
+		if m.Optionals != nil || src.Optionals != nil {
+			if m.Optionals == nil {
+				m.Optionals = new(Optionals)
 				n++
 			}
-			var pb1 *struct {
-				f1  float64
-				f2  float32
-				f3  int32
-				f4  int64
-				f5  uint32
-				f6  uint64
-				f7  bool
-				f8  string
-				f10 State
-			}
-			if fm.IsSet("17.1") {
-				var sv1 *float64
-				if s1 != nil {
-					sv1 = s1.ODouble
-				}
-				if !fieldmap.SamePtrFloat64(d1.ODouble, sv1) {
-					if sv1 == nil {
-						d1.ODouble = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1  float64
-								f2  float32
-								f3  int32
-								f4  int64
-								f5  uint32
-								f6  uint64
-								f7  bool
-								f8  string
-								f10 State
-							})
-						}
-						pb1.f1 = *sv1
-						d1.ODouble = &pb1.f1
-					}
-					n++
-				}
-			}
-			if fm.IsSet("17.2") {
-				var sv1 *float32
-				if s1 != nil {
-					sv1 = s1.OFloat
-				}
-				if !fieldmap.SamePtrFloat32(d1.OFloat, sv1) {
-					if sv1 == nil {
-						d1.OFloat = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1  float64
-								f2  float32
-								f3  int32
-								f4  int64
-								f5  uint32
-								f6  uint64
-								f7  bool
-								f8  string
-								f10 State
-							})
-						}
-						pb1.f2 = *sv1
-						d1.OFloat = &pb1.f2
-					}
-					n++
-				}
-			}
-			if fm.IsSet("17.3") {
-				var sv1 *int32
-				if s1 != nil {
-					sv1 = s1.OInt32
-				}
-				if !fieldmap.EqualPtr(d1.OInt32, sv1) {
-					if sv1 == nil {
-						d1.OInt32 = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1  float64
-								f2  float32
-								f3  int32
-								f4  int64
-								f5  uint32
-								f6  uint64
-								f7  bool
-								f8  string
-								f10 State
-							})
-						}
-						pb1.f3 = *sv1
-						d1.OInt32 = &pb1.f3
-					}
-					n++
-				}
-			}
-			if fm.IsSet("17.4") {
-				var sv1 *int64
-				if s1 != nil {
-					sv1 = s1.OInt64
-				}
-				if !fieldmap.EqualPtr(d1.OInt64, sv1) {
-					if sv1 == nil {
-						d1.OInt64 = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1  float64
-								f2  float32
-								f3  int32
-								f4  int64
-								f5  uint32
-								f6  uint64
-								f7  bool
-								f8  string
-								f10 State
-							})
-						}
-						pb1.f4 = *sv1
-						d1.OInt64 = &pb1.f4
-					}
-					n++
-				}
-			}
-			if fm.IsSet("17.5") {
-				var sv1 *uint32
-				if s1 != nil {
-					sv1 = s1.OUint32
-				}
-				if !fieldmap.EqualPtr(d1.OUint32, sv1) {
-					if sv1 == nil {
-						d1.OUint32 = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1  float64
-								f2  float32
-								f3  int32
-								f4  int64
-								f5  uint32
-								f6  uint64
-								f7  bool
-								f8  string
-								f10 State
-							})
-						}
-						pb1.f5 = *sv1
-						d1.OUint32 = &pb1.f5
-					}
-					n++
-				}
-			}
-			if fm.IsSet("17.6") {
-				var sv1 *uint64
-				if s1 != nil {
-					sv1 = s1.OUint64
-				}
-				if !fieldmap.EqualPtr(d1.OUint64, sv1) {
-					if sv1 == nil {
-						d1.OUint64 = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1  float64
-								f2  float32
-								f3  int32
-								f4  int64
-								f5  uint32
-								f6  uint64
-								f7  bool
-								f8  string
-								f10 State
-							})
-						}
-						pb1.f6 = *sv1
-						d1.OUint64 = &pb1.f6
-					}
-					n++
-				}
-			}
-			if fm.IsSet("17.7") {
-				var sv1 *bool
-				if s1 != nil {
-					sv1 = s1.OBool
-				}
-				if !fieldmap.EqualPtr(d1.OBool, sv1) {
-					if sv1 == nil {
-						d1.OBool = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1  float64
-								f2  float32
-								f3  int32
-								f4  int64
-								f5  uint32
-								f6  uint64
-								f7  bool
-								f8  string
-								f10 State
-							})
-						}
-						pb1.f7 = *sv1
-						d1.OBool = &pb1.f7
-					}
-					n++
-				}
-			}
-			if fm.IsSet("17.8") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.OString
-				}
-				if !fieldmap.EqualPtr(d1.OString, sv1) {
-					if sv1 == nil {
-						d1.OString = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1  float64
-								f2  float32
-								f3  int32
-								f4  int64
-								f5  uint32
-								f6  uint64
-								f7  bool
-								f8  string
-								f10 State
-							})
-						}
-						pb1.f8 = *sv1
-						d1.OString = &pb1.f8
-					}
-					n++
-				}
-			}
-			if fm.IsSet("17.9") {
-				var sv1 []byte
-				if s1 != nil {
-					sv1 = s1.OBytes
-				}
-				if !fieldmap.EqualBytesPresence(d1.OBytes, sv1) {
-					d1.OBytes = fieldmap.CloneBytes(sv1)
-					n++
-				}
-			}
-			if fm.IsSet("17.10") {
-				var sv1 *State
-				if s1 != nil {
-					sv1 = s1.OEnum
-				}
-				if !fieldmap.EqualPtr(d1.OEnum, sv1) {
-					if sv1 == nil {
-						d1.OEnum = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1  float64
-								f2  float32
-								f3  int32
-								f4  int64
-								f5  uint32
-								f6  uint64
-								f7  bool
-								f8  string
-								f10 State
-							})
-						}
-						pb1.f10 = *sv1
-						d1.OEnum = &pb1.f10
-					}
-					n++
-				}
-			}
-			if fm.IsSet("17.11") {
-				if !d1.OMessage.Equal(s1.GetOMessage()) {
-					d1.OMessage = s1.GetOMessage().Clone()
-					n++
-				}
-			} else if fm.HasChild("17.11") {
-				if d2, s2 := d1.OMessage, s1.GetOMessage(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &Leaf{}
-						d1.OMessage = d2
-						n++
-					}
-					if fm.IsSet("17.11.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("17.11.2") {
-						if d2.Value != s2.GetValue() {
-							d2.Value = s2.GetValue()
-							n++
-						}
-					}
-					if fm.IsSet("17.11.3") {
-						if d2.State != s2.GetState() {
-							d2.State = s2.GetState()
-							n++
-						}
-					}
-					if fm.IsSet("17.11.4") {
-						if d2.Token != s2.GetToken() {
-							d2.Token = s2.GetToken()
-							n++
-						}
-					}
-				}
-			}
+			n += m.Optionals.copyInAt(src.Optionals, fm, at+67)
 		}
 	}
-	if fm.Has("18") {
-		if !m.Wkt.Equal(src.GetWkt()) {
-			m.Wkt = src.GetWkt().Clone()
+	if fm.HasAt(at + 82) {
+		if !m.Wkt.Equal(src.Wkt) {
+			m.Wkt = src.Wkt.Clone()
 			n++
 		}
-	} else if fm.HasChild("18") {
-		if d1, s1 := m.Wkt, src.GetWkt(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Wkt{}
-				m.Wkt = d1
+	} else if fm.HasChildAt(at + 82) {
+		if m.Wkt != nil || src.Wkt != nil {
+			if m.Wkt == nil {
+				m.Wkt = new(Wkt)
 				n++
 			}
-			if fm.IsSet("18.1") {
-				if !fieldmap.Equal(d1.Ts, s1.GetTs()) {
-					d1.Ts = fieldmap.Clone(s1.GetTs())
-					n++
-				}
-			}
-			if fm.IsSet("18.2") {
-				if !fieldmap.Equal(d1.Dur, s1.GetDur()) {
-					d1.Dur = fieldmap.Clone(s1.GetDur())
-					n++
-				}
-			}
-			if fm.IsSet("18.3") {
-				if !fieldmap.Equal(d1.Str, s1.GetStr()) {
-					d1.Str = fieldmap.Clone(s1.GetStr())
-					n++
-				}
-			}
-			if fm.IsSet("18.4") {
-				if !fieldmap.Equal(d1.I64, s1.GetI64()) {
-					d1.I64 = fieldmap.Clone(s1.GetI64())
-					n++
-				}
-			}
-			if fm.IsSet("18.5") {
-				if !fieldmap.Equal(d1.Flag, s1.GetFlag()) {
-					d1.Flag = fieldmap.Clone(s1.GetFlag())
-					n++
-				}
-			}
-			if fm.IsSet("18.6") {
-				if !fieldmap.Equal(d1.St, s1.GetSt()) {
-					d1.St = fieldmap.Clone(s1.GetSt())
-					n++
-				}
-			}
-			if fm.IsSet("18.7") {
-				if !fieldmap.Equal(d1.Any, s1.GetAny()) {
-					d1.Any = fieldmap.Clone(s1.GetAny())
-					n++
-				}
-			}
-			if fm.IsSet("18.8") {
-				if !fieldmap.Equal(d1.Val, s1.GetVal()) {
-					d1.Val = fieldmap.Clone(s1.GetVal())
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("18.9") {
-				switch fm.ListAction("18.9") {
-				case fieldmap.Add:
-					n += fieldmap.AddListFunc(&d1.Times, s1.GetTimes(), fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-				case fieldmap.Remove:
-					n += fieldmap.RemoveListFunc(&d1.Times, s1.GetTimes(), fieldmap.Equal[*timestamppb.Timestamp])
-				default:
-					if sv1 := s1.GetTimes(); !fieldmap.EqualMessageListFunc(d1.Times, sv1, fieldmap.Equal[*timestamppb.Timestamp]) {
-						if len(sv1) == 0 {
-							d1.Times = nil
-						} else {
-							d1.Times = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*timestamppb.Timestamp])
-						}
-						n++
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("18.10") {
-				switch fm.ListAction("18.10") {
-				case fieldmap.Add:
-					n += fieldmap.AddMapFunc(&d1.Durs, s1.GetDurs(), fieldmap.Equal[*durationpb.Duration], fieldmap.Clone[*durationpb.Duration])
-				case fieldmap.Remove:
-					n += fieldmap.RemoveMap(&d1.Durs, s1.GetDurs())
-				default:
-					if sv1 := s1.GetDurs(); !fieldmap.EqualMessageMapFunc(d1.Durs, sv1, fieldmap.Equal[*durationpb.Duration]) {
-						if len(sv1) == 0 {
-							d1.Durs = nil
-						} else {
-							d1.Durs = fieldmap.CloneMapFunc(sv1, fieldmap.Clone[*durationpb.Duration])
-						}
-						n++
-					}
-				}
-			}
+			n += m.Wkt.copyInAt(src.Wkt, fm, at+83)
 		}
 	}
-	if fm.Has("19") {
-		if !fieldmap.Equal(m.Label, src.GetLabel()) {
-			m.Label = fieldmap.Clone(src.GetLabel())
+	if fm.HasAt(at + 93) {
+		if !fieldmap.Equal(m.Label, src.Label) {
+			m.Label = fieldmap.Clone(src.Label)
 			n++
 		}
-	} else if fm.HasChild("19") {
-		if d1, s1 := m.Label, src.GetLabel(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &other.Label{}
-				m.Label = d1
+	} else if fm.HasChildAt(at + 93) {
+		if m.Label != nil || src.Label != nil {
+			if m.Label == nil {
+				m.Label = new(other.Label)
 				n++
 			}
-			if fm.IsSet("19.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("19.2") {
-				if d1.Color != s1.GetColor() {
-					d1.Color = s1.GetColor()
-					n++
-				}
-			}
-			if fm.IsSet("19.3") {
-				if d1.Secret != s1.GetSecret() {
-					d1.Secret = s1.GetSecret()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("19.4") {
-				switch fm.ListAction("19.4") {
-				case fieldmap.Add:
-					n += fieldmap.AddList(&d1.Weights, s1.GetWeights())
-				case fieldmap.Remove:
-					n += fieldmap.RemoveList(&d1.Weights, s1.GetWeights())
-				default:
-					if sv1 := s1.GetWeights(); !slices.Equal(d1.Weights, sv1) {
-						if len(sv1) == 0 {
-							d1.Weights = nil
-						} else {
-							d1.Weights = slices.Clone(sv1)
-						}
-						n++
-					}
-				}
-			}
+			n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+94)
 		}
 	}
-	if fm.HasOrHasChild("20") {
-		switch fm.ListAction("20") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.LabelsOther, src.GetLabelsOther(), fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.LabelsOther, src.GetLabelsOther(), fieldmap.Equal[*other.Label])
-		default:
-			if sv0 := src.GetLabelsOther(); !fieldmap.EqualMessageListFunc(m.LabelsOther, sv0, fieldmap.Equal[*other.Label]) {
-				if len(sv0) == 0 {
-					m.LabelsOther = nil
-				} else {
-					m.LabelsOther = fieldmap.CloneListFunc(sv0, fieldmap.Clone[*other.Label])
-				}
-				n++
+	if fm.HasOrHasChildAt(at + 98) {
+		if a := fm.ListActionAt(at + 98); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.LabelsOther, src.LabelsOther, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
+		} else if !fieldmap.EqualMessageListFunc(m.LabelsOther, src.LabelsOther, fieldmap.Equal[*other.Label]) {
+			if len(src.LabelsOther) == 0 {
+				m.LabelsOther = nil
+			} else {
+				m.LabelsOther = fieldmap.CloneListFunc(src.LabelsOther, fieldmap.Clone[*other.Label])
 			}
-		}
-	}
-	if fm.Has("21") {
-		if m.Password != src.GetPassword() {
-			m.Password = src.GetPassword()
 			n++
 		}
 	}
-	if fm.Has("22") {
-		if !m.AtomicLeaf.Equal(src.GetAtomicLeaf()) {
-			m.AtomicLeaf = src.GetAtomicLeaf().Clone()
+	if fm.HasAt(at+103) && m.Password != src.Password {
+		m.Password = src.Password
+		n++
+	}
+	if fm.HasAt(at+104) && !m.AtomicLeaf.Equal(src.AtomicLeaf) {
+		m.AtomicLeaf = src.AtomicLeaf.Clone()
+		n++
+	}
+	if fm.HasOrHasChildAt(at + 105) {
+		if a := fm.ListActionAt(at + 105); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
+		} else if !fieldmap.EqualMessageMapFunc(m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label]) {
+			if len(src.LabelMap) == 0 {
+				m.LabelMap = nil
+			} else {
+				m.LabelMap = fieldmap.CloneMapFunc(src.LabelMap, fieldmap.Clone[*other.Label])
+			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("23") {
-		switch fm.ListAction("23") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.LabelMap, src.GetLabelMap(), fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.LabelMap, src.GetLabelMap())
-		default:
-			if sv0 := src.GetLabelMap(); !fieldmap.EqualMessageMapFunc(m.LabelMap, sv0, fieldmap.Equal[*other.Label]) {
-				if len(sv0) == 0 {
-					m.LabelMap = nil
-				} else {
-					m.LabelMap = fieldmap.CloneMapFunc(sv0, fieldmap.Clone[*other.Label])
-				}
+	if fm.HasAt(at+106) && !m.Empty.Equal(src.Empty) {
+		m.Empty = src.Empty.Clone()
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Key being number at of fm's schema.
+func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Key)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Version != src.Version {
+		m.Version = src.Version
+		n++
+	}
+	if cw&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if cw&(1<<4) != 0 {
+		if !m.Sub.Equal(src.Sub) {
+			m.Sub = src.Sub.Clone()
+			n++
+		}
+	} else if bw&(1<<4) != 0 {
+		if m.Sub != nil || src.Sub != nil {
+			if m.Sub == nil {
+				m.Sub = new(SubKey)
 				n++
 			}
+			n += m.Sub.copyInAt(src.Sub, fm, at+5)
 		}
 	}
-	if fm.Has("24") {
-		if !m.Empty.Equal(src.GetEmpty()) {
-			m.Empty = src.GetEmpty().Clone()
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// SubKey being number at of fm's schema.
+func (m *SubKey) copyInAt(src *SubKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(SubKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Region != src.Region {
+		m.Region = src.Region
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Zone != src.Zone {
+		m.Zone = src.Zone
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Edge != src.Edge {
+		m.Edge = src.Edge
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Wkt being number at of fm's schema.
+func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Wkt)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !fieldmap.Equal(m.Ts, src.Ts) {
+		m.Ts = fieldmap.Clone(src.Ts)
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.Equal(m.Dur, src.Dur) {
+		m.Dur = fieldmap.Clone(src.Dur)
+		n++
+	}
+	if cw&(1<<2) != 0 && !fieldmap.Equal(m.Str, src.Str) {
+		m.Str = fieldmap.Clone(src.Str)
+		n++
+	}
+	if cw&(1<<3) != 0 && !fieldmap.Equal(m.I64, src.I64) {
+		m.I64 = fieldmap.Clone(src.I64)
+		n++
+	}
+	if cw&(1<<4) != 0 && !fieldmap.Equal(m.Flag, src.Flag) {
+		m.Flag = fieldmap.Clone(src.Flag)
+		n++
+	}
+	if cw&(1<<5) != 0 && !fieldmap.Equal(m.St, src.St) {
+		m.St = fieldmap.Clone(src.St)
+		n++
+	}
+	if cw&(1<<6) != 0 && !fieldmap.Equal(m.Any, src.Any) {
+		m.Any = fieldmap.Clone(src.Any)
+		n++
+	}
+	if cw&(1<<7) != 0 && !fieldmap.Equal(m.Val, src.Val) {
+		m.Val = fieldmap.Clone(src.Val)
+		n++
+	}
+	if (cw|bw)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
+		} else if !fieldmap.EqualMessageListFunc(m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
+			if len(src.Times) == 0 {
+				m.Times = nil
+			} else {
+				m.Times = fieldmap.CloneListFunc(src.Times, fieldmap.Clone[*timestamppb.Timestamp])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<9) != 0 {
+		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Durs, src.Durs, fieldmap.Equal[*durationpb.Duration], fieldmap.Clone[*durationpb.Duration])
+		} else if !fieldmap.EqualMessageMapFunc(m.Durs, src.Durs, fieldmap.Equal[*durationpb.Duration]) {
+			if len(src.Durs) == 0 {
+				m.Durs = nil
+			} else {
+				m.Durs = fieldmap.CloneMapFunc(src.Durs, fieldmap.Clone[*durationpb.Duration])
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// _File_testpb_v1_kinds_proto_Label182jztu_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Label being number at of fm's schema.
+func _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(other.Label)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Color != src.Color {
+		m.Color = src.Color
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
+	}
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
+		} else if !slices.Equal(m.Weights, src.Weights) {
+			if len(src.Weights) == 0 {
+				m.Weights = nil
+			} else {
+				m.Weights = slices.Clone(src.Weights)
+			}
 			n++
 		}
 	}
@@ -3681,69 +2719,14 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Key does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Key or bound to no schema: a map of another message panics.
 func (m *Key) CopyInFields(src *Key, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Key_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Organization != src.GetOrganization() {
-			m.Organization = src.GetOrganization()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
-	}
-	if fm.Has("3") {
-		if m.Version != src.GetVersion() {
-			m.Version = src.GetVersion()
-			n++
-		}
-	}
-	if fm.Has("4") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
-			n++
-		}
-	}
-	if fm.Has("5") {
-		if !m.Sub.Equal(src.GetSub()) {
-			m.Sub = src.GetSub().Clone()
-			n++
-		}
-	} else if fm.HasChild("5") {
-		if d1, s1 := m.Sub, src.GetSub(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &SubKey{}
-				m.Sub = d1
-				n++
-			}
-			if fm.IsSet("5.1") {
-				if d1.Region != s1.GetRegion() {
-					d1.Region = s1.GetRegion()
-					n++
-				}
-			}
-			if fm.IsSet("5.2") {
-				if d1.Zone != s1.GetZone() {
-					d1.Zone = s1.GetZone()
-					n++
-				}
-			}
-			if fm.IsSet("5.3") {
-				if d1.Edge != s1.GetEdge() {
-					d1.Edge = s1.GetEdge()
-					n++
-				}
-			}
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3755,31 +2738,14 @@ func (m *Key) CopyInFields(src *Key, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: SubKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// SubKey or bound to no schema: a map of another message panics.
 func (m *SubKey) CopyInFields(src *SubKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_SubKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Region != src.GetRegion() {
-			m.Region = src.GetRegion()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if m.Zone != src.GetZone() {
-			m.Zone = src.GetZone()
-			n++
-		}
-	}
-	if fm.Has("3") {
-		if m.Edge != src.GetEdge() {
-			m.Edge = src.GetEdge()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3791,81 +2757,14 @@ func (m *SubKey) CopyInFields(src *SubKey, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Wkt does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Wkt or bound to no schema: a map of another message panics.
 func (m *Wkt) CopyInFields(src *Wkt, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Wkt_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if !fieldmap.Equal(m.Ts, src.GetTs()) {
-			m.Ts = fieldmap.Clone(src.GetTs())
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if !fieldmap.Equal(m.Dur, src.GetDur()) {
-			m.Dur = fieldmap.Clone(src.GetDur())
-			n++
-		}
-	}
-	if fm.Has("3") {
-		if !fieldmap.Equal(m.Str, src.GetStr()) {
-			m.Str = fieldmap.Clone(src.GetStr())
-			n++
-		}
-	}
-	if fm.Has("4") {
-		if !fieldmap.Equal(m.I64, src.GetI64()) {
-			m.I64 = fieldmap.Clone(src.GetI64())
-			n++
-		}
-	}
-	if fm.Has("5") {
-		if !fieldmap.Equal(m.Flag, src.GetFlag()) {
-			m.Flag = fieldmap.Clone(src.GetFlag())
-			n++
-		}
-	}
-	if fm.Has("6") {
-		if !fieldmap.Equal(m.St, src.GetSt()) {
-			m.St = fieldmap.Clone(src.GetSt())
-			n++
-		}
-	}
-	if fm.Has("7") {
-		if !fieldmap.Equal(m.Any, src.GetAny()) {
-			m.Any = fieldmap.Clone(src.GetAny())
-			n++
-		}
-	}
-	if fm.Has("8") {
-		if !fieldmap.Equal(m.Val, src.GetVal()) {
-			m.Val = fieldmap.Clone(src.GetVal())
-			n++
-		}
-	}
-	if fm.HasOrHasChild("9") {
-		if sv0 := src.GetTimes(); !fieldmap.EqualMessageListFunc(m.Times, sv0, fieldmap.Equal[*timestamppb.Timestamp]) {
-			if len(sv0) == 0 {
-				m.Times = nil
-			} else {
-				m.Times = fieldmap.CloneListFunc(sv0, fieldmap.Clone[*timestamppb.Timestamp])
-			}
-			n++
-		}
-	}
-	if fm.HasOrHasChild("10") {
-		if sv0 := src.GetDurs(); !fieldmap.EqualMessageMapFunc(m.Durs, sv0, fieldmap.Equal[*durationpb.Duration]) {
-			if len(sv0) == 0 {
-				m.Durs = nil
-			} else {
-				m.Durs = fieldmap.CloneMapFunc(sv0, fieldmap.Clone[*durationpb.Duration])
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3877,65 +2776,86 @@ func (m *Wkt) CopyInFields(src *Wkt, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Tree does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Tree or bound to no schema: a map of another message panics.
 func (m *Tree) CopyInFields(src *Tree, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Tree_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Tree being number at of fm's schema.
+func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Tree)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("2") {
-		if !m.Left.Equal(src.GetLeft()) {
-			m.Left = src.GetLeft().Clone()
-			n++
-		}
+	if cw&(1<<1) != 0 && !m.Left.Equal(src.Left) {
+		m.Left = src.Left.Clone()
+		n++
 	}
-	if fm.Has("3") {
-		if !m.Right.Equal(src.GetRight()) {
-			m.Right = src.GetRight().Clone()
-			n++
-		}
+	if cw&(1<<2) != 0 && !m.Right.Equal(src.Right) {
+		m.Right = src.Right.Clone()
+		n++
 	}
-	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetChildren(); !fieldmap.EqualMessageListFunc(m.Children, sv0, (*Tree).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
+			if len(src.Children) == 0 {
 				m.Children = nil
 			} else {
-				m.Children = fieldmap.CloneListFunc(sv0, (*Tree).Clone)
+				m.Children = fieldmap.CloneListFunc(src.Children, (*Tree).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("5") {
-		if !m.Branch.Equal(src.GetBranch()) {
-			m.Branch = src.GetBranch().Clone()
+	if cw&(1<<4) != 0 {
+		if !m.Branch.Equal(src.Branch) {
+			m.Branch = src.Branch.Clone()
 			n++
 		}
-	} else if fm.HasChild("5") {
-		if d1, s1 := m.Branch, src.GetBranch(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Branch{}
-				m.Branch = d1
+	} else if bw&(1<<4) != 0 {
+		if m.Branch != nil || src.Branch != nil {
+			if m.Branch == nil {
+				m.Branch = new(Branch)
 				n++
 			}
-			if fm.IsSet("5.1") {
-				if d1.Label != s1.GetLabel() {
-					d1.Label = s1.GetLabel()
-					n++
-				}
-			}
-			if fm.IsSet("5.2") {
-				if !d1.Tree.Equal(s1.GetTree()) {
-					d1.Tree = s1.GetTree().Clone()
-					n++
-				}
-			}
+			n += m.Branch.copyInAt_10ws6na(src.Branch, fm, at+5)
 		}
+	}
+	return n
+}
+
+// copyInAt_10ws6na copies the fields of src flagged in fm into m, the first flag of
+// Branch being number at of fm's schema.
+func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Branch)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Label != src.Label {
+		m.Label = src.Label
+		n++
+	}
+	if cw&(1<<1) != 0 && !m.Tree.Equal(src.Tree) {
+		m.Tree = src.Tree.Clone()
+		n++
 	}
 	return n
 }
@@ -3949,65 +2869,86 @@ func (m *Tree) CopyInFields(src *Tree, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Branch does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Branch or bound to no schema: a map of another message panics.
 func (m *Branch) CopyInFields(src *Branch, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Branch_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Branch being number at of fm's schema.
+func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Branch)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Label != src.GetLabel() {
-			m.Label = src.GetLabel()
+	if cw&(1<<0) != 0 && m.Label != src.Label {
+		m.Label = src.Label
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.Tree.Equal(src.Tree) {
+			m.Tree = src.Tree.Clone()
+			n++
+		}
+	} else if bw&(1<<1) != 0 {
+		if m.Tree != nil || src.Tree != nil {
+			if m.Tree == nil {
+				m.Tree = new(Tree)
+				n++
+			}
+			n += m.Tree.copyInAt_jfhjda(src.Tree, fm, at+2)
+		}
+	}
+	return n
+}
+
+// copyInAt_jfhjda copies the fields of src flagged in fm into m, the first flag of
+// Tree being number at of fm's schema.
+func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Tree)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && !m.Left.Equal(src.Left) {
+		m.Left = src.Left.Clone()
+		n++
+	}
+	if cw&(1<<2) != 0 && !m.Right.Equal(src.Right) {
+		m.Right = src.Right.Clone()
+		n++
+	}
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
+			if len(src.Children) == 0 {
+				m.Children = nil
+			} else {
+				m.Children = fieldmap.CloneListFunc(src.Children, (*Tree).Clone)
+			}
 			n++
 		}
 	}
-	if fm.Has("2") {
-		if !m.Tree.Equal(src.GetTree()) {
-			m.Tree = src.GetTree().Clone()
-			n++
-		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Tree, src.GetTree(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Tree{}
-				m.Tree = d1
-				n++
-			}
-			if fm.IsSet("2.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if !d1.Left.Equal(s1.GetLeft()) {
-					d1.Left = s1.GetLeft().Clone()
-					n++
-				}
-			}
-			if fm.IsSet("2.3") {
-				if !d1.Right.Equal(s1.GetRight()) {
-					d1.Right = s1.GetRight().Clone()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.4") {
-				if sv1 := s1.GetChildren(); !fieldmap.EqualMessageListFunc(d1.Children, sv1, (*Tree).Equal) {
-					if len(sv1) == 0 {
-						d1.Children = nil
-					} else {
-						d1.Children = fieldmap.CloneListFunc(sv1, (*Tree).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.5") {
-				if !d1.Branch.Equal(s1.GetBranch()) {
-					d1.Branch = s1.GetBranch().Clone()
-					n++
-				}
-			}
-		}
+	if cw&(1<<4) != 0 && !m.Branch.Equal(src.Branch) {
+		m.Branch = src.Branch.Clone()
+		n++
 	}
 	return n
 }
@@ -4021,8 +2962,19 @@ func (m *Branch) CopyInFields(src *Branch, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Empty does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Empty or bound to no schema: a map of another message panics.
 func (m *Empty) CopyInFields(src *Empty, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_Empty_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Empty being number at of fm's schema.
+func (m *Empty) copyInAt(src *Empty, fm *fieldmap.FieldMap, at int) int {
 	return 0
 }
 
@@ -4035,57 +2987,86 @@ func (m *Empty) CopyInFields(src *Empty, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Outer does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Outer or bound to no schema: a map of another message panics.
 func (m *Outer) CopyInFields(src *Outer, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Outer_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Outer being number at of fm's schema.
+func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Outer)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Inner.Equal(src.GetInner()) {
-			m.Inner = src.GetInner().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Inner.Equal(src.Inner) {
+			m.Inner = src.Inner.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Inner, src.GetInner(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Outer_Inner{}
-				m.Inner = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Inner != nil || src.Inner != nil {
+			if m.Inner == nil {
+				m.Inner = new(Outer_Inner)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Kind != s1.GetKind() {
-					d1.Kind = s1.GetKind()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Secret != s1.GetSecret() {
-					d1.Secret = s1.GetSecret()
-					n++
-				}
-			}
+			n += m.Inner.copyInAt(src.Inner, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetInners(); !fieldmap.EqualMessageListFunc(m.Inners, sv0, (*Outer_Inner).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Inners, src.Inners, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Inners, src.Inners, (*Outer_Inner).Equal) {
+			if len(src.Inners) == 0 {
 				m.Inners = nil
 			} else {
-				m.Inners = fieldmap.CloneListFunc(sv0, (*Outer_Inner).Clone)
+				m.Inners = fieldmap.CloneListFunc(src.Inners, (*Outer_Inner).Clone)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetInnerMap(); !fieldmap.EqualMessageMapFunc(m.InnerMap, sv0, (*Outer_Inner).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*Outer_Inner).Equal) {
+			if len(src.InnerMap) == 0 {
 				m.InnerMap = nil
 			} else {
-				m.InnerMap = fieldmap.CloneMapFunc(sv0, (*Outer_Inner).Clone)
+				m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*Outer_Inner).Clone)
 			}
 			n++
 		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Inner being number at of fm's schema.
+func (m *Outer_Inner) copyInAt(src *Outer_Inner, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Outer_Inner)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Kind != src.Kind {
+		m.Kind = src.Kind
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
 	}
 	return n
 }
@@ -4099,25 +3080,14 @@ func (m *Outer) CopyInFields(src *Outer, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Outer_Inner does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Outer_Inner or bound to no schema: a map of another message panics.
 func (m *Outer_Inner) CopyInFields(src *Outer_Inner, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Outer_Inner_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Kind != src.GetKind() {
-			m.Kind = src.GetKind()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if m.Secret != src.GetSecret() {
-			m.Secret = src.GetSecret()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4129,266 +3099,162 @@ func (m *Outer_Inner) CopyInFields(src *Outer_Inner, fm *fieldmap.FieldMap) int 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Secrets does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Secrets or bound to no schema: a map of another message panics.
 func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Secrets_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.ApiKey != src.GetApiKey() {
-			m.ApiKey = src.GetApiKey()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Secrets being number at of fm's schema.
+func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if !m.Leaf.Equal(src.GetLeaf()) {
-			m.Leaf = src.GetLeaf().Clone()
+	if src == nil {
+		src = new(Secrets)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.ApiKey != src.ApiKey {
+		m.ApiKey = src.ApiKey
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.Leaf.Equal(src.Leaf) {
+			m.Leaf = src.Leaf.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Leaf, src.GetLeaf(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Leaf{}
-				m.Leaf = d1
+	} else if bw&(1<<1) != 0 {
+		if m.Leaf != nil || src.Leaf != nil {
+			if m.Leaf == nil {
+				m.Leaf = new(Leaf)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.Value != s1.GetValue() {
-					d1.Value = s1.GetValue()
-					n++
-				}
-			}
-			if fm.IsSet("2.3") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("2.4") {
-				if d1.Token != s1.GetToken() {
-					d1.Token = s1.GetToken()
-					n++
-				}
-			}
+			n += m.Leaf.copyInAt(src.Leaf, fm, at+2)
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetLeaves(); !fieldmap.EqualMessageListFunc(m.Leaves, sv0, (*Leaf).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Leaves, src.Leaves, (*Leaf).Equal, (*Leaf).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Leaves, src.Leaves, (*Leaf).Equal) {
+			if len(src.Leaves) == 0 {
 				m.Leaves = nil
 			} else {
-				m.Leaves = fieldmap.CloneListFunc(sv0, (*Leaf).Clone)
+				m.Leaves = fieldmap.CloneListFunc(src.Leaves, (*Leaf).Clone)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetLeafMap(); !fieldmap.EqualMessageMapFunc(m.LeafMap, sv0, (*Leaf).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.LeafMap, src.LeafMap, (*Leaf).Equal, (*Leaf).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.LeafMap, src.LeafMap, (*Leaf).Equal) {
+			if len(src.LeafMap) == 0 {
 				m.LeafMap = nil
 			} else {
-				m.LeafMap = fieldmap.CloneMapFunc(sv0, (*Leaf).Clone)
+				m.LeafMap = fieldmap.CloneMapFunc(src.LeafMap, (*Leaf).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("5") {
-		if sw0, ok := src.GetCred().(*Secrets_CredToken); ok && sw0 != nil {
-			if dw0, ok := m.Cred.(*Secrets_CredToken); !ok || dw0 == nil || dw0.CredToken != sw0.CredToken {
-				m.Cred = &Secrets_CredToken{CredToken: sw0.CredToken}
+	if cw&(1<<12) != 0 {
+		if s1, ok := src.Cred.(*Secrets_CredToken); ok && s1 != nil {
+			if d1, ok := m.Cred.(*Secrets_CredToken); !ok || d1 == nil || d1.CredToken != s1.CredToken {
+				m.Cred = &Secrets_CredToken{CredToken: s1.CredToken}
 				n++
 			}
-		} else if dw0, ok := m.Cred.(*Secrets_CredToken); ok && dw0 != nil {
+		} else if d1, ok := m.Cred.(*Secrets_CredToken); ok && d1 != nil {
 			m.Cred = nil
 			n++
 		}
 	}
-	if fm.Has("6") {
-		if sw0, ok := src.GetCred().(*Secrets_CredLeaf); ok && sw0 != nil {
-			if dw0, ok := m.Cred.(*Secrets_CredLeaf); !ok || dw0 == nil || !dw0.CredLeaf.Equal(sw0.CredLeaf) {
-				m.Cred = &Secrets_CredLeaf{CredLeaf: sw0.CredLeaf.Clone()}
+	if cw&(1<<13) != 0 {
+		if s1, ok := src.Cred.(*Secrets_CredLeaf); ok && s1 != nil {
+			if d1, ok := m.Cred.(*Secrets_CredLeaf); !ok || d1 == nil || !d1.CredLeaf.Equal(s1.CredLeaf) {
+				m.Cred = &Secrets_CredLeaf{CredLeaf: s1.CredLeaf.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Cred.(*Secrets_CredLeaf); ok && dw0 != nil {
+		} else if d1, ok := m.Cred.(*Secrets_CredLeaf); ok && d1 != nil {
 			m.Cred = nil
 			n++
 		}
-	} else if fm.HasChild("6") {
+	} else if bw&(1<<13) != 0 {
 		var s1 *Leaf
-		sok1 := false
-		if w, ok := src.GetCred().(*Secrets_CredLeaf); ok && w != nil {
-			s1, sok1 = w.CredLeaf, true
+		sok := false
+		if w, ok := src.Cred.(*Secrets_CredLeaf); ok && w != nil {
+			s1, sok = w.CredLeaf, true
 		}
 		var d1 *Leaf
 		if w, ok := m.Cred.(*Secrets_CredLeaf); ok && w != nil {
 			if w.CredLeaf == nil {
-				w.CredLeaf = &Leaf{}
+				w.CredLeaf = new(Leaf)
 			}
 			d1 = w.CredLeaf
-		} else if sok1 {
-			d1 = &Leaf{}
+		} else if sok {
+			d1 = new(Leaf)
 			m.Cred = &Secrets_CredLeaf{CredLeaf: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("6.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("6.2") {
-				if d1.Value != s1.GetValue() {
-					d1.Value = s1.GetValue()
-					n++
-				}
-			}
-			if fm.IsSet("6.3") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSet("6.4") {
-				if d1.Token != s1.GetToken() {
-					d1.Token = s1.GetToken()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+14)
 		}
 	}
-	if fm.Has("7") {
-		if sw0, ok := src.GetCred().(*Secrets_CredUser); ok && sw0 != nil {
-			if dw0, ok := m.Cred.(*Secrets_CredUser); !ok || dw0 == nil || dw0.CredUser != sw0.CredUser {
-				m.Cred = &Secrets_CredUser{CredUser: sw0.CredUser}
+	if cw&(1<<18) != 0 {
+		if s1, ok := src.Cred.(*Secrets_CredUser); ok && s1 != nil {
+			if d1, ok := m.Cred.(*Secrets_CredUser); !ok || d1 == nil || d1.CredUser != s1.CredUser {
+				m.Cred = &Secrets_CredUser{CredUser: s1.CredUser}
 				n++
 			}
-		} else if dw0, ok := m.Cred.(*Secrets_CredUser); ok && dw0 != nil {
+		} else if d1, ok := m.Cred.(*Secrets_CredUser); ok && d1 != nil {
 			m.Cred = nil
 			n++
 		}
 	}
-	if fm.Has("8") {
-		if !m.Outer.Equal(src.GetOuter()) {
-			m.Outer = src.GetOuter().Clone()
+	if cw&(1<<19) != 0 {
+		if !m.Outer.Equal(src.Outer) {
+			m.Outer = src.Outer.Clone()
 			n++
 		}
-	} else if fm.HasChild("8") {
-		if d1, s1 := m.Outer, src.GetOuter(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Outer{}
-				m.Outer = d1
+	} else if bw&(1<<19) != 0 {
+		if m.Outer != nil || src.Outer != nil {
+			if m.Outer == nil {
+				m.Outer = new(Outer)
 				n++
 			}
-			if fm.IsSet("8.1") {
-				if !d1.Inner.Equal(s1.GetInner()) {
-					d1.Inner = s1.GetInner().Clone()
-					n++
-				}
-			} else if fm.HasChild("8.1") {
-				if d2, s2 := d1.Inner, s1.GetInner(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &Outer_Inner{}
-						d1.Inner = d2
-						n++
-					}
-					if fm.IsSet("8.1.1") {
-						if d2.Kind != s2.GetKind() {
-							d2.Kind = s2.GetKind()
-							n++
-						}
-					}
-					if fm.IsSet("8.1.2") {
-						if d2.Secret != s2.GetSecret() {
-							d2.Secret = s2.GetSecret()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("8.2") {
-				if sv1 := s1.GetInners(); !fieldmap.EqualMessageListFunc(d1.Inners, sv1, (*Outer_Inner).Equal) {
-					if len(sv1) == 0 {
-						d1.Inners = nil
-					} else {
-						d1.Inners = fieldmap.CloneListFunc(sv1, (*Outer_Inner).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("8.3") {
-				if sv1 := s1.GetInnerMap(); !fieldmap.EqualMessageMapFunc(d1.InnerMap, sv1, (*Outer_Inner).Equal) {
-					if len(sv1) == 0 {
-						d1.InnerMap = nil
-					} else {
-						d1.InnerMap = fieldmap.CloneMapFunc(sv1, (*Outer_Inner).Clone)
-					}
-					n++
-				}
-			}
+			n += m.Outer.copyInAt(src.Outer, fm, at+20)
 		}
 	}
-	if fm.Has("9") {
-		if !fieldmap.Equal(m.Label, src.GetLabel()) {
-			m.Label = fieldmap.Clone(src.GetLabel())
+	if cw&(1<<27) != 0 {
+		if !fieldmap.Equal(m.Label, src.Label) {
+			m.Label = fieldmap.Clone(src.Label)
 			n++
 		}
-	} else if fm.HasChild("9") {
-		if d1, s1 := m.Label, src.GetLabel(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &other.Label{}
-				m.Label = d1
+	} else if bw&(1<<27) != 0 {
+		if m.Label != nil || src.Label != nil {
+			if m.Label == nil {
+				m.Label = new(other.Label)
 				n++
 			}
-			if fm.IsSet("9.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("9.2") {
-				if d1.Color != s1.GetColor() {
-					d1.Color = s1.GetColor()
-					n++
-				}
-			}
-			if fm.IsSet("9.3") {
-				if d1.Secret != s1.GetSecret() {
-					d1.Secret = s1.GetSecret()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("9.4") {
-				if sv1 := s1.GetWeights(); !slices.Equal(d1.Weights, sv1) {
-					if len(sv1) == 0 {
-						d1.Weights = nil
-					} else {
-						d1.Weights = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+28)
 		}
 	}
-	if fm.Has("10") {
-		if !bytes.Equal(m.Cert, src.GetCert()) {
-			m.Cert = fieldmap.CloneBytes(src.GetCert())
-			n++
-		}
+	if cw&(1<<32) != 0 && !bytes.Equal(m.Cert, src.Cert) {
+		m.Cert = fieldmap.CloneBytes(src.Cert)
+		n++
 	}
-	if fm.HasOrHasChild("11") {
-		if sv0 := src.GetEnv(); !maps.Equal(m.Env, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<33) != 0 {
+		if a := fm.ListActionAt(at + 33); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Env, src.Env)
+		} else if !maps.Equal(m.Env, src.Env) {
+			if len(src.Env) == 0 {
 				m.Env = nil
 			} else {
-				m.Env = maps.Clone(sv0)
+				m.Env = maps.Clone(src.Env)
 			}
 			n++
 		}
@@ -4405,23 +3271,34 @@ func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: NamedKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// NamedKey or bound to no schema: a map of another message panics.
 func (m *NamedKey) CopyInFields(src *NamedKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_NamedKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Id != src.GetId() {
-			m.Id = src.GetId()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NamedKey being number at of fm's schema.
+func (m *NamedKey) copyInAt(src *NamedKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Note != src.GetNote() {
-			m.Note = src.GetNote()
-			n++
-		}
+	if src == nil {
+		src = new(NamedKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Note != src.Note {
+		m.Note = src.Note
+		n++
 	}
 	return n
 }
@@ -4433,55 +3310,86 @@ func (m *NamedKey) CopyInFields(src *NamedKey, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Scalars) DiffFields(o *Scalars) *fieldmap.FieldMap {
 	fm := _Scalars_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualImplicitFloat64(m.GetFDouble(), o.GetFDouble()) {
-		fm.Set("1")
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetFFloat(), o.GetFFloat()) {
-		fm.Set("2")
-	}
-	if m.GetFInt32() != o.GetFInt32() {
-		fm.Set("3")
-	}
-	if m.GetFInt64() != o.GetFInt64() {
-		fm.Set("4")
-	}
-	if m.GetFUint32() != o.GetFUint32() {
-		fm.Set("5")
-	}
-	if m.GetFUint64() != o.GetFUint64() {
-		fm.Set("6")
-	}
-	if m.GetFSint32() != o.GetFSint32() {
-		fm.Set("7")
-	}
-	if m.GetFSint64() != o.GetFSint64() {
-		fm.Set("8")
-	}
-	if m.GetFFixed32() != o.GetFFixed32() {
-		fm.Set("9")
-	}
-	if m.GetFFixed64() != o.GetFFixed64() {
-		fm.Set("10")
-	}
-	if m.GetFSfixed32() != o.GetFSfixed32() {
-		fm.Set("11")
-	}
-	if m.GetFSfixed64() != o.GetFSfixed64() {
-		fm.Set("12")
-	}
-	if m.GetFBool() != o.GetFBool() {
-		fm.Set("13")
-	}
-	if m.GetFString() != o.GetFString() {
-		fm.Set("14")
-	}
-	if !bytes.Equal(m.GetFBytes(), o.GetFBytes()) {
-		fm.Set("15")
-	}
-	if m.GetFEnum() != o.GetFEnum() {
-		fm.Set("16")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Scalars being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Scalars) diffAt(o *Scalars, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Scalars)
+	}
+	if o == nil {
+		o = new(Scalars)
+	}
+	c := false
+	if !fieldmap.EqualImplicitFloat64(m.FDouble, o.FDouble) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.FFloat, o.FFloat) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.FInt32 != o.FInt32 {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.FInt64 != o.FInt64 {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.FUint32 != o.FUint32 {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.FUint64 != o.FUint64 {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.FSint32 != o.FSint32 {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.FSint64 != o.FSint64 {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if m.FFixed32 != o.FFixed32 {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if m.FFixed64 != o.FFixed64 {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if m.FSfixed32 != o.FSfixed32 {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if m.FSfixed64 != o.FSfixed64 {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if m.FBool != o.FBool {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if m.FString != o.FString {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if !bytes.Equal(m.FBytes, o.FBytes) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if m.FEnum != o.FEnum {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4491,161 +3399,96 @@ func (m *Scalars) DiffFields(o *Scalars) *fieldmap.FieldMap {
 // compared.
 func (m *Optionals) DiffFields(o *Optionals) *fieldmap.FieldMap {
 	fm := _Optionals_fieldSchema.NewFieldMap()
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.ODouble
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.ODouble
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	{
-		var av0 *float32
-		if m != nil {
-			av0 = m.OFloat
-		}
-		var bv0 *float32
-		if o != nil {
-			bv0 = o.OFloat
-		}
-		if !fieldmap.EqualPtrFloat32(av0, bv0) {
-			fm.Set("2")
-		}
-	}
-	{
-		var av0 *int32
-		if m != nil {
-			av0 = m.OInt32
-		}
-		var bv0 *int32
-		if o != nil {
-			bv0 = o.OInt32
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("3")
-		}
-	}
-	{
-		var av0 *int64
-		if m != nil {
-			av0 = m.OInt64
-		}
-		var bv0 *int64
-		if o != nil {
-			bv0 = o.OInt64
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("4")
-		}
-	}
-	{
-		var av0 *uint32
-		if m != nil {
-			av0 = m.OUint32
-		}
-		var bv0 *uint32
-		if o != nil {
-			bv0 = o.OUint32
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("5")
-		}
-	}
-	{
-		var av0 *uint64
-		if m != nil {
-			av0 = m.OUint64
-		}
-		var bv0 *uint64
-		if o != nil {
-			bv0 = o.OUint64
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("6")
-		}
-	}
-	{
-		var av0 *bool
-		if m != nil {
-			av0 = m.OBool
-		}
-		var bv0 *bool
-		if o != nil {
-			bv0 = o.OBool
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("7")
-		}
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.OString
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.OString
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("8")
-		}
-	}
-	{
-		var av0 []byte
-		if m != nil {
-			av0 = m.OBytes
-		}
-		var bv0 []byte
-		if o != nil {
-			bv0 = o.OBytes
-		}
-		if !fieldmap.EqualBytesPresence(av0, bv0) {
-			fm.Set("9")
-		}
-	}
-	{
-		var av0 *State
-		if m != nil {
-			av0 = m.OEnum
-		}
-		var bv0 *State
-		if o != nil {
-			bv0 = o.OEnum
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("10")
-		}
-	}
-	if a1, b1 := m.GetOMessage(), o.GetOMessage(); (a1 == nil) != (b1 == nil) {
-		fm.Set("11")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("11.1")
-			c1 = true
-		}
-		if a1.GetValue() != b1.GetValue() {
-			fm.Set("11.2")
-			c1 = true
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("11.3")
-			c1 = true
-		}
-		if a1.GetToken() != b1.GetToken() {
-			fm.Set("11.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("11")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Optionals being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Optionals) diffAt(o *Optionals, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Optionals)
+	}
+	if o == nil {
+		o = new(Optionals)
+	}
+	c := false
+	if !fieldmap.EqualPtrFloat64(m.ODouble, o.ODouble) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat32(m.OFloat, o.OFloat) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.OInt32, o.OInt32) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.OInt64, o.OInt64) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.OUint32, o.OUint32) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.OUint64, o.OUint64) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.OBool, o.OBool) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.OString, o.OString) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if !fieldmap.EqualBytesPresence(m.OBytes, o.OBytes) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.OEnum, o.OEnum) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if (m.OMessage == nil) != (o.OMessage == nil) || m.OMessage != nil && m.OMessage.diffAt(o.OMessage, fm, at+11) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Leaf being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Leaf) diffAt(o *Leaf, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Leaf)
+	}
+	if o == nil {
+		o = new(Leaf)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Value != o.Value {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Token != o.Token {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4655,18 +3498,7 @@ func (m *Optionals) DiffFields(o *Optionals) *fieldmap.FieldMap {
 // compared.
 func (m *Leaf) DiffFields(o *Leaf) *fieldmap.FieldMap {
 	fm := _Leaf_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetValue() != o.GetValue() {
-		fm.Set("2")
-	}
-	if m.GetState() != o.GetState() {
-		fm.Set("3")
-	}
-	if m.GetToken() != o.GetToken() {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -4677,37 +3509,34 @@ func (m *Leaf) DiffFields(o *Leaf) *fieldmap.FieldMap {
 // compared.
 func (m *Middle) DiffFields(o *Middle) *fieldmap.FieldMap {
 	fm := _Middle_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetLeaf(), o.GetLeaf(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a1.GetValue() != b1.GetValue() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if a1.GetToken() != b1.GetToken() {
-			fm.Set("2.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetLeaves(), o.GetLeaves(), (*Leaf).Equal) {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Middle being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Middle) diffAt(o *Middle, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Middle)
+	}
+	if o == nil {
+		o = new(Middle)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Leaf == nil) != (o.Leaf == nil) || m.Leaf != nil && m.Leaf.diffAt(o.Leaf, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Leaves, o.Leaves, (*Leaf).Equal) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4717,508 +3546,282 @@ func (m *Middle) DiffFields(o *Middle) *fieldmap.FieldMap {
 // compared.
 func (m *Top) DiffFields(o *Top) *fieldmap.FieldMap {
 	fm := _Top_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetVersion() != b1.GetVersion() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a2, b2 := a1.GetSub(), b1.GetSub(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.5")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetRegion() != b2.GetRegion() {
-				fm.Set("1.5.1")
-				c2 = true
-			}
-			if a2.GetZone() != b2.GetZone() {
-				fm.Set("1.5.2")
-				c2 = true
-			}
-			if a2.GetEdge() != b2.GetEdge() {
-				fm.Set("1.5.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.5")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetMiddle(), o.GetMiddle(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a2, b2 := a1.GetLeaf(), b1.GetLeaf(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("2.2.1")
-				c2 = true
-			}
-			if a2.GetValue() != b2.GetValue() {
-				fm.Set("2.2.2")
-				c2 = true
-			}
-			if a2.GetState() != b2.GetState() {
-				fm.Set("2.2.3")
-				c2 = true
-			}
-			if a2.GetToken() != b2.GetToken() {
-				fm.Set("2.2.4")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.2")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetLeaves(), b1.GetLeaves(), (*Leaf).Equal) {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if !slices.Equal(m.GetTags(), o.GetTags()) {
-		fm.Set("3")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetMiddles(), o.GetMiddles(), (*Middle).Equal) {
-		fm.Set("4")
-	}
-	if !maps.Equal(m.GetLabels(), o.GetLabels()) {
-		fm.Set("5")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetLeafMap(), o.GetLeafMap(), (*Leaf).Equal) {
-		fm.Set("6")
-	}
-	if !fieldmap.EqualListFunc(m.GetBlobs(), o.GetBlobs(), bytes.Equal) {
-		fm.Set("7")
-	}
-	if !fieldmap.EqualListFunc(m.GetSamples(), o.GetSamples(), fieldmap.EqualFloat64) {
-		fm.Set("8")
-	}
-	if !slices.Equal(m.GetStates(), o.GetStates()) {
-		fm.Set("9")
-	}
-	if !fieldmap.EqualMapFunc(m.GetBlobMap(), o.GetBlobMap(), bytes.Equal) {
-		fm.Set("10")
-	}
-	if !maps.Equal(m.GetStateMap(), o.GetStateMap()) {
-		fm.Set("11")
-	}
-	{
-		aw0, aok0 := m.GetChoice().(*Top_ChoiceName)
-		bw0, bok0 := o.GetChoice().(*Top_ChoiceName)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.ChoiceName != bw0.ChoiceName {
-			fm.Set("12")
-		}
-	}
-	{
-		aw1, aok1 := m.GetChoice().(*Top_ChoiceLeaf)
-		bw1, bok1 := o.GetChoice().(*Top_ChoiceLeaf)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("13")
-		} else if aok1 {
-			a1, b1, c1 := aw1.ChoiceLeaf, bw1.ChoiceLeaf, false
-			if a1.GetName() != b1.GetName() {
-				fm.Set("13.1")
-				c1 = true
-			}
-			if a1.GetValue() != b1.GetValue() {
-				fm.Set("13.2")
-				c1 = true
-			}
-			if a1.GetState() != b1.GetState() {
-				fm.Set("13.3")
-				c1 = true
-			}
-			if a1.GetToken() != b1.GetToken() {
-				fm.Set("13.4")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("13")
-			}
-		}
-	}
-	{
-		aw0, aok0 := m.GetChoice().(*Top_ChoiceNumber)
-		bw0, bok0 := o.GetChoice().(*Top_ChoiceNumber)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.ChoiceNumber != bw0.ChoiceNumber {
-			fm.Set("14")
-		}
-	}
-	{
-		aw0, aok0 := m.GetChoice().(*Top_ChoiceBytes)
-		bw0, bok0 := o.GetChoice().(*Top_ChoiceBytes)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !bytes.Equal(aw0.ChoiceBytes, bw0.ChoiceBytes) {
-			fm.Set("15")
-		}
-	}
-	if a1, b1 := m.GetScalars(), o.GetScalars(); (a1 == nil) != (b1 == nil) {
-		fm.Set("16")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.EqualImplicitFloat64(a1.GetFDouble(), b1.GetFDouble()) {
-			fm.Set("16.1")
-			c1 = true
-		}
-		if !fieldmap.EqualImplicitFloat32(a1.GetFFloat(), b1.GetFFloat()) {
-			fm.Set("16.2")
-			c1 = true
-		}
-		if a1.GetFInt32() != b1.GetFInt32() {
-			fm.Set("16.3")
-			c1 = true
-		}
-		if a1.GetFInt64() != b1.GetFInt64() {
-			fm.Set("16.4")
-			c1 = true
-		}
-		if a1.GetFUint32() != b1.GetFUint32() {
-			fm.Set("16.5")
-			c1 = true
-		}
-		if a1.GetFUint64() != b1.GetFUint64() {
-			fm.Set("16.6")
-			c1 = true
-		}
-		if a1.GetFSint32() != b1.GetFSint32() {
-			fm.Set("16.7")
-			c1 = true
-		}
-		if a1.GetFSint64() != b1.GetFSint64() {
-			fm.Set("16.8")
-			c1 = true
-		}
-		if a1.GetFFixed32() != b1.GetFFixed32() {
-			fm.Set("16.9")
-			c1 = true
-		}
-		if a1.GetFFixed64() != b1.GetFFixed64() {
-			fm.Set("16.10")
-			c1 = true
-		}
-		if a1.GetFSfixed32() != b1.GetFSfixed32() {
-			fm.Set("16.11")
-			c1 = true
-		}
-		if a1.GetFSfixed64() != b1.GetFSfixed64() {
-			fm.Set("16.12")
-			c1 = true
-		}
-		if a1.GetFBool() != b1.GetFBool() {
-			fm.Set("16.13")
-			c1 = true
-		}
-		if a1.GetFString() != b1.GetFString() {
-			fm.Set("16.14")
-			c1 = true
-		}
-		if !bytes.Equal(a1.GetFBytes(), b1.GetFBytes()) {
-			fm.Set("16.15")
-			c1 = true
-		}
-		if a1.GetFEnum() != b1.GetFEnum() {
-			fm.Set("16.16")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("16")
-		}
-	}
-	if a1, b1 := m.GetOptionals(), o.GetOptionals(); (a1 == nil) != (b1 == nil) {
-		fm.Set("17")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *float64
-			if a1 != nil {
-				av1 = a1.ODouble
-			}
-			var bv1 *float64
-			if b1 != nil {
-				bv1 = b1.ODouble
-			}
-			if !fieldmap.EqualPtrFloat64(av1, bv1) {
-				fm.Set("17.1")
-				c1 = true
-			}
-		}
-		{
-			var av1 *float32
-			if a1 != nil {
-				av1 = a1.OFloat
-			}
-			var bv1 *float32
-			if b1 != nil {
-				bv1 = b1.OFloat
-			}
-			if !fieldmap.EqualPtrFloat32(av1, bv1) {
-				fm.Set("17.2")
-				c1 = true
-			}
-		}
-		{
-			var av1 *int32
-			if a1 != nil {
-				av1 = a1.OInt32
-			}
-			var bv1 *int32
-			if b1 != nil {
-				bv1 = b1.OInt32
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("17.3")
-				c1 = true
-			}
-		}
-		{
-			var av1 *int64
-			if a1 != nil {
-				av1 = a1.OInt64
-			}
-			var bv1 *int64
-			if b1 != nil {
-				bv1 = b1.OInt64
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("17.4")
-				c1 = true
-			}
-		}
-		{
-			var av1 *uint32
-			if a1 != nil {
-				av1 = a1.OUint32
-			}
-			var bv1 *uint32
-			if b1 != nil {
-				bv1 = b1.OUint32
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("17.5")
-				c1 = true
-			}
-		}
-		{
-			var av1 *uint64
-			if a1 != nil {
-				av1 = a1.OUint64
-			}
-			var bv1 *uint64
-			if b1 != nil {
-				bv1 = b1.OUint64
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("17.6")
-				c1 = true
-			}
-		}
-		{
-			var av1 *bool
-			if a1 != nil {
-				av1 = a1.OBool
-			}
-			var bv1 *bool
-			if b1 != nil {
-				bv1 = b1.OBool
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("17.7")
-				c1 = true
-			}
-		}
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.OString
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.OString
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("17.8")
-				c1 = true
-			}
-		}
-		{
-			var av1 []byte
-			if a1 != nil {
-				av1 = a1.OBytes
-			}
-			var bv1 []byte
-			if b1 != nil {
-				bv1 = b1.OBytes
-			}
-			if !fieldmap.EqualBytesPresence(av1, bv1) {
-				fm.Set("17.9")
-				c1 = true
-			}
-		}
-		{
-			var av1 *State
-			if a1 != nil {
-				av1 = a1.OEnum
-			}
-			var bv1 *State
-			if b1 != nil {
-				bv1 = b1.OEnum
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("17.10")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetOMessage(), b1.GetOMessage(); (a2 == nil) != (b2 == nil) {
-			fm.Set("17.11")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("17.11.1")
-				c2 = true
-			}
-			if a2.GetValue() != b2.GetValue() {
-				fm.Set("17.11.2")
-				c2 = true
-			}
-			if a2.GetState() != b2.GetState() {
-				fm.Set("17.11.3")
-				c2 = true
-			}
-			if a2.GetToken() != b2.GetToken() {
-				fm.Set("17.11.4")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("17.11")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("17")
-		}
-	}
-	if a1, b1 := m.GetWkt(), o.GetWkt(); (a1 == nil) != (b1 == nil) {
-		fm.Set("18")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.Equal(a1.GetTs(), b1.GetTs()) {
-			fm.Set("18.1")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetDur(), b1.GetDur()) {
-			fm.Set("18.2")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetStr(), b1.GetStr()) {
-			fm.Set("18.3")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetI64(), b1.GetI64()) {
-			fm.Set("18.4")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetFlag(), b1.GetFlag()) {
-			fm.Set("18.5")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetSt(), b1.GetSt()) {
-			fm.Set("18.6")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetAny(), b1.GetAny()) {
-			fm.Set("18.7")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetVal(), b1.GetVal()) {
-			fm.Set("18.8")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetTimes(), b1.GetTimes(), fieldmap.Equal[*timestamppb.Timestamp]) {
-			fm.Set("18.9")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageMapFunc(a1.GetDurs(), b1.GetDurs(), fieldmap.Equal[*durationpb.Duration]) {
-			fm.Set("18.10")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("18")
-		}
-	}
-	if a1, b1 := m.GetLabel(), o.GetLabel(); (a1 == nil) != (b1 == nil) {
-		fm.Set("19")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("19.1")
-			c1 = true
-		}
-		if a1.GetColor() != b1.GetColor() {
-			fm.Set("19.2")
-			c1 = true
-		}
-		if a1.GetSecret() != b1.GetSecret() {
-			fm.Set("19.3")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetWeights(), b1.GetWeights()) {
-			fm.Set("19.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("19")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetLabelsOther(), o.GetLabelsOther(), fieldmap.Equal[*other.Label]) {
-		fm.Set("20")
-	}
-	if m.GetPassword() != o.GetPassword() {
-		fm.Set("21")
-	}
-	if !m.GetAtomicLeaf().Equal(o.GetAtomicLeaf()) {
-		fm.Set("22")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetLabelMap(), o.GetLabelMap(), fieldmap.Equal[*other.Label]) {
-		fm.Set("23")
-	}
-	if !m.GetEmpty().Equal(o.GetEmpty()) {
-		fm.Set("24")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Top being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Top) diffAt(o *Top, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Top)
+	}
+	if o == nil {
+		o = new(Top)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Middle == nil) != (o.Middle == nil) || m.Middle != nil && m.Middle.diffAt(o.Middle, fm, at+10) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !slices.Equal(m.Tags, o.Tags) {
+		fm.SetAt(at + 21)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Middles, o.Middles, (*Middle).Equal) {
+		fm.SetAt(at + 22)
+		c = true
+	}
+	if !maps.Equal(m.Labels, o.Labels) {
+		fm.SetAt(at + 34)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) {
+		fm.SetAt(at + 35)
+		c = true
+	}
+	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
+		fm.SetAt(at + 36)
+		c = true
+	}
+	if !fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) {
+		fm.SetAt(at + 37)
+		c = true
+	}
+	if !slices.Equal(m.States, o.States) {
+		fm.SetAt(at + 38)
+		c = true
+	}
+	if !fieldmap.EqualMapFunc(m.BlobMap, o.BlobMap, bytes.Equal) {
+		fm.SetAt(at + 39)
+		c = true
+	}
+	if !maps.Equal(m.StateMap, o.StateMap) {
+		fm.SetAt(at + 40)
+		c = true
+	}
+	{
+		x, xok := m.Choice.(*Top_ChoiceName)
+		y, yok := o.Choice.(*Top_ChoiceName)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.ChoiceName != y.ChoiceName {
+			fm.SetAt(at + 41)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Choice.(*Top_ChoiceLeaf)
+		y, yok := o.Choice.(*Top_ChoiceLeaf)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.ChoiceLeaf.diffAt(y.ChoiceLeaf, fm, at+43) {
+			fm.SetAt(at + 42)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Choice.(*Top_ChoiceNumber)
+		y, yok := o.Choice.(*Top_ChoiceNumber)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.ChoiceNumber != y.ChoiceNumber {
+			fm.SetAt(at + 47)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Choice.(*Top_ChoiceBytes)
+		y, yok := o.Choice.(*Top_ChoiceBytes)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !bytes.Equal(x.ChoiceBytes, y.ChoiceBytes) {
+			fm.SetAt(at + 48)
+			c = true
+		}
+	}
+	if (m.Scalars == nil) != (o.Scalars == nil) || m.Scalars != nil && m.Scalars.diffAt(o.Scalars, fm, at+50) {
+		fm.SetAt(at + 49)
+		c = true
+	}
+	if (m.Optionals == nil) != (o.Optionals == nil) || m.Optionals != nil && m.Optionals.diffAt(o.Optionals, fm, at+67) {
+		fm.SetAt(at + 66)
+		c = true
+	}
+	if (m.Wkt == nil) != (o.Wkt == nil) || m.Wkt != nil && m.Wkt.diffAt(o.Wkt, fm, at+83) {
+		fm.SetAt(at + 82)
+		c = true
+	}
+	if (m.Label == nil) != (o.Label == nil) || m.Label != nil && _File_testpb_v1_kinds_proto_Label182jztu_diffAt(m.Label, o.Label, fm, at+94) {
+		fm.SetAt(at + 93)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.LabelsOther, o.LabelsOther, fieldmap.Equal[*other.Label]) {
+		fm.SetAt(at + 98)
+		c = true
+	}
+	if m.Password != o.Password {
+		fm.SetAt(at + 103)
+		c = true
+	}
+	if !m.AtomicLeaf.Equal(o.AtomicLeaf) {
+		fm.SetAt(at + 104)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, fieldmap.Equal[*other.Label]) {
+		fm.SetAt(at + 105)
+		c = true
+	}
+	if !m.Empty.Equal(o.Empty) {
+		fm.SetAt(at + 106)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Key being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Key) diffAt(o *Key, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Key)
+	}
+	if o == nil {
+		o = new(Key)
+	}
+	c := false
+	if m.Organization != o.Organization {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Version != o.Version {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if (m.Sub == nil) != (o.Sub == nil) || m.Sub != nil && m.Sub.diffAt(o.Sub, fm, at+5) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// SubKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *SubKey) diffAt(o *SubKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(SubKey)
+	}
+	if o == nil {
+		o = new(SubKey)
+	}
+	c := false
+	if m.Region != o.Region {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Zone != o.Zone {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Edge != o.Edge {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Wkt being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Wkt) diffAt(o *Wkt, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Wkt)
+	}
+	if o == nil {
+		o = new(Wkt)
+	}
+	c := false
+	if !fieldmap.Equal(m.Ts, o.Ts) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.Equal(m.Dur, o.Dur) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.Equal(m.Str, o.Str) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.Equal(m.I64, o.I64) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.Equal(m.Flag, o.Flag) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.Equal(m.St, o.St) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !fieldmap.Equal(m.Any, o.Any) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !fieldmap.Equal(m.Val, o.Val) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Durs, o.Durs, fieldmap.Equal[*durationpb.Duration]) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	return c
+}
+
+// _File_testpb_v1_kinds_proto_Label182jztu_diffAt sets in fm the flags where m and o differ, the first flag of
+// Label being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_testpb_v1_kinds_proto_Label182jztu_diffAt(m, o *other.Label, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(other.Label)
+	}
+	if o == nil {
+		o = new(other.Label)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Color != o.Color {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Secret != o.Secret {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !slices.Equal(m.Weights, o.Weights) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5228,38 +3831,7 @@ func (m *Top) DiffFields(o *Top) *fieldmap.FieldMap {
 // compared.
 func (m *Key) DiffFields(o *Key) *fieldmap.FieldMap {
 	fm := _Key_fieldSchema.NewFieldMap()
-	if m.GetOrganization() != o.GetOrganization() {
-		fm.Set("1")
-	}
-	if m.GetName() != o.GetName() {
-		fm.Set("2")
-	}
-	if m.GetVersion() != o.GetVersion() {
-		fm.Set("3")
-	}
-	if m.GetState() != o.GetState() {
-		fm.Set("4")
-	}
-	if a1, b1 := m.GetSub(), o.GetSub(); (a1 == nil) != (b1 == nil) {
-		fm.Set("5")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetRegion() != b1.GetRegion() {
-			fm.Set("5.1")
-			c1 = true
-		}
-		if a1.GetZone() != b1.GetZone() {
-			fm.Set("5.2")
-			c1 = true
-		}
-		if a1.GetEdge() != b1.GetEdge() {
-			fm.Set("5.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("5")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -5270,15 +3842,7 @@ func (m *Key) DiffFields(o *Key) *fieldmap.FieldMap {
 // compared.
 func (m *SubKey) DiffFields(o *SubKey) *fieldmap.FieldMap {
 	fm := _SubKey_fieldSchema.NewFieldMap()
-	if m.GetRegion() != o.GetRegion() {
-		fm.Set("1")
-	}
-	if m.GetZone() != o.GetZone() {
-		fm.Set("2")
-	}
-	if m.GetEdge() != o.GetEdge() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -5289,36 +3853,7 @@ func (m *SubKey) DiffFields(o *SubKey) *fieldmap.FieldMap {
 // compared.
 func (m *Wkt) DiffFields(o *Wkt) *fieldmap.FieldMap {
 	fm := _Wkt_fieldSchema.NewFieldMap()
-	if !fieldmap.Equal(m.GetTs(), o.GetTs()) {
-		fm.Set("1")
-	}
-	if !fieldmap.Equal(m.GetDur(), o.GetDur()) {
-		fm.Set("2")
-	}
-	if !fieldmap.Equal(m.GetStr(), o.GetStr()) {
-		fm.Set("3")
-	}
-	if !fieldmap.Equal(m.GetI64(), o.GetI64()) {
-		fm.Set("4")
-	}
-	if !fieldmap.Equal(m.GetFlag(), o.GetFlag()) {
-		fm.Set("5")
-	}
-	if !fieldmap.Equal(m.GetSt(), o.GetSt()) {
-		fm.Set("6")
-	}
-	if !fieldmap.Equal(m.GetAny(), o.GetAny()) {
-		fm.Set("7")
-	}
-	if !fieldmap.Equal(m.GetVal(), o.GetVal()) {
-		fm.Set("8")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetTimes(), o.GetTimes(), fieldmap.Equal[*timestamppb.Timestamp]) {
-		fm.Set("9")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetDurs(), o.GetDurs(), fieldmap.Equal[*durationpb.Duration]) {
-		fm.Set("10")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -5329,35 +3864,64 @@ func (m *Wkt) DiffFields(o *Wkt) *fieldmap.FieldMap {
 // compared.
 func (m *Tree) DiffFields(o *Tree) *fieldmap.FieldMap {
 	fm := _Tree_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if !m.GetLeft().Equal(o.GetLeft()) {
-		fm.Set("2")
-	}
-	if !m.GetRight().Equal(o.GetRight()) {
-		fm.Set("3")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetChildren(), o.GetChildren(), (*Tree).Equal) {
-		fm.Set("4")
-	}
-	if a1, b1 := m.GetBranch(), o.GetBranch(); (a1 == nil) != (b1 == nil) {
-		fm.Set("5")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetLabel() != b1.GetLabel() {
-			fm.Set("5.1")
-			c1 = true
-		}
-		if !a1.GetTree().Equal(b1.GetTree()) {
-			fm.Set("5.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("5")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Tree being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Tree) diffAt(o *Tree, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Tree)
+	}
+	if o == nil {
+		o = new(Tree)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if !m.Left.Equal(o.Left) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !m.Right.Equal(o.Right) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Children, o.Children, (*Tree).Equal) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if (m.Branch == nil) != (o.Branch == nil) || m.Branch != nil && m.Branch.diffAt_10ws6na(o.Branch, fm, at+5) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
+}
+
+// diffAt_10ws6na sets in fm the flags where m and o differ, the first flag of
+// Branch being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Branch) diffAt_10ws6na(o *Branch, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Branch)
+	}
+	if o == nil {
+		o = new(Branch)
+	}
+	c := false
+	if m.Label != o.Label {
+		fm.SetAt(at)
+		c = true
+	}
+	if !m.Tree.Equal(o.Tree) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5367,38 +3931,64 @@ func (m *Tree) DiffFields(o *Tree) *fieldmap.FieldMap {
 // compared.
 func (m *Branch) DiffFields(o *Branch) *fieldmap.FieldMap {
 	fm := _Branch_fieldSchema.NewFieldMap()
-	if m.GetLabel() != o.GetLabel() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetTree(), o.GetTree(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if !a1.GetLeft().Equal(b1.GetLeft()) {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if !a1.GetRight().Equal(b1.GetRight()) {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetChildren(), b1.GetChildren(), (*Tree).Equal) {
-			fm.Set("2.4")
-			c1 = true
-		}
-		if !a1.GetBranch().Equal(b1.GetBranch()) {
-			fm.Set("2.5")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Branch being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Branch) diffAt(o *Branch, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Branch)
+	}
+	if o == nil {
+		o = new(Branch)
+	}
+	c := false
+	if m.Label != o.Label {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Tree == nil) != (o.Tree == nil) || m.Tree != nil && m.Tree.diffAt_jfhjda(o.Tree, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt_jfhjda sets in fm the flags where m and o differ, the first flag of
+// Tree being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Tree) diffAt_jfhjda(o *Tree, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Tree)
+	}
+	if o == nil {
+		o = new(Tree)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if !m.Left.Equal(o.Left) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !m.Right.Equal(o.Right) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Children, o.Children, (*Tree).Equal) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !m.Branch.Equal(o.Branch) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5408,7 +3998,15 @@ func (m *Branch) DiffFields(o *Branch) *fieldmap.FieldMap {
 // compared.
 func (m *Empty) DiffFields(o *Empty) *fieldmap.FieldMap {
 	fm := _Empty_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Empty being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Empty) diffAt(o *Empty, fm *fieldmap.FieldMap, at int) bool {
+	return false
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5418,29 +4016,56 @@ func (m *Empty) DiffFields(o *Empty) *fieldmap.FieldMap {
 // compared.
 func (m *Outer) DiffFields(o *Outer) *fieldmap.FieldMap {
 	fm := _Outer_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetInner(), o.GetInner(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetKind() != b1.GetKind() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetSecret() != b1.GetSecret() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetInners(), o.GetInners(), (*Outer_Inner).Equal) {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetInnerMap(), o.GetInnerMap(), (*Outer_Inner).Equal) {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Outer being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Outer) diffAt(o *Outer, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Outer)
+	}
+	if o == nil {
+		o = new(Outer)
+	}
+	c := false
+	if (m.Inner == nil) != (o.Inner == nil) || m.Inner != nil && m.Inner.diffAt(o.Inner, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Inners, o.Inners, (*Outer_Inner).Equal) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*Outer_Inner).Equal) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Inner being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Outer_Inner) diffAt(o *Outer_Inner, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Outer_Inner)
+	}
+	if o == nil {
+		o = new(Outer_Inner)
+	}
+	c := false
+	if m.Kind != o.Kind {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Secret != o.Secret {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5450,12 +4075,7 @@ func (m *Outer) DiffFields(o *Outer) *fieldmap.FieldMap {
 // compared.
 func (m *Outer_Inner) DiffFields(o *Outer_Inner) *fieldmap.FieldMap {
 	fm := _Outer_Inner_fieldSchema.NewFieldMap()
-	if m.GetKind() != o.GetKind() {
-		fm.Set("1")
-	}
-	if m.GetSecret() != o.GetSecret() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -5466,149 +4086,81 @@ func (m *Outer_Inner) DiffFields(o *Outer_Inner) *fieldmap.FieldMap {
 // compared.
 func (m *Secrets) DiffFields(o *Secrets) *fieldmap.FieldMap {
 	fm := _Secrets_fieldSchema.NewFieldMap()
-	if m.GetApiKey() != o.GetApiKey() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetLeaf(), o.GetLeaf(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a1.GetValue() != b1.GetValue() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if a1.GetState() != b1.GetState() {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if a1.GetToken() != b1.GetToken() {
-			fm.Set("2.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetLeaves(), o.GetLeaves(), (*Leaf).Equal) {
-		fm.Set("3")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetLeafMap(), o.GetLeafMap(), (*Leaf).Equal) {
-		fm.Set("4")
-	}
-	{
-		aw0, aok0 := m.GetCred().(*Secrets_CredToken)
-		bw0, bok0 := o.GetCred().(*Secrets_CredToken)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.CredToken != bw0.CredToken {
-			fm.Set("5")
-		}
-	}
-	{
-		aw1, aok1 := m.GetCred().(*Secrets_CredLeaf)
-		bw1, bok1 := o.GetCred().(*Secrets_CredLeaf)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("6")
-		} else if aok1 {
-			a1, b1, c1 := aw1.CredLeaf, bw1.CredLeaf, false
-			if a1.GetName() != b1.GetName() {
-				fm.Set("6.1")
-				c1 = true
-			}
-			if a1.GetValue() != b1.GetValue() {
-				fm.Set("6.2")
-				c1 = true
-			}
-			if a1.GetState() != b1.GetState() {
-				fm.Set("6.3")
-				c1 = true
-			}
-			if a1.GetToken() != b1.GetToken() {
-				fm.Set("6.4")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("6")
-			}
-		}
-	}
-	{
-		aw0, aok0 := m.GetCred().(*Secrets_CredUser)
-		bw0, bok0 := o.GetCred().(*Secrets_CredUser)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.CredUser != bw0.CredUser {
-			fm.Set("7")
-		}
-	}
-	if a1, b1 := m.GetOuter(), o.GetOuter(); (a1 == nil) != (b1 == nil) {
-		fm.Set("8")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetInner(), b1.GetInner(); (a2 == nil) != (b2 == nil) {
-			fm.Set("8.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetKind() != b2.GetKind() {
-				fm.Set("8.1.1")
-				c2 = true
-			}
-			if a2.GetSecret() != b2.GetSecret() {
-				fm.Set("8.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("8.1")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetInners(), b1.GetInners(), (*Outer_Inner).Equal) {
-			fm.Set("8.2")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageMapFunc(a1.GetInnerMap(), b1.GetInnerMap(), (*Outer_Inner).Equal) {
-			fm.Set("8.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("8")
-		}
-	}
-	if a1, b1 := m.GetLabel(), o.GetLabel(); (a1 == nil) != (b1 == nil) {
-		fm.Set("9")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("9.1")
-			c1 = true
-		}
-		if a1.GetColor() != b1.GetColor() {
-			fm.Set("9.2")
-			c1 = true
-		}
-		if a1.GetSecret() != b1.GetSecret() {
-			fm.Set("9.3")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetWeights(), b1.GetWeights()) {
-			fm.Set("9.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("9")
-		}
-	}
-	if !bytes.Equal(m.GetCert(), o.GetCert()) {
-		fm.Set("10")
-	}
-	if !maps.Equal(m.GetEnv(), o.GetEnv()) {
-		fm.Set("11")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Secrets being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Secrets) diffAt(o *Secrets, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Secrets)
+	}
+	if o == nil {
+		o = new(Secrets)
+	}
+	c := false
+	if m.ApiKey != o.ApiKey {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Leaf == nil) != (o.Leaf == nil) || m.Leaf != nil && m.Leaf.diffAt(o.Leaf, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Leaves, o.Leaves, (*Leaf).Equal) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	{
+		x, xok := m.Cred.(*Secrets_CredToken)
+		y, yok := o.Cred.(*Secrets_CredToken)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.CredToken != y.CredToken {
+			fm.SetAt(at + 12)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Cred.(*Secrets_CredLeaf)
+		y, yok := o.Cred.(*Secrets_CredLeaf)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.CredLeaf.diffAt(y.CredLeaf, fm, at+14) {
+			fm.SetAt(at + 13)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Cred.(*Secrets_CredUser)
+		y, yok := o.Cred.(*Secrets_CredUser)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.CredUser != y.CredUser {
+			fm.SetAt(at + 18)
+			c = true
+		}
+	}
+	if (m.Outer == nil) != (o.Outer == nil) || m.Outer != nil && m.Outer.diffAt(o.Outer, fm, at+20) {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	if (m.Label == nil) != (o.Label == nil) || m.Label != nil && _File_testpb_v1_kinds_proto_Label182jztu_diffAt(m.Label, o.Label, fm, at+28) {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if !bytes.Equal(m.Cert, o.Cert) {
+		fm.SetAt(at + 32)
+		c = true
+	}
+	if !maps.Equal(m.Env, o.Env) {
+		fm.SetAt(at + 33)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -5618,13 +4170,30 @@ func (m *Secrets) DiffFields(o *Secrets) *fieldmap.FieldMap {
 // compared.
 func (m *NamedKey) DiffFields(o *NamedKey) *fieldmap.FieldMap {
 	fm := _NamedKey_fieldSchema.NewFieldMap()
-	if m.GetId() != o.GetId() {
-		fm.Set("1")
-	}
-	if m.GetNote() != o.GetNote() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// NamedKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *NamedKey) diffAt(o *NamedKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(NamedKey)
+	}
+	if o == nil {
+		o = new(NamedKey)
+	}
+	c := false
+	if m.Id != o.Id {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Note != o.Note {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,7 +8,6 @@ package testpb
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	proto "google.golang.org/protobuf/proto"
 	maps "maps"
 	slices "slices"
 )
@@ -36,42 +35,32 @@ const (
 	LegacyFieldSecret   = "15"   // secret
 )
 
+var _Legacy_Item_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 10, Name: "text"},
+	{Number: 11, Name: "num"},
+}}
+
+var _Legacy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "count"},
+	{Number: 3, Name: "mode"},
+	{Number: 4, Name: "data"},
+	{Number: 5, Name: "values", Kind: fieldmap.KindList},
+	{Number: 6, Name: "ratio"},
+	{Number: 7, Name: "next"},
+	{Number: 8, Name: "id"},
+	{Number: 9, Name: "item", Kind: fieldmap.KindMessage, Sub: _Legacy_Item_shape},
+	{Number: 12, Name: "modes", Kind: fieldmap.KindMap},
+	{Number: 13, Name: "pick_name"},
+	{Number: 14, Name: "pick_mode"},
+	{Number: 15, Name: "secret"},
+}}
+
+var _Legacy_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Legacy", _Legacy_shape, false)
+
 // LegacyAllFields lists the leaf flags of Legacy: together they
 // select every field.
-var LegacyAllFields = []string{
-	LegacyFieldName,
-	LegacyFieldCount,
-	LegacyFieldMode,
-	LegacyFieldData,
-	LegacyFieldValues,
-	LegacyFieldRatio,
-	LegacyFieldNext,
-	LegacyFieldId,
-	LegacyFieldItemText,
-	LegacyFieldItemNum,
-	LegacyFieldModes,
-	LegacyFieldPickName,
-	LegacyFieldPickMode,
-	LegacyFieldSecret,
-}
-
-var _Legacy_fieldSchema = fieldmap.NewSchema("testpb.v1.Legacy", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "data", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "values", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "ratio", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "next", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "item", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "9.10", Path: "item.text", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.11", Path: "item.num", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "modes", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "pick_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "pick_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var LegacyAllFields = slices.Clone(_Legacy_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Legacy.
 func (*Legacy) FieldSchema() *fieldmap.Schema { return _Legacy_fieldSchema }
@@ -88,17 +77,11 @@ const (
 	Legacy_ItemFieldNum  = "11" // num
 )
 
+var _Legacy_Item_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Legacy.Item", _Legacy_Item_shape, false)
+
 // Legacy_ItemAllFields lists the leaf flags of Legacy_Item: together they
 // select every field.
-var Legacy_ItemAllFields = []string{
-	Legacy_ItemFieldText,
-	Legacy_ItemFieldNum,
-}
-
-var _Legacy_Item_fieldSchema = fieldmap.NewSchema("testpb.v1.Legacy.Item", []fieldmap.Field{
-	{Flag: "10", Path: "text", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "num", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var Legacy_ItemAllFields = slices.Clone(_Legacy_Item_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Legacy_Item.
 func (*Legacy_Item) FieldSchema() *fieldmap.Schema { return _Legacy_Item_fieldSchema }
@@ -110,13 +93,73 @@ func NewLegacy_ItemFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m, unknown fields and extensions included;
-// a nil m gives nil. Legacy can carry extensions, so Clone is
-// proto.Clone.
+// a nil m gives nil. The copy shares no pointer, slice or map with m.
 func (m *Legacy) Clone() *Legacy {
 	if m == nil {
 		return nil
 	}
-	return proto.Clone(m).(*Legacy)
+	c := new(Legacy)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Legacy, a deep copy of m, which is not nil.
+func (m *Legacy) cloneTo(c *Legacy) {
+	c.Data = fieldmap.CloneBytes(m.Data)
+	c.Values = slices.Clone(m.Values)
+	c.Next = m.Next.Clone()
+	c.Item = m.Item.Clone()
+	c.Modes = maps.Clone(m.Modes)
+	if m.Name != nil || m.Count != nil || m.Mode != nil || m.Ratio != nil || m.Id != nil || m.Secret != nil {
+		blk := new(struct {
+			Name   string
+			Count  int32
+			Mode   Legacy_Mode
+			Ratio  float64
+			Id     string
+			Secret string
+		})
+		if m.Name != nil {
+			blk.Name = *m.Name
+			c.Name = &blk.Name
+		}
+		if m.Count != nil {
+			blk.Count = *m.Count
+			c.Count = &blk.Count
+		}
+		if m.Mode != nil {
+			blk.Mode = *m.Mode
+			c.Mode = &blk.Mode
+		}
+		if m.Ratio != nil {
+			blk.Ratio = *m.Ratio
+			c.Ratio = &blk.Ratio
+		}
+		if m.Id != nil {
+			blk.Id = *m.Id
+			c.Id = &blk.Id
+		}
+		if m.Secret != nil {
+			blk.Secret = *m.Secret
+			c.Secret = &blk.Secret
+		}
+	}
+	switch v := m.Pick.(type) {
+	case *Legacy_PickName:
+		if v != nil {
+			c.Pick = &Legacy_PickName{PickName: v.PickName}
+		}
+	case *Legacy_PickMode:
+		if v != nil {
+			c.Pick = &Legacy_PickMode{PickMode: v.PickMode}
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	if len(m.extensionFields) > 0 {
+		fieldmap.CloneExtensions(c, m)
+	}
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -151,14 +194,87 @@ func (m *Legacy_Item) cloneTo(c *Legacy_Item) {
 	}
 }
 
-// Equal reports whether m and o are equal, extensions included; nil
-// equals only nil. Legacy can carry extensions, so Equal is
-// proto.Equal.
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
 func (m *Legacy) Equal(o *Legacy) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
 	}
-	return proto.Equal(m, o)
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Count, o.Count) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Mode, o.Mode) {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
+		return false
+	}
+	if !slices.Equal(m.Values, o.Values) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Id, o.Id) {
+		return false
+	}
+	if !m.Item.Equal(o.Item) {
+		return false
+	}
+	if !maps.Equal(m.Modes, o.Modes) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
+		return false
+	}
+	switch a := m.Pick.(type) {
+	case *Legacy_PickName:
+		if b, ok := o.Pick.(*Legacy_PickName); ok && a != nil && b != nil {
+			if a.PickName != b.PickName {
+				return false
+			}
+		} else if a != nil || _Legacy_Pick_isSet(o.Pick) {
+			return false
+		}
+	case *Legacy_PickMode:
+		if b, ok := o.Pick.(*Legacy_PickMode); ok && a != nil && b != nil {
+			if a.PickMode != b.PickMode {
+				return false
+			}
+		} else if a != nil || _Legacy_Pick_isSet(o.Pick) {
+			return false
+		}
+	default:
+		if _Legacy_Pick_isSet(o.Pick) {
+			return false
+		}
+	}
+	if (len(m.extensionFields) > 0 || len(o.extensionFields) > 0) && !fieldmap.EqualExtensions(m, o) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// _Legacy_Pick_isSet reports whether oneof pick of Legacy holds a member: a
+// typed nil wrapper holds none.
+func _Legacy_Pick_isSet(x isLegacy_Pick) bool {
+	switch x := x.(type) {
+	case *Legacy_PickName:
+		return x != nil
+	case *Legacy_PickMode:
+		return x != nil
+	}
+	return false
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -177,7 +293,7 @@ func (m *Legacy_Item) Equal(o *Legacy_Item) bool {
 	if !fieldmap.EqualPtr(m.Num, o.Num) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -189,287 +305,222 @@ func (m *Legacy_Item) Equal(o *Legacy_Item) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Legacy does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Legacy or bound to no schema: a map of another message panics.
 func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Legacy_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _Legacy_ptrs holds the explicit-presence scalars CopyInFields sets in a Legacy.
+type _Legacy_ptrs struct {
+	f1  string
+	f2  int32
+	f3  Legacy_Mode
+	f6  float64
+	f8  string
+	f15 string
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Legacy being number at of fm's schema.
+func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Legacy)
+	}
 	n := 0
-	var pb0 *struct {
-		f1  string
-		f2  int32
-		f3  Legacy_Mode
-		f6  float64
-		f8  string
-		f15 string
-	}
-	if fm.Has("1") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Name
-		}
-		if !fieldmap.EqualPtr(m.Name, sv0) {
-			if sv0 == nil {
-				m.Name = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f2  int32
-						f3  Legacy_Mode
-						f6  float64
-						f8  string
-						f15 string
-					})
-				}
-				pb0.f1 = *sv0
-				m.Name = &pb0.f1
+	var pb *_Legacy_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
+		if src.Name == nil {
+			m.Name = nil
+		} else {
+			if pb == nil {
+				pb = new(_Legacy_ptrs)
 			}
-			n++
+			pb.f1 = *src.Name
+			m.Name = &pb.f1
 		}
+		n++
 	}
-	if fm.Has("2") {
-		var sv0 *int32
-		if src != nil {
-			sv0 = src.Count
-		}
-		if !fieldmap.EqualPtr(m.Count, sv0) {
-			if sv0 == nil {
-				m.Count = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f2  int32
-						f3  Legacy_Mode
-						f6  float64
-						f8  string
-						f15 string
-					})
-				}
-				pb0.f2 = *sv0
-				m.Count = &pb0.f2
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Count, src.Count) {
+		if src.Count == nil {
+			m.Count = nil
+		} else {
+			if pb == nil {
+				pb = new(_Legacy_ptrs)
 			}
-			n++
+			pb.f2 = *src.Count
+			m.Count = &pb.f2
 		}
+		n++
 	}
-	if fm.Has("3") {
-		var sv0 *Legacy_Mode
-		if src != nil {
-			sv0 = src.Mode
-		}
-		if !fieldmap.EqualPtr(m.Mode, sv0) {
-			if sv0 == nil {
-				m.Mode = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f2  int32
-						f3  Legacy_Mode
-						f6  float64
-						f8  string
-						f15 string
-					})
-				}
-				pb0.f3 = *sv0
-				m.Mode = &pb0.f3
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Mode, src.Mode) {
+		if src.Mode == nil {
+			m.Mode = nil
+		} else {
+			if pb == nil {
+				pb = new(_Legacy_ptrs)
 			}
-			n++
+			pb.f3 = *src.Mode
+			m.Mode = &pb.f3
 		}
+		n++
 	}
-	if fm.Has("4") {
-		var sv0 []byte
-		if src != nil {
-			sv0 = src.Data
-		}
-		if !fieldmap.EqualBytesPresence(m.Data, sv0) {
-			m.Data = fieldmap.CloneBytes(sv0)
-			n++
-		}
+	if cw&(1<<3) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+		m.Data = fieldmap.CloneBytes(src.Data)
+		n++
 	}
-	if fm.HasOrHasChild("5") {
-		if sv0 := src.GetValues(); !slices.Equal(m.Values, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Values, src.Values)
+		} else if !slices.Equal(m.Values, src.Values) {
+			if len(src.Values) == 0 {
 				m.Values = nil
 			} else {
-				m.Values = slices.Clone(sv0)
+				m.Values = slices.Clone(src.Values)
 			}
 			n++
 		}
 	}
-	if fm.Has("6") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.Ratio
-		}
-		if !fieldmap.SamePtrFloat64(m.Ratio, sv0) {
-			if sv0 == nil {
-				m.Ratio = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f2  int32
-						f3  Legacy_Mode
-						f6  float64
-						f8  string
-						f15 string
-					})
-				}
-				pb0.f6 = *sv0
-				m.Ratio = &pb0.f6
+	if cw&(1<<5) != 0 && !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
+		if src.Ratio == nil {
+			m.Ratio = nil
+		} else {
+			if pb == nil {
+				pb = new(_Legacy_ptrs)
 			}
-			n++
+			pb.f6 = *src.Ratio
+			m.Ratio = &pb.f6
 		}
+		n++
 	}
-	if fm.Has("7") {
-		if !m.Next.Equal(src.GetNext()) {
-			m.Next = src.GetNext().Clone()
-			n++
-		}
+	if cw&(1<<6) != 0 && !m.Next.Equal(src.Next) {
+		m.Next = src.Next.Clone()
+		n++
 	}
-	if fm.Has("8") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Id
-		}
-		if !fieldmap.EqualPtr(m.Id, sv0) {
-			if sv0 == nil {
-				m.Id = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f2  int32
-						f3  Legacy_Mode
-						f6  float64
-						f8  string
-						f15 string
-					})
-				}
-				pb0.f8 = *sv0
-				m.Id = &pb0.f8
+	if cw&(1<<7) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
+		if src.Id == nil {
+			m.Id = nil
+		} else {
+			if pb == nil {
+				pb = new(_Legacy_ptrs)
 			}
-			n++
+			pb.f8 = *src.Id
+			m.Id = &pb.f8
 		}
+		n++
 	}
-	if fm.Has("9") {
-		if !m.Item.Equal(src.GetItem()) {
-			m.Item = src.GetItem().Clone()
+	if cw&(1<<8) != 0 {
+		if !m.Item.Equal(src.Item) {
+			m.Item = src.Item.Clone()
 			n++
 		}
-	} else if fm.HasChild("9") {
-		if d1, s1 := m.Item, src.GetItem(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Legacy_Item{}
-				m.Item = d1
+	} else if bw&(1<<8) != 0 {
+		if m.Item != nil || src.Item != nil {
+			if m.Item == nil {
+				m.Item = new(Legacy_Item)
 				n++
 			}
-			var pb1 *struct {
-				f10 string
-				f11 uint64
-			}
-			if fm.IsSet("9.10") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Text
-				}
-				if !fieldmap.EqualPtr(d1.Text, sv1) {
-					if sv1 == nil {
-						d1.Text = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f10 string
-								f11 uint64
-							})
-						}
-						pb1.f10 = *sv1
-						d1.Text = &pb1.f10
-					}
-					n++
-				}
-			}
-			if fm.IsSet("9.11") {
-				var sv1 *uint64
-				if s1 != nil {
-					sv1 = s1.Num
-				}
-				if !fieldmap.EqualPtr(d1.Num, sv1) {
-					if sv1 == nil {
-						d1.Num = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f10 string
-								f11 uint64
-							})
-						}
-						pb1.f11 = *sv1
-						d1.Num = &pb1.f11
-					}
-					n++
-				}
-			}
+			n += m.Item.copyInAt(src.Item, fm, at+9)
 		}
 	}
-	if fm.HasOrHasChild("12") {
-		if sv0 := src.GetModes(); !maps.Equal(m.Modes, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Modes, src.Modes)
+		} else if !maps.Equal(m.Modes, src.Modes) {
+			if len(src.Modes) == 0 {
 				m.Modes = nil
 			} else {
-				m.Modes = maps.Clone(sv0)
+				m.Modes = maps.Clone(src.Modes)
 			}
 			n++
 		}
 	}
-	if fm.Has("13") {
-		if sw0, ok := src.GetPick().(*Legacy_PickName); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*Legacy_PickName); !ok || dw0 == nil || dw0.PickName != sw0.PickName {
-				m.Pick = &Legacy_PickName{PickName: sw0.PickName}
+	if cw&(1<<12) != 0 {
+		if s1, ok := src.Pick.(*Legacy_PickName); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Legacy_PickName); !ok || d1 == nil || d1.PickName != s1.PickName {
+				m.Pick = &Legacy_PickName{PickName: s1.PickName}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*Legacy_PickName); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*Legacy_PickName); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
 	}
-	if fm.Has("14") {
-		if sw0, ok := src.GetPick().(*Legacy_PickMode); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*Legacy_PickMode); !ok || dw0 == nil || dw0.PickMode != sw0.PickMode {
-				m.Pick = &Legacy_PickMode{PickMode: sw0.PickMode}
+	if cw&(1<<13) != 0 {
+		if s1, ok := src.Pick.(*Legacy_PickMode); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Legacy_PickMode); !ok || d1 == nil || d1.PickMode != s1.PickMode {
+				m.Pick = &Legacy_PickMode{PickMode: s1.PickMode}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*Legacy_PickMode); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*Legacy_PickMode); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
 	}
-	if fm.Has("15") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Secret
-		}
-		if !fieldmap.EqualPtr(m.Secret, sv0) {
-			if sv0 == nil {
-				m.Secret = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f2  int32
-						f3  Legacy_Mode
-						f6  float64
-						f8  string
-						f15 string
-					})
-				}
-				pb0.f15 = *sv0
-				m.Secret = &pb0.f15
+	if cw&(1<<14) != 0 && !fieldmap.EqualPtr(m.Secret, src.Secret) {
+		if src.Secret == nil {
+			m.Secret = nil
+		} else {
+			if pb == nil {
+				pb = new(_Legacy_ptrs)
 			}
-			n++
+			pb.f15 = *src.Secret
+			m.Secret = &pb.f15
 		}
+		n++
+	}
+	return n
+}
+
+// _Legacy_Item_ptrs holds the explicit-presence scalars CopyInFields sets in a Item.
+type _Legacy_Item_ptrs struct {
+	f10 string
+	f11 uint64
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Item being number at of fm's schema.
+func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Legacy_Item)
+	}
+	n := 0
+	var pb *_Legacy_Item_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
+		if src.Text == nil {
+			m.Text = nil
+		} else {
+			if pb == nil {
+				pb = new(_Legacy_Item_ptrs)
+			}
+			pb.f10 = *src.Text
+			m.Text = &pb.f10
+		}
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Num, src.Num) {
+		if src.Num == nil {
+			m.Num = nil
+		} else {
+			if pb == nil {
+				pb = new(_Legacy_Item_ptrs)
+			}
+			pb.f11 = *src.Num
+			m.Num = &pb.f11
+		}
+		n++
 	}
 	return n
 }
@@ -483,59 +534,14 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Legacy_Item does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Legacy_Item or bound to no schema: a map of another message panics.
 func (m *Legacy_Item) CopyInFields(src *Legacy_Item, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Legacy_Item_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	var pb0 *struct {
-		f10 string
-		f11 uint64
-	}
-	if fm.Has("10") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Text
-		}
-		if !fieldmap.EqualPtr(m.Text, sv0) {
-			if sv0 == nil {
-				m.Text = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f10 string
-						f11 uint64
-					})
-				}
-				pb0.f10 = *sv0
-				m.Text = &pb0.f10
-			}
-			n++
-		}
-	}
-	if fm.Has("11") {
-		var sv0 *uint64
-		if src != nil {
-			sv0 = src.Num
-		}
-		if !fieldmap.EqualPtr(m.Num, sv0) {
-			if sv0 == nil {
-				m.Num = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f10 string
-						f11 uint64
-					})
-				}
-				pb0.f11 = *sv0
-				m.Num = &pb0.f11
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -545,159 +551,106 @@ func (m *Legacy_Item) CopyInFields(src *Legacy_Item, fm *fieldmap.FieldMap) int 
 // compared.
 func (m *Legacy) DiffFields(o *Legacy) *fieldmap.FieldMap {
 	fm := _Legacy_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Name
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Name
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	{
-		var av0 *int32
-		if m != nil {
-			av0 = m.Count
-		}
-		var bv0 *int32
-		if o != nil {
-			bv0 = o.Count
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("2")
-		}
-	}
-	{
-		var av0 *Legacy_Mode
-		if m != nil {
-			av0 = m.Mode
-		}
-		var bv0 *Legacy_Mode
-		if o != nil {
-			bv0 = o.Mode
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("3")
-		}
-	}
-	{
-		var av0 []byte
-		if m != nil {
-			av0 = m.Data
-		}
-		var bv0 []byte
-		if o != nil {
-			bv0 = o.Data
-		}
-		if !fieldmap.EqualBytesPresence(av0, bv0) {
-			fm.Set("4")
-		}
-	}
-	if !slices.Equal(m.GetValues(), o.GetValues()) {
-		fm.Set("5")
-	}
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.Ratio
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.Ratio
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("6")
-		}
-	}
-	if !m.GetNext().Equal(o.GetNext()) {
-		fm.Set("7")
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Id
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Id
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("8")
-		}
-	}
-	if a1, b1 := m.GetItem(), o.GetItem(); (a1 == nil) != (b1 == nil) {
-		fm.Set("9")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.Text
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.Text
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("9.10")
-				c1 = true
-			}
-		}
-		{
-			var av1 *uint64
-			if a1 != nil {
-				av1 = a1.Num
-			}
-			var bv1 *uint64
-			if b1 != nil {
-				bv1 = b1.Num
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("9.11")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("9")
-		}
-	}
-	if !maps.Equal(m.GetModes(), o.GetModes()) {
-		fm.Set("12")
-	}
-	{
-		aw0, aok0 := m.GetPick().(*Legacy_PickName)
-		bw0, bok0 := o.GetPick().(*Legacy_PickName)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.PickName != bw0.PickName {
-			fm.Set("13")
-		}
-	}
-	{
-		aw0, aok0 := m.GetPick().(*Legacy_PickMode)
-		bw0, bok0 := o.GetPick().(*Legacy_PickMode)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.PickMode != bw0.PickMode {
-			fm.Set("14")
-		}
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Secret
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Secret
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("15")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Legacy being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Legacy) diffAt(o *Legacy, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Legacy)
+	}
+	if o == nil {
+		o = new(Legacy)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Count, o.Count) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Mode, o.Mode) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Values, o.Values) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !m.Next.Equal(o.Next) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Id, o.Id) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if (m.Item == nil) != (o.Item == nil) || m.Item != nil && m.Item.diffAt(o.Item, fm, at+9) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !maps.Equal(m.Modes, o.Modes) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	{
+		x, xok := m.Pick.(*Legacy_PickName)
+		y, yok := o.Pick.(*Legacy_PickName)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.PickName != y.PickName {
+			fm.SetAt(at + 12)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Pick.(*Legacy_PickMode)
+		y, yok := o.Pick.(*Legacy_PickMode)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.PickMode != y.PickMode {
+			fm.SetAt(at + 13)
+			c = true
+		}
+	}
+	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Item being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Legacy_Item) diffAt(o *Legacy_Item, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Legacy_Item)
+	}
+	if o == nil {
+		o = new(Legacy_Item)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Text, o.Text) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Num, o.Num) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -707,32 +660,7 @@ func (m *Legacy) DiffFields(o *Legacy) *fieldmap.FieldMap {
 // compared.
 func (m *Legacy_Item) DiffFields(o *Legacy_Item) *fieldmap.FieldMap {
 	fm := _Legacy_Item_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Text
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Text
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("10")
-		}
-	}
-	{
-		var av0 *uint64
-		if m != nil {
-			av0 = m.Num
-		}
-		var bv0 *uint64
-		if o != nil {
-			bv0 = o.Num
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("11")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -815,7 +743,7 @@ func (m *Legacy) Redacted() *Legacy {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }

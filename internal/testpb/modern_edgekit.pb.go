@@ -32,38 +32,30 @@ const (
 	ModernFieldSecret     = "11"  // secret
 )
 
+var _Part_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "label"},
+	{Number: 2, Name: "weight"},
+}}
+
+var _Modern_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "count"},
+	{Number: 3, Name: "level"},
+	{Number: 4, Name: "closed"},
+	{Number: 5, Name: "packed", Kind: fieldmap.KindList},
+	{Number: 6, Name: "expanded", Kind: fieldmap.KindList},
+	{Number: 7, Name: "part", Kind: fieldmap.KindMessage, Sub: _Part_shape},
+	{Number: 8, Name: "data"},
+	{Number: 9, Name: "ratio"},
+	{Number: 10, Name: "parts", Kind: fieldmap.KindMap},
+	{Number: 11, Name: "secret"},
+}}
+
+var _Modern_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Modern", _Modern_shape, false)
+
 // ModernAllFields lists the leaf flags of Modern: together they
 // select every field.
-var ModernAllFields = []string{
-	ModernFieldName,
-	ModernFieldCount,
-	ModernFieldLevel,
-	ModernFieldClosed,
-	ModernFieldPacked,
-	ModernFieldExpanded,
-	ModernFieldPartLabel,
-	ModernFieldPartWeight,
-	ModernFieldData,
-	ModernFieldRatio,
-	ModernFieldParts,
-	ModernFieldSecret,
-}
-
-var _Modern_fieldSchema = fieldmap.NewSchema("testpb.v1.Modern", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "level", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "closed", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "packed", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "expanded", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "part", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.1", Path: "part.label", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.2", Path: "part.weight", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "data", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "ratio", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "parts", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ModernAllFields = slices.Clone(_Modern_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Modern.
 func (*Modern) FieldSchema() *fieldmap.Schema { return _Modern_fieldSchema }
@@ -80,17 +72,11 @@ const (
 	PartFieldWeight = "2" // weight
 )
 
+var _Part_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Part", _Part_shape, false)
+
 // PartAllFields lists the leaf flags of Part: together they
 // select every field.
-var PartAllFields = []string{
-	PartFieldLabel,
-	PartFieldWeight,
-}
-
-var _Part_fieldSchema = fieldmap.NewSchema("testpb.v1.Part", []fieldmap.Field{
-	{Flag: "1", Path: "label", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "weight", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var PartAllFields = slices.Clone(_Part_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Part.
 func (*Part) FieldSchema() *fieldmap.Schema { return _Part_fieldSchema }
@@ -239,7 +225,7 @@ func (m *Modern) Equal(o *Modern) bool {
 	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -258,7 +244,7 @@ func (m *Part) Equal(o *Part) bool {
 	if !fieldmap.EqualPtrFloat32(m.Weight, o.Weight) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -270,221 +256,190 @@ func (m *Part) Equal(o *Part) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Modern does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Modern or bound to no schema: a map of another message panics.
 func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Modern_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _Modern_ptrs holds the explicit-presence scalars CopyInFields sets in a Modern.
+type _Modern_ptrs struct {
+	f1  string
+	f3  Level
+	f4  Closed
+	f11 string
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Modern being number at of fm's schema.
+func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Modern)
+	}
 	n := 0
-	var pb0 *struct {
-		f1  string
-		f3  Level
-		f4  Closed
-		f11 string
-	}
-	if fm.Has("1") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Name
-		}
-		if !fieldmap.EqualPtr(m.Name, sv0) {
-			if sv0 == nil {
-				m.Name = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f3  Level
-						f4  Closed
-						f11 string
-					})
-				}
-				pb0.f1 = *sv0
-				m.Name = &pb0.f1
+	var pb *_Modern_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
+		if src.Name == nil {
+			m.Name = nil
+		} else {
+			if pb == nil {
+				pb = new(_Modern_ptrs)
 			}
-			n++
+			pb.f1 = *src.Name
+			m.Name = &pb.f1
 		}
+		n++
 	}
-	if fm.Has("2") {
-		if m.Count != src.GetCount() {
-			m.Count = src.GetCount()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Count != src.Count {
+		m.Count = src.Count
+		n++
 	}
-	if fm.Has("3") {
-		var sv0 *Level
-		if src != nil {
-			sv0 = src.Level
-		}
-		if !fieldmap.EqualPtr(m.Level, sv0) {
-			if sv0 == nil {
-				m.Level = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f3  Level
-						f4  Closed
-						f11 string
-					})
-				}
-				pb0.f3 = *sv0
-				m.Level = &pb0.f3
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Level, src.Level) {
+		if src.Level == nil {
+			m.Level = nil
+		} else {
+			if pb == nil {
+				pb = new(_Modern_ptrs)
 			}
-			n++
+			pb.f3 = *src.Level
+			m.Level = &pb.f3
 		}
+		n++
 	}
-	if fm.Has("4") {
-		var sv0 *Closed
-		if src != nil {
-			sv0 = src.Closed
-		}
-		if !fieldmap.EqualPtr(m.Closed, sv0) {
-			if sv0 == nil {
-				m.Closed = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f3  Level
-						f4  Closed
-						f11 string
-					})
-				}
-				pb0.f4 = *sv0
-				m.Closed = &pb0.f4
+	if cw&(1<<3) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
+		if src.Closed == nil {
+			m.Closed = nil
+		} else {
+			if pb == nil {
+				pb = new(_Modern_ptrs)
 			}
-			n++
+			pb.f4 = *src.Closed
+			m.Closed = &pb.f4
 		}
+		n++
 	}
-	if fm.HasOrHasChild("5") {
-		if sv0 := src.GetPacked(); !slices.Equal(m.Packed, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Packed, src.Packed)
+		} else if !slices.Equal(m.Packed, src.Packed) {
+			if len(src.Packed) == 0 {
 				m.Packed = nil
 			} else {
-				m.Packed = slices.Clone(sv0)
+				m.Packed = slices.Clone(src.Packed)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("6") {
-		if sv0 := src.GetExpanded(); !slices.Equal(m.Expanded, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Expanded, src.Expanded)
+		} else if !slices.Equal(m.Expanded, src.Expanded) {
+			if len(src.Expanded) == 0 {
 				m.Expanded = nil
 			} else {
-				m.Expanded = slices.Clone(sv0)
+				m.Expanded = slices.Clone(src.Expanded)
 			}
 			n++
 		}
 	}
-	if fm.Has("7") {
-		if !m.Part.Equal(src.GetPart()) {
-			m.Part = src.GetPart().Clone()
+	if cw&(1<<6) != 0 {
+		if !m.Part.Equal(src.Part) {
+			m.Part = src.Part.Clone()
 			n++
 		}
-	} else if fm.HasChild("7") {
-		if d1, s1 := m.Part, src.GetPart(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Part{}
-				m.Part = d1
+	} else if bw&(1<<6) != 0 {
+		if m.Part != nil || src.Part != nil {
+			if m.Part == nil {
+				m.Part = new(Part)
 				n++
 			}
-			var pb1 *struct {
-				f1 string
-				f2 float32
-			}
-			if fm.IsSet("7.1") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Label
-				}
-				if !fieldmap.EqualPtr(d1.Label, sv1) {
-					if sv1 == nil {
-						d1.Label = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f2 float32
-							})
-						}
-						pb1.f1 = *sv1
-						d1.Label = &pb1.f1
-					}
-					n++
-				}
-			}
-			if fm.IsSet("7.2") {
-				var sv1 *float32
-				if s1 != nil {
-					sv1 = s1.Weight
-				}
-				if !fieldmap.SamePtrFloat32(d1.Weight, sv1) {
-					if sv1 == nil {
-						d1.Weight = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f2 float32
-							})
-						}
-						pb1.f2 = *sv1
-						d1.Weight = &pb1.f2
-					}
-					n++
-				}
-			}
+			n += m.Part.copyInAt(src.Part, fm, at+7)
 		}
 	}
-	if fm.Has("8") {
-		var sv0 []byte
-		if src != nil {
-			sv0 = src.Data
-		}
-		if !fieldmap.EqualBytesPresence(m.Data, sv0) {
-			m.Data = fieldmap.CloneBytes(sv0)
-			n++
-		}
+	if cw&(1<<9) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+		m.Data = fieldmap.CloneBytes(src.Data)
+		n++
 	}
-	if fm.Has("9") {
-		if !fieldmap.SameFloat64(m.Ratio, src.GetRatio()) {
-			m.Ratio = src.GetRatio()
-			n++
-		}
+	if cw&(1<<10) != 0 && !fieldmap.SameFloat64(m.Ratio, src.Ratio) {
+		m.Ratio = src.Ratio
+		n++
 	}
-	if fm.HasOrHasChild("10") {
-		if sv0 := src.GetParts(); !fieldmap.EqualMessageMapFunc(m.Parts, sv0, (*Part).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Parts, src.Parts, (*Part).Equal, (*Part).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Parts, src.Parts, (*Part).Equal) {
+			if len(src.Parts) == 0 {
 				m.Parts = nil
 			} else {
-				m.Parts = fieldmap.CloneMapFunc(sv0, (*Part).Clone)
+				m.Parts = fieldmap.CloneMapFunc(src.Parts, (*Part).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("11") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Secret
-		}
-		if !fieldmap.EqualPtr(m.Secret, sv0) {
-			if sv0 == nil {
-				m.Secret = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f3  Level
-						f4  Closed
-						f11 string
-					})
-				}
-				pb0.f11 = *sv0
-				m.Secret = &pb0.f11
+	if cw&(1<<12) != 0 && !fieldmap.EqualPtr(m.Secret, src.Secret) {
+		if src.Secret == nil {
+			m.Secret = nil
+		} else {
+			if pb == nil {
+				pb = new(_Modern_ptrs)
 			}
-			n++
+			pb.f11 = *src.Secret
+			m.Secret = &pb.f11
 		}
+		n++
+	}
+	return n
+}
+
+// _Part_ptrs holds the explicit-presence scalars CopyInFields sets in a Part.
+type _Part_ptrs struct {
+	f1 string
+	f2 float32
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Part being number at of fm's schema.
+func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Part)
+	}
+	n := 0
+	var pb *_Part_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Label, src.Label) {
+		if src.Label == nil {
+			m.Label = nil
+		} else {
+			if pb == nil {
+				pb = new(_Part_ptrs)
+			}
+			pb.f1 = *src.Label
+			m.Label = &pb.f1
+		}
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.Weight, src.Weight) {
+		if src.Weight == nil {
+			m.Weight = nil
+		} else {
+			if pb == nil {
+				pb = new(_Part_ptrs)
+			}
+			pb.f2 = *src.Weight
+			m.Weight = &pb.f2
+		}
+		n++
 	}
 	return n
 }
@@ -498,59 +453,14 @@ func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Part does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Part or bound to no schema: a map of another message panics.
 func (m *Part) CopyInFields(src *Part, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Part_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	var pb0 *struct {
-		f1 string
-		f2 float32
-	}
-	if fm.Has("1") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Label
-		}
-		if !fieldmap.EqualPtr(m.Label, sv0) {
-			if sv0 == nil {
-				m.Label = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f2 float32
-					})
-				}
-				pb0.f1 = *sv0
-				m.Label = &pb0.f1
-			}
-			n++
-		}
-	}
-	if fm.Has("2") {
-		var sv0 *float32
-		if src != nil {
-			sv0 = src.Weight
-		}
-		if !fieldmap.SamePtrFloat32(m.Weight, sv0) {
-			if sv0 == nil {
-				m.Weight = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f2 float32
-					})
-				}
-				pb0.f2 = *sv0
-				m.Weight = &pb0.f2
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -560,123 +470,88 @@ func (m *Part) CopyInFields(src *Part, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Modern) DiffFields(o *Modern) *fieldmap.FieldMap {
 	fm := _Modern_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Name
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Name
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	if m.GetCount() != o.GetCount() {
-		fm.Set("2")
-	}
-	{
-		var av0 *Level
-		if m != nil {
-			av0 = m.Level
-		}
-		var bv0 *Level
-		if o != nil {
-			bv0 = o.Level
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("3")
-		}
-	}
-	{
-		var av0 *Closed
-		if m != nil {
-			av0 = m.Closed
-		}
-		var bv0 *Closed
-		if o != nil {
-			bv0 = o.Closed
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("4")
-		}
-	}
-	if !slices.Equal(m.GetPacked(), o.GetPacked()) {
-		fm.Set("5")
-	}
-	if !slices.Equal(m.GetExpanded(), o.GetExpanded()) {
-		fm.Set("6")
-	}
-	if a1, b1 := m.GetPart(), o.GetPart(); (a1 == nil) != (b1 == nil) {
-		fm.Set("7")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.Label
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.Label
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("7.1")
-				c1 = true
-			}
-		}
-		{
-			var av1 *float32
-			if a1 != nil {
-				av1 = a1.Weight
-			}
-			var bv1 *float32
-			if b1 != nil {
-				bv1 = b1.Weight
-			}
-			if !fieldmap.EqualPtrFloat32(av1, bv1) {
-				fm.Set("7.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("7")
-		}
-	}
-	{
-		var av0 []byte
-		if m != nil {
-			av0 = m.Data
-		}
-		var bv0 []byte
-		if o != nil {
-			bv0 = o.Data
-		}
-		if !fieldmap.EqualBytesPresence(av0, bv0) {
-			fm.Set("8")
-		}
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetRatio(), o.GetRatio()) {
-		fm.Set("9")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetParts(), o.GetParts(), (*Part).Equal) {
-		fm.Set("10")
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Secret
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Secret
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("11")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Modern being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Modern) diffAt(o *Modern, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Modern)
+	}
+	if o == nil {
+		o = new(Modern)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Count != o.Count {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Level, o.Level) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Packed, o.Packed) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !slices.Equal(m.Expanded, o.Expanded) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if (m.Part == nil) != (o.Part == nil) || m.Part != nil && m.Part.diffAt(o.Part, fm, at+7) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Ratio, o.Ratio) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Parts, o.Parts, (*Part).Equal) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Part being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Part) diffAt(o *Part, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Part)
+	}
+	if o == nil {
+		o = new(Part)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Label, o.Label) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat32(m.Weight, o.Weight) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -686,32 +561,7 @@ func (m *Modern) DiffFields(o *Modern) *fieldmap.FieldMap {
 // compared.
 func (m *Part) DiffFields(o *Part) *fieldmap.FieldMap {
 	fm := _Part_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Label
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Label
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	{
-		var av0 *float32
-		if m != nil {
-			av0 = m.Weight
-		}
-		var bv0 *float32
-		if o != nil {
-			bv0 = o.Weight
-		}
-		if !fieldmap.EqualPtrFloat32(av0, bv0) {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 

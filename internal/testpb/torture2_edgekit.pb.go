@@ -10,7 +10,6 @@ import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	other "github.com/edgekit/edgekit/internal/testpb/other"
-	proto "google.golang.org/protobuf/proto"
 	maps "maps"
 	slices "slices"
 	strconv "strconv"
@@ -50,64 +49,43 @@ const (
 	TortureDefaultsFieldColor         = "24"   // color
 )
 
+var _TortureDefaults_Inner_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "value"},
+	{Number: 2, Name: "sign"},
+}}
+
+var _TortureDefaults_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "d_double"},
+	{Number: 2, Name: "d_float"},
+	{Number: 3, Name: "d_int32"},
+	{Number: 4, Name: "d_int64"},
+	{Number: 5, Name: "d_uint32"},
+	{Number: 6, Name: "d_uint64"},
+	{Number: 7, Name: "d_sint32"},
+	{Number: 8, Name: "d_sint64"},
+	{Number: 9, Name: "d_fixed32"},
+	{Number: 10, Name: "d_fixed64"},
+	{Number: 11, Name: "d_sfixed32"},
+	{Number: 12, Name: "d_sfixed64"},
+	{Number: 13, Name: "d_bool"},
+	{Number: 14, Name: "d_string"},
+	{Number: 15, Name: "d_bytes"},
+	{Number: 16, Name: "d_enum"},
+	{Number: 17, Name: "d_nan"},
+	{Number: 18, Name: "d_neg_inf"},
+	{Number: 19, Name: "d_neg_zero"},
+	{Number: 20, Name: "r_string"},
+	{Number: 21, Name: "r_enum"},
+	{Number: 22, Name: "r_message", Kind: fieldmap.KindMessage, Sub: _TortureDefaults_Inner_shape},
+	{Number: 23, Name: "secret"},
+	{Number: 24, Name: "color"},
+}}
+
+var _TortureDefaults_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDefaults", _TortureDefaults_shape, false)
+
 // TortureDefaultsAllFields lists the leaf flags of TortureDefaults: together they
 // select every field.
-var TortureDefaultsAllFields = []string{
-	TortureDefaultsFieldDDouble,
-	TortureDefaultsFieldDFloat,
-	TortureDefaultsFieldDInt32,
-	TortureDefaultsFieldDInt64,
-	TortureDefaultsFieldDUint32,
-	TortureDefaultsFieldDUint64,
-	TortureDefaultsFieldDSint32,
-	TortureDefaultsFieldDSint64,
-	TortureDefaultsFieldDFixed32,
-	TortureDefaultsFieldDFixed64,
-	TortureDefaultsFieldDSfixed32,
-	TortureDefaultsFieldDSfixed64,
-	TortureDefaultsFieldDBool,
-	TortureDefaultsFieldDString,
-	TortureDefaultsFieldDBytes,
-	TortureDefaultsFieldDEnum,
-	TortureDefaultsFieldDNan,
-	TortureDefaultsFieldDNegInf,
-	TortureDefaultsFieldDNegZero,
-	TortureDefaultsFieldRString,
-	TortureDefaultsFieldREnum,
-	TortureDefaultsFieldRMessageValue,
-	TortureDefaultsFieldRMessageSign,
-	TortureDefaultsFieldSecret,
-	TortureDefaultsFieldColor,
-}
-
-var _TortureDefaults_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureDefaults", []fieldmap.Field{
-	{Flag: "1", Path: "d_double", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "d_float", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "d_int32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "d_int64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "d_uint32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "d_uint64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "d_sint32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "d_sint64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "d_fixed32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "d_fixed64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "d_sfixed32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "d_sfixed64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "d_bool", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "d_string", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "d_bytes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16", Path: "d_enum", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17", Path: "d_nan", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18", Path: "d_neg_inf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "19", Path: "d_neg_zero", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "20", Path: "r_string", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "21", Path: "r_enum", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "22", Path: "r_message", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "22.1", Path: "r_message.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "22.2", Path: "r_message.sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "23", Path: "secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "24", Path: "color", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureDefaultsAllFields = slices.Clone(_TortureDefaults_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDefaults.
 func (*TortureDefaults) FieldSchema() *fieldmap.Schema { return _TortureDefaults_fieldSchema }
@@ -124,17 +102,11 @@ const (
 	TortureDefaults_InnerFieldSign  = "2" // sign
 )
 
+var _TortureDefaults_Inner_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDefaults.Inner", _TortureDefaults_Inner_shape, false)
+
 // TortureDefaults_InnerAllFields lists the leaf flags of TortureDefaults_Inner: together they
 // select every field.
-var TortureDefaults_InnerAllFields = []string{
-	TortureDefaults_InnerFieldValue,
-	TortureDefaults_InnerFieldSign,
-}
-
-var _TortureDefaults_Inner_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureDefaults.Inner", []fieldmap.Field{
-	{Flag: "1", Path: "value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureDefaults_InnerAllFields = slices.Clone(_TortureDefaults_Inner_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDefaults_Inner.
 func (*TortureDefaults_Inner) FieldSchema() *fieldmap.Schema {
@@ -171,46 +143,52 @@ const (
 	TortureGroupsFieldNestedDeeperF    = "18.19.21" // nested.deeper.f
 )
 
+var _TortureGroups_PickGroup_shape_piss7n = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 2, Name: "text"},
+	{Number: 3, Name: "sign"},
+	{Number: 4, Name: "back"},
+}}
+
+var _TortureGroups_PickSecret_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 8, Name: "token"},
+}}
+
+var _TortureGroups_Row_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 11, Name: "n"},
+	{Number: 12, Name: "signs", Kind: fieldmap.KindList},
+}}
+
+var _TortureGroups_Hidden_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 14, Name: "password"},
+}}
+
+var _TortureGroups_Nested_Deeper_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 20, Name: "sign"},
+	{Number: 21, Name: "f"},
+}}
+
+var _TortureGroups_Nested_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 19, Name: "deeper", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_Deeper_shape},
+}}
+
+var _TortureGroups_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "pickgroup", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickGroup_shape_piss7n},
+	{Number: 5, Name: "pick_sign"},
+	{Number: 6, Name: "pick_bytes"},
+	{Number: 7, Name: "picksecret", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickSecret_shape},
+	{Number: 10, Name: "row", Kind: fieldmap.KindList, Sub: _TortureGroups_Row_shape},
+	{Number: 13, Name: "hidden", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Hidden_shape},
+	{Number: 15, Name: "sign_map", Kind: fieldmap.KindMap},
+	{Number: 16, Name: "inner_map", Kind: fieldmap.KindMap},
+	{Number: 17, Name: "signs", Kind: fieldmap.KindList},
+	{Number: 18, Name: "nested", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_shape},
+}}
+
+var _TortureGroups_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups", _TortureGroups_shape, true)
+
 // TortureGroupsAllFields lists the leaf flags of TortureGroups: together they
 // select every field.
-var TortureGroupsAllFields = []string{
-	TortureGroupsFieldPickgroupText,
-	TortureGroupsFieldPickgroupSign,
-	TortureGroupsFieldPickgroupBack,
-	TortureGroupsFieldPickSign,
-	TortureGroupsFieldPickBytes,
-	TortureGroupsFieldPicksecretToken,
-	TortureGroupsFieldRow,
-	TortureGroupsFieldHiddenPassword,
-	TortureGroupsFieldSignMap,
-	TortureGroupsFieldInnerMap,
-	TortureGroupsFieldSigns,
-	TortureGroupsFieldNestedDeeperSign,
-	TortureGroupsFieldNestedDeeperF,
-}
-
-var _TortureGroups_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureGroups", []fieldmap.Field{
-	{Flag: "1", Path: "pickgroup", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2", Path: "pickgroup.text", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "pickgroup.sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "pickgroup.back", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "pick_sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "pick_bytes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "picksecret", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.8", Path: "picksecret.token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "row", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "10.11", Path: "row.n", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "10.12", Path: "row.signs", Kind: fieldmap.KindList, Leaf: false, ListActions: true},
-	{Flag: "13", Path: "hidden", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "13.14", Path: "hidden.password", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "sign_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "16", Path: "inner_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "17", Path: "signs", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "18", Path: "nested", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "18.19", Path: "nested.deeper", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "18.19.20", Path: "nested.deeper.sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18.19.21", Path: "nested.deeper.f", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureGroupsAllFields = slices.Clone(_TortureGroups_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups.
 func (*TortureGroups) FieldSchema() *fieldmap.Schema { return _TortureGroups_fieldSchema }
@@ -245,46 +223,30 @@ const (
 	TortureGroups_PickGroupFieldBackNestedDeeperF    = "4.18.19.21" // back.nested.deeper.f
 )
 
+var _TortureGroups_shape_1sa1n69 = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "pickgroup"},
+	{Number: 5, Name: "pick_sign"},
+	{Number: 6, Name: "pick_bytes"},
+	{Number: 7, Name: "picksecret", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickSecret_shape},
+	{Number: 10, Name: "row", Kind: fieldmap.KindList, Sub: _TortureGroups_Row_shape},
+	{Number: 13, Name: "hidden", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Hidden_shape},
+	{Number: 15, Name: "sign_map", Kind: fieldmap.KindMap},
+	{Number: 16, Name: "inner_map", Kind: fieldmap.KindMap},
+	{Number: 17, Name: "signs", Kind: fieldmap.KindList},
+	{Number: 18, Name: "nested", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_shape},
+}}
+
+var _TortureGroups_PickGroup_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 2, Name: "text"},
+	{Number: 3, Name: "sign"},
+	{Number: 4, Name: "back", Kind: fieldmap.KindMessage, Sub: _TortureGroups_shape_1sa1n69},
+}}
+
+var _TortureGroups_PickGroup_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.PickGroup", _TortureGroups_PickGroup_shape, false)
+
 // TortureGroups_PickGroupAllFields lists the leaf flags of TortureGroups_PickGroup: together they
 // select every field.
-var TortureGroups_PickGroupAllFields = []string{
-	TortureGroups_PickGroupFieldText,
-	TortureGroups_PickGroupFieldSign,
-	TortureGroups_PickGroupFieldBackPickgroup,
-	TortureGroups_PickGroupFieldBackPickSign,
-	TortureGroups_PickGroupFieldBackPickBytes,
-	TortureGroups_PickGroupFieldBackPicksecretToken,
-	TortureGroups_PickGroupFieldBackRow,
-	TortureGroups_PickGroupFieldBackHiddenPassword,
-	TortureGroups_PickGroupFieldBackSignMap,
-	TortureGroups_PickGroupFieldBackInnerMap,
-	TortureGroups_PickGroupFieldBackSigns,
-	TortureGroups_PickGroupFieldBackNestedDeeperSign,
-	TortureGroups_PickGroupFieldBackNestedDeeperF,
-}
-
-var _TortureGroups_PickGroup_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureGroups.PickGroup", []fieldmap.Field{
-	{Flag: "2", Path: "text", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "back", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "back.pickgroup", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.5", Path: "back.pick_sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.6", Path: "back.pick_bytes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.7", Path: "back.picksecret", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.7.8", Path: "back.picksecret.token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.10", Path: "back.row", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4.10.11", Path: "back.row.n", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.10.12", Path: "back.row.signs", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "4.13", Path: "back.hidden", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.13.14", Path: "back.hidden.password", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.15", Path: "back.sign_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "4.16", Path: "back.inner_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "4.17", Path: "back.signs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4.18", Path: "back.nested", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.18.19", Path: "back.nested.deeper", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.18.19.20", Path: "back.nested.deeper.sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.18.19.21", Path: "back.nested.deeper.f", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureGroups_PickGroupAllFields = slices.Clone(_TortureGroups_PickGroup_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups_PickGroup.
 func (*TortureGroups_PickGroup) FieldSchema() *fieldmap.Schema {
@@ -302,15 +264,11 @@ const (
 	TortureGroups_PickSecretFieldToken = "8" // token
 )
 
+var _TortureGroups_PickSecret_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.PickSecret", _TortureGroups_PickSecret_shape, false)
+
 // TortureGroups_PickSecretAllFields lists the leaf flags of TortureGroups_PickSecret: together they
 // select every field.
-var TortureGroups_PickSecretAllFields = []string{
-	TortureGroups_PickSecretFieldToken,
-}
-
-var _TortureGroups_PickSecret_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureGroups.PickSecret", []fieldmap.Field{
-	{Flag: "8", Path: "token", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureGroups_PickSecretAllFields = slices.Clone(_TortureGroups_PickSecret_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups_PickSecret.
 func (*TortureGroups_PickSecret) FieldSchema() *fieldmap.Schema {
@@ -329,17 +287,11 @@ const (
 	TortureGroups_RowFieldSigns = "12" // signs
 )
 
+var _TortureGroups_Row_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.Row", _TortureGroups_Row_shape, false)
+
 // TortureGroups_RowAllFields lists the leaf flags of TortureGroups_Row: together they
 // select every field.
-var TortureGroups_RowAllFields = []string{
-	TortureGroups_RowFieldN,
-	TortureGroups_RowFieldSigns,
-}
-
-var _TortureGroups_Row_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureGroups.Row", []fieldmap.Field{
-	{Flag: "11", Path: "n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "signs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var TortureGroups_RowAllFields = slices.Clone(_TortureGroups_Row_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups_Row.
 func (*TortureGroups_Row) FieldSchema() *fieldmap.Schema { return _TortureGroups_Row_fieldSchema }
@@ -355,15 +307,11 @@ const (
 	TortureGroups_HiddenFieldPassword = "14" // password
 )
 
+var _TortureGroups_Hidden_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.Hidden", _TortureGroups_Hidden_shape, false)
+
 // TortureGroups_HiddenAllFields lists the leaf flags of TortureGroups_Hidden: together they
 // select every field.
-var TortureGroups_HiddenAllFields = []string{
-	TortureGroups_HiddenFieldPassword,
-}
-
-var _TortureGroups_Hidden_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureGroups.Hidden", []fieldmap.Field{
-	{Flag: "14", Path: "password", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureGroups_HiddenAllFields = slices.Clone(_TortureGroups_Hidden_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups_Hidden.
 func (*TortureGroups_Hidden) FieldSchema() *fieldmap.Schema { return _TortureGroups_Hidden_fieldSchema }
@@ -381,18 +329,11 @@ const (
 	TortureGroups_NestedFieldDeeperF    = "19.21" // deeper.f
 )
 
+var _TortureGroups_Nested_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.Nested", _TortureGroups_Nested_shape, false)
+
 // TortureGroups_NestedAllFields lists the leaf flags of TortureGroups_Nested: together they
 // select every field.
-var TortureGroups_NestedAllFields = []string{
-	TortureGroups_NestedFieldDeeperSign,
-	TortureGroups_NestedFieldDeeperF,
-}
-
-var _TortureGroups_Nested_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureGroups.Nested", []fieldmap.Field{
-	{Flag: "19", Path: "deeper", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "19.20", Path: "deeper.sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "19.21", Path: "deeper.f", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureGroups_NestedAllFields = slices.Clone(_TortureGroups_Nested_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups_Nested.
 func (*TortureGroups_Nested) FieldSchema() *fieldmap.Schema { return _TortureGroups_Nested_fieldSchema }
@@ -409,17 +350,11 @@ const (
 	TortureGroups_Nested_DeeperFieldF    = "21" // f
 )
 
+var _TortureGroups_Nested_Deeper_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.Nested.Deeper", _TortureGroups_Nested_Deeper_shape, false)
+
 // TortureGroups_Nested_DeeperAllFields lists the leaf flags of TortureGroups_Nested_Deeper: together they
 // select every field.
-var TortureGroups_Nested_DeeperAllFields = []string{
-	TortureGroups_Nested_DeeperFieldSign,
-	TortureGroups_Nested_DeeperFieldF,
-}
-
-var _TortureGroups_Nested_Deeper_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureGroups.Nested.Deeper", []fieldmap.Field{
-	{Flag: "20", Path: "sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "21", Path: "f", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureGroups_Nested_DeeperAllFields = slices.Clone(_TortureGroups_Nested_Deeper_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups_Nested_Deeper.
 func (*TortureGroups_Nested_Deeper) FieldSchema() *fieldmap.Schema {
@@ -438,17 +373,16 @@ const (
 	TortureLegacyKeyFieldNote = "2" // note
 )
 
+var _TortureLegacyKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "note"},
+}}
+
+var _TortureLegacyKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKey", _TortureLegacyKey_shape, false)
+
 // TortureLegacyKeyAllFields lists the leaf flags of TortureLegacyKey: together they
 // select every field.
-var TortureLegacyKeyAllFields = []string{
-	TortureLegacyKeyFieldId,
-	TortureLegacyKeyFieldNote,
-}
-
-var _TortureLegacyKey_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureLegacyKey", []fieldmap.Field{
-	{Flag: "1", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "note", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureLegacyKeyAllFields = slices.Clone(_TortureLegacyKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureLegacyKey.
 func (*TortureLegacyKey) FieldSchema() *fieldmap.Schema { return _TortureLegacyKey_fieldSchema }
@@ -470,25 +404,27 @@ const (
 	TortureLegacyKey2FieldKeyRatio  = "1.6"   // key.ratio
 )
 
+var _TortureLegacyKeyValue_Part_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 4, Name: "n"},
+	{Number: 5, Name: "on"},
+}}
+
+var _TortureLegacyKeyValue_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "sign"},
+	{Number: 3, Name: "part", Kind: fieldmap.KindMessage, Sub: _TortureLegacyKeyValue_Part_shape},
+	{Number: 6, Name: "ratio"},
+}}
+
+var _TortureLegacyKey2_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureLegacyKeyValue_shape},
+}}
+
+var _TortureLegacyKey2_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKey2", _TortureLegacyKey2_shape, false)
+
 // TortureLegacyKey2AllFields lists the leaf flags of TortureLegacyKey2: together they
 // select every field.
-var TortureLegacyKey2AllFields = []string{
-	TortureLegacyKey2FieldKeyName,
-	TortureLegacyKey2FieldKeySign,
-	TortureLegacyKey2FieldKeyPartN,
-	TortureLegacyKey2FieldKeyPartOn,
-	TortureLegacyKey2FieldKeyRatio,
-}
-
-var _TortureLegacyKey2_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureLegacyKey2", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "key.part", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.3.4", Path: "key.part.n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3.5", Path: "key.part.on", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "key.ratio", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureLegacyKey2AllFields = slices.Clone(_TortureLegacyKey2_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureLegacyKey2.
 func (*TortureLegacyKey2) FieldSchema() *fieldmap.Schema { return _TortureLegacyKey2_fieldSchema }
@@ -509,24 +445,11 @@ const (
 	TortureLegacyKeyValueFieldRatio  = "6"   // ratio
 )
 
+var _TortureLegacyKeyValue_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKeyValue", _TortureLegacyKeyValue_shape, false)
+
 // TortureLegacyKeyValueAllFields lists the leaf flags of TortureLegacyKeyValue: together they
 // select every field.
-var TortureLegacyKeyValueAllFields = []string{
-	TortureLegacyKeyValueFieldName,
-	TortureLegacyKeyValueFieldSign,
-	TortureLegacyKeyValueFieldPartN,
-	TortureLegacyKeyValueFieldPartOn,
-	TortureLegacyKeyValueFieldRatio,
-}
-
-var _TortureLegacyKeyValue_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureLegacyKeyValue", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "part", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.4", Path: "part.n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5", Path: "part.on", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "ratio", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureLegacyKeyValueAllFields = slices.Clone(_TortureLegacyKeyValue_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureLegacyKeyValue.
 func (*TortureLegacyKeyValue) FieldSchema() *fieldmap.Schema {
@@ -545,17 +468,11 @@ const (
 	TortureLegacyKeyValue_PartFieldOn = "5" // on
 )
 
+var _TortureLegacyKeyValue_Part_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKeyValue.Part", _TortureLegacyKeyValue_Part_shape, false)
+
 // TortureLegacyKeyValue_PartAllFields lists the leaf flags of TortureLegacyKeyValue_Part: together they
 // select every field.
-var TortureLegacyKeyValue_PartAllFields = []string{
-	TortureLegacyKeyValue_PartFieldN,
-	TortureLegacyKeyValue_PartFieldOn,
-}
-
-var _TortureLegacyKeyValue_Part_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureLegacyKeyValue.Part", []fieldmap.Field{
-	{Flag: "4", Path: "n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "on", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureLegacyKeyValue_PartAllFields = slices.Clone(_TortureLegacyKeyValue_Part_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureLegacyKeyValue_Part.
 func (*TortureLegacyKeyValue_Part) FieldSchema() *fieldmap.Schema {
@@ -573,15 +490,15 @@ const (
 	TortureSignHolderFieldSign = "1" // sign
 )
 
+var _TortureSignHolder_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sign"},
+}}
+
+var _TortureSignHolder_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureSignHolder", _TortureSignHolder_shape, false)
+
 // TortureSignHolderAllFields lists the leaf flags of TortureSignHolder: together they
 // select every field.
-var TortureSignHolderAllFields = []string{
-	TortureSignHolderFieldSign,
-}
-
-var _TortureSignHolder_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureSignHolder", []fieldmap.Field{
-	{Flag: "1", Path: "sign", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureSignHolderAllFields = slices.Clone(_TortureSignHolder_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureSignHolder.
 func (*TortureSignHolder) FieldSchema() *fieldmap.Schema { return _TortureSignHolder_fieldSchema }
@@ -593,13 +510,140 @@ func NewTortureSignHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m, unknown fields and extensions included;
-// a nil m gives nil. TortureDefaults can carry extensions, so Clone is
-// proto.Clone.
+// a nil m gives nil. The copy shares no pointer, slice or map with m.
 func (m *TortureDefaults) Clone() *TortureDefaults {
 	if m == nil {
 		return nil
 	}
-	return proto.Clone(m).(*TortureDefaults)
+	c := new(TortureDefaults)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero TortureDefaults, a deep copy of m, which is not nil.
+func (m *TortureDefaults) cloneTo(c *TortureDefaults) {
+	c.DBytes = fieldmap.CloneBytes(m.DBytes)
+	c.RMessage = m.RMessage.Clone()
+	if m.DDouble != nil || m.DFloat != nil || m.DInt32 != nil || m.DInt64 != nil || m.DUint32 != nil || m.DUint64 != nil || m.DSint32 != nil || m.DSint64 != nil || m.DFixed32 != nil || m.DFixed64 != nil || m.DSfixed32 != nil || m.DSfixed64 != nil || m.DBool != nil || m.DString != nil || m.DEnum != nil || m.DNan != nil || m.DNegInf != nil || m.DNegZero != nil || m.RString != nil || m.REnum != nil || m.Secret != nil || m.Color != nil {
+		blk := new(struct {
+			DDouble   float64
+			DFloat    float32
+			DInt32    int32
+			DInt64    int64
+			DUint32   uint32
+			DUint64   uint64
+			DSint32   int32
+			DSint64   int64
+			DFixed32  uint32
+			DFixed64  uint64
+			DSfixed32 int32
+			DSfixed64 int64
+			DBool     bool
+			DString   string
+			DEnum     TortureSign
+			DNan      float64
+			DNegInf   float32
+			DNegZero  float64
+			RString   string
+			REnum     TortureSign
+			Secret    string
+			Color     other.Color
+		})
+		if m.DDouble != nil {
+			blk.DDouble = *m.DDouble
+			c.DDouble = &blk.DDouble
+		}
+		if m.DFloat != nil {
+			blk.DFloat = *m.DFloat
+			c.DFloat = &blk.DFloat
+		}
+		if m.DInt32 != nil {
+			blk.DInt32 = *m.DInt32
+			c.DInt32 = &blk.DInt32
+		}
+		if m.DInt64 != nil {
+			blk.DInt64 = *m.DInt64
+			c.DInt64 = &blk.DInt64
+		}
+		if m.DUint32 != nil {
+			blk.DUint32 = *m.DUint32
+			c.DUint32 = &blk.DUint32
+		}
+		if m.DUint64 != nil {
+			blk.DUint64 = *m.DUint64
+			c.DUint64 = &blk.DUint64
+		}
+		if m.DSint32 != nil {
+			blk.DSint32 = *m.DSint32
+			c.DSint32 = &blk.DSint32
+		}
+		if m.DSint64 != nil {
+			blk.DSint64 = *m.DSint64
+			c.DSint64 = &blk.DSint64
+		}
+		if m.DFixed32 != nil {
+			blk.DFixed32 = *m.DFixed32
+			c.DFixed32 = &blk.DFixed32
+		}
+		if m.DFixed64 != nil {
+			blk.DFixed64 = *m.DFixed64
+			c.DFixed64 = &blk.DFixed64
+		}
+		if m.DSfixed32 != nil {
+			blk.DSfixed32 = *m.DSfixed32
+			c.DSfixed32 = &blk.DSfixed32
+		}
+		if m.DSfixed64 != nil {
+			blk.DSfixed64 = *m.DSfixed64
+			c.DSfixed64 = &blk.DSfixed64
+		}
+		if m.DBool != nil {
+			blk.DBool = *m.DBool
+			c.DBool = &blk.DBool
+		}
+		if m.DString != nil {
+			blk.DString = *m.DString
+			c.DString = &blk.DString
+		}
+		if m.DEnum != nil {
+			blk.DEnum = *m.DEnum
+			c.DEnum = &blk.DEnum
+		}
+		if m.DNan != nil {
+			blk.DNan = *m.DNan
+			c.DNan = &blk.DNan
+		}
+		if m.DNegInf != nil {
+			blk.DNegInf = *m.DNegInf
+			c.DNegInf = &blk.DNegInf
+		}
+		if m.DNegZero != nil {
+			blk.DNegZero = *m.DNegZero
+			c.DNegZero = &blk.DNegZero
+		}
+		if m.RString != nil {
+			blk.RString = *m.RString
+			c.RString = &blk.RString
+		}
+		if m.REnum != nil {
+			blk.REnum = *m.REnum
+			c.REnum = &blk.REnum
+		}
+		if m.Secret != nil {
+			blk.Secret = *m.Secret
+			c.Secret = &blk.Secret
+		}
+		if m.Color != nil {
+			blk.Color = *m.Color
+			c.Color = &blk.Color
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	if len(m.extensionFields) > 0 {
+		fieldmap.CloneExtensions(c, m)
+	}
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -982,14 +1026,92 @@ func (m *TortureSignHolder) cloneTo(c *TortureSignHolder) {
 	}
 }
 
-// Equal reports whether m and o are equal, extensions included; nil
-// equals only nil. TortureDefaults can carry extensions, so Equal is
-// proto.Equal.
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
 func (m *TortureDefaults) Equal(o *TortureDefaults) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
 	}
-	return proto.Equal(m, o)
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualPtrFloat64(m.DDouble, o.DDouble) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.DFloat, o.DFloat) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DInt32, o.DInt32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DInt64, o.DInt64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DUint32, o.DUint32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DUint64, o.DUint64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DSint32, o.DSint32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DSint64, o.DSint64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DFixed32, o.DFixed32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DFixed64, o.DFixed64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DSfixed32, o.DSfixed32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DSfixed64, o.DSfixed64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DBool, o.DBool) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DString, o.DString) {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.DBytes, o.DBytes) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DEnum, o.DEnum) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.DNan, o.DNan) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.DNegInf, o.DNegInf) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.DNegZero, o.DNegZero) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.RString, o.RString) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.REnum, o.REnum) {
+		return false
+	}
+	if !m.RMessage.Equal(o.RMessage) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Color, o.Color) {
+		return false
+	}
+	if (len(m.extensionFields) > 0 || len(o.extensionFields) > 0) && !fieldmap.EqualExtensions(m, o) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1008,7 +1130,7 @@ func (m *TortureDefaults_Inner) Equal(o *TortureDefaults_Inner) bool {
 	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1021,8 +1143,13 @@ func (m *TortureGroups) Equal(o *TortureGroups) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualMessageListFunc(m.Row, o.Row, (*TortureGroups_Row).Equal) {
+	if len(m.Row) != len(o.Row) {
 		return false
+	}
+	for i, x := range m.Row {
+		if y := o.Row[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureGroups_Row).Equal) {
+			return false
+		}
 	}
 	if !m.Hidden.Equal(o.Hidden) {
 		return false
@@ -1077,7 +1204,7 @@ func (m *TortureGroups) Equal(o *TortureGroups) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _TortureGroups_Pick_isSet reports whether oneof pick of TortureGroups holds a member: a
@@ -1115,7 +1242,7 @@ func (m *TortureGroups_PickGroup) Equal(o *TortureGroups_PickGroup) bool {
 	if !m.Back.Equal(o.Back) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1131,7 +1258,7 @@ func (m *TortureGroups_PickSecret) Equal(o *TortureGroups_PickSecret) bool {
 	if !fieldmap.EqualPtr(m.Token, o.Token) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1150,7 +1277,7 @@ func (m *TortureGroups_Row) Equal(o *TortureGroups_Row) bool {
 	if !slices.Equal(m.Signs, o.Signs) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1166,7 +1293,7 @@ func (m *TortureGroups_Hidden) Equal(o *TortureGroups_Hidden) bool {
 	if !fieldmap.EqualPtr(m.Password, o.Password) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1182,7 +1309,7 @@ func (m *TortureGroups_Nested) Equal(o *TortureGroups_Nested) bool {
 	if !m.Deeper.Equal(o.Deeper) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1201,7 +1328,7 @@ func (m *TortureGroups_Nested_Deeper) Equal(o *TortureGroups_Nested_Deeper) bool
 	if !fieldmap.EqualPtrFloat32(m.F, o.F) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1220,7 +1347,7 @@ func (m *TortureLegacyKey) Equal(o *TortureLegacyKey) bool {
 	if !fieldmap.EqualPtr(m.Note, o.Note) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1236,7 +1363,7 @@ func (m *TortureLegacyKey2) Equal(o *TortureLegacyKey2) bool {
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1261,7 +1388,7 @@ func (m *TortureLegacyKeyValue) Equal(o *TortureLegacyKeyValue) bool {
 	if !fieldmap.EqualPtrFloat32(m.Ratio, o.Ratio) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1280,7 +1407,7 @@ func (m *TortureLegacyKeyValue_Part) Equal(o *TortureLegacyKeyValue_Part) bool {
 	if !fieldmap.EqualPtr(m.On, o.On) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -1296,7 +1423,7 @@ func (m *TortureSignHolder) Equal(o *TortureSignHolder) bool {
 	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -1308,1007 +1435,380 @@ func (m *TortureSignHolder) Equal(o *TortureSignHolder) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureDefaults does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureDefaults or bound to no schema: a map of another message panics.
 func (m *TortureDefaults) CopyInFields(src *TortureDefaults, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureDefaults_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _TortureDefaults_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureDefaults.
+type _TortureDefaults_ptrs struct {
+	f1  float64
+	f2  float32
+	f3  int32
+	f4  int64
+	f5  uint32
+	f6  uint64
+	f7  int32
+	f8  int64
+	f9  uint32
+	f10 uint64
+	f11 int32
+	f12 int64
+	f13 bool
+	f14 string
+	f16 TortureSign
+	f17 float64
+	f18 float32
+	f19 float64
+	f20 string
+	f21 TortureSign
+	f23 string
+	f24 other.Color
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureDefaults being number at of fm's schema.
+func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureDefaults)
+	}
 	n := 0
-	var pb0 *struct {
-		f1  float64
-		f2  float32
-		f3  int32
-		f4  int64
-		f5  uint32
-		f6  uint64
-		f7  int32
-		f8  int64
-		f9  uint32
-		f10 uint64
-		f11 int32
-		f12 int64
-		f13 bool
-		f14 string
-		f16 TortureSign
-		f17 float64
-		f18 float32
-		f19 float64
-		f20 string
-		f21 TortureSign
-		f23 string
-		f24 other.Color
-	}
-	if fm.Has("1") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.DDouble
-		}
-		if !fieldmap.SamePtrFloat64(m.DDouble, sv0) {
-			if sv0 == nil {
-				m.DDouble = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f1 = *sv0
-				m.DDouble = &pb0.f1
+	var pb *_TortureDefaults_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.DDouble, src.DDouble) {
+		if src.DDouble == nil {
+			m.DDouble = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f1 = *src.DDouble
+			m.DDouble = &pb.f1
 		}
+		n++
 	}
-	if fm.Has("2") {
-		var sv0 *float32
-		if src != nil {
-			sv0 = src.DFloat
-		}
-		if !fieldmap.SamePtrFloat32(m.DFloat, sv0) {
-			if sv0 == nil {
-				m.DFloat = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f2 = *sv0
-				m.DFloat = &pb0.f2
+	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.DFloat, src.DFloat) {
+		if src.DFloat == nil {
+			m.DFloat = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f2 = *src.DFloat
+			m.DFloat = &pb.f2
 		}
+		n++
 	}
-	if fm.Has("3") {
-		var sv0 *int32
-		if src != nil {
-			sv0 = src.DInt32
-		}
-		if !fieldmap.EqualPtr(m.DInt32, sv0) {
-			if sv0 == nil {
-				m.DInt32 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f3 = *sv0
-				m.DInt32 = &pb0.f3
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.DInt32, src.DInt32) {
+		if src.DInt32 == nil {
+			m.DInt32 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f3 = *src.DInt32
+			m.DInt32 = &pb.f3
 		}
+		n++
 	}
-	if fm.Has("4") {
-		var sv0 *int64
-		if src != nil {
-			sv0 = src.DInt64
-		}
-		if !fieldmap.EqualPtr(m.DInt64, sv0) {
-			if sv0 == nil {
-				m.DInt64 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f4 = *sv0
-				m.DInt64 = &pb0.f4
+	if cw&(1<<3) != 0 && !fieldmap.EqualPtr(m.DInt64, src.DInt64) {
+		if src.DInt64 == nil {
+			m.DInt64 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f4 = *src.DInt64
+			m.DInt64 = &pb.f4
 		}
+		n++
 	}
-	if fm.Has("5") {
-		var sv0 *uint32
-		if src != nil {
-			sv0 = src.DUint32
-		}
-		if !fieldmap.EqualPtr(m.DUint32, sv0) {
-			if sv0 == nil {
-				m.DUint32 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f5 = *sv0
-				m.DUint32 = &pb0.f5
+	if cw&(1<<4) != 0 && !fieldmap.EqualPtr(m.DUint32, src.DUint32) {
+		if src.DUint32 == nil {
+			m.DUint32 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f5 = *src.DUint32
+			m.DUint32 = &pb.f5
 		}
+		n++
 	}
-	if fm.Has("6") {
-		var sv0 *uint64
-		if src != nil {
-			sv0 = src.DUint64
-		}
-		if !fieldmap.EqualPtr(m.DUint64, sv0) {
-			if sv0 == nil {
-				m.DUint64 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f6 = *sv0
-				m.DUint64 = &pb0.f6
+	if cw&(1<<5) != 0 && !fieldmap.EqualPtr(m.DUint64, src.DUint64) {
+		if src.DUint64 == nil {
+			m.DUint64 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f6 = *src.DUint64
+			m.DUint64 = &pb.f6
 		}
+		n++
 	}
-	if fm.Has("7") {
-		var sv0 *int32
-		if src != nil {
-			sv0 = src.DSint32
-		}
-		if !fieldmap.EqualPtr(m.DSint32, sv0) {
-			if sv0 == nil {
-				m.DSint32 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f7 = *sv0
-				m.DSint32 = &pb0.f7
+	if cw&(1<<6) != 0 && !fieldmap.EqualPtr(m.DSint32, src.DSint32) {
+		if src.DSint32 == nil {
+			m.DSint32 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f7 = *src.DSint32
+			m.DSint32 = &pb.f7
 		}
+		n++
 	}
-	if fm.Has("8") {
-		var sv0 *int64
-		if src != nil {
-			sv0 = src.DSint64
-		}
-		if !fieldmap.EqualPtr(m.DSint64, sv0) {
-			if sv0 == nil {
-				m.DSint64 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f8 = *sv0
-				m.DSint64 = &pb0.f8
+	if cw&(1<<7) != 0 && !fieldmap.EqualPtr(m.DSint64, src.DSint64) {
+		if src.DSint64 == nil {
+			m.DSint64 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f8 = *src.DSint64
+			m.DSint64 = &pb.f8
 		}
+		n++
 	}
-	if fm.Has("9") {
-		var sv0 *uint32
-		if src != nil {
-			sv0 = src.DFixed32
-		}
-		if !fieldmap.EqualPtr(m.DFixed32, sv0) {
-			if sv0 == nil {
-				m.DFixed32 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f9 = *sv0
-				m.DFixed32 = &pb0.f9
+	if cw&(1<<8) != 0 && !fieldmap.EqualPtr(m.DFixed32, src.DFixed32) {
+		if src.DFixed32 == nil {
+			m.DFixed32 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f9 = *src.DFixed32
+			m.DFixed32 = &pb.f9
 		}
+		n++
 	}
-	if fm.Has("10") {
-		var sv0 *uint64
-		if src != nil {
-			sv0 = src.DFixed64
-		}
-		if !fieldmap.EqualPtr(m.DFixed64, sv0) {
-			if sv0 == nil {
-				m.DFixed64 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f10 = *sv0
-				m.DFixed64 = &pb0.f10
+	if cw&(1<<9) != 0 && !fieldmap.EqualPtr(m.DFixed64, src.DFixed64) {
+		if src.DFixed64 == nil {
+			m.DFixed64 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f10 = *src.DFixed64
+			m.DFixed64 = &pb.f10
 		}
+		n++
 	}
-	if fm.Has("11") {
-		var sv0 *int32
-		if src != nil {
-			sv0 = src.DSfixed32
-		}
-		if !fieldmap.EqualPtr(m.DSfixed32, sv0) {
-			if sv0 == nil {
-				m.DSfixed32 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f11 = *sv0
-				m.DSfixed32 = &pb0.f11
+	if cw&(1<<10) != 0 && !fieldmap.EqualPtr(m.DSfixed32, src.DSfixed32) {
+		if src.DSfixed32 == nil {
+			m.DSfixed32 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f11 = *src.DSfixed32
+			m.DSfixed32 = &pb.f11
 		}
+		n++
 	}
-	if fm.Has("12") {
-		var sv0 *int64
-		if src != nil {
-			sv0 = src.DSfixed64
-		}
-		if !fieldmap.EqualPtr(m.DSfixed64, sv0) {
-			if sv0 == nil {
-				m.DSfixed64 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f12 = *sv0
-				m.DSfixed64 = &pb0.f12
+	if cw&(1<<11) != 0 && !fieldmap.EqualPtr(m.DSfixed64, src.DSfixed64) {
+		if src.DSfixed64 == nil {
+			m.DSfixed64 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f12 = *src.DSfixed64
+			m.DSfixed64 = &pb.f12
 		}
+		n++
 	}
-	if fm.Has("13") {
-		var sv0 *bool
-		if src != nil {
-			sv0 = src.DBool
-		}
-		if !fieldmap.EqualPtr(m.DBool, sv0) {
-			if sv0 == nil {
-				m.DBool = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f13 = *sv0
-				m.DBool = &pb0.f13
+	if cw&(1<<12) != 0 && !fieldmap.EqualPtr(m.DBool, src.DBool) {
+		if src.DBool == nil {
+			m.DBool = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f13 = *src.DBool
+			m.DBool = &pb.f13
 		}
+		n++
 	}
-	if fm.Has("14") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.DString
-		}
-		if !fieldmap.EqualPtr(m.DString, sv0) {
-			if sv0 == nil {
-				m.DString = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f14 = *sv0
-				m.DString = &pb0.f14
+	if cw&(1<<13) != 0 && !fieldmap.EqualPtr(m.DString, src.DString) {
+		if src.DString == nil {
+			m.DString = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f14 = *src.DString
+			m.DString = &pb.f14
 		}
+		n++
 	}
-	if fm.Has("15") {
-		var sv0 []byte
-		if src != nil {
-			sv0 = src.DBytes
-		}
-		if !fieldmap.EqualBytesPresence(m.DBytes, sv0) {
-			m.DBytes = fieldmap.CloneBytes(sv0)
-			n++
-		}
+	if cw&(1<<14) != 0 && !fieldmap.EqualBytesPresence(m.DBytes, src.DBytes) {
+		m.DBytes = fieldmap.CloneBytes(src.DBytes)
+		n++
 	}
-	if fm.Has("16") {
-		var sv0 *TortureSign
-		if src != nil {
-			sv0 = src.DEnum
-		}
-		if !fieldmap.EqualPtr(m.DEnum, sv0) {
-			if sv0 == nil {
-				m.DEnum = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f16 = *sv0
-				m.DEnum = &pb0.f16
+	if cw&(1<<15) != 0 && !fieldmap.EqualPtr(m.DEnum, src.DEnum) {
+		if src.DEnum == nil {
+			m.DEnum = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f16 = *src.DEnum
+			m.DEnum = &pb.f16
 		}
+		n++
 	}
-	if fm.Has("17") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.DNan
-		}
-		if !fieldmap.SamePtrFloat64(m.DNan, sv0) {
-			if sv0 == nil {
-				m.DNan = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f17 = *sv0
-				m.DNan = &pb0.f17
+	if cw&(1<<16) != 0 && !fieldmap.SamePtrFloat64(m.DNan, src.DNan) {
+		if src.DNan == nil {
+			m.DNan = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f17 = *src.DNan
+			m.DNan = &pb.f17
 		}
+		n++
 	}
-	if fm.Has("18") {
-		var sv0 *float32
-		if src != nil {
-			sv0 = src.DNegInf
-		}
-		if !fieldmap.SamePtrFloat32(m.DNegInf, sv0) {
-			if sv0 == nil {
-				m.DNegInf = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f18 = *sv0
-				m.DNegInf = &pb0.f18
+	if cw&(1<<17) != 0 && !fieldmap.SamePtrFloat32(m.DNegInf, src.DNegInf) {
+		if src.DNegInf == nil {
+			m.DNegInf = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f18 = *src.DNegInf
+			m.DNegInf = &pb.f18
 		}
+		n++
 	}
-	if fm.Has("19") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.DNegZero
-		}
-		if !fieldmap.SamePtrFloat64(m.DNegZero, sv0) {
-			if sv0 == nil {
-				m.DNegZero = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f19 = *sv0
-				m.DNegZero = &pb0.f19
+	if cw&(1<<18) != 0 && !fieldmap.SamePtrFloat64(m.DNegZero, src.DNegZero) {
+		if src.DNegZero == nil {
+			m.DNegZero = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f19 = *src.DNegZero
+			m.DNegZero = &pb.f19
 		}
+		n++
 	}
-	if fm.Has("20") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.RString
-		}
-		if !fieldmap.EqualPtr(m.RString, sv0) {
-			if sv0 == nil {
-				m.RString = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f20 = *sv0
-				m.RString = &pb0.f20
+	if cw&(1<<19) != 0 && !fieldmap.EqualPtr(m.RString, src.RString) {
+		if src.RString == nil {
+			m.RString = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f20 = *src.RString
+			m.RString = &pb.f20
 		}
+		n++
 	}
-	if fm.Has("21") {
-		var sv0 *TortureSign
-		if src != nil {
-			sv0 = src.REnum
-		}
-		if !fieldmap.EqualPtr(m.REnum, sv0) {
-			if sv0 == nil {
-				m.REnum = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f21 = *sv0
-				m.REnum = &pb0.f21
+	if cw&(1<<20) != 0 && !fieldmap.EqualPtr(m.REnum, src.REnum) {
+		if src.REnum == nil {
+			m.REnum = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f21 = *src.REnum
+			m.REnum = &pb.f21
 		}
+		n++
 	}
-	if fm.Has("22") {
-		if !m.RMessage.Equal(src.GetRMessage()) {
-			m.RMessage = src.GetRMessage().Clone()
+	if cw&(1<<21) != 0 {
+		if !m.RMessage.Equal(src.RMessage) {
+			m.RMessage = src.RMessage.Clone()
 			n++
 		}
-	} else if fm.HasChild("22") {
-		if d1, s1 := m.RMessage, src.GetRMessage(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureDefaults_Inner{}
-				m.RMessage = d1
+	} else if bw&(1<<21) != 0 {
+		if m.RMessage != nil || src.RMessage != nil {
+			if m.RMessage == nil {
+				m.RMessage = new(TortureDefaults_Inner)
 				n++
 			}
-			var pb1 *struct {
-				f1 int32
-				f2 TortureSign
-			}
-			if fm.IsSet("22.1") {
-				var sv1 *int32
-				if s1 != nil {
-					sv1 = s1.Value
-				}
-				if !fieldmap.EqualPtr(d1.Value, sv1) {
-					if sv1 == nil {
-						d1.Value = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 int32
-								f2 TortureSign
-							})
-						}
-						pb1.f1 = *sv1
-						d1.Value = &pb1.f1
-					}
-					n++
-				}
-			}
-			if fm.IsSet("22.2") {
-				var sv1 *TortureSign
-				if s1 != nil {
-					sv1 = s1.Sign
-				}
-				if !fieldmap.EqualPtr(d1.Sign, sv1) {
-					if sv1 == nil {
-						d1.Sign = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 int32
-								f2 TortureSign
-							})
-						}
-						pb1.f2 = *sv1
-						d1.Sign = &pb1.f2
-					}
-					n++
-				}
-			}
+			n += m.RMessage.copyInAt(src.RMessage, fm, at+22)
 		}
 	}
-	if fm.Has("23") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Secret
-		}
-		if !fieldmap.EqualPtr(m.Secret, sv0) {
-			if sv0 == nil {
-				m.Secret = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f23 = *sv0
-				m.Secret = &pb0.f23
+	if cw&(1<<24) != 0 && !fieldmap.EqualPtr(m.Secret, src.Secret) {
+		if src.Secret == nil {
+			m.Secret = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f23 = *src.Secret
+			m.Secret = &pb.f23
 		}
+		n++
 	}
-	if fm.Has("24") {
-		var sv0 *other.Color
-		if src != nil {
-			sv0 = src.Color
-		}
-		if !fieldmap.EqualPtr(m.Color, sv0) {
-			if sv0 == nil {
-				m.Color = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  float64
-						f2  float32
-						f3  int32
-						f4  int64
-						f5  uint32
-						f6  uint64
-						f7  int32
-						f8  int64
-						f9  uint32
-						f10 uint64
-						f11 int32
-						f12 int64
-						f13 bool
-						f14 string
-						f16 TortureSign
-						f17 float64
-						f18 float32
-						f19 float64
-						f20 string
-						f21 TortureSign
-						f23 string
-						f24 other.Color
-					})
-				}
-				pb0.f24 = *sv0
-				m.Color = &pb0.f24
+	if cw&(1<<25) != 0 && !fieldmap.EqualPtr(m.Color, src.Color) {
+		if src.Color == nil {
+			m.Color = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_ptrs)
 			}
-			n++
+			pb.f24 = *src.Color
+			m.Color = &pb.f24
 		}
+		n++
+	}
+	return n
+}
+
+// _TortureDefaults_Inner_ptrs holds the explicit-presence scalars CopyInFields sets in a Inner.
+type _TortureDefaults_Inner_ptrs struct {
+	f1 int32
+	f2 TortureSign
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Inner being number at of fm's schema.
+func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureDefaults_Inner)
+	}
+	n := 0
+	var pb *_TortureDefaults_Inner_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Value, src.Value) {
+		if src.Value == nil {
+			m.Value = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_Inner_ptrs)
+			}
+			pb.f1 = *src.Value
+			m.Value = &pb.f1
+		}
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+		if src.Sign == nil {
+			m.Sign = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_Inner_ptrs)
+			}
+			pb.f2 = *src.Sign
+			m.Sign = &pb.f2
+		}
+		n++
 	}
 	return n
 }
@@ -2322,59 +1822,14 @@ func (m *TortureDefaults) CopyInFields(src *TortureDefaults, fm *fieldmap.FieldM
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureDefaults_Inner does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureDefaults_Inner or bound to no schema: a map of another message panics.
 func (m *TortureDefaults_Inner) CopyInFields(src *TortureDefaults_Inner, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureDefaults_Inner_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	var pb0 *struct {
-		f1 int32
-		f2 TortureSign
-	}
-	if fm.Has("1") {
-		var sv0 *int32
-		if src != nil {
-			sv0 = src.Value
-		}
-		if !fieldmap.EqualPtr(m.Value, sv0) {
-			if sv0 == nil {
-				m.Value = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 int32
-						f2 TortureSign
-					})
-				}
-				pb0.f1 = *sv0
-				m.Value = &pb0.f1
-			}
-			n++
-		}
-	}
-	if fm.Has("2") {
-		var sv0 *TortureSign
-		if src != nil {
-			sv0 = src.Sign
-		}
-		if !fieldmap.EqualPtr(m.Sign, sv0) {
-			if sv0 == nil {
-				m.Sign = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 int32
-						f2 TortureSign
-					})
-				}
-				pb0.f2 = *sv0
-				m.Sign = &pb0.f2
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2386,321 +1841,374 @@ func (m *TortureDefaults_Inner) CopyInFields(src *TortureDefaults_Inner, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // with the field's list action (replace, add or remove).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureGroups or bound to no schema: a map of another message panics.
 func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureGroups_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureGroups being number at of fm's schema.
+func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureGroups)
+	}
 	n := 0
-	if fm.Has("1") {
-		if sw0, ok := src.GetPick().(*TortureGroups_Pickgroup); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*TortureGroups_Pickgroup); !ok || dw0 == nil || !dw0.Pickgroup.Equal(sw0.Pickgroup) {
-				m.Pick = &TortureGroups_Pickgroup{Pickgroup: sw0.Pickgroup.Clone()}
+	if cw&(1<<0) != 0 {
+		if s1, ok := src.Pick.(*TortureGroups_Pickgroup); ok && s1 != nil {
+			if d1, ok := m.Pick.(*TortureGroups_Pickgroup); !ok || d1 == nil || !d1.Pickgroup.Equal(s1.Pickgroup) {
+				m.Pick = &TortureGroups_Pickgroup{Pickgroup: s1.Pickgroup.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*TortureGroups_Pickgroup); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*TortureGroups_Pickgroup); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasChild("1") {
+	} else if bw&(1<<0) != 0 {
 		var s1 *TortureGroups_PickGroup
-		sok1 := false
-		if w, ok := src.GetPick().(*TortureGroups_Pickgroup); ok && w != nil {
-			s1, sok1 = w.Pickgroup, true
+		sok := false
+		if w, ok := src.Pick.(*TortureGroups_Pickgroup); ok && w != nil {
+			s1, sok = w.Pickgroup, true
 		}
 		var d1 *TortureGroups_PickGroup
 		if w, ok := m.Pick.(*TortureGroups_Pickgroup); ok && w != nil {
 			if w.Pickgroup == nil {
-				w.Pickgroup = &TortureGroups_PickGroup{}
+				w.Pickgroup = new(TortureGroups_PickGroup)
 			}
 			d1 = w.Pickgroup
-		} else if sok1 {
-			d1 = &TortureGroups_PickGroup{}
+		} else if sok {
+			d1 = new(TortureGroups_PickGroup)
 			m.Pick = &TortureGroups_Pickgroup{Pickgroup: d1}
 			n++
 		}
 		if d1 != nil {
-			var pb1 *struct {
-				f2 string
-				f3 TortureSign
-			}
-			if fm.IsSet("1.2") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Text
-				}
-				if !fieldmap.EqualPtr(d1.Text, sv1) {
-					if sv1 == nil {
-						d1.Text = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f2 string
-								f3 TortureSign
-							})
-						}
-						pb1.f2 = *sv1
-						d1.Text = &pb1.f2
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				var sv1 *TortureSign
-				if s1 != nil {
-					sv1 = s1.Sign
-				}
-				if !fieldmap.EqualPtr(d1.Sign, sv1) {
-					if sv1 == nil {
-						d1.Sign = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f2 string
-								f3 TortureSign
-							})
-						}
-						pb1.f3 = *sv1
-						d1.Sign = &pb1.f3
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !d1.Back.Equal(s1.GetBack()) {
-					d1.Back = s1.GetBack().Clone()
-					n++
-				}
-			}
+			n += d1.copyInAt_piss7n(s1, fm, at+1)
 		}
 	}
-	if fm.Has("5") {
-		if sw0, ok := src.GetPick().(*TortureGroups_PickSign); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*TortureGroups_PickSign); !ok || dw0 == nil || dw0.PickSign != sw0.PickSign {
-				m.Pick = &TortureGroups_PickSign{PickSign: sw0.PickSign}
+	if cw&(1<<4) != 0 {
+		if s1, ok := src.Pick.(*TortureGroups_PickSign); ok && s1 != nil {
+			if d1, ok := m.Pick.(*TortureGroups_PickSign); !ok || d1 == nil || d1.PickSign != s1.PickSign {
+				m.Pick = &TortureGroups_PickSign{PickSign: s1.PickSign}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*TortureGroups_PickSign); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*TortureGroups_PickSign); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
 	}
-	if fm.Has("6") {
-		if sw0, ok := src.GetPick().(*TortureGroups_PickBytes); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*TortureGroups_PickBytes); !ok || dw0 == nil || !bytes.Equal(dw0.PickBytes, sw0.PickBytes) {
-				m.Pick = &TortureGroups_PickBytes{PickBytes: fieldmap.CloneBytes(sw0.PickBytes)}
+	if cw&(1<<5) != 0 {
+		if s1, ok := src.Pick.(*TortureGroups_PickBytes); ok && s1 != nil {
+			if d1, ok := m.Pick.(*TortureGroups_PickBytes); !ok || d1 == nil || !bytes.Equal(d1.PickBytes, s1.PickBytes) {
+				m.Pick = &TortureGroups_PickBytes{PickBytes: fieldmap.CloneBytes(s1.PickBytes)}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*TortureGroups_PickBytes); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*TortureGroups_PickBytes); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
 	}
-	if fm.Has("7") {
-		if sw0, ok := src.GetPick().(*TortureGroups_Picksecret); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*TortureGroups_Picksecret); !ok || dw0 == nil || !dw0.Picksecret.Equal(sw0.Picksecret) {
-				m.Pick = &TortureGroups_Picksecret{Picksecret: sw0.Picksecret.Clone()}
+	if cw&(1<<6) != 0 {
+		if s1, ok := src.Pick.(*TortureGroups_Picksecret); ok && s1 != nil {
+			if d1, ok := m.Pick.(*TortureGroups_Picksecret); !ok || d1 == nil || !d1.Picksecret.Equal(s1.Picksecret) {
+				m.Pick = &TortureGroups_Picksecret{Picksecret: s1.Picksecret.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*TortureGroups_Picksecret); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*TortureGroups_Picksecret); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasChild("7") {
+	} else if bw&(1<<6) != 0 {
 		var s1 *TortureGroups_PickSecret
-		sok1 := false
-		if w, ok := src.GetPick().(*TortureGroups_Picksecret); ok && w != nil {
-			s1, sok1 = w.Picksecret, true
+		sok := false
+		if w, ok := src.Pick.(*TortureGroups_Picksecret); ok && w != nil {
+			s1, sok = w.Picksecret, true
 		}
 		var d1 *TortureGroups_PickSecret
 		if w, ok := m.Pick.(*TortureGroups_Picksecret); ok && w != nil {
 			if w.Picksecret == nil {
-				w.Picksecret = &TortureGroups_PickSecret{}
+				w.Picksecret = new(TortureGroups_PickSecret)
 			}
 			d1 = w.Picksecret
-		} else if sok1 {
-			d1 = &TortureGroups_PickSecret{}
+		} else if sok {
+			d1 = new(TortureGroups_PickSecret)
 			m.Pick = &TortureGroups_Picksecret{Picksecret: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("7.8") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Token
-				}
-				if !fieldmap.EqualPtr(d1.Token, sv1) {
-					d1.Token = fieldmap.ClonePtr(sv1)
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+7)
 		}
 	}
-	if fm.HasOrHasChild("10") {
-		switch fm.ListAction("10") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Row, src.GetRow(), (*TortureGroups_Row).Equal, (*TortureGroups_Row).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Row, src.GetRow(), (*TortureGroups_Row).Equal)
-		default:
-			if sv0 := src.GetRow(); !fieldmap.EqualMessageListFunc(m.Row, sv0, (*TortureGroups_Row).Equal) {
-				if len(sv0) == 0 {
-					m.Row = nil
-				} else {
-					m.Row = fieldmap.CloneListFunc(sv0, (*TortureGroups_Row).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Row, src.Row, (*TortureGroups_Row).Equal, (*TortureGroups_Row).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Row, src.Row, (*TortureGroups_Row).Equal) {
+			if len(src.Row) == 0 {
+				m.Row = nil
+			} else {
+				m.Row = fieldmap.CloneListFunc(src.Row, (*TortureGroups_Row).Clone)
 			}
-		}
-	}
-	if fm.Has("13") {
-		if !m.Hidden.Equal(src.GetHidden()) {
-			m.Hidden = src.GetHidden().Clone()
 			n++
 		}
-	} else if fm.HasChild("13") {
-		if d1, s1 := m.Hidden, src.GetHidden(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureGroups_Hidden{}
-				m.Hidden = d1
-				n++
-			}
-			if fm.IsSet("13.14") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Password
-				}
-				if !fieldmap.EqualPtr(d1.Password, sv1) {
-					d1.Password = fieldmap.ClonePtr(sv1)
-					n++
-				}
-			}
-		}
 	}
-	if fm.HasOrHasChild("15") {
-		switch fm.ListAction("15") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.SignMap, src.GetSignMap())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.SignMap, src.GetSignMap())
-		default:
-			if sv0 := src.GetSignMap(); !maps.Equal(m.SignMap, sv0) {
-				if len(sv0) == 0 {
-					m.SignMap = nil
-				} else {
-					m.SignMap = maps.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("16") {
-		switch fm.ListAction("16") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.InnerMap, src.GetInnerMap(), (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.InnerMap, src.GetInnerMap())
-		default:
-			if sv0 := src.GetInnerMap(); !fieldmap.EqualMessageMapFunc(m.InnerMap, sv0, (*TortureDefaults_Inner).Equal) {
-				if len(sv0) == 0 {
-					m.InnerMap = nil
-				} else {
-					m.InnerMap = fieldmap.CloneMapFunc(sv0, (*TortureDefaults_Inner).Clone)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("17") {
-		switch fm.ListAction("17") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.Signs, src.GetSigns())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.Signs, src.GetSigns())
-		default:
-			if sv0 := src.GetSigns(); !slices.Equal(m.Signs, sv0) {
-				if len(sv0) == 0 {
-					m.Signs = nil
-				} else {
-					m.Signs = slices.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.Has("18") {
-		if !m.Nested.Equal(src.GetNested()) {
-			m.Nested = src.GetNested().Clone()
+	if cw&(1<<11) != 0 {
+		if !m.Hidden.Equal(src.Hidden) {
+			m.Hidden = src.Hidden.Clone()
 			n++
 		}
-	} else if fm.HasChild("18") {
-		if d1, s1 := m.Nested, src.GetNested(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureGroups_Nested{}
-				m.Nested = d1
+	} else if bw&(1<<11) != 0 {
+		if m.Hidden != nil || src.Hidden != nil {
+			if m.Hidden == nil {
+				m.Hidden = new(TortureGroups_Hidden)
 				n++
 			}
-			if fm.IsSet("18.19") {
-				if !d1.Deeper.Equal(s1.GetDeeper()) {
-					d1.Deeper = s1.GetDeeper().Clone()
-					n++
-				}
-			} else if fm.HasChild("18.19") {
-				if d2, s2 := d1.Deeper, s1.GetDeeper(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureGroups_Nested_Deeper{}
-						d1.Deeper = d2
-						n++
-					}
-					var pb2 *struct {
-						f20 TortureSign
-						f21 float32
-					}
-					if fm.IsSet("18.19.20") {
-						var sv2 *TortureSign
-						if s2 != nil {
-							sv2 = s2.Sign
-						}
-						if !fieldmap.EqualPtr(d2.Sign, sv2) {
-							if sv2 == nil {
-								d2.Sign = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f20 TortureSign
-										f21 float32
-									})
-								}
-								pb2.f20 = *sv2
-								d2.Sign = &pb2.f20
-							}
-							n++
-						}
-					}
-					if fm.IsSet("18.19.21") {
-						var sv2 *float32
-						if s2 != nil {
-							sv2 = s2.F
-						}
-						if !fieldmap.SamePtrFloat32(d2.F, sv2) {
-							if sv2 == nil {
-								d2.F = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f20 TortureSign
-										f21 float32
-									})
-								}
-								pb2.f21 = *sv2
-								d2.F = &pb2.f21
-							}
-							n++
-						}
-					}
-				}
-			}
+			n += m.Hidden.copyInAt(src.Hidden, fm, at+12)
 		}
+	}
+	if (cw|bw)&(1<<13) != 0 {
+		if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.SignMap, src.SignMap)
+		} else if !maps.Equal(m.SignMap, src.SignMap) {
+			if len(src.SignMap) == 0 {
+				m.SignMap = nil
+			} else {
+				m.SignMap = maps.Clone(src.SignMap)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<14) != 0 {
+		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal) {
+			if len(src.InnerMap) == 0 {
+				m.InnerMap = nil
+			} else {
+				m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*TortureDefaults_Inner).Clone)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<15) != 0 {
+		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
+		} else if !slices.Equal(m.Signs, src.Signs) {
+			if len(src.Signs) == 0 {
+				m.Signs = nil
+			} else {
+				m.Signs = slices.Clone(src.Signs)
+			}
+			n++
+		}
+	}
+	if cw&(1<<16) != 0 {
+		if !m.Nested.Equal(src.Nested) {
+			m.Nested = src.Nested.Clone()
+			n++
+		}
+	} else if bw&(1<<16) != 0 {
+		if m.Nested != nil || src.Nested != nil {
+			if m.Nested == nil {
+				m.Nested = new(TortureGroups_Nested)
+				n++
+			}
+			n += m.Nested.copyInAt(src.Nested, fm, at+17)
+		}
+	}
+	return n
+}
+
+// _TortureGroups_PickGroup_ptrs holds the explicit-presence scalars CopyInFields sets in a PickGroup.
+type _TortureGroups_PickGroup_ptrs struct {
+	f2 string
+	f3 TortureSign
+}
+
+// copyInAt_piss7n copies the fields of src flagged in fm into m, the first flag of
+// PickGroup being number at of fm's schema.
+func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureGroups_PickGroup)
+	}
+	n := 0
+	var pb *_TortureGroups_PickGroup_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
+		if src.Text == nil {
+			m.Text = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureGroups_PickGroup_ptrs)
+			}
+			pb.f2 = *src.Text
+			m.Text = &pb.f2
+		}
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+		if src.Sign == nil {
+			m.Sign = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureGroups_PickGroup_ptrs)
+			}
+			pb.f3 = *src.Sign
+			m.Sign = &pb.f3
+		}
+		n++
+	}
+	if cw&(1<<2) != 0 && !m.Back.Equal(src.Back) {
+		m.Back = src.Back.Clone()
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// PickSecret being number at of fm's schema.
+func (m *TortureGroups_PickSecret) copyInAt(src *TortureGroups_PickSecret, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureGroups_PickSecret)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Token, src.Token) {
+		m.Token = fieldmap.ClonePtr(src.Token)
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Row being number at of fm's schema.
+func (m *TortureGroups_Row) copyInAt(src *TortureGroups_Row, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureGroups_Row)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.N, src.N) {
+		m.N = fieldmap.ClonePtr(src.N)
+		n++
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
+		} else if !slices.Equal(m.Signs, src.Signs) {
+			if len(src.Signs) == 0 {
+				m.Signs = nil
+			} else {
+				m.Signs = slices.Clone(src.Signs)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Hidden being number at of fm's schema.
+func (m *TortureGroups_Hidden) copyInAt(src *TortureGroups_Hidden, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureGroups_Hidden)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Password, src.Password) {
+		m.Password = fieldmap.ClonePtr(src.Password)
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Nested being number at of fm's schema.
+func (m *TortureGroups_Nested) copyInAt(src *TortureGroups_Nested, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureGroups_Nested)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !m.Deeper.Equal(src.Deeper) {
+			m.Deeper = src.Deeper.Clone()
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Deeper != nil || src.Deeper != nil {
+			if m.Deeper == nil {
+				m.Deeper = new(TortureGroups_Nested_Deeper)
+				n++
+			}
+			n += m.Deeper.copyInAt(src.Deeper, fm, at+1)
+		}
+	}
+	return n
+}
+
+// _TortureGroups_Nested_Deeper_ptrs holds the explicit-presence scalars CopyInFields sets in a Deeper.
+type _TortureGroups_Nested_Deeper_ptrs struct {
+	f20 TortureSign
+	f21 float32
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Deeper being number at of fm's schema.
+func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureGroups_Nested_Deeper)
+	}
+	n := 0
+	var pb *_TortureGroups_Nested_Deeper_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+		if src.Sign == nil {
+			m.Sign = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureGroups_Nested_Deeper_ptrs)
+			}
+			pb.f20 = *src.Sign
+			m.Sign = &pb.f20
+		}
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.F, src.F) {
+		if src.F == nil {
+			m.F = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureGroups_Nested_Deeper_ptrs)
+			}
+			pb.f21 = *src.F
+			m.F = &pb.f21
+		}
+		n++
 	}
 	return n
 }
@@ -2714,281 +2222,218 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureGroups_PickGroup does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureGroups_PickGroup or bound to no schema: a map of another message panics.
 func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureGroups_PickGroup_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// PickGroup being number at of fm's schema.
+func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureGroups_PickGroup)
+	}
 	n := 0
-	var pb0 *struct {
-		f2 string
-		f3 TortureSign
-	}
-	if fm.Has("2") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Text
-		}
-		if !fieldmap.EqualPtr(m.Text, sv0) {
-			if sv0 == nil {
-				m.Text = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f2 string
-						f3 TortureSign
-					})
-				}
-				pb0.f2 = *sv0
-				m.Text = &pb0.f2
+	var pb *_TortureGroups_PickGroup_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
+		if src.Text == nil {
+			m.Text = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureGroups_PickGroup_ptrs)
 			}
-			n++
+			pb.f2 = *src.Text
+			m.Text = &pb.f2
 		}
+		n++
 	}
-	if fm.Has("3") {
-		var sv0 *TortureSign
-		if src != nil {
-			sv0 = src.Sign
-		}
-		if !fieldmap.EqualPtr(m.Sign, sv0) {
-			if sv0 == nil {
-				m.Sign = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f2 string
-						f3 TortureSign
-					})
-				}
-				pb0.f3 = *sv0
-				m.Sign = &pb0.f3
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+		if src.Sign == nil {
+			m.Sign = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureGroups_PickGroup_ptrs)
 			}
-			n++
+			pb.f3 = *src.Sign
+			m.Sign = &pb.f3
 		}
+		n++
 	}
-	if fm.Has("4") {
-		if !m.Back.Equal(src.GetBack()) {
-			m.Back = src.GetBack().Clone()
+	if cw&(1<<2) != 0 {
+		if !m.Back.Equal(src.Back) {
+			m.Back = src.Back.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Back, src.GetBack(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureGroups{}
-				m.Back = d1
+	} else if bw&(1<<2) != 0 {
+		if m.Back != nil || src.Back != nil {
+			if m.Back == nil {
+				m.Back = new(TortureGroups)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if sw1, ok := s1.GetPick().(*TortureGroups_Pickgroup); ok && sw1 != nil {
-					if dw1, ok := d1.Pick.(*TortureGroups_Pickgroup); !ok || dw1 == nil || !dw1.Pickgroup.Equal(sw1.Pickgroup) {
-						d1.Pick = &TortureGroups_Pickgroup{Pickgroup: sw1.Pickgroup.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Pick.(*TortureGroups_Pickgroup); ok && dw1 != nil {
-					d1.Pick = nil
-					n++
-				}
+			n += m.Back.copyInAt_1sa1n69(src.Back, fm, at+3)
+		}
+	}
+	return n
+}
+
+// copyInAt_1sa1n69 copies the fields of src flagged in fm into m, the first flag of
+// TortureGroups being number at of fm's schema.
+func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureGroups)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if s1, ok := src.Pick.(*TortureGroups_Pickgroup); ok && s1 != nil {
+			if d1, ok := m.Pick.(*TortureGroups_Pickgroup); !ok || d1 == nil || !d1.Pickgroup.Equal(s1.Pickgroup) {
+				m.Pick = &TortureGroups_Pickgroup{Pickgroup: s1.Pickgroup.Clone()}
+				n++
 			}
-			if fm.IsSet("4.5") {
-				if sw1, ok := s1.GetPick().(*TortureGroups_PickSign); ok && sw1 != nil {
-					if dw1, ok := d1.Pick.(*TortureGroups_PickSign); !ok || dw1 == nil || dw1.PickSign != sw1.PickSign {
-						d1.Pick = &TortureGroups_PickSign{PickSign: sw1.PickSign}
-						n++
-					}
-				} else if dw1, ok := d1.Pick.(*TortureGroups_PickSign); ok && dw1 != nil {
-					d1.Pick = nil
-					n++
-				}
+		} else if d1, ok := m.Pick.(*TortureGroups_Pickgroup); ok && d1 != nil {
+			m.Pick = nil
+			n++
+		}
+	}
+	if cw&(1<<1) != 0 {
+		if s1, ok := src.Pick.(*TortureGroups_PickSign); ok && s1 != nil {
+			if d1, ok := m.Pick.(*TortureGroups_PickSign); !ok || d1 == nil || d1.PickSign != s1.PickSign {
+				m.Pick = &TortureGroups_PickSign{PickSign: s1.PickSign}
+				n++
 			}
-			if fm.IsSet("4.6") {
-				if sw1, ok := s1.GetPick().(*TortureGroups_PickBytes); ok && sw1 != nil {
-					if dw1, ok := d1.Pick.(*TortureGroups_PickBytes); !ok || dw1 == nil || !bytes.Equal(dw1.PickBytes, sw1.PickBytes) {
-						d1.Pick = &TortureGroups_PickBytes{PickBytes: fieldmap.CloneBytes(sw1.PickBytes)}
-						n++
-					}
-				} else if dw1, ok := d1.Pick.(*TortureGroups_PickBytes); ok && dw1 != nil {
-					d1.Pick = nil
-					n++
-				}
+		} else if d1, ok := m.Pick.(*TortureGroups_PickSign); ok && d1 != nil {
+			m.Pick = nil
+			n++
+		}
+	}
+	if cw&(1<<2) != 0 {
+		if s1, ok := src.Pick.(*TortureGroups_PickBytes); ok && s1 != nil {
+			if d1, ok := m.Pick.(*TortureGroups_PickBytes); !ok || d1 == nil || !bytes.Equal(d1.PickBytes, s1.PickBytes) {
+				m.Pick = &TortureGroups_PickBytes{PickBytes: fieldmap.CloneBytes(s1.PickBytes)}
+				n++
 			}
-			if fm.IsSet("4.7") {
-				if sw1, ok := s1.GetPick().(*TortureGroups_Picksecret); ok && sw1 != nil {
-					if dw1, ok := d1.Pick.(*TortureGroups_Picksecret); !ok || dw1 == nil || !dw1.Picksecret.Equal(sw1.Picksecret) {
-						d1.Pick = &TortureGroups_Picksecret{Picksecret: sw1.Picksecret.Clone()}
-						n++
-					}
-				} else if dw1, ok := d1.Pick.(*TortureGroups_Picksecret); ok && dw1 != nil {
-					d1.Pick = nil
-					n++
-				}
-			} else if fm.HasChild("4.7") {
-				var s2 *TortureGroups_PickSecret
-				sok2 := false
-				if w, ok := s1.GetPick().(*TortureGroups_Picksecret); ok && w != nil {
-					s2, sok2 = w.Picksecret, true
-				}
-				var d2 *TortureGroups_PickSecret
-				if w, ok := d1.Pick.(*TortureGroups_Picksecret); ok && w != nil {
-					if w.Picksecret == nil {
-						w.Picksecret = &TortureGroups_PickSecret{}
-					}
-					d2 = w.Picksecret
-				} else if sok2 {
-					d2 = &TortureGroups_PickSecret{}
-					d1.Pick = &TortureGroups_Picksecret{Picksecret: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("4.7.8") {
-						var sv2 *string
-						if s2 != nil {
-							sv2 = s2.Token
-						}
-						if !fieldmap.EqualPtr(d2.Token, sv2) {
-							d2.Token = fieldmap.ClonePtr(sv2)
-							n++
-						}
-					}
-				}
+		} else if d1, ok := m.Pick.(*TortureGroups_PickBytes); ok && d1 != nil {
+			m.Pick = nil
+			n++
+		}
+	}
+	if cw&(1<<3) != 0 {
+		if s1, ok := src.Pick.(*TortureGroups_Picksecret); ok && s1 != nil {
+			if d1, ok := m.Pick.(*TortureGroups_Picksecret); !ok || d1 == nil || !d1.Picksecret.Equal(s1.Picksecret) {
+				m.Pick = &TortureGroups_Picksecret{Picksecret: s1.Picksecret.Clone()}
+				n++
 			}
-			if fm.IsSetOrHasChild("4.10") {
-				if sv1 := s1.GetRow(); !fieldmap.EqualMessageListFunc(d1.Row, sv1, (*TortureGroups_Row).Equal) {
-					if len(sv1) == 0 {
-						d1.Row = nil
-					} else {
-						d1.Row = fieldmap.CloneListFunc(sv1, (*TortureGroups_Row).Clone)
-					}
-					n++
-				}
+		} else if d1, ok := m.Pick.(*TortureGroups_Picksecret); ok && d1 != nil {
+			m.Pick = nil
+			n++
+		}
+	} else if bw&(1<<3) != 0 {
+		var s1 *TortureGroups_PickSecret
+		sok := false
+		if w, ok := src.Pick.(*TortureGroups_Picksecret); ok && w != nil {
+			s1, sok = w.Picksecret, true
+		}
+		var d1 *TortureGroups_PickSecret
+		if w, ok := m.Pick.(*TortureGroups_Picksecret); ok && w != nil {
+			if w.Picksecret == nil {
+				w.Picksecret = new(TortureGroups_PickSecret)
 			}
-			if fm.IsSet("4.13") {
-				if !d1.Hidden.Equal(s1.GetHidden()) {
-					d1.Hidden = s1.GetHidden().Clone()
-					n++
-				}
-			} else if fm.HasChild("4.13") {
-				if d2, s2 := d1.Hidden, s1.GetHidden(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureGroups_Hidden{}
-						d1.Hidden = d2
-						n++
-					}
-					if fm.IsSet("4.13.14") {
-						var sv2 *string
-						if s2 != nil {
-							sv2 = s2.Password
-						}
-						if !fieldmap.EqualPtr(d2.Password, sv2) {
-							d2.Password = fieldmap.ClonePtr(sv2)
-							n++
-						}
-					}
-				}
+			d1 = w.Picksecret
+		} else if sok {
+			d1 = new(TortureGroups_PickSecret)
+			m.Pick = &TortureGroups_Picksecret{Picksecret: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+4)
+		}
+	}
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Row, src.Row, (*TortureGroups_Row).Equal, (*TortureGroups_Row).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Row, src.Row, (*TortureGroups_Row).Equal) {
+			if len(src.Row) == 0 {
+				m.Row = nil
+			} else {
+				m.Row = fieldmap.CloneListFunc(src.Row, (*TortureGroups_Row).Clone)
 			}
-			if fm.IsSetOrHasChild("4.15") {
-				if sv1 := s1.GetSignMap(); !maps.Equal(d1.SignMap, sv1) {
-					if len(sv1) == 0 {
-						d1.SignMap = nil
-					} else {
-						d1.SignMap = maps.Clone(sv1)
-					}
-					n++
-				}
+			n++
+		}
+	}
+	if cw&(1<<8) != 0 {
+		if !m.Hidden.Equal(src.Hidden) {
+			m.Hidden = src.Hidden.Clone()
+			n++
+		}
+	} else if bw&(1<<8) != 0 {
+		if m.Hidden != nil || src.Hidden != nil {
+			if m.Hidden == nil {
+				m.Hidden = new(TortureGroups_Hidden)
+				n++
 			}
-			if fm.IsSetOrHasChild("4.16") {
-				if sv1 := s1.GetInnerMap(); !fieldmap.EqualMessageMapFunc(d1.InnerMap, sv1, (*TortureDefaults_Inner).Equal) {
-					if len(sv1) == 0 {
-						d1.InnerMap = nil
-					} else {
-						d1.InnerMap = fieldmap.CloneMapFunc(sv1, (*TortureDefaults_Inner).Clone)
-					}
-					n++
-				}
+			n += m.Hidden.copyInAt(src.Hidden, fm, at+9)
+		}
+	}
+	if (cw|bw)&(1<<10) != 0 {
+		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.SignMap, src.SignMap)
+		} else if !maps.Equal(m.SignMap, src.SignMap) {
+			if len(src.SignMap) == 0 {
+				m.SignMap = nil
+			} else {
+				m.SignMap = maps.Clone(src.SignMap)
 			}
-			if fm.IsSetOrHasChild("4.17") {
-				if sv1 := s1.GetSigns(); !slices.Equal(d1.Signs, sv1) {
-					if len(sv1) == 0 {
-						d1.Signs = nil
-					} else {
-						d1.Signs = slices.Clone(sv1)
-					}
-					n++
-				}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal) {
+			if len(src.InnerMap) == 0 {
+				m.InnerMap = nil
+			} else {
+				m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*TortureDefaults_Inner).Clone)
 			}
-			if fm.IsSet("4.18") {
-				if !d1.Nested.Equal(s1.GetNested()) {
-					d1.Nested = s1.GetNested().Clone()
-					n++
-				}
-			} else if fm.HasChild("4.18") {
-				if d2, s2 := d1.Nested, s1.GetNested(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureGroups_Nested{}
-						d1.Nested = d2
-						n++
-					}
-					if fm.IsSet("4.18.19") {
-						if !d2.Deeper.Equal(s2.GetDeeper()) {
-							d2.Deeper = s2.GetDeeper().Clone()
-							n++
-						}
-					} else if fm.HasChild("4.18.19") {
-						if d3, s3 := d2.Deeper, s2.GetDeeper(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &TortureGroups_Nested_Deeper{}
-								d2.Deeper = d3
-								n++
-							}
-							var pb3 *struct {
-								f20 TortureSign
-								f21 float32
-							}
-							if fm.IsSet("4.18.19.20") {
-								var sv3 *TortureSign
-								if s3 != nil {
-									sv3 = s3.Sign
-								}
-								if !fieldmap.EqualPtr(d3.Sign, sv3) {
-									if sv3 == nil {
-										d3.Sign = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f20 TortureSign
-												f21 float32
-											})
-										}
-										pb3.f20 = *sv3
-										d3.Sign = &pb3.f20
-									}
-									n++
-								}
-							}
-							if fm.IsSet("4.18.19.21") {
-								var sv3 *float32
-								if s3 != nil {
-									sv3 = s3.F
-								}
-								if !fieldmap.SamePtrFloat32(d3.F, sv3) {
-									if sv3 == nil {
-										d3.F = nil
-									} else {
-										if pb3 == nil {
-											pb3 = new(struct {
-												f20 TortureSign
-												f21 float32
-											})
-										}
-										pb3.f21 = *sv3
-										d3.F = &pb3.f21
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<12) != 0 {
+		if a := fm.ListActionAt(at + 12); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
+		} else if !slices.Equal(m.Signs, src.Signs) {
+			if len(src.Signs) == 0 {
+				m.Signs = nil
+			} else {
+				m.Signs = slices.Clone(src.Signs)
 			}
+			n++
+		}
+	}
+	if cw&(1<<13) != 0 {
+		if !m.Nested.Equal(src.Nested) {
+			m.Nested = src.Nested.Clone()
+			n++
+		}
+	} else if bw&(1<<13) != 0 {
+		if m.Nested != nil || src.Nested != nil {
+			if m.Nested == nil {
+				m.Nested = new(TortureGroups_Nested)
+				n++
+			}
+			n += m.Nested.copyInAt(src.Nested, fm, at+14)
 		}
 	}
 	return n
@@ -3003,23 +2448,14 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureGroups_PickSecret does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureGroups_PickSecret or bound to no schema: a map of another message panics.
 func (m *TortureGroups_PickSecret) CopyInFields(src *TortureGroups_PickSecret, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureGroups_PickSecret_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("8") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Token
-		}
-		if !fieldmap.EqualPtr(m.Token, sv0) {
-			m.Token = fieldmap.ClonePtr(sv0)
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3031,33 +2467,14 @@ func (m *TortureGroups_PickSecret) CopyInFields(src *TortureGroups_PickSecret, f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureGroups_Row does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureGroups_Row or bound to no schema: a map of another message panics.
 func (m *TortureGroups_Row) CopyInFields(src *TortureGroups_Row, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureGroups_Row_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("11") {
-		var sv0 *int32
-		if src != nil {
-			sv0 = src.N
-		}
-		if !fieldmap.EqualPtr(m.N, sv0) {
-			m.N = fieldmap.ClonePtr(sv0)
-			n++
-		}
-	}
-	if fm.HasOrHasChild("12") {
-		if sv0 := src.GetSigns(); !slices.Equal(m.Signs, sv0) {
-			if len(sv0) == 0 {
-				m.Signs = nil
-			} else {
-				m.Signs = slices.Clone(sv0)
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3069,23 +2486,14 @@ func (m *TortureGroups_Row) CopyInFields(src *TortureGroups_Row, fm *fieldmap.Fi
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureGroups_Hidden does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureGroups_Hidden or bound to no schema: a map of another message panics.
 func (m *TortureGroups_Hidden) CopyInFields(src *TortureGroups_Hidden, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureGroups_Hidden_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("14") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Password
-		}
-		if !fieldmap.EqualPtr(m.Password, sv0) {
-			m.Password = fieldmap.ClonePtr(sv0)
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3097,73 +2505,14 @@ func (m *TortureGroups_Hidden) CopyInFields(src *TortureGroups_Hidden, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureGroups_Nested does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureGroups_Nested or bound to no schema: a map of another message panics.
 func (m *TortureGroups_Nested) CopyInFields(src *TortureGroups_Nested, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureGroups_Nested_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("19") {
-		if !m.Deeper.Equal(src.GetDeeper()) {
-			m.Deeper = src.GetDeeper().Clone()
-			n++
-		}
-	} else if fm.HasChild("19") {
-		if d1, s1 := m.Deeper, src.GetDeeper(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureGroups_Nested_Deeper{}
-				m.Deeper = d1
-				n++
-			}
-			var pb1 *struct {
-				f20 TortureSign
-				f21 float32
-			}
-			if fm.IsSet("19.20") {
-				var sv1 *TortureSign
-				if s1 != nil {
-					sv1 = s1.Sign
-				}
-				if !fieldmap.EqualPtr(d1.Sign, sv1) {
-					if sv1 == nil {
-						d1.Sign = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f20 TortureSign
-								f21 float32
-							})
-						}
-						pb1.f20 = *sv1
-						d1.Sign = &pb1.f20
-					}
-					n++
-				}
-			}
-			if fm.IsSet("19.21") {
-				var sv1 *float32
-				if s1 != nil {
-					sv1 = s1.F
-				}
-				if !fieldmap.SamePtrFloat32(d1.F, sv1) {
-					if sv1 == nil {
-						d1.F = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f20 TortureSign
-								f21 float32
-							})
-						}
-						pb1.f21 = *sv1
-						d1.F = &pb1.f21
-					}
-					n++
-				}
-			}
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3175,59 +2524,14 @@ func (m *TortureGroups_Nested) CopyInFields(src *TortureGroups_Nested, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureGroups_Nested_Deeper does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureGroups_Nested_Deeper or bound to no schema: a map of another message panics.
 func (m *TortureGroups_Nested_Deeper) CopyInFields(src *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureGroups_Nested_Deeper_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	var pb0 *struct {
-		f20 TortureSign
-		f21 float32
-	}
-	if fm.Has("20") {
-		var sv0 *TortureSign
-		if src != nil {
-			sv0 = src.Sign
-		}
-		if !fieldmap.EqualPtr(m.Sign, sv0) {
-			if sv0 == nil {
-				m.Sign = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f20 TortureSign
-						f21 float32
-					})
-				}
-				pb0.f20 = *sv0
-				m.Sign = &pb0.f20
-			}
-			n++
-		}
-	}
-	if fm.Has("21") {
-		var sv0 *float32
-		if src != nil {
-			sv0 = src.F
-		}
-		if !fieldmap.SamePtrFloat32(m.F, sv0) {
-			if sv0 == nil {
-				m.F = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f20 TortureSign
-						f21 float32
-					})
-				}
-				pb0.f21 = *sv0
-				m.F = &pb0.f21
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3239,57 +2543,57 @@ func (m *TortureGroups_Nested_Deeper) CopyInFields(src *TortureGroups_Nested_Dee
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureLegacyKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureLegacyKey or bound to no schema: a map of another message panics.
 func (m *TortureLegacyKey) CopyInFields(src *TortureLegacyKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureLegacyKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _TortureLegacyKey_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureLegacyKey.
+type _TortureLegacyKey_ptrs struct {
+	f1 int32
+	f2 string
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureLegacyKey being number at of fm's schema.
+func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureLegacyKey)
+	}
 	n := 0
-	var pb0 *struct {
-		f1 int32
-		f2 string
-	}
-	if fm.Has("1") {
-		var sv0 *int32
-		if src != nil {
-			sv0 = src.Id
-		}
-		if !fieldmap.EqualPtr(m.Id, sv0) {
-			if sv0 == nil {
-				m.Id = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 int32
-						f2 string
-					})
-				}
-				pb0.f1 = *sv0
-				m.Id = &pb0.f1
+	var pb *_TortureLegacyKey_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
+		if src.Id == nil {
+			m.Id = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKey_ptrs)
 			}
-			n++
+			pb.f1 = *src.Id
+			m.Id = &pb.f1
 		}
+		n++
 	}
-	if fm.Has("2") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Note
-		}
-		if !fieldmap.EqualPtr(m.Note, sv0) {
-			if sv0 == nil {
-				m.Note = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 int32
-						f2 string
-					})
-				}
-				pb0.f2 = *sv0
-				m.Note = &pb0.f2
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Note, src.Note) {
+		if src.Note == nil {
+			m.Note = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKey_ptrs)
 			}
-			n++
+			pb.f2 = *src.Note
+			m.Note = &pb.f2
 		}
+		n++
 	}
 	return n
 }
@@ -3303,156 +2607,157 @@ func (m *TortureLegacyKey) CopyInFields(src *TortureLegacyKey, fm *fieldmap.Fiel
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureLegacyKey2 does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureLegacyKey2 or bound to no schema: a map of another message panics.
 func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureLegacyKey2_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureLegacyKey2 being number at of fm's schema.
+func (m *TortureLegacyKey2) copyInAt(src *TortureLegacyKey2, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureLegacyKey2)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureLegacyKeyValue{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TortureLegacyKeyValue)
 				n++
 			}
-			var pb1 *struct {
-				f1 string
-				f2 TortureSign
-				f6 float32
-			}
-			if fm.IsSet("1.1") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Name
-				}
-				if !fieldmap.EqualPtr(d1.Name, sv1) {
-					if sv1 == nil {
-						d1.Name = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f2 TortureSign
-								f6 float32
-							})
-						}
-						pb1.f1 = *sv1
-						d1.Name = &pb1.f1
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				var sv1 *TortureSign
-				if s1 != nil {
-					sv1 = s1.Sign
-				}
-				if !fieldmap.EqualPtr(d1.Sign, sv1) {
-					if sv1 == nil {
-						d1.Sign = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f2 TortureSign
-								f6 float32
-							})
-						}
-						pb1.f2 = *sv1
-						d1.Sign = &pb1.f2
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if !d1.Part.Equal(s1.GetPart()) {
-					d1.Part = s1.GetPart().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.3") {
-				if d2, s2 := d1.Part, s1.GetPart(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureLegacyKeyValue_Part{}
-						d1.Part = d2
-						n++
-					}
-					var pb2 *struct {
-						f4 uint32
-						f5 bool
-					}
-					if fm.IsSet("1.3.4") {
-						var sv2 *uint32
-						if s2 != nil {
-							sv2 = s2.N
-						}
-						if !fieldmap.EqualPtr(d2.N, sv2) {
-							if sv2 == nil {
-								d2.N = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f4 uint32
-										f5 bool
-									})
-								}
-								pb2.f4 = *sv2
-								d2.N = &pb2.f4
-							}
-							n++
-						}
-					}
-					if fm.IsSet("1.3.5") {
-						var sv2 *bool
-						if s2 != nil {
-							sv2 = s2.On
-						}
-						if !fieldmap.EqualPtr(d2.On, sv2) {
-							if sv2 == nil {
-								d2.On = nil
-							} else {
-								if pb2 == nil {
-									pb2 = new(struct {
-										f4 uint32
-										f5 bool
-									})
-								}
-								pb2.f5 = *sv2
-								d2.On = &pb2.f5
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.6") {
-				var sv1 *float32
-				if s1 != nil {
-					sv1 = s1.Ratio
-				}
-				if !fieldmap.SamePtrFloat32(d1.Ratio, sv1) {
-					if sv1 == nil {
-						d1.Ratio = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f2 TortureSign
-								f6 float32
-							})
-						}
-						pb1.f6 = *sv1
-						d1.Ratio = &pb1.f6
-					}
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
+	}
+	return n
+}
+
+// _TortureLegacyKeyValue_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureLegacyKeyValue.
+type _TortureLegacyKeyValue_ptrs struct {
+	f1 string
+	f2 TortureSign
+	f6 float32
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureLegacyKeyValue being number at of fm's schema.
+func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureLegacyKeyValue)
+	}
+	n := 0
+	var pb *_TortureLegacyKeyValue_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
+		if src.Name == nil {
+			m.Name = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKeyValue_ptrs)
+			}
+			pb.f1 = *src.Name
+			m.Name = &pb.f1
+		}
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+		if src.Sign == nil {
+			m.Sign = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKeyValue_ptrs)
+			}
+			pb.f2 = *src.Sign
+			m.Sign = &pb.f2
+		}
+		n++
+	}
+	if cw&(1<<2) != 0 {
+		if !m.Part.Equal(src.Part) {
+			m.Part = src.Part.Clone()
+			n++
+		}
+	} else if bw&(1<<2) != 0 {
+		if m.Part != nil || src.Part != nil {
+			if m.Part == nil {
+				m.Part = new(TortureLegacyKeyValue_Part)
+				n++
+			}
+			n += m.Part.copyInAt(src.Part, fm, at+3)
+		}
+	}
+	if cw&(1<<5) != 0 && !fieldmap.SamePtrFloat32(m.Ratio, src.Ratio) {
+		if src.Ratio == nil {
+			m.Ratio = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKeyValue_ptrs)
+			}
+			pb.f6 = *src.Ratio
+			m.Ratio = &pb.f6
+		}
+		n++
+	}
+	return n
+}
+
+// _TortureLegacyKeyValue_Part_ptrs holds the explicit-presence scalars CopyInFields sets in a Part.
+type _TortureLegacyKeyValue_Part_ptrs struct {
+	f4 uint32
+	f5 bool
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Part being number at of fm's schema.
+func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureLegacyKeyValue_Part)
+	}
+	n := 0
+	var pb *_TortureLegacyKeyValue_Part_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.N, src.N) {
+		if src.N == nil {
+			m.N = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKeyValue_Part_ptrs)
+			}
+			pb.f4 = *src.N
+			m.N = &pb.f4
+		}
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.On, src.On) {
+		if src.On == nil {
+			m.On = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKeyValue_Part_ptrs)
+			}
+			pb.f5 = *src.On
+			m.On = &pb.f5
+		}
+		n++
 	}
 	return n
 }
@@ -3466,144 +2771,14 @@ func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.Fi
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureLegacyKeyValue does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureLegacyKeyValue or bound to no schema: a map of another message panics.
 func (m *TortureLegacyKeyValue) CopyInFields(src *TortureLegacyKeyValue, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureLegacyKeyValue_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	var pb0 *struct {
-		f1 string
-		f2 TortureSign
-		f6 float32
-	}
-	if fm.Has("1") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Name
-		}
-		if !fieldmap.EqualPtr(m.Name, sv0) {
-			if sv0 == nil {
-				m.Name = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f2 TortureSign
-						f6 float32
-					})
-				}
-				pb0.f1 = *sv0
-				m.Name = &pb0.f1
-			}
-			n++
-		}
-	}
-	if fm.Has("2") {
-		var sv0 *TortureSign
-		if src != nil {
-			sv0 = src.Sign
-		}
-		if !fieldmap.EqualPtr(m.Sign, sv0) {
-			if sv0 == nil {
-				m.Sign = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f2 TortureSign
-						f6 float32
-					})
-				}
-				pb0.f2 = *sv0
-				m.Sign = &pb0.f2
-			}
-			n++
-		}
-	}
-	if fm.Has("3") {
-		if !m.Part.Equal(src.GetPart()) {
-			m.Part = src.GetPart().Clone()
-			n++
-		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Part, src.GetPart(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureLegacyKeyValue_Part{}
-				m.Part = d1
-				n++
-			}
-			var pb1 *struct {
-				f4 uint32
-				f5 bool
-			}
-			if fm.IsSet("3.4") {
-				var sv1 *uint32
-				if s1 != nil {
-					sv1 = s1.N
-				}
-				if !fieldmap.EqualPtr(d1.N, sv1) {
-					if sv1 == nil {
-						d1.N = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f4 uint32
-								f5 bool
-							})
-						}
-						pb1.f4 = *sv1
-						d1.N = &pb1.f4
-					}
-					n++
-				}
-			}
-			if fm.IsSet("3.5") {
-				var sv1 *bool
-				if s1 != nil {
-					sv1 = s1.On
-				}
-				if !fieldmap.EqualPtr(d1.On, sv1) {
-					if sv1 == nil {
-						d1.On = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f4 uint32
-								f5 bool
-							})
-						}
-						pb1.f5 = *sv1
-						d1.On = &pb1.f5
-					}
-					n++
-				}
-			}
-		}
-	}
-	if fm.Has("6") {
-		var sv0 *float32
-		if src != nil {
-			sv0 = src.Ratio
-		}
-		if !fieldmap.SamePtrFloat32(m.Ratio, sv0) {
-			if sv0 == nil {
-				m.Ratio = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f2 TortureSign
-						f6 float32
-					})
-				}
-				pb0.f6 = *sv0
-				m.Ratio = &pb0.f6
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3615,59 +2790,14 @@ func (m *TortureLegacyKeyValue) CopyInFields(src *TortureLegacyKeyValue, fm *fie
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureLegacyKeyValue_Part does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureLegacyKeyValue_Part or bound to no schema: a map of another message panics.
 func (m *TortureLegacyKeyValue_Part) CopyInFields(src *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureLegacyKeyValue_Part_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	var pb0 *struct {
-		f4 uint32
-		f5 bool
-	}
-	if fm.Has("4") {
-		var sv0 *uint32
-		if src != nil {
-			sv0 = src.N
-		}
-		if !fieldmap.EqualPtr(m.N, sv0) {
-			if sv0 == nil {
-				m.N = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f4 uint32
-						f5 bool
-					})
-				}
-				pb0.f4 = *sv0
-				m.N = &pb0.f4
-			}
-			n++
-		}
-	}
-	if fm.Has("5") {
-		var sv0 *bool
-		if src != nil {
-			sv0 = src.On
-		}
-		if !fieldmap.EqualPtr(m.On, sv0) {
-			if sv0 == nil {
-				m.On = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f4 uint32
-						f5 bool
-					})
-				}
-				pb0.f5 = *sv0
-				m.On = &pb0.f5
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3679,21 +2809,30 @@ func (m *TortureLegacyKeyValue_Part) CopyInFields(src *TortureLegacyKeyValue_Par
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureSignHolder does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureSignHolder or bound to no schema: a map of another message panics.
 func (m *TortureSignHolder) CopyInFields(src *TortureSignHolder, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureSignHolder_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureSignHolder being number at of fm's schema.
+func (m *TortureSignHolder) copyInAt(src *TortureSignHolder, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureSignHolder)
+	}
 	n := 0
-	if fm.Has("1") {
-		var sv0 *TortureSign
-		if src != nil {
-			sv0 = src.Sign
-		}
-		if !fieldmap.EqualPtr(m.Sign, sv0) {
-			m.Sign = fieldmap.ClonePtr(sv0)
-			n++
-		}
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+		m.Sign = fieldmap.ClonePtr(src.Sign)
+		n++
 	}
 	return n
 }
@@ -3705,342 +2844,140 @@ func (m *TortureSignHolder) CopyInFields(src *TortureSignHolder, fm *fieldmap.Fi
 // compared.
 func (m *TortureDefaults) DiffFields(o *TortureDefaults) *fieldmap.FieldMap {
 	fm := _TortureDefaults_fieldSchema.NewFieldMap()
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.DDouble
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.DDouble
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	{
-		var av0 *float32
-		if m != nil {
-			av0 = m.DFloat
-		}
-		var bv0 *float32
-		if o != nil {
-			bv0 = o.DFloat
-		}
-		if !fieldmap.EqualPtrFloat32(av0, bv0) {
-			fm.Set("2")
-		}
-	}
-	{
-		var av0 *int32
-		if m != nil {
-			av0 = m.DInt32
-		}
-		var bv0 *int32
-		if o != nil {
-			bv0 = o.DInt32
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("3")
-		}
-	}
-	{
-		var av0 *int64
-		if m != nil {
-			av0 = m.DInt64
-		}
-		var bv0 *int64
-		if o != nil {
-			bv0 = o.DInt64
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("4")
-		}
-	}
-	{
-		var av0 *uint32
-		if m != nil {
-			av0 = m.DUint32
-		}
-		var bv0 *uint32
-		if o != nil {
-			bv0 = o.DUint32
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("5")
-		}
-	}
-	{
-		var av0 *uint64
-		if m != nil {
-			av0 = m.DUint64
-		}
-		var bv0 *uint64
-		if o != nil {
-			bv0 = o.DUint64
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("6")
-		}
-	}
-	{
-		var av0 *int32
-		if m != nil {
-			av0 = m.DSint32
-		}
-		var bv0 *int32
-		if o != nil {
-			bv0 = o.DSint32
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("7")
-		}
-	}
-	{
-		var av0 *int64
-		if m != nil {
-			av0 = m.DSint64
-		}
-		var bv0 *int64
-		if o != nil {
-			bv0 = o.DSint64
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("8")
-		}
-	}
-	{
-		var av0 *uint32
-		if m != nil {
-			av0 = m.DFixed32
-		}
-		var bv0 *uint32
-		if o != nil {
-			bv0 = o.DFixed32
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("9")
-		}
-	}
-	{
-		var av0 *uint64
-		if m != nil {
-			av0 = m.DFixed64
-		}
-		var bv0 *uint64
-		if o != nil {
-			bv0 = o.DFixed64
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("10")
-		}
-	}
-	{
-		var av0 *int32
-		if m != nil {
-			av0 = m.DSfixed32
-		}
-		var bv0 *int32
-		if o != nil {
-			bv0 = o.DSfixed32
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("11")
-		}
-	}
-	{
-		var av0 *int64
-		if m != nil {
-			av0 = m.DSfixed64
-		}
-		var bv0 *int64
-		if o != nil {
-			bv0 = o.DSfixed64
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("12")
-		}
-	}
-	{
-		var av0 *bool
-		if m != nil {
-			av0 = m.DBool
-		}
-		var bv0 *bool
-		if o != nil {
-			bv0 = o.DBool
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("13")
-		}
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.DString
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.DString
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("14")
-		}
-	}
-	{
-		var av0 []byte
-		if m != nil {
-			av0 = m.DBytes
-		}
-		var bv0 []byte
-		if o != nil {
-			bv0 = o.DBytes
-		}
-		if !fieldmap.EqualBytesPresence(av0, bv0) {
-			fm.Set("15")
-		}
-	}
-	{
-		var av0 *TortureSign
-		if m != nil {
-			av0 = m.DEnum
-		}
-		var bv0 *TortureSign
-		if o != nil {
-			bv0 = o.DEnum
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("16")
-		}
-	}
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.DNan
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.DNan
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("17")
-		}
-	}
-	{
-		var av0 *float32
-		if m != nil {
-			av0 = m.DNegInf
-		}
-		var bv0 *float32
-		if o != nil {
-			bv0 = o.DNegInf
-		}
-		if !fieldmap.EqualPtrFloat32(av0, bv0) {
-			fm.Set("18")
-		}
-	}
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.DNegZero
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.DNegZero
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("19")
-		}
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.RString
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.RString
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("20")
-		}
-	}
-	{
-		var av0 *TortureSign
-		if m != nil {
-			av0 = m.REnum
-		}
-		var bv0 *TortureSign
-		if o != nil {
-			bv0 = o.REnum
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("21")
-		}
-	}
-	if a1, b1 := m.GetRMessage(), o.GetRMessage(); (a1 == nil) != (b1 == nil) {
-		fm.Set("22")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *int32
-			if a1 != nil {
-				av1 = a1.Value
-			}
-			var bv1 *int32
-			if b1 != nil {
-				bv1 = b1.Value
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("22.1")
-				c1 = true
-			}
-		}
-		{
-			var av1 *TortureSign
-			if a1 != nil {
-				av1 = a1.Sign
-			}
-			var bv1 *TortureSign
-			if b1 != nil {
-				bv1 = b1.Sign
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("22.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("22")
-		}
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Secret
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Secret
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("23")
-		}
-	}
-	{
-		var av0 *other.Color
-		if m != nil {
-			av0 = m.Color
-		}
-		var bv0 *other.Color
-		if o != nil {
-			bv0 = o.Color
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("24")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureDefaults being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureDefaults) diffAt(o *TortureDefaults, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureDefaults)
+	}
+	if o == nil {
+		o = new(TortureDefaults)
+	}
+	c := false
+	if !fieldmap.EqualPtrFloat64(m.DDouble, o.DDouble) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat32(m.DFloat, o.DFloat) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DInt32, o.DInt32) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DInt64, o.DInt64) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DUint32, o.DUint32) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DUint64, o.DUint64) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DSint32, o.DSint32) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DSint64, o.DSint64) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DFixed32, o.DFixed32) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DFixed64, o.DFixed64) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DSfixed32, o.DSfixed32) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DSfixed64, o.DSfixed64) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DBool, o.DBool) {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DString, o.DString) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if !fieldmap.EqualBytesPresence(m.DBytes, o.DBytes) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.DEnum, o.DEnum) {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat64(m.DNan, o.DNan) {
+		fm.SetAt(at + 16)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat32(m.DNegInf, o.DNegInf) {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat64(m.DNegZero, o.DNegZero) {
+		fm.SetAt(at + 18)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.RString, o.RString) {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.REnum, o.REnum) {
+		fm.SetAt(at + 20)
+		c = true
+	}
+	if (m.RMessage == nil) != (o.RMessage == nil) || m.RMessage != nil && m.RMessage.diffAt(o.RMessage, fm, at+22) {
+		fm.SetAt(at + 21)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
+		fm.SetAt(at + 24)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Color, o.Color) {
+		fm.SetAt(at + 25)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Inner being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureDefaults_Inner) diffAt(o *TortureDefaults_Inner, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureDefaults_Inner)
+	}
+	if o == nil {
+		o = new(TortureDefaults_Inner)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Value, o.Value) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4050,32 +2987,7 @@ func (m *TortureDefaults) DiffFields(o *TortureDefaults) *fieldmap.FieldMap {
 // compared.
 func (m *TortureDefaults_Inner) DiffFields(o *TortureDefaults_Inner) *fieldmap.FieldMap {
 	fm := _TortureDefaults_Inner_fieldSchema.NewFieldMap()
-	{
-		var av0 *int32
-		if m != nil {
-			av0 = m.Value
-		}
-		var bv0 *int32
-		if o != nil {
-			bv0 = o.Value
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	{
-		var av0 *TortureSign
-		if m != nil {
-			av0 = m.Sign
-		}
-		var bv0 *TortureSign
-		if o != nil {
-			bv0 = o.Sign
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -4086,175 +2998,206 @@ func (m *TortureDefaults_Inner) DiffFields(o *TortureDefaults_Inner) *fieldmap.F
 // compared.
 func (m *TortureGroups) DiffFields(o *TortureGroups) *fieldmap.FieldMap {
 	fm := _TortureGroups_fieldSchema.NewFieldMap()
-	{
-		aw1, aok1 := m.GetPick().(*TortureGroups_Pickgroup)
-		bw1, bok1 := o.GetPick().(*TortureGroups_Pickgroup)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("1")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Pickgroup, bw1.Pickgroup, false
-			{
-				var av1 *string
-				if a1 != nil {
-					av1 = a1.Text
-				}
-				var bv1 *string
-				if b1 != nil {
-					bv1 = b1.Text
-				}
-				if !fieldmap.EqualPtr(av1, bv1) {
-					fm.Set("1.2")
-					c1 = true
-				}
-			}
-			{
-				var av1 *TortureSign
-				if a1 != nil {
-					av1 = a1.Sign
-				}
-				var bv1 *TortureSign
-				if b1 != nil {
-					bv1 = b1.Sign
-				}
-				if !fieldmap.EqualPtr(av1, bv1) {
-					fm.Set("1.3")
-					c1 = true
-				}
-			}
-			if !a1.GetBack().Equal(b1.GetBack()) {
-				fm.Set("1.4")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("1")
-			}
-		}
-	}
-	{
-		aw0, aok0 := m.GetPick().(*TortureGroups_PickSign)
-		bw0, bok0 := o.GetPick().(*TortureGroups_PickSign)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.PickSign != bw0.PickSign {
-			fm.Set("5")
-		}
-	}
-	{
-		aw0, aok0 := m.GetPick().(*TortureGroups_PickBytes)
-		bw0, bok0 := o.GetPick().(*TortureGroups_PickBytes)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !bytes.Equal(aw0.PickBytes, bw0.PickBytes) {
-			fm.Set("6")
-		}
-	}
-	{
-		aw1, aok1 := m.GetPick().(*TortureGroups_Picksecret)
-		bw1, bok1 := o.GetPick().(*TortureGroups_Picksecret)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("7")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Picksecret, bw1.Picksecret, false
-			{
-				var av1 *string
-				if a1 != nil {
-					av1 = a1.Token
-				}
-				var bv1 *string
-				if b1 != nil {
-					bv1 = b1.Token
-				}
-				if !fieldmap.EqualPtr(av1, bv1) {
-					fm.Set("7.8")
-					c1 = true
-				}
-			}
-			if c1 {
-				fm.Set("7")
-			}
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetRow(), o.GetRow(), (*TortureGroups_Row).Equal) {
-		fm.Set("10")
-	}
-	if a1, b1 := m.GetHidden(), o.GetHidden(); (a1 == nil) != (b1 == nil) {
-		fm.Set("13")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.Password
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.Password
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("13.14")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("13")
-		}
-	}
-	if !maps.Equal(m.GetSignMap(), o.GetSignMap()) {
-		fm.Set("15")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetInnerMap(), o.GetInnerMap(), (*TortureDefaults_Inner).Equal) {
-		fm.Set("16")
-	}
-	if !slices.Equal(m.GetSigns(), o.GetSigns()) {
-		fm.Set("17")
-	}
-	if a1, b1 := m.GetNested(), o.GetNested(); (a1 == nil) != (b1 == nil) {
-		fm.Set("18")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetDeeper(), b1.GetDeeper(); (a2 == nil) != (b2 == nil) {
-			fm.Set("18.19")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			{
-				var av2 *TortureSign
-				if a2 != nil {
-					av2 = a2.Sign
-				}
-				var bv2 *TortureSign
-				if b2 != nil {
-					bv2 = b2.Sign
-				}
-				if !fieldmap.EqualPtr(av2, bv2) {
-					fm.Set("18.19.20")
-					c2 = true
-				}
-			}
-			{
-				var av2 *float32
-				if a2 != nil {
-					av2 = a2.F
-				}
-				var bv2 *float32
-				if b2 != nil {
-					bv2 = b2.F
-				}
-				if !fieldmap.EqualPtrFloat32(av2, bv2) {
-					fm.Set("18.19.21")
-					c2 = true
-				}
-			}
-			if c2 {
-				fm.Set("18.19")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("18")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureGroups being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureGroups) diffAt(o *TortureGroups, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureGroups)
+	}
+	if o == nil {
+		o = new(TortureGroups)
+	}
+	c := false
+	{
+		x, xok := m.Pick.(*TortureGroups_Pickgroup)
+		y, yok := o.Pick.(*TortureGroups_Pickgroup)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Pickgroup.diffAt_piss7n(y.Pickgroup, fm, at+1) {
+			fm.SetAt(at)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Pick.(*TortureGroups_PickSign)
+		y, yok := o.Pick.(*TortureGroups_PickSign)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.PickSign != y.PickSign {
+			fm.SetAt(at + 4)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Pick.(*TortureGroups_PickBytes)
+		y, yok := o.Pick.(*TortureGroups_PickBytes)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !bytes.Equal(x.PickBytes, y.PickBytes) {
+			fm.SetAt(at + 5)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Pick.(*TortureGroups_Picksecret)
+		y, yok := o.Pick.(*TortureGroups_Picksecret)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Picksecret.diffAt(y.Picksecret, fm, at+7) {
+			fm.SetAt(at + 6)
+			c = true
+		}
+	}
+	if !fieldmap.EqualMessageListFunc(m.Row, o.Row, (*TortureGroups_Row).Equal) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if (m.Hidden == nil) != (o.Hidden == nil) || m.Hidden != nil && m.Hidden.diffAt(o.Hidden, fm, at+12) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if !maps.Equal(m.SignMap, o.SignMap) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*TortureDefaults_Inner).Equal) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if !slices.Equal(m.Signs, o.Signs) {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	if (m.Nested == nil) != (o.Nested == nil) || m.Nested != nil && m.Nested.diffAt(o.Nested, fm, at+17) {
+		fm.SetAt(at + 16)
+		c = true
+	}
+	return c
+}
+
+// diffAt_piss7n sets in fm the flags where m and o differ, the first flag of
+// PickGroup being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureGroups_PickGroup) diffAt_piss7n(o *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureGroups_PickGroup)
+	}
+	if o == nil {
+		o = new(TortureGroups_PickGroup)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Text, o.Text) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !m.Back.Equal(o.Back) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// PickSecret being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureGroups_PickSecret) diffAt(o *TortureGroups_PickSecret, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureGroups_PickSecret)
+	}
+	if o == nil {
+		o = new(TortureGroups_PickSecret)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Token, o.Token) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Row being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureGroups_Row) diffAt(o *TortureGroups_Row, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureGroups_Row)
+	}
+	if o == nil {
+		o = new(TortureGroups_Row)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.N, o.N) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Signs, o.Signs) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Hidden being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureGroups_Hidden) diffAt(o *TortureGroups_Hidden, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureGroups_Hidden)
+	}
+	if o == nil {
+		o = new(TortureGroups_Hidden)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Password, o.Password) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Nested being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureGroups_Nested) diffAt(o *TortureGroups_Nested, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureGroups_Nested)
+	}
+	if o == nil {
+		o = new(TortureGroups_Nested)
+	}
+	c := false
+	if (m.Deeper == nil) != (o.Deeper == nil) || m.Deeper != nil && m.Deeper.diffAt(o.Deeper, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Deeper being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureGroups_Nested_Deeper) diffAt(o *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureGroups_Nested_Deeper)
+	}
+	if o == nil {
+		o = new(TortureGroups_Nested_Deeper)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat32(m.F, o.F) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4264,185 +3207,108 @@ func (m *TortureGroups) DiffFields(o *TortureGroups) *fieldmap.FieldMap {
 // compared.
 func (m *TortureGroups_PickGroup) DiffFields(o *TortureGroups_PickGroup) *fieldmap.FieldMap {
 	fm := _TortureGroups_PickGroup_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Text
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Text
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("2")
-		}
-	}
-	{
-		var av0 *TortureSign
-		if m != nil {
-			av0 = m.Sign
-		}
-		var bv0 *TortureSign
-		if o != nil {
-			bv0 = o.Sign
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("3")
-		}
-	}
-	if a1, b1 := m.GetBack(), o.GetBack(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		{
-			aw1, aok1 := a1.GetPick().(*TortureGroups_Pickgroup)
-			bw1, bok1 := b1.GetPick().(*TortureGroups_Pickgroup)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && !aw1.Pickgroup.Equal(bw1.Pickgroup) {
-				fm.Set("4.1")
-				c1 = true
-			}
-		}
-		{
-			aw1, aok1 := a1.GetPick().(*TortureGroups_PickSign)
-			bw1, bok1 := b1.GetPick().(*TortureGroups_PickSign)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && aw1.PickSign != bw1.PickSign {
-				fm.Set("4.5")
-				c1 = true
-			}
-		}
-		{
-			aw1, aok1 := a1.GetPick().(*TortureGroups_PickBytes)
-			bw1, bok1 := b1.GetPick().(*TortureGroups_PickBytes)
-			aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-			if aok1 != bok1 || aok1 && !bytes.Equal(aw1.PickBytes, bw1.PickBytes) {
-				fm.Set("4.6")
-				c1 = true
-			}
-		}
-		{
-			aw2, aok2 := a1.GetPick().(*TortureGroups_Picksecret)
-			bw2, bok2 := b1.GetPick().(*TortureGroups_Picksecret)
-			aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-			if aok2 != bok2 {
-				fm.Set("4.7")
-				c1 = true
-			} else if aok2 {
-				a2, b2, c2 := aw2.Picksecret, bw2.Picksecret, false
-				{
-					var av2 *string
-					if a2 != nil {
-						av2 = a2.Token
-					}
-					var bv2 *string
-					if b2 != nil {
-						bv2 = b2.Token
-					}
-					if !fieldmap.EqualPtr(av2, bv2) {
-						fm.Set("4.7.8")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("4.7")
-					c1 = true
-				}
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetRow(), b1.GetRow(), (*TortureGroups_Row).Equal) {
-			fm.Set("4.10")
-			c1 = true
-		}
-		if a2, b2 := a1.GetHidden(), b1.GetHidden(); (a2 == nil) != (b2 == nil) {
-			fm.Set("4.13")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			{
-				var av2 *string
-				if a2 != nil {
-					av2 = a2.Password
-				}
-				var bv2 *string
-				if b2 != nil {
-					bv2 = b2.Password
-				}
-				if !fieldmap.EqualPtr(av2, bv2) {
-					fm.Set("4.13.14")
-					c2 = true
-				}
-			}
-			if c2 {
-				fm.Set("4.13")
-				c1 = true
-			}
-		}
-		if !maps.Equal(a1.GetSignMap(), b1.GetSignMap()) {
-			fm.Set("4.15")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageMapFunc(a1.GetInnerMap(), b1.GetInnerMap(), (*TortureDefaults_Inner).Equal) {
-			fm.Set("4.16")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetSigns(), b1.GetSigns()) {
-			fm.Set("4.17")
-			c1 = true
-		}
-		if a2, b2 := a1.GetNested(), b1.GetNested(); (a2 == nil) != (b2 == nil) {
-			fm.Set("4.18")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a3, b3 := a2.GetDeeper(), b2.GetDeeper(); (a3 == nil) != (b3 == nil) {
-				fm.Set("4.18.19")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				{
-					var av3 *TortureSign
-					if a3 != nil {
-						av3 = a3.Sign
-					}
-					var bv3 *TortureSign
-					if b3 != nil {
-						bv3 = b3.Sign
-					}
-					if !fieldmap.EqualPtr(av3, bv3) {
-						fm.Set("4.18.19.20")
-						c3 = true
-					}
-				}
-				{
-					var av3 *float32
-					if a3 != nil {
-						av3 = a3.F
-					}
-					var bv3 *float32
-					if b3 != nil {
-						bv3 = b3.F
-					}
-					if !fieldmap.EqualPtrFloat32(av3, bv3) {
-						fm.Set("4.18.19.21")
-						c3 = true
-					}
-				}
-				if c3 {
-					fm.Set("4.18.19")
-					c2 = true
-				}
-			}
-			if c2 {
-				fm.Set("4.18")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// PickGroup being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureGroups_PickGroup) diffAt(o *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureGroups_PickGroup)
+	}
+	if o == nil {
+		o = new(TortureGroups_PickGroup)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Text, o.Text) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if (m.Back == nil) != (o.Back == nil) || m.Back != nil && m.Back.diffAt_1sa1n69(o.Back, fm, at+3) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
+}
+
+// diffAt_1sa1n69 sets in fm the flags where m and o differ, the first flag of
+// TortureGroups being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureGroups) diffAt_1sa1n69(o *TortureGroups, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureGroups)
+	}
+	if o == nil {
+		o = new(TortureGroups)
+	}
+	c := false
+	{
+		x, xok := m.Pick.(*TortureGroups_Pickgroup)
+		y, yok := o.Pick.(*TortureGroups_Pickgroup)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !x.Pickgroup.Equal(y.Pickgroup) {
+			fm.SetAt(at)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Pick.(*TortureGroups_PickSign)
+		y, yok := o.Pick.(*TortureGroups_PickSign)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.PickSign != y.PickSign {
+			fm.SetAt(at + 1)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Pick.(*TortureGroups_PickBytes)
+		y, yok := o.Pick.(*TortureGroups_PickBytes)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !bytes.Equal(x.PickBytes, y.PickBytes) {
+			fm.SetAt(at + 2)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Pick.(*TortureGroups_Picksecret)
+		y, yok := o.Pick.(*TortureGroups_Picksecret)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Picksecret.diffAt(y.Picksecret, fm, at+4) {
+			fm.SetAt(at + 3)
+			c = true
+		}
+	}
+	if !fieldmap.EqualMessageListFunc(m.Row, o.Row, (*TortureGroups_Row).Equal) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if (m.Hidden == nil) != (o.Hidden == nil) || m.Hidden != nil && m.Hidden.diffAt(o.Hidden, fm, at+9) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !maps.Equal(m.SignMap, o.SignMap) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*TortureDefaults_Inner).Equal) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if !slices.Equal(m.Signs, o.Signs) {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if (m.Nested == nil) != (o.Nested == nil) || m.Nested != nil && m.Nested.diffAt(o.Nested, fm, at+14) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4452,19 +3318,7 @@ func (m *TortureGroups_PickGroup) DiffFields(o *TortureGroups_PickGroup) *fieldm
 // compared.
 func (m *TortureGroups_PickSecret) DiffFields(o *TortureGroups_PickSecret) *fieldmap.FieldMap {
 	fm := _TortureGroups_PickSecret_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Token
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Token
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("8")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -4475,22 +3329,7 @@ func (m *TortureGroups_PickSecret) DiffFields(o *TortureGroups_PickSecret) *fiel
 // compared.
 func (m *TortureGroups_Row) DiffFields(o *TortureGroups_Row) *fieldmap.FieldMap {
 	fm := _TortureGroups_Row_fieldSchema.NewFieldMap()
-	{
-		var av0 *int32
-		if m != nil {
-			av0 = m.N
-		}
-		var bv0 *int32
-		if o != nil {
-			bv0 = o.N
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("11")
-		}
-	}
-	if !slices.Equal(m.GetSigns(), o.GetSigns()) {
-		fm.Set("12")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -4501,19 +3340,7 @@ func (m *TortureGroups_Row) DiffFields(o *TortureGroups_Row) *fieldmap.FieldMap 
 // compared.
 func (m *TortureGroups_Hidden) DiffFields(o *TortureGroups_Hidden) *fieldmap.FieldMap {
 	fm := _TortureGroups_Hidden_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Password
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Password
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("14")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -4524,42 +3351,7 @@ func (m *TortureGroups_Hidden) DiffFields(o *TortureGroups_Hidden) *fieldmap.Fie
 // compared.
 func (m *TortureGroups_Nested) DiffFields(o *TortureGroups_Nested) *fieldmap.FieldMap {
 	fm := _TortureGroups_Nested_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetDeeper(), o.GetDeeper(); (a1 == nil) != (b1 == nil) {
-		fm.Set("19")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *TortureSign
-			if a1 != nil {
-				av1 = a1.Sign
-			}
-			var bv1 *TortureSign
-			if b1 != nil {
-				bv1 = b1.Sign
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("19.20")
-				c1 = true
-			}
-		}
-		{
-			var av1 *float32
-			if a1 != nil {
-				av1 = a1.F
-			}
-			var bv1 *float32
-			if b1 != nil {
-				bv1 = b1.F
-			}
-			if !fieldmap.EqualPtrFloat32(av1, bv1) {
-				fm.Set("19.21")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("19")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -4570,32 +3362,7 @@ func (m *TortureGroups_Nested) DiffFields(o *TortureGroups_Nested) *fieldmap.Fie
 // compared.
 func (m *TortureGroups_Nested_Deeper) DiffFields(o *TortureGroups_Nested_Deeper) *fieldmap.FieldMap {
 	fm := _TortureGroups_Nested_Deeper_fieldSchema.NewFieldMap()
-	{
-		var av0 *TortureSign
-		if m != nil {
-			av0 = m.Sign
-		}
-		var bv0 *TortureSign
-		if o != nil {
-			bv0 = o.Sign
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("20")
-		}
-	}
-	{
-		var av0 *float32
-		if m != nil {
-			av0 = m.F
-		}
-		var bv0 *float32
-		if o != nil {
-			bv0 = o.F
-		}
-		if !fieldmap.EqualPtrFloat32(av0, bv0) {
-			fm.Set("21")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -4606,33 +3373,30 @@ func (m *TortureGroups_Nested_Deeper) DiffFields(o *TortureGroups_Nested_Deeper)
 // compared.
 func (m *TortureLegacyKey) DiffFields(o *TortureLegacyKey) *fieldmap.FieldMap {
 	fm := _TortureLegacyKey_fieldSchema.NewFieldMap()
-	{
-		var av0 *int32
-		if m != nil {
-			av0 = m.Id
-		}
-		var bv0 *int32
-		if o != nil {
-			bv0 = o.Id
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Note
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Note
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureLegacyKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureLegacyKey) diffAt(o *TortureLegacyKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureLegacyKey)
+	}
+	if o == nil {
+		o = new(TortureLegacyKey)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Id, o.Id) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Note, o.Note) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4642,95 +3406,78 @@ func (m *TortureLegacyKey) DiffFields(o *TortureLegacyKey) *fieldmap.FieldMap {
 // compared.
 func (m *TortureLegacyKey2) DiffFields(o *TortureLegacyKey2) *fieldmap.FieldMap {
 	fm := _TortureLegacyKey2_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.Name
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.Name
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		{
-			var av1 *TortureSign
-			if a1 != nil {
-				av1 = a1.Sign
-			}
-			var bv1 *TortureSign
-			if b1 != nil {
-				bv1 = b1.Sign
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetPart(), b1.GetPart(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.3")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			{
-				var av2 *uint32
-				if a2 != nil {
-					av2 = a2.N
-				}
-				var bv2 *uint32
-				if b2 != nil {
-					bv2 = b2.N
-				}
-				if !fieldmap.EqualPtr(av2, bv2) {
-					fm.Set("1.3.4")
-					c2 = true
-				}
-			}
-			{
-				var av2 *bool
-				if a2 != nil {
-					av2 = a2.On
-				}
-				var bv2 *bool
-				if b2 != nil {
-					bv2 = b2.On
-				}
-				if !fieldmap.EqualPtr(av2, bv2) {
-					fm.Set("1.3.5")
-					c2 = true
-				}
-			}
-			if c2 {
-				fm.Set("1.3")
-				c1 = true
-			}
-		}
-		{
-			var av1 *float32
-			if a1 != nil {
-				av1 = a1.Ratio
-			}
-			var bv1 *float32
-			if b1 != nil {
-				bv1 = b1.Ratio
-			}
-			if !fieldmap.EqualPtrFloat32(av1, bv1) {
-				fm.Set("1.6")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureLegacyKey2 being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureLegacyKey2) diffAt(o *TortureLegacyKey2, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureLegacyKey2)
+	}
+	if o == nil {
+		o = new(TortureLegacyKey2)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureLegacyKeyValue being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureLegacyKeyValue) diffAt(o *TortureLegacyKeyValue, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureLegacyKeyValue)
+	}
+	if o == nil {
+		o = new(TortureLegacyKeyValue)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if (m.Part == nil) != (o.Part == nil) || m.Part != nil && m.Part.diffAt(o.Part, fm, at+3) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat32(m.Ratio, o.Ratio) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Part being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureLegacyKeyValue_Part) diffAt(o *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureLegacyKeyValue_Part)
+	}
+	if o == nil {
+		o = new(TortureLegacyKeyValue_Part)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.N, o.N) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.On, o.On) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -4740,81 +3487,7 @@ func (m *TortureLegacyKey2) DiffFields(o *TortureLegacyKey2) *fieldmap.FieldMap 
 // compared.
 func (m *TortureLegacyKeyValue) DiffFields(o *TortureLegacyKeyValue) *fieldmap.FieldMap {
 	fm := _TortureLegacyKeyValue_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Name
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Name
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	{
-		var av0 *TortureSign
-		if m != nil {
-			av0 = m.Sign
-		}
-		var bv0 *TortureSign
-		if o != nil {
-			bv0 = o.Sign
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("2")
-		}
-	}
-	if a1, b1 := m.GetPart(), o.GetPart(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *uint32
-			if a1 != nil {
-				av1 = a1.N
-			}
-			var bv1 *uint32
-			if b1 != nil {
-				bv1 = b1.N
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("3.4")
-				c1 = true
-			}
-		}
-		{
-			var av1 *bool
-			if a1 != nil {
-				av1 = a1.On
-			}
-			var bv1 *bool
-			if b1 != nil {
-				bv1 = b1.On
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("3.5")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
-	{
-		var av0 *float32
-		if m != nil {
-			av0 = m.Ratio
-		}
-		var bv0 *float32
-		if o != nil {
-			bv0 = o.Ratio
-		}
-		if !fieldmap.EqualPtrFloat32(av0, bv0) {
-			fm.Set("6")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -4825,32 +3498,7 @@ func (m *TortureLegacyKeyValue) DiffFields(o *TortureLegacyKeyValue) *fieldmap.F
 // compared.
 func (m *TortureLegacyKeyValue_Part) DiffFields(o *TortureLegacyKeyValue_Part) *fieldmap.FieldMap {
 	fm := _TortureLegacyKeyValue_Part_fieldSchema.NewFieldMap()
-	{
-		var av0 *uint32
-		if m != nil {
-			av0 = m.N
-		}
-		var bv0 *uint32
-		if o != nil {
-			bv0 = o.N
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("4")
-		}
-	}
-	{
-		var av0 *bool
-		if m != nil {
-			av0 = m.On
-		}
-		var bv0 *bool
-		if o != nil {
-			bv0 = o.On
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("5")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -4861,20 +3509,26 @@ func (m *TortureLegacyKeyValue_Part) DiffFields(o *TortureLegacyKeyValue_Part) *
 // compared.
 func (m *TortureSignHolder) DiffFields(o *TortureSignHolder) *fieldmap.FieldMap {
 	fm := _TortureSignHolder_fieldSchema.NewFieldMap()
-	{
-		var av0 *TortureSign
-		if m != nil {
-			av0 = m.Sign
-		}
-		var bv0 *TortureSign
-		if o != nil {
-			bv0 = o.Sign
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureSignHolder being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureSignHolder) diffAt(o *TortureSignHolder, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureSignHolder)
+	}
+	if o == nil {
+		o = new(TortureSignHolder)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
@@ -5248,7 +3902,7 @@ func (m *TortureDefaults) Redacted() *TortureDefaults {
 	if m == nil {
 		return nil
 	}
-	c := fieldmap.Clone(m)
+	c := m.Clone()
 	c.Redact()
 	return c
 }

@@ -61,85 +61,47 @@ const (
 	TortureEditionFieldSelf                = "27"   // self
 )
 
+var _TortureEditionPart_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "label"},
+	{Number: 2, Name: "closed"},
+	{Number: 3, Name: "count"},
+}}
+
+var _TortureEdition_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "required_name"},
+	{Number: 2, Name: "implicit_int"},
+	{Number: 3, Name: "explicit_int"},
+	{Number: 4, Name: "implicit_double"},
+	{Number: 5, Name: "explicit_double"},
+	{Number: 6, Name: "implicit_bytes"},
+	{Number: 7, Name: "explicit_bytes"},
+	{Number: 8, Name: "open"},
+	{Number: 9, Name: "closed"},
+	{Number: 10, Name: "implicit_open"},
+	{Number: 11, Name: "closed_default"},
+	{Number: 12, Name: "delimited", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape},
+	{Number: 13, Name: "delimited_list", Kind: fieldmap.KindList, Sub: _TortureEditionPart_shape},
+	{Number: 14, Name: "closed_map", Kind: fieldmap.KindMap},
+	{Number: 15, Name: "open_map", Kind: fieldmap.KindMap},
+	{Number: 16, Name: "closed_list", Kind: fieldmap.KindList},
+	{Number: 17, Name: "open_list", Kind: fieldmap.KindList},
+	{Number: 18, Name: "required_part", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape},
+	{Number: 19, Name: "implicit_secret"},
+	{Number: 20, Name: "implicit_float"},
+	{Number: 21, Name: "implicit_bool"},
+	{Number: 22, Name: "raw"},
+	{Number: 23, Name: "choice_closed"},
+	{Number: 24, Name: "choice_part", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape},
+	{Number: 25, Name: "choice_text"},
+	{Number: 26, Name: "part_map", Kind: fieldmap.KindMap},
+	{Number: 27, Name: "self"},
+}}
+
+var _TortureEdition_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEdition", _TortureEdition_shape, true)
+
 // TortureEditionAllFields lists the leaf flags of TortureEdition: together they
 // select every field.
-var TortureEditionAllFields = []string{
-	TortureEditionFieldRequiredName,
-	TortureEditionFieldImplicitInt,
-	TortureEditionFieldExplicitInt,
-	TortureEditionFieldImplicitDouble,
-	TortureEditionFieldExplicitDouble,
-	TortureEditionFieldImplicitBytes,
-	TortureEditionFieldExplicitBytes,
-	TortureEditionFieldOpen,
-	TortureEditionFieldClosed,
-	TortureEditionFieldImplicitOpen,
-	TortureEditionFieldClosedDefault,
-	TortureEditionFieldDelimitedLabel,
-	TortureEditionFieldDelimitedClosed,
-	TortureEditionFieldDelimitedCount,
-	TortureEditionFieldDelimitedList,
-	TortureEditionFieldClosedMap,
-	TortureEditionFieldOpenMap,
-	TortureEditionFieldClosedList,
-	TortureEditionFieldOpenList,
-	TortureEditionFieldRequiredPartLabel,
-	TortureEditionFieldRequiredPartClosed,
-	TortureEditionFieldRequiredPartCount,
-	TortureEditionFieldImplicitSecret,
-	TortureEditionFieldImplicitFloat,
-	TortureEditionFieldImplicitBool,
-	TortureEditionFieldRaw,
-	TortureEditionFieldChoiceClosed,
-	TortureEditionFieldChoicePartLabel,
-	TortureEditionFieldChoicePartClosed,
-	TortureEditionFieldChoicePartCount,
-	TortureEditionFieldChoiceText,
-	TortureEditionFieldPartMap,
-	TortureEditionFieldSelf,
-}
-
-var _TortureEdition_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureEdition", []fieldmap.Field{
-	{Flag: "1", Path: "required_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "implicit_int", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "explicit_int", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "implicit_double", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "explicit_double", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "implicit_bytes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "explicit_bytes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "open", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "closed", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "implicit_open", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "closed_default", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "delimited", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "12.1", Path: "delimited.label", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12.2", Path: "delimited.closed", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12.3", Path: "delimited.count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "delimited_list", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "13.1", Path: "delimited_list.label", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "13.2", Path: "delimited_list.closed", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "13.3", Path: "delimited_list.count", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "14", Path: "closed_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "15", Path: "open_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "16", Path: "closed_list", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "17", Path: "open_list", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "18", Path: "required_part", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "18.1", Path: "required_part.label", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18.2", Path: "required_part.closed", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18.3", Path: "required_part.count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "19", Path: "implicit_secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "20", Path: "implicit_float", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "21", Path: "implicit_bool", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "22", Path: "raw", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "23", Path: "choice_closed", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "24", Path: "choice_part", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "24.1", Path: "choice_part.label", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "24.2", Path: "choice_part.closed", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "24.3", Path: "choice_part.count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "25", Path: "choice_text", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "26", Path: "part_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "27", Path: "self", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureEditionAllFields = slices.Clone(_TortureEdition_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEdition.
 func (*TortureEdition) FieldSchema() *fieldmap.Schema { return _TortureEdition_fieldSchema }
@@ -157,19 +119,11 @@ const (
 	TortureEditionPartFieldCount  = "3" // count
 )
 
+var _TortureEditionPart_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionPart", _TortureEditionPart_shape, false)
+
 // TortureEditionPartAllFields lists the leaf flags of TortureEditionPart: together they
 // select every field.
-var TortureEditionPartAllFields = []string{
-	TortureEditionPartFieldLabel,
-	TortureEditionPartFieldClosed,
-	TortureEditionPartFieldCount,
-}
-
-var _TortureEditionPart_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureEditionPart", []fieldmap.Field{
-	{Flag: "1", Path: "label", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "closed", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureEditionPartAllFields = slices.Clone(_TortureEditionPart_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEditionPart.
 func (*TortureEditionPart) FieldSchema() *fieldmap.Schema { return _TortureEditionPart_fieldSchema }
@@ -189,22 +143,22 @@ const (
 	TortureEditionKeyFieldOtherClosed = "2.3" // other.closed
 )
 
+var _TortureEditionKeyValue_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "n"},
+	{Number: 3, Name: "closed"},
+}}
+
+var _TortureEditionKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key"},
+	{Number: 2, Name: "other", Kind: fieldmap.KindMessage, Sub: _TortureEditionKeyValue_shape},
+}}
+
+var _TortureEditionKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKey", _TortureEditionKey_shape, false)
+
 // TortureEditionKeyAllFields lists the leaf flags of TortureEditionKey: together they
 // select every field.
-var TortureEditionKeyAllFields = []string{
-	TortureEditionKeyFieldKey,
-	TortureEditionKeyFieldOtherName,
-	TortureEditionKeyFieldOtherN,
-	TortureEditionKeyFieldOtherClosed,
-}
-
-var _TortureEditionKey_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureEditionKey", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "other", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "other.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "other.n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "other.closed", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureEditionKeyAllFields = slices.Clone(_TortureEditionKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEditionKey.
 func (*TortureEditionKey) FieldSchema() *fieldmap.Schema { return _TortureEditionKey_fieldSchema }
@@ -222,19 +176,11 @@ const (
 	TortureEditionKeyValueFieldClosed = "3" // closed
 )
 
+var _TortureEditionKeyValue_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKeyValue", _TortureEditionKeyValue_shape, false)
+
 // TortureEditionKeyValueAllFields lists the leaf flags of TortureEditionKeyValue: together they
 // select every field.
-var TortureEditionKeyValueAllFields = []string{
-	TortureEditionKeyValueFieldName,
-	TortureEditionKeyValueFieldN,
-	TortureEditionKeyValueFieldClosed,
-}
-
-var _TortureEditionKeyValue_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureEditionKeyValue", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "closed", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureEditionKeyValueAllFields = slices.Clone(_TortureEditionKeyValue_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEditionKeyValue.
 func (*TortureEditionKeyValue) FieldSchema() *fieldmap.Schema {
@@ -255,20 +201,15 @@ const (
 	TortureEditionKeyedFieldKeyClosed = "1.3" // key.closed
 )
 
+var _TortureEditionKeyed_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureEditionKeyValue_shape},
+}}
+
+var _TortureEditionKeyed_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKeyed", _TortureEditionKeyed_shape, false)
+
 // TortureEditionKeyedAllFields lists the leaf flags of TortureEditionKeyed: together they
 // select every field.
-var TortureEditionKeyedAllFields = []string{
-	TortureEditionKeyedFieldKeyName,
-	TortureEditionKeyedFieldKeyN,
-	TortureEditionKeyedFieldKeyClosed,
-}
-
-var _TortureEditionKeyed_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureEditionKeyed", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "key.closed", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureEditionKeyedAllFields = slices.Clone(_TortureEditionKeyed_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEditionKeyed.
 func (*TortureEditionKeyed) FieldSchema() *fieldmap.Schema { return _TortureEditionKeyed_fieldSchema }
@@ -542,8 +483,13 @@ func (m *TortureEdition) Equal(o *TortureEdition) bool {
 	if !m.Delimited.Equal(o.Delimited) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.DelimitedList, o.DelimitedList, (*TortureEditionPart).Equal) {
+	if len(m.DelimitedList) != len(o.DelimitedList) {
 		return false
+	}
+	for i, x := range m.DelimitedList {
+		if y := o.DelimitedList[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureEditionPart).Equal) {
+			return false
+		}
 	}
 	if !maps.Equal(m.ClosedMap, o.ClosedMap) {
 		return false
@@ -608,7 +554,7 @@ func (m *TortureEdition) Equal(o *TortureEdition) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _TortureEdition_Choice_isSet reports whether oneof choice of TortureEdition holds a member: a
@@ -644,7 +590,7 @@ func (m *TortureEditionPart) Equal(o *TortureEditionPart) bool {
 	if !fieldmap.EqualPtr(m.Count, o.Count) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -663,7 +609,7 @@ func (m *TortureEditionKey) Equal(o *TortureEditionKey) bool {
 	if !m.Other.Equal(o.Other) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -685,7 +631,7 @@ func (m *TortureEditionKeyValue) Equal(o *TortureEditionKeyValue) bool {
 	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -701,7 +647,7 @@ func (m *TortureEditionKeyed) Equal(o *TortureEditionKeyed) bool {
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -713,598 +659,360 @@ func (m *TortureEditionKeyed) Equal(o *TortureEditionKeyed) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // with the field's list action (replace, add or remove).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureEdition or bound to no schema: a map of another message panics.
 func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureEdition_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _TortureEdition_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureEdition.
+type _TortureEdition_ptrs struct {
+	f1  string
+	f3  int32
+	f5  float64
+	f8  TortureOpen
+	f9  TortureClosed
+	f11 TortureClosed
+	f22 string
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureEdition being number at of fm's schema.
+func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureEdition)
+	}
 	n := 0
-	var pb0 *struct {
-		f1  string
-		f3  int32
-		f5  float64
-		f8  TortureOpen
-		f9  TortureClosed
-		f11 TortureClosed
-		f22 string
-	}
-	if fm.Has("1") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.RequiredName
+	var pb *_TortureEdition_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.RequiredName, src.RequiredName) {
+		if src.RequiredName == nil {
+			m.RequiredName = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEdition_ptrs)
+			}
+			pb.f1 = *src.RequiredName
+			m.RequiredName = &pb.f1
 		}
-		if !fieldmap.EqualPtr(m.RequiredName, sv0) {
-			if sv0 == nil {
-				m.RequiredName = nil
+		n++
+	}
+	if cw&(1<<1) != 0 && m.ImplicitInt != src.ImplicitInt {
+		m.ImplicitInt = src.ImplicitInt
+		n++
+	}
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.ExplicitInt, src.ExplicitInt) {
+		if src.ExplicitInt == nil {
+			m.ExplicitInt = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEdition_ptrs)
+			}
+			pb.f3 = *src.ExplicitInt
+			m.ExplicitInt = &pb.f3
+		}
+		n++
+	}
+	if cw&(1<<3) != 0 && !fieldmap.SameFloat64(m.ImplicitDouble, src.ImplicitDouble) {
+		m.ImplicitDouble = src.ImplicitDouble
+		n++
+	}
+	if cw&(1<<4) != 0 && !fieldmap.SamePtrFloat64(m.ExplicitDouble, src.ExplicitDouble) {
+		if src.ExplicitDouble == nil {
+			m.ExplicitDouble = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEdition_ptrs)
+			}
+			pb.f5 = *src.ExplicitDouble
+			m.ExplicitDouble = &pb.f5
+		}
+		n++
+	}
+	if cw&(1<<5) != 0 && !bytes.Equal(m.ImplicitBytes, src.ImplicitBytes) {
+		m.ImplicitBytes = fieldmap.CloneBytes(src.ImplicitBytes)
+		n++
+	}
+	if cw&(1<<6) != 0 && !fieldmap.EqualBytesPresence(m.ExplicitBytes, src.ExplicitBytes) {
+		m.ExplicitBytes = fieldmap.CloneBytes(src.ExplicitBytes)
+		n++
+	}
+	if cw&(1<<7) != 0 && !fieldmap.EqualPtr(m.Open, src.Open) {
+		if src.Open == nil {
+			m.Open = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEdition_ptrs)
+			}
+			pb.f8 = *src.Open
+			m.Open = &pb.f8
+		}
+		n++
+	}
+	if cw&(1<<8) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
+		if src.Closed == nil {
+			m.Closed = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEdition_ptrs)
+			}
+			pb.f9 = *src.Closed
+			m.Closed = &pb.f9
+		}
+		n++
+	}
+	if cw&(1<<9) != 0 && m.ImplicitOpen != src.ImplicitOpen {
+		m.ImplicitOpen = src.ImplicitOpen
+		n++
+	}
+	if cw&(1<<10) != 0 && !fieldmap.EqualPtr(m.ClosedDefault, src.ClosedDefault) {
+		if src.ClosedDefault == nil {
+			m.ClosedDefault = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEdition_ptrs)
+			}
+			pb.f11 = *src.ClosedDefault
+			m.ClosedDefault = &pb.f11
+		}
+		n++
+	}
+	if cw&(1<<11) != 0 {
+		if !m.Delimited.Equal(src.Delimited) {
+			m.Delimited = src.Delimited.Clone()
+			n++
+		}
+	} else if bw&(1<<11) != 0 {
+		if m.Delimited != nil || src.Delimited != nil {
+			if m.Delimited == nil {
+				m.Delimited = new(TortureEditionPart)
+				n++
+			}
+			n += m.Delimited.copyInAt(src.Delimited, fm, at+12)
+		}
+	}
+	if (cw|bw)&(1<<15) != 0 {
+		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.DelimitedList, src.DelimitedList, (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.DelimitedList, src.DelimitedList, (*TortureEditionPart).Equal) {
+			if len(src.DelimitedList) == 0 {
+				m.DelimitedList = nil
 			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f3  int32
-						f5  float64
-						f8  TortureOpen
-						f9  TortureClosed
-						f11 TortureClosed
-						f22 string
-					})
-				}
-				pb0.f1 = *sv0
-				m.RequiredName = &pb0.f1
+				m.DelimitedList = fieldmap.CloneListFunc(src.DelimitedList, (*TortureEditionPart).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("2") {
-		if m.ImplicitInt != src.GetImplicitInt() {
-			m.ImplicitInt = src.GetImplicitInt()
-			n++
-		}
-	}
-	if fm.Has("3") {
-		var sv0 *int32
-		if src != nil {
-			sv0 = src.ExplicitInt
-		}
-		if !fieldmap.EqualPtr(m.ExplicitInt, sv0) {
-			if sv0 == nil {
-				m.ExplicitInt = nil
+	if (cw|bw)&(1<<19) != 0 {
+		if a := fm.ListActionAt(at + 19); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.ClosedMap, src.ClosedMap)
+		} else if !maps.Equal(m.ClosedMap, src.ClosedMap) {
+			if len(src.ClosedMap) == 0 {
+				m.ClosedMap = nil
 			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f3  int32
-						f5  float64
-						f8  TortureOpen
-						f9  TortureClosed
-						f11 TortureClosed
-						f22 string
-					})
-				}
-				pb0.f3 = *sv0
-				m.ExplicitInt = &pb0.f3
+				m.ClosedMap = maps.Clone(src.ClosedMap)
 			}
 			n++
 		}
 	}
-	if fm.Has("4") {
-		if !fieldmap.SameFloat64(m.ImplicitDouble, src.GetImplicitDouble()) {
-			m.ImplicitDouble = src.GetImplicitDouble()
-			n++
-		}
-	}
-	if fm.Has("5") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.ExplicitDouble
-		}
-		if !fieldmap.SamePtrFloat64(m.ExplicitDouble, sv0) {
-			if sv0 == nil {
-				m.ExplicitDouble = nil
+	if (cw|bw)&(1<<20) != 0 {
+		if a := fm.ListActionAt(at + 20); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.OpenMap, src.OpenMap)
+		} else if !maps.Equal(m.OpenMap, src.OpenMap) {
+			if len(src.OpenMap) == 0 {
+				m.OpenMap = nil
 			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f3  int32
-						f5  float64
-						f8  TortureOpen
-						f9  TortureClosed
-						f11 TortureClosed
-						f22 string
-					})
-				}
-				pb0.f5 = *sv0
-				m.ExplicitDouble = &pb0.f5
+				m.OpenMap = maps.Clone(src.OpenMap)
 			}
 			n++
 		}
 	}
-	if fm.Has("6") {
-		if !bytes.Equal(m.ImplicitBytes, src.GetImplicitBytes()) {
-			m.ImplicitBytes = fieldmap.CloneBytes(src.GetImplicitBytes())
-			n++
-		}
-	}
-	if fm.Has("7") {
-		var sv0 []byte
-		if src != nil {
-			sv0 = src.ExplicitBytes
-		}
-		if !fieldmap.EqualBytesPresence(m.ExplicitBytes, sv0) {
-			m.ExplicitBytes = fieldmap.CloneBytes(sv0)
-			n++
-		}
-	}
-	if fm.Has("8") {
-		var sv0 *TortureOpen
-		if src != nil {
-			sv0 = src.Open
-		}
-		if !fieldmap.EqualPtr(m.Open, sv0) {
-			if sv0 == nil {
-				m.Open = nil
+	if (cw|bw)&(1<<21) != 0 {
+		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.ClosedList, src.ClosedList)
+		} else if !slices.Equal(m.ClosedList, src.ClosedList) {
+			if len(src.ClosedList) == 0 {
+				m.ClosedList = nil
 			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f3  int32
-						f5  float64
-						f8  TortureOpen
-						f9  TortureClosed
-						f11 TortureClosed
-						f22 string
-					})
-				}
-				pb0.f8 = *sv0
-				m.Open = &pb0.f8
+				m.ClosedList = slices.Clone(src.ClosedList)
 			}
 			n++
 		}
 	}
-	if fm.Has("9") {
-		var sv0 *TortureClosed
-		if src != nil {
-			sv0 = src.Closed
-		}
-		if !fieldmap.EqualPtr(m.Closed, sv0) {
-			if sv0 == nil {
-				m.Closed = nil
+	if (cw|bw)&(1<<22) != 0 {
+		if a := fm.ListActionAt(at + 22); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.OpenList, src.OpenList)
+		} else if !slices.Equal(m.OpenList, src.OpenList) {
+			if len(src.OpenList) == 0 {
+				m.OpenList = nil
 			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f3  int32
-						f5  float64
-						f8  TortureOpen
-						f9  TortureClosed
-						f11 TortureClosed
-						f22 string
-					})
-				}
-				pb0.f9 = *sv0
-				m.Closed = &pb0.f9
+				m.OpenList = slices.Clone(src.OpenList)
 			}
 			n++
 		}
 	}
-	if fm.Has("10") {
-		if m.ImplicitOpen != src.GetImplicitOpen() {
-			m.ImplicitOpen = src.GetImplicitOpen()
+	if cw&(1<<23) != 0 {
+		if !m.RequiredPart.Equal(src.RequiredPart) {
+			m.RequiredPart = src.RequiredPart.Clone()
 			n++
 		}
-	}
-	if fm.Has("11") {
-		var sv0 *TortureClosed
-		if src != nil {
-			sv0 = src.ClosedDefault
-		}
-		if !fieldmap.EqualPtr(m.ClosedDefault, sv0) {
-			if sv0 == nil {
-				m.ClosedDefault = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f3  int32
-						f5  float64
-						f8  TortureOpen
-						f9  TortureClosed
-						f11 TortureClosed
-						f22 string
-					})
-				}
-				pb0.f11 = *sv0
-				m.ClosedDefault = &pb0.f11
-			}
-			n++
-		}
-	}
-	if fm.Has("12") {
-		if !m.Delimited.Equal(src.GetDelimited()) {
-			m.Delimited = src.GetDelimited().Clone()
-			n++
-		}
-	} else if fm.HasChild("12") {
-		if d1, s1 := m.Delimited, src.GetDelimited(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureEditionPart{}
-				m.Delimited = d1
+	} else if bw&(1<<23) != 0 {
+		if m.RequiredPart != nil || src.RequiredPart != nil {
+			if m.RequiredPart == nil {
+				m.RequiredPart = new(TortureEditionPart)
 				n++
 			}
-			var pb1 *struct {
-				f2 TortureClosed
-				f3 int64
-			}
-			if fm.IsSet("12.1") {
-				if d1.Label != s1.GetLabel() {
-					d1.Label = s1.GetLabel()
-					n++
-				}
-			}
-			if fm.IsSet("12.2") {
-				var sv1 *TortureClosed
-				if s1 != nil {
-					sv1 = s1.Closed
-				}
-				if !fieldmap.EqualPtr(d1.Closed, sv1) {
-					if sv1 == nil {
-						d1.Closed = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f2 TortureClosed
-								f3 int64
-							})
-						}
-						pb1.f2 = *sv1
-						d1.Closed = &pb1.f2
-					}
-					n++
-				}
-			}
-			if fm.IsSet("12.3") {
-				var sv1 *int64
-				if s1 != nil {
-					sv1 = s1.Count
-				}
-				if !fieldmap.EqualPtr(d1.Count, sv1) {
-					if sv1 == nil {
-						d1.Count = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f2 TortureClosed
-								f3 int64
-							})
-						}
-						pb1.f3 = *sv1
-						d1.Count = &pb1.f3
-					}
-					n++
-				}
-			}
+			n += m.RequiredPart.copyInAt(src.RequiredPart, fm, at+24)
 		}
 	}
-	if fm.HasOrHasChild("13") {
-		switch fm.ListAction("13") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.DelimitedList, src.GetDelimitedList(), (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.DelimitedList, src.GetDelimitedList(), (*TortureEditionPart).Equal)
-		default:
-			if sv0 := src.GetDelimitedList(); !fieldmap.EqualMessageListFunc(m.DelimitedList, sv0, (*TortureEditionPart).Equal) {
-				if len(sv0) == 0 {
-					m.DelimitedList = nil
-				} else {
-					m.DelimitedList = fieldmap.CloneListFunc(sv0, (*TortureEditionPart).Clone)
-				}
+	if cw&(1<<27) != 0 && m.ImplicitSecret != src.ImplicitSecret {
+		m.ImplicitSecret = src.ImplicitSecret
+		n++
+	}
+	if cw&(1<<28) != 0 && !fieldmap.SameFloat32(m.ImplicitFloat, src.ImplicitFloat) {
+		m.ImplicitFloat = src.ImplicitFloat
+		n++
+	}
+	if cw&(1<<29) != 0 && m.ImplicitBool != src.ImplicitBool {
+		m.ImplicitBool = src.ImplicitBool
+		n++
+	}
+	if cw&(1<<30) != 0 && !fieldmap.EqualPtr(m.Raw, src.Raw) {
+		if src.Raw == nil {
+			m.Raw = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEdition_ptrs)
+			}
+			pb.f22 = *src.Raw
+			m.Raw = &pb.f22
+		}
+		n++
+	}
+	if cw&(1<<31) != 0 {
+		if s1, ok := src.Choice.(*TortureEdition_ChoiceClosed); ok && s1 != nil {
+			if d1, ok := m.Choice.(*TortureEdition_ChoiceClosed); !ok || d1 == nil || d1.ChoiceClosed != s1.ChoiceClosed {
+				m.Choice = &TortureEdition_ChoiceClosed{ChoiceClosed: s1.ChoiceClosed}
 				n++
 			}
-		}
-	}
-	if fm.HasOrHasChild("14") {
-		switch fm.ListAction("14") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.ClosedMap, src.GetClosedMap())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.ClosedMap, src.GetClosedMap())
-		default:
-			if sv0 := src.GetClosedMap(); !maps.Equal(m.ClosedMap, sv0) {
-				if len(sv0) == 0 {
-					m.ClosedMap = nil
-				} else {
-					m.ClosedMap = maps.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("15") {
-		switch fm.ListAction("15") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.OpenMap, src.GetOpenMap())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.OpenMap, src.GetOpenMap())
-		default:
-			if sv0 := src.GetOpenMap(); !maps.Equal(m.OpenMap, sv0) {
-				if len(sv0) == 0 {
-					m.OpenMap = nil
-				} else {
-					m.OpenMap = maps.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("16") {
-		switch fm.ListAction("16") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.ClosedList, src.GetClosedList())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.ClosedList, src.GetClosedList())
-		default:
-			if sv0 := src.GetClosedList(); !slices.Equal(m.ClosedList, sv0) {
-				if len(sv0) == 0 {
-					m.ClosedList = nil
-				} else {
-					m.ClosedList = slices.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("17") {
-		switch fm.ListAction("17") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.OpenList, src.GetOpenList())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.OpenList, src.GetOpenList())
-		default:
-			if sv0 := src.GetOpenList(); !slices.Equal(m.OpenList, sv0) {
-				if len(sv0) == 0 {
-					m.OpenList = nil
-				} else {
-					m.OpenList = slices.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.Has("18") {
-		if !m.RequiredPart.Equal(src.GetRequiredPart()) {
-			m.RequiredPart = src.GetRequiredPart().Clone()
-			n++
-		}
-	} else if fm.HasChild("18") {
-		if d1, s1 := m.RequiredPart, src.GetRequiredPart(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureEditionPart{}
-				m.RequiredPart = d1
-				n++
-			}
-			var pb1 *struct {
-				f2 TortureClosed
-				f3 int64
-			}
-			if fm.IsSet("18.1") {
-				if d1.Label != s1.GetLabel() {
-					d1.Label = s1.GetLabel()
-					n++
-				}
-			}
-			if fm.IsSet("18.2") {
-				var sv1 *TortureClosed
-				if s1 != nil {
-					sv1 = s1.Closed
-				}
-				if !fieldmap.EqualPtr(d1.Closed, sv1) {
-					if sv1 == nil {
-						d1.Closed = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f2 TortureClosed
-								f3 int64
-							})
-						}
-						pb1.f2 = *sv1
-						d1.Closed = &pb1.f2
-					}
-					n++
-				}
-			}
-			if fm.IsSet("18.3") {
-				var sv1 *int64
-				if s1 != nil {
-					sv1 = s1.Count
-				}
-				if !fieldmap.EqualPtr(d1.Count, sv1) {
-					if sv1 == nil {
-						d1.Count = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f2 TortureClosed
-								f3 int64
-							})
-						}
-						pb1.f3 = *sv1
-						d1.Count = &pb1.f3
-					}
-					n++
-				}
-			}
-		}
-	}
-	if fm.Has("19") {
-		if m.ImplicitSecret != src.GetImplicitSecret() {
-			m.ImplicitSecret = src.GetImplicitSecret()
-			n++
-		}
-	}
-	if fm.Has("20") {
-		if !fieldmap.SameFloat32(m.ImplicitFloat, src.GetImplicitFloat()) {
-			m.ImplicitFloat = src.GetImplicitFloat()
-			n++
-		}
-	}
-	if fm.Has("21") {
-		if m.ImplicitBool != src.GetImplicitBool() {
-			m.ImplicitBool = src.GetImplicitBool()
-			n++
-		}
-	}
-	if fm.Has("22") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Raw
-		}
-		if !fieldmap.EqualPtr(m.Raw, sv0) {
-			if sv0 == nil {
-				m.Raw = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1  string
-						f3  int32
-						f5  float64
-						f8  TortureOpen
-						f9  TortureClosed
-						f11 TortureClosed
-						f22 string
-					})
-				}
-				pb0.f22 = *sv0
-				m.Raw = &pb0.f22
-			}
-			n++
-		}
-	}
-	if fm.Has("23") {
-		if sw0, ok := src.GetChoice().(*TortureEdition_ChoiceClosed); ok && sw0 != nil {
-			if dw0, ok := m.Choice.(*TortureEdition_ChoiceClosed); !ok || dw0 == nil || dw0.ChoiceClosed != sw0.ChoiceClosed {
-				m.Choice = &TortureEdition_ChoiceClosed{ChoiceClosed: sw0.ChoiceClosed}
-				n++
-			}
-		} else if dw0, ok := m.Choice.(*TortureEdition_ChoiceClosed); ok && dw0 != nil {
+		} else if d1, ok := m.Choice.(*TortureEdition_ChoiceClosed); ok && d1 != nil {
 			m.Choice = nil
 			n++
 		}
 	}
-	if fm.Has("24") {
-		if sw0, ok := src.GetChoice().(*TortureEdition_ChoicePart); ok && sw0 != nil {
-			if dw0, ok := m.Choice.(*TortureEdition_ChoicePart); !ok || dw0 == nil || !dw0.ChoicePart.Equal(sw0.ChoicePart) {
-				m.Choice = &TortureEdition_ChoicePart{ChoicePart: sw0.ChoicePart.Clone()}
+	if cw&(1<<32) != 0 {
+		if s1, ok := src.Choice.(*TortureEdition_ChoicePart); ok && s1 != nil {
+			if d1, ok := m.Choice.(*TortureEdition_ChoicePart); !ok || d1 == nil || !d1.ChoicePart.Equal(s1.ChoicePart) {
+				m.Choice = &TortureEdition_ChoicePart{ChoicePart: s1.ChoicePart.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Choice.(*TortureEdition_ChoicePart); ok && dw0 != nil {
+		} else if d1, ok := m.Choice.(*TortureEdition_ChoicePart); ok && d1 != nil {
 			m.Choice = nil
 			n++
 		}
-	} else if fm.HasChild("24") {
+	} else if bw&(1<<32) != 0 {
 		var s1 *TortureEditionPart
-		sok1 := false
-		if w, ok := src.GetChoice().(*TortureEdition_ChoicePart); ok && w != nil {
-			s1, sok1 = w.ChoicePart, true
+		sok := false
+		if w, ok := src.Choice.(*TortureEdition_ChoicePart); ok && w != nil {
+			s1, sok = w.ChoicePart, true
 		}
 		var d1 *TortureEditionPart
 		if w, ok := m.Choice.(*TortureEdition_ChoicePart); ok && w != nil {
 			if w.ChoicePart == nil {
-				w.ChoicePart = &TortureEditionPart{}
+				w.ChoicePart = new(TortureEditionPart)
 			}
 			d1 = w.ChoicePart
-		} else if sok1 {
-			d1 = &TortureEditionPart{}
+		} else if sok {
+			d1 = new(TortureEditionPart)
 			m.Choice = &TortureEdition_ChoicePart{ChoicePart: d1}
 			n++
 		}
 		if d1 != nil {
-			var pb1 *struct {
-				f2 TortureClosed
-				f3 int64
-			}
-			if fm.IsSet("24.1") {
-				if d1.Label != s1.GetLabel() {
-					d1.Label = s1.GetLabel()
-					n++
-				}
-			}
-			if fm.IsSet("24.2") {
-				var sv1 *TortureClosed
-				if s1 != nil {
-					sv1 = s1.Closed
-				}
-				if !fieldmap.EqualPtr(d1.Closed, sv1) {
-					if sv1 == nil {
-						d1.Closed = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f2 TortureClosed
-								f3 int64
-							})
-						}
-						pb1.f2 = *sv1
-						d1.Closed = &pb1.f2
-					}
-					n++
-				}
-			}
-			if fm.IsSet("24.3") {
-				var sv1 *int64
-				if s1 != nil {
-					sv1 = s1.Count
-				}
-				if !fieldmap.EqualPtr(d1.Count, sv1) {
-					if sv1 == nil {
-						d1.Count = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f2 TortureClosed
-								f3 int64
-							})
-						}
-						pb1.f3 = *sv1
-						d1.Count = &pb1.f3
-					}
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+33)
 		}
 	}
-	if fm.Has("25") {
-		if sw0, ok := src.GetChoice().(*TortureEdition_ChoiceText); ok && sw0 != nil {
-			if dw0, ok := m.Choice.(*TortureEdition_ChoiceText); !ok || dw0 == nil || dw0.ChoiceText != sw0.ChoiceText {
-				m.Choice = &TortureEdition_ChoiceText{ChoiceText: sw0.ChoiceText}
+	if cw&(1<<36) != 0 {
+		if s1, ok := src.Choice.(*TortureEdition_ChoiceText); ok && s1 != nil {
+			if d1, ok := m.Choice.(*TortureEdition_ChoiceText); !ok || d1 == nil || d1.ChoiceText != s1.ChoiceText {
+				m.Choice = &TortureEdition_ChoiceText{ChoiceText: s1.ChoiceText}
 				n++
 			}
-		} else if dw0, ok := m.Choice.(*TortureEdition_ChoiceText); ok && dw0 != nil {
+		} else if d1, ok := m.Choice.(*TortureEdition_ChoiceText); ok && d1 != nil {
 			m.Choice = nil
 			n++
 		}
 	}
-	if fm.HasOrHasChild("26") {
-		switch fm.ListAction("26") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.PartMap, src.GetPartMap(), (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.PartMap, src.GetPartMap())
-		default:
-			if sv0 := src.GetPartMap(); !fieldmap.EqualMessageMapFunc(m.PartMap, sv0, (*TortureEditionPart).Equal) {
-				if len(sv0) == 0 {
-					m.PartMap = nil
-				} else {
-					m.PartMap = fieldmap.CloneMapFunc(sv0, (*TortureEditionPart).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<37) != 0 {
+		if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.PartMap, src.PartMap, (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.PartMap, src.PartMap, (*TortureEditionPart).Equal) {
+			if len(src.PartMap) == 0 {
+				m.PartMap = nil
+			} else {
+				m.PartMap = fieldmap.CloneMapFunc(src.PartMap, (*TortureEditionPart).Clone)
 			}
-		}
-	}
-	if fm.Has("27") {
-		if !m.Self.Equal(src.GetSelf()) {
-			m.Self = src.GetSelf().Clone()
 			n++
 		}
+	}
+	if cw&(1<<38) != 0 && !m.Self.Equal(src.Self) {
+		m.Self = src.Self.Clone()
+		n++
+	}
+	return n
+}
+
+// _TortureEditionPart_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureEditionPart.
+type _TortureEditionPart_ptrs struct {
+	f2 TortureClosed
+	f3 int64
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureEditionPart being number at of fm's schema.
+func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureEditionPart)
+	}
+	n := 0
+	var pb *_TortureEditionPart_ptrs
+	if cw&(1<<0) != 0 && m.Label != src.Label {
+		m.Label = src.Label
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
+		if src.Closed == nil {
+			m.Closed = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEditionPart_ptrs)
+			}
+			pb.f2 = *src.Closed
+			m.Closed = &pb.f2
+		}
+		n++
+	}
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Count, src.Count) {
+		if src.Count == nil {
+			m.Count = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEditionPart_ptrs)
+			}
+			pb.f3 = *src.Count
+			m.Count = &pb.f3
+		}
+		n++
 	}
 	return n
 }
@@ -1318,65 +1026,14 @@ func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureEditionPart does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureEditionPart or bound to no schema: a map of another message panics.
 func (m *TortureEditionPart) CopyInFields(src *TortureEditionPart, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureEditionPart_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	var pb0 *struct {
-		f2 TortureClosed
-		f3 int64
-	}
-	if fm.Has("1") {
-		if m.Label != src.GetLabel() {
-			m.Label = src.GetLabel()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		var sv0 *TortureClosed
-		if src != nil {
-			sv0 = src.Closed
-		}
-		if !fieldmap.EqualPtr(m.Closed, sv0) {
-			if sv0 == nil {
-				m.Closed = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f2 TortureClosed
-						f3 int64
-					})
-				}
-				pb0.f2 = *sv0
-				m.Closed = &pb0.f2
-			}
-			n++
-		}
-	}
-	if fm.Has("3") {
-		var sv0 *int64
-		if src != nil {
-			sv0 = src.Count
-		}
-		if !fieldmap.EqualPtr(m.Count, sv0) {
-			if sv0 == nil {
-				m.Count = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f2 TortureClosed
-						f3 int64
-					})
-				}
-				pb0.f3 = *sv0
-				m.Count = &pb0.f3
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -1388,87 +1045,93 @@ func (m *TortureEditionPart) CopyInFields(src *TortureEditionPart, fm *fieldmap.
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureEditionKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureEditionKey or bound to no schema: a map of another message panics.
 func (m *TortureEditionKey) CopyInFields(src *TortureEditionKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureEditionKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		var sv0 *TortureClosed
-		if src != nil {
-			sv0 = src.Key
-		}
-		if !fieldmap.EqualPtr(m.Key, sv0) {
-			m.Key = fieldmap.ClonePtr(sv0)
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureEditionKey being number at of fm's schema.
+func (m *TortureEditionKey) copyInAt(src *TortureEditionKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if !m.Other.Equal(src.GetOther()) {
-			m.Other = src.GetOther().Clone()
+	if src == nil {
+		src = new(TortureEditionKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Key, src.Key) {
+		m.Key = fieldmap.ClonePtr(src.Key)
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.Other.Equal(src.Other) {
+			m.Other = src.Other.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Other, src.GetOther(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureEditionKeyValue{}
-				m.Other = d1
+	} else if bw&(1<<1) != 0 {
+		if m.Other != nil || src.Other != nil {
+			if m.Other == nil {
+				m.Other = new(TortureEditionKeyValue)
 				n++
 			}
-			var pb1 *struct {
-				f1 string
-				f3 TortureClosed
-			}
-			if fm.IsSet("2.1") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Name
-				}
-				if !fieldmap.EqualPtr(d1.Name, sv1) {
-					if sv1 == nil {
-						d1.Name = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f3 TortureClosed
-							})
-						}
-						pb1.f1 = *sv1
-						d1.Name = &pb1.f1
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.N != s1.GetN() {
-					d1.N = s1.GetN()
-					n++
-				}
-			}
-			if fm.IsSet("2.3") {
-				var sv1 *TortureClosed
-				if s1 != nil {
-					sv1 = s1.Closed
-				}
-				if !fieldmap.EqualPtr(d1.Closed, sv1) {
-					if sv1 == nil {
-						d1.Closed = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f3 TortureClosed
-							})
-						}
-						pb1.f3 = *sv1
-						d1.Closed = &pb1.f3
-					}
-					n++
-				}
-			}
+			n += m.Other.copyInAt(src.Other, fm, at+2)
 		}
+	}
+	return n
+}
+
+// _TortureEditionKeyValue_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureEditionKeyValue.
+type _TortureEditionKeyValue_ptrs struct {
+	f1 string
+	f3 TortureClosed
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureEditionKeyValue being number at of fm's schema.
+func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureEditionKeyValue)
+	}
+	n := 0
+	var pb *_TortureEditionKeyValue_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
+		if src.Name == nil {
+			m.Name = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEditionKeyValue_ptrs)
+			}
+			pb.f1 = *src.Name
+			m.Name = &pb.f1
+		}
+		n++
+	}
+	if cw&(1<<1) != 0 && m.N != src.N {
+		m.N = src.N
+		n++
+	}
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
+		if src.Closed == nil {
+			m.Closed = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEditionKeyValue_ptrs)
+			}
+			pb.f3 = *src.Closed
+			m.Closed = &pb.f3
+		}
+		n++
 	}
 	return n
 }
@@ -1482,65 +1145,14 @@ func (m *TortureEditionKey) CopyInFields(src *TortureEditionKey, fm *fieldmap.Fi
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureEditionKeyValue does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureEditionKeyValue or bound to no schema: a map of another message panics.
 func (m *TortureEditionKeyValue) CopyInFields(src *TortureEditionKeyValue, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureEditionKeyValue_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	var pb0 *struct {
-		f1 string
-		f3 TortureClosed
-	}
-	if fm.Has("1") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Name
-		}
-		if !fieldmap.EqualPtr(m.Name, sv0) {
-			if sv0 == nil {
-				m.Name = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f3 TortureClosed
-					})
-				}
-				pb0.f1 = *sv0
-				m.Name = &pb0.f1
-			}
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if m.N != src.GetN() {
-			m.N = src.GetN()
-			n++
-		}
-	}
-	if fm.Has("3") {
-		var sv0 *TortureClosed
-		if src != nil {
-			sv0 = src.Closed
-		}
-		if !fieldmap.EqualPtr(m.Closed, sv0) {
-			if sv0 == nil {
-				m.Closed = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f3 TortureClosed
-					})
-				}
-				pb0.f3 = *sv0
-				m.Closed = &pb0.f3
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -1552,76 +1164,39 @@ func (m *TortureEditionKeyValue) CopyInFields(src *TortureEditionKeyValue, fm *f
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureEditionKeyed does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureEditionKeyed or bound to no schema: a map of another message panics.
 func (m *TortureEditionKeyed) CopyInFields(src *TortureEditionKeyed, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureEditionKeyed_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureEditionKeyed being number at of fm's schema.
+func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureEditionKeyed)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureEditionKeyValue{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TortureEditionKeyValue)
 				n++
 			}
-			var pb1 *struct {
-				f1 string
-				f3 TortureClosed
-			}
-			if fm.IsSet("1.1") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Name
-				}
-				if !fieldmap.EqualPtr(d1.Name, sv1) {
-					if sv1 == nil {
-						d1.Name = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f3 TortureClosed
-							})
-						}
-						pb1.f1 = *sv1
-						d1.Name = &pb1.f1
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.N != s1.GetN() {
-					d1.N = s1.GetN()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				var sv1 *TortureClosed
-				if s1 != nil {
-					sv1 = s1.Closed
-				}
-				if !fieldmap.EqualPtr(d1.Closed, sv1) {
-					if sv1 == nil {
-						d1.Closed = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f3 TortureClosed
-							})
-						}
-						pb1.f3 = *sv1
-						d1.Closed = &pb1.f3
-					}
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -1634,294 +1209,171 @@ func (m *TortureEditionKeyed) CopyInFields(src *TortureEditionKeyed, fm *fieldma
 // compared.
 func (m *TortureEdition) DiffFields(o *TortureEdition) *fieldmap.FieldMap {
 	fm := _TortureEdition_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.RequiredName
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.RequiredName
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	if m.GetImplicitInt() != o.GetImplicitInt() {
-		fm.Set("2")
-	}
-	{
-		var av0 *int32
-		if m != nil {
-			av0 = m.ExplicitInt
-		}
-		var bv0 *int32
-		if o != nil {
-			bv0 = o.ExplicitInt
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("3")
-		}
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetImplicitDouble(), o.GetImplicitDouble()) {
-		fm.Set("4")
-	}
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.ExplicitDouble
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.ExplicitDouble
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("5")
-		}
-	}
-	if !bytes.Equal(m.GetImplicitBytes(), o.GetImplicitBytes()) {
-		fm.Set("6")
-	}
-	{
-		var av0 []byte
-		if m != nil {
-			av0 = m.ExplicitBytes
-		}
-		var bv0 []byte
-		if o != nil {
-			bv0 = o.ExplicitBytes
-		}
-		if !fieldmap.EqualBytesPresence(av0, bv0) {
-			fm.Set("7")
-		}
-	}
-	{
-		var av0 *TortureOpen
-		if m != nil {
-			av0 = m.Open
-		}
-		var bv0 *TortureOpen
-		if o != nil {
-			bv0 = o.Open
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("8")
-		}
-	}
-	{
-		var av0 *TortureClosed
-		if m != nil {
-			av0 = m.Closed
-		}
-		var bv0 *TortureClosed
-		if o != nil {
-			bv0 = o.Closed
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("9")
-		}
-	}
-	if m.GetImplicitOpen() != o.GetImplicitOpen() {
-		fm.Set("10")
-	}
-	{
-		var av0 *TortureClosed
-		if m != nil {
-			av0 = m.ClosedDefault
-		}
-		var bv0 *TortureClosed
-		if o != nil {
-			bv0 = o.ClosedDefault
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("11")
-		}
-	}
-	if a1, b1 := m.GetDelimited(), o.GetDelimited(); (a1 == nil) != (b1 == nil) {
-		fm.Set("12")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetLabel() != b1.GetLabel() {
-			fm.Set("12.1")
-			c1 = true
-		}
-		{
-			var av1 *TortureClosed
-			if a1 != nil {
-				av1 = a1.Closed
-			}
-			var bv1 *TortureClosed
-			if b1 != nil {
-				bv1 = b1.Closed
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("12.2")
-				c1 = true
-			}
-		}
-		{
-			var av1 *int64
-			if a1 != nil {
-				av1 = a1.Count
-			}
-			var bv1 *int64
-			if b1 != nil {
-				bv1 = b1.Count
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("12.3")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("12")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetDelimitedList(), o.GetDelimitedList(), (*TortureEditionPart).Equal) {
-		fm.Set("13")
-	}
-	if !maps.Equal(m.GetClosedMap(), o.GetClosedMap()) {
-		fm.Set("14")
-	}
-	if !maps.Equal(m.GetOpenMap(), o.GetOpenMap()) {
-		fm.Set("15")
-	}
-	if !slices.Equal(m.GetClosedList(), o.GetClosedList()) {
-		fm.Set("16")
-	}
-	if !slices.Equal(m.GetOpenList(), o.GetOpenList()) {
-		fm.Set("17")
-	}
-	if a1, b1 := m.GetRequiredPart(), o.GetRequiredPart(); (a1 == nil) != (b1 == nil) {
-		fm.Set("18")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetLabel() != b1.GetLabel() {
-			fm.Set("18.1")
-			c1 = true
-		}
-		{
-			var av1 *TortureClosed
-			if a1 != nil {
-				av1 = a1.Closed
-			}
-			var bv1 *TortureClosed
-			if b1 != nil {
-				bv1 = b1.Closed
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("18.2")
-				c1 = true
-			}
-		}
-		{
-			var av1 *int64
-			if a1 != nil {
-				av1 = a1.Count
-			}
-			var bv1 *int64
-			if b1 != nil {
-				bv1 = b1.Count
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("18.3")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("18")
-		}
-	}
-	if m.GetImplicitSecret() != o.GetImplicitSecret() {
-		fm.Set("19")
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetImplicitFloat(), o.GetImplicitFloat()) {
-		fm.Set("20")
-	}
-	if m.GetImplicitBool() != o.GetImplicitBool() {
-		fm.Set("21")
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Raw
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Raw
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("22")
-		}
-	}
-	{
-		aw0, aok0 := m.GetChoice().(*TortureEdition_ChoiceClosed)
-		bw0, bok0 := o.GetChoice().(*TortureEdition_ChoiceClosed)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.ChoiceClosed != bw0.ChoiceClosed {
-			fm.Set("23")
-		}
-	}
-	{
-		aw1, aok1 := m.GetChoice().(*TortureEdition_ChoicePart)
-		bw1, bok1 := o.GetChoice().(*TortureEdition_ChoicePart)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("24")
-		} else if aok1 {
-			a1, b1, c1 := aw1.ChoicePart, bw1.ChoicePart, false
-			if a1.GetLabel() != b1.GetLabel() {
-				fm.Set("24.1")
-				c1 = true
-			}
-			{
-				var av1 *TortureClosed
-				if a1 != nil {
-					av1 = a1.Closed
-				}
-				var bv1 *TortureClosed
-				if b1 != nil {
-					bv1 = b1.Closed
-				}
-				if !fieldmap.EqualPtr(av1, bv1) {
-					fm.Set("24.2")
-					c1 = true
-				}
-			}
-			{
-				var av1 *int64
-				if a1 != nil {
-					av1 = a1.Count
-				}
-				var bv1 *int64
-				if b1 != nil {
-					bv1 = b1.Count
-				}
-				if !fieldmap.EqualPtr(av1, bv1) {
-					fm.Set("24.3")
-					c1 = true
-				}
-			}
-			if c1 {
-				fm.Set("24")
-			}
-		}
-	}
-	{
-		aw0, aok0 := m.GetChoice().(*TortureEdition_ChoiceText)
-		bw0, bok0 := o.GetChoice().(*TortureEdition_ChoiceText)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.ChoiceText != bw0.ChoiceText {
-			fm.Set("25")
-		}
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetPartMap(), o.GetPartMap(), (*TortureEditionPart).Equal) {
-		fm.Set("26")
-	}
-	if !m.GetSelf().Equal(o.GetSelf()) {
-		fm.Set("27")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureEdition being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureEdition) diffAt(o *TortureEdition, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureEdition)
+	}
+	if o == nil {
+		o = new(TortureEdition)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.RequiredName, o.RequiredName) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.ImplicitInt != o.ImplicitInt {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.ExplicitInt, o.ExplicitInt) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.ImplicitDouble, o.ImplicitDouble) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat64(m.ExplicitDouble, o.ExplicitDouble) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !bytes.Equal(m.ImplicitBytes, o.ImplicitBytes) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !fieldmap.EqualBytesPresence(m.ExplicitBytes, o.ExplicitBytes) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Open, o.Open) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if m.ImplicitOpen != o.ImplicitOpen {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.ClosedDefault, o.ClosedDefault) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if (m.Delimited == nil) != (o.Delimited == nil) || m.Delimited != nil && m.Delimited.diffAt(o.Delimited, fm, at+12) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.DelimitedList, o.DelimitedList, (*TortureEditionPart).Equal) {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	if !maps.Equal(m.ClosedMap, o.ClosedMap) {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	if !maps.Equal(m.OpenMap, o.OpenMap) {
+		fm.SetAt(at + 20)
+		c = true
+	}
+	if !slices.Equal(m.ClosedList, o.ClosedList) {
+		fm.SetAt(at + 21)
+		c = true
+	}
+	if !slices.Equal(m.OpenList, o.OpenList) {
+		fm.SetAt(at + 22)
+		c = true
+	}
+	if (m.RequiredPart == nil) != (o.RequiredPart == nil) || m.RequiredPart != nil && m.RequiredPart.diffAt(o.RequiredPart, fm, at+24) {
+		fm.SetAt(at + 23)
+		c = true
+	}
+	if m.ImplicitSecret != o.ImplicitSecret {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.ImplicitFloat, o.ImplicitFloat) {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if m.ImplicitBool != o.ImplicitBool {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Raw, o.Raw) {
+		fm.SetAt(at + 30)
+		c = true
+	}
+	{
+		x, xok := m.Choice.(*TortureEdition_ChoiceClosed)
+		y, yok := o.Choice.(*TortureEdition_ChoiceClosed)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.ChoiceClosed != y.ChoiceClosed {
+			fm.SetAt(at + 31)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Choice.(*TortureEdition_ChoicePart)
+		y, yok := o.Choice.(*TortureEdition_ChoicePart)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.ChoicePart.diffAt(y.ChoicePart, fm, at+33) {
+			fm.SetAt(at + 32)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Choice.(*TortureEdition_ChoiceText)
+		y, yok := o.Choice.(*TortureEdition_ChoiceText)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.ChoiceText != y.ChoiceText {
+			fm.SetAt(at + 36)
+			c = true
+		}
+	}
+	if !fieldmap.EqualMessageMapFunc(m.PartMap, o.PartMap, (*TortureEditionPart).Equal) {
+		fm.SetAt(at + 37)
+		c = true
+	}
+	if !m.Self.Equal(o.Self) {
+		fm.SetAt(at + 38)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureEditionPart being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureEditionPart) diffAt(o *TortureEditionPart, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureEditionPart)
+	}
+	if o == nil {
+		o = new(TortureEditionPart)
+	}
+	c := false
+	if m.Label != o.Label {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Count, o.Count) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1931,35 +1383,7 @@ func (m *TortureEdition) DiffFields(o *TortureEdition) *fieldmap.FieldMap {
 // compared.
 func (m *TortureEditionPart) DiffFields(o *TortureEditionPart) *fieldmap.FieldMap {
 	fm := _TortureEditionPart_fieldSchema.NewFieldMap()
-	if m.GetLabel() != o.GetLabel() {
-		fm.Set("1")
-	}
-	{
-		var av0 *TortureClosed
-		if m != nil {
-			av0 = m.Closed
-		}
-		var bv0 *TortureClosed
-		if o != nil {
-			bv0 = o.Closed
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("2")
-		}
-	}
-	{
-		var av0 *int64
-		if m != nil {
-			av0 = m.Count
-		}
-		var bv0 *int64
-		if o != nil {
-			bv0 = o.Count
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("3")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -1970,60 +1394,56 @@ func (m *TortureEditionPart) DiffFields(o *TortureEditionPart) *fieldmap.FieldMa
 // compared.
 func (m *TortureEditionKey) DiffFields(o *TortureEditionKey) *fieldmap.FieldMap {
 	fm := _TortureEditionKey_fieldSchema.NewFieldMap()
-	{
-		var av0 *TortureClosed
-		if m != nil {
-			av0 = m.Key
-		}
-		var bv0 *TortureClosed
-		if o != nil {
-			bv0 = o.Key
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetOther(), o.GetOther(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.Name
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.Name
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("2.1")
-				c1 = true
-			}
-		}
-		if a1.GetN() != b1.GetN() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		{
-			var av1 *TortureClosed
-			if a1 != nil {
-				av1 = a1.Closed
-			}
-			var bv1 *TortureClosed
-			if b1 != nil {
-				bv1 = b1.Closed
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("2.3")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureEditionKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureEditionKey) diffAt(o *TortureEditionKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureEditionKey)
+	}
+	if o == nil {
+		o = new(TortureEditionKey)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Key, o.Key) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Other == nil) != (o.Other == nil) || m.Other != nil && m.Other.diffAt(o.Other, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureEditionKeyValue being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureEditionKeyValue) diffAt(o *TortureEditionKeyValue, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureEditionKeyValue)
+	}
+	if o == nil {
+		o = new(TortureEditionKeyValue)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.N != o.N {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2033,35 +1453,7 @@ func (m *TortureEditionKey) DiffFields(o *TortureEditionKey) *fieldmap.FieldMap 
 // compared.
 func (m *TortureEditionKeyValue) DiffFields(o *TortureEditionKeyValue) *fieldmap.FieldMap {
 	fm := _TortureEditionKeyValue_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Name
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Name
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	if m.GetN() != o.GetN() {
-		fm.Set("2")
-	}
-	{
-		var av0 *TortureClosed
-		if m != nil {
-			av0 = m.Closed
-		}
-		var bv0 *TortureClosed
-		if o != nil {
-			bv0 = o.Closed
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("3")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -2072,47 +1464,26 @@ func (m *TortureEditionKeyValue) DiffFields(o *TortureEditionKeyValue) *fieldmap
 // compared.
 func (m *TortureEditionKeyed) DiffFields(o *TortureEditionKeyed) *fieldmap.FieldMap {
 	fm := _TortureEditionKeyed_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.Name
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.Name
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if a1.GetN() != b1.GetN() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		{
-			var av1 *TortureClosed
-			if a1 != nil {
-				av1 = a1.Closed
-			}
-			var bv1 *TortureClosed
-			if b1 != nil {
-				bv1 = b1.Closed
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("1.3")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureEditionKeyed being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureEditionKeyed) diffAt(o *TortureEditionKeyed, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureEditionKeyed)
+	}
+	if o == nil {
+		o = new(TortureEditionKeyed)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

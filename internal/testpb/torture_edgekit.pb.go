@@ -58,79 +58,47 @@ const (
 	TortureNamesFieldVar           = "34" // var
 )
 
+var _TortureNames_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "reset"},
+	{Number: 2, Name: "string"},
+	{Number: 3, Name: "descriptor"},
+	{Number: 4, Name: "x_"},
+	{Number: 5, Name: "x_y"},
+	{Number: 6, Name: "type"},
+	{Number: 7, Name: "func"},
+	{Number: 8, Name: "map"},
+	{Number: 9, Name: "go"},
+	{Number: 10, Name: "foo_bar"},
+	{Number: 11, Name: "get_foo_bar"},
+	{Number: 12, Name: "key_string"},
+	{Number: 13, Name: "m"},
+	{Number: 14, Name: "src"},
+	{Number: 15, Name: "fm"},
+	{Number: 16, Name: "n"},
+	{Number: 17, Name: "o"},
+	{Number: 18, Name: "c"},
+	{Number: 19, Name: "unknown_fields"},
+	{Number: 20, Name: "size_cache"},
+	{Number: 21, Name: "state"},
+	{Number: 22, Name: "proto_message"},
+	{Number: 24, Name: "clone_to"},
+	{Number: 25, Name: "default"},
+	{Number: 26, Name: "nil"},
+	{Number: 27, Name: "true"},
+	{Number: 28, Name: "len"},
+	{Number: 29, Name: "error"},
+	{Number: 30, Name: "self"},
+	{Number: 31, Name: "chan"},
+	{Number: 32, Name: "range"},
+	{Number: 33, Name: "interface", Kind: fieldmap.KindMap},
+	{Number: 34, Name: "var", Kind: fieldmap.KindList},
+}}
+
+var _TortureNames_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureNames", _TortureNames_shape, false)
+
 // TortureNamesAllFields lists the leaf flags of TortureNames: together they
 // select every field.
-var TortureNamesAllFields = []string{
-	TortureNamesFieldReset_,
-	TortureNamesFieldString_,
-	TortureNamesFieldDescriptor_,
-	TortureNamesFieldX_,
-	TortureNamesFieldXY,
-	TortureNamesFieldType,
-	TortureNamesFieldFunc,
-	TortureNamesFieldMap,
-	TortureNamesFieldGo,
-	TortureNamesFieldFooBar,
-	TortureNamesFieldGetFooBar_,
-	TortureNamesFieldKeyString,
-	TortureNamesFieldM,
-	TortureNamesFieldSrc,
-	TortureNamesFieldFm,
-	TortureNamesFieldN,
-	TortureNamesFieldO,
-	TortureNamesFieldC,
-	TortureNamesFieldUnknownFields,
-	TortureNamesFieldSizeCache,
-	TortureNamesFieldState,
-	TortureNamesFieldProtoMessage_,
-	TortureNamesFieldCloneTo,
-	TortureNamesFieldDefault,
-	TortureNamesFieldNil,
-	TortureNamesFieldTrue,
-	TortureNamesFieldLen,
-	TortureNamesFieldError,
-	TortureNamesFieldSelf,
-	TortureNamesFieldChan,
-	TortureNamesFieldRange,
-	TortureNamesFieldInterface,
-	TortureNamesFieldVar,
-}
-
-var _TortureNames_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureNames", []fieldmap.Field{
-	{Flag: "1", Path: "reset", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "string", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "descriptor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "x_", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "x_y", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "func", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "map", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "go", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "foo_bar", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "get_foo_bar", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "key_string", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "m", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "src", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "fm", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16", Path: "n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17", Path: "o", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18", Path: "c", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "19", Path: "unknown_fields", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "20", Path: "size_cache", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "21", Path: "state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "22", Path: "proto_message", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "24", Path: "clone_to", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "25", Path: "default", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "26", Path: "nil", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "27", Path: "true", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "28", Path: "len", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "29", Path: "error", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "30", Path: "self", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "31", Path: "chan", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "32", Path: "range", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "33", Path: "interface", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "34", Path: "var", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var TortureNamesAllFields = slices.Clone(_TortureNames_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureNames.
 func (*TortureNames) FieldSchema() *fieldmap.Schema { return _TortureNames_fieldSchema }
@@ -148,19 +116,17 @@ const (
 	Torture_2XFieldNext_2 = "3" // next_2
 )
 
+var _Torture_2X_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "a_1"},
+	{Number: 2, Name: "b2c"},
+	{Number: 3, Name: "next_2"},
+}}
+
+var _Torture_2X_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Torture_2x", _Torture_2X_shape, false)
+
 // Torture_2XAllFields lists the leaf flags of Torture_2X: together they
 // select every field.
-var Torture_2XAllFields = []string{
-	Torture_2XFieldA_1,
-	Torture_2XFieldB2C,
-	Torture_2XFieldNext_2,
-}
-
-var _Torture_2X_fieldSchema = fieldmap.NewSchema("testpb.v1.Torture_2x", []fieldmap.Field{
-	{Flag: "1", Path: "a_1", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "b2c", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "next_2", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var Torture_2XAllFields = slices.Clone(_Torture_2X_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Torture_2X.
 func (*Torture_2X) FieldSchema() *fieldmap.Schema { return _Torture_2X_fieldSchema }
@@ -177,17 +143,16 @@ const (
 	TortureLowerFieldAgain  = "2" // again
 )
 
+var _TortureLower_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "value_"},
+	{Number: 2, Name: "again"},
+}}
+
+var _TortureLower_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.torture_lower", _TortureLower_shape, false)
+
 // TortureLowerAllFields lists the leaf flags of TortureLower: together they
 // select every field.
-var TortureLowerAllFields = []string{
-	TortureLowerFieldValue_,
-	TortureLowerFieldAgain,
-}
-
-var _TortureLower_fieldSchema = fieldmap.NewSchema("testpb.v1.torture_lower", []fieldmap.Field{
-	{Flag: "1", Path: "value_", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "again", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureLowerAllFields = slices.Clone(_TortureLower_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureLower.
 func (*TortureLower) FieldSchema() *fieldmap.Schema { return _TortureLower_fieldSchema }
@@ -218,37 +183,41 @@ const (
 	TortureDeepFieldShortcutLeaf  = "3.2"       // shortcut.leaf
 )
 
+var _TortureDeep_L1_L2_L3_L4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "mood"},
+	{Number: 2, Name: "leaf"},
+}}
+
+var _TortureDeep_L1_L2_L3_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "l4", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape},
+	{Number: 2, Name: "l4s", Kind: fieldmap.KindList, Sub: _TortureDeep_L1_L2_L3_L4_shape},
+}}
+
+var _TortureDeep_L1_L2_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "l3", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_shape},
+	{Number: 2, Name: "l4_map", Kind: fieldmap.KindMap},
+}}
+
+var _TortureDeep_L1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "l2", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_shape},
+}}
+
+var _TortureDeep_Sibling_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "mood"},
+	{Number: 2, Name: "moods", Kind: fieldmap.KindList},
+}}
+
+var _TortureDeep_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "l1", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_shape},
+	{Number: 2, Name: "sibling", Kind: fieldmap.KindMessage, Sub: _TortureDeep_Sibling_shape},
+	{Number: 3, Name: "shortcut", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape},
+}}
+
+var _TortureDeep_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep", _TortureDeep_shape, false)
+
 // TortureDeepAllFields lists the leaf flags of TortureDeep: together they
 // select every field.
-var TortureDeepAllFields = []string{
-	TortureDeepFieldL1L2L3L4Mood,
-	TortureDeepFieldL1L2L3L4Leaf,
-	TortureDeepFieldL1L2L3L4S,
-	TortureDeepFieldL1L2L4Map,
-	TortureDeepFieldSiblingMood,
-	TortureDeepFieldSiblingMoods,
-	TortureDeepFieldShortcutMood,
-	TortureDeepFieldShortcutLeaf,
-}
-
-var _TortureDeep_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureDeep", []fieldmap.Field{
-	{Flag: "1", Path: "l1", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "l1.l2", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "l1.l2.l3", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "l1.l2.l3.l4", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1.1", Path: "l1.l2.l3.l4.mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.1.2", Path: "l1.l2.l3.l4.leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "l1.l2.l3.l4s", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2.1", Path: "l1.l2.l3.l4s.mood", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.2.2", Path: "l1.l2.l3.l4s.leaf", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.1.2", Path: "l1.l2.l4_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "sibling", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "sibling.mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "sibling.moods", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "shortcut", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "shortcut.mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "shortcut.leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureDeepAllFields = slices.Clone(_TortureDeep_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDeep.
 func (*TortureDeep) FieldSchema() *fieldmap.Schema { return _TortureDeep_fieldSchema }
@@ -272,26 +241,11 @@ const (
 	TortureDeep_L1FieldL2L4Map     = "1.2"     // l2.l4_map
 )
 
+var _TortureDeep_L1_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.L1", _TortureDeep_L1_shape, false)
+
 // TortureDeep_L1AllFields lists the leaf flags of TortureDeep_L1: together they
 // select every field.
-var TortureDeep_L1AllFields = []string{
-	TortureDeep_L1FieldL2L3L4Mood,
-	TortureDeep_L1FieldL2L3L4Leaf,
-	TortureDeep_L1FieldL2L3L4S,
-	TortureDeep_L1FieldL2L4Map,
-}
-
-var _TortureDeep_L1_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureDeep.L1", []fieldmap.Field{
-	{Flag: "1", Path: "l2", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "l2.l3", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "l2.l3.l4", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1.1", Path: "l2.l3.l4.mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.1.2", Path: "l2.l3.l4.leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "l2.l3.l4s", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.1.2.1", Path: "l2.l3.l4s.mood", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.1.2.2", Path: "l2.l3.l4s.leaf", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2", Path: "l2.l4_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var TortureDeep_L1AllFields = slices.Clone(_TortureDeep_L1_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDeep_L1.
 func (*TortureDeep_L1) FieldSchema() *fieldmap.Schema { return _TortureDeep_L1_fieldSchema }
@@ -314,25 +268,11 @@ const (
 	TortureDeep_L1_L2FieldL4Map     = "2"     // l4_map
 )
 
+var _TortureDeep_L1_L2_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.L1.L2", _TortureDeep_L1_L2_shape, false)
+
 // TortureDeep_L1_L2AllFields lists the leaf flags of TortureDeep_L1_L2: together they
 // select every field.
-var TortureDeep_L1_L2AllFields = []string{
-	TortureDeep_L1_L2FieldL3L4Mood,
-	TortureDeep_L1_L2FieldL3L4Leaf,
-	TortureDeep_L1_L2FieldL3L4S,
-	TortureDeep_L1_L2FieldL4Map,
-}
-
-var _TortureDeep_L1_L2_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureDeep.L1.L2", []fieldmap.Field{
-	{Flag: "1", Path: "l3", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "l3.l4", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "l3.l4.mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "l3.l4.leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "l3.l4s", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.2.1", Path: "l3.l4s.mood", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.2.2", Path: "l3.l4s.leaf", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2", Path: "l4_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var TortureDeep_L1_L2AllFields = slices.Clone(_TortureDeep_L1_L2_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDeep_L1_L2.
 func (*TortureDeep_L1_L2) FieldSchema() *fieldmap.Schema { return _TortureDeep_L1_L2_fieldSchema }
@@ -353,22 +293,11 @@ const (
 	TortureDeep_L1_L2_L3FieldL4SLeaf = "2.2" // l4s.leaf
 )
 
+var _TortureDeep_L1_L2_L3_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.L1.L2.L3", _TortureDeep_L1_L2_L3_shape, false)
+
 // TortureDeep_L1_L2_L3AllFields lists the leaf flags of TortureDeep_L1_L2_L3: together they
 // select every field.
-var TortureDeep_L1_L2_L3AllFields = []string{
-	TortureDeep_L1_L2_L3FieldL4Mood,
-	TortureDeep_L1_L2_L3FieldL4Leaf,
-	TortureDeep_L1_L2_L3FieldL4S,
-}
-
-var _TortureDeep_L1_L2_L3_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureDeep.L1.L2.L3", []fieldmap.Field{
-	{Flag: "1", Path: "l4", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "l4.mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "l4.leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "l4s", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.1", Path: "l4s.mood", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2", Path: "l4s.leaf", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var TortureDeep_L1_L2_L3AllFields = slices.Clone(_TortureDeep_L1_L2_L3_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDeep_L1_L2_L3.
 func (*TortureDeep_L1_L2_L3) FieldSchema() *fieldmap.Schema { return _TortureDeep_L1_L2_L3_fieldSchema }
@@ -385,17 +314,11 @@ const (
 	TortureDeep_L1_L2_L3_L4FieldLeaf = "2" // leaf
 )
 
+var _TortureDeep_L1_L2_L3_L4_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.L1.L2.L3.L4", _TortureDeep_L1_L2_L3_L4_shape, false)
+
 // TortureDeep_L1_L2_L3_L4AllFields lists the leaf flags of TortureDeep_L1_L2_L3_L4: together they
 // select every field.
-var TortureDeep_L1_L2_L3_L4AllFields = []string{
-	TortureDeep_L1_L2_L3_L4FieldMood,
-	TortureDeep_L1_L2_L3_L4FieldLeaf,
-}
-
-var _TortureDeep_L1_L2_L3_L4_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureDeep.L1.L2.L3.L4", []fieldmap.Field{
-	{Flag: "1", Path: "mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureDeep_L1_L2_L3_L4AllFields = slices.Clone(_TortureDeep_L1_L2_L3_L4_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDeep_L1_L2_L3_L4.
 func (*TortureDeep_L1_L2_L3_L4) FieldSchema() *fieldmap.Schema {
@@ -414,17 +337,11 @@ const (
 	TortureDeep_SiblingFieldMoods = "2" // moods
 )
 
+var _TortureDeep_Sibling_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.Sibling", _TortureDeep_Sibling_shape, false)
+
 // TortureDeep_SiblingAllFields lists the leaf flags of TortureDeep_Sibling: together they
 // select every field.
-var TortureDeep_SiblingAllFields = []string{
-	TortureDeep_SiblingFieldMood,
-	TortureDeep_SiblingFieldMoods,
-}
-
-var _TortureDeep_Sibling_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureDeep.Sibling", []fieldmap.Field{
-	{Flag: "1", Path: "mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "moods", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var TortureDeep_SiblingAllFields = slices.Clone(_TortureDeep_Sibling_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDeep_Sibling.
 func (*TortureDeep_Sibling) FieldSchema() *fieldmap.Schema { return _TortureDeep_Sibling_fieldSchema }
@@ -453,41 +370,28 @@ const (
 	TortureMapsFieldL4Map      = "14" // l4_map
 )
 
+var _TortureMaps_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "enum_map", Kind: fieldmap.KindMap},
+	{Number: 2, Name: "bytes_map", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "label_map", Kind: fieldmap.KindMap},
+	{Number: 4, Name: "double_map", Kind: fieldmap.KindMap},
+	{Number: 5, Name: "float_map", Kind: fieldmap.KindMap},
+	{Number: 6, Name: "self_map", Kind: fieldmap.KindMap},
+	{Number: 7, Name: "fixed32_map", Kind: fieldmap.KindMap},
+	{Number: 8, Name: "empty_map", Kind: fieldmap.KindMap},
+	{Number: 9, Name: "ts_map", Kind: fieldmap.KindMap},
+	{Number: 10, Name: "wrapper_map", Kind: fieldmap.KindMap},
+	{Number: 11, Name: "color_map", Kind: fieldmap.KindMap},
+	{Number: 12, Name: "names_map", Kind: fieldmap.KindMap},
+	{Number: 13, Name: "bool_map", Kind: fieldmap.KindMap},
+	{Number: 14, Name: "l4_map", Kind: fieldmap.KindMap},
+}}
+
+var _TortureMaps_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureMaps", _TortureMaps_shape, true)
+
 // TortureMapsAllFields lists the leaf flags of TortureMaps: together they
 // select every field.
-var TortureMapsAllFields = []string{
-	TortureMapsFieldEnumMap,
-	TortureMapsFieldBytesMap,
-	TortureMapsFieldLabelMap,
-	TortureMapsFieldDoubleMap,
-	TortureMapsFieldFloatMap,
-	TortureMapsFieldSelfMap,
-	TortureMapsFieldFixed32Map,
-	TortureMapsFieldEmptyMap,
-	TortureMapsFieldTsMap,
-	TortureMapsFieldWrapperMap,
-	TortureMapsFieldColorMap,
-	TortureMapsFieldNamesMap,
-	TortureMapsFieldBoolMap,
-	TortureMapsFieldL4Map,
-}
-
-var _TortureMaps_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureMaps", []fieldmap.Field{
-	{Flag: "1", Path: "enum_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "2", Path: "bytes_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "3", Path: "label_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "4", Path: "double_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "5", Path: "float_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "6", Path: "self_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "7", Path: "fixed32_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "8", Path: "empty_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "9", Path: "ts_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "10", Path: "wrapper_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "11", Path: "color_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "12", Path: "names_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "13", Path: "bool_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "14", Path: "l4_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-})
+var TortureMapsAllFields = slices.Clone(_TortureMaps_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureMaps.
 func (*TortureMaps) FieldSchema() *fieldmap.Schema { return _TortureMaps_fieldSchema }
@@ -532,57 +436,28 @@ const (
 	TortureListsFieldByteValues         = "14"           // byte_values
 )
 
+var _TortureLists_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "moods", Kind: fieldmap.KindList},
+	{Number: 2, Name: "strings", Kind: fieldmap.KindList},
+	{Number: 3, Name: "times", Kind: fieldmap.KindList},
+	{Number: 4, Name: "blobs", Kind: fieldmap.KindList},
+	{Number: 5, Name: "floats", Kind: fieldmap.KindList},
+	{Number: 6, Name: "doubles", Kind: fieldmap.KindList},
+	{Number: 7, Name: "empties", Kind: fieldmap.KindList},
+	{Number: 8, Name: "nested", Kind: fieldmap.KindList},
+	{Number: 9, Name: "colors", Kind: fieldmap.KindList},
+	{Number: 10, Name: "bools", Kind: fieldmap.KindList},
+	{Number: 11, Name: "deeps", Kind: fieldmap.KindList, Sub: _TortureDeep_shape},
+	{Number: 12, Name: "secrets", Kind: fieldmap.KindList},
+	{Number: 13, Name: "empty_map", Kind: fieldmap.KindMap},
+	{Number: 14, Name: "byte_values", Kind: fieldmap.KindList},
+}}
+
+var _TortureLists_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLists", _TortureLists_shape, true)
+
 // TortureListsAllFields lists the leaf flags of TortureLists: together they
 // select every field.
-var TortureListsAllFields = []string{
-	TortureListsFieldMoods,
-	TortureListsFieldStrings,
-	TortureListsFieldTimes,
-	TortureListsFieldBlobs,
-	TortureListsFieldFloats,
-	TortureListsFieldDoubles,
-	TortureListsFieldEmpties,
-	TortureListsFieldNested,
-	TortureListsFieldColors,
-	TortureListsFieldBools,
-	TortureListsFieldDeeps,
-	TortureListsFieldSecrets,
-	TortureListsFieldEmptyMap,
-	TortureListsFieldByteValues,
-}
-
-var _TortureLists_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureLists", []fieldmap.Field{
-	{Flag: "1", Path: "moods", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "2", Path: "strings", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "3", Path: "times", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "4", Path: "blobs", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "5", Path: "floats", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "6", Path: "doubles", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "7", Path: "empties", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "8", Path: "nested", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "9", Path: "colors", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "10", Path: "bools", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "11", Path: "deeps", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "11.1", Path: "deeps.l1", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.1.1", Path: "deeps.l1.l2", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.1.1.1", Path: "deeps.l1.l2.l3", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.1.1.1.1", Path: "deeps.l1.l2.l3.l4", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.1.1.1.1.1", Path: "deeps.l1.l2.l3.l4.mood", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.1.1.1.2", Path: "deeps.l1.l2.l3.l4.leaf", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.1.1.2", Path: "deeps.l1.l2.l3.l4s", Kind: fieldmap.KindList, Leaf: false, ListActions: true},
-	{Flag: "11.1.1.1.2.1", Path: "deeps.l1.l2.l3.l4s.mood", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.1.1.2.2", Path: "deeps.l1.l2.l3.l4s.leaf", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.1.1.2", Path: "deeps.l1.l2.l4_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: true},
-	{Flag: "11.2", Path: "deeps.sibling", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.2.1", Path: "deeps.sibling.mood", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.2.2", Path: "deeps.sibling.moods", Kind: fieldmap.KindList, Leaf: false, ListActions: true},
-	{Flag: "11.3", Path: "deeps.shortcut", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.3.1", Path: "deeps.shortcut.mood", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "11.3.2", Path: "deeps.shortcut.leaf", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "12", Path: "secrets", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "13", Path: "empty_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "14", Path: "byte_values", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-})
+var TortureListsAllFields = slices.Clone(_TortureLists_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureLists.
 func (*TortureLists) FieldSchema() *fieldmap.Schema { return _TortureLists_fieldSchema }
@@ -652,106 +527,45 @@ const (
 	TortureOneofsFieldOptColor               = "36"          // opt_color
 )
 
+var _File_testpb_v1_torture_proto_Label182jztu_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "color"},
+	{Number: 3, Name: "secret"},
+	{Number: 4, Name: "weights", Kind: fieldmap.KindList},
+}}
+
+var _TortureOneofs_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "first_mood"},
+	{Number: 2, Name: "first_bytes"},
+	{Number: 3, Name: "first_deep", Kind: fieldmap.KindMessage, Sub: _TortureDeep_shape},
+	{Number: 4, Name: "first_float"},
+	{Number: 5, Name: "first_double"},
+	{Number: 6, Name: "first_self"},
+	{Number: 7, Name: "first_time"},
+	{Number: 8, Name: "first_label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_torture_proto_Label182jztu_shape},
+	{Number: 9, Name: "first_empty"},
+	{Number: 10, Name: "first_secret"},
+	{Number: 11, Name: "first_l4", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape},
+	{Number: 12, Name: "first_bool"},
+	{Number: 13, Name: "first_color"},
+	{Number: 20, Name: "second_name"},
+	{Number: 21, Name: "second_self"},
+	{Number: 22, Name: "second_num"},
+	{Number: 23, Name: "second_secret"},
+	{Number: 30, Name: "opt_message", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_shape},
+	{Number: 31, Name: "opt_enum"},
+	{Number: 32, Name: "opt_bytes"},
+	{Number: 33, Name: "opt_float"},
+	{Number: 34, Name: "opt_double"},
+	{Number: 35, Name: "opt_secret"},
+	{Number: 36, Name: "opt_color"},
+}}
+
+var _TortureOneofs_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOneofs", _TortureOneofs_shape, false)
+
 // TortureOneofsAllFields lists the leaf flags of TortureOneofs: together they
 // select every field.
-var TortureOneofsAllFields = []string{
-	TortureOneofsFieldFirstMood,
-	TortureOneofsFieldFirstBytes,
-	TortureOneofsFieldFirstDeepL1L2L3L4Mood,
-	TortureOneofsFieldFirstDeepL1L2L3L4Leaf,
-	TortureOneofsFieldFirstDeepL1L2L3L4S,
-	TortureOneofsFieldFirstDeepL1L2L4Map,
-	TortureOneofsFieldFirstDeepSiblingMood,
-	TortureOneofsFieldFirstDeepSiblingMoods,
-	TortureOneofsFieldFirstDeepShortcutMood,
-	TortureOneofsFieldFirstDeepShortcutLeaf,
-	TortureOneofsFieldFirstFloat,
-	TortureOneofsFieldFirstDouble,
-	TortureOneofsFieldFirstSelf,
-	TortureOneofsFieldFirstTime,
-	TortureOneofsFieldFirstLabelName,
-	TortureOneofsFieldFirstLabelColor,
-	TortureOneofsFieldFirstLabelSecret,
-	TortureOneofsFieldFirstLabelWeights,
-	TortureOneofsFieldFirstEmpty,
-	TortureOneofsFieldFirstSecret,
-	TortureOneofsFieldFirstL4Mood,
-	TortureOneofsFieldFirstL4Leaf,
-	TortureOneofsFieldFirstBool,
-	TortureOneofsFieldFirstColor,
-	TortureOneofsFieldSecondName,
-	TortureOneofsFieldSecondSelf,
-	TortureOneofsFieldSecondNum,
-	TortureOneofsFieldSecondSecret,
-	TortureOneofsFieldOptMessageL2L3L4Mood,
-	TortureOneofsFieldOptMessageL2L3L4Leaf,
-	TortureOneofsFieldOptMessageL2L3L4S,
-	TortureOneofsFieldOptMessageL2L4Map,
-	TortureOneofsFieldOptEnum,
-	TortureOneofsFieldOptBytes,
-	TortureOneofsFieldOptFloat,
-	TortureOneofsFieldOptDouble,
-	TortureOneofsFieldOptSecret,
-	TortureOneofsFieldOptColor,
-}
-
-var _TortureOneofs_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureOneofs", []fieldmap.Field{
-	{Flag: "1", Path: "first_mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "first_bytes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "first_deep", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "first_deep.l1", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1.1", Path: "first_deep.l1.l2", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1.1.1", Path: "first_deep.l1.l2.l3", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1.1.1.1", Path: "first_deep.l1.l2.l3.l4", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1.1.1.1.1", Path: "first_deep.l1.l2.l3.l4.mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.1.1.1.1.2", Path: "first_deep.l1.l2.l3.l4.leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.1.1.1.2", Path: "first_deep.l1.l2.l3.l4s", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.1.1.1.2.1", Path: "first_deep.l1.l2.l3.l4s.mood", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.1.1.1.2.2", Path: "first_deep.l1.l2.l3.l4s.leaf", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.1.1.2", Path: "first_deep.l1.l2.l4_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "first_deep.sibling", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.2.1", Path: "first_deep.sibling.mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2.2", Path: "first_deep.sibling.moods", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.3", Path: "first_deep.shortcut", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.3.1", Path: "first_deep.shortcut.mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.3.2", Path: "first_deep.shortcut.leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "first_float", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "first_double", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "first_self", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "first_time", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "first_label", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "8.1", Path: "first_label.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.2", Path: "first_label.color", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.3", Path: "first_label.secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.4", Path: "first_label.weights", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "first_empty", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "first_secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "first_l4", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.1", Path: "first_l4.mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.2", Path: "first_l4.leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "first_bool", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "first_color", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "20", Path: "second_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "21", Path: "second_self", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "22", Path: "second_num", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "23", Path: "second_secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "30", Path: "opt_message", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "30.1", Path: "opt_message.l2", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "30.1.1", Path: "opt_message.l2.l3", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "30.1.1.1", Path: "opt_message.l2.l3.l4", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "30.1.1.1.1", Path: "opt_message.l2.l3.l4.mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "30.1.1.1.2", Path: "opt_message.l2.l3.l4.leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "30.1.1.2", Path: "opt_message.l2.l3.l4s", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "30.1.1.2.1", Path: "opt_message.l2.l3.l4s.mood", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "30.1.1.2.2", Path: "opt_message.l2.l3.l4s.leaf", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "30.1.2", Path: "opt_message.l2.l4_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "31", Path: "opt_enum", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "32", Path: "opt_bytes", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "33", Path: "opt_float", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "34", Path: "opt_double", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "35", Path: "opt_secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "36", Path: "opt_color", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureOneofsAllFields = slices.Clone(_TortureOneofs_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureOneofs.
 func (*TortureOneofs) FieldSchema() *fieldmap.Schema { return _TortureOneofs_fieldSchema }
@@ -768,17 +582,16 @@ const (
 	TortureOnlyOneofFieldOnlySelf = "2" // only_self
 )
 
+var _TortureOnlyOneof_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "only_name"},
+	{Number: 2, Name: "only_self"},
+}}
+
+var _TortureOnlyOneof_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOnlyOneof", _TortureOnlyOneof_shape, false)
+
 // TortureOnlyOneofAllFields lists the leaf flags of TortureOnlyOneof: together they
 // select every field.
-var TortureOnlyOneofAllFields = []string{
-	TortureOnlyOneofFieldOnlyName,
-	TortureOnlyOneofFieldOnlySelf,
-}
-
-var _TortureOnlyOneof_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureOnlyOneof", []fieldmap.Field{
-	{Flag: "1", Path: "only_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "only_self", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureOnlyOneofAllFields = slices.Clone(_TortureOnlyOneof_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureOnlyOneof.
 func (*TortureOnlyOneof) FieldSchema() *fieldmap.Schema { return _TortureOnlyOneof_fieldSchema }
@@ -794,15 +607,15 @@ const (
 	TortureOnlyMapFieldChildren = "1" // children
 )
 
+var _TortureOnlyMap_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "children", Kind: fieldmap.KindMap},
+}}
+
+var _TortureOnlyMap_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOnlyMap", _TortureOnlyMap_shape, false)
+
 // TortureOnlyMapAllFields lists the leaf flags of TortureOnlyMap: together they
 // select every field.
-var TortureOnlyMapAllFields = []string{
-	TortureOnlyMapFieldChildren,
-}
-
-var _TortureOnlyMap_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureOnlyMap", []fieldmap.Field{
-	{Flag: "1", Path: "children", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var TortureOnlyMapAllFields = slices.Clone(_TortureOnlyMap_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureOnlyMap.
 func (*TortureOnlyMap) FieldSchema() *fieldmap.Schema { return _TortureOnlyMap_fieldSchema }
@@ -824,26 +637,24 @@ const (
 	TortureNumbersFieldMax           = "536870911"       // max
 )
 
+var _TortureNumbersChild_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 99999999, Name: "deeper"},
+	{Number: 536870910, Name: "value"},
+}}
+
+var _TortureNumbers_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "low"},
+	{Number: 18999, Name: "child", Kind: fieldmap.KindMessage, Sub: _TortureNumbersChild_shape},
+	{Number: 20000, Name: "after_reserved"},
+	{Number: 123456789, Name: "big"},
+	{Number: 536870911, Name: "max"},
+}}
+
+var _TortureNumbers_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureNumbers", _TortureNumbers_shape, false)
+
 // TortureNumbersAllFields lists the leaf flags of TortureNumbers: together they
 // select every field.
-var TortureNumbersAllFields = []string{
-	TortureNumbersFieldLow,
-	TortureNumbersFieldChildDeeper,
-	TortureNumbersFieldChildValue,
-	TortureNumbersFieldAfterReserved,
-	TortureNumbersFieldBig,
-	TortureNumbersFieldMax,
-}
-
-var _TortureNumbers_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureNumbers", []fieldmap.Field{
-	{Flag: "1", Path: "low", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18999", Path: "child", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "18999.99999999", Path: "child.deeper", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18999.536870910", Path: "child.value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "20000", Path: "after_reserved", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "123456789", Path: "big", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "536870911", Path: "max", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureNumbersAllFields = slices.Clone(_TortureNumbers_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureNumbers.
 func (*TortureNumbers) FieldSchema() *fieldmap.Schema { return _TortureNumbers_fieldSchema }
@@ -860,17 +671,11 @@ const (
 	TortureNumbersChildFieldValue  = "536870910" // value
 )
 
+var _TortureNumbersChild_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureNumbersChild", _TortureNumbersChild_shape, false)
+
 // TortureNumbersChildAllFields lists the leaf flags of TortureNumbersChild: together they
 // select every field.
-var TortureNumbersChildAllFields = []string{
-	TortureNumbersChildFieldDeeper,
-	TortureNumbersChildFieldValue,
-}
-
-var _TortureNumbersChild_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureNumbersChild", []fieldmap.Field{
-	{Flag: "99999999", Path: "deeper", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "536870910", Path: "value", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureNumbersChildAllFields = slices.Clone(_TortureNumbersChild_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureNumbersChild.
 func (*TortureNumbersChild) FieldSchema() *fieldmap.Schema { return _TortureNumbersChild_fieldSchema }
@@ -896,30 +701,34 @@ const (
 	TortureCycleAFieldCsSecret = "3.3"   // cs.secret
 )
 
+var _TortureCycleC_shape_1bmyxni = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "a"},
+	{Number: 2, Name: "bs", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "secret"},
+}}
+
+var _TortureCycleB_shape_vrge32 = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "count"},
+	{Number: 2, Name: "c", Kind: fieldmap.KindMessage, Sub: _TortureCycleC_shape_1bmyxni},
+}}
+
+var _TortureCycleC_shape_hyz3au = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "a"},
+	{Number: 2, Name: "bs", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "secret"},
+}}
+
+var _TortureCycleA_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: _TortureCycleB_shape_vrge32},
+	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Sub: _TortureCycleC_shape_hyz3au},
+}}
+
+var _TortureCycleA_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleA", _TortureCycleA_shape, false)
+
 // TortureCycleAAllFields lists the leaf flags of TortureCycleA: together they
 // select every field.
-var TortureCycleAAllFields = []string{
-	TortureCycleAFieldName,
-	TortureCycleAFieldBCount,
-	TortureCycleAFieldBCA,
-	TortureCycleAFieldBCBs,
-	TortureCycleAFieldBCSecret,
-	TortureCycleAFieldCs,
-}
-
-var _TortureCycleA_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureCycleA", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "b", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "b.count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "b.c", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.1", Path: "b.c.a", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.2", Path: "b.c.bs", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.2.3", Path: "b.c.secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "cs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.1", Path: "cs.a", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.2", Path: "cs.bs", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "3.3", Path: "cs.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var TortureCycleAAllFields = slices.Clone(_TortureCycleA_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureCycleA.
 func (*TortureCycleA) FieldSchema() *fieldmap.Schema { return _TortureCycleA_fieldSchema }
@@ -942,27 +751,28 @@ const (
 	TortureCycleBFieldCSecret = "2.3"   // c.secret
 )
 
+var _TortureCycleA_shape_1738b9o = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "b"},
+	{Number: 3, Name: "cs", Kind: fieldmap.KindList},
+}}
+
+var _TortureCycleC_shape_mchw53 = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "a", Kind: fieldmap.KindMessage, Sub: _TortureCycleA_shape_1738b9o},
+	{Number: 2, Name: "bs", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "secret"},
+}}
+
+var _TortureCycleB_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "count"},
+	{Number: 2, Name: "c", Kind: fieldmap.KindMessage, Sub: _TortureCycleC_shape_mchw53},
+}}
+
+var _TortureCycleB_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleB", _TortureCycleB_shape, false)
+
 // TortureCycleBAllFields lists the leaf flags of TortureCycleB: together they
 // select every field.
-var TortureCycleBAllFields = []string{
-	TortureCycleBFieldCount,
-	TortureCycleBFieldCAName,
-	TortureCycleBFieldCAB,
-	TortureCycleBFieldCACs,
-	TortureCycleBFieldCBs,
-	TortureCycleBFieldCSecret,
-}
-
-var _TortureCycleB_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureCycleB", []fieldmap.Field{
-	{Flag: "1", Path: "count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "c", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "c.a", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "c.a.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.1.2", Path: "c.a.b", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.1.3", Path: "c.a.cs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "c.bs", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "c.secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureCycleBAllFields = slices.Clone(_TortureCycleB_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureCycleB.
 func (*TortureCycleB) FieldSchema() *fieldmap.Schema { return _TortureCycleB_fieldSchema }
@@ -985,27 +795,28 @@ const (
 	TortureCycleCFieldSecret  = "3"     // secret
 )
 
+var _TortureCycleB_shape_bdy655 = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "count"},
+	{Number: 2, Name: "c"},
+}}
+
+var _TortureCycleA_shape_1dfp5o8 = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: _TortureCycleB_shape_bdy655},
+	{Number: 3, Name: "cs", Kind: fieldmap.KindList},
+}}
+
+var _TortureCycleC_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "a", Kind: fieldmap.KindMessage, Sub: _TortureCycleA_shape_1dfp5o8},
+	{Number: 2, Name: "bs", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "secret"},
+}}
+
+var _TortureCycleC_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleC", _TortureCycleC_shape, false)
+
 // TortureCycleCAllFields lists the leaf flags of TortureCycleC: together they
 // select every field.
-var TortureCycleCAllFields = []string{
-	TortureCycleCFieldAName,
-	TortureCycleCFieldABCount,
-	TortureCycleCFieldABC,
-	TortureCycleCFieldACs,
-	TortureCycleCFieldBs,
-	TortureCycleCFieldSecret,
-}
-
-var _TortureCycleC_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureCycleC", []fieldmap.Field{
-	{Flag: "1", Path: "a", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "a.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "a.b", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "a.b.count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "a.b.c", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "a.cs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "bs", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureCycleCAllFields = slices.Clone(_TortureCycleC_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureCycleC.
 func (*TortureCycleC) FieldSchema() *fieldmap.Schema { return _TortureCycleC_fieldSchema }
@@ -1141,255 +952,135 @@ const (
 	TortureWideFieldAgain = "121" // again
 )
 
+var _TortureWide_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "w1"},
+	{Number: 2, Name: "w2"},
+	{Number: 3, Name: "w3"},
+	{Number: 4, Name: "w4"},
+	{Number: 5, Name: "w5"},
+	{Number: 6, Name: "w6"},
+	{Number: 7, Name: "w7"},
+	{Number: 8, Name: "w8"},
+	{Number: 9, Name: "w9"},
+	{Number: 10, Name: "w10"},
+	{Number: 11, Name: "w11", Kind: fieldmap.KindList},
+	{Number: 12, Name: "w12"},
+	{Number: 13, Name: "w13"},
+	{Number: 14, Name: "w14"},
+	{Number: 15, Name: "w15"},
+	{Number: 16, Name: "w16"},
+	{Number: 17, Name: "w17"},
+	{Number: 18, Name: "w18"},
+	{Number: 19, Name: "w19"},
+	{Number: 20, Name: "w20"},
+	{Number: 21, Name: "w21"},
+	{Number: 22, Name: "w22", Kind: fieldmap.KindList},
+	{Number: 23, Name: "w23"},
+	{Number: 24, Name: "w24"},
+	{Number: 25, Name: "w25"},
+	{Number: 26, Name: "w26"},
+	{Number: 27, Name: "w27"},
+	{Number: 28, Name: "w28"},
+	{Number: 29, Name: "w29"},
+	{Number: 30, Name: "w30"},
+	{Number: 31, Name: "w31"},
+	{Number: 32, Name: "w32"},
+	{Number: 33, Name: "w33", Kind: fieldmap.KindList},
+	{Number: 34, Name: "w34"},
+	{Number: 35, Name: "w35"},
+	{Number: 36, Name: "w36"},
+	{Number: 37, Name: "w37"},
+	{Number: 38, Name: "w38"},
+	{Number: 39, Name: "w39"},
+	{Number: 40, Name: "w40"},
+	{Number: 41, Name: "w41"},
+	{Number: 42, Name: "w42"},
+	{Number: 43, Name: "w43"},
+	{Number: 44, Name: "w44", Kind: fieldmap.KindList},
+	{Number: 45, Name: "w45"},
+	{Number: 46, Name: "w46"},
+	{Number: 47, Name: "w47"},
+	{Number: 48, Name: "w48"},
+	{Number: 49, Name: "w49"},
+	{Number: 50, Name: "w50"},
+	{Number: 51, Name: "w51"},
+	{Number: 52, Name: "w52"},
+	{Number: 53, Name: "w53"},
+	{Number: 54, Name: "w54"},
+	{Number: 55, Name: "w55", Kind: fieldmap.KindList},
+	{Number: 56, Name: "w56"},
+	{Number: 57, Name: "w57"},
+	{Number: 58, Name: "w58"},
+	{Number: 59, Name: "w59"},
+	{Number: 60, Name: "w60"},
+	{Number: 61, Name: "w61"},
+	{Number: 62, Name: "w62"},
+	{Number: 63, Name: "w63"},
+	{Number: 64, Name: "w64"},
+	{Number: 65, Name: "w65"},
+	{Number: 66, Name: "w66", Kind: fieldmap.KindList},
+	{Number: 67, Name: "w67"},
+	{Number: 68, Name: "w68"},
+	{Number: 69, Name: "w69"},
+	{Number: 70, Name: "w70"},
+	{Number: 71, Name: "w71"},
+	{Number: 72, Name: "w72"},
+	{Number: 73, Name: "w73"},
+	{Number: 74, Name: "w74"},
+	{Number: 75, Name: "w75"},
+	{Number: 76, Name: "w76"},
+	{Number: 77, Name: "w77"},
+	{Number: 78, Name: "w78"},
+	{Number: 79, Name: "w79"},
+	{Number: 80, Name: "w80"},
+	{Number: 81, Name: "w81"},
+	{Number: 82, Name: "w82"},
+	{Number: 83, Name: "w83"},
+	{Number: 84, Name: "w84"},
+	{Number: 85, Name: "w85"},
+	{Number: 86, Name: "w86"},
+	{Number: 87, Name: "w87"},
+	{Number: 88, Name: "w88", Kind: fieldmap.KindList},
+	{Number: 89, Name: "w89"},
+	{Number: 90, Name: "w90"},
+	{Number: 91, Name: "w91"},
+	{Number: 92, Name: "w92"},
+	{Number: 93, Name: "w93"},
+	{Number: 94, Name: "w94"},
+	{Number: 95, Name: "w95"},
+	{Number: 96, Name: "w96"},
+	{Number: 97, Name: "w97"},
+	{Number: 98, Name: "w98"},
+	{Number: 99, Name: "w99", Kind: fieldmap.KindList},
+	{Number: 100, Name: "w100"},
+	{Number: 101, Name: "w101"},
+	{Number: 102, Name: "w102"},
+	{Number: 103, Name: "w103"},
+	{Number: 104, Name: "w104"},
+	{Number: 105, Name: "w105"},
+	{Number: 106, Name: "w106"},
+	{Number: 107, Name: "w107"},
+	{Number: 108, Name: "w108"},
+	{Number: 109, Name: "w109"},
+	{Number: 110, Name: "w110", Kind: fieldmap.KindList},
+	{Number: 111, Name: "w111"},
+	{Number: 112, Name: "w112"},
+	{Number: 113, Name: "w113"},
+	{Number: 114, Name: "w114"},
+	{Number: 115, Name: "w115"},
+	{Number: 116, Name: "w116"},
+	{Number: 117, Name: "w117"},
+	{Number: 118, Name: "w118"},
+	{Number: 119, Name: "w119"},
+	{Number: 120, Name: "w120"},
+	{Number: 121, Name: "again"},
+}}
+
+var _TortureWide_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureWide", _TortureWide_shape, false)
+
 // TortureWideAllFields lists the leaf flags of TortureWide: together they
 // select every field.
-var TortureWideAllFields = []string{
-	TortureWideFieldW1,
-	TortureWideFieldW2,
-	TortureWideFieldW3,
-	TortureWideFieldW4,
-	TortureWideFieldW5,
-	TortureWideFieldW6,
-	TortureWideFieldW7,
-	TortureWideFieldW8,
-	TortureWideFieldW9,
-	TortureWideFieldW10,
-	TortureWideFieldW11,
-	TortureWideFieldW12,
-	TortureWideFieldW13,
-	TortureWideFieldW14,
-	TortureWideFieldW15,
-	TortureWideFieldW16,
-	TortureWideFieldW17,
-	TortureWideFieldW18,
-	TortureWideFieldW19,
-	TortureWideFieldW20,
-	TortureWideFieldW21,
-	TortureWideFieldW22,
-	TortureWideFieldW23,
-	TortureWideFieldW24,
-	TortureWideFieldW25,
-	TortureWideFieldW26,
-	TortureWideFieldW27,
-	TortureWideFieldW28,
-	TortureWideFieldW29,
-	TortureWideFieldW30,
-	TortureWideFieldW31,
-	TortureWideFieldW32,
-	TortureWideFieldW33,
-	TortureWideFieldW34,
-	TortureWideFieldW35,
-	TortureWideFieldW36,
-	TortureWideFieldW37,
-	TortureWideFieldW38,
-	TortureWideFieldW39,
-	TortureWideFieldW40,
-	TortureWideFieldW41,
-	TortureWideFieldW42,
-	TortureWideFieldW43,
-	TortureWideFieldW44,
-	TortureWideFieldW45,
-	TortureWideFieldW46,
-	TortureWideFieldW47,
-	TortureWideFieldW48,
-	TortureWideFieldW49,
-	TortureWideFieldW50,
-	TortureWideFieldW51,
-	TortureWideFieldW52,
-	TortureWideFieldW53,
-	TortureWideFieldW54,
-	TortureWideFieldW55,
-	TortureWideFieldW56,
-	TortureWideFieldW57,
-	TortureWideFieldW58,
-	TortureWideFieldW59,
-	TortureWideFieldW60,
-	TortureWideFieldW61,
-	TortureWideFieldW62,
-	TortureWideFieldW63,
-	TortureWideFieldW64,
-	TortureWideFieldW65,
-	TortureWideFieldW66,
-	TortureWideFieldW67,
-	TortureWideFieldW68,
-	TortureWideFieldW69,
-	TortureWideFieldW70,
-	TortureWideFieldW71,
-	TortureWideFieldW72,
-	TortureWideFieldW73,
-	TortureWideFieldW74,
-	TortureWideFieldW75,
-	TortureWideFieldW76,
-	TortureWideFieldW77,
-	TortureWideFieldW78,
-	TortureWideFieldW79,
-	TortureWideFieldW80,
-	TortureWideFieldW81,
-	TortureWideFieldW82,
-	TortureWideFieldW83,
-	TortureWideFieldW84,
-	TortureWideFieldW85,
-	TortureWideFieldW86,
-	TortureWideFieldW87,
-	TortureWideFieldW88,
-	TortureWideFieldW89,
-	TortureWideFieldW90,
-	TortureWideFieldW91,
-	TortureWideFieldW92,
-	TortureWideFieldW93,
-	TortureWideFieldW94,
-	TortureWideFieldW95,
-	TortureWideFieldW96,
-	TortureWideFieldW97,
-	TortureWideFieldW98,
-	TortureWideFieldW99,
-	TortureWideFieldW100,
-	TortureWideFieldW101,
-	TortureWideFieldW102,
-	TortureWideFieldW103,
-	TortureWideFieldW104,
-	TortureWideFieldW105,
-	TortureWideFieldW106,
-	TortureWideFieldW107,
-	TortureWideFieldW108,
-	TortureWideFieldW109,
-	TortureWideFieldW110,
-	TortureWideFieldW111,
-	TortureWideFieldW112,
-	TortureWideFieldW113,
-	TortureWideFieldW114,
-	TortureWideFieldW115,
-	TortureWideFieldW116,
-	TortureWideFieldW117,
-	TortureWideFieldW118,
-	TortureWideFieldW119,
-	TortureWideFieldW120,
-	TortureWideFieldAgain,
-}
-
-var _TortureWide_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureWide", []fieldmap.Field{
-	{Flag: "1", Path: "w1", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "w2", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "w3", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "w4", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "w5", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "w6", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "w7", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "w8", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "w9", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "w10", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "w11", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "w12", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "w13", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "w14", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "w15", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16", Path: "w16", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "17", Path: "w17", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "18", Path: "w18", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "19", Path: "w19", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "20", Path: "w20", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "21", Path: "w21", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "22", Path: "w22", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "23", Path: "w23", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "24", Path: "w24", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "25", Path: "w25", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "26", Path: "w26", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "27", Path: "w27", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "28", Path: "w28", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "29", Path: "w29", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "30", Path: "w30", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "31", Path: "w31", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "32", Path: "w32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "33", Path: "w33", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "34", Path: "w34", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "35", Path: "w35", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "36", Path: "w36", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "37", Path: "w37", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "38", Path: "w38", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "39", Path: "w39", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "40", Path: "w40", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "41", Path: "w41", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "42", Path: "w42", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "43", Path: "w43", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "44", Path: "w44", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "45", Path: "w45", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "46", Path: "w46", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "47", Path: "w47", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "48", Path: "w48", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "49", Path: "w49", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "50", Path: "w50", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "51", Path: "w51", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "52", Path: "w52", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "53", Path: "w53", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "54", Path: "w54", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "55", Path: "w55", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "56", Path: "w56", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "57", Path: "w57", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "58", Path: "w58", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "59", Path: "w59", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "60", Path: "w60", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "61", Path: "w61", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "62", Path: "w62", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "63", Path: "w63", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "64", Path: "w64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "65", Path: "w65", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "66", Path: "w66", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "67", Path: "w67", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "68", Path: "w68", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "69", Path: "w69", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "70", Path: "w70", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "71", Path: "w71", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "72", Path: "w72", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "73", Path: "w73", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "74", Path: "w74", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "75", Path: "w75", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "76", Path: "w76", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "77", Path: "w77", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "78", Path: "w78", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "79", Path: "w79", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "80", Path: "w80", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "81", Path: "w81", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "82", Path: "w82", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "83", Path: "w83", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "84", Path: "w84", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "85", Path: "w85", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "86", Path: "w86", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "87", Path: "w87", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "88", Path: "w88", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "89", Path: "w89", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "90", Path: "w90", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "91", Path: "w91", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "92", Path: "w92", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "93", Path: "w93", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "94", Path: "w94", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "95", Path: "w95", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "96", Path: "w96", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "97", Path: "w97", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "98", Path: "w98", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "99", Path: "w99", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "100", Path: "w100", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "101", Path: "w101", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "102", Path: "w102", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "103", Path: "w103", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "104", Path: "w104", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "105", Path: "w105", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "106", Path: "w106", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "107", Path: "w107", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "108", Path: "w108", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "109", Path: "w109", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "110", Path: "w110", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "111", Path: "w111", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "112", Path: "w112", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "113", Path: "w113", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "114", Path: "w114", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "115", Path: "w115", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "116", Path: "w116", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "117", Path: "w117", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "118", Path: "w118", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "119", Path: "w119", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "120", Path: "w120", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "121", Path: "again", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureWideAllFields = slices.Clone(_TortureWide_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureWide.
 func (*TortureWide) FieldSchema() *fieldmap.Schema { return _TortureWide_fieldSchema }
@@ -1432,54 +1123,39 @@ const (
 	TortureKeyFieldKeysBig       = "4.8"     // keys.big
 )
 
+var _TortureKeyLeaf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "n"},
+}}
+
+var _TortureKeyPart_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "id"},
+	{Number: 3, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _TortureKeyLeaf_shape},
+}}
+
+var _TortureKeyValue_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "mood"},
+	{Number: 2, Name: "part", Kind: fieldmap.KindMessage, Sub: _TortureKeyPart_shape},
+	{Number: 3, Name: "weight"},
+	{Number: 4, Name: "ratio"},
+	{Number: 5, Name: "flag"},
+	{Number: 6, Name: "maybe"},
+	{Number: 7, Name: "color"},
+	{Number: 8, Name: "big"},
+}}
+
+var _TortureKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureKeyValue_shape},
+	{Number: 2, Name: "by_name", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "deeps", Kind: fieldmap.KindMap},
+	{Number: 4, Name: "keys", Kind: fieldmap.KindList, Sub: _TortureKeyValue_shape},
+}}
+
+var _TortureKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKey", _TortureKey_shape, true)
+
 // TortureKeyAllFields lists the leaf flags of TortureKey: together they
 // select every field.
-var TortureKeyAllFields = []string{
-	TortureKeyFieldKeyMood,
-	TortureKeyFieldKeyPartName,
-	TortureKeyFieldKeyPartId,
-	TortureKeyFieldKeyPartLeafN,
-	TortureKeyFieldKeyWeight,
-	TortureKeyFieldKeyRatio,
-	TortureKeyFieldKeyFlag,
-	TortureKeyFieldKeyMaybe,
-	TortureKeyFieldKeyColor,
-	TortureKeyFieldKeyBig,
-	TortureKeyFieldByName,
-	TortureKeyFieldDeeps,
-	TortureKeyFieldKeys,
-}
-
-var _TortureKey_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureKey", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.part", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.1", Path: "key.part.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.2", Path: "key.part.id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2.3", Path: "key.part.leaf", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.2.3.1", Path: "key.part.leaf.n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "key.weight", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "key.ratio", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "key.flag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "key.maybe", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "key.color", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "key.big", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "by_name", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "3", Path: "deeps", Kind: fieldmap.KindMap, Leaf: true, ListActions: true},
-	{Flag: "4", Path: "keys", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "4.1", Path: "keys.mood", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.2", Path: "keys.part", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.2.1", Path: "keys.part.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.2.2", Path: "keys.part.id", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.2.3", Path: "keys.part.leaf", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.2.3.1", Path: "keys.part.leaf.n", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.3", Path: "keys.weight", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.4", Path: "keys.ratio", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.5", Path: "keys.flag", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.6", Path: "keys.maybe", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.7", Path: "keys.color", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.8", Path: "keys.big", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var TortureKeyAllFields = slices.Clone(_TortureKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureKey.
 func (*TortureKey) FieldSchema() *fieldmap.Schema { return _TortureKey_fieldSchema }
@@ -1506,35 +1182,11 @@ const (
 	TortureKeyValueFieldBig       = "8"     // big
 )
 
+var _TortureKeyValue_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKeyValue", _TortureKeyValue_shape, false)
+
 // TortureKeyValueAllFields lists the leaf flags of TortureKeyValue: together they
 // select every field.
-var TortureKeyValueAllFields = []string{
-	TortureKeyValueFieldMood,
-	TortureKeyValueFieldPartName,
-	TortureKeyValueFieldPartId,
-	TortureKeyValueFieldPartLeafN,
-	TortureKeyValueFieldWeight,
-	TortureKeyValueFieldRatio,
-	TortureKeyValueFieldFlag,
-	TortureKeyValueFieldMaybe,
-	TortureKeyValueFieldColor,
-	TortureKeyValueFieldBig,
-}
-
-var _TortureKeyValue_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureKeyValue", []fieldmap.Field{
-	{Flag: "1", Path: "mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "part", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "part.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "part.id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "part.leaf", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.3.1", Path: "part.leaf.n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "weight", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "ratio", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "flag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "maybe", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "color", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "big", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureKeyValueAllFields = slices.Clone(_TortureKeyValue_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureKeyValue.
 func (*TortureKeyValue) FieldSchema() *fieldmap.Schema { return _TortureKeyValue_fieldSchema }
@@ -1553,20 +1205,11 @@ const (
 	TortureKeyPartFieldLeafN = "3.1" // leaf.n
 )
 
+var _TortureKeyPart_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKeyPart", _TortureKeyPart_shape, false)
+
 // TortureKeyPartAllFields lists the leaf flags of TortureKeyPart: together they
 // select every field.
-var TortureKeyPartAllFields = []string{
-	TortureKeyPartFieldName,
-	TortureKeyPartFieldId,
-	TortureKeyPartFieldLeafN,
-}
-
-var _TortureKeyPart_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureKeyPart", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "leaf", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "leaf.n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureKeyPartAllFields = slices.Clone(_TortureKeyPart_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureKeyPart.
 func (*TortureKeyPart) FieldSchema() *fieldmap.Schema { return _TortureKeyPart_fieldSchema }
@@ -1582,15 +1225,11 @@ const (
 	TortureKeyLeafFieldN = "1" // n
 )
 
+var _TortureKeyLeaf_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKeyLeaf", _TortureKeyLeaf_shape, false)
+
 // TortureKeyLeafAllFields lists the leaf flags of TortureKeyLeaf: together they
 // select every field.
-var TortureKeyLeafAllFields = []string{
-	TortureKeyLeafFieldN,
-}
-
-var _TortureKeyLeaf_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureKeyLeaf", []fieldmap.Field{
-	{Flag: "1", Path: "n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureKeyLeafAllFields = slices.Clone(_TortureKeyLeaf_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureKeyLeaf.
 func (*TortureKeyLeaf) FieldSchema() *fieldmap.Schema { return _TortureKeyLeaf_fieldSchema }
@@ -1606,15 +1245,15 @@ const (
 	TortureEnumKeyFieldMood = "1" // mood
 )
 
+var _TortureEnumKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "mood"},
+}}
+
+var _TortureEnumKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEnumKey", _TortureEnumKey_shape, false)
+
 // TortureEnumKeyAllFields lists the leaf flags of TortureEnumKey: together they
 // select every field.
-var TortureEnumKeyAllFields = []string{
-	TortureEnumKeyFieldMood,
-}
-
-var _TortureEnumKey_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureEnumKey", []fieldmap.Field{
-	{Flag: "1", Path: "mood", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureEnumKeyAllFields = slices.Clone(_TortureEnumKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEnumKey.
 func (*TortureEnumKey) FieldSchema() *fieldmap.Schema { return _TortureEnumKey_fieldSchema }
@@ -1631,17 +1270,16 @@ const (
 	TortureEmptyKeyFieldName = "2" // name
 )
 
+var _TortureEmptyKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key"},
+	{Number: 2, Name: "name"},
+}}
+
+var _TortureEmptyKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEmptyKey", _TortureEmptyKey_shape, false)
+
 // TortureEmptyKeyAllFields lists the leaf flags of TortureEmptyKey: together they
 // select every field.
-var TortureEmptyKeyAllFields = []string{
-	TortureEmptyKeyFieldKey,
-	TortureEmptyKeyFieldName,
-}
-
-var _TortureEmptyKey_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureEmptyKey", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureEmptyKeyAllFields = slices.Clone(_TortureEmptyKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEmptyKey.
 func (*TortureEmptyKey) FieldSchema() *fieldmap.Schema { return _TortureEmptyKey_fieldSchema }
@@ -1657,15 +1295,15 @@ const (
 	TortureOptionalKeyFieldKey = "1" // key
 )
 
+var _TortureOptionalKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key"},
+}}
+
+var _TortureOptionalKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOptionalKey", _TortureOptionalKey_shape, false)
+
 // TortureOptionalKeyAllFields lists the leaf flags of TortureOptionalKey: together they
 // select every field.
-var TortureOptionalKeyAllFields = []string{
-	TortureOptionalKeyFieldKey,
-}
-
-var _TortureOptionalKey_fieldSchema = fieldmap.NewSchema("testpb.v1.TortureOptionalKey", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TortureOptionalKeyAllFields = slices.Clone(_TortureOptionalKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureOptionalKey.
 func (*TortureOptionalKey) FieldSchema() *fieldmap.Schema { return _TortureOptionalKey_fieldSchema }
@@ -2907,7 +2545,7 @@ func (m *TortureNames) Equal(o *TortureNames) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _TortureNames_Select_isSet reports whether oneof select of TortureNames holds a member: a
@@ -2941,7 +2579,7 @@ func (m *Torture_2X) Equal(o *Torture_2X) bool {
 	if !m.Next_2.Equal(o.Next_2) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -2960,7 +2598,7 @@ func (m *TortureLower) Equal(o *TortureLower) bool {
 	if !m.Again.Equal(o.Again) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -2982,7 +2620,7 @@ func (m *TortureDeep) Equal(o *TortureDeep) bool {
 	if !m.Shortcut.Equal(o.Shortcut) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -2998,7 +2636,7 @@ func (m *TortureDeep_L1) Equal(o *TortureDeep_L1) bool {
 	if !m.L2.Equal(o.L2) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3017,7 +2655,7 @@ func (m *TortureDeep_L1_L2) Equal(o *TortureDeep_L1_L2) bool {
 	if !fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3033,10 +2671,15 @@ func (m *TortureDeep_L1_L2_L3) Equal(o *TortureDeep_L1_L2_L3) bool {
 	if !m.L4.Equal(o.L4) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.L4S, o.L4S, (*TortureDeep_L1_L2_L3_L4).Equal) {
+	if len(m.L4S) != len(o.L4S) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.L4S {
+		if y := o.L4S[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep_L1_L2_L3_L4).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3055,7 +2698,7 @@ func (m *TortureDeep_L1_L2_L3_L4) Equal(o *TortureDeep_L1_L2_L3_L4) bool {
 	if m.Leaf != o.Leaf {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3074,7 +2717,7 @@ func (m *TortureDeep_Sibling) Equal(o *TortureDeep_Sibling) bool {
 	if !slices.Equal(m.Moods, o.Moods) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3129,7 +2772,7 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 	if !fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3160,11 +2803,21 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 	if !fieldmap.EqualListFunc(m.Doubles, o.Doubles, fieldmap.EqualFloat64) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Empties, o.Empties, (*Empty).Equal) {
+	if len(m.Empties) != len(o.Empties) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Nested, o.Nested, (*TortureLists).Equal) {
+	for i, x := range m.Empties {
+		if y := o.Empties[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Empty).Equal) {
+			return false
+		}
+	}
+	if len(m.Nested) != len(o.Nested) {
 		return false
+	}
+	for i, x := range m.Nested {
+		if y := o.Nested[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureLists).Equal) {
+			return false
+		}
 	}
 	if !slices.Equal(m.Colors, o.Colors) {
 		return false
@@ -3172,8 +2825,13 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 	if !slices.Equal(m.Bools, o.Bools) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Deeps, o.Deeps, (*TortureDeep).Equal) {
+	if len(m.Deeps) != len(o.Deeps) {
 		return false
+	}
+	for i, x := range m.Deeps {
+		if y := o.Deeps[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep).Equal) {
+			return false
+		}
 	}
 	if !slices.Equal(m.Secrets, o.Secrets) {
 		return false
@@ -3184,7 +2842,7 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 	if !fieldmap.EqualMessageListFunc(m.ByteValues, o.ByteValues, fieldmap.EqualBytesValue) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3366,7 +3024,7 @@ func (m *TortureOneofs) Equal(o *TortureOneofs) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _TortureOneofs_First_isSet reports whether oneof first of TortureOneofs holds a member: a
@@ -3451,7 +3109,7 @@ func (m *TortureOnlyOneof) Equal(o *TortureOnlyOneof) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _TortureOnlyOneof_Only_isSet reports whether oneof only of TortureOnlyOneof holds a member: a
@@ -3479,7 +3137,7 @@ func (m *TortureOnlyMap) Equal(o *TortureOnlyMap) bool {
 	if !fieldmap.EqualMessageMapFunc(m.Children, o.Children, (*TortureOnlyMap).Equal) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3507,7 +3165,7 @@ func (m *TortureNumbers) Equal(o *TortureNumbers) bool {
 	if m.AfterReserved != o.AfterReserved {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3526,7 +3184,7 @@ func (m *TortureNumbersChild) Equal(o *TortureNumbersChild) bool {
 	if !m.Deeper.Equal(o.Deeper) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3545,10 +3203,15 @@ func (m *TortureCycleA) Equal(o *TortureCycleA) bool {
 	if !m.B.Equal(o.B) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Cs, o.Cs, (*TortureCycleC).Equal) {
+	if len(m.Cs) != len(o.Cs) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.Cs {
+		if y := o.Cs[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureCycleC).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3567,7 +3230,7 @@ func (m *TortureCycleB) Equal(o *TortureCycleB) bool {
 	if !m.C.Equal(o.C) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3589,7 +3252,7 @@ func (m *TortureCycleC) Equal(o *TortureCycleC) bool {
 	if m.Secret != o.Secret {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3965,7 +3628,7 @@ func (m *TortureWide) Equal(o *TortureWide) bool {
 	if !m.Again.Equal(o.Again) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -3987,10 +3650,15 @@ func (m *TortureKey) Equal(o *TortureKey) bool {
 	if !fieldmap.EqualMessageMapFunc(m.Deeps, o.Deeps, (*TortureDeep).Equal) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Keys, o.Keys, (*TortureKeyValue).Equal) {
+	if len(m.Keys) != len(o.Keys) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.Keys {
+		if y := o.Keys[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureKeyValue).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -4027,7 +3695,7 @@ func (m *TortureKeyValue) Equal(o *TortureKeyValue) bool {
 	if m.Big != o.Big {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -4049,7 +3717,7 @@ func (m *TortureKeyPart) Equal(o *TortureKeyPart) bool {
 	if !m.Leaf.Equal(o.Leaf) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -4065,7 +3733,7 @@ func (m *TortureKeyLeaf) Equal(o *TortureKeyLeaf) bool {
 	if m.N != o.N {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -4081,7 +3749,7 @@ func (m *TortureEnumKey) Equal(o *TortureEnumKey) bool {
 	if m.Mood != o.Mood {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -4100,7 +3768,7 @@ func (m *TortureEmptyKey) Equal(o *TortureEmptyKey) bool {
 	if m.Name != o.Name {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -4116,7 +3784,7 @@ func (m *TortureOptionalKey) Equal(o *TortureOptionalKey) bool {
 	if !fieldmap.EqualPtrFloat64(m.Key, o.Key) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4128,224 +3796,185 @@ func (m *TortureOptionalKey) Equal(o *TortureOptionalKey) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureNames does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureNames or bound to no schema: a map of another message panics.
 func (m *TortureNames) CopyInFields(src *TortureNames, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureNames_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureNames being number at of fm's schema.
+func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureNames)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Reset_ != src.GetReset_() {
-			m.Reset_ = src.GetReset_()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Reset_ != src.Reset_ {
+		m.Reset_ = src.Reset_
+		n++
 	}
-	if fm.Has("2") {
-		if m.String_ != src.GetString_() {
-			m.String_ = src.GetString_()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.String_ != src.String_ {
+		m.String_ = src.String_
+		n++
 	}
-	if fm.Has("3") {
-		if m.Descriptor_ != src.GetDescriptor_() {
-			m.Descriptor_ = src.GetDescriptor_()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Descriptor_ != src.Descriptor_ {
+		m.Descriptor_ = src.Descriptor_
+		n++
 	}
-	if fm.Has("4") {
-		if m.X_ != src.GetX_() {
-			m.X_ = src.GetX_()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.X_ != src.X_ {
+		m.X_ = src.X_
+		n++
 	}
-	if fm.Has("5") {
-		if m.XY != src.GetXY() {
-			m.XY = src.GetXY()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.XY != src.XY {
+		m.XY = src.XY
+		n++
 	}
-	if fm.Has("6") {
-		if m.Type != src.GetType() {
-			m.Type = src.GetType()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
 	}
-	if fm.Has("7") {
-		if m.Func != src.GetFunc() {
-			m.Func = src.GetFunc()
-			n++
-		}
+	if cw&(1<<6) != 0 && m.Func != src.Func {
+		m.Func = src.Func
+		n++
 	}
-	if fm.Has("8") {
-		if m.Map != src.GetMap() {
-			m.Map = src.GetMap()
-			n++
-		}
+	if cw&(1<<7) != 0 && m.Map != src.Map {
+		m.Map = src.Map
+		n++
 	}
-	if fm.Has("9") {
-		if m.Go != src.GetGo() {
-			m.Go = src.GetGo()
-			n++
-		}
+	if cw&(1<<8) != 0 && m.Go != src.Go {
+		m.Go = src.Go
+		n++
 	}
-	if fm.Has("10") {
-		if m.FooBar != src.GetFooBar() {
-			m.FooBar = src.GetFooBar()
-			n++
-		}
+	if cw&(1<<9) != 0 && m.FooBar != src.FooBar {
+		m.FooBar = src.FooBar
+		n++
 	}
-	if fm.Has("11") {
-		if m.GetFooBar_ != src.GetGetFooBar_() {
-			m.GetFooBar_ = src.GetGetFooBar_()
-			n++
-		}
+	if cw&(1<<10) != 0 && m.GetFooBar_ != src.GetFooBar_ {
+		m.GetFooBar_ = src.GetFooBar_
+		n++
 	}
-	if fm.Has("12") {
-		if m.KeyString != src.GetKeyString() {
-			m.KeyString = src.GetKeyString()
-			n++
-		}
+	if cw&(1<<11) != 0 && m.KeyString != src.KeyString {
+		m.KeyString = src.KeyString
+		n++
 	}
-	if fm.Has("13") {
-		if m.M != src.GetM() {
-			m.M = src.GetM()
-			n++
-		}
+	if cw&(1<<12) != 0 && m.M != src.M {
+		m.M = src.M
+		n++
 	}
-	if fm.Has("14") {
-		if m.Src != src.GetSrc() {
-			m.Src = src.GetSrc()
-			n++
-		}
+	if cw&(1<<13) != 0 && m.Src != src.Src {
+		m.Src = src.Src
+		n++
 	}
-	if fm.Has("15") {
-		if m.Fm != src.GetFm() {
-			m.Fm = src.GetFm()
-			n++
-		}
+	if cw&(1<<14) != 0 && m.Fm != src.Fm {
+		m.Fm = src.Fm
+		n++
 	}
-	if fm.Has("16") {
-		if m.N != src.GetN() {
-			m.N = src.GetN()
-			n++
-		}
+	if cw&(1<<15) != 0 && m.N != src.N {
+		m.N = src.N
+		n++
 	}
-	if fm.Has("17") {
-		if m.O != src.GetO() {
-			m.O = src.GetO()
-			n++
-		}
+	if cw&(1<<16) != 0 && m.O != src.O {
+		m.O = src.O
+		n++
 	}
-	if fm.Has("18") {
-		if m.C != src.GetC() {
-			m.C = src.GetC()
-			n++
-		}
+	if cw&(1<<17) != 0 && m.C != src.C {
+		m.C = src.C
+		n++
 	}
-	if fm.Has("19") {
-		if m.UnknownFields != src.GetUnknownFields() {
-			m.UnknownFields = src.GetUnknownFields()
-			n++
-		}
+	if cw&(1<<18) != 0 && m.UnknownFields != src.UnknownFields {
+		m.UnknownFields = src.UnknownFields
+		n++
 	}
-	if fm.Has("20") {
-		if m.SizeCache != src.GetSizeCache() {
-			m.SizeCache = src.GetSizeCache()
-			n++
-		}
+	if cw&(1<<19) != 0 && m.SizeCache != src.SizeCache {
+		m.SizeCache = src.SizeCache
+		n++
 	}
-	if fm.Has("21") {
-		if m.State != src.GetState() {
-			m.State = src.GetState()
-			n++
-		}
+	if cw&(1<<20) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
 	}
-	if fm.Has("22") {
-		if m.ProtoMessage_ != src.GetProtoMessage_() {
-			m.ProtoMessage_ = src.GetProtoMessage_()
-			n++
-		}
+	if cw&(1<<21) != 0 && m.ProtoMessage_ != src.ProtoMessage_ {
+		m.ProtoMessage_ = src.ProtoMessage_
+		n++
 	}
-	if fm.Has("24") {
-		if m.CloneTo != src.GetCloneTo() {
-			m.CloneTo = src.GetCloneTo()
-			n++
-		}
+	if cw&(1<<22) != 0 && m.CloneTo != src.CloneTo {
+		m.CloneTo = src.CloneTo
+		n++
 	}
-	if fm.Has("25") {
-		if m.Default != src.GetDefault() {
-			m.Default = src.GetDefault()
-			n++
-		}
+	if cw&(1<<23) != 0 && m.Default != src.Default {
+		m.Default = src.Default
+		n++
 	}
-	if fm.Has("26") {
-		if m.Nil != src.GetNil() {
-			m.Nil = src.GetNil()
-			n++
-		}
+	if cw&(1<<24) != 0 && m.Nil != src.Nil {
+		m.Nil = src.Nil
+		n++
 	}
-	if fm.Has("27") {
-		if m.True != src.GetTrue() {
-			m.True = src.GetTrue()
-			n++
-		}
+	if cw&(1<<25) != 0 && m.True != src.True {
+		m.True = src.True
+		n++
 	}
-	if fm.Has("28") {
-		if m.Len != src.GetLen() {
-			m.Len = src.GetLen()
-			n++
-		}
+	if cw&(1<<26) != 0 && m.Len != src.Len {
+		m.Len = src.Len
+		n++
 	}
-	if fm.Has("29") {
-		if m.Error != src.GetError() {
-			m.Error = src.GetError()
-			n++
-		}
+	if cw&(1<<27) != 0 && m.Error != src.Error {
+		m.Error = src.Error
+		n++
 	}
-	if fm.Has("30") {
-		if !m.Self.Equal(src.GetSelf()) {
-			m.Self = src.GetSelf().Clone()
-			n++
-		}
+	if cw&(1<<28) != 0 && !m.Self.Equal(src.Self) {
+		m.Self = src.Self.Clone()
+		n++
 	}
-	if fm.Has("31") {
-		if sw0, ok := src.GetSelect().(*TortureNames_Chan); ok && sw0 != nil {
-			if dw0, ok := m.Select.(*TortureNames_Chan); !ok || dw0 == nil || dw0.Chan != sw0.Chan {
-				m.Select = &TortureNames_Chan{Chan: sw0.Chan}
+	if cw&(1<<29) != 0 {
+		if s1, ok := src.Select.(*TortureNames_Chan); ok && s1 != nil {
+			if d1, ok := m.Select.(*TortureNames_Chan); !ok || d1 == nil || d1.Chan != s1.Chan {
+				m.Select = &TortureNames_Chan{Chan: s1.Chan}
 				n++
 			}
-		} else if dw0, ok := m.Select.(*TortureNames_Chan); ok && dw0 != nil {
+		} else if d1, ok := m.Select.(*TortureNames_Chan); ok && d1 != nil {
 			m.Select = nil
 			n++
 		}
 	}
-	if fm.Has("32") {
-		if sw0, ok := src.GetSelect().(*TortureNames_Range); ok && sw0 != nil {
-			if dw0, ok := m.Select.(*TortureNames_Range); !ok || dw0 == nil || dw0.Range != sw0.Range {
-				m.Select = &TortureNames_Range{Range: sw0.Range}
+	if cw&(1<<30) != 0 {
+		if s1, ok := src.Select.(*TortureNames_Range); ok && s1 != nil {
+			if d1, ok := m.Select.(*TortureNames_Range); !ok || d1 == nil || d1.Range != s1.Range {
+				m.Select = &TortureNames_Range{Range: s1.Range}
 				n++
 			}
-		} else if dw0, ok := m.Select.(*TortureNames_Range); ok && dw0 != nil {
+		} else if d1, ok := m.Select.(*TortureNames_Range); ok && d1 != nil {
 			m.Select = nil
 			n++
 		}
 	}
-	if fm.HasOrHasChild("33") {
-		if sv0 := src.GetInterface(); !maps.Equal(m.Interface, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<31) != 0 {
+		if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Interface, src.Interface)
+		} else if !maps.Equal(m.Interface, src.Interface) {
+			if len(src.Interface) == 0 {
 				m.Interface = nil
 			} else {
-				m.Interface = maps.Clone(sv0)
+				m.Interface = maps.Clone(src.Interface)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("34") {
-		if sv0 := src.GetVar(); !slices.Equal(m.Var, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<32) != 0 {
+		if a := fm.ListActionAt(at + 32); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Var, src.Var)
+		} else if !slices.Equal(m.Var, src.Var) {
+			if len(src.Var) == 0 {
 				m.Var = nil
 			} else {
-				m.Var = slices.Clone(sv0)
+				m.Var = slices.Clone(src.Var)
 			}
 			n++
 		}
@@ -4362,29 +3991,38 @@ func (m *TortureNames) CopyInFields(src *TortureNames, fm *fieldmap.FieldMap) in
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Torture_2X does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Torture_2X or bound to no schema: a map of another message panics.
 func (m *Torture_2X) CopyInFields(src *Torture_2X, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Torture_2X_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Torture_2x being number at of fm's schema.
+func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Torture_2X)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.A_1 != src.GetA_1() {
-			m.A_1 = src.GetA_1()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.A_1 != src.A_1 {
+		m.A_1 = src.A_1
+		n++
 	}
-	if fm.Has("2") {
-		if m.B2C != src.GetB2C() {
-			m.B2C = src.GetB2C()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.B2C != src.B2C {
+		m.B2C = src.B2C
+		n++
 	}
-	if fm.Has("3") {
-		if !m.Next_2.Equal(src.GetNext_2()) {
-			m.Next_2 = src.GetNext_2().Clone()
-			n++
-		}
+	if cw&(1<<2) != 0 && !m.Next_2.Equal(src.Next_2) {
+		m.Next_2 = src.Next_2.Clone()
+		n++
 	}
 	return n
 }
@@ -4398,23 +4036,34 @@ func (m *Torture_2X) CopyInFields(src *Torture_2X, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureLower does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureLower or bound to no schema: a map of another message panics.
 func (m *TortureLower) CopyInFields(src *TortureLower, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureLower_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Value_ != src.GetValue_() {
-			m.Value_ = src.GetValue_()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// torture_lower being number at of fm's schema.
+func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if !m.Again.Equal(src.GetAgain()) {
-			m.Again = src.GetAgain().Clone()
-			n++
-		}
+	if src == nil {
+		src = new(TortureLower)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Value_ != src.Value_ {
+		m.Value_ = src.Value_
+		n++
+	}
+	if cw&(1<<1) != 0 && !m.Again.Equal(src.Again) {
+		m.Again = src.Again.Clone()
+		n++
 	}
 	return n
 }
@@ -4428,154 +4077,227 @@ func (m *TortureLower) CopyInFields(src *TortureLower, fm *fieldmap.FieldMap) in
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureDeep does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureDeep or bound to no schema: a map of another message panics.
 func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureDeep_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureDeep being number at of fm's schema.
+func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureDeep)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.L1.Equal(src.GetL1()) {
-			m.L1 = src.GetL1().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.L1.Equal(src.L1) {
+			m.L1 = src.L1.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.L1, src.GetL1(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureDeep_L1{}
-				m.L1 = d1
+	} else if bw&(1<<0) != 0 {
+		if m.L1 != nil || src.L1 != nil {
+			if m.L1 == nil {
+				m.L1 = new(TortureDeep_L1)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if !d1.L2.Equal(s1.GetL2()) {
-					d1.L2 = s1.GetL2().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.L2, s1.GetL2(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureDeep_L1_L2{}
-						d1.L2 = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if !d2.L3.Equal(s2.GetL3()) {
-							d2.L3 = s2.GetL3().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.1") {
-						if d3, s3 := d2.L3, s2.GetL3(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &TortureDeep_L1_L2_L3{}
-								d2.L3 = d3
-								n++
-							}
-							if fm.IsSet("1.1.1.1") {
-								if !d3.L4.Equal(s3.GetL4()) {
-									d3.L4 = s3.GetL4().Clone()
-									n++
-								}
-							} else if fm.HasChild("1.1.1.1") {
-								if d4, s4 := d3.L4, s3.GetL4(); d4 != nil || s4 != nil {
-									if d4 == nil {
-										d4 = &TortureDeep_L1_L2_L3_L4{}
-										d3.L4 = d4
-										n++
-									}
-									if fm.IsSet("1.1.1.1.1") {
-										if d4.Mood != s4.GetMood() {
-											d4.Mood = s4.GetMood()
-											n++
-										}
-									}
-									if fm.IsSet("1.1.1.1.2") {
-										if d4.Leaf != s4.GetLeaf() {
-											d4.Leaf = s4.GetLeaf()
-											n++
-										}
-									}
-								}
-							}
-							if fm.IsSetOrHasChild("1.1.1.2") {
-								if sv3 := s3.GetL4S(); !fieldmap.EqualMessageListFunc(d3.L4S, sv3, (*TortureDeep_L1_L2_L3_L4).Equal) {
-									if len(sv3) == 0 {
-										d3.L4S = nil
-									} else {
-										d3.L4S = fieldmap.CloneListFunc(sv3, (*TortureDeep_L1_L2_L3_L4).Clone)
-									}
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSetOrHasChild("1.1.2") {
-						if sv2 := s2.GetL4Map(); !fieldmap.EqualMessageMapFunc(d2.L4Map, sv2, (*TortureDeep_L1_L2_L3_L4).Equal) {
-							if len(sv2) == 0 {
-								d2.L4Map = nil
-							} else {
-								d2.L4Map = fieldmap.CloneMapFunc(sv2, (*TortureDeep_L1_L2_L3_L4).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
+			n += m.L1.copyInAt(src.L1, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if !m.Sibling.Equal(src.GetSibling()) {
-			m.Sibling = src.GetSibling().Clone()
+	if cw&(1<<10) != 0 {
+		if !m.Sibling.Equal(src.Sibling) {
+			m.Sibling = src.Sibling.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Sibling, src.GetSibling(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureDeep_Sibling{}
-				m.Sibling = d1
+	} else if bw&(1<<10) != 0 {
+		if m.Sibling != nil || src.Sibling != nil {
+			if m.Sibling == nil {
+				m.Sibling = new(TortureDeep_Sibling)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.Mood != s1.GetMood() {
-					d1.Mood = s1.GetMood()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.2") {
-				if sv1 := s1.GetMoods(); !slices.Equal(d1.Moods, sv1) {
-					if len(sv1) == 0 {
-						d1.Moods = nil
-					} else {
-						d1.Moods = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Sibling.copyInAt(src.Sibling, fm, at+11)
 		}
 	}
-	if fm.Has("3") {
-		if !m.Shortcut.Equal(src.GetShortcut()) {
-			m.Shortcut = src.GetShortcut().Clone()
+	if cw&(1<<13) != 0 {
+		if !m.Shortcut.Equal(src.Shortcut) {
+			m.Shortcut = src.Shortcut.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Shortcut, src.GetShortcut(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureDeep_L1_L2_L3_L4{}
-				m.Shortcut = d1
+	} else if bw&(1<<13) != 0 {
+		if m.Shortcut != nil || src.Shortcut != nil {
+			if m.Shortcut == nil {
+				m.Shortcut = new(TortureDeep_L1_L2_L3_L4)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				if d1.Mood != s1.GetMood() {
-					d1.Mood = s1.GetMood()
-					n++
-				}
+			n += m.Shortcut.copyInAt(src.Shortcut, fm, at+14)
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// L1 being number at of fm's schema.
+func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureDeep_L1)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !m.L2.Equal(src.L2) {
+			m.L2 = src.L2.Clone()
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.L2 != nil || src.L2 != nil {
+			if m.L2 == nil {
+				m.L2 = new(TortureDeep_L1_L2)
+				n++
 			}
-			if fm.IsSet("3.2") {
-				if d1.Leaf != s1.GetLeaf() {
-					d1.Leaf = s1.GetLeaf()
-					n++
-				}
+			n += m.L2.copyInAt(src.L2, fm, at+1)
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// L2 being number at of fm's schema.
+func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureDeep_L1_L2)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !m.L3.Equal(src.L3) {
+			m.L3 = src.L3.Clone()
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.L3 != nil || src.L3 != nil {
+			if m.L3 == nil {
+				m.L3 = new(TortureDeep_L1_L2_L3)
+				n++
 			}
+			n += m.L3.copyInAt(src.L3, fm, at+1)
+		}
+	}
+	if (cw|bw)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+			if len(src.L4Map) == 0 {
+				m.L4Map = nil
+			} else {
+				m.L4Map = fieldmap.CloneMapFunc(src.L4Map, (*TortureDeep_L1_L2_L3_L4).Clone)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// L3 being number at of fm's schema.
+func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureDeep_L1_L2_L3)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !m.L4.Equal(src.L4) {
+			m.L4 = src.L4.Clone()
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.L4 != nil || src.L4 != nil {
+			if m.L4 == nil {
+				m.L4 = new(TortureDeep_L1_L2_L3_L4)
+				n++
+			}
+			n += m.L4.copyInAt(src.L4, fm, at+1)
+		}
+	}
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal) {
+			if len(src.L4S) == 0 {
+				m.L4S = nil
+			} else {
+				m.L4S = fieldmap.CloneListFunc(src.L4S, (*TortureDeep_L1_L2_L3_L4).Clone)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// L4 being number at of fm's schema.
+func (m *TortureDeep_L1_L2_L3_L4) copyInAt(src *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureDeep_L1_L2_L3_L4)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Mood != src.Mood {
+		m.Mood = src.Mood
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Leaf != src.Leaf {
+		m.Leaf = src.Leaf
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Sibling being number at of fm's schema.
+func (m *TortureDeep_Sibling) copyInAt(src *TortureDeep_Sibling, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureDeep_Sibling)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Mood != src.Mood {
+		m.Mood = src.Mood
+		n++
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Moods, src.Moods)
+		} else if !slices.Equal(m.Moods, src.Moods) {
+			if len(src.Moods) == 0 {
+				m.Moods = nil
+			} else {
+				m.Moods = slices.Clone(src.Moods)
+			}
+			n++
 		}
 	}
 	return n
@@ -4590,87 +4312,14 @@ func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureDeep_L1 does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureDeep_L1 or bound to no schema: a map of another message panics.
 func (m *TortureDeep_L1) CopyInFields(src *TortureDeep_L1, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureDeep_L1_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if !m.L2.Equal(src.GetL2()) {
-			m.L2 = src.GetL2().Clone()
-			n++
-		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.L2, src.GetL2(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureDeep_L1_L2{}
-				m.L2 = d1
-				n++
-			}
-			if fm.IsSet("1.1") {
-				if !d1.L3.Equal(s1.GetL3()) {
-					d1.L3 = s1.GetL3().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.L3, s1.GetL3(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureDeep_L1_L2_L3{}
-						d1.L3 = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if !d2.L4.Equal(s2.GetL4()) {
-							d2.L4 = s2.GetL4().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.1.1") {
-						if d3, s3 := d2.L4, s2.GetL4(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &TortureDeep_L1_L2_L3_L4{}
-								d2.L4 = d3
-								n++
-							}
-							if fm.IsSet("1.1.1.1") {
-								if d3.Mood != s3.GetMood() {
-									d3.Mood = s3.GetMood()
-									n++
-								}
-							}
-							if fm.IsSet("1.1.1.2") {
-								if d3.Leaf != s3.GetLeaf() {
-									d3.Leaf = s3.GetLeaf()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSetOrHasChild("1.1.2") {
-						if sv2 := s2.GetL4S(); !fieldmap.EqualMessageListFunc(d2.L4S, sv2, (*TortureDeep_L1_L2_L3_L4).Equal) {
-							if len(sv2) == 0 {
-								d2.L4S = nil
-							} else {
-								d2.L4S = fieldmap.CloneListFunc(sv2, (*TortureDeep_L1_L2_L3_L4).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.2") {
-				if sv1 := s1.GetL4Map(); !fieldmap.EqualMessageMapFunc(d1.L4Map, sv1, (*TortureDeep_L1_L2_L3_L4).Equal) {
-					if len(sv1) == 0 {
-						d1.L4Map = nil
-					} else {
-						d1.L4Map = fieldmap.CloneMapFunc(sv1, (*TortureDeep_L1_L2_L3_L4).Clone)
-					}
-					n++
-				}
-			}
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4682,73 +4331,14 @@ func (m *TortureDeep_L1) CopyInFields(src *TortureDeep_L1, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureDeep_L1_L2 does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureDeep_L1_L2 or bound to no schema: a map of another message panics.
 func (m *TortureDeep_L1_L2) CopyInFields(src *TortureDeep_L1_L2, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureDeep_L1_L2_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if !m.L3.Equal(src.GetL3()) {
-			m.L3 = src.GetL3().Clone()
-			n++
-		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.L3, src.GetL3(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureDeep_L1_L2_L3{}
-				m.L3 = d1
-				n++
-			}
-			if fm.IsSet("1.1") {
-				if !d1.L4.Equal(s1.GetL4()) {
-					d1.L4 = s1.GetL4().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.L4, s1.GetL4(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureDeep_L1_L2_L3_L4{}
-						d1.L4 = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Mood != s2.GetMood() {
-							d2.Mood = s2.GetMood()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Leaf != s2.GetLeaf() {
-							d2.Leaf = s2.GetLeaf()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.2") {
-				if sv1 := s1.GetL4S(); !fieldmap.EqualMessageListFunc(d1.L4S, sv1, (*TortureDeep_L1_L2_L3_L4).Equal) {
-					if len(sv1) == 0 {
-						d1.L4S = nil
-					} else {
-						d1.L4S = fieldmap.CloneListFunc(sv1, (*TortureDeep_L1_L2_L3_L4).Clone)
-					}
-					n++
-				}
-			}
-		}
-	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetL4Map(); !fieldmap.EqualMessageMapFunc(m.L4Map, sv0, (*TortureDeep_L1_L2_L3_L4).Equal) {
-			if len(sv0) == 0 {
-				m.L4Map = nil
-			} else {
-				m.L4Map = fieldmap.CloneMapFunc(sv0, (*TortureDeep_L1_L2_L3_L4).Clone)
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4760,49 +4350,14 @@ func (m *TortureDeep_L1_L2) CopyInFields(src *TortureDeep_L1_L2, fm *fieldmap.Fi
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureDeep_L1_L2_L3 does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureDeep_L1_L2_L3 or bound to no schema: a map of another message panics.
 func (m *TortureDeep_L1_L2_L3) CopyInFields(src *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureDeep_L1_L2_L3_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if !m.L4.Equal(src.GetL4()) {
-			m.L4 = src.GetL4().Clone()
-			n++
-		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.L4, src.GetL4(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureDeep_L1_L2_L3_L4{}
-				m.L4 = d1
-				n++
-			}
-			if fm.IsSet("1.1") {
-				if d1.Mood != s1.GetMood() {
-					d1.Mood = s1.GetMood()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Leaf != s1.GetLeaf() {
-					d1.Leaf = s1.GetLeaf()
-					n++
-				}
-			}
-		}
-	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetL4S(); !fieldmap.EqualMessageListFunc(m.L4S, sv0, (*TortureDeep_L1_L2_L3_L4).Equal) {
-			if len(sv0) == 0 {
-				m.L4S = nil
-			} else {
-				m.L4S = fieldmap.CloneListFunc(sv0, (*TortureDeep_L1_L2_L3_L4).Clone)
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4814,25 +4369,14 @@ func (m *TortureDeep_L1_L2_L3) CopyInFields(src *TortureDeep_L1_L2_L3, fm *field
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureDeep_L1_L2_L3_L4 does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureDeep_L1_L2_L3_L4 or bound to no schema: a map of another message panics.
 func (m *TortureDeep_L1_L2_L3_L4) CopyInFields(src *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureDeep_L1_L2_L3_L4_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Mood != src.GetMood() {
-			m.Mood = src.GetMood()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if m.Leaf != src.GetLeaf() {
-			m.Leaf = src.GetLeaf()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4844,538 +4388,413 @@ func (m *TortureDeep_L1_L2_L3_L4) CopyInFields(src *TortureDeep_L1_L2_L3_L4, fm 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureDeep_Sibling does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureDeep_Sibling or bound to no schema: a map of another message panics.
 func (m *TortureDeep_Sibling) CopyInFields(src *TortureDeep_Sibling, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureDeep_Sibling_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// with the field's list action (replace, add or remove).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureMaps or bound to no schema: a map of another message panics.
+func (m *TortureMaps) CopyInFields(src *TortureMaps, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_TortureMaps_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureMaps being number at of fm's schema.
+func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureMaps)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Mood != src.GetMood() {
-			m.Mood = src.GetMood()
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.EnumMap, src.EnumMap)
+		} else if !maps.Equal(m.EnumMap, src.EnumMap) {
+			if len(src.EnumMap) == 0 {
+				m.EnumMap = nil
+			} else {
+				m.EnumMap = maps.Clone(src.EnumMap)
+			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetMoods(); !slices.Equal(m.Moods, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.BytesMap, src.BytesMap, bytes.Equal, fieldmap.CloneBytes)
+		} else if !fieldmap.EqualMapFunc(m.BytesMap, src.BytesMap, bytes.Equal) {
+			if len(src.BytesMap) == 0 {
+				m.BytesMap = nil
+			} else {
+				m.BytesMap = fieldmap.CloneMapFunc(src.BytesMap, fieldmap.CloneBytes)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
+		} else if !fieldmap.EqualMessageMapFunc(m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label]) {
+			if len(src.LabelMap) == 0 {
+				m.LabelMap = nil
+			} else {
+				m.LabelMap = fieldmap.CloneMapFunc(src.LabelMap, fieldmap.Clone[*other.Label])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.DoubleMap, src.DoubleMap, fieldmap.EqualFloat64, nil)
+		} else if !fieldmap.EqualMapFunc(m.DoubleMap, src.DoubleMap, fieldmap.EqualFloat64) {
+			if len(src.DoubleMap) == 0 {
+				m.DoubleMap = nil
+			} else {
+				m.DoubleMap = maps.Clone(src.DoubleMap)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.FloatMap, src.FloatMap, fieldmap.EqualFloat32, nil)
+		} else if !fieldmap.EqualMapFunc(m.FloatMap, src.FloatMap, fieldmap.EqualFloat32) {
+			if len(src.FloatMap) == 0 {
+				m.FloatMap = nil
+			} else {
+				m.FloatMap = maps.Clone(src.FloatMap)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.SelfMap, src.SelfMap, (*TortureMaps).Equal, (*TortureMaps).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.SelfMap, src.SelfMap, (*TortureMaps).Equal) {
+			if len(src.SelfMap) == 0 {
+				m.SelfMap = nil
+			} else {
+				m.SelfMap = fieldmap.CloneMapFunc(src.SelfMap, (*TortureMaps).Clone)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Fixed32Map, src.Fixed32Map)
+		} else if !maps.Equal(m.Fixed32Map, src.Fixed32Map) {
+			if len(src.Fixed32Map) == 0 {
+				m.Fixed32Map = nil
+			} else {
+				m.Fixed32Map = maps.Clone(src.Fixed32Map)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.EmptyMap, src.EmptyMap, (*Empty).Equal, (*Empty).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.EmptyMap, src.EmptyMap, (*Empty).Equal) {
+			if len(src.EmptyMap) == 0 {
+				m.EmptyMap = nil
+			} else {
+				m.EmptyMap = fieldmap.CloneMapFunc(src.EmptyMap, (*Empty).Clone)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.TsMap, src.TsMap, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
+		} else if !fieldmap.EqualMessageMapFunc(m.TsMap, src.TsMap, fieldmap.Equal[*timestamppb.Timestamp]) {
+			if len(src.TsMap) == 0 {
+				m.TsMap = nil
+			} else {
+				m.TsMap = fieldmap.CloneMapFunc(src.TsMap, fieldmap.Clone[*timestamppb.Timestamp])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<9) != 0 {
+		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.WrapperMap, src.WrapperMap, fieldmap.Equal[*wrapperspb.Int32Value], fieldmap.Clone[*wrapperspb.Int32Value])
+		} else if !fieldmap.EqualMessageMapFunc(m.WrapperMap, src.WrapperMap, fieldmap.Equal[*wrapperspb.Int32Value]) {
+			if len(src.WrapperMap) == 0 {
+				m.WrapperMap = nil
+			} else {
+				m.WrapperMap = fieldmap.CloneMapFunc(src.WrapperMap, fieldmap.Clone[*wrapperspb.Int32Value])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<10) != 0 {
+		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.ColorMap, src.ColorMap)
+		} else if !maps.Equal(m.ColorMap, src.ColorMap) {
+			if len(src.ColorMap) == 0 {
+				m.ColorMap = nil
+			} else {
+				m.ColorMap = maps.Clone(src.ColorMap)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.NamesMap, src.NamesMap, (*TortureNames).Equal, (*TortureNames).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.NamesMap, src.NamesMap, (*TortureNames).Equal) {
+			if len(src.NamesMap) == 0 {
+				m.NamesMap = nil
+			} else {
+				m.NamesMap = fieldmap.CloneMapFunc(src.NamesMap, (*TortureNames).Clone)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<12) != 0 {
+		if a := fm.ListActionAt(at + 12); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.BoolMap, src.BoolMap)
+		} else if !maps.Equal(m.BoolMap, src.BoolMap) {
+			if len(src.BoolMap) == 0 {
+				m.BoolMap = nil
+			} else {
+				m.BoolMap = maps.Clone(src.BoolMap)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<13) != 0 {
+		if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+			if len(src.L4Map) == 0 {
+				m.L4Map = nil
+			} else {
+				m.L4Map = fieldmap.CloneMapFunc(src.L4Map, (*TortureDeep_L1_L2_L3_L4).Clone)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// with the field's list action (replace, add or remove).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureLists or bound to no schema: a map of another message panics.
+func (m *TortureLists) CopyInFields(src *TortureLists, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_TortureLists_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureLists being number at of fm's schema.
+func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureLists)
+	}
+	n := 0
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Moods, src.Moods)
+		} else if !slices.Equal(m.Moods, src.Moods) {
+			if len(src.Moods) == 0 {
 				m.Moods = nil
 			} else {
-				m.Moods = slices.Clone(sv0)
+				m.Moods = slices.Clone(src.Moods)
 			}
 			n++
 		}
 	}
-	return n
-}
-
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
-func (m *TortureMaps) CopyInFields(src *TortureMaps, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
-		return 0
-	}
-	n := 0
-	if fm.HasOrHasChild("1") {
-		switch fm.ListAction("1") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.EnumMap, src.GetEnumMap())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.EnumMap, src.GetEnumMap())
-		default:
-			if sv0 := src.GetEnumMap(); !maps.Equal(m.EnumMap, sv0) {
-				if len(sv0) == 0 {
-					m.EnumMap = nil
-				} else {
-					m.EnumMap = maps.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Strings, src.Strings, fieldmap.Equal[*wrapperspb.StringValue], fieldmap.Clone[*wrapperspb.StringValue])
+		} else if !fieldmap.EqualMessageListFunc(m.Strings, src.Strings, fieldmap.Equal[*wrapperspb.StringValue]) {
+			if len(src.Strings) == 0 {
+				m.Strings = nil
+			} else {
+				m.Strings = fieldmap.CloneListFunc(src.Strings, fieldmap.Clone[*wrapperspb.StringValue])
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		switch fm.ListAction("2") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.BytesMap, src.GetBytesMap(), bytes.Equal, fieldmap.CloneBytes)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.BytesMap, src.GetBytesMap())
-		default:
-			if sv0 := src.GetBytesMap(); !fieldmap.EqualMapFunc(m.BytesMap, sv0, bytes.Equal) {
-				if len(sv0) == 0 {
-					m.BytesMap = nil
-				} else {
-					m.BytesMap = fieldmap.CloneMapFunc(sv0, fieldmap.CloneBytes)
-				}
-				n++
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
+		} else if !fieldmap.EqualMessageListFunc(m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
+			if len(src.Times) == 0 {
+				m.Times = nil
+			} else {
+				m.Times = fieldmap.CloneListFunc(src.Times, fieldmap.Clone[*timestamppb.Timestamp])
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		switch fm.ListAction("3") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.LabelMap, src.GetLabelMap(), fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.LabelMap, src.GetLabelMap())
-		default:
-			if sv0 := src.GetLabelMap(); !fieldmap.EqualMessageMapFunc(m.LabelMap, sv0, fieldmap.Equal[*other.Label]) {
-				if len(sv0) == 0 {
-					m.LabelMap = nil
-				} else {
-					m.LabelMap = fieldmap.CloneMapFunc(sv0, fieldmap.Clone[*other.Label])
-				}
-				n++
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
+		} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
+			if len(src.Blobs) == 0 {
+				m.Blobs = nil
+			} else {
+				m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("4") {
-		switch fm.ListAction("4") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.DoubleMap, src.GetDoubleMap(), fieldmap.EqualFloat64, nil)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.DoubleMap, src.GetDoubleMap())
-		default:
-			if sv0 := src.GetDoubleMap(); !fieldmap.EqualMapFunc(m.DoubleMap, sv0, fieldmap.EqualFloat64) {
-				if len(sv0) == 0 {
-					m.DoubleMap = nil
-				} else {
-					m.DoubleMap = maps.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Floats, src.Floats, fieldmap.EqualFloat32, nil)
+		} else if !fieldmap.EqualListFunc(m.Floats, src.Floats, fieldmap.EqualFloat32) {
+			if len(src.Floats) == 0 {
+				m.Floats = nil
+			} else {
+				m.Floats = slices.Clone(src.Floats)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("5") {
-		switch fm.ListAction("5") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.FloatMap, src.GetFloatMap(), fieldmap.EqualFloat32, nil)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.FloatMap, src.GetFloatMap())
-		default:
-			if sv0 := src.GetFloatMap(); !fieldmap.EqualMapFunc(m.FloatMap, sv0, fieldmap.EqualFloat32) {
-				if len(sv0) == 0 {
-					m.FloatMap = nil
-				} else {
-					m.FloatMap = maps.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Doubles, src.Doubles, fieldmap.EqualFloat64, nil)
+		} else if !fieldmap.EqualListFunc(m.Doubles, src.Doubles, fieldmap.EqualFloat64) {
+			if len(src.Doubles) == 0 {
+				m.Doubles = nil
+			} else {
+				m.Doubles = slices.Clone(src.Doubles)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("6") {
-		switch fm.ListAction("6") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.SelfMap, src.GetSelfMap(), (*TortureMaps).Equal, (*TortureMaps).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.SelfMap, src.GetSelfMap())
-		default:
-			if sv0 := src.GetSelfMap(); !fieldmap.EqualMessageMapFunc(m.SelfMap, sv0, (*TortureMaps).Equal) {
-				if len(sv0) == 0 {
-					m.SelfMap = nil
-				} else {
-					m.SelfMap = fieldmap.CloneMapFunc(sv0, (*TortureMaps).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Empties, src.Empties, (*Empty).Equal, (*Empty).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Empties, src.Empties, (*Empty).Equal) {
+			if len(src.Empties) == 0 {
+				m.Empties = nil
+			} else {
+				m.Empties = fieldmap.CloneListFunc(src.Empties, (*Empty).Clone)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("7") {
-		switch fm.ListAction("7") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.Fixed32Map, src.GetFixed32Map())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.Fixed32Map, src.GetFixed32Map())
-		default:
-			if sv0 := src.GetFixed32Map(); !maps.Equal(m.Fixed32Map, sv0) {
-				if len(sv0) == 0 {
-					m.Fixed32Map = nil
-				} else {
-					m.Fixed32Map = maps.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Nested, src.Nested, (*TortureLists).Equal, (*TortureLists).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Nested, src.Nested, (*TortureLists).Equal) {
+			if len(src.Nested) == 0 {
+				m.Nested = nil
+			} else {
+				m.Nested = fieldmap.CloneListFunc(src.Nested, (*TortureLists).Clone)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("8") {
-		switch fm.ListAction("8") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.EmptyMap, src.GetEmptyMap(), (*Empty).Equal, (*Empty).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.EmptyMap, src.GetEmptyMap())
-		default:
-			if sv0 := src.GetEmptyMap(); !fieldmap.EqualMessageMapFunc(m.EmptyMap, sv0, (*Empty).Equal) {
-				if len(sv0) == 0 {
-					m.EmptyMap = nil
-				} else {
-					m.EmptyMap = fieldmap.CloneMapFunc(sv0, (*Empty).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Colors, src.Colors)
+		} else if !slices.Equal(m.Colors, src.Colors) {
+			if len(src.Colors) == 0 {
+				m.Colors = nil
+			} else {
+				m.Colors = slices.Clone(src.Colors)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("9") {
-		switch fm.ListAction("9") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.TsMap, src.GetTsMap(), fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.TsMap, src.GetTsMap())
-		default:
-			if sv0 := src.GetTsMap(); !fieldmap.EqualMessageMapFunc(m.TsMap, sv0, fieldmap.Equal[*timestamppb.Timestamp]) {
-				if len(sv0) == 0 {
-					m.TsMap = nil
-				} else {
-					m.TsMap = fieldmap.CloneMapFunc(sv0, fieldmap.Clone[*timestamppb.Timestamp])
-				}
-				n++
+	if (cw|bw)&(1<<9) != 0 {
+		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Bools, src.Bools)
+		} else if !slices.Equal(m.Bools, src.Bools) {
+			if len(src.Bools) == 0 {
+				m.Bools = nil
+			} else {
+				m.Bools = slices.Clone(src.Bools)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("10") {
-		switch fm.ListAction("10") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.WrapperMap, src.GetWrapperMap(), fieldmap.Equal[*wrapperspb.Int32Value], fieldmap.Clone[*wrapperspb.Int32Value])
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.WrapperMap, src.GetWrapperMap())
-		default:
-			if sv0 := src.GetWrapperMap(); !fieldmap.EqualMessageMapFunc(m.WrapperMap, sv0, fieldmap.Equal[*wrapperspb.Int32Value]) {
-				if len(sv0) == 0 {
-					m.WrapperMap = nil
-				} else {
-					m.WrapperMap = fieldmap.CloneMapFunc(sv0, fieldmap.Clone[*wrapperspb.Int32Value])
-				}
-				n++
+	if (cw|bw)&(1<<10) != 0 {
+		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Deeps, src.Deeps, (*TortureDeep).Equal) {
+			if len(src.Deeps) == 0 {
+				m.Deeps = nil
+			} else {
+				m.Deeps = fieldmap.CloneListFunc(src.Deeps, (*TortureDeep).Clone)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("11") {
-		switch fm.ListAction("11") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.ColorMap, src.GetColorMap())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.ColorMap, src.GetColorMap())
-		default:
-			if sv0 := src.GetColorMap(); !maps.Equal(m.ColorMap, sv0) {
-				if len(sv0) == 0 {
-					m.ColorMap = nil
-				} else {
-					m.ColorMap = maps.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<27) != 0 {
+		if a := fm.ListActionAt(at + 27); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Secrets, src.Secrets)
+		} else if !slices.Equal(m.Secrets, src.Secrets) {
+			if len(src.Secrets) == 0 {
+				m.Secrets = nil
+			} else {
+				m.Secrets = slices.Clone(src.Secrets)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("12") {
-		switch fm.ListAction("12") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.NamesMap, src.GetNamesMap(), (*TortureNames).Equal, (*TortureNames).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.NamesMap, src.GetNamesMap())
-		default:
-			if sv0 := src.GetNamesMap(); !fieldmap.EqualMessageMapFunc(m.NamesMap, sv0, (*TortureNames).Equal) {
-				if len(sv0) == 0 {
-					m.NamesMap = nil
-				} else {
-					m.NamesMap = fieldmap.CloneMapFunc(sv0, (*TortureNames).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<28) != 0 {
+		if a := fm.ListActionAt(at + 28); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.EmptyMap, src.EmptyMap, (*Empty).Equal, (*Empty).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.EmptyMap, src.EmptyMap, (*Empty).Equal) {
+			if len(src.EmptyMap) == 0 {
+				m.EmptyMap = nil
+			} else {
+				m.EmptyMap = fieldmap.CloneMapFunc(src.EmptyMap, (*Empty).Clone)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("13") {
-		switch fm.ListAction("13") {
-		case fieldmap.Add:
-			n += fieldmap.AddMap(&m.BoolMap, src.GetBoolMap())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.BoolMap, src.GetBoolMap())
-		default:
-			if sv0 := src.GetBoolMap(); !maps.Equal(m.BoolMap, sv0) {
-				if len(sv0) == 0 {
-					m.BoolMap = nil
-				} else {
-					m.BoolMap = maps.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<29) != 0 {
+		if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.ByteValues, src.ByteValues, fieldmap.Equal[*wrapperspb.BytesValue], fieldmap.Clone[*wrapperspb.BytesValue])
+		} else if !fieldmap.EqualMessageListFunc(m.ByteValues, src.ByteValues, fieldmap.Equal[*wrapperspb.BytesValue]) {
+			if len(src.ByteValues) == 0 {
+				m.ByteValues = nil
+			} else {
+				m.ByteValues = fieldmap.CloneListFunc(src.ByteValues, fieldmap.Clone[*wrapperspb.BytesValue])
 			}
-		}
-	}
-	if fm.HasOrHasChild("14") {
-		switch fm.ListAction("14") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.L4Map, src.GetL4Map(), (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.L4Map, src.GetL4Map())
-		default:
-			if sv0 := src.GetL4Map(); !fieldmap.EqualMessageMapFunc(m.L4Map, sv0, (*TortureDeep_L1_L2_L3_L4).Equal) {
-				if len(sv0) == 0 {
-					m.L4Map = nil
-				} else {
-					m.L4Map = fieldmap.CloneMapFunc(sv0, (*TortureDeep_L1_L2_L3_L4).Clone)
-				}
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
-func (m *TortureLists) CopyInFields(src *TortureLists, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
-		return 0
-	}
-	n := 0
-	if fm.HasOrHasChild("1") {
-		switch fm.ListAction("1") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.Moods, src.GetMoods())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.Moods, src.GetMoods())
-		default:
-			if sv0 := src.GetMoods(); !slices.Equal(m.Moods, sv0) {
-				if len(sv0) == 0 {
-					m.Moods = nil
-				} else {
-					m.Moods = slices.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("2") {
-		switch fm.ListAction("2") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Strings, src.GetStrings(), fieldmap.Equal[*wrapperspb.StringValue], fieldmap.Clone[*wrapperspb.StringValue])
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Strings, src.GetStrings(), fieldmap.Equal[*wrapperspb.StringValue])
-		default:
-			if sv0 := src.GetStrings(); !fieldmap.EqualMessageListFunc(m.Strings, sv0, fieldmap.Equal[*wrapperspb.StringValue]) {
-				if len(sv0) == 0 {
-					m.Strings = nil
-				} else {
-					m.Strings = fieldmap.CloneListFunc(sv0, fieldmap.Clone[*wrapperspb.StringValue])
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("3") {
-		switch fm.ListAction("3") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Times, src.GetTimes(), fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Times, src.GetTimes(), fieldmap.Equal[*timestamppb.Timestamp])
-		default:
-			if sv0 := src.GetTimes(); !fieldmap.EqualMessageListFunc(m.Times, sv0, fieldmap.Equal[*timestamppb.Timestamp]) {
-				if len(sv0) == 0 {
-					m.Times = nil
-				} else {
-					m.Times = fieldmap.CloneListFunc(sv0, fieldmap.Clone[*timestamppb.Timestamp])
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("4") {
-		switch fm.ListAction("4") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Blobs, src.GetBlobs(), bytes.Equal, fieldmap.CloneBytes)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Blobs, src.GetBlobs(), bytes.Equal)
-		default:
-			if sv0 := src.GetBlobs(); !fieldmap.EqualListFunc(m.Blobs, sv0, bytes.Equal) {
-				if len(sv0) == 0 {
-					m.Blobs = nil
-				} else {
-					m.Blobs = fieldmap.CloneListFunc(sv0, fieldmap.CloneBytes)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("5") {
-		switch fm.ListAction("5") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Floats, src.GetFloats(), fieldmap.EqualFloat32, nil)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Floats, src.GetFloats(), fieldmap.EqualFloat32)
-		default:
-			if sv0 := src.GetFloats(); !fieldmap.EqualListFunc(m.Floats, sv0, fieldmap.EqualFloat32) {
-				if len(sv0) == 0 {
-					m.Floats = nil
-				} else {
-					m.Floats = slices.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("6") {
-		switch fm.ListAction("6") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Doubles, src.GetDoubles(), fieldmap.EqualFloat64, nil)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Doubles, src.GetDoubles(), fieldmap.EqualFloat64)
-		default:
-			if sv0 := src.GetDoubles(); !fieldmap.EqualListFunc(m.Doubles, sv0, fieldmap.EqualFloat64) {
-				if len(sv0) == 0 {
-					m.Doubles = nil
-				} else {
-					m.Doubles = slices.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("7") {
-		switch fm.ListAction("7") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Empties, src.GetEmpties(), (*Empty).Equal, (*Empty).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Empties, src.GetEmpties(), (*Empty).Equal)
-		default:
-			if sv0 := src.GetEmpties(); !fieldmap.EqualMessageListFunc(m.Empties, sv0, (*Empty).Equal) {
-				if len(sv0) == 0 {
-					m.Empties = nil
-				} else {
-					m.Empties = fieldmap.CloneListFunc(sv0, (*Empty).Clone)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("8") {
-		switch fm.ListAction("8") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Nested, src.GetNested(), (*TortureLists).Equal, (*TortureLists).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Nested, src.GetNested(), (*TortureLists).Equal)
-		default:
-			if sv0 := src.GetNested(); !fieldmap.EqualMessageListFunc(m.Nested, sv0, (*TortureLists).Equal) {
-				if len(sv0) == 0 {
-					m.Nested = nil
-				} else {
-					m.Nested = fieldmap.CloneListFunc(sv0, (*TortureLists).Clone)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("9") {
-		switch fm.ListAction("9") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.Colors, src.GetColors())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.Colors, src.GetColors())
-		default:
-			if sv0 := src.GetColors(); !slices.Equal(m.Colors, sv0) {
-				if len(sv0) == 0 {
-					m.Colors = nil
-				} else {
-					m.Colors = slices.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("10") {
-		switch fm.ListAction("10") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.Bools, src.GetBools())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.Bools, src.GetBools())
-		default:
-			if sv0 := src.GetBools(); !slices.Equal(m.Bools, sv0) {
-				if len(sv0) == 0 {
-					m.Bools = nil
-				} else {
-					m.Bools = slices.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("11") {
-		switch fm.ListAction("11") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Deeps, src.GetDeeps(), (*TortureDeep).Equal, (*TortureDeep).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Deeps, src.GetDeeps(), (*TortureDeep).Equal)
-		default:
-			if sv0 := src.GetDeeps(); !fieldmap.EqualMessageListFunc(m.Deeps, sv0, (*TortureDeep).Equal) {
-				if len(sv0) == 0 {
-					m.Deeps = nil
-				} else {
-					m.Deeps = fieldmap.CloneListFunc(sv0, (*TortureDeep).Clone)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("12") {
-		switch fm.ListAction("12") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.Secrets, src.GetSecrets())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.Secrets, src.GetSecrets())
-		default:
-			if sv0 := src.GetSecrets(); !slices.Equal(m.Secrets, sv0) {
-				if len(sv0) == 0 {
-					m.Secrets = nil
-				} else {
-					m.Secrets = slices.Clone(sv0)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("13") {
-		switch fm.ListAction("13") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.EmptyMap, src.GetEmptyMap(), (*Empty).Equal, (*Empty).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.EmptyMap, src.GetEmptyMap())
-		default:
-			if sv0 := src.GetEmptyMap(); !fieldmap.EqualMessageMapFunc(m.EmptyMap, sv0, (*Empty).Equal) {
-				if len(sv0) == 0 {
-					m.EmptyMap = nil
-				} else {
-					m.EmptyMap = fieldmap.CloneMapFunc(sv0, (*Empty).Clone)
-				}
-				n++
-			}
-		}
-	}
-	if fm.HasOrHasChild("14") {
-		switch fm.ListAction("14") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.ByteValues, src.GetByteValues(), fieldmap.Equal[*wrapperspb.BytesValue], fieldmap.Clone[*wrapperspb.BytesValue])
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.ByteValues, src.GetByteValues(), fieldmap.Equal[*wrapperspb.BytesValue])
-		default:
-			if sv0 := src.GetByteValues(); !fieldmap.EqualMessageListFunc(m.ByteValues, sv0, fieldmap.Equal[*wrapperspb.BytesValue]) {
-				if len(sv0) == 0 {
-					m.ByteValues = nil
-				} else {
-					m.ByteValues = fieldmap.CloneListFunc(sv0, fieldmap.Clone[*wrapperspb.BytesValue])
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -5390,661 +4809,396 @@ func (m *TortureLists) CopyInFields(src *TortureLists, fm *fieldmap.FieldMap) in
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureOneofs does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureOneofs or bound to no schema: a map of another message panics.
 func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureOneofs_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _TortureOneofs_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureOneofs.
+type _TortureOneofs_ptrs struct {
+	f31 TortureDeep_L1_L2_L3_L4_Mood
+	f33 float32
+	f34 float64
+	f35 string
+	f36 other.Color
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureOneofs being number at of fm's schema.
+func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureOneofs)
+	}
 	n := 0
-	var pb0 *struct {
-		f31 TortureDeep_L1_L2_L3_L4_Mood
-		f33 float32
-		f34 float64
-		f35 string
-		f36 other.Color
-	}
-	if fm.Has("1") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstMood); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstMood); !ok || dw0 == nil || dw0.FirstMood != sw0.FirstMood {
-				m.First = &TortureOneofs_FirstMood{FirstMood: sw0.FirstMood}
+	var pb *_TortureOneofs_ptrs
+	if cw&(1<<0) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstMood); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstMood); !ok || d1 == nil || d1.FirstMood != s1.FirstMood {
+				m.First = &TortureOneofs_FirstMood{FirstMood: s1.FirstMood}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstMood); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstMood); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
 	}
-	if fm.Has("2") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstBytes); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstBytes); !ok || dw0 == nil || !bytes.Equal(dw0.FirstBytes, sw0.FirstBytes) {
-				m.First = &TortureOneofs_FirstBytes{FirstBytes: fieldmap.CloneBytes(sw0.FirstBytes)}
+	if cw&(1<<1) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstBytes); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstBytes); !ok || d1 == nil || !bytes.Equal(d1.FirstBytes, s1.FirstBytes) {
+				m.First = &TortureOneofs_FirstBytes{FirstBytes: fieldmap.CloneBytes(s1.FirstBytes)}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstBytes); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstBytes); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
 	}
-	if fm.Has("3") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstDeep); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstDeep); !ok || dw0 == nil || !dw0.FirstDeep.Equal(sw0.FirstDeep) {
-				m.First = &TortureOneofs_FirstDeep{FirstDeep: sw0.FirstDeep.Clone()}
+	if cw&(1<<2) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstDeep); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstDeep); !ok || d1 == nil || !d1.FirstDeep.Equal(s1.FirstDeep) {
+				m.First = &TortureOneofs_FirstDeep{FirstDeep: s1.FirstDeep.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstDeep); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstDeep); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
-	} else if fm.HasChild("3") {
+	} else if bw&(1<<2) != 0 {
 		var s1 *TortureDeep
-		sok1 := false
-		if w, ok := src.GetFirst().(*TortureOneofs_FirstDeep); ok && w != nil {
-			s1, sok1 = w.FirstDeep, true
+		sok := false
+		if w, ok := src.First.(*TortureOneofs_FirstDeep); ok && w != nil {
+			s1, sok = w.FirstDeep, true
 		}
 		var d1 *TortureDeep
 		if w, ok := m.First.(*TortureOneofs_FirstDeep); ok && w != nil {
 			if w.FirstDeep == nil {
-				w.FirstDeep = &TortureDeep{}
+				w.FirstDeep = new(TortureDeep)
 			}
 			d1 = w.FirstDeep
-		} else if sok1 {
-			d1 = &TortureDeep{}
+		} else if sok {
+			d1 = new(TortureDeep)
 			m.First = &TortureOneofs_FirstDeep{FirstDeep: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("3.1") {
-				if !d1.L1.Equal(s1.GetL1()) {
-					d1.L1 = s1.GetL1().Clone()
-					n++
-				}
-			} else if fm.HasChild("3.1") {
-				if d2, s2 := d1.L1, s1.GetL1(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureDeep_L1{}
-						d1.L1 = d2
-						n++
-					}
-					if fm.IsSet("3.1.1") {
-						if !d2.L2.Equal(s2.GetL2()) {
-							d2.L2 = s2.GetL2().Clone()
-							n++
-						}
-					} else if fm.HasChild("3.1.1") {
-						if d3, s3 := d2.L2, s2.GetL2(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &TortureDeep_L1_L2{}
-								d2.L2 = d3
-								n++
-							}
-							if fm.IsSet("3.1.1.1") {
-								if !d3.L3.Equal(s3.GetL3()) {
-									d3.L3 = s3.GetL3().Clone()
-									n++
-								}
-							} else if fm.HasChild("3.1.1.1") {
-								if d4, s4 := d3.L3, s3.GetL3(); d4 != nil || s4 != nil {
-									if d4 == nil {
-										d4 = &TortureDeep_L1_L2_L3{}
-										d3.L3 = d4
-										n++
-									}
-									if fm.IsSet("3.1.1.1.1") {
-										if !d4.L4.Equal(s4.GetL4()) {
-											d4.L4 = s4.GetL4().Clone()
-											n++
-										}
-									} else if fm.HasChild("3.1.1.1.1") {
-										if d5, s5 := d4.L4, s4.GetL4(); d5 != nil || s5 != nil {
-											if d5 == nil {
-												d5 = &TortureDeep_L1_L2_L3_L4{}
-												d4.L4 = d5
-												n++
-											}
-											if fm.IsSet("3.1.1.1.1.1") {
-												if d5.Mood != s5.GetMood() {
-													d5.Mood = s5.GetMood()
-													n++
-												}
-											}
-											if fm.IsSet("3.1.1.1.1.2") {
-												if d5.Leaf != s5.GetLeaf() {
-													d5.Leaf = s5.GetLeaf()
-													n++
-												}
-											}
-										}
-									}
-									if fm.IsSetOrHasChild("3.1.1.1.2") {
-										if sv4 := s4.GetL4S(); !fieldmap.EqualMessageListFunc(d4.L4S, sv4, (*TortureDeep_L1_L2_L3_L4).Equal) {
-											if len(sv4) == 0 {
-												d4.L4S = nil
-											} else {
-												d4.L4S = fieldmap.CloneListFunc(sv4, (*TortureDeep_L1_L2_L3_L4).Clone)
-											}
-											n++
-										}
-									}
-								}
-							}
-							if fm.IsSetOrHasChild("3.1.1.2") {
-								if sv3 := s3.GetL4Map(); !fieldmap.EqualMessageMapFunc(d3.L4Map, sv3, (*TortureDeep_L1_L2_L3_L4).Equal) {
-									if len(sv3) == 0 {
-										d3.L4Map = nil
-									} else {
-										d3.L4Map = fieldmap.CloneMapFunc(sv3, (*TortureDeep_L1_L2_L3_L4).Clone)
-									}
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
-			if fm.IsSet("3.2") {
-				if !d1.Sibling.Equal(s1.GetSibling()) {
-					d1.Sibling = s1.GetSibling().Clone()
-					n++
-				}
-			} else if fm.HasChild("3.2") {
-				if d2, s2 := d1.Sibling, s1.GetSibling(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureDeep_Sibling{}
-						d1.Sibling = d2
-						n++
-					}
-					if fm.IsSet("3.2.1") {
-						if d2.Mood != s2.GetMood() {
-							d2.Mood = s2.GetMood()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("3.2.2") {
-						if sv2 := s2.GetMoods(); !slices.Equal(d2.Moods, sv2) {
-							if len(sv2) == 0 {
-								d2.Moods = nil
-							} else {
-								d2.Moods = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("3.3") {
-				if !d1.Shortcut.Equal(s1.GetShortcut()) {
-					d1.Shortcut = s1.GetShortcut().Clone()
-					n++
-				}
-			} else if fm.HasChild("3.3") {
-				if d2, s2 := d1.Shortcut, s1.GetShortcut(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureDeep_L1_L2_L3_L4{}
-						d1.Shortcut = d2
-						n++
-					}
-					if fm.IsSet("3.3.1") {
-						if d2.Mood != s2.GetMood() {
-							d2.Mood = s2.GetMood()
-							n++
-						}
-					}
-					if fm.IsSet("3.3.2") {
-						if d2.Leaf != s2.GetLeaf() {
-							d2.Leaf = s2.GetLeaf()
-							n++
-						}
-					}
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+3)
 		}
 	}
-	if fm.Has("4") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstFloat); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstFloat); !ok || dw0 == nil || !fieldmap.SameFloat32(dw0.FirstFloat, sw0.FirstFloat) {
-				m.First = &TortureOneofs_FirstFloat{FirstFloat: sw0.FirstFloat}
+	if cw&(1<<19) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstFloat); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstFloat); !ok || d1 == nil || !fieldmap.SameFloat32(d1.FirstFloat, s1.FirstFloat) {
+				m.First = &TortureOneofs_FirstFloat{FirstFloat: s1.FirstFloat}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstFloat); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstFloat); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
 	}
-	if fm.Has("5") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstDouble); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstDouble); !ok || dw0 == nil || !fieldmap.SameFloat64(dw0.FirstDouble, sw0.FirstDouble) {
-				m.First = &TortureOneofs_FirstDouble{FirstDouble: sw0.FirstDouble}
+	if cw&(1<<20) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstDouble); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstDouble); !ok || d1 == nil || !fieldmap.SameFloat64(d1.FirstDouble, s1.FirstDouble) {
+				m.First = &TortureOneofs_FirstDouble{FirstDouble: s1.FirstDouble}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstDouble); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstDouble); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
 	}
-	if fm.Has("6") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstSelf); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstSelf); !ok || dw0 == nil || !dw0.FirstSelf.Equal(sw0.FirstSelf) {
-				m.First = &TortureOneofs_FirstSelf{FirstSelf: sw0.FirstSelf.Clone()}
+	if cw&(1<<21) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstSelf); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstSelf); !ok || d1 == nil || !d1.FirstSelf.Equal(s1.FirstSelf) {
+				m.First = &TortureOneofs_FirstSelf{FirstSelf: s1.FirstSelf.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstSelf); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstSelf); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
 	}
-	if fm.Has("7") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstTime); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstTime); !ok || dw0 == nil || !fieldmap.Equal(dw0.FirstTime, sw0.FirstTime) {
-				m.First = &TortureOneofs_FirstTime{FirstTime: fieldmap.Clone(sw0.FirstTime)}
+	if cw&(1<<22) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstTime); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstTime); !ok || d1 == nil || !fieldmap.Equal(d1.FirstTime, s1.FirstTime) {
+				m.First = &TortureOneofs_FirstTime{FirstTime: fieldmap.Clone(s1.FirstTime)}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstTime); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstTime); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
 	}
-	if fm.Has("8") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstLabel); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstLabel); !ok || dw0 == nil || !fieldmap.Equal(dw0.FirstLabel, sw0.FirstLabel) {
-				m.First = &TortureOneofs_FirstLabel{FirstLabel: fieldmap.Clone(sw0.FirstLabel)}
+	if cw&(1<<23) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstLabel); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstLabel); !ok || d1 == nil || !fieldmap.Equal(d1.FirstLabel, s1.FirstLabel) {
+				m.First = &TortureOneofs_FirstLabel{FirstLabel: fieldmap.Clone(s1.FirstLabel)}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstLabel); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstLabel); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
-	} else if fm.HasChild("8") {
+	} else if bw&(1<<23) != 0 {
 		var s1 *other.Label
-		sok1 := false
-		if w, ok := src.GetFirst().(*TortureOneofs_FirstLabel); ok && w != nil {
-			s1, sok1 = w.FirstLabel, true
+		sok := false
+		if w, ok := src.First.(*TortureOneofs_FirstLabel); ok && w != nil {
+			s1, sok = w.FirstLabel, true
 		}
 		var d1 *other.Label
 		if w, ok := m.First.(*TortureOneofs_FirstLabel); ok && w != nil {
 			if w.FirstLabel == nil {
-				w.FirstLabel = &other.Label{}
+				w.FirstLabel = new(other.Label)
 			}
 			d1 = w.FirstLabel
-		} else if sok1 {
-			d1 = &other.Label{}
+		} else if sok {
+			d1 = new(other.Label)
 			m.First = &TortureOneofs_FirstLabel{FirstLabel: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("8.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("8.2") {
-				if d1.Color != s1.GetColor() {
-					d1.Color = s1.GetColor()
-					n++
-				}
-			}
-			if fm.IsSet("8.3") {
-				if d1.Secret != s1.GetSecret() {
-					d1.Secret = s1.GetSecret()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("8.4") {
-				if sv1 := s1.GetWeights(); !slices.Equal(d1.Weights, sv1) {
-					if len(sv1) == 0 {
-						d1.Weights = nil
-					} else {
-						d1.Weights = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += _File_testpb_v1_torture_proto_Label182jztu_copyInAt(d1, s1, fm, at+24)
 		}
 	}
-	if fm.Has("9") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstEmpty); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstEmpty); !ok || dw0 == nil || !dw0.FirstEmpty.Equal(sw0.FirstEmpty) {
-				m.First = &TortureOneofs_FirstEmpty{FirstEmpty: sw0.FirstEmpty.Clone()}
+	if cw&(1<<28) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstEmpty); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstEmpty); !ok || d1 == nil || !d1.FirstEmpty.Equal(s1.FirstEmpty) {
+				m.First = &TortureOneofs_FirstEmpty{FirstEmpty: s1.FirstEmpty.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstEmpty); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstEmpty); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
 	}
-	if fm.Has("10") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstSecret); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstSecret); !ok || dw0 == nil || dw0.FirstSecret != sw0.FirstSecret {
-				m.First = &TortureOneofs_FirstSecret{FirstSecret: sw0.FirstSecret}
+	if cw&(1<<29) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstSecret); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstSecret); !ok || d1 == nil || d1.FirstSecret != s1.FirstSecret {
+				m.First = &TortureOneofs_FirstSecret{FirstSecret: s1.FirstSecret}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstSecret); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstSecret); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
 	}
-	if fm.Has("11") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstL4); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstL4); !ok || dw0 == nil || !dw0.FirstL4.Equal(sw0.FirstL4) {
-				m.First = &TortureOneofs_FirstL4{FirstL4: sw0.FirstL4.Clone()}
+	if cw&(1<<30) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstL4); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstL4); !ok || d1 == nil || !d1.FirstL4.Equal(s1.FirstL4) {
+				m.First = &TortureOneofs_FirstL4{FirstL4: s1.FirstL4.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstL4); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstL4); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
-	} else if fm.HasChild("11") {
+	} else if bw&(1<<30) != 0 {
 		var s1 *TortureDeep_L1_L2_L3_L4
-		sok1 := false
-		if w, ok := src.GetFirst().(*TortureOneofs_FirstL4); ok && w != nil {
-			s1, sok1 = w.FirstL4, true
+		sok := false
+		if w, ok := src.First.(*TortureOneofs_FirstL4); ok && w != nil {
+			s1, sok = w.FirstL4, true
 		}
 		var d1 *TortureDeep_L1_L2_L3_L4
 		if w, ok := m.First.(*TortureOneofs_FirstL4); ok && w != nil {
 			if w.FirstL4 == nil {
-				w.FirstL4 = &TortureDeep_L1_L2_L3_L4{}
+				w.FirstL4 = new(TortureDeep_L1_L2_L3_L4)
 			}
 			d1 = w.FirstL4
-		} else if sok1 {
-			d1 = &TortureDeep_L1_L2_L3_L4{}
+		} else if sok {
+			d1 = new(TortureDeep_L1_L2_L3_L4)
 			m.First = &TortureOneofs_FirstL4{FirstL4: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("11.1") {
-				if d1.Mood != s1.GetMood() {
-					d1.Mood = s1.GetMood()
-					n++
-				}
-			}
-			if fm.IsSet("11.2") {
-				if d1.Leaf != s1.GetLeaf() {
-					d1.Leaf = s1.GetLeaf()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+31)
 		}
 	}
-	if fm.Has("12") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstBool); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstBool); !ok || dw0 == nil || dw0.FirstBool != sw0.FirstBool {
-				m.First = &TortureOneofs_FirstBool{FirstBool: sw0.FirstBool}
+	if cw&(1<<33) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstBool); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstBool); !ok || d1 == nil || d1.FirstBool != s1.FirstBool {
+				m.First = &TortureOneofs_FirstBool{FirstBool: s1.FirstBool}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstBool); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstBool); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
 	}
-	if fm.Has("13") {
-		if sw0, ok := src.GetFirst().(*TortureOneofs_FirstColor); ok && sw0 != nil {
-			if dw0, ok := m.First.(*TortureOneofs_FirstColor); !ok || dw0 == nil || dw0.FirstColor != sw0.FirstColor {
-				m.First = &TortureOneofs_FirstColor{FirstColor: sw0.FirstColor}
+	if cw&(1<<34) != 0 {
+		if s1, ok := src.First.(*TortureOneofs_FirstColor); ok && s1 != nil {
+			if d1, ok := m.First.(*TortureOneofs_FirstColor); !ok || d1 == nil || d1.FirstColor != s1.FirstColor {
+				m.First = &TortureOneofs_FirstColor{FirstColor: s1.FirstColor}
 				n++
 			}
-		} else if dw0, ok := m.First.(*TortureOneofs_FirstColor); ok && dw0 != nil {
+		} else if d1, ok := m.First.(*TortureOneofs_FirstColor); ok && d1 != nil {
 			m.First = nil
 			n++
 		}
 	}
-	if fm.Has("20") {
-		if sw0, ok := src.GetSecond().(*TortureOneofs_SecondName); ok && sw0 != nil {
-			if dw0, ok := m.Second.(*TortureOneofs_SecondName); !ok || dw0 == nil || dw0.SecondName != sw0.SecondName {
-				m.Second = &TortureOneofs_SecondName{SecondName: sw0.SecondName}
+	if cw&(1<<35) != 0 {
+		if s1, ok := src.Second.(*TortureOneofs_SecondName); ok && s1 != nil {
+			if d1, ok := m.Second.(*TortureOneofs_SecondName); !ok || d1 == nil || d1.SecondName != s1.SecondName {
+				m.Second = &TortureOneofs_SecondName{SecondName: s1.SecondName}
 				n++
 			}
-		} else if dw0, ok := m.Second.(*TortureOneofs_SecondName); ok && dw0 != nil {
+		} else if d1, ok := m.Second.(*TortureOneofs_SecondName); ok && d1 != nil {
 			m.Second = nil
 			n++
 		}
 	}
-	if fm.Has("21") {
-		if sw0, ok := src.GetSecond().(*TortureOneofs_SecondSelf); ok && sw0 != nil {
-			if dw0, ok := m.Second.(*TortureOneofs_SecondSelf); !ok || dw0 == nil || !dw0.SecondSelf.Equal(sw0.SecondSelf) {
-				m.Second = &TortureOneofs_SecondSelf{SecondSelf: sw0.SecondSelf.Clone()}
+	if cw&(1<<36) != 0 {
+		if s1, ok := src.Second.(*TortureOneofs_SecondSelf); ok && s1 != nil {
+			if d1, ok := m.Second.(*TortureOneofs_SecondSelf); !ok || d1 == nil || !d1.SecondSelf.Equal(s1.SecondSelf) {
+				m.Second = &TortureOneofs_SecondSelf{SecondSelf: s1.SecondSelf.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Second.(*TortureOneofs_SecondSelf); ok && dw0 != nil {
+		} else if d1, ok := m.Second.(*TortureOneofs_SecondSelf); ok && d1 != nil {
 			m.Second = nil
 			n++
 		}
 	}
-	if fm.Has("22") {
-		if sw0, ok := src.GetSecond().(*TortureOneofs_SecondNum); ok && sw0 != nil {
-			if dw0, ok := m.Second.(*TortureOneofs_SecondNum); !ok || dw0 == nil || dw0.SecondNum != sw0.SecondNum {
-				m.Second = &TortureOneofs_SecondNum{SecondNum: sw0.SecondNum}
+	if cw&(1<<37) != 0 {
+		if s1, ok := src.Second.(*TortureOneofs_SecondNum); ok && s1 != nil {
+			if d1, ok := m.Second.(*TortureOneofs_SecondNum); !ok || d1 == nil || d1.SecondNum != s1.SecondNum {
+				m.Second = &TortureOneofs_SecondNum{SecondNum: s1.SecondNum}
 				n++
 			}
-		} else if dw0, ok := m.Second.(*TortureOneofs_SecondNum); ok && dw0 != nil {
+		} else if d1, ok := m.Second.(*TortureOneofs_SecondNum); ok && d1 != nil {
 			m.Second = nil
 			n++
 		}
 	}
-	if fm.Has("23") {
-		if sw0, ok := src.GetSecond().(*TortureOneofs_SecondSecret); ok && sw0 != nil {
-			if dw0, ok := m.Second.(*TortureOneofs_SecondSecret); !ok || dw0 == nil || !bytes.Equal(dw0.SecondSecret, sw0.SecondSecret) {
-				m.Second = &TortureOneofs_SecondSecret{SecondSecret: fieldmap.CloneBytes(sw0.SecondSecret)}
+	if cw&(1<<38) != 0 {
+		if s1, ok := src.Second.(*TortureOneofs_SecondSecret); ok && s1 != nil {
+			if d1, ok := m.Second.(*TortureOneofs_SecondSecret); !ok || d1 == nil || !bytes.Equal(d1.SecondSecret, s1.SecondSecret) {
+				m.Second = &TortureOneofs_SecondSecret{SecondSecret: fieldmap.CloneBytes(s1.SecondSecret)}
 				n++
 			}
-		} else if dw0, ok := m.Second.(*TortureOneofs_SecondSecret); ok && dw0 != nil {
+		} else if d1, ok := m.Second.(*TortureOneofs_SecondSecret); ok && d1 != nil {
 			m.Second = nil
 			n++
 		}
 	}
-	if fm.Has("30") {
-		if !m.OptMessage.Equal(src.GetOptMessage()) {
-			m.OptMessage = src.GetOptMessage().Clone()
+	if cw&(1<<39) != 0 {
+		if !m.OptMessage.Equal(src.OptMessage) {
+			m.OptMessage = src.OptMessage.Clone()
 			n++
 		}
-	} else if fm.HasChild("30") {
-		if d1, s1 := m.OptMessage, src.GetOptMessage(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureDeep_L1{}
-				m.OptMessage = d1
+	} else if bw&(1<<39) != 0 {
+		if m.OptMessage != nil || src.OptMessage != nil {
+			if m.OptMessage == nil {
+				m.OptMessage = new(TortureDeep_L1)
 				n++
 			}
-			if fm.IsSet("30.1") {
-				if !d1.L2.Equal(s1.GetL2()) {
-					d1.L2 = s1.GetL2().Clone()
-					n++
-				}
-			} else if fm.HasChild("30.1") {
-				if d2, s2 := d1.L2, s1.GetL2(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureDeep_L1_L2{}
-						d1.L2 = d2
-						n++
-					}
-					if fm.IsSet("30.1.1") {
-						if !d2.L3.Equal(s2.GetL3()) {
-							d2.L3 = s2.GetL3().Clone()
-							n++
-						}
-					} else if fm.HasChild("30.1.1") {
-						if d3, s3 := d2.L3, s2.GetL3(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &TortureDeep_L1_L2_L3{}
-								d2.L3 = d3
-								n++
-							}
-							if fm.IsSet("30.1.1.1") {
-								if !d3.L4.Equal(s3.GetL4()) {
-									d3.L4 = s3.GetL4().Clone()
-									n++
-								}
-							} else if fm.HasChild("30.1.1.1") {
-								if d4, s4 := d3.L4, s3.GetL4(); d4 != nil || s4 != nil {
-									if d4 == nil {
-										d4 = &TortureDeep_L1_L2_L3_L4{}
-										d3.L4 = d4
-										n++
-									}
-									if fm.IsSet("30.1.1.1.1") {
-										if d4.Mood != s4.GetMood() {
-											d4.Mood = s4.GetMood()
-											n++
-										}
-									}
-									if fm.IsSet("30.1.1.1.2") {
-										if d4.Leaf != s4.GetLeaf() {
-											d4.Leaf = s4.GetLeaf()
-											n++
-										}
-									}
-								}
-							}
-							if fm.IsSetOrHasChild("30.1.1.2") {
-								if sv3 := s3.GetL4S(); !fieldmap.EqualMessageListFunc(d3.L4S, sv3, (*TortureDeep_L1_L2_L3_L4).Equal) {
-									if len(sv3) == 0 {
-										d3.L4S = nil
-									} else {
-										d3.L4S = fieldmap.CloneListFunc(sv3, (*TortureDeep_L1_L2_L3_L4).Clone)
-									}
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSetOrHasChild("30.1.2") {
-						if sv2 := s2.GetL4Map(); !fieldmap.EqualMessageMapFunc(d2.L4Map, sv2, (*TortureDeep_L1_L2_L3_L4).Equal) {
-							if len(sv2) == 0 {
-								d2.L4Map = nil
-							} else {
-								d2.L4Map = fieldmap.CloneMapFunc(sv2, (*TortureDeep_L1_L2_L3_L4).Clone)
-							}
-							n++
-						}
-					}
-				}
+			n += m.OptMessage.copyInAt(src.OptMessage, fm, at+40)
+		}
+	}
+	if cw&(1<<49) != 0 && !fieldmap.EqualPtr(m.OptEnum, src.OptEnum) {
+		if src.OptEnum == nil {
+			m.OptEnum = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureOneofs_ptrs)
 			}
+			pb.f31 = *src.OptEnum
+			m.OptEnum = &pb.f31
 		}
+		n++
 	}
-	if fm.Has("31") {
-		var sv0 *TortureDeep_L1_L2_L3_L4_Mood
-		if src != nil {
-			sv0 = src.OptEnum
-		}
-		if !fieldmap.EqualPtr(m.OptEnum, sv0) {
-			if sv0 == nil {
-				m.OptEnum = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f31 TortureDeep_L1_L2_L3_L4_Mood
-						f33 float32
-						f34 float64
-						f35 string
-						f36 other.Color
-					})
-				}
-				pb0.f31 = *sv0
-				m.OptEnum = &pb0.f31
+	if cw&(1<<50) != 0 && !fieldmap.EqualBytesPresence(m.OptBytes, src.OptBytes) {
+		m.OptBytes = fieldmap.CloneBytes(src.OptBytes)
+		n++
+	}
+	if cw&(1<<51) != 0 && !fieldmap.SamePtrFloat32(m.OptFloat, src.OptFloat) {
+		if src.OptFloat == nil {
+			m.OptFloat = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureOneofs_ptrs)
 			}
-			n++
+			pb.f33 = *src.OptFloat
+			m.OptFloat = &pb.f33
 		}
+		n++
 	}
-	if fm.Has("32") {
-		var sv0 []byte
-		if src != nil {
-			sv0 = src.OptBytes
-		}
-		if !fieldmap.EqualBytesPresence(m.OptBytes, sv0) {
-			m.OptBytes = fieldmap.CloneBytes(sv0)
-			n++
-		}
-	}
-	if fm.Has("33") {
-		var sv0 *float32
-		if src != nil {
-			sv0 = src.OptFloat
-		}
-		if !fieldmap.SamePtrFloat32(m.OptFloat, sv0) {
-			if sv0 == nil {
-				m.OptFloat = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f31 TortureDeep_L1_L2_L3_L4_Mood
-						f33 float32
-						f34 float64
-						f35 string
-						f36 other.Color
-					})
-				}
-				pb0.f33 = *sv0
-				m.OptFloat = &pb0.f33
+	if cw&(1<<52) != 0 && !fieldmap.SamePtrFloat64(m.OptDouble, src.OptDouble) {
+		if src.OptDouble == nil {
+			m.OptDouble = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureOneofs_ptrs)
 			}
-			n++
+			pb.f34 = *src.OptDouble
+			m.OptDouble = &pb.f34
 		}
+		n++
 	}
-	if fm.Has("34") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.OptDouble
-		}
-		if !fieldmap.SamePtrFloat64(m.OptDouble, sv0) {
-			if sv0 == nil {
-				m.OptDouble = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f31 TortureDeep_L1_L2_L3_L4_Mood
-						f33 float32
-						f34 float64
-						f35 string
-						f36 other.Color
-					})
-				}
-				pb0.f34 = *sv0
-				m.OptDouble = &pb0.f34
+	if cw&(1<<53) != 0 && !fieldmap.EqualPtr(m.OptSecret, src.OptSecret) {
+		if src.OptSecret == nil {
+			m.OptSecret = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureOneofs_ptrs)
 			}
-			n++
+			pb.f35 = *src.OptSecret
+			m.OptSecret = &pb.f35
 		}
+		n++
 	}
-	if fm.Has("35") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.OptSecret
-		}
-		if !fieldmap.EqualPtr(m.OptSecret, sv0) {
-			if sv0 == nil {
-				m.OptSecret = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f31 TortureDeep_L1_L2_L3_L4_Mood
-						f33 float32
-						f34 float64
-						f35 string
-						f36 other.Color
-					})
-				}
-				pb0.f35 = *sv0
-				m.OptSecret = &pb0.f35
+	if cw&(1<<54) != 0 && !fieldmap.EqualPtr(m.OptColor, src.OptColor) {
+		if src.OptColor == nil {
+			m.OptColor = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureOneofs_ptrs)
 			}
-			n++
+			pb.f36 = *src.OptColor
+			m.OptColor = &pb.f36
 		}
+		n++
 	}
-	if fm.Has("36") {
-		var sv0 *other.Color
-		if src != nil {
-			sv0 = src.OptColor
-		}
-		if !fieldmap.EqualPtr(m.OptColor, sv0) {
-			if sv0 == nil {
-				m.OptColor = nil
+	return n
+}
+
+// _File_testpb_v1_torture_proto_Label182jztu_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Label being number at of fm's schema.
+func _File_testpb_v1_torture_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(other.Label)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Color != src.Color {
+		m.Color = src.Color
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
+	}
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
+		} else if !slices.Equal(m.Weights, src.Weights) {
+			if len(src.Weights) == 0 {
+				m.Weights = nil
 			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f31 TortureDeep_L1_L2_L3_L4_Mood
-						f33 float32
-						f34 float64
-						f35 string
-						f36 other.Color
-					})
-				}
-				pb0.f36 = *sv0
-				m.OptColor = &pb0.f36
+				m.Weights = slices.Clone(src.Weights)
 			}
 			n++
 		}
@@ -6061,30 +5215,45 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureOnlyOneof does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureOnlyOneof or bound to no schema: a map of another message panics.
 func (m *TortureOnlyOneof) CopyInFields(src *TortureOnlyOneof, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureOnlyOneof_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureOnlyOneof being number at of fm's schema.
+func (m *TortureOnlyOneof) copyInAt(src *TortureOnlyOneof, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureOnlyOneof)
+	}
 	n := 0
-	if fm.Has("1") {
-		if sw0, ok := src.GetOnly().(*TortureOnlyOneof_OnlyName); ok && sw0 != nil {
-			if dw0, ok := m.Only.(*TortureOnlyOneof_OnlyName); !ok || dw0 == nil || dw0.OnlyName != sw0.OnlyName {
-				m.Only = &TortureOnlyOneof_OnlyName{OnlyName: sw0.OnlyName}
+	if cw&(1<<0) != 0 {
+		if s1, ok := src.Only.(*TortureOnlyOneof_OnlyName); ok && s1 != nil {
+			if d1, ok := m.Only.(*TortureOnlyOneof_OnlyName); !ok || d1 == nil || d1.OnlyName != s1.OnlyName {
+				m.Only = &TortureOnlyOneof_OnlyName{OnlyName: s1.OnlyName}
 				n++
 			}
-		} else if dw0, ok := m.Only.(*TortureOnlyOneof_OnlyName); ok && dw0 != nil {
+		} else if d1, ok := m.Only.(*TortureOnlyOneof_OnlyName); ok && d1 != nil {
 			m.Only = nil
 			n++
 		}
 	}
-	if fm.Has("2") {
-		if sw0, ok := src.GetOnly().(*TortureOnlyOneof_OnlySelf); ok && sw0 != nil {
-			if dw0, ok := m.Only.(*TortureOnlyOneof_OnlySelf); !ok || dw0 == nil || !dw0.OnlySelf.Equal(sw0.OnlySelf) {
-				m.Only = &TortureOnlyOneof_OnlySelf{OnlySelf: sw0.OnlySelf.Clone()}
+	if cw&(1<<1) != 0 {
+		if s1, ok := src.Only.(*TortureOnlyOneof_OnlySelf); ok && s1 != nil {
+			if d1, ok := m.Only.(*TortureOnlyOneof_OnlySelf); !ok || d1 == nil || !d1.OnlySelf.Equal(s1.OnlySelf) {
+				m.Only = &TortureOnlyOneof_OnlySelf{OnlySelf: s1.OnlySelf.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Only.(*TortureOnlyOneof_OnlySelf); ok && dw0 != nil {
+		} else if d1, ok := m.Only.(*TortureOnlyOneof_OnlySelf); ok && d1 != nil {
 			m.Only = nil
 			n++
 		}
@@ -6101,18 +5270,35 @@ func (m *TortureOnlyOneof) CopyInFields(src *TortureOnlyOneof, fm *fieldmap.Fiel
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureOnlyMap does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureOnlyMap or bound to no schema: a map of another message panics.
 func (m *TortureOnlyMap) CopyInFields(src *TortureOnlyMap, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureOnlyMap_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureOnlyMap being number at of fm's schema.
+func (m *TortureOnlyMap) copyInAt(src *TortureOnlyMap, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureOnlyMap)
+	}
 	n := 0
-	if fm.HasOrHasChild("1") {
-		if sv0 := src.GetChildren(); !fieldmap.EqualMessageMapFunc(m.Children, sv0, (*TortureOnlyMap).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Children, src.Children, (*TortureOnlyMap).Equal, (*TortureOnlyMap).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Children, src.Children, (*TortureOnlyMap).Equal) {
+			if len(src.Children) == 0 {
 				m.Children = nil
 			} else {
-				m.Children = fieldmap.CloneMapFunc(sv0, (*TortureOnlyMap).Clone)
+				m.Children = fieldmap.CloneMapFunc(src.Children, (*TortureOnlyMap).Clone)
 			}
 			n++
 		}
@@ -6129,61 +5315,78 @@ func (m *TortureOnlyMap) CopyInFields(src *TortureOnlyMap, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureNumbers does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureNumbers or bound to no schema: a map of another message panics.
 func (m *TortureNumbers) CopyInFields(src *TortureNumbers, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureNumbers_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Low != src.GetLow() {
-			m.Low = src.GetLow()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureNumbers being number at of fm's schema.
+func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("18999") {
-		if !m.Child.Equal(src.GetChild()) {
-			m.Child = src.GetChild().Clone()
+	if src == nil {
+		src = new(TortureNumbers)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Low != src.Low {
+		m.Low = src.Low
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.Child.Equal(src.Child) {
+			m.Child = src.Child.Clone()
 			n++
 		}
-	} else if fm.HasChild("18999") {
-		if d1, s1 := m.Child, src.GetChild(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureNumbersChild{}
-				m.Child = d1
+	} else if bw&(1<<1) != 0 {
+		if m.Child != nil || src.Child != nil {
+			if m.Child == nil {
+				m.Child = new(TortureNumbersChild)
 				n++
 			}
-			if fm.IsSet("18999.99999999") {
-				if !d1.Deeper.Equal(s1.GetDeeper()) {
-					d1.Deeper = s1.GetDeeper().Clone()
-					n++
-				}
-			}
-			if fm.IsSet("18999.536870910") {
-				if !fieldmap.SameFloat64(d1.Value, s1.GetValue()) {
-					d1.Value = s1.GetValue()
-					n++
-				}
-			}
+			n += m.Child.copyInAt(src.Child, fm, at+2)
 		}
 	}
-	if fm.Has("20000") {
-		if m.AfterReserved != src.GetAfterReserved() {
-			m.AfterReserved = src.GetAfterReserved()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.AfterReserved != src.AfterReserved {
+		m.AfterReserved = src.AfterReserved
+		n++
 	}
-	if fm.Has("123456789") {
-		if m.Big != src.GetBig() {
-			m.Big = src.GetBig()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.Big != src.Big {
+		m.Big = src.Big
+		n++
 	}
-	if fm.Has("536870911") {
-		if !m.Max.Equal(src.GetMax()) {
-			m.Max = src.GetMax().Clone()
-			n++
-		}
+	if cw&(1<<6) != 0 && !m.Max.Equal(src.Max) {
+		m.Max = src.Max.Clone()
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureNumbersChild being number at of fm's schema.
+func (m *TortureNumbersChild) copyInAt(src *TortureNumbersChild, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureNumbersChild)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !m.Deeper.Equal(src.Deeper) {
+		m.Deeper = src.Deeper.Clone()
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Value, src.Value) {
+		m.Value = src.Value
+		n++
 	}
 	return n
 }
@@ -6197,25 +5400,14 @@ func (m *TortureNumbers) CopyInFields(src *TortureNumbers, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureNumbersChild does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureNumbersChild or bound to no schema: a map of another message panics.
 func (m *TortureNumbersChild) CopyInFields(src *TortureNumbersChild, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureNumbersChild_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("99999999") {
-		if !m.Deeper.Equal(src.GetDeeper()) {
-			m.Deeper = src.GetDeeper().Clone()
-			n++
-		}
-	}
-	if fm.Has("536870910") {
-		if !fieldmap.SameFloat64(m.Value, src.GetValue()) {
-			m.Value = src.GetValue()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -6227,83 +5419,156 @@ func (m *TortureNumbersChild) CopyInFields(src *TortureNumbersChild, fm *fieldma
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureCycleA does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureCycleA or bound to no schema: a map of another message panics.
 func (m *TortureCycleA) CopyInFields(src *TortureCycleA, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureCycleA_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureCycleA being number at of fm's schema.
+func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if !m.B.Equal(src.GetB()) {
-			m.B = src.GetB().Clone()
+	if src == nil {
+		src = new(TortureCycleA)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.B.Equal(src.B) {
+			m.B = src.B.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.B, src.GetB(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureCycleB{}
-				m.B = d1
+	} else if bw&(1<<1) != 0 {
+		if m.B != nil || src.B != nil {
+			if m.B == nil {
+				m.B = new(TortureCycleB)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.Count != s1.GetCount() {
-					d1.Count = s1.GetCount()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if !d1.C.Equal(s1.GetC()) {
-					d1.C = s1.GetC().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.2") {
-				if d2, s2 := d1.C, s1.GetC(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureCycleC{}
-						d1.C = d2
-						n++
-					}
-					if fm.IsSet("2.2.1") {
-						if !d2.A.Equal(s2.GetA()) {
-							d2.A = s2.GetA().Clone()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.2.2") {
-						if sv2 := s2.GetBs(); !fieldmap.EqualMessageMapFunc(d2.Bs, sv2, (*TortureCycleB).Equal) {
-							if len(sv2) == 0 {
-								d2.Bs = nil
-							} else {
-								d2.Bs = fieldmap.CloneMapFunc(sv2, (*TortureCycleB).Clone)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.2.3") {
-						if d2.Secret != s2.GetSecret() {
-							d2.Secret = s2.GetSecret()
-							n++
-						}
-					}
-				}
-			}
+			n += m.B.copyInAt_vrge32(src.B, fm, at+2)
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetCs(); !fieldmap.EqualMessageListFunc(m.Cs, sv0, (*TortureCycleC).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
+			if len(src.Cs) == 0 {
 				m.Cs = nil
 			} else {
-				m.Cs = fieldmap.CloneListFunc(sv0, (*TortureCycleC).Clone)
+				m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
 			}
 			n++
 		}
+	}
+	return n
+}
+
+// copyInAt_vrge32 copies the fields of src flagged in fm into m, the first flag of
+// TortureCycleB being number at of fm's schema.
+func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureCycleB)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Count != src.Count {
+		m.Count = src.Count
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.C.Equal(src.C) {
+			m.C = src.C.Clone()
+			n++
+		}
+	} else if bw&(1<<1) != 0 {
+		if m.C != nil || src.C != nil {
+			if m.C == nil {
+				m.C = new(TortureCycleC)
+				n++
+			}
+			n += m.C.copyInAt_1bmyxni(src.C, fm, at+2)
+		}
+	}
+	return n
+}
+
+// copyInAt_1bmyxni copies the fields of src flagged in fm into m, the first flag of
+// TortureCycleC being number at of fm's schema.
+func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureCycleC)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !m.A.Equal(src.A) {
+		m.A = src.A.Clone()
+		n++
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
+			if len(src.Bs) == 0 {
+				m.Bs = nil
+			} else {
+				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+			}
+			n++
+		}
+	}
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
+	}
+	return n
+}
+
+// copyInAt_hyz3au copies the fields of src flagged in fm into m, the first flag of
+// TortureCycleC being number at of fm's schema.
+func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureCycleC)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !m.A.Equal(src.A) {
+		m.A = src.A.Clone()
+		n++
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
+			if len(src.Bs) == 0 {
+				m.Bs = nil
+			} else {
+				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+			}
+			n++
+		}
+	}
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
 	}
 	return n
 }
@@ -6317,82 +5582,121 @@ func (m *TortureCycleA) CopyInFields(src *TortureCycleA, fm *fieldmap.FieldMap) 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureCycleB does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureCycleB or bound to no schema: a map of another message panics.
 func (m *TortureCycleB) CopyInFields(src *TortureCycleB, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureCycleB_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureCycleB being number at of fm's schema.
+func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureCycleB)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Count != src.GetCount() {
-			m.Count = src.GetCount()
+	if cw&(1<<0) != 0 && m.Count != src.Count {
+		m.Count = src.Count
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.C.Equal(src.C) {
+			m.C = src.C.Clone()
+			n++
+		}
+	} else if bw&(1<<1) != 0 {
+		if m.C != nil || src.C != nil {
+			if m.C == nil {
+				m.C = new(TortureCycleC)
+				n++
+			}
+			n += m.C.copyInAt_mchw53(src.C, fm, at+2)
+		}
+	}
+	return n
+}
+
+// copyInAt_mchw53 copies the fields of src flagged in fm into m, the first flag of
+// TortureCycleC being number at of fm's schema.
+func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureCycleC)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !m.A.Equal(src.A) {
+			m.A = src.A.Clone()
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.A != nil || src.A != nil {
+			if m.A == nil {
+				m.A = new(TortureCycleA)
+				n++
+			}
+			n += m.A.copyInAt_1738b9o(src.A, fm, at+1)
+		}
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
+			if len(src.Bs) == 0 {
+				m.Bs = nil
+			} else {
+				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+			}
 			n++
 		}
 	}
-	if fm.Has("2") {
-		if !m.C.Equal(src.GetC()) {
-			m.C = src.GetC().Clone()
+	if cw&(1<<5) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
+	}
+	return n
+}
+
+// copyInAt_1738b9o copies the fields of src flagged in fm into m, the first flag of
+// TortureCycleA being number at of fm's schema.
+func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureCycleA)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && !m.B.Equal(src.B) {
+		m.B = src.B.Clone()
+		n++
+	}
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
+			if len(src.Cs) == 0 {
+				m.Cs = nil
+			} else {
+				m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
+			}
 			n++
-		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.C, src.GetC(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureCycleC{}
-				m.C = d1
-				n++
-			}
-			if fm.IsSet("2.1") {
-				if !d1.A.Equal(s1.GetA()) {
-					d1.A = s1.GetA().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.1") {
-				if d2, s2 := d1.A, s1.GetA(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureCycleA{}
-						d1.A = d2
-						n++
-					}
-					if fm.IsSet("2.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("2.1.2") {
-						if !d2.B.Equal(s2.GetB()) {
-							d2.B = s2.GetB().Clone()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.1.3") {
-						if sv2 := s2.GetCs(); !fieldmap.EqualMessageListFunc(d2.Cs, sv2, (*TortureCycleC).Equal) {
-							if len(sv2) == 0 {
-								d2.Cs = nil
-							} else {
-								d2.Cs = fieldmap.CloneListFunc(sv2, (*TortureCycleC).Clone)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("2.2") {
-				if sv1 := s1.GetBs(); !fieldmap.EqualMessageMapFunc(d1.Bs, sv1, (*TortureCycleB).Equal) {
-					if len(sv1) == 0 {
-						d1.Bs = nil
-					} else {
-						d1.Bs = fieldmap.CloneMapFunc(sv1, (*TortureCycleB).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.3") {
-				if d1.Secret != s1.GetSecret() {
-					d1.Secret = s1.GetSecret()
-					n++
-				}
-			}
 		}
 	}
 	return n
@@ -6407,83 +5711,122 @@ func (m *TortureCycleB) CopyInFields(src *TortureCycleB, fm *fieldmap.FieldMap) 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureCycleC does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureCycleC or bound to no schema: a map of another message panics.
 func (m *TortureCycleC) CopyInFields(src *TortureCycleC, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureCycleC_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureCycleC being number at of fm's schema.
+func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureCycleC)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.A.Equal(src.GetA()) {
-			m.A = src.GetA().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.A.Equal(src.A) {
+			m.A = src.A.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.A, src.GetA(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureCycleA{}
-				m.A = d1
+	} else if bw&(1<<0) != 0 {
+		if m.A != nil || src.A != nil {
+			if m.A == nil {
+				m.A = new(TortureCycleA)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !d1.B.Equal(s1.GetB()) {
-					d1.B = s1.GetB().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.2") {
-				if d2, s2 := d1.B, s1.GetB(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureCycleB{}
-						d1.B = d2
-						n++
-					}
-					if fm.IsSet("1.2.1") {
-						if d2.Count != s2.GetCount() {
-							d2.Count = s2.GetCount()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.2") {
-						if !d2.C.Equal(s2.GetC()) {
-							d2.C = s2.GetC().Clone()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetCs(); !fieldmap.EqualMessageListFunc(d1.Cs, sv1, (*TortureCycleC).Equal) {
-					if len(sv1) == 0 {
-						d1.Cs = nil
-					} else {
-						d1.Cs = fieldmap.CloneListFunc(sv1, (*TortureCycleC).Clone)
-					}
-					n++
-				}
-			}
+			n += m.A.copyInAt_1dfp5o8(src.A, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetBs(); !fieldmap.EqualMessageMapFunc(m.Bs, sv0, (*TortureCycleB).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
+			if len(src.Bs) == 0 {
 				m.Bs = nil
 			} else {
-				m.Bs = fieldmap.CloneMapFunc(sv0, (*TortureCycleB).Clone)
+				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("3") {
-		if m.Secret != src.GetSecret() {
-			m.Secret = src.GetSecret()
+	if cw&(1<<7) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
+	}
+	return n
+}
+
+// copyInAt_1dfp5o8 copies the fields of src flagged in fm into m, the first flag of
+// TortureCycleA being number at of fm's schema.
+func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureCycleA)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.B.Equal(src.B) {
+			m.B = src.B.Clone()
 			n++
 		}
+	} else if bw&(1<<1) != 0 {
+		if m.B != nil || src.B != nil {
+			if m.B == nil {
+				m.B = new(TortureCycleB)
+				n++
+			}
+			n += m.B.copyInAt_bdy655(src.B, fm, at+2)
+		}
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
+			if len(src.Cs) == 0 {
+				m.Cs = nil
+			} else {
+				m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// copyInAt_bdy655 copies the fields of src flagged in fm into m, the first flag of
+// TortureCycleB being number at of fm's schema.
+func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureCycleB)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Count != src.Count {
+		m.Count = src.Count
+		n++
+	}
+	if cw&(1<<1) != 0 && !m.C.Equal(src.C) {
+		m.C = src.C.Clone()
+		n++
 	}
 	return n
 }
@@ -6497,1218 +5840,719 @@ func (m *TortureCycleC) CopyInFields(src *TortureCycleC, fm *fieldmap.FieldMap) 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureWide does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureWide or bound to no schema: a map of another message panics.
 func (m *TortureWide) CopyInFields(src *TortureWide, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureWide_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _TortureWide_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureWide.
+type _TortureWide_ptrs struct {
+	f14  float32
+	f21  string
+	f28  int64
+	f35  int64
+	f42  bool
+	f49  uint32
+	f56  uint32
+	f63  float64
+	f70  int32
+	f84  float32
+	f91  string
+	f98  int64
+	f105 int64
+	f112 bool
+	f119 uint32
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureWide being number at of fm's schema.
+func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if src == nil {
+		src = new(TortureWide)
+	}
 	n := 0
-	var pb0 *struct {
-		f14  float32
-		f21  string
-		f28  int64
-		f35  int64
-		f42  bool
-		f49  uint32
-		f56  uint32
-		f63  float64
-		f70  int32
-		f84  float32
-		f91  string
-		f98  int64
-		f105 int64
-		f112 bool
-		f119 uint32
+	var pb *_TortureWide_ptrs
+	if cw&(1<<0) != 0 && m.W1 != src.W1 {
+		m.W1 = src.W1
+		n++
 	}
-	if fm.Has("1") {
-		if m.W1 != src.GetW1() {
-			m.W1 = src.GetW1()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.W2 != src.W2 {
+		m.W2 = src.W2
+		n++
 	}
-	if fm.Has("2") {
-		if m.W2 != src.GetW2() {
-			m.W2 = src.GetW2()
-			n++
-		}
+	if cw&(1<<2) != 0 && !fieldmap.SameFloat64(m.W3, src.W3) {
+		m.W3 = src.W3
+		n++
 	}
-	if fm.Has("3") {
-		if !fieldmap.SameFloat64(m.W3, src.GetW3()) {
-			m.W3 = src.GetW3()
-			n++
-		}
+	if cw&(1<<3) != 0 && !fieldmap.SameFloat32(m.W4, src.W4) {
+		m.W4 = src.W4
+		n++
 	}
-	if fm.Has("4") {
-		if !fieldmap.SameFloat32(m.W4, src.GetW4()) {
-			m.W4 = src.GetW4()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.W5 != src.W5 {
+		m.W5 = src.W5
+		n++
 	}
-	if fm.Has("5") {
-		if m.W5 != src.GetW5() {
-			m.W5 = src.GetW5()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.W6 != src.W6 {
+		m.W6 = src.W6
+		n++
 	}
-	if fm.Has("6") {
-		if m.W6 != src.GetW6() {
-			m.W6 = src.GetW6()
-			n++
-		}
+	if cw&(1<<6) != 0 && !fieldmap.EqualBytesPresence(m.W7, src.W7) {
+		m.W7 = fieldmap.CloneBytes(src.W7)
+		n++
 	}
-	if fm.Has("7") {
-		var sv0 []byte
-		if src != nil {
-			sv0 = src.W7
-		}
-		if !fieldmap.EqualBytesPresence(m.W7, sv0) {
-			m.W7 = fieldmap.CloneBytes(sv0)
-			n++
-		}
+	if cw&(1<<7) != 0 && m.W8 != src.W8 {
+		m.W8 = src.W8
+		n++
 	}
-	if fm.Has("8") {
-		if m.W8 != src.GetW8() {
-			m.W8 = src.GetW8()
-			n++
-		}
+	if cw&(1<<8) != 0 && m.W9 != src.W9 {
+		m.W9 = src.W9
+		n++
 	}
-	if fm.Has("9") {
-		if m.W9 != src.GetW9() {
-			m.W9 = src.GetW9()
-			n++
-		}
+	if cw&(1<<9) != 0 && m.W10 != src.W10 {
+		m.W10 = src.W10
+		n++
 	}
-	if fm.Has("10") {
-		if m.W10 != src.GetW10() {
-			m.W10 = src.GetW10()
-			n++
-		}
-	}
-	if fm.HasOrHasChild("11") {
-		if sv0 := src.GetW11(); !slices.Equal(m.W11, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<10) != 0 {
+		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.W11, src.W11)
+		} else if !slices.Equal(m.W11, src.W11) {
+			if len(src.W11) == 0 {
 				m.W11 = nil
 			} else {
-				m.W11 = slices.Clone(sv0)
+				m.W11 = slices.Clone(src.W11)
 			}
 			n++
 		}
 	}
-	if fm.Has("12") {
-		if m.W12 != src.GetW12() {
-			m.W12 = src.GetW12()
-			n++
-		}
+	if cw&(1<<11) != 0 && m.W12 != src.W12 {
+		m.W12 = src.W12
+		n++
 	}
-	if fm.Has("13") {
-		if !fieldmap.SameFloat64(m.W13, src.GetW13()) {
-			m.W13 = src.GetW13()
-			n++
-		}
+	if cw&(1<<12) != 0 && !fieldmap.SameFloat64(m.W13, src.W13) {
+		m.W13 = src.W13
+		n++
 	}
-	if fm.Has("14") {
-		var sv0 *float32
-		if src != nil {
-			sv0 = src.W14
-		}
-		if !fieldmap.SamePtrFloat32(m.W14, sv0) {
-			if sv0 == nil {
-				m.W14 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f14 = *sv0
-				m.W14 = &pb0.f14
+	if cw&(1<<13) != 0 && !fieldmap.SamePtrFloat32(m.W14, src.W14) {
+		if src.W14 == nil {
+			m.W14 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f14 = *src.W14
+			m.W14 = &pb.f14
 		}
+		n++
 	}
-	if fm.Has("15") {
-		if m.W15 != src.GetW15() {
-			m.W15 = src.GetW15()
-			n++
-		}
+	if cw&(1<<14) != 0 && m.W15 != src.W15 {
+		m.W15 = src.W15
+		n++
 	}
-	if fm.Has("16") {
-		if m.W16 != src.GetW16() {
-			m.W16 = src.GetW16()
-			n++
-		}
+	if cw&(1<<15) != 0 && m.W16 != src.W16 {
+		m.W16 = src.W16
+		n++
 	}
-	if fm.Has("17") {
-		if !bytes.Equal(m.W17, src.GetW17()) {
-			m.W17 = fieldmap.CloneBytes(src.GetW17())
-			n++
-		}
+	if cw&(1<<16) != 0 && !bytes.Equal(m.W17, src.W17) {
+		m.W17 = fieldmap.CloneBytes(src.W17)
+		n++
 	}
-	if fm.Has("18") {
-		if m.W18 != src.GetW18() {
-			m.W18 = src.GetW18()
-			n++
-		}
+	if cw&(1<<17) != 0 && m.W18 != src.W18 {
+		m.W18 = src.W18
+		n++
 	}
-	if fm.Has("19") {
-		if m.W19 != src.GetW19() {
-			m.W19 = src.GetW19()
-			n++
-		}
+	if cw&(1<<18) != 0 && m.W19 != src.W19 {
+		m.W19 = src.W19
+		n++
 	}
-	if fm.Has("20") {
-		if m.W20 != src.GetW20() {
-			m.W20 = src.GetW20()
-			n++
-		}
+	if cw&(1<<19) != 0 && m.W20 != src.W20 {
+		m.W20 = src.W20
+		n++
 	}
-	if fm.Has("21") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.W21
-		}
-		if !fieldmap.EqualPtr(m.W21, sv0) {
-			if sv0 == nil {
-				m.W21 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f21 = *sv0
-				m.W21 = &pb0.f21
+	if cw&(1<<20) != 0 && !fieldmap.EqualPtr(m.W21, src.W21) {
+		if src.W21 == nil {
+			m.W21 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f21 = *src.W21
+			m.W21 = &pb.f21
 		}
+		n++
 	}
-	if fm.HasOrHasChild("22") {
-		if sv0 := src.GetW22(); !slices.Equal(m.W22, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<21) != 0 {
+		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.W22, src.W22)
+		} else if !slices.Equal(m.W22, src.W22) {
+			if len(src.W22) == 0 {
 				m.W22 = nil
 			} else {
-				m.W22 = slices.Clone(sv0)
+				m.W22 = slices.Clone(src.W22)
 			}
 			n++
 		}
 	}
-	if fm.Has("23") {
-		if !fieldmap.SameFloat64(m.W23, src.GetW23()) {
-			m.W23 = src.GetW23()
-			n++
-		}
+	if cw&(1<<22) != 0 && !fieldmap.SameFloat64(m.W23, src.W23) {
+		m.W23 = src.W23
+		n++
 	}
-	if fm.Has("24") {
-		if !fieldmap.SameFloat32(m.W24, src.GetW24()) {
-			m.W24 = src.GetW24()
-			n++
-		}
+	if cw&(1<<23) != 0 && !fieldmap.SameFloat32(m.W24, src.W24) {
+		m.W24 = src.W24
+		n++
 	}
-	if fm.Has("25") {
-		if m.W25 != src.GetW25() {
-			m.W25 = src.GetW25()
-			n++
-		}
+	if cw&(1<<24) != 0 && m.W25 != src.W25 {
+		m.W25 = src.W25
+		n++
 	}
-	if fm.Has("26") {
-		if m.W26 != src.GetW26() {
-			m.W26 = src.GetW26()
-			n++
-		}
+	if cw&(1<<25) != 0 && m.W26 != src.W26 {
+		m.W26 = src.W26
+		n++
 	}
-	if fm.Has("27") {
-		if !bytes.Equal(m.W27, src.GetW27()) {
-			m.W27 = fieldmap.CloneBytes(src.GetW27())
-			n++
-		}
+	if cw&(1<<26) != 0 && !bytes.Equal(m.W27, src.W27) {
+		m.W27 = fieldmap.CloneBytes(src.W27)
+		n++
 	}
-	if fm.Has("28") {
-		var sv0 *int64
-		if src != nil {
-			sv0 = src.W28
-		}
-		if !fieldmap.EqualPtr(m.W28, sv0) {
-			if sv0 == nil {
-				m.W28 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f28 = *sv0
-				m.W28 = &pb0.f28
+	if cw&(1<<27) != 0 && !fieldmap.EqualPtr(m.W28, src.W28) {
+		if src.W28 == nil {
+			m.W28 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f28 = *src.W28
+			m.W28 = &pb.f28
 		}
+		n++
 	}
-	if fm.Has("29") {
-		if m.W29 != src.GetW29() {
-			m.W29 = src.GetW29()
-			n++
-		}
+	if cw&(1<<28) != 0 && m.W29 != src.W29 {
+		m.W29 = src.W29
+		n++
 	}
-	if fm.Has("30") {
-		if m.W30 != src.GetW30() {
-			m.W30 = src.GetW30()
-			n++
-		}
+	if cw&(1<<29) != 0 && m.W30 != src.W30 {
+		m.W30 = src.W30
+		n++
 	}
-	if fm.Has("31") {
-		if m.W31 != src.GetW31() {
-			m.W31 = src.GetW31()
-			n++
-		}
+	if cw&(1<<30) != 0 && m.W31 != src.W31 {
+		m.W31 = src.W31
+		n++
 	}
-	if fm.Has("32") {
-		if m.W32 != src.GetW32() {
-			m.W32 = src.GetW32()
-			n++
-		}
+	if cw&(1<<31) != 0 && m.W32 != src.W32 {
+		m.W32 = src.W32
+		n++
 	}
-	if fm.HasOrHasChild("33") {
-		if sv0 := src.GetW33(); !fieldmap.EqualListFunc(m.W33, sv0, fieldmap.EqualFloat64) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<32) != 0 {
+		if a := fm.ListActionAt(at + 32); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.W33, src.W33, fieldmap.EqualFloat64, nil)
+		} else if !fieldmap.EqualListFunc(m.W33, src.W33, fieldmap.EqualFloat64) {
+			if len(src.W33) == 0 {
 				m.W33 = nil
 			} else {
-				m.W33 = slices.Clone(sv0)
+				m.W33 = slices.Clone(src.W33)
 			}
 			n++
 		}
 	}
-	if fm.Has("34") {
-		if !fieldmap.SameFloat32(m.W34, src.GetW34()) {
-			m.W34 = src.GetW34()
-			n++
-		}
+	if cw&(1<<33) != 0 && !fieldmap.SameFloat32(m.W34, src.W34) {
+		m.W34 = src.W34
+		n++
 	}
-	if fm.Has("35") {
-		var sv0 *int64
-		if src != nil {
-			sv0 = src.W35
-		}
-		if !fieldmap.EqualPtr(m.W35, sv0) {
-			if sv0 == nil {
-				m.W35 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f35 = *sv0
-				m.W35 = &pb0.f35
+	if cw&(1<<34) != 0 && !fieldmap.EqualPtr(m.W35, src.W35) {
+		if src.W35 == nil {
+			m.W35 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f35 = *src.W35
+			m.W35 = &pb.f35
 		}
+		n++
 	}
-	if fm.Has("36") {
-		if m.W36 != src.GetW36() {
-			m.W36 = src.GetW36()
-			n++
-		}
+	if cw&(1<<35) != 0 && m.W36 != src.W36 {
+		m.W36 = src.W36
+		n++
 	}
-	if fm.Has("37") {
-		if !bytes.Equal(m.W37, src.GetW37()) {
-			m.W37 = fieldmap.CloneBytes(src.GetW37())
-			n++
-		}
+	if cw&(1<<36) != 0 && !bytes.Equal(m.W37, src.W37) {
+		m.W37 = fieldmap.CloneBytes(src.W37)
+		n++
 	}
-	if fm.Has("38") {
-		if m.W38 != src.GetW38() {
-			m.W38 = src.GetW38()
-			n++
-		}
+	if cw&(1<<37) != 0 && m.W38 != src.W38 {
+		m.W38 = src.W38
+		n++
 	}
-	if fm.Has("39") {
-		if m.W39 != src.GetW39() {
-			m.W39 = src.GetW39()
-			n++
-		}
+	if cw&(1<<38) != 0 && m.W39 != src.W39 {
+		m.W39 = src.W39
+		n++
 	}
-	if fm.Has("40") {
-		if m.W40 != src.GetW40() {
-			m.W40 = src.GetW40()
-			n++
-		}
+	if cw&(1<<39) != 0 && m.W40 != src.W40 {
+		m.W40 = src.W40
+		n++
 	}
-	if fm.Has("41") {
-		if m.W41 != src.GetW41() {
-			m.W41 = src.GetW41()
-			n++
-		}
+	if cw&(1<<40) != 0 && m.W41 != src.W41 {
+		m.W41 = src.W41
+		n++
 	}
-	if fm.Has("42") {
-		var sv0 *bool
-		if src != nil {
-			sv0 = src.W42
-		}
-		if !fieldmap.EqualPtr(m.W42, sv0) {
-			if sv0 == nil {
-				m.W42 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f42 = *sv0
-				m.W42 = &pb0.f42
+	if cw&(1<<41) != 0 && !fieldmap.EqualPtr(m.W42, src.W42) {
+		if src.W42 == nil {
+			m.W42 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f42 = *src.W42
+			m.W42 = &pb.f42
 		}
+		n++
 	}
-	if fm.Has("43") {
-		if !fieldmap.SameFloat64(m.W43, src.GetW43()) {
-			m.W43 = src.GetW43()
-			n++
-		}
+	if cw&(1<<42) != 0 && !fieldmap.SameFloat64(m.W43, src.W43) {
+		m.W43 = src.W43
+		n++
 	}
-	if fm.HasOrHasChild("44") {
-		if sv0 := src.GetW44(); !fieldmap.EqualListFunc(m.W44, sv0, fieldmap.EqualFloat32) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<43) != 0 {
+		if a := fm.ListActionAt(at + 43); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.W44, src.W44, fieldmap.EqualFloat32, nil)
+		} else if !fieldmap.EqualListFunc(m.W44, src.W44, fieldmap.EqualFloat32) {
+			if len(src.W44) == 0 {
 				m.W44 = nil
 			} else {
-				m.W44 = slices.Clone(sv0)
+				m.W44 = slices.Clone(src.W44)
 			}
 			n++
 		}
 	}
-	if fm.Has("45") {
-		if m.W45 != src.GetW45() {
-			m.W45 = src.GetW45()
-			n++
-		}
+	if cw&(1<<44) != 0 && m.W45 != src.W45 {
+		m.W45 = src.W45
+		n++
 	}
-	if fm.Has("46") {
-		if m.W46 != src.GetW46() {
-			m.W46 = src.GetW46()
-			n++
-		}
+	if cw&(1<<45) != 0 && m.W46 != src.W46 {
+		m.W46 = src.W46
+		n++
 	}
-	if fm.Has("47") {
-		if !bytes.Equal(m.W47, src.GetW47()) {
-			m.W47 = fieldmap.CloneBytes(src.GetW47())
-			n++
-		}
+	if cw&(1<<46) != 0 && !bytes.Equal(m.W47, src.W47) {
+		m.W47 = fieldmap.CloneBytes(src.W47)
+		n++
 	}
-	if fm.Has("48") {
-		if m.W48 != src.GetW48() {
-			m.W48 = src.GetW48()
-			n++
-		}
+	if cw&(1<<47) != 0 && m.W48 != src.W48 {
+		m.W48 = src.W48
+		n++
 	}
-	if fm.Has("49") {
-		var sv0 *uint32
-		if src != nil {
-			sv0 = src.W49
-		}
-		if !fieldmap.EqualPtr(m.W49, sv0) {
-			if sv0 == nil {
-				m.W49 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f49 = *sv0
-				m.W49 = &pb0.f49
+	if cw&(1<<48) != 0 && !fieldmap.EqualPtr(m.W49, src.W49) {
+		if src.W49 == nil {
+			m.W49 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f49 = *src.W49
+			m.W49 = &pb.f49
 		}
+		n++
 	}
-	if fm.Has("50") {
-		if m.W50 != src.GetW50() {
-			m.W50 = src.GetW50()
-			n++
-		}
+	if cw&(1<<49) != 0 && m.W50 != src.W50 {
+		m.W50 = src.W50
+		n++
 	}
-	if fm.Has("51") {
-		if m.W51 != src.GetW51() {
-			m.W51 = src.GetW51()
-			n++
-		}
+	if cw&(1<<50) != 0 && m.W51 != src.W51 {
+		m.W51 = src.W51
+		n++
 	}
-	if fm.Has("52") {
-		if m.W52 != src.GetW52() {
-			m.W52 = src.GetW52()
-			n++
-		}
+	if cw&(1<<51) != 0 && m.W52 != src.W52 {
+		m.W52 = src.W52
+		n++
 	}
-	if fm.Has("53") {
-		if !fieldmap.SameFloat64(m.W53, src.GetW53()) {
-			m.W53 = src.GetW53()
-			n++
-		}
+	if cw&(1<<52) != 0 && !fieldmap.SameFloat64(m.W53, src.W53) {
+		m.W53 = src.W53
+		n++
 	}
-	if fm.Has("54") {
-		if !fieldmap.SameFloat32(m.W54, src.GetW54()) {
-			m.W54 = src.GetW54()
-			n++
-		}
+	if cw&(1<<53) != 0 && !fieldmap.SameFloat32(m.W54, src.W54) {
+		m.W54 = src.W54
+		n++
 	}
-	if fm.HasOrHasChild("55") {
-		if sv0 := src.GetW55(); !slices.Equal(m.W55, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<54) != 0 {
+		if a := fm.ListActionAt(at + 54); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.W55, src.W55)
+		} else if !slices.Equal(m.W55, src.W55) {
+			if len(src.W55) == 0 {
 				m.W55 = nil
 			} else {
-				m.W55 = slices.Clone(sv0)
+				m.W55 = slices.Clone(src.W55)
 			}
 			n++
 		}
 	}
-	if fm.Has("56") {
-		var sv0 *uint32
-		if src != nil {
-			sv0 = src.W56
-		}
-		if !fieldmap.EqualPtr(m.W56, sv0) {
-			if sv0 == nil {
-				m.W56 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f56 = *sv0
-				m.W56 = &pb0.f56
+	if cw&(1<<55) != 0 && !fieldmap.EqualPtr(m.W56, src.W56) {
+		if src.W56 == nil {
+			m.W56 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f56 = *src.W56
+			m.W56 = &pb.f56
 		}
+		n++
 	}
-	if fm.Has("57") {
-		if !bytes.Equal(m.W57, src.GetW57()) {
-			m.W57 = fieldmap.CloneBytes(src.GetW57())
-			n++
-		}
+	if cw&(1<<56) != 0 && !bytes.Equal(m.W57, src.W57) {
+		m.W57 = fieldmap.CloneBytes(src.W57)
+		n++
 	}
-	if fm.Has("58") {
-		if m.W58 != src.GetW58() {
-			m.W58 = src.GetW58()
-			n++
-		}
+	if cw&(1<<57) != 0 && m.W58 != src.W58 {
+		m.W58 = src.W58
+		n++
 	}
-	if fm.Has("59") {
-		if m.W59 != src.GetW59() {
-			m.W59 = src.GetW59()
-			n++
-		}
+	if cw&(1<<58) != 0 && m.W59 != src.W59 {
+		m.W59 = src.W59
+		n++
 	}
-	if fm.Has("60") {
-		if m.W60 != src.GetW60() {
-			m.W60 = src.GetW60()
-			n++
-		}
+	if cw&(1<<59) != 0 && m.W60 != src.W60 {
+		m.W60 = src.W60
+		n++
 	}
-	if fm.Has("61") {
-		if m.W61 != src.GetW61() {
-			m.W61 = src.GetW61()
-			n++
-		}
+	if cw&(1<<60) != 0 && m.W61 != src.W61 {
+		m.W61 = src.W61
+		n++
 	}
-	if fm.Has("62") {
-		if m.W62 != src.GetW62() {
-			m.W62 = src.GetW62()
-			n++
-		}
+	if cw&(1<<61) != 0 && m.W62 != src.W62 {
+		m.W62 = src.W62
+		n++
 	}
-	if fm.Has("63") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.W63
-		}
-		if !fieldmap.SamePtrFloat64(m.W63, sv0) {
-			if sv0 == nil {
-				m.W63 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f63 = *sv0
-				m.W63 = &pb0.f63
+	if cw&(1<<62) != 0 && !fieldmap.SamePtrFloat64(m.W63, src.W63) {
+		if src.W63 == nil {
+			m.W63 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f63 = *src.W63
+			m.W63 = &pb.f63
 		}
+		n++
 	}
-	if fm.Has("64") {
-		if !fieldmap.SameFloat32(m.W64, src.GetW64()) {
-			m.W64 = src.GetW64()
-			n++
-		}
+	if cw&(1<<63) != 0 && !fieldmap.SameFloat32(m.W64, src.W64) {
+		m.W64 = src.W64
+		n++
 	}
-	if fm.Has("65") {
-		if m.W65 != src.GetW65() {
-			m.W65 = src.GetW65()
-			n++
-		}
+	if fm.HasAt(at+64) && m.W65 != src.W65 {
+		m.W65 = src.W65
+		n++
 	}
-	if fm.HasOrHasChild("66") {
-		if sv0 := src.GetW66(); !slices.Equal(m.W66, sv0) {
-			if len(sv0) == 0 {
+	if fm.HasOrHasChildAt(at + 65) {
+		if a := fm.ListActionAt(at + 65); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.W66, src.W66)
+		} else if !slices.Equal(m.W66, src.W66) {
+			if len(src.W66) == 0 {
 				m.W66 = nil
 			} else {
-				m.W66 = slices.Clone(sv0)
+				m.W66 = slices.Clone(src.W66)
 			}
 			n++
 		}
 	}
-	if fm.Has("67") {
-		if !bytes.Equal(m.W67, src.GetW67()) {
-			m.W67 = fieldmap.CloneBytes(src.GetW67())
-			n++
-		}
+	if fm.HasAt(at+66) && !bytes.Equal(m.W67, src.W67) {
+		m.W67 = fieldmap.CloneBytes(src.W67)
+		n++
 	}
-	if fm.Has("68") {
-		if m.W68 != src.GetW68() {
-			m.W68 = src.GetW68()
-			n++
-		}
+	if fm.HasAt(at+67) && m.W68 != src.W68 {
+		m.W68 = src.W68
+		n++
 	}
-	if fm.Has("69") {
-		if m.W69 != src.GetW69() {
-			m.W69 = src.GetW69()
-			n++
-		}
+	if fm.HasAt(at+68) && m.W69 != src.W69 {
+		m.W69 = src.W69
+		n++
 	}
-	if fm.Has("70") {
-		var sv0 *int32
-		if src != nil {
-			sv0 = src.W70
-		}
-		if !fieldmap.EqualPtr(m.W70, sv0) {
-			if sv0 == nil {
-				m.W70 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f70 = *sv0
-				m.W70 = &pb0.f70
+	if fm.HasAt(at+69) && !fieldmap.EqualPtr(m.W70, src.W70) {
+		if src.W70 == nil {
+			m.W70 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f70 = *src.W70
+			m.W70 = &pb.f70
 		}
+		n++
 	}
-	if fm.Has("71") {
-		if m.W71 != src.GetW71() {
-			m.W71 = src.GetW71()
-			n++
-		}
+	if fm.HasAt(at+70) && m.W71 != src.W71 {
+		m.W71 = src.W71
+		n++
 	}
-	if fm.Has("72") {
-		if m.W72 != src.GetW72() {
-			m.W72 = src.GetW72()
-			n++
-		}
+	if fm.HasAt(at+71) && m.W72 != src.W72 {
+		m.W72 = src.W72
+		n++
 	}
-	if fm.Has("73") {
-		if !fieldmap.SameFloat64(m.W73, src.GetW73()) {
-			m.W73 = src.GetW73()
-			n++
-		}
+	if fm.HasAt(at+72) && !fieldmap.SameFloat64(m.W73, src.W73) {
+		m.W73 = src.W73
+		n++
 	}
-	if fm.Has("74") {
-		if !fieldmap.SameFloat32(m.W74, src.GetW74()) {
-			m.W74 = src.GetW74()
-			n++
-		}
+	if fm.HasAt(at+73) && !fieldmap.SameFloat32(m.W74, src.W74) {
+		m.W74 = src.W74
+		n++
 	}
-	if fm.Has("75") {
-		if m.W75 != src.GetW75() {
-			m.W75 = src.GetW75()
-			n++
-		}
+	if fm.HasAt(at+74) && m.W75 != src.W75 {
+		m.W75 = src.W75
+		n++
 	}
-	if fm.Has("76") {
-		if m.W76 != src.GetW76() {
-			m.W76 = src.GetW76()
-			n++
-		}
+	if fm.HasAt(at+75) && m.W76 != src.W76 {
+		m.W76 = src.W76
+		n++
 	}
-	if fm.Has("77") {
-		var sv0 []byte
-		if src != nil {
-			sv0 = src.W77
-		}
-		if !fieldmap.EqualBytesPresence(m.W77, sv0) {
-			m.W77 = fieldmap.CloneBytes(sv0)
-			n++
-		}
+	if fm.HasAt(at+76) && !fieldmap.EqualBytesPresence(m.W77, src.W77) {
+		m.W77 = fieldmap.CloneBytes(src.W77)
+		n++
 	}
-	if fm.Has("78") {
-		if m.W78 != src.GetW78() {
-			m.W78 = src.GetW78()
-			n++
-		}
+	if fm.HasAt(at+77) && m.W78 != src.W78 {
+		m.W78 = src.W78
+		n++
 	}
-	if fm.Has("79") {
-		if m.W79 != src.GetW79() {
-			m.W79 = src.GetW79()
-			n++
-		}
+	if fm.HasAt(at+78) && m.W79 != src.W79 {
+		m.W79 = src.W79
+		n++
 	}
-	if fm.Has("80") {
-		if m.W80 != src.GetW80() {
-			m.W80 = src.GetW80()
-			n++
-		}
+	if fm.HasAt(at+79) && m.W80 != src.W80 {
+		m.W80 = src.W80
+		n++
 	}
-	if fm.Has("81") {
-		if m.W81 != src.GetW81() {
-			m.W81 = src.GetW81()
-			n++
-		}
+	if fm.HasAt(at+80) && m.W81 != src.W81 {
+		m.W81 = src.W81
+		n++
 	}
-	if fm.Has("82") {
-		if m.W82 != src.GetW82() {
-			m.W82 = src.GetW82()
-			n++
-		}
+	if fm.HasAt(at+81) && m.W82 != src.W82 {
+		m.W82 = src.W82
+		n++
 	}
-	if fm.Has("83") {
-		if !fieldmap.SameFloat64(m.W83, src.GetW83()) {
-			m.W83 = src.GetW83()
-			n++
-		}
+	if fm.HasAt(at+82) && !fieldmap.SameFloat64(m.W83, src.W83) {
+		m.W83 = src.W83
+		n++
 	}
-	if fm.Has("84") {
-		var sv0 *float32
-		if src != nil {
-			sv0 = src.W84
-		}
-		if !fieldmap.SamePtrFloat32(m.W84, sv0) {
-			if sv0 == nil {
-				m.W84 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f84 = *sv0
-				m.W84 = &pb0.f84
+	if fm.HasAt(at+83) && !fieldmap.SamePtrFloat32(m.W84, src.W84) {
+		if src.W84 == nil {
+			m.W84 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f84 = *src.W84
+			m.W84 = &pb.f84
 		}
+		n++
 	}
-	if fm.Has("85") {
-		if m.W85 != src.GetW85() {
-			m.W85 = src.GetW85()
-			n++
-		}
+	if fm.HasAt(at+84) && m.W85 != src.W85 {
+		m.W85 = src.W85
+		n++
 	}
-	if fm.Has("86") {
-		if m.W86 != src.GetW86() {
-			m.W86 = src.GetW86()
-			n++
-		}
+	if fm.HasAt(at+85) && m.W86 != src.W86 {
+		m.W86 = src.W86
+		n++
 	}
-	if fm.Has("87") {
-		if !bytes.Equal(m.W87, src.GetW87()) {
-			m.W87 = fieldmap.CloneBytes(src.GetW87())
-			n++
-		}
+	if fm.HasAt(at+86) && !bytes.Equal(m.W87, src.W87) {
+		m.W87 = fieldmap.CloneBytes(src.W87)
+		n++
 	}
-	if fm.HasOrHasChild("88") {
-		if sv0 := src.GetW88(); !slices.Equal(m.W88, sv0) {
-			if len(sv0) == 0 {
+	if fm.HasOrHasChildAt(at + 87) {
+		if a := fm.ListActionAt(at + 87); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.W88, src.W88)
+		} else if !slices.Equal(m.W88, src.W88) {
+			if len(src.W88) == 0 {
 				m.W88 = nil
 			} else {
-				m.W88 = slices.Clone(sv0)
+				m.W88 = slices.Clone(src.W88)
 			}
 			n++
 		}
 	}
-	if fm.Has("89") {
-		if m.W89 != src.GetW89() {
-			m.W89 = src.GetW89()
-			n++
-		}
+	if fm.HasAt(at+88) && m.W89 != src.W89 {
+		m.W89 = src.W89
+		n++
 	}
-	if fm.Has("90") {
-		if m.W90 != src.GetW90() {
-			m.W90 = src.GetW90()
-			n++
-		}
+	if fm.HasAt(at+89) && m.W90 != src.W90 {
+		m.W90 = src.W90
+		n++
 	}
-	if fm.Has("91") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.W91
-		}
-		if !fieldmap.EqualPtr(m.W91, sv0) {
-			if sv0 == nil {
-				m.W91 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f91 = *sv0
-				m.W91 = &pb0.f91
+	if fm.HasAt(at+90) && !fieldmap.EqualPtr(m.W91, src.W91) {
+		if src.W91 == nil {
+			m.W91 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f91 = *src.W91
+			m.W91 = &pb.f91
 		}
+		n++
 	}
-	if fm.Has("92") {
-		if m.W92 != src.GetW92() {
-			m.W92 = src.GetW92()
-			n++
-		}
+	if fm.HasAt(at+91) && m.W92 != src.W92 {
+		m.W92 = src.W92
+		n++
 	}
-	if fm.Has("93") {
-		if !fieldmap.SameFloat64(m.W93, src.GetW93()) {
-			m.W93 = src.GetW93()
-			n++
-		}
+	if fm.HasAt(at+92) && !fieldmap.SameFloat64(m.W93, src.W93) {
+		m.W93 = src.W93
+		n++
 	}
-	if fm.Has("94") {
-		if !fieldmap.SameFloat32(m.W94, src.GetW94()) {
-			m.W94 = src.GetW94()
-			n++
-		}
+	if fm.HasAt(at+93) && !fieldmap.SameFloat32(m.W94, src.W94) {
+		m.W94 = src.W94
+		n++
 	}
-	if fm.Has("95") {
-		if m.W95 != src.GetW95() {
-			m.W95 = src.GetW95()
-			n++
-		}
+	if fm.HasAt(at+94) && m.W95 != src.W95 {
+		m.W95 = src.W95
+		n++
 	}
-	if fm.Has("96") {
-		if m.W96 != src.GetW96() {
-			m.W96 = src.GetW96()
-			n++
-		}
+	if fm.HasAt(at+95) && m.W96 != src.W96 {
+		m.W96 = src.W96
+		n++
 	}
-	if fm.Has("97") {
-		if !bytes.Equal(m.W97, src.GetW97()) {
-			m.W97 = fieldmap.CloneBytes(src.GetW97())
-			n++
-		}
+	if fm.HasAt(at+96) && !bytes.Equal(m.W97, src.W97) {
+		m.W97 = fieldmap.CloneBytes(src.W97)
+		n++
 	}
-	if fm.Has("98") {
-		var sv0 *int64
-		if src != nil {
-			sv0 = src.W98
-		}
-		if !fieldmap.EqualPtr(m.W98, sv0) {
-			if sv0 == nil {
-				m.W98 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f98 = *sv0
-				m.W98 = &pb0.f98
+	if fm.HasAt(at+97) && !fieldmap.EqualPtr(m.W98, src.W98) {
+		if src.W98 == nil {
+			m.W98 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f98 = *src.W98
+			m.W98 = &pb.f98
 		}
+		n++
 	}
-	if fm.HasOrHasChild("99") {
-		if sv0 := src.GetW99(); !slices.Equal(m.W99, sv0) {
-			if len(sv0) == 0 {
+	if fm.HasOrHasChildAt(at + 98) {
+		if a := fm.ListActionAt(at + 98); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.W99, src.W99)
+		} else if !slices.Equal(m.W99, src.W99) {
+			if len(src.W99) == 0 {
 				m.W99 = nil
 			} else {
-				m.W99 = slices.Clone(sv0)
+				m.W99 = slices.Clone(src.W99)
 			}
 			n++
 		}
 	}
-	if fm.Has("100") {
-		if m.W100 != src.GetW100() {
-			m.W100 = src.GetW100()
-			n++
-		}
+	if fm.HasAt(at+99) && m.W100 != src.W100 {
+		m.W100 = src.W100
+		n++
 	}
-	if fm.Has("101") {
-		if m.W101 != src.GetW101() {
-			m.W101 = src.GetW101()
-			n++
-		}
+	if fm.HasAt(at+100) && m.W101 != src.W101 {
+		m.W101 = src.W101
+		n++
 	}
-	if fm.Has("102") {
-		if m.W102 != src.GetW102() {
-			m.W102 = src.GetW102()
-			n++
-		}
+	if fm.HasAt(at+101) && m.W102 != src.W102 {
+		m.W102 = src.W102
+		n++
 	}
-	if fm.Has("103") {
-		if !fieldmap.SameFloat64(m.W103, src.GetW103()) {
-			m.W103 = src.GetW103()
-			n++
-		}
+	if fm.HasAt(at+102) && !fieldmap.SameFloat64(m.W103, src.W103) {
+		m.W103 = src.W103
+		n++
 	}
-	if fm.Has("104") {
-		if !fieldmap.SameFloat32(m.W104, src.GetW104()) {
-			m.W104 = src.GetW104()
-			n++
-		}
+	if fm.HasAt(at+103) && !fieldmap.SameFloat32(m.W104, src.W104) {
+		m.W104 = src.W104
+		n++
 	}
-	if fm.Has("105") {
-		var sv0 *int64
-		if src != nil {
-			sv0 = src.W105
-		}
-		if !fieldmap.EqualPtr(m.W105, sv0) {
-			if sv0 == nil {
-				m.W105 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f105 = *sv0
-				m.W105 = &pb0.f105
+	if fm.HasAt(at+104) && !fieldmap.EqualPtr(m.W105, src.W105) {
+		if src.W105 == nil {
+			m.W105 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f105 = *src.W105
+			m.W105 = &pb.f105
 		}
+		n++
 	}
-	if fm.Has("106") {
-		if m.W106 != src.GetW106() {
-			m.W106 = src.GetW106()
-			n++
-		}
+	if fm.HasAt(at+105) && m.W106 != src.W106 {
+		m.W106 = src.W106
+		n++
 	}
-	if fm.Has("107") {
-		if !bytes.Equal(m.W107, src.GetW107()) {
-			m.W107 = fieldmap.CloneBytes(src.GetW107())
-			n++
-		}
+	if fm.HasAt(at+106) && !bytes.Equal(m.W107, src.W107) {
+		m.W107 = fieldmap.CloneBytes(src.W107)
+		n++
 	}
-	if fm.Has("108") {
-		if m.W108 != src.GetW108() {
-			m.W108 = src.GetW108()
-			n++
-		}
+	if fm.HasAt(at+107) && m.W108 != src.W108 {
+		m.W108 = src.W108
+		n++
 	}
-	if fm.Has("109") {
-		if m.W109 != src.GetW109() {
-			m.W109 = src.GetW109()
-			n++
-		}
+	if fm.HasAt(at+108) && m.W109 != src.W109 {
+		m.W109 = src.W109
+		n++
 	}
-	if fm.HasOrHasChild("110") {
-		if sv0 := src.GetW110(); !slices.Equal(m.W110, sv0) {
-			if len(sv0) == 0 {
+	if fm.HasOrHasChildAt(at + 109) {
+		if a := fm.ListActionAt(at + 109); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.W110, src.W110)
+		} else if !slices.Equal(m.W110, src.W110) {
+			if len(src.W110) == 0 {
 				m.W110 = nil
 			} else {
-				m.W110 = slices.Clone(sv0)
+				m.W110 = slices.Clone(src.W110)
 			}
 			n++
 		}
 	}
-	if fm.Has("111") {
-		if m.W111 != src.GetW111() {
-			m.W111 = src.GetW111()
-			n++
-		}
+	if fm.HasAt(at+110) && m.W111 != src.W111 {
+		m.W111 = src.W111
+		n++
 	}
-	if fm.Has("112") {
-		var sv0 *bool
-		if src != nil {
-			sv0 = src.W112
-		}
-		if !fieldmap.EqualPtr(m.W112, sv0) {
-			if sv0 == nil {
-				m.W112 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f112 = *sv0
-				m.W112 = &pb0.f112
+	if fm.HasAt(at+111) && !fieldmap.EqualPtr(m.W112, src.W112) {
+		if src.W112 == nil {
+			m.W112 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f112 = *src.W112
+			m.W112 = &pb.f112
 		}
+		n++
 	}
-	if fm.Has("113") {
-		if !fieldmap.SameFloat64(m.W113, src.GetW113()) {
-			m.W113 = src.GetW113()
-			n++
-		}
+	if fm.HasAt(at+112) && !fieldmap.SameFloat64(m.W113, src.W113) {
+		m.W113 = src.W113
+		n++
 	}
-	if fm.Has("114") {
-		if !fieldmap.SameFloat32(m.W114, src.GetW114()) {
-			m.W114 = src.GetW114()
-			n++
-		}
+	if fm.HasAt(at+113) && !fieldmap.SameFloat32(m.W114, src.W114) {
+		m.W114 = src.W114
+		n++
 	}
-	if fm.Has("115") {
-		if m.W115 != src.GetW115() {
-			m.W115 = src.GetW115()
-			n++
-		}
+	if fm.HasAt(at+114) && m.W115 != src.W115 {
+		m.W115 = src.W115
+		n++
 	}
-	if fm.Has("116") {
-		if m.W116 != src.GetW116() {
-			m.W116 = src.GetW116()
-			n++
-		}
+	if fm.HasAt(at+115) && m.W116 != src.W116 {
+		m.W116 = src.W116
+		n++
 	}
-	if fm.Has("117") {
-		if !bytes.Equal(m.W117, src.GetW117()) {
-			m.W117 = fieldmap.CloneBytes(src.GetW117())
-			n++
-		}
+	if fm.HasAt(at+116) && !bytes.Equal(m.W117, src.W117) {
+		m.W117 = fieldmap.CloneBytes(src.W117)
+		n++
 	}
-	if fm.Has("118") {
-		if m.W118 != src.GetW118() {
-			m.W118 = src.GetW118()
-			n++
-		}
+	if fm.HasAt(at+117) && m.W118 != src.W118 {
+		m.W118 = src.W118
+		n++
 	}
-	if fm.Has("119") {
-		var sv0 *uint32
-		if src != nil {
-			sv0 = src.W119
-		}
-		if !fieldmap.EqualPtr(m.W119, sv0) {
-			if sv0 == nil {
-				m.W119 = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f14  float32
-						f21  string
-						f28  int64
-						f35  int64
-						f42  bool
-						f49  uint32
-						f56  uint32
-						f63  float64
-						f70  int32
-						f84  float32
-						f91  string
-						f98  int64
-						f105 int64
-						f112 bool
-						f119 uint32
-					})
-				}
-				pb0.f119 = *sv0
-				m.W119 = &pb0.f119
+	if fm.HasAt(at+118) && !fieldmap.EqualPtr(m.W119, src.W119) {
+		if src.W119 == nil {
+			m.W119 = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureWide_ptrs)
 			}
-			n++
+			pb.f119 = *src.W119
+			m.W119 = &pb.f119
 		}
+		n++
 	}
-	if fm.Has("120") {
-		if m.W120 != src.GetW120() {
-			m.W120 = src.GetW120()
-			n++
-		}
+	if fm.HasAt(at+119) && m.W120 != src.W120 {
+		m.W120 = src.W120
+		n++
 	}
-	if fm.Has("121") {
-		if !m.Again.Equal(src.GetAgain()) {
-			m.Again = src.GetAgain().Clone()
-			n++
-		}
+	if fm.HasAt(at+120) && !m.Again.Equal(src.Again) {
+		m.Again = src.Again.Clone()
+		n++
 	}
 	return n
 }
@@ -7722,168 +6566,186 @@ func (m *TortureWide) CopyInFields(src *TortureWide, fm *fieldmap.FieldMap) int 
 // Any flag at or below a repeated or map field copies the whole field
 // with the field's list action (replace, add or remove).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureKey or bound to no schema: a map of another message panics.
 func (m *TortureKey) CopyInFields(src *TortureKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureKey being number at of fm's schema.
+func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureKey)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureKeyValue{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TortureKeyValue)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Mood != s1.GetMood() {
-					d1.Mood = s1.GetMood()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !d1.Part.Equal(s1.GetPart()) {
-					d1.Part = s1.GetPart().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.2") {
-				if d2, s2 := d1.Part, s1.GetPart(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureKeyPart{}
-						d1.Part = d2
-						n++
-					}
-					if fm.IsSet("1.2.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.2") {
-						if d2.Id != s2.GetId() {
-							d2.Id = s2.GetId()
-							n++
-						}
-					}
-					if fm.IsSet("1.2.3") {
-						if !d2.Leaf.Equal(s2.GetLeaf()) {
-							d2.Leaf = s2.GetLeaf().Clone()
-							n++
-						}
-					} else if fm.HasChild("1.2.3") {
-						if d3, s3 := d2.Leaf, s2.GetLeaf(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &TortureKeyLeaf{}
-								d2.Leaf = d3
-								n++
-							}
-							if fm.IsSet("1.2.3.1") {
-								if d3.N != s3.GetN() {
-									d3.N = s3.GetN()
-									n++
-								}
-							}
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.3") {
-				if !fieldmap.SameFloat64(d1.Weight, s1.GetWeight()) {
-					d1.Weight = s1.GetWeight()
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if !fieldmap.SameFloat32(d1.Ratio, s1.GetRatio()) {
-					d1.Ratio = s1.GetRatio()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Flag != s1.GetFlag() {
-					d1.Flag = s1.GetFlag()
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Maybe
-				}
-				if !fieldmap.EqualPtr(d1.Maybe, sv1) {
-					d1.Maybe = fieldmap.ClonePtr(sv1)
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.Color != s1.GetColor() {
-					d1.Color = s1.GetColor()
-					n++
-				}
-			}
-			if fm.IsSet("1.8") {
-				if d1.Big != s1.GetBig() {
-					d1.Big = s1.GetBig()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		switch fm.ListAction("2") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.ByName, src.GetByName(), (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.ByName, src.GetByName())
-		default:
-			if sv0 := src.GetByName(); !fieldmap.EqualMessageMapFunc(m.ByName, sv0, (*TortureKeyValue).Equal) {
-				if len(sv0) == 0 {
-					m.ByName = nil
-				} else {
-					m.ByName = fieldmap.CloneMapFunc(sv0, (*TortureKeyValue).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<13) != 0 {
+		if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.ByName, src.ByName, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.ByName, src.ByName, (*TortureKeyValue).Equal) {
+			if len(src.ByName) == 0 {
+				m.ByName = nil
+			} else {
+				m.ByName = fieldmap.CloneMapFunc(src.ByName, (*TortureKeyValue).Clone)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		switch fm.ListAction("3") {
-		case fieldmap.Add:
-			n += fieldmap.AddMapFunc(&m.Deeps, src.GetDeeps(), (*TortureDeep).Equal, (*TortureDeep).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveMap(&m.Deeps, src.GetDeeps())
-		default:
-			if sv0 := src.GetDeeps(); !fieldmap.EqualMessageMapFunc(m.Deeps, sv0, (*TortureDeep).Equal) {
-				if len(sv0) == 0 {
-					m.Deeps = nil
-				} else {
-					m.Deeps = fieldmap.CloneMapFunc(sv0, (*TortureDeep).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<14) != 0 {
+		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Deeps, src.Deeps, (*TortureDeep).Equal) {
+			if len(src.Deeps) == 0 {
+				m.Deeps = nil
+			} else {
+				m.Deeps = fieldmap.CloneMapFunc(src.Deeps, (*TortureDeep).Clone)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("4") {
-		switch fm.ListAction("4") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Keys, src.GetKeys(), (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Keys, src.GetKeys(), (*TortureKeyValue).Equal)
-		default:
-			if sv0 := src.GetKeys(); !fieldmap.EqualMessageListFunc(m.Keys, sv0, (*TortureKeyValue).Equal) {
-				if len(sv0) == 0 {
-					m.Keys = nil
-				} else {
-					m.Keys = fieldmap.CloneListFunc(sv0, (*TortureKeyValue).Clone)
-				}
+	if (cw|bw)&(1<<15) != 0 {
+		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Keys, src.Keys, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Keys, src.Keys, (*TortureKeyValue).Equal) {
+			if len(src.Keys) == 0 {
+				m.Keys = nil
+			} else {
+				m.Keys = fieldmap.CloneListFunc(src.Keys, (*TortureKeyValue).Clone)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureKeyValue being number at of fm's schema.
+func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureKeyValue)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Mood != src.Mood {
+		m.Mood = src.Mood
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.Part.Equal(src.Part) {
+			m.Part = src.Part.Clone()
+			n++
+		}
+	} else if bw&(1<<1) != 0 {
+		if m.Part != nil || src.Part != nil {
+			if m.Part == nil {
+				m.Part = new(TortureKeyPart)
 				n++
 			}
+			n += m.Part.copyInAt(src.Part, fm, at+2)
 		}
+	}
+	if cw&(1<<6) != 0 && !fieldmap.SameFloat64(m.Weight, src.Weight) {
+		m.Weight = src.Weight
+		n++
+	}
+	if cw&(1<<7) != 0 && !fieldmap.SameFloat32(m.Ratio, src.Ratio) {
+		m.Ratio = src.Ratio
+		n++
+	}
+	if cw&(1<<8) != 0 && m.Flag != src.Flag {
+		m.Flag = src.Flag
+		n++
+	}
+	if cw&(1<<9) != 0 && !fieldmap.EqualPtr(m.Maybe, src.Maybe) {
+		m.Maybe = fieldmap.ClonePtr(src.Maybe)
+		n++
+	}
+	if cw&(1<<10) != 0 && m.Color != src.Color {
+		m.Color = src.Color
+		n++
+	}
+	if cw&(1<<11) != 0 && m.Big != src.Big {
+		m.Big = src.Big
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureKeyPart being number at of fm's schema.
+func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureKeyPart)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if cw&(1<<2) != 0 {
+		if !m.Leaf.Equal(src.Leaf) {
+			m.Leaf = src.Leaf.Clone()
+			n++
+		}
+	} else if bw&(1<<2) != 0 {
+		if m.Leaf != nil || src.Leaf != nil {
+			if m.Leaf == nil {
+				m.Leaf = new(TortureKeyLeaf)
+				n++
+			}
+			n += m.Leaf.copyInAt(src.Leaf, fm, at+3)
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureKeyLeaf being number at of fm's schema.
+func (m *TortureKeyLeaf) copyInAt(src *TortureKeyLeaf, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureKeyLeaf)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.N != src.N {
+		m.N = src.N
+		n++
 	}
 	return n
 }
@@ -7897,105 +6759,14 @@ func (m *TortureKey) CopyInFields(src *TortureKey, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureKeyValue does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureKeyValue or bound to no schema: a map of another message panics.
 func (m *TortureKeyValue) CopyInFields(src *TortureKeyValue, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureKeyValue_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Mood != src.GetMood() {
-			m.Mood = src.GetMood()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if !m.Part.Equal(src.GetPart()) {
-			m.Part = src.GetPart().Clone()
-			n++
-		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Part, src.GetPart(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureKeyPart{}
-				m.Part = d1
-				n++
-			}
-			if fm.IsSet("2.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.Id != s1.GetId() {
-					d1.Id = s1.GetId()
-					n++
-				}
-			}
-			if fm.IsSet("2.3") {
-				if !d1.Leaf.Equal(s1.GetLeaf()) {
-					d1.Leaf = s1.GetLeaf().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.3") {
-				if d2, s2 := d1.Leaf, s1.GetLeaf(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &TortureKeyLeaf{}
-						d1.Leaf = d2
-						n++
-					}
-					if fm.IsSet("2.3.1") {
-						if d2.N != s2.GetN() {
-							d2.N = s2.GetN()
-							n++
-						}
-					}
-				}
-			}
-		}
-	}
-	if fm.Has("3") {
-		if !fieldmap.SameFloat64(m.Weight, src.GetWeight()) {
-			m.Weight = src.GetWeight()
-			n++
-		}
-	}
-	if fm.Has("4") {
-		if !fieldmap.SameFloat32(m.Ratio, src.GetRatio()) {
-			m.Ratio = src.GetRatio()
-			n++
-		}
-	}
-	if fm.Has("5") {
-		if m.Flag != src.GetFlag() {
-			m.Flag = src.GetFlag()
-			n++
-		}
-	}
-	if fm.Has("6") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Maybe
-		}
-		if !fieldmap.EqualPtr(m.Maybe, sv0) {
-			m.Maybe = fieldmap.ClonePtr(sv0)
-			n++
-		}
-	}
-	if fm.Has("7") {
-		if m.Color != src.GetColor() {
-			m.Color = src.GetColor()
-			n++
-		}
-	}
-	if fm.Has("8") {
-		if m.Big != src.GetBig() {
-			m.Big = src.GetBig()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -8007,45 +6778,14 @@ func (m *TortureKeyValue) CopyInFields(src *TortureKeyValue, fm *fieldmap.FieldM
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureKeyPart does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureKeyPart or bound to no schema: a map of another message panics.
 func (m *TortureKeyPart) CopyInFields(src *TortureKeyPart, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureKeyPart_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if m.Id != src.GetId() {
-			m.Id = src.GetId()
-			n++
-		}
-	}
-	if fm.Has("3") {
-		if !m.Leaf.Equal(src.GetLeaf()) {
-			m.Leaf = src.GetLeaf().Clone()
-			n++
-		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Leaf, src.GetLeaf(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &TortureKeyLeaf{}
-				m.Leaf = d1
-				n++
-			}
-			if fm.IsSet("3.1") {
-				if d1.N != s1.GetN() {
-					d1.N = s1.GetN()
-					n++
-				}
-			}
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -8057,19 +6797,14 @@ func (m *TortureKeyPart) CopyInFields(src *TortureKeyPart, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureKeyLeaf does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureKeyLeaf or bound to no schema: a map of another message panics.
 func (m *TortureKeyLeaf) CopyInFields(src *TortureKeyLeaf, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureKeyLeaf_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.N != src.GetN() {
-			m.N = src.GetN()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -8081,17 +6816,30 @@ func (m *TortureKeyLeaf) CopyInFields(src *TortureKeyLeaf, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureEnumKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureEnumKey or bound to no schema: a map of another message panics.
 func (m *TortureEnumKey) CopyInFields(src *TortureEnumKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureEnumKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureEnumKey being number at of fm's schema.
+func (m *TortureEnumKey) copyInAt(src *TortureEnumKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureEnumKey)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Mood != src.GetMood() {
-			m.Mood = src.GetMood()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Mood != src.Mood {
+		m.Mood = src.Mood
+		n++
 	}
 	return n
 }
@@ -8105,23 +6853,34 @@ func (m *TortureEnumKey) CopyInFields(src *TortureEnumKey, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureEmptyKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureEmptyKey or bound to no schema: a map of another message panics.
 func (m *TortureEmptyKey) CopyInFields(src *TortureEmptyKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureEmptyKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureEmptyKey being number at of fm's schema.
+func (m *TortureEmptyKey) copyInAt(src *TortureEmptyKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if src == nil {
+		src = new(TortureEmptyKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !m.Key.Equal(src.Key) {
+		m.Key = src.Key.Clone()
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -8135,21 +6894,30 @@ func (m *TortureEmptyKey) CopyInFields(src *TortureEmptyKey, fm *fieldmap.FieldM
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: TortureOptionalKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TortureOptionalKey or bound to no schema: a map of another message panics.
 func (m *TortureOptionalKey) CopyInFields(src *TortureOptionalKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_TortureOptionalKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TortureOptionalKey being number at of fm's schema.
+func (m *TortureOptionalKey) copyInAt(src *TortureOptionalKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TortureOptionalKey)
+	}
 	n := 0
-	if fm.Has("1") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.Key
-		}
-		if !fieldmap.SamePtrFloat64(m.Key, sv0) {
-			m.Key = fieldmap.ClonePtr(sv0)
-			n++
-		}
+	if cw&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.Key, src.Key) {
+		m.Key = fieldmap.ClonePtr(src.Key)
+		n++
 	}
 	return n
 }
@@ -8161,116 +6929,164 @@ func (m *TortureOptionalKey) CopyInFields(src *TortureOptionalKey, fm *fieldmap.
 // compared.
 func (m *TortureNames) DiffFields(o *TortureNames) *fieldmap.FieldMap {
 	fm := _TortureNames_fieldSchema.NewFieldMap()
-	if m.GetReset_() != o.GetReset_() {
-		fm.Set("1")
-	}
-	if m.GetString_() != o.GetString_() {
-		fm.Set("2")
-	}
-	if m.GetDescriptor_() != o.GetDescriptor_() {
-		fm.Set("3")
-	}
-	if m.GetX_() != o.GetX_() {
-		fm.Set("4")
-	}
-	if m.GetXY() != o.GetXY() {
-		fm.Set("5")
-	}
-	if m.GetType() != o.GetType() {
-		fm.Set("6")
-	}
-	if m.GetFunc() != o.GetFunc() {
-		fm.Set("7")
-	}
-	if m.GetMap() != o.GetMap() {
-		fm.Set("8")
-	}
-	if m.GetGo() != o.GetGo() {
-		fm.Set("9")
-	}
-	if m.GetFooBar() != o.GetFooBar() {
-		fm.Set("10")
-	}
-	if m.GetGetFooBar_() != o.GetGetFooBar_() {
-		fm.Set("11")
-	}
-	if m.GetKeyString() != o.GetKeyString() {
-		fm.Set("12")
-	}
-	if m.GetM() != o.GetM() {
-		fm.Set("13")
-	}
-	if m.GetSrc() != o.GetSrc() {
-		fm.Set("14")
-	}
-	if m.GetFm() != o.GetFm() {
-		fm.Set("15")
-	}
-	if m.GetN() != o.GetN() {
-		fm.Set("16")
-	}
-	if m.GetO() != o.GetO() {
-		fm.Set("17")
-	}
-	if m.GetC() != o.GetC() {
-		fm.Set("18")
-	}
-	if m.GetUnknownFields() != o.GetUnknownFields() {
-		fm.Set("19")
-	}
-	if m.GetSizeCache() != o.GetSizeCache() {
-		fm.Set("20")
-	}
-	if m.GetState() != o.GetState() {
-		fm.Set("21")
-	}
-	if m.GetProtoMessage_() != o.GetProtoMessage_() {
-		fm.Set("22")
-	}
-	if m.GetCloneTo() != o.GetCloneTo() {
-		fm.Set("24")
-	}
-	if m.GetDefault() != o.GetDefault() {
-		fm.Set("25")
-	}
-	if m.GetNil() != o.GetNil() {
-		fm.Set("26")
-	}
-	if m.GetTrue() != o.GetTrue() {
-		fm.Set("27")
-	}
-	if m.GetLen() != o.GetLen() {
-		fm.Set("28")
-	}
-	if m.GetError() != o.GetError() {
-		fm.Set("29")
-	}
-	if !m.GetSelf().Equal(o.GetSelf()) {
-		fm.Set("30")
-	}
-	{
-		aw0, aok0 := m.GetSelect().(*TortureNames_Chan)
-		bw0, bok0 := o.GetSelect().(*TortureNames_Chan)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.Chan != bw0.Chan {
-			fm.Set("31")
-		}
-	}
-	{
-		aw0, aok0 := m.GetSelect().(*TortureNames_Range)
-		bw0, bok0 := o.GetSelect().(*TortureNames_Range)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.Range != bw0.Range {
-			fm.Set("32")
-		}
-	}
-	if !maps.Equal(m.GetInterface(), o.GetInterface()) {
-		fm.Set("33")
-	}
-	if !slices.Equal(m.GetVar(), o.GetVar()) {
-		fm.Set("34")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureNames being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureNames) diffAt(o *TortureNames, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureNames)
+	}
+	if o == nil {
+		o = new(TortureNames)
+	}
+	c := false
+	if m.Reset_ != o.Reset_ {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.String_ != o.String_ {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Descriptor_ != o.Descriptor_ {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.X_ != o.X_ {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.XY != o.XY {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.Type != o.Type {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.Func != o.Func {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.Map != o.Map {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if m.Go != o.Go {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if m.FooBar != o.FooBar {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if m.GetFooBar_ != o.GetFooBar_ {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if m.KeyString != o.KeyString {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if m.M != o.M {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if m.Src != o.Src {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if m.Fm != o.Fm {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if m.N != o.N {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	if m.O != o.O {
+		fm.SetAt(at + 16)
+		c = true
+	}
+	if m.C != o.C {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	if m.UnknownFields != o.UnknownFields {
+		fm.SetAt(at + 18)
+		c = true
+	}
+	if m.SizeCache != o.SizeCache {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 20)
+		c = true
+	}
+	if m.ProtoMessage_ != o.ProtoMessage_ {
+		fm.SetAt(at + 21)
+		c = true
+	}
+	if m.CloneTo != o.CloneTo {
+		fm.SetAt(at + 22)
+		c = true
+	}
+	if m.Default != o.Default {
+		fm.SetAt(at + 23)
+		c = true
+	}
+	if m.Nil != o.Nil {
+		fm.SetAt(at + 24)
+		c = true
+	}
+	if m.True != o.True {
+		fm.SetAt(at + 25)
+		c = true
+	}
+	if m.Len != o.Len {
+		fm.SetAt(at + 26)
+		c = true
+	}
+	if m.Error != o.Error {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if !m.Self.Equal(o.Self) {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	{
+		x, xok := m.Select.(*TortureNames_Chan)
+		y, yok := o.Select.(*TortureNames_Chan)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Chan != y.Chan {
+			fm.SetAt(at + 29)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Select.(*TortureNames_Range)
+		y, yok := o.Select.(*TortureNames_Range)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Range != y.Range {
+			fm.SetAt(at + 30)
+			c = true
+		}
+	}
+	if !maps.Equal(m.Interface, o.Interface) {
+		fm.SetAt(at + 31)
+		c = true
+	}
+	if !slices.Equal(m.Var, o.Var) {
+		fm.SetAt(at + 32)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -8280,16 +7096,34 @@ func (m *TortureNames) DiffFields(o *TortureNames) *fieldmap.FieldMap {
 // compared.
 func (m *Torture_2X) DiffFields(o *Torture_2X) *fieldmap.FieldMap {
 	fm := _Torture_2X_fieldSchema.NewFieldMap()
-	if m.GetA_1() != o.GetA_1() {
-		fm.Set("1")
-	}
-	if m.GetB2C() != o.GetB2C() {
-		fm.Set("2")
-	}
-	if !m.GetNext_2().Equal(o.GetNext_2()) {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Torture_2x being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Torture_2X) diffAt(o *Torture_2X, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Torture_2X)
+	}
+	if o == nil {
+		o = new(Torture_2X)
+	}
+	c := false
+	if m.A_1 != o.A_1 {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.B2C != o.B2C {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !m.Next_2.Equal(o.Next_2) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -8299,13 +7133,30 @@ func (m *Torture_2X) DiffFields(o *Torture_2X) *fieldmap.FieldMap {
 // compared.
 func (m *TortureLower) DiffFields(o *TortureLower) *fieldmap.FieldMap {
 	fm := _TortureLower_fieldSchema.NewFieldMap()
-	if m.GetValue_() != o.GetValue_() {
-		fm.Set("1")
-	}
-	if !m.GetAgain().Equal(o.GetAgain()) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// torture_lower being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureLower) diffAt(o *TortureLower, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureLower)
+	}
+	if o == nil {
+		o = new(TortureLower)
+	}
+	c := false
+	if m.Value_ != o.Value_ {
+		fm.SetAt(at)
+		c = true
+	}
+	if !m.Again.Equal(o.Again) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -8315,93 +7166,140 @@ func (m *TortureLower) DiffFields(o *TortureLower) *fieldmap.FieldMap {
 // compared.
 func (m *TortureDeep) DiffFields(o *TortureDeep) *fieldmap.FieldMap {
 	fm := _TortureDeep_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetL1(), o.GetL1(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetL2(), b1.GetL2(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a3, b3 := a2.GetL3(), b2.GetL3(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.1")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a4, b4 := a3.GetL4(), b3.GetL4(); (a4 == nil) != (b4 == nil) {
-					fm.Set("1.1.1.1")
-					c3 = true
-				} else if a4 != nil {
-					c4 := false
-					if a4.GetMood() != b4.GetMood() {
-						fm.Set("1.1.1.1.1")
-						c4 = true
-					}
-					if a4.GetLeaf() != b4.GetLeaf() {
-						fm.Set("1.1.1.1.2")
-						c4 = true
-					}
-					if c4 {
-						fm.Set("1.1.1.1")
-						c3 = true
-					}
-				}
-				if !fieldmap.EqualMessageListFunc(a3.GetL4S(), b3.GetL4S(), (*TortureDeep_L1_L2_L3_L4).Equal) {
-					fm.Set("1.1.1.2")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.1")
-					c2 = true
-				}
-			}
-			if !fieldmap.EqualMessageMapFunc(a2.GetL4Map(), b2.GetL4Map(), (*TortureDeep_L1_L2_L3_L4).Equal) {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetSibling(), o.GetSibling(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetMood() != b1.GetMood() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetMoods(), b1.GetMoods()) {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if a1, b1 := m.GetShortcut(), o.GetShortcut(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetMood() != b1.GetMood() {
-			fm.Set("3.1")
-			c1 = true
-		}
-		if a1.GetLeaf() != b1.GetLeaf() {
-			fm.Set("3.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureDeep being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureDeep) diffAt(o *TortureDeep, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureDeep)
+	}
+	if o == nil {
+		o = new(TortureDeep)
+	}
+	c := false
+	if (m.L1 == nil) != (o.L1 == nil) || m.L1 != nil && m.L1.diffAt(o.L1, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Sibling == nil) != (o.Sibling == nil) || m.Sibling != nil && m.Sibling.diffAt(o.Sibling, fm, at+11) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if (m.Shortcut == nil) != (o.Shortcut == nil) || m.Shortcut != nil && m.Shortcut.diffAt(o.Shortcut, fm, at+14) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// L1 being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureDeep_L1) diffAt(o *TortureDeep_L1, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureDeep_L1)
+	}
+	if o == nil {
+		o = new(TortureDeep_L1)
+	}
+	c := false
+	if (m.L2 == nil) != (o.L2 == nil) || m.L2 != nil && m.L2.diffAt(o.L2, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// L2 being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureDeep_L1_L2) diffAt(o *TortureDeep_L1_L2, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureDeep_L1_L2)
+	}
+	if o == nil {
+		o = new(TortureDeep_L1_L2)
+	}
+	c := false
+	if (m.L3 == nil) != (o.L3 == nil) || m.L3 != nil && m.L3.diffAt(o.L3, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// L3 being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureDeep_L1_L2_L3) diffAt(o *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureDeep_L1_L2_L3)
+	}
+	if o == nil {
+		o = new(TortureDeep_L1_L2_L3)
+	}
+	c := false
+	if (m.L4 == nil) != (o.L4 == nil) || m.L4 != nil && m.L4.diffAt(o.L4, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.L4S, o.L4S, (*TortureDeep_L1_L2_L3_L4).Equal) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// L4 being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureDeep_L1_L2_L3_L4) diffAt(o *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureDeep_L1_L2_L3_L4)
+	}
+	if o == nil {
+		o = new(TortureDeep_L1_L2_L3_L4)
+	}
+	c := false
+	if m.Mood != o.Mood {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Leaf != o.Leaf {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Sibling being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureDeep_Sibling) diffAt(o *TortureDeep_Sibling, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureDeep_Sibling)
+	}
+	if o == nil {
+		o = new(TortureDeep_Sibling)
+	}
+	c := false
+	if m.Mood != o.Mood {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Moods, o.Moods) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -8411,50 +7309,7 @@ func (m *TortureDeep) DiffFields(o *TortureDeep) *fieldmap.FieldMap {
 // compared.
 func (m *TortureDeep_L1) DiffFields(o *TortureDeep_L1) *fieldmap.FieldMap {
 	fm := _TortureDeep_L1_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetL2(), o.GetL2(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetL3(), b1.GetL3(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a3, b3 := a2.GetL4(), b2.GetL4(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.1.1")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetMood() != b3.GetMood() {
-					fm.Set("1.1.1.1")
-					c3 = true
-				}
-				if a3.GetLeaf() != b3.GetLeaf() {
-					fm.Set("1.1.1.2")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.1.1")
-					c2 = true
-				}
-			}
-			if !fieldmap.EqualMessageListFunc(a2.GetL4S(), b2.GetL4S(), (*TortureDeep_L1_L2_L3_L4).Equal) {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageMapFunc(a1.GetL4Map(), b1.GetL4Map(), (*TortureDeep_L1_L2_L3_L4).Equal) {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -8465,39 +7320,7 @@ func (m *TortureDeep_L1) DiffFields(o *TortureDeep_L1) *fieldmap.FieldMap {
 // compared.
 func (m *TortureDeep_L1_L2) DiffFields(o *TortureDeep_L1_L2) *fieldmap.FieldMap {
 	fm := _TortureDeep_L1_L2_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetL3(), o.GetL3(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetL4(), b1.GetL4(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetMood() != b2.GetMood() {
-				fm.Set("1.1.1")
-				c2 = true
-			}
-			if a2.GetLeaf() != b2.GetLeaf() {
-				fm.Set("1.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetL4S(), b1.GetL4S(), (*TortureDeep_L1_L2_L3_L4).Equal) {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetL4Map(), o.GetL4Map(), (*TortureDeep_L1_L2_L3_L4).Equal) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -8508,25 +7331,7 @@ func (m *TortureDeep_L1_L2) DiffFields(o *TortureDeep_L1_L2) *fieldmap.FieldMap 
 // compared.
 func (m *TortureDeep_L1_L2_L3) DiffFields(o *TortureDeep_L1_L2_L3) *fieldmap.FieldMap {
 	fm := _TortureDeep_L1_L2_L3_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetL4(), o.GetL4(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetMood() != b1.GetMood() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetLeaf() != b1.GetLeaf() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetL4S(), o.GetL4S(), (*TortureDeep_L1_L2_L3_L4).Equal) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -8537,12 +7342,7 @@ func (m *TortureDeep_L1_L2_L3) DiffFields(o *TortureDeep_L1_L2_L3) *fieldmap.Fie
 // compared.
 func (m *TortureDeep_L1_L2_L3_L4) DiffFields(o *TortureDeep_L1_L2_L3_L4) *fieldmap.FieldMap {
 	fm := _TortureDeep_L1_L2_L3_L4_fieldSchema.NewFieldMap()
-	if m.GetMood() != o.GetMood() {
-		fm.Set("1")
-	}
-	if m.GetLeaf() != o.GetLeaf() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -8553,12 +7353,7 @@ func (m *TortureDeep_L1_L2_L3_L4) DiffFields(o *TortureDeep_L1_L2_L3_L4) *fieldm
 // compared.
 func (m *TortureDeep_Sibling) DiffFields(o *TortureDeep_Sibling) *fieldmap.FieldMap {
 	fm := _TortureDeep_Sibling_fieldSchema.NewFieldMap()
-	if m.GetMood() != o.GetMood() {
-		fm.Set("1")
-	}
-	if !slices.Equal(m.GetMoods(), o.GetMoods()) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -8569,49 +7364,78 @@ func (m *TortureDeep_Sibling) DiffFields(o *TortureDeep_Sibling) *fieldmap.Field
 // compared.
 func (m *TortureMaps) DiffFields(o *TortureMaps) *fieldmap.FieldMap {
 	fm := _TortureMaps_fieldSchema.NewFieldMap()
-	if !maps.Equal(m.GetEnumMap(), o.GetEnumMap()) {
-		fm.Set("1")
-	}
-	if !fieldmap.EqualMapFunc(m.GetBytesMap(), o.GetBytesMap(), bytes.Equal) {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetLabelMap(), o.GetLabelMap(), fieldmap.Equal[*other.Label]) {
-		fm.Set("3")
-	}
-	if !fieldmap.EqualMapFunc(m.GetDoubleMap(), o.GetDoubleMap(), fieldmap.EqualFloat64) {
-		fm.Set("4")
-	}
-	if !fieldmap.EqualMapFunc(m.GetFloatMap(), o.GetFloatMap(), fieldmap.EqualFloat32) {
-		fm.Set("5")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetSelfMap(), o.GetSelfMap(), (*TortureMaps).Equal) {
-		fm.Set("6")
-	}
-	if !maps.Equal(m.GetFixed32Map(), o.GetFixed32Map()) {
-		fm.Set("7")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetEmptyMap(), o.GetEmptyMap(), (*Empty).Equal) {
-		fm.Set("8")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetTsMap(), o.GetTsMap(), fieldmap.Equal[*timestamppb.Timestamp]) {
-		fm.Set("9")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetWrapperMap(), o.GetWrapperMap(), fieldmap.Equal[*wrapperspb.Int32Value]) {
-		fm.Set("10")
-	}
-	if !maps.Equal(m.GetColorMap(), o.GetColorMap()) {
-		fm.Set("11")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetNamesMap(), o.GetNamesMap(), (*TortureNames).Equal) {
-		fm.Set("12")
-	}
-	if !maps.Equal(m.GetBoolMap(), o.GetBoolMap()) {
-		fm.Set("13")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetL4Map(), o.GetL4Map(), (*TortureDeep_L1_L2_L3_L4).Equal) {
-		fm.Set("14")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureMaps being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureMaps) diffAt(o *TortureMaps, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureMaps)
+	}
+	if o == nil {
+		o = new(TortureMaps)
+	}
+	c := false
+	if !maps.Equal(m.EnumMap, o.EnumMap) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMapFunc(m.BytesMap, o.BytesMap, bytes.Equal) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, fieldmap.Equal[*other.Label]) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualMapFunc(m.DoubleMap, o.DoubleMap, fieldmap.EqualFloat64) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.EqualMapFunc(m.FloatMap, o.FloatMap, fieldmap.EqualFloat32) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.SelfMap, o.SelfMap, (*TortureMaps).Equal) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !maps.Equal(m.Fixed32Map, o.Fixed32Map) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.EmptyMap, o.EmptyMap, (*Empty).Equal) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.TsMap, o.TsMap, fieldmap.Equal[*timestamppb.Timestamp]) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.WrapperMap, o.WrapperMap, fieldmap.Equal[*wrapperspb.Int32Value]) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !maps.Equal(m.ColorMap, o.ColorMap) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.NamesMap, o.NamesMap, (*TortureNames).Equal) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if !maps.Equal(m.BoolMap, o.BoolMap) {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -8621,49 +7445,78 @@ func (m *TortureMaps) DiffFields(o *TortureMaps) *fieldmap.FieldMap {
 // compared.
 func (m *TortureLists) DiffFields(o *TortureLists) *fieldmap.FieldMap {
 	fm := _TortureLists_fieldSchema.NewFieldMap()
-	if !slices.Equal(m.GetMoods(), o.GetMoods()) {
-		fm.Set("1")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetStrings(), o.GetStrings(), fieldmap.Equal[*wrapperspb.StringValue]) {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetTimes(), o.GetTimes(), fieldmap.Equal[*timestamppb.Timestamp]) {
-		fm.Set("3")
-	}
-	if !fieldmap.EqualListFunc(m.GetBlobs(), o.GetBlobs(), bytes.Equal) {
-		fm.Set("4")
-	}
-	if !fieldmap.EqualListFunc(m.GetFloats(), o.GetFloats(), fieldmap.EqualFloat32) {
-		fm.Set("5")
-	}
-	if !fieldmap.EqualListFunc(m.GetDoubles(), o.GetDoubles(), fieldmap.EqualFloat64) {
-		fm.Set("6")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetEmpties(), o.GetEmpties(), (*Empty).Equal) {
-		fm.Set("7")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetNested(), o.GetNested(), (*TortureLists).Equal) {
-		fm.Set("8")
-	}
-	if !slices.Equal(m.GetColors(), o.GetColors()) {
-		fm.Set("9")
-	}
-	if !slices.Equal(m.GetBools(), o.GetBools()) {
-		fm.Set("10")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetDeeps(), o.GetDeeps(), (*TortureDeep).Equal) {
-		fm.Set("11")
-	}
-	if !slices.Equal(m.GetSecrets(), o.GetSecrets()) {
-		fm.Set("12")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetEmptyMap(), o.GetEmptyMap(), (*Empty).Equal) {
-		fm.Set("13")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetByteValues(), o.GetByteValues(), fieldmap.Equal[*wrapperspb.BytesValue]) {
-		fm.Set("14")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureLists being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureLists) diffAt(o *TortureLists, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureLists)
+	}
+	if o == nil {
+		o = new(TortureLists)
+	}
+	c := false
+	if !slices.Equal(m.Moods, o.Moods) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Strings, o.Strings, fieldmap.Equal[*wrapperspb.StringValue]) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.EqualListFunc(m.Floats, o.Floats, fieldmap.EqualFloat32) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.EqualListFunc(m.Doubles, o.Doubles, fieldmap.EqualFloat64) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Empties, o.Empties, (*Empty).Equal) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Nested, o.Nested, (*TortureLists).Equal) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if !slices.Equal(m.Colors, o.Colors) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !slices.Equal(m.Bools, o.Bools) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Deeps, o.Deeps, (*TortureDeep).Equal) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if !slices.Equal(m.Secrets, o.Secrets) {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.EmptyMap, o.EmptyMap, (*Empty).Equal) {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.ByteValues, o.ByteValues, fieldmap.Equal[*wrapperspb.BytesValue]) {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -8673,406 +7526,233 @@ func (m *TortureLists) DiffFields(o *TortureLists) *fieldmap.FieldMap {
 // compared.
 func (m *TortureOneofs) DiffFields(o *TortureOneofs) *fieldmap.FieldMap {
 	fm := _TortureOneofs_fieldSchema.NewFieldMap()
-	{
-		aw0, aok0 := m.GetFirst().(*TortureOneofs_FirstMood)
-		bw0, bok0 := o.GetFirst().(*TortureOneofs_FirstMood)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.FirstMood != bw0.FirstMood {
-			fm.Set("1")
-		}
-	}
-	{
-		aw0, aok0 := m.GetFirst().(*TortureOneofs_FirstBytes)
-		bw0, bok0 := o.GetFirst().(*TortureOneofs_FirstBytes)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !bytes.Equal(aw0.FirstBytes, bw0.FirstBytes) {
-			fm.Set("2")
-		}
-	}
-	{
-		aw1, aok1 := m.GetFirst().(*TortureOneofs_FirstDeep)
-		bw1, bok1 := o.GetFirst().(*TortureOneofs_FirstDeep)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("3")
-		} else if aok1 {
-			a1, b1, c1 := aw1.FirstDeep, bw1.FirstDeep, false
-			if a2, b2 := a1.GetL1(), b1.GetL1(); (a2 == nil) != (b2 == nil) {
-				fm.Set("3.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a3, b3 := a2.GetL2(), b2.GetL2(); (a3 == nil) != (b3 == nil) {
-					fm.Set("3.1.1")
-					c2 = true
-				} else if a3 != nil {
-					c3 := false
-					if a4, b4 := a3.GetL3(), b3.GetL3(); (a4 == nil) != (b4 == nil) {
-						fm.Set("3.1.1.1")
-						c3 = true
-					} else if a4 != nil {
-						c4 := false
-						if a5, b5 := a4.GetL4(), b4.GetL4(); (a5 == nil) != (b5 == nil) {
-							fm.Set("3.1.1.1.1")
-							c4 = true
-						} else if a5 != nil {
-							c5 := false
-							if a5.GetMood() != b5.GetMood() {
-								fm.Set("3.1.1.1.1.1")
-								c5 = true
-							}
-							if a5.GetLeaf() != b5.GetLeaf() {
-								fm.Set("3.1.1.1.1.2")
-								c5 = true
-							}
-							if c5 {
-								fm.Set("3.1.1.1.1")
-								c4 = true
-							}
-						}
-						if !fieldmap.EqualMessageListFunc(a4.GetL4S(), b4.GetL4S(), (*TortureDeep_L1_L2_L3_L4).Equal) {
-							fm.Set("3.1.1.1.2")
-							c4 = true
-						}
-						if c4 {
-							fm.Set("3.1.1.1")
-							c3 = true
-						}
-					}
-					if !fieldmap.EqualMessageMapFunc(a3.GetL4Map(), b3.GetL4Map(), (*TortureDeep_L1_L2_L3_L4).Equal) {
-						fm.Set("3.1.1.2")
-						c3 = true
-					}
-					if c3 {
-						fm.Set("3.1.1")
-						c2 = true
-					}
-				}
-				if c2 {
-					fm.Set("3.1")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetSibling(), b1.GetSibling(); (a2 == nil) != (b2 == nil) {
-				fm.Set("3.2")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetMood() != b2.GetMood() {
-					fm.Set("3.2.1")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetMoods(), b2.GetMoods()) {
-					fm.Set("3.2.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("3.2")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetShortcut(), b1.GetShortcut(); (a2 == nil) != (b2 == nil) {
-				fm.Set("3.3")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetMood() != b2.GetMood() {
-					fm.Set("3.3.1")
-					c2 = true
-				}
-				if a2.GetLeaf() != b2.GetLeaf() {
-					fm.Set("3.3.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("3.3")
-					c1 = true
-				}
-			}
-			if c1 {
-				fm.Set("3")
-			}
-		}
-	}
-	{
-		aw0, aok0 := m.GetFirst().(*TortureOneofs_FirstFloat)
-		bw0, bok0 := o.GetFirst().(*TortureOneofs_FirstFloat)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !fieldmap.EqualFloat32(aw0.FirstFloat, bw0.FirstFloat) {
-			fm.Set("4")
-		}
-	}
-	{
-		aw0, aok0 := m.GetFirst().(*TortureOneofs_FirstDouble)
-		bw0, bok0 := o.GetFirst().(*TortureOneofs_FirstDouble)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !fieldmap.EqualFloat64(aw0.FirstDouble, bw0.FirstDouble) {
-			fm.Set("5")
-		}
-	}
-	{
-		aw0, aok0 := m.GetFirst().(*TortureOneofs_FirstSelf)
-		bw0, bok0 := o.GetFirst().(*TortureOneofs_FirstSelf)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !aw0.FirstSelf.Equal(bw0.FirstSelf) {
-			fm.Set("6")
-		}
-	}
-	{
-		aw0, aok0 := m.GetFirst().(*TortureOneofs_FirstTime)
-		bw0, bok0 := o.GetFirst().(*TortureOneofs_FirstTime)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !fieldmap.Equal(aw0.FirstTime, bw0.FirstTime) {
-			fm.Set("7")
-		}
-	}
-	{
-		aw1, aok1 := m.GetFirst().(*TortureOneofs_FirstLabel)
-		bw1, bok1 := o.GetFirst().(*TortureOneofs_FirstLabel)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("8")
-		} else if aok1 {
-			a1, b1, c1 := aw1.FirstLabel, bw1.FirstLabel, false
-			if a1.GetName() != b1.GetName() {
-				fm.Set("8.1")
-				c1 = true
-			}
-			if a1.GetColor() != b1.GetColor() {
-				fm.Set("8.2")
-				c1 = true
-			}
-			if a1.GetSecret() != b1.GetSecret() {
-				fm.Set("8.3")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetWeights(), b1.GetWeights()) {
-				fm.Set("8.4")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("8")
-			}
-		}
-	}
-	{
-		aw0, aok0 := m.GetFirst().(*TortureOneofs_FirstEmpty)
-		bw0, bok0 := o.GetFirst().(*TortureOneofs_FirstEmpty)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !aw0.FirstEmpty.Equal(bw0.FirstEmpty) {
-			fm.Set("9")
-		}
-	}
-	{
-		aw0, aok0 := m.GetFirst().(*TortureOneofs_FirstSecret)
-		bw0, bok0 := o.GetFirst().(*TortureOneofs_FirstSecret)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.FirstSecret != bw0.FirstSecret {
-			fm.Set("10")
-		}
-	}
-	{
-		aw1, aok1 := m.GetFirst().(*TortureOneofs_FirstL4)
-		bw1, bok1 := o.GetFirst().(*TortureOneofs_FirstL4)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("11")
-		} else if aok1 {
-			a1, b1, c1 := aw1.FirstL4, bw1.FirstL4, false
-			if a1.GetMood() != b1.GetMood() {
-				fm.Set("11.1")
-				c1 = true
-			}
-			if a1.GetLeaf() != b1.GetLeaf() {
-				fm.Set("11.2")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("11")
-			}
-		}
-	}
-	{
-		aw0, aok0 := m.GetFirst().(*TortureOneofs_FirstBool)
-		bw0, bok0 := o.GetFirst().(*TortureOneofs_FirstBool)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.FirstBool != bw0.FirstBool {
-			fm.Set("12")
-		}
-	}
-	{
-		aw0, aok0 := m.GetFirst().(*TortureOneofs_FirstColor)
-		bw0, bok0 := o.GetFirst().(*TortureOneofs_FirstColor)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.FirstColor != bw0.FirstColor {
-			fm.Set("13")
-		}
-	}
-	{
-		aw0, aok0 := m.GetSecond().(*TortureOneofs_SecondName)
-		bw0, bok0 := o.GetSecond().(*TortureOneofs_SecondName)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.SecondName != bw0.SecondName {
-			fm.Set("20")
-		}
-	}
-	{
-		aw0, aok0 := m.GetSecond().(*TortureOneofs_SecondSelf)
-		bw0, bok0 := o.GetSecond().(*TortureOneofs_SecondSelf)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !aw0.SecondSelf.Equal(bw0.SecondSelf) {
-			fm.Set("21")
-		}
-	}
-	{
-		aw0, aok0 := m.GetSecond().(*TortureOneofs_SecondNum)
-		bw0, bok0 := o.GetSecond().(*TortureOneofs_SecondNum)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.SecondNum != bw0.SecondNum {
-			fm.Set("22")
-		}
-	}
-	{
-		aw0, aok0 := m.GetSecond().(*TortureOneofs_SecondSecret)
-		bw0, bok0 := o.GetSecond().(*TortureOneofs_SecondSecret)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !bytes.Equal(aw0.SecondSecret, bw0.SecondSecret) {
-			fm.Set("23")
-		}
-	}
-	if a1, b1 := m.GetOptMessage(), o.GetOptMessage(); (a1 == nil) != (b1 == nil) {
-		fm.Set("30")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetL2(), b1.GetL2(); (a2 == nil) != (b2 == nil) {
-			fm.Set("30.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a3, b3 := a2.GetL3(), b2.GetL3(); (a3 == nil) != (b3 == nil) {
-				fm.Set("30.1.1")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a4, b4 := a3.GetL4(), b3.GetL4(); (a4 == nil) != (b4 == nil) {
-					fm.Set("30.1.1.1")
-					c3 = true
-				} else if a4 != nil {
-					c4 := false
-					if a4.GetMood() != b4.GetMood() {
-						fm.Set("30.1.1.1.1")
-						c4 = true
-					}
-					if a4.GetLeaf() != b4.GetLeaf() {
-						fm.Set("30.1.1.1.2")
-						c4 = true
-					}
-					if c4 {
-						fm.Set("30.1.1.1")
-						c3 = true
-					}
-				}
-				if !fieldmap.EqualMessageListFunc(a3.GetL4S(), b3.GetL4S(), (*TortureDeep_L1_L2_L3_L4).Equal) {
-					fm.Set("30.1.1.2")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("30.1.1")
-					c2 = true
-				}
-			}
-			if !fieldmap.EqualMessageMapFunc(a2.GetL4Map(), b2.GetL4Map(), (*TortureDeep_L1_L2_L3_L4).Equal) {
-				fm.Set("30.1.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("30.1")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("30")
-		}
-	}
-	{
-		var av0 *TortureDeep_L1_L2_L3_L4_Mood
-		if m != nil {
-			av0 = m.OptEnum
-		}
-		var bv0 *TortureDeep_L1_L2_L3_L4_Mood
-		if o != nil {
-			bv0 = o.OptEnum
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("31")
-		}
-	}
-	{
-		var av0 []byte
-		if m != nil {
-			av0 = m.OptBytes
-		}
-		var bv0 []byte
-		if o != nil {
-			bv0 = o.OptBytes
-		}
-		if !fieldmap.EqualBytesPresence(av0, bv0) {
-			fm.Set("32")
-		}
-	}
-	{
-		var av0 *float32
-		if m != nil {
-			av0 = m.OptFloat
-		}
-		var bv0 *float32
-		if o != nil {
-			bv0 = o.OptFloat
-		}
-		if !fieldmap.EqualPtrFloat32(av0, bv0) {
-			fm.Set("33")
-		}
-	}
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.OptDouble
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.OptDouble
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("34")
-		}
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.OptSecret
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.OptSecret
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("35")
-		}
-	}
-	{
-		var av0 *other.Color
-		if m != nil {
-			av0 = m.OptColor
-		}
-		var bv0 *other.Color
-		if o != nil {
-			bv0 = o.OptColor
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("36")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureOneofs being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureOneofs) diffAt(o *TortureOneofs, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureOneofs)
+	}
+	if o == nil {
+		o = new(TortureOneofs)
+	}
+	c := false
+	{
+		x, xok := m.First.(*TortureOneofs_FirstMood)
+		y, yok := o.First.(*TortureOneofs_FirstMood)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.FirstMood != y.FirstMood {
+			fm.SetAt(at)
+			c = true
+		}
+	}
+	{
+		x, xok := m.First.(*TortureOneofs_FirstBytes)
+		y, yok := o.First.(*TortureOneofs_FirstBytes)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !bytes.Equal(x.FirstBytes, y.FirstBytes) {
+			fm.SetAt(at + 1)
+			c = true
+		}
+	}
+	{
+		x, xok := m.First.(*TortureOneofs_FirstDeep)
+		y, yok := o.First.(*TortureOneofs_FirstDeep)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.FirstDeep.diffAt(y.FirstDeep, fm, at+3) {
+			fm.SetAt(at + 2)
+			c = true
+		}
+	}
+	{
+		x, xok := m.First.(*TortureOneofs_FirstFloat)
+		y, yok := o.First.(*TortureOneofs_FirstFloat)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !fieldmap.EqualFloat32(x.FirstFloat, y.FirstFloat) {
+			fm.SetAt(at + 19)
+			c = true
+		}
+	}
+	{
+		x, xok := m.First.(*TortureOneofs_FirstDouble)
+		y, yok := o.First.(*TortureOneofs_FirstDouble)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !fieldmap.EqualFloat64(x.FirstDouble, y.FirstDouble) {
+			fm.SetAt(at + 20)
+			c = true
+		}
+	}
+	{
+		x, xok := m.First.(*TortureOneofs_FirstSelf)
+		y, yok := o.First.(*TortureOneofs_FirstSelf)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !x.FirstSelf.Equal(y.FirstSelf) {
+			fm.SetAt(at + 21)
+			c = true
+		}
+	}
+	{
+		x, xok := m.First.(*TortureOneofs_FirstTime)
+		y, yok := o.First.(*TortureOneofs_FirstTime)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !fieldmap.Equal(x.FirstTime, y.FirstTime) {
+			fm.SetAt(at + 22)
+			c = true
+		}
+	}
+	{
+		x, xok := m.First.(*TortureOneofs_FirstLabel)
+		y, yok := o.First.(*TortureOneofs_FirstLabel)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_testpb_v1_torture_proto_Label182jztu_diffAt(x.FirstLabel, y.FirstLabel, fm, at+24) {
+			fm.SetAt(at + 23)
+			c = true
+		}
+	}
+	{
+		x, xok := m.First.(*TortureOneofs_FirstEmpty)
+		y, yok := o.First.(*TortureOneofs_FirstEmpty)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !x.FirstEmpty.Equal(y.FirstEmpty) {
+			fm.SetAt(at + 28)
+			c = true
+		}
+	}
+	{
+		x, xok := m.First.(*TortureOneofs_FirstSecret)
+		y, yok := o.First.(*TortureOneofs_FirstSecret)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.FirstSecret != y.FirstSecret {
+			fm.SetAt(at + 29)
+			c = true
+		}
+	}
+	{
+		x, xok := m.First.(*TortureOneofs_FirstL4)
+		y, yok := o.First.(*TortureOneofs_FirstL4)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.FirstL4.diffAt(y.FirstL4, fm, at+31) {
+			fm.SetAt(at + 30)
+			c = true
+		}
+	}
+	{
+		x, xok := m.First.(*TortureOneofs_FirstBool)
+		y, yok := o.First.(*TortureOneofs_FirstBool)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.FirstBool != y.FirstBool {
+			fm.SetAt(at + 33)
+			c = true
+		}
+	}
+	{
+		x, xok := m.First.(*TortureOneofs_FirstColor)
+		y, yok := o.First.(*TortureOneofs_FirstColor)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.FirstColor != y.FirstColor {
+			fm.SetAt(at + 34)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Second.(*TortureOneofs_SecondName)
+		y, yok := o.Second.(*TortureOneofs_SecondName)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.SecondName != y.SecondName {
+			fm.SetAt(at + 35)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Second.(*TortureOneofs_SecondSelf)
+		y, yok := o.Second.(*TortureOneofs_SecondSelf)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !x.SecondSelf.Equal(y.SecondSelf) {
+			fm.SetAt(at + 36)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Second.(*TortureOneofs_SecondNum)
+		y, yok := o.Second.(*TortureOneofs_SecondNum)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.SecondNum != y.SecondNum {
+			fm.SetAt(at + 37)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Second.(*TortureOneofs_SecondSecret)
+		y, yok := o.Second.(*TortureOneofs_SecondSecret)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !bytes.Equal(x.SecondSecret, y.SecondSecret) {
+			fm.SetAt(at + 38)
+			c = true
+		}
+	}
+	if (m.OptMessage == nil) != (o.OptMessage == nil) || m.OptMessage != nil && m.OptMessage.diffAt(o.OptMessage, fm, at+40) {
+		fm.SetAt(at + 39)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.OptEnum, o.OptEnum) {
+		fm.SetAt(at + 49)
+		c = true
+	}
+	if !fieldmap.EqualBytesPresence(m.OptBytes, o.OptBytes) {
+		fm.SetAt(at + 50)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat32(m.OptFloat, o.OptFloat) {
+		fm.SetAt(at + 51)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat64(m.OptDouble, o.OptDouble) {
+		fm.SetAt(at + 52)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.OptSecret, o.OptSecret) {
+		fm.SetAt(at + 53)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.OptColor, o.OptColor) {
+		fm.SetAt(at + 54)
+		c = true
+	}
+	return c
+}
+
+// _File_testpb_v1_torture_proto_Label182jztu_diffAt sets in fm the flags where m and o differ, the first flag of
+// Label being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_testpb_v1_torture_proto_Label182jztu_diffAt(m, o *other.Label, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(other.Label)
+	}
+	if o == nil {
+		o = new(other.Label)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Color != o.Color {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Secret != o.Secret {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !slices.Equal(m.Weights, o.Weights) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -9082,23 +7762,40 @@ func (m *TortureOneofs) DiffFields(o *TortureOneofs) *fieldmap.FieldMap {
 // compared.
 func (m *TortureOnlyOneof) DiffFields(o *TortureOnlyOneof) *fieldmap.FieldMap {
 	fm := _TortureOnlyOneof_fieldSchema.NewFieldMap()
-	{
-		aw0, aok0 := m.GetOnly().(*TortureOnlyOneof_OnlyName)
-		bw0, bok0 := o.GetOnly().(*TortureOnlyOneof_OnlyName)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.OnlyName != bw0.OnlyName {
-			fm.Set("1")
-		}
-	}
-	{
-		aw0, aok0 := m.GetOnly().(*TortureOnlyOneof_OnlySelf)
-		bw0, bok0 := o.GetOnly().(*TortureOnlyOneof_OnlySelf)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !aw0.OnlySelf.Equal(bw0.OnlySelf) {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureOnlyOneof being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureOnlyOneof) diffAt(o *TortureOnlyOneof, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureOnlyOneof)
+	}
+	if o == nil {
+		o = new(TortureOnlyOneof)
+	}
+	c := false
+	{
+		x, xok := m.Only.(*TortureOnlyOneof_OnlyName)
+		y, yok := o.Only.(*TortureOnlyOneof_OnlyName)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.OnlyName != y.OnlyName {
+			fm.SetAt(at)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Only.(*TortureOnlyOneof_OnlySelf)
+		y, yok := o.Only.(*TortureOnlyOneof_OnlySelf)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !x.OnlySelf.Equal(y.OnlySelf) {
+			fm.SetAt(at + 1)
+			c = true
+		}
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -9108,10 +7805,26 @@ func (m *TortureOnlyOneof) DiffFields(o *TortureOnlyOneof) *fieldmap.FieldMap {
 // compared.
 func (m *TortureOnlyMap) DiffFields(o *TortureOnlyMap) *fieldmap.FieldMap {
 	fm := _TortureOnlyMap_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualMessageMapFunc(m.GetChildren(), o.GetChildren(), (*TortureOnlyMap).Equal) {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureOnlyMap being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureOnlyMap) diffAt(o *TortureOnlyMap, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureOnlyMap)
+	}
+	if o == nil {
+		o = new(TortureOnlyMap)
+	}
+	c := false
+	if !fieldmap.EqualMessageMapFunc(m.Children, o.Children, (*TortureOnlyMap).Equal) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -9121,35 +7834,64 @@ func (m *TortureOnlyMap) DiffFields(o *TortureOnlyMap) *fieldmap.FieldMap {
 // compared.
 func (m *TortureNumbers) DiffFields(o *TortureNumbers) *fieldmap.FieldMap {
 	fm := _TortureNumbers_fieldSchema.NewFieldMap()
-	if m.GetLow() != o.GetLow() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetChild(), o.GetChild(); (a1 == nil) != (b1 == nil) {
-		fm.Set("18999")
-	} else if a1 != nil {
-		c1 := false
-		if !a1.GetDeeper().Equal(b1.GetDeeper()) {
-			fm.Set("18999.99999999")
-			c1 = true
-		}
-		if !fieldmap.EqualImplicitFloat64(a1.GetValue(), b1.GetValue()) {
-			fm.Set("18999.536870910")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("18999")
-		}
-	}
-	if m.GetAfterReserved() != o.GetAfterReserved() {
-		fm.Set("20000")
-	}
-	if m.GetBig() != o.GetBig() {
-		fm.Set("123456789")
-	}
-	if !m.GetMax().Equal(o.GetMax()) {
-		fm.Set("536870911")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureNumbers being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureNumbers) diffAt(o *TortureNumbers, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureNumbers)
+	}
+	if o == nil {
+		o = new(TortureNumbers)
+	}
+	c := false
+	if m.Low != o.Low {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Child == nil) != (o.Child == nil) || m.Child != nil && m.Child.diffAt(o.Child, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.AfterReserved != o.AfterReserved {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.Big != o.Big {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !m.Max.Equal(o.Max) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureNumbersChild being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureNumbersChild) diffAt(o *TortureNumbersChild, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureNumbersChild)
+	}
+	if o == nil {
+		o = new(TortureNumbersChild)
+	}
+	c := false
+	if !m.Deeper.Equal(o.Deeper) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Value, o.Value) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -9159,12 +7901,7 @@ func (m *TortureNumbers) DiffFields(o *TortureNumbers) *fieldmap.FieldMap {
 // compared.
 func (m *TortureNumbersChild) DiffFields(o *TortureNumbersChild) *fieldmap.FieldMap {
 	fm := _TortureNumbersChild_fieldSchema.NewFieldMap()
-	if !m.GetDeeper().Equal(o.GetDeeper()) {
-		fm.Set("99999999")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetValue(), o.GetValue()) {
-		fm.Set("536870910")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -9175,47 +7912,108 @@ func (m *TortureNumbersChild) DiffFields(o *TortureNumbersChild) *fieldmap.Field
 // compared.
 func (m *TortureCycleA) DiffFields(o *TortureCycleA) *fieldmap.FieldMap {
 	fm := _TortureCycleA_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetB(), o.GetB(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetCount() != b1.GetCount() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a2, b2 := a1.GetC(), b1.GetC(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if !a2.GetA().Equal(b2.GetA()) {
-				fm.Set("2.2.1")
-				c2 = true
-			}
-			if !fieldmap.EqualMessageMapFunc(a2.GetBs(), b2.GetBs(), (*TortureCycleB).Equal) {
-				fm.Set("2.2.2")
-				c2 = true
-			}
-			if a2.GetSecret() != b2.GetSecret() {
-				fm.Set("2.2.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetCs(), o.GetCs(), (*TortureCycleC).Equal) {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureCycleA being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureCycleA) diffAt(o *TortureCycleA, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureCycleA)
+	}
+	if o == nil {
+		o = new(TortureCycleA)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.B == nil) != (o.B == nil) || m.B != nil && m.B.diffAt_vrge32(o.B, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Cs, o.Cs, (*TortureCycleC).Equal) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
+}
+
+// diffAt_vrge32 sets in fm the flags where m and o differ, the first flag of
+// TortureCycleB being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureCycleB) diffAt_vrge32(o *TortureCycleB, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureCycleB)
+	}
+	if o == nil {
+		o = new(TortureCycleB)
+	}
+	c := false
+	if m.Count != o.Count {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.C == nil) != (o.C == nil) || m.C != nil && m.C.diffAt_1bmyxni(o.C, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt_1bmyxni sets in fm the flags where m and o differ, the first flag of
+// TortureCycleC being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureCycleC) diffAt_1bmyxni(o *TortureCycleC, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureCycleC)
+	}
+	if o == nil {
+		o = new(TortureCycleC)
+	}
+	c := false
+	if !m.A.Equal(o.A) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Secret != o.Secret {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
+}
+
+// diffAt_hyz3au sets in fm the flags where m and o differ, the first flag of
+// TortureCycleC being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureCycleC) diffAt_hyz3au(o *TortureCycleC, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureCycleC)
+	}
+	if o == nil {
+		o = new(TortureCycleC)
+	}
+	c := false
+	if !m.A.Equal(o.A) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Secret != o.Secret {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -9225,48 +8023,82 @@ func (m *TortureCycleA) DiffFields(o *TortureCycleA) *fieldmap.FieldMap {
 // compared.
 func (m *TortureCycleB) DiffFields(o *TortureCycleB) *fieldmap.FieldMap {
 	fm := _TortureCycleB_fieldSchema.NewFieldMap()
-	if m.GetCount() != o.GetCount() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetC(), o.GetC(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a2, b2 := a1.GetA(), b1.GetA(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.1")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("2.1.1")
-				c2 = true
-			}
-			if !a2.GetB().Equal(b2.GetB()) {
-				fm.Set("2.1.2")
-				c2 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a2.GetCs(), b2.GetCs(), (*TortureCycleC).Equal) {
-				fm.Set("2.1.3")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.1")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageMapFunc(a1.GetBs(), b1.GetBs(), (*TortureCycleB).Equal) {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if a1.GetSecret() != b1.GetSecret() {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureCycleB being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureCycleB) diffAt(o *TortureCycleB, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureCycleB)
+	}
+	if o == nil {
+		o = new(TortureCycleB)
+	}
+	c := false
+	if m.Count != o.Count {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.C == nil) != (o.C == nil) || m.C != nil && m.C.diffAt_mchw53(o.C, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt_mchw53 sets in fm the flags where m and o differ, the first flag of
+// TortureCycleC being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureCycleC) diffAt_mchw53(o *TortureCycleC, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureCycleC)
+	}
+	if o == nil {
+		o = new(TortureCycleC)
+	}
+	c := false
+	if (m.A == nil) != (o.A == nil) || m.A != nil && m.A.diffAt_1738b9o(o.A, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.Secret != o.Secret {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	return c
+}
+
+// diffAt_1738b9o sets in fm the flags where m and o differ, the first flag of
+// TortureCycleA being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureCycleA) diffAt_1738b9o(o *TortureCycleA, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureCycleA)
+	}
+	if o == nil {
+		o = new(TortureCycleA)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if !m.B.Equal(o.B) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Cs, o.Cs, (*TortureCycleC).Equal) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -9276,47 +8108,82 @@ func (m *TortureCycleB) DiffFields(o *TortureCycleB) *fieldmap.FieldMap {
 // compared.
 func (m *TortureCycleC) DiffFields(o *TortureCycleC) *fieldmap.FieldMap {
 	fm := _TortureCycleC_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetA(), o.GetA(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a2, b2 := a1.GetB(), b1.GetB(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetCount() != b2.GetCount() {
-				fm.Set("1.2.1")
-				c2 = true
-			}
-			if !a2.GetC().Equal(b2.GetC()) {
-				fm.Set("1.2.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetCs(), b1.GetCs(), (*TortureCycleC).Equal) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetBs(), o.GetBs(), (*TortureCycleB).Equal) {
-		fm.Set("2")
-	}
-	if m.GetSecret() != o.GetSecret() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureCycleC being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureCycleC) diffAt(o *TortureCycleC, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureCycleC)
+	}
+	if o == nil {
+		o = new(TortureCycleC)
+	}
+	c := false
+	if (m.A == nil) != (o.A == nil) || m.A != nil && m.A.diffAt_1dfp5o8(o.A, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.Secret != o.Secret {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
+}
+
+// diffAt_1dfp5o8 sets in fm the flags where m and o differ, the first flag of
+// TortureCycleA being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureCycleA) diffAt_1dfp5o8(o *TortureCycleA, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureCycleA)
+	}
+	if o == nil {
+		o = new(TortureCycleA)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.B == nil) != (o.B == nil) || m.B != nil && m.B.diffAt_bdy655(o.B, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Cs, o.Cs, (*TortureCycleC).Equal) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
+}
+
+// diffAt_bdy655 sets in fm the flags where m and o differ, the first flag of
+// TortureCycleB being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureCycleB) diffAt_bdy655(o *TortureCycleB, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureCycleB)
+	}
+	if o == nil {
+		o = new(TortureCycleB)
+	}
+	c := false
+	if m.Count != o.Count {
+		fm.SetAt(at)
+		c = true
+	}
+	if !m.C.Equal(o.C) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -9326,540 +8193,506 @@ func (m *TortureCycleC) DiffFields(o *TortureCycleC) *fieldmap.FieldMap {
 // compared.
 func (m *TortureWide) DiffFields(o *TortureWide) *fieldmap.FieldMap {
 	fm := _TortureWide_fieldSchema.NewFieldMap()
-	if m.GetW1() != o.GetW1() {
-		fm.Set("1")
-	}
-	if m.GetW2() != o.GetW2() {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetW3(), o.GetW3()) {
-		fm.Set("3")
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetW4(), o.GetW4()) {
-		fm.Set("4")
-	}
-	if m.GetW5() != o.GetW5() {
-		fm.Set("5")
-	}
-	if m.GetW6() != o.GetW6() {
-		fm.Set("6")
-	}
-	{
-		var av0 []byte
-		if m != nil {
-			av0 = m.W7
-		}
-		var bv0 []byte
-		if o != nil {
-			bv0 = o.W7
-		}
-		if !fieldmap.EqualBytesPresence(av0, bv0) {
-			fm.Set("7")
-		}
-	}
-	if m.GetW8() != o.GetW8() {
-		fm.Set("8")
-	}
-	if m.GetW9() != o.GetW9() {
-		fm.Set("9")
-	}
-	if m.GetW10() != o.GetW10() {
-		fm.Set("10")
-	}
-	if !slices.Equal(m.GetW11(), o.GetW11()) {
-		fm.Set("11")
-	}
-	if m.GetW12() != o.GetW12() {
-		fm.Set("12")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetW13(), o.GetW13()) {
-		fm.Set("13")
-	}
-	{
-		var av0 *float32
-		if m != nil {
-			av0 = m.W14
-		}
-		var bv0 *float32
-		if o != nil {
-			bv0 = o.W14
-		}
-		if !fieldmap.EqualPtrFloat32(av0, bv0) {
-			fm.Set("14")
-		}
-	}
-	if m.GetW15() != o.GetW15() {
-		fm.Set("15")
-	}
-	if m.GetW16() != o.GetW16() {
-		fm.Set("16")
-	}
-	if !bytes.Equal(m.GetW17(), o.GetW17()) {
-		fm.Set("17")
-	}
-	if m.GetW18() != o.GetW18() {
-		fm.Set("18")
-	}
-	if m.GetW19() != o.GetW19() {
-		fm.Set("19")
-	}
-	if m.GetW20() != o.GetW20() {
-		fm.Set("20")
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.W21
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.W21
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("21")
-		}
-	}
-	if !slices.Equal(m.GetW22(), o.GetW22()) {
-		fm.Set("22")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetW23(), o.GetW23()) {
-		fm.Set("23")
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetW24(), o.GetW24()) {
-		fm.Set("24")
-	}
-	if m.GetW25() != o.GetW25() {
-		fm.Set("25")
-	}
-	if m.GetW26() != o.GetW26() {
-		fm.Set("26")
-	}
-	if !bytes.Equal(m.GetW27(), o.GetW27()) {
-		fm.Set("27")
-	}
-	{
-		var av0 *int64
-		if m != nil {
-			av0 = m.W28
-		}
-		var bv0 *int64
-		if o != nil {
-			bv0 = o.W28
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("28")
-		}
-	}
-	if m.GetW29() != o.GetW29() {
-		fm.Set("29")
-	}
-	if m.GetW30() != o.GetW30() {
-		fm.Set("30")
-	}
-	if m.GetW31() != o.GetW31() {
-		fm.Set("31")
-	}
-	if m.GetW32() != o.GetW32() {
-		fm.Set("32")
-	}
-	if !fieldmap.EqualListFunc(m.GetW33(), o.GetW33(), fieldmap.EqualFloat64) {
-		fm.Set("33")
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetW34(), o.GetW34()) {
-		fm.Set("34")
-	}
-	{
-		var av0 *int64
-		if m != nil {
-			av0 = m.W35
-		}
-		var bv0 *int64
-		if o != nil {
-			bv0 = o.W35
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("35")
-		}
-	}
-	if m.GetW36() != o.GetW36() {
-		fm.Set("36")
-	}
-	if !bytes.Equal(m.GetW37(), o.GetW37()) {
-		fm.Set("37")
-	}
-	if m.GetW38() != o.GetW38() {
-		fm.Set("38")
-	}
-	if m.GetW39() != o.GetW39() {
-		fm.Set("39")
-	}
-	if m.GetW40() != o.GetW40() {
-		fm.Set("40")
-	}
-	if m.GetW41() != o.GetW41() {
-		fm.Set("41")
-	}
-	{
-		var av0 *bool
-		if m != nil {
-			av0 = m.W42
-		}
-		var bv0 *bool
-		if o != nil {
-			bv0 = o.W42
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("42")
-		}
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetW43(), o.GetW43()) {
-		fm.Set("43")
-	}
-	if !fieldmap.EqualListFunc(m.GetW44(), o.GetW44(), fieldmap.EqualFloat32) {
-		fm.Set("44")
-	}
-	if m.GetW45() != o.GetW45() {
-		fm.Set("45")
-	}
-	if m.GetW46() != o.GetW46() {
-		fm.Set("46")
-	}
-	if !bytes.Equal(m.GetW47(), o.GetW47()) {
-		fm.Set("47")
-	}
-	if m.GetW48() != o.GetW48() {
-		fm.Set("48")
-	}
-	{
-		var av0 *uint32
-		if m != nil {
-			av0 = m.W49
-		}
-		var bv0 *uint32
-		if o != nil {
-			bv0 = o.W49
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("49")
-		}
-	}
-	if m.GetW50() != o.GetW50() {
-		fm.Set("50")
-	}
-	if m.GetW51() != o.GetW51() {
-		fm.Set("51")
-	}
-	if m.GetW52() != o.GetW52() {
-		fm.Set("52")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetW53(), o.GetW53()) {
-		fm.Set("53")
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetW54(), o.GetW54()) {
-		fm.Set("54")
-	}
-	if !slices.Equal(m.GetW55(), o.GetW55()) {
-		fm.Set("55")
-	}
-	{
-		var av0 *uint32
-		if m != nil {
-			av0 = m.W56
-		}
-		var bv0 *uint32
-		if o != nil {
-			bv0 = o.W56
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("56")
-		}
-	}
-	if !bytes.Equal(m.GetW57(), o.GetW57()) {
-		fm.Set("57")
-	}
-	if m.GetW58() != o.GetW58() {
-		fm.Set("58")
-	}
-	if m.GetW59() != o.GetW59() {
-		fm.Set("59")
-	}
-	if m.GetW60() != o.GetW60() {
-		fm.Set("60")
-	}
-	if m.GetW61() != o.GetW61() {
-		fm.Set("61")
-	}
-	if m.GetW62() != o.GetW62() {
-		fm.Set("62")
-	}
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.W63
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.W63
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("63")
-		}
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetW64(), o.GetW64()) {
-		fm.Set("64")
-	}
-	if m.GetW65() != o.GetW65() {
-		fm.Set("65")
-	}
-	if !slices.Equal(m.GetW66(), o.GetW66()) {
-		fm.Set("66")
-	}
-	if !bytes.Equal(m.GetW67(), o.GetW67()) {
-		fm.Set("67")
-	}
-	if m.GetW68() != o.GetW68() {
-		fm.Set("68")
-	}
-	if m.GetW69() != o.GetW69() {
-		fm.Set("69")
-	}
-	{
-		var av0 *int32
-		if m != nil {
-			av0 = m.W70
-		}
-		var bv0 *int32
-		if o != nil {
-			bv0 = o.W70
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("70")
-		}
-	}
-	if m.GetW71() != o.GetW71() {
-		fm.Set("71")
-	}
-	if m.GetW72() != o.GetW72() {
-		fm.Set("72")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetW73(), o.GetW73()) {
-		fm.Set("73")
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetW74(), o.GetW74()) {
-		fm.Set("74")
-	}
-	if m.GetW75() != o.GetW75() {
-		fm.Set("75")
-	}
-	if m.GetW76() != o.GetW76() {
-		fm.Set("76")
-	}
-	{
-		var av0 []byte
-		if m != nil {
-			av0 = m.W77
-		}
-		var bv0 []byte
-		if o != nil {
-			bv0 = o.W77
-		}
-		if !fieldmap.EqualBytesPresence(av0, bv0) {
-			fm.Set("77")
-		}
-	}
-	if m.GetW78() != o.GetW78() {
-		fm.Set("78")
-	}
-	if m.GetW79() != o.GetW79() {
-		fm.Set("79")
-	}
-	if m.GetW80() != o.GetW80() {
-		fm.Set("80")
-	}
-	if m.GetW81() != o.GetW81() {
-		fm.Set("81")
-	}
-	if m.GetW82() != o.GetW82() {
-		fm.Set("82")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetW83(), o.GetW83()) {
-		fm.Set("83")
-	}
-	{
-		var av0 *float32
-		if m != nil {
-			av0 = m.W84
-		}
-		var bv0 *float32
-		if o != nil {
-			bv0 = o.W84
-		}
-		if !fieldmap.EqualPtrFloat32(av0, bv0) {
-			fm.Set("84")
-		}
-	}
-	if m.GetW85() != o.GetW85() {
-		fm.Set("85")
-	}
-	if m.GetW86() != o.GetW86() {
-		fm.Set("86")
-	}
-	if !bytes.Equal(m.GetW87(), o.GetW87()) {
-		fm.Set("87")
-	}
-	if !slices.Equal(m.GetW88(), o.GetW88()) {
-		fm.Set("88")
-	}
-	if m.GetW89() != o.GetW89() {
-		fm.Set("89")
-	}
-	if m.GetW90() != o.GetW90() {
-		fm.Set("90")
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.W91
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.W91
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("91")
-		}
-	}
-	if m.GetW92() != o.GetW92() {
-		fm.Set("92")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetW93(), o.GetW93()) {
-		fm.Set("93")
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetW94(), o.GetW94()) {
-		fm.Set("94")
-	}
-	if m.GetW95() != o.GetW95() {
-		fm.Set("95")
-	}
-	if m.GetW96() != o.GetW96() {
-		fm.Set("96")
-	}
-	if !bytes.Equal(m.GetW97(), o.GetW97()) {
-		fm.Set("97")
-	}
-	{
-		var av0 *int64
-		if m != nil {
-			av0 = m.W98
-		}
-		var bv0 *int64
-		if o != nil {
-			bv0 = o.W98
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("98")
-		}
-	}
-	if !slices.Equal(m.GetW99(), o.GetW99()) {
-		fm.Set("99")
-	}
-	if m.GetW100() != o.GetW100() {
-		fm.Set("100")
-	}
-	if m.GetW101() != o.GetW101() {
-		fm.Set("101")
-	}
-	if m.GetW102() != o.GetW102() {
-		fm.Set("102")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetW103(), o.GetW103()) {
-		fm.Set("103")
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetW104(), o.GetW104()) {
-		fm.Set("104")
-	}
-	{
-		var av0 *int64
-		if m != nil {
-			av0 = m.W105
-		}
-		var bv0 *int64
-		if o != nil {
-			bv0 = o.W105
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("105")
-		}
-	}
-	if m.GetW106() != o.GetW106() {
-		fm.Set("106")
-	}
-	if !bytes.Equal(m.GetW107(), o.GetW107()) {
-		fm.Set("107")
-	}
-	if m.GetW108() != o.GetW108() {
-		fm.Set("108")
-	}
-	if m.GetW109() != o.GetW109() {
-		fm.Set("109")
-	}
-	if !slices.Equal(m.GetW110(), o.GetW110()) {
-		fm.Set("110")
-	}
-	if m.GetW111() != o.GetW111() {
-		fm.Set("111")
-	}
-	{
-		var av0 *bool
-		if m != nil {
-			av0 = m.W112
-		}
-		var bv0 *bool
-		if o != nil {
-			bv0 = o.W112
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("112")
-		}
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetW113(), o.GetW113()) {
-		fm.Set("113")
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetW114(), o.GetW114()) {
-		fm.Set("114")
-	}
-	if m.GetW115() != o.GetW115() {
-		fm.Set("115")
-	}
-	if m.GetW116() != o.GetW116() {
-		fm.Set("116")
-	}
-	if !bytes.Equal(m.GetW117(), o.GetW117()) {
-		fm.Set("117")
-	}
-	if m.GetW118() != o.GetW118() {
-		fm.Set("118")
-	}
-	{
-		var av0 *uint32
-		if m != nil {
-			av0 = m.W119
-		}
-		var bv0 *uint32
-		if o != nil {
-			bv0 = o.W119
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("119")
-		}
-	}
-	if m.GetW120() != o.GetW120() {
-		fm.Set("120")
-	}
-	if !m.GetAgain().Equal(o.GetAgain()) {
-		fm.Set("121")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureWide being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureWide) diffAt(o *TortureWide, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureWide)
+	}
+	if o == nil {
+		o = new(TortureWide)
+	}
+	c := false
+	if m.W1 != o.W1 {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.W2 != o.W2 {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W3, o.W3) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W4, o.W4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.W5 != o.W5 {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.W6 != o.W6 {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !fieldmap.EqualBytesPresence(m.W7, o.W7) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.W8 != o.W8 {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if m.W9 != o.W9 {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if m.W10 != o.W10 {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !slices.Equal(m.W11, o.W11) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if m.W12 != o.W12 {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W13, o.W13) {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat32(m.W14, o.W14) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if m.W15 != o.W15 {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if m.W16 != o.W16 {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	if !bytes.Equal(m.W17, o.W17) {
+		fm.SetAt(at + 16)
+		c = true
+	}
+	if m.W18 != o.W18 {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	if m.W19 != o.W19 {
+		fm.SetAt(at + 18)
+		c = true
+	}
+	if m.W20 != o.W20 {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.W21, o.W21) {
+		fm.SetAt(at + 20)
+		c = true
+	}
+	if !slices.Equal(m.W22, o.W22) {
+		fm.SetAt(at + 21)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W23, o.W23) {
+		fm.SetAt(at + 22)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W24, o.W24) {
+		fm.SetAt(at + 23)
+		c = true
+	}
+	if m.W25 != o.W25 {
+		fm.SetAt(at + 24)
+		c = true
+	}
+	if m.W26 != o.W26 {
+		fm.SetAt(at + 25)
+		c = true
+	}
+	if !bytes.Equal(m.W27, o.W27) {
+		fm.SetAt(at + 26)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.W28, o.W28) {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if m.W29 != o.W29 {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if m.W30 != o.W30 {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	if m.W31 != o.W31 {
+		fm.SetAt(at + 30)
+		c = true
+	}
+	if m.W32 != o.W32 {
+		fm.SetAt(at + 31)
+		c = true
+	}
+	if !fieldmap.EqualListFunc(m.W33, o.W33, fieldmap.EqualFloat64) {
+		fm.SetAt(at + 32)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W34, o.W34) {
+		fm.SetAt(at + 33)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.W35, o.W35) {
+		fm.SetAt(at + 34)
+		c = true
+	}
+	if m.W36 != o.W36 {
+		fm.SetAt(at + 35)
+		c = true
+	}
+	if !bytes.Equal(m.W37, o.W37) {
+		fm.SetAt(at + 36)
+		c = true
+	}
+	if m.W38 != o.W38 {
+		fm.SetAt(at + 37)
+		c = true
+	}
+	if m.W39 != o.W39 {
+		fm.SetAt(at + 38)
+		c = true
+	}
+	if m.W40 != o.W40 {
+		fm.SetAt(at + 39)
+		c = true
+	}
+	if m.W41 != o.W41 {
+		fm.SetAt(at + 40)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.W42, o.W42) {
+		fm.SetAt(at + 41)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W43, o.W43) {
+		fm.SetAt(at + 42)
+		c = true
+	}
+	if !fieldmap.EqualListFunc(m.W44, o.W44, fieldmap.EqualFloat32) {
+		fm.SetAt(at + 43)
+		c = true
+	}
+	if m.W45 != o.W45 {
+		fm.SetAt(at + 44)
+		c = true
+	}
+	if m.W46 != o.W46 {
+		fm.SetAt(at + 45)
+		c = true
+	}
+	if !bytes.Equal(m.W47, o.W47) {
+		fm.SetAt(at + 46)
+		c = true
+	}
+	if m.W48 != o.W48 {
+		fm.SetAt(at + 47)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.W49, o.W49) {
+		fm.SetAt(at + 48)
+		c = true
+	}
+	if m.W50 != o.W50 {
+		fm.SetAt(at + 49)
+		c = true
+	}
+	if m.W51 != o.W51 {
+		fm.SetAt(at + 50)
+		c = true
+	}
+	if m.W52 != o.W52 {
+		fm.SetAt(at + 51)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W53, o.W53) {
+		fm.SetAt(at + 52)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W54, o.W54) {
+		fm.SetAt(at + 53)
+		c = true
+	}
+	if !slices.Equal(m.W55, o.W55) {
+		fm.SetAt(at + 54)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.W56, o.W56) {
+		fm.SetAt(at + 55)
+		c = true
+	}
+	if !bytes.Equal(m.W57, o.W57) {
+		fm.SetAt(at + 56)
+		c = true
+	}
+	if m.W58 != o.W58 {
+		fm.SetAt(at + 57)
+		c = true
+	}
+	if m.W59 != o.W59 {
+		fm.SetAt(at + 58)
+		c = true
+	}
+	if m.W60 != o.W60 {
+		fm.SetAt(at + 59)
+		c = true
+	}
+	if m.W61 != o.W61 {
+		fm.SetAt(at + 60)
+		c = true
+	}
+	if m.W62 != o.W62 {
+		fm.SetAt(at + 61)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat64(m.W63, o.W63) {
+		fm.SetAt(at + 62)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W64, o.W64) {
+		fm.SetAt(at + 63)
+		c = true
+	}
+	if m.W65 != o.W65 {
+		fm.SetAt(at + 64)
+		c = true
+	}
+	if !slices.Equal(m.W66, o.W66) {
+		fm.SetAt(at + 65)
+		c = true
+	}
+	if !bytes.Equal(m.W67, o.W67) {
+		fm.SetAt(at + 66)
+		c = true
+	}
+	if m.W68 != o.W68 {
+		fm.SetAt(at + 67)
+		c = true
+	}
+	if m.W69 != o.W69 {
+		fm.SetAt(at + 68)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.W70, o.W70) {
+		fm.SetAt(at + 69)
+		c = true
+	}
+	if m.W71 != o.W71 {
+		fm.SetAt(at + 70)
+		c = true
+	}
+	if m.W72 != o.W72 {
+		fm.SetAt(at + 71)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W73, o.W73) {
+		fm.SetAt(at + 72)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W74, o.W74) {
+		fm.SetAt(at + 73)
+		c = true
+	}
+	if m.W75 != o.W75 {
+		fm.SetAt(at + 74)
+		c = true
+	}
+	if m.W76 != o.W76 {
+		fm.SetAt(at + 75)
+		c = true
+	}
+	if !fieldmap.EqualBytesPresence(m.W77, o.W77) {
+		fm.SetAt(at + 76)
+		c = true
+	}
+	if m.W78 != o.W78 {
+		fm.SetAt(at + 77)
+		c = true
+	}
+	if m.W79 != o.W79 {
+		fm.SetAt(at + 78)
+		c = true
+	}
+	if m.W80 != o.W80 {
+		fm.SetAt(at + 79)
+		c = true
+	}
+	if m.W81 != o.W81 {
+		fm.SetAt(at + 80)
+		c = true
+	}
+	if m.W82 != o.W82 {
+		fm.SetAt(at + 81)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W83, o.W83) {
+		fm.SetAt(at + 82)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat32(m.W84, o.W84) {
+		fm.SetAt(at + 83)
+		c = true
+	}
+	if m.W85 != o.W85 {
+		fm.SetAt(at + 84)
+		c = true
+	}
+	if m.W86 != o.W86 {
+		fm.SetAt(at + 85)
+		c = true
+	}
+	if !bytes.Equal(m.W87, o.W87) {
+		fm.SetAt(at + 86)
+		c = true
+	}
+	if !slices.Equal(m.W88, o.W88) {
+		fm.SetAt(at + 87)
+		c = true
+	}
+	if m.W89 != o.W89 {
+		fm.SetAt(at + 88)
+		c = true
+	}
+	if m.W90 != o.W90 {
+		fm.SetAt(at + 89)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.W91, o.W91) {
+		fm.SetAt(at + 90)
+		c = true
+	}
+	if m.W92 != o.W92 {
+		fm.SetAt(at + 91)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W93, o.W93) {
+		fm.SetAt(at + 92)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W94, o.W94) {
+		fm.SetAt(at + 93)
+		c = true
+	}
+	if m.W95 != o.W95 {
+		fm.SetAt(at + 94)
+		c = true
+	}
+	if m.W96 != o.W96 {
+		fm.SetAt(at + 95)
+		c = true
+	}
+	if !bytes.Equal(m.W97, o.W97) {
+		fm.SetAt(at + 96)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.W98, o.W98) {
+		fm.SetAt(at + 97)
+		c = true
+	}
+	if !slices.Equal(m.W99, o.W99) {
+		fm.SetAt(at + 98)
+		c = true
+	}
+	if m.W100 != o.W100 {
+		fm.SetAt(at + 99)
+		c = true
+	}
+	if m.W101 != o.W101 {
+		fm.SetAt(at + 100)
+		c = true
+	}
+	if m.W102 != o.W102 {
+		fm.SetAt(at + 101)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W103, o.W103) {
+		fm.SetAt(at + 102)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W104, o.W104) {
+		fm.SetAt(at + 103)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.W105, o.W105) {
+		fm.SetAt(at + 104)
+		c = true
+	}
+	if m.W106 != o.W106 {
+		fm.SetAt(at + 105)
+		c = true
+	}
+	if !bytes.Equal(m.W107, o.W107) {
+		fm.SetAt(at + 106)
+		c = true
+	}
+	if m.W108 != o.W108 {
+		fm.SetAt(at + 107)
+		c = true
+	}
+	if m.W109 != o.W109 {
+		fm.SetAt(at + 108)
+		c = true
+	}
+	if !slices.Equal(m.W110, o.W110) {
+		fm.SetAt(at + 109)
+		c = true
+	}
+	if m.W111 != o.W111 {
+		fm.SetAt(at + 110)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.W112, o.W112) {
+		fm.SetAt(at + 111)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W113, o.W113) {
+		fm.SetAt(at + 112)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W114, o.W114) {
+		fm.SetAt(at + 113)
+		c = true
+	}
+	if m.W115 != o.W115 {
+		fm.SetAt(at + 114)
+		c = true
+	}
+	if m.W116 != o.W116 {
+		fm.SetAt(at + 115)
+		c = true
+	}
+	if !bytes.Equal(m.W117, o.W117) {
+		fm.SetAt(at + 116)
+		c = true
+	}
+	if m.W118 != o.W118 {
+		fm.SetAt(at + 117)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.W119, o.W119) {
+		fm.SetAt(at + 118)
+		c = true
+	}
+	if m.W120 != o.W120 {
+		fm.SetAt(at + 119)
+		c = true
+	}
+	if !m.Again.Equal(o.Again) {
+		fm.SetAt(at + 120)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -9869,94 +8702,128 @@ func (m *TortureWide) DiffFields(o *TortureWide) *fieldmap.FieldMap {
 // compared.
 func (m *TortureKey) DiffFields(o *TortureKey) *fieldmap.FieldMap {
 	fm := _TortureKey_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetMood() != b1.GetMood() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a2, b2 := a1.GetPart(), b1.GetPart(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetName() != b2.GetName() {
-				fm.Set("1.2.1")
-				c2 = true
-			}
-			if a2.GetId() != b2.GetId() {
-				fm.Set("1.2.2")
-				c2 = true
-			}
-			if a3, b3 := a2.GetLeaf(), b2.GetLeaf(); (a3 == nil) != (b3 == nil) {
-				fm.Set("1.2.3")
-				c2 = true
-			} else if a3 != nil {
-				c3 := false
-				if a3.GetN() != b3.GetN() {
-					fm.Set("1.2.3.1")
-					c3 = true
-				}
-				if c3 {
-					fm.Set("1.2.3")
-					c2 = true
-				}
-			}
-			if c2 {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if !fieldmap.EqualImplicitFloat64(a1.GetWeight(), b1.GetWeight()) {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if !fieldmap.EqualImplicitFloat32(a1.GetRatio(), b1.GetRatio()) {
-			fm.Set("1.4")
-			c1 = true
-		}
-		if a1.GetFlag() != b1.GetFlag() {
-			fm.Set("1.5")
-			c1 = true
-		}
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.Maybe
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.Maybe
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("1.6")
-				c1 = true
-			}
-		}
-		if a1.GetColor() != b1.GetColor() {
-			fm.Set("1.7")
-			c1 = true
-		}
-		if a1.GetBig() != b1.GetBig() {
-			fm.Set("1.8")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetByName(), o.GetByName(), (*TortureKeyValue).Equal) {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetDeeps(), o.GetDeeps(), (*TortureDeep).Equal) {
-		fm.Set("3")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetKeys(), o.GetKeys(), (*TortureKeyValue).Equal) {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureKey) diffAt(o *TortureKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureKey)
+	}
+	if o == nil {
+		o = new(TortureKey)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.ByName, o.ByName, (*TortureKeyValue).Equal) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Deeps, o.Deeps, (*TortureDeep).Equal) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Keys, o.Keys, (*TortureKeyValue).Equal) {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureKeyValue being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureKeyValue) diffAt(o *TortureKeyValue, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureKeyValue)
+	}
+	if o == nil {
+		o = new(TortureKeyValue)
+	}
+	c := false
+	if m.Mood != o.Mood {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Part == nil) != (o.Part == nil) || m.Part != nil && m.Part.diffAt(o.Part, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.Ratio, o.Ratio) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if m.Flag != o.Flag {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Maybe, o.Maybe) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if m.Color != o.Color {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if m.Big != o.Big {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureKeyPart being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureKeyPart) diffAt(o *TortureKeyPart, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureKeyPart)
+	}
+	if o == nil {
+		o = new(TortureKeyPart)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Id != o.Id {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if (m.Leaf == nil) != (o.Leaf == nil) || m.Leaf != nil && m.Leaf.diffAt(o.Leaf, fm, at+3) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureKeyLeaf being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureKeyLeaf) diffAt(o *TortureKeyLeaf, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureKeyLeaf)
+	}
+	if o == nil {
+		o = new(TortureKeyLeaf)
+	}
+	c := false
+	if m.N != o.N {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -9966,67 +8833,7 @@ func (m *TortureKey) DiffFields(o *TortureKey) *fieldmap.FieldMap {
 // compared.
 func (m *TortureKeyValue) DiffFields(o *TortureKeyValue) *fieldmap.FieldMap {
 	fm := _TortureKeyValue_fieldSchema.NewFieldMap()
-	if m.GetMood() != o.GetMood() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetPart(), o.GetPart(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a1.GetId() != b1.GetId() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if a2, b2 := a1.GetLeaf(), b1.GetLeaf(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.3")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetN() != b2.GetN() {
-				fm.Set("2.3.1")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.3")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetWeight(), o.GetWeight()) {
-		fm.Set("3")
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetRatio(), o.GetRatio()) {
-		fm.Set("4")
-	}
-	if m.GetFlag() != o.GetFlag() {
-		fm.Set("5")
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Maybe
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Maybe
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("6")
-		}
-	}
-	if m.GetColor() != o.GetColor() {
-		fm.Set("7")
-	}
-	if m.GetBig() != o.GetBig() {
-		fm.Set("8")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -10037,24 +8844,7 @@ func (m *TortureKeyValue) DiffFields(o *TortureKeyValue) *fieldmap.FieldMap {
 // compared.
 func (m *TortureKeyPart) DiffFields(o *TortureKeyPart) *fieldmap.FieldMap {
 	fm := _TortureKeyPart_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetId() != o.GetId() {
-		fm.Set("2")
-	}
-	if a1, b1 := m.GetLeaf(), o.GetLeaf(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetN() != b1.GetN() {
-			fm.Set("3.1")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -10065,9 +8855,7 @@ func (m *TortureKeyPart) DiffFields(o *TortureKeyPart) *fieldmap.FieldMap {
 // compared.
 func (m *TortureKeyLeaf) DiffFields(o *TortureKeyLeaf) *fieldmap.FieldMap {
 	fm := _TortureKeyLeaf_fieldSchema.NewFieldMap()
-	if m.GetN() != o.GetN() {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -10078,10 +8866,26 @@ func (m *TortureKeyLeaf) DiffFields(o *TortureKeyLeaf) *fieldmap.FieldMap {
 // compared.
 func (m *TortureEnumKey) DiffFields(o *TortureEnumKey) *fieldmap.FieldMap {
 	fm := _TortureEnumKey_fieldSchema.NewFieldMap()
-	if m.GetMood() != o.GetMood() {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureEnumKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureEnumKey) diffAt(o *TortureEnumKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureEnumKey)
+	}
+	if o == nil {
+		o = new(TortureEnumKey)
+	}
+	c := false
+	if m.Mood != o.Mood {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -10091,13 +8895,30 @@ func (m *TortureEnumKey) DiffFields(o *TortureEnumKey) *fieldmap.FieldMap {
 // compared.
 func (m *TortureEmptyKey) DiffFields(o *TortureEmptyKey) *fieldmap.FieldMap {
 	fm := _TortureEmptyKey_fieldSchema.NewFieldMap()
-	if !m.GetKey().Equal(o.GetKey()) {
-		fm.Set("1")
-	}
-	if m.GetName() != o.GetName() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureEmptyKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureEmptyKey) diffAt(o *TortureEmptyKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureEmptyKey)
+	}
+	if o == nil {
+		o = new(TortureEmptyKey)
+	}
+	c := false
+	if !m.Key.Equal(o.Key) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -10107,20 +8928,26 @@ func (m *TortureEmptyKey) DiffFields(o *TortureEmptyKey) *fieldmap.FieldMap {
 // compared.
 func (m *TortureOptionalKey) DiffFields(o *TortureOptionalKey) *fieldmap.FieldMap {
 	fm := _TortureOptionalKey_fieldSchema.NewFieldMap()
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.Key
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.Key
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TortureOptionalKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TortureOptionalKey) diffAt(o *TortureOptionalKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TortureOptionalKey)
+	}
+	if o == nil {
+		o = new(TortureOptionalKey)
+	}
+	c := false
+	if !fieldmap.EqualPtrFloat64(m.Key, o.Key) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

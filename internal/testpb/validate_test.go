@@ -27,7 +27,7 @@ func vrkTypes(t testing.TB) []protoreflect.MessageType {
 	protoregistry.GlobalTypes.RangeMessages(func(mt protoreflect.MessageType) bool {
 		name := string(mt.Descriptor().FullName())
 		for _, p := range []string{"testpb.", "edgeproto.", "fluidos."} {
-			if strings.HasPrefix(name, p) && !mt.Descriptor().IsMapEntry() {
+			if strings.HasPrefix(name, p) && !mt.Descriptor().IsMapEntry() && !skipsFeatures(mt.Descriptor()) {
 				out = append(out, mt)
 				break
 			}

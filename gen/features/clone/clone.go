@@ -5,8 +5,8 @@
 //
 // a deep copy that keeps unknown fields, written field by field without
 // reflection. A nil m gives nil; the copy shares no pointer, slice or map
-// with m. Messages with extension ranges use proto.Clone, which copies
-// extensions too.
+// with m. Extensions are copied by reflection (fieldmap.CloneExtensions),
+// which, unlike proto.Clone, keeps -0 in implicit-presence floats.
 //
 // To allocate less than proto.Clone, the copy of a list or map of messages
 // of the same Go package takes one block for all its messages, and the
@@ -68,7 +68,7 @@ func (f *feature) wellKnownClone(msg *protogen.Message) string {
 // local reports whether msg has a generated cloneTo method callable from
 // the file being generated.
 func (f *feature) local(msg *protogen.Message) bool {
-	return f.g.Model.Generates(msg, "clone") && !gen.HasExtensionRanges(msg)
+	return f.g.Model.Generates(msg, "clone")
 }
 
 // cloneExpr is g.CloneExpr, except that well-known types use their
@@ -96,33 +96,27 @@ func (f *feature) cloneExpr(fd *protogen.Field, v string) string {
 
 func (f *feature) message(mm *gen.Message) {
 	g := f.g
+	m, c, v := g.Local("m"), g.Local("c"), g.Local("v")
 	name := mm.GoIdent.GoName
-	if gen.HasExtensionRanges(mm.Message) {
+	ext := gen.HasExtensionRanges(mm.Message)
+	if ext {
 		g.P("// Clone returns a deep copy of m, unknown fields and extensions included;")
-		g.P("// a nil m gives nil. ", name, " can carry extensions, so Clone is")
-		g.P("// proto.Clone.")
-		g.P("func (m *", name, ") Clone() *", name, " {")
-		g.P("if m == nil {")
-		g.P("return nil")
-		g.P("}")
-		g.P("return ", g.Ident(gen.ProtoPackage, "Clone"), "(m).(*", name, ")")
-		g.P("}")
-		g.P()
-		return
+		g.P("// a nil m gives nil. The copy shares no pointer, slice or map with m.")
+	} else {
+		g.P("// Clone returns a deep copy of m, unknown fields included; a nil m gives")
+		g.P("// nil. The copy shares no pointer, slice or map with m.")
 	}
-	g.P("// Clone returns a deep copy of m, unknown fields included; a nil m gives")
-	g.P("// nil. The copy shares no pointer, slice or map with m.")
-	g.P("func (m *", name, ") Clone() *", name, " {")
-	g.P("if m == nil {")
+	g.P("func (", m, " *", name, ") Clone() *", name, " {")
+	g.P("if ", m, " == nil {")
 	g.P("return nil")
 	g.P("}")
-	g.P("c := new(", name, ")")
-	g.P("m.cloneTo(c)")
-	g.P("return c")
+	g.P(c, " := new(", name, ")")
+	g.P(m, ".cloneTo(", c, ")")
+	g.P("return ", c)
 	g.P("}")
 	g.P()
 	g.P("// cloneTo makes c, a zero ", name, ", a deep copy of m, which is not nil.")
-	g.P("func (m *", name, ") cloneTo(c *", name, ") {")
+	g.P("func (", m, " *", name, ") cloneTo(", c, " *", name, ") {")
 	var ptrs []*protogen.Field
 	for _, fd := range mm.Fields {
 		if gen.IsPointerScalar(fd) {
@@ -137,96 +131,106 @@ func (f *feature) message(mm *gen.Message) {
 		case gen.InOneof(fd):
 		case len(ptrs) > 0 && gen.IsPointerScalar(fd):
 		case fd.Desc.IsList() && gen.IsMessage(fd) && f.local(fd.Message):
-			f.localList(fd)
+			f.localList(fd, m, c)
 		case fd.Desc.IsMap() && gen.IsMessage(fd.Message.Fields[1]) && f.local(fd.Message.Fields[1].Message):
-			f.localMap(fd)
+			f.localMap(fd, m, c)
 		default:
-			g.P("c.", fd.GoName, " = ", f.cloneExpr(fd, "m."+fd.GoName))
+			g.P(c, ".", fd.GoName, " = ", f.cloneExpr(fd, m+"."+fd.GoName))
 		}
 	}
 	if len(ptrs) > 0 {
-		f.pointerBlock(ptrs)
+		f.pointerBlock(ptrs, m, c)
 	}
 	for _, o := range mm.Oneofs {
 		if o.Desc.IsSynthetic() {
 			continue
 		}
-		g.P("switch v := m.", o.GoName, ".(type) {")
+		g.P("switch ", v, " := ", m, ".", o.GoName, ".(type) {")
 		for _, fd := range o.Fields {
 			wrapper := g.OneofWrapper(fd)
 			g.P("case ", wrapper, ":")
-			g.P("if v != nil {")
-			g.P("c.", o.GoName, " = &", wrapper[1:], "{", fd.GoName, ": ", f.cloneExpr(fd, "v."+fd.GoName), "}")
+			g.P("if ", v, " != nil {")
+			g.P(c, ".", o.GoName, " = &", wrapper[1:], "{", fd.GoName, ": ", f.cloneExpr(fd, v+"."+fd.GoName), "}")
 			g.P("}")
 		}
 		g.P("}")
 	}
-	g.P("if m.unknownFields != nil {")
-	g.P("c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)")
+	g.P("if ", m, ".unknownFields != nil {")
+	g.P(c, ".unknownFields = append(make([]byte, 0, len(", m, ".unknownFields)), ", m, ".unknownFields...)")
 	g.P("}")
+	if ext {
+		// Extensions are copied by reflection, with the same care for -0
+		// as the fields: proto.Clone would drop it.
+		g.P("if len(", m, ".extensionFields) > 0 {")
+		g.P(g.Fieldmap("CloneExtensions"), "(", c, ", ", m, ")")
+		g.P("}")
+	}
 	g.P("}")
 	g.P()
 }
 
 // localList copies a list of messages of this package into one block.
-func (f *feature) localList(fd *protogen.Field) {
+func (f *feature) localList(fd *protogen.Field, m, c string) {
 	g := f.g
+	s, out, blk, i, v := g.Local("s"), g.Local("out"), g.Local("blk"), g.Local("i"), g.Local("v")
 	elem := g.QualifiedGoIdent(fd.Message.GoIdent)
-	g.P("if s := m.", fd.GoName, "; s != nil {")
-	g.P("out := make([]*", elem, ", len(s))")
-	g.P("blk := make([]", elem, ", len(s))")
-	g.P("for i, v := range s {")
-	g.P("if v != nil {")
-	g.P("v.cloneTo(&blk[i])")
-	g.P("out[i] = &blk[i]")
+	g.P("if ", s, " := ", m, ".", fd.GoName, "; ", s, " != nil {")
+	g.P(out, " := make([]*", elem, ", len(", s, "))")
+	g.P(blk, " := make([]", elem, ", len(", s, "))")
+	g.P("for ", i, ", ", v, " := range ", s, " {")
+	g.P("if ", v, " != nil {")
+	g.P(v, ".cloneTo(&", blk, "[", i, "])")
+	g.P(out, "[", i, "] = &", blk, "[", i, "]")
 	g.P("}")
 	g.P("}")
-	g.P("c.", fd.GoName, " = out")
+	g.P(c, ".", fd.GoName, " = ", out)
 	g.P("}")
 }
 
 // localMap copies a map of messages of this package into one block.
-func (f *feature) localMap(fd *protogen.Field) {
+func (f *feature) localMap(fd *protogen.Field, m, c string) {
 	g := f.g
+	s, out, blk, i, k, v := g.Local("s"), g.Local("out"), g.Local("blk"), g.Local("i"), g.Local("k"), g.Local("v")
 	elem := g.QualifiedGoIdent(fd.Message.Fields[1].Message.GoIdent)
-	g.P("if s := m.", fd.GoName, "; s != nil {")
-	g.P("out := make(", g.FieldType(fd), ", len(s))")
-	g.P("blk := make([]", elem, ", len(s))")
-	g.P("i := 0")
-	g.P("for k, v := range s {")
-	g.P("if v == nil {")
-	g.P("out[k] = nil")
+	g.P("if ", s, " := ", m, ".", fd.GoName, "; ", s, " != nil {")
+	g.P(out, " := make(", g.FieldType(fd), ", len(", s, "))")
+	g.P(blk, " := make([]", elem, ", len(", s, "))")
+	g.P(i, " := 0")
+	g.P("for ", k, ", ", v, " := range ", s, " {")
+	g.P("if ", v, " == nil {")
+	g.P(out, "[", k, "] = nil")
 	g.P("continue")
 	g.P("}")
-	g.P("v.cloneTo(&blk[i])")
-	g.P("out[k] = &blk[i]")
-	g.P("i++")
+	g.P(v, ".cloneTo(&", blk, "[", i, "])")
+	g.P(out, "[", k, "] = &", blk, "[", i, "]")
+	g.P(i, "++")
 	g.P("}")
-	g.P("c.", fd.GoName, " = out")
+	g.P(c, ".", fd.GoName, " = ", out)
 	g.P("}")
 }
 
 // pointerBlock copies the explicit-presence scalars ptrs into one block,
 // allocated only when one of them is set.
-func (f *feature) pointerBlock(ptrs []*protogen.Field) {
+func (f *feature) pointerBlock(ptrs []*protogen.Field, m, c string) {
 	g := f.g
+	blk := g.Local("blk")
 	cond := ""
 	for i, fd := range ptrs {
 		if i > 0 {
 			cond += " || "
 		}
-		cond += "m." + fd.GoName + " != nil"
+		cond += m + "." + fd.GoName + " != nil"
 	}
 	g.P("if ", cond, " {")
-	g.P("blk := new(struct {")
+	g.P(blk, " := new(struct {")
 	for _, fd := range ptrs {
 		g.P(fd.GoName, " ", g.ElemType(fd))
 	}
 	g.P("})")
 	for _, fd := range ptrs {
-		g.P("if m.", fd.GoName, " != nil {")
-		g.P("blk.", fd.GoName, " = *m.", fd.GoName)
-		g.P("c.", fd.GoName, " = &blk.", fd.GoName)
+		g.P("if ", m, ".", fd.GoName, " != nil {")
+		g.P(blk, ".", fd.GoName, " = *", m, ".", fd.GoName)
+		g.P(c, ".", fd.GoName, " = &", blk, ".", fd.GoName)
 		g.P("}")
 	}
 	g.P("}")

@@ -3,22 +3,25 @@
 //
 //	func (m *T) CopyInFields(src *T, fm *fieldmap.FieldMap) int
 //
-// as docs/field-flags.md defines it. The method is flat code that walks the
-// flag tree of T: every flag is a string literal tested with fm.Has or
-// fm.HasOrHasChild, sub-messages are entered inline (a nil src sub-message
-// reads as empty, through nil-safe getters or nil-guarded locals), lists and
-// maps are copied as units (with the add and remove list actions when T
-// enables them, through the fieldmap AddList/RemoveList/AddMap/RemoveMap
-// helpers), and values are compared and copied with the shared value
-// expressions of package gen. It uses no reflection and allocates only the
-// copies it makes.
+// as docs/field-flags.md defines it. CopyInFields binds fm to T's schema
+// (fieldmap.FieldMap.Bind, which panics on a map of another message) and
+// calls the copy code of T's flag layout with the number of its first
+// flag. The copy code of each layout (gen.Shape) is emitted once, as an
+// unexported method of its message (or, for messages this file cannot add
+// methods to, a function private to the file), and queries the map by flag
+// number: a parent calls a child's code with the number of the child's
+// first flag, so the generated code grows with the number of message
+// types, not with the number of flags. A nil src sub-message reads as
+// empty; lists and maps are copied as units, with the add and remove list
+// actions where the map sets them and the schema allows them. Values are
+// compared and copied with the shared value expressions of package gen. It
+// uses no reflection and allocates only the copies it makes.
 package copyin
 
 import (
 	"strconv"
 
 	"google.golang.org/protobuf/compiler/protogen"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/edgekit/edgekit/fieldmap"
 	"github.com/edgekit/edgekit/gen"
@@ -29,59 +32,33 @@ func init() {
 }
 
 type feature struct {
-	g  *gen.GeneratedFile
-	mm *gen.Message // the top-level message being generated
-	// blocks maps a nesting depth to the pointer block of the message being
-	// filled at that depth (see ptrBlock).
-	blocks map[int]*ptrBlock
+	g       *gen.GeneratedFile
+	emitted map[*gen.Shape]bool
+	blocks  map[*protogen.Message]string // pointer block types emitted
+	l       locals
 }
 
-// ptrBlock is one allocation holding every explicit-presence scalar of a
-// message that CopyInFields may set: a nil destination pointer is pointed
-// into the block (allocated on first use) rather than at an allocation of
-// its own, as Clone does, so that filling a fresh message costs one
-// allocation for all its optional scalars.
-type ptrBlock struct {
-	name  string                     // the local holding the block
-	typ   string                     // its struct type
-	slots map[*protogen.Field]string // field -> slot name
-}
-
-// declareBlock emits the block local of the message filled at depth, when
-// flags among its fields name explicit-presence scalars.
-func (f *feature) declareBlock(flags []*gen.Flag, depth int) {
-	delete(f.blocks, depth)
-	b := &ptrBlock{name: "pb" + strconv.Itoa(depth), slots: map[*protogen.Field]string{}}
-	typ := "struct{"
-	for _, fl := range flags {
-		if fl.Kind != fieldmap.KindScalar || !gen.IsPointerScalar(fl.Field) {
-			continue
-		}
-		slot := "f" + strconv.Itoa(int(fl.Field.Desc.Number()))
-		b.slots[fl.Field] = slot
-		typ += slot + " " + f.g.ElemType(fl.Field) + ";"
-	}
-	if len(b.slots) < 2 {
-		return // one optional scalar: its own allocation is as cheap
-	}
-	b.typ = typ + "}"
-	if f.blocks == nil {
-		f.blocks = map[int]*ptrBlock{}
-	}
-	f.blocks[depth] = b
-	f.g.P("var ", b.name, " *", b.typ)
+// locals are the names of the parameters and locals of the generated code.
+type locals struct {
+	m, src, fm, at, n, pb, a, w, ok, d1, s1, sok, b, cw, bw string
 }
 
 var _ gen.Feature = (*feature)(nil)
 
 func (f *feature) GenerateFile(file *protogen.File) bool {
-	return f.g.EachMessage(file, "copyin", f.message)
+	g := f.g
+	f.emitted = map[*gen.Shape]bool{}
+	f.blocks = map[*protogen.Message]string{}
+	f.l = locals{m: g.Local("m"), src: g.Local("src"), fm: g.Local("fm"), at: g.Local("at"), n: g.Local("n"),
+		pb: g.Local("pb"), a: g.Local("a"), w: g.Local("w"), ok: g.Local("ok"), d1: g.Local("d1"),
+		s1: g.Local("s1"), sok: g.Local("sok"), b: g.Local("b"), cw: g.Local("cw"), bw: g.Local("bw")}
+	return g.EachMessage(file, "copyin", f.message)
 }
 
 func (f *feature) message(mm *gen.Message) {
-	g := f.g
-	f.mm = mm
+	g, l := f.g, f.l
 	name := mm.GoIdent.GoName
+	schema := g.Schema(mm)
 	g.P("// CopyInFields copies the fields of src flagged in fm into m and returns how")
 	g.P("// many fields changed, so that 0 means m is unchanged. A nil src reads as an")
 	g.P("// empty message; a nil m does nothing and returns 0.")
@@ -95,101 +72,284 @@ func (f *feature) message(mm *gen.Message) {
 		g.P("// (replacing it: ", name, " does not enable list actions).")
 	}
 	g.P("// Fields with explicit presence and oneof members copy their presence. After")
-	g.P("// the call m shares no pointer, slice or map with src.")
-	g.P("func (m *", name, ") CopyInFields(src *", name, ", fm *", g.Fieldmap("FieldMap"), ") int {")
-	if len(mm.Roots) == 0 {
+	g.P("// the call m shares no pointer, slice or map with src. fm must be a map of")
+	g.P("// ", name, " or bound to no schema: a map of another message panics.")
+	g.P("func (", l.m, " *", name, ") CopyInFields(", l.src, " *", name, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ") int {")
+	g.P(l.b, " := ", l.fm, ".Bind(", schema, ")")
+	g.P("if ", l.m, " == nil || ", l.b, " == nil {")
+	g.P("return 0")
+	g.P("}")
+	g.P("return ", f.call(mm.Shape, l.m, l.src, l.b, "0"))
+	g.P("}")
+	g.P()
+	f.emit(mm.Shape)
+}
+
+// call returns the call of the copy code of shape s.
+func (f *feature) call(s *gen.Shape, d, src, fm, at string) string {
+	name := f.g.MethodName(s, "copyin", "copyInAt")
+	if f.g.Owns(s, "copyin") {
+		return d + "." + name + "(" + src + ", " + fm + ", " + at + ")"
+	}
+	return name + "(" + d + ", " + src + ", " + fm + ", " + at + ")"
+}
+
+// emit emits the copy code of s and of the shapes below it that the file
+// must emit, each once.
+func (f *feature) emit(top *gen.Shape) {
+	top.Walk(func(s *gen.Shape) bool {
+		if f.emitted[s] {
+			return false
+		}
+		if s != top && f.g.Owns(s, "copyin") && s.Message.Desc.ParentFile() != f.g.File.Desc {
+			return false // a method of another file of the package
+		}
+		f.emitted[s] = true
+		f.shape(s)
+		return true
+	})
+}
+
+// shape emits the copy code of one shape.
+func (f *feature) shape(s *gen.Shape) {
+	g, l := f.g, f.l
+	typ := g.QualifiedGoIdent(s.Message.GoIdent)
+	name := g.MethodName(s, "copyin", "copyInAt")
+	block := f.block(s)
+	g.P("// ", name, " copies the fields of ", l.src, " flagged in ", l.fm, " into ", l.m, ", the first flag of")
+	g.P("// ", s.Message.Desc.Name(), " being number ", l.at, " of ", l.fm, "'s schema.")
+	if g.Owns(s, "copyin") {
+		g.P("func (", l.m, " *", typ, ") ", name, "(", l.src, " *", typ, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ", ", l.at, " int) int {")
+	} else {
+		g.P("func ", name, "(", l.m, ", ", l.src, " *", typ, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ", ", l.at, " int) int {")
+	}
+	if len(s.Fields) == 0 {
 		g.P("return 0")
 		g.P("}")
 		g.P()
 		return
 	}
-	g.P("if m == nil || fm.Count() == 0 {")
-	g.P("return 0")
-	g.P("}")
-	g.P("n := 0")
-	f.declareBlock(mm.Roots, 0)
-	for _, fl := range mm.Roots {
-		f.flag(fl, "m", "src", 0)
+	// The flags of the first 64 fields and sub-fields are read from two
+	// words; a shape no longer than that with none of them set is done.
+	g.P(l.cw, ", ", l.bw, " := ", l.fm, ".Windows(", l.at, ")")
+	if s.Size <= 64 {
+		g.P("if ", l.cw, "|", l.bw, " == 0 {")
+		g.P("return 0")
+		g.P("}")
 	}
-	g.P("return n")
+	g.P("if ", l.src, " == nil {")
+	g.P(l.src, " = new(", typ, ")")
+	g.P("}")
+	g.P(l.n, " := 0")
+	if block != "" {
+		g.P("var ", l.pb, " *", block)
+	}
+	for _, sf := range s.Fields {
+		f.field(sf, block)
+	}
+	g.P("return ", l.n)
 	g.P("}")
 	g.P()
 }
 
-// flag emits the code for one flag: d is the (non-nil) destination message
-// holding the field, s the possibly nil source message, depth the nesting
-// level of d (0 for the receiver), used to name locals.
-func (f *feature) flag(fl *gen.Flag, d, s string, depth int) {
-	g := f.g
-	q := strconv.Quote(fl.Flag)
-	switch fl.Kind {
+// block emits, once per message, the struct type holding every
+// explicit-presence scalar of s's message, when there are at least two: a
+// nil destination pointer is pointed into one such block (allocated on
+// first use) rather than at an allocation of its own, as Clone does. It
+// returns the type's name, or "".
+func (f *feature) block(s *gen.Shape) string {
+	if name, ok := f.blocks[s.Message]; ok {
+		return name
+	}
+	var ptrs []*protogen.Field
+	for _, sf := range s.Fields {
+		if gen.IsPointerScalar(sf.Field) {
+			ptrs = append(ptrs, sf.Field)
+		}
+	}
+	name := ""
+	if len(ptrs) >= 2 {
+		name = f.g.ShapeName(&gen.Shape{Message: s.Message}, "ptrs")
+		f.g.P("// ", name, " holds the explicit-presence scalars CopyInFields sets in a ", s.Message.Desc.Name(), ".")
+		f.g.P("type ", name, " struct {")
+		for _, fd := range ptrs {
+			f.g.P(slot(fd), " ", f.g.ElemType(fd))
+		}
+		f.g.P("}")
+		f.g.P()
+	}
+	f.blocks[s.Message] = name
+	return name
+}
+
+func slot(fd *protogen.Field) string { return "f" + strconv.Itoa(int(fd.Desc.Number())) }
+
+// id returns the expression of the number of the flag of sf.
+func (f *feature) id(sf *gen.ShapeField) string {
+	if sf.Off == 0 {
+		return f.l.at
+	}
+	return f.l.at + "+" + strconv.Itoa(sf.Off)
+}
+
+// has returns the expression of HasAt for the flag of sf (below: HasChildAt,
+// either: HasOrHasChildAt), from the windows when the flag is in them.
+func (f *feature) has(sf *gen.ShapeField, below, either bool) string {
+	l := f.l
+	if sf.Off < 64 {
+		bit := "1<<" + strconv.Itoa(sf.Off)
+		switch {
+		case either:
+			return "(" + l.cw + "|" + l.bw + ")&(" + bit + ") != 0"
+		case below:
+			return l.bw + "&(" + bit + ") != 0"
+		}
+		return l.cw + "&(" + bit + ") != 0"
+	}
+	switch {
+	case either:
+		return l.fm + ".HasOrHasChildAt(" + f.id(sf) + ")"
+	case below:
+		return l.fm + ".HasChildAt(" + f.id(sf) + ")"
+	}
+	return l.fm + ".HasAt(" + f.id(sf) + ")"
+}
+
+// field emits the code of one field.
+func (f *feature) field(sf *gen.ShapeField, block string) {
+	g, l := f.g, f.l
+	fd, id := sf.Field, f.id(sf)
+	switch sf.Kind {
 	case fieldmap.KindScalar:
-		g.P("if ", has(depth), "(", q, ") {")
-		f.unit(fl.Field, d, s, depth)
-		g.P("}")
-	case fieldmap.KindList, fieldmap.KindMap:
-		g.P("if ", hasOrChild(depth), "(", q, ") {")
-		if f.mm.ListActions {
-			g.P("switch fm.ListAction(", q, ") {")
-			g.P("case ", g.Fieldmap("Add"), ":")
-			f.action(fl.Field, d, s, "Add")
-			g.P("case ", g.Fieldmap("Remove"), ":")
-			f.action(fl.Field, d, s, "Remove")
-			g.P("default:")
-			f.replace(fl.Field, d, s, depth)
+		if gen.InOneof(fd) {
+			g.P("if ", f.has(sf, false, false), " {")
+			f.oneofUnit(fd)
+			g.P("}")
+			return
+		}
+		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
+		g.P("if ", f.has(sf, false, false), " && ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
+		if block != "" && gen.IsPointerScalar(fd) {
+			g.P("if ", sv, " == nil {")
+			g.P(dv, " = nil")
+			g.P("} else {")
+			g.P("if ", l.pb, " == nil {")
+			g.P(l.pb, " = new(", block, ")")
+			g.P("}")
+			g.P(l.pb, ".", slot(fd), " = *", sv)
+			g.P(dv, " = &", l.pb, ".", slot(fd))
 			g.P("}")
 		} else {
-			f.replace(fl.Field, d, s, depth)
+			g.P(dv, " = ", g.CloneExpr(fd, sv))
 		}
+		g.P(l.n, "++")
+		g.P("}")
+	case fieldmap.KindList, fieldmap.KindMap:
+		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
+		g.P("if ", f.has(sf, false, true), " {")
+		g.P("if ", l.a, " := ", l.fm, ".ListActionAt(", id, "); ", l.a, " != ", g.Fieldmap("Replace"), " {")
+		g.P(l.n, " += ", f.action(fd, "&"+dv, sv))
+		g.P("} else if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
+		g.P("if len(", sv, ") == 0 {")
+		g.P(dv, " = nil")
+		g.P("} else {")
+		g.P(dv, " = ", g.CloneExpr(fd, sv))
+		g.P("}")
+		g.P(l.n, "++")
+		g.P("}")
 		g.P("}")
 	case fieldmap.KindMessage:
-		g.P("if ", has(depth), "(", q, ") {")
-		f.unit(fl.Field, d, s, depth)
-		// Has was false: HasOrHasChild reduces to HasChild.
-		g.P("} else if fm.HasChild(", q, ") {")
-		f.recurse(fl, d, s, depth)
+		g.P("if ", f.has(sf, false, false), " {")
+		if gen.InOneof(fd) {
+			f.oneofUnit(fd)
+		} else {
+			dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
+			g.P("if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
+			g.P(dv, " = ", g.CloneExpr(fd, sv))
+			g.P(l.n, "++")
+			g.P("}")
+		}
+		g.P("} else if ", f.has(sf, true, false), " {")
+		f.recurse(sf)
 		g.P("}")
 	}
 }
 
-// has returns the FieldMap method that tests a flag at depth: below the
-// top level, code runs only when Has was false for the parent message flag,
-// so no ancestor is set and testing the flag itself is enough.
-func has(depth int) string {
-	if depth == 0 {
-		return "fm.Has"
-	}
-	return "fm.IsSet"
+// oneofUnit emits the copy of oneof member fd as one value, with presence.
+func (f *feature) oneofUnit(fd *protogen.Field) {
+	g, l := f.g, f.l
+	oneof, wrap := fd.Oneof.GoName, g.OneofWrapper(fd)
+	sv, dv := l.s1+"."+fd.GoName, l.d1+"."+fd.GoName
+	g.P("if ", l.s1, ", ", l.ok, " := ", l.src, ".", oneof, ".(", wrap, "); ", l.ok, " && ", l.s1, " != nil {")
+	g.P("if ", l.d1, ", ", l.ok, " := ", l.m, ".", oneof, ".(", wrap, "); !", l.ok, " || ", l.d1, " == nil || ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
+	g.P(l.m, ".", oneof, " = &", g.QualifiedGoIdent(fd.GoIdent), "{", fd.GoName, ": ", g.CloneExpr(fd, sv), "}")
+	g.P(l.n, "++")
+	g.P("}")
+	g.P("} else if ", l.d1, ", ", l.ok, " := ", l.m, ".", oneof, ".(", wrap, "); ", l.ok, " && ", l.d1, " != nil {")
+	g.P(l.m, ".", oneof, " = nil")
+	g.P(l.n, "++")
+	g.P("}")
 }
 
-// hasOrChild is has for HasOrHasChild.
-func hasOrChild(depth int) string {
-	if depth == 0 {
-		return "fm.HasOrHasChild"
+// recurse emits the copy of the flagged fields below message field sf when
+// only flags below it are set.
+func (f *feature) recurse(sf *gen.ShapeField) {
+	g, l := f.g, f.l
+	fd := sf.Field
+	typ := g.QualifiedGoIdent(fd.Message.GoIdent)
+	next := l.at + "+" + strconv.Itoa(sf.Off+1)
+	if !gen.InOneof(fd) {
+		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
+		g.P("if ", dv, " != nil || ", sv, " != nil {")
+		g.P("if ", dv, " == nil {")
+		g.P(dv, " = new(", typ, ")")
+		g.P(l.n, "++")
+		g.P("}")
+		g.P(l.n, " += ", f.call(sf.Sub, dv, sv, l.fm, next))
+		g.P("}")
+		return
 	}
-	return "fm.IsSetOrHasChild"
+	oneof, wrap := fd.Oneof.GoName, g.OneofWrapper(fd)
+	g.P("var ", l.s1, " *", typ)
+	g.P(l.sok, " := false")
+	g.P("if ", l.w, ", ", l.ok, " := ", l.src, ".", oneof, ".(", wrap, "); ", l.ok, " && ", l.w, " != nil {")
+	g.P(l.s1, ", ", l.sok, " = ", l.w, ".", fd.GoName, ", true")
+	g.P("}")
+	g.P("var ", l.d1, " *", typ)
+	g.P("if ", l.w, ", ", l.ok, " := ", l.m, ".", oneof, ".(", wrap, "); ", l.ok, " && ", l.w, " != nil {")
+	g.P("if ", l.w, ".", fd.GoName, " == nil {")
+	g.P(l.w, ".", fd.GoName, " = new(", typ, ")")
+	g.P("}")
+	g.P(l.d1, " = ", l.w, ".", fd.GoName)
+	g.P("} else if ", l.sok, " {")
+	g.P(l.d1, " = new(", typ, ")")
+	g.P(l.m, ".", oneof, " = &", g.QualifiedGoIdent(fd.GoIdent), "{", fd.GoName, ": ", l.d1, "}")
+	g.P(l.n, "++")
+	g.P("}")
+	g.P("if ", l.d1, " != nil {")
+	g.P(l.n, " += ", f.call(sf.Sub, l.d1, l.s1, l.fm, next))
+	g.P("}")
 }
 
-// guarded reports whether field fd must be read from a possibly nil message
-// through a nil check rather than its getter: explicit-presence scalars and
-// bytes, whose getters return the value (or the default) rather than the
-// presence.
-func guarded(fd *protogen.Field) bool {
-	return gen.IsPointerScalar(fd) ||
-		(fd.Desc.Kind() == protoreflect.BytesKind && fd.Desc.HasPresence() && !gen.InOneof(fd) && !fd.Desc.IsList())
-}
-
-// readSrc emits, when needed, a local holding field fd of the possibly nil
-// message s, and returns an expression for its value.
-func (f *feature) readSrc(fd *protogen.Field, s, local string) string {
-	if !guarded(fd) {
-		return s + ".Get" + fd.GoName + "()"
+// action returns the call applying the list action of fm to a list or map
+// field, dst being the address of the destination field.
+func (f *feature) action(fd *protogen.Field, dst, src string) string {
+	g, l := f.g, f.l
+	kind := "List"
+	if fd.Desc.IsMap() {
+		kind = "Map"
 	}
-	f.g.P("var ", local, " ", f.g.FieldType(fd))
-	f.g.P("if ", s, " != nil {")
-	f.g.P(local, " = ", s, ".", fd.GoName)
-	f.g.P("}")
-	return local
+	eq, clone := g.ElemEqualFunc(fd), g.ElemCloneFunc(fd)
+	if eq == "" && clone == "" {
+		return g.Fieldmap("Apply"+kind) + "(" + l.a + ", " + dst + ", " + src + ")"
+	}
+	if eq == "" {
+		eq = "func(x, y " + g.ElemType(fd) + ") bool { return x == y }"
+	}
+	if clone == "" {
+		clone = "nil"
+	}
+	return g.Fieldmap("Apply"+kind+"Func") + "(" + l.a + ", " + dst + ", " + src + ", " + eq + ", " + clone + ")"
 }
 
 // notExpr negates a boolean expression from gen.EqualExpr / gen.SameExpr.
@@ -198,135 +358,4 @@ func notExpr(expr, a, b string) string {
 		return a + " != " + b
 	}
 	return "!" + expr
-}
-
-// unit emits the copy of a KindScalar field, or of a whole sub-message, with
-// its presence.
-func (f *feature) unit(fd *protogen.Field, d, s string, depth int) {
-	g := f.g
-	if gen.InOneof(fd) {
-		oneof, wrap := fd.Oneof.GoName, g.OneofWrapper(fd)
-		sw, dw := "sw"+strconv.Itoa(depth), "dw"+strconv.Itoa(depth)
-		g.P("if ", sw, ", ok := ", s, ".Get", oneof, "().(", wrap, "); ok && ", sw, " != nil {")
-		sv, dv := sw+"."+fd.GoName, dw+"."+fd.GoName
-		g.P("if ", dw, ", ok := ", d, ".", oneof, ".(", wrap, "); !ok || ", dw, " == nil || ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
-		g.P(d, ".", oneof, " = &", g.QualifiedGoIdent(fd.GoIdent), "{", fd.GoName, ": ", g.CloneExpr(fd, sv), "}")
-		g.P("n++")
-		g.P("}")
-		g.P("} else if ", dw, ", ok := ", d, ".", oneof, ".(", wrap, "); ok && ", dw, " != nil {")
-		g.P(d, ".", oneof, " = nil")
-		g.P("n++")
-		g.P("}")
-		return
-	}
-	sv := f.readSrc(fd, s, "sv"+strconv.Itoa(depth))
-	dv := d + "." + fd.GoName
-	g.P("if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
-	if b := f.blocks[depth]; b != nil && b.slots[fd] != "" {
-		g.P("if ", sv, " == nil {")
-		g.P(dv, " = nil")
-		g.P("} else {")
-		g.P("if ", b.name, " == nil {")
-		g.P(b.name, " = new(", b.typ, ")")
-		g.P("}")
-		g.P(b.name, ".", b.slots[fd], " = *", sv)
-		g.P(dv, " = &", b.name, ".", b.slots[fd])
-		g.P("}")
-	} else {
-		g.P(dv, " = ", g.CloneExpr(fd, sv))
-	}
-	g.P("n++")
-	g.P("}")
-}
-
-// replace emits the Replace action of a list or map field: m's field becomes
-// a deep copy of src's, nil when src's is empty.
-func (f *feature) replace(fd *protogen.Field, d, s string, depth int) {
-	g := f.g
-	sv := "sv" + strconv.Itoa(depth)
-	dv := d + "." + fd.GoName
-	g.P("if ", sv, " := ", s, ".Get", fd.GoName, "(); ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
-	g.P("if len(", sv, ") == 0 {")
-	g.P(dv, " = nil")
-	g.P("} else {")
-	g.P(dv, " = ", g.CloneExpr(fd, sv))
-	g.P("}")
-	g.P("n++")
-	g.P("}")
-}
-
-// action emits the Add or Remove action of a list or map field.
-func (f *feature) action(fd *protogen.Field, d, s, act string) {
-	g := f.g
-	kind := "List"
-	if fd.Desc.IsMap() {
-		kind = "Map"
-	}
-	args := "&" + d + "." + fd.GoName + ", " + s + ".Get" + fd.GoName + "()"
-	eq, clone := g.ElemEqualFunc(fd), g.ElemCloneFunc(fd)
-	switch {
-	case act == "Remove" && kind == "Map":
-		g.P("n += ", g.Fieldmap("RemoveMap"), "(", args, ")")
-	case eq == "" && clone == "":
-		g.P("n += ", g.Fieldmap(act+kind), "(", args, ")")
-	case act == "Remove":
-		if eq == "" {
-			g.P("n += ", g.Fieldmap("RemoveList"), "(", args, ")")
-		} else {
-			g.P("n += ", g.Fieldmap("RemoveListFunc"), "(", args, ", ", eq, ")")
-		}
-	default:
-		if eq == "" {
-			// Comparable with == yet copied by a func: not produced by the
-			// value helpers today, handled for completeness.
-			eq = "func(a, b " + g.ElemType(fd) + ") bool { return a == b }"
-		}
-		if clone == "" {
-			clone = "nil"
-		}
-		g.P("n += ", g.Fieldmap(act+kind+"Func"), "(", args, ", ", eq, ", ", clone, ")")
-	}
-}
-
-// recurse emits the copy of the flagged fields below message field fl when
-// only flags below it are set.
-func (f *feature) recurse(fl *gen.Flag, d, s string, depth int) {
-	g := f.g
-	fd := fl.Field
-	typ := g.QualifiedGoIdent(fd.Message.GoIdent)
-	d1, s1 := "d"+strconv.Itoa(depth+1), "s"+strconv.Itoa(depth+1)
-	if gen.InOneof(fd) {
-		oneof, wrap := fd.Oneof.GoName, g.OneofWrapper(fd)
-		sok := "sok" + strconv.Itoa(depth+1)
-		g.P("var ", s1, " *", typ)
-		g.P(sok, " := false")
-		g.P("if w, ok := ", s, ".Get", oneof, "().(", wrap, "); ok && w != nil {")
-		g.P(s1, ", ", sok, " = w.", fd.GoName, ", true")
-		g.P("}")
-		g.P("var ", d1, " *", typ)
-		g.P("if w, ok := ", d, ".", oneof, ".(", wrap, "); ok && w != nil {")
-		g.P("if w.", fd.GoName, " == nil {")
-		g.P("w.", fd.GoName, " = &", typ, "{}")
-		g.P("}")
-		g.P(d1, " = w.", fd.GoName)
-		g.P("} else if ", sok, " {")
-		g.P(d1, " = &", typ, "{}")
-		g.P(d, ".", oneof, " = &", g.QualifiedGoIdent(fd.GoIdent), "{", fd.GoName, ": ", d1, "}")
-		g.P("n++")
-		g.P("}")
-		g.P("if ", d1, " != nil {")
-	} else {
-		g.P("if ", d1, ", ", s1, " := ", d, ".", fd.GoName, ", ", s, ".Get", fd.GoName, "(); ", d1, " != nil || ", s1, " != nil {")
-		g.P("if ", d1, " == nil {")
-		g.P(d1, " = &", typ, "{}")
-		g.P(d, ".", fd.GoName, " = ", d1)
-		g.P("n++")
-		g.P("}")
-	}
-	f.declareBlock(fl.Children, depth+1)
-	for _, c := range fl.Children {
-		f.flag(c, d1, s1, depth+1)
-	}
-	delete(f.blocks, depth+1)
-	g.P("}")
 }

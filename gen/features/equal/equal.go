@@ -7,8 +7,8 @@
 // NaN equals NaN; presence matters (a nil sub-message differs from an empty
 // one, an implicit-presence float holding -0 differs from +0); nil and empty
 // lists, maps and implicit-presence bytes are equal; unknown fields compare
-// as proto.Equal compares them. Messages with extension ranges use
-// proto.Equal.
+// as proto.Equal compares them. Extensions are compared by
+// fieldmap.EqualExtensions.
 package equal
 
 import (
@@ -47,70 +47,64 @@ func isSetFunc(o *protogen.Oneof) string { return "_" + o.GoIdent.GoName + "_isS
 
 func (f *feature) message(mm *gen.Message) {
 	g := f.g
+	m, o, a, b, ok := g.Local("m"), g.Local("o"), g.Local("a"), g.Local("b"), g.Local("ok")
 	name := mm.GoIdent.GoName
-	if gen.HasExtensionRanges(mm.Message) {
-		g.P("// Equal reports whether m and o are equal, extensions included; nil")
-		g.P("// equals only nil. ", name, " can carry extensions, so Equal is")
-		g.P("// proto.Equal.")
-		g.P("func (m *", name, ") Equal(o *", name, ") bool {")
-		g.P("if m == nil || o == nil {")
-		g.P("return m == nil && o == nil")
-		g.P("}")
-		g.P("return ", g.Ident(gen.ProtoPackage, "Equal"), "(m, o)")
-		g.P("}")
-		g.P()
-		return
-	}
 	g.P("// Equal reports whether m and o are equal under proto.Equal's rules: NaN")
 	g.P("// equals NaN, presence matters, nil and empty lists, maps and bytes without")
 	g.P("// presence are equal, unknown fields must match. nil equals only nil.")
-	g.P("func (m *", name, ") Equal(o *", name, ") bool {")
-	g.P("if m == nil || o == nil {")
-	g.P("return m == nil && o == nil")
+	g.P("func (", m, " *", name, ") Equal(", o, " *", name, ") bool {")
+	g.P("if ", m, " == nil || ", o, " == nil {")
+	g.P("return ", m, " == nil && ", o, " == nil")
 	g.P("}")
-	g.P("if m == o {")
+	g.P("if ", m, " == ", o, " {")
 	g.P("return true")
 	g.P("}")
 	for _, fd := range mm.Fields {
 		if gen.InOneof(fd) {
 			continue
 		}
-		f.notEqualReturn(fd, "m."+fd.GoName, "o."+fd.GoName)
+		f.notEqualReturn(fd, m+"."+fd.GoName, o+"."+fd.GoName)
 	}
-	for _, o := range oneofs(mm) {
-		g.P("switch a := m.", o.GoName, ".(type) {")
-		for _, fd := range o.Fields {
+	for _, of := range oneofs(mm) {
+		g.P("switch ", a, " := ", m, ".", of.GoName, ".(type) {")
+		for _, fd := range of.Fields {
 			g.P("case ", g.OneofWrapper(fd), ":")
-			g.P("if b, ok := o.", o.GoName, ".(", g.OneofWrapper(fd), "); ok && a != nil && b != nil {")
+			g.P("if ", b, ", ", ok, " := ", o, ".", of.GoName, ".(", g.OneofWrapper(fd), "); ", ok, " && ", a, " != nil && ", b, " != nil {")
 			if gen.IsMessage(fd) {
 				// The runtime reads a nil message in a wrapper as empty.
-				g.P("if !", g.Fieldmap("EqualElem"), "(a.", fd.GoName, ", b.", fd.GoName, ", ", f.messageEqualFunc(fd.Message), ") {")
+				g.P("if !", g.Fieldmap("EqualElem"), "(", a, ".", fd.GoName, ", ", b, ".", fd.GoName, ", ", f.messageEqualFunc(fd.Message), ") {")
 				g.P("return false")
 				g.P("}")
 			} else {
-				f.notEqualReturn(fd, "a."+fd.GoName, "b."+fd.GoName)
+				f.notEqualReturn(fd, a+"."+fd.GoName, b+"."+fd.GoName)
 			}
-			g.P("} else if a != nil || ", isSetFunc(o), "(o.", o.GoName, ") {")
+			g.P("} else if ", a, " != nil || ", isSetFunc(of), "(", o, ".", of.GoName, ") {")
 			g.P("return false")
 			g.P("}")
 		}
 		g.P("default:")
-		g.P("if ", isSetFunc(o), "(o.", o.GoName, ") {")
+		g.P("if ", isSetFunc(of), "(", o, ".", of.GoName, ") {")
 		g.P("return false")
 		g.P("}")
 		g.P("}")
 	}
-	g.P("return ", g.Fieldmap("EqualUnknown"), "(m.unknownFields, o.unknownFields)")
+	if gen.HasExtensionRanges(mm.Message) {
+		g.P("if (len(", m, ".extensionFields) > 0 || len(", o, ".extensionFields) > 0) && !", g.Fieldmap("EqualExtensions"), "(", m, ", ", o, ") {")
+		g.P("return false")
+		g.P("}")
+	}
+	g.P("return string(", m, ".unknownFields) == string(", o, ".unknownFields) || ", g.Fieldmap("EqualUnknown"), "(", m, ".unknownFields, ", o, ".unknownFields)")
 	g.P("}")
 	g.P()
-	for _, o := range oneofs(mm) {
-		g.P("// ", isSetFunc(o), " reports whether oneof ", o.Desc.Name(), " of ", name, " holds a member: a")
+	for _, of := range oneofs(mm) {
+		x := g.Local("x")
+		g.P("// ", isSetFunc(of), " reports whether oneof ", of.Desc.Name(), " of ", name, " holds a member: a")
 		g.P("// typed nil wrapper holds none.")
-		g.P("func ", isSetFunc(o), "(x is", o.GoIdent.GoName, ") bool {")
-		g.P("switch x := x.(type) {")
-		for _, fd := range o.Fields {
+		g.P("func ", isSetFunc(of), "(", x, " is", of.GoIdent.GoName, ") bool {")
+		g.P("switch ", x, " := ", x, ".(type) {")
+		for _, fd := range of.Fields {
 			g.P("case ", g.OneofWrapper(fd), ":")
-			g.P("return x != nil")
+			g.P("return ", x, " != nil")
 		}
 		g.P("}")
 		g.P("return false")
@@ -162,6 +156,20 @@ func (f *feature) equalExpr(fd *protogen.Field, a, b string) string {
 // fd, differ.
 func (f *feature) notEqualReturn(fd *protogen.Field, a, b string) {
 	g := f.g
+	if fd.Desc.IsList() && gen.IsMessage(fd) && f.local(fd.Message) {
+		// An inline loop: no function value per element. A nil element
+		// reads as an empty message.
+		i, x, y := g.Local("i"), g.Local("x"), g.Local("y")
+		g.P("if len(", a, ") != len(", b, ") {")
+		g.P("return false")
+		g.P("}")
+		g.P("for ", i, ", ", x, " := range ", a, " {")
+		g.P("if ", y, " := ", b, "[", i, "]; ", x, " != ", y, " && (", x, " == nil || ", y, " == nil || !", x, ".Equal(", y, ")) && !", g.Fieldmap("EqualElem"), "(", x, ", ", y, ", ", f.messageEqualFunc(fd.Message), ") {")
+		g.P("return false")
+		g.P("}")
+		g.P("}")
+		return
+	}
 	expr := f.equalExpr(fd, a, b)
 	if expr == a+" == "+b {
 		g.P("if ", a, " != ", b, " {")
@@ -179,8 +187,11 @@ func (f *feature) messageEqualFunc(msg *protogen.Message) string {
 	if name := wellKnown[msg.Desc.FullName()]; name != "" && gen.IsWellKnown(msg) {
 		return g.Fieldmap("Equal" + name)
 	}
-	if g.Model.Generates(msg, "equal") && !gen.HasExtensionRanges(msg) {
+	if f.local(msg) {
 		return "(" + g.MessageType(msg) + ").Equal"
 	}
 	return g.Fieldmap("Equal") + "[" + g.MessageType(msg) + "]"
 }
+
+// local reports whether msg has a generated Equal method.
+func (f *feature) local(msg *protogen.Message) bool { return f.g.Model.Generates(msg, "equal") }

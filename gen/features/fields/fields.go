@@ -26,6 +26,9 @@ func (f *feature) message(mm *gen.Message) {
 	name := mm.GoIdent.GoName
 	if len(mm.Flags) > 0 {
 		g.P("// Field flags of ", name, ": dot-joined field numbers from ", name, ".")
+		if deep(mm) {
+			g.P("// Flags more than ", gen.MaxConstDepth, " levels deep have no constant.")
+		}
 		g.P("const (")
 		for _, fl := range mm.Flags {
 			g.P(fl.Const, " = ", `"`, fl.Flag, `" // `, fl.Path)
@@ -33,17 +36,11 @@ func (f *feature) message(mm *gen.Message) {
 		g.P(")")
 		g.P()
 	}
+	schema := g.Schema(mm)
 	g.P("// ", name, "AllFields lists the leaf flags of ", name, ": together they")
 	g.P("// select every field.")
-	g.P("var ", name, "AllFields = []string{")
-	for _, fl := range mm.Flags {
-		if fl.Leaf {
-			g.P(fl.Const, ",")
-		}
-	}
-	g.P("}")
+	g.P("var ", name, "AllFields = ", g.Ident(gen.SlicesPackage, "Clone"), "(", schema, ".Leaves())")
 	g.P()
-	schema := g.Schema(mm)
 	g.P("// FieldSchema returns the field flags of ", name, ".")
 	g.P("func (*", name, ") FieldSchema() *", g.Fieldmap("Schema"), " { return ", schema, " }")
 	g.P()
@@ -53,4 +50,23 @@ func (f *feature) message(mm *gen.Message) {
 	g.P("return ", schema, ".New(flags...)")
 	g.P("}")
 	g.P()
+}
+
+// deep reports whether mm has flags deeper than gen.MaxConstDepth.
+func deep(mm *gen.Message) bool {
+	depth := 0
+	var walk func(s *gen.Shape, d int)
+	walk = func(s *gen.Shape, d int) {
+		depth = max(depth, d)
+		if depth > gen.MaxConstDepth {
+			return
+		}
+		for _, f := range s.Fields {
+			if f.Sub != nil {
+				walk(f.Sub, d+1)
+			}
+		}
+	}
+	walk(mm.Shape, 1)
+	return depth > gen.MaxConstDepth
 }

@@ -69,7 +69,7 @@ func (f *feature) message(mm *gen.Message) {
 	g.P("if m == nil {")
 	g.P("return nil")
 	g.P("}")
-	if g.Model.Generates(mm.Message, "clone") && !gen.HasExtensionRanges(mm.Message) {
+	if g.Model.Generates(mm.Message, "clone") {
 		g.P("c := m.Clone()")
 	} else {
 		g.P("c := ", g.Fieldmap("Clone"), "(m)")

@@ -24,17 +24,16 @@ const (
 	SiteKeyFieldName         = "2" // name
 )
 
+var _SiteKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _SiteKey_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.SiteKey", _SiteKey_shape, false)
+
 // SiteKeyAllFields lists the leaf flags of SiteKey: together they
 // select every field.
-var SiteKeyAllFields = []string{
-	SiteKeyFieldOrganization,
-	SiteKeyFieldName,
-}
-
-var _SiteKey_fieldSchema = fieldmap.NewSchema("gogocompat.v1.SiteKey", []fieldmap.Field{
-	{Flag: "1", Path: "organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SiteKeyAllFields = slices.Clone(_SiteKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SiteKey.
 func (*SiteKey) FieldSchema() *fieldmap.Schema { return _SiteKey_fieldSchema }
@@ -52,19 +51,17 @@ const (
 	LocationFieldSince     = "3" // since
 )
 
+var _Location_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude"},
+	{Number: 2, Name: "longitude"},
+	{Number: 3, Name: "since"},
+}}
+
+var _Location_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Location", _Location_shape, false)
+
 // LocationAllFields lists the leaf flags of Location: together they
 // select every field.
-var LocationAllFields = []string{
-	LocationFieldLatitude,
-	LocationFieldLongitude,
-	LocationFieldSince,
-}
-
-var _Location_fieldSchema = fieldmap.NewSchema("gogocompat.v1.Location", []fieldmap.Field{
-	{Flag: "1", Path: "latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "since", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var LocationAllFields = slices.Clone(_Location_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Location.
 func (*Location) FieldSchema() *fieldmap.Schema { return _Location_fieldSchema }
@@ -82,19 +79,17 @@ const (
 	ResourcesFieldLabels = "3" // labels
 )
 
+var _Resources_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "ram"},
+	{Number: 2, Name: "vcpus"},
+	{Number: 3, Name: "labels", Kind: fieldmap.KindMap},
+}}
+
+var _Resources_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Resources", _Resources_shape, false)
+
 // ResourcesAllFields lists the leaf flags of Resources: together they
 // select every field.
-var ResourcesAllFields = []string{
-	ResourcesFieldRam,
-	ResourcesFieldVcpus,
-	ResourcesFieldLabels,
-}
-
-var _Resources_fieldSchema = fieldmap.NewSchema("gogocompat.v1.Resources", []fieldmap.Field{
-	{Flag: "1", Path: "ram", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "labels", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var ResourcesAllFields = slices.Clone(_Resources_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Resources.
 func (*Resources) FieldSchema() *fieldmap.Schema { return _Resources_fieldSchema }
@@ -112,19 +107,17 @@ const (
 	StatusFieldMessages = "3" // messages
 )
 
+var _Status_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_name"},
+	{Number: 2, Name: "step"},
+	{Number: 3, Name: "messages", Kind: fieldmap.KindList},
+}}
+
+var _Status_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Status", _Status_shape, false)
+
 // StatusAllFields lists the leaf flags of Status: together they
 // select every field.
-var StatusAllFields = []string{
-	StatusFieldTaskName,
-	StatusFieldStep,
-	StatusFieldMessages,
-}
-
-var _Status_fieldSchema = fieldmap.NewSchema("gogocompat.v1.Status", []fieldmap.Field{
-	{Flag: "1", Path: "task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "messages", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var StatusAllFields = slices.Clone(_Status_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Status.
 func (*Status) FieldSchema() *fieldmap.Schema { return _Status_fieldSchema }
@@ -170,67 +163,28 @@ const (
 	SiteFieldRevision          = "14"   // revision
 )
 
+var _Site_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _SiteKey_shape},
+	{Number: 2, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape},
+	{Number: 3, Name: "power"},
+	{Number: 4, Name: "labels", Kind: fieldmap.KindMap},
+	{Number: 5, Name: "flavors", Kind: fieldmap.KindList, Sub: _Resources_shape},
+	{Number: 6, Name: "quota", Kind: fieldmap.KindMessage, Sub: _Resources_shape},
+	{Number: 7, Name: "timeout"},
+	{Number: 8, Name: "kubeconfig"},
+	{Number: 9, Name: "vm", Kind: fieldmap.KindMessage, Sub: _Resources_shape},
+	{Number: 10, Name: "cert"},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _Status_shape},
+	{Number: 12, Name: "pools", Kind: fieldmap.KindMap},
+	{Number: 13, Name: "history", Kind: fieldmap.KindList},
+	{Number: 14, Name: "revision"},
+}}
+
+var _Site_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Site", _Site_shape, false)
+
 // SiteAllFields lists the leaf flags of Site: together they
 // select every field.
-var SiteAllFields = []string{
-	SiteFieldKeyOrganization,
-	SiteFieldKeyName,
-	SiteFieldLocationLatitude,
-	SiteFieldLocationLongitude,
-	SiteFieldLocationSince,
-	SiteFieldPower,
-	SiteFieldLabels,
-	SiteFieldFlavors,
-	SiteFieldQuotaRam,
-	SiteFieldQuotaVcpus,
-	SiteFieldQuotaLabels,
-	SiteFieldTimeout,
-	SiteFieldKubeconfig,
-	SiteFieldVmRam,
-	SiteFieldVmVcpus,
-	SiteFieldVmLabels,
-	SiteFieldCert,
-	SiteFieldStatusTaskName,
-	SiteFieldStatusStep,
-	SiteFieldStatusMessages,
-	SiteFieldPools,
-	SiteFieldHistory,
-	SiteFieldRevision,
-}
-
-var _Site_fieldSchema = fieldmap.NewSchema("gogocompat.v1.Site", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "location.since", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "power", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "labels", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5.1", Path: "flavors.ram", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "5.2", Path: "flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "5.3", Path: "flavors.labels", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "6", Path: "quota", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1", Path: "quota.ram", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2", Path: "quota.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.3", Path: "quota.labels", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "vm", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "9.1", Path: "vm.ram", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.2", Path: "vm.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.3", Path: "vm.labels", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "cert", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "11.1", Path: "status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.2", Path: "status.step", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11.3", Path: "status.messages", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "pools", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "history", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SiteAllFields = slices.Clone(_Site_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Site.
 func (*Site) FieldSchema() *fieldmap.Schema { return _Site_fieldSchema }
@@ -404,7 +358,7 @@ func (m *SiteKey) Equal(o *SiteKey) bool {
 	if m.Name != o.Name {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -426,7 +380,7 @@ func (m *Location) Equal(o *Location) bool {
 	if !fieldmap.EqualTimestamp(m.Since, o.Since) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -448,7 +402,7 @@ func (m *Resources) Equal(o *Resources) bool {
 	if !maps.Equal(m.Labels, o.Labels) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -470,7 +424,7 @@ func (m *Status) Equal(o *Status) bool {
 	if !slices.Equal(m.Messages, o.Messages) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -495,8 +449,13 @@ func (m *Site) Equal(o *Site) bool {
 	if !maps.Equal(m.Labels, o.Labels) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, (*Resources).Equal) {
+	if len(m.Flavors) != len(o.Flavors) {
 		return false
+	}
+	for i, x := range m.Flavors {
+		if y := o.Flavors[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Resources).Equal) {
+			return false
+		}
 	}
 	if !m.Quota.Equal(o.Quota) {
 		return false
@@ -541,7 +500,7 @@ func (m *Site) Equal(o *Site) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _Site_Platform_isSet reports whether oneof platform of Site holds a member: a
@@ -565,23 +524,34 @@ func _Site_Platform_isSet(x isSite_Platform) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: SiteKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// SiteKey or bound to no schema: a map of another message panics.
 func (m *SiteKey) CopyInFields(src *SiteKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_SiteKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Organization != src.GetOrganization() {
-			m.Organization = src.GetOrganization()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// SiteKey being number at of fm's schema.
+func (m *SiteKey) copyInAt(src *SiteKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if src == nil {
+		src = new(SiteKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -595,29 +565,38 @@ func (m *SiteKey) CopyInFields(src *SiteKey, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Location does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Location or bound to no schema: a map of another message panics.
 func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Location_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Location being number at of fm's schema.
+func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Location)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !fieldmap.SameFloat64(m.Latitude, src.GetLatitude()) {
-			m.Latitude = src.GetLatitude()
-			n++
-		}
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+		m.Latitude = src.Latitude
+		n++
 	}
-	if fm.Has("2") {
-		if !fieldmap.SameFloat64(m.Longitude, src.GetLongitude()) {
-			m.Longitude = src.GetLongitude()
-			n++
-		}
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+		m.Longitude = src.Longitude
+		n++
 	}
-	if fm.Has("3") {
-		if !fieldmap.Equal(m.Since, src.GetSince()) {
-			m.Since = fieldmap.Clone(src.GetSince())
-			n++
-		}
+	if cw&(1<<2) != 0 && !fieldmap.Equal(m.Since, src.Since) {
+		m.Since = fieldmap.Clone(src.Since)
+		n++
 	}
 	return n
 }
@@ -631,30 +610,43 @@ func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Resources does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Resources or bound to no schema: a map of another message panics.
 func (m *Resources) CopyInFields(src *Resources, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Resources_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Resources being number at of fm's schema.
+func (m *Resources) copyInAt(src *Resources, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Resources)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Ram != src.GetRam() {
-			m.Ram = src.GetRam()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Ram != src.Ram {
+		m.Ram = src.Ram
+		n++
 	}
-	if fm.Has("2") {
-		if m.Vcpus != src.GetVcpus() {
-			m.Vcpus = src.GetVcpus()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetLabels(); !maps.Equal(m.Labels, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
+		} else if !maps.Equal(m.Labels, src.Labels) {
+			if len(src.Labels) == 0 {
 				m.Labels = nil
 			} else {
-				m.Labels = maps.Clone(sv0)
+				m.Labels = maps.Clone(src.Labels)
 			}
 			n++
 		}
@@ -671,30 +663,43 @@ func (m *Resources) CopyInFields(src *Resources, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Status does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Status or bound to no schema: a map of another message panics.
 func (m *Status) CopyInFields(src *Status, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Status_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Status being number at of fm's schema.
+func (m *Status) copyInAt(src *Status, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Status)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.TaskName != src.GetTaskName() {
-			m.TaskName = src.GetTaskName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.TaskName != src.TaskName {
+		m.TaskName = src.TaskName
+		n++
 	}
-	if fm.Has("2") {
-		if m.Step != src.GetStep() {
-			m.Step = src.GetStep()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Step != src.Step {
+		m.Step = src.Step
+		n++
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetMessages(); !slices.Equal(m.Messages, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Messages, src.Messages)
+		} else if !slices.Equal(m.Messages, src.Messages) {
+			if len(src.Messages) == 0 {
 				m.Messages = nil
 			} else {
-				m.Messages = slices.Clone(sv0)
+				m.Messages = slices.Clone(src.Messages)
 			}
 			n++
 		}
@@ -711,268 +716,188 @@ func (m *Status) CopyInFields(src *Status, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Site does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Site or bound to no schema: a map of another message panics.
 func (m *Site) CopyInFields(src *Site, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Site_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Site being number at of fm's schema.
+func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Site)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &SiteKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(SiteKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if !m.Location.Equal(src.GetLocation()) {
-			m.Location = src.GetLocation().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.Location.Equal(src.Location) {
+			m.Location = src.Location.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Location, src.GetLocation(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Location{}
-				m.Location = d1
+	} else if bw&(1<<3) != 0 {
+		if m.Location != nil || src.Location != nil {
+			if m.Location == nil {
+				m.Location = new(Location)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if !fieldmap.SameFloat64(d1.Latitude, s1.GetLatitude()) {
-					d1.Latitude = s1.GetLatitude()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if !fieldmap.SameFloat64(d1.Longitude, s1.GetLongitude()) {
-					d1.Longitude = s1.GetLongitude()
-					n++
-				}
-			}
-			if fm.IsSet("2.3") {
-				if !fieldmap.Equal(d1.Since, s1.GetSince()) {
-					d1.Since = fieldmap.Clone(s1.GetSince())
-					n++
-				}
-			}
+			n += m.Location.copyInAt(src.Location, fm, at+4)
 		}
 	}
-	if fm.Has("3") {
-		if m.Power != src.GetPower() {
-			m.Power = src.GetPower()
-			n++
-		}
+	if cw&(1<<7) != 0 && m.Power != src.Power {
+		m.Power = src.Power
+		n++
 	}
-	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetLabels(); !maps.Equal(m.Labels, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
+		} else if !maps.Equal(m.Labels, src.Labels) {
+			if len(src.Labels) == 0 {
 				m.Labels = nil
 			} else {
-				m.Labels = maps.Clone(sv0)
+				m.Labels = maps.Clone(src.Labels)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("5") {
-		if sv0 := src.GetFlavors(); !fieldmap.EqualMessageListFunc(m.Flavors, sv0, (*Resources).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<9) != 0 {
+		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*Resources).Equal, (*Resources).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*Resources).Equal) {
+			if len(src.Flavors) == 0 {
 				m.Flavors = nil
 			} else {
-				m.Flavors = fieldmap.CloneListFunc(sv0, (*Resources).Clone)
+				m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*Resources).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("6") {
-		if !m.Quota.Equal(src.GetQuota()) {
-			m.Quota = src.GetQuota().Clone()
+	if cw&(1<<13) != 0 {
+		if !m.Quota.Equal(src.Quota) {
+			m.Quota = src.Quota.Clone()
 			n++
 		}
-	} else if fm.HasChild("6") {
-		if d1, s1 := m.Quota, src.GetQuota(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Resources{}
-				m.Quota = d1
+	} else if bw&(1<<13) != 0 {
+		if m.Quota != nil || src.Quota != nil {
+			if m.Quota == nil {
+				m.Quota = new(Resources)
 				n++
 			}
-			if fm.IsSet("6.1") {
-				if d1.Ram != s1.GetRam() {
-					d1.Ram = s1.GetRam()
-					n++
-				}
-			}
-			if fm.IsSet("6.2") {
-				if d1.Vcpus != s1.GetVcpus() {
-					d1.Vcpus = s1.GetVcpus()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("6.3") {
-				if sv1 := s1.GetLabels(); !maps.Equal(d1.Labels, sv1) {
-					if len(sv1) == 0 {
-						d1.Labels = nil
-					} else {
-						d1.Labels = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Quota.copyInAt(src.Quota, fm, at+14)
 		}
 	}
-	if fm.Has("7") {
-		if !fieldmap.Equal(m.Timeout, src.GetTimeout()) {
-			m.Timeout = fieldmap.Clone(src.GetTimeout())
-			n++
-		}
+	if cw&(1<<17) != 0 && !fieldmap.Equal(m.Timeout, src.Timeout) {
+		m.Timeout = fieldmap.Clone(src.Timeout)
+		n++
 	}
-	if fm.Has("8") {
-		if sw0, ok := src.GetPlatform().(*Site_Kubeconfig); ok && sw0 != nil {
-			if dw0, ok := m.Platform.(*Site_Kubeconfig); !ok || dw0 == nil || dw0.Kubeconfig != sw0.Kubeconfig {
-				m.Platform = &Site_Kubeconfig{Kubeconfig: sw0.Kubeconfig}
+	if cw&(1<<18) != 0 {
+		if s1, ok := src.Platform.(*Site_Kubeconfig); ok && s1 != nil {
+			if d1, ok := m.Platform.(*Site_Kubeconfig); !ok || d1 == nil || d1.Kubeconfig != s1.Kubeconfig {
+				m.Platform = &Site_Kubeconfig{Kubeconfig: s1.Kubeconfig}
 				n++
 			}
-		} else if dw0, ok := m.Platform.(*Site_Kubeconfig); ok && dw0 != nil {
+		} else if d1, ok := m.Platform.(*Site_Kubeconfig); ok && d1 != nil {
 			m.Platform = nil
 			n++
 		}
 	}
-	if fm.Has("9") {
-		if sw0, ok := src.GetPlatform().(*Site_Vm); ok && sw0 != nil {
-			if dw0, ok := m.Platform.(*Site_Vm); !ok || dw0 == nil || !dw0.Vm.Equal(sw0.Vm) {
-				m.Platform = &Site_Vm{Vm: sw0.Vm.Clone()}
+	if cw&(1<<19) != 0 {
+		if s1, ok := src.Platform.(*Site_Vm); ok && s1 != nil {
+			if d1, ok := m.Platform.(*Site_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
+				m.Platform = &Site_Vm{Vm: s1.Vm.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Platform.(*Site_Vm); ok && dw0 != nil {
+		} else if d1, ok := m.Platform.(*Site_Vm); ok && d1 != nil {
 			m.Platform = nil
 			n++
 		}
-	} else if fm.HasChild("9") {
+	} else if bw&(1<<19) != 0 {
 		var s1 *Resources
-		sok1 := false
-		if w, ok := src.GetPlatform().(*Site_Vm); ok && w != nil {
-			s1, sok1 = w.Vm, true
+		sok := false
+		if w, ok := src.Platform.(*Site_Vm); ok && w != nil {
+			s1, sok = w.Vm, true
 		}
 		var d1 *Resources
 		if w, ok := m.Platform.(*Site_Vm); ok && w != nil {
 			if w.Vm == nil {
-				w.Vm = &Resources{}
+				w.Vm = new(Resources)
 			}
 			d1 = w.Vm
-		} else if sok1 {
-			d1 = &Resources{}
+		} else if sok {
+			d1 = new(Resources)
 			m.Platform = &Site_Vm{Vm: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("9.1") {
-				if d1.Ram != s1.GetRam() {
-					d1.Ram = s1.GetRam()
-					n++
-				}
-			}
-			if fm.IsSet("9.2") {
-				if d1.Vcpus != s1.GetVcpus() {
-					d1.Vcpus = s1.GetVcpus()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("9.3") {
-				if sv1 := s1.GetLabels(); !maps.Equal(d1.Labels, sv1) {
-					if len(sv1) == 0 {
-						d1.Labels = nil
-					} else {
-						d1.Labels = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+20)
 		}
 	}
-	if fm.Has("10") {
-		if !bytes.Equal(m.Cert, src.GetCert()) {
-			m.Cert = fieldmap.CloneBytes(src.GetCert())
-			n++
-		}
+	if cw&(1<<23) != 0 && !bytes.Equal(m.Cert, src.Cert) {
+		m.Cert = fieldmap.CloneBytes(src.Cert)
+		n++
 	}
-	if fm.Has("11") {
-		if !m.Status.Equal(src.GetStatus()) {
-			m.Status = src.GetStatus().Clone()
+	if cw&(1<<24) != 0 {
+		if !m.Status.Equal(src.Status) {
+			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if fm.HasChild("11") {
-		if d1, s1 := m.Status, src.GetStatus(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Status{}
-				m.Status = d1
+	} else if bw&(1<<24) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(Status)
 				n++
 			}
-			if fm.IsSet("11.1") {
-				if d1.TaskName != s1.GetTaskName() {
-					d1.TaskName = s1.GetTaskName()
-					n++
-				}
-			}
-			if fm.IsSet("11.2") {
-				if d1.Step != s1.GetStep() {
-					d1.Step = s1.GetStep()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("11.3") {
-				if sv1 := s1.GetMessages(); !slices.Equal(d1.Messages, sv1) {
-					if len(sv1) == 0 {
-						d1.Messages = nil
-					} else {
-						d1.Messages = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
+			n += m.Status.copyInAt(src.Status, fm, at+25)
 		}
 	}
-	if fm.HasOrHasChild("12") {
-		if sv0 := src.GetPools(); !fieldmap.EqualMessageMapFunc(m.Pools, sv0, (*Resources).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<28) != 0 {
+		if a := fm.ListActionAt(at + 28); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Pools, src.Pools, (*Resources).Equal, (*Resources).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Pools, src.Pools, (*Resources).Equal) {
+			if len(src.Pools) == 0 {
 				m.Pools = nil
 			} else {
-				m.Pools = fieldmap.CloneMapFunc(sv0, (*Resources).Clone)
+				m.Pools = fieldmap.CloneMapFunc(src.Pools, (*Resources).Clone)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("13") {
-		if sv0 := src.GetHistory(); !fieldmap.EqualMessageListFunc(m.History, sv0, fieldmap.Equal[*timestamppb.Timestamp]) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<29) != 0 {
+		if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
+		} else if !fieldmap.EqualMessageListFunc(m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp]) {
+			if len(src.History) == 0 {
 				m.History = nil
 			} else {
-				m.History = fieldmap.CloneListFunc(sv0, fieldmap.Clone[*timestamppb.Timestamp])
+				m.History = fieldmap.CloneListFunc(src.History, fieldmap.Clone[*timestamppb.Timestamp])
 			}
 			n++
 		}
 	}
-	if fm.Has("14") {
-		if m.Revision != src.GetRevision() {
-			m.Revision = src.GetRevision()
-			n++
-		}
+	if cw&(1<<30) != 0 && m.Revision != src.Revision {
+		m.Revision = src.Revision
+		n++
 	}
 	return n
 }
@@ -984,13 +909,30 @@ func (m *Site) CopyInFields(src *Site, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *SiteKey) DiffFields(o *SiteKey) *fieldmap.FieldMap {
 	fm := _SiteKey_fieldSchema.NewFieldMap()
-	if m.GetOrganization() != o.GetOrganization() {
-		fm.Set("1")
-	}
-	if m.GetName() != o.GetName() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// SiteKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *SiteKey) diffAt(o *SiteKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(SiteKey)
+	}
+	if o == nil {
+		o = new(SiteKey)
+	}
+	c := false
+	if m.Organization != o.Organization {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1000,16 +942,34 @@ func (m *SiteKey) DiffFields(o *SiteKey) *fieldmap.FieldMap {
 // compared.
 func (m *Location) DiffFields(o *Location) *fieldmap.FieldMap {
 	fm := _Location_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualImplicitFloat64(m.GetLatitude(), o.GetLatitude()) {
-		fm.Set("1")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetLongitude(), o.GetLongitude()) {
-		fm.Set("2")
-	}
-	if !fieldmap.Equal(m.GetSince(), o.GetSince()) {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Location being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Location) diffAt(o *Location, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Location)
+	}
+	if o == nil {
+		o = new(Location)
+	}
+	c := false
+	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.Equal(m.Since, o.Since) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1019,16 +979,34 @@ func (m *Location) DiffFields(o *Location) *fieldmap.FieldMap {
 // compared.
 func (m *Resources) DiffFields(o *Resources) *fieldmap.FieldMap {
 	fm := _Resources_fieldSchema.NewFieldMap()
-	if m.GetRam() != o.GetRam() {
-		fm.Set("1")
-	}
-	if m.GetVcpus() != o.GetVcpus() {
-		fm.Set("2")
-	}
-	if !maps.Equal(m.GetLabels(), o.GetLabels()) {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Resources being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Resources) diffAt(o *Resources, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Resources)
+	}
+	if o == nil {
+		o = new(Resources)
+	}
+	c := false
+	if m.Ram != o.Ram {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Vcpus != o.Vcpus {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !maps.Equal(m.Labels, o.Labels) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1038,16 +1016,34 @@ func (m *Resources) DiffFields(o *Resources) *fieldmap.FieldMap {
 // compared.
 func (m *Status) DiffFields(o *Status) *fieldmap.FieldMap {
 	fm := _Status_fieldSchema.NewFieldMap()
-	if m.GetTaskName() != o.GetTaskName() {
-		fm.Set("1")
-	}
-	if m.GetStep() != o.GetStep() {
-		fm.Set("2")
-	}
-	if !slices.Equal(m.GetMessages(), o.GetMessages()) {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Status being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Status) diffAt(o *Status, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Status)
+	}
+	if o == nil {
+		o = new(Status)
+	}
+	c := false
+	if m.TaskName != o.TaskName {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Step != o.Step {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !slices.Equal(m.Messages, o.Messages) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1057,140 +1053,88 @@ func (m *Status) DiffFields(o *Status) *fieldmap.FieldMap {
 // compared.
 func (m *Site) DiffFields(o *Site) *fieldmap.FieldMap {
 	fm := _Site_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if a1, b1 := m.GetLocation(), o.GetLocation(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if !fieldmap.EqualImplicitFloat64(a1.GetLatitude(), b1.GetLatitude()) {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if !fieldmap.EqualImplicitFloat64(a1.GetLongitude(), b1.GetLongitude()) {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if !fieldmap.Equal(a1.GetSince(), b1.GetSince()) {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
-	if m.GetPower() != o.GetPower() {
-		fm.Set("3")
-	}
-	if !maps.Equal(m.GetLabels(), o.GetLabels()) {
-		fm.Set("4")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetFlavors(), o.GetFlavors(), (*Resources).Equal) {
-		fm.Set("5")
-	}
-	if a1, b1 := m.GetQuota(), o.GetQuota(); (a1 == nil) != (b1 == nil) {
-		fm.Set("6")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetRam() != b1.GetRam() {
-			fm.Set("6.1")
-			c1 = true
-		}
-		if a1.GetVcpus() != b1.GetVcpus() {
-			fm.Set("6.2")
-			c1 = true
-		}
-		if !maps.Equal(a1.GetLabels(), b1.GetLabels()) {
-			fm.Set("6.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("6")
-		}
-	}
-	if !fieldmap.Equal(m.GetTimeout(), o.GetTimeout()) {
-		fm.Set("7")
-	}
-	{
-		aw0, aok0 := m.GetPlatform().(*Site_Kubeconfig)
-		bw0, bok0 := o.GetPlatform().(*Site_Kubeconfig)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.Kubeconfig != bw0.Kubeconfig {
-			fm.Set("8")
-		}
-	}
-	{
-		aw1, aok1 := m.GetPlatform().(*Site_Vm)
-		bw1, bok1 := o.GetPlatform().(*Site_Vm)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("9")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Vm, bw1.Vm, false
-			if a1.GetRam() != b1.GetRam() {
-				fm.Set("9.1")
-				c1 = true
-			}
-			if a1.GetVcpus() != b1.GetVcpus() {
-				fm.Set("9.2")
-				c1 = true
-			}
-			if !maps.Equal(a1.GetLabels(), b1.GetLabels()) {
-				fm.Set("9.3")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("9")
-			}
-		}
-	}
-	if !bytes.Equal(m.GetCert(), o.GetCert()) {
-		fm.Set("10")
-	}
-	if a1, b1 := m.GetStatus(), o.GetStatus(); (a1 == nil) != (b1 == nil) {
-		fm.Set("11")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetTaskName() != b1.GetTaskName() {
-			fm.Set("11.1")
-			c1 = true
-		}
-		if a1.GetStep() != b1.GetStep() {
-			fm.Set("11.2")
-			c1 = true
-		}
-		if !slices.Equal(a1.GetMessages(), b1.GetMessages()) {
-			fm.Set("11.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("11")
-		}
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetPools(), o.GetPools(), (*Resources).Equal) {
-		fm.Set("12")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetHistory(), o.GetHistory(), fieldmap.Equal[*timestamppb.Timestamp]) {
-		fm.Set("13")
-	}
-	if m.GetRevision() != o.GetRevision() {
-		fm.Set("14")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Site being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Site) diffAt(o *Site, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Site)
+	}
+	if o == nil {
+		o = new(Site)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Location == nil) != (o.Location == nil) || m.Location != nil && m.Location.diffAt(o.Location, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Power != o.Power {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if !maps.Equal(m.Labels, o.Labels) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, (*Resources).Equal) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if (m.Quota == nil) != (o.Quota == nil) || m.Quota != nil && m.Quota.diffAt(o.Quota, fm, at+14) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if !fieldmap.Equal(m.Timeout, o.Timeout) {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	{
+		x, xok := m.Platform.(*Site_Kubeconfig)
+		y, yok := o.Platform.(*Site_Kubeconfig)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Kubeconfig != y.Kubeconfig {
+			fm.SetAt(at + 18)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Platform.(*Site_Vm)
+		y, yok := o.Platform.(*Site_Vm)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Vm.diffAt(y.Vm, fm, at+20) {
+			fm.SetAt(at + 19)
+			c = true
+		}
+	}
+	if !bytes.Equal(m.Cert, o.Cert) {
+		fm.SetAt(at + 23)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+25) {
+		fm.SetAt(at + 24)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Pools, o.Pools, (*Resources).Equal) {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.Equal[*timestamppb.Timestamp]) {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	if m.Revision != o.Revision {
+		fm.SetAt(at + 30)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -23,21 +23,18 @@ const (
 	LabelFieldWeights = "4" // weights
 )
 
+var _Label_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "color"},
+	{Number: 3, Name: "secret"},
+	{Number: 4, Name: "weights", Kind: fieldmap.KindList},
+}}
+
+var _Label_fieldSchema = fieldmap.NewShapeSchema("testpb.other.v1.Label", _Label_shape, false)
+
 // LabelAllFields lists the leaf flags of Label: together they
 // select every field.
-var LabelAllFields = []string{
-	LabelFieldName,
-	LabelFieldColor,
-	LabelFieldSecret,
-	LabelFieldWeights,
-}
-
-var _Label_fieldSchema = fieldmap.NewSchema("testpb.other.v1.Label", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "color", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "weights", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var LabelAllFields = slices.Clone(_Label_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Label.
 func (*Label) FieldSchema() *fieldmap.Schema { return _Label_fieldSchema }
@@ -92,7 +89,7 @@ func (m *Label) Equal(o *Label) bool {
 	if !slices.Equal(m.Weights, o.Weights) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -104,36 +101,47 @@ func (m *Label) Equal(o *Label) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Label does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Label or bound to no schema: a map of another message panics.
 func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Label_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Label being number at of fm's schema.
+func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Label)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("2") {
-		if m.Color != src.GetColor() {
-			m.Color = src.GetColor()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Color != src.Color {
+		m.Color = src.Color
+		n++
 	}
-	if fm.Has("3") {
-		if m.Secret != src.GetSecret() {
-			m.Secret = src.GetSecret()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
 	}
-	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetWeights(); !slices.Equal(m.Weights, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
+		} else if !slices.Equal(m.Weights, src.Weights) {
+			if len(src.Weights) == 0 {
 				m.Weights = nil
 			} else {
-				m.Weights = slices.Clone(sv0)
+				m.Weights = slices.Clone(src.Weights)
 			}
 			n++
 		}
@@ -148,19 +156,38 @@ func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Label) DiffFields(o *Label) *fieldmap.FieldMap {
 	fm := _Label_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetColor() != o.GetColor() {
-		fm.Set("2")
-	}
-	if m.GetSecret() != o.GetSecret() {
-		fm.Set("3")
-	}
-	if !slices.Equal(m.GetWeights(), o.GetWeights()) {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Label being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Label) diffAt(o *Label, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Label)
+	}
+	if o == nil {
+		o = new(Label)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Color != o.Color {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Secret != o.Secret {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !slices.Equal(m.Weights, o.Weights) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

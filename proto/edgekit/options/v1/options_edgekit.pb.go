@@ -20,15 +20,15 @@ const (
 	FileOptionsFieldSkipFeatures = "1" // skip_features
 )
 
+var _FileOptions_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "skip_features", Kind: fieldmap.KindList},
+}}
+
+var _FileOptions_fieldSchema = fieldmap.NewShapeSchema("edgekit.options.v1.FileOptions", _FileOptions_shape, false)
+
 // FileOptionsAllFields lists the leaf flags of FileOptions: together they
 // select every field.
-var FileOptionsAllFields = []string{
-	FileOptionsFieldSkipFeatures,
-}
-
-var _FileOptions_fieldSchema = fieldmap.NewSchema("edgekit.options.v1.FileOptions", []fieldmap.Field{
-	{Flag: "1", Path: "skip_features", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var FileOptionsAllFields = slices.Clone(_FileOptions_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of FileOptions.
 func (*FileOptions) FieldSchema() *fieldmap.Schema { return _FileOptions_fieldSchema }
@@ -45,17 +45,16 @@ const (
 	MessageOptionsFieldListActions  = "2" // list_actions
 )
 
+var _MessageOptions_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "skip_features", Kind: fieldmap.KindList},
+	{Number: 2, Name: "list_actions"},
+}}
+
+var _MessageOptions_fieldSchema = fieldmap.NewShapeSchema("edgekit.options.v1.MessageOptions", _MessageOptions_shape, false)
+
 // MessageOptionsAllFields lists the leaf flags of MessageOptions: together they
 // select every field.
-var MessageOptionsAllFields = []string{
-	MessageOptionsFieldSkipFeatures,
-	MessageOptionsFieldListActions,
-}
-
-var _MessageOptions_fieldSchema = fieldmap.NewSchema("edgekit.options.v1.MessageOptions", []fieldmap.Field{
-	{Flag: "1", Path: "skip_features", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "list_actions", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var MessageOptionsAllFields = slices.Clone(_MessageOptions_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of MessageOptions.
 func (*MessageOptions) FieldSchema() *fieldmap.Schema { return _MessageOptions_fieldSchema }
@@ -72,17 +71,16 @@ const (
 	FieldOptionsFieldAtomic    = "2" // atomic
 )
 
+var _FieldOptions_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "object_key"},
+	{Number: 2, Name: "atomic"},
+}}
+
+var _FieldOptions_fieldSchema = fieldmap.NewShapeSchema("edgekit.options.v1.FieldOptions", _FieldOptions_shape, false)
+
 // FieldOptionsAllFields lists the leaf flags of FieldOptions: together they
 // select every field.
-var FieldOptionsAllFields = []string{
-	FieldOptionsFieldObjectKey,
-	FieldOptionsFieldAtomic,
-}
-
-var _FieldOptions_fieldSchema = fieldmap.NewSchema("edgekit.options.v1.FieldOptions", []fieldmap.Field{
-	{Flag: "1", Path: "object_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "atomic", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var FieldOptionsAllFields = slices.Clone(_FieldOptions_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of FieldOptions.
 func (*FieldOptions) FieldSchema() *fieldmap.Schema { return _FieldOptions_fieldSchema }
@@ -165,7 +163,7 @@ func (m *FileOptions) Equal(o *FileOptions) bool {
 	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -184,7 +182,7 @@ func (m *MessageOptions) Equal(o *MessageOptions) bool {
 	if m.ListActions != o.ListActions {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -203,7 +201,7 @@ func (m *FieldOptions) Equal(o *FieldOptions) bool {
 	if m.Atomic != o.Atomic {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -215,18 +213,35 @@ func (m *FieldOptions) Equal(o *FieldOptions) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: FileOptions does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// FileOptions or bound to no schema: a map of another message panics.
 func (m *FileOptions) CopyInFields(src *FileOptions, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_FileOptions_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// FileOptions being number at of fm's schema.
+func (m *FileOptions) copyInAt(src *FileOptions, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(FileOptions)
+	}
 	n := 0
-	if fm.HasOrHasChild("1") {
-		if sv0 := src.GetSkipFeatures(); !slices.Equal(m.SkipFeatures, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
+		} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
+			if len(src.SkipFeatures) == 0 {
 				m.SkipFeatures = nil
 			} else {
-				m.SkipFeatures = slices.Clone(sv0)
+				m.SkipFeatures = slices.Clone(src.SkipFeatures)
 			}
 			n++
 		}
@@ -243,27 +258,42 @@ func (m *FileOptions) CopyInFields(src *FileOptions, fm *fieldmap.FieldMap) int 
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: MessageOptions does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// MessageOptions or bound to no schema: a map of another message panics.
 func (m *MessageOptions) CopyInFields(src *MessageOptions, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_MessageOptions_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// MessageOptions being number at of fm's schema.
+func (m *MessageOptions) copyInAt(src *MessageOptions, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(MessageOptions)
+	}
 	n := 0
-	if fm.HasOrHasChild("1") {
-		if sv0 := src.GetSkipFeatures(); !slices.Equal(m.SkipFeatures, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
+		} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
+			if len(src.SkipFeatures) == 0 {
 				m.SkipFeatures = nil
 			} else {
-				m.SkipFeatures = slices.Clone(sv0)
+				m.SkipFeatures = slices.Clone(src.SkipFeatures)
 			}
 			n++
 		}
 	}
-	if fm.Has("2") {
-		if m.ListActions != src.GetListActions() {
-			m.ListActions = src.GetListActions()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.ListActions != src.ListActions {
+		m.ListActions = src.ListActions
+		n++
 	}
 	return n
 }
@@ -277,23 +307,34 @@ func (m *MessageOptions) CopyInFields(src *MessageOptions, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: FieldOptions does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// FieldOptions or bound to no schema: a map of another message panics.
 func (m *FieldOptions) CopyInFields(src *FieldOptions, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_FieldOptions_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.ObjectKey != src.GetObjectKey() {
-			m.ObjectKey = src.GetObjectKey()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// FieldOptions being number at of fm's schema.
+func (m *FieldOptions) copyInAt(src *FieldOptions, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Atomic != src.GetAtomic() {
-			m.Atomic = src.GetAtomic()
-			n++
-		}
+	if src == nil {
+		src = new(FieldOptions)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.ObjectKey != src.ObjectKey {
+		m.ObjectKey = src.ObjectKey
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Atomic != src.Atomic {
+		m.Atomic = src.Atomic
+		n++
 	}
 	return n
 }
@@ -305,10 +346,26 @@ func (m *FieldOptions) CopyInFields(src *FieldOptions, fm *fieldmap.FieldMap) in
 // compared.
 func (m *FileOptions) DiffFields(o *FileOptions) *fieldmap.FieldMap {
 	fm := _FileOptions_fieldSchema.NewFieldMap()
-	if !slices.Equal(m.GetSkipFeatures(), o.GetSkipFeatures()) {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// FileOptions being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *FileOptions) diffAt(o *FileOptions, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(FileOptions)
+	}
+	if o == nil {
+		o = new(FileOptions)
+	}
+	c := false
+	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -318,13 +375,30 @@ func (m *FileOptions) DiffFields(o *FileOptions) *fieldmap.FieldMap {
 // compared.
 func (m *MessageOptions) DiffFields(o *MessageOptions) *fieldmap.FieldMap {
 	fm := _MessageOptions_fieldSchema.NewFieldMap()
-	if !slices.Equal(m.GetSkipFeatures(), o.GetSkipFeatures()) {
-		fm.Set("1")
-	}
-	if m.GetListActions() != o.GetListActions() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// MessageOptions being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *MessageOptions) diffAt(o *MessageOptions, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(MessageOptions)
+	}
+	if o == nil {
+		o = new(MessageOptions)
+	}
+	c := false
+	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.ListActions != o.ListActions {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -334,13 +408,30 @@ func (m *MessageOptions) DiffFields(o *MessageOptions) *fieldmap.FieldMap {
 // compared.
 func (m *FieldOptions) DiffFields(o *FieldOptions) *fieldmap.FieldMap {
 	fm := _FieldOptions_fieldSchema.NewFieldMap()
-	if m.GetObjectKey() != o.GetObjectKey() {
-		fm.Set("1")
-	}
-	if m.GetAtomic() != o.GetAtomic() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// FieldOptions being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *FieldOptions) diffAt(o *FieldOptions, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(FieldOptions)
+	}
+	if o == nil {
+		o = new(FieldOptions)
+	}
+	c := false
+	if m.ObjectKey != o.ObjectKey {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Atomic != o.Atomic {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

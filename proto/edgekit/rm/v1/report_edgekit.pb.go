@@ -23,17 +23,16 @@ const (
 	FenceFieldRevision = "2" // revision
 )
 
+var _Fence_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key"},
+	{Number: 2, Name: "revision"},
+}}
+
+var _Fence_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.Fence", _Fence_shape, false)
+
 // FenceAllFields lists the leaf flags of Fence: together they
 // select every field.
-var FenceAllFields = []string{
-	FenceFieldKey,
-	FenceFieldRevision,
-}
-
-var _Fence_fieldSchema = fieldmap.NewSchema("edgekit.rm.v1.Fence", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var FenceAllFields = slices.Clone(_Fence_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Fence.
 func (*Fence) FieldSchema() *fieldmap.Schema { return _Fence_fieldSchema }
@@ -156,181 +155,152 @@ const (
 	ReportInfoRequestFieldFenceRevision                                         = "5.2"       // fence.revision
 )
 
+var _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "vcpus"},
+	{Number: 3, Name: "ram_mb"},
+	{Number: 4, Name: "disk_gb"},
+	{Number: 5, Name: "gpus"},
+	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap},
+	{Number: 7, Name: "deprecated"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "used"},
+	{Number: 3, Name: "total"},
+	{Number: 4, Name: "quota"},
+	{Number: 5, Name: "units"},
+	{Number: 6, Name: "description"},
+	{Number: 7, Name: "alert_threshold"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_shape},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape},
+	{Number: 4, Name: "taken_at"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap},
+	{Number: 4, Name: "roles", Kind: fieldmap.KindList},
+}}
+
+var _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "controller"},
+	{Number: 6, Name: "compatibility_version"},
+	{Number: 7, Name: "release_version"},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_shape},
+	{Number: 9, Name: "controller_cache_received"},
+	{Number: 10, Name: "maintenance_state"},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_shape},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape},
+	{Number: 14, Name: "properties", Kind: fieldmap.KindMap},
+	{Number: 15, Name: "trust_policy_state"},
+	{Number: 16, Name: "active_crm_instance"},
+	{Number: 17, Name: "updated_at"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "external_ip"},
+	{Number: 2, Name: "internal_ip"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "cluster_ip"},
+	{Number: 5, Name: "restarts"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_VmInfozhxj8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "infra_flavor"},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_shape},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_shape},
+}}
+
+var _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_VmInfozhxj8_shape},
+}}
+
+var _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape},
+	{Number: 7, Name: "kubeconfig"},
+	{Number: 8, Name: "updated_at"},
+}}
+
+var _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList},
+	{Number: 2, Name: "pids", Kind: fieldmap.KindList},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList},
+}}
+
+var _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape},
+	{Number: 6, Name: "power_state"},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape},
+	{Number: 8, Name: "uri"},
+	{Number: 9, Name: "updated_at"},
+}}
+
+var _ReportInfoRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape},
+	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape},
+	{Number: 3, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape},
+	{Number: 4, Name: "fields", Kind: fieldmap.KindList},
+	{Number: 5, Name: "fence", Kind: fieldmap.KindMessage, Sub: _Fence_shape},
+}}
+
+var _ReportInfoRequest_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoRequest", _ReportInfoRequest_shape, false)
+
 // ReportInfoRequestAllFields lists the leaf flags of ReportInfoRequest: together they
 // select every field.
-var ReportInfoRequestAllFields = []string{
-	ReportInfoRequestFieldCloudletInfoKeyOrganization,
-	ReportInfoRequestFieldCloudletInfoKeyName,
-	ReportInfoRequestFieldCloudletInfoState,
-	ReportInfoRequestFieldCloudletInfoErrors,
-	ReportInfoRequestFieldCloudletInfoNotifyId,
-	ReportInfoRequestFieldCloudletInfoController,
-	ReportInfoRequestFieldCloudletInfoCompatibilityVersion,
-	ReportInfoRequestFieldCloudletInfoReleaseVersion,
-	ReportInfoRequestFieldCloudletInfoFlavors,
-	ReportInfoRequestFieldCloudletInfoControllerCacheReceived,
-	ReportInfoRequestFieldCloudletInfoMaintenanceState,
-	ReportInfoRequestFieldCloudletInfoStatusTaskNumber,
-	ReportInfoRequestFieldCloudletInfoStatusMaxTasks,
-	ReportInfoRequestFieldCloudletInfoStatusTaskName,
-	ReportInfoRequestFieldCloudletInfoStatusStepName,
-	ReportInfoRequestFieldCloudletInfoStatusMsgCount,
-	ReportInfoRequestFieldCloudletInfoStatusMsgs,
-	ReportInfoRequestFieldCloudletInfoResourcesSnapshotInfo,
-	ReportInfoRequestFieldCloudletInfoResourcesSnapshotClusterInsts,
-	ReportInfoRequestFieldCloudletInfoResourcesSnapshotVmAppInsts,
-	ReportInfoRequestFieldCloudletInfoResourcesSnapshotTakenAt,
-	ReportInfoRequestFieldCloudletInfoNodeInfos,
-	ReportInfoRequestFieldCloudletInfoProperties,
-	ReportInfoRequestFieldCloudletInfoTrustPolicyState,
-	ReportInfoRequestFieldCloudletInfoActiveCrmInstance,
-	ReportInfoRequestFieldCloudletInfoUpdatedAt,
-	ReportInfoRequestFieldClusterInstInfoKeyName,
-	ReportInfoRequestFieldClusterInstInfoKeyOrganization,
-	ReportInfoRequestFieldClusterInstInfoState,
-	ReportInfoRequestFieldClusterInstInfoErrors,
-	ReportInfoRequestFieldClusterInstInfoNotifyId,
-	ReportInfoRequestFieldClusterInstInfoStatusTaskNumber,
-	ReportInfoRequestFieldClusterInstInfoStatusMaxTasks,
-	ReportInfoRequestFieldClusterInstInfoStatusTaskName,
-	ReportInfoRequestFieldClusterInstInfoStatusStepName,
-	ReportInfoRequestFieldClusterInstInfoStatusMsgCount,
-	ReportInfoRequestFieldClusterInstInfoStatusMsgs,
-	ReportInfoRequestFieldClusterInstInfoResourcesVms,
-	ReportInfoRequestFieldClusterInstInfoKubeconfig,
-	ReportInfoRequestFieldClusterInstInfoUpdatedAt,
-	ReportInfoRequestFieldAppInstInfoKeyName,
-	ReportInfoRequestFieldAppInstInfoKeyOrganization,
-	ReportInfoRequestFieldAppInstInfoState,
-	ReportInfoRequestFieldAppInstInfoErrors,
-	ReportInfoRequestFieldAppInstInfoNotifyId,
-	ReportInfoRequestFieldAppInstInfoStatusTaskNumber,
-	ReportInfoRequestFieldAppInstInfoStatusMaxTasks,
-	ReportInfoRequestFieldAppInstInfoStatusTaskName,
-	ReportInfoRequestFieldAppInstInfoStatusStepName,
-	ReportInfoRequestFieldAppInstInfoStatusMsgCount,
-	ReportInfoRequestFieldAppInstInfoStatusMsgs,
-	ReportInfoRequestFieldAppInstInfoPowerState,
-	ReportInfoRequestFieldAppInstInfoRuntimeInfoContainerIds,
-	ReportInfoRequestFieldAppInstInfoRuntimeInfoPids,
-	ReportInfoRequestFieldAppInstInfoRuntimeInfoPorts,
-	ReportInfoRequestFieldAppInstInfoUri,
-	ReportInfoRequestFieldAppInstInfoUpdatedAt,
-	ReportInfoRequestFieldFields,
-	ReportInfoRequestFieldFenceKey,
-	ReportInfoRequestFieldFenceRevision,
-}
-
-var _ReportInfoRequest_fieldSchema = fieldmap.NewSchema("edgekit.rm.v1.ReportInfoRequest", []fieldmap.Field{
-	{Flag: "1", Path: "cloudlet_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cloudlet_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "cloudlet_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "cloudlet_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cloudlet_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "cloudlet_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.4", Path: "cloudlet_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.5", Path: "cloudlet_info.controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.6", Path: "cloudlet_info.compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.7", Path: "cloudlet_info.release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.8", Path: "cloudlet_info.flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.8.1", Path: "cloudlet_info.flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.2", Path: "cloudlet_info.flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.3", Path: "cloudlet_info.flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.4", Path: "cloudlet_info.flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.5", Path: "cloudlet_info.flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.8.6", Path: "cloudlet_info.flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.8.7", Path: "cloudlet_info.flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.9", Path: "cloudlet_info.controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.10", Path: "cloudlet_info.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11", Path: "cloudlet_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.11.1", Path: "cloudlet_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.2", Path: "cloudlet_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.3", Path: "cloudlet_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.4", Path: "cloudlet_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.5", Path: "cloudlet_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.11.6", Path: "cloudlet_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12", Path: "cloudlet_info.resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.12.1", Path: "cloudlet_info.resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.1.1", Path: "cloudlet_info.resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.2", Path: "cloudlet_info.resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.3", Path: "cloudlet_info.resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.4", Path: "cloudlet_info.resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.5", Path: "cloudlet_info.resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.6", Path: "cloudlet_info.resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.1.7", Path: "cloudlet_info.resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2", Path: "cloudlet_info.resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.2.1", Path: "cloudlet_info.resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.2.2", Path: "cloudlet_info.resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3", Path: "cloudlet_info.resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.12.3.1", Path: "cloudlet_info.resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.3.2", Path: "cloudlet_info.resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.12.4", Path: "cloudlet_info.resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.13", Path: "cloudlet_info.node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "1.13.1", Path: "cloudlet_info.node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "1.13.2", Path: "cloudlet_info.node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.3", Path: "cloudlet_info.node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "1.13.4", Path: "cloudlet_info.node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "1.14", Path: "cloudlet_info.properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "1.15", Path: "cloudlet_info.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.16", Path: "cloudlet_info.active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.17", Path: "cloudlet_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cluster_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cluster_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "cluster_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.1.2", Path: "cluster_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cluster_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "cluster_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "cluster_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "cluster_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.1", Path: "cluster_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.2", Path: "cluster_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.3", Path: "cluster_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.4", Path: "cluster_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.5", Path: "cluster_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.6", Path: "cluster_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "cluster_inst_info.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.1", Path: "cluster_inst_info.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.6.1.1", Path: "cluster_inst_info.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.2", Path: "cluster_inst_info.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.3", Path: "cluster_inst_info.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.4", Path: "cluster_inst_info.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.5", Path: "cluster_inst_info.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.5.1", Path: "cluster_inst_info.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.5.2", Path: "cluster_inst_info.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6", Path: "cluster_inst_info.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.1", Path: "cluster_inst_info.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.2", Path: "cluster_inst_info.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.3", Path: "cluster_inst_info.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.4", Path: "cluster_inst_info.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.6.5", Path: "cluster_inst_info.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7", Path: "cluster_inst_info.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8", Path: "cluster_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "app_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "app_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1.1", Path: "app_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.1.2", Path: "app_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "app_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.3", Path: "app_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.4", Path: "app_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5", Path: "app_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.5.1", Path: "app_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.2", Path: "app_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.3", Path: "app_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.4", Path: "app_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.5", Path: "app_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.6", Path: "app_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.6", Path: "app_inst_info.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.7", Path: "app_inst_info.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.7.1", Path: "app_inst_info.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.7.2", Path: "app_inst_info.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.7.3", Path: "app_inst_info.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.8", Path: "app_inst_info.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.9", Path: "app_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "fence", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "fence.key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "fence.revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ReportInfoRequestAllFields = slices.Clone(_ReportInfoRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ReportInfoRequest.
 func (*ReportInfoRequest) FieldSchema() *fieldmap.Schema { return _ReportInfoRequest_fieldSchema }
@@ -347,17 +317,16 @@ const (
 	ReportInfoResponseFieldReason  = "2" // reason
 )
 
+var _ReportInfoResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "applied"},
+	{Number: 2, Name: "reason"},
+}}
+
+var _ReportInfoResponse_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoResponse", _ReportInfoResponse_shape, false)
+
 // ReportInfoResponseAllFields lists the leaf flags of ReportInfoResponse: together they
 // select every field.
-var ReportInfoResponseAllFields = []string{
-	ReportInfoResponseFieldApplied,
-	ReportInfoResponseFieldReason,
-}
-
-var _ReportInfoResponse_fieldSchema = fieldmap.NewSchema("edgekit.rm.v1.ReportInfoResponse", []fieldmap.Field{
-	{Flag: "1", Path: "applied", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "reason", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ReportInfoResponseAllFields = slices.Clone(_ReportInfoResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ReportInfoResponse.
 func (*ReportInfoResponse) FieldSchema() *fieldmap.Schema { return _ReportInfoResponse_fieldSchema }
@@ -458,7 +427,7 @@ func (m *Fence) Equal(o *Fence) bool {
 	if m.Revision != o.Revision {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -507,7 +476,7 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _ReportInfoRequest_Info_isSet reports whether oneof info of ReportInfoRequest holds a member: a
@@ -540,7 +509,7 @@ func (m *ReportInfoResponse) Equal(o *ReportInfoResponse) bool {
 	if m.Reason != o.Reason {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -552,23 +521,34 @@ func (m *ReportInfoResponse) Equal(o *ReportInfoResponse) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Fence does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Fence or bound to no schema: a map of another message panics.
 func (m *Fence) CopyInFields(src *Fence, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Fence_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Key != src.GetKey() {
-			m.Key = src.GetKey()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Fence being number at of fm's schema.
+func (m *Fence) copyInAt(src *Fence, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Revision != src.GetRevision() {
-			m.Revision = src.GetRevision()
-			n++
-		}
+	if src == nil {
+		src = new(Fence)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Key != src.Key {
+		m.Key = src.Key
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Revision != src.Revision {
+		m.Revision = src.Revision
+		n++
 	}
 	return n
 }
@@ -582,668 +562,955 @@ func (m *Fence) CopyInFields(src *Fence, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ReportInfoRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ReportInfoRequest or bound to no schema: a map of another message panics.
 func (m *ReportInfoRequest) CopyInFields(src *ReportInfoRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ReportInfoRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ReportInfoRequest being number at of fm's schema.
+func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if src == nil {
+		src = new(ReportInfoRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if sw0, ok := src.GetInfo().(*ReportInfoRequest_CloudletInfo); ok && sw0 != nil {
-			if dw0, ok := m.Info.(*ReportInfoRequest_CloudletInfo); !ok || dw0 == nil || !fieldmap.Equal(dw0.CloudletInfo, sw0.CloudletInfo) {
-				m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: fieldmap.Clone(sw0.CloudletInfo)}
+	if cw&(1<<0) != 0 {
+		if s1, ok := src.Info.(*ReportInfoRequest_CloudletInfo); ok && s1 != nil {
+			if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
+				m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: fieldmap.Clone(s1.CloudletInfo)}
 				n++
 			}
-		} else if dw0, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && dw0 != nil {
+		} else if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && d1 != nil {
 			m.Info = nil
 			n++
 		}
-	} else if fm.HasChild("1") {
+	} else if bw&(1<<0) != 0 {
 		var s1 *edgeproto.CloudletInfo
-		sok1 := false
-		if w, ok := src.GetInfo().(*ReportInfoRequest_CloudletInfo); ok && w != nil {
-			s1, sok1 = w.CloudletInfo, true
+		sok := false
+		if w, ok := src.Info.(*ReportInfoRequest_CloudletInfo); ok && w != nil {
+			s1, sok = w.CloudletInfo, true
 		}
 		var d1 *edgeproto.CloudletInfo
 		if w, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && w != nil {
 			if w.CloudletInfo == nil {
-				w.CloudletInfo = &edgeproto.CloudletInfo{}
+				w.CloudletInfo = new(edgeproto.CloudletInfo)
 			}
 			d1 = w.CloudletInfo
-		} else if sok1 {
-			d1 = &edgeproto.CloudletInfo{}
+		} else if sok {
+			d1 = new(edgeproto.CloudletInfo)
 			m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("1.1") {
-				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
-					d1.Key = fieldmap.Clone(s1.GetKey())
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.CloudletKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("1.5") {
-				if d1.Controller != s1.GetController() {
-					d1.Controller = s1.GetController()
-					n++
-				}
-			}
-			if fm.IsSet("1.6") {
-				if d1.CompatibilityVersion != s1.GetCompatibilityVersion() {
-					d1.CompatibilityVersion = s1.GetCompatibilityVersion()
-					n++
-				}
-			}
-			if fm.IsSet("1.7") {
-				if d1.ReleaseVersion != s1.GetReleaseVersion() {
-					d1.ReleaseVersion = s1.GetReleaseVersion()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.8") {
-				if sv1 := s1.GetFlavors(); !fieldmap.EqualMessageListFunc(d1.Flavors, sv1, fieldmap.Equal[*edgeproto.FlavorInfo]) {
-					if len(sv1) == 0 {
-						d1.Flavors = nil
-					} else {
-						d1.Flavors = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.FlavorInfo])
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.9") {
-				if d1.ControllerCacheReceived != s1.GetControllerCacheReceived() {
-					d1.ControllerCacheReceived = s1.GetControllerCacheReceived()
-					n++
-				}
-			}
-			if fm.IsSet("1.10") {
-				if d1.MaintenanceState != s1.GetMaintenanceState() {
-					d1.MaintenanceState = s1.GetMaintenanceState()
-					n++
-				}
-			}
-			if fm.IsSet("1.11") {
-				if !fieldmap.Equal(d1.Status, s1.GetStatus()) {
-					d1.Status = fieldmap.Clone(s1.GetStatus())
-					n++
-				}
-			} else if fm.HasChild("1.11") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("1.11.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("1.11.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.11.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.12") {
-				if !fieldmap.Equal(d1.ResourcesSnapshot, s1.GetResourcesSnapshot()) {
-					d1.ResourcesSnapshot = fieldmap.Clone(s1.GetResourcesSnapshot())
-					n++
-				}
-			} else if fm.HasChild("1.12") {
-				if d2, s2 := d1.ResourcesSnapshot, s1.GetResourcesSnapshot(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.InfraResourcesSnapshot{}
-						d1.ResourcesSnapshot = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("1.12.1") {
-						if sv2 := s2.GetInfo(); !fieldmap.EqualMessageListFunc(d2.Info, sv2, fieldmap.Equal[*edgeproto.InfraResource]) {
-							if len(sv2) == 0 {
-								d2.Info = nil
-							} else {
-								d2.Info = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.InfraResource])
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.2") {
-						if sv2 := s2.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d2.ClusterInsts, sv2, fieldmap.Equal[*edgeproto.ClusterKey]) {
-							if len(sv2) == 0 {
-								d2.ClusterInsts = nil
-							} else {
-								d2.ClusterInsts = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.ClusterKey])
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("1.12.3") {
-						if sv2 := s2.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d2.VmAppInsts, sv2, fieldmap.Equal[*edgeproto.AppInstKey]) {
-							if len(sv2) == 0 {
-								d2.VmAppInsts = nil
-							} else {
-								d2.VmAppInsts = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.AppInstKey])
-							}
-							n++
-						}
-					}
-					if fm.IsSet("1.12.4") {
-						if !fieldmap.Equal(d2.TakenAt, s2.GetTakenAt()) {
-							d2.TakenAt = fieldmap.Clone(s2.GetTakenAt())
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("1.13") {
-				if sv1 := s1.GetNodeInfos(); !fieldmap.EqualMessageListFunc(d1.NodeInfos, sv1, fieldmap.Equal[*edgeproto.NodeInfo]) {
-					if len(sv1) == 0 {
-						d1.NodeInfos = nil
-					} else {
-						d1.NodeInfos = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.NodeInfo])
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("1.14") {
-				if sv1 := s1.GetProperties(); !maps.Equal(d1.Properties, sv1) {
-					if len(sv1) == 0 {
-						d1.Properties = nil
-					} else {
-						d1.Properties = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.15") {
-				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
-					d1.TrustPolicyState = s1.GetTrustPolicyState()
-					n++
-				}
-			}
-			if fm.IsSet("1.16") {
-				if d1.ActiveCrmInstance != s1.GetActiveCrmInstance() {
-					d1.ActiveCrmInstance = s1.GetActiveCrmInstance()
-					n++
-				}
-			}
-			if fm.IsSet("1.17") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(d1, s1, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if sw0, ok := src.GetInfo().(*ReportInfoRequest_ClusterInstInfo); ok && sw0 != nil {
-			if dw0, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); !ok || dw0 == nil || !fieldmap.Equal(dw0.ClusterInstInfo, sw0.ClusterInstInfo) {
-				m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(sw0.ClusterInstInfo)}
+	if cw&(1<<52) != 0 {
+		if s1, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && s1 != nil {
+			if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
+				m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
 				n++
 			}
-		} else if dw0, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && dw0 != nil {
+		} else if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && d1 != nil {
 			m.Info = nil
 			n++
 		}
-	} else if fm.HasChild("2") {
+	} else if bw&(1<<52) != 0 {
 		var s1 *edgeproto.ClusterInstInfo
-		sok1 := false
-		if w, ok := src.GetInfo().(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
-			s1, sok1 = w.ClusterInstInfo, true
+		sok := false
+		if w, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
+			s1, sok = w.ClusterInstInfo, true
 		}
 		var d1 *edgeproto.ClusterInstInfo
 		if w, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
 			if w.ClusterInstInfo == nil {
-				w.ClusterInstInfo = &edgeproto.ClusterInstInfo{}
+				w.ClusterInstInfo = new(edgeproto.ClusterInstInfo)
 			}
 			d1 = w.ClusterInstInfo
-		} else if sok1 {
-			d1 = &edgeproto.ClusterInstInfo{}
+		} else if sok {
+			d1 = new(edgeproto.ClusterInstInfo)
 			m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("2.1") {
-				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
-					d1.Key = fieldmap.Clone(s1.GetKey())
-					n++
-				}
-			} else if fm.HasChild("2.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.ClusterKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("2.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("2.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("2.5") {
-				if !fieldmap.Equal(d1.Status, s1.GetStatus()) {
-					d1.Status = fieldmap.Clone(s1.GetStatus())
-					n++
-				}
-			} else if fm.HasChild("2.5") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("2.5.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.5.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.6") {
-				if !fieldmap.Equal(d1.Resources, s1.GetResources()) {
-					d1.Resources = fieldmap.Clone(s1.GetResources())
-					n++
-				}
-			} else if fm.HasChild("2.6") {
-				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.InfraResources{}
-						d1.Resources = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("2.6.1") {
-						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, fieldmap.Equal[*edgeproto.VmInfo]) {
-							if len(sv2) == 0 {
-								d2.Vms = nil
-							} else {
-								d2.Vms = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.VmInfo])
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.7") {
-				if d1.Kubeconfig != s1.GetKubeconfig() {
-					d1.Kubeconfig = s1.GetKubeconfig()
-					n++
-				}
-			}
-			if fm.IsSet("2.8") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+53)
 		}
 	}
-	if fm.Has("3") {
-		if sw0, ok := src.GetInfo().(*ReportInfoRequest_AppInstInfo); ok && sw0 != nil {
-			if dw0, ok := m.Info.(*ReportInfoRequest_AppInstInfo); !ok || dw0 == nil || !fieldmap.Equal(dw0.AppInstInfo, sw0.AppInstInfo) {
-				m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: fieldmap.Clone(sw0.AppInstInfo)}
+	if fm.HasAt(at + 83) {
+		if s1, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && s1 != nil {
+			if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
+				m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
 				n++
 			}
-		} else if dw0, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && dw0 != nil {
+		} else if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && d1 != nil {
 			m.Info = nil
 			n++
 		}
-	} else if fm.HasChild("3") {
+	} else if fm.HasChildAt(at + 83) {
 		var s1 *edgeproto.AppInstInfo
-		sok1 := false
-		if w, ok := src.GetInfo().(*ReportInfoRequest_AppInstInfo); ok && w != nil {
-			s1, sok1 = w.AppInstInfo, true
+		sok := false
+		if w, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && w != nil {
+			s1, sok = w.AppInstInfo, true
 		}
 		var d1 *edgeproto.AppInstInfo
 		if w, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && w != nil {
 			if w.AppInstInfo == nil {
-				w.AppInstInfo = &edgeproto.AppInstInfo{}
+				w.AppInstInfo = new(edgeproto.AppInstInfo)
 			}
 			d1 = w.AppInstInfo
-		} else if sok1 {
-			d1 = &edgeproto.AppInstInfo{}
+		} else if sok {
+			d1 = new(edgeproto.AppInstInfo)
 			m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("3.1") {
-				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
-					d1.Key = fieldmap.Clone(s1.GetKey())
-					n++
-				}
-			} else if fm.HasChild("3.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.AppInstKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("3.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("3.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("3.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("3.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("3.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("3.5") {
-				if !fieldmap.Equal(d1.Status, s1.GetStatus()) {
-					d1.Status = fieldmap.Clone(s1.GetStatus())
-					n++
-				}
-			} else if fm.HasChild("3.5") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("3.5.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("3.5.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("3.5.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("3.5.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("3.5.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("3.5.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("3.6") {
-				if d1.PowerState != s1.GetPowerState() {
-					d1.PowerState = s1.GetPowerState()
-					n++
-				}
-			}
-			if fm.IsSet("3.7") {
-				if !fieldmap.Equal(d1.RuntimeInfo, s1.GetRuntimeInfo()) {
-					d1.RuntimeInfo = fieldmap.Clone(s1.GetRuntimeInfo())
-					n++
-				}
-			} else if fm.HasChild("3.7") {
-				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.AppInstRuntime{}
-						d1.RuntimeInfo = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("3.7.1") {
-						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
-							if len(sv2) == 0 {
-								d2.ContainerIds = nil
-							} else {
-								d2.ContainerIds = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("3.7.2") {
-						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
-							if len(sv2) == 0 {
-								d2.Pids = nil
-							} else {
-								d2.Pids = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("3.7.3") {
-						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
-							if len(sv2) == 0 {
-								d2.Ports = nil
-							} else {
-								d2.Ports = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("3.8") {
-				if d1.Uri != s1.GetUri() {
-					d1.Uri = s1.GetUri()
-					n++
-				}
-			}
-			if fm.IsSet("3.9") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
+			n += _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+84)
 		}
 	}
-	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
-			if len(sv0) == 0 {
+	if fm.HasOrHasChildAt(at + 104) {
+		if a := fm.ListActionAt(at + 104); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
 				m.Fields = nil
 			} else {
-				m.Fields = slices.Clone(sv0)
+				m.Fields = slices.Clone(src.Fields)
 			}
 			n++
 		}
 	}
-	if fm.Has("5") {
-		if !m.Fence.Equal(src.GetFence()) {
-			m.Fence = src.GetFence().Clone()
+	if fm.HasAt(at + 105) {
+		if !m.Fence.Equal(src.Fence) {
+			m.Fence = src.Fence.Clone()
 			n++
 		}
-	} else if fm.HasChild("5") {
-		if d1, s1 := m.Fence, src.GetFence(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Fence{}
-				m.Fence = d1
+	} else if fm.HasChildAt(at + 105) {
+		if m.Fence != nil || src.Fence != nil {
+			if m.Fence == nil {
+				m.Fence = new(Fence)
 				n++
 			}
-			if fm.IsSet("5.1") {
-				if d1.Key != s1.GetKey() {
-					d1.Key = s1.GetKey()
-					n++
-				}
+			n += m.Fence.copyInAt(src.Fence, fm, at+106)
+		}
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CloudletInfo being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.CloudletInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.CloudletKey)
+				n++
 			}
-			if fm.IsSet("5.2") {
-				if d1.Revision != s1.GetRevision() {
-					d1.Revision = s1.GetRevision()
-					n++
-				}
+			n += _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1)
+		}
+	}
+	if cw&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
 			}
+			n++
+		}
+	}
+	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
+		m.NotifyId = src.NotifyId
+		n++
+	}
+	if cw&(1<<6) != 0 && m.Controller != src.Controller {
+		m.Controller = src.Controller
+		n++
+	}
+	if cw&(1<<7) != 0 && m.CompatibilityVersion != src.CompatibilityVersion {
+		m.CompatibilityVersion = src.CompatibilityVersion
+		n++
+	}
+	if cw&(1<<8) != 0 && m.ReleaseVersion != src.ReleaseVersion {
+		m.ReleaseVersion = src.ReleaseVersion
+		n++
+	}
+	if (cw|bw)&(1<<9) != 0 {
+		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo], fieldmap.Clone[*edgeproto.FlavorInfo])
+		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo]) {
+			if len(src.Flavors) == 0 {
+				m.Flavors = nil
+			} else {
+				m.Flavors = fieldmap.CloneListFunc(src.Flavors, fieldmap.Clone[*edgeproto.FlavorInfo])
+			}
+			n++
+		}
+	}
+	if cw&(1<<17) != 0 && m.ControllerCacheReceived != src.ControllerCacheReceived {
+		m.ControllerCacheReceived = src.ControllerCacheReceived
+		n++
+	}
+	if cw&(1<<18) != 0 && m.MaintenanceState != src.MaintenanceState {
+		m.MaintenanceState = src.MaintenanceState
+		n++
+	}
+	if cw&(1<<19) != 0 {
+		if !fieldmap.Equal(m.Status, src.Status) {
+			m.Status = fieldmap.Clone(src.Status)
+			n++
+		}
+	} else if bw&(1<<19) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(edgeproto.StatusInfo)
+				n++
+			}
+			n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+20)
+		}
+	}
+	if cw&(1<<26) != 0 {
+		if !fieldmap.Equal(m.ResourcesSnapshot, src.ResourcesSnapshot) {
+			m.ResourcesSnapshot = fieldmap.Clone(src.ResourcesSnapshot)
+			n++
+		}
+	} else if bw&(1<<26) != 0 {
+		if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
+			if m.ResourcesSnapshot == nil {
+				m.ResourcesSnapshot = new(edgeproto.InfraResourcesSnapshot)
+				n++
+			}
+			n += _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m.ResourcesSnapshot, src.ResourcesSnapshot, fm, at+27)
+		}
+	}
+	if (cw|bw)&(1<<42) != 0 {
+		if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo], fieldmap.Clone[*edgeproto.NodeInfo])
+		} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo]) {
+			if len(src.NodeInfos) == 0 {
+				m.NodeInfos = nil
+			} else {
+				m.NodeInfos = fieldmap.CloneListFunc(src.NodeInfos, fieldmap.Clone[*edgeproto.NodeInfo])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<47) != 0 {
+		if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
+		} else if !maps.Equal(m.Properties, src.Properties) {
+			if len(src.Properties) == 0 {
+				m.Properties = nil
+			} else {
+				m.Properties = maps.Clone(src.Properties)
+			}
+			n++
+		}
+	}
+	if cw&(1<<48) != 0 && m.TrustPolicyState != src.TrustPolicyState {
+		m.TrustPolicyState = src.TrustPolicyState
+		n++
+	}
+	if cw&(1<<49) != 0 && m.ActiveCrmInstance != src.ActiveCrmInstance {
+		m.ActiveCrmInstance = src.ActiveCrmInstance
+		n++
+	}
+	if cw&(1<<50) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CloudletKey being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m, src *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.CloudletKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// FlavorInfo being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt(m, src *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.FlavorInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
+	}
+	if cw&(1<<2) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
+	}
+	if cw&(1<<3) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
+	}
+	if cw&(1<<4) != 0 && m.Gpus != src.Gpus {
+		m.Gpus = src.Gpus
+		n++
+	}
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
+		} else if !maps.Equal(m.PropMap, src.PropMap) {
+			if len(src.PropMap) == 0 {
+				m.PropMap = nil
+			} else {
+				m.PropMap = maps.Clone(src.PropMap)
+			}
+			n++
+		}
+	}
+	if cw&(1<<6) != 0 && m.Deprecated != src.Deprecated {
+		m.Deprecated = src.Deprecated
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// StatusInfo being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m, src *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.StatusInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
+		m.TaskNumber = src.TaskNumber
+		n++
+	}
+	if cw&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
+		m.MaxTasks = src.MaxTasks
+		n++
+	}
+	if cw&(1<<2) != 0 && m.TaskName != src.TaskName {
+		m.TaskName = src.TaskName
+		n++
+	}
+	if cw&(1<<3) != 0 && m.StepName != src.StepName {
+		m.StepName = src.StepName
+		n++
+	}
+	if cw&(1<<4) != 0 && m.MsgCount != src.MsgCount {
+		m.MsgCount = src.MsgCount
+		n++
+	}
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
+		} else if !slices.Equal(m.Msgs, src.Msgs) {
+			if len(src.Msgs) == 0 {
+				m.Msgs = nil
+			} else {
+				m.Msgs = slices.Clone(src.Msgs)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// InfraResourcesSnapshot being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, src *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.InfraResourcesSnapshot)
+	}
+	n := 0
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource], fieldmap.Clone[*edgeproto.InfraResource])
+		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
+			if len(src.Info) == 0 {
+				m.Info = nil
+			} else {
+				m.Info = fieldmap.CloneListFunc(src.Info, fieldmap.Clone[*edgeproto.InfraResource])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey], fieldmap.Clone[*edgeproto.ClusterKey])
+		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
+			if len(src.ClusterInsts) == 0 {
+				m.ClusterInsts = nil
+			} else {
+				m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, fieldmap.Clone[*edgeproto.ClusterKey])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey], fieldmap.Clone[*edgeproto.AppInstKey])
+		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
+			if len(src.VmAppInsts) == 0 {
+				m.VmAppInsts = nil
+			} else {
+				m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, fieldmap.Clone[*edgeproto.AppInstKey])
+			}
+			n++
+		}
+	}
+	if cw&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+		m.TakenAt = fieldmap.Clone(src.TakenAt)
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// InfraResource being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt(m, src *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.InfraResource)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Used != src.Used {
+		m.Used = src.Used
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Total != src.Total {
+		m.Total = src.Total
+		n++
+	}
+	if cw&(1<<3) != 0 && m.Quota != src.Quota {
+		m.Quota = src.Quota
+		n++
+	}
+	if cw&(1<<4) != 0 && m.Units != src.Units {
+		m.Units = src.Units
+		n++
+	}
+	if cw&(1<<5) != 0 && m.Description != src.Description {
+		m.Description = src.Description
+		n++
+	}
+	if cw&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
+		m.AlertThreshold = src.AlertThreshold
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ClusterKey being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m, src *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.ClusterKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppInstKey being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m, src *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.AppInstKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NodeInfo being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.NodeInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
+		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
+			if len(src.Allocatable) == 0 {
+				m.Allocatable = nil
+			} else {
+				m.Allocatable = maps.Clone(src.Allocatable)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
+		} else if !maps.Equal(m.Capacity, src.Capacity) {
+			if len(src.Capacity) == 0 {
+				m.Capacity = nil
+			} else {
+				m.Capacity = maps.Clone(src.Capacity)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
+		} else if !slices.Equal(m.Roles, src.Roles) {
+			if len(src.Roles) == 0 {
+				m.Roles = nil
+			} else {
+				m.Roles = slices.Clone(src.Roles)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ClusterInstInfo being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.ClusterInstInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.ClusterKey)
+				n++
+			}
+			n += _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1)
+		}
+	}
+	if cw&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
+		}
+	}
+	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
+		m.NotifyId = src.NotifyId
+		n++
+	}
+	if cw&(1<<6) != 0 {
+		if !fieldmap.Equal(m.Status, src.Status) {
+			m.Status = fieldmap.Clone(src.Status)
+			n++
+		}
+	} else if bw&(1<<6) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(edgeproto.StatusInfo)
+				n++
+			}
+			n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7)
+		}
+	}
+	if cw&(1<<13) != 0 {
+		if !fieldmap.Equal(m.Resources, src.Resources) {
+			m.Resources = fieldmap.Clone(src.Resources)
+			n++
+		}
+	} else if bw&(1<<13) != 0 {
+		if m.Resources != nil || src.Resources != nil {
+			if m.Resources == nil {
+				m.Resources = new(edgeproto.InfraResources)
+				n++
+			}
+			n += _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14)
+		}
+	}
+	if cw&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
+		m.Kubeconfig = src.Kubeconfig
+		n++
+	}
+	if cw&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// InfraResources being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m, src *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.InfraResources)
+	}
+	n := 0
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo], fieldmap.Clone[*edgeproto.VmInfo])
+		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
+			if len(src.Vms) == 0 {
+				m.Vms = nil
+			} else {
+				m.Vms = fieldmap.CloneListFunc(src.Vms, fieldmap.Clone[*edgeproto.VmInfo])
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// VmInfo being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.VmInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Status != src.Status {
+		m.Status = src.Status
+		n++
+	}
+	if cw&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
+		m.InfraFlavor = src.InfraFlavor
+		n++
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr], fieldmap.Clone[*edgeproto.IpAddr])
+		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
+			if len(src.Ipaddresses) == 0 {
+				m.Ipaddresses = nil
+			} else {
+				m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, fieldmap.Clone[*edgeproto.IpAddr])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo], fieldmap.Clone[*edgeproto.ContainerInfo])
+		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
+			if len(src.Containers) == 0 {
+				m.Containers = nil
+			} else {
+				m.Containers = fieldmap.CloneListFunc(src.Containers, fieldmap.Clone[*edgeproto.ContainerInfo])
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// IpAddr being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.IpAddr)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
+		m.ExternalIp = src.ExternalIp
+		n++
+	}
+	if cw&(1<<1) != 0 && m.InternalIp != src.InternalIp {
+		m.InternalIp = src.InternalIp
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ContainerInfo being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt(m, src *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.ContainerInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Status != src.Status {
+		m.Status = src.Status
+		n++
+	}
+	if cw&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
+		m.ClusterIp = src.ClusterIp
+		n++
+	}
+	if cw&(1<<4) != 0 && m.Restarts != src.Restarts {
+		m.Restarts = src.Restarts
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppInstInfo being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.AppInstInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.AppInstKey)
+				n++
+			}
+			n += _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1)
+		}
+	}
+	if cw&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
+		}
+	}
+	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
+		m.NotifyId = src.NotifyId
+		n++
+	}
+	if cw&(1<<6) != 0 {
+		if !fieldmap.Equal(m.Status, src.Status) {
+			m.Status = fieldmap.Clone(src.Status)
+			n++
+		}
+	} else if bw&(1<<6) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(edgeproto.StatusInfo)
+				n++
+			}
+			n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7)
+		}
+	}
+	if cw&(1<<13) != 0 && m.PowerState != src.PowerState {
+		m.PowerState = src.PowerState
+		n++
+	}
+	if cw&(1<<14) != 0 {
+		if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
+			m.RuntimeInfo = fieldmap.Clone(src.RuntimeInfo)
+			n++
+		}
+	} else if bw&(1<<14) != 0 {
+		if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+			if m.RuntimeInfo == nil {
+				m.RuntimeInfo = new(edgeproto.AppInstRuntime)
+				n++
+			}
+			n += _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15)
+		}
+	}
+	if cw&(1<<18) != 0 && m.Uri != src.Uri {
+		m.Uri = src.Uri
+		n++
+	}
+	if cw&(1<<19) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppInstRuntime being number at of fm's schema.
+func _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.AppInstRuntime)
+	}
+	n := 0
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
+		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
+			if len(src.ContainerIds) == 0 {
+				m.ContainerIds = nil
+			} else {
+				m.ContainerIds = slices.Clone(src.ContainerIds)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
+		} else if !slices.Equal(m.Pids, src.Pids) {
+			if len(src.Pids) == 0 {
+				m.Pids = nil
+			} else {
+				m.Pids = slices.Clone(src.Pids)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
+		} else if !slices.Equal(m.Ports, src.Ports) {
+			if len(src.Ports) == 0 {
+				m.Ports = nil
+			} else {
+				m.Ports = slices.Clone(src.Ports)
+			}
+			n++
 		}
 	}
 	return n
@@ -1258,23 +1525,34 @@ func (m *ReportInfoRequest) CopyInFields(src *ReportInfoRequest, fm *fieldmap.Fi
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ReportInfoResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ReportInfoResponse or bound to no schema: a map of another message panics.
 func (m *ReportInfoResponse) CopyInFields(src *ReportInfoResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ReportInfoResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Applied != src.GetApplied() {
-			m.Applied = src.GetApplied()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ReportInfoResponse being number at of fm's schema.
+func (m *ReportInfoResponse) copyInAt(src *ReportInfoResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Reason != src.GetReason() {
-			m.Reason = src.GetReason()
-			n++
-		}
+	if src == nil {
+		src = new(ReportInfoResponse)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Applied != src.Applied {
+		m.Applied = src.Applied
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Reason != src.Reason {
+		m.Reason = src.Reason
+		n++
 	}
 	return n
 }
@@ -1286,13 +1564,30 @@ func (m *ReportInfoResponse) CopyInFields(src *ReportInfoResponse, fm *fieldmap.
 // compared.
 func (m *Fence) DiffFields(o *Fence) *fieldmap.FieldMap {
 	fm := _Fence_fieldSchema.NewFieldMap()
-	if m.GetKey() != o.GetKey() {
-		fm.Set("1")
-	}
-	if m.GetRevision() != o.GetRevision() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Fence being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Fence) diffAt(o *Fence, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Fence)
+	}
+	if o == nil {
+		o = new(Fence)
+	}
+	c := false
+	if m.Key != o.Key {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Revision != o.Revision {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1302,383 +1597,621 @@ func (m *Fence) DiffFields(o *Fence) *fieldmap.FieldMap {
 // compared.
 func (m *ReportInfoRequest) DiffFields(o *ReportInfoRequest) *fieldmap.FieldMap {
 	fm := _ReportInfoRequest_fieldSchema.NewFieldMap()
-	{
-		aw1, aok1 := m.GetInfo().(*ReportInfoRequest_CloudletInfo)
-		bw1, bok1 := o.GetInfo().(*ReportInfoRequest_CloudletInfo)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("1")
-		} else if aok1 {
-			a1, b1, c1 := aw1.CloudletInfo, bw1.CloudletInfo, false
-			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("1.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("1.1.1")
-					c2 = true
-				}
-				if a2.GetName() != b2.GetName() {
-					fm.Set("1.1.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("1.1")
-					c1 = true
-				}
-			}
-			if a1.GetState() != b1.GetState() {
-				fm.Set("1.2")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-				fm.Set("1.3")
-				c1 = true
-			}
-			if a1.GetNotifyId() != b1.GetNotifyId() {
-				fm.Set("1.4")
-				c1 = true
-			}
-			if a1.GetController() != b1.GetController() {
-				fm.Set("1.5")
-				c1 = true
-			}
-			if a1.GetCompatibilityVersion() != b1.GetCompatibilityVersion() {
-				fm.Set("1.6")
-				c1 = true
-			}
-			if a1.GetReleaseVersion() != b1.GetReleaseVersion() {
-				fm.Set("1.7")
-				c1 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a1.GetFlavors(), b1.GetFlavors(), fieldmap.Equal[*edgeproto.FlavorInfo]) {
-				fm.Set("1.8")
-				c1 = true
-			}
-			if a1.GetControllerCacheReceived() != b1.GetControllerCacheReceived() {
-				fm.Set("1.9")
-				c1 = true
-			}
-			if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
-				fm.Set("1.10")
-				c1 = true
-			}
-			if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-				fm.Set("1.11")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetTaskNumber() != b2.GetTaskNumber() {
-					fm.Set("1.11.1")
-					c2 = true
-				}
-				if a2.GetMaxTasks() != b2.GetMaxTasks() {
-					fm.Set("1.11.2")
-					c2 = true
-				}
-				if a2.GetTaskName() != b2.GetTaskName() {
-					fm.Set("1.11.3")
-					c2 = true
-				}
-				if a2.GetStepName() != b2.GetStepName() {
-					fm.Set("1.11.4")
-					c2 = true
-				}
-				if a2.GetMsgCount() != b2.GetMsgCount() {
-					fm.Set("1.11.5")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-					fm.Set("1.11.6")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("1.11")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetResourcesSnapshot(), b1.GetResourcesSnapshot(); (a2 == nil) != (b2 == nil) {
-				fm.Set("1.12")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if !fieldmap.EqualMessageListFunc(a2.GetInfo(), b2.GetInfo(), fieldmap.Equal[*edgeproto.InfraResource]) {
-					fm.Set("1.12.1")
-					c2 = true
-				}
-				if !fieldmap.EqualMessageListFunc(a2.GetClusterInsts(), b2.GetClusterInsts(), fieldmap.Equal[*edgeproto.ClusterKey]) {
-					fm.Set("1.12.2")
-					c2 = true
-				}
-				if !fieldmap.EqualMessageListFunc(a2.GetVmAppInsts(), b2.GetVmAppInsts(), fieldmap.Equal[*edgeproto.AppInstKey]) {
-					fm.Set("1.12.3")
-					c2 = true
-				}
-				if !fieldmap.Equal(a2.GetTakenAt(), b2.GetTakenAt()) {
-					fm.Set("1.12.4")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("1.12")
-					c1 = true
-				}
-			}
-			if !fieldmap.EqualMessageListFunc(a1.GetNodeInfos(), b1.GetNodeInfos(), fieldmap.Equal[*edgeproto.NodeInfo]) {
-				fm.Set("1.13")
-				c1 = true
-			}
-			if !maps.Equal(a1.GetProperties(), b1.GetProperties()) {
-				fm.Set("1.14")
-				c1 = true
-			}
-			if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
-				fm.Set("1.15")
-				c1 = true
-			}
-			if a1.GetActiveCrmInstance() != b1.GetActiveCrmInstance() {
-				fm.Set("1.16")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-				fm.Set("1.17")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("1")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetInfo().(*ReportInfoRequest_ClusterInstInfo)
-		bw1, bok1 := o.GetInfo().(*ReportInfoRequest_ClusterInstInfo)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("2")
-		} else if aok1 {
-			a1, b1, c1 := aw1.ClusterInstInfo, bw1.ClusterInstInfo, false
-			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("2.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetName() != b2.GetName() {
-					fm.Set("2.1.1")
-					c2 = true
-				}
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("2.1.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("2.1")
-					c1 = true
-				}
-			}
-			if a1.GetState() != b1.GetState() {
-				fm.Set("2.2")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-				fm.Set("2.3")
-				c1 = true
-			}
-			if a1.GetNotifyId() != b1.GetNotifyId() {
-				fm.Set("2.4")
-				c1 = true
-			}
-			if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-				fm.Set("2.5")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetTaskNumber() != b2.GetTaskNumber() {
-					fm.Set("2.5.1")
-					c2 = true
-				}
-				if a2.GetMaxTasks() != b2.GetMaxTasks() {
-					fm.Set("2.5.2")
-					c2 = true
-				}
-				if a2.GetTaskName() != b2.GetTaskName() {
-					fm.Set("2.5.3")
-					c2 = true
-				}
-				if a2.GetStepName() != b2.GetStepName() {
-					fm.Set("2.5.4")
-					c2 = true
-				}
-				if a2.GetMsgCount() != b2.GetMsgCount() {
-					fm.Set("2.5.5")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-					fm.Set("2.5.6")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("2.5")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
-				fm.Set("2.6")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), fieldmap.Equal[*edgeproto.VmInfo]) {
-					fm.Set("2.6.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("2.6")
-					c1 = true
-				}
-			}
-			if a1.GetKubeconfig() != b1.GetKubeconfig() {
-				fm.Set("2.7")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-				fm.Set("2.8")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("2")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetInfo().(*ReportInfoRequest_AppInstInfo)
-		bw1, bok1 := o.GetInfo().(*ReportInfoRequest_AppInstInfo)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("3")
-		} else if aok1 {
-			a1, b1, c1 := aw1.AppInstInfo, bw1.AppInstInfo, false
-			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("3.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetName() != b2.GetName() {
-					fm.Set("3.1.1")
-					c2 = true
-				}
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("3.1.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("3.1")
-					c1 = true
-				}
-			}
-			if a1.GetState() != b1.GetState() {
-				fm.Set("3.2")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-				fm.Set("3.3")
-				c1 = true
-			}
-			if a1.GetNotifyId() != b1.GetNotifyId() {
-				fm.Set("3.4")
-				c1 = true
-			}
-			if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-				fm.Set("3.5")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetTaskNumber() != b2.GetTaskNumber() {
-					fm.Set("3.5.1")
-					c2 = true
-				}
-				if a2.GetMaxTasks() != b2.GetMaxTasks() {
-					fm.Set("3.5.2")
-					c2 = true
-				}
-				if a2.GetTaskName() != b2.GetTaskName() {
-					fm.Set("3.5.3")
-					c2 = true
-				}
-				if a2.GetStepName() != b2.GetStepName() {
-					fm.Set("3.5.4")
-					c2 = true
-				}
-				if a2.GetMsgCount() != b2.GetMsgCount() {
-					fm.Set("3.5.5")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-					fm.Set("3.5.6")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("3.5")
-					c1 = true
-				}
-			}
-			if a1.GetPowerState() != b1.GetPowerState() {
-				fm.Set("3.6")
-				c1 = true
-			}
-			if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
-				fm.Set("3.7")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
-					fm.Set("3.7.1")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetPids(), b2.GetPids()) {
-					fm.Set("3.7.2")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
-					fm.Set("3.7.3")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("3.7")
-					c1 = true
-				}
-			}
-			if a1.GetUri() != b1.GetUri() {
-				fm.Set("3.8")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-				fm.Set("3.9")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("3")
-			}
-		}
-	}
-	if !slices.Equal(m.GetFields(), o.GetFields()) {
-		fm.Set("4")
-	}
-	if a1, b1 := m.GetFence(), o.GetFence(); (a1 == nil) != (b1 == nil) {
-		fm.Set("5")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetKey() != b1.GetKey() {
-			fm.Set("5.1")
-			c1 = true
-		}
-		if a1.GetRevision() != b1.GetRevision() {
-			fm.Set("5.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("5")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ReportInfoRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ReportInfoRequest) diffAt(o *ReportInfoRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ReportInfoRequest)
+	}
+	if o == nil {
+		o = new(ReportInfoRequest)
+	}
+	c := false
+	{
+		x, xok := m.Info.(*ReportInfoRequest_CloudletInfo)
+		y, yok := o.Info.(*ReportInfoRequest_CloudletInfo)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_diffAt(x.CloudletInfo, y.CloudletInfo, fm, at+1) {
+			fm.SetAt(at)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Info.(*ReportInfoRequest_ClusterInstInfo)
+		y, yok := o.Info.(*ReportInfoRequest_ClusterInstInfo)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_diffAt(x.ClusterInstInfo, y.ClusterInstInfo, fm, at+53) {
+			fm.SetAt(at + 52)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Info.(*ReportInfoRequest_AppInstInfo)
+		y, yok := o.Info.(*ReportInfoRequest_AppInstInfo)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_diffAt(x.AppInstInfo, y.AppInstInfo, fm, at+84) {
+			fm.SetAt(at + 83)
+			c = true
+		}
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		fm.SetAt(at + 104)
+		c = true
+	}
+	if (m.Fence == nil) != (o.Fence == nil) || m.Fence != nil && m.Fence.diffAt(o.Fence, fm, at+106) {
+		fm.SetAt(at + 105)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_diffAt sets in fm the flags where m and o differ, the first flag of
+// CloudletInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_diffAt(m, o *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.CloudletInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.CloudletInfo)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_diffAt(m.Key, o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.NotifyId != o.NotifyId {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.Controller != o.Controller {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.CompatibilityVersion != o.CompatibilityVersion {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if m.ReleaseVersion != o.ReleaseVersion {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo]) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if m.ControllerCacheReceived != o.ControllerCacheReceived {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	if m.MaintenanceState != o.MaintenanceState {
+		fm.SetAt(at + 18)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_diffAt(m.Status, o.Status, fm, at+20) {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	if (m.ResourcesSnapshot == nil) != (o.ResourcesSnapshot == nil) || m.ResourcesSnapshot != nil && _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_diffAt(m.ResourcesSnapshot, o.ResourcesSnapshot, fm, at+27) {
+		fm.SetAt(at + 26)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.NodeInfos, o.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo]) {
+		fm.SetAt(at + 42)
+		c = true
+	}
+	if !maps.Equal(m.Properties, o.Properties) {
+		fm.SetAt(at + 47)
+		c = true
+	}
+	if m.TrustPolicyState != o.TrustPolicyState {
+		fm.SetAt(at + 48)
+		c = true
+	}
+	if m.ActiveCrmInstance != o.ActiveCrmInstance {
+		fm.SetAt(at + 49)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 50)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_diffAt sets in fm the flags where m and o differ, the first flag of
+// CloudletKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_diffAt(m, o *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.CloudletKey)
+	}
+	if o == nil {
+		o = new(edgeproto.CloudletKey)
+	}
+	c := false
+	if m.Organization != o.Organization {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_diffAt sets in fm the flags where m and o differ, the first flag of
+// FlavorInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_diffAt(m, o *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.FlavorInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.FlavorInfo)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Vcpus != o.Vcpus {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.RamMb != o.RamMb {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.DiskGb != o.DiskGb {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Gpus != o.Gpus {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !maps.Equal(m.PropMap, o.PropMap) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.Deprecated != o.Deprecated {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_diffAt sets in fm the flags where m and o differ, the first flag of
+// StatusInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_diffAt(m, o *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.StatusInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.StatusInfo)
+	}
+	c := false
+	if m.TaskNumber != o.TaskNumber {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.MaxTasks != o.MaxTasks {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.TaskName != o.TaskName {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.StepName != o.StepName {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.MsgCount != o.MsgCount {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !slices.Equal(m.Msgs, o.Msgs) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_diffAt sets in fm the flags where m and o differ, the first flag of
+// InfraResourcesSnapshot being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_diffAt(m, o *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.InfraResourcesSnapshot)
+	}
+	if o == nil {
+		o = new(edgeproto.InfraResourcesSnapshot)
+	}
+	c := false
+	if !fieldmap.EqualMessageListFunc(m.Info, o.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.ClusterInsts, o.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.VmAppInsts, o.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if !fieldmap.Equal(m.TakenAt, o.TakenAt) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_diffAt sets in fm the flags where m and o differ, the first flag of
+// InfraResource being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_diffAt(m, o *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.InfraResource)
+	}
+	if o == nil {
+		o = new(edgeproto.InfraResource)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Used != o.Used {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Total != o.Total {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Quota != o.Quota {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Units != o.Units {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.Description != o.Description {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.AlertThreshold != o.AlertThreshold {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_diffAt sets in fm the flags where m and o differ, the first flag of
+// ClusterKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_diffAt(m, o *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.ClusterKey)
+	}
+	if o == nil {
+		o = new(edgeproto.ClusterKey)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Organization != o.Organization {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_diffAt sets in fm the flags where m and o differ, the first flag of
+// AppInstKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_diffAt(m, o *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.AppInstKey)
+	}
+	if o == nil {
+		o = new(edgeproto.AppInstKey)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Organization != o.Organization {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_diffAt sets in fm the flags where m and o differ, the first flag of
+// NodeInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_diffAt(m, o *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.NodeInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.NodeInfo)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if !maps.Equal(m.Allocatable, o.Allocatable) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !maps.Equal(m.Capacity, o.Capacity) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !slices.Equal(m.Roles, o.Roles) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_diffAt sets in fm the flags where m and o differ, the first flag of
+// ClusterInstInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_diffAt(m, o *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.ClusterInstInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.ClusterInstInfo)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_diffAt(m.Key, o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.NotifyId != o.NotifyId {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_diffAt(m.Status, o.Status, fm, at+7) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if (m.Resources == nil) != (o.Resources == nil) || m.Resources != nil && _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_diffAt(m.Resources, o.Resources, fm, at+14) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if m.Kubeconfig != o.Kubeconfig {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_diffAt sets in fm the flags where m and o differ, the first flag of
+// InfraResources being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_diffAt(m, o *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.InfraResources)
+	}
+	if o == nil {
+		o = new(edgeproto.InfraResources)
+	}
+	c := false
+	if !fieldmap.EqualMessageListFunc(m.Vms, o.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_VmInfozhxj8_diffAt sets in fm the flags where m and o differ, the first flag of
+// VmInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_diffAt(m, o *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.VmInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.VmInfo)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Type != o.Type {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Status != o.Status {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.InfraFlavor != o.InfraFlavor {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Ipaddresses, o.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Containers, o.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_diffAt sets in fm the flags where m and o differ, the first flag of
+// IpAddr being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_diffAt(m, o *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.IpAddr)
+	}
+	if o == nil {
+		o = new(edgeproto.IpAddr)
+	}
+	c := false
+	if m.ExternalIp != o.ExternalIp {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.InternalIp != o.InternalIp {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_diffAt sets in fm the flags where m and o differ, the first flag of
+// ContainerInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_diffAt(m, o *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.ContainerInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.ContainerInfo)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Type != o.Type {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Status != o.Status {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.ClusterIp != o.ClusterIp {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Restarts != o.Restarts {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_diffAt sets in fm the flags where m and o differ, the first flag of
+// AppInstInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_diffAt(m, o *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.AppInstInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.AppInstInfo)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_diffAt(m.Key, o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.NotifyId != o.NotifyId {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_diffAt(m.Status, o.Status, fm, at+7) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.PowerState != o.PowerState {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if (m.RuntimeInfo == nil) != (o.RuntimeInfo == nil) || m.RuntimeInfo != nil && _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_diffAt(m.RuntimeInfo, o.RuntimeInfo, fm, at+15) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if m.Uri != o.Uri {
+		fm.SetAt(at + 18)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_diffAt sets in fm the flags where m and o differ, the first flag of
+// AppInstRuntime being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_diffAt(m, o *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.AppInstRuntime)
+	}
+	if o == nil {
+		o = new(edgeproto.AppInstRuntime)
+	}
+	c := false
+	if !slices.Equal(m.ContainerIds, o.ContainerIds) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Pids, o.Pids) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !slices.Equal(m.Ports, o.Ports) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -1688,13 +2221,30 @@ func (m *ReportInfoRequest) DiffFields(o *ReportInfoRequest) *fieldmap.FieldMap 
 // compared.
 func (m *ReportInfoResponse) DiffFields(o *ReportInfoResponse) *fieldmap.FieldMap {
 	fm := _ReportInfoResponse_fieldSchema.NewFieldMap()
-	if m.GetApplied() != o.GetApplied() {
-		fm.Set("1")
-	}
-	if m.GetReason() != o.GetReason() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ReportInfoResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ReportInfoResponse) diffAt(o *ReportInfoResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ReportInfoResponse)
+	}
+	if o == nil {
+		o = new(ReportInfoResponse)
+	}
+	c := false
+	if m.Applied != o.Applied {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Reason != o.Reason {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,6 +8,7 @@ package shopv1
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -20,17 +21,16 @@ const (
 	OrderKeyFieldId    = "2" // id
 )
 
+var _OrderKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "store"},
+	{Number: 2, Name: "id"},
+}}
+
+var _OrderKey_fieldSchema = fieldmap.NewShapeSchema("shop.v1.OrderKey", _OrderKey_shape, false)
+
 // OrderKeyAllFields lists the leaf flags of OrderKey: together they
 // select every field.
-var OrderKeyAllFields = []string{
-	OrderKeyFieldStore,
-	OrderKeyFieldId,
-}
-
-var _OrderKey_fieldSchema = fieldmap.NewSchema("shop.v1.OrderKey", []fieldmap.Field{
-	{Flag: "1", Path: "store", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var OrderKeyAllFields = slices.Clone(_OrderKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of OrderKey.
 func (*OrderKey) FieldSchema() *fieldmap.Schema { return _OrderKey_fieldSchema }
@@ -53,26 +53,23 @@ const (
 	OrderFieldCardNumber    = "4"   // card_number
 )
 
+var _Line_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sku"},
+	{Number: 2, Name: "quantity"},
+}}
+
+var _Order_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _OrderKey_shape},
+	{Number: 2, Name: "lines", Kind: fieldmap.KindList, Sub: _Line_shape},
+	{Number: 3, Name: "note"},
+	{Number: 4, Name: "card_number"},
+}}
+
+var _Order_fieldSchema = fieldmap.NewShapeSchema("shop.v1.Order", _Order_shape, false)
+
 // OrderAllFields lists the leaf flags of Order: together they
 // select every field.
-var OrderAllFields = []string{
-	OrderFieldKeyStore,
-	OrderFieldKeyId,
-	OrderFieldLines,
-	OrderFieldNote,
-	OrderFieldCardNumber,
-}
-
-var _Order_fieldSchema = fieldmap.NewSchema("shop.v1.Order", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.store", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "lines", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.1", Path: "lines.sku", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2", Path: "lines.quantity", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3", Path: "note", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "card_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var OrderAllFields = slices.Clone(_Order_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Order.
 func (*Order) FieldSchema() *fieldmap.Schema { return _Order_fieldSchema }
@@ -89,17 +86,11 @@ const (
 	LineFieldQuantity = "2" // quantity
 )
 
+var _Line_fieldSchema = fieldmap.NewShapeSchema("shop.v1.Line", _Line_shape, false)
+
 // LineAllFields lists the leaf flags of Line: together they
 // select every field.
-var LineAllFields = []string{
-	LineFieldSku,
-	LineFieldQuantity,
-}
-
-var _Line_fieldSchema = fieldmap.NewSchema("shop.v1.Line", []fieldmap.Field{
-	{Flag: "1", Path: "sku", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "quantity", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var LineAllFields = slices.Clone(_Line_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Line.
 func (*Line) FieldSchema() *fieldmap.Schema { return _Line_fieldSchema }
@@ -198,7 +189,7 @@ func (m *OrderKey) Equal(o *OrderKey) bool {
 	if m.Id != o.Id {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -214,8 +205,13 @@ func (m *Order) Equal(o *Order) bool {
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Lines, o.Lines, (*Line).Equal) {
+	if len(m.Lines) != len(o.Lines) {
 		return false
+	}
+	for i, x := range m.Lines {
+		if y := o.Lines[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Line).Equal) {
+			return false
+		}
 	}
 	if m.Note != o.Note {
 		return false
@@ -223,7 +219,7 @@ func (m *Order) Equal(o *Order) bool {
 	if m.CardNumber != o.CardNumber {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -242,7 +238,7 @@ func (m *Line) Equal(o *Line) bool {
 	if m.Quantity != o.Quantity {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -254,23 +250,34 @@ func (m *Line) Equal(o *Line) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: OrderKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// OrderKey or bound to no schema: a map of another message panics.
 func (m *OrderKey) CopyInFields(src *OrderKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_OrderKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Store != src.GetStore() {
-			m.Store = src.GetStore()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// OrderKey being number at of fm's schema.
+func (m *OrderKey) copyInAt(src *OrderKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if m.Id != src.GetId() {
-			m.Id = src.GetId()
-			n++
-		}
+	if src == nil {
+		src = new(OrderKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Store != src.Store {
+		m.Store = src.Store
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
 	return n
 }
@@ -284,59 +291,82 @@ func (m *OrderKey) CopyInFields(src *OrderKey, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Order does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Order or bound to no schema: a map of another message panics.
 func (m *Order) CopyInFields(src *Order, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Order_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Order being number at of fm's schema.
+func (m *Order) copyInAt(src *Order, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Order)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &OrderKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(OrderKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Store != s1.GetStore() {
-					d1.Store = s1.GetStore()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Id != s1.GetId() {
-					d1.Id = s1.GetId()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetLines(); !fieldmap.EqualMessageListFunc(m.Lines, sv0, (*Line).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Lines, src.Lines, (*Line).Equal, (*Line).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Lines, src.Lines, (*Line).Equal) {
+			if len(src.Lines) == 0 {
 				m.Lines = nil
 			} else {
-				m.Lines = fieldmap.CloneListFunc(sv0, (*Line).Clone)
+				m.Lines = fieldmap.CloneListFunc(src.Lines, (*Line).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("3") {
-		if m.Note != src.GetNote() {
-			m.Note = src.GetNote()
-			n++
-		}
+	if cw&(1<<6) != 0 && m.Note != src.Note {
+		m.Note = src.Note
+		n++
 	}
-	if fm.Has("4") {
-		if m.CardNumber != src.GetCardNumber() {
-			m.CardNumber = src.GetCardNumber()
-			n++
-		}
+	if cw&(1<<7) != 0 && m.CardNumber != src.CardNumber {
+		m.CardNumber = src.CardNumber
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Line being number at of fm's schema.
+func (m *Line) copyInAt(src *Line, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Line)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Sku != src.Sku {
+		m.Sku = src.Sku
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Quantity != src.Quantity {
+		m.Quantity = src.Quantity
+		n++
 	}
 	return n
 }
@@ -350,25 +380,14 @@ func (m *Order) CopyInFields(src *Order, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Line does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Line or bound to no schema: a map of another message panics.
 func (m *Line) CopyInFields(src *Line, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Line_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Sku != src.GetSku() {
-			m.Sku = src.GetSku()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if m.Quantity != src.GetQuantity() {
-			m.Quantity = src.GetQuantity()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -378,13 +397,30 @@ func (m *Line) CopyInFields(src *Line, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *OrderKey) DiffFields(o *OrderKey) *fieldmap.FieldMap {
 	fm := _OrderKey_fieldSchema.NewFieldMap()
-	if m.GetStore() != o.GetStore() {
-		fm.Set("1")
-	}
-	if m.GetId() != o.GetId() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// OrderKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *OrderKey) diffAt(o *OrderKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(OrderKey)
+	}
+	if o == nil {
+		o = new(OrderKey)
+	}
+	c := false
+	if m.Store != o.Store {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Id != o.Id {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -394,32 +430,60 @@ func (m *OrderKey) DiffFields(o *OrderKey) *fieldmap.FieldMap {
 // compared.
 func (m *Order) DiffFields(o *Order) *fieldmap.FieldMap {
 	fm := _Order_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetStore() != b1.GetStore() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetId() != b1.GetId() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetLines(), o.GetLines(), (*Line).Equal) {
-		fm.Set("2")
-	}
-	if m.GetNote() != o.GetNote() {
-		fm.Set("3")
-	}
-	if m.GetCardNumber() != o.GetCardNumber() {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Order being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Order) diffAt(o *Order, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Order)
+	}
+	if o == nil {
+		o = new(Order)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Lines, o.Lines, (*Line).Equal) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Note != o.Note {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.CardNumber != o.CardNumber {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Line being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Line) diffAt(o *Line, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Line)
+	}
+	if o == nil {
+		o = new(Line)
+	}
+	c := false
+	if m.Sku != o.Sku {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Quantity != o.Quantity {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -429,12 +493,7 @@ func (m *Order) DiffFields(o *Order) *fieldmap.FieldMap {
 // compared.
 func (m *Line) DiffFields(o *Line) *fieldmap.FieldMap {
 	fm := _Line_fieldSchema.NewFieldMap()
-	if m.GetSku() != o.GetSku() {
-		fm.Set("1")
-	}
-	if m.GetQuantity() != o.GetQuantity() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 

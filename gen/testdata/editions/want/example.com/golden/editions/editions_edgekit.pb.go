@@ -8,6 +8,7 @@ package editions
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -23,22 +24,22 @@ const (
 	EdFieldPartData = "4.1" // part.data
 )
 
+var _Ed_Part_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "data"},
+}}
+
+var _Ed_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "implicit"},
+	{Number: 3, Name: "shade"},
+	{Number: 4, Name: "part", Kind: fieldmap.KindMessage, Sub: _Ed_Part_shape},
+}}
+
+var _Ed_fieldSchema = fieldmap.NewShapeSchema("golden.editions.Ed", _Ed_shape, false)
+
 // EdAllFields lists the leaf flags of Ed: together they
 // select every field.
-var EdAllFields = []string{
-	EdFieldName,
-	EdFieldImplicit,
-	EdFieldShade,
-	EdFieldPartData,
-}
-
-var _Ed_fieldSchema = fieldmap.NewSchema("golden.editions.Ed", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "implicit", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "shade", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "part", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "part.data", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var EdAllFields = slices.Clone(_Ed_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Ed.
 func (*Ed) FieldSchema() *fieldmap.Schema { return _Ed_fieldSchema }
@@ -54,15 +55,11 @@ const (
 	Ed_PartFieldData = "1" // data
 )
 
+var _Ed_Part_fieldSchema = fieldmap.NewShapeSchema("golden.editions.Ed.Part", _Ed_Part_shape, false)
+
 // Ed_PartAllFields lists the leaf flags of Ed_Part: together they
 // select every field.
-var Ed_PartAllFields = []string{
-	Ed_PartFieldData,
-}
-
-var _Ed_Part_fieldSchema = fieldmap.NewSchema("golden.editions.Ed.Part", []fieldmap.Field{
-	{Flag: "1", Path: "data", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var Ed_PartAllFields = slices.Clone(_Ed_Part_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Ed_Part.
 func (*Ed_Part) FieldSchema() *fieldmap.Schema { return _Ed_Part_fieldSchema }
@@ -148,7 +145,7 @@ func (m *Ed) Equal(o *Ed) bool {
 	if !m.Part.Equal(o.Part) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -164,7 +161,7 @@ func (m *Ed_Part) Equal(o *Ed_Part) bool {
 	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -176,87 +173,93 @@ func (m *Ed_Part) Equal(o *Ed_Part) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Ed does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Ed or bound to no schema: a map of another message panics.
 func (m *Ed) CopyInFields(src *Ed, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Ed_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _Ed_ptrs holds the explicit-presence scalars CopyInFields sets in a Ed.
+type _Ed_ptrs struct {
+	f1 string
+	f3 Shade
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Ed being number at of fm's schema.
+func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Ed)
+	}
 	n := 0
-	var pb0 *struct {
-		f1 string
-		f3 Shade
-	}
-	if fm.Has("1") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Name
-		}
-		if !fieldmap.EqualPtr(m.Name, sv0) {
-			if sv0 == nil {
-				m.Name = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f3 Shade
-					})
-				}
-				pb0.f1 = *sv0
-				m.Name = &pb0.f1
+	var pb *_Ed_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
+		if src.Name == nil {
+			m.Name = nil
+		} else {
+			if pb == nil {
+				pb = new(_Ed_ptrs)
 			}
-			n++
+			pb.f1 = *src.Name
+			m.Name = &pb.f1
 		}
+		n++
 	}
-	if fm.Has("2") {
-		if m.Implicit != src.GetImplicit() {
-			m.Implicit = src.GetImplicit()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Implicit != src.Implicit {
+		m.Implicit = src.Implicit
+		n++
 	}
-	if fm.Has("3") {
-		var sv0 *Shade
-		if src != nil {
-			sv0 = src.Shade
-		}
-		if !fieldmap.EqualPtr(m.Shade, sv0) {
-			if sv0 == nil {
-				m.Shade = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f3 Shade
-					})
-				}
-				pb0.f3 = *sv0
-				m.Shade = &pb0.f3
+	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Shade, src.Shade) {
+		if src.Shade == nil {
+			m.Shade = nil
+		} else {
+			if pb == nil {
+				pb = new(_Ed_ptrs)
 			}
-			n++
+			pb.f3 = *src.Shade
+			m.Shade = &pb.f3
 		}
+		n++
 	}
-	if fm.Has("4") {
-		if !m.Part.Equal(src.GetPart()) {
-			m.Part = src.GetPart().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.Part.Equal(src.Part) {
+			m.Part = src.Part.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Part, src.GetPart(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Ed_Part{}
-				m.Part = d1
+	} else if bw&(1<<3) != 0 {
+		if m.Part != nil || src.Part != nil {
+			if m.Part == nil {
+				m.Part = new(Ed_Part)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				var sv1 []byte
-				if s1 != nil {
-					sv1 = s1.Data
-				}
-				if !fieldmap.EqualBytesPresence(d1.Data, sv1) {
-					d1.Data = fieldmap.CloneBytes(sv1)
-					n++
-				}
-			}
+			n += m.Part.copyInAt(src.Part, fm, at+4)
 		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Part being number at of fm's schema.
+func (m *Ed_Part) copyInAt(src *Ed_Part, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Ed_Part)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+		m.Data = fieldmap.CloneBytes(src.Data)
+		n++
 	}
 	return n
 }
@@ -270,23 +273,14 @@ func (m *Ed) CopyInFields(src *Ed, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Ed_Part does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Ed_Part or bound to no schema: a map of another message panics.
 func (m *Ed_Part) CopyInFields(src *Ed_Part, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Ed_Part_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		var sv0 []byte
-		if src != nil {
-			sv0 = src.Data
-		}
-		if !fieldmap.EqualBytesPresence(m.Data, sv0) {
-			m.Data = fieldmap.CloneBytes(sv0)
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -296,58 +290,56 @@ func (m *Ed_Part) CopyInFields(src *Ed_Part, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Ed) DiffFields(o *Ed) *fieldmap.FieldMap {
 	fm := _Ed_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Name
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Name
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	if m.GetImplicit() != o.GetImplicit() {
-		fm.Set("2")
-	}
-	{
-		var av0 *Shade
-		if m != nil {
-			av0 = m.Shade
-		}
-		var bv0 *Shade
-		if o != nil {
-			bv0 = o.Shade
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("3")
-		}
-	}
-	if a1, b1 := m.GetPart(), o.GetPart(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 []byte
-			if a1 != nil {
-				av1 = a1.Data
-			}
-			var bv1 []byte
-			if b1 != nil {
-				bv1 = b1.Data
-			}
-			if !fieldmap.EqualBytesPresence(av1, bv1) {
-				fm.Set("4.1")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Ed being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Ed) diffAt(o *Ed, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Ed)
+	}
+	if o == nil {
+		o = new(Ed)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Implicit != o.Implicit {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Shade, o.Shade) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if (m.Part == nil) != (o.Part == nil) || m.Part != nil && m.Part.diffAt(o.Part, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Part being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Ed_Part) diffAt(o *Ed_Part, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Ed_Part)
+	}
+	if o == nil {
+		o = new(Ed_Part)
+	}
+	c := false
+	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -357,19 +349,7 @@ func (m *Ed) DiffFields(o *Ed) *fieldmap.FieldMap {
 // compared.
 func (m *Ed_Part) DiffFields(o *Ed_Part) *fieldmap.FieldMap {
 	fm := _Ed_Part_fieldSchema.NewFieldMap()
-	{
-		var av0 []byte
-		if m != nil {
-			av0 = m.Data
-		}
-		var bv0 []byte
-		if o != nil {
-			bv0 = o.Data
-		}
-		if !fieldmap.EqualBytesPresence(av0, bv0) {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 

@@ -8,6 +8,7 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 	strconv "strconv"
 )
 
@@ -22,19 +23,17 @@ const (
 	ThingKeyFieldTier         = "3" // tier
 )
 
+var _ThingKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "tier"},
+}}
+
+var _ThingKey_fieldSchema = fieldmap.NewShapeSchema("golden.keys.ThingKey", _ThingKey_shape, false)
+
 // ThingKeyAllFields lists the leaf flags of ThingKey: together they
 // select every field.
-var ThingKeyAllFields = []string{
-	ThingKeyFieldOrganization,
-	ThingKeyFieldName,
-	ThingKeyFieldTier,
-}
-
-var _ThingKey_fieldSchema = fieldmap.NewSchema("golden.keys.ThingKey", []fieldmap.Field{
-	{Flag: "1", Path: "organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "tier", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ThingKeyAllFields = slices.Clone(_ThingKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ThingKey.
 func (*ThingKey) FieldSchema() *fieldmap.Schema { return _ThingKey_fieldSchema }
@@ -54,22 +53,16 @@ const (
 	ThingFieldPassword        = "2"   // password
 )
 
+var _Thing_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ThingKey_shape},
+	{Number: 2, Name: "password"},
+}}
+
+var _Thing_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Thing", _Thing_shape, false)
+
 // ThingAllFields lists the leaf flags of Thing: together they
 // select every field.
-var ThingAllFields = []string{
-	ThingFieldKeyOrganization,
-	ThingFieldKeyName,
-	ThingFieldKeyTier,
-	ThingFieldPassword,
-}
-
-var _Thing_fieldSchema = fieldmap.NewSchema("golden.keys.Thing", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "key.tier", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "password", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ThingAllFields = slices.Clone(_Thing_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Thing.
 func (*Thing) FieldSchema() *fieldmap.Schema { return _Thing_fieldSchema }
@@ -85,15 +78,15 @@ const (
 	NamedFieldId = "1" // id
 )
 
+var _Named_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+}}
+
+var _Named_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Named", _Named_shape, false)
+
 // NamedAllFields lists the leaf flags of Named: together they
 // select every field.
-var NamedAllFields = []string{
-	NamedFieldId,
-}
-
-var _Named_fieldSchema = fieldmap.NewSchema("golden.keys.Named", []fieldmap.Field{
-	{Flag: "1", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var NamedAllFields = slices.Clone(_Named_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Named.
 func (*Named) FieldSchema() *fieldmap.Schema { return _Named_fieldSchema }
@@ -183,7 +176,7 @@ func (m *ThingKey) Equal(o *ThingKey) bool {
 	if m.Tier != o.Tier {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -202,7 +195,7 @@ func (m *Thing) Equal(o *Thing) bool {
 	if m.Password != o.Password {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -218,7 +211,7 @@ func (m *Named) Equal(o *Named) bool {
 	if m.Id != o.Id {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -230,29 +223,38 @@ func (m *Named) Equal(o *Named) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ThingKey does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ThingKey or bound to no schema: a map of another message panics.
 func (m *ThingKey) CopyInFields(src *ThingKey, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ThingKey_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ThingKey being number at of fm's schema.
+func (m *ThingKey) copyInAt(src *ThingKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ThingKey)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Organization != src.GetOrganization() {
-			m.Organization = src.GetOrganization()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
 	}
-	if fm.Has("2") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("3") {
-		if m.Tier != src.GetTier() {
-			m.Tier = src.GetTier()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Tier != src.Tier {
+		m.Tier = src.Tier
+		n++
 	}
 	return n
 }
@@ -266,49 +268,44 @@ func (m *ThingKey) CopyInFields(src *ThingKey, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Thing does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Thing or bound to no schema: a map of another message panics.
 func (m *Thing) CopyInFields(src *Thing, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Thing_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Thing being number at of fm's schema.
+func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Thing)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &ThingKey{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(ThingKey)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Tier != s1.GetTier() {
-					d1.Tier = s1.GetTier()
-					n++
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if m.Password != src.GetPassword() {
-			m.Password = src.GetPassword()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.Password != src.Password {
+		m.Password = src.Password
+		n++
 	}
 	return n
 }
@@ -322,17 +319,30 @@ func (m *Thing) CopyInFields(src *Thing, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Named does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Named or bound to no schema: a map of another message panics.
 func (m *Named) CopyInFields(src *Named, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Named_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Named being number at of fm's schema.
+func (m *Named) copyInAt(src *Named, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Named)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Id != src.GetId() {
-			m.Id = src.GetId()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
 	return n
 }
@@ -344,16 +354,34 @@ func (m *Named) CopyInFields(src *Named, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *ThingKey) DiffFields(o *ThingKey) *fieldmap.FieldMap {
 	fm := _ThingKey_fieldSchema.NewFieldMap()
-	if m.GetOrganization() != o.GetOrganization() {
-		fm.Set("1")
-	}
-	if m.GetName() != o.GetName() {
-		fm.Set("2")
-	}
-	if m.GetTier() != o.GetTier() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ThingKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ThingKey) diffAt(o *ThingKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ThingKey)
+	}
+	if o == nil {
+		o = new(ThingKey)
+	}
+	c := false
+	if m.Organization != o.Organization {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Tier != o.Tier {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -363,30 +391,30 @@ func (m *ThingKey) DiffFields(o *ThingKey) *fieldmap.FieldMap {
 // compared.
 func (m *Thing) DiffFields(o *Thing) *fieldmap.FieldMap {
 	fm := _Thing_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetTier() != b1.GetTier() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetPassword() != o.GetPassword() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Thing being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Thing) diffAt(o *Thing, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Thing)
+	}
+	if o == nil {
+		o = new(Thing)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Password != o.Password {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -396,10 +424,26 @@ func (m *Thing) DiffFields(o *Thing) *fieldmap.FieldMap {
 // compared.
 func (m *Named) DiffFields(o *Named) *fieldmap.FieldMap {
 	fm := _Named_fieldSchema.NewFieldMap()
-	if m.GetId() != o.GetId() {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Named being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Named) diffAt(o *Named, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Named)
+	}
+	if o == nil {
+		o = new(Named)
+	}
+	c := false
+	if m.Id != o.Id {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,6 +8,7 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -19,15 +20,15 @@ const (
 	LegacyNamedFieldId = "1" // id
 )
 
+var _LegacyNamed_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+}}
+
+var _LegacyNamed_fieldSchema = fieldmap.NewShapeSchema("golden.keys.LegacyNamed", _LegacyNamed_shape, false)
+
 // LegacyNamedAllFields lists the leaf flags of LegacyNamed: together they
 // select every field.
-var LegacyNamedAllFields = []string{
-	LegacyNamedFieldId,
-}
-
-var _LegacyNamed_fieldSchema = fieldmap.NewSchema("golden.keys.LegacyNamed", []fieldmap.Field{
-	{Flag: "1", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var LegacyNamedAllFields = slices.Clone(_LegacyNamed_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of LegacyNamed.
 func (*LegacyNamed) FieldSchema() *fieldmap.Schema { return _LegacyNamed_fieldSchema }
@@ -70,7 +71,7 @@ func (m *LegacyNamed) Equal(o *LegacyNamed) bool {
 	if !fieldmap.EqualPtr(m.Id, o.Id) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -82,21 +83,30 @@ func (m *LegacyNamed) Equal(o *LegacyNamed) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: LegacyNamed does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// LegacyNamed or bound to no schema: a map of another message panics.
 func (m *LegacyNamed) CopyInFields(src *LegacyNamed, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_LegacyNamed_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// LegacyNamed being number at of fm's schema.
+func (m *LegacyNamed) copyInAt(src *LegacyNamed, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(LegacyNamed)
+	}
 	n := 0
-	if fm.Has("1") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Id
-		}
-		if !fieldmap.EqualPtr(m.Id, sv0) {
-			m.Id = fieldmap.ClonePtr(sv0)
-			n++
-		}
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
+		m.Id = fieldmap.ClonePtr(src.Id)
+		n++
 	}
 	return n
 }
@@ -108,20 +118,26 @@ func (m *LegacyNamed) CopyInFields(src *LegacyNamed, fm *fieldmap.FieldMap) int 
 // compared.
 func (m *LegacyNamed) DiffFields(o *LegacyNamed) *fieldmap.FieldMap {
 	fm := _LegacyNamed_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Id
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Id
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// LegacyNamed being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *LegacyNamed) diffAt(o *LegacyNamed, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(LegacyNamed)
+	}
+	if o == nil {
+		o = new(LegacyNamed)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Id, o.Id) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,6 +8,7 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -19,15 +20,15 @@ const (
 	RawScopeFieldZone = "1" // zone
 )
 
+var _RawScope_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "zone"},
+}}
+
+var _RawScope_fieldSchema = fieldmap.NewShapeSchema("golden.keys.RawScope", _RawScope_shape, false)
+
 // RawScopeAllFields lists the leaf flags of RawScope: together they
 // select every field.
-var RawScopeAllFields = []string{
-	RawScopeFieldZone,
-}
-
-var _RawScope_fieldSchema = fieldmap.NewSchema("golden.keys.RawScope", []fieldmap.Field{
-	{Flag: "1", Path: "zone", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var RawScopeAllFields = slices.Clone(_RawScope_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of RawScope.
 func (*RawScope) FieldSchema() *fieldmap.Schema { return _RawScope_fieldSchema }
@@ -70,7 +71,7 @@ func (m *RawScope) Equal(o *RawScope) bool {
 	if !fieldmap.EqualPtr(m.Zone, o.Zone) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -82,21 +83,30 @@ func (m *RawScope) Equal(o *RawScope) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: RawScope does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// RawScope or bound to no schema: a map of another message panics.
 func (m *RawScope) CopyInFields(src *RawScope, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_RawScope_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// RawScope being number at of fm's schema.
+func (m *RawScope) copyInAt(src *RawScope, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(RawScope)
+	}
 	n := 0
-	if fm.Has("1") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Zone
-		}
-		if !fieldmap.EqualPtr(m.Zone, sv0) {
-			m.Zone = fieldmap.ClonePtr(sv0)
-			n++
-		}
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Zone, src.Zone) {
+		m.Zone = fieldmap.ClonePtr(src.Zone)
+		n++
 	}
 	return n
 }
@@ -108,20 +118,26 @@ func (m *RawScope) CopyInFields(src *RawScope, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *RawScope) DiffFields(o *RawScope) *fieldmap.FieldMap {
 	fm := _RawScope_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Zone
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Zone
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// RawScope being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *RawScope) diffAt(o *RawScope, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(RawScope)
+	}
+	if o == nil {
+		o = new(RawScope)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Zone, o.Zone) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,6 +8,7 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -22,20 +23,21 @@ const (
 	Utf8KeyFieldScopeZone = "3.1" // scope.zone
 )
 
+var _File_utf8_proto_RawScope70joxq_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "zone"},
+}}
+
+var _Utf8Key_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "checked"},
+	{Number: 2, Name: "raw"},
+	{Number: 3, Name: "scope", Kind: fieldmap.KindMessage, Sub: _File_utf8_proto_RawScope70joxq_shape},
+}}
+
+var _Utf8Key_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Utf8Key", _Utf8Key_shape, false)
+
 // Utf8KeyAllFields lists the leaf flags of Utf8Key: together they
 // select every field.
-var Utf8KeyAllFields = []string{
-	Utf8KeyFieldChecked,
-	Utf8KeyFieldRaw,
-	Utf8KeyFieldScopeZone,
-}
-
-var _Utf8Key_fieldSchema = fieldmap.NewSchema("golden.keys.Utf8Key", []fieldmap.Field{
-	{Flag: "1", Path: "checked", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "raw", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "scope", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "scope.zone", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var Utf8KeyAllFields = slices.Clone(_Utf8Key_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Utf8Key.
 func (*Utf8Key) FieldSchema() *fieldmap.Schema { return _Utf8Key_fieldSchema }
@@ -55,21 +57,15 @@ const (
 	Utf8ThingFieldKeyScopeZone = "1.3.1" // key.scope.zone
 )
 
+var _Utf8Thing_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _Utf8Key_shape},
+}}
+
+var _Utf8Thing_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Utf8Thing", _Utf8Thing_shape, false)
+
 // Utf8ThingAllFields lists the leaf flags of Utf8Thing: together they
 // select every field.
-var Utf8ThingAllFields = []string{
-	Utf8ThingFieldKeyChecked,
-	Utf8ThingFieldKeyRaw,
-	Utf8ThingFieldKeyScopeZone,
-}
-
-var _Utf8Thing_fieldSchema = fieldmap.NewSchema("golden.keys.Utf8Thing", []fieldmap.Field{
-	{Flag: "1", Path: "key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "key.checked", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "key.raw", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "key.scope", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.3.1", Path: "key.scope.zone", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var Utf8ThingAllFields = slices.Clone(_Utf8Thing_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Utf8Thing.
 func (*Utf8Thing) FieldSchema() *fieldmap.Schema { return _Utf8Thing_fieldSchema }
@@ -85,15 +81,15 @@ const (
 	RawNamedFieldId = "1" // id
 )
 
+var _RawNamed_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+}}
+
+var _RawNamed_fieldSchema = fieldmap.NewShapeSchema("golden.keys.RawNamed", _RawNamed_shape, false)
+
 // RawNamedAllFields lists the leaf flags of RawNamed: together they
 // select every field.
-var RawNamedAllFields = []string{
-	RawNamedFieldId,
-}
-
-var _RawNamed_fieldSchema = fieldmap.NewSchema("golden.keys.RawNamed", []fieldmap.Field{
-	{Flag: "1", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var RawNamedAllFields = slices.Clone(_RawNamed_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of RawNamed.
 func (*RawNamed) FieldSchema() *fieldmap.Schema { return _RawNamed_fieldSchema }
@@ -194,7 +190,7 @@ func (m *Utf8Key) Equal(o *Utf8Key) bool {
 	if !m.Scope.Equal(o.Scope) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -210,7 +206,7 @@ func (m *Utf8Thing) Equal(o *Utf8Thing) bool {
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -226,7 +222,7 @@ func (m *RawNamed) Equal(o *RawNamed) bool {
 	if !fieldmap.EqualPtr(m.Id, o.Id) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -238,80 +234,70 @@ func (m *RawNamed) Equal(o *RawNamed) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Utf8Key does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Utf8Key or bound to no schema: a map of another message panics.
 func (m *Utf8Key) CopyInFields(src *Utf8Key, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Utf8Key_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _Utf8Key_ptrs holds the explicit-presence scalars CopyInFields sets in a Utf8Key.
+type _Utf8Key_ptrs struct {
+	f1 string
+	f2 string
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Utf8Key being number at of fm's schema.
+func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Utf8Key)
+	}
 	n := 0
-	var pb0 *struct {
-		f1 string
-		f2 string
-	}
-	if fm.Has("1") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Checked
-		}
-		if !fieldmap.EqualPtr(m.Checked, sv0) {
-			if sv0 == nil {
-				m.Checked = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f2 string
-					})
-				}
-				pb0.f1 = *sv0
-				m.Checked = &pb0.f1
+	var pb *_Utf8Key_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Checked, src.Checked) {
+		if src.Checked == nil {
+			m.Checked = nil
+		} else {
+			if pb == nil {
+				pb = new(_Utf8Key_ptrs)
 			}
-			n++
+			pb.f1 = *src.Checked
+			m.Checked = &pb.f1
 		}
+		n++
 	}
-	if fm.Has("2") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Raw
-		}
-		if !fieldmap.EqualPtr(m.Raw, sv0) {
-			if sv0 == nil {
-				m.Raw = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f2 string
-					})
-				}
-				pb0.f2 = *sv0
-				m.Raw = &pb0.f2
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Raw, src.Raw) {
+		if src.Raw == nil {
+			m.Raw = nil
+		} else {
+			if pb == nil {
+				pb = new(_Utf8Key_ptrs)
 			}
-			n++
+			pb.f2 = *src.Raw
+			m.Raw = &pb.f2
 		}
+		n++
 	}
-	if fm.Has("3") {
-		if !m.Scope.Equal(src.GetScope()) {
-			m.Scope = src.GetScope().Clone()
+	if cw&(1<<2) != 0 {
+		if !m.Scope.Equal(src.Scope) {
+			m.Scope = src.Scope.Clone()
 			n++
 		}
-	} else if fm.HasChild("3") {
-		if d1, s1 := m.Scope, src.GetScope(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &RawScope{}
-				m.Scope = d1
+	} else if bw&(1<<2) != 0 {
+		if m.Scope != nil || src.Scope != nil {
+			if m.Scope == nil {
+				m.Scope = new(RawScope)
 				n++
 			}
-			if fm.IsSet("3.1") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Zone
-				}
-				if !fieldmap.EqualPtr(d1.Zone, sv1) {
-					d1.Zone = fieldmap.ClonePtr(sv1)
-					n++
-				}
-			}
+			n += m.Scope.copyInAt(src.Scope, fm, at+3)
 		}
 	}
 	return n
@@ -326,94 +312,39 @@ func (m *Utf8Key) CopyInFields(src *Utf8Key, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Utf8Thing does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Utf8Thing or bound to no schema: a map of another message panics.
 func (m *Utf8Thing) CopyInFields(src *Utf8Thing, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Utf8Thing_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Utf8Thing being number at of fm's schema.
+func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Utf8Thing)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Key.Equal(src.GetKey()) {
-			m.Key = src.GetKey().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Key, src.GetKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Utf8Key{}
-				m.Key = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(Utf8Key)
 				n++
 			}
-			var pb1 *struct {
-				f1 string
-				f2 string
-			}
-			if fm.IsSet("1.1") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Checked
-				}
-				if !fieldmap.EqualPtr(d1.Checked, sv1) {
-					if sv1 == nil {
-						d1.Checked = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f2 string
-							})
-						}
-						pb1.f1 = *sv1
-						d1.Checked = &pb1.f1
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Raw
-				}
-				if !fieldmap.EqualPtr(d1.Raw, sv1) {
-					if sv1 == nil {
-						d1.Raw = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f2 string
-							})
-						}
-						pb1.f2 = *sv1
-						d1.Raw = &pb1.f2
-					}
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if !d1.Scope.Equal(s1.GetScope()) {
-					d1.Scope = s1.GetScope().Clone()
-					n++
-				}
-			} else if fm.HasChild("1.3") {
-				if d2, s2 := d1.Scope, s1.GetScope(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &RawScope{}
-						d1.Scope = d2
-						n++
-					}
-					if fm.IsSet("1.3.1") {
-						var sv2 *string
-						if s2 != nil {
-							sv2 = s2.Zone
-						}
-						if !fieldmap.EqualPtr(d2.Zone, sv2) {
-							d2.Zone = fieldmap.ClonePtr(sv2)
-							n++
-						}
-					}
-				}
-			}
+			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -428,21 +359,30 @@ func (m *Utf8Thing) CopyInFields(src *Utf8Thing, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: RawNamed does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// RawNamed or bound to no schema: a map of another message panics.
 func (m *RawNamed) CopyInFields(src *RawNamed, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_RawNamed_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// RawNamed being number at of fm's schema.
+func (m *RawNamed) copyInAt(src *RawNamed, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(RawNamed)
+	}
 	n := 0
-	if fm.Has("1") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Id
-		}
-		if !fieldmap.EqualPtr(m.Id, sv0) {
-			m.Id = fieldmap.ClonePtr(sv0)
-			n++
-		}
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
+		m.Id = fieldmap.ClonePtr(src.Id)
+		n++
 	}
 	return n
 }
@@ -454,55 +394,34 @@ func (m *RawNamed) CopyInFields(src *RawNamed, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Utf8Key) DiffFields(o *Utf8Key) *fieldmap.FieldMap {
 	fm := _Utf8Key_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Checked
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Checked
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Raw
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Raw
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("2")
-		}
-	}
-	if a1, b1 := m.GetScope(), o.GetScope(); (a1 == nil) != (b1 == nil) {
-		fm.Set("3")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.Zone
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.Zone
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("3.1")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("3")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Utf8Key being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Utf8Key) diffAt(o *Utf8Key, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Utf8Key)
+	}
+	if o == nil {
+		o = new(Utf8Key)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Checked, o.Checked) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Raw, o.Raw) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if (m.Scope == nil) != (o.Scope == nil) || m.Scope != nil && m.Scope.diffAt(o.Scope, fm, at+3) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -512,67 +431,26 @@ func (m *Utf8Key) DiffFields(o *Utf8Key) *fieldmap.FieldMap {
 // compared.
 func (m *Utf8Thing) DiffFields(o *Utf8Thing) *fieldmap.FieldMap {
 	fm := _Utf8Thing_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetKey(), o.GetKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.Checked
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.Checked
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.Raw
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.Raw
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("1.2")
-				c1 = true
-			}
-		}
-		if a2, b2 := a1.GetScope(), b1.GetScope(); (a2 == nil) != (b2 == nil) {
-			fm.Set("1.3")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			{
-				var av2 *string
-				if a2 != nil {
-					av2 = a2.Zone
-				}
-				var bv2 *string
-				if b2 != nil {
-					bv2 = b2.Zone
-				}
-				if !fieldmap.EqualPtr(av2, bv2) {
-					fm.Set("1.3.1")
-					c2 = true
-				}
-			}
-			if c2 {
-				fm.Set("1.3")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Utf8Thing being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Utf8Thing) diffAt(o *Utf8Thing, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Utf8Thing)
+	}
+	if o == nil {
+		o = new(Utf8Thing)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -582,20 +460,26 @@ func (m *Utf8Thing) DiffFields(o *Utf8Thing) *fieldmap.FieldMap {
 // compared.
 func (m *RawNamed) DiffFields(o *RawNamed) *fieldmap.FieldMap {
 	fm := _RawNamed_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Id
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Id
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// RawNamed being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *RawNamed) diffAt(o *RawNamed, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(RawNamed)
+	}
+	if o == nil {
+		o = new(RawNamed)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Id, o.Id) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

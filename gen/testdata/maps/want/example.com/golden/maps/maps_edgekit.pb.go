@@ -10,6 +10,7 @@ import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -21,15 +22,15 @@ const (
 	ValueFieldText = "1" // text
 )
 
+var _Value_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "text"},
+}}
+
+var _Value_fieldSchema = fieldmap.NewShapeSchema("golden.maps.Value", _Value_shape, false)
+
 // ValueAllFields lists the leaf flags of Value: together they
 // select every field.
-var ValueAllFields = []string{
-	ValueFieldText,
-}
-
-var _Value_fieldSchema = fieldmap.NewSchema("golden.maps.Value", []fieldmap.Field{
-	{Flag: "1", Path: "text", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ValueAllFields = slices.Clone(_Value_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Value.
 func (*Value) FieldSchema() *fieldmap.Schema { return _Value_fieldSchema }
@@ -48,21 +49,18 @@ const (
 	MapsFieldValues  = "4" // values
 )
 
+var _Maps_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "labels", Kind: fieldmap.KindMap},
+	{Number: 2, Name: "weights", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "blobs", Kind: fieldmap.KindMap},
+	{Number: 4, Name: "values", Kind: fieldmap.KindMap},
+}}
+
+var _Maps_fieldSchema = fieldmap.NewShapeSchema("golden.maps.Maps", _Maps_shape, false)
+
 // MapsAllFields lists the leaf flags of Maps: together they
 // select every field.
-var MapsAllFields = []string{
-	MapsFieldLabels,
-	MapsFieldWeights,
-	MapsFieldBlobs,
-	MapsFieldValues,
-}
-
-var _Maps_fieldSchema = fieldmap.NewSchema("golden.maps.Maps", []fieldmap.Field{
-	{Flag: "1", Path: "labels", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "weights", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "blobs", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "values", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-})
+var MapsAllFields = slices.Clone(_Maps_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Maps.
 func (*Maps) FieldSchema() *fieldmap.Schema { return _Maps_fieldSchema }
@@ -141,7 +139,7 @@ func (m *Value) Equal(o *Value) bool {
 	if m.Text != o.Text {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -166,7 +164,7 @@ func (m *Maps) Equal(o *Maps) bool {
 	if !fieldmap.EqualMessageMapFunc(m.Values, o.Values, (*Value).Equal) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -178,17 +176,30 @@ func (m *Maps) Equal(o *Maps) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Value does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Value or bound to no schema: a map of another message panics.
 func (m *Value) CopyInFields(src *Value, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Value_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Value being number at of fm's schema.
+func (m *Value) copyInAt(src *Value, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Value)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Text != src.GetText() {
-			m.Text = src.GetText()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Text != src.Text {
+		m.Text = src.Text
+		n++
 	}
 	return n
 }
@@ -202,48 +213,71 @@ func (m *Value) CopyInFields(src *Value, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Maps does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Maps or bound to no schema: a map of another message panics.
 func (m *Maps) CopyInFields(src *Maps, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Maps_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Maps being number at of fm's schema.
+func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Maps)
+	}
 	n := 0
-	if fm.HasOrHasChild("1") {
-		if sv0 := src.GetLabels(); !maps.Equal(m.Labels, sv0) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
+		} else if !maps.Equal(m.Labels, src.Labels) {
+			if len(src.Labels) == 0 {
 				m.Labels = nil
 			} else {
-				m.Labels = maps.Clone(sv0)
+				m.Labels = maps.Clone(src.Labels)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetWeights(); !fieldmap.EqualMapFunc(m.Weights, sv0, fieldmap.EqualFloat64) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Weights, src.Weights, fieldmap.EqualFloat64, nil)
+		} else if !fieldmap.EqualMapFunc(m.Weights, src.Weights, fieldmap.EqualFloat64) {
+			if len(src.Weights) == 0 {
 				m.Weights = nil
 			} else {
-				m.Weights = maps.Clone(sv0)
+				m.Weights = maps.Clone(src.Weights)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetBlobs(); !fieldmap.EqualMapFunc(m.Blobs, sv0, bytes.Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
+		} else if !fieldmap.EqualMapFunc(m.Blobs, src.Blobs, bytes.Equal) {
+			if len(src.Blobs) == 0 {
 				m.Blobs = nil
 			} else {
-				m.Blobs = fieldmap.CloneMapFunc(sv0, fieldmap.CloneBytes)
+				m.Blobs = fieldmap.CloneMapFunc(src.Blobs, fieldmap.CloneBytes)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("4") {
-		if sv0 := src.GetValues(); !fieldmap.EqualMessageMapFunc(m.Values, sv0, (*Value).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Values, src.Values, (*Value).Equal, (*Value).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Values, src.Values, (*Value).Equal) {
+			if len(src.Values) == 0 {
 				m.Values = nil
 			} else {
-				m.Values = fieldmap.CloneMapFunc(sv0, (*Value).Clone)
+				m.Values = fieldmap.CloneMapFunc(src.Values, (*Value).Clone)
 			}
 			n++
 		}
@@ -258,10 +292,26 @@ func (m *Maps) CopyInFields(src *Maps, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Value) DiffFields(o *Value) *fieldmap.FieldMap {
 	fm := _Value_fieldSchema.NewFieldMap()
-	if m.GetText() != o.GetText() {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Value being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Value) diffAt(o *Value, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Value)
+	}
+	if o == nil {
+		o = new(Value)
+	}
+	c := false
+	if m.Text != o.Text {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -271,19 +321,38 @@ func (m *Value) DiffFields(o *Value) *fieldmap.FieldMap {
 // compared.
 func (m *Maps) DiffFields(o *Maps) *fieldmap.FieldMap {
 	fm := _Maps_fieldSchema.NewFieldMap()
-	if !maps.Equal(m.GetLabels(), o.GetLabels()) {
-		fm.Set("1")
-	}
-	if !fieldmap.EqualMapFunc(m.GetWeights(), o.GetWeights(), fieldmap.EqualFloat64) {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualMapFunc(m.GetBlobs(), o.GetBlobs(), bytes.Equal) {
-		fm.Set("3")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetValues(), o.GetValues(), (*Value).Equal) {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Maps being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Maps) diffAt(o *Maps, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Maps)
+	}
+	if o == nil {
+		o = new(Maps)
+	}
+	c := false
+	if !maps.Equal(m.Labels, o.Labels) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMapFunc(m.Weights, o.Weights, fieldmap.EqualFloat64) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualMapFunc(m.Blobs, o.Blobs, bytes.Equal) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Values, o.Values, (*Value).Equal) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

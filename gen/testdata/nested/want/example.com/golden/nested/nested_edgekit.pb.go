@@ -8,6 +8,7 @@ package nested
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -24,23 +25,26 @@ const (
 	TopFieldMidBottomDeep = "2.2.2" // mid.bottom.deep
 )
 
+var _Bottom_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "leaf"},
+	{Number: 2, Name: "deep"},
+}}
+
+var _Mid_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "level"},
+	{Number: 2, Name: "bottom", Kind: fieldmap.KindMessage, Sub: _Bottom_shape},
+}}
+
+var _Top_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "mid", Kind: fieldmap.KindMessage, Sub: _Mid_shape},
+}}
+
+var _Top_fieldSchema = fieldmap.NewShapeSchema("golden.nested.Top", _Top_shape, false)
+
 // TopAllFields lists the leaf flags of Top: together they
 // select every field.
-var TopAllFields = []string{
-	TopFieldName,
-	TopFieldMidLevel,
-	TopFieldMidBottomLeaf,
-	TopFieldMidBottomDeep,
-}
-
-var _Top_fieldSchema = fieldmap.NewSchema("golden.nested.Top", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "mid", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "mid.level", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "mid.bottom", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.1", Path: "mid.bottom.leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.2", Path: "mid.bottom.deep", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var TopAllFields = slices.Clone(_Top_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Top.
 func (*Top) FieldSchema() *fieldmap.Schema { return _Top_fieldSchema }
@@ -59,20 +63,11 @@ const (
 	MidFieldBottomDeep = "2.2" // bottom.deep
 )
 
+var _Mid_fieldSchema = fieldmap.NewShapeSchema("golden.nested.Mid", _Mid_shape, false)
+
 // MidAllFields lists the leaf flags of Mid: together they
 // select every field.
-var MidAllFields = []string{
-	MidFieldLevel,
-	MidFieldBottomLeaf,
-	MidFieldBottomDeep,
-}
-
-var _Mid_fieldSchema = fieldmap.NewSchema("golden.nested.Mid", []fieldmap.Field{
-	{Flag: "1", Path: "level", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "bottom", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "bottom.leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "bottom.deep", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var MidAllFields = slices.Clone(_Mid_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Mid.
 func (*Mid) FieldSchema() *fieldmap.Schema { return _Mid_fieldSchema }
@@ -89,17 +84,11 @@ const (
 	BottomFieldDeep = "2" // deep
 )
 
+var _Bottom_fieldSchema = fieldmap.NewShapeSchema("golden.nested.Bottom", _Bottom_shape, false)
+
 // BottomAllFields lists the leaf flags of Bottom: together they
 // select every field.
-var BottomAllFields = []string{
-	BottomFieldLeaf,
-	BottomFieldDeep,
-}
-
-var _Bottom_fieldSchema = fieldmap.NewSchema("golden.nested.Bottom", []fieldmap.Field{
-	{Flag: "1", Path: "leaf", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "deep", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var BottomAllFields = slices.Clone(_Bottom_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Bottom.
 func (*Bottom) FieldSchema() *fieldmap.Schema { return _Bottom_fieldSchema }
@@ -186,7 +175,7 @@ func (m *Top) Equal(o *Top) bool {
 	if !m.Mid.Equal(o.Mid) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -205,7 +194,7 @@ func (m *Mid) Equal(o *Mid) bool {
 	if !m.Bottom.Equal(o.Bottom) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -224,7 +213,7 @@ func (m *Bottom) Equal(o *Bottom) bool {
 	if m.Deep != o.Deep {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -236,63 +225,98 @@ func (m *Bottom) Equal(o *Bottom) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Top does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Top or bound to no schema: a map of another message panics.
 func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Top_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Top being number at of fm's schema.
+func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if !m.Mid.Equal(src.GetMid()) {
-			m.Mid = src.GetMid().Clone()
+	if src == nil {
+		src = new(Top)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.Mid.Equal(src.Mid) {
+			m.Mid = src.Mid.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Mid, src.GetMid(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Mid{}
-				m.Mid = d1
+	} else if bw&(1<<1) != 0 {
+		if m.Mid != nil || src.Mid != nil {
+			if m.Mid == nil {
+				m.Mid = new(Mid)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.Level != s1.GetLevel() {
-					d1.Level = s1.GetLevel()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if !d1.Bottom.Equal(s1.GetBottom()) {
-					d1.Bottom = s1.GetBottom().Clone()
-					n++
-				}
-			} else if fm.HasChild("2.2") {
-				if d2, s2 := d1.Bottom, s1.GetBottom(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &Bottom{}
-						d1.Bottom = d2
-						n++
-					}
-					if fm.IsSet("2.2.1") {
-						if d2.Leaf != s2.GetLeaf() {
-							d2.Leaf = s2.GetLeaf()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.2") {
-						if d2.Deep != s2.GetDeep() {
-							d2.Deep = s2.GetDeep()
-							n++
-						}
-					}
-				}
-			}
+			n += m.Mid.copyInAt(src.Mid, fm, at+2)
 		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Mid being number at of fm's schema.
+func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Mid)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Level != src.Level {
+		m.Level = src.Level
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.Bottom.Equal(src.Bottom) {
+			m.Bottom = src.Bottom.Clone()
+			n++
+		}
+	} else if bw&(1<<1) != 0 {
+		if m.Bottom != nil || src.Bottom != nil {
+			if m.Bottom == nil {
+				m.Bottom = new(Bottom)
+				n++
+			}
+			n += m.Bottom.copyInAt(src.Bottom, fm, at+2)
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Bottom being number at of fm's schema.
+func (m *Bottom) copyInAt(src *Bottom, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Bottom)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Leaf != src.Leaf {
+		m.Leaf = src.Leaf
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Deep != src.Deep {
+		m.Deep = src.Deep
+		n++
 	}
 	return n
 }
@@ -306,45 +330,14 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Mid does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Mid or bound to no schema: a map of another message panics.
 func (m *Mid) CopyInFields(src *Mid, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Mid_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Level != src.GetLevel() {
-			m.Level = src.GetLevel()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if !m.Bottom.Equal(src.GetBottom()) {
-			m.Bottom = src.GetBottom().Clone()
-			n++
-		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Bottom, src.GetBottom(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Bottom{}
-				m.Bottom = d1
-				n++
-			}
-			if fm.IsSet("2.1") {
-				if d1.Leaf != s1.GetLeaf() {
-					d1.Leaf = s1.GetLeaf()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.Deep != s1.GetDeep() {
-					d1.Deep = s1.GetDeep()
-					n++
-				}
-			}
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -356,25 +349,14 @@ func (m *Mid) CopyInFields(src *Mid, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Bottom does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Bottom or bound to no schema: a map of another message panics.
 func (m *Bottom) CopyInFields(src *Bottom, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Bottom_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Leaf != src.GetLeaf() {
-			m.Leaf = src.GetLeaf()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if m.Deep != src.GetDeep() {
-			m.Deep = src.GetDeep()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -384,40 +366,74 @@ func (m *Bottom) CopyInFields(src *Bottom, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Top) DiffFields(o *Top) *fieldmap.FieldMap {
 	fm := _Top_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetMid(), o.GetMid(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetLevel() != b1.GetLevel() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a2, b2 := a1.GetBottom(), b1.GetBottom(); (a2 == nil) != (b2 == nil) {
-			fm.Set("2.2")
-			c1 = true
-		} else if a2 != nil {
-			c2 := false
-			if a2.GetLeaf() != b2.GetLeaf() {
-				fm.Set("2.2.1")
-				c2 = true
-			}
-			if a2.GetDeep() != b2.GetDeep() {
-				fm.Set("2.2.2")
-				c2 = true
-			}
-			if c2 {
-				fm.Set("2.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Top being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Top) diffAt(o *Top, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Top)
+	}
+	if o == nil {
+		o = new(Top)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Mid == nil) != (o.Mid == nil) || m.Mid != nil && m.Mid.diffAt(o.Mid, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Mid being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Mid) diffAt(o *Mid, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Mid)
+	}
+	if o == nil {
+		o = new(Mid)
+	}
+	c := false
+	if m.Level != o.Level {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Bottom == nil) != (o.Bottom == nil) || m.Bottom != nil && m.Bottom.diffAt(o.Bottom, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Bottom being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Bottom) diffAt(o *Bottom, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Bottom)
+	}
+	if o == nil {
+		o = new(Bottom)
+	}
+	c := false
+	if m.Leaf != o.Leaf {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Deep != o.Deep {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -427,25 +443,7 @@ func (m *Top) DiffFields(o *Top) *fieldmap.FieldMap {
 // compared.
 func (m *Mid) DiffFields(o *Mid) *fieldmap.FieldMap {
 	fm := _Mid_fieldSchema.NewFieldMap()
-	if m.GetLevel() != o.GetLevel() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetBottom(), o.GetBottom(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetLeaf() != b1.GetLeaf() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if a1.GetDeep() != b1.GetDeep() {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -456,12 +454,7 @@ func (m *Mid) DiffFields(o *Mid) *fieldmap.FieldMap {
 // compared.
 func (m *Bottom) DiffFields(o *Bottom) *fieldmap.FieldMap {
 	fm := _Bottom_fieldSchema.NewFieldMap()
-	if m.GetLeaf() != o.GetLeaf() {
-		fm.Set("1")
-	}
-	if m.GetDeep() != o.GetDeep() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 

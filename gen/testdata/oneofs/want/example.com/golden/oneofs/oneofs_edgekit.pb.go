@@ -9,6 +9,7 @@ package oneofs
 import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -20,15 +21,15 @@ const (
 	DetailFieldNote = "1" // note
 )
 
+var _Detail_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "note"},
+}}
+
+var _Detail_fieldSchema = fieldmap.NewShapeSchema("golden.oneofs.Detail", _Detail_shape, false)
+
 // DetailAllFields lists the leaf flags of Detail: together they
 // select every field.
-var DetailAllFields = []string{
-	DetailFieldNote,
-}
-
-var _Detail_fieldSchema = fieldmap.NewSchema("golden.oneofs.Detail", []fieldmap.Field{
-	{Flag: "1", Path: "note", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var DetailAllFields = slices.Clone(_Detail_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Detail.
 func (*Detail) FieldSchema() *fieldmap.Schema { return _Detail_fieldSchema }
@@ -50,26 +51,20 @@ const (
 	ChoiceFieldRatio      = "6"   // ratio
 )
 
+var _Choice_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "text"},
+	{Number: 3, Name: "number"},
+	{Number: 4, Name: "detail", Kind: fieldmap.KindMessage, Sub: _Detail_shape},
+	{Number: 5, Name: "raw"},
+	{Number: 6, Name: "ratio"},
+}}
+
+var _Choice_fieldSchema = fieldmap.NewShapeSchema("golden.oneofs.Choice", _Choice_shape, false)
+
 // ChoiceAllFields lists the leaf flags of Choice: together they
 // select every field.
-var ChoiceAllFields = []string{
-	ChoiceFieldId,
-	ChoiceFieldText,
-	ChoiceFieldNumber,
-	ChoiceFieldDetailNote,
-	ChoiceFieldRaw,
-	ChoiceFieldRatio,
-}
-
-var _Choice_fieldSchema = fieldmap.NewSchema("golden.oneofs.Choice", []fieldmap.Field{
-	{Flag: "1", Path: "id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "text", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "detail", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "detail.note", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "raw", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "ratio", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ChoiceAllFields = slices.Clone(_Choice_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Choice.
 func (*Choice) FieldSchema() *fieldmap.Schema { return _Choice_fieldSchema }
@@ -153,7 +148,7 @@ func (m *Detail) Equal(o *Detail) bool {
 	if m.Note != o.Note {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -215,7 +210,7 @@ func (m *Choice) Equal(o *Choice) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _Choice_Pick_isSet reports whether oneof pick of Choice holds a member: a
@@ -245,17 +240,30 @@ func _Choice_Pick_isSet(x isChoice_Pick) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Detail does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Detail or bound to no schema: a map of another message panics.
 func (m *Detail) CopyInFields(src *Detail, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Detail_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Detail being number at of fm's schema.
+func (m *Detail) copyInAt(src *Detail, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Detail)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Note != src.GetNote() {
-			m.Note = src.GetNote()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Note != src.Note {
+		m.Note = src.Note
+		n++
 	}
 	return n
 }
@@ -269,94 +277,102 @@ func (m *Detail) CopyInFields(src *Detail, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Choice does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Choice or bound to no schema: a map of another message panics.
 func (m *Choice) CopyInFields(src *Choice, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Choice_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Choice being number at of fm's schema.
+func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Choice)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Id != src.GetId() {
-			m.Id = src.GetId()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
-	if fm.Has("2") {
-		if sw0, ok := src.GetPick().(*Choice_Text); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*Choice_Text); !ok || dw0 == nil || dw0.Text != sw0.Text {
-				m.Pick = &Choice_Text{Text: sw0.Text}
+	if cw&(1<<1) != 0 {
+		if s1, ok := src.Pick.(*Choice_Text); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Choice_Text); !ok || d1 == nil || d1.Text != s1.Text {
+				m.Pick = &Choice_Text{Text: s1.Text}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*Choice_Text); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*Choice_Text); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
 	}
-	if fm.Has("3") {
-		if sw0, ok := src.GetPick().(*Choice_Number); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*Choice_Number); !ok || dw0 == nil || dw0.Number != sw0.Number {
-				m.Pick = &Choice_Number{Number: sw0.Number}
+	if cw&(1<<2) != 0 {
+		if s1, ok := src.Pick.(*Choice_Number); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Choice_Number); !ok || d1 == nil || d1.Number != s1.Number {
+				m.Pick = &Choice_Number{Number: s1.Number}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*Choice_Number); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*Choice_Number); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
 	}
-	if fm.Has("4") {
-		if sw0, ok := src.GetPick().(*Choice_Detail); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*Choice_Detail); !ok || dw0 == nil || !dw0.Detail.Equal(sw0.Detail) {
-				m.Pick = &Choice_Detail{Detail: sw0.Detail.Clone()}
+	if cw&(1<<3) != 0 {
+		if s1, ok := src.Pick.(*Choice_Detail); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Choice_Detail); !ok || d1 == nil || !d1.Detail.Equal(s1.Detail) {
+				m.Pick = &Choice_Detail{Detail: s1.Detail.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*Choice_Detail); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*Choice_Detail); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasChild("4") {
+	} else if bw&(1<<3) != 0 {
 		var s1 *Detail
-		sok1 := false
-		if w, ok := src.GetPick().(*Choice_Detail); ok && w != nil {
-			s1, sok1 = w.Detail, true
+		sok := false
+		if w, ok := src.Pick.(*Choice_Detail); ok && w != nil {
+			s1, sok = w.Detail, true
 		}
 		var d1 *Detail
 		if w, ok := m.Pick.(*Choice_Detail); ok && w != nil {
 			if w.Detail == nil {
-				w.Detail = &Detail{}
+				w.Detail = new(Detail)
 			}
 			d1 = w.Detail
-		} else if sok1 {
-			d1 = &Detail{}
+		} else if sok {
+			d1 = new(Detail)
 			m.Pick = &Choice_Detail{Detail: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("4.1") {
-				if d1.Note != s1.GetNote() {
-					d1.Note = s1.GetNote()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+4)
 		}
 	}
-	if fm.Has("5") {
-		if sw0, ok := src.GetPick().(*Choice_Raw); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*Choice_Raw); !ok || dw0 == nil || !bytes.Equal(dw0.Raw, sw0.Raw) {
-				m.Pick = &Choice_Raw{Raw: fieldmap.CloneBytes(sw0.Raw)}
+	if cw&(1<<5) != 0 {
+		if s1, ok := src.Pick.(*Choice_Raw); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Choice_Raw); !ok || d1 == nil || !bytes.Equal(d1.Raw, s1.Raw) {
+				m.Pick = &Choice_Raw{Raw: fieldmap.CloneBytes(s1.Raw)}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*Choice_Raw); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*Choice_Raw); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
 	}
-	if fm.Has("6") {
-		if sw0, ok := src.GetPick().(*Choice_Ratio); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*Choice_Ratio); !ok || dw0 == nil || !fieldmap.SameFloat64(dw0.Ratio, sw0.Ratio) {
-				m.Pick = &Choice_Ratio{Ratio: sw0.Ratio}
+	if cw&(1<<6) != 0 {
+		if s1, ok := src.Pick.(*Choice_Ratio); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Choice_Ratio); !ok || d1 == nil || !fieldmap.SameFloat64(d1.Ratio, s1.Ratio) {
+				m.Pick = &Choice_Ratio{Ratio: s1.Ratio}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*Choice_Ratio); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*Choice_Ratio); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
@@ -371,10 +387,26 @@ func (m *Choice) CopyInFields(src *Choice, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Detail) DiffFields(o *Detail) *fieldmap.FieldMap {
 	fm := _Detail_fieldSchema.NewFieldMap()
-	if m.GetNote() != o.GetNote() {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Detail being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Detail) diffAt(o *Detail, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Detail)
+	}
+	if o == nil {
+		o = new(Detail)
+	}
+	c := false
+	if m.Note != o.Note {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -384,59 +416,71 @@ func (m *Detail) DiffFields(o *Detail) *fieldmap.FieldMap {
 // compared.
 func (m *Choice) DiffFields(o *Choice) *fieldmap.FieldMap {
 	fm := _Choice_fieldSchema.NewFieldMap()
-	if m.GetId() != o.GetId() {
-		fm.Set("1")
-	}
-	{
-		aw0, aok0 := m.GetPick().(*Choice_Text)
-		bw0, bok0 := o.GetPick().(*Choice_Text)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.Text != bw0.Text {
-			fm.Set("2")
-		}
-	}
-	{
-		aw0, aok0 := m.GetPick().(*Choice_Number)
-		bw0, bok0 := o.GetPick().(*Choice_Number)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && aw0.Number != bw0.Number {
-			fm.Set("3")
-		}
-	}
-	{
-		aw1, aok1 := m.GetPick().(*Choice_Detail)
-		bw1, bok1 := o.GetPick().(*Choice_Detail)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("4")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Detail, bw1.Detail, false
-			if a1.GetNote() != b1.GetNote() {
-				fm.Set("4.1")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("4")
-			}
-		}
-	}
-	{
-		aw0, aok0 := m.GetPick().(*Choice_Raw)
-		bw0, bok0 := o.GetPick().(*Choice_Raw)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !bytes.Equal(aw0.Raw, bw0.Raw) {
-			fm.Set("5")
-		}
-	}
-	{
-		aw0, aok0 := m.GetPick().(*Choice_Ratio)
-		bw0, bok0 := o.GetPick().(*Choice_Ratio)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !fieldmap.EqualFloat64(aw0.Ratio, bw0.Ratio) {
-			fm.Set("6")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Choice being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Choice) diffAt(o *Choice, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Choice)
+	}
+	if o == nil {
+		o = new(Choice)
+	}
+	c := false
+	if m.Id != o.Id {
+		fm.SetAt(at)
+		c = true
+	}
+	{
+		x, xok := m.Pick.(*Choice_Text)
+		y, yok := o.Pick.(*Choice_Text)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Text != y.Text {
+			fm.SetAt(at + 1)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Pick.(*Choice_Number)
+		y, yok := o.Pick.(*Choice_Number)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Number != y.Number {
+			fm.SetAt(at + 2)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Pick.(*Choice_Detail)
+		y, yok := o.Pick.(*Choice_Detail)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Detail.diffAt(y.Detail, fm, at+4) {
+			fm.SetAt(at + 3)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Pick.(*Choice_Raw)
+		y, yok := o.Pick.(*Choice_Raw)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !bytes.Equal(x.Raw, y.Raw) {
+			fm.SetAt(at + 5)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Pick.(*Choice_Ratio)
+		y, yok := o.Pick.(*Choice_Ratio)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !fieldmap.EqualFloat64(x.Ratio, y.Ratio) {
+			fm.SetAt(at + 6)
+			c = true
+		}
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,6 +8,7 @@ package optional
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -19,15 +20,15 @@ const (
 	SubFieldS = "1" // s
 )
 
+var _Sub_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "s"},
+}}
+
+var _Sub_fieldSchema = fieldmap.NewShapeSchema("golden.optional.Sub", _Sub_shape, false)
+
 // SubAllFields lists the leaf flags of Sub: together they
 // select every field.
-var SubAllFields = []string{
-	SubFieldS,
-}
-
-var _Sub_fieldSchema = fieldmap.NewSchema("golden.optional.Sub", []fieldmap.Field{
-	{Flag: "1", Path: "s", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SubAllFields = slices.Clone(_Sub_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Sub.
 func (*Sub) FieldSchema() *fieldmap.Schema { return _Sub_fieldSchema }
@@ -49,26 +50,20 @@ const (
 	OptFieldOn    = "6"   // on
 )
 
+var _Opt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "count"},
+	{Number: 3, Name: "ratio"},
+	{Number: 4, Name: "data"},
+	{Number: 5, Name: "sub", Kind: fieldmap.KindMessage, Sub: _Sub_shape},
+	{Number: 6, Name: "on"},
+}}
+
+var _Opt_fieldSchema = fieldmap.NewShapeSchema("golden.optional.Opt", _Opt_shape, false)
+
 // OptAllFields lists the leaf flags of Opt: together they
 // select every field.
-var OptAllFields = []string{
-	OptFieldName,
-	OptFieldCount,
-	OptFieldRatio,
-	OptFieldData,
-	OptFieldSubS,
-	OptFieldOn,
-}
-
-var _Opt_fieldSchema = fieldmap.NewSchema("golden.optional.Opt", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "ratio", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "data", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "sub", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "sub.s", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "on", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var OptAllFields = slices.Clone(_Opt_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Opt.
 func (*Opt) FieldSchema() *fieldmap.Schema { return _Opt_fieldSchema }
@@ -155,7 +150,7 @@ func (m *Sub) Equal(o *Sub) bool {
 	if m.S != o.S {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -186,7 +181,7 @@ func (m *Opt) Equal(o *Opt) bool {
 	if !fieldmap.EqualPtr(m.On, o.On) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -198,17 +193,30 @@ func (m *Opt) Equal(o *Opt) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Sub does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Sub or bound to no schema: a map of another message panics.
 func (m *Sub) CopyInFields(src *Sub, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Sub_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Sub being number at of fm's schema.
+func (m *Sub) copyInAt(src *Sub, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Sub)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.S != src.GetS() {
-			m.S = src.GetS()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.S != src.S {
+		m.S = src.S
+		n++
 	}
 	return n
 }
@@ -222,139 +230,101 @@ func (m *Sub) CopyInFields(src *Sub, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Opt does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Opt or bound to no schema: a map of another message panics.
 func (m *Opt) CopyInFields(src *Opt, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Opt_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// _Opt_ptrs holds the explicit-presence scalars CopyInFields sets in a Opt.
+type _Opt_ptrs struct {
+	f1 string
+	f2 int32
+	f3 float64
+	f6 bool
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Opt being number at of fm's schema.
+func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Opt)
+	}
 	n := 0
-	var pb0 *struct {
-		f1 string
-		f2 int32
-		f3 float64
-		f6 bool
-	}
-	if fm.Has("1") {
-		var sv0 *string
-		if src != nil {
-			sv0 = src.Name
-		}
-		if !fieldmap.EqualPtr(m.Name, sv0) {
-			if sv0 == nil {
-				m.Name = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f2 int32
-						f3 float64
-						f6 bool
-					})
-				}
-				pb0.f1 = *sv0
-				m.Name = &pb0.f1
+	var pb *_Opt_ptrs
+	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
+		if src.Name == nil {
+			m.Name = nil
+		} else {
+			if pb == nil {
+				pb = new(_Opt_ptrs)
 			}
-			n++
+			pb.f1 = *src.Name
+			m.Name = &pb.f1
 		}
+		n++
 	}
-	if fm.Has("2") {
-		var sv0 *int32
-		if src != nil {
-			sv0 = src.Count
-		}
-		if !fieldmap.EqualPtr(m.Count, sv0) {
-			if sv0 == nil {
-				m.Count = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f2 int32
-						f3 float64
-						f6 bool
-					})
-				}
-				pb0.f2 = *sv0
-				m.Count = &pb0.f2
+	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Count, src.Count) {
+		if src.Count == nil {
+			m.Count = nil
+		} else {
+			if pb == nil {
+				pb = new(_Opt_ptrs)
 			}
-			n++
+			pb.f2 = *src.Count
+			m.Count = &pb.f2
 		}
+		n++
 	}
-	if fm.Has("3") {
-		var sv0 *float64
-		if src != nil {
-			sv0 = src.Ratio
-		}
-		if !fieldmap.SamePtrFloat64(m.Ratio, sv0) {
-			if sv0 == nil {
-				m.Ratio = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f2 int32
-						f3 float64
-						f6 bool
-					})
-				}
-				pb0.f3 = *sv0
-				m.Ratio = &pb0.f3
+	if cw&(1<<2) != 0 && !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
+		if src.Ratio == nil {
+			m.Ratio = nil
+		} else {
+			if pb == nil {
+				pb = new(_Opt_ptrs)
 			}
-			n++
+			pb.f3 = *src.Ratio
+			m.Ratio = &pb.f3
 		}
+		n++
 	}
-	if fm.Has("4") {
-		var sv0 []byte
-		if src != nil {
-			sv0 = src.Data
-		}
-		if !fieldmap.EqualBytesPresence(m.Data, sv0) {
-			m.Data = fieldmap.CloneBytes(sv0)
-			n++
-		}
+	if cw&(1<<3) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+		m.Data = fieldmap.CloneBytes(src.Data)
+		n++
 	}
-	if fm.Has("5") {
-		if !m.Sub.Equal(src.GetSub()) {
-			m.Sub = src.GetSub().Clone()
+	if cw&(1<<4) != 0 {
+		if !m.Sub.Equal(src.Sub) {
+			m.Sub = src.Sub.Clone()
 			n++
 		}
-	} else if fm.HasChild("5") {
-		if d1, s1 := m.Sub, src.GetSub(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Sub{}
-				m.Sub = d1
+	} else if bw&(1<<4) != 0 {
+		if m.Sub != nil || src.Sub != nil {
+			if m.Sub == nil {
+				m.Sub = new(Sub)
 				n++
 			}
-			if fm.IsSet("5.1") {
-				if d1.S != s1.GetS() {
-					d1.S = s1.GetS()
-					n++
-				}
-			}
+			n += m.Sub.copyInAt(src.Sub, fm, at+5)
 		}
 	}
-	if fm.Has("6") {
-		var sv0 *bool
-		if src != nil {
-			sv0 = src.On
-		}
-		if !fieldmap.EqualPtr(m.On, sv0) {
-			if sv0 == nil {
-				m.On = nil
-			} else {
-				if pb0 == nil {
-					pb0 = new(struct {
-						f1 string
-						f2 int32
-						f3 float64
-						f6 bool
-					})
-				}
-				pb0.f6 = *sv0
-				m.On = &pb0.f6
+	if cw&(1<<6) != 0 && !fieldmap.EqualPtr(m.On, src.On) {
+		if src.On == nil {
+			m.On = nil
+		} else {
+			if pb == nil {
+				pb = new(_Opt_ptrs)
 			}
-			n++
+			pb.f6 = *src.On
+			m.On = &pb.f6
 		}
+		n++
 	}
 	return n
 }
@@ -366,10 +336,26 @@ func (m *Opt) CopyInFields(src *Opt, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Sub) DiffFields(o *Sub) *fieldmap.FieldMap {
 	fm := _Sub_fieldSchema.NewFieldMap()
-	if m.GetS() != o.GetS() {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Sub being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Sub) diffAt(o *Sub, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Sub)
+	}
+	if o == nil {
+		o = new(Sub)
+	}
+	c := false
+	if m.S != o.S {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -379,84 +365,46 @@ func (m *Sub) DiffFields(o *Sub) *fieldmap.FieldMap {
 // compared.
 func (m *Opt) DiffFields(o *Opt) *fieldmap.FieldMap {
 	fm := _Opt_fieldSchema.NewFieldMap()
-	{
-		var av0 *string
-		if m != nil {
-			av0 = m.Name
-		}
-		var bv0 *string
-		if o != nil {
-			bv0 = o.Name
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("1")
-		}
-	}
-	{
-		var av0 *int32
-		if m != nil {
-			av0 = m.Count
-		}
-		var bv0 *int32
-		if o != nil {
-			bv0 = o.Count
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("2")
-		}
-	}
-	{
-		var av0 *float64
-		if m != nil {
-			av0 = m.Ratio
-		}
-		var bv0 *float64
-		if o != nil {
-			bv0 = o.Ratio
-		}
-		if !fieldmap.EqualPtrFloat64(av0, bv0) {
-			fm.Set("3")
-		}
-	}
-	{
-		var av0 []byte
-		if m != nil {
-			av0 = m.Data
-		}
-		var bv0 []byte
-		if o != nil {
-			bv0 = o.Data
-		}
-		if !fieldmap.EqualBytesPresence(av0, bv0) {
-			fm.Set("4")
-		}
-	}
-	if a1, b1 := m.GetSub(), o.GetSub(); (a1 == nil) != (b1 == nil) {
-		fm.Set("5")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetS() != b1.GetS() {
-			fm.Set("5.1")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("5")
-		}
-	}
-	{
-		var av0 *bool
-		if m != nil {
-			av0 = m.On
-		}
-		var bv0 *bool
-		if o != nil {
-			bv0 = o.On
-		}
-		if !fieldmap.EqualPtr(av0, bv0) {
-			fm.Set("6")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Opt being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Opt) diffAt(o *Opt, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Opt)
+	}
+	if o == nil {
+		o = new(Opt)
+	}
+	c := false
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.Count, o.Count) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if (m.Sub == nil) != (o.Sub == nil) || m.Sub != nil && m.Sub.diffAt(o.Sub, fm, at+5) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.EqualPtr(m.On, o.On) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,6 +8,7 @@ package recursion
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -24,24 +25,23 @@ const (
 	NodeFieldEdgeTo     = "4.2" // edge.to
 )
 
+var _Edge_shape_uxi6jg = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "weight"},
+	{Number: 2, Name: "to"},
+}}
+
+var _Node_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "next"},
+	{Number: 3, Name: "children", Kind: fieldmap.KindList},
+	{Number: 4, Name: "edge", Kind: fieldmap.KindMessage, Sub: _Edge_shape_uxi6jg},
+}}
+
+var _Node_fieldSchema = fieldmap.NewShapeSchema("golden.recursion.Node", _Node_shape, false)
+
 // NodeAllFields lists the leaf flags of Node: together they
 // select every field.
-var NodeAllFields = []string{
-	NodeFieldName,
-	NodeFieldNext,
-	NodeFieldChildren,
-	NodeFieldEdgeWeight,
-	NodeFieldEdgeTo,
-}
-
-var _Node_fieldSchema = fieldmap.NewSchema("golden.recursion.Node", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "next", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "children", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "edge", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "edge.weight", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "edge.to", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var NodeAllFields = slices.Clone(_Node_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Node.
 func (*Node) FieldSchema() *fieldmap.Schema { return _Node_fieldSchema }
@@ -62,24 +62,23 @@ const (
 	EdgeFieldToEdge     = "2.4" // to.edge
 )
 
+var _Node_shape_ozibc5 = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "next"},
+	{Number: 3, Name: "children", Kind: fieldmap.KindList},
+	{Number: 4, Name: "edge"},
+}}
+
+var _Edge_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "weight"},
+	{Number: 2, Name: "to", Kind: fieldmap.KindMessage, Sub: _Node_shape_ozibc5},
+}}
+
+var _Edge_fieldSchema = fieldmap.NewShapeSchema("golden.recursion.Edge", _Edge_shape, false)
+
 // EdgeAllFields lists the leaf flags of Edge: together they
 // select every field.
-var EdgeAllFields = []string{
-	EdgeFieldWeight,
-	EdgeFieldToName,
-	EdgeFieldToNext,
-	EdgeFieldToChildren,
-	EdgeFieldToEdge,
-}
-
-var _Edge_fieldSchema = fieldmap.NewSchema("golden.recursion.Edge", []fieldmap.Field{
-	{Flag: "1", Path: "weight", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "to", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "to.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "to.next", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "to.children", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "to.edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var EdgeAllFields = slices.Clone(_Edge_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Edge.
 func (*Edge) FieldSchema() *fieldmap.Schema { return _Edge_fieldSchema }
@@ -158,13 +157,18 @@ func (m *Node) Equal(o *Node) bool {
 	if !m.Next.Equal(o.Next) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Children, o.Children, (*Node).Equal) {
+	if len(m.Children) != len(o.Children) {
 		return false
+	}
+	for i, x := range m.Children {
+		if y := o.Children[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Node).Equal) {
+			return false
+		}
 	}
 	if !m.Edge.Equal(o.Edge) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -183,7 +187,7 @@ func (m *Edge) Equal(o *Edge) bool {
 	if !m.To.Equal(o.To) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -195,59 +199,82 @@ func (m *Edge) Equal(o *Edge) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Node does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Node or bound to no schema: a map of another message panics.
 func (m *Node) CopyInFields(src *Node, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Node_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Node being number at of fm's schema.
+func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Node)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("2") {
-		if !m.Next.Equal(src.GetNext()) {
-			m.Next = src.GetNext().Clone()
-			n++
-		}
+	if cw&(1<<1) != 0 && !m.Next.Equal(src.Next) {
+		m.Next = src.Next.Clone()
+		n++
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetChildren(); !fieldmap.EqualMessageListFunc(m.Children, sv0, (*Node).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
+			if len(src.Children) == 0 {
 				m.Children = nil
 			} else {
-				m.Children = fieldmap.CloneListFunc(sv0, (*Node).Clone)
+				m.Children = fieldmap.CloneListFunc(src.Children, (*Node).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("4") {
-		if !m.Edge.Equal(src.GetEdge()) {
-			m.Edge = src.GetEdge().Clone()
+	if cw&(1<<3) != 0 {
+		if !m.Edge.Equal(src.Edge) {
+			m.Edge = src.Edge.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Edge, src.GetEdge(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Edge{}
-				m.Edge = d1
+	} else if bw&(1<<3) != 0 {
+		if m.Edge != nil || src.Edge != nil {
+			if m.Edge == nil {
+				m.Edge = new(Edge)
 				n++
 			}
-			if fm.IsSet("4.1") {
-				if d1.Weight != s1.GetWeight() {
-					d1.Weight = s1.GetWeight()
-					n++
-				}
-			}
-			if fm.IsSet("4.2") {
-				if !d1.To.Equal(s1.GetTo()) {
-					d1.To = s1.GetTo().Clone()
-					n++
-				}
-			}
+			n += m.Edge.copyInAt_uxi6jg(src.Edge, fm, at+4)
 		}
+	}
+	return n
+}
+
+// copyInAt_uxi6jg copies the fields of src flagged in fm into m, the first flag of
+// Edge being number at of fm's schema.
+func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Edge)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Weight != src.Weight {
+		m.Weight = src.Weight
+		n++
+	}
+	if cw&(1<<1) != 0 && !m.To.Equal(src.To) {
+		m.To = src.To.Clone()
+		n++
 	}
 	return n
 }
@@ -261,59 +288,82 @@ func (m *Node) CopyInFields(src *Node, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Edge does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Edge or bound to no schema: a map of another message panics.
 func (m *Edge) CopyInFields(src *Edge, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Edge_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Edge being number at of fm's schema.
+func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Edge)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Weight != src.GetWeight() {
-			m.Weight = src.GetWeight()
+	if cw&(1<<0) != 0 && m.Weight != src.Weight {
+		m.Weight = src.Weight
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.To.Equal(src.To) {
+			m.To = src.To.Clone()
+			n++
+		}
+	} else if bw&(1<<1) != 0 {
+		if m.To != nil || src.To != nil {
+			if m.To == nil {
+				m.To = new(Node)
+				n++
+			}
+			n += m.To.copyInAt_ozibc5(src.To, fm, at+2)
+		}
+	}
+	return n
+}
+
+// copyInAt_ozibc5 copies the fields of src flagged in fm into m, the first flag of
+// Node being number at of fm's schema.
+func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Node)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && !m.Next.Equal(src.Next) {
+		m.Next = src.Next.Clone()
+		n++
+	}
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
+			if len(src.Children) == 0 {
+				m.Children = nil
+			} else {
+				m.Children = fieldmap.CloneListFunc(src.Children, (*Node).Clone)
+			}
 			n++
 		}
 	}
-	if fm.Has("2") {
-		if !m.To.Equal(src.GetTo()) {
-			m.To = src.GetTo().Clone()
-			n++
-		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.To, src.GetTo(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Node{}
-				m.To = d1
-				n++
-			}
-			if fm.IsSet("2.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if !d1.Next.Equal(s1.GetNext()) {
-					d1.Next = s1.GetNext().Clone()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.3") {
-				if sv1 := s1.GetChildren(); !fieldmap.EqualMessageListFunc(d1.Children, sv1, (*Node).Equal) {
-					if len(sv1) == 0 {
-						d1.Children = nil
-					} else {
-						d1.Children = fieldmap.CloneListFunc(sv1, (*Node).Clone)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.4") {
-				if !d1.Edge.Equal(s1.GetEdge()) {
-					d1.Edge = s1.GetEdge().Clone()
-					n++
-				}
-			}
-		}
+	if cw&(1<<3) != 0 && !m.Edge.Equal(src.Edge) {
+		m.Edge = src.Edge.Clone()
+		n++
 	}
 	return n
 }
@@ -325,32 +375,60 @@ func (m *Edge) CopyInFields(src *Edge, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Node) DiffFields(o *Node) *fieldmap.FieldMap {
 	fm := _Node_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if !m.GetNext().Equal(o.GetNext()) {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetChildren(), o.GetChildren(), (*Node).Equal) {
-		fm.Set("3")
-	}
-	if a1, b1 := m.GetEdge(), o.GetEdge(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetWeight() != b1.GetWeight() {
-			fm.Set("4.1")
-			c1 = true
-		}
-		if !a1.GetTo().Equal(b1.GetTo()) {
-			fm.Set("4.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Node being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Node) diffAt(o *Node, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Node)
+	}
+	if o == nil {
+		o = new(Node)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if !m.Next.Equal(o.Next) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Children, o.Children, (*Node).Equal) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if (m.Edge == nil) != (o.Edge == nil) || m.Edge != nil && m.Edge.diffAt_uxi6jg(o.Edge, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
+}
+
+// diffAt_uxi6jg sets in fm the flags where m and o differ, the first flag of
+// Edge being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Edge) diffAt_uxi6jg(o *Edge, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Edge)
+	}
+	if o == nil {
+		o = new(Edge)
+	}
+	c := false
+	if m.Weight != o.Weight {
+		fm.SetAt(at)
+		c = true
+	}
+	if !m.To.Equal(o.To) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -360,34 +438,60 @@ func (m *Node) DiffFields(o *Node) *fieldmap.FieldMap {
 // compared.
 func (m *Edge) DiffFields(o *Edge) *fieldmap.FieldMap {
 	fm := _Edge_fieldSchema.NewFieldMap()
-	if m.GetWeight() != o.GetWeight() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetTo(), o.GetTo(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if !a1.GetNext().Equal(b1.GetNext()) {
-			fm.Set("2.2")
-			c1 = true
-		}
-		if !fieldmap.EqualMessageListFunc(a1.GetChildren(), b1.GetChildren(), (*Node).Equal) {
-			fm.Set("2.3")
-			c1 = true
-		}
-		if !a1.GetEdge().Equal(b1.GetEdge()) {
-			fm.Set("2.4")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Edge being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Edge) diffAt(o *Edge, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Edge)
+	}
+	if o == nil {
+		o = new(Edge)
+	}
+	c := false
+	if m.Weight != o.Weight {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.To == nil) != (o.To == nil) || m.To != nil && m.To.diffAt_ozibc5(o.To, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt_ozibc5 sets in fm the flags where m and o differ, the first flag of
+// Node being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Node) diffAt_ozibc5(o *Node, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Node)
+	}
+	if o == nil {
+		o = new(Node)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if !m.Next.Equal(o.Next) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Children, o.Children, (*Node).Equal) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !m.Edge.Equal(o.Edge) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

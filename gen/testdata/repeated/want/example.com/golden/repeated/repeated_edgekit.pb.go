@@ -22,17 +22,16 @@ const (
 	ItemFieldWeight = "2" // weight
 )
 
+var _Item_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "weight"},
+}}
+
+var _Item_fieldSchema = fieldmap.NewShapeSchema("golden.repeated.Item", _Item_shape, false)
+
 // ItemAllFields lists the leaf flags of Item: together they
 // select every field.
-var ItemAllFields = []string{
-	ItemFieldName,
-	ItemFieldWeight,
-}
-
-var _Item_fieldSchema = fieldmap.NewSchema("golden.repeated.Item", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "weight", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ItemAllFields = slices.Clone(_Item_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Item.
 func (*Item) FieldSchema() *fieldmap.Schema { return _Item_fieldSchema }
@@ -53,23 +52,18 @@ const (
 	ListsFieldItemsWeight = "4.2" // items.weight
 )
 
+var _Lists_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "tags", Kind: fieldmap.KindList},
+	{Number: 2, Name: "samples", Kind: fieldmap.KindList},
+	{Number: 3, Name: "blobs", Kind: fieldmap.KindList},
+	{Number: 4, Name: "items", Kind: fieldmap.KindList, Sub: _Item_shape},
+}}
+
+var _Lists_fieldSchema = fieldmap.NewShapeSchema("golden.repeated.Lists", _Lists_shape, true)
+
 // ListsAllFields lists the leaf flags of Lists: together they
 // select every field.
-var ListsAllFields = []string{
-	ListsFieldTags,
-	ListsFieldSamples,
-	ListsFieldBlobs,
-	ListsFieldItems,
-}
-
-var _Lists_fieldSchema = fieldmap.NewSchema("golden.repeated.Lists", []fieldmap.Field{
-	{Flag: "1", Path: "tags", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "2", Path: "samples", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "3", Path: "blobs", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "4", Path: "items", Kind: fieldmap.KindList, Leaf: true, ListActions: true},
-	{Flag: "4.1", Path: "items.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "4.2", Path: "items.weight", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-})
+var ListsAllFields = slices.Clone(_Lists_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Lists.
 func (*Lists) FieldSchema() *fieldmap.Schema { return _Lists_fieldSchema }
@@ -148,7 +142,7 @@ func (m *Item) Equal(o *Item) bool {
 	if !fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -170,10 +164,15 @@ func (m *Lists) Equal(o *Lists) bool {
 	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Items, o.Items, (*Item).Equal) {
+	if len(m.Items) != len(o.Items) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.Items {
+		if y := o.Items[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Item).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -185,23 +184,34 @@ func (m *Lists) Equal(o *Lists) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Item does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Item or bound to no schema: a map of another message panics.
 func (m *Item) CopyInFields(src *Item, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Item_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Item being number at of fm's schema.
+func (m *Item) copyInAt(src *Item, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if !fieldmap.SameFloat64(m.Weight, src.GetWeight()) {
-			m.Weight = src.GetWeight()
-			n++
-		}
+	if src == nil {
+		src = new(Item)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Weight, src.Weight) {
+		m.Weight = src.Weight
+		n++
 	}
 	return n
 }
@@ -215,78 +225,73 @@ func (m *Item) CopyInFields(src *Item, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // with the field's list action (replace, add or remove).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Lists or bound to no schema: a map of another message panics.
 func (m *Lists) CopyInFields(src *Lists, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Lists_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Lists being number at of fm's schema.
+func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Lists)
+	}
 	n := 0
-	if fm.HasOrHasChild("1") {
-		switch fm.ListAction("1") {
-		case fieldmap.Add:
-			n += fieldmap.AddList(&m.Tags, src.GetTags())
-		case fieldmap.Remove:
-			n += fieldmap.RemoveList(&m.Tags, src.GetTags())
-		default:
-			if sv0 := src.GetTags(); !slices.Equal(m.Tags, sv0) {
-				if len(sv0) == 0 {
-					m.Tags = nil
-				} else {
-					m.Tags = slices.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
+		} else if !slices.Equal(m.Tags, src.Tags) {
+			if len(src.Tags) == 0 {
+				m.Tags = nil
+			} else {
+				m.Tags = slices.Clone(src.Tags)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		switch fm.ListAction("2") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Samples, src.GetSamples(), fieldmap.EqualFloat64, nil)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Samples, src.GetSamples(), fieldmap.EqualFloat64)
-		default:
-			if sv0 := src.GetSamples(); !fieldmap.EqualListFunc(m.Samples, sv0, fieldmap.EqualFloat64) {
-				if len(sv0) == 0 {
-					m.Samples = nil
-				} else {
-					m.Samples = slices.Clone(sv0)
-				}
-				n++
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
+		} else if !fieldmap.EqualListFunc(m.Samples, src.Samples, fieldmap.EqualFloat64) {
+			if len(src.Samples) == 0 {
+				m.Samples = nil
+			} else {
+				m.Samples = slices.Clone(src.Samples)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		switch fm.ListAction("3") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Blobs, src.GetBlobs(), bytes.Equal, fieldmap.CloneBytes)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Blobs, src.GetBlobs(), bytes.Equal)
-		default:
-			if sv0 := src.GetBlobs(); !fieldmap.EqualListFunc(m.Blobs, sv0, bytes.Equal) {
-				if len(sv0) == 0 {
-					m.Blobs = nil
-				} else {
-					m.Blobs = fieldmap.CloneListFunc(sv0, fieldmap.CloneBytes)
-				}
-				n++
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
+		} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
+			if len(src.Blobs) == 0 {
+				m.Blobs = nil
+			} else {
+				m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
 			}
+			n++
 		}
 	}
-	if fm.HasOrHasChild("4") {
-		switch fm.ListAction("4") {
-		case fieldmap.Add:
-			n += fieldmap.AddListFunc(&m.Items, src.GetItems(), (*Item).Equal, (*Item).Clone)
-		case fieldmap.Remove:
-			n += fieldmap.RemoveListFunc(&m.Items, src.GetItems(), (*Item).Equal)
-		default:
-			if sv0 := src.GetItems(); !fieldmap.EqualMessageListFunc(m.Items, sv0, (*Item).Equal) {
-				if len(sv0) == 0 {
-					m.Items = nil
-				} else {
-					m.Items = fieldmap.CloneListFunc(sv0, (*Item).Clone)
-				}
-				n++
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Items, src.Items, (*Item).Equal, (*Item).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Items, src.Items, (*Item).Equal) {
+			if len(src.Items) == 0 {
+				m.Items = nil
+			} else {
+				m.Items = fieldmap.CloneListFunc(src.Items, (*Item).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -299,13 +304,30 @@ func (m *Lists) CopyInFields(src *Lists, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Item) DiffFields(o *Item) *fieldmap.FieldMap {
 	fm := _Item_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if !fieldmap.EqualImplicitFloat64(m.GetWeight(), o.GetWeight()) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Item being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Item) diffAt(o *Item, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Item)
+	}
+	if o == nil {
+		o = new(Item)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -315,19 +337,38 @@ func (m *Item) DiffFields(o *Item) *fieldmap.FieldMap {
 // compared.
 func (m *Lists) DiffFields(o *Lists) *fieldmap.FieldMap {
 	fm := _Lists_fieldSchema.NewFieldMap()
-	if !slices.Equal(m.GetTags(), o.GetTags()) {
-		fm.Set("1")
-	}
-	if !fieldmap.EqualListFunc(m.GetSamples(), o.GetSamples(), fieldmap.EqualFloat64) {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualListFunc(m.GetBlobs(), o.GetBlobs(), bytes.Equal) {
-		fm.Set("3")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetItems(), o.GetItems(), (*Item).Equal) {
-		fm.Set("4")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Lists being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Lists) diffAt(o *Lists, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Lists)
+	}
+	if o == nil {
+		o = new(Lists)
+	}
+	c := false
+	if !slices.Equal(m.Tags, o.Tags) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Items, o.Items, (*Item).Equal) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

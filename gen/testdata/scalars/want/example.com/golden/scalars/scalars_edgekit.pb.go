@@ -9,6 +9,7 @@ package scalars
 import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -35,45 +36,30 @@ const (
 	AllScalarsFieldMode  = "16" // mode
 )
 
+var _AllScalars_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "d"},
+	{Number: 2, Name: "f"},
+	{Number: 3, Name: "i32"},
+	{Number: 4, Name: "i64"},
+	{Number: 5, Name: "u32"},
+	{Number: 6, Name: "u64"},
+	{Number: 7, Name: "s32"},
+	{Number: 8, Name: "s64"},
+	{Number: 9, Name: "fx32"},
+	{Number: 10, Name: "fx64"},
+	{Number: 11, Name: "sfx32"},
+	{Number: 12, Name: "sfx64"},
+	{Number: 13, Name: "b"},
+	{Number: 14, Name: "s"},
+	{Number: 15, Name: "raw"},
+	{Number: 16, Name: "mode"},
+}}
+
+var _AllScalars_fieldSchema = fieldmap.NewShapeSchema("golden.scalars.AllScalars", _AllScalars_shape, false)
+
 // AllScalarsAllFields lists the leaf flags of AllScalars: together they
 // select every field.
-var AllScalarsAllFields = []string{
-	AllScalarsFieldD,
-	AllScalarsFieldF,
-	AllScalarsFieldI32,
-	AllScalarsFieldI64,
-	AllScalarsFieldU32,
-	AllScalarsFieldU64,
-	AllScalarsFieldS32,
-	AllScalarsFieldS64,
-	AllScalarsFieldFx32,
-	AllScalarsFieldFx64,
-	AllScalarsFieldSfx32,
-	AllScalarsFieldSfx64,
-	AllScalarsFieldB,
-	AllScalarsFieldS,
-	AllScalarsFieldRaw,
-	AllScalarsFieldMode,
-}
-
-var _AllScalars_fieldSchema = fieldmap.NewSchema("golden.scalars.AllScalars", []fieldmap.Field{
-	{Flag: "1", Path: "d", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "f", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "i32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "i64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "u32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "u64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "s32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "s64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "fx32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "10", Path: "fx64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "11", Path: "sfx32", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "12", Path: "sfx64", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "13", Path: "b", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "14", Path: "s", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "15", Path: "raw", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "16", Path: "mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var AllScalarsAllFields = slices.Clone(_AllScalars_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AllScalars.
 func (*AllScalars) FieldSchema() *fieldmap.Schema { return _AllScalars_fieldSchema }
@@ -176,7 +162,7 @@ func (m *AllScalars) Equal(o *AllScalars) bool {
 	if m.Mode != o.Mode {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -188,107 +174,90 @@ func (m *AllScalars) Equal(o *AllScalars) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: AllScalars does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// AllScalars or bound to no schema: a map of another message panics.
 func (m *AllScalars) CopyInFields(src *AllScalars, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_AllScalars_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AllScalars being number at of fm's schema.
+func (m *AllScalars) copyInAt(src *AllScalars, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(AllScalars)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !fieldmap.SameFloat64(m.D, src.GetD()) {
-			m.D = src.GetD()
-			n++
-		}
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.D, src.D) {
+		m.D = src.D
+		n++
 	}
-	if fm.Has("2") {
-		if !fieldmap.SameFloat32(m.F, src.GetF()) {
-			m.F = src.GetF()
-			n++
-		}
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat32(m.F, src.F) {
+		m.F = src.F
+		n++
 	}
-	if fm.Has("3") {
-		if m.I32 != src.GetI32() {
-			m.I32 = src.GetI32()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.I32 != src.I32 {
+		m.I32 = src.I32
+		n++
 	}
-	if fm.Has("4") {
-		if m.I64 != src.GetI64() {
-			m.I64 = src.GetI64()
-			n++
-		}
+	if cw&(1<<3) != 0 && m.I64 != src.I64 {
+		m.I64 = src.I64
+		n++
 	}
-	if fm.Has("5") {
-		if m.U32 != src.GetU32() {
-			m.U32 = src.GetU32()
-			n++
-		}
+	if cw&(1<<4) != 0 && m.U32 != src.U32 {
+		m.U32 = src.U32
+		n++
 	}
-	if fm.Has("6") {
-		if m.U64 != src.GetU64() {
-			m.U64 = src.GetU64()
-			n++
-		}
+	if cw&(1<<5) != 0 && m.U64 != src.U64 {
+		m.U64 = src.U64
+		n++
 	}
-	if fm.Has("7") {
-		if m.S32 != src.GetS32() {
-			m.S32 = src.GetS32()
-			n++
-		}
+	if cw&(1<<6) != 0 && m.S32 != src.S32 {
+		m.S32 = src.S32
+		n++
 	}
-	if fm.Has("8") {
-		if m.S64 != src.GetS64() {
-			m.S64 = src.GetS64()
-			n++
-		}
+	if cw&(1<<7) != 0 && m.S64 != src.S64 {
+		m.S64 = src.S64
+		n++
 	}
-	if fm.Has("9") {
-		if m.Fx32 != src.GetFx32() {
-			m.Fx32 = src.GetFx32()
-			n++
-		}
+	if cw&(1<<8) != 0 && m.Fx32 != src.Fx32 {
+		m.Fx32 = src.Fx32
+		n++
 	}
-	if fm.Has("10") {
-		if m.Fx64 != src.GetFx64() {
-			m.Fx64 = src.GetFx64()
-			n++
-		}
+	if cw&(1<<9) != 0 && m.Fx64 != src.Fx64 {
+		m.Fx64 = src.Fx64
+		n++
 	}
-	if fm.Has("11") {
-		if m.Sfx32 != src.GetSfx32() {
-			m.Sfx32 = src.GetSfx32()
-			n++
-		}
+	if cw&(1<<10) != 0 && m.Sfx32 != src.Sfx32 {
+		m.Sfx32 = src.Sfx32
+		n++
 	}
-	if fm.Has("12") {
-		if m.Sfx64 != src.GetSfx64() {
-			m.Sfx64 = src.GetSfx64()
-			n++
-		}
+	if cw&(1<<11) != 0 && m.Sfx64 != src.Sfx64 {
+		m.Sfx64 = src.Sfx64
+		n++
 	}
-	if fm.Has("13") {
-		if m.B != src.GetB() {
-			m.B = src.GetB()
-			n++
-		}
+	if cw&(1<<12) != 0 && m.B != src.B {
+		m.B = src.B
+		n++
 	}
-	if fm.Has("14") {
-		if m.S != src.GetS() {
-			m.S = src.GetS()
-			n++
-		}
+	if cw&(1<<13) != 0 && m.S != src.S {
+		m.S = src.S
+		n++
 	}
-	if fm.Has("15") {
-		if !bytes.Equal(m.Raw, src.GetRaw()) {
-			m.Raw = fieldmap.CloneBytes(src.GetRaw())
-			n++
-		}
+	if cw&(1<<14) != 0 && !bytes.Equal(m.Raw, src.Raw) {
+		m.Raw = fieldmap.CloneBytes(src.Raw)
+		n++
 	}
-	if fm.Has("16") {
-		if m.Mode != src.GetMode() {
-			m.Mode = src.GetMode()
-			n++
-		}
+	if cw&(1<<15) != 0 && m.Mode != src.Mode {
+		m.Mode = src.Mode
+		n++
 	}
 	return n
 }
@@ -300,55 +269,86 @@ func (m *AllScalars) CopyInFields(src *AllScalars, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *AllScalars) DiffFields(o *AllScalars) *fieldmap.FieldMap {
 	fm := _AllScalars_fieldSchema.NewFieldMap()
-	if !fieldmap.EqualImplicitFloat64(m.GetD(), o.GetD()) {
-		fm.Set("1")
-	}
-	if !fieldmap.EqualImplicitFloat32(m.GetF(), o.GetF()) {
-		fm.Set("2")
-	}
-	if m.GetI32() != o.GetI32() {
-		fm.Set("3")
-	}
-	if m.GetI64() != o.GetI64() {
-		fm.Set("4")
-	}
-	if m.GetU32() != o.GetU32() {
-		fm.Set("5")
-	}
-	if m.GetU64() != o.GetU64() {
-		fm.Set("6")
-	}
-	if m.GetS32() != o.GetS32() {
-		fm.Set("7")
-	}
-	if m.GetS64() != o.GetS64() {
-		fm.Set("8")
-	}
-	if m.GetFx32() != o.GetFx32() {
-		fm.Set("9")
-	}
-	if m.GetFx64() != o.GetFx64() {
-		fm.Set("10")
-	}
-	if m.GetSfx32() != o.GetSfx32() {
-		fm.Set("11")
-	}
-	if m.GetSfx64() != o.GetSfx64() {
-		fm.Set("12")
-	}
-	if m.GetB() != o.GetB() {
-		fm.Set("13")
-	}
-	if m.GetS() != o.GetS() {
-		fm.Set("14")
-	}
-	if !bytes.Equal(m.GetRaw(), o.GetRaw()) {
-		fm.Set("15")
-	}
-	if m.GetMode() != o.GetMode() {
-		fm.Set("16")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// AllScalars being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *AllScalars) diffAt(o *AllScalars, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(AllScalars)
+	}
+	if o == nil {
+		o = new(AllScalars)
+	}
+	c := false
+	if !fieldmap.EqualImplicitFloat64(m.D, o.D) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat32(m.F, o.F) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.I32 != o.I32 {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.I64 != o.I64 {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.U32 != o.U32 {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.U64 != o.U64 {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.S32 != o.S32 {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.S64 != o.S64 {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if m.Fx32 != o.Fx32 {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if m.Fx64 != o.Fx64 {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if m.Sfx32 != o.Sfx32 {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if m.Sfx64 != o.Sfx64 {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if m.B != o.B {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if m.S != o.S {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if !bytes.Equal(m.Raw, o.Raw) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if m.Mode != o.Mode {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,6 +8,7 @@ package selectfeatures
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -19,15 +20,15 @@ const (
 	OnlySomeFieldName = "1" // name
 )
 
+var _OnlySome_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+}}
+
+var _OnlySome_fieldSchema = fieldmap.NewShapeSchema("golden.selectfeatures.OnlySome", _OnlySome_shape, false)
+
 // OnlySomeAllFields lists the leaf flags of OnlySome: together they
 // select every field.
-var OnlySomeAllFields = []string{
-	OnlySomeFieldName,
-}
-
-var _OnlySome_fieldSchema = fieldmap.NewSchema("golden.selectfeatures.OnlySome", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var OnlySomeAllFields = slices.Clone(_OnlySome_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of OnlySome.
 func (*OnlySome) FieldSchema() *fieldmap.Schema { return _OnlySome_fieldSchema }

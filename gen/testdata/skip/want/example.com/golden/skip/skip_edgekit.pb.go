@@ -8,6 +8,7 @@ package skip
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -20,16 +21,19 @@ const (
 	KeptFieldSkippedCloneMeNot = "1.1" // skipped.clone_me_not
 )
 
+var _Skipped_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "clone_me_not"},
+}}
+
+var _Kept_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "skipped", Kind: fieldmap.KindMessage, Sub: _Skipped_shape},
+}}
+
+var _Kept_fieldSchema = fieldmap.NewShapeSchema("golden.skip.Kept", _Kept_shape, false)
+
 // KeptAllFields lists the leaf flags of Kept: together they
 // select every field.
-var KeptAllFields = []string{
-	KeptFieldSkippedCloneMeNot,
-}
-
-var _Kept_fieldSchema = fieldmap.NewSchema("golden.skip.Kept", []fieldmap.Field{
-	{Flag: "1", Path: "skipped", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "skipped.clone_me_not", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var KeptAllFields = slices.Clone(_Kept_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Kept.
 func (*Kept) FieldSchema() *fieldmap.Schema { return _Kept_fieldSchema }
@@ -45,15 +49,11 @@ const (
 	SkippedFieldCloneMeNot = "1" // clone_me_not
 )
 
+var _Skipped_fieldSchema = fieldmap.NewShapeSchema("golden.skip.Skipped", _Skipped_shape, false)
+
 // SkippedAllFields lists the leaf flags of Skipped: together they
 // select every field.
-var SkippedAllFields = []string{
-	SkippedFieldCloneMeNot,
-}
-
-var _Skipped_fieldSchema = fieldmap.NewSchema("golden.skip.Skipped", []fieldmap.Field{
-	{Flag: "1", Path: "clone_me_not", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SkippedAllFields = slices.Clone(_Skipped_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Skipped.
 func (*Skipped) FieldSchema() *fieldmap.Schema { return _Skipped_fieldSchema }
@@ -96,7 +96,7 @@ func (m *Kept) Equal(o *Kept) bool {
 	if !fieldmap.Equal(m.Skipped, o.Skipped) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -108,31 +108,58 @@ func (m *Kept) Equal(o *Kept) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Kept does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Kept or bound to no schema: a map of another message panics.
 func (m *Kept) CopyInFields(src *Kept, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Kept_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Kept being number at of fm's schema.
+func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Kept)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !fieldmap.Equal(m.Skipped, src.GetSkipped()) {
-			m.Skipped = fieldmap.Clone(src.GetSkipped())
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Skipped, src.Skipped) {
+			m.Skipped = fieldmap.Clone(src.Skipped)
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Skipped, src.GetSkipped(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Skipped{}
-				m.Skipped = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Skipped != nil || src.Skipped != nil {
+			if m.Skipped == nil {
+				m.Skipped = new(Skipped)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.CloneMeNot != s1.GetCloneMeNot() {
-					d1.CloneMeNot = s1.GetCloneMeNot()
-					n++
-				}
-			}
+			n += m.Skipped.copyInAt(src.Skipped, fm, at+1)
 		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Skipped being number at of fm's schema.
+func (m *Skipped) copyInAt(src *Skipped, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Skipped)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.CloneMeNot != src.CloneMeNot {
+		m.CloneMeNot = src.CloneMeNot
+		n++
 	}
 	return n
 }
@@ -146,19 +173,14 @@ func (m *Kept) CopyInFields(src *Kept, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Skipped does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Skipped or bound to no schema: a map of another message panics.
 func (m *Skipped) CopyInFields(src *Skipped, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Skipped_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.CloneMeNot != src.GetCloneMeNot() {
-			m.CloneMeNot = src.GetCloneMeNot()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -168,19 +190,44 @@ func (m *Skipped) CopyInFields(src *Skipped, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Kept) DiffFields(o *Kept) *fieldmap.FieldMap {
 	fm := _Kept_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetSkipped(), o.GetSkipped(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetCloneMeNot() != b1.GetCloneMeNot() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Kept being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Kept) diffAt(o *Kept, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Kept)
+	}
+	if o == nil {
+		o = new(Kept)
+	}
+	c := false
+	if (m.Skipped == nil) != (o.Skipped == nil) || m.Skipped != nil && m.Skipped.diffAt(o.Skipped, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Skipped being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Skipped) diffAt(o *Skipped, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Skipped)
+	}
+	if o == nil {
+		o = new(Skipped)
+	}
+	c := false
+	if m.CloneMeNot != o.CloneMeNot {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -190,9 +237,7 @@ func (m *Kept) DiffFields(o *Kept) *fieldmap.FieldMap {
 // compared.
 func (m *Skipped) DiffFields(o *Skipped) *fieldmap.FieldMap {
 	fm := _Skipped_fieldSchema.NewFieldMap()
-	if m.GetCloneMeNot() != o.GetCloneMeNot() {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 

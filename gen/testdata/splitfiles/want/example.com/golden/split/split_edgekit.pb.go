@@ -8,6 +8,7 @@ package split
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -35,40 +36,31 @@ const (
 	HolderFieldPickPlainN    = "8.2" // pick_plain.n
 )
 
+var _File_split_proto_Extensible2apnpx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+}}
+
+var _File_split_proto_Plain1758bbw_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "n"},
+}}
+
+var _Holder_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Extensible2apnpx_shape},
+	{Number: 2, Name: "exts", Kind: fieldmap.KindList, Sub: _File_split_proto_Extensible2apnpx_shape},
+	{Number: 3, Name: "ext_map", Kind: fieldmap.KindMap},
+	{Number: 4, Name: "plain", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Plain1758bbw_shape},
+	{Number: 5, Name: "plains", Kind: fieldmap.KindList, Sub: _File_split_proto_Plain1758bbw_shape},
+	{Number: 6, Name: "plain_map", Kind: fieldmap.KindMap},
+	{Number: 7, Name: "pick_ext", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Extensible2apnpx_shape},
+	{Number: 8, Name: "pick_plain", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Plain1758bbw_shape},
+}}
+
+var _Holder_fieldSchema = fieldmap.NewShapeSchema("golden.split.Holder", _Holder_shape, false)
+
 // HolderAllFields lists the leaf flags of Holder: together they
 // select every field.
-var HolderAllFields = []string{
-	HolderFieldExtName,
-	HolderFieldExts,
-	HolderFieldExtMap,
-	HolderFieldPlainName,
-	HolderFieldPlainN,
-	HolderFieldPlains,
-	HolderFieldPlainMap,
-	HolderFieldPickExtName,
-	HolderFieldPickPlainName,
-	HolderFieldPickPlainN,
-}
-
-var _Holder_fieldSchema = fieldmap.NewSchema("golden.split.Holder", []fieldmap.Field{
-	{Flag: "1", Path: "ext", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "ext.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "exts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.1", Path: "exts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3", Path: "ext_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "plain", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "plain.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "plain.n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "plains", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5.1", Path: "plains.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "5.2", Path: "plains.n", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6", Path: "plain_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "7", Path: "pick_ext", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.1", Path: "pick_ext.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "pick_plain", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "8.1", Path: "pick_plain.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.2", Path: "pick_plain.n", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var HolderAllFields = slices.Clone(_Holder_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Holder.
 func (*Holder) FieldSchema() *fieldmap.Schema { return _Holder_fieldSchema }
@@ -93,8 +85,32 @@ func (m *Holder) Clone() *Holder {
 // cloneTo makes c, a zero Holder, a deep copy of m, which is not nil.
 func (m *Holder) cloneTo(c *Holder) {
 	c.Ext = m.Ext.Clone()
-	c.Exts = fieldmap.CloneListFunc(m.Exts, (*Extensible).Clone)
-	c.ExtMap = fieldmap.CloneMapFunc(m.ExtMap, (*Extensible).Clone)
+	if s := m.Exts; s != nil {
+		out := make([]*Extensible, len(s))
+		blk := make([]Extensible, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Exts = out
+	}
+	if s := m.ExtMap; s != nil {
+		out := make(map[string]*Extensible, len(s))
+		blk := make([]Extensible, len(s))
+		i := 0
+		for k, v := range s {
+			if v == nil {
+				out[k] = nil
+				continue
+			}
+			v.cloneTo(&blk[i])
+			out[k] = &blk[i]
+			i++
+		}
+		c.ExtMap = out
+	}
 	c.Plain = m.Plain.Clone()
 	if s := m.Plains; s != nil {
 		out := make([]*Plain, len(s))
@@ -150,17 +166,27 @@ func (m *Holder) Equal(o *Holder) bool {
 	if !m.Ext.Equal(o.Ext) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Exts, o.Exts, fieldmap.Equal[*Extensible]) {
+	if len(m.Exts) != len(o.Exts) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.ExtMap, o.ExtMap, fieldmap.Equal[*Extensible]) {
+	for i, x := range m.Exts {
+		if y := o.Exts[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Extensible).Equal) {
+			return false
+		}
+	}
+	if !fieldmap.EqualMessageMapFunc(m.ExtMap, o.ExtMap, (*Extensible).Equal) {
 		return false
 	}
 	if !m.Plain.Equal(o.Plain) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Plains, o.Plains, (*Plain).Equal) {
+	if len(m.Plains) != len(o.Plains) {
 		return false
+	}
+	for i, x := range m.Plains {
+		if y := o.Plains[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Plain).Equal) {
+			return false
+		}
 	}
 	if !fieldmap.EqualMessageMapFunc(m.PlainMap, o.PlainMap, (*Plain).Equal) {
 		return false
@@ -168,7 +194,7 @@ func (m *Holder) Equal(o *Holder) bool {
 	switch a := m.Pick.(type) {
 	case *Holder_PickExt:
 		if b, ok := o.Pick.(*Holder_PickExt); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.PickExt, b.PickExt, fieldmap.Equal[*Extensible]) {
+			if !fieldmap.EqualElem(a.PickExt, b.PickExt, (*Extensible).Equal) {
 				return false
 			}
 		} else if a != nil || _Holder_Pick_isSet(o.Pick) {
@@ -187,7 +213,7 @@ func (m *Holder) Equal(o *Holder) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _Holder_Pick_isSet reports whether oneof pick of Holder holds a member: a
@@ -211,250 +237,163 @@ func _Holder_Pick_isSet(x isHolder_Pick) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Holder does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Holder or bound to no schema: a map of another message panics.
 func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Holder_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Holder being number at of fm's schema.
+func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Holder)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !m.Ext.Equal(src.GetExt()) {
-			m.Ext = src.GetExt().Clone()
+	if cw&(1<<0) != 0 {
+		if !m.Ext.Equal(src.Ext) {
+			m.Ext = src.Ext.Clone()
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Ext, src.GetExt(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Extensible{}
-				m.Ext = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Ext != nil || src.Ext != nil {
+			if m.Ext == nil {
+				m.Ext = new(Extensible)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Name
-				}
-				if !fieldmap.EqualPtr(d1.Name, sv1) {
-					d1.Name = fieldmap.ClonePtr(sv1)
-					n++
-				}
-			}
+			n += m.Ext.copyInAt(src.Ext, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetExts(); !fieldmap.EqualMessageListFunc(m.Exts, sv0, (*Extensible).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extensible).Equal, (*Extensible).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extensible).Equal) {
+			if len(src.Exts) == 0 {
 				m.Exts = nil
 			} else {
-				m.Exts = fieldmap.CloneListFunc(sv0, (*Extensible).Clone)
+				m.Exts = fieldmap.CloneListFunc(src.Exts, (*Extensible).Clone)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("3") {
-		if sv0 := src.GetExtMap(); !fieldmap.EqualMessageMapFunc(m.ExtMap, sv0, (*Extensible).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.ExtMap, src.ExtMap, (*Extensible).Equal, (*Extensible).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.ExtMap, src.ExtMap, (*Extensible).Equal) {
+			if len(src.ExtMap) == 0 {
 				m.ExtMap = nil
 			} else {
-				m.ExtMap = fieldmap.CloneMapFunc(sv0, (*Extensible).Clone)
+				m.ExtMap = fieldmap.CloneMapFunc(src.ExtMap, (*Extensible).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("4") {
-		if !m.Plain.Equal(src.GetPlain()) {
-			m.Plain = src.GetPlain().Clone()
+	if cw&(1<<5) != 0 {
+		if !m.Plain.Equal(src.Plain) {
+			m.Plain = src.Plain.Clone()
 			n++
 		}
-	} else if fm.HasChild("4") {
-		if d1, s1 := m.Plain, src.GetPlain(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Plain{}
-				m.Plain = d1
+	} else if bw&(1<<5) != 0 {
+		if m.Plain != nil || src.Plain != nil {
+			if m.Plain == nil {
+				m.Plain = new(Plain)
 				n++
 			}
-			var pb1 *struct {
-				f1 string
-				f2 int32
-			}
-			if fm.IsSet("4.1") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Name
-				}
-				if !fieldmap.EqualPtr(d1.Name, sv1) {
-					if sv1 == nil {
-						d1.Name = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f2 int32
-							})
-						}
-						pb1.f1 = *sv1
-						d1.Name = &pb1.f1
-					}
-					n++
-				}
-			}
-			if fm.IsSet("4.2") {
-				var sv1 *int32
-				if s1 != nil {
-					sv1 = s1.N
-				}
-				if !fieldmap.EqualPtr(d1.N, sv1) {
-					if sv1 == nil {
-						d1.N = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f2 int32
-							})
-						}
-						pb1.f2 = *sv1
-						d1.N = &pb1.f2
-					}
-					n++
-				}
-			}
+			n += m.Plain.copyInAt(src.Plain, fm, at+6)
 		}
 	}
-	if fm.HasOrHasChild("5") {
-		if sv0 := src.GetPlains(); !fieldmap.EqualMessageListFunc(m.Plains, sv0, (*Plain).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, (*Plain).Equal, (*Plain).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, (*Plain).Equal) {
+			if len(src.Plains) == 0 {
 				m.Plains = nil
 			} else {
-				m.Plains = fieldmap.CloneListFunc(sv0, (*Plain).Clone)
+				m.Plains = fieldmap.CloneListFunc(src.Plains, (*Plain).Clone)
 			}
 			n++
 		}
 	}
-	if fm.HasOrHasChild("6") {
-		if sv0 := src.GetPlainMap(); !fieldmap.EqualMessageMapFunc(m.PlainMap, sv0, (*Plain).Equal) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.PlainMap, src.PlainMap, (*Plain).Equal, (*Plain).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.PlainMap, src.PlainMap, (*Plain).Equal) {
+			if len(src.PlainMap) == 0 {
 				m.PlainMap = nil
 			} else {
-				m.PlainMap = fieldmap.CloneMapFunc(sv0, (*Plain).Clone)
+				m.PlainMap = fieldmap.CloneMapFunc(src.PlainMap, (*Plain).Clone)
 			}
 			n++
 		}
 	}
-	if fm.Has("7") {
-		if sw0, ok := src.GetPick().(*Holder_PickExt); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*Holder_PickExt); !ok || dw0 == nil || !dw0.PickExt.Equal(sw0.PickExt) {
-				m.Pick = &Holder_PickExt{PickExt: sw0.PickExt.Clone()}
+	if cw&(1<<12) != 0 {
+		if s1, ok := src.Pick.(*Holder_PickExt); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Holder_PickExt); !ok || d1 == nil || !d1.PickExt.Equal(s1.PickExt) {
+				m.Pick = &Holder_PickExt{PickExt: s1.PickExt.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*Holder_PickExt); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*Holder_PickExt); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasChild("7") {
+	} else if bw&(1<<12) != 0 {
 		var s1 *Extensible
-		sok1 := false
-		if w, ok := src.GetPick().(*Holder_PickExt); ok && w != nil {
-			s1, sok1 = w.PickExt, true
+		sok := false
+		if w, ok := src.Pick.(*Holder_PickExt); ok && w != nil {
+			s1, sok = w.PickExt, true
 		}
 		var d1 *Extensible
 		if w, ok := m.Pick.(*Holder_PickExt); ok && w != nil {
 			if w.PickExt == nil {
-				w.PickExt = &Extensible{}
+				w.PickExt = new(Extensible)
 			}
 			d1 = w.PickExt
-		} else if sok1 {
-			d1 = &Extensible{}
+		} else if sok {
+			d1 = new(Extensible)
 			m.Pick = &Holder_PickExt{PickExt: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("7.1") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Name
-				}
-				if !fieldmap.EqualPtr(d1.Name, sv1) {
-					d1.Name = fieldmap.ClonePtr(sv1)
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+13)
 		}
 	}
-	if fm.Has("8") {
-		if sw0, ok := src.GetPick().(*Holder_PickPlain); ok && sw0 != nil {
-			if dw0, ok := m.Pick.(*Holder_PickPlain); !ok || dw0 == nil || !dw0.PickPlain.Equal(sw0.PickPlain) {
-				m.Pick = &Holder_PickPlain{PickPlain: sw0.PickPlain.Clone()}
+	if cw&(1<<14) != 0 {
+		if s1, ok := src.Pick.(*Holder_PickPlain); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Holder_PickPlain); !ok || d1 == nil || !d1.PickPlain.Equal(s1.PickPlain) {
+				m.Pick = &Holder_PickPlain{PickPlain: s1.PickPlain.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Pick.(*Holder_PickPlain); ok && dw0 != nil {
+		} else if d1, ok := m.Pick.(*Holder_PickPlain); ok && d1 != nil {
 			m.Pick = nil
 			n++
 		}
-	} else if fm.HasChild("8") {
+	} else if bw&(1<<14) != 0 {
 		var s1 *Plain
-		sok1 := false
-		if w, ok := src.GetPick().(*Holder_PickPlain); ok && w != nil {
-			s1, sok1 = w.PickPlain, true
+		sok := false
+		if w, ok := src.Pick.(*Holder_PickPlain); ok && w != nil {
+			s1, sok = w.PickPlain, true
 		}
 		var d1 *Plain
 		if w, ok := m.Pick.(*Holder_PickPlain); ok && w != nil {
 			if w.PickPlain == nil {
-				w.PickPlain = &Plain{}
+				w.PickPlain = new(Plain)
 			}
 			d1 = w.PickPlain
-		} else if sok1 {
-			d1 = &Plain{}
+		} else if sok {
+			d1 = new(Plain)
 			m.Pick = &Holder_PickPlain{PickPlain: d1}
 			n++
 		}
 		if d1 != nil {
-			var pb1 *struct {
-				f1 string
-				f2 int32
-			}
-			if fm.IsSet("8.1") {
-				var sv1 *string
-				if s1 != nil {
-					sv1 = s1.Name
-				}
-				if !fieldmap.EqualPtr(d1.Name, sv1) {
-					if sv1 == nil {
-						d1.Name = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f2 int32
-							})
-						}
-						pb1.f1 = *sv1
-						d1.Name = &pb1.f1
-					}
-					n++
-				}
-			}
-			if fm.IsSet("8.2") {
-				var sv1 *int32
-				if s1 != nil {
-					sv1 = s1.N
-				}
-				if !fieldmap.EqualPtr(d1.N, sv1) {
-					if sv1 == nil {
-						d1.N = nil
-					} else {
-						if pb1 == nil {
-							pb1 = new(struct {
-								f1 string
-								f2 int32
-							})
-						}
-						pb1.f2 = *sv1
-						d1.N = &pb1.f2
-					}
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+15)
 		}
 	}
 	return n
@@ -467,145 +406,64 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Holder) DiffFields(o *Holder) *fieldmap.FieldMap {
 	fm := _Holder_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetExt(), o.GetExt(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.Name
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.Name
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("1.1")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetExts(), o.GetExts(), (*Extensible).Equal) {
-		fm.Set("2")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetExtMap(), o.GetExtMap(), (*Extensible).Equal) {
-		fm.Set("3")
-	}
-	if a1, b1 := m.GetPlain(), o.GetPlain(); (a1 == nil) != (b1 == nil) {
-		fm.Set("4")
-	} else if a1 != nil {
-		c1 := false
-		{
-			var av1 *string
-			if a1 != nil {
-				av1 = a1.Name
-			}
-			var bv1 *string
-			if b1 != nil {
-				bv1 = b1.Name
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("4.1")
-				c1 = true
-			}
-		}
-		{
-			var av1 *int32
-			if a1 != nil {
-				av1 = a1.N
-			}
-			var bv1 *int32
-			if b1 != nil {
-				bv1 = b1.N
-			}
-			if !fieldmap.EqualPtr(av1, bv1) {
-				fm.Set("4.2")
-				c1 = true
-			}
-		}
-		if c1 {
-			fm.Set("4")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetPlains(), o.GetPlains(), (*Plain).Equal) {
-		fm.Set("5")
-	}
-	if !fieldmap.EqualMessageMapFunc(m.GetPlainMap(), o.GetPlainMap(), (*Plain).Equal) {
-		fm.Set("6")
-	}
-	{
-		aw1, aok1 := m.GetPick().(*Holder_PickExt)
-		bw1, bok1 := o.GetPick().(*Holder_PickExt)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("7")
-		} else if aok1 {
-			a1, b1, c1 := aw1.PickExt, bw1.PickExt, false
-			{
-				var av1 *string
-				if a1 != nil {
-					av1 = a1.Name
-				}
-				var bv1 *string
-				if b1 != nil {
-					bv1 = b1.Name
-				}
-				if !fieldmap.EqualPtr(av1, bv1) {
-					fm.Set("7.1")
-					c1 = true
-				}
-			}
-			if c1 {
-				fm.Set("7")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetPick().(*Holder_PickPlain)
-		bw1, bok1 := o.GetPick().(*Holder_PickPlain)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("8")
-		} else if aok1 {
-			a1, b1, c1 := aw1.PickPlain, bw1.PickPlain, false
-			{
-				var av1 *string
-				if a1 != nil {
-					av1 = a1.Name
-				}
-				var bv1 *string
-				if b1 != nil {
-					bv1 = b1.Name
-				}
-				if !fieldmap.EqualPtr(av1, bv1) {
-					fm.Set("8.1")
-					c1 = true
-				}
-			}
-			{
-				var av1 *int32
-				if a1 != nil {
-					av1 = a1.N
-				}
-				var bv1 *int32
-				if b1 != nil {
-					bv1 = b1.N
-				}
-				if !fieldmap.EqualPtr(av1, bv1) {
-					fm.Set("8.2")
-					c1 = true
-				}
-			}
-			if c1 {
-				fm.Set("8")
-			}
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Holder being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Holder) diffAt(o *Holder, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Holder)
+	}
+	if o == nil {
+		o = new(Holder)
+	}
+	c := false
+	if (m.Ext == nil) != (o.Ext == nil) || m.Ext != nil && m.Ext.diffAt(o.Ext, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Exts, o.Exts, (*Extensible).Equal) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.ExtMap, o.ExtMap, (*Extensible).Equal) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if (m.Plain == nil) != (o.Plain == nil) || m.Plain != nil && m.Plain.diffAt(o.Plain, fm, at+6) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Plains, o.Plains, (*Plain).Equal) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualMessageMapFunc(m.PlainMap, o.PlainMap, (*Plain).Equal) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	{
+		x, xok := m.Pick.(*Holder_PickExt)
+		y, yok := o.Pick.(*Holder_PickExt)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.PickExt.diffAt(y.PickExt, fm, at+13) {
+			fm.SetAt(at + 12)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Pick.(*Holder_PickPlain)
+		y, yok := o.Pick.(*Holder_PickPlain)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.PickPlain.diffAt(y.PickPlain, fm, at+15) {
+			fm.SetAt(at + 14)
+			c = true
+		}
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,6 +8,7 @@ package unknownopts
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -21,18 +22,20 @@ const (
 	AnnotatedFieldInnerV = "2.1" // inner.v
 )
 
+var _Inner_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "v"},
+}}
+
+var _Annotated_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "inner", Kind: fieldmap.KindMessage, Sub: _Inner_shape},
+}}
+
+var _Annotated_fieldSchema = fieldmap.NewShapeSchema("golden.unknownopts.Annotated", _Annotated_shape, false)
+
 // AnnotatedAllFields lists the leaf flags of Annotated: together they
 // select every field.
-var AnnotatedAllFields = []string{
-	AnnotatedFieldName,
-	AnnotatedFieldInnerV,
-}
-
-var _Annotated_fieldSchema = fieldmap.NewSchema("golden.unknownopts.Annotated", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "inner", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "inner.v", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var AnnotatedAllFields = slices.Clone(_Annotated_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Annotated.
 func (*Annotated) FieldSchema() *fieldmap.Schema { return _Annotated_fieldSchema }
@@ -48,15 +51,11 @@ const (
 	InnerFieldV = "1" // v
 )
 
+var _Inner_fieldSchema = fieldmap.NewShapeSchema("golden.unknownopts.Inner", _Inner_shape, false)
+
 // InnerAllFields lists the leaf flags of Inner: together they
 // select every field.
-var InnerAllFields = []string{
-	InnerFieldV,
-}
-
-var _Inner_fieldSchema = fieldmap.NewSchema("golden.unknownopts.Inner", []fieldmap.Field{
-	{Flag: "1", Path: "v", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var InnerAllFields = slices.Clone(_Inner_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Inner.
 func (*Inner) FieldSchema() *fieldmap.Schema { return _Inner_fieldSchema }
@@ -122,7 +121,7 @@ func (m *Annotated) Equal(o *Annotated) bool {
 	if !m.Inner.Equal(o.Inner) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -138,7 +137,7 @@ func (m *Inner) Equal(o *Inner) bool {
 	if m.V != o.V {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -150,37 +149,62 @@ func (m *Inner) Equal(o *Inner) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Annotated does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Annotated or bound to no schema: a map of another message panics.
 func (m *Annotated) CopyInFields(src *Annotated, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Annotated_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Annotated being number at of fm's schema.
+func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
 	}
-	if fm.Has("2") {
-		if !m.Inner.Equal(src.GetInner()) {
-			m.Inner = src.GetInner().Clone()
+	if src == nil {
+		src = new(Annotated)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.Inner.Equal(src.Inner) {
+			m.Inner = src.Inner.Clone()
 			n++
 		}
-	} else if fm.HasChild("2") {
-		if d1, s1 := m.Inner, src.GetInner(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &Inner{}
-				m.Inner = d1
+	} else if bw&(1<<1) != 0 {
+		if m.Inner != nil || src.Inner != nil {
+			if m.Inner == nil {
+				m.Inner = new(Inner)
 				n++
 			}
-			if fm.IsSet("2.1") {
-				if d1.V != s1.GetV() {
-					d1.V = s1.GetV()
-					n++
-				}
-			}
+			n += m.Inner.copyInAt(src.Inner, fm, at+2)
 		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Inner being number at of fm's schema.
+func (m *Inner) copyInAt(src *Inner, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Inner)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.V != src.V {
+		m.V = src.V
+		n++
 	}
 	return n
 }
@@ -194,19 +218,14 @@ func (m *Annotated) CopyInFields(src *Annotated, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Inner does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Inner or bound to no schema: a map of another message panics.
 func (m *Inner) CopyInFields(src *Inner, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Inner_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.V != src.GetV() {
-			m.V = src.GetV()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -216,22 +235,48 @@ func (m *Inner) CopyInFields(src *Inner, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Annotated) DiffFields(o *Annotated) *fieldmap.FieldMap {
 	fm := _Annotated_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if a1, b1 := m.GetInner(), o.GetInner(); (a1 == nil) != (b1 == nil) {
-		fm.Set("2")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetV() != b1.GetV() {
-			fm.Set("2.1")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("2")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Annotated being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Annotated) diffAt(o *Annotated, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Annotated)
+	}
+	if o == nil {
+		o = new(Annotated)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Inner == nil) != (o.Inner == nil) || m.Inner != nil && m.Inner.diffAt(o.Inner, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Inner being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Inner) diffAt(o *Inner, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Inner)
+	}
+	if o == nil {
+		o = new(Inner)
+	}
+	c := false
+	if m.V != o.V {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -241,9 +286,7 @@ func (m *Annotated) DiffFields(o *Annotated) *fieldmap.FieldMap {
 // compared.
 func (m *Inner) DiffFields(o *Inner) *fieldmap.FieldMap {
 	fm := _Inner_fieldSchema.NewFieldMap()
-	if m.GetV() != o.GetV() {
-		fm.Set("1")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 

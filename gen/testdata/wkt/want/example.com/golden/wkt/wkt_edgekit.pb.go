@@ -9,6 +9,7 @@ package wkt
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -25,25 +26,20 @@ const (
 	TimesFieldHistory = "6" // history
 )
 
+var _Times_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "created"},
+	{Number: 2, Name: "timeout"},
+	{Number: 3, Name: "alias"},
+	{Number: 4, Name: "extra"},
+	{Number: 5, Name: "payload"},
+	{Number: 6, Name: "history", Kind: fieldmap.KindList},
+}}
+
+var _Times_fieldSchema = fieldmap.NewShapeSchema("golden.wkt.Times", _Times_shape, false)
+
 // TimesAllFields lists the leaf flags of Times: together they
 // select every field.
-var TimesAllFields = []string{
-	TimesFieldCreated,
-	TimesFieldTimeout,
-	TimesFieldAlias,
-	TimesFieldExtra,
-	TimesFieldPayload,
-	TimesFieldHistory,
-}
-
-var _Times_fieldSchema = fieldmap.NewSchema("golden.wkt.Times", []fieldmap.Field{
-	{Flag: "1", Path: "created", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "alias", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "extra", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "payload", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "history", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var TimesAllFields = slices.Clone(_Times_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Times.
 func (*Times) FieldSchema() *fieldmap.Schema { return _Times_fieldSchema }
@@ -106,7 +102,7 @@ func (m *Times) Equal(o *Times) bool {
 	if !fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.EqualTimestamp) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -118,48 +114,55 @@ func (m *Times) Equal(o *Times) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Times does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Times or bound to no schema: a map of another message panics.
 func (m *Times) CopyInFields(src *Times, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Times_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Times being number at of fm's schema.
+func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Times)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !fieldmap.Equal(m.Created, src.GetCreated()) {
-			m.Created = fieldmap.Clone(src.GetCreated())
-			n++
-		}
+	if cw&(1<<0) != 0 && !fieldmap.Equal(m.Created, src.Created) {
+		m.Created = fieldmap.Clone(src.Created)
+		n++
 	}
-	if fm.Has("2") {
-		if !fieldmap.Equal(m.Timeout, src.GetTimeout()) {
-			m.Timeout = fieldmap.Clone(src.GetTimeout())
-			n++
-		}
+	if cw&(1<<1) != 0 && !fieldmap.Equal(m.Timeout, src.Timeout) {
+		m.Timeout = fieldmap.Clone(src.Timeout)
+		n++
 	}
-	if fm.Has("3") {
-		if !fieldmap.Equal(m.Alias, src.GetAlias()) {
-			m.Alias = fieldmap.Clone(src.GetAlias())
-			n++
-		}
+	if cw&(1<<2) != 0 && !fieldmap.Equal(m.Alias, src.Alias) {
+		m.Alias = fieldmap.Clone(src.Alias)
+		n++
 	}
-	if fm.Has("4") {
-		if !fieldmap.Equal(m.Extra, src.GetExtra()) {
-			m.Extra = fieldmap.Clone(src.GetExtra())
-			n++
-		}
+	if cw&(1<<3) != 0 && !fieldmap.Equal(m.Extra, src.Extra) {
+		m.Extra = fieldmap.Clone(src.Extra)
+		n++
 	}
-	if fm.Has("5") {
-		if !fieldmap.Equal(m.Payload, src.GetPayload()) {
-			m.Payload = fieldmap.Clone(src.GetPayload())
-			n++
-		}
+	if cw&(1<<4) != 0 && !fieldmap.Equal(m.Payload, src.Payload) {
+		m.Payload = fieldmap.Clone(src.Payload)
+		n++
 	}
-	if fm.HasOrHasChild("6") {
-		if sv0 := src.GetHistory(); !fieldmap.EqualMessageListFunc(m.History, sv0, fieldmap.Equal[*timestamppb.Timestamp]) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
+		} else if !fieldmap.EqualMessageListFunc(m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp]) {
+			if len(src.History) == 0 {
 				m.History = nil
 			} else {
-				m.History = fieldmap.CloneListFunc(sv0, fieldmap.Clone[*timestamppb.Timestamp])
+				m.History = fieldmap.CloneListFunc(src.History, fieldmap.Clone[*timestamppb.Timestamp])
 			}
 			n++
 		}
@@ -174,25 +177,46 @@ func (m *Times) CopyInFields(src *Times, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Times) DiffFields(o *Times) *fieldmap.FieldMap {
 	fm := _Times_fieldSchema.NewFieldMap()
-	if !fieldmap.Equal(m.GetCreated(), o.GetCreated()) {
-		fm.Set("1")
-	}
-	if !fieldmap.Equal(m.GetTimeout(), o.GetTimeout()) {
-		fm.Set("2")
-	}
-	if !fieldmap.Equal(m.GetAlias(), o.GetAlias()) {
-		fm.Set("3")
-	}
-	if !fieldmap.Equal(m.GetExtra(), o.GetExtra()) {
-		fm.Set("4")
-	}
-	if !fieldmap.Equal(m.GetPayload(), o.GetPayload()) {
-		fm.Set("5")
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetHistory(), o.GetHistory(), fieldmap.Equal[*timestamppb.Timestamp]) {
-		fm.Set("6")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Times being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Times) diffAt(o *Times, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Times)
+	}
+	if o == nil {
+		o = new(Times)
+	}
+	c := false
+	if !fieldmap.Equal(m.Created, o.Created) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.Equal(m.Timeout, o.Timeout) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.Equal(m.Alias, o.Alias) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.Equal(m.Extra, o.Extra) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.Equal(m.Payload, o.Payload) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.Equal[*timestamppb.Timestamp]) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

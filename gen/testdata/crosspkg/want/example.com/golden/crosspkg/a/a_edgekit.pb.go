@@ -9,6 +9,7 @@ package a
 import (
 	b "example.com/golden/crosspkg/b"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -28,27 +29,23 @@ const (
 	HolderFieldKind         = "3"   // kind
 )
 
+var _File_a_proto_Shared1lwqyh7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "kind"},
+	{Number: 3, Name: "secret"},
+}}
+
+var _Holder_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "shared", Kind: fieldmap.KindMessage, Sub: _File_a_proto_Shared1lwqyh7_shape},
+	{Number: 2, Name: "many", Kind: fieldmap.KindList, Sub: _File_a_proto_Shared1lwqyh7_shape},
+	{Number: 3, Name: "kind"},
+}}
+
+var _Holder_fieldSchema = fieldmap.NewShapeSchema("golden.crosspkg.a.Holder", _Holder_shape, false)
+
 // HolderAllFields lists the leaf flags of Holder: together they
 // select every field.
-var HolderAllFields = []string{
-	HolderFieldSharedName,
-	HolderFieldSharedKind,
-	HolderFieldSharedSecret,
-	HolderFieldMany,
-	HolderFieldKind,
-}
-
-var _Holder_fieldSchema = fieldmap.NewSchema("golden.crosspkg.a.Holder", []fieldmap.Field{
-	{Flag: "1", Path: "shared", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "shared.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "shared.kind", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "shared.secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "many", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.1", Path: "many.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2", Path: "many.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3", Path: "many.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3", Path: "kind", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var HolderAllFields = slices.Clone(_Holder_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Holder.
 func (*Holder) FieldSchema() *fieldmap.Schema { return _Holder_fieldSchema }
@@ -99,7 +96,7 @@ func (m *Holder) Equal(o *Holder) bool {
 	if m.Kind != o.Kind {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -111,59 +108,82 @@ func (m *Holder) Equal(o *Holder) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Holder does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Holder or bound to no schema: a map of another message panics.
 func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b_ := fm.Bind(_Holder_fieldSchema)
+	if m == nil || b_ == nil {
 		return 0
 	}
+	return m.copyInAt(src, b_, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Holder being number at of fm's schema.
+func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Holder)
+	}
 	n := 0
-	if fm.Has("1") {
-		if !fieldmap.Equal(m.Shared, src.GetShared()) {
-			m.Shared = fieldmap.Clone(src.GetShared())
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Shared, src.Shared) {
+			m.Shared = fieldmap.Clone(src.Shared)
 			n++
 		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.Shared, src.GetShared(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &b.Shared{}
-				m.Shared = d1
+	} else if bw&(1<<0) != 0 {
+		if m.Shared != nil || src.Shared != nil {
+			if m.Shared == nil {
+				m.Shared = new(b.Shared)
 				n++
 			}
-			if fm.IsSet("1.1") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Kind != s1.GetKind() {
-					d1.Kind = s1.GetKind()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Secret != s1.GetSecret() {
-					d1.Secret = s1.GetSecret()
-					n++
-				}
-			}
+			n += _File_a_proto_Shared1lwqyh7_copyInAt(m.Shared, src.Shared, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChild("2") {
-		if sv0 := src.GetMany(); !fieldmap.EqualMessageListFunc(m.Many, sv0, fieldmap.Equal[*b.Shared]) {
-			if len(sv0) == 0 {
+	if (cw|bw)&(1<<4) != 0 {
+		if a_ := fm.ListActionAt(at + 4); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a_, &m.Many, src.Many, fieldmap.Equal[*b.Shared], fieldmap.Clone[*b.Shared])
+		} else if !fieldmap.EqualMessageListFunc(m.Many, src.Many, fieldmap.Equal[*b.Shared]) {
+			if len(src.Many) == 0 {
 				m.Many = nil
 			} else {
-				m.Many = fieldmap.CloneListFunc(sv0, fieldmap.Clone[*b.Shared])
+				m.Many = fieldmap.CloneListFunc(src.Many, fieldmap.Clone[*b.Shared])
 			}
 			n++
 		}
 	}
-	if fm.Has("3") {
-		if m.Kind != src.GetKind() {
-			m.Kind = src.GetKind()
-			n++
-		}
+	if cw&(1<<8) != 0 && m.Kind != src.Kind {
+		m.Kind = src.Kind
+		n++
+	}
+	return n
+}
+
+// _File_a_proto_Shared1lwqyh7_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Shared being number at of fm's schema.
+func _File_a_proto_Shared1lwqyh7_copyInAt(m, src *b.Shared, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(b.Shared)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Kind != src.Kind {
+		m.Kind = src.Kind
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
 	}
 	return n
 }
@@ -175,33 +195,60 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Holder) DiffFields(o *Holder) *fieldmap.FieldMap {
 	fm := _Holder_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetShared(), o.GetShared(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetKind() != b1.GetKind() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if a1.GetSecret() != b1.GetSecret() {
-			fm.Set("1.3")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.GetMany(), o.GetMany(), fieldmap.Equal[*b.Shared]) {
-		fm.Set("2")
-	}
-	if m.GetKind() != o.GetKind() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Holder being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Holder) diffAt(o *Holder, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Holder)
+	}
+	if o == nil {
+		o = new(Holder)
+	}
+	c := false
+	if (m.Shared == nil) != (o.Shared == nil) || m.Shared != nil && _File_a_proto_Shared1lwqyh7_diffAt(m.Shared, o.Shared, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Many, o.Many, fieldmap.Equal[*b.Shared]) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.Kind != o.Kind {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	return c
+}
+
+// _File_a_proto_Shared1lwqyh7_diffAt sets in fm the flags where m and o differ, the first flag of
+// Shared being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_a_proto_Shared1lwqyh7_diffAt(m, o *b.Shared, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(b.Shared)
+	}
+	if o == nil {
+		o = new(b.Shared)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Kind != o.Kind {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Secret != o.Secret {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,6 +8,7 @@ package b
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
@@ -21,19 +22,17 @@ const (
 	SharedFieldSecret = "3" // secret
 )
 
+var _Shared_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "kind"},
+	{Number: 3, Name: "secret"},
+}}
+
+var _Shared_fieldSchema = fieldmap.NewShapeSchema("golden.crosspkg.b.Shared", _Shared_shape, false)
+
 // SharedAllFields lists the leaf flags of Shared: together they
 // select every field.
-var SharedAllFields = []string{
-	SharedFieldName,
-	SharedFieldKind,
-	SharedFieldSecret,
-}
-
-var _Shared_fieldSchema = fieldmap.NewSchema("golden.crosspkg.b.Shared", []fieldmap.Field{
-	{Flag: "1", Path: "name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "kind", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "secret", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SharedAllFields = slices.Clone(_Shared_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Shared.
 func (*Shared) FieldSchema() *fieldmap.Schema { return _Shared_fieldSchema }
@@ -84,7 +83,7 @@ func (m *Shared) Equal(o *Shared) bool {
 	if m.Secret != o.Secret {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -96,29 +95,38 @@ func (m *Shared) Equal(o *Shared) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Shared does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Shared or bound to no schema: a map of another message panics.
 func (m *Shared) CopyInFields(src *Shared, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b_ := fm.Bind(_Shared_fieldSchema)
+	if m == nil || b_ == nil {
 		return 0
 	}
+	return m.copyInAt(src, b_, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Shared being number at of fm's schema.
+func (m *Shared) copyInAt(src *Shared, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Shared)
+	}
 	n := 0
-	if fm.Has("1") {
-		if m.Name != src.GetName() {
-			m.Name = src.GetName()
-			n++
-		}
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
-	if fm.Has("2") {
-		if m.Kind != src.GetKind() {
-			m.Kind = src.GetKind()
-			n++
-		}
+	if cw&(1<<1) != 0 && m.Kind != src.Kind {
+		m.Kind = src.Kind
+		n++
 	}
-	if fm.Has("3") {
-		if m.Secret != src.GetSecret() {
-			m.Secret = src.GetSecret()
-			n++
-		}
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
 	}
 	return n
 }
@@ -130,16 +138,34 @@ func (m *Shared) CopyInFields(src *Shared, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *Shared) DiffFields(o *Shared) *fieldmap.FieldMap {
 	fm := _Shared_fieldSchema.NewFieldMap()
-	if m.GetName() != o.GetName() {
-		fm.Set("1")
-	}
-	if m.GetKind() != o.GetKind() {
-		fm.Set("2")
-	}
-	if m.GetSecret() != o.GetSecret() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Shared being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Shared) diffAt(o *Shared, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Shared)
+	}
+	if o == nil {
+		o = new(Shared)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Kind != o.Kind {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Secret != o.Secret {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
