@@ -144,7 +144,7 @@ func (p *Platform) CreateAppInst(ctx context.Context, cluster *edgeproto.Cluster
 	if err := p.stopLeftovers(ctx, op, pr, ""); err != nil {
 		return nil, err
 	}
-	rec, err = p.launch(ctx, op, app, spec, res, pr, off, false)
+	rec, err = p.launch(ctx, op, app, spec, res, pr, off, had && rec.Created)
 	if err != nil {
 		return nil, err
 	}

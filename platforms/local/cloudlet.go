@@ -35,10 +35,17 @@ var flavorShapes = []*edgeproto.FlavorInfo{
 }
 
 // InitCloudlet creates the cloudlet's directory under the state root. It is
-// idempotent.
+// idempotent, and runs beside operations on the cloudlet's clusters (a
+// cleanup waits for it).
 func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudlet, _ executor.Reservations, pr executor.Progress) error {
+	if err := p.enter(); err != nil {
+		return err
+	}
 	l, err := p.cloudletLoc(cloudlet.GetKey())
-	unlock, err := p.begin(ctx, l, err)
+	if err != nil {
+		return err
+	}
+	unlock, err := p.lockShared(ctx, l)
 	if err != nil {
 		return err
 	}
