@@ -15,7 +15,7 @@ import (
 // chaosKills is how many engine processes TestKillAtRandomInstants kills;
 // the default keeps the package's tests within seconds, raise it for a
 // longer run: go test ./platforms/local -run KillAtRandom -local.chaos-kills=200
-var chaosKills = flag.Int("local.chaos-kills", 6, "engine processes TestKillAtRandomInstants kills at random instants")
+var chaosKills = flag.Int("local.chaos-kills", 4, "engine processes TestKillAtRandomInstants kills at random instants")
 
 func newScenario(t *testing.T, instances int) scenario {
 	t.Helper()
