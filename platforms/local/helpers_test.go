@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -179,14 +180,29 @@ func (e *env) restart(opts ...option) {
 	e.p = e.newPlatform(opts...)
 }
 
+// handedOut are the port ranges freePortRange gave to tests of this
+// process, which it never gives twice.
+var handedOut struct {
+	sync.Mutex
+	ranges []portRange
+}
+
 // freePortRange picks n consecutive ports on 127.0.0.1 that nothing
-// listens on now, at a random place above 30000, so that tests never
-// depend on a fixed range being free.
+// listens on now and that no other test of this process got, at a random
+// place below the kernel's ephemeral ports (so that no outgoing connection
+// takes one meanwhile), so that tests never depend on a fixed range being
+// free.
 func freePortRange(t testing.TB, n int) portRange {
 	t.Helper()
-	for range 100 {
-		first := 30000 + rand.IntN(60000-30000-n)
+	low, high := 10000, ephemeralStart()
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 200 {
+		first := low + rand.IntN(high-low-n)
 		r := portRange{first, first + n - 1}
+		if slices.ContainsFunc(handedOut.ranges, func(o portRange) bool { return r.first <= o.last && o.first <= r.last }) {
+			continue
+		}
 		free := true
 		for q := r.first; q <= r.last && free; q++ {
 			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(q)))
@@ -197,11 +213,30 @@ func freePortRange(t testing.TB, n int) portRange {
 			_ = l.Close()
 		}
 		if free {
+			handedOut.ranges = append(handedOut.ranges, r)
 			return r
 		}
 	}
-	t.Fatalf("no %d free consecutive ports found above 30000", n)
+	t.Fatalf("no %d free consecutive ports found in %d-%d", n, low, high)
 	return portRange{}
+}
+
+// ephemeralStart is the first port the kernel hands to outgoing
+// connections (32768 unless configured otherwise).
+func ephemeralStart() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n < 12000 {
+		return 32768
+	}
+	return n
 }
 
 // appDir is the directory of an instance on the test's cluster.
