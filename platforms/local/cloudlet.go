@@ -77,7 +77,8 @@ func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudle
 
 // GatherCloudletInfo reports the host: flavors that fit its capacity, a
 // resources snapshot (CPUs, memory, disk of the state root's filesystem,
-// the cloudlet's clusters), one node and host properties.
+// the cloudlet's clusters as ListInsts finds them, so an unreadable record
+// fails it), one node and host properties.
 func (p *Platform) GatherCloudletInfo(ctx context.Context, cloudlet *edgeproto.Cloudlet, info *edgeproto.CloudletInfo) error {
 	if err := p.enter(); err != nil {
 		return err
