@@ -72,6 +72,9 @@ func (e *Engine) appInstRequest(inst *edgeproto.AppInst) (request, error) {
 	if !edgeproto.IsRequestedState(inst.GetState()) {
 		return request{}, fmt.Errorf("AppInst %s in state %s: %w", KeyString(inst), inst.GetState(), ErrNoChange)
 	}
+	if err := validateRequest(inst, inst.GetState()); err != nil {
+		return request{}, err
+	}
 	inst = inst.Clone()
 	key := KeyString(inst)
 	return request{appInstSpec.kind, key, func(ctx context.Context) error { return e.runAppInst(ctx, key, inst, false) }}, nil
@@ -104,8 +107,10 @@ func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.App
 			if !forDelete && cluster.State != edgeproto.TrackedState_TRACKED_STATE_READY {
 				return fmt.Errorf("cluster %s is %s, must be READY: %w", KeyString(inst.ClusterKey), cluster.State, ErrClusterNotReady)
 			}
-			app, err = dependency(ctx, e.cfg.Objects.Apps, "app of app instance", inst.AppKey, appStub)
-			return err
+			if app, err = dependency(ctx, e.cfg.Objects.Apps, "app of app instance", inst.AppKey, appStub); err != nil || forDelete {
+				return err
+			}
+			return ValidatePorts(app.GetPorts())
 		}
 	}
 	withRuntime := func(i *edgeproto.AppInstInfo) []string {

@@ -102,6 +102,9 @@ func (e *Engine) cloudletRequest(c *edgeproto.Cloudlet) (request, error) {
 	if w == (cloudletWork{}) {
 		return request{}, fmt.Errorf("Cloudlet %s in state %s: %w", KeyString(c), c.GetState(), ErrNoChange)
 	}
+	if err := validateRequest(c, c.GetState()); err != nil {
+		return request{}, err
+	}
 	c = c.Clone()
 	key := KeyString(c)
 	return request{cloudletSpec.kind, key, func(ctx context.Context) error { return e.runCloudlet(ctx, key, c, w) }}, nil

@@ -60,6 +60,9 @@ func (e *Engine) clusterRequest(ci *edgeproto.ClusterInst) (request, error) {
 	if !edgeproto.IsRequestedState(ci.GetState()) {
 		return request{}, fmt.Errorf("ClusterInst %s in state %s: %w", KeyString(ci), ci.GetState(), ErrNoChange)
 	}
+	if err := validateRequest(ci, ci.GetState()); err != nil {
+		return request{}, err
+	}
 	ci = ci.Clone()
 	key := KeyString(ci)
 	return request{clusterSpec.kind, key, func(ctx context.Context) error { return e.runClusterInst(ctx, key, ci, false) }}, nil

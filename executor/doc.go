@@ -87,6 +87,18 @@
 // table is in Reconcile's documentation; everything is reported through
 // the Senders as usual. An error listing either side changes nothing.
 //
+// # Input limits
+//
+// Submit refuses, with a *ValidationError (ErrBadObject) naming the field,
+// an object asking to be created or updated whose keys break the limits of
+// ValidateKeys: organizations and names non-empty, at most MaxKeyFieldLen
+// bytes of UTF-8 without control characters. Before creating or updating
+// an AppInst the engine checks its App's ports (ValidatePorts:
+// internal_port and end_port within MinPort..MaxPort) and reports
+// CREATE_ERROR or UPDATE_ERROR without calling the platform. A delete is
+// never refused for its key: deleting what could never have been created
+// succeeds.
+//
 // # Scheduling
 //
 // At most one operation runs per object key at a time; operations of

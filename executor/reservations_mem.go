@@ -58,7 +58,7 @@ func (r *MemReservations) Update(ctx context.Context, cloudlet string, fn func(s
 		}
 		base := r.sets[cloudlet]
 		if base == nil {
-			base = &memSet{kinds: map[string]map[string]string{}}
+			base = newMemSet()
 			r.sets[cloudlet] = base
 		}
 		version := base.version
@@ -67,7 +67,7 @@ func (r *MemReservations) Update(ctx context.Context, cloudlet string, fn func(s
 		// fn reads base without the lock: only updates of this cloudlet
 		// write it, and they are serialised by ul (a BeforeCommit hook
 		// writes only after fn returned).
-		work := &memOverlay{base: base, changes: map[string]map[string]string{}}
+		work := newMemOverlay(base)
 		if err := fn(work); err != nil {
 			return err
 		}
@@ -121,21 +121,82 @@ func (r *MemReservations) Snapshot(cloudlet string) map[string]map[string]string
 	return out
 }
 
-// memSet is the stored reservation table of one cloudlet.
+// memSet is the stored reservation table of one cloudlet, indexed both
+// ways: kind -> value -> owner, and owner -> kind -> values, so that
+// Release and Values cost what the owner holds, not the table's size.
 type memSet struct {
 	version uint64
-	kinds   map[string]map[string]string // kind -> value -> owner
+	kinds   map[string]map[string]string              // kind -> value -> owner
+	owners  map[string]map[string]map[string]struct{} // owner -> kind -> values
+}
+
+func newMemSet() *memSet {
+	return &memSet{kinds: map[string]map[string]string{}, owners: map[string]map[string]map[string]struct{}{}}
+}
+
+// put makes owner ("" for nobody) hold value of kind, keeping both indexes.
+func (s *memSet) put(kind, value, owner string) {
+	if old, ok := s.kinds[kind][value]; ok {
+		if old == owner {
+			return
+		}
+		indexDel(s.owners, old, kind, value)
+		delete(s.kinds[kind], value)
+		if len(s.kinds[kind]) == 0 {
+			delete(s.kinds, kind)
+		}
+	}
+	if owner == "" {
+		return
+	}
+	if s.kinds[kind] == nil {
+		s.kinds[kind] = map[string]string{}
+	}
+	s.kinds[kind][value] = owner
+	indexAdd(s.owners, owner, kind, value)
+}
+
+// indexAdd and indexDel maintain an owner -> kind -> values index, dropping
+// empty inner maps so the index never holds more than the table.
+func indexAdd(idx map[string]map[string]map[string]struct{}, owner, kind, value string) {
+	byKind := idx[owner]
+	if byKind == nil {
+		byKind = map[string]map[string]struct{}{}
+		idx[owner] = byKind
+	}
+	if byKind[kind] == nil {
+		byKind[kind] = map[string]struct{}{}
+	}
+	byKind[kind][value] = struct{}{}
+}
+
+func indexDel(idx map[string]map[string]map[string]struct{}, owner, kind, value string) {
+	byKind := idx[owner]
+	delete(byKind[kind], value)
+	if len(byKind[kind]) == 0 {
+		delete(byKind, kind)
+	}
+	if len(byKind) == 0 {
+		delete(idx, owner)
+	}
 }
 
 // memOverlay is what an update function works on: the changes it made over
 // the stored set, applied by commit. An empty owner in changes is a
-// release.
+// release. claimed indexes the changes by new owner, so that an owner's
+// values are found among the base's (through its index) and the changes'
+// without scanning either.
 type memOverlay struct {
 	base    *memSet
-	changes map[string]map[string]string
+	changes map[string]map[string]string              // kind -> value -> new owner
+	claimed map[string]map[string]map[string]struct{} // new owner -> kind -> values
 }
 
 var _ ReservationSet = (*memOverlay)(nil)
+
+func newMemOverlay(base *memSet) *memOverlay {
+	return &memOverlay{base: base, changes: map[string]map[string]string{}, claimed: map[string]map[string]map[string]struct{}{}}
+}
 
 func (s *memOverlay) Owner(kind, value string) string {
 	if o, ok := s.changes[kind][value]; ok {
@@ -145,10 +206,16 @@ func (s *memOverlay) Owner(kind, value string) string {
 }
 
 func (s *memOverlay) set(kind, value, owner string) {
+	if prev, ok := s.changes[kind][value]; ok && prev != "" {
+		indexDel(s.claimed, prev, kind, value)
+	}
 	if s.changes[kind] == nil {
 		s.changes[kind] = map[string]string{}
 	}
 	s.changes[kind][value] = owner
+	if owner != "" {
+		indexAdd(s.claimed, owner, kind, value)
+	}
 }
 
 func (s *memOverlay) Reserve(kind, value, owner string) error {
@@ -159,16 +226,39 @@ func (s *memOverlay) Reserve(kind, value, owner string) error {
 	return nil
 }
 
+// candidates lists the values of kind that owner may hold: those it holds
+// in the base and those the changes gave it. Each must still be checked
+// with Owner, since a change may have released a base value.
+func (s *memOverlay) candidates(kind, owner string) []string {
+	var out []string
+	for v := range s.base.owners[owner][kind] {
+		out = append(out, v)
+	}
+	for v := range s.claimed[owner][kind] {
+		if _, inBase := s.base.owners[owner][kind][v]; !inBase {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 func (s *memOverlay) Release(kind, owner string) {
-	for _, m := range []map[string]map[string]string{s.base.kinds, s.changes} {
-		for k, vals := range m {
-			if kind != "" && k != kind {
-				continue
+	kinds := []string{kind}
+	if kind == "" {
+		kinds = kinds[:0]
+		for k := range s.base.owners[owner] {
+			kinds = append(kinds, k)
+		}
+		for k := range s.claimed[owner] {
+			if _, inBase := s.base.owners[owner][k]; !inBase {
+				kinds = append(kinds, k)
 			}
-			for v := range vals {
-				if s.Owner(k, v) == owner {
-					s.set(k, v, "")
-				}
+		}
+	}
+	for _, k := range kinds {
+		for _, v := range s.candidates(k, owner) {
+			if s.Owner(k, v) == owner {
+				s.set(k, v, "")
 			}
 		}
 	}
@@ -176,13 +266,8 @@ func (s *memOverlay) Release(kind, owner string) {
 
 func (s *memOverlay) Values(kind, owner string) []string {
 	var out []string
-	for v := range s.base.kinds[kind] {
+	for _, v := range s.candidates(kind, owner) {
 		if s.Owner(kind, v) == owner {
-			out = append(out, v)
-		}
-	}
-	for v, o := range s.changes[kind] {
-		if _, inBase := s.base.kinds[kind][v]; !inBase && o == owner {
 			out = append(out, v)
 		}
 	}
@@ -194,15 +279,7 @@ func (s *memOverlay) Values(kind, owner string) []string {
 func (s *memOverlay) commit() {
 	for k, vals := range s.changes {
 		for v, o := range vals {
-			switch {
-			case o == "":
-				delete(s.base.kinds[k], v)
-			default:
-				if s.base.kinds[k] == nil {
-					s.base.kinds[k] = map[string]string{}
-				}
-				s.base.kinds[k][v] = o
-			}
+			s.base.put(k, v, o)
 		}
 	}
 	s.base.version++

@@ -3,6 +3,9 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -150,5 +153,95 @@ func TestMemReservationsConcurrent(t *testing.T) {
 	}
 	if len(snap) != n || len(owners) != n {
 		t.Errorf("%d values for %d owners, want %d each", len(snap), len(owners), n)
+	}
+}
+
+// TestMemReservationsMatchesModel runs random reserve and release
+// sequences, several per update and some aborted, against a plain map and
+// checks that Owner, Values and the stored table agree with it at every
+// step: the owner index never drifts from the table.
+func TestMemReservationsMatchesModel(t *testing.T) {
+	r := executor.NewMemReservations()
+	ctx := context.Background()
+	model := map[string]map[string]string{} // kind -> value -> owner
+	kinds := []string{"port", "subnet"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 400 {
+		next := map[string]map[string]string{}
+		for k, vals := range model {
+			next[k] = maps.Clone(vals)
+		}
+		abort := rng.IntN(5) == 0
+		err := r.Update(ctx, "site", func(set executor.ReservationSet) error {
+			for range 1 + rng.IntN(6) {
+				kind := kinds[rng.IntN(len(kinds))]
+				owner := "o" + strconv.Itoa(rng.IntN(6))
+				value := strconv.Itoa(rng.IntN(20))
+				switch rng.IntN(3) {
+				case 0:
+					set.Release(kind, owner)
+					for v, o := range next[kind] {
+						if o == owner {
+							delete(next[kind], v)
+						}
+					}
+				case 1:
+					set.Release("", owner)
+					for _, vals := range next {
+						for v, o := range vals {
+							if o == owner {
+								delete(vals, v)
+							}
+						}
+					}
+				default:
+					err := set.Reserve(kind, value, owner)
+					holder := next[kind][value]
+					if (err != nil) != (holder != "" && holder != owner) {
+						t.Fatalf("round %d: Reserve(%s %s %s) = %v with holder %q", round, kind, value, owner, err, holder)
+					}
+					if err == nil {
+						if next[kind] == nil {
+							next[kind] = map[string]string{}
+						}
+						next[kind][value] = owner
+					}
+				}
+				for _, k := range kinds {
+					for o := range 6 {
+						owner := "o" + strconv.Itoa(o)
+						var want []string
+						for v, h := range next[k] {
+							if h == owner {
+								want = append(want, v)
+							}
+						}
+						slices.Sort(want)
+						if got := set.Values(k, owner); !slices.Equal(got, want) {
+							t.Fatalf("round %d: Values(%s, %s) = %v, want %v", round, k, owner, got, want)
+						}
+					}
+				}
+			}
+			if abort {
+				return errors.New("abort")
+			}
+			return nil
+		})
+		if abort != (err != nil) {
+			t.Fatalf("round %d: Update = %v, abort %v", round, err, abort)
+		}
+		if !abort {
+			model = next
+		}
+		got := r.Snapshot("site")
+		for k, vals := range model {
+			if len(vals) == 0 {
+				delete(model, k)
+			}
+		}
+		if !maps.EqualFunc(got, model, func(a, b map[string]string) bool { return maps.Equal(a, b) }) {
+			t.Fatalf("round %d: stored %v, want %v", round, got, model)
+		}
 	}
 }

@@ -46,14 +46,20 @@ func (e *Engine) tpeRequest(exc *edgeproto.TrustPolicyException) (request, error
 	if exc == nil {
 		return request{}, fmt.Errorf("%w: nil TrustPolicyException", ErrBadObject)
 	}
-	requested := false
+	requested, applies := false, false
 	for _, in := range exc.GetInstances() {
 		if _, ok := tpeSteps[in.GetState()]; ok {
 			requested = true
+			applies = applies || in.GetState() != edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED
 		}
 	}
 	if !requested {
 		return request{}, fmt.Errorf("TrustPolicyException %s has no requested instance: %w", KeyString(exc), ErrNoChange)
+	}
+	if applies {
+		if err := ValidateKeys(exc); err != nil {
+			return request{}, err
+		}
 	}
 	exc = exc.Clone()
 	key := KeyString(exc)

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/executor"
@@ -19,14 +16,15 @@ const loopback = "127.0.0.1"
 
 // appOp is what every application operation resolves first.
 type appOp struct {
-	cloudlet   string // reservation table
-	owner      string // reservation owner of the instance's ports
-	key        string // org/name, for logs
-	org, name  string
-	dir        string // application directory
-	statePath  string
-	rng        portRange // the cluster's port range
-	clusterDir string
+	cloudlet  string // reservation table
+	owner     string // reservation owner of the instance's ports
+	key       string // org/name, for logs and errors
+	clusterID string // the cluster's org/name, for errors
+	org, name string
+	loc       loc // the instance
+	cluster   loc
+	statePath string
+	rng       portRange // the cluster's port range, once loaded
 }
 
 func (p *Platform) resolveApp(cluster *edgeproto.ClusterInst, inst *edgeproto.AppInst) (appOp, error) {
@@ -36,96 +34,117 @@ func (p *Platform) resolveApp(cluster *edgeproto.ClusterInst, inst *edgeproto.Ap
 	if cluster.GetCloudletKey() == nil && inst.GetCloudletKey() != nil {
 		cluster = &edgeproto.ClusterInst{Key: cluster.GetKey(), CloudletKey: inst.GetCloudletKey()}
 	}
-	dir, err := p.appDir(cluster, inst)
+	cl, err := p.clusterLoc(cluster)
 	if err != nil {
 		return appOp{}, err
 	}
-	cdir, err := p.clusterDir(cluster)
+	l, err := p.appLoc(cluster, inst)
 	if err != nil {
 		return appOp{}, err
 	}
 	return appOp{
-		cloudlet:   cloudletID(cluster.GetCloudletKey()),
-		owner:      appOwner(inst.GetKey()),
-		key:        appInstString(inst.GetKey()),
-		org:        inst.GetKey().GetOrganization(),
-		name:       inst.GetKey().GetName(),
-		dir:        dir,
-		statePath:  filepath.Join(dir, appStateFile),
-		clusterDir: cdir,
+		cloudlet:  cloudletID(cluster.GetCloudletKey()),
+		owner:     appOwner(inst.GetKey()),
+		key:       appInstString(inst.GetKey()),
+		clusterID: clusterString(cluster.GetKey()),
+		org:       inst.GetKey().GetOrganization(),
+		name:      inst.GetKey().GetName(),
+		loc:       l,
+		cluster:   cl,
+		statePath: filepath.Join(l.dir, appStateFile),
 	}, nil
 }
 
-// loadCluster fills op.rng from the cluster record.
-func (p *Platform) loadCluster(op *appOp, cluster *edgeproto.ClusterInst, inst *edgeproto.AppInst) error {
-	if cluster.GetCloudletKey() == nil && inst.GetCloudletKey() != nil {
-		cluster = &edgeproto.ClusterInst{Key: cluster.GetKey(), CloudletKey: inst.GetCloudletKey()}
-	}
-	_, rec, err := p.readCluster(cluster)
-	if err != nil {
+// loadCluster fills op.rng from the record of the instance's cluster,
+// which must exist and not be being deleted.
+func (p *Platform) loadCluster(op *appOp) error {
+	var rec clusterRecord
+	ok, err := p.readRecord(filepath.Join(op.cluster.dir, clusterFile), &rec)
+	switch {
+	case err != nil:
 		return err
+	case !ok:
+		return fmt.Errorf("%w: %s", ErrClusterNotFound, op.clusterID)
+	case rec.Phase == phaseDeleting:
+		return fmt.Errorf("%w: %s is being deleted", ErrClusterNotFound, op.clusterID)
 	}
 	op.rng = portRange{rec.PortFirst, rec.PortLast}
 	if !op.rng.valid() {
-		return fmt.Errorf("%w: cluster %s has no valid port range", ErrState, clusterString(cluster.GetKey()))
+		return fmt.Errorf("%w: %s has no port range yet (its create did not finish)", ErrClusterNotFound, op.clusterID)
 	}
 	return nil
 }
 
+// prepare runs the first steps of a create or update: resolve, lock,
+// check the cluster, read the App's launch spec and the instance's record.
+func (p *Platform) prepare(ctx context.Context, cluster *edgeproto.ClusterInst, app *edgeproto.App, inst *edgeproto.AppInst, res executor.Reservations) (op appOp, spec launchSpec, rec appRecord, had bool, unlock func(), err error) {
+	if res == nil {
+		err = fmt.Errorf("%w: no reservations store", ErrInvalidObject)
+		return
+	}
+	op, err = p.resolveApp(cluster, inst)
+	if unlock, err = p.begin(ctx, op.loc, err); err != nil {
+		return
+	}
+	defer func() {
+		if err != nil {
+			unlock()
+		}
+	}()
+	if err = p.loadCluster(&op); err != nil {
+		return
+	}
+	if spec, err = newLaunchSpec(app, p.key); err != nil {
+		return
+	}
+	had, err = p.readRecord(op.statePath, &rec)
+	return
+}
+
 // CreateAppInst starts the application's command as a process in the
 // cluster, with its environment and allocated ports, and waits for its
-// health check. When a record of the instance exists and its process is
-// alive (same pid, same start time) it adopts it without starting a
-// second one; a record whose process is gone is cleaned up and the
-// process started again. On a failed start or health check the process is
-// stopped and its ports released before the error is returned. On success
-// it sets inst.Uri (127.0.0.1) and inst.MappedPorts (public_port set).
+// health check. When the instance's record names a live process that is
+// provably the one it started (see the package doc) it adopts it, and
+// finishes its health check if the create that started it was
+// interrupted; every other process carrying the instance's marker is a
+// leftover of an interrupted start and is stopped before a new one starts.
+// On a failed start or health check the process is stopped and its ports
+// released before the error is returned. On success it sets inst.Uri
+// (127.0.0.1) and inst.MappedPorts (public_port set). An unreadable record
+// fails the create (the engine's undo, a delete, recovers the instance).
 func (p *Platform) CreateAppInst(ctx context.Context, cluster *edgeproto.ClusterInst, app *edgeproto.App, inst *edgeproto.AppInst, res executor.Reservations, pr executor.Progress) (*edgeproto.AppInstRuntime, error) {
-	if res == nil {
-		return nil, fmt.Errorf("%w: no reservations store", ErrInvalidObject)
-	}
-	op, err := p.resolveApp(cluster, inst)
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := p.locks.lock(ctx, op.dir)
+	op, spec, rec, had, unlock, err := p.prepare(ctx, cluster, app, inst, res)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := p.loadCluster(&op, cluster, inst); err != nil {
-		return nil, err
-	}
-	spec, err := newLaunchSpec(app)
-	if err != nil {
-		return nil, err
-	}
-
-	var rec appRecord
-	had, err := readJSON(op.statePath, &rec)
-	if err != nil {
-		return nil, err
-	}
+	off := powerOff(inst.GetPowerState())
 	if had {
-		if rec.Pid != 0 && isOurs(rec.Pid, rec.StartTime) {
+		st, why := p.checkRecorded(&rec, op.loc.mark)
+		switch {
+		case st == procForeign:
+			return nil, foreignError("application instance "+op.key, rec.Pid, why)
+		case st == procOurs && (rec.Phase == phaseReady || rec.ConfigHash == spec.hash):
 			step(pr, "Adopting running process")
-			p.adoptPorts(ctx, res, op, rec.Ports)
-			p.log.InfoContext(ctx, "application instance adopted", "appinst", op.key, "pid", rec.Pid)
+			if err := p.adopt(ctx, op, app, &rec, res, pr); err != nil {
+				return nil, err
+			}
 			return rec.publish(inst), nil
-		}
-		if rec.PoweredOff && powerOff(inst.GetPowerState()) {
+		case rec.Phase == phaseOff && off:
+			if _, err := p.stopMarked(ctx, op.loc.mark, nil); err != nil {
+				return nil, err
+			}
 			p.adoptPorts(ctx, res, op, rec.Ports)
 			return rec.publish(inst), nil
-		}
-		if rec.Pid != 0 {
+		case rec.Pid != 0:
 			step(pr, "Cleaning up stale process record")
-			p.log.InfoContext(ctx, "stale process record: process gone or pid reused", "appinst", op.key, "pid", rec.Pid)
-		}
-		if err := os.Remove(op.statePath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %w", ErrState, err)
+			p.log.InfoContext(ctx, "stale process record: process gone, pid reused or configuration changed", "appinst", op.key, "pid", rec.Pid)
 		}
 	}
-	rec, err = p.launch(ctx, op, app, spec, res, pr, powerOff(inst.GetPowerState()))
+	if err := p.stopLeftovers(ctx, op, pr, ""); err != nil {
+		return nil, err
+	}
+	rec, err = p.launch(ctx, op, app, spec, res, pr, off, had && rec.Created)
 	if err != nil {
 		return nil, err
 	}
@@ -135,222 +154,134 @@ func (p *Platform) CreateAppInst(ctx context.Context, cluster *edgeproto.Cluster
 // UpdateAppInst applies the instance's power state and configuration:
 // powered off stops the process (keeping its ports); powered on starts it
 // when it is not running, or restarts it when the command, arguments,
-// environment or ports of app changed; a reboot request restarts it.
+// environment or ports of app changed; a reboot request restarts it. An
+// instance that was never created is ErrInstanceNotFound.
 func (p *Platform) UpdateAppInst(ctx context.Context, cluster *edgeproto.ClusterInst, app *edgeproto.App, inst *edgeproto.AppInst, res executor.Reservations, pr executor.Progress) (*edgeproto.AppInstRuntime, error) {
-	if res == nil {
-		return nil, fmt.Errorf("%w: no reservations store", ErrInvalidObject)
-	}
-	op, err := p.resolveApp(cluster, inst)
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := p.locks.lock(ctx, op.dir)
+	op, spec, rec, had, unlock, err := p.prepare(ctx, cluster, app, inst, res)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := p.loadCluster(&op, cluster, inst); err != nil {
-		return nil, err
+	if !had {
+		return nil, fmt.Errorf("%w: %s was never created on this platform", ErrInstanceNotFound, op.key)
 	}
-	spec, err := newLaunchSpec(app)
-	if err != nil {
-		return nil, err
+	st, why := p.checkRecorded(&rec, op.loc.mark)
+	if st == procForeign {
+		return nil, foreignError("application instance "+op.key, rec.Pid, why)
 	}
-	var rec appRecord
-	if _, err := readJSON(op.statePath, &rec); err != nil {
-		return nil, err
-	}
-	running := rec.Pid != 0 && isOurs(rec.Pid, rec.StartTime)
+	running := st == procOurs
 	ps := inst.GetPowerState()
 
 	if powerOff(ps) {
-		if running {
-			step(pr, "Stopping process")
-			if _, err := stopProcess(ctx, rec.Pid, rec.StartTime, p.stopPolicy()); err != nil {
-				return nil, err
-			}
-			p.log.InfoContext(ctx, "application instance powered off", "appinst", op.key, "pid", rec.Pid)
+		step(pr, "Stopping process")
+		if _, err := p.stopMarked(ctx, op.loc.mark, nil); err != nil {
+			return nil, err
 		}
-		if rec.Format == 0 {
-			// No record: keep nothing running, hold no ports.
-			return &edgeproto.AppInstRuntime{}, nil
-		}
-		rec.Pid, rec.StartTime, rec.StartedAt, rec.PoweredOff = 0, 0, time.Time{}, true
-		if err := writeJSON(op.statePath, &rec); err != nil {
+		p.log.InfoContext(ctx, "application instance powered off", "appinst", op.key)
+		rec.Pid, rec.StartTime, rec.Exe, rec.Phase, rec.Created = 0, 0, "", phaseOff, true
+		if err := p.writeRecord(op.statePath, &rec); err != nil {
 			return nil, err
 		}
 		return rec.publish(inst), nil
 	}
 
 	reboot := ps == edgeproto.PowerState_POWER_STATE_REBOOT_REQUESTED || ps == edgeproto.PowerState_POWER_STATE_REBOOTING
-	if running && !reboot && rec.ConfigHash == spec.hash {
-		p.adoptPorts(ctx, res, op, rec.Ports)
-		return rec.publish(inst), nil
-	}
-	if running {
-		step(pr, "Stopping process")
-		if _, err := stopProcess(ctx, rec.Pid, rec.StartTime, p.stopPolicy()); err != nil {
+	if running && !reboot && rec.ConfigHash == spec.hash && rec.Phase == phaseReady {
+		if err := p.adopt(ctx, op, app, &rec, res, pr); err != nil {
 			return nil, err
 		}
+		return rec.publish(inst), nil
 	}
-	if err := os.Remove(op.statePath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %w", ErrState, err)
+	if err := p.stopLeftovers(ctx, op, pr, "Stopping process"); err != nil {
+		return nil, err
 	}
-	rec, err = p.launch(ctx, op, app, spec, res, pr, false)
+	rec, err = p.launch(ctx, op, app, spec, res, pr, false, rec.Created)
 	if err != nil {
 		return nil, err
 	}
 	return rec.publish(inst), nil
 }
 
-// DeleteAppInst stops the instance's process group (SIGTERM, then SIGKILL
-// after the grace period), releases its ports and removes its directory
-// with its logs. Deleting an absent instance succeeds.
+// DeleteAppInst stops every process carrying the instance's marker
+// (SIGTERM to each process group, then SIGKILL after the grace period),
+// releases its ports and removes its directory with its logs. Deleting an
+// absent instance, or one whose key could never have been created,
+// succeeds. An unreadable record does not stop the delete: the processes
+// are found by their marker, which is what the record would have named.
 func (p *Platform) DeleteAppInst(ctx context.Context, cluster *edgeproto.ClusterInst, app *edgeproto.App, inst *edgeproto.AppInst, res executor.Reservations, pr executor.Progress) error {
 	op, err := p.resolveApp(cluster, inst)
-	if err != nil {
-		return err
+	if errors.Is(err, errNeverCreatable) {
+		return nil
 	}
-	unlock, err := p.locks.lock(ctx, op.dir)
+	unlock, err := p.begin(ctx, op.loc, err)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	var rec appRecord
-	if _, err := readJSON(op.statePath, &rec); err != nil {
+	had, err := p.readRecord(op.statePath, &rec)
+	if err != nil {
+		p.log.WarnContext(ctx, "record unreadable: stopping the instance's processes found by their marker", "appinst", op.key, "error", err)
+	}
+	if had {
+		if st, why := p.checkRecorded(&rec, op.loc.mark); st == procForeign {
+			return foreignError("application instance "+op.key, rec.Pid, why)
+		}
+	}
+	if err := p.stopLeftovers(ctx, op, pr, "Stopping process"); err != nil {
 		return err
 	}
-	if rec.Pid != 0 {
-		step(pr, "Stopping process")
-		how, err := stopProcess(ctx, rec.Pid, rec.StartTime, p.stopPolicy())
-		if err != nil {
-			return err
-		}
-		if how == stopKilled {
-			p.log.WarnContext(ctx, "process did not exit after SIGTERM; killed", "appinst", op.key, "pid", rec.Pid, "grace", p.cfg.StopGrace)
-		}
-	}
+	p.at(hookAppStopped)
 	step(pr, "Releasing ports")
 	if err := releasePorts(ctx, res, op.cloudlet, op.owner); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(op.dir); err != nil {
-		return fmt.Errorf("%w: removing application directory: %w", ErrState, err)
+	if err := p.removeAll(op.loc.dir); err != nil {
+		return err
 	}
 	p.log.InfoContext(ctx, "application instance deleted", "appinst", op.key)
 	return nil
 }
 
-// launch reserves ports, starts the process (unless off), records it and
-// waits for its health check. On failure it leaves nothing running and no
-// ports held.
-func (p *Platform) launch(ctx context.Context, op appOp, app *edgeproto.App, spec launchSpec, res executor.Reservations, pr executor.Progress, off bool) (rec appRecord, err error) {
-	needs, err := portNeeds(app)
-	if err != nil {
-		return appRecord{}, err
+// stopLeftovers stops every process carrying the instance's marker,
+// announcing the step when msg is set and something runs.
+func (p *Platform) stopLeftovers(ctx context.Context, op appOp, pr executor.Progress, msg string) error {
+	if msg != "" {
+		step(pr, msg)
 	}
-	step(pr, "Reserving ports")
-	firsts, err := p.allocatePorts(ctx, res, op, needs)
-	if err != nil {
-		return appRecord{}, err
+	how, err := p.stopMarked(ctx, op.loc.mark, nil)
+	switch {
+	case err != nil:
+		return err
+	case how == stopKilled:
+		p.log.WarnContext(ctx, "process did not exit after SIGTERM; killed", "appinst", op.key, "grace", p.cfg.StopGrace)
+	case how == stopTerminated && msg == "":
+		p.log.InfoContext(ctx, "stopped processes of an interrupted start", "appinst", op.key)
 	}
-	defer func() {
-		if err != nil {
-			if rerr := releasePorts(context.WithoutCancel(ctx), res, op.cloudlet, op.owner); rerr != nil {
-				p.log.WarnContext(ctx, "releasing ports after a failed start", "appinst", op.key, "error", rerr)
-			}
-		}
-	}()
-	pb, check, err := healthProbe(app, firsts)
-	if err != nil {
-		return appRecord{}, err
-	}
-	work := filepath.Join(op.dir, appWorkDir)
-	if err := os.MkdirAll(work, 0o700); err != nil {
-		return appRecord{}, fmt.Errorf("%w: application directory: %w", ErrState, err)
-	}
-	rec = appRecord{
-		Format:       stateFileFormat,
-		Organization: op.org,
-		Name:         op.name,
-		ConfigHash:   spec.hash,
-		PoweredOff:   off,
-	}
-	rec.Mapped = mapPorts(app, firsts, needs)
-	for i, f := range firsts {
-		for q := f; q < f+needs[i]; q++ {
-			rec.Ports = append(rec.Ports, q)
-		}
-	}
-	if off {
-		if err := writeJSON(op.statePath, &rec); err != nil {
-			return appRecord{}, err
-		}
-		return rec, nil
-	}
-
-	step(pr, "Starting process")
-	env := spec.environ(p.cfg.InheritEnv, work, rec.Mapped, firsts)
-	pid, start, err := startProcess(procSpec{
-		path:   spec.path,
-		args:   spec.args,
-		env:    env,
-		dir:    work,
-		stdout: filepath.Join(op.dir, stdoutLogFile),
-		stderr: filepath.Join(op.dir, stderrLogFile),
-	})
-	if err != nil {
-		return appRecord{}, fmt.Errorf("application instance %s: %w", op.key, err)
-	}
-	rec.Pid, rec.StartTime, rec.StartedAt = pid, start, time.Now().UTC()
-	cleanup := func() {
-		// The context may have ended: stopping must still happen.
-		if _, serr := stopProcess(context.WithoutCancel(ctx), pid, start, p.stopPolicy()); serr != nil {
-			p.log.WarnContext(ctx, "stopping process after a failed start", "appinst", op.key, "pid", pid, "error", serr)
-		}
-		_ = os.Remove(op.statePath)
-	}
-	if err := writeJSON(op.statePath, &rec); err != nil {
-		cleanup()
-		return appRecord{}, err
-	}
-	p.log.InfoContext(ctx, "process started", "appinst", op.key, "pid", pid, "command", spec.path, "ports", rec.Ports)
-
-	if check {
-		step(pr, "Waiting for health check")
-		alive := func() bool { return isOurs(pid, start) }
-		if err := waitHealthy(ctx, pb, p.cfg.HealthInterval, p.cfg.HealthTimeout, alive); err != nil {
-			p.log.WarnContext(ctx, "health check failed; stopping process", "appinst", op.key, "pid", pid, "error", err)
-			cleanup()
-			return appRecord{}, fmt.Errorf("application instance %s: %w", op.key, err)
-		}
-	} else if !isOurs(pid, start) {
-		cleanup()
-		return appRecord{}, fmt.Errorf("application instance %s: %w: process exited right after start", op.key, ErrStart)
-	}
-	return rec, nil
+	return nil
 }
 
-// allocatePorts reserves ports for needs and skips ports that something on
-// the host already listens on, retrying a few times.
-func (p *Platform) allocatePorts(ctx context.Context, res executor.Reservations, op appOp, needs []int) ([]int, error) {
-	skip := map[int]bool{}
-	for range 5 {
-		firsts, err := reserveAppPorts(ctx, res, op.cloudlet, op.owner, op.rng, needs, skip)
-		if err != nil {
-			return nil, err
+// adopt keeps the recorded process: it stops processes of the instance's
+// other launches, holds its ports again and, when the create that started
+// it was interrupted before the process was healthy, waits for its health
+// check as that create would have.
+func (p *Platform) adopt(ctx context.Context, op appOp, app *edgeproto.App, rec *appRecord, res executor.Reservations, pr executor.Progress) error {
+	if _, err := p.stopMarked(ctx, op.loc.mark, func(f found) bool { return f.launch == rec.Launch }); err != nil {
+		return err
+	}
+	p.adoptPorts(ctx, res, op, rec.Ports)
+	if rec.Phase != phaseReady {
+		firsts := make([]int, len(rec.Mapped))
+		for i, m := range rec.Mapped {
+			firsts[i] = int(m.Public)
 		}
-		busy := busyPorts(firsts, needs)
-		if len(busy) == 0 {
-			return firsts, nil
-		}
-		p.log.InfoContext(ctx, "ports busy on the host; picking others", "appinst", op.key, "ports", busy)
-		for _, q := range busy {
-			skip[q] = true
+		if err := p.awaitHealthy(ctx, op, app, rec, firsts, pr); err != nil {
+			p.failLaunch(ctx, op, res, rec)
+			return err
 		}
 	}
-	_ = releasePorts(context.WithoutCancel(ctx), res, op.cloudlet, op.owner)
-	return nil, fmt.Errorf("%w: ports of cluster range %s keep being busy on the host", ErrNoFreePorts, op.rng)
+	p.log.InfoContext(ctx, "application instance adopted", "appinst", op.key, "pid", rec.Pid)
+	return nil
 }
 
 // adoptPorts makes the reservation store hold an adopted instance's ports
@@ -386,29 +317,13 @@ func (r *appRecord) ports() []*edgeproto.Port {
 // runtime is the runtime info of a record.
 func (r *appRecord) runtime() *edgeproto.AppInstRuntime {
 	rt := &edgeproto.AppInstRuntime{}
-	if r.Pid != 0 && !r.PoweredOff {
+	if r.Pid != 0 && r.Phase != phaseOff {
 		rt.Pids = []int64{int64(r.Pid)}
 	}
 	for _, q := range r.Ports {
 		rt.Ports = append(rt.Ports, uint32(q))
 	}
 	return rt
-}
-
-// mapPorts pairs each declared port with its host ports.
-func mapPorts(app *edgeproto.App, firsts, needs []int) []mappedPort {
-	declared := app.GetPorts()
-	if len(declared) == 0 {
-		return []mappedPort{{Proto: edgeproto.PortProtocol_PORT_PROTOCOL_TCP, Public: int32(firsts[0])}}
-	}
-	out := make([]mappedPort, len(declared))
-	for i, pt := range declared {
-		out[i] = mappedPort{Proto: pt.GetProto(), Internal: pt.GetInternalPort(), EndPort: pt.GetEndPort(), Public: int32(firsts[i])}
-		if needs[i] > 1 {
-			out[i].PublicEnd = int32(firsts[i] + needs[i] - 1)
-		}
-	}
-	return out
 }
 
 // MappedPorts returns the declared ports of a running (or powered off)
@@ -421,7 +336,7 @@ func (p *Platform) MappedPorts(cluster *edgeproto.ClusterInst, inst *edgeproto.A
 		return nil, err
 	}
 	var rec appRecord
-	ok, err := readJSON(op.statePath, &rec)
+	ok, err := p.readRecord(op.statePath, &rec)
 	if err != nil || !ok {
 		return nil, err
 	}

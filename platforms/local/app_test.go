@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -61,7 +60,7 @@ func TestCreateAppWithHTTPHealthCheck(t *testing.T) {
 		t.Errorf("port reservations = %v, want [%d]", got, rt.Ports[0])
 	}
 	// Output captured in the app directory; the process works inside it.
-	dir, err := e.p.appDir(e.cluster, inst)
+	dir, err := e.appDir(inst)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +87,7 @@ func TestEnvVarsAndPortsPassed(t *testing.T) {
 		&edgeproto.Port{Proto: edgeproto.PortProtocol_PORT_PROTOCOL_UDP, InternalPort: 7000, EndPort: 7002},
 	)
 	inst := e.newInst("a1")
-	rt, err := e.p.CreateAppInst(e.ctx(), e.cluster, app, inst, e.res, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := e.createApp(app, inst)
 	if len(rt.Ports) != 5 {
 		t.Fatalf("runtime ports = %v, want 5 (1 + 1 + a range of 3)", rt.Ports)
 	}
@@ -157,13 +153,10 @@ func TestAdoptAfterRestart(t *testing.T) {
 	e.createCluster(e.cluster)
 	inst := e.newInst("a1")
 	app := newApp()
-	rt1, err := e.p.CreateAppInst(e.ctx(), e.cluster, app, inst, e.res, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt1 := e.createApp(app, inst)
 	// A new engine process: new platform over the same root, and an
 	// in-memory reservation store that starts empty.
-	e.p = e.newPlatform()
+	e.restart()
 	e.res = executor.NewMemReservations()
 	if err := e.p.CreateCluster(e.ctx(), e.cloudlet, e.cluster, e.res, nil); err != nil {
 		t.Fatal(err)
@@ -179,7 +172,7 @@ func TestAdoptAfterRestart(t *testing.T) {
 	if slices.Contains(pr.list(), "Starting process") {
 		t.Errorf("adoption started a process: %q", pr.list())
 	}
-	dir, _ := e.p.appDir(e.cluster, inst)
+	dir := e.mustAppDir(inst)
 	if n := countLines(t, filepath.Join(dir, stdoutLogFile), "listening on"); n != 1 {
 		t.Errorf("%d processes started, want 1", n)
 	}
@@ -197,10 +190,7 @@ func TestStaleRecordWithDeadPidRestarts(t *testing.T) {
 	e.createCluster(e.cluster)
 	inst := e.newInst("a1")
 	app := newApp()
-	rt1, err := e.p.CreateAppInst(e.ctx(), e.cluster, app, inst, e.res, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt1 := e.createApp(app, inst)
 	old := int(rt1.Pids[0])
 	// The process dies while no engine runs.
 	if err := syscall.Kill(-old, syscall.SIGKILL); err != nil {
@@ -208,7 +198,7 @@ func TestStaleRecordWithDeadPidRestarts(t *testing.T) {
 	}
 	waitFor(t, "old process to die", 10*time.Second, func() bool { return !running(old) })
 
-	e.p = e.newPlatform()
+	e.restart()
 	var pr steps
 	rt2, err := e.p.CreateAppInst(e.ctx(), e.cluster, app, inst, e.res, &pr)
 	if err != nil {
@@ -233,40 +223,20 @@ func TestReusedPidIsNeverSignalled(t *testing.T) {
 	inst := e.newInst("a1")
 	app := newApp()
 
-	foreign := exec.Command(testAppPath)
-	foreign.Env = []string{"TESTAPP_MODE=child"}
-	foreign.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := foreign.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = foreign.Wait(); close(done) }()
-	t.Cleanup(func() { _ = foreign.Process.Kill(); <-done })
-	fpid := foreign.Process.Pid
+	fpid, done := startForeign(t)
 	pi, err := readProcStat(fpid)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	dir, _ := e.p.appDir(e.cluster, inst)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	stale := appRecord{Format: stateFileFormat, Organization: "dev", Name: "a1", Pid: fpid, StartTime: pi.startTime + 1, Ports: []int{}}
-	if err := writeJSON(filepath.Join(dir, appStateFile), &stale); err != nil {
-		t.Fatal(err)
-	}
-	rt, err := e.p.CreateAppInst(e.ctx(), e.cluster, app, inst, e.res, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stale := appRecord{Format: stateFileFormat, Organization: "dev", Name: "a1", Phase: phaseReady, Launch: "x", Pid: fpid, StartTime: pi.startTime + 1, Ports: []int{}}
+	e.writeAppRecord(inst, &stale)
+	rt := e.createApp(app, inst)
 	if int(rt.Pids[0]) == fpid {
 		t.Fatal("adopted a process it did not start")
 	}
 	// Same with delete: put the foreign pid back in the record.
-	if err := writeJSON(filepath.Join(dir, appStateFile), &stale); err != nil {
-		t.Fatal(err)
-	}
+	e.writeAppRecord(inst, &stale)
 	_ = syscall.Kill(-int(rt.Pids[0]), syscall.SIGKILL) // the record no longer names it
 	if err := e.p.DeleteAppInst(e.ctx(), e.cluster, app, inst, e.res, nil); err != nil {
 		t.Fatal(err)
@@ -288,10 +258,7 @@ func TestDeleteHonoursSIGTERM(t *testing.T) {
 	termFile := filepath.Join(t.TempDir(), "term")
 	childFile := filepath.Join(t.TempDir(), "child")
 	app := newApp("TESTAPP_TERM_FILE="+termFile, "TESTAPP_CHILD_PID_FILE="+childFile)
-	rt, err := e.p.CreateAppInst(e.ctx(), e.cluster, app, inst, e.res, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := e.createApp(app, inst)
 	pid := int(rt.Pids[0])
 	child := readPidFile(t, childFile)
 	var pr steps
@@ -310,7 +277,7 @@ func TestDeleteHonoursSIGTERM(t *testing.T) {
 	if !slices.Contains(pr.list(), "Stopping process") {
 		t.Errorf("progress = %q", pr.list())
 	}
-	dir, _ := e.p.appDir(e.cluster, inst)
+	dir := e.mustAppDir(inst)
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("app directory left: %v", err)
 	}
@@ -325,10 +292,7 @@ func TestDeleteKillsAfterGrace(t *testing.T) {
 	inst := e.newInst("a1")
 	childFile := filepath.Join(t.TempDir(), "child")
 	app := newApp("TESTAPP_IGNORE_TERM=1", "TESTAPP_CHILD_PID_FILE="+childFile)
-	rt, err := e.p.CreateAppInst(e.ctx(), e.cluster, app, inst, e.res, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := e.createApp(app, inst)
 	pid := int(rt.Pids[0])
 	child := readPidFile(t, childFile)
 	if err := e.p.DeleteAppInst(e.ctx(), e.cluster, app, inst, e.res, nil); err != nil {
@@ -352,36 +316,33 @@ func TestStopProcessEscalation(t *testing.T) {
 		{"ignores SIGTERM", []string{"TESTAPP_IGNORE_TERM=1"}, stopKilled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, withGrace(300*time.Millisecond))
 			dir := t.TempDir()
-			pid, start, err := startProcess(procSpec{
-				path: testAppPath, env: append([]string{"PORT=0"}, tc.env...), dir: dir,
+			const mark = "c/k/i"
+			s, err := startProcess(procSpec{
+				path: testAppPath, env: append([]string{"PORT=0", MarkerEnv + "=" + e.p.marker("l1", mark)}, tc.env...), dir: dir,
 				stdout: filepath.Join(dir, "out"), stderr: filepath.Join(dir, "err"),
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() {
-				if isOurs(pid, start) {
-					_ = syscall.Kill(-pid, syscall.SIGKILL)
-				}
-			})
 			// Wait until it handles signals (it listens after installing them).
 			waitFor(t, "start", 10*time.Second, func() bool {
 				b, _ := os.ReadFile(filepath.Join(dir, "out"))
 				return strings.Contains(string(b), "listening")
 			})
-			got, err := stopProcess(context.Background(), pid, start, stopPolicy{grace: 300 * time.Millisecond, interval: 10 * time.Millisecond, killWait: 10 * time.Second})
+			got, err := e.p.stopMarked(context.Background(), mark, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got != tc.result {
 				t.Errorf("result = %d, want %d", got, tc.result)
 			}
-			if isOurs(pid, start) {
+			if alive(s.pid, s.startTime) {
 				t.Error("still running")
 			}
 			// Stopping again does nothing.
-			if got, err := stopProcess(context.Background(), pid, start, stopPolicy{grace: time.Second, interval: 10 * time.Millisecond}); err != nil || got != stopNotRunning {
+			if got, err := e.p.stopMarked(context.Background(), mark, nil); err != nil || got != stopNotRunning {
 				t.Errorf("second stop = %d, %v", got, err)
 			}
 		})
@@ -426,7 +387,7 @@ func TestProcessExitingBeforeHealthy(t *testing.T) {
 	if !errors.As(err, &he) || !he.Exited {
 		t.Fatalf("err = %v, want a HealthCheckError for an exited process", err)
 	}
-	dir, _ := e.p.appDir(e.cluster, inst)
+	dir := e.mustAppDir(inst)
 	if n := countLines(t, filepath.Join(dir, stderrLogFile), "exiting at once"); n != 1 {
 		t.Errorf("stderr not captured")
 	}
@@ -464,10 +425,7 @@ func TestPowerOffAndOn(t *testing.T) {
 	e.createCluster(e.cluster)
 	inst := e.newInst("a1")
 	app := newApp()
-	rt, err := e.p.CreateAppInst(e.ctx(), e.cluster, app, inst, e.res, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := e.createApp(app, inst)
 	pid := int(rt.Pids[0])
 
 	inst.PowerState = edgeproto.PowerState_POWER_STATE_POWER_OFF
@@ -479,7 +437,8 @@ func TestPowerOffAndOn(t *testing.T) {
 		t.Fatalf("after power off: runtime %v, running %v", off, running(pid))
 	}
 	// Adopting a powered-off instance starts nothing.
-	if rt2, err := e.newPlatform().CreateAppInst(e.ctx(), e.cluster, app, inst, e.res, nil); err != nil || len(rt2.Pids) != 0 {
+	e.restart()
+	if rt2, err := e.p.CreateAppInst(e.ctx(), e.cluster, app, inst, e.res, nil); err != nil || len(rt2.Pids) != 0 {
 		t.Fatalf("create of a powered-off instance = %v, %v", rt2, err)
 	}
 

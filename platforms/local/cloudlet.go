@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"time"
 
@@ -36,22 +35,28 @@ var flavorShapes = []*edgeproto.FlavorInfo{
 }
 
 // InitCloudlet creates the cloudlet's directory under the state root. It is
-// idempotent.
+// idempotent, and runs beside operations on the cloudlet's clusters (a
+// cleanup waits for it).
 func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudlet, _ executor.Reservations, pr executor.Progress) error {
-	if err := ctx.Err(); err != nil {
+	if err := p.enter(); err != nil {
 		return err
 	}
-	dir, err := p.cloudletDir(cloudlet.GetKey())
+	l, err := p.cloudletLoc(cloudlet.GetKey())
 	if err != nil {
 		return err
 	}
-	step(pr, "Preparing state directory")
-	if err := os.MkdirAll(filepath.Join(dir, clustersDir), 0o700); err != nil {
-		return fmt.Errorf("%w: cloudlet directory: %w", ErrState, err)
+	unlock, err := p.lockShared(ctx, l)
+	if err != nil {
+		return err
 	}
-	path := filepath.Join(dir, cloudletFile)
+	defer unlock()
+	step(pr, "Preparing state directory")
+	if err := p.mkdir(filepath.Join(l.dir, clustersDir)); err != nil {
+		return err
+	}
+	path := filepath.Join(l.dir, cloudletFile)
 	var rec cloudletRecord
-	ok, err := readJSON(path, &rec)
+	ok, err := p.readRecord(path, &rec)
 	if err != nil {
 		return err
 	}
@@ -62,7 +67,7 @@ func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudle
 			Name:         cloudlet.GetKey().GetName(),
 			InitAt:       time.Now().UTC(),
 		}
-		if err := writeJSON(path, &rec); err != nil {
+		if err := p.writeRecord(path, &rec); err != nil {
 			return err
 		}
 	}
@@ -72,8 +77,12 @@ func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudle
 
 // GatherCloudletInfo reports the host: flavors that fit its capacity, a
 // resources snapshot (CPUs, memory, disk of the state root's filesystem,
-// the cloudlet's clusters), one node and host properties.
+// the cloudlet's clusters as ListInsts finds them, so an unreadable record
+// fails it), one node and host properties.
 func (p *Platform) GatherCloudletInfo(ctx context.Context, cloudlet *edgeproto.Cloudlet, info *edgeproto.CloudletInfo) error {
+	if err := p.enter(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -86,7 +95,7 @@ func (p *Platform) GatherCloudletInfo(ctx context.Context, cloudlet *edgeproto.C
 	}
 	info.Flavors = hostFlavors(hi)
 
-	clusters, err := p.listClusters(cloudlet.GetKey())
+	clusters, err := p.listClusters(ctx, cloudlet.GetKey())
 	if err != nil {
 		return err
 	}
@@ -126,34 +135,42 @@ func (p *Platform) GatherCloudletInfo(ctx context.Context, cloudlet *edgeproto.C
 	return nil
 }
 
-// CleanupCloudlet stops every process of the cloudlet's clusters and
-// removes the cloudlet's directory. Cleaning up an absent cloudlet
-// succeeds. Port reservations of clusters still present are not released
-// (no reservation store is handed in); the cloudlet's table goes with it.
+// CleanupCloudlet stops every process carrying a marker of the cloudlet
+// and removes the cloudlet's directory. Cleaning up an absent cloudlet, or
+// one whose key could never have been created, succeeds. Port
+// reservations of clusters still present are not released (no reservation
+// store is handed in); the cloudlet's table goes with it. A live process
+// that a record names but that is not provably the platform's fails the
+// cleanup (ErrNotOwned); an unreadable record does not.
 func (p *Platform) CleanupCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudlet, pr executor.Progress) error {
-	dir, err := p.cloudletDir(cloudlet.GetKey())
+	l, err := p.cloudletLoc(cloudlet.GetKey())
+	if errors.Is(err, errNeverCreatable) {
+		return nil
+	}
+	unlock, err := p.begin(ctx, l, err)
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	defer unlock()
 	step(pr, "Stopping processes")
-	ents, err := os.ReadDir(filepath.Join(dir, clustersDir))
+	ents, err := os.ReadDir(filepath.Join(l.dir, clustersDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %w", ErrState, err)
+		return p.stateErr("listing", err)
 	}
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
 		}
-		if err := p.stopAllApps(ctx, filepath.Join(dir, clustersDir, e.Name())); err != nil {
+		if _, err := p.checkInstances(ctx, filepath.Join(l.dir, clustersDir, e.Name(), appsDir), l.mark+"/"+e.Name()); err != nil {
 			return err
 		}
 	}
+	if _, err := p.stopMarked(ctx, l.mark, nil); err != nil {
+		return err
+	}
 	step(pr, "Removing state directory")
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("%w: removing cloudlet directory: %w", ErrState, err)
+	if err := p.removeAll(l.dir); err != nil {
+		return err
 	}
 	p.log.InfoContext(ctx, "cloudlet cleaned up", "cloudlet", cloudletID(cloudlet.GetKey()))
 	return nil
@@ -197,36 +214,15 @@ func resource(cloudlet *edgeproto.Cloudlet, name string, used, total uint64, uni
 }
 
 // listClusters returns the keys of the clusters recorded under a cloudlet,
-// sorted by organization then name.
-func (p *Platform) listClusters(k *edgeproto.CloudletKey) ([]*edgeproto.ClusterKey, error) {
-	dir, err := p.cloudletDir(k)
+// sorted by organization then name. An unreadable record is an error.
+func (p *Platform) listClusters(ctx context.Context, k *edgeproto.CloudletKey) ([]*edgeproto.ClusterKey, error) {
+	inv, err := p.inventory(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(filepath.Join(dir, clustersDir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	out := make([]*edgeproto.ClusterKey, 0, len(inv.Clusters))
+	for _, c := range inv.Clusters {
+		out = append(out, c.GetKey())
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrState, err)
-	}
-	var out []*edgeproto.ClusterKey
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		var rec clusterRecord
-		ok, err := readJSON(filepath.Join(dir, clustersDir, e.Name(), clusterFile), &rec)
-		if err != nil || !ok {
-			continue
-		}
-		out = append(out, &edgeproto.ClusterKey{Organization: rec.Organization, Name: rec.Name})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Organization != out[j].Organization {
-			return out[i].Organization < out[j].Organization
-		}
-		return out[i].Name < out[j].Name
-	})
 	return out, nil
 }

@@ -57,18 +57,15 @@ func TestInitAndCleanupCloudlet(t *testing.T) {
 		}
 	}
 	e.createCluster(e.cluster)
-	rt, err := e.p.CreateAppInst(e.ctx(), e.cluster, newApp(), e.newInst("a1"), e.res, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := e.createApp(newApp(), e.newInst("a1"))
 	if err := e.p.CleanupCloudlet(e.ctx(), e.cloudlet, nil); err != nil {
 		t.Fatal(err)
 	}
 	if running(int(rt.Pids[0])) {
 		t.Error("process survived cloudlet cleanup")
 	}
-	dir, _ := e.p.cloudletDir(e.cloudlet.Key)
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+	l, _ := e.p.cloudletLoc(e.cloudlet.Key)
+	if _, err := os.Stat(l.dir); !os.IsNotExist(err) {
 		t.Errorf("cloudlet directory left: %v", err)
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -15,189 +15,214 @@ import (
 
 // CreateCluster creates the cluster's directory and reserves its port
 // range, or adopts both when they exist (a re-run keeps the recorded
-// range when the reservation store still allows it).
+// range when the reservation store still allows it). The record is
+// written before the range is reserved, so an interrupted create is
+// listed (CREATING) and undone by a delete.
 func (p *Platform) CreateCluster(ctx context.Context, cloudlet *edgeproto.Cloudlet, cluster *edgeproto.ClusterInst, res executor.Reservations, pr executor.Progress) error {
-	return p.ensureCluster(ctx, cloudlet, cluster, res, pr, "created")
+	return p.ensureCluster(ctx, cloudlet, cluster, res, pr, false)
 }
 
 // UpdateCluster has nothing to change on a directory: it makes sure the
-// directory and the port range are there, as CreateCluster does.
+// port range is reserved, as CreateCluster does. A cluster that was never
+// created (or is being deleted) is ErrClusterNotFound.
 func (p *Platform) UpdateCluster(ctx context.Context, cloudlet *edgeproto.Cloudlet, cluster *edgeproto.ClusterInst, res executor.Reservations, pr executor.Progress) error {
-	return p.ensureCluster(ctx, cloudlet, cluster, res, pr, "updated")
+	return p.ensureCluster(ctx, cloudlet, cluster, res, pr, true)
 }
 
-func (p *Platform) ensureCluster(ctx context.Context, cloudlet *edgeproto.Cloudlet, cluster *edgeproto.ClusterInst, res executor.Reservations, pr executor.Progress, verb string) error {
+func (p *Platform) ensureCluster(ctx context.Context, cloudlet *edgeproto.Cloudlet, cluster *edgeproto.ClusterInst, res executor.Reservations, pr executor.Progress, update bool) error {
 	if res == nil {
 		return fmt.Errorf("%w: no reservations store", ErrInvalidObject)
 	}
 	orig := cluster
 	cluster = withCloudlet(cluster, cloudlet)
-	dir, err := p.clusterDir(cluster)
-	if err != nil {
-		return err
-	}
-	unlock, err := p.locks.lock(ctx, dir)
+	l, err := p.clusterLoc(cluster)
+	name := clusterString(cluster.GetKey())
+	unlock, err := p.begin(ctx, l, err)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 
-	step(pr, "Creating cluster directory")
-	if err := os.MkdirAll(filepath.Join(dir, appsDir), 0o700); err != nil {
-		return fmt.Errorf("%w: cluster directory: %w", ErrState, err)
-	}
-	path := filepath.Join(dir, clusterFile)
+	path := filepath.Join(l.dir, clusterFile)
 	var rec clusterRecord
-	had, err := readJSON(path, &rec)
-	if err != nil {
+	had, err := p.readRecord(path, &rec)
+	switch {
+	case err != nil:
 		return err
+	case update && !had:
+		return fmt.Errorf("%w: %s was never created on this platform", ErrClusterNotFound, name)
+	case update && rec.Phase == phaseDeleting:
+		return fmt.Errorf("%w: %s is being deleted", ErrClusterNotFound, name)
 	}
-	step(pr, "Reserving port range")
-	owner := clusterOwner(cluster.GetKey())
-	var want portRange
-	if had {
-		want = portRange{rec.PortFirst, rec.PortLast}
-	}
-	got, err := p.reserveRange(ctx, res, cloudletID(cluster.GetCloudletKey()), owner, want)
-	if err != nil {
-		return err
-	}
-	if had && got != want {
-		p.log.WarnContext(ctx, "cluster port range changed: the recorded one is held by another owner",
-			"cluster", clusterString(cluster.GetKey()), "recorded", want.String(), "reserved", got.String())
-	}
-	if !had || got != want {
+	step(pr, "Creating cluster directory")
+	if !had {
+		if err := p.mkdir(l.dir); err != nil {
+			return err
+		}
 		rec = clusterRecord{
 			Format:       stateFileFormat,
 			Organization: cluster.GetKey().GetOrganization(),
 			Name:         cluster.GetKey().GetName(),
-			PortFirst:    got.first,
-			PortLast:     got.last,
+			Phase:        phaseCreating,
 			CreatedAt:    time.Now().UTC(),
 		}
-		if err := writeJSON(path, &rec); err != nil {
+		if err := p.writeRecord(path, &rec); err != nil {
 			return err
 		}
 	}
-	orig.Resources = clusterResources(dir, got)
-	p.log.InfoContext(ctx, "cluster "+verb, "cluster", clusterString(cluster.GetKey()), "ports", got.String(), "adopted", had)
-	return nil
-}
-
-// DeleteCluster stops every process of the cluster, releases the ports of
-// its application instances and its port range, and removes its
-// directory. Deleting an absent cluster succeeds.
-func (p *Platform) DeleteCluster(ctx context.Context, cloudlet *edgeproto.Cloudlet, cluster *edgeproto.ClusterInst, res executor.Reservations, pr executor.Progress) error {
-	cluster = withCloudlet(cluster, cloudlet)
-	dir, err := p.clusterDir(cluster)
+	p.at(hookClusterIntent)
+	if err := p.mkdir(filepath.Join(l.dir, appsDir)); err != nil {
+		return err
+	}
+	step(pr, "Reserving port range")
+	want := portRange{rec.PortFirst, rec.PortLast}
+	got, err := p.reserveRange(ctx, res, cloudletID(cluster.GetCloudletKey()), clusterOwner(cluster.GetKey()), want)
 	if err != nil {
 		return err
 	}
-	unlock, err := p.locks.lock(ctx, dir)
+	if want.valid() && got != want {
+		p.log.WarnContext(ctx, "cluster port range changed: the recorded one is held by another owner",
+			"cluster", name, "recorded", want.String(), "reserved", got.String())
+	}
+	if got != want || rec.Phase != phaseReady {
+		rec.PortFirst, rec.PortLast, rec.Phase = got.first, got.last, phaseReady
+		if err := p.writeRecord(path, &rec); err != nil {
+			return err
+		}
+	}
+	orig.Resources = clusterResources(l.dir, got)
+	verb := map[bool]string{false: "created", true: "updated"}[update]
+	p.log.InfoContext(ctx, "cluster "+verb, "cluster", name, "ports", got.String(), "adopted", had)
+	return nil
+}
+
+// DeleteCluster marks the cluster as being deleted (application creates on
+// it fail from then on; it waits for operations on its instances that are
+// running), stops every process carrying a marker of the cluster, releases
+// its port range and every port reserved in it, and removes its directory.
+// Deleting an absent cluster, or one whose key could never have been
+// created, succeeds. A live process that a record names but that is not
+// provably the platform's fails the delete (ErrNotOwned); an unreadable
+// record does not (its processes are found by their marker).
+func (p *Platform) DeleteCluster(ctx context.Context, cloudlet *edgeproto.Cloudlet, cluster *edgeproto.ClusterInst, res executor.Reservations, pr executor.Progress) error {
+	cluster = withCloudlet(cluster, cloudlet)
+	l, err := p.clusterLoc(cluster)
+	if errors.Is(err, errNeverCreatable) {
+		return nil
+	}
+	name := clusterString(cluster.GetKey())
+	unlock, err := p.begin(ctx, l, err)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 
-	owners := []string{clusterOwner(cluster.GetKey())}
-	if _, err := os.Stat(dir); err == nil {
-		step(pr, "Stopping processes")
-		if err := p.stopAllApps(ctx, dir); err != nil {
+	var rng portRange
+	path := filepath.Join(l.dir, clusterFile)
+	var rec clusterRecord
+	had, err := p.readRecord(path, &rec)
+	switch {
+	case err != nil:
+		p.log.WarnContext(ctx, "cluster record unreadable: deleting what is found", "cluster", name, "error", err)
+	case had && rec.Phase != phaseDeleting:
+		rng = portRange{rec.PortFirst, rec.PortLast}
+		rec.Phase = phaseDeleting
+		if err := p.writeRecord(path, &rec); err != nil {
 			return err
 		}
-		appOwners, err := appOwnersIn(dir)
-		if err != nil {
-			return err
-		}
-		owners = append(owners, appOwners...)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %w", ErrState, err)
+	case had:
+		rng = portRange{rec.PortFirst, rec.PortLast}
+	}
+	p.at(hookClusterDeleting)
+	step(pr, "Stopping processes")
+	owners, err := p.checkInstances(ctx, filepath.Join(l.dir, appsDir), l.mark)
+	if err != nil {
+		return err
+	}
+	if _, err := p.stopMarked(ctx, l.mark, nil); err != nil {
+		return err
 	}
 	if res != nil {
 		step(pr, "Releasing port range")
-		err := res.Update(ctx, cloudletID(cluster.GetCloudletKey()), func(set executor.ReservationSet) error {
-			for _, o := range owners[1:] {
-				set.Release(KindPort, o)
-			}
-			set.Release(KindPortRange, owners[0])
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("releasing ports of cluster %s: %w", clusterString(cluster.GetKey()), err)
+		if err := releaseCluster(ctx, res, cloudletID(cluster.GetCloudletKey()), clusterOwner(cluster.GetKey()), rng, owners); err != nil {
+			return fmt.Errorf("releasing ports of cluster %s: %w", name, err)
 		}
 	}
 	step(pr, "Removing cluster directory")
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("%w: removing cluster directory: %w", ErrState, err)
+	if err := p.removeAll(l.dir); err != nil {
+		return err
 	}
-	p.log.InfoContext(ctx, "cluster deleted", "cluster", clusterString(cluster.GetKey()))
+	p.log.InfoContext(ctx, "cluster deleted", "cluster", name)
 	return nil
 }
 
-// readCluster returns the record of the cluster an application instance
-// runs in, or ErrClusterNotFound.
-func (p *Platform) readCluster(cluster *edgeproto.ClusterInst) (string, clusterRecord, error) {
-	dir, err := p.clusterDir(cluster)
-	if err != nil {
-		return "", clusterRecord{}, err
-	}
-	var rec clusterRecord
-	ok, err := readJSON(filepath.Join(dir, clusterFile), &rec)
-	if err != nil {
-		return "", clusterRecord{}, err
-	}
-	if !ok {
-		return dir, clusterRecord{}, fmt.Errorf("%w: %s", ErrClusterNotFound, clusterString(cluster.GetKey()))
-	}
-	return dir, rec, nil
+// releaseCluster frees a cluster's port range (the one it holds in the
+// store, and rng, the one its record names) and every port reserved
+// inside it, whoever holds it (an application instance's ports are always
+// in its cluster's range), and the ports of owners.
+func releaseCluster(ctx context.Context, res executor.Reservations, cloudlet, owner string, rng portRange, owners []string) error {
+	return res.Update(ctx, cloudlet, func(set executor.ReservationSet) error {
+		ranges := []portRange{}
+		if rng.valid() {
+			ranges = append(ranges, rng)
+		}
+		for _, v := range set.Values(KindPortRange, owner) {
+			if r, err := parsePortRange(v); err == nil {
+				ranges = append(ranges, r)
+			}
+		}
+		for _, r := range ranges {
+			if o := set.Owner(KindPortRange, r.String()); o != "" && o != owner {
+				continue // the record's range went to another cluster
+			}
+			for q := r.first; q <= r.last; q++ {
+				if o := set.Owner(KindPort, strconv.Itoa(q)); o != "" {
+					set.Release(KindPort, o)
+				}
+			}
+		}
+		for _, o := range owners {
+			set.Release(KindPort, o)
+		}
+		set.Release(KindPortRange, owner)
+		return nil
+	})
 }
 
-// stopAllApps stops the process of every application instance recorded
-// under a cluster directory.
-func (p *Platform) stopAllApps(ctx context.Context, clusterDir string) error {
-	ents, err := os.ReadDir(filepath.Join(clusterDir, appsDir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+// checkInstances reads the records of the instances under an apps
+// directory (mark is the marks' prefix): a live process that a record
+// names and that is not provably ours is an error; an unreadable record
+// is logged (its processes are found by their marker). It returns the
+// reservation owners of the instances it could read.
+func (p *Platform) checkInstances(ctx context.Context, dir, mark string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrState, err)
+		return nil, p.stateErr("listing", err)
 	}
+	var owners []string
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
 		}
 		var rec appRecord
-		ok, err := readJSON(filepath.Join(clusterDir, appsDir, e.Name(), appStateFile), &rec)
-		if err != nil || !ok || rec.Pid == 0 {
+		ok, err := p.readRecord(filepath.Join(dir, e.Name(), appStateFile), &rec)
+		if err != nil {
+			p.log.WarnContext(ctx, "record unreadable: stopping the instance's processes found by their marker", "error", err)
 			continue
 		}
-		if _, err := stopProcess(ctx, rec.Pid, rec.StartTime, p.stopPolicy()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// appOwnersIn lists the reservation owners of the application instances
-// recorded under a cluster directory.
-func appOwnersIn(clusterDir string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(clusterDir, appsDir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrState, err)
-	}
-	var out []string
-	for _, e := range ents {
-		var rec appRecord
-		ok, err := readJSON(filepath.Join(clusterDir, appsDir, e.Name(), appStateFile), &rec)
-		if err != nil || !ok {
+		if !ok {
 			continue
 		}
-		out = append(out, appOwner(&edgeproto.AppInstKey{Organization: rec.Organization, Name: rec.Name}))
+		key := &edgeproto.AppInstKey{Organization: rec.Organization, Name: rec.Name}
+		if st, why := p.checkRecorded(&rec, mark+"/"+e.Name()); st == procForeign {
+			return nil, foreignError("application instance "+appInstString(key), rec.Pid, why)
+		}
+		owners = append(owners, appOwner(key))
 	}
-	return out, nil
+	return owners, nil
 }
 
 // withCloudlet fills the cluster's cloudlet key from cloudlet when the
@@ -208,10 +233,6 @@ func withCloudlet(cluster *edgeproto.ClusterInst, cloudlet *edgeproto.Cloudlet) 
 	}
 	c := &edgeproto.ClusterInst{Key: cluster.GetKey(), CloudletKey: cloudlet.GetKey()}
 	return c
-}
-
-func (p *Platform) stopPolicy() stopPolicy {
-	return stopPolicy{grace: p.cfg.StopGrace, interval: 10 * time.Millisecond, killWait: 10 * time.Second}
 }
 
 // clusterResources describes what the platform made for a cluster: one

@@ -40,7 +40,7 @@ func TestPortRangesDoNotOverlap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.size() != DefaultPortRangeSize {
+		if r.size() != testRangeSize {
 			t.Errorf("range %s has %d ports", r, r.size())
 		}
 		for _, o := range ranges {
@@ -74,7 +74,7 @@ func TestPortRangesDoNotOverlap(t *testing.T) {
 }
 
 func TestPortRangesExhausted(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PortMin, c.PortMax, c.PortRangeSize = 30000, 30019, 10 })
+	e := newEnv(t, func(c *Config) { c.PortMax, c.PortRangeSize = c.PortMin+19, 10 })
 	for i := range 3 {
 		c := &edgeproto.ClusterInst{Key: &edgeproto.ClusterKey{Organization: "dev", Name: fmt.Sprint(i)}, CloudletKey: e.cloudlet.Key}
 		err := e.p.CreateCluster(e.ctx(), e.cloudlet, c, e.res, nil)
@@ -95,10 +95,7 @@ func TestDeleteClusterStopsApps(t *testing.T) {
 	}
 	var pids []int
 	for _, name := range []string{"a1", "a2"} {
-		rt, err := e.p.CreateAppInst(e.ctx(), e.cluster, newApp(), e.newInst(name), e.res, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rt := e.createApp(newApp(), e.newInst(name))
 		pids = append(pids, int(rt.Pids[0]))
 	}
 	if err := e.p.DeleteCluster(e.ctx(), e.cloudlet, e.cluster, e.res, nil); err != nil {
@@ -114,8 +111,8 @@ func TestDeleteClusterStopsApps(t *testing.T) {
 			t.Errorf("%s ports still reserved: %v", name, got)
 		}
 	}
-	dir, _ := e.p.clusterDir(e.cluster)
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+	l, _ := e.p.clusterLoc(e.cluster)
+	if _, err := os.Stat(l.dir); !os.IsNotExist(err) {
 		t.Errorf("cluster directory left: %v", err)
 	}
 }

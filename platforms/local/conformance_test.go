@@ -15,16 +15,23 @@ import (
 func TestConformance(t *testing.T) {
 	platformtest.Run(t, func(t *testing.T) executor.Platform {
 		root := t.TempDir()
+		ports := freePortRange(t, 8*testRangeSize)
 		p, err := New(Config{
 			Root:           root,
 			StopGrace:      2 * time.Second,
 			HealthInterval: 20 * time.Millisecond,
 			HealthTimeout:  20 * time.Second,
+			PortMin:        ports.first,
+			PortMax:        ports.last,
+			PortRangeSize:  testRangeSize,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { killAll(t, root) })
+		t.Cleanup(func() {
+			killAll(t, root)
+			_ = p.Close()
+		})
 		return p
 	}, platformtest.Options{
 		App: func() *edgeproto.App {

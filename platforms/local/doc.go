@@ -14,54 +14,100 @@
 //     of Config.PortRangeSize ports, reserved through the engine's
 //     Reservations (kind "port-range", owner executor.OwnerOf the cluster),
 //     so no two clusters of a cloudlet overlap. Deleting the cluster stops
-//     its processes and releases the range and its instances' ports.
+//     its processes and releases the range and every port reserved in it.
 //   - An AppInst is a process started from App.Command and App.Args (a
 //     command with spaces and no arguments is split on them, no shell) in
 //     its own process group, working in its directory, with stdout and
 //     stderr appended to log files. Each declared port gets a block of
 //     ports from the cluster's range (kind "port"; an app that declares
-//     none gets one port). The process sees PORT (the first port),
+//     none gets one port); ports something on the host already listens on
+//     are skipped, trying every port of the range before giving up with
+//     ErrNoFreePorts. The process sees PORT (the first port),
 //     PORT_<internal_port> for each declared port (and PORT_<n>_END for a
 //     range), HOME (its working directory), its App env vars (secret ones
-//     with their secret value) and, of this program's environment, only
-//     the variables named in Config.InheritEnv (PATH by default). It is
-//     ready when its health check passes: an HTTP GET of
+//     with their secret value), MarkerEnv (below) and, of this program's
+//     environment, only the variables named in Config.InheritEnv (PATH by
+//     default). It is ready when its health check passes: an HTTP GET of
 //     health_check_path answering 2xx, or a TCP connect, on 127.0.0.1,
 //     polled until the context's deadline; a process that exits first
 //     fails at once. The runtime info holds its pid and ports; inst.Uri
 //     and inst.MappedPorts are set on the caller's copy.
 //   - Power off stops the process and keeps its ports; power on starts it;
 //     a reboot, or an update that changes command, arguments, environment
-//     or ports, restarts it.
+//     or ports, restarts it. Updating a cluster or an instance that was
+//     never created fails with an error matching executor.ErrNotFound.
 //   - Stopping sends SIGTERM to the process group and SIGKILL after
 //     Config.StopGrace (or when the context ends first), so children die
 //     too.
+//   - ListInsts (executor.InventoryPlatform) reports what the state
+//     directory and the host hold, including instances whose create was
+//     interrupted (CREATING) and processes whose state file is lost.
 //
-// # Restarts
+// Keys and ports are checked by the engine when work is submitted
+// (executor.ValidateKeys, executor.ValidatePorts). The platform refuses to
+// create anything for an empty name or an empty cloudlet key, and deleting
+// such a key succeeds at once (nothing can exist for it). Errors name
+// objects by at most 64 bytes of their key and files by their path inside
+// the state directory, never by where it is on the host.
 //
-// The platform keeps nothing in memory that matters: every instance's pid,
-// process start time (field 22 of /proc/<pid>/stat), ports and
-// configuration hash are in a state file, and processes outlive the
-// program that started them. CreateAppInst on an instance with a record
-// adopts the process when the pid is alive, leads its own group and has
-// the recorded start time; otherwise the record is stale (the process died
-// or its pid was reused) and the process is started again. An adopted
-// instance's ports, and a cluster's recorded range, are reserved again, so
-// an engine whose reservation store was in memory recovers them.
-// Deleting an absent cluster or instance succeeds.
+// # One platform per state directory
+//
+// New takes an exclusive lock (flock) on <root>/lock and writes its pid
+// and program name there; a second platform over the same directory, in
+// this process or another one, fails with a *LockedError naming the
+// holder. The lock ends with Close (a platform built through the registry
+// is an io.Closer too) or with the holder's process, so a killed engine
+// never leaves it behind. Within one platform, operations
+// lock the objects they work on from the cloudlet down: shared on the
+// cloudlet and cluster of an instance, exclusive on the object. A cluster
+// delete therefore waits for the operations running on its instances, and
+// it first marks the cluster as being deleted, so that an instance create
+// arriving later (even after an interrupted delete) fails with
+// ErrClusterNotFound.
+//
+// # Surviving a kill at any instant
+//
+// The platform keeps nothing in memory that matters, and processes
+// outlive the program that started them. Every process it starts carries,
+// in its environment, MarkerEnv: the state directory's identity, a random
+// id of this launch and the instance's directory names. A launch writes
+// the instance's state file before it starts the process (the intent:
+// ports and launch id), again once the process runs (pid, start time,
+// executable, boot id), and once it is healthy. Whatever instant a kill
+// hits, a re-run finds every process of an instance by scanning /proc for
+// its marker, even when the state file is missing or unreadable:
+//
+//   - a create adopts the recorded process when it is provably the one the
+//     record describes (below), finishing its health check if the
+//     interrupted create had not; any other process of the instance (an
+//     interrupted start, a lost record) is stopped before a new one starts,
+//     so there is never a duplicate;
+//   - a delete of an instance, a cluster or a cloudlet stops every process
+//     carrying a marker at or below it, so there is never an orphan; an
+//     unreadable state file does not stop it (what the file would have
+//     named is found by its marker) and does not make it succeed while a
+//     process runs;
+//   - an adopted instance's ports, and a cluster's recorded range, are
+//     reserved again, so an engine whose reservation store was in memory
+//     recovers them; a cluster delete releases every port in its range,
+//     whoever the store says holds it.
 //
 // # On-disk layout
 //
+//	<root>/lock, <root>/key
 //	<root>/cloudlets/<cloudlet>/cloudlet.json
-//	<root>/cloudlets/<cloudlet>/clusters/<cluster>/cluster.json   key, port range
+//	<root>/cloudlets/<cloudlet>/clusters/<cluster>/cluster.json   key, phase, port range
 //	<root>/cloudlets/<cloudlet>/clusters/<cluster>/apps/<inst>/state.json
 //	                                                   .../stdout.log, stderr.log
 //	                                                   .../work/   working directory
 //
 // Names are "<organization>.<name>" of the object's key with every byte
 // outside [A-Za-z0-9-] written as _XX, so distinct keys never share a
-// directory. Directories are 0700, files 0600; state files are replaced
-// atomically.
+// directory and a name can be read back into its key; a name longer than
+// 255 bytes is replaced by "~" and its SHA-256 (such an instance can still
+// be listed, from its state file). Directories are 0700, files 0600;
+// state files are replaced atomically and carry a format number: a file
+// of another format is unreadable to this version.
 //
 // # What it does not model
 //
@@ -71,25 +117,43 @@
 // policies and exceptions with rules fail with ErrUnsupported (empty ones
 // succeed). Only loopback: instances are reached on 127.0.0.1 and nothing
 // is exposed on other addresses. Ports are reserved per cloudlet, so two
-// cloudlets on one host may pick the same range; a port something else
-// on the host already listens on is skipped when an instance starts, not
-// when the range is reserved. UDP ports are handed out but not probed.
-// A process that dies between its start and the write of its state file
-// is not tracked (the window is the duration of one small file write).
-// Configuration files of the App (configs) and images are ignored.
+// cloudlets on one host may pick the same range; a port something else on
+// the host already listens on is skipped when an instance starts, not when
+// the range is reserved. UDP ports are handed out but not probed. The
+// marker lives in the process's environment block: an application that
+// overwrites that block (as some daemons do to set their process title),
+// or a descendant that clears its environment and leaves the process
+// group, is no longer found by the scan, and a process that a state file
+// names but that has lost its marker or replaced its executable (exec of
+// another program) is not recognised as the platform's: it is never
+// signalled, and the operation that needed it gone fails with ErrNotOwned.
+// The state directory lock is an flock: it does not hold across hosts
+// sharing a network filesystem. Configuration files of the App (configs)
+// and images are ignored.
 //
 // # Security
 //
 // Secret env var values reach the process environment only: they are not
-// logged, not written to state files and not reported; the state file
-// holds only a SHA-256 hash of the whole configuration, secrets included,
-// to notice changes. Like any process
-// environment, they are readable through /proc by the same user. The
-// platform signals a process only after checking that its pid still has
-// the recorded start time and leads its own process group, so it never
-// signals a process it did not start; after such a leader exits, the rest
-// of its group may still be killed, since a group that still has members
-// keeps its id from being reused. Health probes use no proxy and go to
+// logged, not written to state files and not reported. To notice changes,
+// the state file holds an HMAC-SHA256 of the whole configuration, secrets
+// included, keyed with the state directory's own random 32-byte key
+// (<root>/key, 0600): without the key the hash does not let anyone test
+// guesses of a secret. Like any process environment, secrets are readable
+// through /proc by the same user, who can read the key too. The marker
+// carries an identity derived from the key, not the key.
+//
+// The platform signals only what it can prove it started. A process is
+// signalled only when its environment carries this state directory's
+// marker for the object being stopped, re-checked with its start time
+// just before the signal (single processes are signalled through a pidfd,
+// so a reused pid never receives it); a process group only when its
+// leader is such a process, or while members remain after such a leader
+// exited (a group id is not reused while it has members). A process that a
+// state file names is adopted only when it runs under the same boot with
+// the recorded start time and executable, leads its own process group and
+// carries the marker of the recorded launch. Pid 0, pid 1 (and so
+// kill(-1)), this program and its process group are never signalled,
+// whatever a state file says. Health probes use no proxy and go to
 // loopback only. Applications run the developer's command with the
 // engine's privileges: use this platform on a host dedicated to it.
 package local

@@ -12,13 +12,22 @@ import (
 var (
 	// ErrInvalidConfig reports a Config that New cannot use.
 	ErrInvalidConfig = errors.New("local: invalid config")
+	// ErrLocked reports that another platform (in this process or another
+	// one) holds the state directory; the error is a *LockedError naming
+	// the holder.
+	ErrLocked = errors.New("local: state directory in use")
+	// ErrClosed reports a call on a Platform after Close.
+	ErrClosed = errors.New("local: platform closed")
 	// ErrInvalidObject reports an object the platform cannot act on (a
 	// missing key, an empty command, a malformed port). It wraps
 	// executor.ErrBadObject.
 	ErrInvalidObject = fmt.Errorf("local: invalid object: %w", executor.ErrBadObject)
-	// ErrClusterNotFound reports an application operation on a cluster
-	// whose directory does not exist. It wraps executor.ErrNotFound.
+	// ErrClusterNotFound reports an operation on a cluster that does not
+	// exist (or is being deleted). It wraps executor.ErrNotFound.
 	ErrClusterNotFound = fmt.Errorf("local: cluster %w", executor.ErrNotFound)
+	// ErrInstanceNotFound reports an update of an application instance that
+	// was never created. It wraps executor.ErrNotFound.
+	ErrInstanceNotFound = fmt.Errorf("local: application instance %w", executor.ErrNotFound)
 	// ErrNoFreePorts reports that no port range (for a cluster) or no
 	// ports (for an application) are left to hand out. It wraps
 	// executor.ErrInsufficientResources.
@@ -30,6 +39,11 @@ var (
 	ErrUnhealthy = errors.New("local: health check failed")
 	// ErrStop reports that a process could not be stopped.
 	ErrStop = errors.New("local: cannot stop process")
+	// ErrNotOwned reports a live process that a state file names but that
+	// the platform cannot prove it started (no marker of this state
+	// directory, another executable, not leading its process group): it is
+	// never signalled, and the operation that needed it gone fails.
+	ErrNotOwned = errors.New("local: process not recognised as started by this platform")
 	// ErrState reports an unreadable or unwritable state file.
 	ErrState = errors.New("local: state file")
 	// ErrUnsupported reports a request the platform does not model (trust
@@ -37,3 +51,21 @@ var (
 	// errors.ErrUnsupported.
 	ErrUnsupported = fmt.Errorf("local: %w (%w)", executor.ErrUnsupported, errors.ErrUnsupported)
 )
+
+// LockedError says that the state directory is held by another platform.
+// It matches ErrLocked.
+type LockedError struct {
+	// Root is the state directory.
+	Root string
+	// Holder describes the holder as it recorded itself ("pid 1234
+	// (crm)"), or "unknown" when it has not written that yet.
+	Holder string
+}
+
+// Error names the directory and its holder.
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("%v: %s is held by %s; only one engine may use a state directory", ErrLocked, e.Root, e.Holder)
+}
+
+// Is matches ErrLocked.
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }

@@ -3,13 +3,19 @@ package local
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +30,20 @@ import (
 // testAppPath is the test server binary, built once by TestMain.
 var testAppPath string
 
+// testAppEnv passes testAppPath to a copy of this test binary that a test
+// starts, so that it does not build it again.
+const testAppEnv = "LOCAL_TEST_APP_PATH"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(engineProcessEnv) != "" {
+		// This binary was started as an engine process by a test.
+		os.Exit(runEngineProcess())
+	}
+	if p := os.Getenv(testAppEnv); p != "" {
+		// Started by a test that built it already.
+		testAppPath = p
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "local-testapp-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -82,6 +101,7 @@ func (s *steps) list() []string {
 type env struct {
 	t        *testing.T
 	root     string
+	ports    portRange // chosen free at run time
 	p        *Platform
 	logs     *syncBuffer
 	res      *executor.MemReservations
@@ -93,14 +113,22 @@ type option func(*Config)
 
 func withGrace(d time.Duration) option { return func(c *Config) { c.StopGrace = d } }
 
+// testRangeSize is the port range size of test clusters; envPorts ports
+// are chosen free for each test, room for envPorts/testRangeSize clusters.
+const (
+	testRangeSize = 25
+	envPorts      = 250
+)
+
 func newEnv(t *testing.T, opts ...option) *env {
 	t.Helper()
 	root := t.TempDir()
 	e := &env{
-		t:    t,
-		root: root,
-		logs: &syncBuffer{},
-		res:  executor.NewMemReservations(),
+		t:     t,
+		root:  root,
+		ports: freePortRange(t, envPorts),
+		logs:  &syncBuffer{},
+		res:   executor.NewMemReservations(),
 		cloudlet: &edgeproto.Cloudlet{
 			Key:          &edgeproto.CloudletKey{Organization: "operator", Name: "host"},
 			PlatformType: PlatformType,
@@ -112,11 +140,14 @@ func newEnv(t *testing.T, opts ...option) *env {
 	}
 	e.p = e.newPlatform(opts...)
 	// Kill whatever a test left running, before the directory goes.
-	t.Cleanup(func() { killAll(t, root) })
+	t.Cleanup(func() {
+		killAll(t, root)
+		_ = e.p.Close()
+	})
 	return e
 }
 
-// newPlatform makes another platform over the same root: an engine restart.
+// newPlatform opens a platform over the test's root with opts.
 func (e *env) newPlatform(opts ...option) *Platform {
 	e.t.Helper()
 	cfg := Config{
@@ -125,6 +156,9 @@ func (e *env) newPlatform(opts ...option) *Platform {
 		StopGrace:      5 * time.Second,
 		HealthInterval: 20 * time.Millisecond,
 		HealthTimeout:  20 * time.Second,
+		PortMin:        e.ports.first,
+		PortMax:        e.ports.last,
+		PortRangeSize:  testRangeSize,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -134,6 +168,102 @@ func (e *env) newPlatform(opts ...option) *Platform {
 		e.t.Fatal(err)
 	}
 	return p
+}
+
+// restart simulates a new engine process: the platform is closed and a
+// new one opened over the same root.
+func (e *env) restart(opts ...option) {
+	e.t.Helper()
+	if err := e.p.Close(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.p = e.newPlatform(opts...)
+}
+
+// handedOut are the port ranges freePortRange gave to tests of this
+// process, which it never gives twice.
+var handedOut struct {
+	sync.Mutex
+	ranges []portRange
+}
+
+// freePortRange picks n consecutive ports on 127.0.0.1 that nothing
+// listens on now and that no other test of this process got, at a random
+// place below the kernel's ephemeral ports (so that no outgoing connection
+// takes one meanwhile), so that tests never depend on a fixed range being
+// free.
+func freePortRange(t testing.TB, n int) portRange {
+	t.Helper()
+	low, high := 10000, ephemeralStart()
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 200 {
+		first := low + rand.IntN(high-low-n)
+		r := portRange{first, first + n - 1}
+		if slices.ContainsFunc(handedOut.ranges, func(o portRange) bool { return r.first <= o.last && o.first <= r.last }) {
+			continue
+		}
+		free := true
+		for q := r.first; q <= r.last && free; q++ {
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(q)))
+			if err != nil {
+				free = false
+				continue
+			}
+			_ = l.Close()
+		}
+		if free {
+			handedOut.ranges = append(handedOut.ranges, r)
+			return r
+		}
+	}
+	t.Fatalf("no %d free consecutive ports found in %d-%d", n, low, high)
+	return portRange{}
+}
+
+// ephemeralStart is the first port the kernel hands to outgoing
+// connections (32768 unless configured otherwise).
+func ephemeralStart() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n < 12000 {
+		return 32768
+	}
+	return n
+}
+
+// appDir is the directory of an instance on the test's cluster.
+func (e *env) appDir(inst *edgeproto.AppInst) (string, error) {
+	l, err := e.p.appLoc(e.cluster, inst)
+	return l.dir, err
+}
+
+func (e *env) mustAppDir(inst *edgeproto.AppInst) string {
+	e.t.Helper()
+	dir, err := e.appDir(inst)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return dir
+}
+
+// writeAppRecord writes rec as the record of inst.
+func (e *env) writeAppRecord(inst *edgeproto.AppInst, rec *appRecord) {
+	e.t.Helper()
+	dir := e.mustAppDir(inst)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.p.writeRecord(filepath.Join(dir, appStateFile), rec); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 func (e *env) ctx() context.Context {
@@ -176,6 +306,17 @@ func (e *env) newInst(name string) *edgeproto.AppInst {
 		ClusterKey:  e.cluster.Key,
 		CloudletKey: e.cloudlet.Key,
 	}
+}
+
+// createApp creates inst of app on the test's cluster and fails the test
+// on error.
+func (e *env) createApp(app *edgeproto.App, inst *edgeproto.AppInst) *edgeproto.AppInstRuntime {
+	e.t.Helper()
+	rt, err := e.p.CreateAppInst(e.ctx(), e.cluster, app, inst, e.res, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return rt
 }
 
 // reserved lists what owner holds of kind in the test's reservations.
@@ -237,23 +378,63 @@ func httpGet(t *testing.T, port uint32, path string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// killAll kills the process group of every application recorded under
-// root whose process is still the recorded one.
-func killAll(t *testing.T, root string) {
-	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() != appStateFile {
-			return nil
-		}
-		var rec appRecord
-		if ok, err := readJSON(path, &rec); err != nil || !ok || rec.Pid == 0 {
-			return nil
-		}
-		if isOurs(rec.Pid, rec.StartTime) {
-			t.Logf("cleanup: killing process group %d", rec.Pid)
-			_ = syscall.Kill(-rec.Pid, syscall.SIGKILL)
-		}
+// markedProcs lists the live processes whose environment carries a
+// marker of the state directory root. It reads /proc itself, apart from
+// the platform's scan, so that tests check the platform against an
+// independent view.
+func markedProcs(t testing.TB, root string) map[int]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, keyFileName))
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
-	})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := MarkerEnv + "=" + rootID(key) + ":"
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]string{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if strings.HasPrefix(kv, prefix) && running(pid) {
+				out[pid] = strings.TrimPrefix(kv, prefix)
+			}
+		}
+	}
+	return out
+}
+
+// checkNoneRunning fails the test when a process carrying a marker of
+// root still runs.
+func checkNoneRunning(t *testing.T, root string) {
+	t.Helper()
+	if left := markedProcs(t, root); len(left) != 0 {
+		t.Errorf("processes left running: %v", left)
+	}
+}
+
+// killAll kills every process carrying a marker of root (the test started
+// them all).
+func killAll(t *testing.T, root string) {
+	for pid := range markedProcs(t, root) {
+		t.Logf("cleanup: killing process %d", pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // countLines counts lines of path holding s.
@@ -264,4 +445,9 @@ func countLines(t *testing.T, path, s string) int {
 		t.Fatal(err)
 	}
 	return strings.Count(string(b), s)
+}
+
+func dirExists(dir string) bool {
+	_, err := os.Stat(dir)
+	return err == nil
 }

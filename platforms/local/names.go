@@ -1,7 +1,11 @@
 package local
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -18,9 +22,17 @@ const (
 	KindPort = executor.ReservePort
 )
 
-// maxDirName bounds a directory name made from a key; longer keys are
-// refused rather than truncated, so two keys never share a directory.
-const maxDirName = 200
+// errNeverCreatable marks a key the platform could never have created
+// anything for (an empty name): deleting it succeeds at once.
+var errNeverCreatable = errors.New("key has no name")
+
+// maxDirName is the longest directory name made from a key (NAME_MAX of
+// common filesystems). A longer escaped name is replaced by a hash of it.
+const maxDirName = 255
+
+// hashedPrefix starts a directory name that is a hash of the escaped name
+// (which escaping never produces, so the two kinds never collide).
+const hashedPrefix = "~"
 
 // escapeName maps a key component to a file name component: letters,
 // digits and '-' stay, every other byte becomes '_' and two hex digits. An
@@ -31,29 +43,81 @@ func escapeName(s string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
+		if c := s[i]; plain(c) {
 			b.WriteByte(c)
-		default:
+		} else {
 			fmt.Fprintf(&b, "_%02x", c)
 		}
 	}
 	return b.String()
 }
 
-// dirName joins the escaped parts with '.', which escaping never produces,
-// so distinct keys map to distinct names.
-func dirName(parts ...string) (string, error) {
-	esc := make([]string, len(parts))
-	for i, p := range parts {
-		esc[i] = escapeName(p)
+// plain reports whether escapeName keeps c as it is.
+func plain(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-'
+}
+
+// unescapeName reverses escapeName; ok is false for a string escapeName
+// cannot have produced.
+func unescapeName(s string) (string, bool) {
+	if s == "_" {
+		return "", true
 	}
-	n := strings.Join(esc, ".")
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case plain(c):
+			b.WriteByte(c)
+		case c == '_' && i+2 < len(s):
+			v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			if err != nil {
+				return "", false
+			}
+			b.WriteByte(byte(v))
+			i += 2
+		default:
+			return "", false
+		}
+	}
+	// Only what escapeName produces: lower-case hex, nothing escaped that
+	// need not be.
+	return b.String(), escapeName(b.String()) == s
+}
+
+// dirName joins the escaped organization and name with '.', which escaping
+// never produces, so distinct keys map to distinct names. A name longer
+// than maxDirName becomes "~" and the SHA-256 of the escaped name.
+func dirName(org, name string) string {
+	n := escapeName(org) + "." + escapeName(name)
 	if len(n) > maxDirName {
-		return "", fmt.Errorf("%w: key %q is too long for a directory name", ErrInvalidObject, strings.Join(parts, "/"))
+		sum := sha256.Sum256([]byte(n))
+		return hashedPrefix + hex.EncodeToString(sum[:])
 	}
-	return n, nil
+	return n
+}
+
+// parseDirName returns the organization and name a directory name was
+// made from; ok is false for a hashed name or one dirName cannot make.
+func parseDirName(n string) (org, name string, ok bool) {
+	a, b, cut := strings.Cut(n, ".")
+	if !cut || strings.HasPrefix(n, hashedPrefix) {
+		return "", "", false
+	}
+	org, ok1 := unescapeName(a)
+	name, ok2 := unescapeName(b)
+	return org, name, ok1 && ok2
+}
+
+// shortName renders org/name for errors and logs, cut so that a huge key
+// never ends up whole in a report.
+func shortName(org, name string) string {
+	const max = 64
+	s := org + "/" + name
+	if len(s) <= max {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:max], len(s))
 }
 
 // cloudletID is the name of the cloudlet's reservation table.
@@ -65,21 +129,24 @@ func cloudletID(k *edgeproto.CloudletKey) string {
 }
 
 func cloudletDirName(k *edgeproto.CloudletKey) (string, error) {
-	return dirName(k.GetOrganization(), k.GetName())
+	if k.GetName() == "" {
+		return "", fmt.Errorf("%w: cloudlet %w", ErrInvalidObject, errNeverCreatable)
+	}
+	return dirName(k.GetOrganization(), k.GetName()), nil
 }
 
 func clusterDirName(k *edgeproto.ClusterKey) (string, error) {
 	if k.GetName() == "" {
-		return "", fmt.Errorf("%w: cluster key has no name", ErrInvalidObject)
+		return "", fmt.Errorf("%w: cluster %w", ErrInvalidObject, errNeverCreatable)
 	}
-	return dirName(k.GetOrganization(), k.GetName())
+	return dirName(k.GetOrganization(), k.GetName()), nil
 }
 
 func appDirName(k *edgeproto.AppInstKey) (string, error) {
 	if k.GetName() == "" {
-		return "", fmt.Errorf("%w: application instance key has no name", ErrInvalidObject)
+		return "", fmt.Errorf("%w: application instance %w", ErrInvalidObject, errNeverCreatable)
 	}
-	return dirName(k.GetOrganization(), k.GetName())
+	return dirName(k.GetOrganization(), k.GetName()), nil
 }
 
 // clusterOwner is the reservation owner of a cluster's port range.
@@ -93,9 +160,9 @@ func appOwner(k *edgeproto.AppInstKey) string {
 }
 
 func clusterString(k *edgeproto.ClusterKey) string {
-	return k.GetOrganization() + "/" + k.GetName()
+	return shortName(k.GetOrganization(), k.GetName())
 }
 
 func appInstString(k *edgeproto.AppInstKey) string {
-	return k.GetOrganization() + "/" + k.GetName()
+	return shortName(k.GetOrganization(), k.GetName())
 }

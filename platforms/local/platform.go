@@ -1,13 +1,13 @@
 package local
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/edgekit/edgekit/executor"
@@ -29,8 +29,10 @@ const (
 // Config configures a local platform.
 type Config struct {
 	// Root is the state directory: every cloudlet, cluster and application
-	// instance the platform manages lives under it. Required. Two
-	// platforms over the same Root see (and adopt) the same processes.
+	// instance the platform manages lives under it. Required. One
+	// platform at a time uses it (New locks it); a platform opened after
+	// another one closed, or after its process died, adopts the processes
+	// recorded there.
 	Root string
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
@@ -59,18 +61,36 @@ type Config struct {
 }
 
 // Platform runs clusters as directories and application instances as
-// processes on this host. It implements executor.Platform. Its methods are
-// safe for concurrent use.
+// processes on this host. It implements executor.Platform and
+// executor.InventoryPlatform. Its methods are safe for concurrent use. It
+// holds the state directory's lock until Close.
 type Platform struct {
-	cfg   Config
-	log   *slog.Logger
-	locks keyLocks
+	cfg      Config
+	log      *slog.Logger
+	key      []byte // the state directory's key (config hashes)
+	id       string // rootID(key): the prefix of every process marker
+	rootLock *os.File
+	closed   atomic.Bool
+	locks    lockTable
+	// hook, when set (by tests), is called at named points of an
+	// operation, so a test can stop or kill the engine at an exact instant.
+	hook func(point string)
+	// signalHook, when set (by tests), receives every signal instead of
+	// the process: kill(2) for groups (negative pid), the pidfd for single
+	// processes. The guard runs before it.
+	signalHook func(pid int, sig syscall.Signal) error
 }
 
-var _ executor.Platform = (*Platform)(nil)
+var (
+	_ executor.Platform          = (*Platform)(nil)
+	_ executor.InventoryPlatform = (*Platform)(nil)
+	_ io.Closer                  = (*Platform)(nil)
+)
 
 // New returns a local platform over cfg.Root, creating the directory if
-// needed.
+// needed. It takes the directory's exclusive lock: while this Platform is
+// open (until Close, or until this process ends), New over the same
+// directory fails with a *LockedError naming the holder.
 func New(cfg Config) (*Platform, error) {
 	if cfg.Root == "" {
 		return nil, fmt.Errorf("%w: Root is empty", ErrInvalidConfig)
@@ -107,14 +127,66 @@ func New(cfg Config) (*Platform, error) {
 	if cfg.PortRangeSize < 1 || cfg.PortRangeSize > cfg.PortMax-cfg.PortMin+1 {
 		return nil, fmt.Errorf("%w: PortRangeSize %d does not fit in %d-%d", ErrInvalidConfig, cfg.PortRangeSize, cfg.PortMin, cfg.PortMax)
 	}
+	for _, name := range cfg.InheritEnv {
+		if name == MarkerEnv {
+			return nil, fmt.Errorf("%w: InheritEnv names %s, which the platform sets itself", ErrInvalidConfig, MarkerEnv)
+		}
+	}
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("%w: Root %q: %w", ErrInvalidConfig, root, err)
 	}
+	lock, err := lockRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	key, err := loadKey(root)
+	if err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
 	log := cfg.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
-	return &Platform{cfg: cfg, log: log.With("platform", PlatformType)}, nil
+	return &Platform{cfg: cfg, log: log.With("platform", PlatformType), key: key, id: rootID(key), rootLock: lock}, nil
+}
+
+// Close releases the state directory's lock; later calls fail with
+// ErrClosed. The processes the platform started keep running (a new
+// Platform over the directory adopts them). Closing twice is a no-op.
+func (p *Platform) Close() error {
+	if !p.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if err := p.rootLock.Close(); err != nil {
+		return fmt.Errorf("local: releasing the state directory's lock: %w", err)
+	}
+	return nil
+}
+
+// enter fails once the platform is closed.
+func (p *Platform) enter() error {
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Points of an operation at which the test hook is called.
+const (
+	hookAppIntent       = "app: launch recorded, process not started"
+	hookAppStarted      = "app: process started, not recorded"
+	hookAppRecorded     = "app: process recorded, not healthy yet"
+	hookAppStopped      = "app: processes stopped, directory not removed"
+	hookClusterIntent   = "cluster: record written, range not reserved"
+	hookClusterDeleting = "cluster: marked deleting, processes not stopped"
+)
+
+// at calls the test hook, if any, at a named point.
+func (p *Platform) at(point string) {
+	if p.hook != nil {
+		p.hook(point)
+	}
 }
 
 // Root returns the absolute state directory.
@@ -123,34 +195,6 @@ func (p *Platform) Root() string { return p.cfg.Root }
 // Features reports what the local platform supports.
 func (p *Platform) Features() executor.Features {
 	return executor.Features{PlatformType: PlatformType}
-}
-
-// keyLocks serialises operations on one key (a cluster, an application
-// instance) within one Platform.
-type keyLocks struct {
-	mu    sync.Mutex
-	locks map[string]chan struct{}
-}
-
-// lock waits for key's lock or for ctx to end; the returned function
-// releases it.
-func (k *keyLocks) lock(ctx context.Context, key string) (func(), error) {
-	k.mu.Lock()
-	if k.locks == nil {
-		k.locks = map[string]chan struct{}{}
-	}
-	ch, ok := k.locks[key]
-	if !ok {
-		ch = make(chan struct{}, 1)
-		k.locks[key] = ch
-	}
-	k.mu.Unlock()
-	select {
-	case ch <- struct{}{}:
-		return func() { <-ch }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for lock on %s: %w", key, ctx.Err())
-	}
 }
 
 func step(pr executor.Progress, msg string) {

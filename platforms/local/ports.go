@@ -79,19 +79,17 @@ func portNeeds(app *edgeproto.App) ([]int, error) {
 	if len(ports) == 0 {
 		return []int{1}, nil
 	}
+	// The engine checks the ports before it calls the platform; the same
+	// check guards callers that do not go through it.
+	if err := executor.ValidatePorts(ports); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidObject, err)
+	}
 	out := make([]int, len(ports))
 	for i, pt := range ports {
-		n := 1
+		out[i] = 1
 		if pt.GetEndPort() != 0 {
-			if pt.GetEndPort() < pt.GetInternalPort() {
-				return nil, fmt.Errorf("%w: port %d: end port %d below internal port %d", ErrInvalidObject, i, pt.GetEndPort(), pt.GetInternalPort())
-			}
-			n = int(pt.GetEndPort()-pt.GetInternalPort()) + 1
+			out[i] = int(pt.GetEndPort()-pt.GetInternalPort()) + 1
 		}
-		if pt.GetInternalPort() < 0 || n > 1000 {
-			return nil, fmt.Errorf("%w: port %d: bad port or range", ErrInvalidObject, i)
-		}
-		out[i] = n
 	}
 	return out, nil
 }

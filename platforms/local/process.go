@@ -2,15 +2,14 @@ package local
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
-	"time"
 )
 
 // procInfo is what the platform reads from /proc/<pid>/stat.
@@ -23,23 +22,34 @@ type procInfo struct {
 // errNoProcess reports that /proc/<pid> does not exist.
 var errNoProcess = errors.New("no such process")
 
-// readProcStat parses /proc/<pid>/stat. The command name (field 2) is
-// parenthesised and may hold spaces and parentheses, so fields are counted
-// from the last ')'.
-func readProcStat(pid int) (procInfo, error) {
+// procFile reads /proc/<pid>/<name>, mapping a vanished process to
+// errNoProcess.
+func procFile(pid int, name string) ([]byte, error) {
 	if pid <= 0 {
-		return procInfo{}, errNoProcess
+		return nil, errNoProcess
 	}
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), name))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
-			return procInfo{}, errNoProcess
+			return nil, errNoProcess
 		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// readProcStat parses /proc/<pid>/stat.
+func readProcStat(pid int) (procInfo, error) {
+	b, err := procFile(pid, "stat")
+	if err != nil {
 		return procInfo{}, err
 	}
 	return parseProcStat(b)
 }
 
+// parseProcStat parses a stat line. The command name (field 2) is
+// parenthesised and may hold spaces and parentheses, so fields are counted
+// from the last ')'.
 func parseProcStat(b []byte) (procInfo, error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
@@ -71,21 +81,68 @@ func parseProcStat(b []byte) (procInfo, error) {
 // running reports whether pid is a live (not zombie) process.
 func (pi procInfo) running() bool { return pi.state != 'Z' && pi.state != 'X' }
 
-// isOurs reports whether pid is still the live process the platform
-// started: it exists, is not a zombie, has the recorded start time and
-// leads its own process group.
-func isOurs(pid int, startTime uint64) bool {
+// alive reports whether pid is a live process started at startTime.
+func alive(pid int, startTime uint64) bool {
 	pi, err := readProcStat(pid)
-	return err == nil && pi.running() && pi.startTime == startTime && pi.pgrp == pid
+	return err == nil && pi.running() && pi.startTime == startTime
 }
 
-// groupMembers reports whether any live process other than a zombie is in
-// process group pgid.
-func groupHasMembers(pgid int) bool {
+// procExe is the executable of pid, as /proc/<pid>/exe names it (without
+// the " (deleted)" the kernel appends once the file was replaced).
+func procExe(pid int) (string, error) {
+	if pid <= 0 {
+		return "", errNoProcess
+	}
+	s, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			return "", errNoProcess
+		}
+		return "", err
+	}
+	return strings.TrimSuffix(s, " (deleted)"), nil
+}
+
+// procEnv returns the value of variable name in the environment pid
+// started with, and whether it is there.
+func procEnv(pid int, name string) (string, bool, error) {
+	b, err := procFile(pid, "environ")
+	if err != nil {
+		return "", false, err
+	}
+	v, ok := envValue(b, name)
+	return v, ok, nil
+}
+
+// envValue finds name in a NUL-separated environment block.
+func envValue(block []byte, name string) (string, bool) {
+	prefix := []byte(name + "=")
+	for kv := range bytes.SplitSeq(block, []byte{0}) {
+		if bytes.HasPrefix(kv, prefix) {
+			return string(kv[len(prefix):]), true
+		}
+	}
+	return "", false
+}
+
+// bootID identifies the running kernel boot: process start times count
+// from it, so a record written under another boot names no live process.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// groupMembers lists the live processes (not zombies) of process group
+// pgid. It reads every /proc/<pid>/stat.
+func groupMembers(pgid int) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return false
+		return nil
 	}
+	var out []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -93,10 +150,10 @@ func groupHasMembers(pgid int) bool {
 		}
 		pi, err := readProcStat(pid)
 		if err == nil && pi.pgrp == pgid && pi.running() {
-			return true
+			out = append(out, pid)
 		}
 	}
-	return false
+	return out
 }
 
 // procSpec is what startProcess runs.
@@ -109,22 +166,31 @@ type procSpec struct {
 	stderr string
 }
 
+// started identifies a process startProcess started.
+type started struct {
+	pid       int
+	startTime uint64
+	exe       string
+}
+
 // startProcess starts spec in a new process group with stdout and stderr
-// appended to their log files, and returns its pid and start time. A
-// goroutine reaps the process when it exits; the process outlives the
-// platform (and this program) so that a restarted engine can adopt it.
-func startProcess(spec procSpec) (pid int, startTime uint64, err error) {
+// appended to their log files. A goroutine reaps the process when it
+// exits; the process outlives the platform (and this program) so that a
+// restarted engine can adopt it. When it returns, the process has run
+// exec (os/exec waits for that), so its executable and environment are
+// the ones it was started with.
+func startProcess(spec procSpec) (started, error) {
 	open := func(path string) (*os.File, error) {
 		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	}
 	stdout, err := open(spec.stdout)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w: %w", ErrStart, err)
+		return started{}, fmt.Errorf("%w: opening its log: %w", ErrStart, err)
 	}
 	defer stdout.Close()
 	stderr, err := open(spec.stderr)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w: %w", ErrStart, err)
+		return started{}, fmt.Errorf("%w: opening its log: %w", ErrStart, err)
 	}
 	defer stderr.Close()
 
@@ -135,88 +201,16 @@ func startProcess(spec procSpec) (pid int, startTime uint64, err error) {
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return 0, 0, fmt.Errorf("%w: %w", ErrStart, err)
+		return started{}, fmt.Errorf("%w: %w", ErrStart, err)
 	}
-	pid = cmd.Process.Pid
+	s := started{pid: cmd.Process.Pid}
 	go func() { _ = cmd.Wait() }()
 
-	pi, err := readProcStat(pid)
-	if err != nil {
-		// The process is already gone; a zero start time never matches, so
-		// it is treated as dead from here on.
-		return pid, 0, nil
+	// A process already gone keeps start time 0, which never matches: it
+	// is treated as dead from here on.
+	if pi, err := readProcStat(s.pid); err == nil {
+		s.startTime = pi.startTime
 	}
-	return pid, pi.startTime, nil
-}
-
-// stopPolicy is how stopProcess waits.
-type stopPolicy struct {
-	grace    time.Duration
-	interval time.Duration
-	// killWait bounds the wait for the group to vanish after SIGKILL.
-	killWait time.Duration
-}
-
-// stopResult tells what stopProcess had to do.
-type stopResult int
-
-const (
-	stopNotRunning stopResult = iota // nothing of ours was running
-	stopTerminated                   // exited after SIGTERM
-	stopKilled                       // needed SIGKILL
-)
-
-// stopProcess stops the process group the platform started as pid with
-// startTime: SIGTERM, then SIGKILL when the group is still there after the
-// grace period (or when ctx ends first). It signals only when the leader is
-// verified to be the recorded process, or when the group still has members
-// after such a verified leader exited (a live group keeps its id from
-// being reused).
-func stopProcess(ctx context.Context, pid int, startTime uint64, pol stopPolicy) (stopResult, error) {
-	if !isOurs(pid, startTime) {
-		return stopNotRunning, nil
-	}
-	if err := syscall.Kill(-pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return stopNotRunning, fmt.Errorf("%w: SIGTERM to process group %d: %w", ErrStop, pid, err)
-	}
-	gone := func() bool { return !isOurs(pid, startTime) && !groupHasMembers(pid) }
-
-	timer := time.NewTimer(pol.grace)
-	defer timer.Stop()
-	tick := time.NewTicker(pol.interval)
-	defer tick.Stop()
-	var ctxErr error
-wait:
-	for {
-		if gone() {
-			return stopTerminated, nil
-		}
-		select {
-		case <-tick.C:
-		case <-timer.C:
-			break wait
-		case <-ctx.Done():
-			ctxErr = ctx.Err()
-			break wait
-		}
-	}
-
-	// Escalate. The leader is ours (verified again) or has exited while
-	// members of its group remain, which keeps the group id from reuse.
-	if isOurs(pid, startTime) || groupHasMembers(pid) {
-		if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return stopKilled, fmt.Errorf("%w: SIGKILL to process group %d: %w", ErrStop, pid, err)
-		}
-	}
-	deadline := time.Now().Add(pol.killWait)
-	for !gone() {
-		if time.Now().After(deadline) {
-			return stopKilled, fmt.Errorf("%w: process group %d still alive %s after SIGKILL", ErrStop, pid, pol.killWait)
-		}
-		time.Sleep(pol.interval)
-	}
-	if ctxErr != nil {
-		return stopKilled, fmt.Errorf("%w: stopping process group %d: %w", ErrStop, pid, ctxErr)
-	}
-	return stopKilled, nil
+	s.exe, _ = procExe(s.pid)
+	return s, nil
 }

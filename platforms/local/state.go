@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +24,22 @@ const (
 	stdoutLogFile   = "stdout.log"
 	stderrLogFile   = "stderr.log"
 	appWorkDir      = "work"
-	stateFileFormat = 1
+	stateFileFormat = 2
+)
+
+// Phases of a record: what the platform was doing when it last wrote it.
+const (
+	// phaseCreating: the cluster's record is written, its range not yet
+	// (a cluster); ports are reserved and the launch is recorded, the
+	// process may or may not have started and is not known healthy yet
+	// (an application instance).
+	phaseCreating = "creating"
+	// phaseReady: created (a cluster); running and healthy (an instance).
+	phaseReady = "ready"
+	// phaseOff: an instance powered off, holding its ports.
+	phaseOff = "off"
+	// phaseDeleting: a cluster whose delete started.
+	phaseDeleting = "deleting"
 )
 
 // cloudletRecord marks an initialised cloudlet.
@@ -34,13 +50,14 @@ type cloudletRecord struct {
 	InitAt       time.Time `json:"init_at"`
 }
 
-// clusterRecord is the state of a cluster: its key and its port range.
+// clusterRecord is the state of a cluster: its key, phase and port range.
 type clusterRecord struct {
 	Format       int       `json:"format"`
 	Organization string    `json:"organization"`
 	Name         string    `json:"name"`
-	PortFirst    int       `json:"port_first"`
-	PortLast     int       `json:"port_last"`
+	Phase        string    `json:"phase"`
+	PortFirst    int       `json:"port_first,omitempty"`
+	PortLast     int       `json:"port_last,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
 }
 
@@ -54,99 +71,197 @@ type mappedPort struct {
 	PublicEnd int32                  `json:"public_end,omitempty"`
 }
 
-// appRecord is the state of an application instance. Pid and StartTime
-// identify the process; StartTime is field 22 of /proc/<pid>/stat, so a
-// reused pid never passes for the process the platform started.
+// appRecord is the state of an application instance. It is written before
+// the process starts (Launch set, Pid 0: the intent), again once it runs
+// (Pid, StartTime, Exe) and once it is healthy (phase ready). Launch is
+// also in the process's marker, which ties a process found on the host to
+// this record; StartTime is field 22 of /proc/<pid>/stat and BootID the
+// kernel's boot id, so a reused pid never passes for the recorded process.
 type appRecord struct {
-	Format       int          `json:"format"`
-	Organization string       `json:"organization"`
-	Name         string       `json:"name"`
-	Pid          int          `json:"pid,omitempty"`
-	StartTime    uint64       `json:"start_time,omitempty"`
-	StartedAt    time.Time    `json:"started_at,omitzero"`
-	PoweredOff   bool         `json:"powered_off,omitempty"`
-	Ports        []int        `json:"ports"`
-	Mapped       []mappedPort `json:"mapped"`
-	ConfigHash   string       `json:"config_hash"`
+	Format       int    `json:"format"`
+	Organization string `json:"organization"`
+	Name         string `json:"name"`
+	AppOrg       string `json:"app_organization,omitempty"`
+	AppName      string `json:"app_name,omitempty"`
+	AppVersion   string `json:"app_version,omitempty"`
+	Phase        string `json:"phase"`
+	// Created is true once the instance was ready (or powered off) once:
+	// a later restart (an update) is not an interrupted create.
+	Created    bool         `json:"created,omitempty"`
+	Launch     string       `json:"launch"`
+	Pid        int          `json:"pid,omitempty"`
+	StartTime  uint64       `json:"start_time,omitempty"`
+	BootID     string       `json:"boot_id,omitempty"`
+	Exe        string       `json:"exe,omitempty"`
+	StartedAt  time.Time    `json:"started_at,omitzero"`
+	Ports      []int        `json:"ports"`
+	Mapped     []mappedPort `json:"mapped"`
+	ConfigHash string       `json:"config_hash"`
 }
 
-// readJSON decodes path into v; it returns false (and no error) when the
-// file does not exist.
-func readJSON(path string, v any) (bool, error) {
+// rel renders path relative to the state directory, so that errors and
+// reports never carry where it is on the host.
+func (p *Platform) rel(path string) string {
+	if r, err := filepath.Rel(p.cfg.Root, path); err == nil && filepath.IsLocal(r) {
+		return r
+	}
+	return filepath.Base(path)
+}
+
+// stateErr wraps a filesystem error in ErrState with the paths it names
+// made relative to the state directory.
+func (p *Platform) stateErr(what string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("%w: %s: %s %s: %w", ErrState, what, pe.Op, p.rel(pe.Path), pe.Err)
+	case errors.As(err, &le):
+		return fmt.Errorf("%w: %s: %s %s: %w", ErrState, what, le.Op, p.rel(le.New), le.Err)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrState, what, err)
+}
+
+// readRecord decodes path into v; it returns false (and no error) when the
+// file does not exist, and an ErrState error naming the file when it
+// cannot be read or is not a record of this format.
+func (p *Platform) readRecord(path string, v interface{ format() int }) (bool, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", ErrState, err)
+		return false, p.stateErr("reading", err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return false, fmt.Errorf("%w: %s: %w", ErrState, path, err)
+		return false, fmt.Errorf("%w: %s is unreadable: %w", ErrState, p.rel(path), err)
+	}
+	if f := v.format(); f != stateFileFormat {
+		return false, fmt.Errorf("%w: %s has format %d, this platform reads format %d", ErrState, p.rel(path), f, stateFileFormat)
 	}
 	return true, nil
 }
 
-// writeJSON writes v to path atomically (temporary file, fsync, rename),
-// readable by the owner only.
-func writeJSON(path string, v any) error {
+func (r *cloudletRecord) format() int { return r.Format }
+func (r *clusterRecord) format() int  { return r.Format }
+func (r *appRecord) format() int      { return r.Format }
+
+// writeRecord writes v to path atomically (temporary file, fsync,
+// rename), readable by the owner only.
+func (p *Platform) writeRecord(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)
 	}
-	b = append(b, '\n')
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrState, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(b)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("%w: %w", ErrState, werr)
+	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
+		return p.stateErr("writing", err)
 	}
 	return nil
 }
 
-// cloudletDir is the directory of a cloudlet.
-func (p *Platform) cloudletDir(k *edgeproto.CloudletKey) (string, error) {
-	n, err := cloudletDirName(k)
-	if err != nil {
-		return "", err
+// mkdir creates dir and its parents, owner-only.
+func (p *Platform) mkdir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return p.stateErr("creating directory", err)
 	}
-	return filepath.Join(p.cfg.Root, cloudletsDir, n), nil
+	return nil
 }
 
-// clusterDir is the directory of a cluster, under its cloudlet.
-func (p *Platform) clusterDir(c *edgeproto.ClusterInst) (string, error) {
-	cl, err := p.cloudletDir(c.GetCloudletKey())
+// removeAll removes dir and everything under it.
+func (p *Platform) removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return p.stateErr("removing directory", err)
+	}
+	return nil
+}
+
+// exists reports whether path exists.
+func (p *Platform) exists(path string) (bool, error) {
+	_, err := os.Stat(path)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, p.stateErr("reading", err)
+}
+
+// loc is where an object lives: its directory and its mark, the path of
+// directory names from the cloudlet down ("<cloudlet>/<cluster>/<inst>")
+// that the markers of its processes carry and that names its lock.
+type loc struct {
+	dir  string
+	mark string
+}
+
+// ancestors returns the marks of the objects above l, top-down: the locks
+// an operation on l takes shared.
+func (l loc) ancestors() []string {
+	var out []string
+	for i := 0; i < len(l.mark); i++ {
+		if l.mark[i] == '/' {
+			out = append(out, l.mark[:i])
+		}
+	}
+	return out
+}
+
+// cloudletLoc is where a cloudlet lives.
+func (p *Platform) cloudletLoc(k *edgeproto.CloudletKey) (loc, error) {
+	n, err := cloudletDirName(k)
 	if err != nil {
-		return "", err
+		return loc{}, err
+	}
+	return loc{dir: filepath.Join(p.cfg.Root, cloudletsDir, n), mark: n}, nil
+}
+
+// clusterLoc is where a cluster lives, under its cloudlet.
+func (p *Platform) clusterLoc(c *edgeproto.ClusterInst) (loc, error) {
+	cl, err := p.cloudletLoc(c.GetCloudletKey())
+	if err != nil {
+		return loc{}, err
 	}
 	n, err := clusterDirName(c.GetKey())
 	if err != nil {
-		return "", err
+		return loc{}, err
 	}
-	return filepath.Join(cl, clustersDir, n), nil
+	return loc{dir: filepath.Join(cl.dir, clustersDir, n), mark: cl.mark + "/" + n}, nil
 }
 
-// appDir is the directory of an application instance, under its cluster.
-func (p *Platform) appDir(c *edgeproto.ClusterInst, inst *edgeproto.AppInst) (string, error) {
-	cd, err := p.clusterDir(c)
+// appLoc is where an application instance lives, under its cluster.
+func (p *Platform) appLoc(c *edgeproto.ClusterInst, inst *edgeproto.AppInst) (loc, error) {
+	cl, err := p.clusterLoc(c)
 	if err != nil {
-		return "", err
+		return loc{}, err
 	}
 	n, err := appDirName(inst.GetKey())
 	if err != nil {
-		return "", err
+		return loc{}, err
 	}
-	return filepath.Join(cd, appsDir, n), nil
+	return loc{dir: filepath.Join(cl.dir, appsDir, n), mark: cl.mark + "/" + n}, nil
+}
+
+// begin starts an operation on the object l, which locate returned with
+// err: it fails when err is set or the platform is closed, and otherwise
+// takes the object's locks (see lock).
+func (p *Platform) begin(ctx context.Context, l loc, err error) (func(), error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	return p.lock(ctx, l)
+}
+
+// lock takes the locks of an operation on l: shared on its ancestors,
+// exclusive on l.
+func (p *Platform) lock(ctx context.Context, l loc) (func(), error) {
+	return p.locks.lockPath(ctx, l.ancestors(), l.mark)
+}
+
+// lockShared takes shared locks on l and its ancestors: for reading.
+func (p *Platform) lockShared(ctx context.Context, l loc) (func(), error) {
+	return p.locks.lockPath(ctx, append(l.ancestors(), l.mark), "")
 }

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -32,9 +33,9 @@ func TestDirNamesAreDistinct(t *testing.T) {
 	}
 	seen := map[string][2]string{}
 	for _, k := range keys {
-		n, err := dirName(k[0], k[1])
-		if err != nil {
-			t.Fatal(err)
+		n := dirName(k[0], k[1])
+		if org, name, ok := parseDirName(n); !ok || org != k[0] || name != k[1] {
+			t.Errorf("%q reads back as %q %q %v", n, org, name, ok)
 		}
 		if prev, ok := seen[n]; ok {
 			t.Errorf("%v and %v both map to %q", prev, k, n)
@@ -49,8 +50,22 @@ func TestDirNamesAreDistinct(t *testing.T) {
 			}
 		}
 	}
-	if _, err := clusterDirName(&edgeproto.ClusterKey{}); err == nil {
-		t.Error("empty cluster name accepted")
+	if _, err := clusterDirName(&edgeproto.ClusterKey{}); !errors.Is(err, errNeverCreatable) {
+		t.Errorf("empty cluster name: %v", err)
+	}
+	// A key too long for a directory name gets a hashed one, distinct
+	// per key and not readable back.
+	long1, long2 := dirName("dev", strings.Repeat("x", 300)), dirName("dev", strings.Repeat("x", 301))
+	if long1 == long2 || len(long1) > maxDirName || !strings.HasPrefix(long1, hashedPrefix) {
+		t.Errorf("long names map to %q and %q", long1, long2)
+	}
+	if _, _, ok := parseDirName(long1); ok {
+		t.Errorf("hashed name %q read back", long1)
+	}
+	for _, bad := range []string{"x", "a.b.c", "a_2E.b", "a_2.b", "a_zz.b", "a_61.b"} {
+		if _, _, ok := parseDirName(bad); ok {
+			t.Errorf("%q read back, though escapeName never makes it", bad)
+		}
 	}
 }
 

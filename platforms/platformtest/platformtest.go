@@ -1,9 +1,10 @@
 // Package platformtest is the conformance suite every platform passes: Run
 // exercises a Platform through create, adopt (create again), update,
-// delete, delete of what is absent, undo after an interrupted create,
-// parallel work, reservation hygiene, listing (for platforms implementing
-// executor.InventoryPlatform) and, where the platform accounts for them,
-// resource quotas.
+// delete, delete of what is absent, update of what was never created,
+// delete of keys nothing could have been created for, undo after an
+// interrupted create, parallel work, reservation hygiene, listing (for
+// platforms implementing executor.InventoryPlatform) and, where the
+// platform accounts for them, resource quotas.
 //
 // The suite assumes nothing about timing: every call runs under a deadline
 // (Options.CallTimeout) and never sleeps; what it creates is deleted in
@@ -88,6 +89,8 @@ func Run(t *testing.T, newPlatform func(t *testing.T) executor.Platform, opts Op
 		{"ClusterLifecycle", (*suite).clusterLifecycle},
 		{"AppInstLifecycle", (*suite).appInstLifecycle},
 		{"DeleteAbsent", (*suite).deleteAbsent},
+		{"UpdateAbsent", (*suite).updateAbsent},
+		{"DeleteNeverCreatable", (*suite).deleteNeverCreatable},
 		{"UndoInterruptedCreate", (*suite).undoInterrupted},
 		{"ParallelClusters", (*suite).parallel},
 		{"Listing", (*suite).listing},
@@ -273,6 +276,56 @@ func (s *suite) deleteAbsent() {
 	s.call("CleanupCloudlet of an absent cloudlet", func(ctx context.Context) error {
 		return s.p.CleanupCloudlet(ctx, s.cl, &progress{})
 	})
+}
+
+// updateAbsent: updating a cluster or an instance that was never created
+// fails with an error matching executor.ErrNotFound (the engine reports
+// UPDATE_ERROR) and creates nothing.
+func (s *suite) updateAbsent() {
+	s.initCloudlet()
+	absent := s.opts.Cluster(s.cl, "never-created")
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.p.UpdateCluster(ctx, s.cl, absent, s.res, &progress{}); !errors.Is(err, executor.ErrNotFound) {
+		s.t.Errorf("UpdateCluster of a cluster never created: %v, want an error matching executor.ErrNotFound", err)
+	}
+	s.noReservations(executor.OwnerOf(absent))
+	ci := s.createCluster("update-absent")
+	app := s.opts.App()
+	inst := &edgeproto.AppInst{Key: &edgeproto.AppInstKey{Name: "never-created", Organization: "platformtest"},
+		AppKey: app.GetKey().Clone(), ClusterKey: ci.GetKey().Clone(), CloudletKey: s.cl.GetKey().Clone()}
+	if _, err := s.p.UpdateAppInst(ctx, ci, app, inst, s.res, &progress{}); !errors.Is(err, executor.ErrNotFound) {
+		s.t.Errorf("UpdateAppInst of an instance never created: %v, want an error matching executor.ErrNotFound", err)
+	}
+	s.noReservations(executor.OwnerOf(inst))
+	// Had the update created anything, this delete would find it; it
+	// must succeed either way.
+	s.call("DeleteAppInst after the failed update", func(ctx context.Context) error {
+		return s.p.DeleteAppInst(ctx, ci, app, inst, s.res, &progress{})
+	})
+}
+
+// deleteNeverCreatable: deleting what no create could have made (an empty
+// name, a name of 10,000 bytes) succeeds, so an object whose create was
+// refused can always be deleted.
+func (s *suite) deleteNeverCreatable() {
+	app := s.opts.App()
+	for _, name := range []string{"", strings.Repeat("x", 10000)} {
+		ci := s.opts.Cluster(s.cl, name)
+		inst := &edgeproto.AppInst{Key: &edgeproto.AppInstKey{Name: name, Organization: "platformtest"},
+			AppKey: app.GetKey().Clone(), ClusterKey: ci.GetKey().Clone(), CloudletKey: s.cl.GetKey().Clone()}
+		cl := &edgeproto.Cloudlet{Key: &edgeproto.CloudletKey{Organization: s.cl.GetKey().GetOrganization(), Name: name}}
+		what := strconv.Itoa(len(name)) + "-byte name"
+		s.call("DeleteAppInst with a "+what, func(ctx context.Context) error {
+			return s.p.DeleteAppInst(ctx, ci, app, inst, s.res, &progress{})
+		})
+		s.call("DeleteCluster with a "+what, func(ctx context.Context) error {
+			return s.p.DeleteCluster(ctx, s.cl, ci, s.res, &progress{})
+		})
+		s.call("CleanupCloudlet with a "+what, func(ctx context.Context) error {
+			return s.p.CleanupCloudlet(ctx, cl, &progress{})
+		})
+	}
 }
 
 // undoInterrupted creates with a context that is already cancelled, as the

@@ -1,0 +1,128 @@
+package local
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Files at the top of the state directory.
+const (
+	// lockFileName is locked (flock, exclusive) by the platform that uses
+	// the directory, and holds that platform's pid and program name.
+	lockFileName = "lock"
+	// keyFileName holds the directory's random key: 32 bytes, hex.
+	keyFileName = "key"
+)
+
+// lockRoot takes the exclusive lock of the state directory, or fails with
+// a *LockedError naming the holder. The lock belongs to the returned open
+// file: it is released when the file is closed or this process ends, so a
+// killed engine never leaves it behind. The file is close-on-exec, so the
+// processes the platform starts do not inherit it.
+func lockRoot(root string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(root, lockFileName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%w: lock file of %s: %w", ErrInvalidConfig, root, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder := "unknown"
+		if b, rerr := io.ReadAll(io.LimitReader(f, 256)); rerr == nil && len(strings.TrimSpace(string(b))) > 0 {
+			holder = strings.TrimSpace(string(b))
+		}
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &LockedError{Root: root, Holder: holder}
+		}
+		return nil, fmt.Errorf("%w: locking %s: %w", ErrInvalidConfig, root, err)
+	}
+	self := "pid " + strconv.Itoa(os.Getpid())
+	if exe, err := os.Executable(); err == nil {
+		self += " (" + filepath.Base(exe) + ")"
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(self+"\n"), 0)
+	}
+	return f, nil
+}
+
+// loadKey returns the state directory's key, creating it on first use. The
+// caller holds the directory's lock, so no other platform creates it
+// concurrently.
+func loadKey(root string) ([]byte, error) {
+	path := filepath.Join(root, keyFileName)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		key, derr := hex.DecodeString(strings.TrimSpace(string(b)))
+		if derr != nil || len(key) != 32 {
+			return nil, fmt.Errorf("%w: %s of %s is not 32 hex-encoded bytes", ErrInvalidConfig, keyFileName, root)
+		}
+		return key, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: reading %s of %s: %w", ErrInvalidConfig, keyFileName, root, err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("%w: generating a key: %w", ErrInvalidConfig, err)
+	}
+	if err := writeFileAtomic(path, []byte(hex.EncodeToString(key)+"\n")); err != nil {
+		return nil, fmt.Errorf("%w: writing %s of %s: %w", ErrInvalidConfig, keyFileName, root, err)
+	}
+	return key, nil
+}
+
+// mac is HMAC-SHA256 of msg under key, hex-encoded.
+func mac(key []byte, msg string) string {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(msg))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// rootID derives the public identity of a state directory from its key:
+// the prefix of every marker its processes carry. It reveals nothing of
+// the key.
+func rootID(key []byte) string { return mac(key, "edgekit-local process marker")[:32] }
+
+// newLaunchID returns a random identifier of one start of a process.
+func newLaunchID() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("%w: generating a launch id: %w", ErrStart, err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// writeFileAtomic writes b to path through a temporary file, fsync and
+// rename, readable by the owner only.
+func writeFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(b)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+	}
+	return werr
+}
