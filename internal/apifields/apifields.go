@@ -158,5 +158,3 @@ func (t *Table) Of(message protoreflect.FullName, flag string) Access {
 	}
 	return Settable
 }
-
-
