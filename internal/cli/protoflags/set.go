@@ -126,32 +126,34 @@ func (s *Set) Lookup(name string) (*Field, bool) {
 }
 
 // Register defines the Set's flags on fs. It fails, naming the flag, when a
-// name is already defined on fs.
-func (s *Set) Register(fs *pflag.FlagSet) error {
+// name is already defined on fs or on one of reserved (the persistent flags
+// of parent commands, which a field flag would hide).
+func (s *Set) Register(fs *pflag.FlagSet, reserved ...*pflag.FlagSet) error {
+	define := func(name string, v *actionValue, usage string) error {
+		for _, r := range append([]*pflag.FlagSet{fs}, reserved...) {
+			if r != nil && r.Lookup(name) != nil {
+				return fmt.Errorf("protoflags: flag --%s is defined twice (a field's flag clashes with another flag)", name)
+			}
+		}
+		fl := fs.VarPF(v, name, "", usage)
+		if d := v.field.Desc(); d.Kind() == protoreflect.BoolKind && !d.IsList() && !d.IsMap() {
+			fl.NoOptDefVal = "true"
+		}
+		return nil
+	}
 	for i, f := range s.fields {
 		v := s.values[i]
-		if err := define(fs, f.Name, v.forAction(fieldmap.Replace), s.usage(f, fieldmap.Replace)); err != nil {
+		if err := define(f.Name, v.forAction(fieldmap.Replace), s.usage(f, fieldmap.Replace)); err != nil {
 			return err
 		}
 		if !s.opts.ListActions || !f.ListActions {
 			continue
 		}
 		for _, act := range []fieldmap.Action{fieldmap.Add, fieldmap.Remove} {
-			if err := define(fs, f.Name+"-"+act.String(), v.forAction(act), s.usage(f, act)); err != nil {
+			if err := define(f.Name+"-"+act.String(), v.forAction(act), s.usage(f, act)); err != nil {
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-func define(fs *pflag.FlagSet, name string, v *actionValue, usage string) error {
-	if fs.Lookup(name) != nil {
-		return fmt.Errorf("protoflags: flag --%s is defined twice (a field's flag clashes with another flag)", name)
-	}
-	fl := fs.VarPF(v, name, "", usage)
-	if v.field.Desc().Kind() == protoreflect.BoolKind && !v.field.Desc().IsList() && !v.field.Desc().IsMap() {
-		fl.NoOptDefVal = "true"
 	}
 	return nil
 }
