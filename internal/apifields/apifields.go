@@ -59,37 +59,31 @@ var Default = &Table{Rules: rules, Owned: owned}
 
 var rules = map[protoreflect.FullName]map[string]Access{
 	"edgeproto.v1.Cloudlet": {
-		edgeproto.CloudletFieldKey:              Key,
-		edgeproto.CloudletFieldState:            Owned,
-		edgeproto.CloudletFieldErrors:           Owned,
-		edgeproto.CloudletFieldPlatformType:     CreateOnly,
-		edgeproto.CloudletFieldConfig:           Owned, // filled in by the controller for the resource manager
-		edgeproto.CloudletFieldCrmOnEdge:        CreateOnly,
-		edgeproto.CloudletFieldTrustPolicyState: Owned,
-		edgeproto.CloudletFieldPhysicalName:     CreateOnly,
-		edgeproto.CloudletFieldCreatedAt:        Owned,
-		edgeproto.CloudletFieldUpdatedAt:        Owned,
+		edgeproto.CloudletFieldKey:                       Key,
+		edgeproto.CloudletFieldState:                     Owned,
+		edgeproto.CloudletFieldErrors:                    Owned,
+		edgeproto.CloudletFieldPlatformType:              CreateOnly,
+		edgeproto.CloudletFieldConfigCrmAccessPrivateKey: Owned, // issued by the controller
+		edgeproto.CloudletFieldCrmOnEdge:                 CreateOnly,
+		edgeproto.CloudletFieldTrustPolicyState:          Owned,
+		edgeproto.CloudletFieldCreatedAt:                 Owned,
+		edgeproto.CloudletFieldUpdatedAt:                 Owned,
 	},
 	"edgeproto.v1.ClusterInst": {
-		edgeproto.ClusterInstFieldKey:              Key,
-		edgeproto.ClusterInstFieldCloudletKey:      CreateOnly,
-		edgeproto.ClusterInstFieldState:            Owned,
-		edgeproto.ClusterInstFieldErrors:           Owned,
-		edgeproto.ClusterInstFieldIpAccess:         CreateOnly,
-		edgeproto.ClusterInstFieldDeployment:       CreateOnly,
-		edgeproto.ClusterInstFieldResources:        Owned,
-		edgeproto.ClusterInstFieldInfraAnnotations: Owned, // set by the platform
-		edgeproto.ClusterInstFieldReservedBy:       Owned, // set when an application reserves the cluster
-		edgeproto.ClusterInstFieldMultiTenant:      CreateOnly,
-		edgeproto.ClusterInstFieldCreatedAt:        Owned,
-		edgeproto.ClusterInstFieldUpdatedAt:        Owned,
+		edgeproto.ClusterInstFieldKey:         Key,
+		edgeproto.ClusterInstFieldCloudletKey: CreateOnly,
+		edgeproto.ClusterInstFieldState:       Owned,
+		edgeproto.ClusterInstFieldErrors:      Owned,
+		edgeproto.ClusterInstFieldDeployment:  CreateOnly,
+		edgeproto.ClusterInstFieldResources:   Owned, // what the platform created
+		edgeproto.ClusterInstFieldReservedBy:  Owned, // set when an application reserves the cluster
+		edgeproto.ClusterInstFieldCreatedAt:   Owned,
+		edgeproto.ClusterInstFieldUpdatedAt:   Owned,
 	},
 	"edgeproto.v1.App": {
-		edgeproto.AppFieldKey:        Key,
-		edgeproto.AppFieldImageType:  CreateOnly,
-		edgeproto.AppFieldDeployment: CreateOnly,
-		edgeproto.AppFieldCreatedAt:  Owned,
-		edgeproto.AppFieldUpdatedAt:  Owned,
+		edgeproto.AppFieldKey:       Key,
+		edgeproto.AppFieldCreatedAt: Owned,
+		edgeproto.AppFieldUpdatedAt: Owned,
 	},
 	"edgeproto.v1.AppInst": {
 		edgeproto.AppInstFieldKey:         Key,

@@ -3,6 +3,7 @@ package apifields_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -97,7 +98,8 @@ func TestOf(t *testing.T) {
 		{"edgeproto.v1.Cloudlet", edgeproto.CloudletFieldKey, apifields.Key},
 		{"edgeproto.v1.Cloudlet", edgeproto.CloudletFieldKeyName, apifields.Key},
 		{"edgeproto.v1.Cloudlet", edgeproto.CloudletFieldState, apifields.Owned},
-		{"edgeproto.v1.Cloudlet", edgeproto.CloudletFieldConfigRegion, apifields.Owned},
+		{"edgeproto.v1.Cloudlet", edgeproto.CloudletFieldConfigRegion, apifields.Settable},
+		{"edgeproto.v1.Cloudlet", edgeproto.CloudletFieldConfigCrmAccessPrivateKey, apifields.Owned},
 		{"edgeproto.v1.Cloudlet", edgeproto.CloudletFieldPlatformType, apifields.CreateOnly},
 		{"edgeproto.v1.Cloudlet", edgeproto.CloudletFieldLocationLatitude, apifields.Settable},
 		{"edgeproto.v1.Cloudlet", edgeproto.CloudletFieldFlavorNames + ":add", apifields.Settable},
@@ -126,7 +128,8 @@ func TestCheckUpdate(t *testing.T) {
 		{[]string{edgeproto.CloudletFieldKey}, edgeproto.CloudletFieldKey, apifields.Key},
 		{[]string{edgeproto.CloudletFieldState}, edgeproto.CloudletFieldState, apifields.Owned},
 		{[]string{edgeproto.CloudletFieldCrmOnEdge}, edgeproto.CloudletFieldCrmOnEdge, apifields.CreateOnly},
-		{[]string{edgeproto.CloudletFieldConfigRegion}, edgeproto.CloudletFieldConfigRegion, apifields.Owned},
+		{[]string{edgeproto.CloudletFieldConfigCrmAccessPrivateKey}, edgeproto.CloudletFieldConfigCrmAccessPrivateKey, apifields.Owned},
+		{[]string{edgeproto.CloudletFieldConfigRegion}, "", 0},
 	}
 	for _, c := range cases {
 		fm, err := edgeproto.NewCloudletFieldMap(c.flags...)
@@ -163,12 +166,22 @@ func TestCheckUpdateErrorText(t *testing.T) {
 
 func TestCheckUpdateMessageFieldWithOwnedChild(t *testing.T) {
 	t.Parallel()
+	// The default table: config holds the access key the controller issues.
+	fm, _ := edgeproto.NewCloudletFieldMap(edgeproto.CloudletFieldConfig)
+	var fe *apifields.FieldError
+	if err := apifields.CheckUpdate(fm); !errors.As(err, &fe) || fe.Flag != edgeproto.CloudletFieldConfigCrmAccessPrivateKey || fe.Via != "config" {
+		t.Errorf("CheckUpdate(config) = %v, want the error naming config.crm_access_private_key via config", err)
+	}
+	const want = "edgeproto.v1.Cloudlet: field config.crm_access_private_key (10.7) is set by the controller, not by users; it is below config, which sets it too"
+	if err := apifields.CheckUpdate(fm); err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+
 	table := &apifields.Table{Rules: map[protoreflect.FullName]map[string]apifields.Access{
 		"edgeproto.v1.Cloudlet": {edgeproto.CloudletFieldLocationLongitude: apifields.Owned},
 	}}
-	fm, _ := edgeproto.NewCloudletFieldMap(edgeproto.CloudletFieldLocation)
+	fm, _ = edgeproto.NewCloudletFieldMap(edgeproto.CloudletFieldLocation)
 	err := table.CheckUpdate(fm)
-	var fe *apifields.FieldError
 	if !errors.As(err, &fe) || fe.Flag != edgeproto.CloudletFieldLocationLongitude || fe.Via != "location" {
 		t.Fatalf("CheckUpdate(location) = %v, want an error naming location.longitude via location", err)
 	}
@@ -207,8 +220,14 @@ func TestCheckCreate(t *testing.T) {
 	if err := apifields.CheckCreate(ok); err != nil {
 		t.Errorf("CheckCreate(clean cloudlet) = %v", err)
 	}
+	if err := apifields.CheckCreate(&edgeproto.Cloudlet{Config: &edgeproto.PlatformConfig{Region: "r"}}); err != nil {
+		t.Errorf("CheckCreate(config.region) = %v", err)
+	}
+	if err := apifields.CheckCreate(&edgeproto.Cloudlet{Config: &edgeproto.PlatformConfig{CrmAccessPrivateKey: "k"}}); err == nil || !strings.Contains(err.Error(), "config.crm_access_private_key (10.7)") {
+		t.Errorf("CheckCreate(config.crm_access_private_key) = %v", err)
+	}
 	bad := ok.Clone()
-	bad.Config = &edgeproto.PlatformConfig{Region: "r"}
+	bad.Config = &edgeproto.PlatformConfig{CrmAccessPrivateKey: "k"}
 	bad.State = edgeproto.TrackedState_TRACKED_STATE_READY
 	var fe *apifields.FieldError
 	if err := apifields.CheckCreate(bad); !errors.As(err, &fe) || fe.Flag != edgeproto.CloudletFieldState || fe.Update {
