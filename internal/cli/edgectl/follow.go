@@ -57,14 +57,17 @@ func (a *app) followProgress(ctx context.Context, conn grpc.ClientConnInterface,
 		}
 	}
 	if err != nil {
-		failed()
 		if status.Code(err) == codes.DeadlineExceeded && a.timeout > 0 {
+			if disp != nil && last != nil {
+				disp.Finish(fmt.Sprintf("%s %s: still %s after --timeout %s", what, verb, stateName(last.GetState()), a.timeout))
+			}
 			msg := fmt.Sprintf("%s %s: no final state within --timeout %s; the change goes on at the controller", verb, what, a.timeout)
 			if info := a.infoKind(k); info != nil {
 				msg += fmt.Sprintf(" (follow it with: %s watch %s %s)", "edgectl", info.Name, quoteKey(what, k))
 			}
 			return &callError{op: msg, err: err}
 		}
+		failed()
 		return &callError{op: verb + " " + what, err: err}
 	}
 	if last == nil {
