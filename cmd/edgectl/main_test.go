@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
+	"github.com/edgekit/edgekit/internal/cli/clitest"
 	"github.com/edgekit/edgekit/platforms/fake"
 )
 
@@ -178,6 +179,20 @@ ports: [{proto: PORT_PROTOCOL_TCP, internal_port: 80}]
 		t.Errorf("updated app (%v):\n%s", err, r.out)
 	}
 
+	// A cloudlet whose resource manager runs on the edge site: its access
+	// key is shown once at create, and a new one by rotate-access-key.
+	r = op.run("create", "cloudlet", "edge9", "--key.organization", "operator", "--platform-type", "fake", "--crm-on-edge", "--no-wait").ok(t, "create crm_on_edge cloudlet")
+	first := regexp.MustCompile(`(?m)^  crm_access_key: (\S+)$`).FindStringSubmatch(r.out)
+	if first == nil || strings.Count(r.out, first[1]) != 1 || !strings.Contains(r.out, "is shown only this once") {
+		t.Errorf("create crm_on_edge cloudlet: the access key is not shown once:\n%s", r.out)
+	}
+	r = op.run("rotate-access-key", "cloudlet", "organization=operator,name=edge9").ok(t, "rotate-access-key")
+	second := regexp.MustCompile(`(?m)^  crm_access_key: (\S+)$`).FindStringSubmatch(r.out)
+	if second == nil || first == nil || second[1] == first[1] {
+		t.Errorf("rotate-access-key did not show a new key:\n%s", r.out)
+	}
+	op.run("delete", "cloudlet", "edge9", "--key.organization", "operator", "--crm-override", "ignore-crm-and-transient-state").ok(t, "delete crm_on_edge cloudlet")
+
 	// Errors.
 	op.run("create", "cloudlet", "site1", "--key.organization", "operator", "--platform-type", "fake").
 		fails(t, "create twice", 1, "AlreadyExists")
@@ -227,7 +242,7 @@ func TestWatchUntilInterrupted(t *testing.T) {
 	admin.run("create", "cluster", "c1", "--key.organization", "developer", "--cloudlet-key.organization", "operator",
 		"--cloudlet-key.name", "site1", "--flavor-name", "fake.small", "--deployment", "docker").ok(t, "create cluster")
 
-	var out syncBuffer
+	var out clitest.Buffer
 	cmd := exec.Command(binary, "--addr", env.Addr, "--insecure", "--token", env.AdminToken(), "watch", "clusterinstinfo")
 	cmd.Env = append(os.Environ(), admin.env...)
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -4,9 +4,9 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/edgekit/edgekit/internal/cli/clitest"
 	"github.com/edgekit/edgekit/internal/cli/edgectl"
 	"github.com/edgekit/edgekit/internal/cli/fakecontroller"
 )
@@ -27,23 +27,8 @@ func newEnv(t *testing.T) env {
 
 func (e env) getenv(k string) string { return e[k] }
 
-// syncBuffer is a strings.Builder safe for a concurrent reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is written by edgectl while a test reads it.
+type syncBuffer = clitest.Buffer
 
 // runCtx runs edgectl in process with args and returns its output.
 func runCtx(ctx context.Context, t *testing.T, e env, term *edgectl.Terminal, stdin string, args ...string) result {

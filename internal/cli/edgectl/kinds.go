@@ -27,6 +27,10 @@ type Kind struct {
 	Service                      protoreflect.ServiceDescriptor
 	Create, Update, Delete, Show protoreflect.MethodDescriptor
 	Watch, Reset                 protoreflect.MethodDescriptor
+	// Actions are the other methods that act on one object of the kind,
+	// named by its key: RotateCloudletAccessKey is the action
+	// "rotate-access-key" of cloudlets.
+	Actions map[string]protoreflect.MethodDescriptor
 }
 
 // Desc returns the descriptor of the kind's message.
@@ -138,6 +142,12 @@ func loadKind(s kindSpec) (*Kind, error) {
 	for i := range methods.Len() {
 		m := methods.Get(i)
 		if carried(m.Input()) != s.object {
+			if name, ok := actionOf(m, mt.Descriptor()); ok && !k.Info {
+				if k.Actions == nil {
+					k.Actions = map[string]protoreflect.MethodDescriptor{}
+				}
+				k.Actions[name] = m
+			}
 			continue
 		}
 		verb := verbOf(string(m.Name()))
@@ -157,6 +167,40 @@ func loadKind(s kindSpec) (*Kind, error) {
 		return nil, fmt.Errorf("kind %s: service %s has no Show method for it", s.object, s.service)
 	}
 	return k, nil
+}
+
+// actionOf reports whether method m acts on one object of md: its request
+// carries a key of md's key type, and its name is a verb followed by md's
+// name. The action's name is the rest in lower case with dashes, after the
+// verb: RotateCloudletAccessKey -> "rotate-access-key".
+func actionOf(m protoreflect.MethodDescriptor, md protoreflect.MessageDescriptor) (string, bool) {
+	req := m.Input().Fields().ByName("key")
+	obj := md.Fields().ByName("key")
+	if req == nil || obj == nil || req.Message() == nil || obj.Message() == nil || req.Message().FullName() != obj.Message().FullName() {
+		return "", false
+	}
+	name := string(m.Name())
+	verb := verbOf(name)
+	rest, ok := strings.CutPrefix(strings.TrimPrefix(name, verb), string(md.Name()))
+	if !ok {
+		return "", false
+	}
+	return kebab(verb + rest), true
+}
+
+// kebab turns CamelCase into camel-case.
+func kebab(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('-')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // verbOf returns the leading capitalised word of a method name.

@@ -201,6 +201,45 @@ func (a *app) runDelete(cmd *cobra.Command, k *Kind, in *input, args []string, f
 	return a.mutate(cmd, k, "delete", keyString(req), k.Delete, req, noWait)
 }
 
+// runAction calls an action on the object the command line names.
+func (a *app) runAction(cmd *cobra.Command, k *Kind, name string, md protoreflect.MethodDescriptor, in *input, args []string, noWait bool) error {
+	if err := in.nameArg(cmd, args); err != nil {
+		return err
+	}
+	req, _, err := in.build(cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	if !hasKey(req) {
+		return usagef("which %s? give a NAME or the --key.* flags", k.Name)
+	}
+	what := k.Name + " " + keyString(req)
+	if md.IsStreamingServer() {
+		if fd := field(req, "no_wait"); fd != nil {
+			req.ProtoReflect().Set(fd, protoreflect.ValueOfBool(noWait))
+		}
+		conn, ctx, cancel, err := a.connect(cmd)
+		if err != nil {
+			return err
+		}
+		defer cancel()
+		return a.followProgress(ctx, conn, k, name, what, md, req)
+	}
+	resp, err := a.unary(cmd, md, req, name+" "+what)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if f := a.format(); f != output.Table {
+		return output.WriteOne(out, f, resp)
+	}
+	fmt.Fprintf(out, "%s: %s done\n", what, name)
+	for _, line := range extraFields(resp, what) {
+		fmt.Fprintln(out, line)
+	}
+	return nil
+}
+
 // mutate sends a create, update or delete and reports its outcome: the
 // progress of a streaming call, or the stored object of a unary one.
 func (a *app) mutate(cmd *cobra.Command, k *Kind, verb, key string, md protoreflect.MethodDescriptor, req proto.Message, noWait bool) error {
@@ -209,21 +248,21 @@ func (a *app) mutate(cmd *cobra.Command, k *Kind, verb, key string, md protorefl
 			return err
 		}
 	}
-	conn, ctx, cancel, err := a.connect(cmd)
-	if err != nil {
-		return err
-	}
-	defer cancel()
 	what := k.Name
 	if key != "" {
 		what += " " + key
 	}
 	if md.IsStreamingServer() {
+		conn, ctx, cancel, err := a.connect(cmd)
+		if err != nil {
+			return err
+		}
+		defer cancel()
 		return a.followProgress(ctx, conn, k, verb, what, md, req)
 	}
-	resp, err := callUnary(ctx, conn, md, req)
+	resp, err := a.unary(cmd, md, req, verb+" "+what)
 	if err != nil {
-		return &callError{op: verb + " " + what, err: err}
+		return err
 	}
 	obj := resp.ProtoReflect()
 	if fd := objectField(resp, fullName(k)); fd != nil {

@@ -23,6 +23,8 @@ import (
 	"golang.org/x/term"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/edgekit/edgekit/internal/cli/clientconfig"
 	"github.com/edgekit/edgekit/internal/cli/clientconn"
@@ -203,6 +205,8 @@ context of the configuration file ('edgectl config --help').`,
 		a.kindsCommand(),
 		a.configCommand(),
 	)
+	root.AddCommand(a.actionCommands()...)
+	root.SuggestionsMinimumDistance = 2
 	return root
 }
 
@@ -246,6 +250,21 @@ func (a *app) connect(cmd *cobra.Command) (*grpc.ClientConn, context.Context, co
 	}
 	ctx, cancel := a.callContext(cmd)
 	return conn, ctx, cancel, nil
+}
+
+// unary connects and calls a unary method; op names the call in its
+// error.
+func (a *app) unary(cmd *cobra.Command, md protoreflect.MethodDescriptor, req proto.Message, op string) (proto.Message, error) {
+	conn, ctx, cancel, err := a.connect(cmd)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	resp, err := callUnary(ctx, conn, md, req)
+	if err != nil {
+		return nil, &callError{op: op, err: err}
+	}
+	return resp, nil
 }
 
 // dial returns the connection, made on first use from the flags, the

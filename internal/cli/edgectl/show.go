@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -192,14 +193,9 @@ func (a *app) runShowSingleton(cmd *cobra.Command, k *Kind) error {
 // singletonCall calls a unary method of a singleton kind and prints the
 // object in its response.
 func (a *app) singletonCall(cmd *cobra.Command, k *Kind, md protoreflect.MethodDescriptor, req proto.Message) error {
-	conn, ctx, cancel, err := a.connect(cmd)
+	resp, err := a.unary(cmd, md, req, strings.ToLower(verbOf(string(md.Name())))+" "+k.Name)
 	if err != nil {
 		return err
-	}
-	defer cancel()
-	resp, err := callUnary(ctx, conn, md, req)
-	if err != nil {
-		return &callError{op: strings.ToLower(verbOf(string(md.Name()))) + " " + k.Name, err: err}
 	}
 	fd := objectField(resp, fullName(k))
 	if fd == nil {
@@ -270,5 +266,10 @@ func verbs(k *Kind) []string {
 			out = append(out, v.name)
 		}
 	}
-	return out
+	var actions []string
+	for name := range k.Actions {
+		actions = append(actions, name)
+	}
+	slices.Sort(actions)
+	return append(out, actions...)
 }

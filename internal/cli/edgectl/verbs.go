@@ -2,6 +2,7 @@ package edgectl
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,8 +16,9 @@ import (
 // that build returns one for.
 func (a *app) verbCommand(verb, short string, build func(k *Kind) *cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   verb + " KIND",
-		Short: short,
+		Use:                        verb + " KIND",
+		Short:                      short,
+		SuggestionsMinimumDistance: 2,
 	}
 	var names []string
 	for _, k := range a.kinds {
@@ -188,6 +190,43 @@ func fileFlag(cmd *cobra.Command, usage string) *string {
 // with its own flags (define those first) or the global ones.
 func (a *app) newInput(cmd *cobra.Command, md protoreflect.MessageDescriptor, opts protoflags.Options) (*input, error) {
 	return newInput(md, cmd.Flags(), a.global, opts)
+}
+
+// actionCommands returns one command per action of the kinds
+// ("rotate-access-key cloudlet NAME").
+func (a *app) actionCommands() []*cobra.Command {
+	var names []string
+	for _, k := range a.kinds {
+		for name := range k.Actions {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	var cmds []*cobra.Command
+	for _, name := range names {
+		cmds = append(cmds, a.verbCommand(name, "Call "+name+" on an object", func(k *Kind) *cobra.Command {
+			md := k.Actions[name]
+			if md == nil {
+				return nil
+			}
+			cmd := a.kindCommand(k, fmt.Sprintf("Call %s on a %s", md.Name(), k.Name))
+			cmd.Long = fmt.Sprintf("Call %s on a %s.", md.FullName(), k.Name) + nameHelp(k)
+			noWait := a.noWaitFlag(cmd, k)
+			in, err := a.newInput(cmd, md.Input(), protoflags.Options{
+				Include: func(f *protoflags.Field) bool { return f.Path != "no_wait" },
+			})
+			cmd.RunE = func(cmd *cobra.Command, args []string) error {
+				if err != nil {
+					return err
+				}
+				return a.runAction(cmd, k, name, md, in, args, *noWait)
+			}
+			return cmd
+		}))
+	}
+	return cmds
 }
 
 // noWaitFlag defines --no-wait on commands whose call streams progress.

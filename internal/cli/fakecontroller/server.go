@@ -30,6 +30,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	_ "github.com/edgekit/edgekit/edgeproto" // registers the services
+	"github.com/edgekit/edgekit/internal/cli/clitest"
 )
 
 // Options configure a Server.
@@ -83,11 +84,15 @@ func Start(t testing.TB, opts Options) *Server {
 	s.settings = mt.New().Interface()
 	serverOpts := []grpc.ServerOption{grpc.UnknownServiceHandler(s.handle)}
 	if opts.TLS {
-		cert, caFile, err := newCertificate(t.TempDir())
+		ca, err := clitest.NewCA(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.CAFile = caFile
+		cert, err := ca.Server()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.CAFile = ca.CAFile
 		serverOpts = append(serverOpts, grpc.Creds(credentials.NewServerTLSFromCert(&cert)))
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
