@@ -215,15 +215,7 @@ func (a *app) runAction(cmd *cobra.Command, k *Kind, name string, md protoreflec
 	}
 	what := k.Name + " " + keyString(req)
 	if md.IsStreamingServer() {
-		if fd := field(req, "no_wait"); fd != nil {
-			req.ProtoReflect().Set(fd, protoreflect.ValueOfBool(noWait))
-		}
-		conn, ctx, cancel, err := a.connect(cmd)
-		if err != nil {
-			return err
-		}
-		defer cancel()
-		return a.followProgress(ctx, conn, k, name, what, md, req)
+		return a.mutate(cmd, k, name, keyString(req), md, req, noWait)
 	}
 	resp, err := a.unary(cmd, md, req, name+" "+what)
 	if err != nil {
@@ -240,13 +232,12 @@ func (a *app) runAction(cmd *cobra.Command, k *Kind, name string, md protoreflec
 	return nil
 }
 
-// mutate sends a create, update or delete and reports its outcome: the
-// progress of a streaming call, or the stored object of a unary one.
+// mutate sends a create, update, delete (or a streaming action) and
+// reports its outcome: the progress of a streaming call, or the stored
+// object of a unary one.
 func (a *app) mutate(cmd *cobra.Command, k *Kind, verb, key string, md protoreflect.MethodDescriptor, req proto.Message, noWait bool) error {
-	if k.Streams() {
-		if err := setField(req, "no_wait", protoreflect.ValueOfBool(noWait)); err != nil {
-			return err
-		}
+	if fd := field(req, "no_wait"); fd != nil {
+		req.ProtoReflect().Set(fd, protoreflect.ValueOfBool(noWait))
 	}
 	what := k.Name
 	if key != "" {
