@@ -280,3 +280,76 @@ func TestWatchUntilInterrupted(t *testing.T) {
 		t.Errorf("watch output:\n%s", out.String())
 	}
 }
+
+// TestCookbook runs the sh blocks of docs/edgectl.md, in order, as one
+// bash script against a controller whose cloudlets the engine on the fake
+// platform serves, with edgectl on PATH and a configuration file whose
+// current context reaches the controller as admin. Blocks after a
+// "<!-- cookbook: not run -->" line are skipped.
+func TestCookbook(t *testing.T) {
+	t.Parallel()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	doc, err := os.ReadFile("../../docs/edgectl.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := cookbookScript(string(doc))
+	if strings.Count(script, "edgectl ") < 30 {
+		t.Fatalf("the cookbook runs only %d edgectl commands:\n%s", strings.Count(script, "edgectl "), script)
+	}
+	env := controllertest.Start(t, controllertest.Options{Host: true})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "admin.token"), []byte(env.AdminToken()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := "current-context: test\ncontexts:\n  - name: test\n    addr: " + env.Addr + "\n    token-file: admin.token\n    insecure: true\n"
+	if err := os.WriteFile(filepath.Join(dir, "edgectl.yaml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bash, "-euo", "pipefail", "-x", "-c", script)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(),
+		"PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"EDGECTL_CONFIG="+filepath.Join(dir, "edgectl.yaml"),
+		"EDGECTL_TOKEN=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the cookbook failed: %v\n%s", err, out)
+	}
+	if testing.Verbose() {
+		t.Logf("cookbook output:\n%s", out)
+	}
+}
+
+// cookbookScript returns the sh blocks of a markdown page that are not
+// marked "not run", joined.
+func cookbookScript(doc string) string {
+	var script strings.Builder
+	lines := strings.Split(doc, "\n")
+	skip, in := false, false
+	for _, l := range lines {
+		switch {
+		case in && strings.HasPrefix(l, "```"):
+			in = false
+		case in:
+			if !skip {
+				script.WriteString(l + "\n")
+			}
+		case strings.HasPrefix(l, "```sh"):
+			in = true
+		case strings.TrimSpace(l) == "<!-- cookbook: not run -->":
+			skip = true
+			continue
+		}
+		if !in && strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "<!--") {
+			skip = false
+		}
+	}
+	return script.String()
+}

@@ -144,7 +144,7 @@ func (a *app) runShow(cmd *cobra.Command, k *Kind, in *input, args []string) err
 }
 
 // runWatch prints the matching objects, then every change, until the
-// context ends (Ctrl-C: success) or the stream fails.
+// context ends (Ctrl-C or --timeout: success) or the stream fails.
 func (a *app) runWatch(cmd *cobra.Command, k *Kind, in *input, args []string) error {
 	call, err := a.filterCall(cmd, k, in, args, k.Watch)
 	if err != nil {
@@ -174,6 +174,9 @@ func (a *app) runWatch(cmd *cobra.Command, k *Kind, in *input, args []string) er
 	})
 	if err != nil && cmd.Context() != nil && cmd.Context().Err() != nil {
 		return nil // interrupted: the normal end of a watch
+	}
+	if err != nil && a.timeout > 0 && status.Code(err) == codes.DeadlineExceeded {
+		return nil // --timeout: watch for that long
 	}
 	if err != nil {
 		return &callError{op: "watch " + k.Name, err: err}

@@ -77,12 +77,14 @@ func nameHelp(k *Kind) string {
 		return ""
 	}
 	return `
+
 NAME is the key's name field, or the whole key as field=value pairs
 ("organization=acme,name=edge1", the form edgectl prints).`
 }
 
 // fieldHelp is the help of the field flags.
 const fieldHelp = `
+
 Field flags are named by the field's path (proto names, '_' as '-'):
 --key.organization, --platform-type, --location.latitude. Enums take their
 value names without prefix, in any case; maps take key=value, repeated
@@ -128,6 +130,7 @@ func (a *app) updateCommand() *cobra.Command {
 		cmd := a.kindCommand(k, "Change fields of a "+k.Name)
 		cmd.Long = "Change the fields of a " + k.Name + " that the flags (or the file) name; the others keep their values." +
 			nameHelp(k) + fieldHelp + `
+
 Lists and maps are replaced; where the kind allows it, --FIELD-add and
 --FIELD-remove add or remove elements (map keys) instead. --clear FIELD sets
 a field back to empty.` + progressHelp(k)
