@@ -57,13 +57,19 @@ func (a *app) followProgress(ctx context.Context, conn grpc.ClientConnInterface,
 		}
 	}
 	if err != nil {
-		if status.Code(err) == codes.DeadlineExceeded && a.timeout > 0 {
-			if disp != nil && last != nil {
-				disp.Finish(fmt.Sprintf("%s %s: still %s after --timeout %s", what, verb, stateName(last.GetState()), a.timeout))
+		timedOut := status.Code(err) == codes.DeadlineExceeded && a.timeout > 0
+		interrupted := status.Code(err) == codes.Canceled && ctx.Err() != nil
+		if timedOut || interrupted {
+			why := "interrupted"
+			if timedOut {
+				why = "no final state within --timeout " + a.timeout.String()
 			}
-			msg := fmt.Sprintf("%s %s: no final state within --timeout %s; the change goes on at the controller", verb, what, a.timeout)
+			if disp != nil && last != nil {
+				disp.Finish(fmt.Sprintf("%s %s: stopped waiting at %s", what, verb, stateName(last.GetState())))
+			}
+			msg := fmt.Sprintf("%s %s: %s; the change goes on at the controller", verb, what, why)
 			if info := a.infoKind(k); info != nil {
-				msg += fmt.Sprintf(" (follow it with: %s watch %s %s)", "edgectl", info.Name, quoteKey(what, k))
+				msg += fmt.Sprintf(" (follow it with: edgectl watch %s %s)", info.Name, quoteKey(what, k))
 			}
 			return &callError{op: msg, err: err}
 		}

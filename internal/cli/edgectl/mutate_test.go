@@ -1,11 +1,13 @@
 package edgectl_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -252,4 +254,38 @@ func TestDelete(t *testing.T) {
 		t.Errorf("stdout %q", r.out)
 	}
 	run(t, srv, "delete", "flavor", "small", "-f", file).fails(t, edgectl.ExitUsage, "give the key once")
+}
+
+func TestTimeoutAndInterruptLeaveTheChangeGoing(t *testing.T) {
+	t.Parallel()
+	srv := fakecontroller.Start(t, fakecontroller.Options{})
+	release := srv.Hold("organization=acme,name=slow")
+	defer release()
+	r := run(t, srv, "--timeout", "300ms", "create", "cloudlet", "slow", "--key.organization", "acme")
+	r.fails(t, edgectl.ExitFailure, "Error: create cloudlet organization=acme,name=slow: no final state within --timeout 300ms; the change goes on at the controller "+
+		"(follow it with: edgectl watch cloudletinfo organization=acme,name=slow): DeadlineExceeded")
+	if !strings.HasSuffix(r.out, "cloudlet organization=acme,name=slow create: stopped waiting at CREATE_REQUESTED\n") {
+		t.Errorf("stdout:\n%s", r.out)
+	}
+
+	release2 := srv.Hold("organization=acme,name=slow2")
+	defer release2()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- edgectl.Execute(ctx, edgectl.Options{Out: &out, ErrOut: &errOut, Getenv: newEnv(t).getenv},
+			[]string{"--addr", srv.Addr, "--insecure", "create", "cloudlet", "slow2", "--key.organization", "acme"})
+	}()
+	waitFor(t, &out, "CREATE_REQUESTED  Requested create\n")
+	cancel()
+	select {
+	case code := <-done:
+		if code != edgectl.ExitFailure || !strings.Contains(errOut.String(), "create cloudlet organization=acme,name=slow2: interrupted; the change goes on at the controller") {
+			t.Errorf("interrupted create: exit %d, stderr %q", code, errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("create did not end when interrupted")
+	}
 }

@@ -235,6 +235,16 @@ func (c *call) progress(obj proto.Message, verb string) error {
 	if err != nil || noWait {
 		return err
 	}
+	c.s.mu.Lock()
+	held := c.s.hold[key]
+	c.s.mu.Unlock()
+	if held != nil {
+		select {
+		case <-held:
+		case <-c.stream.Context().Done():
+			return status.FromContextError(c.stream.Context().Err()).Err()
+		}
+	}
 	st := &edgeproto.StatusInfo{MaxTasks: 2}
 	for _, s := range steps {
 		if s.step == "" {

@@ -65,6 +65,7 @@ type Server struct {
 	settings proto.Message
 	calls    []Call
 	fail     map[string][]string // key string -> errors of its next changes
+	hold     map[string]chan struct{}
 	watchers map[*watcher]bool
 }
 
@@ -75,6 +76,7 @@ func Start(t testing.TB, opts Options) *Server {
 		opts:     opts,
 		objects:  map[protoreflect.FullName]map[string]proto.Message{},
 		fail:     map[string][]string{},
+		hold:     map[string]chan struct{}{},
 		watchers: map[*watcher]bool{},
 	}
 	mt, err := protoregistry.GlobalTypes.FindMessageByName("edgeproto.v1.Settings")
@@ -139,6 +141,18 @@ func (s *Server) Fail(key string, errs ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fail[key] = errs
+}
+
+// Hold makes the changes of the object with key string key stop after
+// their first progress message until release is called (or the caller
+// goes away).
+func (s *Server) Hold(key string) (release func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.hold[key] = ch
+	s.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
 }
 
 // Put stores an object (an object or an Info) as is, notifying watchers.
