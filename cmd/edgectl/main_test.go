@@ -18,8 +18,9 @@ import (
 	"github.com/edgekit/edgekit/platforms/fake"
 )
 
-// binary is the edgectl binary the tests run, built once.
-var binary string
+// binary is the edgectl binary the tests run, and controllerBinary the
+// controller's, built once.
+var binary, controllerBinary string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "edgectl-bin")
@@ -27,7 +28,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "edgectl")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	controllerBinary = filepath.Join(dir, "controller")
+	if out, err := exec.Command("go", "build", "-o", dir, ".", "../controller").CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		panic("build: " + err.Error() + "\n" + string(out))
 	}
@@ -39,9 +41,8 @@ func TestMain(m *testing.M) {
 // user runs edgectl as one caller of a controller.
 type user struct {
 	t    *testing.T
-	addr string
 	env  []string // extra environment (EDGECTL_TOKEN, EDGECTL_CONFIG)
-	args []string // extra leading arguments (--token)
+	args []string // leading arguments (--addr, --insecure, --token)
 }
 
 type result struct {
@@ -55,7 +56,7 @@ func (u user) run(args ...string) result {
 	u.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, append(append([]string{"--addr", u.addr, "--insecure"}, u.args...), args...)...)
+	cmd := exec.CommandContext(ctx, binary, append(append([]string(nil), u.args...), args...)...)
 	cmd.Env = append(os.Environ(), u.env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -95,17 +96,17 @@ func (r result) fails(t *testing.T, what string, code int, want ...string) {
 func users(t *testing.T, env *controllertest.Env) (admin, operator, developer user) {
 	dir := t.TempDir()
 	noConfig := "EDGECTL_CONFIG=" + filepath.Join(dir, "none.yaml")
-	admin = user{t: t, addr: env.Addr, env: []string{noConfig}, args: []string{"--token", env.AdminToken()}}
-	operator = user{t: t, addr: env.Addr, env: []string{noConfig, "EDGECTL_TOKEN=" + env.OrgToken("operator")}}
+	plain := []string{"--addr", env.Addr, "--insecure"}
+	admin = user{t: t, env: []string{noConfig}, args: append(plain, "--token", env.AdminToken())}
+	operator = user{t: t, env: []string{noConfig, "EDGECTL_TOKEN=" + env.OrgToken("operator")}, args: plain}
 	tokenFile := filepath.Join(dir, "developer.token")
 	if err := os.WriteFile(tokenFile, []byte(env.OrgToken("developer")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	config := "EDGECTL_CONFIG=" + filepath.Join(dir, "edgectl.yaml")
-	setup := user{t: t, addr: env.Addr, env: []string{config}}
-	setup.run("config", "set-context", "dev", "--addr", env.Addr, "--insecure", "--token-file", "developer.token").ok(t, "set-context")
 	// The context's relative token file is relative to the configuration file.
-	developer = user{t: t, addr: env.Addr, env: []string{config}}
+	developer = user{t: t, env: []string{config}}
+	developer.run("config", "set-context", "dev", "--addr", env.Addr, "--insecure", "--token-file", "developer.token").ok(t, "set-context")
 	return admin, operator, developer
 }
 
@@ -203,7 +204,7 @@ ports: [{proto: PORT_PROTOCOL_TCP, internal_port: 80}]
 	dev.run("create", "appinst", "web2", "--key.organization", "developer", "--app-key.organization", "developer",
 		"--app-key.name", "web", "--app-key.version", "1", "--cluster-key.organization", "developer", "--cluster-key.name", "nope").
 		fails(t, "appinst on a missing cluster", 1, "FailedPrecondition", "nope")
-	user{t: t, addr: env.Addr, env: []string{"EDGECTL_CONFIG=" + filepath.Join(t.TempDir(), "x.yaml")}}.run("show", "cloudlets").
+	user{t: t, env: []string{"EDGECTL_CONFIG=" + filepath.Join(t.TempDir(), "x.yaml")}, args: []string{"--addr", env.Addr, "--insecure"}}.run("show", "cloudlets").
 		fails(t, "no token", 1, "Unauthenticated")
 	op.run("show", "clowdlets").fails(t, "unknown kind", 2, `unknown kind "clowdlets"`)
 

@@ -62,7 +62,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // Resolve fills what fs did not set from the context and the environment,
 // in this order: flag, environment ($EDGECTL_TOKEN for the token), context,
-// default. It reads the token file when the token comes from one.
+// default. The transport is taken whole from one place: --insecure given
+// ignores the context's TLS files; TLS files given ignore the context's
+// insecure. It reads the token file when the token comes from one.
 func (o *Options) Resolve(fs *pflag.FlagSet, ctx clientconfig.Context, getenv func(string) string) error {
 	changed := func(name string) bool { return fs != nil && fs.Changed(name) }
 	fill := func(name string, dst *string, from string) {
@@ -72,12 +74,19 @@ func (o *Options) Resolve(fs *pflag.FlagSet, ctx clientconfig.Context, getenv fu
 	}
 	fill("addr", &o.Addr, ctx.Addr)
 	fill("addr", &o.Addr, DefaultAddr)
-	fill("ca-file", &o.CAFile, ctx.CAFile)
-	fill("cert-file", &o.CertFile, ctx.CertFile)
-	fill("key-file", &o.KeyFile, ctx.KeyFile)
-	fill("server-name", &o.ServerName, ctx.ServerName)
-	if !changed("insecure") && ctx.Insecure {
+	// The transport is chosen as a whole: --insecure on the command line
+	// drops the context's TLS files, TLS files on the command line drop
+	// the context's insecure.
+	tlsFlags := changed("ca-file") || changed("cert-file") || changed("key-file")
+	switch {
+	case changed("insecure") && o.Insecure:
+	case !changed("insecure") && ctx.Insecure && !tlsFlags:
 		o.Insecure = true
+	default:
+		fill("ca-file", &o.CAFile, ctx.CAFile)
+		fill("cert-file", &o.CertFile, ctx.CertFile)
+		fill("key-file", &o.KeyFile, ctx.KeyFile)
+		fill("server-name", &o.ServerName, ctx.ServerName)
 	}
 	if o.Token != "" {
 		return nil

@@ -207,12 +207,27 @@ func TestResolvePrecedence(t *testing.T) {
 			t.Errorf("%v with context %q: token %q addr %q, want %q %q", c.args, c.ctx.Name, o.Token, o.Addr, c.token, c.addr)
 		}
 	}
-	o, fs := parse("--insecure=false", "--ca-file", "/flag/ca.pem")
+	o, fs := parse("--ca-file", "/flag/ca.pem")
 	if err := o.Resolve(fs, ctx, noEnv); err != nil {
 		t.Fatal(err)
 	}
 	if o.Insecure || o.CAFile != "/flag/ca.pem" {
-		t.Errorf("flags did not override the context: %+v", o)
+		t.Errorf("a TLS flag did not override the context's insecure: %+v", o)
+	}
+	tlsCtx := clientconfig.Context{CAFile: "/ctx/ca.pem", CertFile: "/ctx/c.pem", KeyFile: "/ctx/k.pem", ServerName: "ctl"}
+	o, fs = parse("--insecure")
+	if err := o.Resolve(fs, tlsCtx, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	if !o.Insecure || o.CAFile != "" || o.CertFile != "" || o.ServerName != "" {
+		t.Errorf("--insecure kept the context's TLS settings: %+v", o)
+	}
+	o, fs = parse("--server-name", "x")
+	if err := o.Resolve(fs, tlsCtx, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	if o.Insecure || o.CAFile != "/ctx/ca.pem" || o.KeyFile != "/ctx/k.pem" || o.ServerName != "x" {
+		t.Errorf("TLS context with a flag: %+v", o)
 	}
 	o, fs = parse("--token-file", empty)
 	if err := o.Resolve(fs, clientconfig.Context{}, noEnv); err == nil || !strings.Contains(err.Error(), "is empty") {
