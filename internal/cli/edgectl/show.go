@@ -216,8 +216,9 @@ func (a *app) printObject(cmd *cobra.Command, k *Kind, m protoreflect.Message) e
 	}
 	tw := output.NewTabWriter(out)
 	fmt.Fprintln(tw, "FIELD\tVALUE")
-	for _, flag := range schemaOf(k.Desc()).Leaves() {
-		sf, _ := schemaOf(k.Desc()).Lookup(flag)
+	schema := schemaOf(k.Desc())
+	for _, flag := range schema.Leaves() {
+		sf, _ := schema.Lookup(flag)
 		fmt.Fprintf(tw, "%s\t%s\n", sf.Path, output.FormatPath(m, sf.Path))
 	}
 	return tw.Flush()
