@@ -32,6 +32,7 @@ type Kind[T Object[T]] struct {
 	name   string
 	prefix string
 	mt     protoreflect.MessageType
+	recent *recent[T]
 }
 
 // KindOption configures a Kind.
@@ -61,7 +62,7 @@ func NewKind[T Object[T]](s *Store, opts ...KindOption) *Kind[T] {
 	if err := s.register(cfg.name, string(desc.FullName())); err != nil {
 		panic(err)
 	}
-	return &Kind[T]{s: s, name: cfg.name, prefix: s.prefix + cfg.name + "/", mt: mt}
+	return &Kind[T]{s: s, name: cfg.name, prefix: s.prefix + cfg.name + "/", mt: mt, recent: newRecent[T](s.recentSize)}
 }
 
 // Name returns the kind's name ("ClusterInst").
@@ -136,6 +137,7 @@ func (k *Kind[T]) Get(ctx context.Context, key string) (obj T, modRev int64, err
 	if err != nil {
 		return obj, 0, err
 	}
+	k.recent.put(key, obj, kv.ModRevision)
 	return obj, kv.ModRevision, nil
 }
 
@@ -202,6 +204,7 @@ func (k *Kind[T]) Create(ctx context.Context, obj T) (rev int64, err error) {
 	if !resp.Succeeded {
 		return 0, k.err("create", key, ErrAlreadyExists)
 	}
+	k.recent.put(key, obj, resp.Header.Revision)
 	return resp.Header.Revision, nil
 }
 
@@ -219,5 +222,6 @@ func (k *Kind[T]) Put(ctx context.Context, obj T) (rev int64, err error) {
 	if err != nil {
 		return 0, k.wrapEtcd("put", key, err)
 	}
+	k.recent.put(key, obj, resp.Header.Revision)
 	return resp.Header.Revision, nil
 }

@@ -1,0 +1,216 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/internal/etcd"
+	"github.com/edgekit/edgekit/internal/store"
+	"github.com/edgekit/edgekit/internal/testenv/etcdtest"
+)
+
+// benchStore starts etcd, with fsync as production runs it or without it
+// as the tests run it, and returns a store on it.
+func benchStore(b *testing.B, fsync bool) (*store.Store, *etcdtest.Server) {
+	b.Helper()
+	srv := etcdtest.New(b, etcdtest.WithConfig(func(c *etcd.EmbedConfig) { c.UnsafeNoFsync = !fsync }))
+	s, err := store.New(srv.Client(), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, srv
+}
+
+// BenchmarkUpdate compares the store's Update (CopyInFields of one flag
+// into the object, compare-and-swap write) with the least a compare-and-swap write
+// costs in etcd: one Txn comparing the ModRevision the writer knows from
+// its last write, with a value encoded in advance. The store starts from
+// the object it remembers (impl=store) or reads it first (impl=store-cold,
+// a store remembering nothing). All run on the same
+// embedded etcd, one after the other, from one goroutine (par=1) or from 8
+// goroutines on 8 objects (par=8).
+func BenchmarkUpdate(b *testing.B) {
+	for _, fsync := range []bool{false, true} {
+		s, srv := benchStore(b, fsync)
+		k := store.NewKind[*edgeproto.ClusterInst](s)
+		// A store that remembers no object reads before every update, as
+		// when another process wrote the object since.
+		cold, err := store.New(srv.Client(), "bench", store.WithRecentSize(0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		kcold := store.NewKind[*edgeproto.ClusterInst](cold)
+		ctx := context.Background()
+		fm := mustFM(b, edgeproto.ClusterInstFieldFlavorName)
+		for _, par := range []int{1, 8} {
+			keys := make([]string, par)
+			for i := range keys {
+				c := cluster(fmt.Sprintf("c%d-%v", i, fsync), "acme")
+				if _, err := k.Put(ctx, c); err != nil {
+					b.Fatal(err)
+				}
+				keys[i] = c.GetKeyString()
+			}
+			name := func(impl string) string { return fmt.Sprintf("fsync=%v/par=%d/impl=%s", fsync, par, impl) }
+			b.Run(name("store"), func(b *testing.B) {
+				runPar(b, par, func(g, i int) error {
+					src := &edgeproto.ClusterInst{FlavorName: fmt.Sprintf("f%d", i)}
+					_, _, err := k.Update(ctx, keys[g], src, fm, nil)
+					return err
+				})
+			})
+			b.Run(name("store-cold"), func(b *testing.B) {
+				runPar(b, par, func(g, i int) error {
+					src := &edgeproto.ClusterInst{FlavorName: fmt.Sprintf("g%d", i)}
+					_, _, err := kcold.Update(ctx, keys[g], src, fm, nil)
+					return err
+				})
+			})
+			b.Run(name("raw"), func(b *testing.B) {
+				cli := s.Client()
+				revs := make([]int64, par)
+				vals := make([]string, par)
+				for g := range par {
+					obj, rev, err := k.Get(ctx, keys[g])
+					if err != nil {
+						b.Fatal(err)
+					}
+					revs[g] = rev
+					v, err := protojson.Marshal(obj)
+					if err != nil {
+						b.Fatal(err)
+					}
+					vals[g] = string(v)
+				}
+				runPar(b, par, func(g, _ int) error {
+					p := k.Path(keys[g])
+					resp, err := cli.Txn(ctx).
+						If(clientv3.Compare(clientv3.ModRevision(p), "=", revs[g])).
+						Then(clientv3.OpPut(p, vals[g])).
+						Commit()
+					if err != nil {
+						return err
+					}
+					if !resp.Succeeded {
+						return fmt.Errorf("compare failed")
+					}
+					revs[g] = resp.Header.Revision
+					return nil
+				})
+			})
+		}
+	}
+}
+
+// runPar runs b.N calls of op spread over par goroutines; op gets its
+// goroutine's number and a call count.
+func runPar(b *testing.B, par int, op func(g, i int) error) {
+	b.ReportAllocs()
+	errs := make(chan error, par)
+	b.ResetTimer()
+	for g := range par {
+		n := b.N / par
+		if g < b.N%par {
+			n++
+		}
+		go func() {
+			for i := range n {
+				if err := op(g, i); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range par {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+// BenchmarkList10000 lists 10,000 ClusterInsts: the store's List (paged,
+// decoded) against a raw paged range read of the same keys (no decoding),
+// and a synced Cache's List (copies).
+func BenchmarkList10000(b *testing.B) {
+	const n = 10000
+	s, _ := benchStore(b, false)
+	k := store.NewKind[*edgeproto.ClusterInst](s)
+	ctx := context.Background()
+	ops := make([]clientv3.Op, 0, 100)
+	for i := range n {
+		c := cluster(fmt.Sprintf("c%05d", i), "acme")
+		c.NodePools = []*edgeproto.NodePool{{Name: "pool", NumNodes: 3}}
+		c.InfraAnnotations = map[string]string{"zone": "a", "rack": fmt.Sprint(i % 40)}
+		v, err := protojson.Marshal(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ops = append(ops, clientv3.OpPut(k.Path(c.GetKeyString()), string(v)))
+		if len(ops) == cap(ops) {
+			if _, err := s.Client().Txn(ctx).Then(ops...).Commit(); err != nil {
+				b.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
+	b.Run("impl=store", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			objs, _, err := k.List(ctx)
+			if err != nil || len(objs) != n {
+				b.Fatalf("%d objects, %v", len(objs), err)
+			}
+		}
+	})
+	b.Run("impl=raw", func(b *testing.B) {
+		b.ReportAllocs()
+		end := clientv3.GetPrefixRangeEnd(k.Prefix())
+		for b.Loop() {
+			count, key, rev := 0, k.Prefix(), int64(0)
+			for {
+				opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(store.DefaultPageSize)}
+				if rev != 0 {
+					opts = append(opts, clientv3.WithRev(rev))
+				}
+				resp, err := s.Client().Get(ctx, key, opts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rev = resp.Header.Revision
+				count += len(resp.Kvs)
+				if !resp.More {
+					break
+				}
+				key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+			}
+			if count != n {
+				b.Fatalf("%d keys", count)
+			}
+		}
+	})
+	b.Run("impl=cache", func(b *testing.B) {
+		c := store.NewCache(k)
+		cctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- c.Start(cctx) }()
+		<-c.Synced()
+		b.ReportAllocs()
+		for b.Loop() {
+			if objs := c.List(); len(objs) != n {
+				b.Fatalf("%d objects", len(objs))
+			}
+		}
+		b.StopTimer()
+		cancel()
+		<-done
+	})
+}
