@@ -3,7 +3,9 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -63,6 +65,7 @@ func BenchmarkUpdate(b *testing.B) {
 					_, _, err := k.Update(ctx, keys[g], src, fm, nil)
 					return err
 				})
+				reportRate(b)
 			})
 			b.Run(name("store-cold"), func(b *testing.B) {
 				runPar(b, par, func(g, i int) error {
@@ -70,6 +73,7 @@ func BenchmarkUpdate(b *testing.B) {
 					_, _, err := kcold.Update(ctx, keys[g], src, fm, nil)
 					return err
 				})
+				reportRate(b)
 			})
 			b.Run(name("raw"), func(b *testing.B) {
 				cli := s.Client()
@@ -102,6 +106,7 @@ func BenchmarkUpdate(b *testing.B) {
 					revs[g] = resp.Header.Revision
 					return nil
 				})
+				reportRate(b)
 			})
 		}
 	}
@@ -134,8 +139,10 @@ func runPar(b *testing.B, par int, op func(g, i int) error) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
+
+// reportRate reports b.N operations over the benchmark's time as ops/s.
+func reportRate(b *testing.B) { b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s") }
 
 // BenchmarkList10000 lists 10,000 ClusterInsts: the store's List (paged,
 // decoded) against a raw paged range read of the same keys (no decoding),
@@ -213,4 +220,76 @@ func BenchmarkList10000(b *testing.B) {
 		cancel()
 		<-done
 	})
+}
+
+// BenchmarkUpdateInterleaved measures the same two operations as
+// BenchmarkUpdate (impl=store and impl=raw), but alternately in one loop,
+// each timed on its own, so that both see the same load on a shared
+// machine. It reports each one's rate and their ratio (store/raw).
+func BenchmarkUpdateInterleaved(b *testing.B) {
+	for _, fsync := range []bool{false, true} {
+		s, _ := benchStore(b, fsync)
+		k := store.NewKind[*edgeproto.ClusterInst](s)
+		ctx := context.Background()
+		fm := mustFM(b, edgeproto.ClusterInstFieldFlavorName)
+		for _, par := range []int{1, 8} {
+			b.Run(fmt.Sprintf("fsync=%v/par=%d", fsync, par), func(b *testing.B) {
+				var mu sync.Mutex
+				var storeTime, rawTime time.Duration
+				keys := make([]string, par)
+				revs := make([]int64, par)
+				vals := make([]string, par)
+				for g := range par {
+					c := cluster(fmt.Sprintf("i%d-%v-%d", g, fsync, b.N), "acme")
+					if _, err := k.Put(ctx, c); err != nil {
+						b.Fatal(err)
+					}
+					keys[g] = c.GetKeyString()
+					v, err := protojson.Marshal(c)
+					if err != nil {
+						b.Fatal(err)
+					}
+					vals[g] = string(v)
+					// The raw writer has its own key of the same size.
+					resp, err := s.Client().Put(ctx, k.Path(keys[g])+"-raw", vals[g])
+					if err != nil {
+						b.Fatal(err)
+					}
+					revs[g] = resp.Header.Revision
+				}
+				runPar(b, par, func(g, i int) error {
+					t0 := time.Now()
+					src := &edgeproto.ClusterInst{FlavorName: fmt.Sprintf("f%d", i)}
+					if _, _, err := k.Update(ctx, keys[g], src, fm, nil); err != nil {
+						return err
+					}
+					t1 := time.Now()
+					p := k.Path(keys[g]) + "-raw"
+					resp, err := s.Client().Txn(ctx).
+						If(clientv3.Compare(clientv3.ModRevision(p), "=", revs[g])).
+						Then(clientv3.OpPut(p, vals[g])).
+						Commit()
+					if err != nil {
+						return err
+					}
+					if !resp.Succeeded {
+						return fmt.Errorf("compare failed")
+					}
+					revs[g] = resp.Header.Revision
+					t2 := time.Now()
+					mu.Lock()
+					storeTime += t1.Sub(t0)
+					rawTime += t2.Sub(t1)
+					mu.Unlock()
+					return nil
+				})
+				// Per goroutine: the rate each would reach alone, times par.
+				storeRate := float64(b.N) / storeTime.Seconds() * float64(par)
+				rawRate := float64(b.N) / rawTime.Seconds() * float64(par)
+				b.ReportMetric(storeRate, "store-ops/s")
+				b.ReportMetric(rawRate, "raw-ops/s")
+				b.ReportMetric(storeRate/rawRate, "store/raw")
+			})
+		}
+	}
 }

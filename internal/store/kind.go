@@ -15,14 +15,30 @@ import (
 	"github.com/edgekit/edgekit/fieldmap"
 )
 
-// Object is what the store keeps: a generated message with a key (T is a
-// pointer to the generated struct, such as *edgeproto.ClusterInst).
+// Object is what the store keeps: a generated message (T is a pointer to
+// the generated struct, such as *edgeproto.ClusterInst). A message with a
+// key has the generated GetKeyString (see Keyed), which names its object
+// in the store. A message without one (such as Settings) is a singleton:
+// its one object has the empty key string.
 type Object[T any] interface {
 	proto.Message
-	GetKeyString() string
 	CopyInFields(src T, fm *fieldmap.FieldMap) int
 	FieldSchema() *fieldmap.Schema
 	Clone() T
+}
+
+// Keyed is a message with a key.
+type Keyed interface {
+	GetKeyString() string
+}
+
+// KeyOf returns the key string of obj: its GetKeyString, or "" for a
+// message without a key.
+func KeyOf(obj any) string {
+	if k, ok := obj.(Keyed); ok {
+		return k.GetKeyString()
+	}
+	return ""
 }
 
 // Kind reads and writes the objects of one type T. It is safe for
@@ -78,9 +94,9 @@ func (k *Kind[T]) Prefix() string { return k.prefix }
 // Path returns the etcd key of the object whose key string is key.
 func (k *Kind[T]) Path(key string) string { return k.prefix + key }
 
-// KeyOf returns the key string of an etcd key of this kind, and false when
-// the etcd key is not one.
-func (k *Kind[T]) KeyOf(path string) (string, bool) {
+// KeyFromPath returns the key string of an etcd key of this kind, and
+// false when the etcd key is not one.
+func (k *Kind[T]) KeyFromPath(path string) (string, bool) {
 	return strings.CutPrefix(path, k.prefix)
 }
 
@@ -100,7 +116,7 @@ var (
 func (k *Kind[T]) encode(op string, obj T) (string, error) {
 	b, err := marshalOpts.Marshal(obj)
 	if err != nil {
-		return "", &Error{Op: op, Kind: k.name, Key: obj.GetKeyString(), Err: ErrBadValue, Cause: err}
+		return "", &Error{Op: op, Kind: k.name, Key: KeyOf(obj), Err: ErrBadValue, Cause: err}
 	}
 	return string(b), nil
 }
@@ -113,7 +129,7 @@ func (k *Kind[T]) decode(op, key string, data []byte) (T, error) {
 		var zero T
 		return zero, &Error{Op: op, Kind: k.name, Key: key, Err: ErrBadValue, Cause: err}
 	}
-	if got := obj.GetKeyString(); got != key {
+	if got := KeyOf(obj); got != key {
 		var zero T
 		return zero, &Error{Op: op, Kind: k.name, Key: key, Err: ErrBadValue,
 			Cause: fmt.Errorf("the value holds the object of key %q", got)}
@@ -188,7 +204,7 @@ func (k *Kind[T]) wrapEtcd(op, key string, err error) error {
 func (k *Kind[T]) Create(ctx context.Context, obj T) (rev int64, err error) {
 	start := time.Now()
 	defer func() { k.s.observe("create", k.name, start, 0, err) }()
-	key := obj.GetKeyString()
+	key := KeyOf(obj)
 	val, err := k.encode("create", obj)
 	if err != nil {
 		return 0, err
@@ -213,7 +229,7 @@ func (k *Kind[T]) Create(ctx context.Context, obj T) (rev int64, err error) {
 func (k *Kind[T]) Put(ctx context.Context, obj T) (rev int64, err error) {
 	start := time.Now()
 	defer func() { k.s.observe("put", k.name, start, 0, err) }()
-	key := obj.GetKeyString()
+	key := KeyOf(obj)
 	val, err := k.encode("put", obj)
 	if err != nil {
 		return 0, err
