@@ -91,25 +91,30 @@ func BenchmarkUpdate(b *testing.B) {
 					}
 					vals[g] = string(v)
 				}
-				runPar(b, par, func(g, _ int) error {
-					p := k.Path(keys[g])
-					resp, err := cli.Txn(ctx).
-						If(clientv3.Compare(clientv3.ModRevision(p), "=", revs[g])).
-						Then(clientv3.OpPut(p, vals[g])).
-						Commit()
-					if err != nil {
-						return err
-					}
-					if !resp.Succeeded {
-						return fmt.Errorf("compare failed")
-					}
-					revs[g] = resp.Header.Revision
-					return nil
+				runPar(b, par, func(g, _ int) (err error) {
+					revs[g], err = rawCAS(ctx, cli, k.Path(keys[g]), revs[g], vals[g])
+					return err
 				})
 				reportRate(b)
 			})
 		}
 	}
+}
+
+// rawCAS is the baseline write: one Txn that puts val under key when the
+// key's ModRevision is rev, the revision of the writer's last write.
+func rawCAS(ctx context.Context, cli *clientv3.Client, key string, rev int64, val string) (int64, error) {
+	resp, err := cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
+		Then(clientv3.OpPut(key, val)).
+		Commit()
+	if err != nil {
+		return 0, err
+	}
+	if !resp.Succeeded {
+		return 0, fmt.Errorf("compare of %s failed", key)
+	}
+	return resp.Header.Revision, nil
 }
 
 // runPar runs b.N calls of op spread over par goroutines; op gets its
@@ -264,18 +269,11 @@ func BenchmarkUpdateInterleaved(b *testing.B) {
 						return err
 					}
 					t1 := time.Now()
-					p := k.Path(keys[g]) + "-raw"
-					resp, err := s.Client().Txn(ctx).
-						If(clientv3.Compare(clientv3.ModRevision(p), "=", revs[g])).
-						Then(clientv3.OpPut(p, vals[g])).
-						Commit()
+					rev, err := rawCAS(ctx, s.Client(), k.Path(keys[g])+"-raw", revs[g], vals[g])
 					if err != nil {
 						return err
 					}
-					if !resp.Succeeded {
-						return fmt.Errorf("compare failed")
-					}
-					revs[g] = resp.Header.Revision
+					revs[g] = rev
 					t2 := time.Now()
 					mu.Lock()
 					storeTime += t1.Sub(t0)
