@@ -38,7 +38,7 @@ const (
 // has applied it; the first list reports every object as a put. A value
 // that does not decode is logged, dropped from the cache and reported to
 // handlers as an EventError naming its key.
-type Cache[T Object[T]] struct {
+type Cache[T Message[T]] struct {
 	k        *Kind[T]
 	logger   *slog.Logger
 	handlers []func(Event[T])
@@ -63,17 +63,17 @@ type cacheEntry[T any] struct {
 }
 
 // CacheOption configures a Cache.
-type CacheOption[T Object[T]] func(*Cache[T])
+type CacheOption[T Message[T]] func(*Cache[T])
 
 // OnEvent adds a handler called with every change the cache applies, in
 // order, from the goroutine running Start. It gets its own copy of the
 // object; a slow handler delays the cache.
-func OnEvent[T Object[T]](fn func(Event[T])) CacheOption[T] {
+func OnEvent[T Message[T]](fn func(Event[T])) CacheOption[T] {
 	return func(c *Cache[T]) { c.handlers = append(c.handlers, fn) }
 }
 
 // NewCache returns a cache of the objects of k; Start fills it.
-func NewCache[T Object[T]](k *Kind[T], opts ...CacheOption[T]) *Cache[T] {
+func NewCache[T Message[T]](k *Kind[T], opts ...CacheOption[T]) *Cache[T] {
 	c := &Cache[T]{
 		k:      k,
 		logger: k.s.logger.With("cache", k.name),

@@ -15,27 +15,28 @@ import (
 	"github.com/edgekit/edgekit/fieldmap"
 )
 
-// Object is what the store keeps: a generated message (T is a pointer to
-// the generated struct, such as *edgeproto.ClusterInst). A message with a
-// key has the generated GetKeyString (see Keyed), which names its object
-// in the store. A message without one (such as Settings) is a singleton:
-// its one object has the empty key string.
-type Object[T any] interface {
+// Message is what a Kind keeps: a generated message (T is a pointer to the
+// generated struct, such as *edgeproto.ClusterInst). A message with a key
+// is an Object, whose GetKeyString names it in the store. A message
+// without one (such as Settings) is a singleton: its one object has the
+// empty key string.
+type Message[T any] interface {
 	proto.Message
 	CopyInFields(src T, fm *fieldmap.FieldMap) int
 	FieldSchema() *fieldmap.Schema
 	Clone() T
 }
 
-// Keyed is a message with a key.
-type Keyed interface {
+// Object is a Message with a key.
+type Object[T any] interface {
+	Message[T]
 	GetKeyString() string
 }
 
 // KeyOf returns the key string of obj: its GetKeyString, or "" for a
 // message without a key.
 func KeyOf(obj any) string {
-	if k, ok := obj.(Keyed); ok {
+	if k, ok := obj.(interface{ GetKeyString() string }); ok {
 		return k.GetKeyString()
 	}
 	return ""
@@ -43,7 +44,7 @@ func KeyOf(obj any) string {
 
 // Kind reads and writes the objects of one type T. It is safe for
 // concurrent use.
-type Kind[T Object[T]] struct {
+type Kind[T Message[T]] struct {
 	s      *Store
 	name   string
 	prefix string
@@ -64,7 +65,7 @@ func KindName(name string) KindOption { return func(c *kindConfig) { c.name = na
 // NewKind returns the kind of T in s. It panics when the kind's name is
 // not a valid key element or another message type has it in s already: a
 // programming error that no input can cause.
-func NewKind[T Object[T]](s *Store, opts ...KindOption) *Kind[T] {
+func NewKind[T Message[T]](s *Store, opts ...KindOption) *Kind[T] {
 	var zero T
 	mt := zero.ProtoReflect().Type()
 	desc := mt.Descriptor()

@@ -12,7 +12,7 @@ const DefaultRecentSize = 1024
 // stale entry costs what a read would have (the failed compare returns
 // the current object). Entries are never handed out for modification: the
 // caller clones. When full, an arbitrary entry makes room.
-type recent[T Object[T]] struct {
+type recent[T Message[T]] struct {
 	mu  sync.Mutex
 	max int
 	m   map[string]recentEntry[T]
@@ -23,7 +23,7 @@ type recentEntry[T any] struct {
 	modRev int64
 }
 
-func newRecent[T Object[T]](size int) *recent[T] {
+func newRecent[T Message[T]](size int) *recent[T] {
 	return &recent[T]{max: size, m: make(map[string]recentEntry[T])}
 }
 
