@@ -238,21 +238,25 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // list reads every object and applies the difference to the cache.
 func (c *Cache[T]) list(ctx context.Context) error {
-	fresh := map[string]cacheEntry[T]{}
-	var bad []Event[T]
+	var kvs []*mvccpb.KeyValue
 	rev, err := c.k.s.rangePrefix(ctx, c.k.prefix, 0, func(kv *mvccpb.KeyValue) error {
-		key := string(kv.Key[len(c.k.prefix):])
-		obj, err := c.k.decode("cache list", key, kv.Value)
-		if err != nil {
-			c.logger.Error("store: cache skips a bad value", "key", key, "err", err)
-			bad = append(bad, Event[T]{Type: EventError, Key: key, Rev: kv.ModRevision, Err: err})
-			return nil
-		}
-		fresh[key] = cacheEntry[T]{obj: obj, modRev: kv.ModRevision}
+		kvs = append(kvs, kv)
 		return nil
 	})
 	if err != nil {
 		return c.k.wrapEtcd("cache list", "", err)
+	}
+	objs, errs := c.k.decodeAll("cache list", kvs)
+	fresh := make(map[string]cacheEntry[T], len(kvs))
+	var bad []Event[T]
+	for i, kv := range kvs {
+		key := string(kv.Key[len(c.k.prefix):])
+		if errs[i] != nil {
+			c.logger.Error("store: cache skips a bad value", "key", key, "err", errs[i])
+			bad = append(bad, Event[T]{Type: EventError, Key: key, Rev: kv.ModRevision, Err: errs[i]})
+			continue
+		}
+		fresh[key] = cacheEntry[T]{obj: objs[i], modRev: kv.ModRevision}
 	}
 	c.mu.Lock()
 	var evs []Event[T]

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -166,23 +168,52 @@ func (k *Kind[T]) List(ctx context.Context) (objs []T, rev int64, err error) {
 	start := time.Now()
 	defer func() { k.s.observe("list", k.name, start, 0, err) }()
 	for attempt := 1; ; attempt++ {
-		objs = objs[:0]
+		var kvs []*mvccpb.KeyValue
 		rev, err = k.s.rangePrefix(ctx, k.prefix, 0, func(kv *mvccpb.KeyValue) error {
-			key := string(kv.Key[len(k.prefix):])
-			obj, err := k.decode("list", key, kv.Value)
-			if err != nil {
-				return err
-			}
-			objs = append(objs, obj)
+			kvs = append(kvs, kv)
 			return nil
 		})
 		if err == nil {
+			objs, errs := k.decodeAll("list", kvs)
+			for _, err := range errs {
+				if err != nil {
+					return nil, 0, err
+				}
+			}
 			return objs, rev, nil
 		}
 		if !isCompacted(err) || attempt >= k.s.maxAttempts {
 			return nil, 0, k.wrapEtcd("list", "", err)
 		}
 	}
+}
+
+// parallelDecodeMin is the number of values from which decodeAll decodes
+// on every CPU: protojson decoding dominates the cost of a long list.
+const parallelDecodeMin = 256
+
+// decodeAll decodes values of this kind, on several goroutines when there
+// are many. errs[i] is the error of kvs[i], or nil; objs[i] is then zero.
+func (k *Kind[T]) decodeAll(op string, kvs []*mvccpb.KeyValue) (objs []T, errs []error) {
+	objs = make([]T, len(kvs))
+	errs = make([]error, len(kvs))
+	decode := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			objs[i], errs[i] = k.decode(op, string(kvs[i].Key[len(k.prefix):]), kvs[i].Value)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(kvs)/parallelDecodeMin)
+	if workers <= 1 {
+		decode(0, len(kvs))
+		return objs, errs
+	}
+	var wg sync.WaitGroup
+	chunk := (len(kvs) + workers - 1) / workers
+	for lo := 0; lo < len(kvs); lo += chunk {
+		wg.Go(func() { decode(lo, min(lo+chunk, len(kvs))) })
+	}
+	wg.Wait()
+	return objs, errs
 }
 
 // wrapEtcd wraps an error of etcd, mapping a compaction to ErrCompacted.
