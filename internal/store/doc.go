@@ -6,7 +6,8 @@
 //	/edgekit/<region>/<Kind>/<key string>
 //
 // where Kind is the message's proto name ("ClusterInst") and the key string
-// is the generated GetKeyString (for example "name=c1,organization=acme").
+// is the generated GetKeyString (for example "name=c1,organization=acme");
+// a message without a key (Settings) is a singleton of key string "".
 // Values are protojson, so that `etcdctl get --prefix /edgekit/` shows them
 // readably; fields unknown to the reader are discarded, so that an older
 // binary reads what a newer one wrote.

@@ -30,7 +30,7 @@ type Error struct {
 	Op   string // the operation: "get", "update", "txn", "watch", ...
 	Kind string // the kind's name, or "" for a transaction
 	Key  string // the object's key string, or ""
-	Err  error  // one of the sentinels of this package
+	Err  error  // one of the sentinels of this package, or ctx.Err() of a wait
 	// Cause is what went wrong below the sentinel, or nil: the decoding
 	// error of a bad value, etcd's error of a compaction.
 	Cause error

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -15,23 +17,41 @@ import (
 	"github.com/edgekit/edgekit/fieldmap"
 )
 
-// Object is what the store keeps: a generated message with a key (T is a
-// pointer to the generated struct, such as *edgeproto.ClusterInst).
-type Object[T any] interface {
+// Message is what a Kind keeps: a generated message (T is a pointer to the
+// generated struct, such as *edgeproto.ClusterInst). A message with a key
+// is an Object, whose GetKeyString names it in the store. A message
+// without one (such as Settings) is a singleton: its one object has the
+// empty key string.
+type Message[T any] interface {
 	proto.Message
-	GetKeyString() string
 	CopyInFields(src T, fm *fieldmap.FieldMap) int
 	FieldSchema() *fieldmap.Schema
 	Clone() T
 }
 
+// Object is a Message with a key.
+type Object[T any] interface {
+	Message[T]
+	GetKeyString() string
+}
+
+// KeyOf returns the key string of obj: its GetKeyString, or "" for a
+// message without a key.
+func KeyOf(obj any) string {
+	if k, ok := obj.(interface{ GetKeyString() string }); ok {
+		return k.GetKeyString()
+	}
+	return ""
+}
+
 // Kind reads and writes the objects of one type T. It is safe for
 // concurrent use.
-type Kind[T Object[T]] struct {
+type Kind[T Message[T]] struct {
 	s      *Store
 	name   string
 	prefix string
 	mt     protoreflect.MessageType
+	recent *recent[T]
 }
 
 // KindOption configures a Kind.
@@ -47,7 +67,7 @@ func KindName(name string) KindOption { return func(c *kindConfig) { c.name = na
 // NewKind returns the kind of T in s. It panics when the kind's name is
 // not a valid key element or another message type has it in s already: a
 // programming error that no input can cause.
-func NewKind[T Object[T]](s *Store, opts ...KindOption) *Kind[T] {
+func NewKind[T Message[T]](s *Store, opts ...KindOption) *Kind[T] {
 	var zero T
 	mt := zero.ProtoReflect().Type()
 	desc := mt.Descriptor()
@@ -61,7 +81,7 @@ func NewKind[T Object[T]](s *Store, opts ...KindOption) *Kind[T] {
 	if err := s.register(cfg.name, string(desc.FullName())); err != nil {
 		panic(err)
 	}
-	return &Kind[T]{s: s, name: cfg.name, prefix: s.prefix + cfg.name + "/", mt: mt}
+	return &Kind[T]{s: s, name: cfg.name, prefix: s.prefix + cfg.name + "/", mt: mt, recent: newRecent[T](s.recentSize)}
 }
 
 // Name returns the kind's name ("ClusterInst").
@@ -77,9 +97,9 @@ func (k *Kind[T]) Prefix() string { return k.prefix }
 // Path returns the etcd key of the object whose key string is key.
 func (k *Kind[T]) Path(key string) string { return k.prefix + key }
 
-// KeyOf returns the key string of an etcd key of this kind, and false when
-// the etcd key is not one.
-func (k *Kind[T]) KeyOf(path string) (string, bool) {
+// KeyFromPath returns the key string of an etcd key of this kind, and
+// false when the etcd key is not one.
+func (k *Kind[T]) KeyFromPath(path string) (string, bool) {
 	return strings.CutPrefix(path, k.prefix)
 }
 
@@ -99,7 +119,7 @@ var (
 func (k *Kind[T]) encode(op string, obj T) (string, error) {
 	b, err := marshalOpts.Marshal(obj)
 	if err != nil {
-		return "", &Error{Op: op, Kind: k.name, Key: obj.GetKeyString(), Err: ErrBadValue, Cause: err}
+		return "", &Error{Op: op, Kind: k.name, Key: KeyOf(obj), Err: ErrBadValue, Cause: err}
 	}
 	return string(b), nil
 }
@@ -112,7 +132,7 @@ func (k *Kind[T]) decode(op, key string, data []byte) (T, error) {
 		var zero T
 		return zero, &Error{Op: op, Kind: k.name, Key: key, Err: ErrBadValue, Cause: err}
 	}
-	if got := obj.GetKeyString(); got != key {
+	if got := KeyOf(obj); got != key {
 		var zero T
 		return zero, &Error{Op: op, Kind: k.name, Key: key, Err: ErrBadValue,
 			Cause: fmt.Errorf("the value holds the object of key %q", got)}
@@ -136,6 +156,7 @@ func (k *Kind[T]) Get(ctx context.Context, key string) (obj T, modRev int64, err
 	if err != nil {
 		return obj, 0, err
 	}
+	k.recent.put(key, obj, kv.ModRevision)
 	return obj, kv.ModRevision, nil
 }
 
@@ -147,23 +168,52 @@ func (k *Kind[T]) List(ctx context.Context) (objs []T, rev int64, err error) {
 	start := time.Now()
 	defer func() { k.s.observe("list", k.name, start, 0, err) }()
 	for attempt := 1; ; attempt++ {
-		objs = objs[:0]
+		var kvs []*mvccpb.KeyValue
 		rev, err = k.s.rangePrefix(ctx, k.prefix, 0, func(kv *mvccpb.KeyValue) error {
-			key := string(kv.Key[len(k.prefix):])
-			obj, err := k.decode("list", key, kv.Value)
-			if err != nil {
-				return err
-			}
-			objs = append(objs, obj)
+			kvs = append(kvs, kv)
 			return nil
 		})
 		if err == nil {
+			objs, errs := k.decodeAll("list", kvs)
+			for _, err := range errs {
+				if err != nil {
+					return nil, 0, err
+				}
+			}
 			return objs, rev, nil
 		}
 		if !isCompacted(err) || attempt >= k.s.maxAttempts {
 			return nil, 0, k.wrapEtcd("list", "", err)
 		}
 	}
+}
+
+// parallelDecodeMin is the number of values from which decodeAll decodes
+// on every CPU: protojson decoding dominates the cost of a long list.
+const parallelDecodeMin = 256
+
+// decodeAll decodes values of this kind, on several goroutines when there
+// are many. errs[i] is the error of kvs[i], or nil; objs[i] is then zero.
+func (k *Kind[T]) decodeAll(op string, kvs []*mvccpb.KeyValue) (objs []T, errs []error) {
+	objs = make([]T, len(kvs))
+	errs = make([]error, len(kvs))
+	decode := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			objs[i], errs[i] = k.decode(op, string(kvs[i].Key[len(k.prefix):]), kvs[i].Value)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(kvs)/parallelDecodeMin)
+	if workers <= 1 {
+		decode(0, len(kvs))
+		return objs, errs
+	}
+	var wg sync.WaitGroup
+	chunk := (len(kvs) + workers - 1) / workers
+	for lo := 0; lo < len(kvs); lo += chunk {
+		wg.Go(func() { decode(lo, min(lo+chunk, len(kvs))) })
+	}
+	wg.Wait()
+	return objs, errs
 }
 
 // wrapEtcd wraps an error of etcd, mapping a compaction to ErrCompacted.
@@ -186,7 +236,7 @@ func (k *Kind[T]) wrapEtcd(op, key string, err error) error {
 func (k *Kind[T]) Create(ctx context.Context, obj T) (rev int64, err error) {
 	start := time.Now()
 	defer func() { k.s.observe("create", k.name, start, 0, err) }()
-	key := obj.GetKeyString()
+	key := KeyOf(obj)
 	val, err := k.encode("create", obj)
 	if err != nil {
 		return 0, err
@@ -202,6 +252,7 @@ func (k *Kind[T]) Create(ctx context.Context, obj T) (rev int64, err error) {
 	if !resp.Succeeded {
 		return 0, k.err("create", key, ErrAlreadyExists)
 	}
+	k.recent.put(key, obj, resp.Header.Revision)
 	return resp.Header.Revision, nil
 }
 
@@ -210,7 +261,7 @@ func (k *Kind[T]) Create(ctx context.Context, obj T) (rev int64, err error) {
 func (k *Kind[T]) Put(ctx context.Context, obj T) (rev int64, err error) {
 	start := time.Now()
 	defer func() { k.s.observe("put", k.name, start, 0, err) }()
-	key := obj.GetKeyString()
+	key := KeyOf(obj)
 	val, err := k.encode("put", obj)
 	if err != nil {
 		return 0, err
@@ -219,5 +270,6 @@ func (k *Kind[T]) Put(ctx context.Context, obj T) (rev int64, err error) {
 	if err != nil {
 		return 0, k.wrapEtcd("put", key, err)
 	}
+	k.recent.put(key, obj, resp.Header.Revision)
 	return resp.Header.Revision, nil
 }

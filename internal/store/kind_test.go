@@ -8,10 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"google.golang.org/protobuf/testing/protocmp"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/internal/store"
@@ -276,5 +277,32 @@ func TestObserver(t *testing.T) {
 	}
 	if seen[2].Op != "update" || seen[2].Attempts != 1 {
 		t.Errorf("third %+v", seen[2])
+	}
+}
+
+// A message without a key is a singleton of key string "".
+func TestSingleton(t *testing.T) {
+	t.Parallel()
+	s, srv := newStore(t)
+	ctx := ctxT(t)
+	k := store.NewKind[*edgeproto.Settings](s)
+	if _, _, err := k.Get(ctx, ""); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("get before create: %v", err)
+	}
+	if _, err := k.Create(ctx, &edgeproto.Settings{CreateClusterInstTimeout: durationpb.New(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	src := &edgeproto.Settings{CreateAppInstTimeout: durationpb.New(2 * time.Minute)}
+	fm, err := src.FieldSchema().New(edgeproto.SettingsFieldCreateAppInstTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := k.Update(ctx, "", src, fm, nil)
+	if err != nil || got.GetCreateClusterInstTimeout().AsDuration() != time.Minute || got.GetCreateAppInstTimeout().AsDuration() != 2*time.Minute {
+		t.Fatalf("update: %v %v", got, err)
+	}
+	resp, err := srv.Client().Get(ctx, "/edgekit/test/Settings/")
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("raw key: %v %v", resp, err)
 	}
 }

@@ -44,7 +44,7 @@ func (k *Kind[T]) TxPut(tx *Tx, obj T) error {
 	if err != nil {
 		return err
 	}
-	tx.Put(k.Path(obj.GetKeyString()), val)
+	tx.Put(k.Path(KeyOf(obj)), val)
 	return nil
 }
 
@@ -55,7 +55,7 @@ func (k *Kind[T]) TxDelete(tx *Tx, key string) { tx.Delete(k.Path(key)) }
 // transaction sees it, guarding the key), else returns an ErrAlreadyExists
 // error.
 func (k *Kind[T]) TxCreate(tx *Tx, obj T) error {
-	key := obj.GetKeyString()
+	key := KeyOf(obj)
 	if _, ok, err := tx.Get(k.Path(key)); err != nil {
 		return err
 	} else if ok {

@@ -298,3 +298,34 @@ func TestTxnAbortsAndGivesUp(t *testing.T) {
 		t.Fatalf("err %v after %d runs", err, runs)
 	}
 }
+
+// With a Require that holds, a changed read still makes the function run
+// again.
+func TestTxnRequireHoldsReadChanged(t *testing.T) {
+	t.Parallel()
+	f := newTxFixture(t)
+	claim := "/edgekit/test/claims/c1"
+	resp, err := f.srv.Client().Put(f.ctx, claim, "replica-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	_, err = f.s.Txn(f.ctx, func(tx *store.Tx) error {
+		runs++
+		tx.Require(clientv3.Compare(clientv3.CreateRevision(claim), "=", resp.Header.Revision))
+		c, _, err := f.k.TxGet(tx, f.key)
+		if err != nil {
+			return err
+		}
+		if runs == 1 {
+			if _, err := f.k.Put(f.ctx, c); err != nil {
+				t.Error(err)
+			}
+		}
+		c.Reservable = true
+		return f.k.TxPut(tx, c)
+	})
+	if err != nil || runs != 2 {
+		t.Fatalf("%v after %d runs", err, runs)
+	}
+}

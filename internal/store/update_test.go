@@ -155,3 +155,67 @@ func TestUpdateWithoutChangeDoesNotWrite(t *testing.T) {
 		t.Fatalf("aborted modify wrote: %v", got)
 	}
 }
+
+// A store starts a read-modify-write from the object it last saw. When
+// another process changed the object since, the outcome is the one the
+// current object gives: no refusal, no skipped write, no update of a
+// deleted object.
+func TestUpdateFromAStaleRememberedObject(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	other, err := store.New(f.srv.NewClient(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ko := store.NewKind[*edgeproto.ClusterInst](other)
+	state := mustFM(t, edgeproto.ClusterInstFieldState)
+	fl := mustFM(t, edgeproto.ClusterInstFieldFlavorName)
+
+	// f.k remembers the object as created: CREATE_REQUESTED, flavor small.
+	ready := &edgeproto.ClusterInst{State: edgeproto.TrackedState_TRACKED_STATE_READY, FlavorName: "large"}
+	if _, _, err := ko.Update(f.ctx, f.key, ready, mustFM(t, edgeproto.ClusterInstFieldState, edgeproto.ClusterInstFieldFlavorName), nil); err != nil {
+		t.Fatal(err)
+	}
+	checks := 0
+	_, _, err = f.k.Update(f.ctx, f.key, &edgeproto.ClusterInst{Reservable: true}, mustFM(t, edgeproto.ClusterInstFieldReservable), func(cur *edgeproto.ClusterInst) error {
+		checks++
+		if cur.GetState() != edgeproto.TrackedState_TRACKED_STATE_READY {
+			return errors.New("not ready")
+		}
+		return nil
+	})
+	if err != nil || checks != 2 {
+		t.Fatalf("update refused on a stale object: %v after %d checks", err, checks)
+	}
+
+	// Setting the flavor f.k last saw is a change of the current object.
+	if _, _, err := ko.Update(f.ctx, f.key, &edgeproto.ClusterInst{FlavorName: "xl"}, fl, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.k.Update(f.ctx, f.key, &edgeproto.ClusterInst{FlavorName: "large"}, fl, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := ko.Get(f.ctx, f.key); got.GetFlavorName() != "large" {
+		t.Fatalf("write skipped on a stale object: flavor %q", got.GetFlavorName())
+	}
+
+	// Deleted by the other: NotFound, for Update and for a checked Delete.
+	if _, err := ko.Delete(f.ctx, f.key, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.k.Update(f.ctx, f.key, f.c, state, nil); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("update of an object deleted elsewhere: %v", err)
+	}
+	if _, err := ko.Create(f.ctx, f.c); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.k.Get(f.ctx, f.key); err != nil { // f.k remembers it again
+		t.Fatal(err)
+	}
+	if _, err := ko.Delete(f.ctx, f.key, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.k.Delete(f.ctx, f.key, func(*edgeproto.ClusterInst) error { return errors.New("refused") }); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("checked delete of an object deleted elsewhere: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -17,6 +18,12 @@ import (
 // clusterTries bounds the attempts at starting a cluster whose free ports
 // were taken between picking and binding them.
 const clusterTries = 3
+
+// Raft timing of test clusters (WithConfig may change it).
+const (
+	clusterHeartbeat = 20 * time.Millisecond
+	clusterElection  = 200 * time.Millisecond
+)
 
 // Cluster is a cluster of embedded members run for a test.
 type Cluster struct {
@@ -76,6 +83,10 @@ func startCluster(t testing.TB, n int, opts []Option) ([]*etcd.Embedded, error) 
 			ClientAddr: fmt.Sprintf("127.0.0.1:%d", cp),
 			PeerAddr:   fmt.Sprintf("127.0.0.1:%d", pp),
 		}
+		// Short raft timing, as etcd's own integration tests use: a cluster
+		// elects its leader, and elects another after a stop, in well under
+		// a second.
+		c.HeartbeatInterval, c.ElectionTimeout = clusterHeartbeat, clusterElection
 		applyDefaults(&c, opts)
 		cfgs[i] = c
 		peers[i] = fmt.Sprintf("%s=http://%s", c.Name, c.PeerAddr)
