@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
-	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"github.com/edgekit/edgekit/platforms/fake"
 	"google.golang.org/grpc/codes"
 )
@@ -146,8 +145,16 @@ func showAppInsts(t *testing.T, c *clients, filter *edgeproto.AppInst) []*edgepr
 
 func waitState(t *testing.T, w *world, name string, want edgeproto.TrackedState) {
 	t.Helper()
-	controllertest.WaitFor(t, 30*time.Second, "AppInst "+name+" in "+want.String(), func() bool {
-		got := showAppInsts(t, w.dev, &edgeproto.AppInst{Key: &edgeproto.AppInstKey{Name: name}})
-		return len(got) == 1 && got[0].State == want
-	})
+	var last []*edgeproto.AppInst
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		last = showAppInsts(t, w.dev, &edgeproto.AppInst{Key: &edgeproto.AppInstKey{Name: name}})
+		if len(last) == 1 && last[0].State == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("AppInst %s not in %v after 30s: %v; reports the controller refused: %q", name, want, last, w.env.Host.Rejected())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

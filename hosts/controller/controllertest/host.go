@@ -2,6 +2,7 @@ package controllertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -50,10 +51,10 @@ func NewHost(st *store.Store, reports rmv1.ReportServiceClient, platform executo
 	eng, err := executor.New(executor.Config{
 		Platform: platform,
 		Objects: executor.Objects{
-			Cloudlets:    executor.CacheGetter[*edgeproto.CloudletKey](h.cloudlets),
-			ClusterInsts: executor.CacheGetter[*edgeproto.ClusterKey](h.clusters),
-			Apps:         executor.CacheGetter[*edgeproto.AppKey](h.apps),
-			AppInsts:     executor.CacheGetter[*edgeproto.AppInstKey](h.appInsts),
+			Cloudlets:    storeGetter[*edgeproto.CloudletKey](st, func(k *edgeproto.CloudletKey) *edgeproto.Cloudlet { return &edgeproto.Cloudlet{Key: k} }),
+			ClusterInsts: storeGetter[*edgeproto.ClusterKey](st, func(k *edgeproto.ClusterKey) *edgeproto.ClusterInst { return &edgeproto.ClusterInst{Key: k} }),
+			Apps:         storeGetter[*edgeproto.AppKey](st, func(k *edgeproto.AppKey) *edgeproto.App { return &edgeproto.App{Key: k} }),
+			AppInsts:     storeGetter[*edgeproto.AppInstKey](st, func(k *edgeproto.AppInstKey) *edgeproto.AppInst { return &edgeproto.AppInst{Key: k} }),
 		},
 		CloudletInfos: reportSender[*edgeproto.CloudletInfo](h, func(i *edgeproto.CloudletInfo) *rmv1.ReportInfoRequest {
 			return &rmv1.ReportInfoRequest{Info: &rmv1.ReportInfoRequest_CloudletInfo{CloudletInfo: i}}
@@ -71,6 +72,22 @@ func NewHost(st *store.Store, reports rmv1.ReportServiceClient, platform executo
 	}
 	h.engine = eng
 	return h, nil
+}
+
+// storeGetter reads objects from the store itself rather than from the
+// host's mirrors: the mirrors of different kinds follow their own watches,
+// so an object submitted from one mirror may depend on an object another
+// mirror has not received yet.
+func storeGetter[K any, V store.Object[V]](st *store.Store, probe func(K) V) executor.Getter[K, V] {
+	k := store.NewKind[V](st)
+	return executor.GetterFunc[K, V](func(ctx context.Context, key K) (V, error) {
+		ks := probe(key).GetKeyString()
+		v, _, err := k.Get(ctx, ks)
+		if errors.Is(err, store.ErrNotFound) {
+			return v, executor.NotFound(k.Name(), ks)
+		}
+		return v, err
+	})
 }
 
 // reportSender sends reports of one Info kind to the controller. A report
