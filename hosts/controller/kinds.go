@@ -2,12 +2,12 @@ package controller
 
 import (
 	"fmt"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/fieldmap"
+	"github.com/edgekit/edgekit/internal/apifields"
 	"github.com/edgekit/edgekit/internal/store"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -25,20 +25,14 @@ type kind[T store.Object[T]] struct {
 	// owner is the organization that owns an object; "" means only admins
 	// may change it (and everyone may see it).
 	owner func(T) string
-	// owned are the flags only the controller and the resource managers
-	// set: a create or update that sets one is refused.
-	owned []string
-	// immutable are the flags fixed at create: an update naming one is
-	// refused.
-	immutable []string
 	// check validates an object about to be created (required fields,
 	// values), beyond its key and enums.
 	check func(T) error
 }
 
-func newKind[T store.Object[T]](s *store.Store, owner func(T) string, owned, immutable []string, check func(T) error) *kind[T] {
+func newKind[T store.Object[T]](s *store.Store, owner func(T) string, check func(T) error) *kind[T] {
 	k := store.NewKind[T](s)
-	return &kind[T]{name: k.Name(), store: k, owner: owner, owned: owned, immutable: immutable, check: check}
+	return &kind[T]{name: k.Name(), store: k, owner: owner, check: check}
 }
 
 // schema returns the field schema of T.
@@ -52,8 +46,9 @@ func (k *kind[T]) schema() *fieldmap.Schema {
 const keyFlag = "1"
 
 // checkCreate validates an object a user asks to create: a complete key,
-// defined enums, no field only the controller sets, and the kind's own
-// rules. The error is an InvalidArgument naming the field.
+// defined enums, no field only the controller sets (the access table of
+// internal/apifields, which edgectl shares), and the kind's own rules. The
+// error is an InvalidArgument naming the field.
 func (k *kind[T]) checkCreate(obj T) error {
 	if !obj.ProtoReflect().IsValid() {
 		return invalidf("%s: no object in the request", k.name)
@@ -64,12 +59,8 @@ func (k *kind[T]) checkCreate(obj T) error {
 	if err := fieldmap.ValidateEnums(obj); err != nil {
 		return invalidf("%s: %v", k.name, err)
 	}
-	schema := k.schema()
-	for _, flag := range k.owned {
-		if hasFlag(obj, schema, flag) {
-			f, _ := schema.Lookup(flag)
-			return invalidf("%s: field %s (flag %s) is set by the controller, not by users", k.name, f.Path, flag)
-		}
+	if err := apifields.CheckCreate(obj); err != nil {
+		return invalidf("%v", err)
 	}
 	if k.check != nil {
 		if err := k.check(obj); err != nil {
@@ -81,8 +72,8 @@ func (k *kind[T]) checkCreate(obj T) error {
 
 // parseUpdate validates the flags of an update: known flags of the kind,
 // list actions only where allowed, and none of the key, the fields only
-// the controller sets or the fields fixed at create. The error is an
-// InvalidArgument naming the flag.
+// the controller sets or the fields fixed at create (internal/apifields).
+// The error is an InvalidArgument naming the flag.
 func (k *kind[T]) parseUpdate(obj T, flags []string) (*fieldmap.FieldMap, error) {
 	if !obj.ProtoReflect().IsValid() {
 		return nil, invalidf("%s: no object in the request", k.name)
@@ -98,56 +89,13 @@ func (k *kind[T]) parseUpdate(obj T, flags []string) (*fieldmap.FieldMap, error)
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	for _, flag := range fm.Fields() {
-		f, _ := schema.Lookup(flag)
-		switch {
-		case flag == keyFlag || strings.HasPrefix(flag, keyFlag+"."):
-			return nil, invalidf("%s: field %s (flag %s) is the key: it cannot be updated", k.name, f.Path, flag)
-		case matchesAny(flag, k.owned):
-			return nil, invalidf("%s: field %s (flag %s) is set by the controller, not by users", k.name, f.Path, flag)
-		case matchesAny(flag, k.immutable):
-			return nil, invalidf("%s: field %s (flag %s) cannot change after create", k.name, f.Path, flag)
-		}
+	if err := apifields.CheckUpdate(fm); err != nil {
+		return nil, invalidf("%v", err)
 	}
 	if err := fieldmap.ValidateEnums(obj); err != nil {
 		return nil, invalidf("%s: %v", k.name, err)
 	}
 	return fm, nil
-}
-
-// matchesAny reports whether flag is one of flags, or under or above one of
-// them (a parent flag would set them too).
-func matchesAny(flag string, flags []string) bool {
-	for _, f := range flags {
-		if flag == f || strings.HasPrefix(flag, f+".") || strings.HasPrefix(f, flag+".") {
-			return true
-		}
-	}
-	return false
-}
-
-// hasFlag reports whether the field flag names is populated in obj.
-func hasFlag(obj proto.Message, schema *fieldmap.Schema, flag string) bool {
-	f, ok := schema.Lookup(flag)
-	if !ok {
-		return false
-	}
-	m := obj.ProtoReflect()
-	names := strings.Split(f.Path, ".")
-	for i, name := range names {
-		fd := m.Descriptor().Fields().ByName(protoreflect.Name(name))
-		if fd == nil || !m.Has(fd) {
-			return false
-		}
-		if i == len(names)-1 {
-			return true
-		}
-		if fd.Message() == nil || fd.IsList() || fd.IsMap() {
-			return true
-		}
-		m = m.Get(fd).Message()
-	}
-	return false
 }
 
 // checkKey checks that obj has its key and that every string of the key is

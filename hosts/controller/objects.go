@@ -3,7 +3,6 @@ package controller
 import (
 	"fmt"
 
-	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/fieldmap"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -64,30 +63,3 @@ func matchMessage(f, o protoreflect.Message) bool {
 	})
 	return ok
 }
-
-// Controller-owned and create-only fields of each kind, by flag. Users set
-// neither: the controller refuses a create or update that does.
-var (
-	cloudletOwned = []string{
-		edgeproto.CloudletFieldState, edgeproto.CloudletFieldErrors,
-		edgeproto.CloudletFieldTrustPolicyState, edgeproto.CloudletFieldConfigCrmAccessPrivateKey,
-		edgeproto.CloudletFieldCreatedAt, edgeproto.CloudletFieldUpdatedAt,
-	}
-	cloudletImmutable = []string{edgeproto.CloudletFieldPlatformType, edgeproto.CloudletFieldCrmOnEdge}
-	clusterOwned      = []string{
-		edgeproto.ClusterInstFieldState, edgeproto.ClusterInstFieldErrors,
-		edgeproto.ClusterInstFieldResources, edgeproto.ClusterInstFieldReservedBy,
-		edgeproto.ClusterInstFieldCreatedAt, edgeproto.ClusterInstFieldUpdatedAt,
-	}
-	clusterImmutable = []string{edgeproto.ClusterInstFieldCloudletKey, edgeproto.ClusterInstFieldDeployment}
-	appInstOwned     = []string{
-		edgeproto.AppInstFieldState, edgeproto.AppInstFieldErrors, edgeproto.AppInstFieldUri,
-		edgeproto.AppInstFieldMappedPorts, edgeproto.AppInstFieldRuntimeInfo,
-		edgeproto.AppInstFieldCreatedAt, edgeproto.AppInstFieldUpdatedAt,
-	}
-	appInstImmutable = []string{
-		edgeproto.AppInstFieldAppKey, edgeproto.AppInstFieldClusterKey, edgeproto.AppInstFieldCloudletKey,
-	}
-	appOwned = []string{edgeproto.AppFieldCreatedAt, edgeproto.AppFieldUpdatedAt}
-	tpeOwned = []string{edgeproto.TrustPolicyExceptionFieldInstances}
-)

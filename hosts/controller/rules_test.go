@@ -110,11 +110,11 @@ func TestUpdateFlagsAreChecked(t *testing.T) {
 		msg    string
 	}{
 		{[]string{"99"}, "99"},
-		{[]string{edgeproto.ClusterInstFieldKeyName}, "is the key"},
-		{[]string{edgeproto.ClusterInstFieldKey}, "is the key"},
+		{[]string{edgeproto.ClusterInstFieldKeyName}, "part of the key"},
+		{[]string{edgeproto.ClusterInstFieldKey}, "part of the key"},
 		{[]string{edgeproto.ClusterInstFieldState}, "set by the controller"},
 		{[]string{edgeproto.ClusterInstFieldResources}, "set by the controller"},
-		{[]string{edgeproto.ClusterInstFieldCloudletKeyName}, "cannot change after create"},
+		{[]string{edgeproto.ClusterInstFieldCloudletKeyName}, "only when the object is created"},
 		{[]string{edgeproto.ClusterInstFieldFlavorName + ":add"}, "not a repeated or map field"},
 		{nil, "names no fields"},
 	} {

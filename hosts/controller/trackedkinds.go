@@ -9,7 +9,7 @@ import (
 
 func newCloudlets(s *store.Store, r rules[*edgeproto.Cloudlet]) *tracked[*edgeproto.Cloudlet, *edgeproto.CloudletInfo] {
 	return &tracked[*edgeproto.Cloudlet, *edgeproto.CloudletInfo]{
-		kind:        newKind(s, cloudletOwner, cloudletOwned, cloudletImmutable, checkCloudlet),
+		kind:        newKind(s, cloudletOwner, checkCloudlet),
 		rules:       r,
 		info:        store.NewKind[*edgeproto.CloudletInfo](s),
 		state:       (*edgeproto.Cloudlet).GetState,
@@ -87,7 +87,7 @@ func cloudletInfoState(c *edgeproto.Cloudlet, i *edgeproto.CloudletInfo) edgepro
 
 func newClusters(s *store.Store, r rules[*edgeproto.ClusterInst]) *tracked[*edgeproto.ClusterInst, *edgeproto.ClusterInstInfo] {
 	return &tracked[*edgeproto.ClusterInst, *edgeproto.ClusterInstInfo]{
-		kind:        newKind(s, clusterOwner, clusterOwned, clusterImmutable, checkCluster),
+		kind:        newKind(s, clusterOwner, checkCluster),
 		rules:       r,
 		info:        store.NewKind[*edgeproto.ClusterInstInfo](s),
 		state:       (*edgeproto.ClusterInst).GetState,
@@ -119,7 +119,7 @@ func newClusters(s *store.Store, r rules[*edgeproto.ClusterInst]) *tracked[*edge
 
 func newAppInsts(s *store.Store, r rules[*edgeproto.AppInst]) *tracked[*edgeproto.AppInst, *edgeproto.AppInstInfo] {
 	return &tracked[*edgeproto.AppInst, *edgeproto.AppInstInfo]{
-		kind:        newKind(s, appInstOwner, appInstOwned, appInstImmutable, checkAppInst),
+		kind:        newKind(s, appInstOwner, checkAppInst),
 		rules:       r,
 		info:        store.NewKind[*edgeproto.AppInstInfo](s),
 		state:       (*edgeproto.AppInst).GetState,
