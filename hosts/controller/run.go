@@ -198,7 +198,7 @@ func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Clien
 		}
 		return cli, o.EtcdEndpoints, func() { cli.Close() }, nil
 	}
-	e, err := etcd.StartEmbedded(ctx, etcd.EmbedConfig{DataDir: filepath.Join(o.DataDir, "etcd"), ClientAddr: o.EtcdListen, Logger: log})
+	e, err := etcd.StartEmbedded(ctx, etcd.EmbedConfig{Name: "controller", DataDir: filepath.Join(o.DataDir, "etcd"), ClientAddr: o.EtcdListen, Logger: log})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("controller: embedded etcd: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -57,6 +58,9 @@ func (c *slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Che
 }
 
 func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	if closingNoise(fields) {
+		return nil
+	}
 	r := slog.NewRecord(e.Time, slogLevel(e.Level), e.Message, 0)
 	if e.LoggerName != "" {
 		r.AddAttrs(slog.String("logger", e.LoggerName))
@@ -87,4 +91,24 @@ func attrsOf(fields []zapcore.Field) []slog.Attr {
 		attrs = append(attrs, slog.Any(k, enc.Fields[k]))
 	}
 	return attrs
+}
+
+// closingNoise reports whether an entry only says that a listener was
+// closed: etcd logs one error per listener when it stops, which is how a
+// clean stop goes, not a failure.
+func closingNoise(fields []zapcore.Field) bool {
+	for _, f := range fields {
+		if f.Type != zapcore.ErrorType {
+			continue
+		}
+		err, ok := f.Interface.(error)
+		if !ok {
+			continue
+		}
+		switch msg := err.Error(); {
+		case strings.HasSuffix(msg, "use of closed network connection"), msg == "mux: server closed", msg == "http: Server closed":
+			return true
+		}
+	}
+	return false
 }
