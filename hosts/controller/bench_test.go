@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
@@ -130,4 +131,49 @@ func BenchmarkShow10k(b *testing.B) {
 			b.Fatalf("showed %d apps, want %d", got, n)
 		}
 	}
+}
+
+// BenchmarkUpdateInterleaved alternates one controller update and one raw
+// read-and-compare-and-swap on the same embedded etcd in one loop, so that
+// both see the same machine load, and reports their rates and ratio.
+func BenchmarkUpdateInterleaved(b *testing.B) {
+	env := controllertest.Start(b, controllertest.Options{})
+	ctx := context.Background()
+	dev := clientsOf(env.Conn(env.OrgToken("dev")))
+	key := &edgeproto.AppKey{Organization: "dev", Name: "app", Version: "1"}
+	if _, err := dev.apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: &edgeproto.App{Key: key, Deployment: "docker"}}); err != nil {
+		b.Fatal(err)
+	}
+	raw := &edgeproto.AppKey{Organization: "dev", Name: "raw", Version: "1"}
+	if _, err := dev.apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: &edgeproto.App{Key: raw, Deployment: "docker"}}); err != nil {
+		b.Fatal(err)
+	}
+	cli := env.Store.Client()
+	path := store.NewKind[*edgeproto.App](env.Store).Path((&edgeproto.App{Key: raw}).GetKeyString())
+	var ctl, etcd time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		if _, err := dev.apps.UpdateApp(ctx, &edgeproto.UpdateAppRequest{
+			App: &edgeproto.App{Key: key, ImagePath: fmt.Sprintf("image:%d", i)}, Fields: []string{edgeproto.AppFieldImagePath}}); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		resp, err := cli.Get(ctx, path)
+		if err != nil || len(resp.Kvs) == 0 {
+			b.Fatalf("get: %v", err)
+		}
+		kv := resp.Kvs[0]
+		val := append([]byte(nil), kv.Value...)
+		val[len(val)-2] = byte('a' + i%26)
+		if _, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(path), "=", kv.ModRevision)).
+			Then(clientv3.OpPut(path, string(val))).Commit(); err != nil {
+			b.Fatal(err)
+		}
+		ctl += t1.Sub(t0)
+		etcd += time.Since(t1)
+	}
+	b.ReportMetric(float64(b.N)/ctl.Seconds(), "controller-updates/s")
+	b.ReportMetric(float64(b.N)/etcd.Seconds(), "etcd-txns/s")
+	b.ReportMetric(etcd.Seconds()/ctl.Seconds(), "ratio")
 }
