@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/edgekit/edgekit/hosts/controller/ui"
 	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/internal/etcd"
 	"github.com/edgekit/edgekit/internal/store"
@@ -32,7 +33,8 @@ type Options struct {
 	Region string
 	// Listen is the API's address (host:port; port 0 picks a free one).
 	Listen string
-	// MetricsListen serves /metrics; "" serves none.
+	// MetricsListen is the address of the HTTP server of /metrics and the
+	// status page /ui; "" serves neither.
 	MetricsListen string
 	// EtcdEndpoints selects an external etcd cluster; empty embeds one
 	// under DataDir, listening on EtcdListen (loopback only).
@@ -71,7 +73,7 @@ type Options struct {
 type Running struct {
 	// Addr is the API's address.
 	Addr string
-	// MetricsAddr is the metrics address, or "".
+	// MetricsAddr is the address of /metrics and /ui, or "".
 	MetricsAddr string
 	// EtcdEndpoints are the etcd client endpoints the controller uses.
 	EtcdEndpoints []string
@@ -168,8 +170,17 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("controller: metrics listen: %w", err)
 		}
 		run.MetricsAddr = mlis.Addr().String()
+		page, err := ui.New(ui.Config{Authenticate: c.UIAuthenticator(), Sources: c.UISources(), Logger: log})
+		if err != nil {
+			lis.Close()
+			mlis.Close()
+			return fmt.Errorf("controller: status page: %w", err)
+		}
+		go func() { _ = page.Start(ctx) }()
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.Handle("/ui", page)
+		mux.Handle("/ui/", page)
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = metricsSrv.Serve(mlis) }()
 	}

@@ -1,0 +1,388 @@
+// Package ui is the controller's read-only status page: a web page (no
+// build step: plain HTML and JavaScript embedded in the binary) that shows
+// the region's objects with their live state and latest progress message,
+// updated as they change through server-sent events.
+//
+// The page authenticates with the same bearer tokens as the API: the token
+// is posted once to /ui/login and exchanged for a session cookie
+// (HttpOnly, SameSite=Strict), so it never appears in a URL. A session sees
+// what its principal may see through the API. Rows carry display fields
+// only (kind, key, organization, state, cloudlet, latest message, errors),
+// built by the sources from stored objects; no field of an object is sent
+// unless a source puts it in a row, so secrets never reach the page.
+package ui
+
+import (
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Row is one object as the page shows it.
+type Row struct {
+	// Kind is the object kind ("ClusterInst").
+	Kind string `json:"kind"`
+	// Key is the object's key string.
+	Key string `json:"key"`
+	// Org is the organization that owns the object; "" for everyone.
+	Org string `json:"org"`
+	// State is the object's state.
+	State string `json:"state"`
+	// Where says where the object is (a cloudlet, a provider).
+	Where string `json:"where,omitempty"`
+	// Message is the latest progress message.
+	Message string `json:"message,omitempty"`
+	// Errors of the last change.
+	Errors []string `json:"errors,omitempty"`
+	// Updated is when the row last changed.
+	Updated time.Time `json:"updated"`
+}
+
+func (r Row) id() string { return r.Kind + "/" + r.Key }
+
+// Emitter receives the rows a source produces.
+type Emitter interface {
+	// Put adds or replaces a row.
+	Put(Row)
+	// Delete removes the row of kind and key.
+	Delete(kind, key string)
+}
+
+// Source produces rows: Run emits the current rows and then their changes
+// until ctx ends.
+type Source interface {
+	Run(ctx context.Context, out Emitter) error
+}
+
+// SourceFunc adapts a function to Source.
+type SourceFunc func(ctx context.Context, out Emitter) error
+
+// Run calls f.
+func (f SourceFunc) Run(ctx context.Context, out Emitter) error { return f(ctx, out) }
+
+// Viewer is who looks at the page.
+type Viewer interface {
+	// Sees reports whether the viewer may see what org owns.
+	Sees(org string) bool
+}
+
+// Authenticator maps a bearer token to a viewer.
+type Authenticator func(token string) (Viewer, bool)
+
+// Config is what a Server needs.
+type Config struct {
+	// Authenticate checks the tokens users log in with. Required.
+	Authenticate Authenticator
+	// Sources produce the rows.
+	Sources []Source
+	// Logger receives logs; nil discards.
+	Logger *slog.Logger
+	// SessionTTL is how long a login lasts; 0 means 12 hours.
+	SessionTTL time.Duration
+}
+
+// Server serves the page under /ui/.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	mux *http.ServeMux
+
+	mu       sync.Mutex
+	rows     map[string]Row
+	subs     map[*subscriber]struct{}
+	sessions map[string]session
+	closed   bool // Start returned: no new streams
+}
+
+type session struct {
+	viewer  Viewer
+	expires time.Time
+}
+
+// subscriber is one open event stream.
+type subscriber struct {
+	viewer Viewer
+	ch     chan event
+	gone   chan struct{} // closed when the subscriber is dropped for being slow
+	once   sync.Once
+}
+
+type event struct {
+	name string // "put", "delete"
+	data []byte
+}
+
+// subscriberBuffer is how many events a slow page may lag before it is
+// dropped (its browser reconnects and gets a fresh snapshot).
+const subscriberBuffer = 1024
+
+// New returns a server; Start runs its sources.
+func New(cfg Config) (*Server, error) {
+	if cfg.Authenticate == nil {
+		return nil, errors.New("ui: Config.Authenticate is required")
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 12 * time.Hour
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, rows: map[string]Row{}, subs: map[*subscriber]struct{}{}, sessions: map[string]session{}}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	static, err := fs.Sub(assets, "assets")
+	if err != nil {
+		return nil, err
+	}
+	s.mux = http.NewServeMux()
+	s.mux.Handle("GET /ui/", http.StripPrefix("/ui/", noCache(http.FileServerFS(static))))
+	s.mux.HandleFunc("POST /ui/login", s.login)
+	s.mux.HandleFunc("POST /ui/logout", s.logout)
+	s.mux.HandleFunc("GET /ui/events", s.events)
+	s.mux.HandleFunc("GET /ui/session", func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := s.viewer(r); !ok {
+			http.Error(w, "log in first", http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	s.mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
+	return s, nil
+}
+
+// ServeHTTP serves /ui and below.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	s.mux.ServeHTTP(w, r)
+}
+
+func noCache(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Start runs the sources until ctx ends; a source that fails is restarted
+// after a pause. When ctx ends, every open event stream is ended too, so
+// that an HTTP server shutting down does not wait for them.
+func (s *Server) Start(ctx context.Context) error {
+	defer s.closeStreams()
+	var wg sync.WaitGroup
+	for _, src := range s.cfg.Sources {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if err := src.Run(ctx, s); err != nil && ctx.Err() == nil {
+					s.log.Warn("ui source failed; restarting", slog.Any("error", err))
+					select {
+					case <-time.After(time.Second):
+					case <-ctx.Done():
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+// closeStreams ends every open event stream.
+func (s *Server) closeStreams() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for sub := range s.subs {
+		delete(s.subs, sub)
+		sub.once.Do(func() { close(sub.gone) })
+	}
+}
+
+// Put implements Emitter.
+func (s *Server) Put(r Row) {
+	if r.Updated.IsZero() {
+		r.Updated = time.Now()
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.rows[r.id()]; ok && sameRow(old, r) {
+		return
+	}
+	s.rows[r.id()] = r
+	s.publishLocked(r.Org, event{name: "put", data: data})
+}
+
+// Delete implements Emitter.
+func (s *Server) Delete(kind, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := kind + "/" + key
+	old, ok := s.rows[id]
+	if !ok {
+		return
+	}
+	delete(s.rows, id)
+	data, _ := json.Marshal(map[string]string{"kind": kind, "key": key})
+	s.publishLocked(old.Org, event{name: "delete", data: data})
+}
+
+func sameRow(a, b Row) bool {
+	a.Updated, b.Updated = time.Time{}, time.Time{}
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+func (s *Server) publishLocked(org string, ev event) {
+	for sub := range s.subs {
+		if org != "" && !sub.viewer.Sees(org) {
+			continue
+		}
+		select {
+		case sub.ch <- ev:
+		default:
+			delete(s.subs, sub)
+			sub.once.Do(func() { close(sub.gone) })
+		}
+	}
+}
+
+const cookieName = "edgekit_ui"
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	viewer, ok := s.cfg.Authenticate(r.PostForm.Get("token"))
+	if !ok {
+		http.Error(w, "unknown token", http.StatusUnauthorized)
+		return
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		http.Error(w, "no session", http.StatusInternalServerError)
+		return
+	}
+	id := base64.RawURLEncoding.EncodeToString(b)
+	s.mu.Lock()
+	now := time.Now()
+	for k, v := range s.sessions {
+		if now.After(v.expires) {
+			delete(s.sessions, k)
+		}
+	}
+	s.sessions[id] = session{viewer: viewer, expires: now.Add(s.cfg.SessionTTL)}
+	s.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: "/ui", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: r.TLS != nil, MaxAge: int(s.cfg.SessionTTL.Seconds())})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(cookieName); err == nil {
+		s.mu.Lock()
+		delete(s.sessions, c.Value)
+		s.mu.Unlock()
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/ui", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) viewer(r *http.Request) (Viewer, bool) {
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[c.Value]
+	if !ok || time.Now().After(sess.expires) {
+		return nil, false
+	}
+	return sess.viewer, true
+}
+
+// events streams the rows the viewer may see: a snapshot, then changes.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	viewer, ok := s.viewer(r)
+	if !ok {
+		http.Error(w, "log in first", http.StatusUnauthorized)
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	sub := &subscriber{viewer: viewer, ch: make(chan event, subscriberBuffer), gone: make(chan struct{})}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	snapshot := make([]Row, 0, len(s.rows))
+	for _, row := range s.rows {
+		if row.Org == "" || viewer.Sees(row.Org) {
+			snapshot = append(snapshot, row)
+		}
+	}
+	s.subs[sub] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.subs, sub)
+		s.mu.Unlock()
+	}()
+	sort.Slice(snapshot, func(i, j int) bool { return snapshot[i].id() < snapshot[j].id() })
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	data, _ := json.Marshal(snapshot)
+	if err := writeEvent(w, "snapshot", data); err != nil {
+		return
+	}
+	flusher.Flush()
+	keepalive := time.NewTicker(15 * time.Second)
+	defer keepalive.Stop()
+	for {
+		select {
+		case ev := <-sub.ch:
+			if err := writeEvent(w, ev.name, ev.data); err != nil {
+				return
+			}
+			flusher.Flush()
+		case <-keepalive.C:
+			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
+				return
+			}
+			flusher.Flush()
+		case <-sub.gone:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func writeEvent(w http.ResponseWriter, name string, data []byte) error {
+	_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
+	return err
+}
