@@ -56,9 +56,12 @@ func (s *session) run() error {
 	s.log.LogAttrs(s.ctx, slog.LevelDebug, "initial sync queued", slog.Int64("revision", rev), slog.Int("objects", n))
 	var wg sync.WaitGroup
 	wg.Go(func() { s.watch(rev + 1) })
-	go s.receive() // returns when the stream ends, after the handler
-	err = s.send(start)
-	s.cancel(err)
+	// The receiver and the sender may be blocked in the stream (a CRM that
+	// stopped reading holds a Send until flow control gives way): they end
+	// when the handler returns and the stream with it.
+	go s.receive()
+	go func() { s.cancel(s.send(start)) }()
+	<-s.ctx.Done()
 	wg.Wait()
 	return s.reason()
 }
