@@ -11,7 +11,6 @@ package notifyv1
 
 import (
 	edgeproto "github.com/edgekit/edgekit/edgeproto"
-	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
@@ -90,11 +89,12 @@ const (
 	// The report was applied.
 	Verdict_VERDICT_APPLIED Verdict = 1
 	// The controller judged the report and did not apply it: a stale or
-	// out-of-order state, an object that no longer exists, or an object of
-	// another cloudlet. Sending it again would not change the verdict.
+	// out-of-order state, an object that no longer exists, an object of
+	// another cloudlet, or a malformed report (no Info, unknown flags).
+	// Sending it again would not change the verdict.
 	Verdict_VERDICT_REJECTED Verdict = 2
-	// The controller could not judge the report (its store was unreachable,
-	// the report was malformed); the CRM may send it again later.
+	// The controller could not judge the report (its store was
+	// unreachable); the CRM sends it again later.
 	Verdict_VERDICT_FAILED Verdict = 3
 )
 
@@ -966,7 +966,7 @@ var File_edgekit_notify_v1_notify_proto protoreflect.FileDescriptor
 
 const file_edgekit_notify_v1_notify_proto_rawDesc = "" +
 	"\n" +
-	"\x1eedgekit/notify/v1/notify.proto\x12\x11edgekit.notify.v1\x1a edgekit/options/v1/options.proto\x1a\x16edgeproto/v1/app.proto\x1a\x1bedgeproto/v1/app_inst.proto\x1a\x1bedgeproto/v1/cloudlet.proto\x1a\x1fedgeproto/v1/cluster_inst.proto\x1a\x19edgeproto/v1/flavor.proto\x1a\x17edgeproto/v1/keys.proto\x1a\x1bedgeproto/v1/settings.proto\x1a\x1fedgeproto/v1/trust_policy.proto\x1a\x1egoogle/protobuf/duration.proto\"~\n" +
+	"\x1eedgekit/notify/v1/notify.proto\x12\x11edgekit.notify.v1\x1a\x16edgeproto/v1/app.proto\x1a\x1bedgeproto/v1/app_inst.proto\x1a\x1bedgeproto/v1/cloudlet.proto\x1a\x1fedgeproto/v1/cluster_inst.proto\x1a\x19edgeproto/v1/flavor.proto\x1a\x17edgeproto/v1/keys.proto\x1a\x1bedgeproto/v1/settings.proto\x1a\x1fedgeproto/v1/trust_policy.proto\x1a\x1egoogle/protobuf/duration.proto\"~\n" +
 	"\x0eConnectRequest\x120\n" +
 	"\x05hello\x18\x01 \x01(\v2\x18.edgekit.notify.v1.HelloH\x00R\x05hello\x123\n" +
 	"\x06report\x18\x02 \x01(\v2\x19.edgekit.notify.v1.ReportH\x00R\x06reportB\x05\n" +
@@ -1024,13 +1024,7 @@ const file_edgekit_notify_v1_notify_proto_rawDesc = "" +
 	"\x10VERDICT_REJECTED\x10\x02\x12\x12\n" +
 	"\x0eVERDICT_FAILED\x10\x032e\n" +
 	"\rNotifyService\x12T\n" +
-	"\aConnect\x12!.edgekit.notify.v1.ConnectRequest\x1a\".edgekit.notify.v1.ConnectResponse(\x010\x01Bk\x92\xcf\x1c*\n" +
-	"\x06fields\n" +
-	"\x05clone\n" +
-	"\x05equal\n" +
-	"\x06copyin\n" +
-	"\x04diff\n" +
-	"\x04keysZ;github.com/edgekit/edgekit/proto/edgekit/notify/v1;notifyv1b\x06proto3"
+	"\aConnect\x12!.edgekit.notify.v1.ConnectRequest\x1a\".edgekit.notify.v1.ConnectResponse(\x010\x01B=Z;github.com/edgekit/edgekit/proto/edgekit/notify/v1;notifyv1b\x06proto3"
 
 var (
 	file_edgekit_notify_v1_notify_proto_rawDescOnce sync.Once
