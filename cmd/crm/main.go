@@ -69,9 +69,10 @@ func run(args []string, stderr io.Writer) error {
 	fs.Var(props(o.PlatformProperties), "platform-property", "name=value handed to the platform (repeatable)")
 	fs.StringVar(&o.StateDir, "state-dir", "", "directory for the platform's state (default: the platform's own)")
 	fs.StringVar(&o.MetricsListen, "metrics-listen", "127.0.0.1:55003", "address of /metrics (empty: none)")
-	fs.StringVar(&tlsFlags.CAFile, "tls-ca", "", "CA certificate the controller's certificate must chain to (enables TLS)")
-	fs.StringVar(&tlsFlags.CertFile, "tls-cert", "", "client certificate, for mutual TLS")
-	fs.StringVar(&tlsFlags.KeyFile, "tls-key", "", "client key, for mutual TLS")
+	fs.StringVar(&o.DevTLSDir, "dev-tls", "", "mutual TLS with the development authority in this directory (the controller's <data-dir>/tls)")
+	fs.StringVar(&tlsFlags.CAFile, "tls-ca-file", "", "CA certificate the controller's certificate must chain to (enables TLS)")
+	fs.StringVar(&tlsFlags.CertFile, "tls-cert-file", "", "client certificate, for mutual TLS (PEM)")
+	fs.StringVar(&tlsFlags.KeyFile, "tls-key-file", "", "key of --tls-cert-file (PEM)")
 	fs.StringVar(&tlsFlags.ServerName, "tls-server-name", "", "name the controller's certificate must carry (default: the host of --controller)")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 30*time.Second, "how long operations in flight may run after a stop signal")
 	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
@@ -94,6 +95,9 @@ func run(args []string, stderr io.Writer) error {
 	}
 	o.Logger = log
 	if tlsFlags.Enabled() {
+		if o.DevTLSDir != "" {
+			return fmt.Errorf("--dev-tls and --tls-* exclude each other")
+		}
 		if o.TLS, err = tlsFlags.Config(); err != nil {
 			return err
 		}

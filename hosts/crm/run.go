@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/platforms"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -42,8 +43,13 @@ type Options struct {
 	StateDir string
 	// TLS connects to the controller with this configuration (a client
 	// certificate in it makes the link mutual TLS); nil connects without
-	// TLS, for loopback only.
+	// TLS, for loopback only, unless DevTLSDir is set.
 	TLS *tls.Config
+	// DevTLSDir is the directory of a development certificate authority
+	// (the controller's <data-dir>/tls with --dev-tls): the CRM gets a
+	// certificate of it (named "crm-<organization>.<name>") and connects
+	// with mutual TLS, trusting that authority.
+	DevTLSDir string
 	// MetricsListen serves /metrics on this address; "" serves none.
 	MetricsListen string
 	// Logger receives logs; nil discards.
@@ -134,6 +140,11 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("crm: %w", err)
 	}
+	if o.DevTLSDir != "" && o.TLS == nil {
+		if o.TLS, err = devClientTLS(o.DevTLSDir, key); err != nil {
+			return fmt.Errorf("crm: dev TLS: %w", err)
+		}
+	}
 	creds := insecure.NewCredentials()
 	if o.TLS != nil {
 		creds = credentials.NewTLS(o.TLS)
@@ -187,3 +198,23 @@ func loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+
+// devClientTLS issues (once) the CRM's certificate from the development
+// authority in dir and returns the client configuration of mutual TLS.
+func devClientTLS(dir string, cloudlet *edgeproto.CloudletKey) (*tls.Config, error) {
+	ca, err := devtls.OpenCA(dir)
+	if err != nil {
+		return nil, err
+	}
+	name := []byte("crm-" + cloudlet.GetOrganization() + "." + cloudlet.GetName())
+	for i, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			name[i] = '_'
+		}
+	}
+	b, err := ca.Issue(string(name[:min(len(name), 63)]), devtls.LeafOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return b.ClientConfig(), nil
+}

@@ -53,21 +53,21 @@ func (c ClientTLS) Config() (*tls.Config, error) {
 	if c.CAFile != "" {
 		pem, err := os.ReadFile(c.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-ca: %w", err)
+			return nil, fmt.Errorf("--tls-ca-file: %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", c.CAFile)
+			return nil, fmt.Errorf("--tls-ca-file %s: no PEM certificate in it", c.CAFile)
 		}
 		cfg.RootCAs = pool
 	}
 	if (c.CertFile == "") != (c.KeyFile == "") {
-		return nil, fmt.Errorf("--tls-cert and --tls-key go together")
+		return nil, fmt.Errorf("--tls-cert-file and --tls-key-file go together")
 	}
 	if c.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+			return nil, fmt.Errorf("--tls-cert-file/--tls-key-file: %w", err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
