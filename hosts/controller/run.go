@@ -170,6 +170,8 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	ns.Register(c.Server())
+	stopNotify := context.AfterFunc(ctx, ns.Shutdown) // before the graceful stop waits for streams
+	defer stopNotify()
 	if o.Setup != nil {
 		if err := o.Setup(ctx, c); err != nil {
 			return err

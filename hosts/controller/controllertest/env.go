@@ -137,6 +137,9 @@ func Start(t testing.TB, opts Options) *Env {
 		wg.Go(func() { _ = h.Start(ctx) })
 	}
 	t.Cleanup(func() {
+		if e.Notify != nil {
+			e.Notify.Shutdown()
+		}
 		cancel()
 		wg.Wait()
 	})

@@ -95,6 +95,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // by cloudlet key string
+	closed   bool
 }
 
 // New checks cfg and returns a server.
@@ -136,6 +137,22 @@ func (s *Server) Sessions() int {
 	return len(s.sessions)
 }
 
+// errStopping ends the streams of a controller that stops.
+var errStopping = status.Error(codes.Unavailable, "the controller is stopping")
+
+// Shutdown ends every stream (Unavailable: their CRMs connect again, to
+// this controller once it is back or to another) and refuses new ones, so
+// that the gRPC server's graceful stop need not wait for streams that
+// never end by themselves.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for _, sess := range s.sessions {
+		sess.cancel(errStopping)
+	}
+}
+
 // errReplaced ends a stream that a newer stream of the same cloudlet
 // replaced.
 var errReplaced = status.Error(codes.Aborted, "a newer notify stream of this cloudlet replaced this one")
@@ -161,6 +178,10 @@ func (s *Server) Connect(stream grpc.BidiStreamingServer[notifyv1.ConnectRequest
 	defer cancel(nil)
 	sess := newSession(s, sctx, cancel, stream, hello.GetCloudletKey(), log)
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errStopping
+	}
 	if old := s.sessions[ck]; old != nil {
 		old.cancel(errReplaced)
 	}

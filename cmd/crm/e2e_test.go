@@ -1,0 +1,323 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/hosts/controller/controllertest"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// region is a controller process and a CRM process on the local platform,
+// with the API clients of an admin, an operator and a developer.
+type region struct {
+	t                       *testing.T
+	bin                     binaries
+	addr, dataDir, stateDir string
+	keyFile, pidDir         string
+	controller, crm         *proc
+	admin                   string
+	cloudlets               edgeproto.CloudletServiceClient
+	clusters                edgeproto.ClusterInstServiceClient
+	apps                    edgeproto.AppServiceClient
+	appInsts                edgeproto.AppInstServiceClient
+	flavors                 edgeproto.FlavorServiceClient
+	site                    *edgeproto.CloudletKey
+}
+
+func (r *region) startController() {
+	r.t.Helper()
+	r.controller = start(r.t, "controller", r.bin.controller, "--data-dir", r.dataDir, "--listen", r.addr,
+		"--metrics-listen", "", "--notify-keepalive", "300ms", "--log-level", "debug")
+	conn, err := grpc.NewClient(r.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer conn.Close()
+	controllertest.WaitFor(r.t, 30*time.Second, "the controller to serve", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+		return err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
+	})
+}
+
+func (r *region) startCRM() {
+	r.t.Helper()
+	r.crm = start(r.t, "crm", r.bin.crm, "--controller", r.addr, "--cloudlet", "operator/edge1", "--access-key-file", r.keyFile,
+		"--platform", "local", "--state-dir", r.stateDir, "--metrics-listen", "", "--stop-timeout", "10s", "--log-level", "debug")
+}
+
+func (r *region) client(token string) *grpc.ClientConn {
+	conn, err := grpc.NewClient(r.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(controllertest.BearerToken(token)))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+func newRegion(t *testing.T) *region {
+	r := &region{t: t, bin: build(t), addr: freeAddr(t), dataDir: t.TempDir(), stateDir: t.TempDir(), pidDir: t.TempDir(),
+		site: &edgeproto.CloudletKey{Organization: "operator", Name: "edge1"}}
+	t.Cleanup(func() { killApps(r.pidDir, r.bin.webapp) }) // after the CRM stopped
+	r.startController()
+	tok, err := os.ReadFile(filepath.Join(r.dataDir, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.admin = strings.TrimSpace(string(tok))
+	conn := r.client(r.admin)
+	r.cloudlets, r.clusters = edgeproto.NewCloudletServiceClient(conn), edgeproto.NewClusterInstServiceClient(conn)
+	r.apps, r.appInsts = edgeproto.NewAppServiceClient(conn), edgeproto.NewAppInstServiceClient(conn)
+	r.flavors = edgeproto.NewFlavorServiceClient(conn)
+	return r
+}
+
+func (r *region) show(key *edgeproto.AppInstKey) *edgeproto.AppInst {
+	s, err := r.appInsts.ShowAppInsts(context.Background(), &edgeproto.ShowAppInstsRequest{Filter: &edgeproto.AppInst{Key: key}})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for {
+		resp, err := s.Recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if resp.GetAppInst().GetKey().GetName() == key.GetName() {
+			return resp.GetAppInst()
+		}
+	}
+}
+
+func (r *region) waitInst(key *edgeproto.AppInstKey, want edgeproto.TrackedState) *edgeproto.AppInst {
+	r.t.Helper()
+	var last *edgeproto.AppInst
+	controllertest.WaitFor(r.t, 40*time.Second, key.GetName()+" "+want.String(), func() bool {
+		last = r.show(key)
+		if want == edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE {
+			return last == nil
+		}
+		return last.GetState() == want
+	})
+	return last
+}
+
+// httpGet reads / of the app on port, waiting for it to answer: an
+// instance adopted after a crash is reported READY by the local platform
+// without its health check, so it may still be starting.
+func httpGet(t *testing.T, port uint32) string {
+	t.Helper()
+	var body string
+	controllertest.WaitFor(t, 10*time.Second, fmt.Sprintf("the app on port %d to answer", port), func() bool {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return resp.StatusCode == http.StatusOK
+	})
+	return body
+}
+
+func (r *region) inst(name, app string) *edgeproto.AppInst {
+	return &edgeproto.AppInst{Key: &edgeproto.AppInstKey{Organization: "developer", Name: name},
+		AppKey:     &edgeproto.AppKey{Organization: "developer", Name: app, Version: "1"},
+		ClusterKey: &edgeproto.ClusterKey{Organization: "developer", Name: "c1"}}
+}
+
+func (r *region) app(name string, delay time.Duration) *edgeproto.App {
+	return &edgeproto.App{Key: &edgeproto.AppKey{Organization: "developer", Name: name, Version: "1"},
+		ImageType: edgeproto.ImageType_IMAGE_TYPE_NONE, Deployment: "local", Command: r.bin.webapp,
+		HealthCheck: edgeproto.HealthCheck_HEALTH_CHECK_HTTP, HealthCheckPath: "/healthz",
+		Ports:   []*edgeproto.Port{{Proto: edgeproto.PortProtocol_PORT_PROTOCOL_HTTP, InternalPort: 8080}},
+		EnvVars: []*edgeproto.EnvVar{{Name: "WEBAPP_PID_DIR", Value: r.pidDir}, {Name: "WEBAPP_READY_DELAY", Value: delay.String()}}}
+}
+
+// oneProcess checks that instance name ever had exactly one process, that
+// it runs, and that it is the one the controller shows.
+func (r *region) oneProcess(ai *edgeproto.AppInst) {
+	r.t.Helper()
+	pids := appPids(r.t, r.pidDir, "developer."+ai.GetKey().GetName())
+	if len(pids) != 1 {
+		r.t.Fatalf("%s had processes %v, want exactly one", ai.GetKey().GetName(), pids)
+	}
+	if got := ai.GetRuntimeInfo().GetPids(); len(got) != 1 || int(got[0]) != pids[0] || !alive(pids[0], r.bin.webapp) {
+		r.t.Fatalf("%s: runtime pids %v, started %v (alive %v)", ai.GetKey().GetName(), got, pids, alive(pids[0], r.bin.webapp))
+	}
+	if body := httpGet(r.t, ai.GetRuntimeInfo().GetPorts()[0]); body != fmt.Sprintf("hello from %d", pids[0]) {
+		r.t.Fatalf("%s answers %q", ai.GetKey().GetName(), body)
+	}
+}
+
+// TestEndToEnd runs the controller and the crm as processes, the CRM on
+// the local platform deploying a real web app, through a lifecycle and
+// the faults a site lives through: the CRM killed mid-create, the
+// controller restarted mid-create, objects changed while the CRM is down.
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the controller, the crm and a web app")
+	}
+	began := time.Now()
+	phase := func(what string) { t.Logf("%6.2fs %s", time.Since(began).Seconds(), what) }
+	r := newRegion(t)
+	phase("controller up")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	// An operator's edge site: the access key is shown once.
+	if _, err := r.flavors.CreateFlavor(ctx, &edgeproto.CreateFlavorRequest{Flavor: &edgeproto.Flavor{
+		Key: &edgeproto.FlavorKey{Name: "local.small"}, Vcpus: 1, RamMb: 2048, DiskGb: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := r.cloudlets.CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{
+		Key: r.site, PlatformType: "local", CrmOnEdge: true}, NoWait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := cs.Recv()
+	if err != nil || first.GetCrmAccessKey() == "" {
+		t.Fatalf("create cloudlet: %v %v", first, err)
+	}
+	r.keyFile = filepath.Join(t.TempDir(), "edge1.key")
+	if err := os.WriteFile(r.keyFile, []byte(first.GetCrmAccessKey()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.startCRM()
+	controllertest.WaitFor(t, 30*time.Second, "the cloudlet READY", func() bool {
+		s, err := r.cloudlets.ShowCloudlets(ctx, &edgeproto.ShowCloudletsRequest{Filter: &edgeproto.Cloudlet{Key: r.site}})
+		if err != nil {
+			return false
+		}
+		c, err := s.Recv()
+		return err == nil && c.GetCloudlet().GetState() == edgeproto.TrackedState_TRACKED_STATE_READY
+	})
+
+	phase("cloudlet READY")
+	// A cluster and an app, with the CRM's progress streamed live.
+	pcs, err := controllertest.Drain(r.clusters.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
+		Key: &edgeproto.ClusterKey{Organization: "developer", Name: "c1"}, CloudletKey: r.site, FlavorName: "local.small", Deployment: "local"}}))
+	if err != nil || controllertest.Final(pcs) != edgeproto.TrackedState_TRACKED_STATE_READY {
+		t.Fatalf("create cluster: %v %v", pcs, err)
+	}
+	for _, a := range []*edgeproto.App{r.app("web", 0), r.app("slow", 2*time.Second)} {
+		if _, err := r.apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pcs, err = controllertest.Drain(r.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: r.inst("i1", "web")}))
+	if err != nil || controllertest.Final(pcs) != edgeproto.TrackedState_TRACKED_STATE_READY {
+		t.Fatalf("create i1: %v %v", pcs, err)
+	}
+	var msgs []string
+	for _, p := range pcs {
+		msgs = append(msgs, p.GetMessage())
+	}
+	for _, want := range []string{"Creating AppInst", "Starting process", "Waiting for health check"} {
+		if !slices.Contains(msgs, want) {
+			t.Errorf("create progress %q lacks %q", msgs, want)
+		}
+	}
+	r.oneProcess(r.show(r.inst("i1", "").Key))
+	upd := r.inst("i1", "web")
+	upd.Annotations = map[string]string{"team": "blue"}
+	pcs, err = controllertest.Drain(r.appInsts.UpdateAppInst(ctx, &edgeproto.UpdateAppInstRequest{AppInst: upd,
+		Fields: []string{edgeproto.AppInstFieldAnnotations}}))
+	if err != nil || controllertest.Final(pcs) != edgeproto.TrackedState_TRACKED_STATE_READY {
+		t.Fatalf("update i1: %v %v", pcs, err)
+	}
+
+	phase("lifecycle done")
+	// kill -9 of the CRM in the middle of a create, then a new CRM: the
+	// create ends READY with the process the first CRM started.
+	if _, err := controllertest.Drain(r.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: r.inst("i2", "slow"), NoWait: true})); err != nil {
+		t.Fatal(err)
+	}
+	r.waitInst(r.inst("i2", "").Key, edgeproto.TrackedState_TRACKED_STATE_CREATING)
+	r.crm.kill()
+	r.startCRM()
+	r.oneProcess(r.waitInst(r.inst("i2", "").Key, edgeproto.TrackedState_TRACKED_STATE_READY))
+
+	phase("kill -9 case done")
+	// The controller stops in the middle of a create and comes back: the
+	// CRM finishes, reconnects and delivers its reports.
+	if _, err := controllertest.Drain(r.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: r.inst("i3", "slow"), NoWait: true})); err != nil {
+		t.Fatal(err)
+	}
+	r.waitInst(r.inst("i3", "").Key, edgeproto.TrackedState_TRACKED_STATE_CREATING)
+	r.controller.stop(15 * time.Second)
+	if code := r.controller.exitCode(); code != 0 {
+		t.Errorf("controller exited with %d after SIGTERM", code)
+	}
+	r.startController()
+	r.oneProcess(r.waitInst(r.inst("i3", "").Key, edgeproto.TrackedState_TRACKED_STATE_READY))
+
+	phase("controller restart case done")
+	// While the CRM is down, i1 is deleted and i4 asked for.
+	r.crm.stop(15 * time.Second)
+	if code := r.crm.exitCode(); code != 0 {
+		t.Errorf("crm exited with %d after SIGTERM", code)
+	}
+	i1pid := appPids(t, r.pidDir, "developer.i1")[0]
+	if _, err := controllertest.Drain(r.appInsts.DeleteAppInst(ctx, &edgeproto.DeleteAppInstRequest{Key: r.inst("i1", "").Key, NoWait: true})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := controllertest.Drain(r.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: r.inst("i4", "web"), NoWait: true})); err != nil {
+		t.Fatal(err)
+	}
+	r.startCRM()
+	r.waitInst(r.inst("i1", "").Key, edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE)
+	if alive(i1pid, r.bin.webapp) {
+		t.Errorf("i1's process %d outlived its delete", i1pid)
+	}
+	r.oneProcess(r.waitInst(r.inst("i4", "").Key, edgeproto.TrackedState_TRACKED_STATE_READY))
+
+	phase("changes-while-down case done")
+	// Everything goes; no process is left.
+	for _, n := range []string{"i2", "i3", "i4"} {
+		pcs, err := controllertest.Drain(r.appInsts.DeleteAppInst(ctx, &edgeproto.DeleteAppInstRequest{Key: r.inst(n, "").Key}))
+		if err != nil || controllertest.Final(pcs) != edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE {
+			t.Fatalf("delete %s: %v %v", n, pcs, err)
+		}
+	}
+	for _, a := range []string{"web", "slow"} {
+		if _, err := r.apps.DeleteApp(ctx, &edgeproto.DeleteAppRequest{Key: &edgeproto.AppKey{Organization: "developer", Name: a, Version: "1"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pcs, err = controllertest.Drain(r.clusters.DeleteClusterInst(ctx, &edgeproto.DeleteClusterInstRequest{Key: &edgeproto.ClusterKey{Organization: "developer", Name: "c1"}}))
+	if err != nil || controllertest.Final(pcs) != edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE {
+		t.Fatalf("delete cluster: %v %v", pcs, err)
+	}
+	pcs, err = controllertest.Drain(r.cloudlets.DeleteCloudlet(ctx, &edgeproto.DeleteCloudletRequest{Key: r.site}))
+	if err != nil || controllertest.Final(pcs) != edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE {
+		t.Fatalf("delete cloudlet: %v %v", pcs, err)
+	}
+	ents, _ := os.ReadDir(r.pidDir)
+	for _, e := range ents {
+		i := strings.LastIndexByte(e.Name(), '.')
+		var pid int
+		fmt.Sscan(e.Name()[i+1:], &pid)
+		if alive(pid, r.bin.webapp) {
+			t.Errorf("process %s still runs after everything was deleted", e.Name())
+		}
+	}
+	phase("all deleted")
+}
