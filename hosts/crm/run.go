@@ -198,7 +198,6 @@ func loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-
 // devClientTLS issues (once) the CRM's certificate from the development
 // authority in dir and returns the client configuration of mutual TLS.
 func devClientTLS(dir string, cloudlet *edgeproto.CloudletKey) (*tls.Config, error) {

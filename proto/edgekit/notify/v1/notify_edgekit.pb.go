@@ -134,189 +134,163 @@ const (
 	ConnectRequestFieldReportFields                                                = "2.5"         // report.fields
 )
 
+var _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _Hello_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "access_key"},
+	{Number: 3, Name: "instance"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "vcpus"},
+	{Number: 3, Name: "ram_mb"},
+	{Number: 4, Name: "disk_gb"},
+	{Number: 5, Name: "gpus"},
+	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap},
+	{Number: 7, Name: "deprecated"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number"},
+	{Number: 2, Name: "max_tasks"},
+	{Number: 3, Name: "task_name"},
+	{Number: 4, Name: "step_name"},
+	{Number: 5, Name: "msg_count"},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "used"},
+	{Number: 3, Name: "total"},
+	{Number: 4, Name: "quota"},
+	{Number: 5, Name: "units"},
+	{Number: 6, Name: "description"},
+	{Number: 7, Name: "alert_threshold"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "organization"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_shape},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape},
+	{Number: 4, Name: "taken_at"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap},
+	{Number: 4, Name: "roles", Kind: fieldmap.KindList},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "controller"},
+	{Number: 6, Name: "compatibility_version"},
+	{Number: 7, Name: "release_version"},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_shape},
+	{Number: 9, Name: "controller_cache_received"},
+	{Number: 10, Name: "maintenance_state"},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_shape},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_shape},
+	{Number: 14, Name: "properties", Kind: fieldmap.KindMap},
+	{Number: 15, Name: "trust_policy_state"},
+	{Number: 16, Name: "active_crm_instance"},
+	{Number: 17, Name: "updated_at"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "external_ip"},
+	{Number: 2, Name: "internal_ip"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "cluster_ip"},
+	{Number: 5, Name: "restarts"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "type"},
+	{Number: 3, Name: "status"},
+	{Number: 4, Name: "infra_flavor"},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_shape},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_shape},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_shape},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape},
+	{Number: 7, Name: "kubeconfig"},
+	{Number: 8, Name: "updated_at"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList},
+	{Number: 2, Name: "pids", Kind: fieldmap.KindList},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "notify_id"},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape},
+	{Number: 6, Name: "power_state"},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape},
+	{Number: 8, Name: "uri"},
+	{Number: 9, Name: "updated_at"},
+}}
+
+var _Report_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "seq"},
+	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape},
+	{Number: 3, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape},
+	{Number: 4, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape},
+	{Number: 5, Name: "fields", Kind: fieldmap.KindList},
+}}
+
+var _ConnectRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "hello", Kind: fieldmap.KindMessage, Sub: _Hello_shape},
+	{Number: 2, Name: "report", Kind: fieldmap.KindMessage, Sub: _Report_shape},
+}}
+
+var _ConnectRequest_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.ConnectRequest", _ConnectRequest_shape, false)
+
 // ConnectRequestAllFields lists the leaf flags of ConnectRequest: together they
 // select every field.
-var ConnectRequestAllFields = []string{
-	ConnectRequestFieldHelloCloudletKeyOrganization,
-	ConnectRequestFieldHelloCloudletKeyName,
-	ConnectRequestFieldHelloAccessKey,
-	ConnectRequestFieldHelloInstance,
-	ConnectRequestFieldReportSeq,
-	ConnectRequestFieldReportCloudletInfoKeyOrganization,
-	ConnectRequestFieldReportCloudletInfoKeyName,
-	ConnectRequestFieldReportCloudletInfoState,
-	ConnectRequestFieldReportCloudletInfoErrors,
-	ConnectRequestFieldReportCloudletInfoNotifyId,
-	ConnectRequestFieldReportCloudletInfoController,
-	ConnectRequestFieldReportCloudletInfoCompatibilityVersion,
-	ConnectRequestFieldReportCloudletInfoReleaseVersion,
-	ConnectRequestFieldReportCloudletInfoFlavors,
-	ConnectRequestFieldReportCloudletInfoControllerCacheReceived,
-	ConnectRequestFieldReportCloudletInfoMaintenanceState,
-	ConnectRequestFieldReportCloudletInfoStatusTaskNumber,
-	ConnectRequestFieldReportCloudletInfoStatusMaxTasks,
-	ConnectRequestFieldReportCloudletInfoStatusTaskName,
-	ConnectRequestFieldReportCloudletInfoStatusStepName,
-	ConnectRequestFieldReportCloudletInfoStatusMsgCount,
-	ConnectRequestFieldReportCloudletInfoStatusMsgs,
-	ConnectRequestFieldReportCloudletInfoResourcesSnapshotInfo,
-	ConnectRequestFieldReportCloudletInfoResourcesSnapshotClusterInsts,
-	ConnectRequestFieldReportCloudletInfoResourcesSnapshotVmAppInsts,
-	ConnectRequestFieldReportCloudletInfoResourcesSnapshotTakenAt,
-	ConnectRequestFieldReportCloudletInfoNodeInfos,
-	ConnectRequestFieldReportCloudletInfoProperties,
-	ConnectRequestFieldReportCloudletInfoTrustPolicyState,
-	ConnectRequestFieldReportCloudletInfoActiveCrmInstance,
-	ConnectRequestFieldReportCloudletInfoUpdatedAt,
-	ConnectRequestFieldReportClusterInstInfoKeyName,
-	ConnectRequestFieldReportClusterInstInfoKeyOrganization,
-	ConnectRequestFieldReportClusterInstInfoState,
-	ConnectRequestFieldReportClusterInstInfoErrors,
-	ConnectRequestFieldReportClusterInstInfoNotifyId,
-	ConnectRequestFieldReportClusterInstInfoStatusTaskNumber,
-	ConnectRequestFieldReportClusterInstInfoStatusMaxTasks,
-	ConnectRequestFieldReportClusterInstInfoStatusTaskName,
-	ConnectRequestFieldReportClusterInstInfoStatusStepName,
-	ConnectRequestFieldReportClusterInstInfoStatusMsgCount,
-	ConnectRequestFieldReportClusterInstInfoStatusMsgs,
-	ConnectRequestFieldReportClusterInstInfoResourcesVms,
-	ConnectRequestFieldReportClusterInstInfoKubeconfig,
-	ConnectRequestFieldReportClusterInstInfoUpdatedAt,
-	ConnectRequestFieldReportAppInstInfoKeyName,
-	ConnectRequestFieldReportAppInstInfoKeyOrganization,
-	ConnectRequestFieldReportAppInstInfoState,
-	ConnectRequestFieldReportAppInstInfoErrors,
-	ConnectRequestFieldReportAppInstInfoNotifyId,
-	ConnectRequestFieldReportAppInstInfoStatusTaskNumber,
-	ConnectRequestFieldReportAppInstInfoStatusMaxTasks,
-	ConnectRequestFieldReportAppInstInfoStatusTaskName,
-	ConnectRequestFieldReportAppInstInfoStatusStepName,
-	ConnectRequestFieldReportAppInstInfoStatusMsgCount,
-	ConnectRequestFieldReportAppInstInfoStatusMsgs,
-	ConnectRequestFieldReportAppInstInfoPowerState,
-	ConnectRequestFieldReportAppInstInfoRuntimeInfoContainerIds,
-	ConnectRequestFieldReportAppInstInfoRuntimeInfoPids,
-	ConnectRequestFieldReportAppInstInfoRuntimeInfoPorts,
-	ConnectRequestFieldReportAppInstInfoUri,
-	ConnectRequestFieldReportAppInstInfoUpdatedAt,
-	ConnectRequestFieldReportFields,
-}
-
-var _ConnectRequest_fieldSchema = fieldmap.NewSchema("edgekit.notify.v1.ConnectRequest", []fieldmap.Field{
-	{Flag: "1", Path: "hello", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "hello.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1.1", Path: "hello.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.1.2", Path: "hello.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "hello.access_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.3", Path: "hello.instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "report", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "report.seq", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "report.cloudlet_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.1", Path: "report.cloudlet_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.1.1", Path: "report.cloudlet_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.1.2", Path: "report.cloudlet_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.2", Path: "report.cloudlet_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.3", Path: "report.cloudlet_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.2.4", Path: "report.cloudlet_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.5", Path: "report.cloudlet_info.controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.6", Path: "report.cloudlet_info.compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.7", Path: "report.cloudlet_info.release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.8", Path: "report.cloudlet_info.flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.2.8.1", Path: "report.cloudlet_info.flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.8.2", Path: "report.cloudlet_info.flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.8.3", Path: "report.cloudlet_info.flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.8.4", Path: "report.cloudlet_info.flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.8.5", Path: "report.cloudlet_info.flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.8.6", Path: "report.cloudlet_info.flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.2.8.7", Path: "report.cloudlet_info.flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.9", Path: "report.cloudlet_info.controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.10", Path: "report.cloudlet_info.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.11", Path: "report.cloudlet_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.11.1", Path: "report.cloudlet_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.11.2", Path: "report.cloudlet_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.11.3", Path: "report.cloudlet_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.11.4", Path: "report.cloudlet_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.11.5", Path: "report.cloudlet_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.11.6", Path: "report.cloudlet_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.2.12", Path: "report.cloudlet_info.resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.2.12.1", Path: "report.cloudlet_info.resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.2.12.1.1", Path: "report.cloudlet_info.resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.12.1.2", Path: "report.cloudlet_info.resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.12.1.3", Path: "report.cloudlet_info.resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.12.1.4", Path: "report.cloudlet_info.resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.12.1.5", Path: "report.cloudlet_info.resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.12.1.6", Path: "report.cloudlet_info.resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.12.1.7", Path: "report.cloudlet_info.resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.12.2", Path: "report.cloudlet_info.resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.2.12.2.1", Path: "report.cloudlet_info.resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.12.2.2", Path: "report.cloudlet_info.resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.12.3", Path: "report.cloudlet_info.resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.2.12.3.1", Path: "report.cloudlet_info.resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.12.3.2", Path: "report.cloudlet_info.resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.12.4", Path: "report.cloudlet_info.resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.13", Path: "report.cloudlet_info.node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.2.13.1", Path: "report.cloudlet_info.node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.2.13.2", Path: "report.cloudlet_info.node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.2.13.3", Path: "report.cloudlet_info.node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.2.13.4", Path: "report.cloudlet_info.node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.2.14", Path: "report.cloudlet_info.properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.2.15", Path: "report.cloudlet_info.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.16", Path: "report.cloudlet_info.active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2.17", Path: "report.cloudlet_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "report.cluster_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.3.1", Path: "report.cluster_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.3.1.1", Path: "report.cluster_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.1.2", Path: "report.cluster_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.2", Path: "report.cluster_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.3", Path: "report.cluster_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.3.4", Path: "report.cluster_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.5", Path: "report.cluster_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.3.5.1", Path: "report.cluster_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.5.2", Path: "report.cluster_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.5.3", Path: "report.cluster_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.5.4", Path: "report.cluster_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.5.5", Path: "report.cluster_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.5.6", Path: "report.cluster_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.3.6", Path: "report.cluster_inst_info.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1", Path: "report.cluster_inst_info.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.3.6.1.1", Path: "report.cluster_inst_info.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1.2", Path: "report.cluster_inst_info.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1.3", Path: "report.cluster_inst_info.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1.4", Path: "report.cluster_inst_info.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1.5", Path: "report.cluster_inst_info.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1.5.1", Path: "report.cluster_inst_info.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1.5.2", Path: "report.cluster_inst_info.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1.6", Path: "report.cluster_inst_info.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1.6.1", Path: "report.cluster_inst_info.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1.6.2", Path: "report.cluster_inst_info.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1.6.3", Path: "report.cluster_inst_info.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1.6.4", Path: "report.cluster_inst_info.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.6.1.6.5", Path: "report.cluster_inst_info.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.3.7", Path: "report.cluster_inst_info.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.8", Path: "report.cluster_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "report.app_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.4.1", Path: "report.app_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.4.1.1", Path: "report.app_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.1.2", Path: "report.app_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.2", Path: "report.app_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.3", Path: "report.app_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4.4", Path: "report.app_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.5", Path: "report.app_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.4.5.1", Path: "report.app_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.5.2", Path: "report.app_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.5.3", Path: "report.app_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.5.4", Path: "report.app_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.5.5", Path: "report.app_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.5.6", Path: "report.app_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4.6", Path: "report.app_inst_info.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.7", Path: "report.app_inst_info.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.4.7.1", Path: "report.app_inst_info.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4.7.2", Path: "report.app_inst_info.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4.7.3", Path: "report.app_inst_info.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4.8", Path: "report.app_inst_info.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.9", Path: "report.app_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "report.fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var ConnectRequestAllFields = slices.Clone(_ConnectRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ConnectRequest.
 func (*ConnectRequest) FieldSchema() *fieldmap.Schema { return _ConnectRequest_fieldSchema }
@@ -336,22 +310,11 @@ const (
 	HelloFieldInstance                = "3"   // instance
 )
 
+var _Hello_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Hello", _Hello_shape, false)
+
 // HelloAllFields lists the leaf flags of Hello: together they
 // select every field.
-var HelloAllFields = []string{
-	HelloFieldCloudletKeyOrganization,
-	HelloFieldCloudletKeyName,
-	HelloFieldAccessKey,
-	HelloFieldInstance,
-}
-
-var _Hello_fieldSchema = fieldmap.NewSchema("edgekit.notify.v1.Hello", []fieldmap.Field{
-	{Flag: "1", Path: "cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "access_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var HelloAllFields = slices.Clone(_Hello_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Hello.
 func (*Hello) FieldSchema() *fieldmap.Schema { return _Hello_fieldSchema }
@@ -472,178 +435,11 @@ const (
 	ReportFieldFields                                                = "5"         // fields
 )
 
+var _Report_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Report", _Report_shape, false)
+
 // ReportAllFields lists the leaf flags of Report: together they
 // select every field.
-var ReportAllFields = []string{
-	ReportFieldSeq,
-	ReportFieldCloudletInfoKeyOrganization,
-	ReportFieldCloudletInfoKeyName,
-	ReportFieldCloudletInfoState,
-	ReportFieldCloudletInfoErrors,
-	ReportFieldCloudletInfoNotifyId,
-	ReportFieldCloudletInfoController,
-	ReportFieldCloudletInfoCompatibilityVersion,
-	ReportFieldCloudletInfoReleaseVersion,
-	ReportFieldCloudletInfoFlavors,
-	ReportFieldCloudletInfoControllerCacheReceived,
-	ReportFieldCloudletInfoMaintenanceState,
-	ReportFieldCloudletInfoStatusTaskNumber,
-	ReportFieldCloudletInfoStatusMaxTasks,
-	ReportFieldCloudletInfoStatusTaskName,
-	ReportFieldCloudletInfoStatusStepName,
-	ReportFieldCloudletInfoStatusMsgCount,
-	ReportFieldCloudletInfoStatusMsgs,
-	ReportFieldCloudletInfoResourcesSnapshotInfo,
-	ReportFieldCloudletInfoResourcesSnapshotClusterInsts,
-	ReportFieldCloudletInfoResourcesSnapshotVmAppInsts,
-	ReportFieldCloudletInfoResourcesSnapshotTakenAt,
-	ReportFieldCloudletInfoNodeInfos,
-	ReportFieldCloudletInfoProperties,
-	ReportFieldCloudletInfoTrustPolicyState,
-	ReportFieldCloudletInfoActiveCrmInstance,
-	ReportFieldCloudletInfoUpdatedAt,
-	ReportFieldClusterInstInfoKeyName,
-	ReportFieldClusterInstInfoKeyOrganization,
-	ReportFieldClusterInstInfoState,
-	ReportFieldClusterInstInfoErrors,
-	ReportFieldClusterInstInfoNotifyId,
-	ReportFieldClusterInstInfoStatusTaskNumber,
-	ReportFieldClusterInstInfoStatusMaxTasks,
-	ReportFieldClusterInstInfoStatusTaskName,
-	ReportFieldClusterInstInfoStatusStepName,
-	ReportFieldClusterInstInfoStatusMsgCount,
-	ReportFieldClusterInstInfoStatusMsgs,
-	ReportFieldClusterInstInfoResourcesVms,
-	ReportFieldClusterInstInfoKubeconfig,
-	ReportFieldClusterInstInfoUpdatedAt,
-	ReportFieldAppInstInfoKeyName,
-	ReportFieldAppInstInfoKeyOrganization,
-	ReportFieldAppInstInfoState,
-	ReportFieldAppInstInfoErrors,
-	ReportFieldAppInstInfoNotifyId,
-	ReportFieldAppInstInfoStatusTaskNumber,
-	ReportFieldAppInstInfoStatusMaxTasks,
-	ReportFieldAppInstInfoStatusTaskName,
-	ReportFieldAppInstInfoStatusStepName,
-	ReportFieldAppInstInfoStatusMsgCount,
-	ReportFieldAppInstInfoStatusMsgs,
-	ReportFieldAppInstInfoPowerState,
-	ReportFieldAppInstInfoRuntimeInfoContainerIds,
-	ReportFieldAppInstInfoRuntimeInfoPids,
-	ReportFieldAppInstInfoRuntimeInfoPorts,
-	ReportFieldAppInstInfoUri,
-	ReportFieldAppInstInfoUpdatedAt,
-	ReportFieldFields,
-}
-
-var _Report_fieldSchema = fieldmap.NewSchema("edgekit.notify.v1.Report", []fieldmap.Field{
-	{Flag: "1", Path: "seq", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "cloudlet_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "cloudlet_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1.1", Path: "cloudlet_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.1.2", Path: "cloudlet_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "cloudlet_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "cloudlet_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "cloudlet_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "cloudlet_info.controller", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "cloudlet_info.compatibility_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7", Path: "cloudlet_info.release_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8", Path: "cloudlet_info.flavors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.8.1", Path: "cloudlet_info.flavors.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.2", Path: "cloudlet_info.flavors.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.3", Path: "cloudlet_info.flavors.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.4", Path: "cloudlet_info.flavors.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.5", Path: "cloudlet_info.flavors.gpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.6", Path: "cloudlet_info.flavors.prop_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.8.7", Path: "cloudlet_info.flavors.deprecated", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.9", Path: "cloudlet_info.controller_cache_received", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.10", Path: "cloudlet_info.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11", Path: "cloudlet_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.11.1", Path: "cloudlet_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.2", Path: "cloudlet_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.3", Path: "cloudlet_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.4", Path: "cloudlet_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.5", Path: "cloudlet_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.11.6", Path: "cloudlet_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.12", Path: "cloudlet_info.resources_snapshot", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.12.1", Path: "cloudlet_info.resources_snapshot.info", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.12.1.1", Path: "cloudlet_info.resources_snapshot.info.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.2", Path: "cloudlet_info.resources_snapshot.info.used", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.3", Path: "cloudlet_info.resources_snapshot.info.total", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.4", Path: "cloudlet_info.resources_snapshot.info.quota", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.5", Path: "cloudlet_info.resources_snapshot.info.units", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.6", Path: "cloudlet_info.resources_snapshot.info.description", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.1.7", Path: "cloudlet_info.resources_snapshot.info.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.2", Path: "cloudlet_info.resources_snapshot.cluster_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.12.2.1", Path: "cloudlet_info.resources_snapshot.cluster_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.2.2", Path: "cloudlet_info.resources_snapshot.cluster_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.3", Path: "cloudlet_info.resources_snapshot.vm_app_insts", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.12.3.1", Path: "cloudlet_info.resources_snapshot.vm_app_insts.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.3.2", Path: "cloudlet_info.resources_snapshot.vm_app_insts.organization", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.12.4", Path: "cloudlet_info.resources_snapshot.taken_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.13", Path: "cloudlet_info.node_infos", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.13.1", Path: "cloudlet_info.node_infos.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.13.2", Path: "cloudlet_info.node_infos.allocatable", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.13.3", Path: "cloudlet_info.node_infos.capacity", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.13.4", Path: "cloudlet_info.node_infos.roles", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.14", Path: "cloudlet_info.properties", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.15", Path: "cloudlet_info.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.16", Path: "cloudlet_info.active_crm_instance", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.17", Path: "cloudlet_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "cluster_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "cluster_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1.1", Path: "cluster_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.1.2", Path: "cluster_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "cluster_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.3", Path: "cluster_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.4", Path: "cluster_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5", Path: "cluster_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.5.1", Path: "cluster_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.2", Path: "cluster_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.3", Path: "cluster_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.4", Path: "cluster_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.5", Path: "cluster_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5.6", Path: "cluster_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.6", Path: "cluster_inst_info.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.6.1", Path: "cluster_inst_info.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "3.6.1.1", Path: "cluster_inst_info.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.6.1.2", Path: "cluster_inst_info.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.6.1.3", Path: "cluster_inst_info.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.6.1.4", Path: "cluster_inst_info.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.6.1.5", Path: "cluster_inst_info.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "3.6.1.5.1", Path: "cluster_inst_info.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.6.1.5.2", Path: "cluster_inst_info.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.6.1.6", Path: "cluster_inst_info.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "3.6.1.6.1", Path: "cluster_inst_info.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.6.1.6.2", Path: "cluster_inst_info.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.6.1.6.3", Path: "cluster_inst_info.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.6.1.6.4", Path: "cluster_inst_info.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.6.1.6.5", Path: "cluster_inst_info.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "3.7", Path: "cluster_inst_info.kubeconfig", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.8", Path: "cluster_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "app_inst_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "app_inst_info.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1.1", Path: "app_inst_info.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.1.2", Path: "app_inst_info.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "app_inst_info.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3", Path: "app_inst_info.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4.4", Path: "app_inst_info.notify_id", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.5", Path: "app_inst_info.status", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.5.1", Path: "app_inst_info.status.task_number", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.5.2", Path: "app_inst_info.status.max_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.5.3", Path: "app_inst_info.status.task_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.5.4", Path: "app_inst_info.status.step_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.5.5", Path: "app_inst_info.status.msg_count", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.5.6", Path: "app_inst_info.status.msgs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4.6", Path: "app_inst_info.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.7", Path: "app_inst_info.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.7.1", Path: "app_inst_info.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4.7.2", Path: "app_inst_info.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4.7.3", Path: "app_inst_info.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "4.8", Path: "app_inst_info.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.9", Path: "app_inst_info.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "fields", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-})
+var ReportAllFields = slices.Clone(_Report_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Report.
 func (*Report) FieldSchema() *fieldmap.Schema { return _Report_fieldSchema }
@@ -861,341 +657,243 @@ const (
 	ConnectResponseFieldKeepalive                                              = "5"            // keepalive
 )
 
+var _SyncStart_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "revision"},
+	{Number: 2, Name: "keepalive_interval"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_Settingsldeunw_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "create_cluster_inst_timeout"},
+	{Number: 2, Name: "update_cluster_inst_timeout"},
+	{Number: 3, Name: "delete_cluster_inst_timeout"},
+	{Number: 4, Name: "create_app_inst_timeout"},
+	{Number: 5, Name: "update_app_inst_timeout"},
+	{Number: 6, Name: "delete_app_inst_timeout"},
+	{Number: 7, Name: "create_cloudlet_timeout"},
+	{Number: 8, Name: "update_cloudlet_timeout"},
+	{Number: 9, Name: "cloudlet_info_push_interval"},
+	{Number: 10, Name: "resource_snapshot_interval"},
+	{Number: 11, Name: "cloudlet_maintenance_timeout"},
+	{Number: 12, Name: "crm_connect_timeout"},
+	{Number: 13, Name: "max_tracked_dme_clients"},
+	{Number: 14, Name: "max_concurrent_tasks"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_shape},
+	{Number: 2, Name: "ram_mb"},
+	{Number: 3, Name: "vcpus"},
+	{Number: 4, Name: "disk_gb"},
+	{Number: 5, Name: "gpus"},
+	{Number: 6, Name: "opt_res_map", Kind: fieldmap.KindMap},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_Location1s2694a_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude"},
+	{Number: 2, Name: "longitude"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "value"},
+	{Number: 3, Name: "alert_threshold"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "region"},
+	{Number: 2, Name: "notify_controller_addrs", Kind: fieldmap.KindList},
+	{Number: 3, Name: "container_registry_path"},
+	{Number: 4, Name: "deployment_tag"},
+	{Number: 5, Name: "cache_dir"},
+	{Number: 6, Name: "test_mode"},
+	{Number: 7, Name: "crm_access_private_key"},
+	{Number: 8, Name: "access_api_addr"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape},
+	{Number: 2, Name: "state"},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 4, Name: "platform_type"},
+	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Location1s2694a_shape},
+	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList},
+	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_shape},
+	{Number: 8, Name: "default_resource_alert_threshold"},
+	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap},
+	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_shape},
+	{Number: 11, Name: "crm_on_edge"},
+	{Number: 12, Name: "maintenance_state"},
+	{Number: 13, Name: "trust_policy"},
+	{Number: 14, Name: "trust_policy_state"},
+	{Number: 15, Name: "annotations", Kind: fieldmap.KindMap},
+	{Number: 16, Name: "access_vars", Kind: fieldmap.KindMap},
+	{Number: 17, Name: "crm_override"},
+	{Number: 18, Name: "physical_name"},
+	{Number: 19, Name: "num_dynamic_ips"},
+	{Number: 20, Name: "created_at"},
+	{Number: 21, Name: "updated_at"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol"},
+	{Number: 2, Name: "port_range_min"},
+	{Number: 3, Name: "port_range_max"},
+	{Number: 4, Name: "remote_cidr"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape},
+	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization"},
+	{Number: 2, Name: "name"},
+	{Number: 3, Name: "version"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_Portx01ype_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "proto"},
+	{Number: 2, Name: "internal_port"},
+	{Number: 3, Name: "public_port"},
+	{Number: 4, Name: "end_port"},
+	{Number: 5, Name: "tls"},
+	{Number: 6, Name: "fqdn_prefix"},
+	{Number: 7, Name: "max_pkt_size"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "kind"},
+	{Number: 2, Name: "config"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "value"},
+	{Number: 3, Name: "secret"},
+	{Number: 4, Name: "secret_value"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_Appsyxff4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape},
+	{Number: 2, Name: "image_type"},
+	{Number: 3, Name: "image_path"},
+	{Number: 4, Name: "deployment"},
+	{Number: 5, Name: "access_ports"},
+	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_Portx01ype_shape},
+	{Number: 7, Name: "command"},
+	{Number: 8, Name: "args", Kind: fieldmap.KindList},
+	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_shape},
+	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_shape},
+	{Number: 11, Name: "health_check"},
+	{Number: 12, Name: "health_check_path"},
+	{Number: 13, Name: "default_flavor"},
+	{Number: 14, Name: "deployment_manifest"},
+	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape},
+	{Number: 16, Name: "trusted"},
+	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap},
+	{Number: 18, Name: "created_at"},
+	{Number: 19, Name: "updated_at"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vcpus"},
+	{Number: 2, Name: "ram_mb"},
+	{Number: 3, Name: "disk_gb"},
+	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap},
+	{Number: 5, Name: "infra_node_flavor"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "num_nodes"},
+	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_shape},
+	{Number: 4, Name: "scalable"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape},
+	{Number: 3, Name: "state"},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 5, Name: "crm_override"},
+	{Number: 6, Name: "flavor_name"},
+	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_shape},
+	{Number: 8, Name: "ip_access"},
+	{Number: 9, Name: "deployment"},
+	{Number: 10, Name: "kubernetes_version"},
+	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape},
+	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap},
+	{Number: 13, Name: "reservable"},
+	{Number: 14, Name: "reserved_by"},
+	{Number: 15, Name: "multi_tenant"},
+	{Number: 16, Name: "created_at"},
+	{Number: 17, Name: "updated_at"},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape},
+	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape},
+	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape},
+	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape},
+	{Number: 5, Name: "state"},
+	{Number: 6, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 7, Name: "crm_override"},
+	{Number: 8, Name: "uri"},
+	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_Portx01ype_shape},
+	{Number: 10, Name: "flavor"},
+	{Number: 11, Name: "power_state"},
+	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape},
+	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap},
+	{Number: 14, Name: "created_at"},
+	{Number: 15, Name: "updated_at"},
+}}
+
+var _Update_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "action"},
+	{Number: 2, Name: "revision"},
+	{Number: 3, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Settingsldeunw_shape},
+	{Number: 4, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_shape},
+	{Number: 5, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_shape},
+	{Number: 6, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_shape},
+	{Number: 7, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Appsyxff4_shape},
+	{Number: 8, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape},
+	{Number: 9, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape},
+}}
+
+var _SyncEnd_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "revision"},
+	{Number: 2, Name: "objects"},
+}}
+
+var _ReportAck_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "seq"},
+	{Number: 2, Name: "verdict"},
+	{Number: 3, Name: "reason"},
+}}
+
+var _ConnectResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sync_start", Kind: fieldmap.KindMessage, Sub: _SyncStart_shape},
+	{Number: 2, Name: "update", Kind: fieldmap.KindMessage, Sub: _Update_shape},
+	{Number: 3, Name: "sync_end", Kind: fieldmap.KindMessage, Sub: _SyncEnd_shape},
+	{Number: 4, Name: "report_ack", Kind: fieldmap.KindMessage, Sub: _ReportAck_shape},
+	{Number: 5, Name: "keepalive"},
+}}
+
+var _ConnectResponse_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.ConnectResponse", _ConnectResponse_shape, false)
+
 // ConnectResponseAllFields lists the leaf flags of ConnectResponse: together they
 // select every field.
-var ConnectResponseAllFields = []string{
-	ConnectResponseFieldSyncStartRevision,
-	ConnectResponseFieldSyncStartKeepaliveInterval,
-	ConnectResponseFieldUpdateAction,
-	ConnectResponseFieldUpdateRevision,
-	ConnectResponseFieldUpdateSettingsCreateClusterInstTimeout,
-	ConnectResponseFieldUpdateSettingsUpdateClusterInstTimeout,
-	ConnectResponseFieldUpdateSettingsDeleteClusterInstTimeout,
-	ConnectResponseFieldUpdateSettingsCreateAppInstTimeout,
-	ConnectResponseFieldUpdateSettingsUpdateAppInstTimeout,
-	ConnectResponseFieldUpdateSettingsDeleteAppInstTimeout,
-	ConnectResponseFieldUpdateSettingsCreateCloudletTimeout,
-	ConnectResponseFieldUpdateSettingsUpdateCloudletTimeout,
-	ConnectResponseFieldUpdateSettingsCloudletInfoPushInterval,
-	ConnectResponseFieldUpdateSettingsResourceSnapshotInterval,
-	ConnectResponseFieldUpdateSettingsCloudletMaintenanceTimeout,
-	ConnectResponseFieldUpdateSettingsCrmConnectTimeout,
-	ConnectResponseFieldUpdateSettingsMaxTrackedDmeClients,
-	ConnectResponseFieldUpdateSettingsMaxConcurrentTasks,
-	ConnectResponseFieldUpdateFlavorKeyName,
-	ConnectResponseFieldUpdateFlavorRamMb,
-	ConnectResponseFieldUpdateFlavorVcpus,
-	ConnectResponseFieldUpdateFlavorDiskGb,
-	ConnectResponseFieldUpdateFlavorGpus,
-	ConnectResponseFieldUpdateFlavorOptResMap,
-	ConnectResponseFieldUpdateCloudletKeyOrganization,
-	ConnectResponseFieldUpdateCloudletKeyName,
-	ConnectResponseFieldUpdateCloudletState,
-	ConnectResponseFieldUpdateCloudletErrors,
-	ConnectResponseFieldUpdateCloudletPlatformType,
-	ConnectResponseFieldUpdateCloudletLocationLatitude,
-	ConnectResponseFieldUpdateCloudletLocationLongitude,
-	ConnectResponseFieldUpdateCloudletFlavorNames,
-	ConnectResponseFieldUpdateCloudletResourceQuotas,
-	ConnectResponseFieldUpdateCloudletDefaultResourceAlertThreshold,
-	ConnectResponseFieldUpdateCloudletEnvVars,
-	ConnectResponseFieldUpdateCloudletConfigRegion,
-	ConnectResponseFieldUpdateCloudletConfigNotifyControllerAddrs,
-	ConnectResponseFieldUpdateCloudletConfigContainerRegistryPath,
-	ConnectResponseFieldUpdateCloudletConfigDeploymentTag,
-	ConnectResponseFieldUpdateCloudletConfigCacheDir,
-	ConnectResponseFieldUpdateCloudletConfigTestMode,
-	ConnectResponseFieldUpdateCloudletConfigCrmAccessPrivateKey,
-	ConnectResponseFieldUpdateCloudletConfigAccessApiAddr,
-	ConnectResponseFieldUpdateCloudletCrmOnEdge,
-	ConnectResponseFieldUpdateCloudletMaintenanceState,
-	ConnectResponseFieldUpdateCloudletTrustPolicy,
-	ConnectResponseFieldUpdateCloudletTrustPolicyState,
-	ConnectResponseFieldUpdateCloudletAnnotations,
-	ConnectResponseFieldUpdateCloudletAccessVars,
-	ConnectResponseFieldUpdateCloudletCrmOverride,
-	ConnectResponseFieldUpdateCloudletPhysicalName,
-	ConnectResponseFieldUpdateCloudletNumDynamicIps,
-	ConnectResponseFieldUpdateCloudletCreatedAt,
-	ConnectResponseFieldUpdateCloudletUpdatedAt,
-	ConnectResponseFieldUpdateTrustPolicyKeyOrganization,
-	ConnectResponseFieldUpdateTrustPolicyKeyName,
-	ConnectResponseFieldUpdateTrustPolicyOutboundSecurityRules,
-	ConnectResponseFieldUpdateAppKeyOrganization,
-	ConnectResponseFieldUpdateAppKeyName,
-	ConnectResponseFieldUpdateAppKeyVersion,
-	ConnectResponseFieldUpdateAppImageType,
-	ConnectResponseFieldUpdateAppImagePath,
-	ConnectResponseFieldUpdateAppDeployment,
-	ConnectResponseFieldUpdateAppAccessPorts,
-	ConnectResponseFieldUpdateAppPorts,
-	ConnectResponseFieldUpdateAppCommand,
-	ConnectResponseFieldUpdateAppArgs,
-	ConnectResponseFieldUpdateAppConfigs,
-	ConnectResponseFieldUpdateAppEnvVars,
-	ConnectResponseFieldUpdateAppHealthCheck,
-	ConnectResponseFieldUpdateAppHealthCheckPath,
-	ConnectResponseFieldUpdateAppDefaultFlavor,
-	ConnectResponseFieldUpdateAppDeploymentManifest,
-	ConnectResponseFieldUpdateAppRequiredOutboundConnections,
-	ConnectResponseFieldUpdateAppTrusted,
-	ConnectResponseFieldUpdateAppAnnotations,
-	ConnectResponseFieldUpdateAppCreatedAt,
-	ConnectResponseFieldUpdateAppUpdatedAt,
-	ConnectResponseFieldUpdateClusterInstKeyName,
-	ConnectResponseFieldUpdateClusterInstKeyOrganization,
-	ConnectResponseFieldUpdateClusterInstCloudletKeyOrganization,
-	ConnectResponseFieldUpdateClusterInstCloudletKeyName,
-	ConnectResponseFieldUpdateClusterInstState,
-	ConnectResponseFieldUpdateClusterInstErrors,
-	ConnectResponseFieldUpdateClusterInstCrmOverride,
-	ConnectResponseFieldUpdateClusterInstFlavorName,
-	ConnectResponseFieldUpdateClusterInstNodePools,
-	ConnectResponseFieldUpdateClusterInstIpAccess,
-	ConnectResponseFieldUpdateClusterInstDeployment,
-	ConnectResponseFieldUpdateClusterInstKubernetesVersion,
-	ConnectResponseFieldUpdateClusterInstResourcesVms,
-	ConnectResponseFieldUpdateClusterInstInfraAnnotations,
-	ConnectResponseFieldUpdateClusterInstReservable,
-	ConnectResponseFieldUpdateClusterInstReservedBy,
-	ConnectResponseFieldUpdateClusterInstMultiTenant,
-	ConnectResponseFieldUpdateClusterInstCreatedAt,
-	ConnectResponseFieldUpdateClusterInstUpdatedAt,
-	ConnectResponseFieldUpdateAppInstKeyName,
-	ConnectResponseFieldUpdateAppInstKeyOrganization,
-	ConnectResponseFieldUpdateAppInstAppKeyOrganization,
-	ConnectResponseFieldUpdateAppInstAppKeyName,
-	ConnectResponseFieldUpdateAppInstAppKeyVersion,
-	ConnectResponseFieldUpdateAppInstClusterKeyName,
-	ConnectResponseFieldUpdateAppInstClusterKeyOrganization,
-	ConnectResponseFieldUpdateAppInstCloudletKeyOrganization,
-	ConnectResponseFieldUpdateAppInstCloudletKeyName,
-	ConnectResponseFieldUpdateAppInstState,
-	ConnectResponseFieldUpdateAppInstErrors,
-	ConnectResponseFieldUpdateAppInstCrmOverride,
-	ConnectResponseFieldUpdateAppInstUri,
-	ConnectResponseFieldUpdateAppInstMappedPorts,
-	ConnectResponseFieldUpdateAppInstFlavor,
-	ConnectResponseFieldUpdateAppInstPowerState,
-	ConnectResponseFieldUpdateAppInstRuntimeInfoContainerIds,
-	ConnectResponseFieldUpdateAppInstRuntimeInfoPids,
-	ConnectResponseFieldUpdateAppInstRuntimeInfoPorts,
-	ConnectResponseFieldUpdateAppInstAnnotations,
-	ConnectResponseFieldUpdateAppInstCreatedAt,
-	ConnectResponseFieldUpdateAppInstUpdatedAt,
-	ConnectResponseFieldSyncEndRevision,
-	ConnectResponseFieldSyncEndObjects,
-	ConnectResponseFieldReportAckSeq,
-	ConnectResponseFieldReportAckVerdict,
-	ConnectResponseFieldReportAckReason,
-	ConnectResponseFieldKeepalive,
-}
-
-var _ConnectResponse_fieldSchema = fieldmap.NewSchema("edgekit.notify.v1.ConnectResponse", []fieldmap.Field{
-	{Flag: "1", Path: "sync_start", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "1.1", Path: "sync_start.revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "1.2", Path: "sync_start.keepalive_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "update", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.1", Path: "update.action", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.2", Path: "update.revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3", Path: "update.settings", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.3.1", Path: "update.settings.create_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.2", Path: "update.settings.update_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.3", Path: "update.settings.delete_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.4", Path: "update.settings.create_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.5", Path: "update.settings.update_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.6", Path: "update.settings.delete_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.7", Path: "update.settings.create_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.8", Path: "update.settings.update_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.9", Path: "update.settings.cloudlet_info_push_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.10", Path: "update.settings.resource_snapshot_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.11", Path: "update.settings.cloudlet_maintenance_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.12", Path: "update.settings.crm_connect_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.13", Path: "update.settings.max_tracked_dme_clients", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.3.14", Path: "update.settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4", Path: "update.flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.4.1", Path: "update.flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.4.1.1", Path: "update.flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.2", Path: "update.flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.3", Path: "update.flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.4", Path: "update.flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.5", Path: "update.flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.4.6", Path: "update.flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.5", Path: "update.cloudlet", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.1", Path: "update.cloudlet.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.1.1", Path: "update.cloudlet.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.1.2", Path: "update.cloudlet.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.2", Path: "update.cloudlet.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.3", Path: "update.cloudlet.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.5.4", Path: "update.cloudlet.platform_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.5", Path: "update.cloudlet.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.5.1", Path: "update.cloudlet.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.5.2", Path: "update.cloudlet.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.6", Path: "update.cloudlet.flavor_names", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.5.7", Path: "update.cloudlet.resource_quotas", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.5.7.1", Path: "update.cloudlet.resource_quotas.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.5.7.2", Path: "update.cloudlet.resource_quotas.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.5.7.3", Path: "update.cloudlet.resource_quotas.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.5.8", Path: "update.cloudlet.default_resource_alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.9", Path: "update.cloudlet.env_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.5.10", Path: "update.cloudlet.config", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.5.10.1", Path: "update.cloudlet.config.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.10.2", Path: "update.cloudlet.config.notify_controller_addrs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.5.10.3", Path: "update.cloudlet.config.container_registry_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.10.4", Path: "update.cloudlet.config.deployment_tag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.10.5", Path: "update.cloudlet.config.cache_dir", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.10.6", Path: "update.cloudlet.config.test_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.10.7", Path: "update.cloudlet.config.crm_access_private_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.10.8", Path: "update.cloudlet.config.access_api_addr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.11", Path: "update.cloudlet.crm_on_edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.12", Path: "update.cloudlet.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.13", Path: "update.cloudlet.trust_policy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.14", Path: "update.cloudlet.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.15", Path: "update.cloudlet.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.5.16", Path: "update.cloudlet.access_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.5.17", Path: "update.cloudlet.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.18", Path: "update.cloudlet.physical_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.19", Path: "update.cloudlet.num_dynamic_ips", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.20", Path: "update.cloudlet.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.5.21", Path: "update.cloudlet.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6", Path: "update.trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.1", Path: "update.trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.6.1.1", Path: "update.trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6.1.2", Path: "update.trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.6.2", Path: "update.trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.6.2.1", Path: "update.trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.2.2", Path: "update.trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.2.3", Path: "update.trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.6.2.4", Path: "update.trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7", Path: "update.app", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.7.1", Path: "update.app.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.7.1.1", Path: "update.app.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.1.2", Path: "update.app.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.1.3", Path: "update.app.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.2", Path: "update.app.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.3", Path: "update.app.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.4", Path: "update.app.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.5", Path: "update.app.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.6", Path: "update.app.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.7.6.1", Path: "update.app.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.6.2", Path: "update.app.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.6.3", Path: "update.app.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.6.4", Path: "update.app.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.6.5", Path: "update.app.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.6.6", Path: "update.app.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.6.7", Path: "update.app.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.7", Path: "update.app.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.8", Path: "update.app.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.7.9", Path: "update.app.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.7.9.1", Path: "update.app.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.9.2", Path: "update.app.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.10", Path: "update.app.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.7.10.1", Path: "update.app.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.10.2", Path: "update.app.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.10.3", Path: "update.app.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.10.4", Path: "update.app.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.11", Path: "update.app.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.12", Path: "update.app.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.13", Path: "update.app.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.14", Path: "update.app.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.15", Path: "update.app.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.7.15.1", Path: "update.app.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.15.2", Path: "update.app.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.15.3", Path: "update.app.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.15.4", Path: "update.app.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.7.16", Path: "update.app.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.17", Path: "update.app.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.7.18", Path: "update.app.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.7.19", Path: "update.app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8", Path: "update.cluster_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.8.1", Path: "update.cluster_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.8.1.1", Path: "update.cluster_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.1.2", Path: "update.cluster_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.2", Path: "update.cluster_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.8.2.1", Path: "update.cluster_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.2.2", Path: "update.cluster_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.3", Path: "update.cluster_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.4", Path: "update.cluster_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.8.5", Path: "update.cluster_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.6", Path: "update.cluster_inst.flavor_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.7", Path: "update.cluster_inst.node_pools", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.8.7.1", Path: "update.cluster_inst.node_pools.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.7.2", Path: "update.cluster_inst.node_pools.num_nodes", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.7.3", Path: "update.cluster_inst.node_pools.node_resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.8.7.3.1", Path: "update.cluster_inst.node_pools.node_resources.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.7.3.2", Path: "update.cluster_inst.node_pools.node_resources.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.7.3.3", Path: "update.cluster_inst.node_pools.node_resources.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.7.3.4", Path: "update.cluster_inst.node_pools.node_resources.opt_res_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "2.8.7.3.5", Path: "update.cluster_inst.node_pools.node_resources.infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.7.4", Path: "update.cluster_inst.node_pools.scalable", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.8", Path: "update.cluster_inst.ip_access", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.9", Path: "update.cluster_inst.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.10", Path: "update.cluster_inst.kubernetes_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.11", Path: "update.cluster_inst.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1", Path: "update.cluster_inst.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.8.11.1.1", Path: "update.cluster_inst.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1.2", Path: "update.cluster_inst.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1.3", Path: "update.cluster_inst.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1.4", Path: "update.cluster_inst.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1.5", Path: "update.cluster_inst.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1.5.1", Path: "update.cluster_inst.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1.5.2", Path: "update.cluster_inst.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1.6", Path: "update.cluster_inst.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1.6.1", Path: "update.cluster_inst.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1.6.2", Path: "update.cluster_inst.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1.6.3", Path: "update.cluster_inst.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1.6.4", Path: "update.cluster_inst.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.11.1.6.5", Path: "update.cluster_inst.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.8.12", Path: "update.cluster_inst.infra_annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.8.13", Path: "update.cluster_inst.reservable", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.14", Path: "update.cluster_inst.reserved_by", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.15", Path: "update.cluster_inst.multi_tenant", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.16", Path: "update.cluster_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.8.17", Path: "update.cluster_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9", Path: "update.app_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.9.1", Path: "update.app_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.9.1.1", Path: "update.app_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.1.2", Path: "update.app_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.2", Path: "update.app_inst.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.9.2.1", Path: "update.app_inst.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.2.2", Path: "update.app_inst.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.2.3", Path: "update.app_inst.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.3", Path: "update.app_inst.cluster_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.9.3.1", Path: "update.app_inst.cluster_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.3.2", Path: "update.app_inst.cluster_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.4", Path: "update.app_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.9.4.1", Path: "update.app_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.4.2", Path: "update.app_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.5", Path: "update.app_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.6", Path: "update.app_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.9.7", Path: "update.app_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.8", Path: "update.app_inst.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.9", Path: "update.app_inst.mapped_ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.9.9.1", Path: "update.app_inst.mapped_ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.9.9.2", Path: "update.app_inst.mapped_ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.9.9.3", Path: "update.app_inst.mapped_ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.9.9.4", Path: "update.app_inst.mapped_ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.9.9.5", Path: "update.app_inst.mapped_ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.9.9.6", Path: "update.app_inst.mapped_ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.9.9.7", Path: "update.app_inst.mapped_ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "2.9.10", Path: "update.app_inst.flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.11", Path: "update.app_inst.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.12", Path: "update.app_inst.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "2.9.12.1", Path: "update.app_inst.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.9.12.2", Path: "update.app_inst.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.9.12.3", Path: "update.app_inst.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "2.9.13", Path: "update.app_inst.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "2.9.14", Path: "update.app_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2.9.15", Path: "update.app_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "sync_end", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "sync_end.revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "sync_end.objects", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "report_ack", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "report_ack.seq", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "report_ack.verdict", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3", Path: "report_ack.reason", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "keepalive", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ConnectResponseAllFields = slices.Clone(_ConnectResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ConnectResponse.
 func (*ConnectResponse) FieldSchema() *fieldmap.Schema { return _ConnectResponse_fieldSchema }
@@ -1212,17 +910,11 @@ const (
 	SyncStartFieldKeepaliveInterval = "2" // keepalive_interval
 )
 
+var _SyncStart_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.SyncStart", _SyncStart_shape, false)
+
 // SyncStartAllFields lists the leaf flags of SyncStart: together they
 // select every field.
-var SyncStartAllFields = []string{
-	SyncStartFieldRevision,
-	SyncStartFieldKeepaliveInterval,
-}
-
-var _SyncStart_fieldSchema = fieldmap.NewSchema("edgekit.notify.v1.SyncStart", []fieldmap.Field{
-	{Flag: "1", Path: "revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "keepalive_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SyncStartAllFields = slices.Clone(_SyncStart_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SyncStart.
 func (*SyncStart) FieldSchema() *fieldmap.Schema { return _SyncStart_fieldSchema }
@@ -1239,17 +931,11 @@ const (
 	SyncEndFieldObjects  = "2" // objects
 )
 
+var _SyncEnd_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.SyncEnd", _SyncEnd_shape, false)
+
 // SyncEndAllFields lists the leaf flags of SyncEnd: together they
 // select every field.
-var SyncEndAllFields = []string{
-	SyncEndFieldRevision,
-	SyncEndFieldObjects,
-}
-
-var _SyncEnd_fieldSchema = fieldmap.NewSchema("edgekit.notify.v1.SyncEnd", []fieldmap.Field{
-	{Flag: "1", Path: "revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "objects", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var SyncEndAllFields = slices.Clone(_SyncEnd_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SyncEnd.
 func (*SyncEnd) FieldSchema() *fieldmap.Schema { return _SyncEnd_fieldSchema }
@@ -1455,321 +1141,11 @@ const (
 	UpdateFieldAppInstUpdatedAt                                 = "9.15"       // app_inst.updated_at
 )
 
+var _Update_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Update", _Update_shape, false)
+
 // UpdateAllFields lists the leaf flags of Update: together they
 // select every field.
-var UpdateAllFields = []string{
-	UpdateFieldAction,
-	UpdateFieldRevision,
-	UpdateFieldSettingsCreateClusterInstTimeout,
-	UpdateFieldSettingsUpdateClusterInstTimeout,
-	UpdateFieldSettingsDeleteClusterInstTimeout,
-	UpdateFieldSettingsCreateAppInstTimeout,
-	UpdateFieldSettingsUpdateAppInstTimeout,
-	UpdateFieldSettingsDeleteAppInstTimeout,
-	UpdateFieldSettingsCreateCloudletTimeout,
-	UpdateFieldSettingsUpdateCloudletTimeout,
-	UpdateFieldSettingsCloudletInfoPushInterval,
-	UpdateFieldSettingsResourceSnapshotInterval,
-	UpdateFieldSettingsCloudletMaintenanceTimeout,
-	UpdateFieldSettingsCrmConnectTimeout,
-	UpdateFieldSettingsMaxTrackedDmeClients,
-	UpdateFieldSettingsMaxConcurrentTasks,
-	UpdateFieldFlavorKeyName,
-	UpdateFieldFlavorRamMb,
-	UpdateFieldFlavorVcpus,
-	UpdateFieldFlavorDiskGb,
-	UpdateFieldFlavorGpus,
-	UpdateFieldFlavorOptResMap,
-	UpdateFieldCloudletKeyOrganization,
-	UpdateFieldCloudletKeyName,
-	UpdateFieldCloudletState,
-	UpdateFieldCloudletErrors,
-	UpdateFieldCloudletPlatformType,
-	UpdateFieldCloudletLocationLatitude,
-	UpdateFieldCloudletLocationLongitude,
-	UpdateFieldCloudletFlavorNames,
-	UpdateFieldCloudletResourceQuotas,
-	UpdateFieldCloudletDefaultResourceAlertThreshold,
-	UpdateFieldCloudletEnvVars,
-	UpdateFieldCloudletConfigRegion,
-	UpdateFieldCloudletConfigNotifyControllerAddrs,
-	UpdateFieldCloudletConfigContainerRegistryPath,
-	UpdateFieldCloudletConfigDeploymentTag,
-	UpdateFieldCloudletConfigCacheDir,
-	UpdateFieldCloudletConfigTestMode,
-	UpdateFieldCloudletConfigCrmAccessPrivateKey,
-	UpdateFieldCloudletConfigAccessApiAddr,
-	UpdateFieldCloudletCrmOnEdge,
-	UpdateFieldCloudletMaintenanceState,
-	UpdateFieldCloudletTrustPolicy,
-	UpdateFieldCloudletTrustPolicyState,
-	UpdateFieldCloudletAnnotations,
-	UpdateFieldCloudletAccessVars,
-	UpdateFieldCloudletCrmOverride,
-	UpdateFieldCloudletPhysicalName,
-	UpdateFieldCloudletNumDynamicIps,
-	UpdateFieldCloudletCreatedAt,
-	UpdateFieldCloudletUpdatedAt,
-	UpdateFieldTrustPolicyKeyOrganization,
-	UpdateFieldTrustPolicyKeyName,
-	UpdateFieldTrustPolicyOutboundSecurityRules,
-	UpdateFieldAppKeyOrganization,
-	UpdateFieldAppKeyName,
-	UpdateFieldAppKeyVersion,
-	UpdateFieldAppImageType,
-	UpdateFieldAppImagePath,
-	UpdateFieldAppDeployment,
-	UpdateFieldAppAccessPorts,
-	UpdateFieldAppPorts,
-	UpdateFieldAppCommand,
-	UpdateFieldAppArgs,
-	UpdateFieldAppConfigs,
-	UpdateFieldAppEnvVars,
-	UpdateFieldAppHealthCheck,
-	UpdateFieldAppHealthCheckPath,
-	UpdateFieldAppDefaultFlavor,
-	UpdateFieldAppDeploymentManifest,
-	UpdateFieldAppRequiredOutboundConnections,
-	UpdateFieldAppTrusted,
-	UpdateFieldAppAnnotations,
-	UpdateFieldAppCreatedAt,
-	UpdateFieldAppUpdatedAt,
-	UpdateFieldClusterInstKeyName,
-	UpdateFieldClusterInstKeyOrganization,
-	UpdateFieldClusterInstCloudletKeyOrganization,
-	UpdateFieldClusterInstCloudletKeyName,
-	UpdateFieldClusterInstState,
-	UpdateFieldClusterInstErrors,
-	UpdateFieldClusterInstCrmOverride,
-	UpdateFieldClusterInstFlavorName,
-	UpdateFieldClusterInstNodePools,
-	UpdateFieldClusterInstIpAccess,
-	UpdateFieldClusterInstDeployment,
-	UpdateFieldClusterInstKubernetesVersion,
-	UpdateFieldClusterInstResourcesVms,
-	UpdateFieldClusterInstInfraAnnotations,
-	UpdateFieldClusterInstReservable,
-	UpdateFieldClusterInstReservedBy,
-	UpdateFieldClusterInstMultiTenant,
-	UpdateFieldClusterInstCreatedAt,
-	UpdateFieldClusterInstUpdatedAt,
-	UpdateFieldAppInstKeyName,
-	UpdateFieldAppInstKeyOrganization,
-	UpdateFieldAppInstAppKeyOrganization,
-	UpdateFieldAppInstAppKeyName,
-	UpdateFieldAppInstAppKeyVersion,
-	UpdateFieldAppInstClusterKeyName,
-	UpdateFieldAppInstClusterKeyOrganization,
-	UpdateFieldAppInstCloudletKeyOrganization,
-	UpdateFieldAppInstCloudletKeyName,
-	UpdateFieldAppInstState,
-	UpdateFieldAppInstErrors,
-	UpdateFieldAppInstCrmOverride,
-	UpdateFieldAppInstUri,
-	UpdateFieldAppInstMappedPorts,
-	UpdateFieldAppInstFlavor,
-	UpdateFieldAppInstPowerState,
-	UpdateFieldAppInstRuntimeInfoContainerIds,
-	UpdateFieldAppInstRuntimeInfoPids,
-	UpdateFieldAppInstRuntimeInfoPorts,
-	UpdateFieldAppInstAnnotations,
-	UpdateFieldAppInstCreatedAt,
-	UpdateFieldAppInstUpdatedAt,
-}
-
-var _Update_fieldSchema = fieldmap.NewSchema("edgekit.notify.v1.Update", []fieldmap.Field{
-	{Flag: "1", Path: "action", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "revision", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "settings", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "3.1", Path: "settings.create_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.2", Path: "settings.update_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.3", Path: "settings.delete_cluster_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.4", Path: "settings.create_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.5", Path: "settings.update_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.6", Path: "settings.delete_app_inst_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.7", Path: "settings.create_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.8", Path: "settings.update_cloudlet_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.9", Path: "settings.cloudlet_info_push_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.10", Path: "settings.resource_snapshot_interval", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.11", Path: "settings.cloudlet_maintenance_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.12", Path: "settings.crm_connect_timeout", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.13", Path: "settings.max_tracked_dme_clients", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3.14", Path: "settings.max_concurrent_tasks", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4", Path: "flavor", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1", Path: "flavor.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "4.1.1", Path: "flavor.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.2", Path: "flavor.ram_mb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.3", Path: "flavor.vcpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.4", Path: "flavor.disk_gb", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.5", Path: "flavor.gpus", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "4.6", Path: "flavor.opt_res_map", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "5", Path: "cloudlet", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1", Path: "cloudlet.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.1.1", Path: "cloudlet.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.1.2", Path: "cloudlet.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.2", Path: "cloudlet.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.3", Path: "cloudlet.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5.4", Path: "cloudlet.platform_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.5", Path: "cloudlet.location", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.5.1", Path: "cloudlet.location.latitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.5.2", Path: "cloudlet.location.longitude", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.6", Path: "cloudlet.flavor_names", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5.7", Path: "cloudlet.resource_quotas", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5.7.1", Path: "cloudlet.resource_quotas.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "5.7.2", Path: "cloudlet.resource_quotas.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "5.7.3", Path: "cloudlet.resource_quotas.alert_threshold", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "5.8", Path: "cloudlet.default_resource_alert_threshold", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.9", Path: "cloudlet.env_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "5.10", Path: "cloudlet.config", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "5.10.1", Path: "cloudlet.config.region", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.10.2", Path: "cloudlet.config.notify_controller_addrs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "5.10.3", Path: "cloudlet.config.container_registry_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.10.4", Path: "cloudlet.config.deployment_tag", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.10.5", Path: "cloudlet.config.cache_dir", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.10.6", Path: "cloudlet.config.test_mode", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.10.7", Path: "cloudlet.config.crm_access_private_key", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.10.8", Path: "cloudlet.config.access_api_addr", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.11", Path: "cloudlet.crm_on_edge", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.12", Path: "cloudlet.maintenance_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.13", Path: "cloudlet.trust_policy", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.14", Path: "cloudlet.trust_policy_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.15", Path: "cloudlet.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "5.16", Path: "cloudlet.access_vars", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "5.17", Path: "cloudlet.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.18", Path: "cloudlet.physical_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.19", Path: "cloudlet.num_dynamic_ips", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.20", Path: "cloudlet.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "5.21", Path: "cloudlet.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6", Path: "trust_policy", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1", Path: "trust_policy.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "6.1.1", Path: "trust_policy.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.1.2", Path: "trust_policy.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "6.2", Path: "trust_policy.outbound_security_rules", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "6.2.1", Path: "trust_policy.outbound_security_rules.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.2.2", Path: "trust_policy.outbound_security_rules.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.2.3", Path: "trust_policy.outbound_security_rules.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "6.2.4", Path: "trust_policy.outbound_security_rules.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7", Path: "app", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.1", Path: "app.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "7.1.1", Path: "app.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.1.2", Path: "app.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.1.3", Path: "app.key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.2", Path: "app.image_type", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.3", Path: "app.image_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.4", Path: "app.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.5", Path: "app.access_ports", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.6", Path: "app.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "7.6.1", Path: "app.ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.6.2", Path: "app.ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.6.3", Path: "app.ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.6.4", Path: "app.ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.6.5", Path: "app.ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.6.6", Path: "app.ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.6.7", Path: "app.ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.7", Path: "app.command", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.8", Path: "app.args", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "7.9", Path: "app.configs", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "7.9.1", Path: "app.configs.kind", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.9.2", Path: "app.configs.config", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.10", Path: "app.env_vars", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "7.10.1", Path: "app.env_vars.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.10.2", Path: "app.env_vars.value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.10.3", Path: "app.env_vars.secret", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.10.4", Path: "app.env_vars.secret_value", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.11", Path: "app.health_check", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.12", Path: "app.health_check_path", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.13", Path: "app.default_flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.14", Path: "app.deployment_manifest", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.15", Path: "app.required_outbound_connections", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "7.15.1", Path: "app.required_outbound_connections.protocol", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.15.2", Path: "app.required_outbound_connections.port_range_min", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.15.3", Path: "app.required_outbound_connections.port_range_max", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.15.4", Path: "app.required_outbound_connections.remote_cidr", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "7.16", Path: "app.trusted", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.17", Path: "app.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "7.18", Path: "app.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "7.19", Path: "app.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8", Path: "cluster_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "8.1", Path: "cluster_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "8.1.1", Path: "cluster_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.1.2", Path: "cluster_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.2", Path: "cluster_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "8.2.1", Path: "cluster_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.2.2", Path: "cluster_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.3", Path: "cluster_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.4", Path: "cluster_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "8.5", Path: "cluster_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.6", Path: "cluster_inst.flavor_name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.7", Path: "cluster_inst.node_pools", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "8.7.1", Path: "cluster_inst.node_pools.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.7.2", Path: "cluster_inst.node_pools.num_nodes", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.7.3", Path: "cluster_inst.node_pools.node_resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "8.7.3.1", Path: "cluster_inst.node_pools.node_resources.vcpus", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.7.3.2", Path: "cluster_inst.node_pools.node_resources.ram_mb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.7.3.3", Path: "cluster_inst.node_pools.node_resources.disk_gb", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.7.3.4", Path: "cluster_inst.node_pools.node_resources.opt_res_map", Kind: fieldmap.KindMap, Leaf: false, ListActions: false},
-	{Flag: "8.7.3.5", Path: "cluster_inst.node_pools.node_resources.infra_node_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.7.4", Path: "cluster_inst.node_pools.scalable", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.8", Path: "cluster_inst.ip_access", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.9", Path: "cluster_inst.deployment", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.10", Path: "cluster_inst.kubernetes_version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.11", Path: "cluster_inst.resources", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "8.11.1", Path: "cluster_inst.resources.vms", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "8.11.1.1", Path: "cluster_inst.resources.vms.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.11.1.2", Path: "cluster_inst.resources.vms.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.11.1.3", Path: "cluster_inst.resources.vms.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.11.1.4", Path: "cluster_inst.resources.vms.infra_flavor", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.11.1.5", Path: "cluster_inst.resources.vms.ipaddresses", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "8.11.1.5.1", Path: "cluster_inst.resources.vms.ipaddresses.external_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.11.1.5.2", Path: "cluster_inst.resources.vms.ipaddresses.internal_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.11.1.6", Path: "cluster_inst.resources.vms.containers", Kind: fieldmap.KindList, Leaf: false, ListActions: false},
-	{Flag: "8.11.1.6.1", Path: "cluster_inst.resources.vms.containers.name", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.11.1.6.2", Path: "cluster_inst.resources.vms.containers.type", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.11.1.6.3", Path: "cluster_inst.resources.vms.containers.status", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.11.1.6.4", Path: "cluster_inst.resources.vms.containers.cluster_ip", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.11.1.6.5", Path: "cluster_inst.resources.vms.containers.restarts", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "8.12", Path: "cluster_inst.infra_annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "8.13", Path: "cluster_inst.reservable", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.14", Path: "cluster_inst.reserved_by", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.15", Path: "cluster_inst.multi_tenant", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.16", Path: "cluster_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "8.17", Path: "cluster_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9", Path: "app_inst", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "9.1", Path: "app_inst.key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "9.1.1", Path: "app_inst.key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.1.2", Path: "app_inst.key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.2", Path: "app_inst.app_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "9.2.1", Path: "app_inst.app_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.2.2", Path: "app_inst.app_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.2.3", Path: "app_inst.app_key.version", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.3", Path: "app_inst.cluster_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "9.3.1", Path: "app_inst.cluster_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.3.2", Path: "app_inst.cluster_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.4", Path: "app_inst.cloudlet_key", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "9.4.1", Path: "app_inst.cloudlet_key.organization", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.4.2", Path: "app_inst.cloudlet_key.name", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.5", Path: "app_inst.state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.6", Path: "app_inst.errors", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "9.7", Path: "app_inst.crm_override", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.8", Path: "app_inst.uri", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.9", Path: "app_inst.mapped_ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "9.9.1", Path: "app_inst.mapped_ports.proto", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.9.2", Path: "app_inst.mapped_ports.internal_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.9.3", Path: "app_inst.mapped_ports.public_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.9.4", Path: "app_inst.mapped_ports.end_port", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.9.5", Path: "app_inst.mapped_ports.tls", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.9.6", Path: "app_inst.mapped_ports.fqdn_prefix", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.9.7", Path: "app_inst.mapped_ports.max_pkt_size", Kind: fieldmap.KindScalar, Leaf: false, ListActions: false},
-	{Flag: "9.10", Path: "app_inst.flavor", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.11", Path: "app_inst.power_state", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.12", Path: "app_inst.runtime_info", Kind: fieldmap.KindMessage, Leaf: false, ListActions: false},
-	{Flag: "9.12.1", Path: "app_inst.runtime_info.container_ids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "9.12.2", Path: "app_inst.runtime_info.pids", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "9.12.3", Path: "app_inst.runtime_info.ports", Kind: fieldmap.KindList, Leaf: true, ListActions: false},
-	{Flag: "9.13", Path: "app_inst.annotations", Kind: fieldmap.KindMap, Leaf: true, ListActions: false},
-	{Flag: "9.14", Path: "app_inst.created_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "9.15", Path: "app_inst.updated_at", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var UpdateAllFields = slices.Clone(_Update_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Update.
 func (*Update) FieldSchema() *fieldmap.Schema { return _Update_fieldSchema }
@@ -1787,19 +1163,11 @@ const (
 	ReportAckFieldReason  = "3" // reason
 )
 
+var _ReportAck_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.ReportAck", _ReportAck_shape, false)
+
 // ReportAckAllFields lists the leaf flags of ReportAck: together they
 // select every field.
-var ReportAckAllFields = []string{
-	ReportAckFieldSeq,
-	ReportAckFieldVerdict,
-	ReportAckFieldReason,
-}
-
-var _ReportAck_fieldSchema = fieldmap.NewSchema("edgekit.notify.v1.ReportAck", []fieldmap.Field{
-	{Flag: "1", Path: "seq", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "2", Path: "verdict", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-	{Flag: "3", Path: "reason", Kind: fieldmap.KindScalar, Leaf: true, ListActions: false},
-})
+var ReportAckAllFields = slices.Clone(_ReportAck_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ReportAck.
 func (*ReportAck) FieldSchema() *fieldmap.Schema { return _ReportAck_fieldSchema }
@@ -1810,11 +1178,13 @@ func NewReportAckFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ReportAck_fieldSchema.New(flags...)
 }
 
+var _Keepalive_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+
+var _Keepalive_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Keepalive", _Keepalive_shape, false)
+
 // KeepaliveAllFields lists the leaf flags of Keepalive: together they
 // select every field.
-var KeepaliveAllFields = []string{}
-
-var _Keepalive_fieldSchema = fieldmap.NewSchema("edgekit.notify.v1.Keepalive", []fieldmap.Field{})
+var KeepaliveAllFields = slices.Clone(_Keepalive_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Keepalive.
 func (*Keepalive) FieldSchema() *fieldmap.Schema { return _Keepalive_fieldSchema }
@@ -2109,7 +1479,7 @@ func (m *ConnectRequest) Equal(o *ConnectRequest) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _ConnectRequest_Msg_isSet reports whether oneof msg of ConnectRequest holds a member: a
@@ -2143,7 +1513,7 @@ func (m *Hello) Equal(o *Hello) bool {
 	if m.Instance != o.Instance {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -2192,7 +1562,7 @@ func (m *Report) Equal(o *Report) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _Report_Info_isSet reports whether oneof info of Report holds a member: a
@@ -2265,7 +1635,7 @@ func (m *ConnectResponse) Equal(o *ConnectResponse) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _ConnectResponse_Msg_isSet reports whether oneof msg of ConnectResponse holds a member: a
@@ -2302,7 +1672,7 @@ func (m *SyncStart) Equal(o *SyncStart) bool {
 	if !fieldmap.EqualDuration(m.KeepaliveInterval, o.KeepaliveInterval) {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -2321,7 +1691,7 @@ func (m *SyncEnd) Equal(o *SyncEnd) bool {
 	if m.Objects != o.Objects {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -2402,7 +1772,7 @@ func (m *Update) Equal(o *Update) bool {
 			return false
 		}
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // _Update_Object_isSet reports whether oneof object of Update holds a member: a
@@ -2446,7 +1816,7 @@ func (m *ReportAck) Equal(o *ReportAck) bool {
 	if m.Reason != o.Reason {
 		return false
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
@@ -2459,7 +1829,7 @@ func (m *Keepalive) Equal(o *Keepalive) bool {
 	if m == o {
 		return true
 	}
-	return fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2471,746 +1841,1054 @@ func (m *Keepalive) Equal(o *Keepalive) bool {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ConnectRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ConnectRequest or bound to no schema: a map of another message panics.
 func (m *ConnectRequest) CopyInFields(src *ConnectRequest, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ConnectRequest_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ConnectRequest being number at of fm's schema.
+func (m *ConnectRequest) copyInAt(src *ConnectRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if src == nil {
+		src = new(ConnectRequest)
+	}
 	n := 0
-	if fm.Has("1") {
-		if sw0, ok := src.GetMsg().(*ConnectRequest_Hello); ok && sw0 != nil {
-			if dw0, ok := m.Msg.(*ConnectRequest_Hello); !ok || dw0 == nil || !dw0.Hello.Equal(sw0.Hello) {
-				m.Msg = &ConnectRequest_Hello{Hello: sw0.Hello.Clone()}
+	if cw&(1<<0) != 0 {
+		if s1, ok := src.Msg.(*ConnectRequest_Hello); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectRequest_Hello); !ok || d1 == nil || !d1.Hello.Equal(s1.Hello) {
+				m.Msg = &ConnectRequest_Hello{Hello: s1.Hello.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Msg.(*ConnectRequest_Hello); ok && dw0 != nil {
+		} else if d1, ok := m.Msg.(*ConnectRequest_Hello); ok && d1 != nil {
 			m.Msg = nil
 			n++
 		}
-	} else if fm.HasChild("1") {
+	} else if bw&(1<<0) != 0 {
 		var s1 *Hello
-		sok1 := false
-		if w, ok := src.GetMsg().(*ConnectRequest_Hello); ok && w != nil {
-			s1, sok1 = w.Hello, true
+		sok := false
+		if w, ok := src.Msg.(*ConnectRequest_Hello); ok && w != nil {
+			s1, sok = w.Hello, true
 		}
 		var d1 *Hello
 		if w, ok := m.Msg.(*ConnectRequest_Hello); ok && w != nil {
 			if w.Hello == nil {
-				w.Hello = &Hello{}
+				w.Hello = new(Hello)
 			}
 			d1 = w.Hello
-		} else if sok1 {
-			d1 = &Hello{}
+		} else if sok {
+			d1 = new(Hello)
 			m.Msg = &ConnectRequest_Hello{Hello: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("1.1") {
-				if !fieldmap.Equal(d1.CloudletKey, s1.GetCloudletKey()) {
-					d1.CloudletKey = fieldmap.Clone(s1.GetCloudletKey())
-					n++
-				}
-			} else if fm.HasChild("1.1") {
-				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.CloudletKey{}
-						d1.CloudletKey = d2
-						n++
-					}
-					if fm.IsSet("1.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("1.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.AccessKey != s1.GetAccessKey() {
-					d1.AccessKey = s1.GetAccessKey()
-					n++
-				}
-			}
-			if fm.IsSet("1.3") {
-				if d1.Instance != s1.GetInstance() {
-					d1.Instance = s1.GetInstance()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if sw0, ok := src.GetMsg().(*ConnectRequest_Report); ok && sw0 != nil {
-			if dw0, ok := m.Msg.(*ConnectRequest_Report); !ok || dw0 == nil || !dw0.Report.Equal(sw0.Report) {
-				m.Msg = &ConnectRequest_Report{Report: sw0.Report.Clone()}
+	if cw&(1<<6) != 0 {
+		if s1, ok := src.Msg.(*ConnectRequest_Report); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectRequest_Report); !ok || d1 == nil || !d1.Report.Equal(s1.Report) {
+				m.Msg = &ConnectRequest_Report{Report: s1.Report.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Msg.(*ConnectRequest_Report); ok && dw0 != nil {
+		} else if d1, ok := m.Msg.(*ConnectRequest_Report); ok && d1 != nil {
 			m.Msg = nil
 			n++
 		}
-	} else if fm.HasChild("2") {
+	} else if bw&(1<<6) != 0 {
 		var s1 *Report
-		sok1 := false
-		if w, ok := src.GetMsg().(*ConnectRequest_Report); ok && w != nil {
-			s1, sok1 = w.Report, true
+		sok := false
+		if w, ok := src.Msg.(*ConnectRequest_Report); ok && w != nil {
+			s1, sok = w.Report, true
 		}
 		var d1 *Report
 		if w, ok := m.Msg.(*ConnectRequest_Report); ok && w != nil {
 			if w.Report == nil {
-				w.Report = &Report{}
+				w.Report = new(Report)
 			}
 			d1 = w.Report
-		} else if sok1 {
-			d1 = &Report{}
+		} else if sok {
+			d1 = new(Report)
 			m.Msg = &ConnectRequest_Report{Report: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("2.1") {
-				if d1.Seq != s1.GetSeq() {
-					d1.Seq = s1.GetSeq()
-					n++
-				}
+			n += d1.copyInAt(s1, fm, at+7)
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Hello being number at of fm's schema.
+func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Hello)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+			m.CloudletKey = fieldmap.Clone(src.CloudletKey)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.CloudletKey != nil || src.CloudletKey != nil {
+			if m.CloudletKey == nil {
+				m.CloudletKey = new(edgeproto.CloudletKey)
+				n++
 			}
-			if fm.IsSet("2.2") {
-				if sw1, ok := s1.GetInfo().(*Report_CloudletInfo); ok && sw1 != nil {
-					if dw1, ok := d1.Info.(*Report_CloudletInfo); !ok || dw1 == nil || !fieldmap.Equal(dw1.CloudletInfo, sw1.CloudletInfo) {
-						d1.Info = &Report_CloudletInfo{CloudletInfo: fieldmap.Clone(sw1.CloudletInfo)}
-						n++
-					}
-				} else if dw1, ok := d1.Info.(*Report_CloudletInfo); ok && dw1 != nil {
-					d1.Info = nil
-					n++
-				}
-			} else if fm.HasChild("2.2") {
-				var s2 *edgeproto.CloudletInfo
-				sok2 := false
-				if w, ok := s1.GetInfo().(*Report_CloudletInfo); ok && w != nil {
-					s2, sok2 = w.CloudletInfo, true
-				}
-				var d2 *edgeproto.CloudletInfo
-				if w, ok := d1.Info.(*Report_CloudletInfo); ok && w != nil {
-					if w.CloudletInfo == nil {
-						w.CloudletInfo = &edgeproto.CloudletInfo{}
-					}
-					d2 = w.CloudletInfo
-				} else if sok2 {
-					d2 = &edgeproto.CloudletInfo{}
-					d1.Info = &Report_CloudletInfo{CloudletInfo: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.2.1") {
-						if !fieldmap.Equal(d2.Key, s2.GetKey()) {
-							d2.Key = fieldmap.Clone(s2.GetKey())
-							n++
-						}
-					} else if fm.HasChild("2.2.1") {
-						if d3, s3 := d2.Key, s2.GetKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.CloudletKey{}
-								d2.Key = d3
-								n++
-							}
-							if fm.IsSet("2.2.1.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("2.2.1.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.2.2") {
-						if d2.State != s2.GetState() {
-							d2.State = s2.GetState()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.2.3") {
-						if sv2 := s2.GetErrors(); !slices.Equal(d2.Errors, sv2) {
-							if len(sv2) == 0 {
-								d2.Errors = nil
-							} else {
-								d2.Errors = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.2.4") {
-						if d2.NotifyId != s2.GetNotifyId() {
-							d2.NotifyId = s2.GetNotifyId()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.5") {
-						if d2.Controller != s2.GetController() {
-							d2.Controller = s2.GetController()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.6") {
-						if d2.CompatibilityVersion != s2.GetCompatibilityVersion() {
-							d2.CompatibilityVersion = s2.GetCompatibilityVersion()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.7") {
-						if d2.ReleaseVersion != s2.GetReleaseVersion() {
-							d2.ReleaseVersion = s2.GetReleaseVersion()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.2.8") {
-						if sv2 := s2.GetFlavors(); !fieldmap.EqualMessageListFunc(d2.Flavors, sv2, fieldmap.Equal[*edgeproto.FlavorInfo]) {
-							if len(sv2) == 0 {
-								d2.Flavors = nil
-							} else {
-								d2.Flavors = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.FlavorInfo])
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.2.9") {
-						if d2.ControllerCacheReceived != s2.GetControllerCacheReceived() {
-							d2.ControllerCacheReceived = s2.GetControllerCacheReceived()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.10") {
-						if d2.MaintenanceState != s2.GetMaintenanceState() {
-							d2.MaintenanceState = s2.GetMaintenanceState()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.11") {
-						if !fieldmap.Equal(d2.Status, s2.GetStatus()) {
-							d2.Status = fieldmap.Clone(s2.GetStatus())
-							n++
-						}
-					} else if fm.HasChild("2.2.11") {
-						if d3, s3 := d2.Status, s2.GetStatus(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.StatusInfo{}
-								d2.Status = d3
-								n++
-							}
-							if fm.IsSet("2.2.11.1") {
-								if d3.TaskNumber != s3.GetTaskNumber() {
-									d3.TaskNumber = s3.GetTaskNumber()
-									n++
-								}
-							}
-							if fm.IsSet("2.2.11.2") {
-								if d3.MaxTasks != s3.GetMaxTasks() {
-									d3.MaxTasks = s3.GetMaxTasks()
-									n++
-								}
-							}
-							if fm.IsSet("2.2.11.3") {
-								if d3.TaskName != s3.GetTaskName() {
-									d3.TaskName = s3.GetTaskName()
-									n++
-								}
-							}
-							if fm.IsSet("2.2.11.4") {
-								if d3.StepName != s3.GetStepName() {
-									d3.StepName = s3.GetStepName()
-									n++
-								}
-							}
-							if fm.IsSet("2.2.11.5") {
-								if d3.MsgCount != s3.GetMsgCount() {
-									d3.MsgCount = s3.GetMsgCount()
-									n++
-								}
-							}
-							if fm.IsSetOrHasChild("2.2.11.6") {
-								if sv3 := s3.GetMsgs(); !slices.Equal(d3.Msgs, sv3) {
-									if len(sv3) == 0 {
-										d3.Msgs = nil
-									} else {
-										d3.Msgs = slices.Clone(sv3)
-									}
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.2.12") {
-						if !fieldmap.Equal(d2.ResourcesSnapshot, s2.GetResourcesSnapshot()) {
-							d2.ResourcesSnapshot = fieldmap.Clone(s2.GetResourcesSnapshot())
-							n++
-						}
-					} else if fm.HasChild("2.2.12") {
-						if d3, s3 := d2.ResourcesSnapshot, s2.GetResourcesSnapshot(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.InfraResourcesSnapshot{}
-								d2.ResourcesSnapshot = d3
-								n++
-							}
-							if fm.IsSetOrHasChild("2.2.12.1") {
-								if sv3 := s3.GetInfo(); !fieldmap.EqualMessageListFunc(d3.Info, sv3, fieldmap.Equal[*edgeproto.InfraResource]) {
-									if len(sv3) == 0 {
-										d3.Info = nil
-									} else {
-										d3.Info = fieldmap.CloneListFunc(sv3, fieldmap.Clone[*edgeproto.InfraResource])
-									}
-									n++
-								}
-							}
-							if fm.IsSetOrHasChild("2.2.12.2") {
-								if sv3 := s3.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d3.ClusterInsts, sv3, fieldmap.Equal[*edgeproto.ClusterKey]) {
-									if len(sv3) == 0 {
-										d3.ClusterInsts = nil
-									} else {
-										d3.ClusterInsts = fieldmap.CloneListFunc(sv3, fieldmap.Clone[*edgeproto.ClusterKey])
-									}
-									n++
-								}
-							}
-							if fm.IsSetOrHasChild("2.2.12.3") {
-								if sv3 := s3.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d3.VmAppInsts, sv3, fieldmap.Equal[*edgeproto.AppInstKey]) {
-									if len(sv3) == 0 {
-										d3.VmAppInsts = nil
-									} else {
-										d3.VmAppInsts = fieldmap.CloneListFunc(sv3, fieldmap.Clone[*edgeproto.AppInstKey])
-									}
-									n++
-								}
-							}
-							if fm.IsSet("2.2.12.4") {
-								if !fieldmap.Equal(d3.TakenAt, s3.GetTakenAt()) {
-									d3.TakenAt = fieldmap.Clone(s3.GetTakenAt())
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSetOrHasChild("2.2.13") {
-						if sv2 := s2.GetNodeInfos(); !fieldmap.EqualMessageListFunc(d2.NodeInfos, sv2, fieldmap.Equal[*edgeproto.NodeInfo]) {
-							if len(sv2) == 0 {
-								d2.NodeInfos = nil
-							} else {
-								d2.NodeInfos = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.NodeInfo])
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.2.14") {
-						if sv2 := s2.GetProperties(); !maps.Equal(d2.Properties, sv2) {
-							if len(sv2) == 0 {
-								d2.Properties = nil
-							} else {
-								d2.Properties = maps.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.2.15") {
-						if d2.TrustPolicyState != s2.GetTrustPolicyState() {
-							d2.TrustPolicyState = s2.GetTrustPolicyState()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.16") {
-						if d2.ActiveCrmInstance != s2.GetActiveCrmInstance() {
-							d2.ActiveCrmInstance = s2.GetActiveCrmInstance()
-							n++
-						}
-					}
-					if fm.IsSet("2.2.17") {
-						if !fieldmap.Equal(d2.UpdatedAt, s2.GetUpdatedAt()) {
-							d2.UpdatedAt = fieldmap.Clone(s2.GetUpdatedAt())
-							n++
-						}
-					}
-				}
+			n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+1)
+		}
+	}
+	if cw&(1<<3) != 0 && m.AccessKey != src.AccessKey {
+		m.AccessKey = src.AccessKey
+		n++
+	}
+	if cw&(1<<4) != 0 && m.Instance != src.Instance {
+		m.Instance = src.Instance
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CloudletKey being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m, src *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.CloudletKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Report being number at of fm's schema.
+func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if src == nil {
+		src = new(Report)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Seq != src.Seq {
+		m.Seq = src.Seq
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if s1, ok := src.Info.(*Report_CloudletInfo); ok && s1 != nil {
+			if d1, ok := m.Info.(*Report_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
+				m.Info = &Report_CloudletInfo{CloudletInfo: fieldmap.Clone(s1.CloudletInfo)}
+				n++
 			}
-			if fm.IsSet("2.3") {
-				if sw1, ok := s1.GetInfo().(*Report_ClusterInstInfo); ok && sw1 != nil {
-					if dw1, ok := d1.Info.(*Report_ClusterInstInfo); !ok || dw1 == nil || !fieldmap.Equal(dw1.ClusterInstInfo, sw1.ClusterInstInfo) {
-						d1.Info = &Report_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(sw1.ClusterInstInfo)}
-						n++
-					}
-				} else if dw1, ok := d1.Info.(*Report_ClusterInstInfo); ok && dw1 != nil {
-					d1.Info = nil
-					n++
-				}
-			} else if fm.HasChild("2.3") {
-				var s2 *edgeproto.ClusterInstInfo
-				sok2 := false
-				if w, ok := s1.GetInfo().(*Report_ClusterInstInfo); ok && w != nil {
-					s2, sok2 = w.ClusterInstInfo, true
-				}
-				var d2 *edgeproto.ClusterInstInfo
-				if w, ok := d1.Info.(*Report_ClusterInstInfo); ok && w != nil {
-					if w.ClusterInstInfo == nil {
-						w.ClusterInstInfo = &edgeproto.ClusterInstInfo{}
-					}
-					d2 = w.ClusterInstInfo
-				} else if sok2 {
-					d2 = &edgeproto.ClusterInstInfo{}
-					d1.Info = &Report_ClusterInstInfo{ClusterInstInfo: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.3.1") {
-						if !fieldmap.Equal(d2.Key, s2.GetKey()) {
-							d2.Key = fieldmap.Clone(s2.GetKey())
-							n++
-						}
-					} else if fm.HasChild("2.3.1") {
-						if d3, s3 := d2.Key, s2.GetKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.ClusterKey{}
-								d2.Key = d3
-								n++
-							}
-							if fm.IsSet("2.3.1.1") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("2.3.1.2") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.3.2") {
-						if d2.State != s2.GetState() {
-							d2.State = s2.GetState()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.3.3") {
-						if sv2 := s2.GetErrors(); !slices.Equal(d2.Errors, sv2) {
-							if len(sv2) == 0 {
-								d2.Errors = nil
-							} else {
-								d2.Errors = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.3.4") {
-						if d2.NotifyId != s2.GetNotifyId() {
-							d2.NotifyId = s2.GetNotifyId()
-							n++
-						}
-					}
-					if fm.IsSet("2.3.5") {
-						if !fieldmap.Equal(d2.Status, s2.GetStatus()) {
-							d2.Status = fieldmap.Clone(s2.GetStatus())
-							n++
-						}
-					} else if fm.HasChild("2.3.5") {
-						if d3, s3 := d2.Status, s2.GetStatus(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.StatusInfo{}
-								d2.Status = d3
-								n++
-							}
-							if fm.IsSet("2.3.5.1") {
-								if d3.TaskNumber != s3.GetTaskNumber() {
-									d3.TaskNumber = s3.GetTaskNumber()
-									n++
-								}
-							}
-							if fm.IsSet("2.3.5.2") {
-								if d3.MaxTasks != s3.GetMaxTasks() {
-									d3.MaxTasks = s3.GetMaxTasks()
-									n++
-								}
-							}
-							if fm.IsSet("2.3.5.3") {
-								if d3.TaskName != s3.GetTaskName() {
-									d3.TaskName = s3.GetTaskName()
-									n++
-								}
-							}
-							if fm.IsSet("2.3.5.4") {
-								if d3.StepName != s3.GetStepName() {
-									d3.StepName = s3.GetStepName()
-									n++
-								}
-							}
-							if fm.IsSet("2.3.5.5") {
-								if d3.MsgCount != s3.GetMsgCount() {
-									d3.MsgCount = s3.GetMsgCount()
-									n++
-								}
-							}
-							if fm.IsSetOrHasChild("2.3.5.6") {
-								if sv3 := s3.GetMsgs(); !slices.Equal(d3.Msgs, sv3) {
-									if len(sv3) == 0 {
-										d3.Msgs = nil
-									} else {
-										d3.Msgs = slices.Clone(sv3)
-									}
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.3.6") {
-						if !fieldmap.Equal(d2.Resources, s2.GetResources()) {
-							d2.Resources = fieldmap.Clone(s2.GetResources())
-							n++
-						}
-					} else if fm.HasChild("2.3.6") {
-						if d3, s3 := d2.Resources, s2.GetResources(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.InfraResources{}
-								d2.Resources = d3
-								n++
-							}
-							if fm.IsSetOrHasChild("2.3.6.1") {
-								if sv3 := s3.GetVms(); !fieldmap.EqualMessageListFunc(d3.Vms, sv3, fieldmap.Equal[*edgeproto.VmInfo]) {
-									if len(sv3) == 0 {
-										d3.Vms = nil
-									} else {
-										d3.Vms = fieldmap.CloneListFunc(sv3, fieldmap.Clone[*edgeproto.VmInfo])
-									}
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.3.7") {
-						if d2.Kubeconfig != s2.GetKubeconfig() {
-							d2.Kubeconfig = s2.GetKubeconfig()
-							n++
-						}
-					}
-					if fm.IsSet("2.3.8") {
-						if !fieldmap.Equal(d2.UpdatedAt, s2.GetUpdatedAt()) {
-							d2.UpdatedAt = fieldmap.Clone(s2.GetUpdatedAt())
-							n++
-						}
-					}
-				}
+		} else if d1, ok := m.Info.(*Report_CloudletInfo); ok && d1 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if bw&(1<<1) != 0 {
+		var s1 *edgeproto.CloudletInfo
+		sok := false
+		if w, ok := src.Info.(*Report_CloudletInfo); ok && w != nil {
+			s1, sok = w.CloudletInfo, true
+		}
+		var d1 *edgeproto.CloudletInfo
+		if w, ok := m.Info.(*Report_CloudletInfo); ok && w != nil {
+			if w.CloudletInfo == nil {
+				w.CloudletInfo = new(edgeproto.CloudletInfo)
 			}
-			if fm.IsSet("2.4") {
-				if sw1, ok := s1.GetInfo().(*Report_AppInstInfo); ok && sw1 != nil {
-					if dw1, ok := d1.Info.(*Report_AppInstInfo); !ok || dw1 == nil || !fieldmap.Equal(dw1.AppInstInfo, sw1.AppInstInfo) {
-						d1.Info = &Report_AppInstInfo{AppInstInfo: fieldmap.Clone(sw1.AppInstInfo)}
-						n++
-					}
-				} else if dw1, ok := d1.Info.(*Report_AppInstInfo); ok && dw1 != nil {
-					d1.Info = nil
-					n++
-				}
-			} else if fm.HasChild("2.4") {
-				var s2 *edgeproto.AppInstInfo
-				sok2 := false
-				if w, ok := s1.GetInfo().(*Report_AppInstInfo); ok && w != nil {
-					s2, sok2 = w.AppInstInfo, true
-				}
-				var d2 *edgeproto.AppInstInfo
-				if w, ok := d1.Info.(*Report_AppInstInfo); ok && w != nil {
-					if w.AppInstInfo == nil {
-						w.AppInstInfo = &edgeproto.AppInstInfo{}
-					}
-					d2 = w.AppInstInfo
-				} else if sok2 {
-					d2 = &edgeproto.AppInstInfo{}
-					d1.Info = &Report_AppInstInfo{AppInstInfo: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.4.1") {
-						if !fieldmap.Equal(d2.Key, s2.GetKey()) {
-							d2.Key = fieldmap.Clone(s2.GetKey())
-							n++
-						}
-					} else if fm.HasChild("2.4.1") {
-						if d3, s3 := d2.Key, s2.GetKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.AppInstKey{}
-								d2.Key = d3
-								n++
-							}
-							if fm.IsSet("2.4.1.1") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("2.4.1.2") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.4.2") {
-						if d2.State != s2.GetState() {
-							d2.State = s2.GetState()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.4.3") {
-						if sv2 := s2.GetErrors(); !slices.Equal(d2.Errors, sv2) {
-							if len(sv2) == 0 {
-								d2.Errors = nil
-							} else {
-								d2.Errors = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.4.4") {
-						if d2.NotifyId != s2.GetNotifyId() {
-							d2.NotifyId = s2.GetNotifyId()
-							n++
-						}
-					}
-					if fm.IsSet("2.4.5") {
-						if !fieldmap.Equal(d2.Status, s2.GetStatus()) {
-							d2.Status = fieldmap.Clone(s2.GetStatus())
-							n++
-						}
-					} else if fm.HasChild("2.4.5") {
-						if d3, s3 := d2.Status, s2.GetStatus(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.StatusInfo{}
-								d2.Status = d3
-								n++
-							}
-							if fm.IsSet("2.4.5.1") {
-								if d3.TaskNumber != s3.GetTaskNumber() {
-									d3.TaskNumber = s3.GetTaskNumber()
-									n++
-								}
-							}
-							if fm.IsSet("2.4.5.2") {
-								if d3.MaxTasks != s3.GetMaxTasks() {
-									d3.MaxTasks = s3.GetMaxTasks()
-									n++
-								}
-							}
-							if fm.IsSet("2.4.5.3") {
-								if d3.TaskName != s3.GetTaskName() {
-									d3.TaskName = s3.GetTaskName()
-									n++
-								}
-							}
-							if fm.IsSet("2.4.5.4") {
-								if d3.StepName != s3.GetStepName() {
-									d3.StepName = s3.GetStepName()
-									n++
-								}
-							}
-							if fm.IsSet("2.4.5.5") {
-								if d3.MsgCount != s3.GetMsgCount() {
-									d3.MsgCount = s3.GetMsgCount()
-									n++
-								}
-							}
-							if fm.IsSetOrHasChild("2.4.5.6") {
-								if sv3 := s3.GetMsgs(); !slices.Equal(d3.Msgs, sv3) {
-									if len(sv3) == 0 {
-										d3.Msgs = nil
-									} else {
-										d3.Msgs = slices.Clone(sv3)
-									}
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.4.6") {
-						if d2.PowerState != s2.GetPowerState() {
-							d2.PowerState = s2.GetPowerState()
-							n++
-						}
-					}
-					if fm.IsSet("2.4.7") {
-						if !fieldmap.Equal(d2.RuntimeInfo, s2.GetRuntimeInfo()) {
-							d2.RuntimeInfo = fieldmap.Clone(s2.GetRuntimeInfo())
-							n++
-						}
-					} else if fm.HasChild("2.4.7") {
-						if d3, s3 := d2.RuntimeInfo, s2.GetRuntimeInfo(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.AppInstRuntime{}
-								d2.RuntimeInfo = d3
-								n++
-							}
-							if fm.IsSetOrHasChild("2.4.7.1") {
-								if sv3 := s3.GetContainerIds(); !slices.Equal(d3.ContainerIds, sv3) {
-									if len(sv3) == 0 {
-										d3.ContainerIds = nil
-									} else {
-										d3.ContainerIds = slices.Clone(sv3)
-									}
-									n++
-								}
-							}
-							if fm.IsSetOrHasChild("2.4.7.2") {
-								if sv3 := s3.GetPids(); !slices.Equal(d3.Pids, sv3) {
-									if len(sv3) == 0 {
-										d3.Pids = nil
-									} else {
-										d3.Pids = slices.Clone(sv3)
-									}
-									n++
-								}
-							}
-							if fm.IsSetOrHasChild("2.4.7.3") {
-								if sv3 := s3.GetPorts(); !slices.Equal(d3.Ports, sv3) {
-									if len(sv3) == 0 {
-										d3.Ports = nil
-									} else {
-										d3.Ports = slices.Clone(sv3)
-									}
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.4.8") {
-						if d2.Uri != s2.GetUri() {
-							d2.Uri = s2.GetUri()
-							n++
-						}
-					}
-					if fm.IsSet("2.4.9") {
-						if !fieldmap.Equal(d2.UpdatedAt, s2.GetUpdatedAt()) {
-							d2.UpdatedAt = fieldmap.Clone(s2.GetUpdatedAt())
-							n++
-						}
-					}
-				}
+			d1 = w.CloudletInfo
+		} else if sok {
+			d1 = new(edgeproto.CloudletInfo)
+			m.Info = &Report_CloudletInfo{CloudletInfo: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(d1, s1, fm, at+2)
+		}
+	}
+	if cw&(1<<53) != 0 {
+		if s1, ok := src.Info.(*Report_ClusterInstInfo); ok && s1 != nil {
+			if d1, ok := m.Info.(*Report_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
+				m.Info = &Report_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
+				n++
 			}
-			if fm.IsSetOrHasChild("2.5") {
-				if sv1 := s1.GetFields(); !slices.Equal(d1.Fields, sv1) {
-					if len(sv1) == 0 {
-						d1.Fields = nil
-					} else {
-						d1.Fields = slices.Clone(sv1)
-					}
-					n++
-				}
+		} else if d1, ok := m.Info.(*Report_ClusterInstInfo); ok && d1 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if bw&(1<<53) != 0 {
+		var s1 *edgeproto.ClusterInstInfo
+		sok := false
+		if w, ok := src.Info.(*Report_ClusterInstInfo); ok && w != nil {
+			s1, sok = w.ClusterInstInfo, true
+		}
+		var d1 *edgeproto.ClusterInstInfo
+		if w, ok := m.Info.(*Report_ClusterInstInfo); ok && w != nil {
+			if w.ClusterInstInfo == nil {
+				w.ClusterInstInfo = new(edgeproto.ClusterInstInfo)
 			}
+			d1 = w.ClusterInstInfo
+		} else if sok {
+			d1 = new(edgeproto.ClusterInstInfo)
+			m.Info = &Report_ClusterInstInfo{ClusterInstInfo: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+54)
+		}
+	}
+	if fm.HasAt(at + 84) {
+		if s1, ok := src.Info.(*Report_AppInstInfo); ok && s1 != nil {
+			if d1, ok := m.Info.(*Report_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
+				m.Info = &Report_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
+				n++
+			}
+		} else if d1, ok := m.Info.(*Report_AppInstInfo); ok && d1 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if fm.HasChildAt(at + 84) {
+		var s1 *edgeproto.AppInstInfo
+		sok := false
+		if w, ok := src.Info.(*Report_AppInstInfo); ok && w != nil {
+			s1, sok = w.AppInstInfo, true
+		}
+		var d1 *edgeproto.AppInstInfo
+		if w, ok := m.Info.(*Report_AppInstInfo); ok && w != nil {
+			if w.AppInstInfo == nil {
+				w.AppInstInfo = new(edgeproto.AppInstInfo)
+			}
+			d1 = w.AppInstInfo
+		} else if sok {
+			d1 = new(edgeproto.AppInstInfo)
+			m.Info = &Report_AppInstInfo{AppInstInfo: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+85)
+		}
+	}
+	if fm.HasOrHasChildAt(at + 105) {
+		if a := fm.ListActionAt(at + 105); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(src.Fields)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// CloudletInfo being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.CloudletInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.CloudletKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1)
+		}
+	}
+	if cw&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
+		}
+	}
+	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
+		m.NotifyId = src.NotifyId
+		n++
+	}
+	if cw&(1<<6) != 0 && m.Controller != src.Controller {
+		m.Controller = src.Controller
+		n++
+	}
+	if cw&(1<<7) != 0 && m.CompatibilityVersion != src.CompatibilityVersion {
+		m.CompatibilityVersion = src.CompatibilityVersion
+		n++
+	}
+	if cw&(1<<8) != 0 && m.ReleaseVersion != src.ReleaseVersion {
+		m.ReleaseVersion = src.ReleaseVersion
+		n++
+	}
+	if (cw|bw)&(1<<9) != 0 {
+		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo], fieldmap.Clone[*edgeproto.FlavorInfo])
+		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo]) {
+			if len(src.Flavors) == 0 {
+				m.Flavors = nil
+			} else {
+				m.Flavors = fieldmap.CloneListFunc(src.Flavors, fieldmap.Clone[*edgeproto.FlavorInfo])
+			}
+			n++
+		}
+	}
+	if cw&(1<<17) != 0 && m.ControllerCacheReceived != src.ControllerCacheReceived {
+		m.ControllerCacheReceived = src.ControllerCacheReceived
+		n++
+	}
+	if cw&(1<<18) != 0 && m.MaintenanceState != src.MaintenanceState {
+		m.MaintenanceState = src.MaintenanceState
+		n++
+	}
+	if cw&(1<<19) != 0 {
+		if !fieldmap.Equal(m.Status, src.Status) {
+			m.Status = fieldmap.Clone(src.Status)
+			n++
+		}
+	} else if bw&(1<<19) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(edgeproto.StatusInfo)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+20)
+		}
+	}
+	if cw&(1<<26) != 0 {
+		if !fieldmap.Equal(m.ResourcesSnapshot, src.ResourcesSnapshot) {
+			m.ResourcesSnapshot = fieldmap.Clone(src.ResourcesSnapshot)
+			n++
+		}
+	} else if bw&(1<<26) != 0 {
+		if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
+			if m.ResourcesSnapshot == nil {
+				m.ResourcesSnapshot = new(edgeproto.InfraResourcesSnapshot)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt(m.ResourcesSnapshot, src.ResourcesSnapshot, fm, at+27)
+		}
+	}
+	if (cw|bw)&(1<<42) != 0 {
+		if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo], fieldmap.Clone[*edgeproto.NodeInfo])
+		} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo]) {
+			if len(src.NodeInfos) == 0 {
+				m.NodeInfos = nil
+			} else {
+				m.NodeInfos = fieldmap.CloneListFunc(src.NodeInfos, fieldmap.Clone[*edgeproto.NodeInfo])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<47) != 0 {
+		if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
+		} else if !maps.Equal(m.Properties, src.Properties) {
+			if len(src.Properties) == 0 {
+				m.Properties = nil
+			} else {
+				m.Properties = maps.Clone(src.Properties)
+			}
+			n++
+		}
+	}
+	if cw&(1<<48) != 0 && m.TrustPolicyState != src.TrustPolicyState {
+		m.TrustPolicyState = src.TrustPolicyState
+		n++
+	}
+	if cw&(1<<49) != 0 && m.ActiveCrmInstance != src.ActiveCrmInstance {
+		m.ActiveCrmInstance = src.ActiveCrmInstance
+		n++
+	}
+	if cw&(1<<50) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// FlavorInfo being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt(m, src *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.FlavorInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
+	}
+	if cw&(1<<2) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
+	}
+	if cw&(1<<3) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
+	}
+	if cw&(1<<4) != 0 && m.Gpus != src.Gpus {
+		m.Gpus = src.Gpus
+		n++
+	}
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
+		} else if !maps.Equal(m.PropMap, src.PropMap) {
+			if len(src.PropMap) == 0 {
+				m.PropMap = nil
+			} else {
+				m.PropMap = maps.Clone(src.PropMap)
+			}
+			n++
+		}
+	}
+	if cw&(1<<6) != 0 && m.Deprecated != src.Deprecated {
+		m.Deprecated = src.Deprecated
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// StatusInfo being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m, src *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.StatusInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
+		m.TaskNumber = src.TaskNumber
+		n++
+	}
+	if cw&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
+		m.MaxTasks = src.MaxTasks
+		n++
+	}
+	if cw&(1<<2) != 0 && m.TaskName != src.TaskName {
+		m.TaskName = src.TaskName
+		n++
+	}
+	if cw&(1<<3) != 0 && m.StepName != src.StepName {
+		m.StepName = src.StepName
+		n++
+	}
+	if cw&(1<<4) != 0 && m.MsgCount != src.MsgCount {
+		m.MsgCount = src.MsgCount
+		n++
+	}
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
+		} else if !slices.Equal(m.Msgs, src.Msgs) {
+			if len(src.Msgs) == 0 {
+				m.Msgs = nil
+			} else {
+				m.Msgs = slices.Clone(src.Msgs)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// InfraResourcesSnapshot being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, src *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.InfraResourcesSnapshot)
+	}
+	n := 0
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource], fieldmap.Clone[*edgeproto.InfraResource])
+		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
+			if len(src.Info) == 0 {
+				m.Info = nil
+			} else {
+				m.Info = fieldmap.CloneListFunc(src.Info, fieldmap.Clone[*edgeproto.InfraResource])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey], fieldmap.Clone[*edgeproto.ClusterKey])
+		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
+			if len(src.ClusterInsts) == 0 {
+				m.ClusterInsts = nil
+			} else {
+				m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, fieldmap.Clone[*edgeproto.ClusterKey])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey], fieldmap.Clone[*edgeproto.AppInstKey])
+		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
+			if len(src.VmAppInsts) == 0 {
+				m.VmAppInsts = nil
+			} else {
+				m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, fieldmap.Clone[*edgeproto.AppInstKey])
+			}
+			n++
+		}
+	}
+	if cw&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+		m.TakenAt = fieldmap.Clone(src.TakenAt)
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// InfraResource being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt(m, src *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.InfraResource)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Used != src.Used {
+		m.Used = src.Used
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Total != src.Total {
+		m.Total = src.Total
+		n++
+	}
+	if cw&(1<<3) != 0 && m.Quota != src.Quota {
+		m.Quota = src.Quota
+		n++
+	}
+	if cw&(1<<4) != 0 && m.Units != src.Units {
+		m.Units = src.Units
+		n++
+	}
+	if cw&(1<<5) != 0 && m.Description != src.Description {
+		m.Description = src.Description
+		n++
+	}
+	if cw&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
+		m.AlertThreshold = src.AlertThreshold
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ClusterKey being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m, src *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.ClusterKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppInstKey being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m, src *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.AppInstKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NodeInfo being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.NodeInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
+		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
+			if len(src.Allocatable) == 0 {
+				m.Allocatable = nil
+			} else {
+				m.Allocatable = maps.Clone(src.Allocatable)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
+		} else if !maps.Equal(m.Capacity, src.Capacity) {
+			if len(src.Capacity) == 0 {
+				m.Capacity = nil
+			} else {
+				m.Capacity = maps.Clone(src.Capacity)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
+		} else if !slices.Equal(m.Roles, src.Roles) {
+			if len(src.Roles) == 0 {
+				m.Roles = nil
+			} else {
+				m.Roles = slices.Clone(src.Roles)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ClusterInstInfo being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.ClusterInstInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.ClusterKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1)
+		}
+	}
+	if cw&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
+		}
+	}
+	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
+		m.NotifyId = src.NotifyId
+		n++
+	}
+	if cw&(1<<6) != 0 {
+		if !fieldmap.Equal(m.Status, src.Status) {
+			m.Status = fieldmap.Clone(src.Status)
+			n++
+		}
+	} else if bw&(1<<6) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(edgeproto.StatusInfo)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7)
+		}
+	}
+	if cw&(1<<13) != 0 {
+		if !fieldmap.Equal(m.Resources, src.Resources) {
+			m.Resources = fieldmap.Clone(src.Resources)
+			n++
+		}
+	} else if bw&(1<<13) != 0 {
+		if m.Resources != nil || src.Resources != nil {
+			if m.Resources == nil {
+				m.Resources = new(edgeproto.InfraResources)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14)
+		}
+	}
+	if cw&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
+		m.Kubeconfig = src.Kubeconfig
+		n++
+	}
+	if cw&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// InfraResources being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m, src *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.InfraResources)
+	}
+	n := 0
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo], fieldmap.Clone[*edgeproto.VmInfo])
+		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
+			if len(src.Vms) == 0 {
+				m.Vms = nil
+			} else {
+				m.Vms = fieldmap.CloneListFunc(src.Vms, fieldmap.Clone[*edgeproto.VmInfo])
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// VmInfo being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.VmInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Status != src.Status {
+		m.Status = src.Status
+		n++
+	}
+	if cw&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
+		m.InfraFlavor = src.InfraFlavor
+		n++
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr], fieldmap.Clone[*edgeproto.IpAddr])
+		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
+			if len(src.Ipaddresses) == 0 {
+				m.Ipaddresses = nil
+			} else {
+				m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, fieldmap.Clone[*edgeproto.IpAddr])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo], fieldmap.Clone[*edgeproto.ContainerInfo])
+		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
+			if len(src.Containers) == 0 {
+				m.Containers = nil
+			} else {
+				m.Containers = fieldmap.CloneListFunc(src.Containers, fieldmap.Clone[*edgeproto.ContainerInfo])
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// IpAddr being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.IpAddr)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
+		m.ExternalIp = src.ExternalIp
+		n++
+	}
+	if cw&(1<<1) != 0 && m.InternalIp != src.InternalIp {
+		m.InternalIp = src.InternalIp
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ContainerInfo being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt(m, src *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.ContainerInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Status != src.Status {
+		m.Status = src.Status
+		n++
+	}
+	if cw&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
+		m.ClusterIp = src.ClusterIp
+		n++
+	}
+	if cw&(1<<4) != 0 && m.Restarts != src.Restarts {
+		m.Restarts = src.Restarts
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppInstInfo being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.AppInstInfo)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.AppInstKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1)
+		}
+	}
+	if cw&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
+		}
+	}
+	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
+		m.NotifyId = src.NotifyId
+		n++
+	}
+	if cw&(1<<6) != 0 {
+		if !fieldmap.Equal(m.Status, src.Status) {
+			m.Status = fieldmap.Clone(src.Status)
+			n++
+		}
+	} else if bw&(1<<6) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(edgeproto.StatusInfo)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7)
+		}
+	}
+	if cw&(1<<13) != 0 && m.PowerState != src.PowerState {
+		m.PowerState = src.PowerState
+		n++
+	}
+	if cw&(1<<14) != 0 {
+		if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
+			m.RuntimeInfo = fieldmap.Clone(src.RuntimeInfo)
+			n++
+		}
+	} else if bw&(1<<14) != 0 {
+		if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+			if m.RuntimeInfo == nil {
+				m.RuntimeInfo = new(edgeproto.AppInstRuntime)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15)
+		}
+	}
+	if cw&(1<<18) != 0 && m.Uri != src.Uri {
+		m.Uri = src.Uri
+		n++
+	}
+	if cw&(1<<19) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppInstRuntime being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.AppInstRuntime)
+	}
+	n := 0
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
+		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
+			if len(src.ContainerIds) == 0 {
+				m.ContainerIds = nil
+			} else {
+				m.ContainerIds = slices.Clone(src.ContainerIds)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
+		} else if !slices.Equal(m.Pids, src.Pids) {
+			if len(src.Pids) == 0 {
+				m.Pids = nil
+			} else {
+				m.Pids = slices.Clone(src.Pids)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
+		} else if !slices.Equal(m.Ports, src.Ports) {
+			if len(src.Ports) == 0 {
+				m.Ports = nil
+			} else {
+				m.Ports = slices.Clone(src.Ports)
+			}
+			n++
 		}
 	}
 	return n
@@ -3225,51 +2903,14 @@ func (m *ConnectRequest) CopyInFields(src *ConnectRequest, fm *fieldmap.FieldMap
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Hello does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Hello or bound to no schema: a map of another message panics.
 func (m *Hello) CopyInFields(src *Hello, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Hello_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if !fieldmap.Equal(m.CloudletKey, src.GetCloudletKey()) {
-			m.CloudletKey = fieldmap.Clone(src.GetCloudletKey())
-			n++
-		}
-	} else if fm.HasChild("1") {
-		if d1, s1 := m.CloudletKey, src.GetCloudletKey(); d1 != nil || s1 != nil {
-			if d1 == nil {
-				d1 = &edgeproto.CloudletKey{}
-				m.CloudletKey = d1
-				n++
-			}
-			if fm.IsSet("1.1") {
-				if d1.Organization != s1.GetOrganization() {
-					d1.Organization = s1.GetOrganization()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if d1.Name != s1.GetName() {
-					d1.Name = s1.GetName()
-					n++
-				}
-			}
-		}
-	}
-	if fm.Has("2") {
-		if m.AccessKey != src.GetAccessKey() {
-			m.AccessKey = src.GetAccessKey()
-			n++
-		}
-	}
-	if fm.Has("3") {
-		if m.Instance != src.GetInstance() {
-			m.Instance = src.GetInstance()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3281,651 +2922,14 @@ func (m *Hello) CopyInFields(src *Hello, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Report does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Report or bound to no schema: a map of another message panics.
 func (m *Report) CopyInFields(src *Report, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Report_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Seq != src.GetSeq() {
-			m.Seq = src.GetSeq()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if sw0, ok := src.GetInfo().(*Report_CloudletInfo); ok && sw0 != nil {
-			if dw0, ok := m.Info.(*Report_CloudletInfo); !ok || dw0 == nil || !fieldmap.Equal(dw0.CloudletInfo, sw0.CloudletInfo) {
-				m.Info = &Report_CloudletInfo{CloudletInfo: fieldmap.Clone(sw0.CloudletInfo)}
-				n++
-			}
-		} else if dw0, ok := m.Info.(*Report_CloudletInfo); ok && dw0 != nil {
-			m.Info = nil
-			n++
-		}
-	} else if fm.HasChild("2") {
-		var s1 *edgeproto.CloudletInfo
-		sok1 := false
-		if w, ok := src.GetInfo().(*Report_CloudletInfo); ok && w != nil {
-			s1, sok1 = w.CloudletInfo, true
-		}
-		var d1 *edgeproto.CloudletInfo
-		if w, ok := m.Info.(*Report_CloudletInfo); ok && w != nil {
-			if w.CloudletInfo == nil {
-				w.CloudletInfo = &edgeproto.CloudletInfo{}
-			}
-			d1 = w.CloudletInfo
-		} else if sok1 {
-			d1 = &edgeproto.CloudletInfo{}
-			m.Info = &Report_CloudletInfo{CloudletInfo: d1}
-			n++
-		}
-		if d1 != nil {
-			if fm.IsSet("2.1") {
-				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
-					d1.Key = fieldmap.Clone(s1.GetKey())
-					n++
-				}
-			} else if fm.HasChild("2.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.CloudletKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("2.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("2.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("2.5") {
-				if d1.Controller != s1.GetController() {
-					d1.Controller = s1.GetController()
-					n++
-				}
-			}
-			if fm.IsSet("2.6") {
-				if d1.CompatibilityVersion != s1.GetCompatibilityVersion() {
-					d1.CompatibilityVersion = s1.GetCompatibilityVersion()
-					n++
-				}
-			}
-			if fm.IsSet("2.7") {
-				if d1.ReleaseVersion != s1.GetReleaseVersion() {
-					d1.ReleaseVersion = s1.GetReleaseVersion()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.8") {
-				if sv1 := s1.GetFlavors(); !fieldmap.EqualMessageListFunc(d1.Flavors, sv1, fieldmap.Equal[*edgeproto.FlavorInfo]) {
-					if len(sv1) == 0 {
-						d1.Flavors = nil
-					} else {
-						d1.Flavors = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.FlavorInfo])
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.9") {
-				if d1.ControllerCacheReceived != s1.GetControllerCacheReceived() {
-					d1.ControllerCacheReceived = s1.GetControllerCacheReceived()
-					n++
-				}
-			}
-			if fm.IsSet("2.10") {
-				if d1.MaintenanceState != s1.GetMaintenanceState() {
-					d1.MaintenanceState = s1.GetMaintenanceState()
-					n++
-				}
-			}
-			if fm.IsSet("2.11") {
-				if !fieldmap.Equal(d1.Status, s1.GetStatus()) {
-					d1.Status = fieldmap.Clone(s1.GetStatus())
-					n++
-				}
-			} else if fm.HasChild("2.11") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("2.11.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("2.11.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("2.11.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("2.11.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("2.11.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.11.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.12") {
-				if !fieldmap.Equal(d1.ResourcesSnapshot, s1.GetResourcesSnapshot()) {
-					d1.ResourcesSnapshot = fieldmap.Clone(s1.GetResourcesSnapshot())
-					n++
-				}
-			} else if fm.HasChild("2.12") {
-				if d2, s2 := d1.ResourcesSnapshot, s1.GetResourcesSnapshot(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.InfraResourcesSnapshot{}
-						d1.ResourcesSnapshot = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("2.12.1") {
-						if sv2 := s2.GetInfo(); !fieldmap.EqualMessageListFunc(d2.Info, sv2, fieldmap.Equal[*edgeproto.InfraResource]) {
-							if len(sv2) == 0 {
-								d2.Info = nil
-							} else {
-								d2.Info = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.InfraResource])
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.12.2") {
-						if sv2 := s2.GetClusterInsts(); !fieldmap.EqualMessageListFunc(d2.ClusterInsts, sv2, fieldmap.Equal[*edgeproto.ClusterKey]) {
-							if len(sv2) == 0 {
-								d2.ClusterInsts = nil
-							} else {
-								d2.ClusterInsts = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.ClusterKey])
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.12.3") {
-						if sv2 := s2.GetVmAppInsts(); !fieldmap.EqualMessageListFunc(d2.VmAppInsts, sv2, fieldmap.Equal[*edgeproto.AppInstKey]) {
-							if len(sv2) == 0 {
-								d2.VmAppInsts = nil
-							} else {
-								d2.VmAppInsts = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.AppInstKey])
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.12.4") {
-						if !fieldmap.Equal(d2.TakenAt, s2.GetTakenAt()) {
-							d2.TakenAt = fieldmap.Clone(s2.GetTakenAt())
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("2.13") {
-				if sv1 := s1.GetNodeInfos(); !fieldmap.EqualMessageListFunc(d1.NodeInfos, sv1, fieldmap.Equal[*edgeproto.NodeInfo]) {
-					if len(sv1) == 0 {
-						d1.NodeInfos = nil
-					} else {
-						d1.NodeInfos = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.NodeInfo])
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("2.14") {
-				if sv1 := s1.GetProperties(); !maps.Equal(d1.Properties, sv1) {
-					if len(sv1) == 0 {
-						d1.Properties = nil
-					} else {
-						d1.Properties = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("2.15") {
-				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
-					d1.TrustPolicyState = s1.GetTrustPolicyState()
-					n++
-				}
-			}
-			if fm.IsSet("2.16") {
-				if d1.ActiveCrmInstance != s1.GetActiveCrmInstance() {
-					d1.ActiveCrmInstance = s1.GetActiveCrmInstance()
-					n++
-				}
-			}
-			if fm.IsSet("2.17") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
-		}
-	}
-	if fm.Has("3") {
-		if sw0, ok := src.GetInfo().(*Report_ClusterInstInfo); ok && sw0 != nil {
-			if dw0, ok := m.Info.(*Report_ClusterInstInfo); !ok || dw0 == nil || !fieldmap.Equal(dw0.ClusterInstInfo, sw0.ClusterInstInfo) {
-				m.Info = &Report_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(sw0.ClusterInstInfo)}
-				n++
-			}
-		} else if dw0, ok := m.Info.(*Report_ClusterInstInfo); ok && dw0 != nil {
-			m.Info = nil
-			n++
-		}
-	} else if fm.HasChild("3") {
-		var s1 *edgeproto.ClusterInstInfo
-		sok1 := false
-		if w, ok := src.GetInfo().(*Report_ClusterInstInfo); ok && w != nil {
-			s1, sok1 = w.ClusterInstInfo, true
-		}
-		var d1 *edgeproto.ClusterInstInfo
-		if w, ok := m.Info.(*Report_ClusterInstInfo); ok && w != nil {
-			if w.ClusterInstInfo == nil {
-				w.ClusterInstInfo = &edgeproto.ClusterInstInfo{}
-			}
-			d1 = w.ClusterInstInfo
-		} else if sok1 {
-			d1 = &edgeproto.ClusterInstInfo{}
-			m.Info = &Report_ClusterInstInfo{ClusterInstInfo: d1}
-			n++
-		}
-		if d1 != nil {
-			if fm.IsSet("3.1") {
-				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
-					d1.Key = fieldmap.Clone(s1.GetKey())
-					n++
-				}
-			} else if fm.HasChild("3.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.ClusterKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("3.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("3.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("3.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("3.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("3.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("3.5") {
-				if !fieldmap.Equal(d1.Status, s1.GetStatus()) {
-					d1.Status = fieldmap.Clone(s1.GetStatus())
-					n++
-				}
-			} else if fm.HasChild("3.5") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("3.5.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("3.5.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("3.5.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("3.5.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("3.5.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("3.5.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("3.6") {
-				if !fieldmap.Equal(d1.Resources, s1.GetResources()) {
-					d1.Resources = fieldmap.Clone(s1.GetResources())
-					n++
-				}
-			} else if fm.HasChild("3.6") {
-				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.InfraResources{}
-						d1.Resources = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("3.6.1") {
-						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, fieldmap.Equal[*edgeproto.VmInfo]) {
-							if len(sv2) == 0 {
-								d2.Vms = nil
-							} else {
-								d2.Vms = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.VmInfo])
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("3.7") {
-				if d1.Kubeconfig != s1.GetKubeconfig() {
-					d1.Kubeconfig = s1.GetKubeconfig()
-					n++
-				}
-			}
-			if fm.IsSet("3.8") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
-		}
-	}
-	if fm.Has("4") {
-		if sw0, ok := src.GetInfo().(*Report_AppInstInfo); ok && sw0 != nil {
-			if dw0, ok := m.Info.(*Report_AppInstInfo); !ok || dw0 == nil || !fieldmap.Equal(dw0.AppInstInfo, sw0.AppInstInfo) {
-				m.Info = &Report_AppInstInfo{AppInstInfo: fieldmap.Clone(sw0.AppInstInfo)}
-				n++
-			}
-		} else if dw0, ok := m.Info.(*Report_AppInstInfo); ok && dw0 != nil {
-			m.Info = nil
-			n++
-		}
-	} else if fm.HasChild("4") {
-		var s1 *edgeproto.AppInstInfo
-		sok1 := false
-		if w, ok := src.GetInfo().(*Report_AppInstInfo); ok && w != nil {
-			s1, sok1 = w.AppInstInfo, true
-		}
-		var d1 *edgeproto.AppInstInfo
-		if w, ok := m.Info.(*Report_AppInstInfo); ok && w != nil {
-			if w.AppInstInfo == nil {
-				w.AppInstInfo = &edgeproto.AppInstInfo{}
-			}
-			d1 = w.AppInstInfo
-		} else if sok1 {
-			d1 = &edgeproto.AppInstInfo{}
-			m.Info = &Report_AppInstInfo{AppInstInfo: d1}
-			n++
-		}
-		if d1 != nil {
-			if fm.IsSet("4.1") {
-				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
-					d1.Key = fieldmap.Clone(s1.GetKey())
-					n++
-				}
-			} else if fm.HasChild("4.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.AppInstKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("4.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("4.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("4.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("4.4") {
-				if d1.NotifyId != s1.GetNotifyId() {
-					d1.NotifyId = s1.GetNotifyId()
-					n++
-				}
-			}
-			if fm.IsSet("4.5") {
-				if !fieldmap.Equal(d1.Status, s1.GetStatus()) {
-					d1.Status = fieldmap.Clone(s1.GetStatus())
-					n++
-				}
-			} else if fm.HasChild("4.5") {
-				if d2, s2 := d1.Status, s1.GetStatus(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.StatusInfo{}
-						d1.Status = d2
-						n++
-					}
-					if fm.IsSet("4.5.1") {
-						if d2.TaskNumber != s2.GetTaskNumber() {
-							d2.TaskNumber = s2.GetTaskNumber()
-							n++
-						}
-					}
-					if fm.IsSet("4.5.2") {
-						if d2.MaxTasks != s2.GetMaxTasks() {
-							d2.MaxTasks = s2.GetMaxTasks()
-							n++
-						}
-					}
-					if fm.IsSet("4.5.3") {
-						if d2.TaskName != s2.GetTaskName() {
-							d2.TaskName = s2.GetTaskName()
-							n++
-						}
-					}
-					if fm.IsSet("4.5.4") {
-						if d2.StepName != s2.GetStepName() {
-							d2.StepName = s2.GetStepName()
-							n++
-						}
-					}
-					if fm.IsSet("4.5.5") {
-						if d2.MsgCount != s2.GetMsgCount() {
-							d2.MsgCount = s2.GetMsgCount()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("4.5.6") {
-						if sv2 := s2.GetMsgs(); !slices.Equal(d2.Msgs, sv2) {
-							if len(sv2) == 0 {
-								d2.Msgs = nil
-							} else {
-								d2.Msgs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.6") {
-				if d1.PowerState != s1.GetPowerState() {
-					d1.PowerState = s1.GetPowerState()
-					n++
-				}
-			}
-			if fm.IsSet("4.7") {
-				if !fieldmap.Equal(d1.RuntimeInfo, s1.GetRuntimeInfo()) {
-					d1.RuntimeInfo = fieldmap.Clone(s1.GetRuntimeInfo())
-					n++
-				}
-			} else if fm.HasChild("4.7") {
-				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.AppInstRuntime{}
-						d1.RuntimeInfo = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("4.7.1") {
-						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
-							if len(sv2) == 0 {
-								d2.ContainerIds = nil
-							} else {
-								d2.ContainerIds = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("4.7.2") {
-						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
-							if len(sv2) == 0 {
-								d2.Pids = nil
-							} else {
-								d2.Pids = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("4.7.3") {
-						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
-							if len(sv2) == 0 {
-								d2.Ports = nil
-							} else {
-								d2.Ports = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.8") {
-				if d1.Uri != s1.GetUri() {
-					d1.Uri = s1.GetUri()
-					n++
-				}
-			}
-			if fm.IsSet("4.9") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
-		}
-	}
-	if fm.HasOrHasChild("5") {
-		if sv0 := src.GetFields(); !slices.Equal(m.Fields, sv0) {
-			if len(sv0) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(sv0)
-			}
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3937,1392 +2941,1612 @@ func (m *Report) CopyInFields(src *Report, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ConnectResponse does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ConnectResponse or bound to no schema: a map of another message panics.
 func (m *ConnectResponse) CopyInFields(src *ConnectResponse, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ConnectResponse_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ConnectResponse being number at of fm's schema.
+func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if src == nil {
+		src = new(ConnectResponse)
+	}
 	n := 0
-	if fm.Has("1") {
-		if sw0, ok := src.GetMsg().(*ConnectResponse_SyncStart); ok && sw0 != nil {
-			if dw0, ok := m.Msg.(*ConnectResponse_SyncStart); !ok || dw0 == nil || !dw0.SyncStart.Equal(sw0.SyncStart) {
-				m.Msg = &ConnectResponse_SyncStart{SyncStart: sw0.SyncStart.Clone()}
+	if cw&(1<<0) != 0 {
+		if s1, ok := src.Msg.(*ConnectResponse_SyncStart); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectResponse_SyncStart); !ok || d1 == nil || !d1.SyncStart.Equal(s1.SyncStart) {
+				m.Msg = &ConnectResponse_SyncStart{SyncStart: s1.SyncStart.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Msg.(*ConnectResponse_SyncStart); ok && dw0 != nil {
+		} else if d1, ok := m.Msg.(*ConnectResponse_SyncStart); ok && d1 != nil {
 			m.Msg = nil
 			n++
 		}
-	} else if fm.HasChild("1") {
+	} else if bw&(1<<0) != 0 {
 		var s1 *SyncStart
-		sok1 := false
-		if w, ok := src.GetMsg().(*ConnectResponse_SyncStart); ok && w != nil {
-			s1, sok1 = w.SyncStart, true
+		sok := false
+		if w, ok := src.Msg.(*ConnectResponse_SyncStart); ok && w != nil {
+			s1, sok = w.SyncStart, true
 		}
 		var d1 *SyncStart
 		if w, ok := m.Msg.(*ConnectResponse_SyncStart); ok && w != nil {
 			if w.SyncStart == nil {
-				w.SyncStart = &SyncStart{}
+				w.SyncStart = new(SyncStart)
 			}
 			d1 = w.SyncStart
-		} else if sok1 {
-			d1 = &SyncStart{}
+		} else if sok {
+			d1 = new(SyncStart)
 			m.Msg = &ConnectResponse_SyncStart{SyncStart: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("1.1") {
-				if d1.Revision != s1.GetRevision() {
-					d1.Revision = s1.GetRevision()
-					n++
-				}
-			}
-			if fm.IsSet("1.2") {
-				if !fieldmap.Equal(d1.KeepaliveInterval, s1.GetKeepaliveInterval()) {
-					d1.KeepaliveInterval = fieldmap.Clone(s1.GetKeepaliveInterval())
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+1)
 		}
 	}
-	if fm.Has("2") {
-		if sw0, ok := src.GetMsg().(*ConnectResponse_Update); ok && sw0 != nil {
-			if dw0, ok := m.Msg.(*ConnectResponse_Update); !ok || dw0 == nil || !dw0.Update.Equal(sw0.Update) {
-				m.Msg = &ConnectResponse_Update{Update: sw0.Update.Clone()}
+	if cw&(1<<3) != 0 {
+		if s1, ok := src.Msg.(*ConnectResponse_Update); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectResponse_Update); !ok || d1 == nil || !d1.Update.Equal(s1.Update) {
+				m.Msg = &ConnectResponse_Update{Update: s1.Update.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Msg.(*ConnectResponse_Update); ok && dw0 != nil {
+		} else if d1, ok := m.Msg.(*ConnectResponse_Update); ok && d1 != nil {
 			m.Msg = nil
 			n++
 		}
-	} else if fm.HasChild("2") {
+	} else if bw&(1<<3) != 0 {
 		var s1 *Update
-		sok1 := false
-		if w, ok := src.GetMsg().(*ConnectResponse_Update); ok && w != nil {
-			s1, sok1 = w.Update, true
+		sok := false
+		if w, ok := src.Msg.(*ConnectResponse_Update); ok && w != nil {
+			s1, sok = w.Update, true
 		}
 		var d1 *Update
 		if w, ok := m.Msg.(*ConnectResponse_Update); ok && w != nil {
 			if w.Update == nil {
-				w.Update = &Update{}
+				w.Update = new(Update)
 			}
 			d1 = w.Update
-		} else if sok1 {
-			d1 = &Update{}
+		} else if sok {
+			d1 = new(Update)
 			m.Msg = &ConnectResponse_Update{Update: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("2.1") {
-				if d1.Action != s1.GetAction() {
-					d1.Action = s1.GetAction()
-					n++
-				}
-			}
-			if fm.IsSet("2.2") {
-				if d1.Revision != s1.GetRevision() {
-					d1.Revision = s1.GetRevision()
-					n++
-				}
-			}
-			if fm.IsSet("2.3") {
-				if sw1, ok := s1.GetObject().(*Update_Settings); ok && sw1 != nil {
-					if dw1, ok := d1.Object.(*Update_Settings); !ok || dw1 == nil || !fieldmap.Equal(dw1.Settings, sw1.Settings) {
-						d1.Object = &Update_Settings{Settings: fieldmap.Clone(sw1.Settings)}
-						n++
-					}
-				} else if dw1, ok := d1.Object.(*Update_Settings); ok && dw1 != nil {
-					d1.Object = nil
-					n++
-				}
-			} else if fm.HasChild("2.3") {
-				var s2 *edgeproto.Settings
-				sok2 := false
-				if w, ok := s1.GetObject().(*Update_Settings); ok && w != nil {
-					s2, sok2 = w.Settings, true
-				}
-				var d2 *edgeproto.Settings
-				if w, ok := d1.Object.(*Update_Settings); ok && w != nil {
-					if w.Settings == nil {
-						w.Settings = &edgeproto.Settings{}
-					}
-					d2 = w.Settings
-				} else if sok2 {
-					d2 = &edgeproto.Settings{}
-					d1.Object = &Update_Settings{Settings: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.3.1") {
-						if !fieldmap.Equal(d2.CreateClusterInstTimeout, s2.GetCreateClusterInstTimeout()) {
-							d2.CreateClusterInstTimeout = fieldmap.Clone(s2.GetCreateClusterInstTimeout())
-							n++
-						}
-					}
-					if fm.IsSet("2.3.2") {
-						if !fieldmap.Equal(d2.UpdateClusterInstTimeout, s2.GetUpdateClusterInstTimeout()) {
-							d2.UpdateClusterInstTimeout = fieldmap.Clone(s2.GetUpdateClusterInstTimeout())
-							n++
-						}
-					}
-					if fm.IsSet("2.3.3") {
-						if !fieldmap.Equal(d2.DeleteClusterInstTimeout, s2.GetDeleteClusterInstTimeout()) {
-							d2.DeleteClusterInstTimeout = fieldmap.Clone(s2.GetDeleteClusterInstTimeout())
-							n++
-						}
-					}
-					if fm.IsSet("2.3.4") {
-						if !fieldmap.Equal(d2.CreateAppInstTimeout, s2.GetCreateAppInstTimeout()) {
-							d2.CreateAppInstTimeout = fieldmap.Clone(s2.GetCreateAppInstTimeout())
-							n++
-						}
-					}
-					if fm.IsSet("2.3.5") {
-						if !fieldmap.Equal(d2.UpdateAppInstTimeout, s2.GetUpdateAppInstTimeout()) {
-							d2.UpdateAppInstTimeout = fieldmap.Clone(s2.GetUpdateAppInstTimeout())
-							n++
-						}
-					}
-					if fm.IsSet("2.3.6") {
-						if !fieldmap.Equal(d2.DeleteAppInstTimeout, s2.GetDeleteAppInstTimeout()) {
-							d2.DeleteAppInstTimeout = fieldmap.Clone(s2.GetDeleteAppInstTimeout())
-							n++
-						}
-					}
-					if fm.IsSet("2.3.7") {
-						if !fieldmap.Equal(d2.CreateCloudletTimeout, s2.GetCreateCloudletTimeout()) {
-							d2.CreateCloudletTimeout = fieldmap.Clone(s2.GetCreateCloudletTimeout())
-							n++
-						}
-					}
-					if fm.IsSet("2.3.8") {
-						if !fieldmap.Equal(d2.UpdateCloudletTimeout, s2.GetUpdateCloudletTimeout()) {
-							d2.UpdateCloudletTimeout = fieldmap.Clone(s2.GetUpdateCloudletTimeout())
-							n++
-						}
-					}
-					if fm.IsSet("2.3.9") {
-						if !fieldmap.Equal(d2.CloudletInfoPushInterval, s2.GetCloudletInfoPushInterval()) {
-							d2.CloudletInfoPushInterval = fieldmap.Clone(s2.GetCloudletInfoPushInterval())
-							n++
-						}
-					}
-					if fm.IsSet("2.3.10") {
-						if !fieldmap.Equal(d2.ResourceSnapshotInterval, s2.GetResourceSnapshotInterval()) {
-							d2.ResourceSnapshotInterval = fieldmap.Clone(s2.GetResourceSnapshotInterval())
-							n++
-						}
-					}
-					if fm.IsSet("2.3.11") {
-						if !fieldmap.Equal(d2.CloudletMaintenanceTimeout, s2.GetCloudletMaintenanceTimeout()) {
-							d2.CloudletMaintenanceTimeout = fieldmap.Clone(s2.GetCloudletMaintenanceTimeout())
-							n++
-						}
-					}
-					if fm.IsSet("2.3.12") {
-						if !fieldmap.Equal(d2.CrmConnectTimeout, s2.GetCrmConnectTimeout()) {
-							d2.CrmConnectTimeout = fieldmap.Clone(s2.GetCrmConnectTimeout())
-							n++
-						}
-					}
-					if fm.IsSet("2.3.13") {
-						if d2.MaxTrackedDmeClients != s2.GetMaxTrackedDmeClients() {
-							d2.MaxTrackedDmeClients = s2.GetMaxTrackedDmeClients()
-							n++
-						}
-					}
-					if fm.IsSet("2.3.14") {
-						if d2.MaxConcurrentTasks != s2.GetMaxConcurrentTasks() {
-							d2.MaxConcurrentTasks = s2.GetMaxConcurrentTasks()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.4") {
-				if sw1, ok := s1.GetObject().(*Update_Flavor); ok && sw1 != nil {
-					if dw1, ok := d1.Object.(*Update_Flavor); !ok || dw1 == nil || !fieldmap.Equal(dw1.Flavor, sw1.Flavor) {
-						d1.Object = &Update_Flavor{Flavor: fieldmap.Clone(sw1.Flavor)}
-						n++
-					}
-				} else if dw1, ok := d1.Object.(*Update_Flavor); ok && dw1 != nil {
-					d1.Object = nil
-					n++
-				}
-			} else if fm.HasChild("2.4") {
-				var s2 *edgeproto.Flavor
-				sok2 := false
-				if w, ok := s1.GetObject().(*Update_Flavor); ok && w != nil {
-					s2, sok2 = w.Flavor, true
-				}
-				var d2 *edgeproto.Flavor
-				if w, ok := d1.Object.(*Update_Flavor); ok && w != nil {
-					if w.Flavor == nil {
-						w.Flavor = &edgeproto.Flavor{}
-					}
-					d2 = w.Flavor
-				} else if sok2 {
-					d2 = &edgeproto.Flavor{}
-					d1.Object = &Update_Flavor{Flavor: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.4.1") {
-						if !fieldmap.Equal(d2.Key, s2.GetKey()) {
-							d2.Key = fieldmap.Clone(s2.GetKey())
-							n++
-						}
-					} else if fm.HasChild("2.4.1") {
-						if d3, s3 := d2.Key, s2.GetKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.FlavorKey{}
-								d2.Key = d3
-								n++
-							}
-							if fm.IsSet("2.4.1.1") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.4.2") {
-						if d2.RamMb != s2.GetRamMb() {
-							d2.RamMb = s2.GetRamMb()
-							n++
-						}
-					}
-					if fm.IsSet("2.4.3") {
-						if d2.Vcpus != s2.GetVcpus() {
-							d2.Vcpus = s2.GetVcpus()
-							n++
-						}
-					}
-					if fm.IsSet("2.4.4") {
-						if d2.DiskGb != s2.GetDiskGb() {
-							d2.DiskGb = s2.GetDiskGb()
-							n++
-						}
-					}
-					if fm.IsSet("2.4.5") {
-						if d2.Gpus != s2.GetGpus() {
-							d2.Gpus = s2.GetGpus()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.4.6") {
-						if sv2 := s2.GetOptResMap(); !maps.Equal(d2.OptResMap, sv2) {
-							if len(sv2) == 0 {
-								d2.OptResMap = nil
-							} else {
-								d2.OptResMap = maps.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.5") {
-				if sw1, ok := s1.GetObject().(*Update_Cloudlet); ok && sw1 != nil {
-					if dw1, ok := d1.Object.(*Update_Cloudlet); !ok || dw1 == nil || !fieldmap.Equal(dw1.Cloudlet, sw1.Cloudlet) {
-						d1.Object = &Update_Cloudlet{Cloudlet: fieldmap.Clone(sw1.Cloudlet)}
-						n++
-					}
-				} else if dw1, ok := d1.Object.(*Update_Cloudlet); ok && dw1 != nil {
-					d1.Object = nil
-					n++
-				}
-			} else if fm.HasChild("2.5") {
-				var s2 *edgeproto.Cloudlet
-				sok2 := false
-				if w, ok := s1.GetObject().(*Update_Cloudlet); ok && w != nil {
-					s2, sok2 = w.Cloudlet, true
-				}
-				var d2 *edgeproto.Cloudlet
-				if w, ok := d1.Object.(*Update_Cloudlet); ok && w != nil {
-					if w.Cloudlet == nil {
-						w.Cloudlet = &edgeproto.Cloudlet{}
-					}
-					d2 = w.Cloudlet
-				} else if sok2 {
-					d2 = &edgeproto.Cloudlet{}
-					d1.Object = &Update_Cloudlet{Cloudlet: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.5.1") {
-						if !fieldmap.Equal(d2.Key, s2.GetKey()) {
-							d2.Key = fieldmap.Clone(s2.GetKey())
-							n++
-						}
-					} else if fm.HasChild("2.5.1") {
-						if d3, s3 := d2.Key, s2.GetKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.CloudletKey{}
-								d2.Key = d3
-								n++
-							}
-							if fm.IsSet("2.5.1.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("2.5.1.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.5.2") {
-						if d2.State != s2.GetState() {
-							d2.State = s2.GetState()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.5.3") {
-						if sv2 := s2.GetErrors(); !slices.Equal(d2.Errors, sv2) {
-							if len(sv2) == 0 {
-								d2.Errors = nil
-							} else {
-								d2.Errors = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.5.4") {
-						if d2.PlatformType != s2.GetPlatformType() {
-							d2.PlatformType = s2.GetPlatformType()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.5") {
-						if !fieldmap.Equal(d2.Location, s2.GetLocation()) {
-							d2.Location = fieldmap.Clone(s2.GetLocation())
-							n++
-						}
-					} else if fm.HasChild("2.5.5") {
-						if d3, s3 := d2.Location, s2.GetLocation(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.Location{}
-								d2.Location = d3
-								n++
-							}
-							if fm.IsSet("2.5.5.1") {
-								if !fieldmap.SameFloat64(d3.Latitude, s3.GetLatitude()) {
-									d3.Latitude = s3.GetLatitude()
-									n++
-								}
-							}
-							if fm.IsSet("2.5.5.2") {
-								if !fieldmap.SameFloat64(d3.Longitude, s3.GetLongitude()) {
-									d3.Longitude = s3.GetLongitude()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSetOrHasChild("2.5.6") {
-						if sv2 := s2.GetFlavorNames(); !slices.Equal(d2.FlavorNames, sv2) {
-							if len(sv2) == 0 {
-								d2.FlavorNames = nil
-							} else {
-								d2.FlavorNames = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.5.7") {
-						if sv2 := s2.GetResourceQuotas(); !fieldmap.EqualMessageListFunc(d2.ResourceQuotas, sv2, fieldmap.Equal[*edgeproto.ResourceQuota]) {
-							if len(sv2) == 0 {
-								d2.ResourceQuotas = nil
-							} else {
-								d2.ResourceQuotas = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.ResourceQuota])
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.5.8") {
-						if d2.DefaultResourceAlertThreshold != s2.GetDefaultResourceAlertThreshold() {
-							d2.DefaultResourceAlertThreshold = s2.GetDefaultResourceAlertThreshold()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.5.9") {
-						if sv2 := s2.GetEnvVars(); !maps.Equal(d2.EnvVars, sv2) {
-							if len(sv2) == 0 {
-								d2.EnvVars = nil
-							} else {
-								d2.EnvVars = maps.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.5.10") {
-						if !fieldmap.Equal(d2.Config, s2.GetConfig()) {
-							d2.Config = fieldmap.Clone(s2.GetConfig())
-							n++
-						}
-					} else if fm.HasChild("2.5.10") {
-						if d3, s3 := d2.Config, s2.GetConfig(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.PlatformConfig{}
-								d2.Config = d3
-								n++
-							}
-							if fm.IsSet("2.5.10.1") {
-								if d3.Region != s3.GetRegion() {
-									d3.Region = s3.GetRegion()
-									n++
-								}
-							}
-							if fm.IsSetOrHasChild("2.5.10.2") {
-								if sv3 := s3.GetNotifyControllerAddrs(); !slices.Equal(d3.NotifyControllerAddrs, sv3) {
-									if len(sv3) == 0 {
-										d3.NotifyControllerAddrs = nil
-									} else {
-										d3.NotifyControllerAddrs = slices.Clone(sv3)
-									}
-									n++
-								}
-							}
-							if fm.IsSet("2.5.10.3") {
-								if d3.ContainerRegistryPath != s3.GetContainerRegistryPath() {
-									d3.ContainerRegistryPath = s3.GetContainerRegistryPath()
-									n++
-								}
-							}
-							if fm.IsSet("2.5.10.4") {
-								if d3.DeploymentTag != s3.GetDeploymentTag() {
-									d3.DeploymentTag = s3.GetDeploymentTag()
-									n++
-								}
-							}
-							if fm.IsSet("2.5.10.5") {
-								if d3.CacheDir != s3.GetCacheDir() {
-									d3.CacheDir = s3.GetCacheDir()
-									n++
-								}
-							}
-							if fm.IsSet("2.5.10.6") {
-								if d3.TestMode != s3.GetTestMode() {
-									d3.TestMode = s3.GetTestMode()
-									n++
-								}
-							}
-							if fm.IsSet("2.5.10.7") {
-								if d3.CrmAccessPrivateKey != s3.GetCrmAccessPrivateKey() {
-									d3.CrmAccessPrivateKey = s3.GetCrmAccessPrivateKey()
-									n++
-								}
-							}
-							if fm.IsSet("2.5.10.8") {
-								if d3.AccessApiAddr != s3.GetAccessApiAddr() {
-									d3.AccessApiAddr = s3.GetAccessApiAddr()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.5.11") {
-						if d2.CrmOnEdge != s2.GetCrmOnEdge() {
-							d2.CrmOnEdge = s2.GetCrmOnEdge()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.12") {
-						if d2.MaintenanceState != s2.GetMaintenanceState() {
-							d2.MaintenanceState = s2.GetMaintenanceState()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.13") {
-						if d2.TrustPolicy != s2.GetTrustPolicy() {
-							d2.TrustPolicy = s2.GetTrustPolicy()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.14") {
-						if d2.TrustPolicyState != s2.GetTrustPolicyState() {
-							d2.TrustPolicyState = s2.GetTrustPolicyState()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.5.15") {
-						if sv2 := s2.GetAnnotations(); !maps.Equal(d2.Annotations, sv2) {
-							if len(sv2) == 0 {
-								d2.Annotations = nil
-							} else {
-								d2.Annotations = maps.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.5.16") {
-						if sv2 := s2.GetAccessVars(); !maps.Equal(d2.AccessVars, sv2) {
-							if len(sv2) == 0 {
-								d2.AccessVars = nil
-							} else {
-								d2.AccessVars = maps.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.5.17") {
-						if d2.CrmOverride != s2.GetCrmOverride() {
-							d2.CrmOverride = s2.GetCrmOverride()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.18") {
-						if d2.PhysicalName != s2.GetPhysicalName() {
-							d2.PhysicalName = s2.GetPhysicalName()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.19") {
-						if d2.NumDynamicIps != s2.GetNumDynamicIps() {
-							d2.NumDynamicIps = s2.GetNumDynamicIps()
-							n++
-						}
-					}
-					if fm.IsSet("2.5.20") {
-						if !fieldmap.Equal(d2.CreatedAt, s2.GetCreatedAt()) {
-							d2.CreatedAt = fieldmap.Clone(s2.GetCreatedAt())
-							n++
-						}
-					}
-					if fm.IsSet("2.5.21") {
-						if !fieldmap.Equal(d2.UpdatedAt, s2.GetUpdatedAt()) {
-							d2.UpdatedAt = fieldmap.Clone(s2.GetUpdatedAt())
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.6") {
-				if sw1, ok := s1.GetObject().(*Update_TrustPolicy); ok && sw1 != nil {
-					if dw1, ok := d1.Object.(*Update_TrustPolicy); !ok || dw1 == nil || !fieldmap.Equal(dw1.TrustPolicy, sw1.TrustPolicy) {
-						d1.Object = &Update_TrustPolicy{TrustPolicy: fieldmap.Clone(sw1.TrustPolicy)}
-						n++
-					}
-				} else if dw1, ok := d1.Object.(*Update_TrustPolicy); ok && dw1 != nil {
-					d1.Object = nil
-					n++
-				}
-			} else if fm.HasChild("2.6") {
-				var s2 *edgeproto.TrustPolicy
-				sok2 := false
-				if w, ok := s1.GetObject().(*Update_TrustPolicy); ok && w != nil {
-					s2, sok2 = w.TrustPolicy, true
-				}
-				var d2 *edgeproto.TrustPolicy
-				if w, ok := d1.Object.(*Update_TrustPolicy); ok && w != nil {
-					if w.TrustPolicy == nil {
-						w.TrustPolicy = &edgeproto.TrustPolicy{}
-					}
-					d2 = w.TrustPolicy
-				} else if sok2 {
-					d2 = &edgeproto.TrustPolicy{}
-					d1.Object = &Update_TrustPolicy{TrustPolicy: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.6.1") {
-						if !fieldmap.Equal(d2.Key, s2.GetKey()) {
-							d2.Key = fieldmap.Clone(s2.GetKey())
-							n++
-						}
-					} else if fm.HasChild("2.6.1") {
-						if d3, s3 := d2.Key, s2.GetKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.TrustPolicyKey{}
-								d2.Key = d3
-								n++
-							}
-							if fm.IsSet("2.6.1.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("2.6.1.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSetOrHasChild("2.6.2") {
-						if sv2 := s2.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d2.OutboundSecurityRules, sv2, fieldmap.Equal[*edgeproto.SecurityRule]) {
-							if len(sv2) == 0 {
-								d2.OutboundSecurityRules = nil
-							} else {
-								d2.OutboundSecurityRules = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.SecurityRule])
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.7") {
-				if sw1, ok := s1.GetObject().(*Update_App); ok && sw1 != nil {
-					if dw1, ok := d1.Object.(*Update_App); !ok || dw1 == nil || !fieldmap.Equal(dw1.App, sw1.App) {
-						d1.Object = &Update_App{App: fieldmap.Clone(sw1.App)}
-						n++
-					}
-				} else if dw1, ok := d1.Object.(*Update_App); ok && dw1 != nil {
-					d1.Object = nil
-					n++
-				}
-			} else if fm.HasChild("2.7") {
-				var s2 *edgeproto.App
-				sok2 := false
-				if w, ok := s1.GetObject().(*Update_App); ok && w != nil {
-					s2, sok2 = w.App, true
-				}
-				var d2 *edgeproto.App
-				if w, ok := d1.Object.(*Update_App); ok && w != nil {
-					if w.App == nil {
-						w.App = &edgeproto.App{}
-					}
-					d2 = w.App
-				} else if sok2 {
-					d2 = &edgeproto.App{}
-					d1.Object = &Update_App{App: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.7.1") {
-						if !fieldmap.Equal(d2.Key, s2.GetKey()) {
-							d2.Key = fieldmap.Clone(s2.GetKey())
-							n++
-						}
-					} else if fm.HasChild("2.7.1") {
-						if d3, s3 := d2.Key, s2.GetKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.AppKey{}
-								d2.Key = d3
-								n++
-							}
-							if fm.IsSet("2.7.1.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("2.7.1.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("2.7.1.3") {
-								if d3.Version != s3.GetVersion() {
-									d3.Version = s3.GetVersion()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.7.2") {
-						if d2.ImageType != s2.GetImageType() {
-							d2.ImageType = s2.GetImageType()
-							n++
-						}
-					}
-					if fm.IsSet("2.7.3") {
-						if d2.ImagePath != s2.GetImagePath() {
-							d2.ImagePath = s2.GetImagePath()
-							n++
-						}
-					}
-					if fm.IsSet("2.7.4") {
-						if d2.Deployment != s2.GetDeployment() {
-							d2.Deployment = s2.GetDeployment()
-							n++
-						}
-					}
-					if fm.IsSet("2.7.5") {
-						if d2.AccessPorts != s2.GetAccessPorts() {
-							d2.AccessPorts = s2.GetAccessPorts()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.7.6") {
-						if sv2 := s2.GetPorts(); !fieldmap.EqualMessageListFunc(d2.Ports, sv2, fieldmap.Equal[*edgeproto.Port]) {
-							if len(sv2) == 0 {
-								d2.Ports = nil
-							} else {
-								d2.Ports = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.Port])
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.7.7") {
-						if d2.Command != s2.GetCommand() {
-							d2.Command = s2.GetCommand()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.7.8") {
-						if sv2 := s2.GetArgs(); !slices.Equal(d2.Args, sv2) {
-							if len(sv2) == 0 {
-								d2.Args = nil
-							} else {
-								d2.Args = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.7.9") {
-						if sv2 := s2.GetConfigs(); !fieldmap.EqualMessageListFunc(d2.Configs, sv2, fieldmap.Equal[*edgeproto.ConfigFile]) {
-							if len(sv2) == 0 {
-								d2.Configs = nil
-							} else {
-								d2.Configs = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.ConfigFile])
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.7.10") {
-						if sv2 := s2.GetEnvVars(); !fieldmap.EqualMessageListFunc(d2.EnvVars, sv2, fieldmap.Equal[*edgeproto.EnvVar]) {
-							if len(sv2) == 0 {
-								d2.EnvVars = nil
-							} else {
-								d2.EnvVars = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.EnvVar])
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.7.11") {
-						if d2.HealthCheck != s2.GetHealthCheck() {
-							d2.HealthCheck = s2.GetHealthCheck()
-							n++
-						}
-					}
-					if fm.IsSet("2.7.12") {
-						if d2.HealthCheckPath != s2.GetHealthCheckPath() {
-							d2.HealthCheckPath = s2.GetHealthCheckPath()
-							n++
-						}
-					}
-					if fm.IsSet("2.7.13") {
-						if d2.DefaultFlavor != s2.GetDefaultFlavor() {
-							d2.DefaultFlavor = s2.GetDefaultFlavor()
-							n++
-						}
-					}
-					if fm.IsSet("2.7.14") {
-						if d2.DeploymentManifest != s2.GetDeploymentManifest() {
-							d2.DeploymentManifest = s2.GetDeploymentManifest()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.7.15") {
-						if sv2 := s2.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d2.RequiredOutboundConnections, sv2, fieldmap.Equal[*edgeproto.SecurityRule]) {
-							if len(sv2) == 0 {
-								d2.RequiredOutboundConnections = nil
-							} else {
-								d2.RequiredOutboundConnections = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.SecurityRule])
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.7.16") {
-						if d2.Trusted != s2.GetTrusted() {
-							d2.Trusted = s2.GetTrusted()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.7.17") {
-						if sv2 := s2.GetAnnotations(); !maps.Equal(d2.Annotations, sv2) {
-							if len(sv2) == 0 {
-								d2.Annotations = nil
-							} else {
-								d2.Annotations = maps.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.7.18") {
-						if !fieldmap.Equal(d2.CreatedAt, s2.GetCreatedAt()) {
-							d2.CreatedAt = fieldmap.Clone(s2.GetCreatedAt())
-							n++
-						}
-					}
-					if fm.IsSet("2.7.19") {
-						if !fieldmap.Equal(d2.UpdatedAt, s2.GetUpdatedAt()) {
-							d2.UpdatedAt = fieldmap.Clone(s2.GetUpdatedAt())
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.8") {
-				if sw1, ok := s1.GetObject().(*Update_ClusterInst); ok && sw1 != nil {
-					if dw1, ok := d1.Object.(*Update_ClusterInst); !ok || dw1 == nil || !fieldmap.Equal(dw1.ClusterInst, sw1.ClusterInst) {
-						d1.Object = &Update_ClusterInst{ClusterInst: fieldmap.Clone(sw1.ClusterInst)}
-						n++
-					}
-				} else if dw1, ok := d1.Object.(*Update_ClusterInst); ok && dw1 != nil {
-					d1.Object = nil
-					n++
-				}
-			} else if fm.HasChild("2.8") {
-				var s2 *edgeproto.ClusterInst
-				sok2 := false
-				if w, ok := s1.GetObject().(*Update_ClusterInst); ok && w != nil {
-					s2, sok2 = w.ClusterInst, true
-				}
-				var d2 *edgeproto.ClusterInst
-				if w, ok := d1.Object.(*Update_ClusterInst); ok && w != nil {
-					if w.ClusterInst == nil {
-						w.ClusterInst = &edgeproto.ClusterInst{}
-					}
-					d2 = w.ClusterInst
-				} else if sok2 {
-					d2 = &edgeproto.ClusterInst{}
-					d1.Object = &Update_ClusterInst{ClusterInst: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.8.1") {
-						if !fieldmap.Equal(d2.Key, s2.GetKey()) {
-							d2.Key = fieldmap.Clone(s2.GetKey())
-							n++
-						}
-					} else if fm.HasChild("2.8.1") {
-						if d3, s3 := d2.Key, s2.GetKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.ClusterKey{}
-								d2.Key = d3
-								n++
-							}
-							if fm.IsSet("2.8.1.1") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("2.8.1.2") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.8.2") {
-						if !fieldmap.Equal(d2.CloudletKey, s2.GetCloudletKey()) {
-							d2.CloudletKey = fieldmap.Clone(s2.GetCloudletKey())
-							n++
-						}
-					} else if fm.HasChild("2.8.2") {
-						if d3, s3 := d2.CloudletKey, s2.GetCloudletKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.CloudletKey{}
-								d2.CloudletKey = d3
-								n++
-							}
-							if fm.IsSet("2.8.2.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("2.8.2.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.8.3") {
-						if d2.State != s2.GetState() {
-							d2.State = s2.GetState()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.8.4") {
-						if sv2 := s2.GetErrors(); !slices.Equal(d2.Errors, sv2) {
-							if len(sv2) == 0 {
-								d2.Errors = nil
-							} else {
-								d2.Errors = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.8.5") {
-						if d2.CrmOverride != s2.GetCrmOverride() {
-							d2.CrmOverride = s2.GetCrmOverride()
-							n++
-						}
-					}
-					if fm.IsSet("2.8.6") {
-						if d2.FlavorName != s2.GetFlavorName() {
-							d2.FlavorName = s2.GetFlavorName()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.8.7") {
-						if sv2 := s2.GetNodePools(); !fieldmap.EqualMessageListFunc(d2.NodePools, sv2, fieldmap.Equal[*edgeproto.NodePool]) {
-							if len(sv2) == 0 {
-								d2.NodePools = nil
-							} else {
-								d2.NodePools = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.NodePool])
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.8.8") {
-						if d2.IpAccess != s2.GetIpAccess() {
-							d2.IpAccess = s2.GetIpAccess()
-							n++
-						}
-					}
-					if fm.IsSet("2.8.9") {
-						if d2.Deployment != s2.GetDeployment() {
-							d2.Deployment = s2.GetDeployment()
-							n++
-						}
-					}
-					if fm.IsSet("2.8.10") {
-						if d2.KubernetesVersion != s2.GetKubernetesVersion() {
-							d2.KubernetesVersion = s2.GetKubernetesVersion()
-							n++
-						}
-					}
-					if fm.IsSet("2.8.11") {
-						if !fieldmap.Equal(d2.Resources, s2.GetResources()) {
-							d2.Resources = fieldmap.Clone(s2.GetResources())
-							n++
-						}
-					} else if fm.HasChild("2.8.11") {
-						if d3, s3 := d2.Resources, s2.GetResources(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.InfraResources{}
-								d2.Resources = d3
-								n++
-							}
-							if fm.IsSetOrHasChild("2.8.11.1") {
-								if sv3 := s3.GetVms(); !fieldmap.EqualMessageListFunc(d3.Vms, sv3, fieldmap.Equal[*edgeproto.VmInfo]) {
-									if len(sv3) == 0 {
-										d3.Vms = nil
-									} else {
-										d3.Vms = fieldmap.CloneListFunc(sv3, fieldmap.Clone[*edgeproto.VmInfo])
-									}
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSetOrHasChild("2.8.12") {
-						if sv2 := s2.GetInfraAnnotations(); !maps.Equal(d2.InfraAnnotations, sv2) {
-							if len(sv2) == 0 {
-								d2.InfraAnnotations = nil
-							} else {
-								d2.InfraAnnotations = maps.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.8.13") {
-						if d2.Reservable != s2.GetReservable() {
-							d2.Reservable = s2.GetReservable()
-							n++
-						}
-					}
-					if fm.IsSet("2.8.14") {
-						if d2.ReservedBy != s2.GetReservedBy() {
-							d2.ReservedBy = s2.GetReservedBy()
-							n++
-						}
-					}
-					if fm.IsSet("2.8.15") {
-						if d2.MultiTenant != s2.GetMultiTenant() {
-							d2.MultiTenant = s2.GetMultiTenant()
-							n++
-						}
-					}
-					if fm.IsSet("2.8.16") {
-						if !fieldmap.Equal(d2.CreatedAt, s2.GetCreatedAt()) {
-							d2.CreatedAt = fieldmap.Clone(s2.GetCreatedAt())
-							n++
-						}
-					}
-					if fm.IsSet("2.8.17") {
-						if !fieldmap.Equal(d2.UpdatedAt, s2.GetUpdatedAt()) {
-							d2.UpdatedAt = fieldmap.Clone(s2.GetUpdatedAt())
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("2.9") {
-				if sw1, ok := s1.GetObject().(*Update_AppInst); ok && sw1 != nil {
-					if dw1, ok := d1.Object.(*Update_AppInst); !ok || dw1 == nil || !fieldmap.Equal(dw1.AppInst, sw1.AppInst) {
-						d1.Object = &Update_AppInst{AppInst: fieldmap.Clone(sw1.AppInst)}
-						n++
-					}
-				} else if dw1, ok := d1.Object.(*Update_AppInst); ok && dw1 != nil {
-					d1.Object = nil
-					n++
-				}
-			} else if fm.HasChild("2.9") {
-				var s2 *edgeproto.AppInst
-				sok2 := false
-				if w, ok := s1.GetObject().(*Update_AppInst); ok && w != nil {
-					s2, sok2 = w.AppInst, true
-				}
-				var d2 *edgeproto.AppInst
-				if w, ok := d1.Object.(*Update_AppInst); ok && w != nil {
-					if w.AppInst == nil {
-						w.AppInst = &edgeproto.AppInst{}
-					}
-					d2 = w.AppInst
-				} else if sok2 {
-					d2 = &edgeproto.AppInst{}
-					d1.Object = &Update_AppInst{AppInst: d2}
-					n++
-				}
-				if d2 != nil {
-					if fm.IsSet("2.9.1") {
-						if !fieldmap.Equal(d2.Key, s2.GetKey()) {
-							d2.Key = fieldmap.Clone(s2.GetKey())
-							n++
-						}
-					} else if fm.HasChild("2.9.1") {
-						if d3, s3 := d2.Key, s2.GetKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.AppInstKey{}
-								d2.Key = d3
-								n++
-							}
-							if fm.IsSet("2.9.1.1") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("2.9.1.2") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.9.2") {
-						if !fieldmap.Equal(d2.AppKey, s2.GetAppKey()) {
-							d2.AppKey = fieldmap.Clone(s2.GetAppKey())
-							n++
-						}
-					} else if fm.HasChild("2.9.2") {
-						if d3, s3 := d2.AppKey, s2.GetAppKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.AppKey{}
-								d2.AppKey = d3
-								n++
-							}
-							if fm.IsSet("2.9.2.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("2.9.2.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("2.9.2.3") {
-								if d3.Version != s3.GetVersion() {
-									d3.Version = s3.GetVersion()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.9.3") {
-						if !fieldmap.Equal(d2.ClusterKey, s2.GetClusterKey()) {
-							d2.ClusterKey = fieldmap.Clone(s2.GetClusterKey())
-							n++
-						}
-					} else if fm.HasChild("2.9.3") {
-						if d3, s3 := d2.ClusterKey, s2.GetClusterKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.ClusterKey{}
-								d2.ClusterKey = d3
-								n++
-							}
-							if fm.IsSet("2.9.3.1") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-							if fm.IsSet("2.9.3.2") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.9.4") {
-						if !fieldmap.Equal(d2.CloudletKey, s2.GetCloudletKey()) {
-							d2.CloudletKey = fieldmap.Clone(s2.GetCloudletKey())
-							n++
-						}
-					} else if fm.HasChild("2.9.4") {
-						if d3, s3 := d2.CloudletKey, s2.GetCloudletKey(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.CloudletKey{}
-								d2.CloudletKey = d3
-								n++
-							}
-							if fm.IsSet("2.9.4.1") {
-								if d3.Organization != s3.GetOrganization() {
-									d3.Organization = s3.GetOrganization()
-									n++
-								}
-							}
-							if fm.IsSet("2.9.4.2") {
-								if d3.Name != s3.GetName() {
-									d3.Name = s3.GetName()
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSet("2.9.5") {
-						if d2.State != s2.GetState() {
-							d2.State = s2.GetState()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.9.6") {
-						if sv2 := s2.GetErrors(); !slices.Equal(d2.Errors, sv2) {
-							if len(sv2) == 0 {
-								d2.Errors = nil
-							} else {
-								d2.Errors = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.9.7") {
-						if d2.CrmOverride != s2.GetCrmOverride() {
-							d2.CrmOverride = s2.GetCrmOverride()
-							n++
-						}
-					}
-					if fm.IsSet("2.9.8") {
-						if d2.Uri != s2.GetUri() {
-							d2.Uri = s2.GetUri()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("2.9.9") {
-						if sv2 := s2.GetMappedPorts(); !fieldmap.EqualMessageListFunc(d2.MappedPorts, sv2, fieldmap.Equal[*edgeproto.Port]) {
-							if len(sv2) == 0 {
-								d2.MappedPorts = nil
-							} else {
-								d2.MappedPorts = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.Port])
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.9.10") {
-						if d2.Flavor != s2.GetFlavor() {
-							d2.Flavor = s2.GetFlavor()
-							n++
-						}
-					}
-					if fm.IsSet("2.9.11") {
-						if d2.PowerState != s2.GetPowerState() {
-							d2.PowerState = s2.GetPowerState()
-							n++
-						}
-					}
-					if fm.IsSet("2.9.12") {
-						if !fieldmap.Equal(d2.RuntimeInfo, s2.GetRuntimeInfo()) {
-							d2.RuntimeInfo = fieldmap.Clone(s2.GetRuntimeInfo())
-							n++
-						}
-					} else if fm.HasChild("2.9.12") {
-						if d3, s3 := d2.RuntimeInfo, s2.GetRuntimeInfo(); d3 != nil || s3 != nil {
-							if d3 == nil {
-								d3 = &edgeproto.AppInstRuntime{}
-								d2.RuntimeInfo = d3
-								n++
-							}
-							if fm.IsSetOrHasChild("2.9.12.1") {
-								if sv3 := s3.GetContainerIds(); !slices.Equal(d3.ContainerIds, sv3) {
-									if len(sv3) == 0 {
-										d3.ContainerIds = nil
-									} else {
-										d3.ContainerIds = slices.Clone(sv3)
-									}
-									n++
-								}
-							}
-							if fm.IsSetOrHasChild("2.9.12.2") {
-								if sv3 := s3.GetPids(); !slices.Equal(d3.Pids, sv3) {
-									if len(sv3) == 0 {
-										d3.Pids = nil
-									} else {
-										d3.Pids = slices.Clone(sv3)
-									}
-									n++
-								}
-							}
-							if fm.IsSetOrHasChild("2.9.12.3") {
-								if sv3 := s3.GetPorts(); !slices.Equal(d3.Ports, sv3) {
-									if len(sv3) == 0 {
-										d3.Ports = nil
-									} else {
-										d3.Ports = slices.Clone(sv3)
-									}
-									n++
-								}
-							}
-						}
-					}
-					if fm.IsSetOrHasChild("2.9.13") {
-						if sv2 := s2.GetAnnotations(); !maps.Equal(d2.Annotations, sv2) {
-							if len(sv2) == 0 {
-								d2.Annotations = nil
-							} else {
-								d2.Annotations = maps.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("2.9.14") {
-						if !fieldmap.Equal(d2.CreatedAt, s2.GetCreatedAt()) {
-							d2.CreatedAt = fieldmap.Clone(s2.GetCreatedAt())
-							n++
-						}
-					}
-					if fm.IsSet("2.9.15") {
-						if !fieldmap.Equal(d2.UpdatedAt, s2.GetUpdatedAt()) {
-							d2.UpdatedAt = fieldmap.Clone(s2.GetUpdatedAt())
-							n++
-						}
-					}
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+4)
 		}
 	}
-	if fm.Has("3") {
-		if sw0, ok := src.GetMsg().(*ConnectResponse_SyncEnd); ok && sw0 != nil {
-			if dw0, ok := m.Msg.(*ConnectResponse_SyncEnd); !ok || dw0 == nil || !dw0.SyncEnd.Equal(sw0.SyncEnd) {
-				m.Msg = &ConnectResponse_SyncEnd{SyncEnd: sw0.SyncEnd.Clone()}
+	if fm.HasAt(at + 195) {
+		if s1, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); !ok || d1 == nil || !d1.SyncEnd.Equal(s1.SyncEnd) {
+				m.Msg = &ConnectResponse_SyncEnd{SyncEnd: s1.SyncEnd.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Msg.(*ConnectResponse_SyncEnd); ok && dw0 != nil {
+		} else if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); ok && d1 != nil {
 			m.Msg = nil
 			n++
 		}
-	} else if fm.HasChild("3") {
+	} else if fm.HasChildAt(at + 195) {
 		var s1 *SyncEnd
-		sok1 := false
-		if w, ok := src.GetMsg().(*ConnectResponse_SyncEnd); ok && w != nil {
-			s1, sok1 = w.SyncEnd, true
+		sok := false
+		if w, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
+			s1, sok = w.SyncEnd, true
 		}
 		var d1 *SyncEnd
 		if w, ok := m.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
 			if w.SyncEnd == nil {
-				w.SyncEnd = &SyncEnd{}
+				w.SyncEnd = new(SyncEnd)
 			}
 			d1 = w.SyncEnd
-		} else if sok1 {
-			d1 = &SyncEnd{}
+		} else if sok {
+			d1 = new(SyncEnd)
 			m.Msg = &ConnectResponse_SyncEnd{SyncEnd: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("3.1") {
-				if d1.Revision != s1.GetRevision() {
-					d1.Revision = s1.GetRevision()
-					n++
-				}
-			}
-			if fm.IsSet("3.2") {
-				if d1.Objects != s1.GetObjects() {
-					d1.Objects = s1.GetObjects()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+196)
 		}
 	}
-	if fm.Has("4") {
-		if sw0, ok := src.GetMsg().(*ConnectResponse_ReportAck); ok && sw0 != nil {
-			if dw0, ok := m.Msg.(*ConnectResponse_ReportAck); !ok || dw0 == nil || !dw0.ReportAck.Equal(sw0.ReportAck) {
-				m.Msg = &ConnectResponse_ReportAck{ReportAck: sw0.ReportAck.Clone()}
+	if fm.HasAt(at + 198) {
+		if s1, ok := src.Msg.(*ConnectResponse_ReportAck); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectResponse_ReportAck); !ok || d1 == nil || !d1.ReportAck.Equal(s1.ReportAck) {
+				m.Msg = &ConnectResponse_ReportAck{ReportAck: s1.ReportAck.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Msg.(*ConnectResponse_ReportAck); ok && dw0 != nil {
+		} else if d1, ok := m.Msg.(*ConnectResponse_ReportAck); ok && d1 != nil {
 			m.Msg = nil
 			n++
 		}
-	} else if fm.HasChild("4") {
+	} else if fm.HasChildAt(at + 198) {
 		var s1 *ReportAck
-		sok1 := false
-		if w, ok := src.GetMsg().(*ConnectResponse_ReportAck); ok && w != nil {
-			s1, sok1 = w.ReportAck, true
+		sok := false
+		if w, ok := src.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
+			s1, sok = w.ReportAck, true
 		}
 		var d1 *ReportAck
 		if w, ok := m.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
 			if w.ReportAck == nil {
-				w.ReportAck = &ReportAck{}
+				w.ReportAck = new(ReportAck)
 			}
 			d1 = w.ReportAck
-		} else if sok1 {
-			d1 = &ReportAck{}
+		} else if sok {
+			d1 = new(ReportAck)
 			m.Msg = &ConnectResponse_ReportAck{ReportAck: d1}
 			n++
 		}
 		if d1 != nil {
-			if fm.IsSet("4.1") {
-				if d1.Seq != s1.GetSeq() {
-					d1.Seq = s1.GetSeq()
-					n++
-				}
-			}
-			if fm.IsSet("4.2") {
-				if d1.Verdict != s1.GetVerdict() {
-					d1.Verdict = s1.GetVerdict()
-					n++
-				}
-			}
-			if fm.IsSet("4.3") {
-				if d1.Reason != s1.GetReason() {
-					d1.Reason = s1.GetReason()
-					n++
-				}
-			}
+			n += d1.copyInAt(s1, fm, at+199)
 		}
 	}
-	if fm.Has("5") {
-		if sw0, ok := src.GetMsg().(*ConnectResponse_Keepalive); ok && sw0 != nil {
-			if dw0, ok := m.Msg.(*ConnectResponse_Keepalive); !ok || dw0 == nil || !dw0.Keepalive.Equal(sw0.Keepalive) {
-				m.Msg = &ConnectResponse_Keepalive{Keepalive: sw0.Keepalive.Clone()}
+	if fm.HasAt(at + 202) {
+		if s1, ok := src.Msg.(*ConnectResponse_Keepalive); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectResponse_Keepalive); !ok || d1 == nil || !d1.Keepalive.Equal(s1.Keepalive) {
+				m.Msg = &ConnectResponse_Keepalive{Keepalive: s1.Keepalive.Clone()}
 				n++
 			}
-		} else if dw0, ok := m.Msg.(*ConnectResponse_Keepalive); ok && dw0 != nil {
+		} else if d1, ok := m.Msg.(*ConnectResponse_Keepalive); ok && d1 != nil {
 			m.Msg = nil
 			n++
 		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// SyncStart being number at of fm's schema.
+func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(SyncStart)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Revision != src.Revision {
+		m.Revision = src.Revision
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.Equal(m.KeepaliveInterval, src.KeepaliveInterval) {
+		m.KeepaliveInterval = fieldmap.Clone(src.KeepaliveInterval)
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Update being number at of fm's schema.
+func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if src == nil {
+		src = new(Update)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Action != src.Action {
+		m.Action = src.Action
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Revision != src.Revision {
+		m.Revision = src.Revision
+		n++
+	}
+	if cw&(1<<2) != 0 {
+		if s1, ok := src.Object.(*Update_Settings); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_Settings); !ok || d1 == nil || !fieldmap.Equal(d1.Settings, s1.Settings) {
+				m.Object = &Update_Settings{Settings: fieldmap.Clone(s1.Settings)}
+				n++
+			}
+		} else if d1, ok := m.Object.(*Update_Settings); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if bw&(1<<2) != 0 {
+		var s1 *edgeproto.Settings
+		sok := false
+		if w, ok := src.Object.(*Update_Settings); ok && w != nil {
+			s1, sok = w.Settings, true
+		}
+		var d1 *edgeproto.Settings
+		if w, ok := m.Object.(*Update_Settings); ok && w != nil {
+			if w.Settings == nil {
+				w.Settings = new(edgeproto.Settings)
+			}
+			d1 = w.Settings
+		} else if sok {
+			d1 = new(edgeproto.Settings)
+			m.Object = &Update_Settings{Settings: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(d1, s1, fm, at+3)
+		}
+	}
+	if cw&(1<<17) != 0 {
+		if s1, ok := src.Object.(*Update_Flavor); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_Flavor); !ok || d1 == nil || !fieldmap.Equal(d1.Flavor, s1.Flavor) {
+				m.Object = &Update_Flavor{Flavor: fieldmap.Clone(s1.Flavor)}
+				n++
+			}
+		} else if d1, ok := m.Object.(*Update_Flavor); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if bw&(1<<17) != 0 {
+		var s1 *edgeproto.Flavor
+		sok := false
+		if w, ok := src.Object.(*Update_Flavor); ok && w != nil {
+			s1, sok = w.Flavor, true
+		}
+		var d1 *edgeproto.Flavor
+		if w, ok := m.Object.(*Update_Flavor); ok && w != nil {
+			if w.Flavor == nil {
+				w.Flavor = new(edgeproto.Flavor)
+			}
+			d1 = w.Flavor
+		} else if sok {
+			d1 = new(edgeproto.Flavor)
+			m.Object = &Update_Flavor{Flavor: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(d1, s1, fm, at+18)
+		}
+	}
+	if cw&(1<<25) != 0 {
+		if s1, ok := src.Object.(*Update_Cloudlet); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_Cloudlet); !ok || d1 == nil || !fieldmap.Equal(d1.Cloudlet, s1.Cloudlet) {
+				m.Object = &Update_Cloudlet{Cloudlet: fieldmap.Clone(s1.Cloudlet)}
+				n++
+			}
+		} else if d1, ok := m.Object.(*Update_Cloudlet); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if bw&(1<<25) != 0 {
+		var s1 *edgeproto.Cloudlet
+		sok := false
+		if w, ok := src.Object.(*Update_Cloudlet); ok && w != nil {
+			s1, sok = w.Cloudlet, true
+		}
+		var d1 *edgeproto.Cloudlet
+		if w, ok := m.Object.(*Update_Cloudlet); ok && w != nil {
+			if w.Cloudlet == nil {
+				w.Cloudlet = new(edgeproto.Cloudlet)
+			}
+			d1 = w.Cloudlet
+		} else if sok {
+			d1 = new(edgeproto.Cloudlet)
+			m.Object = &Update_Cloudlet{Cloudlet: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(d1, s1, fm, at+26)
+		}
+	}
+	if cw&(1<<62) != 0 {
+		if s1, ok := src.Object.(*Update_TrustPolicy); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_TrustPolicy); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicy, s1.TrustPolicy) {
+				m.Object = &Update_TrustPolicy{TrustPolicy: fieldmap.Clone(s1.TrustPolicy)}
+				n++
+			}
+		} else if d1, ok := m.Object.(*Update_TrustPolicy); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if bw&(1<<62) != 0 {
+		var s1 *edgeproto.TrustPolicy
+		sok := false
+		if w, ok := src.Object.(*Update_TrustPolicy); ok && w != nil {
+			s1, sok = w.TrustPolicy, true
+		}
+		var d1 *edgeproto.TrustPolicy
+		if w, ok := m.Object.(*Update_TrustPolicy); ok && w != nil {
+			if w.TrustPolicy == nil {
+				w.TrustPolicy = new(edgeproto.TrustPolicy)
+			}
+			d1 = w.TrustPolicy
+		} else if sok {
+			d1 = new(edgeproto.TrustPolicy)
+			m.Object = &Update_TrustPolicy{TrustPolicy: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(d1, s1, fm, at+63)
+		}
+	}
+	if fm.HasAt(at + 71) {
+		if s1, ok := src.Object.(*Update_App); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_App); !ok || d1 == nil || !fieldmap.Equal(d1.App, s1.App) {
+				m.Object = &Update_App{App: fieldmap.Clone(s1.App)}
+				n++
+			}
+		} else if d1, ok := m.Object.(*Update_App); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if fm.HasChildAt(at + 71) {
+		var s1 *edgeproto.App
+		sok := false
+		if w, ok := src.Object.(*Update_App); ok && w != nil {
+			s1, sok = w.App, true
+		}
+		var d1 *edgeproto.App
+		if w, ok := m.Object.(*Update_App); ok && w != nil {
+			if w.App == nil {
+				w.App = new(edgeproto.App)
+			}
+			d1 = w.App
+		} else if sok {
+			d1 = new(edgeproto.App)
+			m.Object = &Update_App{App: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(d1, s1, fm, at+72)
+		}
+	}
+	if fm.HasAt(at + 111) {
+		if s1, ok := src.Object.(*Update_ClusterInst); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_ClusterInst); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInst, s1.ClusterInst) {
+				m.Object = &Update_ClusterInst{ClusterInst: fieldmap.Clone(s1.ClusterInst)}
+				n++
+			}
+		} else if d1, ok := m.Object.(*Update_ClusterInst); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if fm.HasChildAt(at + 111) {
+		var s1 *edgeproto.ClusterInst
+		sok := false
+		if w, ok := src.Object.(*Update_ClusterInst); ok && w != nil {
+			s1, sok = w.ClusterInst, true
+		}
+		var d1 *edgeproto.ClusterInst
+		if w, ok := m.Object.(*Update_ClusterInst); ok && w != nil {
+			if w.ClusterInst == nil {
+				w.ClusterInst = new(edgeproto.ClusterInst)
+			}
+			d1 = w.ClusterInst
+		} else if sok {
+			d1 = new(edgeproto.ClusterInst)
+			m.Object = &Update_ClusterInst{ClusterInst: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(d1, s1, fm, at+112)
+		}
+	}
+	if fm.HasAt(at + 156) {
+		if s1, ok := src.Object.(*Update_AppInst); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_AppInst); !ok || d1 == nil || !fieldmap.Equal(d1.AppInst, s1.AppInst) {
+				m.Object = &Update_AppInst{AppInst: fieldmap.Clone(s1.AppInst)}
+				n++
+			}
+		} else if d1, ok := m.Object.(*Update_AppInst); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if fm.HasChildAt(at + 156) {
+		var s1 *edgeproto.AppInst
+		sok := false
+		if w, ok := src.Object.(*Update_AppInst); ok && w != nil {
+			s1, sok = w.AppInst, true
+		}
+		var d1 *edgeproto.AppInst
+		if w, ok := m.Object.(*Update_AppInst); ok && w != nil {
+			if w.AppInst == nil {
+				w.AppInst = new(edgeproto.AppInst)
+			}
+			d1 = w.AppInst
+		} else if sok {
+			d1 = new(edgeproto.AppInst)
+			m.Object = &Update_AppInst{AppInst: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(d1, s1, fm, at+157)
+		}
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Settings being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(m, src *edgeproto.Settings, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.Settings)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !fieldmap.Equal(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
+		m.CreateClusterInstTimeout = fieldmap.Clone(src.CreateClusterInstTimeout)
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.Equal(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
+		m.UpdateClusterInstTimeout = fieldmap.Clone(src.UpdateClusterInstTimeout)
+		n++
+	}
+	if cw&(1<<2) != 0 && !fieldmap.Equal(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
+		m.DeleteClusterInstTimeout = fieldmap.Clone(src.DeleteClusterInstTimeout)
+		n++
+	}
+	if cw&(1<<3) != 0 && !fieldmap.Equal(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
+		m.CreateAppInstTimeout = fieldmap.Clone(src.CreateAppInstTimeout)
+		n++
+	}
+	if cw&(1<<4) != 0 && !fieldmap.Equal(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
+		m.UpdateAppInstTimeout = fieldmap.Clone(src.UpdateAppInstTimeout)
+		n++
+	}
+	if cw&(1<<5) != 0 && !fieldmap.Equal(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
+		m.DeleteAppInstTimeout = fieldmap.Clone(src.DeleteAppInstTimeout)
+		n++
+	}
+	if cw&(1<<6) != 0 && !fieldmap.Equal(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
+		m.CreateCloudletTimeout = fieldmap.Clone(src.CreateCloudletTimeout)
+		n++
+	}
+	if cw&(1<<7) != 0 && !fieldmap.Equal(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
+		m.UpdateCloudletTimeout = fieldmap.Clone(src.UpdateCloudletTimeout)
+		n++
+	}
+	if cw&(1<<8) != 0 && !fieldmap.Equal(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
+		m.CloudletInfoPushInterval = fieldmap.Clone(src.CloudletInfoPushInterval)
+		n++
+	}
+	if cw&(1<<9) != 0 && !fieldmap.Equal(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
+		m.ResourceSnapshotInterval = fieldmap.Clone(src.ResourceSnapshotInterval)
+		n++
+	}
+	if cw&(1<<10) != 0 && !fieldmap.Equal(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
+		m.CloudletMaintenanceTimeout = fieldmap.Clone(src.CloudletMaintenanceTimeout)
+		n++
+	}
+	if cw&(1<<11) != 0 && !fieldmap.Equal(m.CrmConnectTimeout, src.CrmConnectTimeout) {
+		m.CrmConnectTimeout = fieldmap.Clone(src.CrmConnectTimeout)
+		n++
+	}
+	if cw&(1<<12) != 0 && m.MaxTrackedDmeClients != src.MaxTrackedDmeClients {
+		m.MaxTrackedDmeClients = src.MaxTrackedDmeClients
+		n++
+	}
+	if cw&(1<<13) != 0 && m.MaxConcurrentTasks != src.MaxConcurrentTasks {
+		m.MaxConcurrentTasks = src.MaxConcurrentTasks
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Flavor being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgeproto.Flavor, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.Flavor)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.FlavorKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m.Key, src.Key, fm, at+1)
+		}
+	}
+	if cw&(1<<2) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
+	}
+	if cw&(1<<3) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
+	}
+	if cw&(1<<4) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
+	}
+	if cw&(1<<5) != 0 && m.Gpus != src.Gpus {
+		m.Gpus = src.Gpus
+		n++
+	}
+	if (cw|bw)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
+		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
+			if len(src.OptResMap) == 0 {
+				m.OptResMap = nil
+			} else {
+				m.OptResMap = maps.Clone(src.OptResMap)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// FlavorKey being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m, src *edgeproto.FlavorKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.FlavorKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Cloudlet being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgeproto.Cloudlet, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.Cloudlet)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.CloudletKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1)
+		}
+	}
+	if cw&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (cw|bw)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
+		}
+	}
+	if cw&(1<<5) != 0 && m.PlatformType != src.PlatformType {
+		m.PlatformType = src.PlatformType
+		n++
+	}
+	if cw&(1<<6) != 0 {
+		if !fieldmap.Equal(m.Location, src.Location) {
+			m.Location = fieldmap.Clone(src.Location)
+			n++
+		}
+	} else if bw&(1<<6) != 0 {
+		if m.Location != nil || src.Location != nil {
+			if m.Location == nil {
+				m.Location = new(edgeproto.Location)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m.Location, src.Location, fm, at+7)
+		}
+	}
+	if (cw|bw)&(1<<9) != 0 {
+		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.FlavorNames, src.FlavorNames)
+		} else if !slices.Equal(m.FlavorNames, src.FlavorNames) {
+			if len(src.FlavorNames) == 0 {
+				m.FlavorNames = nil
+			} else {
+				m.FlavorNames = slices.Clone(src.FlavorNames)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<10) != 0 {
+		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.ResourceQuotas, src.ResourceQuotas, fieldmap.Equal[*edgeproto.ResourceQuota], fieldmap.Clone[*edgeproto.ResourceQuota])
+		} else if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, src.ResourceQuotas, fieldmap.Equal[*edgeproto.ResourceQuota]) {
+			if len(src.ResourceQuotas) == 0 {
+				m.ResourceQuotas = nil
+			} else {
+				m.ResourceQuotas = fieldmap.CloneListFunc(src.ResourceQuotas, fieldmap.Clone[*edgeproto.ResourceQuota])
+			}
+			n++
+		}
+	}
+	if cw&(1<<14) != 0 && m.DefaultResourceAlertThreshold != src.DefaultResourceAlertThreshold {
+		m.DefaultResourceAlertThreshold = src.DefaultResourceAlertThreshold
+		n++
+	}
+	if (cw|bw)&(1<<15) != 0 {
+		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.EnvVars, src.EnvVars)
+		} else if !maps.Equal(m.EnvVars, src.EnvVars) {
+			if len(src.EnvVars) == 0 {
+				m.EnvVars = nil
+			} else {
+				m.EnvVars = maps.Clone(src.EnvVars)
+			}
+			n++
+		}
+	}
+	if cw&(1<<16) != 0 {
+		if !fieldmap.Equal(m.Config, src.Config) {
+			m.Config = fieldmap.Clone(src.Config)
+			n++
+		}
+	} else if bw&(1<<16) != 0 {
+		if m.Config != nil || src.Config != nil {
+			if m.Config == nil {
+				m.Config = new(edgeproto.PlatformConfig)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m.Config, src.Config, fm, at+17)
+		}
+	}
+	if cw&(1<<25) != 0 && m.CrmOnEdge != src.CrmOnEdge {
+		m.CrmOnEdge = src.CrmOnEdge
+		n++
+	}
+	if cw&(1<<26) != 0 && m.MaintenanceState != src.MaintenanceState {
+		m.MaintenanceState = src.MaintenanceState
+		n++
+	}
+	if cw&(1<<27) != 0 && m.TrustPolicy != src.TrustPolicy {
+		m.TrustPolicy = src.TrustPolicy
+		n++
+	}
+	if cw&(1<<28) != 0 && m.TrustPolicyState != src.TrustPolicyState {
+		m.TrustPolicyState = src.TrustPolicyState
+		n++
+	}
+	if (cw|bw)&(1<<29) != 0 {
+		if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
+		} else if !maps.Equal(m.Annotations, src.Annotations) {
+			if len(src.Annotations) == 0 {
+				m.Annotations = nil
+			} else {
+				m.Annotations = maps.Clone(src.Annotations)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<30) != 0 {
+		if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.AccessVars, src.AccessVars)
+		} else if !maps.Equal(m.AccessVars, src.AccessVars) {
+			if len(src.AccessVars) == 0 {
+				m.AccessVars = nil
+			} else {
+				m.AccessVars = maps.Clone(src.AccessVars)
+			}
+			n++
+		}
+	}
+	if cw&(1<<31) != 0 && m.CrmOverride != src.CrmOverride {
+		m.CrmOverride = src.CrmOverride
+		n++
+	}
+	if cw&(1<<32) != 0 && m.PhysicalName != src.PhysicalName {
+		m.PhysicalName = src.PhysicalName
+		n++
+	}
+	if cw&(1<<33) != 0 && m.NumDynamicIps != src.NumDynamicIps {
+		m.NumDynamicIps = src.NumDynamicIps
+		n++
+	}
+	if cw&(1<<34) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
+	}
+	if cw&(1<<35) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Location being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m, src *edgeproto.Location, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.Location)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+		m.Latitude = src.Latitude
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+		m.Longitude = src.Longitude
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ResourceQuota being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt(m, src *edgeproto.ResourceQuota, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.ResourceQuota)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
+	}
+	if cw&(1<<2) != 0 && m.AlertThreshold != src.AlertThreshold {
+		m.AlertThreshold = src.AlertThreshold
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// PlatformConfig being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m, src *edgeproto.PlatformConfig, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.PlatformConfig)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Region != src.Region {
+		m.Region = src.Region
+		n++
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
+		} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
+			if len(src.NotifyControllerAddrs) == 0 {
+				m.NotifyControllerAddrs = nil
+			} else {
+				m.NotifyControllerAddrs = slices.Clone(src.NotifyControllerAddrs)
+			}
+			n++
+		}
+	}
+	if cw&(1<<2) != 0 && m.ContainerRegistryPath != src.ContainerRegistryPath {
+		m.ContainerRegistryPath = src.ContainerRegistryPath
+		n++
+	}
+	if cw&(1<<3) != 0 && m.DeploymentTag != src.DeploymentTag {
+		m.DeploymentTag = src.DeploymentTag
+		n++
+	}
+	if cw&(1<<4) != 0 && m.CacheDir != src.CacheDir {
+		m.CacheDir = src.CacheDir
+		n++
+	}
+	if cw&(1<<5) != 0 && m.TestMode != src.TestMode {
+		m.TestMode = src.TestMode
+		n++
+	}
+	if cw&(1<<6) != 0 && m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
+		m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
+		n++
+	}
+	if cw&(1<<7) != 0 && m.AccessApiAddr != src.AccessApiAddr {
+		m.AccessApiAddr = src.AccessApiAddr
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TrustPolicy being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *edgeproto.TrustPolicy, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.TrustPolicy)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.TrustPolicyKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m.Key, src.Key, fm, at+1)
+		}
+	}
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule], fieldmap.Clone[*edgeproto.SecurityRule])
+		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule]) {
+			if len(src.OutboundSecurityRules) == 0 {
+				m.OutboundSecurityRules = nil
+			} else {
+				m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, fieldmap.Clone[*edgeproto.SecurityRule])
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TrustPolicyKey being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m, src *edgeproto.TrustPolicyKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.TrustPolicyKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// SecurityRule being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt(m, src *edgeproto.SecurityRule, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.SecurityRule)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Protocol != src.Protocol {
+		m.Protocol = src.Protocol
+		n++
+	}
+	if cw&(1<<1) != 0 && m.PortRangeMin != src.PortRangeMin {
+		m.PortRangeMin = src.PortRangeMin
+		n++
+	}
+	if cw&(1<<2) != 0 && m.PortRangeMax != src.PortRangeMax {
+		m.PortRangeMax = src.PortRangeMax
+		n++
+	}
+	if cw&(1<<3) != 0 && m.RemoteCidr != src.RemoteCidr {
+		m.RemoteCidr = src.RemoteCidr
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// App being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.App, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.App)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.AppKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.Key, src.Key, fm, at+1)
+		}
+	}
+	if cw&(1<<4) != 0 && m.ImageType != src.ImageType {
+		m.ImageType = src.ImageType
+		n++
+	}
+	if cw&(1<<5) != 0 && m.ImagePath != src.ImagePath {
+		m.ImagePath = src.ImagePath
+		n++
+	}
+	if cw&(1<<6) != 0 && m.Deployment != src.Deployment {
+		m.Deployment = src.Deployment
+		n++
+	}
+	if cw&(1<<7) != 0 && m.AccessPorts != src.AccessPorts {
+		m.AccessPorts = src.AccessPorts
+		n++
+	}
+	if (cw|bw)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, fieldmap.Equal[*edgeproto.Port], fieldmap.Clone[*edgeproto.Port])
+		} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, fieldmap.Equal[*edgeproto.Port]) {
+			if len(src.Ports) == 0 {
+				m.Ports = nil
+			} else {
+				m.Ports = fieldmap.CloneListFunc(src.Ports, fieldmap.Clone[*edgeproto.Port])
+			}
+			n++
+		}
+	}
+	if cw&(1<<16) != 0 && m.Command != src.Command {
+		m.Command = src.Command
+		n++
+	}
+	if (cw|bw)&(1<<17) != 0 {
+		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Args, src.Args)
+		} else if !slices.Equal(m.Args, src.Args) {
+			if len(src.Args) == 0 {
+				m.Args = nil
+			} else {
+				m.Args = slices.Clone(src.Args)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<18) != 0 {
+		if a := fm.ListActionAt(at + 18); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Configs, src.Configs, fieldmap.Equal[*edgeproto.ConfigFile], fieldmap.Clone[*edgeproto.ConfigFile])
+		} else if !fieldmap.EqualMessageListFunc(m.Configs, src.Configs, fieldmap.Equal[*edgeproto.ConfigFile]) {
+			if len(src.Configs) == 0 {
+				m.Configs = nil
+			} else {
+				m.Configs = fieldmap.CloneListFunc(src.Configs, fieldmap.Clone[*edgeproto.ConfigFile])
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<21) != 0 {
+		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.EnvVars, src.EnvVars, fieldmap.Equal[*edgeproto.EnvVar], fieldmap.Clone[*edgeproto.EnvVar])
+		} else if !fieldmap.EqualMessageListFunc(m.EnvVars, src.EnvVars, fieldmap.Equal[*edgeproto.EnvVar]) {
+			if len(src.EnvVars) == 0 {
+				m.EnvVars = nil
+			} else {
+				m.EnvVars = fieldmap.CloneListFunc(src.EnvVars, fieldmap.Clone[*edgeproto.EnvVar])
+			}
+			n++
+		}
+	}
+	if cw&(1<<26) != 0 && m.HealthCheck != src.HealthCheck {
+		m.HealthCheck = src.HealthCheck
+		n++
+	}
+	if cw&(1<<27) != 0 && m.HealthCheckPath != src.HealthCheckPath {
+		m.HealthCheckPath = src.HealthCheckPath
+		n++
+	}
+	if cw&(1<<28) != 0 && m.DefaultFlavor != src.DefaultFlavor {
+		m.DefaultFlavor = src.DefaultFlavor
+		n++
+	}
+	if cw&(1<<29) != 0 && m.DeploymentManifest != src.DeploymentManifest {
+		m.DeploymentManifest = src.DeploymentManifest
+		n++
+	}
+	if (cw|bw)&(1<<30) != 0 {
+		if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.RequiredOutboundConnections, src.RequiredOutboundConnections, fieldmap.Equal[*edgeproto.SecurityRule], fieldmap.Clone[*edgeproto.SecurityRule])
+		} else if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, src.RequiredOutboundConnections, fieldmap.Equal[*edgeproto.SecurityRule]) {
+			if len(src.RequiredOutboundConnections) == 0 {
+				m.RequiredOutboundConnections = nil
+			} else {
+				m.RequiredOutboundConnections = fieldmap.CloneListFunc(src.RequiredOutboundConnections, fieldmap.Clone[*edgeproto.SecurityRule])
+			}
+			n++
+		}
+	}
+	if cw&(1<<35) != 0 && m.Trusted != src.Trusted {
+		m.Trusted = src.Trusted
+		n++
+	}
+	if (cw|bw)&(1<<36) != 0 {
+		if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
+		} else if !maps.Equal(m.Annotations, src.Annotations) {
+			if len(src.Annotations) == 0 {
+				m.Annotations = nil
+			} else {
+				m.Annotations = maps.Clone(src.Annotations)
+			}
+			n++
+		}
+	}
+	if cw&(1<<37) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
+	}
+	if cw&(1<<38) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppKey being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m, src *edgeproto.AppKey, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.AppKey)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Version != src.Version {
+		m.Version = src.Version
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Port being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt(m, src *edgeproto.Port, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.Port)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Proto != src.Proto {
+		m.Proto = src.Proto
+		n++
+	}
+	if cw&(1<<1) != 0 && m.InternalPort != src.InternalPort {
+		m.InternalPort = src.InternalPort
+		n++
+	}
+	if cw&(1<<2) != 0 && m.PublicPort != src.PublicPort {
+		m.PublicPort = src.PublicPort
+		n++
+	}
+	if cw&(1<<3) != 0 && m.EndPort != src.EndPort {
+		m.EndPort = src.EndPort
+		n++
+	}
+	if cw&(1<<4) != 0 && m.Tls != src.Tls {
+		m.Tls = src.Tls
+		n++
+	}
+	if cw&(1<<5) != 0 && m.FqdnPrefix != src.FqdnPrefix {
+		m.FqdnPrefix = src.FqdnPrefix
+		n++
+	}
+	if cw&(1<<6) != 0 && m.MaxPktSize != src.MaxPktSize {
+		m.MaxPktSize = src.MaxPktSize
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ConfigFile being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt(m, src *edgeproto.ConfigFile, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.ConfigFile)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Kind != src.Kind {
+		m.Kind = src.Kind
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Config != src.Config {
+		m.Config = src.Config
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// EnvVar being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt(m, src *edgeproto.EnvVar, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.EnvVar)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
+	}
+	if cw&(1<<3) != 0 && m.SecretValue != src.SecretValue {
+		m.SecretValue = src.SecretValue
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ClusterInst being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *edgeproto.ClusterInst, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.ClusterInst)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.ClusterKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1)
+		}
+	}
+	if cw&(1<<3) != 0 {
+		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+			m.CloudletKey = fieldmap.Clone(src.CloudletKey)
+			n++
+		}
+	} else if bw&(1<<3) != 0 {
+		if m.CloudletKey != nil || src.CloudletKey != nil {
+			if m.CloudletKey == nil {
+				m.CloudletKey = new(edgeproto.CloudletKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+4)
+		}
+	}
+	if cw&(1<<6) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (cw|bw)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
+		}
+	}
+	if cw&(1<<8) != 0 && m.CrmOverride != src.CrmOverride {
+		m.CrmOverride = src.CrmOverride
+		n++
+	}
+	if cw&(1<<9) != 0 && m.FlavorName != src.FlavorName {
+		m.FlavorName = src.FlavorName
+		n++
+	}
+	if (cw|bw)&(1<<10) != 0 {
+		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.NodePools, src.NodePools, fieldmap.Equal[*edgeproto.NodePool], fieldmap.Clone[*edgeproto.NodePool])
+		} else if !fieldmap.EqualMessageListFunc(m.NodePools, src.NodePools, fieldmap.Equal[*edgeproto.NodePool]) {
+			if len(src.NodePools) == 0 {
+				m.NodePools = nil
+			} else {
+				m.NodePools = fieldmap.CloneListFunc(src.NodePools, fieldmap.Clone[*edgeproto.NodePool])
+			}
+			n++
+		}
+	}
+	if cw&(1<<20) != 0 && m.IpAccess != src.IpAccess {
+		m.IpAccess = src.IpAccess
+		n++
+	}
+	if cw&(1<<21) != 0 && m.Deployment != src.Deployment {
+		m.Deployment = src.Deployment
+		n++
+	}
+	if cw&(1<<22) != 0 && m.KubernetesVersion != src.KubernetesVersion {
+		m.KubernetesVersion = src.KubernetesVersion
+		n++
+	}
+	if cw&(1<<23) != 0 {
+		if !fieldmap.Equal(m.Resources, src.Resources) {
+			m.Resources = fieldmap.Clone(src.Resources)
+			n++
+		}
+	} else if bw&(1<<23) != 0 {
+		if m.Resources != nil || src.Resources != nil {
+			if m.Resources == nil {
+				m.Resources = new(edgeproto.InfraResources)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+24)
+		}
+	}
+	if (cw|bw)&(1<<38) != 0 {
+		if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.InfraAnnotations, src.InfraAnnotations)
+		} else if !maps.Equal(m.InfraAnnotations, src.InfraAnnotations) {
+			if len(src.InfraAnnotations) == 0 {
+				m.InfraAnnotations = nil
+			} else {
+				m.InfraAnnotations = maps.Clone(src.InfraAnnotations)
+			}
+			n++
+		}
+	}
+	if cw&(1<<39) != 0 && m.Reservable != src.Reservable {
+		m.Reservable = src.Reservable
+		n++
+	}
+	if cw&(1<<40) != 0 && m.ReservedBy != src.ReservedBy {
+		m.ReservedBy = src.ReservedBy
+		n++
+	}
+	if cw&(1<<41) != 0 && m.MultiTenant != src.MultiTenant {
+		m.MultiTenant = src.MultiTenant
+		n++
+	}
+	if cw&(1<<42) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
+	}
+	if cw&(1<<43) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NodePool being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgeproto.NodePool, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.NodePool)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 && m.NumNodes != src.NumNodes {
+		m.NumNodes = src.NumNodes
+		n++
+	}
+	if cw&(1<<2) != 0 {
+		if !fieldmap.Equal(m.NodeResources, src.NodeResources) {
+			m.NodeResources = fieldmap.Clone(src.NodeResources)
+			n++
+		}
+	} else if bw&(1<<2) != 0 {
+		if m.NodeResources != nil || src.NodeResources != nil {
+			if m.NodeResources == nil {
+				m.NodeResources = new(edgeproto.NodeResources)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m.NodeResources, src.NodeResources, fm, at+3)
+		}
+	}
+	if cw&(1<<8) != 0 && m.Scalable != src.Scalable {
+		m.Scalable = src.Scalable
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NodeResources being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m, src *edgeproto.NodeResources, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.NodeResources)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
+	}
+	if cw&(1<<1) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
+	}
+	if cw&(1<<2) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
+	}
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
+		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
+			if len(src.OptResMap) == 0 {
+				m.OptResMap = nil
+			} else {
+				m.OptResMap = maps.Clone(src.OptResMap)
+			}
+			n++
+		}
+	}
+	if cw&(1<<4) != 0 && m.InfraNodeFlavor != src.InfraNodeFlavor {
+		m.InfraNodeFlavor = src.InfraNodeFlavor
+		n++
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AppInst being number at of fm's schema.
+func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgeproto.AppInst, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(edgeproto.AppInst)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.AppInstKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1)
+		}
+	}
+	if cw&(1<<3) != 0 {
+		if !fieldmap.Equal(m.AppKey, src.AppKey) {
+			m.AppKey = fieldmap.Clone(src.AppKey)
+			n++
+		}
+	} else if bw&(1<<3) != 0 {
+		if m.AppKey != nil || src.AppKey != nil {
+			if m.AppKey == nil {
+				m.AppKey = new(edgeproto.AppKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.AppKey, src.AppKey, fm, at+4)
+		}
+	}
+	if cw&(1<<7) != 0 {
+		if !fieldmap.Equal(m.ClusterKey, src.ClusterKey) {
+			m.ClusterKey = fieldmap.Clone(src.ClusterKey)
+			n++
+		}
+	} else if bw&(1<<7) != 0 {
+		if m.ClusterKey != nil || src.ClusterKey != nil {
+			if m.ClusterKey == nil {
+				m.ClusterKey = new(edgeproto.ClusterKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.ClusterKey, src.ClusterKey, fm, at+8)
+		}
+	}
+	if cw&(1<<10) != 0 {
+		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+			m.CloudletKey = fieldmap.Clone(src.CloudletKey)
+			n++
+		}
+	} else if bw&(1<<10) != 0 {
+		if m.CloudletKey != nil || src.CloudletKey != nil {
+			if m.CloudletKey == nil {
+				m.CloudletKey = new(edgeproto.CloudletKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+11)
+		}
+	}
+	if cw&(1<<13) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (cw|bw)&(1<<14) != 0 {
+		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
+		}
+	}
+	if cw&(1<<15) != 0 && m.CrmOverride != src.CrmOverride {
+		m.CrmOverride = src.CrmOverride
+		n++
+	}
+	if cw&(1<<16) != 0 && m.Uri != src.Uri {
+		m.Uri = src.Uri
+		n++
+	}
+	if (cw|bw)&(1<<17) != 0 {
+		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.MappedPorts, src.MappedPorts, fieldmap.Equal[*edgeproto.Port], fieldmap.Clone[*edgeproto.Port])
+		} else if !fieldmap.EqualMessageListFunc(m.MappedPorts, src.MappedPorts, fieldmap.Equal[*edgeproto.Port]) {
+			if len(src.MappedPorts) == 0 {
+				m.MappedPorts = nil
+			} else {
+				m.MappedPorts = fieldmap.CloneListFunc(src.MappedPorts, fieldmap.Clone[*edgeproto.Port])
+			}
+			n++
+		}
+	}
+	if cw&(1<<25) != 0 && m.Flavor != src.Flavor {
+		m.Flavor = src.Flavor
+		n++
+	}
+	if cw&(1<<26) != 0 && m.PowerState != src.PowerState {
+		m.PowerState = src.PowerState
+		n++
+	}
+	if cw&(1<<27) != 0 {
+		if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
+			m.RuntimeInfo = fieldmap.Clone(src.RuntimeInfo)
+			n++
+		}
+	} else if bw&(1<<27) != 0 {
+		if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+			if m.RuntimeInfo == nil {
+				m.RuntimeInfo = new(edgeproto.AppInstRuntime)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+28)
+		}
+	}
+	if (cw|bw)&(1<<31) != 0 {
+		if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
+		} else if !maps.Equal(m.Annotations, src.Annotations) {
+			if len(src.Annotations) == 0 {
+				m.Annotations = nil
+			} else {
+				m.Annotations = maps.Clone(src.Annotations)
+			}
+			n++
+		}
+	}
+	if cw&(1<<32) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
+	}
+	if cw&(1<<33) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// SyncEnd being number at of fm's schema.
+func (m *SyncEnd) copyInAt(src *SyncEnd, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(SyncEnd)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Revision != src.Revision {
+		m.Revision = src.Revision
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Objects != src.Objects {
+		m.Objects = src.Objects
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ReportAck being number at of fm's schema.
+func (m *ReportAck) copyInAt(src *ReportAck, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ReportAck)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Seq != src.Seq {
+		m.Seq = src.Seq
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Verdict != src.Verdict {
+		m.Verdict = src.Verdict
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Reason != src.Reason {
+		m.Reason = src.Reason
+		n++
 	}
 	return n
 }
@@ -5336,25 +4560,14 @@ func (m *ConnectResponse) CopyInFields(src *ConnectResponse, fm *fieldmap.FieldM
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: SyncStart does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// SyncStart or bound to no schema: a map of another message panics.
 func (m *SyncStart) CopyInFields(src *SyncStart, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_SyncStart_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Revision != src.GetRevision() {
-			m.Revision = src.GetRevision()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if !fieldmap.Equal(m.KeepaliveInterval, src.GetKeepaliveInterval()) {
-			m.KeepaliveInterval = fieldmap.Clone(src.GetKeepaliveInterval())
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -5366,25 +4579,14 @@ func (m *SyncStart) CopyInFields(src *SyncStart, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: SyncEnd does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// SyncEnd or bound to no schema: a map of another message panics.
 func (m *SyncEnd) CopyInFields(src *SyncEnd, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_SyncEnd_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Revision != src.GetRevision() {
-			m.Revision = src.GetRevision()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if m.Objects != src.GetObjects() {
-			m.Objects = src.GetObjects()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -5396,1221 +4598,14 @@ func (m *SyncEnd) CopyInFields(src *SyncEnd, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Update does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Update or bound to no schema: a map of another message panics.
 func (m *Update) CopyInFields(src *Update, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_Update_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Action != src.GetAction() {
-			m.Action = src.GetAction()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if m.Revision != src.GetRevision() {
-			m.Revision = src.GetRevision()
-			n++
-		}
-	}
-	if fm.Has("3") {
-		if sw0, ok := src.GetObject().(*Update_Settings); ok && sw0 != nil {
-			if dw0, ok := m.Object.(*Update_Settings); !ok || dw0 == nil || !fieldmap.Equal(dw0.Settings, sw0.Settings) {
-				m.Object = &Update_Settings{Settings: fieldmap.Clone(sw0.Settings)}
-				n++
-			}
-		} else if dw0, ok := m.Object.(*Update_Settings); ok && dw0 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if fm.HasChild("3") {
-		var s1 *edgeproto.Settings
-		sok1 := false
-		if w, ok := src.GetObject().(*Update_Settings); ok && w != nil {
-			s1, sok1 = w.Settings, true
-		}
-		var d1 *edgeproto.Settings
-		if w, ok := m.Object.(*Update_Settings); ok && w != nil {
-			if w.Settings == nil {
-				w.Settings = &edgeproto.Settings{}
-			}
-			d1 = w.Settings
-		} else if sok1 {
-			d1 = &edgeproto.Settings{}
-			m.Object = &Update_Settings{Settings: d1}
-			n++
-		}
-		if d1 != nil {
-			if fm.IsSet("3.1") {
-				if !fieldmap.Equal(d1.CreateClusterInstTimeout, s1.GetCreateClusterInstTimeout()) {
-					d1.CreateClusterInstTimeout = fieldmap.Clone(s1.GetCreateClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("3.2") {
-				if !fieldmap.Equal(d1.UpdateClusterInstTimeout, s1.GetUpdateClusterInstTimeout()) {
-					d1.UpdateClusterInstTimeout = fieldmap.Clone(s1.GetUpdateClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("3.3") {
-				if !fieldmap.Equal(d1.DeleteClusterInstTimeout, s1.GetDeleteClusterInstTimeout()) {
-					d1.DeleteClusterInstTimeout = fieldmap.Clone(s1.GetDeleteClusterInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("3.4") {
-				if !fieldmap.Equal(d1.CreateAppInstTimeout, s1.GetCreateAppInstTimeout()) {
-					d1.CreateAppInstTimeout = fieldmap.Clone(s1.GetCreateAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("3.5") {
-				if !fieldmap.Equal(d1.UpdateAppInstTimeout, s1.GetUpdateAppInstTimeout()) {
-					d1.UpdateAppInstTimeout = fieldmap.Clone(s1.GetUpdateAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("3.6") {
-				if !fieldmap.Equal(d1.DeleteAppInstTimeout, s1.GetDeleteAppInstTimeout()) {
-					d1.DeleteAppInstTimeout = fieldmap.Clone(s1.GetDeleteAppInstTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("3.7") {
-				if !fieldmap.Equal(d1.CreateCloudletTimeout, s1.GetCreateCloudletTimeout()) {
-					d1.CreateCloudletTimeout = fieldmap.Clone(s1.GetCreateCloudletTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("3.8") {
-				if !fieldmap.Equal(d1.UpdateCloudletTimeout, s1.GetUpdateCloudletTimeout()) {
-					d1.UpdateCloudletTimeout = fieldmap.Clone(s1.GetUpdateCloudletTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("3.9") {
-				if !fieldmap.Equal(d1.CloudletInfoPushInterval, s1.GetCloudletInfoPushInterval()) {
-					d1.CloudletInfoPushInterval = fieldmap.Clone(s1.GetCloudletInfoPushInterval())
-					n++
-				}
-			}
-			if fm.IsSet("3.10") {
-				if !fieldmap.Equal(d1.ResourceSnapshotInterval, s1.GetResourceSnapshotInterval()) {
-					d1.ResourceSnapshotInterval = fieldmap.Clone(s1.GetResourceSnapshotInterval())
-					n++
-				}
-			}
-			if fm.IsSet("3.11") {
-				if !fieldmap.Equal(d1.CloudletMaintenanceTimeout, s1.GetCloudletMaintenanceTimeout()) {
-					d1.CloudletMaintenanceTimeout = fieldmap.Clone(s1.GetCloudletMaintenanceTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("3.12") {
-				if !fieldmap.Equal(d1.CrmConnectTimeout, s1.GetCrmConnectTimeout()) {
-					d1.CrmConnectTimeout = fieldmap.Clone(s1.GetCrmConnectTimeout())
-					n++
-				}
-			}
-			if fm.IsSet("3.13") {
-				if d1.MaxTrackedDmeClients != s1.GetMaxTrackedDmeClients() {
-					d1.MaxTrackedDmeClients = s1.GetMaxTrackedDmeClients()
-					n++
-				}
-			}
-			if fm.IsSet("3.14") {
-				if d1.MaxConcurrentTasks != s1.GetMaxConcurrentTasks() {
-					d1.MaxConcurrentTasks = s1.GetMaxConcurrentTasks()
-					n++
-				}
-			}
-		}
-	}
-	if fm.Has("4") {
-		if sw0, ok := src.GetObject().(*Update_Flavor); ok && sw0 != nil {
-			if dw0, ok := m.Object.(*Update_Flavor); !ok || dw0 == nil || !fieldmap.Equal(dw0.Flavor, sw0.Flavor) {
-				m.Object = &Update_Flavor{Flavor: fieldmap.Clone(sw0.Flavor)}
-				n++
-			}
-		} else if dw0, ok := m.Object.(*Update_Flavor); ok && dw0 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if fm.HasChild("4") {
-		var s1 *edgeproto.Flavor
-		sok1 := false
-		if w, ok := src.GetObject().(*Update_Flavor); ok && w != nil {
-			s1, sok1 = w.Flavor, true
-		}
-		var d1 *edgeproto.Flavor
-		if w, ok := m.Object.(*Update_Flavor); ok && w != nil {
-			if w.Flavor == nil {
-				w.Flavor = &edgeproto.Flavor{}
-			}
-			d1 = w.Flavor
-		} else if sok1 {
-			d1 = &edgeproto.Flavor{}
-			m.Object = &Update_Flavor{Flavor: d1}
-			n++
-		}
-		if d1 != nil {
-			if fm.IsSet("4.1") {
-				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
-					d1.Key = fieldmap.Clone(s1.GetKey())
-					n++
-				}
-			} else if fm.HasChild("4.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.FlavorKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("4.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("4.2") {
-				if d1.RamMb != s1.GetRamMb() {
-					d1.RamMb = s1.GetRamMb()
-					n++
-				}
-			}
-			if fm.IsSet("4.3") {
-				if d1.Vcpus != s1.GetVcpus() {
-					d1.Vcpus = s1.GetVcpus()
-					n++
-				}
-			}
-			if fm.IsSet("4.4") {
-				if d1.DiskGb != s1.GetDiskGb() {
-					d1.DiskGb = s1.GetDiskGb()
-					n++
-				}
-			}
-			if fm.IsSet("4.5") {
-				if d1.Gpus != s1.GetGpus() {
-					d1.Gpus = s1.GetGpus()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("4.6") {
-				if sv1 := s1.GetOptResMap(); !maps.Equal(d1.OptResMap, sv1) {
-					if len(sv1) == 0 {
-						d1.OptResMap = nil
-					} else {
-						d1.OptResMap = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-		}
-	}
-	if fm.Has("5") {
-		if sw0, ok := src.GetObject().(*Update_Cloudlet); ok && sw0 != nil {
-			if dw0, ok := m.Object.(*Update_Cloudlet); !ok || dw0 == nil || !fieldmap.Equal(dw0.Cloudlet, sw0.Cloudlet) {
-				m.Object = &Update_Cloudlet{Cloudlet: fieldmap.Clone(sw0.Cloudlet)}
-				n++
-			}
-		} else if dw0, ok := m.Object.(*Update_Cloudlet); ok && dw0 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if fm.HasChild("5") {
-		var s1 *edgeproto.Cloudlet
-		sok1 := false
-		if w, ok := src.GetObject().(*Update_Cloudlet); ok && w != nil {
-			s1, sok1 = w.Cloudlet, true
-		}
-		var d1 *edgeproto.Cloudlet
-		if w, ok := m.Object.(*Update_Cloudlet); ok && w != nil {
-			if w.Cloudlet == nil {
-				w.Cloudlet = &edgeproto.Cloudlet{}
-			}
-			d1 = w.Cloudlet
-		} else if sok1 {
-			d1 = &edgeproto.Cloudlet{}
-			m.Object = &Update_Cloudlet{Cloudlet: d1}
-			n++
-		}
-		if d1 != nil {
-			if fm.IsSet("5.1") {
-				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
-					d1.Key = fieldmap.Clone(s1.GetKey())
-					n++
-				}
-			} else if fm.HasChild("5.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.CloudletKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("5.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("5.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("5.2") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("5.3") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("5.4") {
-				if d1.PlatformType != s1.GetPlatformType() {
-					d1.PlatformType = s1.GetPlatformType()
-					n++
-				}
-			}
-			if fm.IsSet("5.5") {
-				if !fieldmap.Equal(d1.Location, s1.GetLocation()) {
-					d1.Location = fieldmap.Clone(s1.GetLocation())
-					n++
-				}
-			} else if fm.HasChild("5.5") {
-				if d2, s2 := d1.Location, s1.GetLocation(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.Location{}
-						d1.Location = d2
-						n++
-					}
-					if fm.IsSet("5.5.1") {
-						if !fieldmap.SameFloat64(d2.Latitude, s2.GetLatitude()) {
-							d2.Latitude = s2.GetLatitude()
-							n++
-						}
-					}
-					if fm.IsSet("5.5.2") {
-						if !fieldmap.SameFloat64(d2.Longitude, s2.GetLongitude()) {
-							d2.Longitude = s2.GetLongitude()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("5.6") {
-				if sv1 := s1.GetFlavorNames(); !slices.Equal(d1.FlavorNames, sv1) {
-					if len(sv1) == 0 {
-						d1.FlavorNames = nil
-					} else {
-						d1.FlavorNames = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("5.7") {
-				if sv1 := s1.GetResourceQuotas(); !fieldmap.EqualMessageListFunc(d1.ResourceQuotas, sv1, fieldmap.Equal[*edgeproto.ResourceQuota]) {
-					if len(sv1) == 0 {
-						d1.ResourceQuotas = nil
-					} else {
-						d1.ResourceQuotas = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.ResourceQuota])
-					}
-					n++
-				}
-			}
-			if fm.IsSet("5.8") {
-				if d1.DefaultResourceAlertThreshold != s1.GetDefaultResourceAlertThreshold() {
-					d1.DefaultResourceAlertThreshold = s1.GetDefaultResourceAlertThreshold()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("5.9") {
-				if sv1 := s1.GetEnvVars(); !maps.Equal(d1.EnvVars, sv1) {
-					if len(sv1) == 0 {
-						d1.EnvVars = nil
-					} else {
-						d1.EnvVars = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("5.10") {
-				if !fieldmap.Equal(d1.Config, s1.GetConfig()) {
-					d1.Config = fieldmap.Clone(s1.GetConfig())
-					n++
-				}
-			} else if fm.HasChild("5.10") {
-				if d2, s2 := d1.Config, s1.GetConfig(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.PlatformConfig{}
-						d1.Config = d2
-						n++
-					}
-					if fm.IsSet("5.10.1") {
-						if d2.Region != s2.GetRegion() {
-							d2.Region = s2.GetRegion()
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("5.10.2") {
-						if sv2 := s2.GetNotifyControllerAddrs(); !slices.Equal(d2.NotifyControllerAddrs, sv2) {
-							if len(sv2) == 0 {
-								d2.NotifyControllerAddrs = nil
-							} else {
-								d2.NotifyControllerAddrs = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSet("5.10.3") {
-						if d2.ContainerRegistryPath != s2.GetContainerRegistryPath() {
-							d2.ContainerRegistryPath = s2.GetContainerRegistryPath()
-							n++
-						}
-					}
-					if fm.IsSet("5.10.4") {
-						if d2.DeploymentTag != s2.GetDeploymentTag() {
-							d2.DeploymentTag = s2.GetDeploymentTag()
-							n++
-						}
-					}
-					if fm.IsSet("5.10.5") {
-						if d2.CacheDir != s2.GetCacheDir() {
-							d2.CacheDir = s2.GetCacheDir()
-							n++
-						}
-					}
-					if fm.IsSet("5.10.6") {
-						if d2.TestMode != s2.GetTestMode() {
-							d2.TestMode = s2.GetTestMode()
-							n++
-						}
-					}
-					if fm.IsSet("5.10.7") {
-						if d2.CrmAccessPrivateKey != s2.GetCrmAccessPrivateKey() {
-							d2.CrmAccessPrivateKey = s2.GetCrmAccessPrivateKey()
-							n++
-						}
-					}
-					if fm.IsSet("5.10.8") {
-						if d2.AccessApiAddr != s2.GetAccessApiAddr() {
-							d2.AccessApiAddr = s2.GetAccessApiAddr()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("5.11") {
-				if d1.CrmOnEdge != s1.GetCrmOnEdge() {
-					d1.CrmOnEdge = s1.GetCrmOnEdge()
-					n++
-				}
-			}
-			if fm.IsSet("5.12") {
-				if d1.MaintenanceState != s1.GetMaintenanceState() {
-					d1.MaintenanceState = s1.GetMaintenanceState()
-					n++
-				}
-			}
-			if fm.IsSet("5.13") {
-				if d1.TrustPolicy != s1.GetTrustPolicy() {
-					d1.TrustPolicy = s1.GetTrustPolicy()
-					n++
-				}
-			}
-			if fm.IsSet("5.14") {
-				if d1.TrustPolicyState != s1.GetTrustPolicyState() {
-					d1.TrustPolicyState = s1.GetTrustPolicyState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("5.15") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("5.16") {
-				if sv1 := s1.GetAccessVars(); !maps.Equal(d1.AccessVars, sv1) {
-					if len(sv1) == 0 {
-						d1.AccessVars = nil
-					} else {
-						d1.AccessVars = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("5.17") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("5.18") {
-				if d1.PhysicalName != s1.GetPhysicalName() {
-					d1.PhysicalName = s1.GetPhysicalName()
-					n++
-				}
-			}
-			if fm.IsSet("5.19") {
-				if d1.NumDynamicIps != s1.GetNumDynamicIps() {
-					d1.NumDynamicIps = s1.GetNumDynamicIps()
-					n++
-				}
-			}
-			if fm.IsSet("5.20") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("5.21") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
-		}
-	}
-	if fm.Has("6") {
-		if sw0, ok := src.GetObject().(*Update_TrustPolicy); ok && sw0 != nil {
-			if dw0, ok := m.Object.(*Update_TrustPolicy); !ok || dw0 == nil || !fieldmap.Equal(dw0.TrustPolicy, sw0.TrustPolicy) {
-				m.Object = &Update_TrustPolicy{TrustPolicy: fieldmap.Clone(sw0.TrustPolicy)}
-				n++
-			}
-		} else if dw0, ok := m.Object.(*Update_TrustPolicy); ok && dw0 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if fm.HasChild("6") {
-		var s1 *edgeproto.TrustPolicy
-		sok1 := false
-		if w, ok := src.GetObject().(*Update_TrustPolicy); ok && w != nil {
-			s1, sok1 = w.TrustPolicy, true
-		}
-		var d1 *edgeproto.TrustPolicy
-		if w, ok := m.Object.(*Update_TrustPolicy); ok && w != nil {
-			if w.TrustPolicy == nil {
-				w.TrustPolicy = &edgeproto.TrustPolicy{}
-			}
-			d1 = w.TrustPolicy
-		} else if sok1 {
-			d1 = &edgeproto.TrustPolicy{}
-			m.Object = &Update_TrustPolicy{TrustPolicy: d1}
-			n++
-		}
-		if d1 != nil {
-			if fm.IsSet("6.1") {
-				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
-					d1.Key = fieldmap.Clone(s1.GetKey())
-					n++
-				}
-			} else if fm.HasChild("6.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.TrustPolicyKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("6.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("6.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("6.2") {
-				if sv1 := s1.GetOutboundSecurityRules(); !fieldmap.EqualMessageListFunc(d1.OutboundSecurityRules, sv1, fieldmap.Equal[*edgeproto.SecurityRule]) {
-					if len(sv1) == 0 {
-						d1.OutboundSecurityRules = nil
-					} else {
-						d1.OutboundSecurityRules = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.SecurityRule])
-					}
-					n++
-				}
-			}
-		}
-	}
-	if fm.Has("7") {
-		if sw0, ok := src.GetObject().(*Update_App); ok && sw0 != nil {
-			if dw0, ok := m.Object.(*Update_App); !ok || dw0 == nil || !fieldmap.Equal(dw0.App, sw0.App) {
-				m.Object = &Update_App{App: fieldmap.Clone(sw0.App)}
-				n++
-			}
-		} else if dw0, ok := m.Object.(*Update_App); ok && dw0 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if fm.HasChild("7") {
-		var s1 *edgeproto.App
-		sok1 := false
-		if w, ok := src.GetObject().(*Update_App); ok && w != nil {
-			s1, sok1 = w.App, true
-		}
-		var d1 *edgeproto.App
-		if w, ok := m.Object.(*Update_App); ok && w != nil {
-			if w.App == nil {
-				w.App = &edgeproto.App{}
-			}
-			d1 = w.App
-		} else if sok1 {
-			d1 = &edgeproto.App{}
-			m.Object = &Update_App{App: d1}
-			n++
-		}
-		if d1 != nil {
-			if fm.IsSet("7.1") {
-				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
-					d1.Key = fieldmap.Clone(s1.GetKey())
-					n++
-				}
-			} else if fm.HasChild("7.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.AppKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("7.1.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("7.1.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("7.1.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("7.2") {
-				if d1.ImageType != s1.GetImageType() {
-					d1.ImageType = s1.GetImageType()
-					n++
-				}
-			}
-			if fm.IsSet("7.3") {
-				if d1.ImagePath != s1.GetImagePath() {
-					d1.ImagePath = s1.GetImagePath()
-					n++
-				}
-			}
-			if fm.IsSet("7.4") {
-				if d1.Deployment != s1.GetDeployment() {
-					d1.Deployment = s1.GetDeployment()
-					n++
-				}
-			}
-			if fm.IsSet("7.5") {
-				if d1.AccessPorts != s1.GetAccessPorts() {
-					d1.AccessPorts = s1.GetAccessPorts()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("7.6") {
-				if sv1 := s1.GetPorts(); !fieldmap.EqualMessageListFunc(d1.Ports, sv1, fieldmap.Equal[*edgeproto.Port]) {
-					if len(sv1) == 0 {
-						d1.Ports = nil
-					} else {
-						d1.Ports = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.Port])
-					}
-					n++
-				}
-			}
-			if fm.IsSet("7.7") {
-				if d1.Command != s1.GetCommand() {
-					d1.Command = s1.GetCommand()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("7.8") {
-				if sv1 := s1.GetArgs(); !slices.Equal(d1.Args, sv1) {
-					if len(sv1) == 0 {
-						d1.Args = nil
-					} else {
-						d1.Args = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("7.9") {
-				if sv1 := s1.GetConfigs(); !fieldmap.EqualMessageListFunc(d1.Configs, sv1, fieldmap.Equal[*edgeproto.ConfigFile]) {
-					if len(sv1) == 0 {
-						d1.Configs = nil
-					} else {
-						d1.Configs = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.ConfigFile])
-					}
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("7.10") {
-				if sv1 := s1.GetEnvVars(); !fieldmap.EqualMessageListFunc(d1.EnvVars, sv1, fieldmap.Equal[*edgeproto.EnvVar]) {
-					if len(sv1) == 0 {
-						d1.EnvVars = nil
-					} else {
-						d1.EnvVars = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.EnvVar])
-					}
-					n++
-				}
-			}
-			if fm.IsSet("7.11") {
-				if d1.HealthCheck != s1.GetHealthCheck() {
-					d1.HealthCheck = s1.GetHealthCheck()
-					n++
-				}
-			}
-			if fm.IsSet("7.12") {
-				if d1.HealthCheckPath != s1.GetHealthCheckPath() {
-					d1.HealthCheckPath = s1.GetHealthCheckPath()
-					n++
-				}
-			}
-			if fm.IsSet("7.13") {
-				if d1.DefaultFlavor != s1.GetDefaultFlavor() {
-					d1.DefaultFlavor = s1.GetDefaultFlavor()
-					n++
-				}
-			}
-			if fm.IsSet("7.14") {
-				if d1.DeploymentManifest != s1.GetDeploymentManifest() {
-					d1.DeploymentManifest = s1.GetDeploymentManifest()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("7.15") {
-				if sv1 := s1.GetRequiredOutboundConnections(); !fieldmap.EqualMessageListFunc(d1.RequiredOutboundConnections, sv1, fieldmap.Equal[*edgeproto.SecurityRule]) {
-					if len(sv1) == 0 {
-						d1.RequiredOutboundConnections = nil
-					} else {
-						d1.RequiredOutboundConnections = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.SecurityRule])
-					}
-					n++
-				}
-			}
-			if fm.IsSet("7.16") {
-				if d1.Trusted != s1.GetTrusted() {
-					d1.Trusted = s1.GetTrusted()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("7.17") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("7.18") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("7.19") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
-		}
-	}
-	if fm.Has("8") {
-		if sw0, ok := src.GetObject().(*Update_ClusterInst); ok && sw0 != nil {
-			if dw0, ok := m.Object.(*Update_ClusterInst); !ok || dw0 == nil || !fieldmap.Equal(dw0.ClusterInst, sw0.ClusterInst) {
-				m.Object = &Update_ClusterInst{ClusterInst: fieldmap.Clone(sw0.ClusterInst)}
-				n++
-			}
-		} else if dw0, ok := m.Object.(*Update_ClusterInst); ok && dw0 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if fm.HasChild("8") {
-		var s1 *edgeproto.ClusterInst
-		sok1 := false
-		if w, ok := src.GetObject().(*Update_ClusterInst); ok && w != nil {
-			s1, sok1 = w.ClusterInst, true
-		}
-		var d1 *edgeproto.ClusterInst
-		if w, ok := m.Object.(*Update_ClusterInst); ok && w != nil {
-			if w.ClusterInst == nil {
-				w.ClusterInst = &edgeproto.ClusterInst{}
-			}
-			d1 = w.ClusterInst
-		} else if sok1 {
-			d1 = &edgeproto.ClusterInst{}
-			m.Object = &Update_ClusterInst{ClusterInst: d1}
-			n++
-		}
-		if d1 != nil {
-			if fm.IsSet("8.1") {
-				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
-					d1.Key = fieldmap.Clone(s1.GetKey())
-					n++
-				}
-			} else if fm.HasChild("8.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.ClusterKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("8.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("8.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("8.2") {
-				if !fieldmap.Equal(d1.CloudletKey, s1.GetCloudletKey()) {
-					d1.CloudletKey = fieldmap.Clone(s1.GetCloudletKey())
-					n++
-				}
-			} else if fm.HasChild("8.2") {
-				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.CloudletKey{}
-						d1.CloudletKey = d2
-						n++
-					}
-					if fm.IsSet("8.2.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("8.2.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("8.3") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("8.4") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("8.5") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("8.6") {
-				if d1.FlavorName != s1.GetFlavorName() {
-					d1.FlavorName = s1.GetFlavorName()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("8.7") {
-				if sv1 := s1.GetNodePools(); !fieldmap.EqualMessageListFunc(d1.NodePools, sv1, fieldmap.Equal[*edgeproto.NodePool]) {
-					if len(sv1) == 0 {
-						d1.NodePools = nil
-					} else {
-						d1.NodePools = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.NodePool])
-					}
-					n++
-				}
-			}
-			if fm.IsSet("8.8") {
-				if d1.IpAccess != s1.GetIpAccess() {
-					d1.IpAccess = s1.GetIpAccess()
-					n++
-				}
-			}
-			if fm.IsSet("8.9") {
-				if d1.Deployment != s1.GetDeployment() {
-					d1.Deployment = s1.GetDeployment()
-					n++
-				}
-			}
-			if fm.IsSet("8.10") {
-				if d1.KubernetesVersion != s1.GetKubernetesVersion() {
-					d1.KubernetesVersion = s1.GetKubernetesVersion()
-					n++
-				}
-			}
-			if fm.IsSet("8.11") {
-				if !fieldmap.Equal(d1.Resources, s1.GetResources()) {
-					d1.Resources = fieldmap.Clone(s1.GetResources())
-					n++
-				}
-			} else if fm.HasChild("8.11") {
-				if d2, s2 := d1.Resources, s1.GetResources(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.InfraResources{}
-						d1.Resources = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("8.11.1") {
-						if sv2 := s2.GetVms(); !fieldmap.EqualMessageListFunc(d2.Vms, sv2, fieldmap.Equal[*edgeproto.VmInfo]) {
-							if len(sv2) == 0 {
-								d2.Vms = nil
-							} else {
-								d2.Vms = fieldmap.CloneListFunc(sv2, fieldmap.Clone[*edgeproto.VmInfo])
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("8.12") {
-				if sv1 := s1.GetInfraAnnotations(); !maps.Equal(d1.InfraAnnotations, sv1) {
-					if len(sv1) == 0 {
-						d1.InfraAnnotations = nil
-					} else {
-						d1.InfraAnnotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("8.13") {
-				if d1.Reservable != s1.GetReservable() {
-					d1.Reservable = s1.GetReservable()
-					n++
-				}
-			}
-			if fm.IsSet("8.14") {
-				if d1.ReservedBy != s1.GetReservedBy() {
-					d1.ReservedBy = s1.GetReservedBy()
-					n++
-				}
-			}
-			if fm.IsSet("8.15") {
-				if d1.MultiTenant != s1.GetMultiTenant() {
-					d1.MultiTenant = s1.GetMultiTenant()
-					n++
-				}
-			}
-			if fm.IsSet("8.16") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("8.17") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
-		}
-	}
-	if fm.Has("9") {
-		if sw0, ok := src.GetObject().(*Update_AppInst); ok && sw0 != nil {
-			if dw0, ok := m.Object.(*Update_AppInst); !ok || dw0 == nil || !fieldmap.Equal(dw0.AppInst, sw0.AppInst) {
-				m.Object = &Update_AppInst{AppInst: fieldmap.Clone(sw0.AppInst)}
-				n++
-			}
-		} else if dw0, ok := m.Object.(*Update_AppInst); ok && dw0 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if fm.HasChild("9") {
-		var s1 *edgeproto.AppInst
-		sok1 := false
-		if w, ok := src.GetObject().(*Update_AppInst); ok && w != nil {
-			s1, sok1 = w.AppInst, true
-		}
-		var d1 *edgeproto.AppInst
-		if w, ok := m.Object.(*Update_AppInst); ok && w != nil {
-			if w.AppInst == nil {
-				w.AppInst = &edgeproto.AppInst{}
-			}
-			d1 = w.AppInst
-		} else if sok1 {
-			d1 = &edgeproto.AppInst{}
-			m.Object = &Update_AppInst{AppInst: d1}
-			n++
-		}
-		if d1 != nil {
-			if fm.IsSet("9.1") {
-				if !fieldmap.Equal(d1.Key, s1.GetKey()) {
-					d1.Key = fieldmap.Clone(s1.GetKey())
-					n++
-				}
-			} else if fm.HasChild("9.1") {
-				if d2, s2 := d1.Key, s1.GetKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.AppInstKey{}
-						d1.Key = d2
-						n++
-					}
-					if fm.IsSet("9.1.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("9.1.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("9.2") {
-				if !fieldmap.Equal(d1.AppKey, s1.GetAppKey()) {
-					d1.AppKey = fieldmap.Clone(s1.GetAppKey())
-					n++
-				}
-			} else if fm.HasChild("9.2") {
-				if d2, s2 := d1.AppKey, s1.GetAppKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.AppKey{}
-						d1.AppKey = d2
-						n++
-					}
-					if fm.IsSet("9.2.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("9.2.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("9.2.3") {
-						if d2.Version != s2.GetVersion() {
-							d2.Version = s2.GetVersion()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("9.3") {
-				if !fieldmap.Equal(d1.ClusterKey, s1.GetClusterKey()) {
-					d1.ClusterKey = fieldmap.Clone(s1.GetClusterKey())
-					n++
-				}
-			} else if fm.HasChild("9.3") {
-				if d2, s2 := d1.ClusterKey, s1.GetClusterKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.ClusterKey{}
-						d1.ClusterKey = d2
-						n++
-					}
-					if fm.IsSet("9.3.1") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-					if fm.IsSet("9.3.2") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("9.4") {
-				if !fieldmap.Equal(d1.CloudletKey, s1.GetCloudletKey()) {
-					d1.CloudletKey = fieldmap.Clone(s1.GetCloudletKey())
-					n++
-				}
-			} else if fm.HasChild("9.4") {
-				if d2, s2 := d1.CloudletKey, s1.GetCloudletKey(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.CloudletKey{}
-						d1.CloudletKey = d2
-						n++
-					}
-					if fm.IsSet("9.4.1") {
-						if d2.Organization != s2.GetOrganization() {
-							d2.Organization = s2.GetOrganization()
-							n++
-						}
-					}
-					if fm.IsSet("9.4.2") {
-						if d2.Name != s2.GetName() {
-							d2.Name = s2.GetName()
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSet("9.5") {
-				if d1.State != s1.GetState() {
-					d1.State = s1.GetState()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("9.6") {
-				if sv1 := s1.GetErrors(); !slices.Equal(d1.Errors, sv1) {
-					if len(sv1) == 0 {
-						d1.Errors = nil
-					} else {
-						d1.Errors = slices.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("9.7") {
-				if d1.CrmOverride != s1.GetCrmOverride() {
-					d1.CrmOverride = s1.GetCrmOverride()
-					n++
-				}
-			}
-			if fm.IsSet("9.8") {
-				if d1.Uri != s1.GetUri() {
-					d1.Uri = s1.GetUri()
-					n++
-				}
-			}
-			if fm.IsSetOrHasChild("9.9") {
-				if sv1 := s1.GetMappedPorts(); !fieldmap.EqualMessageListFunc(d1.MappedPorts, sv1, fieldmap.Equal[*edgeproto.Port]) {
-					if len(sv1) == 0 {
-						d1.MappedPorts = nil
-					} else {
-						d1.MappedPorts = fieldmap.CloneListFunc(sv1, fieldmap.Clone[*edgeproto.Port])
-					}
-					n++
-				}
-			}
-			if fm.IsSet("9.10") {
-				if d1.Flavor != s1.GetFlavor() {
-					d1.Flavor = s1.GetFlavor()
-					n++
-				}
-			}
-			if fm.IsSet("9.11") {
-				if d1.PowerState != s1.GetPowerState() {
-					d1.PowerState = s1.GetPowerState()
-					n++
-				}
-			}
-			if fm.IsSet("9.12") {
-				if !fieldmap.Equal(d1.RuntimeInfo, s1.GetRuntimeInfo()) {
-					d1.RuntimeInfo = fieldmap.Clone(s1.GetRuntimeInfo())
-					n++
-				}
-			} else if fm.HasChild("9.12") {
-				if d2, s2 := d1.RuntimeInfo, s1.GetRuntimeInfo(); d2 != nil || s2 != nil {
-					if d2 == nil {
-						d2 = &edgeproto.AppInstRuntime{}
-						d1.RuntimeInfo = d2
-						n++
-					}
-					if fm.IsSetOrHasChild("9.12.1") {
-						if sv2 := s2.GetContainerIds(); !slices.Equal(d2.ContainerIds, sv2) {
-							if len(sv2) == 0 {
-								d2.ContainerIds = nil
-							} else {
-								d2.ContainerIds = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("9.12.2") {
-						if sv2 := s2.GetPids(); !slices.Equal(d2.Pids, sv2) {
-							if len(sv2) == 0 {
-								d2.Pids = nil
-							} else {
-								d2.Pids = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-					if fm.IsSetOrHasChild("9.12.3") {
-						if sv2 := s2.GetPorts(); !slices.Equal(d2.Ports, sv2) {
-							if len(sv2) == 0 {
-								d2.Ports = nil
-							} else {
-								d2.Ports = slices.Clone(sv2)
-							}
-							n++
-						}
-					}
-				}
-			}
-			if fm.IsSetOrHasChild("9.13") {
-				if sv1 := s1.GetAnnotations(); !maps.Equal(d1.Annotations, sv1) {
-					if len(sv1) == 0 {
-						d1.Annotations = nil
-					} else {
-						d1.Annotations = maps.Clone(sv1)
-					}
-					n++
-				}
-			}
-			if fm.IsSet("9.14") {
-				if !fieldmap.Equal(d1.CreatedAt, s1.GetCreatedAt()) {
-					d1.CreatedAt = fieldmap.Clone(s1.GetCreatedAt())
-					n++
-				}
-			}
-			if fm.IsSet("9.15") {
-				if !fieldmap.Equal(d1.UpdatedAt, s1.GetUpdatedAt()) {
-					d1.UpdatedAt = fieldmap.Clone(s1.GetUpdatedAt())
-					n++
-				}
-			}
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -6622,31 +4617,14 @@ func (m *Update) CopyInFields(src *Update, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: ReportAck does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ReportAck or bound to no schema: a map of another message panics.
 func (m *ReportAck) CopyInFields(src *ReportAck, fm *fieldmap.FieldMap) int {
-	if m == nil || fm.Count() == 0 {
+	b := fm.Bind(_ReportAck_fieldSchema)
+	if m == nil || b == nil {
 		return 0
 	}
-	n := 0
-	if fm.Has("1") {
-		if m.Seq != src.GetSeq() {
-			m.Seq = src.GetSeq()
-			n++
-		}
-	}
-	if fm.Has("2") {
-		if m.Verdict != src.GetVerdict() {
-			m.Verdict = src.GetVerdict()
-			n++
-		}
-	}
-	if fm.Has("3") {
-		if m.Reason != src.GetReason() {
-			m.Reason = src.GetReason()
-			n++
-		}
-	}
-	return n
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -6658,8 +4636,19 @@ func (m *ReportAck) CopyInFields(src *ReportAck, fm *fieldmap.FieldMap) int {
 // Any flag at or below a repeated or map field copies the whole field
 // (replacing it: Keepalive does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src.
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Keepalive or bound to no schema: a map of another message panics.
 func (m *Keepalive) CopyInFields(src *Keepalive, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_Keepalive_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Keepalive being number at of fm's schema.
+func (m *Keepalive) copyInAt(src *Keepalive, fm *fieldmap.FieldMap, at int) int {
 	return 0
 }
 
@@ -6670,430 +4659,679 @@ func (m *Keepalive) CopyInFields(src *Keepalive, fm *fieldmap.FieldMap) int {
 // compared.
 func (m *ConnectRequest) DiffFields(o *ConnectRequest) *fieldmap.FieldMap {
 	fm := _ConnectRequest_fieldSchema.NewFieldMap()
-	{
-		aw1, aok1 := m.GetMsg().(*ConnectRequest_Hello)
-		bw1, bok1 := o.GetMsg().(*ConnectRequest_Hello)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("1")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Hello, bw1.Hello, false
-			if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("1.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("1.1.1")
-					c2 = true
-				}
-				if a2.GetName() != b2.GetName() {
-					fm.Set("1.1.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("1.1")
-					c1 = true
-				}
-			}
-			if a1.GetAccessKey() != b1.GetAccessKey() {
-				fm.Set("1.2")
-				c1 = true
-			}
-			if a1.GetInstance() != b1.GetInstance() {
-				fm.Set("1.3")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("1")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetMsg().(*ConnectRequest_Report)
-		bw1, bok1 := o.GetMsg().(*ConnectRequest_Report)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("2")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Report, bw1.Report, false
-			if a1.GetSeq() != b1.GetSeq() {
-				fm.Set("2.1")
-				c1 = true
-			}
-			{
-				aw2, aok2 := a1.GetInfo().(*Report_CloudletInfo)
-				bw2, bok2 := b1.GetInfo().(*Report_CloudletInfo)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 {
-					fm.Set("2.2")
-					c1 = true
-				} else if aok2 {
-					a2, b2, c2 := aw2.CloudletInfo, bw2.CloudletInfo, false
-					if a3, b3 := a2.GetKey(), b2.GetKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.2.1")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetOrganization() != b3.GetOrganization() {
-							fm.Set("2.2.1.1")
-							c3 = true
-						}
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.2.1.2")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.2.1")
-							c2 = true
-						}
-					}
-					if a2.GetState() != b2.GetState() {
-						fm.Set("2.2.2")
-						c2 = true
-					}
-					if !slices.Equal(a2.GetErrors(), b2.GetErrors()) {
-						fm.Set("2.2.3")
-						c2 = true
-					}
-					if a2.GetNotifyId() != b2.GetNotifyId() {
-						fm.Set("2.2.4")
-						c2 = true
-					}
-					if a2.GetController() != b2.GetController() {
-						fm.Set("2.2.5")
-						c2 = true
-					}
-					if a2.GetCompatibilityVersion() != b2.GetCompatibilityVersion() {
-						fm.Set("2.2.6")
-						c2 = true
-					}
-					if a2.GetReleaseVersion() != b2.GetReleaseVersion() {
-						fm.Set("2.2.7")
-						c2 = true
-					}
-					if !fieldmap.EqualMessageListFunc(a2.GetFlavors(), b2.GetFlavors(), fieldmap.Equal[*edgeproto.FlavorInfo]) {
-						fm.Set("2.2.8")
-						c2 = true
-					}
-					if a2.GetControllerCacheReceived() != b2.GetControllerCacheReceived() {
-						fm.Set("2.2.9")
-						c2 = true
-					}
-					if a2.GetMaintenanceState() != b2.GetMaintenanceState() {
-						fm.Set("2.2.10")
-						c2 = true
-					}
-					if a3, b3 := a2.GetStatus(), b2.GetStatus(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.2.11")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetTaskNumber() != b3.GetTaskNumber() {
-							fm.Set("2.2.11.1")
-							c3 = true
-						}
-						if a3.GetMaxTasks() != b3.GetMaxTasks() {
-							fm.Set("2.2.11.2")
-							c3 = true
-						}
-						if a3.GetTaskName() != b3.GetTaskName() {
-							fm.Set("2.2.11.3")
-							c3 = true
-						}
-						if a3.GetStepName() != b3.GetStepName() {
-							fm.Set("2.2.11.4")
-							c3 = true
-						}
-						if a3.GetMsgCount() != b3.GetMsgCount() {
-							fm.Set("2.2.11.5")
-							c3 = true
-						}
-						if !slices.Equal(a3.GetMsgs(), b3.GetMsgs()) {
-							fm.Set("2.2.11.6")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.2.11")
-							c2 = true
-						}
-					}
-					if a3, b3 := a2.GetResourcesSnapshot(), b2.GetResourcesSnapshot(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.2.12")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if !fieldmap.EqualMessageListFunc(a3.GetInfo(), b3.GetInfo(), fieldmap.Equal[*edgeproto.InfraResource]) {
-							fm.Set("2.2.12.1")
-							c3 = true
-						}
-						if !fieldmap.EqualMessageListFunc(a3.GetClusterInsts(), b3.GetClusterInsts(), fieldmap.Equal[*edgeproto.ClusterKey]) {
-							fm.Set("2.2.12.2")
-							c3 = true
-						}
-						if !fieldmap.EqualMessageListFunc(a3.GetVmAppInsts(), b3.GetVmAppInsts(), fieldmap.Equal[*edgeproto.AppInstKey]) {
-							fm.Set("2.2.12.3")
-							c3 = true
-						}
-						if !fieldmap.Equal(a3.GetTakenAt(), b3.GetTakenAt()) {
-							fm.Set("2.2.12.4")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.2.12")
-							c2 = true
-						}
-					}
-					if !fieldmap.EqualMessageListFunc(a2.GetNodeInfos(), b2.GetNodeInfos(), fieldmap.Equal[*edgeproto.NodeInfo]) {
-						fm.Set("2.2.13")
-						c2 = true
-					}
-					if !maps.Equal(a2.GetProperties(), b2.GetProperties()) {
-						fm.Set("2.2.14")
-						c2 = true
-					}
-					if a2.GetTrustPolicyState() != b2.GetTrustPolicyState() {
-						fm.Set("2.2.15")
-						c2 = true
-					}
-					if a2.GetActiveCrmInstance() != b2.GetActiveCrmInstance() {
-						fm.Set("2.2.16")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetUpdatedAt(), b2.GetUpdatedAt()) {
-						fm.Set("2.2.17")
-						c2 = true
-					}
-					if c2 {
-						fm.Set("2.2")
-						c1 = true
-					}
-				}
-			}
-			{
-				aw2, aok2 := a1.GetInfo().(*Report_ClusterInstInfo)
-				bw2, bok2 := b1.GetInfo().(*Report_ClusterInstInfo)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 {
-					fm.Set("2.3")
-					c1 = true
-				} else if aok2 {
-					a2, b2, c2 := aw2.ClusterInstInfo, bw2.ClusterInstInfo, false
-					if a3, b3 := a2.GetKey(), b2.GetKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.3.1")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.3.1.1")
-							c3 = true
-						}
-						if a3.GetOrganization() != b3.GetOrganization() {
-							fm.Set("2.3.1.2")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.3.1")
-							c2 = true
-						}
-					}
-					if a2.GetState() != b2.GetState() {
-						fm.Set("2.3.2")
-						c2 = true
-					}
-					if !slices.Equal(a2.GetErrors(), b2.GetErrors()) {
-						fm.Set("2.3.3")
-						c2 = true
-					}
-					if a2.GetNotifyId() != b2.GetNotifyId() {
-						fm.Set("2.3.4")
-						c2 = true
-					}
-					if a3, b3 := a2.GetStatus(), b2.GetStatus(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.3.5")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetTaskNumber() != b3.GetTaskNumber() {
-							fm.Set("2.3.5.1")
-							c3 = true
-						}
-						if a3.GetMaxTasks() != b3.GetMaxTasks() {
-							fm.Set("2.3.5.2")
-							c3 = true
-						}
-						if a3.GetTaskName() != b3.GetTaskName() {
-							fm.Set("2.3.5.3")
-							c3 = true
-						}
-						if a3.GetStepName() != b3.GetStepName() {
-							fm.Set("2.3.5.4")
-							c3 = true
-						}
-						if a3.GetMsgCount() != b3.GetMsgCount() {
-							fm.Set("2.3.5.5")
-							c3 = true
-						}
-						if !slices.Equal(a3.GetMsgs(), b3.GetMsgs()) {
-							fm.Set("2.3.5.6")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.3.5")
-							c2 = true
-						}
-					}
-					if a3, b3 := a2.GetResources(), b2.GetResources(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.3.6")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if !fieldmap.EqualMessageListFunc(a3.GetVms(), b3.GetVms(), fieldmap.Equal[*edgeproto.VmInfo]) {
-							fm.Set("2.3.6.1")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.3.6")
-							c2 = true
-						}
-					}
-					if a2.GetKubeconfig() != b2.GetKubeconfig() {
-						fm.Set("2.3.7")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetUpdatedAt(), b2.GetUpdatedAt()) {
-						fm.Set("2.3.8")
-						c2 = true
-					}
-					if c2 {
-						fm.Set("2.3")
-						c1 = true
-					}
-				}
-			}
-			{
-				aw2, aok2 := a1.GetInfo().(*Report_AppInstInfo)
-				bw2, bok2 := b1.GetInfo().(*Report_AppInstInfo)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 {
-					fm.Set("2.4")
-					c1 = true
-				} else if aok2 {
-					a2, b2, c2 := aw2.AppInstInfo, bw2.AppInstInfo, false
-					if a3, b3 := a2.GetKey(), b2.GetKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.4.1")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.4.1.1")
-							c3 = true
-						}
-						if a3.GetOrganization() != b3.GetOrganization() {
-							fm.Set("2.4.1.2")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.4.1")
-							c2 = true
-						}
-					}
-					if a2.GetState() != b2.GetState() {
-						fm.Set("2.4.2")
-						c2 = true
-					}
-					if !slices.Equal(a2.GetErrors(), b2.GetErrors()) {
-						fm.Set("2.4.3")
-						c2 = true
-					}
-					if a2.GetNotifyId() != b2.GetNotifyId() {
-						fm.Set("2.4.4")
-						c2 = true
-					}
-					if a3, b3 := a2.GetStatus(), b2.GetStatus(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.4.5")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetTaskNumber() != b3.GetTaskNumber() {
-							fm.Set("2.4.5.1")
-							c3 = true
-						}
-						if a3.GetMaxTasks() != b3.GetMaxTasks() {
-							fm.Set("2.4.5.2")
-							c3 = true
-						}
-						if a3.GetTaskName() != b3.GetTaskName() {
-							fm.Set("2.4.5.3")
-							c3 = true
-						}
-						if a3.GetStepName() != b3.GetStepName() {
-							fm.Set("2.4.5.4")
-							c3 = true
-						}
-						if a3.GetMsgCount() != b3.GetMsgCount() {
-							fm.Set("2.4.5.5")
-							c3 = true
-						}
-						if !slices.Equal(a3.GetMsgs(), b3.GetMsgs()) {
-							fm.Set("2.4.5.6")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.4.5")
-							c2 = true
-						}
-					}
-					if a2.GetPowerState() != b2.GetPowerState() {
-						fm.Set("2.4.6")
-						c2 = true
-					}
-					if a3, b3 := a2.GetRuntimeInfo(), b2.GetRuntimeInfo(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.4.7")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if !slices.Equal(a3.GetContainerIds(), b3.GetContainerIds()) {
-							fm.Set("2.4.7.1")
-							c3 = true
-						}
-						if !slices.Equal(a3.GetPids(), b3.GetPids()) {
-							fm.Set("2.4.7.2")
-							c3 = true
-						}
-						if !slices.Equal(a3.GetPorts(), b3.GetPorts()) {
-							fm.Set("2.4.7.3")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.4.7")
-							c2 = true
-						}
-					}
-					if a2.GetUri() != b2.GetUri() {
-						fm.Set("2.4.8")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetUpdatedAt(), b2.GetUpdatedAt()) {
-						fm.Set("2.4.9")
-						c2 = true
-					}
-					if c2 {
-						fm.Set("2.4")
-						c1 = true
-					}
-				}
-			}
-			if !slices.Equal(a1.GetFields(), b1.GetFields()) {
-				fm.Set("2.5")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("2")
-			}
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ConnectRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ConnectRequest) diffAt(o *ConnectRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ConnectRequest)
+	}
+	if o == nil {
+		o = new(ConnectRequest)
+	}
+	c := false
+	{
+		x, xok := m.Msg.(*ConnectRequest_Hello)
+		y, yok := o.Msg.(*ConnectRequest_Hello)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Hello.diffAt(y.Hello, fm, at+1) {
+			fm.SetAt(at)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Msg.(*ConnectRequest_Report)
+		y, yok := o.Msg.(*ConnectRequest_Report)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Report.diffAt(y.Report, fm, at+7) {
+			fm.SetAt(at + 6)
+			c = true
+		}
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Hello being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Hello) diffAt(o *Hello, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Hello)
+	}
+	if o == nil {
+		o = new(Hello)
+	}
+	c := false
+	if (m.CloudletKey == nil) != (o.CloudletKey == nil) || m.CloudletKey != nil && _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt(m.CloudletKey, o.CloudletKey, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.AccessKey != o.AccessKey {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Instance != o.Instance {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt sets in fm the flags where m and o differ, the first flag of
+// CloudletKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt(m, o *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.CloudletKey)
+	}
+	if o == nil {
+		o = new(edgeproto.CloudletKey)
+	}
+	c := false
+	if m.Organization != o.Organization {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Report being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Report) diffAt(o *Report, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Report)
+	}
+	if o == nil {
+		o = new(Report)
+	}
+	c := false
+	if m.Seq != o.Seq {
+		fm.SetAt(at)
+		c = true
+	}
+	{
+		x, xok := m.Info.(*Report_CloudletInfo)
+		y, yok := o.Info.(*Report_CloudletInfo)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_diffAt(x.CloudletInfo, y.CloudletInfo, fm, at+2) {
+			fm.SetAt(at + 1)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Info.(*Report_ClusterInstInfo)
+		y, yok := o.Info.(*Report_ClusterInstInfo)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_diffAt(x.ClusterInstInfo, y.ClusterInstInfo, fm, at+54) {
+			fm.SetAt(at + 53)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Info.(*Report_AppInstInfo)
+		y, yok := o.Info.(*Report_AppInstInfo)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_diffAt(x.AppInstInfo, y.AppInstInfo, fm, at+85) {
+			fm.SetAt(at + 84)
+			c = true
+		}
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		fm.SetAt(at + 105)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_diffAt sets in fm the flags where m and o differ, the first flag of
+// CloudletInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_diffAt(m, o *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.CloudletInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.CloudletInfo)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt(m.Key, o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.NotifyId != o.NotifyId {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.Controller != o.Controller {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.CompatibilityVersion != o.CompatibilityVersion {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if m.ReleaseVersion != o.ReleaseVersion {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo]) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if m.ControllerCacheReceived != o.ControllerCacheReceived {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	if m.MaintenanceState != o.MaintenanceState {
+		fm.SetAt(at + 18)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_diffAt(m.Status, o.Status, fm, at+20) {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	if (m.ResourcesSnapshot == nil) != (o.ResourcesSnapshot == nil) || m.ResourcesSnapshot != nil && _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_diffAt(m.ResourcesSnapshot, o.ResourcesSnapshot, fm, at+27) {
+		fm.SetAt(at + 26)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.NodeInfos, o.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo]) {
+		fm.SetAt(at + 42)
+		c = true
+	}
+	if !maps.Equal(m.Properties, o.Properties) {
+		fm.SetAt(at + 47)
+		c = true
+	}
+	if m.TrustPolicyState != o.TrustPolicyState {
+		fm.SetAt(at + 48)
+		c = true
+	}
+	if m.ActiveCrmInstance != o.ActiveCrmInstance {
+		fm.SetAt(at + 49)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 50)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_diffAt sets in fm the flags where m and o differ, the first flag of
+// FlavorInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_diffAt(m, o *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.FlavorInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.FlavorInfo)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Vcpus != o.Vcpus {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.RamMb != o.RamMb {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.DiskGb != o.DiskGb {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Gpus != o.Gpus {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !maps.Equal(m.PropMap, o.PropMap) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.Deprecated != o.Deprecated {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_diffAt sets in fm the flags where m and o differ, the first flag of
+// StatusInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_diffAt(m, o *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.StatusInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.StatusInfo)
+	}
+	c := false
+	if m.TaskNumber != o.TaskNumber {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.MaxTasks != o.MaxTasks {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.TaskName != o.TaskName {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.StepName != o.StepName {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.MsgCount != o.MsgCount {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !slices.Equal(m.Msgs, o.Msgs) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_diffAt sets in fm the flags where m and o differ, the first flag of
+// InfraResourcesSnapshot being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_diffAt(m, o *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.InfraResourcesSnapshot)
+	}
+	if o == nil {
+		o = new(edgeproto.InfraResourcesSnapshot)
+	}
+	c := false
+	if !fieldmap.EqualMessageListFunc(m.Info, o.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.ClusterInsts, o.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.VmAppInsts, o.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if !fieldmap.Equal(m.TakenAt, o.TakenAt) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_diffAt sets in fm the flags where m and o differ, the first flag of
+// InfraResource being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_diffAt(m, o *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.InfraResource)
+	}
+	if o == nil {
+		o = new(edgeproto.InfraResource)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Used != o.Used {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Total != o.Total {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Quota != o.Quota {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Units != o.Units {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.Description != o.Description {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.AlertThreshold != o.AlertThreshold {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_diffAt sets in fm the flags where m and o differ, the first flag of
+// ClusterKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_diffAt(m, o *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.ClusterKey)
+	}
+	if o == nil {
+		o = new(edgeproto.ClusterKey)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Organization != o.Organization {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_diffAt sets in fm the flags where m and o differ, the first flag of
+// AppInstKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_diffAt(m, o *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.AppInstKey)
+	}
+	if o == nil {
+		o = new(edgeproto.AppInstKey)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Organization != o.Organization {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_diffAt sets in fm the flags where m and o differ, the first flag of
+// NodeInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_diffAt(m, o *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.NodeInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.NodeInfo)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if !maps.Equal(m.Allocatable, o.Allocatable) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !maps.Equal(m.Capacity, o.Capacity) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !slices.Equal(m.Roles, o.Roles) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_diffAt sets in fm the flags where m and o differ, the first flag of
+// ClusterInstInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_diffAt(m, o *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.ClusterInstInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.ClusterInstInfo)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_diffAt(m.Key, o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.NotifyId != o.NotifyId {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_diffAt(m.Status, o.Status, fm, at+7) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if (m.Resources == nil) != (o.Resources == nil) || m.Resources != nil && _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_diffAt(m.Resources, o.Resources, fm, at+14) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if m.Kubeconfig != o.Kubeconfig {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_diffAt sets in fm the flags where m and o differ, the first flag of
+// InfraResources being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_diffAt(m, o *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.InfraResources)
+	}
+	if o == nil {
+		o = new(edgeproto.InfraResources)
+	}
+	c := false
+	if !fieldmap.EqualMessageListFunc(m.Vms, o.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_diffAt sets in fm the flags where m and o differ, the first flag of
+// VmInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_diffAt(m, o *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.VmInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.VmInfo)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Type != o.Type {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Status != o.Status {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.InfraFlavor != o.InfraFlavor {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Ipaddresses, o.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Containers, o.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_diffAt sets in fm the flags where m and o differ, the first flag of
+// IpAddr being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_diffAt(m, o *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.IpAddr)
+	}
+	if o == nil {
+		o = new(edgeproto.IpAddr)
+	}
+	c := false
+	if m.ExternalIp != o.ExternalIp {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.InternalIp != o.InternalIp {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_diffAt sets in fm the flags where m and o differ, the first flag of
+// ContainerInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_diffAt(m, o *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.ContainerInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.ContainerInfo)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Type != o.Type {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Status != o.Status {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.ClusterIp != o.ClusterIp {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Restarts != o.Restarts {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_diffAt sets in fm the flags where m and o differ, the first flag of
+// AppInstInfo being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_diffAt(m, o *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.AppInstInfo)
+	}
+	if o == nil {
+		o = new(edgeproto.AppInstInfo)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_diffAt(m.Key, o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.NotifyId != o.NotifyId {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_diffAt(m.Status, o.Status, fm, at+7) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.PowerState != o.PowerState {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if (m.RuntimeInfo == nil) != (o.RuntimeInfo == nil) || m.RuntimeInfo != nil && _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_diffAt(m.RuntimeInfo, o.RuntimeInfo, fm, at+15) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if m.Uri != o.Uri {
+		fm.SetAt(at + 18)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 19)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_diffAt sets in fm the flags where m and o differ, the first flag of
+// AppInstRuntime being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_diffAt(m, o *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.AppInstRuntime)
+	}
+	if o == nil {
+		o = new(edgeproto.AppInstRuntime)
+	}
+	c := false
+	if !slices.Equal(m.ContainerIds, o.ContainerIds) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Pids, o.Pids) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !slices.Equal(m.Ports, o.Ports) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -7103,28 +5341,7 @@ func (m *ConnectRequest) DiffFields(o *ConnectRequest) *fieldmap.FieldMap {
 // compared.
 func (m *Hello) DiffFields(o *Hello) *fieldmap.FieldMap {
 	fm := _Hello_fieldSchema.NewFieldMap()
-	if a1, b1 := m.GetCloudletKey(), o.GetCloudletKey(); (a1 == nil) != (b1 == nil) {
-		fm.Set("1")
-	} else if a1 != nil {
-		c1 := false
-		if a1.GetOrganization() != b1.GetOrganization() {
-			fm.Set("1.1")
-			c1 = true
-		}
-		if a1.GetName() != b1.GetName() {
-			fm.Set("1.2")
-			c1 = true
-		}
-		if c1 {
-			fm.Set("1")
-		}
-	}
-	if m.GetAccessKey() != o.GetAccessKey() {
-		fm.Set("2")
-	}
-	if m.GetInstance() != o.GetInstance() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -7135,369 +5352,7 @@ func (m *Hello) DiffFields(o *Hello) *fieldmap.FieldMap {
 // compared.
 func (m *Report) DiffFields(o *Report) *fieldmap.FieldMap {
 	fm := _Report_fieldSchema.NewFieldMap()
-	if m.GetSeq() != o.GetSeq() {
-		fm.Set("1")
-	}
-	{
-		aw1, aok1 := m.GetInfo().(*Report_CloudletInfo)
-		bw1, bok1 := o.GetInfo().(*Report_CloudletInfo)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("2")
-		} else if aok1 {
-			a1, b1, c1 := aw1.CloudletInfo, bw1.CloudletInfo, false
-			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("2.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("2.1.1")
-					c2 = true
-				}
-				if a2.GetName() != b2.GetName() {
-					fm.Set("2.1.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("2.1")
-					c1 = true
-				}
-			}
-			if a1.GetState() != b1.GetState() {
-				fm.Set("2.2")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-				fm.Set("2.3")
-				c1 = true
-			}
-			if a1.GetNotifyId() != b1.GetNotifyId() {
-				fm.Set("2.4")
-				c1 = true
-			}
-			if a1.GetController() != b1.GetController() {
-				fm.Set("2.5")
-				c1 = true
-			}
-			if a1.GetCompatibilityVersion() != b1.GetCompatibilityVersion() {
-				fm.Set("2.6")
-				c1 = true
-			}
-			if a1.GetReleaseVersion() != b1.GetReleaseVersion() {
-				fm.Set("2.7")
-				c1 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a1.GetFlavors(), b1.GetFlavors(), fieldmap.Equal[*edgeproto.FlavorInfo]) {
-				fm.Set("2.8")
-				c1 = true
-			}
-			if a1.GetControllerCacheReceived() != b1.GetControllerCacheReceived() {
-				fm.Set("2.9")
-				c1 = true
-			}
-			if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
-				fm.Set("2.10")
-				c1 = true
-			}
-			if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-				fm.Set("2.11")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetTaskNumber() != b2.GetTaskNumber() {
-					fm.Set("2.11.1")
-					c2 = true
-				}
-				if a2.GetMaxTasks() != b2.GetMaxTasks() {
-					fm.Set("2.11.2")
-					c2 = true
-				}
-				if a2.GetTaskName() != b2.GetTaskName() {
-					fm.Set("2.11.3")
-					c2 = true
-				}
-				if a2.GetStepName() != b2.GetStepName() {
-					fm.Set("2.11.4")
-					c2 = true
-				}
-				if a2.GetMsgCount() != b2.GetMsgCount() {
-					fm.Set("2.11.5")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-					fm.Set("2.11.6")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("2.11")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetResourcesSnapshot(), b1.GetResourcesSnapshot(); (a2 == nil) != (b2 == nil) {
-				fm.Set("2.12")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if !fieldmap.EqualMessageListFunc(a2.GetInfo(), b2.GetInfo(), fieldmap.Equal[*edgeproto.InfraResource]) {
-					fm.Set("2.12.1")
-					c2 = true
-				}
-				if !fieldmap.EqualMessageListFunc(a2.GetClusterInsts(), b2.GetClusterInsts(), fieldmap.Equal[*edgeproto.ClusterKey]) {
-					fm.Set("2.12.2")
-					c2 = true
-				}
-				if !fieldmap.EqualMessageListFunc(a2.GetVmAppInsts(), b2.GetVmAppInsts(), fieldmap.Equal[*edgeproto.AppInstKey]) {
-					fm.Set("2.12.3")
-					c2 = true
-				}
-				if !fieldmap.Equal(a2.GetTakenAt(), b2.GetTakenAt()) {
-					fm.Set("2.12.4")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("2.12")
-					c1 = true
-				}
-			}
-			if !fieldmap.EqualMessageListFunc(a1.GetNodeInfos(), b1.GetNodeInfos(), fieldmap.Equal[*edgeproto.NodeInfo]) {
-				fm.Set("2.13")
-				c1 = true
-			}
-			if !maps.Equal(a1.GetProperties(), b1.GetProperties()) {
-				fm.Set("2.14")
-				c1 = true
-			}
-			if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
-				fm.Set("2.15")
-				c1 = true
-			}
-			if a1.GetActiveCrmInstance() != b1.GetActiveCrmInstance() {
-				fm.Set("2.16")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-				fm.Set("2.17")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("2")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetInfo().(*Report_ClusterInstInfo)
-		bw1, bok1 := o.GetInfo().(*Report_ClusterInstInfo)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("3")
-		} else if aok1 {
-			a1, b1, c1 := aw1.ClusterInstInfo, bw1.ClusterInstInfo, false
-			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("3.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetName() != b2.GetName() {
-					fm.Set("3.1.1")
-					c2 = true
-				}
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("3.1.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("3.1")
-					c1 = true
-				}
-			}
-			if a1.GetState() != b1.GetState() {
-				fm.Set("3.2")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-				fm.Set("3.3")
-				c1 = true
-			}
-			if a1.GetNotifyId() != b1.GetNotifyId() {
-				fm.Set("3.4")
-				c1 = true
-			}
-			if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-				fm.Set("3.5")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetTaskNumber() != b2.GetTaskNumber() {
-					fm.Set("3.5.1")
-					c2 = true
-				}
-				if a2.GetMaxTasks() != b2.GetMaxTasks() {
-					fm.Set("3.5.2")
-					c2 = true
-				}
-				if a2.GetTaskName() != b2.GetTaskName() {
-					fm.Set("3.5.3")
-					c2 = true
-				}
-				if a2.GetStepName() != b2.GetStepName() {
-					fm.Set("3.5.4")
-					c2 = true
-				}
-				if a2.GetMsgCount() != b2.GetMsgCount() {
-					fm.Set("3.5.5")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-					fm.Set("3.5.6")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("3.5")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
-				fm.Set("3.6")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), fieldmap.Equal[*edgeproto.VmInfo]) {
-					fm.Set("3.6.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("3.6")
-					c1 = true
-				}
-			}
-			if a1.GetKubeconfig() != b1.GetKubeconfig() {
-				fm.Set("3.7")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-				fm.Set("3.8")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("3")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetInfo().(*Report_AppInstInfo)
-		bw1, bok1 := o.GetInfo().(*Report_AppInstInfo)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("4")
-		} else if aok1 {
-			a1, b1, c1 := aw1.AppInstInfo, bw1.AppInstInfo, false
-			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("4.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetName() != b2.GetName() {
-					fm.Set("4.1.1")
-					c2 = true
-				}
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("4.1.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("4.1")
-					c1 = true
-				}
-			}
-			if a1.GetState() != b1.GetState() {
-				fm.Set("4.2")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-				fm.Set("4.3")
-				c1 = true
-			}
-			if a1.GetNotifyId() != b1.GetNotifyId() {
-				fm.Set("4.4")
-				c1 = true
-			}
-			if a2, b2 := a1.GetStatus(), b1.GetStatus(); (a2 == nil) != (b2 == nil) {
-				fm.Set("4.5")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetTaskNumber() != b2.GetTaskNumber() {
-					fm.Set("4.5.1")
-					c2 = true
-				}
-				if a2.GetMaxTasks() != b2.GetMaxTasks() {
-					fm.Set("4.5.2")
-					c2 = true
-				}
-				if a2.GetTaskName() != b2.GetTaskName() {
-					fm.Set("4.5.3")
-					c2 = true
-				}
-				if a2.GetStepName() != b2.GetStepName() {
-					fm.Set("4.5.4")
-					c2 = true
-				}
-				if a2.GetMsgCount() != b2.GetMsgCount() {
-					fm.Set("4.5.5")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetMsgs(), b2.GetMsgs()) {
-					fm.Set("4.5.6")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("4.5")
-					c1 = true
-				}
-			}
-			if a1.GetPowerState() != b1.GetPowerState() {
-				fm.Set("4.6")
-				c1 = true
-			}
-			if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
-				fm.Set("4.7")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
-					fm.Set("4.7.1")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetPids(), b2.GetPids()) {
-					fm.Set("4.7.2")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
-					fm.Set("4.7.3")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("4.7")
-					c1 = true
-				}
-			}
-			if a1.GetUri() != b1.GetUri() {
-				fm.Set("4.8")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-				fm.Set("4.9")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("4")
-			}
-		}
-	}
-	if !slices.Equal(m.GetFields(), o.GetFields()) {
-		fm.Set("5")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -7508,808 +5363,1044 @@ func (m *Report) DiffFields(o *Report) *fieldmap.FieldMap {
 // compared.
 func (m *ConnectResponse) DiffFields(o *ConnectResponse) *fieldmap.FieldMap {
 	fm := _ConnectResponse_fieldSchema.NewFieldMap()
-	{
-		aw1, aok1 := m.GetMsg().(*ConnectResponse_SyncStart)
-		bw1, bok1 := o.GetMsg().(*ConnectResponse_SyncStart)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("1")
-		} else if aok1 {
-			a1, b1, c1 := aw1.SyncStart, bw1.SyncStart, false
-			if a1.GetRevision() != b1.GetRevision() {
-				fm.Set("1.1")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetKeepaliveInterval(), b1.GetKeepaliveInterval()) {
-				fm.Set("1.2")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("1")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetMsg().(*ConnectResponse_Update)
-		bw1, bok1 := o.GetMsg().(*ConnectResponse_Update)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("2")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Update, bw1.Update, false
-			if a1.GetAction() != b1.GetAction() {
-				fm.Set("2.1")
-				c1 = true
-			}
-			if a1.GetRevision() != b1.GetRevision() {
-				fm.Set("2.2")
-				c1 = true
-			}
-			{
-				aw2, aok2 := a1.GetObject().(*Update_Settings)
-				bw2, bok2 := b1.GetObject().(*Update_Settings)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 {
-					fm.Set("2.3")
-					c1 = true
-				} else if aok2 {
-					a2, b2, c2 := aw2.Settings, bw2.Settings, false
-					if !fieldmap.Equal(a2.GetCreateClusterInstTimeout(), b2.GetCreateClusterInstTimeout()) {
-						fm.Set("2.3.1")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetUpdateClusterInstTimeout(), b2.GetUpdateClusterInstTimeout()) {
-						fm.Set("2.3.2")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetDeleteClusterInstTimeout(), b2.GetDeleteClusterInstTimeout()) {
-						fm.Set("2.3.3")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetCreateAppInstTimeout(), b2.GetCreateAppInstTimeout()) {
-						fm.Set("2.3.4")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetUpdateAppInstTimeout(), b2.GetUpdateAppInstTimeout()) {
-						fm.Set("2.3.5")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetDeleteAppInstTimeout(), b2.GetDeleteAppInstTimeout()) {
-						fm.Set("2.3.6")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetCreateCloudletTimeout(), b2.GetCreateCloudletTimeout()) {
-						fm.Set("2.3.7")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetUpdateCloudletTimeout(), b2.GetUpdateCloudletTimeout()) {
-						fm.Set("2.3.8")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetCloudletInfoPushInterval(), b2.GetCloudletInfoPushInterval()) {
-						fm.Set("2.3.9")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetResourceSnapshotInterval(), b2.GetResourceSnapshotInterval()) {
-						fm.Set("2.3.10")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetCloudletMaintenanceTimeout(), b2.GetCloudletMaintenanceTimeout()) {
-						fm.Set("2.3.11")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetCrmConnectTimeout(), b2.GetCrmConnectTimeout()) {
-						fm.Set("2.3.12")
-						c2 = true
-					}
-					if a2.GetMaxTrackedDmeClients() != b2.GetMaxTrackedDmeClients() {
-						fm.Set("2.3.13")
-						c2 = true
-					}
-					if a2.GetMaxConcurrentTasks() != b2.GetMaxConcurrentTasks() {
-						fm.Set("2.3.14")
-						c2 = true
-					}
-					if c2 {
-						fm.Set("2.3")
-						c1 = true
-					}
-				}
-			}
-			{
-				aw2, aok2 := a1.GetObject().(*Update_Flavor)
-				bw2, bok2 := b1.GetObject().(*Update_Flavor)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 {
-					fm.Set("2.4")
-					c1 = true
-				} else if aok2 {
-					a2, b2, c2 := aw2.Flavor, bw2.Flavor, false
-					if a3, b3 := a2.GetKey(), b2.GetKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.4.1")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.4.1.1")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.4.1")
-							c2 = true
-						}
-					}
-					if a2.GetRamMb() != b2.GetRamMb() {
-						fm.Set("2.4.2")
-						c2 = true
-					}
-					if a2.GetVcpus() != b2.GetVcpus() {
-						fm.Set("2.4.3")
-						c2 = true
-					}
-					if a2.GetDiskGb() != b2.GetDiskGb() {
-						fm.Set("2.4.4")
-						c2 = true
-					}
-					if a2.GetGpus() != b2.GetGpus() {
-						fm.Set("2.4.5")
-						c2 = true
-					}
-					if !maps.Equal(a2.GetOptResMap(), b2.GetOptResMap()) {
-						fm.Set("2.4.6")
-						c2 = true
-					}
-					if c2 {
-						fm.Set("2.4")
-						c1 = true
-					}
-				}
-			}
-			{
-				aw2, aok2 := a1.GetObject().(*Update_Cloudlet)
-				bw2, bok2 := b1.GetObject().(*Update_Cloudlet)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 {
-					fm.Set("2.5")
-					c1 = true
-				} else if aok2 {
-					a2, b2, c2 := aw2.Cloudlet, bw2.Cloudlet, false
-					if a3, b3 := a2.GetKey(), b2.GetKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.5.1")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetOrganization() != b3.GetOrganization() {
-							fm.Set("2.5.1.1")
-							c3 = true
-						}
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.5.1.2")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.5.1")
-							c2 = true
-						}
-					}
-					if a2.GetState() != b2.GetState() {
-						fm.Set("2.5.2")
-						c2 = true
-					}
-					if !slices.Equal(a2.GetErrors(), b2.GetErrors()) {
-						fm.Set("2.5.3")
-						c2 = true
-					}
-					if a2.GetPlatformType() != b2.GetPlatformType() {
-						fm.Set("2.5.4")
-						c2 = true
-					}
-					if a3, b3 := a2.GetLocation(), b2.GetLocation(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.5.5")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if !fieldmap.EqualImplicitFloat64(a3.GetLatitude(), b3.GetLatitude()) {
-							fm.Set("2.5.5.1")
-							c3 = true
-						}
-						if !fieldmap.EqualImplicitFloat64(a3.GetLongitude(), b3.GetLongitude()) {
-							fm.Set("2.5.5.2")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.5.5")
-							c2 = true
-						}
-					}
-					if !slices.Equal(a2.GetFlavorNames(), b2.GetFlavorNames()) {
-						fm.Set("2.5.6")
-						c2 = true
-					}
-					if !fieldmap.EqualMessageListFunc(a2.GetResourceQuotas(), b2.GetResourceQuotas(), fieldmap.Equal[*edgeproto.ResourceQuota]) {
-						fm.Set("2.5.7")
-						c2 = true
-					}
-					if a2.GetDefaultResourceAlertThreshold() != b2.GetDefaultResourceAlertThreshold() {
-						fm.Set("2.5.8")
-						c2 = true
-					}
-					if !maps.Equal(a2.GetEnvVars(), b2.GetEnvVars()) {
-						fm.Set("2.5.9")
-						c2 = true
-					}
-					if a3, b3 := a2.GetConfig(), b2.GetConfig(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.5.10")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetRegion() != b3.GetRegion() {
-							fm.Set("2.5.10.1")
-							c3 = true
-						}
-						if !slices.Equal(a3.GetNotifyControllerAddrs(), b3.GetNotifyControllerAddrs()) {
-							fm.Set("2.5.10.2")
-							c3 = true
-						}
-						if a3.GetContainerRegistryPath() != b3.GetContainerRegistryPath() {
-							fm.Set("2.5.10.3")
-							c3 = true
-						}
-						if a3.GetDeploymentTag() != b3.GetDeploymentTag() {
-							fm.Set("2.5.10.4")
-							c3 = true
-						}
-						if a3.GetCacheDir() != b3.GetCacheDir() {
-							fm.Set("2.5.10.5")
-							c3 = true
-						}
-						if a3.GetTestMode() != b3.GetTestMode() {
-							fm.Set("2.5.10.6")
-							c3 = true
-						}
-						if a3.GetCrmAccessPrivateKey() != b3.GetCrmAccessPrivateKey() {
-							fm.Set("2.5.10.7")
-							c3 = true
-						}
-						if a3.GetAccessApiAddr() != b3.GetAccessApiAddr() {
-							fm.Set("2.5.10.8")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.5.10")
-							c2 = true
-						}
-					}
-					if a2.GetCrmOnEdge() != b2.GetCrmOnEdge() {
-						fm.Set("2.5.11")
-						c2 = true
-					}
-					if a2.GetMaintenanceState() != b2.GetMaintenanceState() {
-						fm.Set("2.5.12")
-						c2 = true
-					}
-					if a2.GetTrustPolicy() != b2.GetTrustPolicy() {
-						fm.Set("2.5.13")
-						c2 = true
-					}
-					if a2.GetTrustPolicyState() != b2.GetTrustPolicyState() {
-						fm.Set("2.5.14")
-						c2 = true
-					}
-					if !maps.Equal(a2.GetAnnotations(), b2.GetAnnotations()) {
-						fm.Set("2.5.15")
-						c2 = true
-					}
-					if !maps.Equal(a2.GetAccessVars(), b2.GetAccessVars()) {
-						fm.Set("2.5.16")
-						c2 = true
-					}
-					if a2.GetCrmOverride() != b2.GetCrmOverride() {
-						fm.Set("2.5.17")
-						c2 = true
-					}
-					if a2.GetPhysicalName() != b2.GetPhysicalName() {
-						fm.Set("2.5.18")
-						c2 = true
-					}
-					if a2.GetNumDynamicIps() != b2.GetNumDynamicIps() {
-						fm.Set("2.5.19")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetCreatedAt(), b2.GetCreatedAt()) {
-						fm.Set("2.5.20")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetUpdatedAt(), b2.GetUpdatedAt()) {
-						fm.Set("2.5.21")
-						c2 = true
-					}
-					if c2 {
-						fm.Set("2.5")
-						c1 = true
-					}
-				}
-			}
-			{
-				aw2, aok2 := a1.GetObject().(*Update_TrustPolicy)
-				bw2, bok2 := b1.GetObject().(*Update_TrustPolicy)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 {
-					fm.Set("2.6")
-					c1 = true
-				} else if aok2 {
-					a2, b2, c2 := aw2.TrustPolicy, bw2.TrustPolicy, false
-					if a3, b3 := a2.GetKey(), b2.GetKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.6.1")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetOrganization() != b3.GetOrganization() {
-							fm.Set("2.6.1.1")
-							c3 = true
-						}
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.6.1.2")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.6.1")
-							c2 = true
-						}
-					}
-					if !fieldmap.EqualMessageListFunc(a2.GetOutboundSecurityRules(), b2.GetOutboundSecurityRules(), fieldmap.Equal[*edgeproto.SecurityRule]) {
-						fm.Set("2.6.2")
-						c2 = true
-					}
-					if c2 {
-						fm.Set("2.6")
-						c1 = true
-					}
-				}
-			}
-			{
-				aw2, aok2 := a1.GetObject().(*Update_App)
-				bw2, bok2 := b1.GetObject().(*Update_App)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 {
-					fm.Set("2.7")
-					c1 = true
-				} else if aok2 {
-					a2, b2, c2 := aw2.App, bw2.App, false
-					if a3, b3 := a2.GetKey(), b2.GetKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.7.1")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetOrganization() != b3.GetOrganization() {
-							fm.Set("2.7.1.1")
-							c3 = true
-						}
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.7.1.2")
-							c3 = true
-						}
-						if a3.GetVersion() != b3.GetVersion() {
-							fm.Set("2.7.1.3")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.7.1")
-							c2 = true
-						}
-					}
-					if a2.GetImageType() != b2.GetImageType() {
-						fm.Set("2.7.2")
-						c2 = true
-					}
-					if a2.GetImagePath() != b2.GetImagePath() {
-						fm.Set("2.7.3")
-						c2 = true
-					}
-					if a2.GetDeployment() != b2.GetDeployment() {
-						fm.Set("2.7.4")
-						c2 = true
-					}
-					if a2.GetAccessPorts() != b2.GetAccessPorts() {
-						fm.Set("2.7.5")
-						c2 = true
-					}
-					if !fieldmap.EqualMessageListFunc(a2.GetPorts(), b2.GetPorts(), fieldmap.Equal[*edgeproto.Port]) {
-						fm.Set("2.7.6")
-						c2 = true
-					}
-					if a2.GetCommand() != b2.GetCommand() {
-						fm.Set("2.7.7")
-						c2 = true
-					}
-					if !slices.Equal(a2.GetArgs(), b2.GetArgs()) {
-						fm.Set("2.7.8")
-						c2 = true
-					}
-					if !fieldmap.EqualMessageListFunc(a2.GetConfigs(), b2.GetConfigs(), fieldmap.Equal[*edgeproto.ConfigFile]) {
-						fm.Set("2.7.9")
-						c2 = true
-					}
-					if !fieldmap.EqualMessageListFunc(a2.GetEnvVars(), b2.GetEnvVars(), fieldmap.Equal[*edgeproto.EnvVar]) {
-						fm.Set("2.7.10")
-						c2 = true
-					}
-					if a2.GetHealthCheck() != b2.GetHealthCheck() {
-						fm.Set("2.7.11")
-						c2 = true
-					}
-					if a2.GetHealthCheckPath() != b2.GetHealthCheckPath() {
-						fm.Set("2.7.12")
-						c2 = true
-					}
-					if a2.GetDefaultFlavor() != b2.GetDefaultFlavor() {
-						fm.Set("2.7.13")
-						c2 = true
-					}
-					if a2.GetDeploymentManifest() != b2.GetDeploymentManifest() {
-						fm.Set("2.7.14")
-						c2 = true
-					}
-					if !fieldmap.EqualMessageListFunc(a2.GetRequiredOutboundConnections(), b2.GetRequiredOutboundConnections(), fieldmap.Equal[*edgeproto.SecurityRule]) {
-						fm.Set("2.7.15")
-						c2 = true
-					}
-					if a2.GetTrusted() != b2.GetTrusted() {
-						fm.Set("2.7.16")
-						c2 = true
-					}
-					if !maps.Equal(a2.GetAnnotations(), b2.GetAnnotations()) {
-						fm.Set("2.7.17")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetCreatedAt(), b2.GetCreatedAt()) {
-						fm.Set("2.7.18")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetUpdatedAt(), b2.GetUpdatedAt()) {
-						fm.Set("2.7.19")
-						c2 = true
-					}
-					if c2 {
-						fm.Set("2.7")
-						c1 = true
-					}
-				}
-			}
-			{
-				aw2, aok2 := a1.GetObject().(*Update_ClusterInst)
-				bw2, bok2 := b1.GetObject().(*Update_ClusterInst)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 {
-					fm.Set("2.8")
-					c1 = true
-				} else if aok2 {
-					a2, b2, c2 := aw2.ClusterInst, bw2.ClusterInst, false
-					if a3, b3 := a2.GetKey(), b2.GetKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.8.1")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.8.1.1")
-							c3 = true
-						}
-						if a3.GetOrganization() != b3.GetOrganization() {
-							fm.Set("2.8.1.2")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.8.1")
-							c2 = true
-						}
-					}
-					if a3, b3 := a2.GetCloudletKey(), b2.GetCloudletKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.8.2")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetOrganization() != b3.GetOrganization() {
-							fm.Set("2.8.2.1")
-							c3 = true
-						}
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.8.2.2")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.8.2")
-							c2 = true
-						}
-					}
-					if a2.GetState() != b2.GetState() {
-						fm.Set("2.8.3")
-						c2 = true
-					}
-					if !slices.Equal(a2.GetErrors(), b2.GetErrors()) {
-						fm.Set("2.8.4")
-						c2 = true
-					}
-					if a2.GetCrmOverride() != b2.GetCrmOverride() {
-						fm.Set("2.8.5")
-						c2 = true
-					}
-					if a2.GetFlavorName() != b2.GetFlavorName() {
-						fm.Set("2.8.6")
-						c2 = true
-					}
-					if !fieldmap.EqualMessageListFunc(a2.GetNodePools(), b2.GetNodePools(), fieldmap.Equal[*edgeproto.NodePool]) {
-						fm.Set("2.8.7")
-						c2 = true
-					}
-					if a2.GetIpAccess() != b2.GetIpAccess() {
-						fm.Set("2.8.8")
-						c2 = true
-					}
-					if a2.GetDeployment() != b2.GetDeployment() {
-						fm.Set("2.8.9")
-						c2 = true
-					}
-					if a2.GetKubernetesVersion() != b2.GetKubernetesVersion() {
-						fm.Set("2.8.10")
-						c2 = true
-					}
-					if a3, b3 := a2.GetResources(), b2.GetResources(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.8.11")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if !fieldmap.EqualMessageListFunc(a3.GetVms(), b3.GetVms(), fieldmap.Equal[*edgeproto.VmInfo]) {
-							fm.Set("2.8.11.1")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.8.11")
-							c2 = true
-						}
-					}
-					if !maps.Equal(a2.GetInfraAnnotations(), b2.GetInfraAnnotations()) {
-						fm.Set("2.8.12")
-						c2 = true
-					}
-					if a2.GetReservable() != b2.GetReservable() {
-						fm.Set("2.8.13")
-						c2 = true
-					}
-					if a2.GetReservedBy() != b2.GetReservedBy() {
-						fm.Set("2.8.14")
-						c2 = true
-					}
-					if a2.GetMultiTenant() != b2.GetMultiTenant() {
-						fm.Set("2.8.15")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetCreatedAt(), b2.GetCreatedAt()) {
-						fm.Set("2.8.16")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetUpdatedAt(), b2.GetUpdatedAt()) {
-						fm.Set("2.8.17")
-						c2 = true
-					}
-					if c2 {
-						fm.Set("2.8")
-						c1 = true
-					}
-				}
-			}
-			{
-				aw2, aok2 := a1.GetObject().(*Update_AppInst)
-				bw2, bok2 := b1.GetObject().(*Update_AppInst)
-				aok2, bok2 = aok2 && aw2 != nil, bok2 && bw2 != nil
-				if aok2 != bok2 {
-					fm.Set("2.9")
-					c1 = true
-				} else if aok2 {
-					a2, b2, c2 := aw2.AppInst, bw2.AppInst, false
-					if a3, b3 := a2.GetKey(), b2.GetKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.9.1")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.9.1.1")
-							c3 = true
-						}
-						if a3.GetOrganization() != b3.GetOrganization() {
-							fm.Set("2.9.1.2")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.9.1")
-							c2 = true
-						}
-					}
-					if a3, b3 := a2.GetAppKey(), b2.GetAppKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.9.2")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetOrganization() != b3.GetOrganization() {
-							fm.Set("2.9.2.1")
-							c3 = true
-						}
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.9.2.2")
-							c3 = true
-						}
-						if a3.GetVersion() != b3.GetVersion() {
-							fm.Set("2.9.2.3")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.9.2")
-							c2 = true
-						}
-					}
-					if a3, b3 := a2.GetClusterKey(), b2.GetClusterKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.9.3")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.9.3.1")
-							c3 = true
-						}
-						if a3.GetOrganization() != b3.GetOrganization() {
-							fm.Set("2.9.3.2")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.9.3")
-							c2 = true
-						}
-					}
-					if a3, b3 := a2.GetCloudletKey(), b2.GetCloudletKey(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.9.4")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if a3.GetOrganization() != b3.GetOrganization() {
-							fm.Set("2.9.4.1")
-							c3 = true
-						}
-						if a3.GetName() != b3.GetName() {
-							fm.Set("2.9.4.2")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.9.4")
-							c2 = true
-						}
-					}
-					if a2.GetState() != b2.GetState() {
-						fm.Set("2.9.5")
-						c2 = true
-					}
-					if !slices.Equal(a2.GetErrors(), b2.GetErrors()) {
-						fm.Set("2.9.6")
-						c2 = true
-					}
-					if a2.GetCrmOverride() != b2.GetCrmOverride() {
-						fm.Set("2.9.7")
-						c2 = true
-					}
-					if a2.GetUri() != b2.GetUri() {
-						fm.Set("2.9.8")
-						c2 = true
-					}
-					if !fieldmap.EqualMessageListFunc(a2.GetMappedPorts(), b2.GetMappedPorts(), fieldmap.Equal[*edgeproto.Port]) {
-						fm.Set("2.9.9")
-						c2 = true
-					}
-					if a2.GetFlavor() != b2.GetFlavor() {
-						fm.Set("2.9.10")
-						c2 = true
-					}
-					if a2.GetPowerState() != b2.GetPowerState() {
-						fm.Set("2.9.11")
-						c2 = true
-					}
-					if a3, b3 := a2.GetRuntimeInfo(), b2.GetRuntimeInfo(); (a3 == nil) != (b3 == nil) {
-						fm.Set("2.9.12")
-						c2 = true
-					} else if a3 != nil {
-						c3 := false
-						if !slices.Equal(a3.GetContainerIds(), b3.GetContainerIds()) {
-							fm.Set("2.9.12.1")
-							c3 = true
-						}
-						if !slices.Equal(a3.GetPids(), b3.GetPids()) {
-							fm.Set("2.9.12.2")
-							c3 = true
-						}
-						if !slices.Equal(a3.GetPorts(), b3.GetPorts()) {
-							fm.Set("2.9.12.3")
-							c3 = true
-						}
-						if c3 {
-							fm.Set("2.9.12")
-							c2 = true
-						}
-					}
-					if !maps.Equal(a2.GetAnnotations(), b2.GetAnnotations()) {
-						fm.Set("2.9.13")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetCreatedAt(), b2.GetCreatedAt()) {
-						fm.Set("2.9.14")
-						c2 = true
-					}
-					if !fieldmap.Equal(a2.GetUpdatedAt(), b2.GetUpdatedAt()) {
-						fm.Set("2.9.15")
-						c2 = true
-					}
-					if c2 {
-						fm.Set("2.9")
-						c1 = true
-					}
-				}
-			}
-			if c1 {
-				fm.Set("2")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetMsg().(*ConnectResponse_SyncEnd)
-		bw1, bok1 := o.GetMsg().(*ConnectResponse_SyncEnd)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("3")
-		} else if aok1 {
-			a1, b1, c1 := aw1.SyncEnd, bw1.SyncEnd, false
-			if a1.GetRevision() != b1.GetRevision() {
-				fm.Set("3.1")
-				c1 = true
-			}
-			if a1.GetObjects() != b1.GetObjects() {
-				fm.Set("3.2")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("3")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetMsg().(*ConnectResponse_ReportAck)
-		bw1, bok1 := o.GetMsg().(*ConnectResponse_ReportAck)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("4")
-		} else if aok1 {
-			a1, b1, c1 := aw1.ReportAck, bw1.ReportAck, false
-			if a1.GetSeq() != b1.GetSeq() {
-				fm.Set("4.1")
-				c1 = true
-			}
-			if a1.GetVerdict() != b1.GetVerdict() {
-				fm.Set("4.2")
-				c1 = true
-			}
-			if a1.GetReason() != b1.GetReason() {
-				fm.Set("4.3")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("4")
-			}
-		}
-	}
-	{
-		aw0, aok0 := m.GetMsg().(*ConnectResponse_Keepalive)
-		bw0, bok0 := o.GetMsg().(*ConnectResponse_Keepalive)
-		aok0, bok0 = aok0 && aw0 != nil, bok0 && bw0 != nil
-		if aok0 != bok0 || aok0 && !aw0.Keepalive.Equal(bw0.Keepalive) {
-			fm.Set("5")
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ConnectResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ConnectResponse) diffAt(o *ConnectResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ConnectResponse)
+	}
+	if o == nil {
+		o = new(ConnectResponse)
+	}
+	c := false
+	{
+		x, xok := m.Msg.(*ConnectResponse_SyncStart)
+		y, yok := o.Msg.(*ConnectResponse_SyncStart)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.SyncStart.diffAt(y.SyncStart, fm, at+1) {
+			fm.SetAt(at)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Msg.(*ConnectResponse_Update)
+		y, yok := o.Msg.(*ConnectResponse_Update)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Update.diffAt(y.Update, fm, at+4) {
+			fm.SetAt(at + 3)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Msg.(*ConnectResponse_SyncEnd)
+		y, yok := o.Msg.(*ConnectResponse_SyncEnd)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.SyncEnd.diffAt(y.SyncEnd, fm, at+196) {
+			fm.SetAt(at + 195)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Msg.(*ConnectResponse_ReportAck)
+		y, yok := o.Msg.(*ConnectResponse_ReportAck)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.ReportAck.diffAt(y.ReportAck, fm, at+199) {
+			fm.SetAt(at + 198)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Msg.(*ConnectResponse_Keepalive)
+		y, yok := o.Msg.(*ConnectResponse_Keepalive)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && !x.Keepalive.Equal(y.Keepalive) {
+			fm.SetAt(at + 202)
+			c = true
+		}
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// SyncStart being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *SyncStart) diffAt(o *SyncStart, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(SyncStart)
+	}
+	if o == nil {
+		o = new(SyncStart)
+	}
+	c := false
+	if m.Revision != o.Revision {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.Equal(m.KeepaliveInterval, o.KeepaliveInterval) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Update being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Update) diffAt(o *Update, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Update)
+	}
+	if o == nil {
+		o = new(Update)
+	}
+	c := false
+	if m.Action != o.Action {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Revision != o.Revision {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	{
+		x, xok := m.Object.(*Update_Settings)
+		y, yok := o.Object.(*Update_Settings)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_Settingsldeunw_diffAt(x.Settings, y.Settings, fm, at+3) {
+			fm.SetAt(at + 2)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Object.(*Update_Flavor)
+		y, yok := o.Object.(*Update_Flavor)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_diffAt(x.Flavor, y.Flavor, fm, at+18) {
+			fm.SetAt(at + 17)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Object.(*Update_Cloudlet)
+		y, yok := o.Object.(*Update_Cloudlet)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_diffAt(x.Cloudlet, y.Cloudlet, fm, at+26) {
+			fm.SetAt(at + 25)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Object.(*Update_TrustPolicy)
+		y, yok := o.Object.(*Update_TrustPolicy)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_diffAt(x.TrustPolicy, y.TrustPolicy, fm, at+63) {
+			fm.SetAt(at + 62)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Object.(*Update_App)
+		y, yok := o.Object.(*Update_App)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_Appsyxff4_diffAt(x.App, y.App, fm, at+72) {
+			fm.SetAt(at + 71)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Object.(*Update_ClusterInst)
+		y, yok := o.Object.(*Update_ClusterInst)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_diffAt(x.ClusterInst, y.ClusterInst, fm, at+112) {
+			fm.SetAt(at + 111)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Object.(*Update_AppInst)
+		y, yok := o.Object.(*Update_AppInst)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_diffAt(x.AppInst, y.AppInst, fm, at+157) {
+			fm.SetAt(at + 156)
+			c = true
+		}
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_Settingsldeunw_diffAt sets in fm the flags where m and o differ, the first flag of
+// Settings being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_Settingsldeunw_diffAt(m, o *edgeproto.Settings, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.Settings)
+	}
+	if o == nil {
+		o = new(edgeproto.Settings)
+	}
+	c := false
+	if !fieldmap.Equal(m.CreateClusterInstTimeout, o.CreateClusterInstTimeout) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdateClusterInstTimeout, o.UpdateClusterInstTimeout) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.Equal(m.DeleteClusterInstTimeout, o.DeleteClusterInstTimeout) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreateAppInstTimeout, o.CreateAppInstTimeout) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdateAppInstTimeout, o.UpdateAppInstTimeout) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !fieldmap.Equal(m.DeleteAppInstTimeout, o.DeleteAppInstTimeout) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreateCloudletTimeout, o.CreateCloudletTimeout) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdateCloudletTimeout, o.UpdateCloudletTimeout) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if !fieldmap.Equal(m.CloudletInfoPushInterval, o.CloudletInfoPushInterval) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if !fieldmap.Equal(m.ResourceSnapshotInterval, o.ResourceSnapshotInterval) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !fieldmap.Equal(m.CloudletMaintenanceTimeout, o.CloudletMaintenanceTimeout) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if !fieldmap.Equal(m.CrmConnectTimeout, o.CrmConnectTimeout) {
+		fm.SetAt(at + 11)
+		c = true
+	}
+	if m.MaxTrackedDmeClients != o.MaxTrackedDmeClients {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if m.MaxConcurrentTasks != o.MaxConcurrentTasks {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_diffAt sets in fm the flags where m and o differ, the first flag of
+// Flavor being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_diffAt(m, o *edgeproto.Flavor, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.Flavor)
+	}
+	if o == nil {
+		o = new(edgeproto.Flavor)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_diffAt(m.Key, o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.RamMb != o.RamMb {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Vcpus != o.Vcpus {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.DiskGb != o.DiskGb {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.Gpus != o.Gpus {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !maps.Equal(m.OptResMap, o.OptResMap) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_diffAt sets in fm the flags where m and o differ, the first flag of
+// FlavorKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_diffAt(m, o *edgeproto.FlavorKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.FlavorKey)
+	}
+	if o == nil {
+		o = new(edgeproto.FlavorKey)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_diffAt sets in fm the flags where m and o differ, the first flag of
+// Cloudlet being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_diffAt(m, o *edgeproto.Cloudlet, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.Cloudlet)
+	}
+	if o == nil {
+		o = new(edgeproto.Cloudlet)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt(m.Key, o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.PlatformType != o.PlatformType {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if (m.Location == nil) != (o.Location == nil) || m.Location != nil && _File_edgekit_notify_v1_notify_proto_Location1s2694a_diffAt(m.Location, o.Location, fm, at+7) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !slices.Equal(m.FlavorNames, o.FlavorNames) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, o.ResourceQuotas, fieldmap.Equal[*edgeproto.ResourceQuota]) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if m.DefaultResourceAlertThreshold != o.DefaultResourceAlertThreshold {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if !maps.Equal(m.EnvVars, o.EnvVars) {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	if (m.Config == nil) != (o.Config == nil) || m.Config != nil && _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_diffAt(m.Config, o.Config, fm, at+17) {
+		fm.SetAt(at + 16)
+		c = true
+	}
+	if m.CrmOnEdge != o.CrmOnEdge {
+		fm.SetAt(at + 25)
+		c = true
+	}
+	if m.MaintenanceState != o.MaintenanceState {
+		fm.SetAt(at + 26)
+		c = true
+	}
+	if m.TrustPolicy != o.TrustPolicy {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if m.TrustPolicyState != o.TrustPolicyState {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if !maps.Equal(m.Annotations, o.Annotations) {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	if !maps.Equal(m.AccessVars, o.AccessVars) {
+		fm.SetAt(at + 30)
+		c = true
+	}
+	if m.CrmOverride != o.CrmOverride {
+		fm.SetAt(at + 31)
+		c = true
+	}
+	if m.PhysicalName != o.PhysicalName {
+		fm.SetAt(at + 32)
+		c = true
+	}
+	if m.NumDynamicIps != o.NumDynamicIps {
+		fm.SetAt(at + 33)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 34)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 35)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_Location1s2694a_diffAt sets in fm the flags where m and o differ, the first flag of
+// Location being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_Location1s2694a_diffAt(m, o *edgeproto.Location, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.Location)
+	}
+	if o == nil {
+		o = new(edgeproto.Location)
+	}
+	c := false
+	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_diffAt sets in fm the flags where m and o differ, the first flag of
+// ResourceQuota being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_diffAt(m, o *edgeproto.ResourceQuota, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.ResourceQuota)
+	}
+	if o == nil {
+		o = new(edgeproto.ResourceQuota)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Value != o.Value {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.AlertThreshold != o.AlertThreshold {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_diffAt sets in fm the flags where m and o differ, the first flag of
+// PlatformConfig being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_diffAt(m, o *edgeproto.PlatformConfig, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.PlatformConfig)
+	}
+	if o == nil {
+		o = new(edgeproto.PlatformConfig)
+	}
+	c := false
+	if m.Region != o.Region {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.NotifyControllerAddrs, o.NotifyControllerAddrs) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.ContainerRegistryPath != o.ContainerRegistryPath {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.DeploymentTag != o.DeploymentTag {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.CacheDir != o.CacheDir {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.TestMode != o.TestMode {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.CrmAccessPrivateKey != o.CrmAccessPrivateKey {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.AccessApiAddr != o.AccessApiAddr {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_diffAt sets in fm the flags where m and o differ, the first flag of
+// TrustPolicy being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_diffAt(m, o *edgeproto.TrustPolicy, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.TrustPolicy)
+	}
+	if o == nil {
+		o = new(edgeproto.TrustPolicy)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_diffAt(m.Key, o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, o.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule]) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_diffAt sets in fm the flags where m and o differ, the first flag of
+// TrustPolicyKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_diffAt(m, o *edgeproto.TrustPolicyKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.TrustPolicyKey)
+	}
+	if o == nil {
+		o = new(edgeproto.TrustPolicyKey)
+	}
+	c := false
+	if m.Organization != o.Organization {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_diffAt sets in fm the flags where m and o differ, the first flag of
+// SecurityRule being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_diffAt(m, o *edgeproto.SecurityRule, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.SecurityRule)
+	}
+	if o == nil {
+		o = new(edgeproto.SecurityRule)
+	}
+	c := false
+	if m.Protocol != o.Protocol {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.PortRangeMin != o.PortRangeMin {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.PortRangeMax != o.PortRangeMax {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.RemoteCidr != o.RemoteCidr {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_Appsyxff4_diffAt sets in fm the flags where m and o differ, the first flag of
+// App being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_Appsyxff4_diffAt(m, o *edgeproto.App, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.App)
+	}
+	if o == nil {
+		o = new(edgeproto.App)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_diffAt(m.Key, o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.ImageType != o.ImageType {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.ImagePath != o.ImagePath {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.Deployment != o.Deployment {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.AccessPorts != o.AccessPorts {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Ports, o.Ports, fieldmap.Equal[*edgeproto.Port]) {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if m.Command != o.Command {
+		fm.SetAt(at + 16)
+		c = true
+	}
+	if !slices.Equal(m.Args, o.Args) {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Configs, o.Configs, fieldmap.Equal[*edgeproto.ConfigFile]) {
+		fm.SetAt(at + 18)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.EnvVars, o.EnvVars, fieldmap.Equal[*edgeproto.EnvVar]) {
+		fm.SetAt(at + 21)
+		c = true
+	}
+	if m.HealthCheck != o.HealthCheck {
+		fm.SetAt(at + 26)
+		c = true
+	}
+	if m.HealthCheckPath != o.HealthCheckPath {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if m.DefaultFlavor != o.DefaultFlavor {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if m.DeploymentManifest != o.DeploymentManifest {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, o.RequiredOutboundConnections, fieldmap.Equal[*edgeproto.SecurityRule]) {
+		fm.SetAt(at + 30)
+		c = true
+	}
+	if m.Trusted != o.Trusted {
+		fm.SetAt(at + 35)
+		c = true
+	}
+	if !maps.Equal(m.Annotations, o.Annotations) {
+		fm.SetAt(at + 36)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 37)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 38)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_diffAt sets in fm the flags where m and o differ, the first flag of
+// AppKey being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_diffAt(m, o *edgeproto.AppKey, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.AppKey)
+	}
+	if o == nil {
+		o = new(edgeproto.AppKey)
+	}
+	c := false
+	if m.Organization != o.Organization {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Version != o.Version {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_Portx01ype_diffAt sets in fm the flags where m and o differ, the first flag of
+// Port being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_Portx01ype_diffAt(m, o *edgeproto.Port, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.Port)
+	}
+	if o == nil {
+		o = new(edgeproto.Port)
+	}
+	c := false
+	if m.Proto != o.Proto {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.InternalPort != o.InternalPort {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.PublicPort != o.PublicPort {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.EndPort != o.EndPort {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Tls != o.Tls {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.FqdnPrefix != o.FqdnPrefix {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.MaxPktSize != o.MaxPktSize {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_diffAt sets in fm the flags where m and o differ, the first flag of
+// ConfigFile being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_diffAt(m, o *edgeproto.ConfigFile, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.ConfigFile)
+	}
+	if o == nil {
+		o = new(edgeproto.ConfigFile)
+	}
+	c := false
+	if m.Kind != o.Kind {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Config != o.Config {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_diffAt sets in fm the flags where m and o differ, the first flag of
+// EnvVar being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_diffAt(m, o *edgeproto.EnvVar, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.EnvVar)
+	}
+	if o == nil {
+		o = new(edgeproto.EnvVar)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Value != o.Value {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Secret != o.Secret {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.SecretValue != o.SecretValue {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_diffAt sets in fm the flags where m and o differ, the first flag of
+// ClusterInst being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_diffAt(m, o *edgeproto.ClusterInst, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.ClusterInst)
+	}
+	if o == nil {
+		o = new(edgeproto.ClusterInst)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_diffAt(m.Key, o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.CloudletKey == nil) != (o.CloudletKey == nil) || m.CloudletKey != nil && _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt(m.CloudletKey, o.CloudletKey, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if m.CrmOverride != o.CrmOverride {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	if m.FlavorName != o.FlavorName {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.NodePools, o.NodePools, fieldmap.Equal[*edgeproto.NodePool]) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if m.IpAccess != o.IpAccess {
+		fm.SetAt(at + 20)
+		c = true
+	}
+	if m.Deployment != o.Deployment {
+		fm.SetAt(at + 21)
+		c = true
+	}
+	if m.KubernetesVersion != o.KubernetesVersion {
+		fm.SetAt(at + 22)
+		c = true
+	}
+	if (m.Resources == nil) != (o.Resources == nil) || m.Resources != nil && _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_diffAt(m.Resources, o.Resources, fm, at+24) {
+		fm.SetAt(at + 23)
+		c = true
+	}
+	if !maps.Equal(m.InfraAnnotations, o.InfraAnnotations) {
+		fm.SetAt(at + 38)
+		c = true
+	}
+	if m.Reservable != o.Reservable {
+		fm.SetAt(at + 39)
+		c = true
+	}
+	if m.ReservedBy != o.ReservedBy {
+		fm.SetAt(at + 40)
+		c = true
+	}
+	if m.MultiTenant != o.MultiTenant {
+		fm.SetAt(at + 41)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 42)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 43)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_diffAt sets in fm the flags where m and o differ, the first flag of
+// NodePool being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_diffAt(m, o *edgeproto.NodePool, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.NodePool)
+	}
+	if o == nil {
+		o = new(edgeproto.NodePool)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.NumNodes != o.NumNodes {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if (m.NodeResources == nil) != (o.NodeResources == nil) || m.NodeResources != nil && _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_diffAt(m.NodeResources, o.NodeResources, fm, at+3) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Scalable != o.Scalable {
+		fm.SetAt(at + 8)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_diffAt sets in fm the flags where m and o differ, the first flag of
+// NodeResources being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_diffAt(m, o *edgeproto.NodeResources, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.NodeResources)
+	}
+	if o == nil {
+		o = new(edgeproto.NodeResources)
+	}
+	c := false
+	if m.Vcpus != o.Vcpus {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.RamMb != o.RamMb {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.DiskGb != o.DiskGb {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if !maps.Equal(m.OptResMap, o.OptResMap) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.InfraNodeFlavor != o.InfraNodeFlavor {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
+}
+
+// _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_diffAt sets in fm the flags where m and o differ, the first flag of
+// AppInst being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_diffAt(m, o *edgeproto.AppInst, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(edgeproto.AppInst)
+	}
+	if o == nil {
+		o = new(edgeproto.AppInst)
+	}
+	c := false
+	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_diffAt(m.Key, o.Key, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.AppKey == nil) != (o.AppKey == nil) || m.AppKey != nil && _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_diffAt(m.AppKey, o.AppKey, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if (m.ClusterKey == nil) != (o.ClusterKey == nil) || m.ClusterKey != nil && _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_diffAt(m.ClusterKey, o.ClusterKey, fm, at+8) {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	if (m.CloudletKey == nil) != (o.CloudletKey == nil) || m.CloudletKey != nil && _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt(m.CloudletKey, o.CloudletKey, fm, at+11) {
+		fm.SetAt(at + 10)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 14)
+		c = true
+	}
+	if m.CrmOverride != o.CrmOverride {
+		fm.SetAt(at + 15)
+		c = true
+	}
+	if m.Uri != o.Uri {
+		fm.SetAt(at + 16)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.MappedPorts, o.MappedPorts, fieldmap.Equal[*edgeproto.Port]) {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	if m.Flavor != o.Flavor {
+		fm.SetAt(at + 25)
+		c = true
+	}
+	if m.PowerState != o.PowerState {
+		fm.SetAt(at + 26)
+		c = true
+	}
+	if (m.RuntimeInfo == nil) != (o.RuntimeInfo == nil) || m.RuntimeInfo != nil && _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_diffAt(m.RuntimeInfo, o.RuntimeInfo, fm, at+28) {
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if !maps.Equal(m.Annotations, o.Annotations) {
+		fm.SetAt(at + 31)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 32)
+		c = true
+	}
+	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
+		fm.SetAt(at + 33)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// SyncEnd being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *SyncEnd) diffAt(o *SyncEnd, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(SyncEnd)
+	}
+	if o == nil {
+		o = new(SyncEnd)
+	}
+	c := false
+	if m.Revision != o.Revision {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Objects != o.Objects {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ReportAck being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ReportAck) diffAt(o *ReportAck, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ReportAck)
+	}
+	if o == nil {
+		o = new(ReportAck)
+	}
+	c := false
+	if m.Seq != o.Seq {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Verdict != o.Verdict {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Reason != o.Reason {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -8319,12 +6410,7 @@ func (m *ConnectResponse) DiffFields(o *ConnectResponse) *fieldmap.FieldMap {
 // compared.
 func (m *SyncStart) DiffFields(o *SyncStart) *fieldmap.FieldMap {
 	fm := _SyncStart_fieldSchema.NewFieldMap()
-	if m.GetRevision() != o.GetRevision() {
-		fm.Set("1")
-	}
-	if !fieldmap.Equal(m.GetKeepaliveInterval(), o.GetKeepaliveInterval()) {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -8335,12 +6421,7 @@ func (m *SyncStart) DiffFields(o *SyncStart) *fieldmap.FieldMap {
 // compared.
 func (m *SyncEnd) DiffFields(o *SyncEnd) *fieldmap.FieldMap {
 	fm := _SyncEnd_fieldSchema.NewFieldMap()
-	if m.GetRevision() != o.GetRevision() {
-		fm.Set("1")
-	}
-	if m.GetObjects() != o.GetObjects() {
-		fm.Set("2")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -8351,703 +6432,7 @@ func (m *SyncEnd) DiffFields(o *SyncEnd) *fieldmap.FieldMap {
 // compared.
 func (m *Update) DiffFields(o *Update) *fieldmap.FieldMap {
 	fm := _Update_fieldSchema.NewFieldMap()
-	if m.GetAction() != o.GetAction() {
-		fm.Set("1")
-	}
-	if m.GetRevision() != o.GetRevision() {
-		fm.Set("2")
-	}
-	{
-		aw1, aok1 := m.GetObject().(*Update_Settings)
-		bw1, bok1 := o.GetObject().(*Update_Settings)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("3")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Settings, bw1.Settings, false
-			if !fieldmap.Equal(a1.GetCreateClusterInstTimeout(), b1.GetCreateClusterInstTimeout()) {
-				fm.Set("3.1")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdateClusterInstTimeout(), b1.GetUpdateClusterInstTimeout()) {
-				fm.Set("3.2")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetDeleteClusterInstTimeout(), b1.GetDeleteClusterInstTimeout()) {
-				fm.Set("3.3")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetCreateAppInstTimeout(), b1.GetCreateAppInstTimeout()) {
-				fm.Set("3.4")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdateAppInstTimeout(), b1.GetUpdateAppInstTimeout()) {
-				fm.Set("3.5")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetDeleteAppInstTimeout(), b1.GetDeleteAppInstTimeout()) {
-				fm.Set("3.6")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetCreateCloudletTimeout(), b1.GetCreateCloudletTimeout()) {
-				fm.Set("3.7")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdateCloudletTimeout(), b1.GetUpdateCloudletTimeout()) {
-				fm.Set("3.8")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetCloudletInfoPushInterval(), b1.GetCloudletInfoPushInterval()) {
-				fm.Set("3.9")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetResourceSnapshotInterval(), b1.GetResourceSnapshotInterval()) {
-				fm.Set("3.10")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetCloudletMaintenanceTimeout(), b1.GetCloudletMaintenanceTimeout()) {
-				fm.Set("3.11")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetCrmConnectTimeout(), b1.GetCrmConnectTimeout()) {
-				fm.Set("3.12")
-				c1 = true
-			}
-			if a1.GetMaxTrackedDmeClients() != b1.GetMaxTrackedDmeClients() {
-				fm.Set("3.13")
-				c1 = true
-			}
-			if a1.GetMaxConcurrentTasks() != b1.GetMaxConcurrentTasks() {
-				fm.Set("3.14")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("3")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetObject().(*Update_Flavor)
-		bw1, bok1 := o.GetObject().(*Update_Flavor)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("4")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Flavor, bw1.Flavor, false
-			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("4.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetName() != b2.GetName() {
-					fm.Set("4.1.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("4.1")
-					c1 = true
-				}
-			}
-			if a1.GetRamMb() != b1.GetRamMb() {
-				fm.Set("4.2")
-				c1 = true
-			}
-			if a1.GetVcpus() != b1.GetVcpus() {
-				fm.Set("4.3")
-				c1 = true
-			}
-			if a1.GetDiskGb() != b1.GetDiskGb() {
-				fm.Set("4.4")
-				c1 = true
-			}
-			if a1.GetGpus() != b1.GetGpus() {
-				fm.Set("4.5")
-				c1 = true
-			}
-			if !maps.Equal(a1.GetOptResMap(), b1.GetOptResMap()) {
-				fm.Set("4.6")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("4")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetObject().(*Update_Cloudlet)
-		bw1, bok1 := o.GetObject().(*Update_Cloudlet)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("5")
-		} else if aok1 {
-			a1, b1, c1 := aw1.Cloudlet, bw1.Cloudlet, false
-			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("5.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("5.1.1")
-					c2 = true
-				}
-				if a2.GetName() != b2.GetName() {
-					fm.Set("5.1.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("5.1")
-					c1 = true
-				}
-			}
-			if a1.GetState() != b1.GetState() {
-				fm.Set("5.2")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-				fm.Set("5.3")
-				c1 = true
-			}
-			if a1.GetPlatformType() != b1.GetPlatformType() {
-				fm.Set("5.4")
-				c1 = true
-			}
-			if a2, b2 := a1.GetLocation(), b1.GetLocation(); (a2 == nil) != (b2 == nil) {
-				fm.Set("5.5")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if !fieldmap.EqualImplicitFloat64(a2.GetLatitude(), b2.GetLatitude()) {
-					fm.Set("5.5.1")
-					c2 = true
-				}
-				if !fieldmap.EqualImplicitFloat64(a2.GetLongitude(), b2.GetLongitude()) {
-					fm.Set("5.5.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("5.5")
-					c1 = true
-				}
-			}
-			if !slices.Equal(a1.GetFlavorNames(), b1.GetFlavorNames()) {
-				fm.Set("5.6")
-				c1 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a1.GetResourceQuotas(), b1.GetResourceQuotas(), fieldmap.Equal[*edgeproto.ResourceQuota]) {
-				fm.Set("5.7")
-				c1 = true
-			}
-			if a1.GetDefaultResourceAlertThreshold() != b1.GetDefaultResourceAlertThreshold() {
-				fm.Set("5.8")
-				c1 = true
-			}
-			if !maps.Equal(a1.GetEnvVars(), b1.GetEnvVars()) {
-				fm.Set("5.9")
-				c1 = true
-			}
-			if a2, b2 := a1.GetConfig(), b1.GetConfig(); (a2 == nil) != (b2 == nil) {
-				fm.Set("5.10")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetRegion() != b2.GetRegion() {
-					fm.Set("5.10.1")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetNotifyControllerAddrs(), b2.GetNotifyControllerAddrs()) {
-					fm.Set("5.10.2")
-					c2 = true
-				}
-				if a2.GetContainerRegistryPath() != b2.GetContainerRegistryPath() {
-					fm.Set("5.10.3")
-					c2 = true
-				}
-				if a2.GetDeploymentTag() != b2.GetDeploymentTag() {
-					fm.Set("5.10.4")
-					c2 = true
-				}
-				if a2.GetCacheDir() != b2.GetCacheDir() {
-					fm.Set("5.10.5")
-					c2 = true
-				}
-				if a2.GetTestMode() != b2.GetTestMode() {
-					fm.Set("5.10.6")
-					c2 = true
-				}
-				if a2.GetCrmAccessPrivateKey() != b2.GetCrmAccessPrivateKey() {
-					fm.Set("5.10.7")
-					c2 = true
-				}
-				if a2.GetAccessApiAddr() != b2.GetAccessApiAddr() {
-					fm.Set("5.10.8")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("5.10")
-					c1 = true
-				}
-			}
-			if a1.GetCrmOnEdge() != b1.GetCrmOnEdge() {
-				fm.Set("5.11")
-				c1 = true
-			}
-			if a1.GetMaintenanceState() != b1.GetMaintenanceState() {
-				fm.Set("5.12")
-				c1 = true
-			}
-			if a1.GetTrustPolicy() != b1.GetTrustPolicy() {
-				fm.Set("5.13")
-				c1 = true
-			}
-			if a1.GetTrustPolicyState() != b1.GetTrustPolicyState() {
-				fm.Set("5.14")
-				c1 = true
-			}
-			if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-				fm.Set("5.15")
-				c1 = true
-			}
-			if !maps.Equal(a1.GetAccessVars(), b1.GetAccessVars()) {
-				fm.Set("5.16")
-				c1 = true
-			}
-			if a1.GetCrmOverride() != b1.GetCrmOverride() {
-				fm.Set("5.17")
-				c1 = true
-			}
-			if a1.GetPhysicalName() != b1.GetPhysicalName() {
-				fm.Set("5.18")
-				c1 = true
-			}
-			if a1.GetNumDynamicIps() != b1.GetNumDynamicIps() {
-				fm.Set("5.19")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-				fm.Set("5.20")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-				fm.Set("5.21")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("5")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetObject().(*Update_TrustPolicy)
-		bw1, bok1 := o.GetObject().(*Update_TrustPolicy)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("6")
-		} else if aok1 {
-			a1, b1, c1 := aw1.TrustPolicy, bw1.TrustPolicy, false
-			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("6.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("6.1.1")
-					c2 = true
-				}
-				if a2.GetName() != b2.GetName() {
-					fm.Set("6.1.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("6.1")
-					c1 = true
-				}
-			}
-			if !fieldmap.EqualMessageListFunc(a1.GetOutboundSecurityRules(), b1.GetOutboundSecurityRules(), fieldmap.Equal[*edgeproto.SecurityRule]) {
-				fm.Set("6.2")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("6")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetObject().(*Update_App)
-		bw1, bok1 := o.GetObject().(*Update_App)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("7")
-		} else if aok1 {
-			a1, b1, c1 := aw1.App, bw1.App, false
-			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("7.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("7.1.1")
-					c2 = true
-				}
-				if a2.GetName() != b2.GetName() {
-					fm.Set("7.1.2")
-					c2 = true
-				}
-				if a2.GetVersion() != b2.GetVersion() {
-					fm.Set("7.1.3")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("7.1")
-					c1 = true
-				}
-			}
-			if a1.GetImageType() != b1.GetImageType() {
-				fm.Set("7.2")
-				c1 = true
-			}
-			if a1.GetImagePath() != b1.GetImagePath() {
-				fm.Set("7.3")
-				c1 = true
-			}
-			if a1.GetDeployment() != b1.GetDeployment() {
-				fm.Set("7.4")
-				c1 = true
-			}
-			if a1.GetAccessPorts() != b1.GetAccessPorts() {
-				fm.Set("7.5")
-				c1 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a1.GetPorts(), b1.GetPorts(), fieldmap.Equal[*edgeproto.Port]) {
-				fm.Set("7.6")
-				c1 = true
-			}
-			if a1.GetCommand() != b1.GetCommand() {
-				fm.Set("7.7")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetArgs(), b1.GetArgs()) {
-				fm.Set("7.8")
-				c1 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a1.GetConfigs(), b1.GetConfigs(), fieldmap.Equal[*edgeproto.ConfigFile]) {
-				fm.Set("7.9")
-				c1 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a1.GetEnvVars(), b1.GetEnvVars(), fieldmap.Equal[*edgeproto.EnvVar]) {
-				fm.Set("7.10")
-				c1 = true
-			}
-			if a1.GetHealthCheck() != b1.GetHealthCheck() {
-				fm.Set("7.11")
-				c1 = true
-			}
-			if a1.GetHealthCheckPath() != b1.GetHealthCheckPath() {
-				fm.Set("7.12")
-				c1 = true
-			}
-			if a1.GetDefaultFlavor() != b1.GetDefaultFlavor() {
-				fm.Set("7.13")
-				c1 = true
-			}
-			if a1.GetDeploymentManifest() != b1.GetDeploymentManifest() {
-				fm.Set("7.14")
-				c1 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a1.GetRequiredOutboundConnections(), b1.GetRequiredOutboundConnections(), fieldmap.Equal[*edgeproto.SecurityRule]) {
-				fm.Set("7.15")
-				c1 = true
-			}
-			if a1.GetTrusted() != b1.GetTrusted() {
-				fm.Set("7.16")
-				c1 = true
-			}
-			if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-				fm.Set("7.17")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-				fm.Set("7.18")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-				fm.Set("7.19")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("7")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetObject().(*Update_ClusterInst)
-		bw1, bok1 := o.GetObject().(*Update_ClusterInst)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("8")
-		} else if aok1 {
-			a1, b1, c1 := aw1.ClusterInst, bw1.ClusterInst, false
-			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("8.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetName() != b2.GetName() {
-					fm.Set("8.1.1")
-					c2 = true
-				}
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("8.1.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("8.1")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("8.2")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("8.2.1")
-					c2 = true
-				}
-				if a2.GetName() != b2.GetName() {
-					fm.Set("8.2.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("8.2")
-					c1 = true
-				}
-			}
-			if a1.GetState() != b1.GetState() {
-				fm.Set("8.3")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-				fm.Set("8.4")
-				c1 = true
-			}
-			if a1.GetCrmOverride() != b1.GetCrmOverride() {
-				fm.Set("8.5")
-				c1 = true
-			}
-			if a1.GetFlavorName() != b1.GetFlavorName() {
-				fm.Set("8.6")
-				c1 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a1.GetNodePools(), b1.GetNodePools(), fieldmap.Equal[*edgeproto.NodePool]) {
-				fm.Set("8.7")
-				c1 = true
-			}
-			if a1.GetIpAccess() != b1.GetIpAccess() {
-				fm.Set("8.8")
-				c1 = true
-			}
-			if a1.GetDeployment() != b1.GetDeployment() {
-				fm.Set("8.9")
-				c1 = true
-			}
-			if a1.GetKubernetesVersion() != b1.GetKubernetesVersion() {
-				fm.Set("8.10")
-				c1 = true
-			}
-			if a2, b2 := a1.GetResources(), b1.GetResources(); (a2 == nil) != (b2 == nil) {
-				fm.Set("8.11")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if !fieldmap.EqualMessageListFunc(a2.GetVms(), b2.GetVms(), fieldmap.Equal[*edgeproto.VmInfo]) {
-					fm.Set("8.11.1")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("8.11")
-					c1 = true
-				}
-			}
-			if !maps.Equal(a1.GetInfraAnnotations(), b1.GetInfraAnnotations()) {
-				fm.Set("8.12")
-				c1 = true
-			}
-			if a1.GetReservable() != b1.GetReservable() {
-				fm.Set("8.13")
-				c1 = true
-			}
-			if a1.GetReservedBy() != b1.GetReservedBy() {
-				fm.Set("8.14")
-				c1 = true
-			}
-			if a1.GetMultiTenant() != b1.GetMultiTenant() {
-				fm.Set("8.15")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-				fm.Set("8.16")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-				fm.Set("8.17")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("8")
-			}
-		}
-	}
-	{
-		aw1, aok1 := m.GetObject().(*Update_AppInst)
-		bw1, bok1 := o.GetObject().(*Update_AppInst)
-		aok1, bok1 = aok1 && aw1 != nil, bok1 && bw1 != nil
-		if aok1 != bok1 {
-			fm.Set("9")
-		} else if aok1 {
-			a1, b1, c1 := aw1.AppInst, bw1.AppInst, false
-			if a2, b2 := a1.GetKey(), b1.GetKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("9.1")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetName() != b2.GetName() {
-					fm.Set("9.1.1")
-					c2 = true
-				}
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("9.1.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("9.1")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetAppKey(), b1.GetAppKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("9.2")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("9.2.1")
-					c2 = true
-				}
-				if a2.GetName() != b2.GetName() {
-					fm.Set("9.2.2")
-					c2 = true
-				}
-				if a2.GetVersion() != b2.GetVersion() {
-					fm.Set("9.2.3")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("9.2")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetClusterKey(), b1.GetClusterKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("9.3")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetName() != b2.GetName() {
-					fm.Set("9.3.1")
-					c2 = true
-				}
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("9.3.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("9.3")
-					c1 = true
-				}
-			}
-			if a2, b2 := a1.GetCloudletKey(), b1.GetCloudletKey(); (a2 == nil) != (b2 == nil) {
-				fm.Set("9.4")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if a2.GetOrganization() != b2.GetOrganization() {
-					fm.Set("9.4.1")
-					c2 = true
-				}
-				if a2.GetName() != b2.GetName() {
-					fm.Set("9.4.2")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("9.4")
-					c1 = true
-				}
-			}
-			if a1.GetState() != b1.GetState() {
-				fm.Set("9.5")
-				c1 = true
-			}
-			if !slices.Equal(a1.GetErrors(), b1.GetErrors()) {
-				fm.Set("9.6")
-				c1 = true
-			}
-			if a1.GetCrmOverride() != b1.GetCrmOverride() {
-				fm.Set("9.7")
-				c1 = true
-			}
-			if a1.GetUri() != b1.GetUri() {
-				fm.Set("9.8")
-				c1 = true
-			}
-			if !fieldmap.EqualMessageListFunc(a1.GetMappedPorts(), b1.GetMappedPorts(), fieldmap.Equal[*edgeproto.Port]) {
-				fm.Set("9.9")
-				c1 = true
-			}
-			if a1.GetFlavor() != b1.GetFlavor() {
-				fm.Set("9.10")
-				c1 = true
-			}
-			if a1.GetPowerState() != b1.GetPowerState() {
-				fm.Set("9.11")
-				c1 = true
-			}
-			if a2, b2 := a1.GetRuntimeInfo(), b1.GetRuntimeInfo(); (a2 == nil) != (b2 == nil) {
-				fm.Set("9.12")
-				c1 = true
-			} else if a2 != nil {
-				c2 := false
-				if !slices.Equal(a2.GetContainerIds(), b2.GetContainerIds()) {
-					fm.Set("9.12.1")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetPids(), b2.GetPids()) {
-					fm.Set("9.12.2")
-					c2 = true
-				}
-				if !slices.Equal(a2.GetPorts(), b2.GetPorts()) {
-					fm.Set("9.12.3")
-					c2 = true
-				}
-				if c2 {
-					fm.Set("9.12")
-					c1 = true
-				}
-			}
-			if !maps.Equal(a1.GetAnnotations(), b1.GetAnnotations()) {
-				fm.Set("9.13")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetCreatedAt(), b1.GetCreatedAt()) {
-				fm.Set("9.14")
-				c1 = true
-			}
-			if !fieldmap.Equal(a1.GetUpdatedAt(), b1.GetUpdatedAt()) {
-				fm.Set("9.15")
-				c1 = true
-			}
-			if c1 {
-				fm.Set("9")
-			}
-		}
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -9058,15 +6443,7 @@ func (m *Update) DiffFields(o *Update) *fieldmap.FieldMap {
 // compared.
 func (m *ReportAck) DiffFields(o *ReportAck) *fieldmap.FieldMap {
 	fm := _ReportAck_fieldSchema.NewFieldMap()
-	if m.GetSeq() != o.GetSeq() {
-		fm.Set("1")
-	}
-	if m.GetVerdict() != o.GetVerdict() {
-		fm.Set("2")
-	}
-	if m.GetReason() != o.GetReason() {
-		fm.Set("3")
-	}
+	m.diffAt(o, fm, 0)
 	return fm
 }
 
@@ -9077,7 +6454,15 @@ func (m *ReportAck) DiffFields(o *ReportAck) *fieldmap.FieldMap {
 // compared.
 func (m *Keepalive) DiffFields(o *Keepalive) *fieldmap.FieldMap {
 	fm := _Keepalive_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
 	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Keepalive being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Keepalive) diffAt(o *Keepalive, fm *fieldmap.FieldMap, at int) bool {
+	return false
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
