@@ -88,6 +88,9 @@ type CRM struct {
 
 	synced     chan struct{} // closed at the end of the first initial sync
 	syncedOnce sync.Once
+	bg         sync.WaitGroup // start-up reconciliation
+	linkMu     sync.Mutex
+	linkDown   chan struct{} // closed while no synchronised stream is up
 	draining   chan struct{} // closed when the graceful stop begins
 }
 
@@ -138,7 +141,8 @@ func New(cfg Config) (*CRM, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &CRM{cfg: cfg, log: log.With(slog.String("cloudlet", (&edgeproto.Cloudlet{Key: cfg.Cloudlet}).GetKeyString())),
-		objs: newObjects(), synced: make(chan struct{}), draining: make(chan struct{})}
+		objs: newObjects(), synced: make(chan struct{}), draining: make(chan struct{}), linkDown: make(chan struct{})}
+	close(c.linkDown)
 	c.out = newOutbox(cfg.ReportRetry, c.objs.exists)
 	in := &infos{
 		cloudlets: executor.NewCache[*edgeproto.CloudletInfo](),
@@ -209,8 +213,15 @@ func (c *CRM) Start(ctx context.Context) error {
 			slog.Duration("timeout", c.cfg.StopTimeout))
 	}
 	stopEngine()
+	c.bg.Wait() // reconciliation returns once the engine stopped
+	// Deliver what is left while the controller is reachable; reports it
+	// never gets are rebuilt by the next start's reconciliation.
 	select {
 	case <-c.out.idleCh():
+	case <-c.down():
+		if n := c.out.pending(); n > 0 {
+			c.log.LogAttrs(stopCtx, slog.LevelWarn, "stopping while the controller is unreachable: reports not delivered", slog.Int("objects", n))
+		}
 	case <-stopCtx.Done():
 		c.log.LogAttrs(stopCtx, slog.LevelWarn, "reports not acknowledged at the stop timeout", slog.Int("objects", c.out.pending()))
 	}
@@ -218,6 +229,34 @@ func (c *CRM) Start(ctx context.Context) error {
 	wg.Wait()
 	c.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelInfo, "CRM stopped")
 	return nil
+}
+
+// up and down track whether a synchronised stream is up.
+func (c *CRM) up() {
+	c.linkMu.Lock()
+	defer c.linkMu.Unlock()
+	select {
+	case <-c.linkDown:
+		c.linkDown = make(chan struct{})
+	default:
+	}
+}
+
+func (c *CRM) setDown() {
+	c.linkMu.Lock()
+	defer c.linkMu.Unlock()
+	select {
+	case <-c.linkDown:
+	default:
+		close(c.linkDown)
+	}
+}
+
+// down is closed while no synchronised stream is up.
+func (c *CRM) down() <-chan struct{} {
+	c.linkMu.Lock()
+	defer c.linkMu.Unlock()
+	return c.linkDown
 }
 
 // backoff returns the reconnection back-off of the CRM.

@@ -44,6 +44,7 @@ func (c *CRM) link(ctx context.Context) {
 	for ctx.Err() == nil {
 		synced, err := c.stream(ctx, client)
 		c.metrics.connected.Set(0)
+		c.setDown()
 		if ctx.Err() != nil {
 			return
 		}
@@ -118,9 +119,10 @@ func (c *CRM) stream(ctx context.Context, client notifyv1.NotifyServiceClient) (
 				return synced, err
 			}
 		case *notifyv1.ConnectResponse_SyncEnd:
-			c.endSync(rs)
+			c.endSync(ctx, rs)
 			synced = true
 			c.metrics.connected.Set(1)
+			c.up()
 			c.metrics.syncSeconds.Observe(time.Since(start).Seconds())
 			c.log.LogAttrs(ctx, slog.LevelInfo, "synchronised with the controller", slog.Int64("revision", msg.SyncEnd.GetRevision()),
 				slog.Uint64("objects", uint64(msg.SyncEnd.GetObjects())), slog.Duration("took", time.Since(start)))
@@ -240,10 +242,11 @@ func (c *CRM) removed(prev proto.Message) {
 }
 
 // endSync ends an initial sync: what it did not send is gone; then every
-// object's request is submitted (on the first sync of this process also
-// the changes a stopped CRM left in progress, and a refresh of a settled
-// cloudlet).
-func (c *CRM) endSync(rs *resync) {
+// object's request is submitted. On the first sync of this process the
+// cloudlet is initialised (or refreshed when it is settled) and the
+// clusters and instances are reconciled with what the platform has (see
+// reconcile), which also carries out their requests.
+func (c *CRM) endSync(ctx context.Context, rs *resync) {
 	first := false
 	c.syncedOnce.Do(func() { first = true })
 	for _, k := range c.objs.order {
@@ -256,17 +259,54 @@ func (c *CRM) endSync(rs *resync) {
 		}
 	}
 	rs.active, rs.seen = false, nil
+	_, canReconcile := c.cfg.Platform.(executor.InventoryPlatform)
 	for _, k := range c.objs.order {
 		for _, obj := range k.list() {
+			if _, isCloudlet := obj.(*edgeproto.Cloudlet); first && canReconcile && !isCloudlet {
+				c.sub.record(obj)
+				continue
+			}
 			c.consider(obj, first)
 		}
 	}
-	if first {
-		for _, cl := range c.objs.cloudlets.List() {
-			if _, sig := request(cl, true); sig == "" {
-				c.sub.refresh(cl)
+	if !first {
+		return
+	}
+	for _, cl := range c.objs.cloudlets.List() {
+		if _, sig := request(cl, true); sig == "" {
+			c.sub.refresh(cl)
+		}
+		if canReconcile {
+			c.bg.Go(func() { c.reconcile(ctx, cl) })
+		}
+	}
+	close(c.synced)
+}
+
+// reconcile converges the platform with the controller's view after the
+// CRM started: interrupted changes are run again, requests carried out,
+// what the platform has and the controller no longer wants (deleted while
+// no CRM ran) is removed, leftovers of failed creates undone (see
+// executor.Engine.Reconcile).
+func (c *CRM) reconcile(ctx context.Context, cl *edgeproto.Cloudlet) {
+	start := time.Now()
+	res, err := c.engine.Reconcile(ctx, cl)
+	attrs := []slog.Attr{slog.Duration("took", time.Since(start))}
+	if res != nil {
+		for _, a := range []executor.ReconcileAction{executor.ReconcileCreate, executor.ReconcileUpdate, executor.ReconcileDelete,
+			executor.ReconcileUndo, executor.ReconcileReport} {
+			if n := res.Count(a); n > 0 {
+				attrs = append(attrs, slog.Int(string(a), n))
 			}
 		}
-		close(c.synced)
+		if err == nil {
+			err = res.Err()
+		}
 	}
+	lvl := slog.LevelInfo
+	if err != nil {
+		lvl = slog.LevelWarn
+		attrs = append(attrs, slog.Any("error", err))
+	}
+	c.log.LogAttrs(ctx, lvl, "start-up reconciliation done", attrs...)
 }

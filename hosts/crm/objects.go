@@ -94,6 +94,10 @@ func (o *objects) lookups() executor.Objects {
 		Apps:          executor.CacheGetter[*edgeproto.AppKey](o.apps),
 		AppInsts:      executor.CacheGetter[*edgeproto.AppInstKey](o.appInsts),
 		TrustPolicies: executor.CacheGetter[*edgeproto.TrustPolicyKey](o.trustPolicies),
+		// What the controller wants on the cloudlet, for start-up
+		// reconciliation.
+		ClusterInstsOn: executor.CacheLister(o.clusters),
+		AppInstsOn:     executor.CacheLister(o.appInsts),
 	}
 }
 

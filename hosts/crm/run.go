@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -139,6 +140,9 @@ func Run(ctx context.Context, o Options) error {
 	p, err := platforms.New(o.Platform, platforms.Config{Logger: log, Dir: dir, Properties: o.PlatformProperties})
 	if err != nil {
 		return fmt.Errorf("crm: %w", err)
+	}
+	if closer, ok := p.(io.Closer); ok { // the local platform's lock on its state directory
+		defer closer.Close()
 	}
 	if o.DevTLSDir != "" && o.TLS == nil {
 		if o.TLS, err = devClientTLS(o.DevTLSDir, key); err != nil {

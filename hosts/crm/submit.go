@@ -124,6 +124,18 @@ func deleteOf[T stateful[T]](o T) proto.Message {
 
 func id(obj proto.Message) string { return notify.KindOf(obj) + "/" + executor.KeyString(obj) }
 
+// record remembers what obj asks for as submitted, without submitting it:
+// start-up reconciliation carries it out.
+func (s *submitter) record(obj proto.Message) {
+	_, sig := request(obj, false)
+	if sig == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked[id(obj)] = sig
+}
+
 // consider submits what obj asks for, unless it was submitted already.
 func (s *submitter) consider(obj proto.Message, resume bool) {
 	req, sig := request(obj, resume)
