@@ -6,8 +6,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // region is a controller process and a CRM process on the local platform,
@@ -51,6 +52,20 @@ func (r *region) startController() {
 		resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
 		return err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
 	})
+}
+
+// edgectl runs the real edgectl against the controller as admin and
+// returns its output; a failure fails the test.
+func (r *region) edgectl(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command(r.bin.edgectl, append([]string{"--addr", r.addr, "--token-file", filepath.Join(r.dataDir, "admin.token"),
+		"--insecure", "--timeout", "60s"}, args...)...)
+	cmd.Env = append(os.Environ(), "EDGECTL_CONFIG="+filepath.Join(r.dataDir, "edgectl.yaml"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("edgectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }
 
 func (r *region) startCRM() {
@@ -192,22 +207,17 @@ func TestEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 
-	// An operator's edge site: the access key is shown once.
-	if _, err := r.flavors.CreateFlavor(ctx, &edgeproto.CreateFlavorRequest{Flavor: &edgeproto.Flavor{
-		Key: &edgeproto.FlavorKey{Name: "local.small"}, Vcpus: 1, RamMb: 2048, DiskGb: 10}}); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := r.cloudlets.CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{
-		Key: r.site, PlatformType: "local", CrmOnEdge: true}, NoWait: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := cs.Recv()
-	if err != nil || first.GetCrmAccessKey() == "" {
-		t.Fatalf("create cloudlet: %v %v", first, err)
+	// An operator's edge site, created with edgectl: the access key is
+	// shown once.
+	r.edgectl("create", "flavor", "local.small", "--vcpus", "1", "--ram-mb", "2048", "--disk-gb", "10")
+	out := r.edgectl("create", "cloudlet", "edge1", "--key.organization", "operator", "--platform-type", "local", "--crm-on-edge", "--no-wait")
+	_, key, ok := strings.Cut(out, "crm_access_key: ")
+	key, _, _ = strings.Cut(key, "\n")
+	if !ok || strings.TrimSpace(key) == "" {
+		t.Fatalf("edgectl printed no access key:\n%s", out)
 	}
 	r.keyFile = filepath.Join(t.TempDir(), "edge1.key")
-	if err := os.WriteFile(r.keyFile, []byte(first.GetCrmAccessKey()+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(r.keyFile, []byte(strings.TrimSpace(key)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	r.startCRM()
@@ -220,38 +230,41 @@ func TestEndToEnd(t *testing.T) {
 		return err == nil && c.GetCloudlet().GetState() == edgeproto.TrackedState_TRACKED_STATE_READY
 	})
 
+	// A cluster and an app with edgectl, which shows the CRM's progress
+	// as it comes (one line per message when not on a terminal).
 	phase("cloudlet READY")
-	// A cluster and an app, with the CRM's progress streamed live.
-	pcs, err := controllertest.Drain(r.clusters.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
-		Key: &edgeproto.ClusterKey{Organization: "developer", Name: "c1"}, CloudletKey: r.site, FlavorName: "local.small", Deployment: "local"}}))
-	if err != nil || controllertest.Final(pcs) != edgeproto.TrackedState_TRACKED_STATE_READY {
-		t.Fatalf("create cluster: %v %v", pcs, err)
+	out = r.edgectl("create", "cluster", "c1", "--key.organization", "developer", "--cloudlet-key.organization", "operator",
+		"--cloudlet-key.name", "edge1", "--flavor-name", "local.small", "--deployment", "local")
+	if !strings.Contains(out, "CREATING  Creating ClusterInst") || !strings.Contains(out, "READY") {
+		t.Errorf("edgectl create cluster shows no progress from the CRM:\n%s", out)
 	}
-	for _, a := range []*edgeproto.App{r.app("web", 0), r.app("slow", 2*time.Second)} {
-		if _, err := r.apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: a}); err != nil {
-			t.Fatal(err)
-		}
+	appFile := filepath.Join(t.TempDir(), "web.json")
+	b, err := protojson.Marshal(r.app("web", 0))
+	if err != nil {
+		t.Fatal(err)
 	}
-	pcs, err = controllertest.Drain(r.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: r.inst("i1", "web")}))
-	if err != nil || controllertest.Final(pcs) != edgeproto.TrackedState_TRACKED_STATE_READY {
-		t.Fatalf("create i1: %v %v", pcs, err)
+	if err := os.WriteFile(appFile, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	var msgs []string
-	for _, p := range pcs {
-		msgs = append(msgs, p.GetMessage())
+	r.edgectl("create", "app", "-f", appFile)
+	if _, err := r.apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: r.app("slow", 2*time.Second)}); err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{"Creating AppInst", "Starting process", "Waiting for health check"} {
-		if !slices.Contains(msgs, want) {
-			t.Errorf("create progress %q lacks %q", msgs, want)
+	out = r.edgectl("create", "appinst", "i1", "--key.organization", "developer", "--app-key.organization", "developer",
+		"--app-key.name", "web", "--app-key.version", "1", "--cluster-key.organization", "developer", "--cluster-key.name", "c1")
+	t.Logf("edgectl create appinst:\n%s", out)
+	for _, want := range []string{"Creating AppInst", "Starting process", "Waiting for health check", "READY"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("edgectl create appinst output lacks %q:\n%s", want, out)
 		}
 	}
 	r.oneProcess(r.show(r.inst("i1", "").Key), 1)
-	upd := r.inst("i1", "web")
-	upd.Annotations = map[string]string{"team": "blue"}
-	pcs, err = controllertest.Drain(r.appInsts.UpdateAppInst(ctx, &edgeproto.UpdateAppInstRequest{AppInst: upd,
-		Fields: []string{edgeproto.AppInstFieldAnnotations}}))
-	if err != nil || controllertest.Final(pcs) != edgeproto.TrackedState_TRACKED_STATE_READY {
-		t.Fatalf("update i1: %v %v", pcs, err)
+	out = r.edgectl("update", "appinst", "i1", "--key.organization", "developer", "--annotations", "team=blue")
+	if !strings.Contains(out, "Updating AppInst") {
+		t.Errorf("edgectl update appinst output lacks the CRM's task:\n%s", out)
+	}
+	if got := r.show(r.inst("i1", "").Key).GetAnnotations()["team"]; got != "blue" {
+		t.Errorf("annotation after the update: %q", got)
 	}
 
 	phase("lifecycle done")
@@ -312,13 +325,13 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pcs, err = controllertest.Drain(r.clusters.DeleteClusterInst(ctx, &edgeproto.DeleteClusterInstRequest{Key: &edgeproto.ClusterKey{Organization: "developer", Name: "c1"}}))
-	if err != nil || controllertest.Final(pcs) != edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE {
-		t.Fatalf("delete cluster: %v %v", pcs, err)
-	}
-	pcs, err = controllertest.Drain(r.cloudlets.DeleteCloudlet(ctx, &edgeproto.DeleteCloudletRequest{Key: r.site}))
-	if err != nil || controllertest.Final(pcs) != edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE {
-		t.Fatalf("delete cloudlet: %v %v", pcs, err)
+	for _, del := range [][]string{
+		{"delete", "cluster", "c1", "--key.organization", "developer"},
+		{"delete", "cloudlet", "edge1", "--key.organization", "operator"},
+	} {
+		if out := r.edgectl(del...); !strings.Contains(out, "DELETE_DONE") && !strings.Contains(out, "deleted") {
+			t.Errorf("edgectl %s:\n%s", strings.Join(del, " "), out)
+		}
 	}
 	ents, _ := os.ReadDir(r.pidDir)
 	for _, e := range ents {

@@ -17,7 +17,7 @@ import (
 
 // binaries are the programs the end-to-end tests run, built once.
 type binaries struct {
-	controller, crm, webapp string
+	controller, crm, edgectl, webapp string
 }
 
 var (
@@ -44,7 +44,7 @@ func build(t *testing.T) binaries {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", buildDir+"/", "./cmd/controller", "./cmd/crm", "./cmd/crm/internal/webapp")
+		cmd := exec.Command("go", "build", "-o", buildDir+"/", "./cmd/controller", "./cmd/crm", "./cmd/edgectl", "./cmd/crm/internal/webapp")
 		cmd.Dir = filepath.Join("..", "..")
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -52,7 +52,8 @@ func build(t *testing.T) binaries {
 			buildErr = errors.New(err.Error() + ": " + out.String())
 			return
 		}
-		built = binaries{filepath.Join(buildDir, "controller"), filepath.Join(buildDir, "crm"), filepath.Join(buildDir, "webapp")}
+		built = binaries{filepath.Join(buildDir, "controller"), filepath.Join(buildDir, "crm"), filepath.Join(buildDir, "edgectl"),
+			filepath.Join(buildDir, "webapp")}
 	})
 	if buildErr != nil {
 		t.Fatalf("build: %v", buildErr)
