@@ -16,7 +16,7 @@ type rawStream = grpc.BidiStreamingClient[notifyv1.ConnectRequest, notifyv1.Conn
 
 // rawConnect opens a notify stream as the CRM of cloudlet would, sending
 // the Hello; the stream ends in t.Cleanup.
-func (e *edge) rawConnect(t *testing.T, cloudlet *edgeproto.CloudletKey, key string, opts ...grpc.DialOption) rawStream {
+func (e *edge) rawConnect(t testing.TB, cloudlet *edgeproto.CloudletKey, key string, opts ...grpc.DialOption) rawStream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -38,7 +38,7 @@ func (e *edge) rawConnect(t *testing.T, cloudlet *edgeproto.CloudletKey, key str
 
 // readUntil reads objects from st until stop says so, and returns them by
 // "<Kind>/<key>" (deleted ones as nil).
-func readUntil(t *testing.T, st rawStream, stop func(*notifyv1.ConnectResponse) bool) map[string]proto.Message {
+func readUntil(t testing.TB, st rawStream, stop func(*notifyv1.ConnectResponse) bool) map[string]proto.Message {
 	t.Helper()
 	got := map[string]proto.Message{}
 	for {
