@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/hosts/controller"
+	"github.com/edgekit/edgekit/internal/cmdutil"
 )
 
 func main() {
@@ -54,6 +54,7 @@ func run(args []string, stderr io.Writer) error {
 	fs.StringVar(&tlsKey, "tls-key-file", "", "key of --tls-cert-file (PEM)")
 	fs.StringVar(&tlsClientCA, "tls-client-ca-file", "", "verify client certificates, when given, against these authorities (PEM)")
 	fs.StringVar(&o.TokensFile, "tokens-file", "", "file of API tokens, one \"<token> admin|ccrm|org:<organization>\" per line")
+	fs.DurationVar(&o.Notify.KeepaliveInterval, "notify-keepalive", 10*time.Second, "CRMs hear from the controller at least this often")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "how long in-flight calls may run after a stop signal")
 	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -76,7 +77,7 @@ func run(args []string, stderr io.Writer) error {
 	if o.TLS != nil && o.DevTLS {
 		return fmt.Errorf("--dev-tls and --tls-cert-file exclude each other")
 	}
-	log, err := newLogger(stderr, logFormat, logLevel)
+	log, err := cmdutil.NewLogger(stderr, logFormat, logLevel)
 	if err != nil {
 		return err
 	}
@@ -84,21 +85,6 @@ func run(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return controller.Run(ctx, o)
-}
-
-func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
 // serverTLS builds the API's TLS configuration from certificate files; nil

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/edgekit/edgekit/hosts/controller/notify"
 	"github.com/edgekit/edgekit/hosts/controller/ui"
 	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/internal/etcd"
@@ -22,6 +23,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 )
 
 // Options configure Run: a whole controller process.
@@ -62,6 +64,10 @@ type Options struct {
 	Logger *slog.Logger
 	// StopTimeout bounds the graceful stop (see Config.StopTimeout).
 	StopTimeout time.Duration
+	// Notify tunes the notify server the CRMs connect to (Store, Backend,
+	// Logger and Registerer are set by Run; RequireClientCert is forced on
+	// when TLS verifies client certificates).
+	Notify notify.Config
 	// Setup, when set, runs after the controller is built and before it
 	// serves (to register more services on c.Server()).
 	Setup func(ctx context.Context, c *Controller) error
@@ -83,10 +89,12 @@ type Running struct {
 	CAFile string
 	// Controller is the running controller.
 	Controller *Controller
+	// Notify is the notify server the CRMs connect to.
+	Notify *notify.Server
 }
 
 // Run runs a controller process until ctx ends: it starts (or connects to)
-// etcd, serves the API and metrics, and on ctx's end stops in order (the
+// etcd, serves the API (with the CRMs' notify stream) and metrics, and on ctx's end stops in order (the
 // API gracefully, then etcd), so nothing acknowledged is lost.
 func Run(ctx context.Context, o Options) error {
 	log := o.Logger
@@ -140,14 +148,32 @@ func Run(ctx context.Context, o Options) error {
 		}
 		o.TLS = cfg
 	}
-	var sopts []grpc.ServerOption
+	sopts := []grpc.ServerOption{
+		// CRMs keep their notify stream open for days: let their transport
+		// keepalives through and probe idle connections ourselves.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+	}
 	if o.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
-	c, err := New(Config{Store: st, Tokens: tokens, Logger: log, Registerer: reg, ServerOptions: sopts, StopTimeout: o.StopTimeout})
+	c, err := New(Config{Store: st, Tokens: tokens, Logger: log, Registerer: reg, ServerOptions: sopts, StopTimeout: o.StopTimeout,
+		SelfAuthenticated: []string{notify.ConnectMethod}})
 	if err != nil {
 		return err
 	}
+	ncfg := o.Notify
+	ncfg.Store, ncfg.Backend, ncfg.Logger, ncfg.Registerer = st, c.NotifyBackend(), log, reg
+	if o.TLS != nil && o.TLS.ClientAuth >= tls.VerifyClientCertIfGiven {
+		ncfg.RequireClientCert = true
+	}
+	ns, err := notify.New(ncfg)
+	if err != nil {
+		return err
+	}
+	ns.Register(c.Server())
+	stopNotify := context.AfterFunc(ctx, ns.Shutdown) // before the graceful stop waits for streams
+	defer stopNotify()
 	if o.Setup != nil {
 		if err := o.Setup(ctx, c); err != nil {
 			return err
@@ -157,7 +183,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("controller: listen: %w", err)
 	}
-	run := &Running{Addr: lis.Addr().String(), EtcdEndpoints: endpoints, AdminTokenFile: adminFile, Controller: c}
+	run := &Running{Addr: lis.Addr().String(), EtcdEndpoints: endpoints, AdminTokenFile: adminFile, Controller: c, Notify: ns}
 	if o.DevTLS {
 		run.CAFile = filepath.Join(o.DataDir, "tls", "ca.crt")
 	}

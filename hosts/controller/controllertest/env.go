@@ -1,9 +1,10 @@
 // Package controllertest starts a real controller for tests: embedded etcd
 // on free loopback ports, the controller's gRPC API on 127.0.0.1:0, tokens
-// for an admin, a CCRM and any organization, and optionally a Host: an
-// engine on the fake platform playing every cloudlet's resource manager
-// through the same ReportService the CCRM uses. Everything is stopped in
-// t.Cleanup.
+// for an admin, a CCRM and any organization, optionally the notify server
+// that CRMs connect to (Options.Notify; see also CreateEdgeCloudlet), and
+// optionally a Host: an engine on the fake platform playing every
+// cloudlet's resource manager through the same ReportService the CCRM
+// uses. Everything is stopped in t.Cleanup.
 package controllertest
 
 import (
@@ -16,6 +17,7 @@ import (
 
 	"github.com/edgekit/edgekit/executor"
 	"github.com/edgekit/edgekit/hosts/controller"
+	"github.com/edgekit/edgekit/hosts/controller/notify"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/internal/testenv/etcdtest"
 	"github.com/edgekit/edgekit/platforms/fake"
@@ -37,6 +39,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Members is the size of the etcd cluster; 0 or 1 starts one member.
 	Members int
+	// Notify serves the CRMs' notify stream (as controller.Run does), with
+	// NotifyConfig (its Store, Backend and Logger are set here).
+	Notify       bool
+	NotifyConfig notify.Config
 }
 
 // Env is a running controller (and host).
@@ -56,6 +62,8 @@ type Env struct {
 	Host *Host
 	// Platform is the host's platform, when it is the fake one.
 	Platform *fake.Platform
+	// Notify is the notify server, when Options.Notify was set.
+	Notify *notify.Server
 
 	tokens *controller.Tokens
 	mu     sync.Mutex
@@ -86,11 +94,22 @@ func Start(t testing.TB, opts Options) *Env {
 	e.Store = st
 	e.admin = e.newToken(controller.Principal{Admin: true})
 	e.ccrm = e.newToken(controller.Principal{CCRM: true})
-	c, err := controller.New(controller.Config{Store: st, Tokens: e.tokens, Logger: opts.Logger, StopTimeout: 5 * time.Second})
+	c, err := controller.New(controller.Config{Store: st, Tokens: e.tokens, Logger: opts.Logger, StopTimeout: 5 * time.Second,
+		SelfAuthenticated: []string{notify.ConnectMethod}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Controller = c
+	if opts.Notify {
+		ncfg := opts.NotifyConfig
+		ncfg.Store, ncfg.Backend, ncfg.Logger = st, c.NotifyBackend(), opts.Logger
+		ns, err := notify.New(ncfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns.Register(c.Server())
+		e.Notify = ns
+	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +137,9 @@ func Start(t testing.TB, opts Options) *Env {
 		wg.Go(func() { _ = h.Start(ctx) })
 	}
 	t.Cleanup(func() {
+		if e.Notify != nil {
+			e.Notify.Shutdown()
+		}
 		cancel()
 		wg.Wait()
 	})

@@ -1,0 +1,45 @@
+// Package notify is the controller's side of the notify stream
+// (proto/edgekit/notify/v1): the server that CRMs, the resource managers
+// running on edge sites, connect to.
+//
+// # Contract
+//
+// A CRM opens NotifyService.Connect and sends a Hello naming its cloudlet
+// and the cloudlet's access key. The server checks the key through the
+// Backend (a wrong key, a cloudlet without one, and with
+// Config.RequireClientCert a connection without a verified client
+// certificate are refused with Unauthenticated and logged), then:
+//
+//  1. reads, in one store transaction (one revision), what the CRM needs:
+//     the settings, every flavor, its cloudlet, the trust policies of the
+//     cloudlet's organization, its cluster and app instances and the Apps
+//     those instances run; and sends it between a SyncStart and a SyncEnd;
+//  2. watches the region from the revision after, and sends every change
+//     of what the CRM needs, in revision order: an object that enters the
+//     CRM's scope is sent whole (an App when the first instance on the
+//     cloudlet runs it), one that leaves it is sent as a delete (an App
+//     when the last such instance goes). Secrets (debug_redact fields of
+//     Apps and of the cloudlet) reach only the CRM whose instances or
+//     cloudlet they belong to;
+//  3. applies every Report through the Backend (as the CRM of its cloudlet:
+//     a report on another cloudlet's object is refused and logged) and
+//     answers each with a ReportAck carrying the verdict. Reports of
+//     different objects are applied in parallel, those of one object in
+//     order.
+//
+// # Flow control
+//
+// Each stream has a Queue (internal/notify) of at most Config.MaxQueue
+// items that keeps only the latest change of each object: a slow CRM
+// costs at most one queued item per object. When the queue is full anyway
+// the stream ends with ResourceExhausted and the CRM resynchronises. The
+// server sends a Keepalive whenever it had nothing to send for
+// Config.KeepaliveInterval, so a CRM detects a dead controller (and the
+// gRPC transport keepalives a dead connection).
+//
+// A newer stream of the same cloudlet ends the older one (Aborted); a
+// change or removal of the cloudlet's access key (rotation, deletion of the
+// cloudlet) ends it with Unauthenticated; a broken watch (the store
+// compacted the revision, lost its leader) ends it with Unavailable. In
+// every case the CRM connects again and resynchronises.
+package notify

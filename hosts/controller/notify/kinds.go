@@ -1,0 +1,117 @@
+package notify
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/internal/store"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// settingsName is the key, under the region's prefix, of the region's
+// single Settings object (the controller keeps it outside any kind).
+const settingsName = "Settings"
+
+// accessKeyKind is the prefix, under the region's, of the hashes of the
+// cloudlets' access keys.
+const accessKeyKind = "CloudletAccessKey"
+
+// kindDef is one kind of object a CRM receives, as the watch of the region
+// sees it.
+type kindDef struct {
+	name string
+	// decode reads a stored value (protojson, unknown fields dropped, as
+	// the store writes them).
+	decode func(data []byte) (proto.Message, error)
+	// stub is the object of a key string carrying only its key: what a
+	// delete sends.
+	stub func(key string) (proto.Message, error)
+}
+
+func defOf[T store.Object[T], K any](k *store.Kind[T], parse func(string) (K, error), withKey func(K) T) *kindDef {
+	return &kindDef{
+		name: k.Name(),
+		decode: func(data []byte) (proto.Message, error) {
+			obj := k.New()
+			if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, obj); err != nil {
+				return nil, fmt.Errorf("%s: %w: %w", k.Name(), store.ErrBadValue, err)
+			}
+			return obj, nil
+		},
+		stub: func(key string) (proto.Message, error) {
+			km, err := parse(key)
+			if err != nil {
+				return nil, err
+			}
+			return withKey(km), nil
+		},
+	}
+}
+
+// kinds are the store kinds the server reads.
+type kinds struct {
+	prefix        string // the region's: "/edgekit/<region>/"
+	settingsPath  string
+	flavors       *store.Kind[*edgeproto.Flavor]
+	cloudlets     *store.Kind[*edgeproto.Cloudlet]
+	trustPolicies *store.Kind[*edgeproto.TrustPolicy]
+	apps          *store.Kind[*edgeproto.App]
+	clusters      *store.Kind[*edgeproto.ClusterInst]
+	appInsts      *store.Kind[*edgeproto.AppInst]
+	byName        map[string]*kindDef
+}
+
+func newKinds(s *store.Store) *kinds {
+	k := &kinds{
+		prefix:        s.Prefix(),
+		settingsPath:  s.Prefix() + settingsName,
+		flavors:       store.NewKind[*edgeproto.Flavor](s),
+		cloudlets:     store.NewKind[*edgeproto.Cloudlet](s),
+		trustPolicies: store.NewKind[*edgeproto.TrustPolicy](s),
+		apps:          store.NewKind[*edgeproto.App](s),
+		clusters:      store.NewKind[*edgeproto.ClusterInst](s),
+		appInsts:      store.NewKind[*edgeproto.AppInst](s),
+	}
+	k.byName = map[string]*kindDef{}
+	for _, d := range []*kindDef{
+		defOf(k.flavors, edgeproto.ParseFlavorKeyString, func(key *edgeproto.FlavorKey) *edgeproto.Flavor { return &edgeproto.Flavor{Key: key} }),
+		defOf(k.cloudlets, edgeproto.ParseCloudletKeyString, func(key *edgeproto.CloudletKey) *edgeproto.Cloudlet { return &edgeproto.Cloudlet{Key: key} }),
+		defOf(k.trustPolicies, edgeproto.ParseTrustPolicyKeyString, func(key *edgeproto.TrustPolicyKey) *edgeproto.TrustPolicy {
+			return &edgeproto.TrustPolicy{Key: key}
+		}),
+		defOf(k.apps, edgeproto.ParseAppKeyString, func(key *edgeproto.AppKey) *edgeproto.App { return &edgeproto.App{Key: key} }),
+		defOf(k.clusters, edgeproto.ParseClusterInstKeyString, func(key *edgeproto.ClusterKey) *edgeproto.ClusterInst {
+			return &edgeproto.ClusterInst{Key: key}
+		}),
+		defOf(k.appInsts, edgeproto.ParseAppInstKeyString, func(key *edgeproto.AppInstKey) *edgeproto.AppInst { return &edgeproto.AppInst{Key: key} }),
+	} {
+		k.byName[d.name] = d
+	}
+	return k
+}
+
+// split parses a key of the region: the kind's name and the object's key
+// string ("" for the settings); false for keys of no kind.
+func (k *kinds) split(path string) (kind, key string, ok bool) {
+	rest, ok := strings.CutPrefix(path, k.prefix)
+	if !ok {
+		return "", "", false
+	}
+	if rest == settingsName {
+		return settingsName, "", true
+	}
+	return strings.Cut(rest, "/")
+}
+
+func decodeSettings(data []byte) (*edgeproto.Settings, error) {
+	s := &edgeproto.Settings{}
+	if len(data) == 0 {
+		return s, nil
+	}
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, s); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", settingsName, store.ErrBadValue, err)
+	}
+	return s, nil
+}

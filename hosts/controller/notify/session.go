@@ -1,0 +1,311 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/internal/notify"
+	"github.com/edgekit/edgekit/internal/store"
+	notifyv1 "github.com/edgekit/edgekit/proto/edgekit/notify/v1"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+type stream = grpc.BidiStreamingServer[notifyv1.ConnectRequest, notifyv1.ConnectResponse]
+
+// session is one CRM's stream.
+type session struct {
+	srv      *Server
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	stream   stream
+	cloudlet *edgeproto.CloudletKey
+	ck       string
+	log      *slog.Logger
+	q        *notify.Queue[*notifyv1.ConnectResponse]
+	scope    *scope
+}
+
+func newSession(srv *Server, ctx context.Context, cancel context.CancelCauseFunc, st stream, cloudlet *edgeproto.CloudletKey, log *slog.Logger) *session {
+	return &session{srv: srv, ctx: ctx, cancel: cancel, stream: st, cloudlet: cloudlet, ck: cloudletKeyString(cloudlet),
+		log: log, q: notify.NewQueue[*notifyv1.ConnectResponse](srv.cfg.MaxQueue), scope: newScope(cloudlet)}
+}
+
+var (
+	errClosed    = status.Error(codes.Canceled, "the CRM closed the stream")
+	errQueueFull = status.Error(codes.ResourceExhausted, "the CRM reads too slowly: its send queue is full; connect again to resynchronise")
+	errKeyGone   = status.Error(codes.Unauthenticated, "the cloudlet's access key changed or was removed")
+)
+
+// run serves the session until it ends and returns why it ended.
+func (s *session) run() error {
+	start := time.Now()
+	rev, n, err := s.sync()
+	if err != nil {
+		return status.Errorf(codes.Unavailable, "initial sync: %v", err)
+	}
+	s.log.LogAttrs(s.ctx, slog.LevelDebug, "initial sync queued", slog.Int64("revision", rev), slog.Int("objects", n))
+	var wg sync.WaitGroup
+	wg.Go(func() { s.watch(rev + 1) })
+	// The receiver and the sender may be blocked in the stream (a CRM that
+	// stopped reading holds a Send until flow control gives way): they end
+	// when the handler returns and the stream with it.
+	go s.receive()
+	go func() { s.cancel(s.send(start)) }()
+	<-s.ctx.Done()
+	wg.Wait()
+	return s.reason()
+}
+
+// reason is the status the stream ends with.
+func (s *session) reason() error {
+	cause := context.Cause(s.ctx)
+	if errors.Is(cause, errClosed) {
+		return nil
+	}
+	if _, ok := status.FromError(cause); ok && cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return status.FromContextError(cause).Err()
+}
+
+// put queues changes; a full queue ends the session.
+func (s *session) put(pinned bool, changes ...change) bool {
+	for _, c := range changes {
+		u, err := notify.UpdateOf(c.action, c.rev, c.obj)
+		if err != nil { // a kind the protocol does not carry: a programming error
+			s.log.LogAttrs(s.ctx, slog.LevelError, "cannot send object", slog.String("key", c.key), slog.Any("error", err))
+			continue
+		}
+		if err := s.q.Put(c.key, &notifyv1.ConnectResponse{Msg: &notifyv1.ConnectResponse_Update{Update: u}}, pinned); err != nil {
+			s.srv.metrics.queueFull.Inc()
+			s.cancel(errQueueFull)
+			return false
+		}
+	}
+	return true
+}
+
+// sync reads what the CRM needs at one revision and queues it between a
+// SyncStart and a SyncEnd; it returns the revision and how many objects it
+// queued.
+func (s *session) sync() (int64, int, error) {
+	k := s.srv.kinds
+	var (
+		settings *edgeproto.Settings
+		flavors  []*edgeproto.Flavor
+		cloudlet *edgeproto.Cloudlet
+		found    bool
+		policies []*edgeproto.TrustPolicy
+		apps     []*edgeproto.App
+		clusters []*edgeproto.ClusterInst
+		insts    []*edgeproto.AppInst
+	)
+	rev, err := s.srv.cfg.Store.Txn(s.ctx, func(tx *store.Tx) (err error) {
+		val, _, err := tx.Get(k.settingsPath)
+		if err != nil {
+			return err
+		}
+		if settings, err = decodeSettings(val); err != nil {
+			return err
+		}
+		if cloudlet, found, err = k.cloudlets.TxGet(tx, s.ck); err != nil {
+			return err
+		}
+		if flavors, err = k.flavors.TxList(tx); err != nil {
+			return err
+		}
+		if policies, err = k.trustPolicies.TxList(tx); err != nil {
+			return err
+		}
+		if apps, err = k.apps.TxList(tx); err != nil {
+			return err
+		}
+		if clusters, err = k.clusters.TxList(tx); err != nil {
+			return err
+		}
+		insts, err = k.appInsts.TxList(tx)
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if !found {
+		return 0, 0, status.Errorf(codes.NotFound, "cloudlet %s does not exist", s.ck)
+	}
+	ka := durationpb.New(s.srv.cfg.KeepaliveInterval)
+	if err := s.q.Put("", &notifyv1.ConnectResponse{Msg: &notifyv1.ConnectResponse_SyncStart{
+		SyncStart: &notifyv1.SyncStart{Revision: rev, KeepaliveInterval: ka}}}, true); err != nil {
+		return 0, 0, errQueueFull
+	}
+	var changes []change
+	add := func(d *kindDef, key string, obj proto.Message, modRev int64) {
+		changes = append(changes, s.scope.put(d, key, obj, modRev)...)
+	}
+	changes = append(changes, s.scope.putChange(settingsName, "", settings, rev))
+	for _, o := range flavors {
+		add(k.byName[k.flavors.Name()], o.GetKeyString(), o, rev)
+	}
+	add(k.byName[k.cloudlets.Name()], s.ck, cloudlet, rev)
+	for _, o := range policies {
+		add(k.byName[k.trustPolicies.Name()], o.GetKeyString(), o, rev)
+	}
+	for _, o := range apps {
+		add(k.byName[k.apps.Name()], o.GetKeyString(), o, rev)
+	}
+	for _, o := range clusters {
+		add(k.byName[k.clusters.Name()], o.GetKeyString(), o, rev)
+	}
+	for _, o := range insts {
+		add(k.byName[k.appInsts.Name()], o.GetKeyString(), o, rev)
+	}
+	if !s.put(true, changes...) {
+		return 0, 0, errQueueFull
+	}
+	if err := s.q.Put("", &notifyv1.ConnectResponse{Msg: &notifyv1.ConnectResponse_SyncEnd{
+		SyncEnd: &notifyv1.SyncEnd{Revision: rev, Objects: uint32(len(changes))}}}, true); err != nil {
+		return 0, 0, errQueueFull
+	}
+	return rev, len(changes), nil
+}
+
+// watch queues the changes of the region from revision from on, until the
+// session ends. A broken watch ends the session: the CRM resynchronises.
+func (s *session) watch(from int64) {
+	k := s.srv.kinds
+	wch := s.srv.cfg.Store.Client().Watch(clientv3.WithRequireLeader(s.ctx), k.prefix, clientv3.WithPrefix(), clientv3.WithRev(from))
+	for resp := range wch {
+		if err := resp.Err(); err != nil {
+			s.cancel(status.Errorf(codes.Unavailable, "watching the store: %v; connect again to resynchronise", err))
+			return
+		}
+		for _, ev := range resp.Events {
+			if err := s.event(ev); err != nil {
+				s.cancel(err)
+				return
+			}
+		}
+	}
+	if s.ctx.Err() == nil {
+		s.cancel(status.Error(codes.Unavailable, "the store's watch ended; connect again to resynchronise"))
+	}
+}
+
+// event queues what one store event means to the CRM.
+func (s *session) event(ev *clientv3.Event) error {
+	k := s.srv.kinds
+	kind, key, ok := k.split(string(ev.Kv.Key))
+	if !ok {
+		return nil
+	}
+	rev := ev.Kv.ModRevision
+	del := ev.Type == clientv3.EventTypeDelete
+	switch kind {
+	case accessKeyKind:
+		if key == s.ck {
+			return errKeyGone
+		}
+		return nil
+	case settingsName:
+		var val []byte
+		if !del {
+			val = ev.Kv.Value
+		}
+		st, err := decodeSettings(val)
+		if err != nil {
+			s.log.LogAttrs(s.ctx, slog.LevelWarn, "undecodable settings skipped", slog.Any("error", err))
+			return nil
+		}
+		s.put(false, s.scope.putChange(settingsName, "", st, rev))
+		return nil
+	}
+	d := k.byName[kind]
+	if d == nil {
+		return nil
+	}
+	if del {
+		s.put(false, s.scope.remove(d, key, rev)...)
+		return nil
+	}
+	obj, err := d.decode(ev.Kv.Value)
+	if err != nil {
+		s.log.LogAttrs(s.ctx, slog.LevelWarn, "undecodable object skipped", slog.String("kind", kind),
+			slog.String("key", key), slog.Any("error", err))
+		return nil
+	}
+	s.put(false, s.scope.put(d, key, obj, rev)...)
+	return nil
+}
+
+// send sends the queue's items, and a Keepalive whenever there was nothing
+// to send for the keepalive interval, until the session ends or a send
+// fails.
+func (s *session) send(start time.Time) error {
+	interval := s.srv.cfg.KeepaliveInterval
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	keepalive := &notifyv1.ConnectResponse{Msg: &notifyv1.ConnectResponse_Keepalive{Keepalive: &notifyv1.Keepalive{}}}
+	for {
+		m, ok := s.q.TryPop()
+		if !ok {
+			select {
+			case <-s.q.Ready():
+				continue
+			case <-t.C:
+				m = keepalive
+			case <-s.ctx.Done():
+				return context.Cause(s.ctx)
+			}
+		}
+		if err := s.stream.Send(m); err != nil {
+			return err
+		}
+		s.srv.metrics.sent(m)
+		if m.GetSyncEnd() != nil {
+			s.srv.metrics.syncSeconds.Observe(time.Since(start).Seconds())
+			s.log.LogAttrs(s.ctx, slog.LevelInfo, "initial sync sent", slog.Int64("revision", m.GetSyncEnd().GetRevision()),
+				slog.Uint64("objects", uint64(m.GetSyncEnd().GetObjects())), slog.Duration("took", time.Since(start)))
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(interval)
+	}
+}
+
+// receive reads the CRM's reports until the stream ends.
+func (s *session) receive() {
+	w := newReportWorkers(s)
+	defer w.close()
+	for {
+		m, err := s.stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				s.cancel(errClosed)
+			} else {
+				s.cancel(err)
+			}
+			return
+		}
+		r := m.GetReport()
+		if r == nil {
+			s.cancel(status.Error(codes.InvalidArgument, "after the Hello a CRM sends only Reports"))
+			return
+		}
+		if !w.dispatch(r) {
+			return
+		}
+	}
+}
