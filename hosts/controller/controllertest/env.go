@@ -1,8 +1,8 @@
 // Package controllertest starts a real controller for tests: embedded etcd
 // on free loopback ports, the controller's gRPC API on 127.0.0.1:0, tokens
-// for an admin, a CCRM and any organization, and optionally a Host: an
-// engine on the fake platform playing every cloudlet's resource manager
-// through the same ReportService the CCRM uses. Everything is stopped in
+// for an admin, a CCRM and any organization, and optionally a Host: a CCRM
+// replica (hosts/ccrm) on the fake platform playing the resource manager
+// of every cloudlet without crm_on_edge. Everything is stopped in
 // t.Cleanup.
 package controllertest
 
