@@ -37,6 +37,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Members is the size of the etcd cluster; 0 or 1 starts one member.
 	Members int
+	// ServerOptions are added to the controller's gRPC server
+	// (interceptors that observe calls, for example).
+	ServerOptions []grpc.ServerOption
 }
 
 // Env is a running controller (and host).
@@ -86,7 +89,8 @@ func Start(t testing.TB, opts Options) *Env {
 	e.Store = st
 	e.admin = e.newToken(controller.Principal{Admin: true})
 	e.ccrm = e.newToken(controller.Principal{CCRM: true})
-	c, err := controller.New(controller.Config{Store: st, Tokens: e.tokens, Logger: opts.Logger, StopTimeout: 5 * time.Second})
+	c, err := controller.New(controller.Config{Store: st, Tokens: e.tokens, Logger: opts.Logger, StopTimeout: 5 * time.Second,
+		ServerOptions: opts.ServerOptions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +135,14 @@ func (e *Env) newToken(p controller.Principal) string {
 	}
 	e.tokens.Add(tok, p)
 	return tok
+}
+
+// EtcdEndpoints are the client URLs of the environment's etcd.
+func (e *Env) EtcdEndpoints() []string {
+	if e.Cluster != nil {
+		return e.Cluster.Endpoints()
+	}
+	return e.Etcd.Endpoints()
 }
 
 // AdminToken is a token of an admin.
