@@ -88,8 +88,7 @@ func NewRegion(t testing.TB, o RegionOptions) *Region {
 	}
 	for i := range o.Cloudlets {
 		k := &edgeproto.CloudletKey{Organization: "op", Name: fmt.Sprintf("site%d", i)}
-		if _, err := Wait(r.Cloudlet.CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{Cloudlet: r.RemoteCloudlet(k),
-		})); err != nil {
+		if _, err := Wait(r.Cloudlet.CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{Cloudlet: r.RemoteCloudlet(k)})); err != nil {
 			t.Fatalf("cloudlet %d: %v", i, err)
 		}
 		r.Cloudlets = append(r.Cloudlets, k)
