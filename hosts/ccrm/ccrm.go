@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -101,6 +102,7 @@ type Replica struct {
 
 	kick   chan struct{}
 	engCtx context.Context
+	taken  atomic.Int64
 	wg     sync.WaitGroup
 
 	mu       sync.Mutex
@@ -216,6 +218,9 @@ func New(cfg Config) (*Replica, error) {
 
 // ID is the replica's ID.
 func (r *Replica) ID() string { return r.cfg.ReplicaID }
+
+// Taken returns how many claims the replica took since it started.
+func (r *Replica) Taken() int64 { return r.taken.Load() }
 
 // Held returns how many claims the replica holds.
 func (r *Replica) Held() int {
@@ -443,6 +448,7 @@ func (r *Replica) claimAndRun(ctx context.Context, s *Session, c candidate) {
 		return
 	}
 	r.metrics.claims.WithLabelValues("taken").Inc()
+	r.taken.Add(1)
 	obj, cl, err := r.read(ctx, c)
 	if err == nil && obj == nil {
 		r.metrics.operations.WithLabelValues(c.kind, "skipped").Inc()
