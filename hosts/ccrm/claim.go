@@ -33,7 +33,9 @@ type Claim struct {
 // nor handed back, and the session's lease certainly alive. A holder
 // checks it before every platform call and report; the controller's check
 // of the fence in the report's transaction is what makes it safe.
-func (c *Claim) Valid() bool { return c != nil && !c.ended.Load() && c.session.Alive() }
+func (c *Claim) Valid() bool {
+	return c != nil && c.session != nil && !c.ended.Load() && c.session.Alive()
+}
 
 // end marks the claim as no longer held by this replica.
 func (c *Claim) end() { c.ended.Store(true) }

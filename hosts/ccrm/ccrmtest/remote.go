@@ -39,8 +39,13 @@ func init() {
 		if u == "" {
 			return nil, fmt.Errorf("%s: the cloudlet's env var %s must name the platform server", RemoteType, PropURL)
 		}
-		return &Remote{url: u, client: &http.Client{Timeout: time.Minute}}, nil
+		return NewRemote(u), nil
 	})
+}
+
+// NewRemote returns a platform that drives the Server at url.
+func NewRemote(url string) *Remote {
+	return &Remote{url: url, client: &http.Client{Timeout: time.Minute}}
 }
 
 // ErrFenced is what the server answers a call made under a claim older
