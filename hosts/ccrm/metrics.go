@@ -39,6 +39,16 @@ func newMetrics(reg prometheus.Registerer, held func() float64) (*metrics, error
 			Name: "edgekit_ccrm_reservations_collected_total", Help: "Reserved values deleted because their owner no longer exists.",
 		}),
 	}
+	// Series that exist from the start, so that rates and alerts see zeros.
+	for _, kind := range []string{"Cloudlet", "ClusterInst", "AppInst"} {
+		m.takeovers.WithLabelValues(kind)
+		for _, res := range []string{"ok", "error"} {
+			m.operations.WithLabelValues(kind, res)
+		}
+	}
+	for _, o := range []string{"taken", "contended"} {
+		m.claims.WithLabelValues(o)
+	}
 	for _, c := range []prometheus.Collector{m.claimsHeld, m.claims, m.takeovers, m.operations, m.reportRejections, m.sessionsLost, m.collected} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
