@@ -108,6 +108,7 @@ type Replica struct {
 	mu       sync.Mutex
 	session  *Session
 	jobs     map[string]*job // by claim key
+	claiming map[string]bool // claim keys being claimed now
 	engines  map[string]*cloudletEngine
 	backoff  map[string]time.Time // claim key -> not before
 	idle     chan struct{}        // closed while no job runs
@@ -159,7 +160,7 @@ func New(cfg Config) (*Replica, error) {
 		cfg: cfg, st: cfg.Store, cli: cfg.Store.Client(), reports: cfg.Reports, log: log,
 		res:  cfg.Reservations,
 		kick: make(chan struct{}, 1),
-		jobs: map[string]*job{}, engines: map[string]*cloudletEngine{}, backoff: map[string]time.Time{},
+		jobs: map[string]*job{}, claiming: map[string]bool{}, engines: map[string]*cloudletEngine{}, backoff: map[string]time.Time{},
 		idle: make(chan struct{}),
 	}
 	close(r.idle)
@@ -418,17 +419,27 @@ func (r *Replica) schedule(ctx context.Context, s *Session) {
 			return
 		}
 		r.mu.Lock()
-		full := len(r.jobs) >= r.cfg.Workers || r.draining
+		full := len(r.jobs)+len(r.claiming) >= r.cfg.Workers || r.draining
 		_, mine := r.jobs[c.path]
+		mine = mine || r.claiming[c.path]
 		notYet := r.backoff[c.path].After(now)
+		take := !full && !mine && !notYet && !r.claims.has(c.path)
+		if take {
+			r.claiming[c.path] = true
+		}
 		r.mu.Unlock()
 		if full {
 			return
 		}
-		if mine || notYet || r.claims.has(c.path) {
-			continue
+		if take {
+			// Claims are taken in parallel, each holding a slot of the pool.
+			r.wg.Go(func() {
+				r.claimAndRun(ctx, s, c)
+				r.mu.Lock()
+				delete(r.claiming, c.path)
+				r.mu.Unlock()
+			})
 		}
-		r.claimAndRun(ctx, s, c)
 	}
 }
 
@@ -473,27 +484,38 @@ func (r *Replica) claimAndRun(ctx context.Context, s *Session, c candidate) {
 		r.log.Info("taking over", slog.String("kind", c.kind), slog.String("key", c.key), slog.Int64("claim", claim.Fence.Revision))
 	}
 	jctx, cancel := context.WithCancel(WithClaim(r.engCtx, claim))
-	h, err := eng.SubmitContext(jctx, obj)
-	if err != nil {
+	// The job is registered, unless the replica is stopping, in the same
+	// critical section that checks it: a stopping replica hands back every
+	// job it has and starts none after.
+	r.mu.Lock()
+	if r.draining {
+		r.mu.Unlock()
 		cancel()
-		r.log.Warn("not submitted", slog.String("kind", c.kind), slog.String("key", c.key), slog.Any("error", err))
-		r.metrics.operations.WithLabelValues(c.kind, "skipped").Inc()
 		r.releaseClaim(claim)
 		return
 	}
-	r.mu.Lock()
 	if len(r.jobs) == 0 {
 		r.idle = make(chan struct{})
 	}
 	r.jobs[c.path] = &job{claim: claim, cancel: cancel}
 	delete(r.backoff, c.path)
 	r.mu.Unlock()
+	h, err := eng.SubmitContext(jctx, obj)
+	if err != nil {
+		r.log.Warn("not submitted", slog.String("kind", c.kind), slog.String("key", c.key), slog.Any("error", err))
+		cancel()
+		r.finish(c, claim, fmt.Errorf("%w: %w", errSkipped, err))
+		return
+	}
 	r.wg.Go(func() {
 		<-h.Done()
 		cancel()
 		r.finish(c, claim, h.Err())
 	})
 }
+
+// errSkipped marks an operation that was claimed and not run.
+var errSkipped = errors.New("not run")
 
 // read reads the object of c and its cloudlet from etcd and returns the
 // object in the state to submit it in; nil when it needs no work (any
@@ -556,6 +578,8 @@ func (r *Replica) finish(c candidate, claim *Claim, err error) {
 	result := "ok"
 	switch {
 	case err == nil:
+	case errors.Is(err, errSkipped):
+		result = "skipped"
 	case errors.Is(err, executor.ErrReportRejected):
 		result = "rejected"
 	case errors.Is(err, executor.ErrReportFailed):
