@@ -139,9 +139,9 @@ func TestChaos(t *testing.T) {
 	total, applied, staleApplied, staleRefused, unfenced := oracle.counts()
 	fencedStale, _ := r.Server.Fenced()
 	t.Logf("chaos: %d replicas, lease %v, platform latency %v, %d at once, %v in all", replicas, ttl, *chaosLatency, *chaosParallel, end.Sub(start).Round(time.Millisecond))
-	t.Logf("| lifecycles | completed | lost | duplicate platform creates | stale reports applied | stale reports refused | platform calls fenced | kills | pauses | reports (applied) | reservations left | converged after last fault |")
-	t.Logf("| %d | %d | %d | %d | %d | %d | %d | %d | %d | %d (%d) | %d | %v |", n, completed.Load(), len(lost), dups,
-		staleApplied, staleRefused, fencedStale, kills.Load(), pauses.Load(), total, applied, leaked, converge.Round(time.Millisecond))
+	t.Logf("| lifecycles | completed | lost | duplicate platform creates | stale reports applied | stale reports refused | platform calls fenced | kills | pauses | reports (applied) | reservations left | converged after last fault | requests retried (controller conflicts) |")
+	t.Logf("| %d | %d | %d | %d | %d | %d | %d | %d | %d | %d (%d) | %d | %v | %d |", n, completed.Load(), len(lost), dups,
+		staleApplied, staleRefused, fencedStale, kills.Load(), pauses.Load(), total, applied, leaked, converge.Round(time.Millisecond), r.Conflicts())
 	for _, err := range lost {
 		t.Errorf("lost: %v", err)
 	}

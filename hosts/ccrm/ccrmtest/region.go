@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"github.com/edgekit/edgekit/platforms/fake"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // RegionOptions shape a Region.
@@ -49,6 +52,31 @@ type Region struct {
 	Cloudlet edgeproto.CloudletServiceClient
 	Cluster  edgeproto.ClusterInstServiceClient
 	AppInst  edgeproto.AppInstServiceClient
+
+	conflicts atomic.Int64
+}
+
+// Conflicts is how many requests of Lifecycle the controller refused
+// because its store transaction kept conflicting with concurrent writes,
+// and that were sent again.
+func (r *Region) Conflicts() int64 { return r.conflicts.Load() }
+
+// retryConflict sends a request again, a bounded number of times, while
+// the controller refuses it because its transaction kept conflicting with
+// concurrent writes: the request was not stored, as a user would retry it.
+func (r *Region) retryConflict(ctx context.Context, call func() (*edgeproto.Progress, error)) (*edgeproto.Progress, error) {
+	for attempt := 1; ; attempt++ {
+		p, err := call()
+		if err == nil || status.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "conflict with concurrent writes") || attempt == 30 {
+			return p, err
+		}
+		r.conflicts.Add(1)
+		select {
+		case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+		case <-ctx.Done():
+			return p, err
+		}
+	}
 }
 
 // NewRegion starts a region for t; everything stops in t.Cleanup.
@@ -147,7 +175,8 @@ func Wait[R any, P interface {
 }
 
 // Lifecycle runs one whole lifecycle through the API, each step waited
-// for: create cluster c<i> on cloudlet i%n, update it, create instance
+// for (a request the controller refused for conflicting writes is sent
+// again, see Conflicts): create cluster c<i> on cloudlet i%n, update it, create instance
 // a<i> of the App on it, update the instance, delete the instance, delete
 // the cluster.
 func (r *Region) Lifecycle(ctx context.Context, i int) error {
@@ -164,31 +193,43 @@ func (r *Region) Lifecycle(ctx context.Context, i int) error {
 		return nil
 	}
 	ready, done := edgeproto.TrackedState_TRACKED_STATE_READY, edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE
-	p, err := Wait(r.Cluster.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
-		Key: ck, CloudletKey: cl, FlavorName: "fake.small", Deployment: "docker"}}))
+	p, err := r.retryConflict(ctx, func() (*edgeproto.Progress, error) {
+		return Wait(r.Cluster.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
+			Key: ck, CloudletKey: cl, FlavorName: "fake.small", Deployment: "docker"}}))
+	})
 	if err := want("create cluster", p, err, ready); err != nil {
 		return err
 	}
-	p, err = Wait(r.Cluster.UpdateClusterInst(ctx, &edgeproto.UpdateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
-		Key: ck, KubernetesVersion: "1.31"}, Fields: []string{edgeproto.ClusterInstFieldKubernetesVersion}}))
+	p, err = r.retryConflict(ctx, func() (*edgeproto.Progress, error) {
+		return Wait(r.Cluster.UpdateClusterInst(ctx, &edgeproto.UpdateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
+			Key: ck, KubernetesVersion: "1.31"}, Fields: []string{edgeproto.ClusterInstFieldKubernetesVersion}}))
+	})
 	if err := want("update cluster", p, err, ready); err != nil {
 		return err
 	}
-	p, err = Wait(r.AppInst.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: &edgeproto.AppInst{
-		Key: ak, AppKey: r.App, ClusterKey: ck}}))
+	p, err = r.retryConflict(ctx, func() (*edgeproto.Progress, error) {
+		return Wait(r.AppInst.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: &edgeproto.AppInst{
+			Key: ak, AppKey: r.App, ClusterKey: ck}}))
+	})
 	if err := want("create instance", p, err, ready); err != nil {
 		return err
 	}
-	p, err = Wait(r.AppInst.UpdateAppInst(ctx, &edgeproto.UpdateAppInstRequest{AppInst: &edgeproto.AppInst{
-		Key: ak, Annotations: map[string]string{"round": "2"}}, Fields: []string{edgeproto.AppInstFieldAnnotations}}))
+	p, err = r.retryConflict(ctx, func() (*edgeproto.Progress, error) {
+		return Wait(r.AppInst.UpdateAppInst(ctx, &edgeproto.UpdateAppInstRequest{AppInst: &edgeproto.AppInst{
+			Key: ak, Annotations: map[string]string{"round": "2"}}, Fields: []string{edgeproto.AppInstFieldAnnotations}}))
+	})
 	if err := want("update instance", p, err, ready); err != nil {
 		return err
 	}
-	p, err = Wait(r.AppInst.DeleteAppInst(ctx, &edgeproto.DeleteAppInstRequest{Key: ak}))
+	p, err = r.retryConflict(ctx, func() (*edgeproto.Progress, error) {
+		return Wait(r.AppInst.DeleteAppInst(ctx, &edgeproto.DeleteAppInstRequest{Key: ak}))
+	})
 	if err := want("delete instance", p, err, done); err != nil {
 		return err
 	}
-	p, err = Wait(r.Cluster.DeleteClusterInst(ctx, &edgeproto.DeleteClusterInstRequest{Key: ck}))
+	p, err = r.retryConflict(ctx, func() (*edgeproto.Progress, error) {
+		return Wait(r.Cluster.DeleteClusterInst(ctx, &edgeproto.DeleteClusterInstRequest{Key: ck}))
+	})
 	return want("delete cluster", p, err, done)
 }
 
