@@ -111,6 +111,7 @@ type Replica struct {
 	claiming map[string]bool // claim keys being claimed now
 	engines  map[string]*cloudletEngine
 	backoff  map[string]time.Time // claim key -> not before
+	settings *edgeproto.Settings  // the region's, nil until read
 	idle     chan struct{}        // closed while no job runs
 	draining bool
 }
@@ -253,6 +254,7 @@ func (r *Replica) Start(ctx context.Context) error {
 	mwg.Go(func() { r.appInsts.start(mctx) })
 	mwg.Go(func() { r.claims.start(mctx) })
 	mwg.Go(func() { r.collectGarbage(mctx, r.cfg.GCInterval) })
+	mwg.Go(func() { r.followSettings(mctx) })
 	defer func() {
 		mcancel()
 		mwg.Wait()

@@ -41,7 +41,8 @@
 // changes (the engine it replaces finishes its work and stops), so one
 // replica serves cloudlets of several platform types, each with its own
 // features. Config.Platforms restricts the types a replica serves.
-// Reservations live in etcd (package reservations), shared by every
+// Operations run under the region's Settings (their timeouts), followed
+// as they change. Reservations live in etcd (package reservations), shared by every
 // replica; values whose owner is gone are collected periodically.
 //
 // # Stopping

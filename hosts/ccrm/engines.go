@@ -82,6 +82,7 @@ func (r *Replica) engineFor(cl *edgeproto.Cloudlet) (*executor.Engine, error) {
 		CloudletInfos:    reportSender(r, cloudletInfoReport),
 		ClusterInstInfos: reportSender(r, clusterInfoReport),
 		AppInstInfos:     reportSender(r, appInstInfoReport),
+		Settings:         r.settings,
 		Workers:          r.cfg.Workers,
 		ReportRetry:      r.cfg.ReportRetry,
 		Logger:           r.log.With(slog.String("cloudlet", key)),

@@ -2,6 +2,8 @@ package ccrm_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"github.com/edgekit/edgekit/platforms/fake"
 	rmv1 "github.com/edgekit/edgekit/proto/edgekit/rm/v1"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // startReplica runs an in-process replica of the region until the test
@@ -119,4 +122,27 @@ func TestReplicaServesOnlyItsPlatforms(t *testing.T) {
 		Platforms: []string{"no-such-platform"}}); err == nil {
 		t.Error("an unknown platform type was accepted")
 	}
+}
+
+// A replica follows the region's Settings: a create timeout shorter than
+// the platform's latency makes the create fail with a timeout.
+func TestReplicaFollowsSettings(t *testing.T) {
+	t.Parallel()
+	r := ccrmtest.NewRegion(t, ccrmtest.RegionOptions{Cloudlets: 1, Latency: 300 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	startReplica(t, r, ccrm.Config{ReplicaID: "s"})
+	settings := edgeproto.NewSettingsServiceClient(r.Env.Conn(r.Env.AdminToken()))
+	if _, err := settings.UpdateSettings(ctx, &edgeproto.UpdateSettingsRequest{Settings: &edgeproto.Settings{
+		CreateClusterInstTimeout: durationpb.New(50 * time.Millisecond)}, Fields: []string{edgeproto.SettingsFieldCreateClusterInstTimeout}}); err != nil {
+		t.Fatal(err)
+	}
+	// The replica sees the change through its watch: retry until a create
+	// runs under it (the first may start before the watch delivered it).
+	controllertest.WaitFor(t, 30*time.Second, "a create to time out", func() bool {
+		ck := &edgeproto.ClusterKey{Organization: "dev", Name: fmt.Sprintf("t%d", time.Now().UnixNano())}
+		p, _ := ccrmtest.Wait(r.Cluster.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
+			Key: ck, CloudletKey: r.Cloudlets[0], FlavorName: "fake.small", Deployment: "docker"}}))
+		return p.GetState() == edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR && strings.Contains(strings.Join(p.GetErrors(), " "), "timed out")
+	})
 }
