@@ -95,9 +95,10 @@ type Replica struct {
 	cloudletKind *store.Kind[*edgeproto.Cloudlet]
 	clusterKind  *store.Kind[*edgeproto.ClusterInst]
 	appInstKind  *store.Kind[*edgeproto.AppInst]
-	cloudlets    *mirror[*edgeproto.Cloudlet]
-	clusters     *mirror[*edgeproto.ClusterInst]
-	appInsts     *mirror[*edgeproto.AppInst]
+	cloudlets    *store.Cache[*edgeproto.Cloudlet]
+	clusters     *store.Cache[*edgeproto.ClusterInst]
+	appInsts     *store.Cache[*edgeproto.AppInst]
+	index        *workIndex
 	claims       *keySet
 
 	kick   chan struct{}
@@ -211,9 +212,10 @@ func New(cfg Config) (*Replica, error) {
 		ClusterInstsOn: storeLister(r.clusterKind),
 		AppInstsOn:     storeLister(r.appInstKind),
 	}
-	r.cloudlets = newMirror(r.cloudletKind, log, r.wake)
-	r.clusters = newMirror(r.clusterKind, log, r.wake)
-	r.appInsts = newMirror(r.appInstKind, log, r.wake)
+	r.index = newWorkIndex()
+	r.cloudlets = store.NewCache(r.cloudletKind, store.OnEvent(cloudletIndexer(r, r.cloudletKind.Name())))
+	r.clusters = store.NewCache(r.clusterKind, store.OnEvent(indexer(r, r.clusterKind.Name(), (*edgeproto.ClusterInst).GetCloudletKey)))
+	r.appInsts = store.NewCache(r.appInstKind, store.OnEvent(indexer(r, r.appInstKind.Name(), (*edgeproto.AppInst).GetCloudletKey)))
 	r.claims = newKeySet(r.cli, r.st.Prefix()+controller.ClaimPrefix, log, r.wake)
 	return r, nil
 }
@@ -249,9 +251,9 @@ func (r *Replica) Start(ctx context.Context) error {
 	r.engCtx = engCtx
 	mctx, mcancel := context.WithCancel(ctx)
 	var mwg sync.WaitGroup
-	mwg.Go(func() { r.cloudlets.start(mctx) })
-	mwg.Go(func() { r.clusters.start(mctx) })
-	mwg.Go(func() { r.appInsts.start(mctx) })
+	mwg.Go(func() { _ = r.cloudlets.Start(mctx) })
+	mwg.Go(func() { _ = r.clusters.Start(mctx) })
+	mwg.Go(func() { _ = r.appInsts.Start(mctx) })
 	mwg.Go(func() { r.claims.start(mctx) })
 	mwg.Go(func() { r.collectGarbage(mctx, r.cfg.GCInterval) })
 	mwg.Go(func() { r.followSettings(mctx) })
@@ -369,30 +371,17 @@ func (r *Replica) serves(cl *edgeproto.Cloudlet) bool {
 func (r *Replica) candidates() []candidate {
 	var out []candidate
 	prefix := r.st.Prefix()
-	add := func(kind, key string, s edgeproto.TrackedState, cl *edgeproto.CloudletKey) {
-		req, ok := needsWork(s)
+	r.index.each(func(it workItem) {
+		req, ok := needsWork(it.state)
 		if !ok {
 			return
 		}
-		c, ok := r.cloudlets.get(cloudletKeyString(cl))
-		if !ok || !r.serves(c) {
-			return
-		}
-		path := controller.ClaimKey(prefix, kind, key)
+		path := controller.ClaimKey(prefix, it.kind, it.key)
 		if r.claims.has(path) {
 			return
 		}
-		out = append(out, candidate{kind: kind, key: key, path: path, takeover: req != s})
-	}
-	for _, o := range r.cloudlets.list() {
-		add(r.cloudletKind.Name(), o.GetKeyString(), o.GetState(), o.GetKey())
-	}
-	for _, o := range r.clusters.list() {
-		add(r.clusterKind.Name(), o.GetKeyString(), o.GetState(), o.GetCloudletKey())
-	}
-	for _, o := range r.appInsts.list() {
-		add(r.appInstKind.Name(), o.GetKeyString(), o.GetState(), o.GetCloudletKey())
-	}
+		out = append(out, candidate{kind: it.kind, key: it.key, path: path, takeover: req != it.state})
+	})
 	rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out
 }

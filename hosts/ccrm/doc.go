@@ -6,7 +6,7 @@
 // # Work and claims
 //
 // A Replica follows the region's cloudlets, clusters and application
-// instances through etcd watches. An object needs work when it is in a
+// instances through watch-fed store caches (store.Cache). An object needs work when it is in a
 // *_REQUESTED state, or in an *ING state with no claim (its holder is
 // gone: the operation is run again, and platforms adopt what exists and
 // succeed when deleting what is absent). A replica claims an operation by

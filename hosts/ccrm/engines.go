@@ -118,7 +118,7 @@ func (r *Replica) retireGone() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for key, ce := range r.engines {
-		if _, ok := r.cloudlets.get(key); !ok {
+		if _, ok := r.cloudlets.Get(key); !ok {
 			delete(r.engines, key)
 			r.retire(ce)
 		}
