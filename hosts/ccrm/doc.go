@@ -6,20 +6,21 @@
 // # Work and claims
 //
 // A Replica follows the region's cloudlets, clusters and application
-// instances through watch-fed store caches (store.Cache). An object needs work when it is in a
-// *_REQUESTED state, or in an *ING state with no claim (its holder is
-// gone: the operation is run again, and platforms adopt what exists and
-// succeed when deleting what is absent). A replica claims an operation by
-// creating the object's claim key (controller.ClaimKey) bound to the
-// lease of its Session, reads the object again from etcd, and submits it
-// to the engine of its cloudlet under the claim (executor SubmitContext);
-// the claim key is deleted when the operation ends. One claim per object
-// at a time; a replica holds at most Config.Workers claims, and a busier
-// replica waits a little longer before claiming, so idle replicas take new
-// work first. When a replica's lease is lost (a crash, a pause, a
-// partition) etcd deletes its claims and the others take their operations
-// over; the replica itself notices as soon as its lease's deadline passes
-// (Session.Alive), ends its claims, and goes on under a new lease.
+// instances through watch-fed store caches (store.Cache). An object needs
+// work when it is in a *_REQUESTED state, or in an *ING state with no
+// claim (its holder is gone: the operation is run again, and platforms
+// adopt what exists and succeed when deleting what is absent). A replica
+// claims an operation by creating the object's claim key
+// (controller.ClaimKey) bound to the lease of its Session, reads the
+// object again from etcd, and submits it to the engine of its cloudlet
+// under the claim (executor SubmitContext); the claim key is deleted when
+// the operation ends. One claim per object at a time; a replica holds at
+// most Config.Workers claims, and a busier replica waits a little longer
+// before claiming, so idle replicas take new work first. When a replica's
+// lease is lost (a crash, a pause, a partition) etcd deletes its claims
+// and the others take their operations over; the replica itself notices
+// as soon as its lease's deadline passes (Session.Alive), ends its claims,
+// and goes on under a new lease.
 //
 // # Fencing
 //
