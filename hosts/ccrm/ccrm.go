@@ -111,9 +111,10 @@ type Replica struct {
 	jobs     map[string]*job // by claim key
 	claiming map[string]bool // claim keys being claimed now
 	engines  map[string]*cloudletEngine
-	backoff  map[string]time.Time // claim key -> not before
-	settings *edgeproto.Settings  // the region's, nil until read
-	idle     chan struct{}        // closed while no job runs
+	builds   map[string]*sync.Mutex // per cloudlet
+	backoff  map[string]time.Time   // claim key -> not before
+	settings *edgeproto.Settings    // the region's, nil until read
+	idle     chan struct{}          // closed while no job runs
 	draining bool
 }
 
@@ -162,7 +163,7 @@ func New(cfg Config) (*Replica, error) {
 		cfg: cfg, st: cfg.Store, cli: cfg.Store.Client(), reports: cfg.Reports, log: log,
 		res:  cfg.Reservations,
 		kick: make(chan struct{}, 1),
-		jobs: map[string]*job{}, claiming: map[string]bool{}, engines: map[string]*cloudletEngine{}, backoff: map[string]time.Time{},
+		jobs: map[string]*job{}, claiming: map[string]bool{}, engines: map[string]*cloudletEngine{}, builds: map[string]*sync.Mutex{}, backoff: map[string]time.Time{},
 		idle: make(chan struct{}),
 	}
 	close(r.idle)
@@ -636,16 +637,17 @@ func (r *Replica) shutdown(engCancel context.CancelFunc) {
 		log.Info("handing claims back", slog.Int("claims", handed))
 	}
 	engCancel()
+	r.wg.Wait()
 	r.mu.Lock()
 	engines := make([]*cloudletEngine, 0, len(r.engines))
 	for _, ce := range r.engines {
 		engines = append(engines, ce)
 	}
+	r.engines = map[string]*cloudletEngine{}
 	r.mu.Unlock()
 	for _, ce := range engines {
-		<-ce.done
+		r.stopEngine(ce, false)
 	}
-	r.wg.Wait()
 	if s != nil {
 		if err := s.Close(); err != nil {
 			log.Warn("revoke lease", slog.Any("error", err))

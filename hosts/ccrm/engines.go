@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/executor"
@@ -41,10 +43,11 @@ func dirName(key string) string {
 // cloudletEngine is the engine of one cloudlet, on the platform built from
 // the cloudlet as it was when fp was computed.
 type cloudletEngine struct {
-	fp     string
-	eng    *executor.Engine
-	cancel context.CancelFunc
-	done   chan struct{}
+	fp       string
+	eng      *executor.Engine
+	platform executor.Platform
+	cancel   context.CancelFunc
+	done     chan struct{}
 }
 
 // fingerprint hashes what of a cloudlet its platform is built from:
@@ -59,17 +62,40 @@ func fingerprint(cl *edgeproto.Cloudlet) string {
 	return string(sum[:])
 }
 
+// buildLock serialises the building of one cloudlet's engine.
+func (r *Replica) buildLock(key string) *sync.Mutex {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.builds[key]
+	if l == nil {
+		l = &sync.Mutex{}
+		r.builds[key] = l
+	}
+	return l
+}
+
 // engineFor returns the running engine of cl's platform, building the
 // platform and starting an engine when there is none yet or when the
-// cloudlet changed since; the engine it replaces finishes what it runs
-// and stops.
+// cloudlet changed since. The engine it replaces finishes what it runs and
+// stops, and its platform is closed (when it is an io.Closer: a platform
+// may hold its state directory), before the new platform is built.
 func (r *Replica) engineFor(cl *edgeproto.Cloudlet) (*executor.Engine, error) {
 	key := cl.GetKeyString()
 	fp := fingerprint(cl)
+	l := r.buildLock(key)
+	l.Lock()
+	defer l.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ce := r.engines[key]; ce != nil && ce.fp == fp {
-		return ce.eng, nil
+	old := r.engines[key]
+	if old != nil && old.fp == fp {
+		r.mu.Unlock()
+		return old.eng, nil
+	}
+	delete(r.engines, key)
+	r.mu.Unlock()
+	if old != nil {
+		r.log.Info("cloudlet changed: new platform", slog.String("cloudlet", key), slog.String("platform", cl.GetPlatformType()))
+		r.stopEngine(old, true)
 	}
 	p, err := r.cfg.NewPlatform(cl)
 	if err != nil {
@@ -82,45 +108,53 @@ func (r *Replica) engineFor(cl *edgeproto.Cloudlet) (*executor.Engine, error) {
 		CloudletInfos:    reportSender(r, cloudletInfoReport),
 		ClusterInstInfos: reportSender(r, clusterInfoReport),
 		AppInstInfos:     reportSender(r, appInstInfoReport),
-		Settings:         r.settings,
+		Settings:         r.currentSettings(),
 		Workers:          r.cfg.Workers,
 		ReportRetry:      r.cfg.ReportRetry,
 		Logger:           r.log.With(slog.String("cloudlet", key)),
 	})
 	if err != nil {
+		closePlatform(p)
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(r.engCtx)
-	ce := &cloudletEngine{fp: fp, eng: eng, cancel: cancel, done: make(chan struct{})}
+	ce := &cloudletEngine{fp: fp, eng: eng, platform: p, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(ce.done)
 		_ = eng.Start(ctx)
 	}()
-	if old := r.engines[key]; old != nil {
-		r.log.Info("cloudlet changed: new platform", slog.String("cloudlet", key), slog.String("platform", cl.GetPlatformType()))
-		r.retire(old)
-	}
+	r.mu.Lock()
 	r.engines[key] = ce
+	r.mu.Unlock()
 	return eng, nil
 }
 
-// retire stops ce once what it runs is done.
-func (r *Replica) retire(ce *cloudletEngine) {
-	r.wg.Go(func() {
+// stopEngine stops ce, after what it runs is done when drain is set, and
+// closes its platform.
+func (r *Replica) stopEngine(ce *cloudletEngine, drain bool) {
+	if drain {
 		_ = ce.eng.Wait(r.engCtx)
-		ce.cancel()
-		<-ce.done
-	})
+	}
+	ce.cancel()
+	<-ce.done
+	closePlatform(ce.platform)
 }
 
-// retireGone retires the engines of cloudlets that no longer exist.
+func closePlatform(p executor.Platform) {
+	if c, ok := p.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+// retireGone stops the engines of cloudlets that no longer exist, once
+// their work is done.
 func (r *Replica) retireGone() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for key, ce := range r.engines {
 		if _, ok := r.cloudlets.Get(key); !ok {
 			delete(r.engines, key)
-			r.retire(ce)
+			r.wg.Go(func() { r.stopEngine(ce, true) })
 		}
 	}
 }

@@ -54,3 +54,10 @@ func (r *Replica) applySettings(val []byte) {
 		ce.eng.SetSettings(s)
 	}
 }
+
+// currentSettings returns the region's settings as last read (nil before).
+func (r *Replica) currentSettings() *edgeproto.Settings {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.settings
+}
