@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/edgekit/edgekit/executor"
+	"github.com/edgekit/edgekit/executor/reservationstest"
 )
 
 func TestMemReservationsOwners(t *testing.T) {
@@ -244,4 +245,8 @@ func TestMemReservationsMatchesModel(t *testing.T) {
 			t.Fatalf("round %d: stored %v, want %v", round, got, model)
 		}
 	}
+}
+
+func TestMemReservationsConformance(t *testing.T) {
+	reservationstest.Run(t, func(*testing.T) executor.Reservations { return executor.NewMemReservations() })
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/edgekit/edgekit/internal/devtls"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -186,7 +187,13 @@ func EnsureAdminToken(path string) (string, error) {
 // says nothing about which part was wrong.
 var errUnauthenticated = status.Error(codes.Unauthenticated, "missing or unknown bearer token")
 
-// authenticate finds the principal of the call's bearer token.
+// CCRMCertName is the certificate name (Common Name) a CCRM presents: a
+// call on a TLS connection whose client certificate the controller
+// verified and which is issued to this name is a CCRM's, without a token.
+const CCRMCertName = "ccrm"
+
+// authenticate finds the principal of the call's bearer token, or of its
+// verified client certificate (see CCRMCertName).
 func authenticate(ctx context.Context, tokens *Tokens) (Principal, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	for _, v := range md.Get("authorization") {
@@ -197,6 +204,9 @@ func authenticate(ctx context.Context, tokens *Tokens) (Principal, error) {
 		if p, ok := tokens.Lookup(strings.TrimSpace(tok)); ok {
 			return p, nil
 		}
+	}
+	if id, err := devtls.PeerFromContext(ctx); err == nil && id.Name == CCRMCertName {
+		return Principal{CCRM: true}, nil
 	}
 	return Principal{}, errUnauthenticated
 }

@@ -20,7 +20,9 @@ type Reporter struct {
 	// sends the report: it may report only on that cloudlet's objects.
 	Cloudlet *edgeproto.CloudletKey
 	// CCRM is set when the report comes from an off-site resource manager:
-	// it may report only on cloudlets without crm_on_edge.
+	// it may report only on cloudlets without crm_on_edge, and only under
+	// the claim of the object it reports on (Fence, whose key must be the
+	// object's ClaimKey).
 	CCRM bool
 	// Fence, when set, makes the report apply only while the claim it was
 	// made under is current.
@@ -35,6 +37,18 @@ type Fence struct {
 	Key string
 	// Revision is the create revision of the claim key: the fencing token.
 	Revision int64
+}
+
+// ClaimPrefix is where the CCRM replicas keep their claims, under the
+// region's store prefix: the claim of the object of kind Kind and key
+// string key is ClaimKey(prefix, Kind, key).
+const ClaimPrefix = "ccrm/claims/"
+
+// ClaimKey is the etcd key of the claim of an object, given the store's
+// prefix ("/edgekit/<region>/"), the object's kind ("ClusterInst") and its
+// key string.
+func ClaimKey(storePrefix, kind, key string) string {
+	return storePrefix + ClaimPrefix + kind + "/" + key
 }
 
 // Sentinel errors of Info ingestion; the transition error of a stale report
@@ -107,6 +121,15 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 	key := info.GetKeyString()
 	if key == "" {
 		return fmt.Errorf("%w: %s report without a key", ErrReportRefused, tk.info.Name())
+	}
+	if rep.CCRM {
+		want := ClaimKey(c.store.Prefix(), tk.name, key)
+		switch {
+		case rep.Fence == nil:
+			return fmt.Errorf("%w: a CCRM reports on %s %s only under its claim (no fence)", ErrReportRefused, tk.name, key)
+		case rep.Fence.Key != want:
+			return fmt.Errorf("%w: fence key %q is not the claim key %q of %s %s", ErrReportRefused, rep.Fence.Key, want, tk.name, key)
+		}
 	}
 	_, err := c.store.Txn(ctx, func(tx *store.Tx) error {
 		obj, found, err := tk.store.TxGet(tx, key)

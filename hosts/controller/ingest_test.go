@@ -158,3 +158,38 @@ func TestFencedReportsNeedTheCurrentClaim(t *testing.T) {
 		t.Fatalf("a stale holder's report was applied: %v", got)
 	}
 }
+
+// A CCRM reports only under the claim of the object it reports on: a
+// report without a fence, or fenced by another key, is refused.
+func TestCCRMReportsNeedTheObjectsClaim(t *testing.T) {
+	t.Parallel()
+	env, ck, _ := noHost(t, false)
+	ctx := testCtx(t)
+	cli := env.Store.Client()
+	key := (&edgeproto.ClusterInst{Key: ck}).GetKeyString()
+	other := controller.ClaimKey(env.Store.Prefix(), "ClusterInst", "name=other,organization=dev")
+	own := controller.ClaimKey(env.Store.Prefix(), "ClusterInst", key)
+	var revs []int64
+	for _, k := range []string{other, own} {
+		put, err := cli.Put(ctx, k, "replica-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs = append(revs, put.Header.Revision)
+	}
+	info, fm := stateReport(ck, edgeproto.TrackedState_TRACKED_STATE_CREATING)
+	for _, rep := range []controller.Reporter{
+		{CCRM: true},
+		{CCRM: true, Fence: &controller.Fence{Key: other, Revision: revs[0]}},
+	} {
+		if err := env.Controller.ApplyInfo(ctx, rep, info, fm); !errors.Is(err, controller.ErrReportRefused) {
+			t.Errorf("fence %v: got %v, want ErrReportRefused", rep.Fence, err)
+		}
+	}
+	if got := clusterState(t, env, ck); got != edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED {
+		t.Fatalf("a refused report changed the object to %v", got)
+	}
+	if err := env.Controller.ApplyInfo(ctx, controller.Reporter{CCRM: true, Fence: &controller.Fence{Key: own, Revision: revs[1]}}, info, fm); err != nil {
+		t.Fatalf("report under the object's claim: %v", err)
+	}
+}

@@ -2,9 +2,9 @@
 // on free loopback ports, the controller's gRPC API on 127.0.0.1:0, tokens
 // for an admin, a CCRM and any organization, optionally the notify server
 // that CRMs connect to (Options.Notify; see also CreateEdgeCloudlet), and
-// optionally a Host: an engine on the fake platform playing every
-// cloudlet's resource manager through the same ReportService the CCRM
-// uses. Everything is stopped in t.Cleanup.
+// optionally a Host: a CCRM replica (hosts/ccrm) on the fake platform
+// playing the resource manager of every cloudlet without crm_on_edge.
+// Everything is stopped in t.Cleanup.
 package controllertest
 
 import (
@@ -43,6 +43,9 @@ type Options struct {
 	// NotifyConfig (its Store, Backend and Logger are set here).
 	Notify       bool
 	NotifyConfig notify.Config
+	// ServerOptions are added to the controller's gRPC server
+	// (interceptors that observe calls, for example).
+	ServerOptions []grpc.ServerOption
 }
 
 // Env is a running controller (and host).
@@ -95,7 +98,7 @@ func Start(t testing.TB, opts Options) *Env {
 	e.admin = e.newToken(controller.Principal{Admin: true})
 	e.ccrm = e.newToken(controller.Principal{CCRM: true})
 	c, err := controller.New(controller.Config{Store: st, Tokens: e.tokens, Logger: opts.Logger, StopTimeout: 5 * time.Second,
-		SelfAuthenticated: []string{notify.ConnectMethod}})
+		SelfAuthenticated: []string{notify.ConnectMethod}, ServerOptions: opts.ServerOptions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +156,14 @@ func (e *Env) newToken(p controller.Principal) string {
 	}
 	e.tokens.Add(tok, p)
 	return tok
+}
+
+// EtcdEndpoints are the client URLs of the environment's etcd.
+func (e *Env) EtcdEndpoints() []string {
+	if e.Cluster != nil {
+		return e.Cluster.Endpoints()
+	}
+	return e.Etcd.Endpoints()
 }
 
 // AdminToken is a token of an admin.

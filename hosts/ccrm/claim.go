@@ -1,0 +1,100 @@
+package ccrm
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Fence is what a claim's holder proves its claim with: the claim key and
+// its create revision, the fencing token. Revisions only grow, so a newer
+// claim of the same object always has a greater token.
+type Fence struct {
+	Key      string
+	Revision int64
+}
+
+// Claim is one replica's exclusive right to work on one object: an etcd
+// key bound to the replica's session lease. It ends when the replica
+// releases it, hands it back, or loses its lease.
+type Claim struct {
+	// Kind and Key name the object.
+	Kind, Key string
+	// Fence is the claim's key and token.
+	Fence Fence
+
+	session *Session
+	ended   atomic.Bool
+}
+
+// Valid reports whether the claim is certainly still held: not released
+// nor handed back, and the session's lease certainly alive. A holder
+// checks it before every platform call and report; the controller's check
+// of the fence in the report's transaction is what makes it safe.
+func (c *Claim) Valid() bool {
+	return c != nil && c.session != nil && !c.ended.Load() && c.session.Alive()
+}
+
+// end marks the claim as no longer held by this replica.
+func (c *Claim) end() { c.ended.Store(true) }
+
+type claimKey struct{}
+
+// WithClaim returns ctx carrying c: the context of the operation done
+// under c, which the CCRM's senders and platform wrapper read.
+func WithClaim(ctx context.Context, c *Claim) context.Context {
+	return context.WithValue(ctx, claimKey{}, c)
+}
+
+// ClaimFrom returns the claim an operation's context carries.
+func ClaimFrom(ctx context.Context) (*Claim, bool) {
+	c, ok := ctx.Value(claimKey{}).(*Claim)
+	return c, ok && c != nil
+}
+
+// FenceFrom returns the fence of the claim an operation's context carries:
+// a platform that can fence at its own back end passes it along and
+// refuses work under a token older than the newest it has seen for the
+// object.
+func FenceFrom(ctx context.Context) (Fence, bool) {
+	c, ok := ClaimFrom(ctx)
+	if !ok {
+		return Fence{}, false
+	}
+	return c.Fence, true
+}
+
+// tryClaim creates the claim key of an object bound to the session's
+// lease, if no claim of the object exists. It returns nil (and no error)
+// when another claim holds the object.
+func tryClaim(ctx context.Context, cli *clientv3.Client, s *Session, path, kind, key, holder string) (*Claim, error) {
+	resp, err := cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(path), "=", 0)).
+		Then(clientv3.OpPut(path, holder, clientv3.WithLease(s.Lease()))).
+		Commit()
+	if err != nil {
+		return nil, fmt.Errorf("ccrm: claim %s %s: %w", kind, key, err)
+	}
+	if !resp.Succeeded {
+		return nil, nil
+	}
+	// The put is the transaction's only write: the key's create revision
+	// is the transaction's revision.
+	return &Claim{Kind: kind, Key: key, Fence: Fence{Key: path, Revision: resp.Header.Revision}, session: s}, nil
+}
+
+// release deletes the claim key if it is still this claim's (same create
+// revision), and marks the claim ended.
+func release(ctx context.Context, cli *clientv3.Client, c *Claim) error {
+	c.end()
+	_, err := cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(c.Fence.Key), "=", c.Fence.Revision)).
+		Then(clientv3.OpDelete(c.Fence.Key)).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("ccrm: release claim %s %s: %w", c.Kind, c.Key, err)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package ccrm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/executor"
+	"github.com/edgekit/edgekit/fieldmap"
+	rmv1 "github.com/edgekit/edgekit/proto/edgekit/rm/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// ErrNoClaim says that a report or a platform call was attempted outside a
+// valid claim: the claim it was made under was released, handed back or
+// lost with the replica's lease. Such a report is not sent and such a call
+// is not made; it wraps executor.ErrReportRejected, so the engine drops
+// the report for good.
+var ErrNoClaim = errors.New("ccrm: no valid claim")
+
+// reportSender sends one kind of Info report to the controller, fenced by
+// the claim of the report's context. A report without a valid claim is
+// not sent; a report the controller judged and refused (a stale claim, an
+// out-of-order state) is executor.ErrReportRejected: retrying it would not
+// change the verdict.
+func reportSender[T proto.Message](r *Replica, wrap func(T) *rmv1.ReportInfoRequest) executor.Sender[T] {
+	return executor.SenderFunc[T](func(ctx context.Context, info T, fm *fieldmap.FieldMap) error {
+		kind := string(info.ProtoReflect().Descriptor().Name())
+		c, ok := ClaimFrom(ctx)
+		if !ok || !c.Valid() {
+			r.metrics.reportRejections.WithLabelValues(kind, "no_claim").Inc()
+			return fmt.Errorf("%w: %w: report on %s not sent", executor.ErrReportRejected, ErrNoClaim, executor.KeyString(info))
+		}
+		req := wrap(info)
+		req.Fields = encodeFields(fm)
+		req.Fence = &rmv1.Fence{Key: c.Fence.Key, Revision: c.Fence.Revision}
+		resp, err := r.reports.ReportInfo(ctx, req)
+		if err != nil {
+			return fmt.Errorf("ccrm: report %s: %w", kind, err)
+		}
+		if !resp.GetApplied() {
+			r.metrics.reportRejections.WithLabelValues(kind, "controller").Inc()
+			r.log.Info("report rejected by the controller", "kind", kind, "key", executor.KeyString(info),
+				"claim", c.Fence.Revision, "reason", resp.GetReason())
+			if r.cfg.OnReportRejected != nil {
+				r.cfg.OnReportRejected(kind, executor.KeyString(info), resp.GetReason())
+			}
+			return fmt.Errorf("%w: %s", executor.ErrReportRejected, resp.GetReason())
+		}
+		return nil
+	})
+}
+
+func cloudletInfoReport(i *edgeproto.CloudletInfo) *rmv1.ReportInfoRequest {
+	return &rmv1.ReportInfoRequest{Info: &rmv1.ReportInfoRequest_CloudletInfo{CloudletInfo: i}}
+}
+
+func clusterInfoReport(i *edgeproto.ClusterInstInfo) *rmv1.ReportInfoRequest {
+	return &rmv1.ReportInfoRequest{Info: &rmv1.ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: i}}
+}
+
+func appInstInfoReport(i *edgeproto.AppInstInfo) *rmv1.ReportInfoRequest {
+	return &rmv1.ReportInfoRequest{Info: &rmv1.ReportInfoRequest_AppInstInfo{AppInstInfo: i}}
+}
+
+// encodeFields renders a FieldMap as the flags of a report, with their
+// list actions ("9:add").
+func encodeFields(fm *fieldmap.FieldMap) []string {
+	flags := fm.Fields()
+	for i, f := range flags {
+		if a := fm.ListAction(f); a != fieldmap.Replace {
+			flags[i] = f + ":" + a.String()
+		}
+	}
+	return flags
+}
