@@ -127,6 +127,7 @@ func New(cfg Config) (*Controller, error) {
 	c.settings = newSettingsStore(s)
 	c.accessKeys = newAccessKeys(s)
 	c.cloudlets.deleted = func(tx *store.Tx, cl *edgeproto.Cloudlet) { c.accessKeys.remove(tx, cl.Key) }
+	c.setParents()
 
 	reg := cfg.Registerer
 	if reg == nil {

@@ -69,6 +69,7 @@ func createObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 				return err
 			}
 		}
+		k.linkRefs(c, tx, obj)
 		return k.store.TxPut(tx, obj)
 	})
 	if err != nil {
@@ -122,6 +123,8 @@ func updateObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 		}
 		stamp(next, "updated_at")
 		out = next
+		k.unlinkRefs(c, tx, cur)
+		k.linkRefs(c, tx, next)
 		return k.store.TxPut(tx, next)
 	})
 	if err != nil {
@@ -165,6 +168,7 @@ func deleteObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 		if remove != nil {
 			return remove(tx, cur)
 		}
+		k.unlinkRefs(c, tx, cur)
 		k.store.TxDelete(tx, key)
 		return nil
 	})

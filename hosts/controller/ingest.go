@@ -166,7 +166,7 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 		stamp(cur, "updated_at")
 		if newState == edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE ||
 			(newState == edgeproto.TrackedState_TRACKED_STATE_NOT_PRESENT && edgeproto.IsDeleteState(objState)) {
-			tk.removeAll(tx, obj)
+			tk.removeAll(c, tx, obj)
 			return nil
 		}
 		next := obj.Clone()

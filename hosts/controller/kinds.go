@@ -28,6 +28,25 @@ type kind[T store.Object[T]] struct {
 	// check validates an object about to be created (required fields,
 	// values), beyond its key and enums.
 	check func(T) error
+	// parents are the objects obj depends on (see refs.go); nil for none.
+	parents func(obj T) []ref
+}
+
+// refOf is the ref of obj as a child.
+func (k *kind[T]) refOf(obj T) ref { return ref{kind: k.name, key: obj.GetKeyString()} }
+
+// linkRefs records in tx what obj depends on.
+func (k *kind[T]) linkRefs(c *Controller, tx *store.Tx, obj T) {
+	if k.parents != nil {
+		c.putRefs(tx, k.refOf(obj), k.parents(obj)...)
+	}
+}
+
+// unlinkRefs removes in tx the records of what obj depends on.
+func (k *kind[T]) unlinkRefs(c *Controller, tx *store.Tx, obj T) {
+	if k.parents != nil {
+		c.dropRefs(tx, k.refOf(obj), k.parents(obj)...)
+	}
 }
 
 func newKind[T store.Object[T]](s *store.Store, owner func(T) string, check func(T) error) *kind[T] {

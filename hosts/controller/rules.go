@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/fieldmap"
@@ -75,17 +76,7 @@ func (c *Controller) cloudletRules() rules[*edgeproto.Cloudlet] {
 			return nil
 		},
 		delete: func(tx *store.Tx, cl *edgeproto.Cloudlet) error {
-			clusters, err := c.clusters.store.TxList(tx)
-			if err != nil {
-				return err
-			}
-			for _, ci := range clusters {
-				if proto.Equal(ci.CloudletKey, cl.Key) {
-					return preconditionf("Cloudlet %s still has ClusterInst %s: delete its clusters first",
-						cl.GetKeyString(), ci.GetKeyString())
-				}
-			}
-			return nil
+			return c.noDependents(tx, c.cloudlets.refOf(cl), "delete its clusters first")
 		},
 	}
 }
@@ -165,17 +156,7 @@ func (c *Controller) clusterRules() rules[*edgeproto.ClusterInst] {
 			return nil
 		},
 		delete: func(tx *store.Tx, ci *edgeproto.ClusterInst) error {
-			insts, err := c.appInsts.store.TxList(tx)
-			if err != nil {
-				return err
-			}
-			for _, ai := range insts {
-				if proto.Equal(ai.ClusterKey, ci.Key) {
-					return preconditionf("ClusterInst %s still has AppInst %s: delete its instances first",
-						ci.GetKeyString(), ai.GetKeyString())
-				}
-			}
-			return nil
+			return c.noDependents(tx, c.clusters.refOf(ci), "delete its instances first")
 		},
 	}
 }
@@ -252,16 +233,7 @@ func (c *Controller) appRules() rules[*edgeproto.App] {
 			return nil
 		},
 		delete: func(tx *store.Tx, a *edgeproto.App) error {
-			insts, err := c.appInsts.store.TxList(tx)
-			if err != nil {
-				return err
-			}
-			for _, ai := range insts {
-				if proto.Equal(ai.AppKey, a.Key) {
-					return preconditionf("App %s still has AppInst %s: delete its instances first", a.GetKeyString(), ai.GetKeyString())
-				}
-			}
-			return nil
+			return c.noDependents(tx, c.apps.refOf(a), "delete its instances first")
 		},
 	}
 }
@@ -269,29 +241,25 @@ func (c *Controller) appRules() rules[*edgeproto.App] {
 func (c *Controller) flavorRules() rules[*edgeproto.Flavor] {
 	return rules[*edgeproto.Flavor]{
 		delete: func(tx *store.Tx, f *edgeproto.Flavor) error {
-			clusters, err := c.clusters.store.TxList(tx)
-			if err != nil {
-				return err
-			}
-			for _, ci := range clusters {
-				if ci.FlavorName == f.Key.Name {
-					return preconditionf("Flavor %s is used by ClusterInst %s", f.Key.Name, ci.GetKeyString())
-				}
-			}
-			return nil
+			return c.noDependents(tx, c.flavors.refOf(f), "change or delete what uses it first")
 		},
 	}
 }
 
 func (c *Controller) trustPolicyRules() rules[*edgeproto.TrustPolicy] {
 	using := func(tx *store.Tx, p *edgeproto.TrustPolicy) ([]*edgeproto.Cloudlet, error) {
-		cls, err := c.cloudlets.store.TxList(tx)
+		kvs, err := tx.List(c.refPrefix(c.trustPolicies.refOf(p)))
 		if err != nil {
 			return nil, err
 		}
 		var out []*edgeproto.Cloudlet
-		for _, cl := range cls {
-			if cl.Key.GetOrganization() == p.Key.GetOrganization() && cl.TrustPolicy == p.Key.GetName() {
+		for _, kv := range kvs {
+			key := strings.TrimPrefix(string(kv.Value), c.cloudlets.name+" ")
+			cl, found, err := c.cloudlets.store.TxGet(tx, key)
+			if err != nil {
+				return nil, err
+			}
+			if found {
 				out = append(out, cl)
 			}
 		}
@@ -346,5 +314,44 @@ func (c *Controller) tpeRules() rules[*edgeproto.TrustPolicyException] {
 			}
 			return nil
 		},
+	}
+}
+
+// noDependents refuses, naming one, when anything depends on parent.
+func (c *Controller) noDependents(tx *store.Tx, parent ref, advice string) error {
+	dep, err := c.dependent(tx, parent)
+	if err != nil {
+		return err
+	}
+	if dep != "" {
+		return preconditionf("%s %s is used by %s: %s", parent.kind, parent.key, dep, advice)
+	}
+	return nil
+}
+
+// setParents declares what each kind depends on (see refs.go).
+func (c *Controller) setParents() {
+	flavor := func(name string) ref {
+		if name == "" {
+			return ref{}
+		}
+		return c.flavors.refOf(&edgeproto.Flavor{Key: &edgeproto.FlavorKey{Name: name}})
+	}
+	c.cloudlets.parents = func(cl *edgeproto.Cloudlet) []ref {
+		if cl.GetTrustPolicy() == "" {
+			return nil
+		}
+		return []ref{c.trustPolicies.refOf(&edgeproto.TrustPolicy{Key: &edgeproto.TrustPolicyKey{
+			Organization: cl.GetKey().GetOrganization(), Name: cl.GetTrustPolicy()}})}
+	}
+	c.clusters.parents = func(ci *edgeproto.ClusterInst) []ref {
+		return []ref{c.cloudlets.refOf(&edgeproto.Cloudlet{Key: ci.GetCloudletKey()}), flavor(ci.GetFlavorName())}
+	}
+	c.appInsts.parents = func(ai *edgeproto.AppInst) []ref {
+		return []ref{
+			c.clusters.refOf(&edgeproto.ClusterInst{Key: ai.GetClusterKey()}),
+			c.apps.refOf(&edgeproto.App{Key: ai.GetAppKey()}),
+			flavor(ai.GetFlavor()),
+		}
 	}
 }

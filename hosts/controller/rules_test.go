@@ -62,7 +62,7 @@ func TestIntegrityRules(t *testing.T) {
 		{"delete a cloudlet with clusters", func() error {
 			_, err := drain(w.op.cloudlets.DeleteCloudlet(ctx, &edgeproto.DeleteCloudletRequest{Key: w.cloudlet}))
 			return err
-		}, codes.FailedPrecondition, "still has ClusterInst"},
+		}, codes.FailedPrecondition, "is used by ClusterInst"},
 		{"delete a missing cluster", func() error {
 			_, err := drain(w.dev.clusters.DeleteClusterInst(ctx, &edgeproto.DeleteClusterInstRequest{
 				Key: &edgeproto.ClusterKey{Organization: "developer", Name: "nope"}}))

@@ -51,9 +51,10 @@ type tracked[T store.Object[T], I store.Object[I]] struct {
 	deleted func(tx *store.Tx, obj T)
 }
 
-// removeAll deletes obj, its Info and what belongs to it in tx.
-func (tk *tracked[T, I]) removeAll(tx *store.Tx, obj T) {
+// removeAll deletes obj, its Info, its refs and what belongs to it in tx.
+func (tk *tracked[T, I]) removeAll(c *Controller, tx *store.Tx, obj T) {
 	key := obj.GetKeyString()
+	tk.unlinkRefs(c, tx, obj)
 	tk.store.TxDelete(tx, key)
 	tk.info.TxDelete(tx, key)
 	if tk.deleted != nil {
@@ -189,7 +190,7 @@ func (tk *tracked[T, I]) remove(ctx context.Context, c *Controller, keyMsg proto
 				tk.name, key, stateName(st))
 		}
 		if ignore {
-			tk.removeAll(tx, cur)
+			tk.removeAll(c, tx, cur)
 			return nil
 		}
 		next := cur.Clone()

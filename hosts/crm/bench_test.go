@@ -13,8 +13,8 @@ import (
 	"github.com/edgekit/edgekit/executor"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"github.com/edgekit/edgekit/hosts/controller/notify"
-	"github.com/edgekit/edgekit/internal/store"
 	inotify "github.com/edgekit/edgekit/internal/notify"
+	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/platforms/fake"
 	notifyv1 "github.com/edgekit/edgekit/proto/edgekit/notify/v1"
 )
