@@ -106,7 +106,8 @@ func closingNoise(fields []zapcore.Field) bool {
 			continue
 		}
 		switch msg := err.Error(); {
-		case strings.HasSuffix(msg, "use of closed network connection"), msg == "mux: server closed", msg == "http: Server closed":
+		case strings.HasSuffix(msg, "use of closed network connection"), msg == "mux: server closed", msg == "http: Server closed",
+			msg == "grpc: the server has been stopped", msg == "mux: listener closed":
 			return true
 		}
 	}
