@@ -319,7 +319,11 @@ type ServiceBlueprint struct {
 	// Node that owns the blueprint.
 	Owner *NodeIdentity `protobuf:"bytes,9,opt,name=owner,proto3" json:"owner,omitempty"`
 	// When the blueprint was created.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// Instances the provider sells at once; 0 for no limit.
+	MaxInstances uint32 `protobuf:"varint,11,opt,name=max_instances,json=maxInstances,proto3" json:"max_instances,omitempty"`
+	// What an instance costs.
+	Price         *Price `protobuf:"bytes,12,opt,name=price,proto3" json:"price,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -424,6 +428,20 @@ func (x *ServiceBlueprint) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ServiceBlueprint) GetMaxInstances() uint32 {
+	if x != nil {
+		return x.MaxInstances
+	}
+	return 0
+}
+
+func (x *ServiceBlueprint) GetPrice() *Price {
+	if x != nil {
+		return x.Price
+	}
+	return nil
+}
+
 var File_fluidos_v1_blueprint_proto protoreflect.FileDescriptor
 
 const file_fluidos_v1_blueprint_proto_rawDesc = "" +
@@ -449,7 +467,7 @@ const file_fluidos_v1_blueprint_proto_rawDesc = "" +
 	"parameters\"9\n" +
 	"\x0fServiceTemplate\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04body\x18\x02 \x01(\tR\x04body\"\xd0\x03\n" +
+	"\x04body\x18\x02 \x01(\tR\x04body\"\x9e\x04\n" +
 	"\x10ServiceBlueprint\x12\x16\n" +
 	"\x02id\x18\x01 \x01(\tB\x06\x92\xcf\x1c\x02\b\x01R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -462,7 +480,9 @@ const file_fluidos_v1_blueprint_proto_rawDesc = "" +
 	"\x05owner\x18\t \x01(\v2\x18.fluidos.v1.NodeIdentityR\x05owner\x129\n" +
 	"\n" +
 	"created_at\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt*\x95\x01\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12#\n" +
+	"\rmax_instances\x18\v \x01(\rR\fmaxInstances\x12'\n" +
+	"\x05price\x18\f \x01(\v2\x11.fluidos.v1.PriceR\x05price*\x95\x01\n" +
 	"\rParameterType\x12\x1e\n" +
 	"\x1aPARAMETER_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15PARAMETER_TYPE_STRING\x10\x01\x12\x16\n" +
@@ -493,6 +513,7 @@ var file_fluidos_v1_blueprint_proto_goTypes = []any{
 	(HostingPolicy)(0),            // 5: fluidos.v1.HostingPolicy
 	(*NodeIdentity)(nil),          // 6: fluidos.v1.NodeIdentity
 	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*Price)(nil),                 // 8: fluidos.v1.Price
 }
 var file_fluidos_v1_blueprint_proto_depIdxs = []int32{
 	0, // 0: fluidos.v1.ConfigParameter.type:type_name -> fluidos.v1.ParameterType
@@ -502,11 +523,12 @@ var file_fluidos_v1_blueprint_proto_depIdxs = []int32{
 	2, // 4: fluidos.v1.ServiceBlueprint.configuration_schema:type_name -> fluidos.v1.ConfigurationSchema
 	6, // 5: fluidos.v1.ServiceBlueprint.owner:type_name -> fluidos.v1.NodeIdentity
 	7, // 6: fluidos.v1.ServiceBlueprint.created_at:type_name -> google.protobuf.Timestamp
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	8, // 7: fluidos.v1.ServiceBlueprint.price:type_name -> fluidos.v1.Price
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_fluidos_v1_blueprint_proto_init() }

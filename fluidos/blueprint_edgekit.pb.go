@@ -137,14 +137,34 @@ const (
 	ServiceBlueprintFieldOwnerNodeId                               = "9.2"   // owner.node_id
 	ServiceBlueprintFieldOwnerIp                                   = "9.3"   // owner.ip
 	ServiceBlueprintFieldOwnerLocalNamespace                       = "9.4"   // owner.local_namespace
+	ServiceBlueprintFieldOwnerAdditionalInformation                = "9.5"   // owner.additional_information
+	ServiceBlueprintFieldOwnerAdditionalInformationLiqoId          = "9.5.1" // owner.additional_information.liqo_id
+	ServiceBlueprintFieldOwnerAdditionalInformationKubeconfig      = "9.5.2" // owner.additional_information.kubeconfig
 	ServiceBlueprintFieldCreatedAt                                 = "10"    // created_at
+	ServiceBlueprintFieldMaxInstances                              = "11"    // max_instances
+	ServiceBlueprintFieldPrice                                     = "12"    // price
+	ServiceBlueprintFieldPriceAmount                               = "12.1"  // price.amount
+	ServiceBlueprintFieldPriceCurrency                             = "12.2"  // price.currency
+	ServiceBlueprintFieldPricePeriod                               = "12.3"  // price.period
 )
+
+var _File_fluidos_v1_blueprint_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id"},
+	{Number: 2, Name: "kubeconfig"},
+}}
 
 var _File_fluidos_v1_blueprint_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "domain"},
 	{Number: 2, Name: "node_id"},
 	{Number: 3, Name: "ip"},
 	{Number: 4, Name: "local_namespace"},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_NodeAdditionalInformation1g0hp4b_shape},
+}}
+
+var _File_fluidos_v1_blueprint_proto_Price1ihwkrr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "amount"},
+	{Number: 2, Name: "currency"},
+	{Number: 3, Name: "period"},
 }}
 
 var _ServiceBlueprint_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -158,6 +178,8 @@ var _ServiceBlueprint_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 8, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _ConfigurationSchema_shape},
 	{Number: 9, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_NodeIdentity1rjjozc_shape},
 	{Number: 10, Name: "created_at"},
+	{Number: 11, Name: "max_instances"},
+	{Number: 12, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_Price1ihwkrr_shape},
 }}
 
 var _ServiceBlueprint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceBlueprint", _ServiceBlueprint_shape, false)
@@ -295,6 +317,8 @@ func (m *ServiceBlueprint) cloneTo(c *ServiceBlueprint) {
 	c.ConfigurationSchema = m.ConfigurationSchema.Clone()
 	c.Owner = m.Owner.Clone()
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
+	c.MaxInstances = m.MaxInstances
+	c.Price = m.Price.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -420,6 +444,12 @@ func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 		return false
 	}
 	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if m.MaxInstances != o.MaxInstances {
+		return false
+	}
+	if !m.Price.Equal(o.Price) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -709,9 +739,27 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 			n += m.Owner.copyInAt(src.Owner, fm, at+20)
 		}
 	}
-	if cw&(1<<24) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if cw&(1<<27) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
+	}
+	if cw&(1<<28) != 0 && m.MaxInstances != src.MaxInstances {
+		m.MaxInstances = src.MaxInstances
+		n++
+	}
+	if cw&(1<<29) != 0 {
+		if !m.Price.Equal(src.Price) {
+			m.Price = src.Price.Clone()
+			n++
+		}
+	} else if bw&(1<<29) != 0 {
+		if m.Price != nil || src.Price != nil {
+			if m.Price == nil {
+				m.Price = new(Price)
+				n++
+			}
+			n += m.Price.copyInAt(src.Price, fm, at+30)
+		}
 	}
 	return n
 }
@@ -894,7 +942,15 @@ func (m *ServiceBlueprint) diffAt(o *ServiceBlueprint, fm *fieldmap.FieldMap, at
 		c = true
 	}
 	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 24)
+		fm.SetAt(at + 27)
+		c = true
+	}
+	if m.MaxInstances != o.MaxInstances {
+		fm.SetAt(at + 28)
+		c = true
+	}
+	if (m.Price == nil) != (o.Price == nil) || m.Price != nil && m.Price.diffAt(o.Price, fm, at+30) {
+		fm.SetAt(at + 29)
 		c = true
 	}
 	return c
@@ -1062,6 +1118,7 @@ func (m *ServiceBlueprint) Redact() {
 	if m == nil {
 		return
 	}
+	m.Owner.Redact()
 }
 
 // Redacted returns a deep copy of m with every field marked debug_redact

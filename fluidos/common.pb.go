@@ -205,8 +205,10 @@ type NodeIdentity struct {
 	Ip string `protobuf:"bytes,3,opt,name=ip,proto3" json:"ip,omitempty"`
 	// Namespace the node keeps its objects in.
 	LocalNamespace string `protobuf:"bytes,4,opt,name=local_namespace,json=localNamespace,proto3" json:"local_namespace,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// What the node adds about itself for peering; absent for nothing.
+	AdditionalInformation *NodeAdditionalInformation `protobuf:"bytes,5,opt,name=additional_information,json=additionalInformation,proto3" json:"additional_information,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *NodeIdentity) Reset() {
@@ -267,6 +269,124 @@ func (x *NodeIdentity) GetLocalNamespace() string {
 	return ""
 }
 
+func (x *NodeIdentity) GetAdditionalInformation() *NodeAdditionalInformation {
+	if x != nil {
+		return x.AdditionalInformation
+	}
+	return nil
+}
+
+// NodeAdditionalInformation is what a node adds about itself for peering
+// (REAR additionalInformation).
+type NodeAdditionalInformation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifier of the node's cluster for peering (REAR liqoID).
+	LiqoId string `protobuf:"bytes,1,opt,name=liqo_id,json=liqoId,proto3" json:"liqo_id,omitempty"`
+	// Kubeconfig giving access to the node's cluster.
+	Kubeconfig    string `protobuf:"bytes,2,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeAdditionalInformation) Reset() {
+	*x = NodeAdditionalInformation{}
+	mi := &file_fluidos_v1_common_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeAdditionalInformation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeAdditionalInformation) ProtoMessage() {}
+
+func (x *NodeAdditionalInformation) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_common_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeAdditionalInformation.ProtoReflect.Descriptor instead.
+func (*NodeAdditionalInformation) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_common_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *NodeAdditionalInformation) GetLiqoId() string {
+	if x != nil {
+		return x.LiqoId
+	}
+	return ""
+}
+
+func (x *NodeAdditionalInformation) GetKubeconfig() string {
+	if x != nil {
+		return x.Kubeconfig
+	}
+	return ""
+}
+
+// TelemetryEndpoint is where a buyer wants telemetry sent.
+type TelemetryEndpoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Address of the telemetry server.
+	Endpoint string `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	// Intents the telemetry is for.
+	Intents       []string `protobuf:"bytes,2,rep,name=intents,proto3" json:"intents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TelemetryEndpoint) Reset() {
+	*x = TelemetryEndpoint{}
+	mi := &file_fluidos_v1_common_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TelemetryEndpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TelemetryEndpoint) ProtoMessage() {}
+
+func (x *TelemetryEndpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_common_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TelemetryEndpoint.ProtoReflect.Descriptor instead.
+func (*TelemetryEndpoint) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_common_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *TelemetryEndpoint) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
+	}
+	return ""
+}
+
+func (x *TelemetryEndpoint) GetIntents() []string {
+	if x != nil {
+		return x.Intents
+	}
+	return nil
+}
+
 // Price is what a flavor costs.
 type Price struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -282,7 +402,7 @@ type Price struct {
 
 func (x *Price) Reset() {
 	*x = Price{}
-	mi := &file_fluidos_v1_common_proto_msgTypes[1]
+	mi := &file_fluidos_v1_common_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -294,7 +414,7 @@ func (x *Price) String() string {
 func (*Price) ProtoMessage() {}
 
 func (x *Price) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_common_proto_msgTypes[1]
+	mi := &file_fluidos_v1_common_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -307,7 +427,7 @@ func (x *Price) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Price.ProtoReflect.Descriptor instead.
 func (*Price) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_common_proto_rawDescGZIP(), []int{1}
+	return file_fluidos_v1_common_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Price) GetAmount() string {
@@ -341,14 +461,16 @@ type Location struct {
 	// ISO 3166 country code.
 	Country string `protobuf:"bytes,3,opt,name=country,proto3" json:"country,omitempty"`
 	// City name.
-	City          string `protobuf:"bytes,4,opt,name=city,proto3" json:"city,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	City string `protobuf:"bytes,4,opt,name=city,proto3" json:"city,omitempty"`
+	// Free-form notes on the location.
+	AdditionalNotes string `protobuf:"bytes,5,opt,name=additional_notes,json=additionalNotes,proto3" json:"additional_notes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Location) Reset() {
 	*x = Location{}
-	mi := &file_fluidos_v1_common_proto_msgTypes[2]
+	mi := &file_fluidos_v1_common_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -360,7 +482,7 @@ func (x *Location) String() string {
 func (*Location) ProtoMessage() {}
 
 func (x *Location) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_common_proto_msgTypes[2]
+	mi := &file_fluidos_v1_common_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -373,7 +495,7 @@ func (x *Location) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Location.ProtoReflect.Descriptor instead.
 func (*Location) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_common_proto_rawDescGZIP(), []int{2}
+	return file_fluidos_v1_common_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Location) GetLatitude() float64 {
@@ -404,6 +526,13 @@ func (x *Location) GetCity() string {
 	return ""
 }
 
+func (x *Location) GetAdditionalNotes() string {
+	if x != nil {
+		return x.AdditionalNotes
+	}
+	return ""
+}
+
 // GPU describes graphics processors.
 type GPU struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -419,7 +548,7 @@ type GPU struct {
 
 func (x *GPU) Reset() {
 	*x = GPU{}
-	mi := &file_fluidos_v1_common_proto_msgTypes[3]
+	mi := &file_fluidos_v1_common_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -431,7 +560,7 @@ func (x *GPU) String() string {
 func (*GPU) ProtoMessage() {}
 
 func (x *GPU) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_common_proto_msgTypes[3]
+	mi := &file_fluidos_v1_common_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -444,7 +573,7 @@ func (x *GPU) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GPU.ProtoReflect.Descriptor instead.
 func (*GPU) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_common_proto_rawDescGZIP(), []int{3}
+	return file_fluidos_v1_common_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GPU) GetModel() string {
@@ -483,7 +612,7 @@ type PortRange struct {
 
 func (x *PortRange) Reset() {
 	*x = PortRange{}
-	mi := &file_fluidos_v1_common_proto_msgTypes[4]
+	mi := &file_fluidos_v1_common_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +624,7 @@ func (x *PortRange) String() string {
 func (*PortRange) ProtoMessage() {}
 
 func (x *PortRange) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_common_proto_msgTypes[4]
+	mi := &file_fluidos_v1_common_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +637,7 @@ func (x *PortRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortRange.ProtoReflect.Descriptor instead.
 func (*PortRange) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_common_proto_rawDescGZIP(), []int{4}
+	return file_fluidos_v1_common_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PortRange) GetProtocol() string {
@@ -547,7 +676,7 @@ type NetworkAuthorization struct {
 
 func (x *NetworkAuthorization) Reset() {
 	*x = NetworkAuthorization{}
-	mi := &file_fluidos_v1_common_proto_msgTypes[5]
+	mi := &file_fluidos_v1_common_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +688,7 @@ func (x *NetworkAuthorization) String() string {
 func (*NetworkAuthorization) ProtoMessage() {}
 
 func (x *NetworkAuthorization) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_common_proto_msgTypes[5]
+	mi := &file_fluidos_v1_common_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +701,7 @@ func (x *NetworkAuthorization) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NetworkAuthorization.ProtoReflect.Descriptor instead.
 func (*NetworkAuthorization) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_common_proto_rawDescGZIP(), []int{5}
+	return file_fluidos_v1_common_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *NetworkAuthorization) GetAction() NetworkAction {
@@ -601,21 +730,31 @@ var File_fluidos_v1_common_proto protoreflect.FileDescriptor
 const file_fluidos_v1_common_proto_rawDesc = "" +
 	"\n" +
 	"\x17fluidos/v1/common.proto\x12\n" +
-	"fluidos.v1\"x\n" +
+	"fluidos.v1\"\xd6\x01\n" +
 	"\fNodeIdentity\x12\x16\n" +
 	"\x06domain\x18\x01 \x01(\tR\x06domain\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12\x0e\n" +
 	"\x02ip\x18\x03 \x01(\tR\x02ip\x12'\n" +
-	"\x0flocal_namespace\x18\x04 \x01(\tR\x0elocalNamespace\"S\n" +
+	"\x0flocal_namespace\x18\x04 \x01(\tR\x0elocalNamespace\x12\\\n" +
+	"\x16additional_information\x18\x05 \x01(\v2%.fluidos.v1.NodeAdditionalInformationR\x15additionalInformation\"Y\n" +
+	"\x19NodeAdditionalInformation\x12\x17\n" +
+	"\aliqo_id\x18\x01 \x01(\tR\x06liqoId\x12#\n" +
+	"\n" +
+	"kubeconfig\x18\x02 \x01(\tB\x03\x80\x01\x01R\n" +
+	"kubeconfig\"I\n" +
+	"\x11TelemetryEndpoint\x12\x1a\n" +
+	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x18\n" +
+	"\aintents\x18\x02 \x03(\tR\aintents\"S\n" +
 	"\x05Price\x12\x16\n" +
 	"\x06amount\x18\x01 \x01(\tR\x06amount\x12\x1a\n" +
 	"\bcurrency\x18\x02 \x01(\tR\bcurrency\x12\x16\n" +
-	"\x06period\x18\x03 \x01(\tR\x06period\"r\n" +
+	"\x06period\x18\x03 \x01(\tR\x06period\"\x9d\x01\n" +
 	"\bLocation\x12\x1a\n" +
 	"\blatitude\x18\x01 \x01(\x01R\blatitude\x12\x1c\n" +
 	"\tlongitude\x18\x02 \x01(\x01R\tlongitude\x12\x18\n" +
 	"\acountry\x18\x03 \x01(\tR\acountry\x12\x12\n" +
-	"\x04city\x18\x04 \x01(\tR\x04city\"I\n" +
+	"\x04city\x18\x04 \x01(\tR\x04city\x12)\n" +
+	"\x10additional_notes\x18\x05 \x01(\tR\x0fadditionalNotes\"I\n" +
 	"\x03GPU\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x14\n" +
 	"\x05cores\x18\x02 \x01(\x03R\x05cores\x12\x16\n" +
@@ -658,26 +797,29 @@ func file_fluidos_v1_common_proto_rawDescGZIP() []byte {
 }
 
 var file_fluidos_v1_common_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_fluidos_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_fluidos_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_fluidos_v1_common_proto_goTypes = []any{
-	(NetworkAction)(0),           // 0: fluidos.v1.NetworkAction
-	(HostingPolicy)(0),           // 1: fluidos.v1.HostingPolicy
-	(FlavorType)(0),              // 2: fluidos.v1.FlavorType
-	(*NodeIdentity)(nil),         // 3: fluidos.v1.NodeIdentity
-	(*Price)(nil),                // 4: fluidos.v1.Price
-	(*Location)(nil),             // 5: fluidos.v1.Location
-	(*GPU)(nil),                  // 6: fluidos.v1.GPU
-	(*PortRange)(nil),            // 7: fluidos.v1.PortRange
-	(*NetworkAuthorization)(nil), // 8: fluidos.v1.NetworkAuthorization
+	(NetworkAction)(0),                // 0: fluidos.v1.NetworkAction
+	(HostingPolicy)(0),                // 1: fluidos.v1.HostingPolicy
+	(FlavorType)(0),                   // 2: fluidos.v1.FlavorType
+	(*NodeIdentity)(nil),              // 3: fluidos.v1.NodeIdentity
+	(*NodeAdditionalInformation)(nil), // 4: fluidos.v1.NodeAdditionalInformation
+	(*TelemetryEndpoint)(nil),         // 5: fluidos.v1.TelemetryEndpoint
+	(*Price)(nil),                     // 6: fluidos.v1.Price
+	(*Location)(nil),                  // 7: fluidos.v1.Location
+	(*GPU)(nil),                       // 8: fluidos.v1.GPU
+	(*PortRange)(nil),                 // 9: fluidos.v1.PortRange
+	(*NetworkAuthorization)(nil),      // 10: fluidos.v1.NetworkAuthorization
 }
 var file_fluidos_v1_common_proto_depIdxs = []int32{
-	0, // 0: fluidos.v1.NetworkAuthorization.action:type_name -> fluidos.v1.NetworkAction
-	7, // 1: fluidos.v1.NetworkAuthorization.ports:type_name -> fluidos.v1.PortRange
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	4, // 0: fluidos.v1.NodeIdentity.additional_information:type_name -> fluidos.v1.NodeAdditionalInformation
+	0, // 1: fluidos.v1.NetworkAuthorization.action:type_name -> fluidos.v1.NetworkAction
+	9, // 2: fluidos.v1.NetworkAuthorization.ports:type_name -> fluidos.v1.PortRange
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_fluidos_v1_common_proto_init() }
@@ -691,7 +833,7 @@ func file_fluidos_v1_common_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluidos_v1_common_proto_rawDesc), len(file_fluidos_v1_common_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -17,17 +17,26 @@ const _ = fieldmap.SupportPackageIsVersion1
 
 // Field flags of NodeIdentity: dot-joined field numbers from NodeIdentity.
 const (
-	NodeIdentityFieldDomain         = "1" // domain
-	NodeIdentityFieldNodeId         = "2" // node_id
-	NodeIdentityFieldIp             = "3" // ip
-	NodeIdentityFieldLocalNamespace = "4" // local_namespace
+	NodeIdentityFieldDomain                          = "1"   // domain
+	NodeIdentityFieldNodeId                          = "2"   // node_id
+	NodeIdentityFieldIp                              = "3"   // ip
+	NodeIdentityFieldLocalNamespace                  = "4"   // local_namespace
+	NodeIdentityFieldAdditionalInformation           = "5"   // additional_information
+	NodeIdentityFieldAdditionalInformationLiqoId     = "5.1" // additional_information.liqo_id
+	NodeIdentityFieldAdditionalInformationKubeconfig = "5.2" // additional_information.kubeconfig
 )
+
+var _NodeAdditionalInformation_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id"},
+	{Number: 2, Name: "kubeconfig"},
+}}
 
 var _NodeIdentity_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "domain"},
 	{Number: 2, Name: "node_id"},
 	{Number: 3, Name: "ip"},
 	{Number: 4, Name: "local_namespace"},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _NodeAdditionalInformation_shape},
 }}
 
 var _NodeIdentity_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NodeIdentity", _NodeIdentity_shape, false)
@@ -43,6 +52,55 @@ func (*NodeIdentity) FieldSchema() *fieldmap.Schema { return _NodeIdentity_field
 // error names the first flag NodeIdentity does not have.
 func NewNodeIdentityFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NodeIdentity_fieldSchema.New(flags...)
+}
+
+// Field flags of NodeAdditionalInformation: dot-joined field numbers from NodeAdditionalInformation.
+const (
+	NodeAdditionalInformationFieldLiqoId     = "1" // liqo_id
+	NodeAdditionalInformationFieldKubeconfig = "2" // kubeconfig
+)
+
+var _NodeAdditionalInformation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NodeAdditionalInformation", _NodeAdditionalInformation_shape, false)
+
+// NodeAdditionalInformationAllFields lists the leaf flags of NodeAdditionalInformation: together they
+// select every field.
+var NodeAdditionalInformationAllFields = slices.Clone(_NodeAdditionalInformation_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of NodeAdditionalInformation.
+func (*NodeAdditionalInformation) FieldSchema() *fieldmap.Schema {
+	return _NodeAdditionalInformation_fieldSchema
+}
+
+// NewNodeAdditionalInformationFieldMap returns a FieldMap of NodeAdditionalInformation holding flags; the
+// error names the first flag NodeAdditionalInformation does not have.
+func NewNodeAdditionalInformationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _NodeAdditionalInformation_fieldSchema.New(flags...)
+}
+
+// Field flags of TelemetryEndpoint: dot-joined field numbers from TelemetryEndpoint.
+const (
+	TelemetryEndpointFieldEndpoint = "1" // endpoint
+	TelemetryEndpointFieldIntents  = "2" // intents
+)
+
+var _TelemetryEndpoint_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "endpoint"},
+	{Number: 2, Name: "intents", Kind: fieldmap.KindList},
+}}
+
+var _TelemetryEndpoint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.TelemetryEndpoint", _TelemetryEndpoint_shape, false)
+
+// TelemetryEndpointAllFields lists the leaf flags of TelemetryEndpoint: together they
+// select every field.
+var TelemetryEndpointAllFields = slices.Clone(_TelemetryEndpoint_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of TelemetryEndpoint.
+func (*TelemetryEndpoint) FieldSchema() *fieldmap.Schema { return _TelemetryEndpoint_fieldSchema }
+
+// NewTelemetryEndpointFieldMap returns a FieldMap of TelemetryEndpoint holding flags; the
+// error names the first flag TelemetryEndpoint does not have.
+func NewTelemetryEndpointFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _TelemetryEndpoint_fieldSchema.New(flags...)
 }
 
 // Field flags of Price: dot-joined field numbers from Price.
@@ -75,10 +133,11 @@ func NewPriceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 
 // Field flags of Location: dot-joined field numbers from Location.
 const (
-	LocationFieldLatitude  = "1" // latitude
-	LocationFieldLongitude = "2" // longitude
-	LocationFieldCountry   = "3" // country
-	LocationFieldCity      = "4" // city
+	LocationFieldLatitude        = "1" // latitude
+	LocationFieldLongitude       = "2" // longitude
+	LocationFieldCountry         = "3" // country
+	LocationFieldCity            = "4" // city
+	LocationFieldAdditionalNotes = "5" // additional_notes
 )
 
 var _Location_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -86,6 +145,7 @@ var _Location_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 2, Name: "longitude"},
 	{Number: 3, Name: "country"},
 	{Number: 4, Name: "city"},
+	{Number: 5, Name: "additional_notes"},
 }}
 
 var _Location_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Location", _Location_shape, false)
@@ -207,6 +267,47 @@ func (m *NodeIdentity) cloneTo(c *NodeIdentity) {
 	c.NodeId = m.NodeId
 	c.Ip = m.Ip
 	c.LocalNamespace = m.LocalNamespace
+	c.AdditionalInformation = m.AdditionalInformation.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *NodeAdditionalInformation) Clone() *NodeAdditionalInformation {
+	if m == nil {
+		return nil
+	}
+	c := new(NodeAdditionalInformation)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero NodeAdditionalInformation, a deep copy of m, which is not nil.
+func (m *NodeAdditionalInformation) cloneTo(c *NodeAdditionalInformation) {
+	c.LiqoId = m.LiqoId
+	c.Kubeconfig = m.Kubeconfig
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *TelemetryEndpoint) Clone() *TelemetryEndpoint {
+	if m == nil {
+		return nil
+	}
+	c := new(TelemetryEndpoint)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero TelemetryEndpoint, a deep copy of m, which is not nil.
+func (m *TelemetryEndpoint) cloneTo(c *TelemetryEndpoint) {
+	c.Endpoint = m.Endpoint
+	c.Intents = slices.Clone(m.Intents)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -250,6 +351,7 @@ func (m *Location) cloneTo(c *Location) {
 	c.Longitude = m.Longitude
 	c.Country = m.Country
 	c.City = m.City
+	c.AdditionalNotes = m.AdditionalNotes
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -350,6 +452,47 @@ func (m *NodeIdentity) Equal(o *NodeIdentity) bool {
 	if m.LocalNamespace != o.LocalNamespace {
 		return false
 	}
+	if !m.AdditionalInformation.Equal(o.AdditionalInformation) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *NodeAdditionalInformation) Equal(o *NodeAdditionalInformation) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.LiqoId != o.LiqoId {
+		return false
+	}
+	if m.Kubeconfig != o.Kubeconfig {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *TelemetryEndpoint) Equal(o *TelemetryEndpoint) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Endpoint != o.Endpoint {
+		return false
+	}
+	if !slices.Equal(m.Intents, o.Intents) {
+		return false
+	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
@@ -395,6 +538,9 @@ func (m *Location) Equal(o *Location) bool {
 		return false
 	}
 	if m.City != o.City {
+		return false
+	}
+	if m.AdditionalNotes != o.AdditionalNotes {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -517,6 +663,110 @@ func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int
 		m.LocalNamespace = src.LocalNamespace
 		n++
 	}
+	if cw&(1<<4) != 0 {
+		if !m.AdditionalInformation.Equal(src.AdditionalInformation) {
+			m.AdditionalInformation = src.AdditionalInformation.Clone()
+			n++
+		}
+	} else if bw&(1<<4) != 0 {
+		if m.AdditionalInformation != nil || src.AdditionalInformation != nil {
+			if m.AdditionalInformation == nil {
+				m.AdditionalInformation = new(NodeAdditionalInformation)
+				n++
+			}
+			n += m.AdditionalInformation.copyInAt(src.AdditionalInformation, fm, at+5)
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NodeAdditionalInformation being number at of fm's schema.
+func (m *NodeAdditionalInformation) copyInAt(src *NodeAdditionalInformation, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(NodeAdditionalInformation)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.LiqoId != src.LiqoId {
+		m.LiqoId = src.LiqoId
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Kubeconfig != src.Kubeconfig {
+		m.Kubeconfig = src.Kubeconfig
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: NodeAdditionalInformation does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// NodeAdditionalInformation or bound to no schema: a map of another message panics.
+func (m *NodeAdditionalInformation) CopyInFields(src *NodeAdditionalInformation, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_NodeAdditionalInformation_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: TelemetryEndpoint does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// TelemetryEndpoint or bound to no schema: a map of another message panics.
+func (m *TelemetryEndpoint) CopyInFields(src *TelemetryEndpoint, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_TelemetryEndpoint_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// TelemetryEndpoint being number at of fm's schema.
+func (m *TelemetryEndpoint) copyInAt(src *TelemetryEndpoint, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(TelemetryEndpoint)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Endpoint != src.Endpoint {
+		m.Endpoint = src.Endpoint
+		n++
+	}
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Intents, src.Intents)
+		} else if !slices.Equal(m.Intents, src.Intents) {
+			if len(src.Intents) == 0 {
+				m.Intents = nil
+			} else {
+				m.Intents = slices.Clone(src.Intents)
+			}
+			n++
+		}
+	}
 	return n
 }
 
@@ -609,6 +859,10 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int) int {
 	}
 	if cw&(1<<3) != 0 && m.City != src.City {
 		m.City = src.City
+		n++
+	}
+	if cw&(1<<4) != 0 && m.AdditionalNotes != src.AdditionalNotes {
+		m.AdditionalNotes = src.AdditionalNotes
 		n++
 	}
 	return n
@@ -795,6 +1049,76 @@ func (m *NodeIdentity) diffAt(o *NodeIdentity, fm *fieldmap.FieldMap, at int) bo
 		fm.SetAt(at + 3)
 		c = true
 	}
+	if (m.AdditionalInformation == nil) != (o.AdditionalInformation == nil) || m.AdditionalInformation != nil && m.AdditionalInformation.diffAt(o.AdditionalInformation, fm, at+5) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// NodeAdditionalInformation being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *NodeAdditionalInformation) diffAt(o *NodeAdditionalInformation, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(NodeAdditionalInformation)
+	}
+	if o == nil {
+		o = new(NodeAdditionalInformation)
+	}
+	c := false
+	if m.LiqoId != o.LiqoId {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Kubeconfig != o.Kubeconfig {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of NodeAdditionalInformation:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *NodeAdditionalInformation) DiffFields(o *NodeAdditionalInformation) *fieldmap.FieldMap {
+	fm := _NodeAdditionalInformation_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of TelemetryEndpoint:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *TelemetryEndpoint) DiffFields(o *TelemetryEndpoint) *fieldmap.FieldMap {
+	fm := _TelemetryEndpoint_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// TelemetryEndpoint being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *TelemetryEndpoint) diffAt(o *TelemetryEndpoint, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(TelemetryEndpoint)
+	}
+	if o == nil {
+		o = new(TelemetryEndpoint)
+	}
+	c := false
+	if m.Endpoint != o.Endpoint {
+		fm.SetAt(at)
+		c = true
+	}
+	if !slices.Equal(m.Intents, o.Intents) {
+		fm.SetAt(at + 1)
+		c = true
+	}
 	return c
 }
 
@@ -871,6 +1195,10 @@ func (m *Location) diffAt(o *Location, fm *fieldmap.FieldMap, at int) bool {
 	}
 	if m.City != o.City {
 		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.AdditionalNotes != o.AdditionalNotes {
+		fm.SetAt(at + 4)
 		c = true
 	}
 	return c
@@ -1010,6 +1338,44 @@ func (*NodeIdentity) ValidateFields(fm *fieldmap.FieldMap) error {
 // field of m (by field number, depth first, list elements by index, map
 // entries by key) holding a value its enum does not define, or nil. A nil
 // m is valid.
+func (m *NodeAdditionalInformation) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag NodeAdditionalInformation does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*NodeAdditionalInformation) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _NodeAdditionalInformation_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *TelemetryEndpoint) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag TelemetryEndpoint does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*TelemetryEndpoint) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _TelemetryEndpoint_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
 func (m *Price) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1111,12 +1477,56 @@ func (m *NodeIdentity) Redact() {
 	if m == nil {
 		return
 	}
+	m.AdditionalInformation.Redact()
 }
 
 // Redacted returns a deep copy of m with every field marked debug_redact
 // cleared, leaving m untouched: what to log or hand to a less trusted
 // party. A nil m gives nil.
 func (m *NodeIdentity) Redacted() *NodeIdentity {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *NodeAdditionalInformation) Redact() {
+	if m == nil {
+		return
+	}
+	m.Kubeconfig = ""
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *NodeAdditionalInformation) Redacted() *NodeAdditionalInformation {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *TelemetryEndpoint) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *TelemetryEndpoint) Redacted() *TelemetryEndpoint {
 	if m == nil {
 		return nil
 	}

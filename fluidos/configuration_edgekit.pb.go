@@ -59,13 +59,17 @@ func NewK8SliceConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error
 
 // Field flags of ServiceConfiguration: dot-joined field numbers from ServiceConfiguration.
 const (
-	ServiceConfigurationFieldBlueprintId = "1" // blueprint_id
-	ServiceConfigurationFieldParameters  = "2" // parameters
+	ServiceConfigurationFieldBlueprintId       = "1" // blueprint_id
+	ServiceConfigurationFieldParameters        = "2" // parameters
+	ServiceConfigurationFieldHostingPolicy     = "3" // hosting_policy
+	ServiceConfigurationFieldConfigurationData = "4" // configuration_data
 )
 
 var _ServiceConfiguration_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "blueprint_id"},
 	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "hosting_policy"},
+	{Number: 4, Name: "configuration_data"},
 }}
 
 var _ServiceConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceConfiguration", _ServiceConfiguration_shape, false)
@@ -139,25 +143,27 @@ func NewSensorConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error)
 
 // Field flags of Configuration: dot-joined field numbers from Configuration.
 const (
-	ConfigurationFieldK8Slice              = "1"     // k8slice
-	ConfigurationFieldK8SliceCpu           = "1.1"   // k8slice.cpu
-	ConfigurationFieldK8SliceMemory        = "1.2"   // k8slice.memory
-	ConfigurationFieldK8SlicePods          = "1.3"   // k8slice.pods
-	ConfigurationFieldK8SliceGpu           = "1.4"   // k8slice.gpu
-	ConfigurationFieldK8SliceGpuModel      = "1.4.1" // k8slice.gpu.model
-	ConfigurationFieldK8SliceGpuCores      = "1.4.2" // k8slice.gpu.cores
-	ConfigurationFieldK8SliceGpuMemory     = "1.4.3" // k8slice.gpu.memory
-	ConfigurationFieldK8SliceStorage       = "1.5"   // k8slice.storage
-	ConfigurationFieldService              = "2"     // service
-	ConfigurationFieldServiceBlueprintId   = "2.1"   // service.blueprint_id
-	ConfigurationFieldServiceParameters    = "2.2"   // service.parameters
-	ConfigurationFieldVm                   = "3"     // vm
-	ConfigurationFieldVmCpu                = "3.1"   // vm.cpu
-	ConfigurationFieldVmMemory             = "3.2"   // vm.memory
-	ConfigurationFieldVmStorage            = "3.3"   // vm.storage
-	ConfigurationFieldVmOsImage            = "3.4"   // vm.os_image
-	ConfigurationFieldSensor               = "4"     // sensor
-	ConfigurationFieldSensorSamplingRateHz = "4.1"   // sensor.sampling_rate_hz
+	ConfigurationFieldK8Slice                  = "1"     // k8slice
+	ConfigurationFieldK8SliceCpu               = "1.1"   // k8slice.cpu
+	ConfigurationFieldK8SliceMemory            = "1.2"   // k8slice.memory
+	ConfigurationFieldK8SlicePods              = "1.3"   // k8slice.pods
+	ConfigurationFieldK8SliceGpu               = "1.4"   // k8slice.gpu
+	ConfigurationFieldK8SliceGpuModel          = "1.4.1" // k8slice.gpu.model
+	ConfigurationFieldK8SliceGpuCores          = "1.4.2" // k8slice.gpu.cores
+	ConfigurationFieldK8SliceGpuMemory         = "1.4.3" // k8slice.gpu.memory
+	ConfigurationFieldK8SliceStorage           = "1.5"   // k8slice.storage
+	ConfigurationFieldService                  = "2"     // service
+	ConfigurationFieldServiceBlueprintId       = "2.1"   // service.blueprint_id
+	ConfigurationFieldServiceParameters        = "2.2"   // service.parameters
+	ConfigurationFieldServiceHostingPolicy     = "2.3"   // service.hosting_policy
+	ConfigurationFieldServiceConfigurationData = "2.4"   // service.configuration_data
+	ConfigurationFieldVm                       = "3"     // vm
+	ConfigurationFieldVmCpu                    = "3.1"   // vm.cpu
+	ConfigurationFieldVmMemory                 = "3.2"   // vm.memory
+	ConfigurationFieldVmStorage                = "3.3"   // vm.storage
+	ConfigurationFieldVmOsImage                = "3.4"   // vm.os_image
+	ConfigurationFieldSensor                   = "4"     // sensor
+	ConfigurationFieldSensorSamplingRateHz     = "4.1"   // sensor.sampling_rate_hz
 )
 
 var _Configuration_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -220,6 +226,8 @@ func (m *ServiceConfiguration) Clone() *ServiceConfiguration {
 func (m *ServiceConfiguration) cloneTo(c *ServiceConfiguration) {
 	c.BlueprintId = m.BlueprintId
 	c.Parameters = maps.Clone(m.Parameters)
+	c.HostingPolicy = m.HostingPolicy
+	c.ConfigurationData = m.ConfigurationData
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -344,6 +352,12 @@ func (m *ServiceConfiguration) Equal(o *ServiceConfiguration) bool {
 		return false
 	}
 	if !maps.Equal(m.Parameters, o.Parameters) {
+		return false
+	}
+	if m.HostingPolicy != o.HostingPolicy {
+		return false
+	}
+	if m.ConfigurationData != o.ConfigurationData {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -566,6 +580,14 @@ func (m *ServiceConfiguration) copyInAt(src *ServiceConfiguration, fm *fieldmap.
 			n++
 		}
 	}
+	if cw&(1<<2) != 0 && m.HostingPolicy != src.HostingPolicy {
+		m.HostingPolicy = src.HostingPolicy
+		n++
+	}
+	if cw&(1<<3) != 0 && m.ConfigurationData != src.ConfigurationData {
+		m.ConfigurationData = src.ConfigurationData
+		n++
+	}
 	return n
 }
 
@@ -747,7 +769,7 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 			n += d1.copyInAt(s1, fm, at+10)
 		}
 	}
-	if cw&(1<<12) != 0 {
+	if cw&(1<<14) != 0 {
 		if s1, ok := src.Spec.(*Configuration_Vm); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Configuration_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
 				m.Spec = &Configuration_Vm{Vm: s1.Vm.Clone()}
@@ -757,7 +779,7 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 			m.Spec = nil
 			n++
 		}
-	} else if bw&(1<<12) != 0 {
+	} else if bw&(1<<14) != 0 {
 		var s1 *VMConfiguration
 		sok := false
 		if w, ok := src.Spec.(*Configuration_Vm); ok && w != nil {
@@ -775,10 +797,10 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+13)
+			n += d1.copyInAt(s1, fm, at+15)
 		}
 	}
-	if cw&(1<<17) != 0 {
+	if cw&(1<<19) != 0 {
 		if s1, ok := src.Spec.(*Configuration_Sensor); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Configuration_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
 				m.Spec = &Configuration_Sensor{Sensor: s1.Sensor.Clone()}
@@ -788,7 +810,7 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 			m.Spec = nil
 			n++
 		}
-	} else if bw&(1<<17) != 0 {
+	} else if bw&(1<<19) != 0 {
 		var s1 *SensorConfiguration
 		sok := false
 		if w, ok := src.Spec.(*Configuration_Sensor); ok && w != nil {
@@ -806,7 +828,7 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+18)
+			n += d1.copyInAt(s1, fm, at+20)
 		}
 	}
 	return n
@@ -885,6 +907,14 @@ func (m *ServiceConfiguration) diffAt(o *ServiceConfiguration, fm *fieldmap.Fiel
 	}
 	if !maps.Equal(m.Parameters, o.Parameters) {
 		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.HostingPolicy != o.HostingPolicy {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.ConfigurationData != o.ConfigurationData {
+		fm.SetAt(at + 3)
 		c = true
 	}
 	return c
@@ -1004,8 +1034,8 @@ func (m *Configuration) diffAt(o *Configuration, fm *fieldmap.FieldMap, at int) 
 		x, xok := m.Spec.(*Configuration_Vm)
 		y, yok := o.Spec.(*Configuration_Vm)
 		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Vm.diffAt(y.Vm, fm, at+13) {
-			fm.SetAt(at + 12)
+		if xok != yok || xok && x.Vm.diffAt(y.Vm, fm, at+15) {
+			fm.SetAt(at + 14)
 			c = true
 		}
 	}
@@ -1013,8 +1043,8 @@ func (m *Configuration) diffAt(o *Configuration, fm *fieldmap.FieldMap, at int) 
 		x, xok := m.Spec.(*Configuration_Sensor)
 		y, yok := o.Spec.(*Configuration_Sensor)
 		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Sensor.diffAt(y.Sensor, fm, at+18) {
-			fm.SetAt(at + 17)
+		if xok != yok || xok && x.Sensor.diffAt(y.Sensor, fm, at+20) {
+			fm.SetAt(at + 19)
 			c = true
 		}
 	}
@@ -1047,6 +1077,9 @@ func (*K8SliceConfiguration) ValidateFields(fm *fieldmap.FieldMap) error {
 func (m *ServiceConfiguration) ValidateEnums() error {
 	if m == nil {
 		return nil
+	}
+	if v := m.HostingPolicy; !(v >= 0 && v <= 3) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.ServiceConfiguration", Field: "hosting_policy", Enum: "fluidos.v1.HostingPolicy", Value: int32(v)}
 	}
 	return nil
 }
@@ -1105,6 +1138,11 @@ func (m *Configuration) ValidateEnums() error {
 	if m == nil {
 		return nil
 	}
+	if x, ok := m.Spec.(*Configuration_Service); ok {
+		if err := x.Service.ValidateEnums(); err != nil {
+			return fieldmap.EnumErrorAt(err, "fluidos.v1.Configuration", "service")
+		}
+	}
 	return nil
 }
 
@@ -1144,6 +1182,8 @@ func (m *ServiceConfiguration) Redact() {
 	if m == nil {
 		return
 	}
+	m.Parameters = nil
+	m.ConfigurationData = ""
 }
 
 // Redacted returns a deep copy of m with every field marked debug_redact
@@ -1206,6 +1246,9 @@ func (m *SensorConfiguration) Redacted() *SensorConfiguration {
 func (m *Configuration) Redact() {
 	if m == nil {
 		return
+	}
+	if x, ok := m.Spec.(*Configuration_Service); ok {
+		x.Service.Redact()
 	}
 }
 

@@ -131,9 +131,16 @@ type Contract struct {
 	// Identifier of the buyer's cluster.
 	BuyerClusterId string `protobuf:"bytes,10,opt,name=buyer_cluster_id,json=buyerClusterId,proto3" json:"buyer_cluster_id,omitempty"`
 	// When the contract was made.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// Further information from the seller.
+	ExtraInformation map[string]string `protobuf:"bytes,12,rep,name=extra_information,json=extraInformation,proto3" json:"extra_information,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Where the buyer wants telemetry sent.
+	IngressTelemetryEndpoint *TelemetryEndpoint `protobuf:"bytes,13,opt,name=ingress_telemetry_endpoint,json=ingressTelemetryEndpoint,proto3" json:"ingress_telemetry_endpoint,omitempty"`
+	// Network requests as free text, as the REAR protocol carries them
+	// (networkAuthorizations); network_requests are not carried by REAR.
+	NetworkRequestsText string `protobuf:"bytes,14,opt,name=network_requests_text,json=networkRequestsText,proto3" json:"network_requests_text,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *Contract) Reset() {
@@ -243,6 +250,27 @@ func (x *Contract) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Contract) GetExtraInformation() map[string]string {
+	if x != nil {
+		return x.ExtraInformation
+	}
+	return nil
+}
+
+func (x *Contract) GetIngressTelemetryEndpoint() *TelemetryEndpoint {
+	if x != nil {
+		return x.IngressTelemetryEndpoint
+	}
+	return nil
+}
+
+func (x *Contract) GetNetworkRequestsText() string {
+	if x != nil {
+		return x.NetworkRequestsText
+	}
+	return ""
+}
+
 var File_fluidos_v1_contract_proto protoreflect.FileDescriptor
 
 const file_fluidos_v1_contract_proto_rawDesc = "" +
@@ -257,7 +285,7 @@ const file_fluidos_v1_contract_proto_rawDesc = "" +
 	"\n" +
 	"kubeconfig\x18\x04 \x01(\tB\x03\x80\x01\x01R\n" +
 	"kubeconfig\x12\x19\n" +
-	"\x05token\x18\x05 \x01(\tB\x03\x80\x01\x01R\x05token\"\xf8\x04\n" +
+	"\x05token\x18\x05 \x01(\tB\x03\x80\x01\x01R\x05token\"\xa7\a\n" +
 	"\bContract\x12\x16\n" +
 	"\x02id\x18\x01 \x01(\tB\x06\x92\xcf\x1c\x02\b\x01R\x02id\x12*\n" +
 	"\x06flavor\x18\x02 \x01(\v2\x12.fluidos.v1.FlavorR\x06flavor\x12.\n" +
@@ -271,7 +299,13 @@ const file_fluidos_v1_contract_proto_rawDesc = "" +
 	"\x10buyer_cluster_id\x18\n" +
 	" \x01(\tR\x0ebuyerClusterId\x129\n" +
 	"\n" +
-	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAtB,Z*github.com/edgekit/edgekit/fluidos;fluidosb\x06proto3"
+	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12W\n" +
+	"\x11extra_information\x18\f \x03(\v2*.fluidos.v1.Contract.ExtraInformationEntryR\x10extraInformation\x12[\n" +
+	"\x1aingress_telemetry_endpoint\x18\r \x01(\v2\x1d.fluidos.v1.TelemetryEndpointR\x18ingressTelemetryEndpoint\x122\n" +
+	"\x15network_requests_text\x18\x0e \x01(\tR\x13networkRequestsText\x1aC\n" +
+	"\x15ExtraInformationEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B,Z*github.com/edgekit/edgekit/fluidos;fluidosb\x06proto3"
 
 var (
 	file_fluidos_v1_contract_proto_rawDescOnce sync.Once
@@ -285,30 +319,34 @@ func file_fluidos_v1_contract_proto_rawDescGZIP() []byte {
 	return file_fluidos_v1_contract_proto_rawDescData
 }
 
-var file_fluidos_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_fluidos_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_fluidos_v1_contract_proto_goTypes = []any{
 	(*PeeringTargetCredentials)(nil), // 0: fluidos.v1.PeeringTargetCredentials
 	(*Contract)(nil),                 // 1: fluidos.v1.Contract
-	(*Flavor)(nil),                   // 2: fluidos.v1.Flavor
-	(*NodeIdentity)(nil),             // 3: fluidos.v1.NodeIdentity
-	(*Configuration)(nil),            // 4: fluidos.v1.Configuration
-	(*timestamppb.Timestamp)(nil),    // 5: google.protobuf.Timestamp
-	(*NetworkAuthorization)(nil),     // 6: fluidos.v1.NetworkAuthorization
+	nil,                              // 2: fluidos.v1.Contract.ExtraInformationEntry
+	(*Flavor)(nil),                   // 3: fluidos.v1.Flavor
+	(*NodeIdentity)(nil),             // 4: fluidos.v1.NodeIdentity
+	(*Configuration)(nil),            // 5: fluidos.v1.Configuration
+	(*timestamppb.Timestamp)(nil),    // 6: google.protobuf.Timestamp
+	(*NetworkAuthorization)(nil),     // 7: fluidos.v1.NetworkAuthorization
+	(*TelemetryEndpoint)(nil),        // 8: fluidos.v1.TelemetryEndpoint
 }
 var file_fluidos_v1_contract_proto_depIdxs = []int32{
-	2, // 0: fluidos.v1.Contract.flavor:type_name -> fluidos.v1.Flavor
-	3, // 1: fluidos.v1.Contract.buyer:type_name -> fluidos.v1.NodeIdentity
-	3, // 2: fluidos.v1.Contract.seller:type_name -> fluidos.v1.NodeIdentity
-	4, // 3: fluidos.v1.Contract.configuration:type_name -> fluidos.v1.Configuration
-	0, // 4: fluidos.v1.Contract.peering_target_credentials:type_name -> fluidos.v1.PeeringTargetCredentials
-	5, // 5: fluidos.v1.Contract.expiration_time:type_name -> google.protobuf.Timestamp
-	6, // 6: fluidos.v1.Contract.network_requests:type_name -> fluidos.v1.NetworkAuthorization
-	5, // 7: fluidos.v1.Contract.created_at:type_name -> google.protobuf.Timestamp
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	3,  // 0: fluidos.v1.Contract.flavor:type_name -> fluidos.v1.Flavor
+	4,  // 1: fluidos.v1.Contract.buyer:type_name -> fluidos.v1.NodeIdentity
+	4,  // 2: fluidos.v1.Contract.seller:type_name -> fluidos.v1.NodeIdentity
+	5,  // 3: fluidos.v1.Contract.configuration:type_name -> fluidos.v1.Configuration
+	0,  // 4: fluidos.v1.Contract.peering_target_credentials:type_name -> fluidos.v1.PeeringTargetCredentials
+	6,  // 5: fluidos.v1.Contract.expiration_time:type_name -> google.protobuf.Timestamp
+	7,  // 6: fluidos.v1.Contract.network_requests:type_name -> fluidos.v1.NetworkAuthorization
+	6,  // 7: fluidos.v1.Contract.created_at:type_name -> google.protobuf.Timestamp
+	2,  // 8: fluidos.v1.Contract.extra_information:type_name -> fluidos.v1.Contract.ExtraInformationEntry
+	8,  // 9: fluidos.v1.Contract.ingress_telemetry_endpoint:type_name -> fluidos.v1.TelemetryEndpoint
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_fluidos_v1_contract_proto_init() }
@@ -325,7 +363,7 @@ func file_fluidos_v1_contract_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluidos_v1_contract_proto_rawDesc), len(file_fluidos_v1_contract_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

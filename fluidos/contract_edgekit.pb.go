@@ -8,6 +8,7 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	maps "maps"
 	slices "slices"
 )
 
@@ -51,152 +52,233 @@ func NewPeeringTargetCredentialsFieldMap(flags ...string) (*fieldmap.FieldMap, e
 
 // Field flags of Contract: dot-joined field numbers from Contract.
 const (
-	ContractFieldId                                                        = "1"            // id
-	ContractFieldFlavor                                                    = "2"            // flavor
-	ContractFieldFlavorId                                                  = "2.1"          // flavor.id
-	ContractFieldFlavorOwner                                               = "2.2"          // flavor.owner
-	ContractFieldFlavorOwnerDomain                                         = "2.2.1"        // flavor.owner.domain
-	ContractFieldFlavorOwnerNodeId                                         = "2.2.2"        // flavor.owner.node_id
-	ContractFieldFlavorOwnerIp                                             = "2.2.3"        // flavor.owner.ip
-	ContractFieldFlavorOwnerLocalNamespace                                 = "2.2.4"        // flavor.owner.local_namespace
-	ContractFieldFlavorProviderId                                          = "2.3"          // flavor.provider_id
-	ContractFieldFlavorPrice                                               = "2.4"          // flavor.price
-	ContractFieldFlavorPriceAmount                                         = "2.4.1"        // flavor.price.amount
-	ContractFieldFlavorPriceCurrency                                       = "2.4.2"        // flavor.price.currency
-	ContractFieldFlavorPricePeriod                                         = "2.4.3"        // flavor.price.period
-	ContractFieldFlavorAvailability                                        = "2.5"          // flavor.availability
-	ContractFieldFlavorLocation                                            = "2.6"          // flavor.location
-	ContractFieldFlavorLocationLatitude                                    = "2.6.1"        // flavor.location.latitude
-	ContractFieldFlavorLocationLongitude                                   = "2.6.2"        // flavor.location.longitude
-	ContractFieldFlavorLocationCountry                                     = "2.6.3"        // flavor.location.country
-	ContractFieldFlavorLocationCity                                        = "2.6.4"        // flavor.location.city
-	ContractFieldFlavorNetworkPropertyType                                 = "2.7"          // flavor.network_property_type
-	ContractFieldFlavorCreatedAt                                           = "2.8"          // flavor.created_at
-	ContractFieldFlavorUpdatedAt                                           = "2.9"          // flavor.updated_at
-	ContractFieldFlavorK8Slice                                             = "2.10"         // flavor.k8slice
-	ContractFieldFlavorK8SliceCharacteristics                              = "2.10.1"       // flavor.k8slice.characteristics
-	ContractFieldFlavorK8SliceCharacteristicsArchitecture                  = "2.10.1.1"     // flavor.k8slice.characteristics.architecture
-	ContractFieldFlavorK8SliceCharacteristicsCpu                           = "2.10.1.2"     // flavor.k8slice.characteristics.cpu
-	ContractFieldFlavorK8SliceCharacteristicsMemory                        = "2.10.1.3"     // flavor.k8slice.characteristics.memory
-	ContractFieldFlavorK8SliceCharacteristicsPods                          = "2.10.1.4"     // flavor.k8slice.characteristics.pods
-	ContractFieldFlavorK8SliceCharacteristicsGpu                           = "2.10.1.5"     // flavor.k8slice.characteristics.gpu
-	ContractFieldFlavorK8SliceCharacteristicsGpuModel                      = "2.10.1.5.1"   // flavor.k8slice.characteristics.gpu.model
-	ContractFieldFlavorK8SliceCharacteristicsGpuCores                      = "2.10.1.5.2"   // flavor.k8slice.characteristics.gpu.cores
-	ContractFieldFlavorK8SliceCharacteristicsGpuMemory                     = "2.10.1.5.3"   // flavor.k8slice.characteristics.gpu.memory
-	ContractFieldFlavorK8SliceCharacteristicsStorage                       = "2.10.1.6"     // flavor.k8slice.characteristics.storage
-	ContractFieldFlavorK8SlicePartitionability                             = "2.10.2"       // flavor.k8slice.partitionability
-	ContractFieldFlavorK8SlicePartitionabilityCpuMin                       = "2.10.2.1"     // flavor.k8slice.partitionability.cpu_min
-	ContractFieldFlavorK8SlicePartitionabilityMemoryMin                    = "2.10.2.2"     // flavor.k8slice.partitionability.memory_min
-	ContractFieldFlavorK8SlicePartitionabilityPodsMin                      = "2.10.2.3"     // flavor.k8slice.partitionability.pods_min
-	ContractFieldFlavorK8SlicePartitionabilityCpuStep                      = "2.10.2.4"     // flavor.k8slice.partitionability.cpu_step
-	ContractFieldFlavorK8SlicePartitionabilityMemoryStep                   = "2.10.2.5"     // flavor.k8slice.partitionability.memory_step
-	ContractFieldFlavorK8SlicePartitionabilityPodsStep                     = "2.10.2.6"     // flavor.k8slice.partitionability.pods_step
-	ContractFieldFlavorK8SliceProperties                                   = "2.10.3"       // flavor.k8slice.properties
-	ContractFieldFlavorK8SlicePropertiesLatencyMs                          = "2.10.3.1"     // flavor.k8slice.properties.latency_ms
-	ContractFieldFlavorK8SlicePropertiesSecurityStandards                  = "2.10.3.2"     // flavor.k8slice.properties.security_standards
-	ContractFieldFlavorK8SlicePropertiesCarbonFootprint                    = "2.10.3.3"     // flavor.k8slice.properties.carbon_footprint
-	ContractFieldFlavorK8SlicePropertiesCarbonFootprintEmbodied            = "2.10.3.3.1"   // flavor.k8slice.properties.carbon_footprint.embodied
-	ContractFieldFlavorK8SlicePropertiesCarbonFootprintOperational         = "2.10.3.3.2"   // flavor.k8slice.properties.carbon_footprint.operational
-	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizations              = "2.10.3.4"     // flavor.k8slice.properties.network_authorizations
-	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizationsAction        = "2.10.3.4.1"   // flavor.k8slice.properties.network_authorizations.action
-	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizationsCidr          = "2.10.3.4.2"   // flavor.k8slice.properties.network_authorizations.cidr
-	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizationsPorts         = "2.10.3.4.3"   // flavor.k8slice.properties.network_authorizations.ports
-	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizationsPortsProtocol = "2.10.3.4.3.1" // flavor.k8slice.properties.network_authorizations.ports.protocol
-	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizationsPortsMin      = "2.10.3.4.3.2" // flavor.k8slice.properties.network_authorizations.ports.min
-	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizationsPortsMax      = "2.10.3.4.3.3" // flavor.k8slice.properties.network_authorizations.ports.max
-	ContractFieldFlavorService                                             = "2.11"         // flavor.service
-	ContractFieldFlavorServiceName                                         = "2.11.1"       // flavor.service.name
-	ContractFieldFlavorServiceDescription                                  = "2.11.2"       // flavor.service.description
-	ContractFieldFlavorServiceCategory                                     = "2.11.3"       // flavor.service.category
-	ContractFieldFlavorServiceTags                                         = "2.11.4"       // flavor.service.tags
-	ContractFieldFlavorServiceHostingPolicies                              = "2.11.5"       // flavor.service.hosting_policies
-	ContractFieldFlavorServiceConfigurationSchema                          = "2.11.6"       // flavor.service.configuration_schema
-	ContractFieldFlavorServiceConfigurationSchemaParameters                = "2.11.6.1"     // flavor.service.configuration_schema.parameters
-	ContractFieldFlavorServiceConfigurationSchemaParametersName            = "2.11.6.1.1"   // flavor.service.configuration_schema.parameters.name
-	ContractFieldFlavorServiceConfigurationSchemaParametersType            = "2.11.6.1.2"   // flavor.service.configuration_schema.parameters.type
-	ContractFieldFlavorServiceConfigurationSchemaParametersRequired        = "2.11.6.1.3"   // flavor.service.configuration_schema.parameters.required
-	ContractFieldFlavorServiceConfigurationSchemaParametersDefaultValue    = "2.11.6.1.4"   // flavor.service.configuration_schema.parameters.default_value
-	ContractFieldFlavorServiceConfigurationSchemaParametersMinimum         = "2.11.6.1.5"   // flavor.service.configuration_schema.parameters.minimum
-	ContractFieldFlavorServiceConfigurationSchemaParametersMaximum         = "2.11.6.1.6"   // flavor.service.configuration_schema.parameters.maximum
-	ContractFieldFlavorServiceConfigurationSchemaParametersPattern         = "2.11.6.1.7"   // flavor.service.configuration_schema.parameters.pattern
-	ContractFieldFlavorServiceConfigurationSchemaParametersDescription     = "2.11.6.1.8"   // flavor.service.configuration_schema.parameters.description
-	ContractFieldFlavorServiceBlueprintId                                  = "2.11.7"       // flavor.service.blueprint_id
-	ContractFieldFlavorVm                                                  = "2.12"         // flavor.vm
-	ContractFieldFlavorVmCpu                                               = "2.12.1"       // flavor.vm.cpu
-	ContractFieldFlavorVmMemory                                            = "2.12.2"       // flavor.vm.memory
-	ContractFieldFlavorVmStorage                                           = "2.12.3"       // flavor.vm.storage
-	ContractFieldFlavorVmArchitecture                                      = "2.12.4"       // flavor.vm.architecture
-	ContractFieldFlavorVmOsImage                                           = "2.12.5"       // flavor.vm.os_image
-	ContractFieldFlavorVmGpu                                               = "2.12.6"       // flavor.vm.gpu
-	ContractFieldFlavorVmGpuModel                                          = "2.12.6.1"     // flavor.vm.gpu.model
-	ContractFieldFlavorVmGpuCores                                          = "2.12.6.2"     // flavor.vm.gpu.cores
-	ContractFieldFlavorVmGpuMemory                                         = "2.12.6.3"     // flavor.vm.gpu.memory
-	ContractFieldFlavorVmHypervisor                                        = "2.12.7"       // flavor.vm.hypervisor
-	ContractFieldFlavorSensor                                              = "2.13"         // flavor.sensor
-	ContractFieldFlavorSensorSensorType                                    = "2.13.1"       // flavor.sensor.sensor_type
-	ContractFieldFlavorSensorSamplingRateHz                                = "2.13.2"       // flavor.sensor.sampling_rate_hz
-	ContractFieldFlavorSensorAccuracy                                      = "2.13.3"       // flavor.sensor.accuracy
-	ContractFieldFlavorSensorUnit                                          = "2.13.4"       // flavor.sensor.unit
-	ContractFieldFlavorSensorSourceEndpoint                                = "2.13.5"       // flavor.sensor.source_endpoint
-	ContractFieldFlavorSensorLocation                                      = "2.13.6"       // flavor.sensor.location
-	ContractFieldFlavorSensorLocationLatitude                              = "2.13.6.1"     // flavor.sensor.location.latitude
-	ContractFieldFlavorSensorLocationLongitude                             = "2.13.6.2"     // flavor.sensor.location.longitude
-	ContractFieldFlavorSensorLocationCountry                               = "2.13.6.3"     // flavor.sensor.location.country
-	ContractFieldFlavorSensorLocationCity                                  = "2.13.6.4"     // flavor.sensor.location.city
-	ContractFieldBuyer                                                     = "3"            // buyer
-	ContractFieldBuyerDomain                                               = "3.1"          // buyer.domain
-	ContractFieldBuyerNodeId                                               = "3.2"          // buyer.node_id
-	ContractFieldBuyerIp                                                   = "3.3"          // buyer.ip
-	ContractFieldBuyerLocalNamespace                                       = "3.4"          // buyer.local_namespace
-	ContractFieldSeller                                                    = "4"            // seller
-	ContractFieldSellerDomain                                              = "4.1"          // seller.domain
-	ContractFieldSellerNodeId                                              = "4.2"          // seller.node_id
-	ContractFieldSellerIp                                                  = "4.3"          // seller.ip
-	ContractFieldSellerLocalNamespace                                      = "4.4"          // seller.local_namespace
-	ContractFieldConfiguration                                             = "5"            // configuration
-	ContractFieldConfigurationK8Slice                                      = "5.1"          // configuration.k8slice
-	ContractFieldConfigurationK8SliceCpu                                   = "5.1.1"        // configuration.k8slice.cpu
-	ContractFieldConfigurationK8SliceMemory                                = "5.1.2"        // configuration.k8slice.memory
-	ContractFieldConfigurationK8SlicePods                                  = "5.1.3"        // configuration.k8slice.pods
-	ContractFieldConfigurationK8SliceGpu                                   = "5.1.4"        // configuration.k8slice.gpu
-	ContractFieldConfigurationK8SliceGpuModel                              = "5.1.4.1"      // configuration.k8slice.gpu.model
-	ContractFieldConfigurationK8SliceGpuCores                              = "5.1.4.2"      // configuration.k8slice.gpu.cores
-	ContractFieldConfigurationK8SliceGpuMemory                             = "5.1.4.3"      // configuration.k8slice.gpu.memory
-	ContractFieldConfigurationK8SliceStorage                               = "5.1.5"        // configuration.k8slice.storage
-	ContractFieldConfigurationService                                      = "5.2"          // configuration.service
-	ContractFieldConfigurationServiceBlueprintId                           = "5.2.1"        // configuration.service.blueprint_id
-	ContractFieldConfigurationServiceParameters                            = "5.2.2"        // configuration.service.parameters
-	ContractFieldConfigurationVm                                           = "5.3"          // configuration.vm
-	ContractFieldConfigurationVmCpu                                        = "5.3.1"        // configuration.vm.cpu
-	ContractFieldConfigurationVmMemory                                     = "5.3.2"        // configuration.vm.memory
-	ContractFieldConfigurationVmStorage                                    = "5.3.3"        // configuration.vm.storage
-	ContractFieldConfigurationVmOsImage                                    = "5.3.4"        // configuration.vm.os_image
-	ContractFieldConfigurationSensor                                       = "5.4"          // configuration.sensor
-	ContractFieldConfigurationSensorSamplingRateHz                         = "5.4.1"        // configuration.sensor.sampling_rate_hz
-	ContractFieldPeeringTargetCredentials                                  = "6"            // peering_target_credentials
-	ContractFieldPeeringTargetCredentialsClusterId                         = "6.1"          // peering_target_credentials.cluster_id
-	ContractFieldPeeringTargetCredentialsClusterName                       = "6.2"          // peering_target_credentials.cluster_name
-	ContractFieldPeeringTargetCredentialsEndpoint                          = "6.3"          // peering_target_credentials.endpoint
-	ContractFieldPeeringTargetCredentialsKubeconfig                        = "6.4"          // peering_target_credentials.kubeconfig
-	ContractFieldPeeringTargetCredentialsToken                             = "6.5"          // peering_target_credentials.token
-	ContractFieldTransactionId                                             = "7"            // transaction_id
-	ContractFieldExpirationTime                                            = "8"            // expiration_time
-	ContractFieldNetworkRequests                                           = "9"            // network_requests
-	ContractFieldNetworkRequestsAction                                     = "9.1"          // network_requests.action
-	ContractFieldNetworkRequestsCidr                                       = "9.2"          // network_requests.cidr
-	ContractFieldNetworkRequestsPorts                                      = "9.3"          // network_requests.ports
-	ContractFieldNetworkRequestsPortsProtocol                              = "9.3.1"        // network_requests.ports.protocol
-	ContractFieldNetworkRequestsPortsMin                                   = "9.3.2"        // network_requests.ports.min
-	ContractFieldNetworkRequestsPortsMax                                   = "9.3.3"        // network_requests.ports.max
-	ContractFieldBuyerClusterId                                            = "10"           // buyer_cluster_id
-	ContractFieldCreatedAt                                                 = "11"           // created_at
+	ContractFieldId                                                                                                                = "1"                    // id
+	ContractFieldFlavor                                                                                                            = "2"                    // flavor
+	ContractFieldFlavorId                                                                                                          = "2.1"                  // flavor.id
+	ContractFieldFlavorOwner                                                                                                       = "2.2"                  // flavor.owner
+	ContractFieldFlavorOwnerDomain                                                                                                 = "2.2.1"                // flavor.owner.domain
+	ContractFieldFlavorOwnerNodeId                                                                                                 = "2.2.2"                // flavor.owner.node_id
+	ContractFieldFlavorOwnerIp                                                                                                     = "2.2.3"                // flavor.owner.ip
+	ContractFieldFlavorOwnerLocalNamespace                                                                                         = "2.2.4"                // flavor.owner.local_namespace
+	ContractFieldFlavorOwnerAdditionalInformation                                                                                  = "2.2.5"                // flavor.owner.additional_information
+	ContractFieldFlavorOwnerAdditionalInformationLiqoId                                                                            = "2.2.5.1"              // flavor.owner.additional_information.liqo_id
+	ContractFieldFlavorOwnerAdditionalInformationKubeconfig                                                                        = "2.2.5.2"              // flavor.owner.additional_information.kubeconfig
+	ContractFieldFlavorProviderId                                                                                                  = "2.3"                  // flavor.provider_id
+	ContractFieldFlavorPrice                                                                                                       = "2.4"                  // flavor.price
+	ContractFieldFlavorPriceAmount                                                                                                 = "2.4.1"                // flavor.price.amount
+	ContractFieldFlavorPriceCurrency                                                                                               = "2.4.2"                // flavor.price.currency
+	ContractFieldFlavorPricePeriod                                                                                                 = "2.4.3"                // flavor.price.period
+	ContractFieldFlavorAvailability                                                                                                = "2.5"                  // flavor.availability
+	ContractFieldFlavorLocation                                                                                                    = "2.6"                  // flavor.location
+	ContractFieldFlavorLocationLatitude                                                                                            = "2.6.1"                // flavor.location.latitude
+	ContractFieldFlavorLocationLongitude                                                                                           = "2.6.2"                // flavor.location.longitude
+	ContractFieldFlavorLocationCountry                                                                                             = "2.6.3"                // flavor.location.country
+	ContractFieldFlavorLocationCity                                                                                                = "2.6.4"                // flavor.location.city
+	ContractFieldFlavorLocationAdditionalNotes                                                                                     = "2.6.5"                // flavor.location.additional_notes
+	ContractFieldFlavorNetworkPropertyType                                                                                         = "2.7"                  // flavor.network_property_type
+	ContractFieldFlavorCreatedAt                                                                                                   = "2.8"                  // flavor.created_at
+	ContractFieldFlavorUpdatedAt                                                                                                   = "2.9"                  // flavor.updated_at
+	ContractFieldFlavorK8Slice                                                                                                     = "2.10"                 // flavor.k8slice
+	ContractFieldFlavorK8SliceCharacteristics                                                                                      = "2.10.1"               // flavor.k8slice.characteristics
+	ContractFieldFlavorK8SliceCharacteristicsArchitecture                                                                          = "2.10.1.1"             // flavor.k8slice.characteristics.architecture
+	ContractFieldFlavorK8SliceCharacteristicsCpu                                                                                   = "2.10.1.2"             // flavor.k8slice.characteristics.cpu
+	ContractFieldFlavorK8SliceCharacteristicsMemory                                                                                = "2.10.1.3"             // flavor.k8slice.characteristics.memory
+	ContractFieldFlavorK8SliceCharacteristicsPods                                                                                  = "2.10.1.4"             // flavor.k8slice.characteristics.pods
+	ContractFieldFlavorK8SliceCharacteristicsGpu                                                                                   = "2.10.1.5"             // flavor.k8slice.characteristics.gpu
+	ContractFieldFlavorK8SliceCharacteristicsGpuModel                                                                              = "2.10.1.5.1"           // flavor.k8slice.characteristics.gpu.model
+	ContractFieldFlavorK8SliceCharacteristicsGpuCores                                                                              = "2.10.1.5.2"           // flavor.k8slice.characteristics.gpu.cores
+	ContractFieldFlavorK8SliceCharacteristicsGpuMemory                                                                             = "2.10.1.5.3"           // flavor.k8slice.characteristics.gpu.memory
+	ContractFieldFlavorK8SliceCharacteristicsStorage                                                                               = "2.10.1.6"             // flavor.k8slice.characteristics.storage
+	ContractFieldFlavorK8SlicePartitionability                                                                                     = "2.10.2"               // flavor.k8slice.partitionability
+	ContractFieldFlavorK8SlicePartitionabilityCpuMin                                                                               = "2.10.2.1"             // flavor.k8slice.partitionability.cpu_min
+	ContractFieldFlavorK8SlicePartitionabilityMemoryMin                                                                            = "2.10.2.2"             // flavor.k8slice.partitionability.memory_min
+	ContractFieldFlavorK8SlicePartitionabilityPodsMin                                                                              = "2.10.2.3"             // flavor.k8slice.partitionability.pods_min
+	ContractFieldFlavorK8SlicePartitionabilityCpuStep                                                                              = "2.10.2.4"             // flavor.k8slice.partitionability.cpu_step
+	ContractFieldFlavorK8SlicePartitionabilityMemoryStep                                                                           = "2.10.2.5"             // flavor.k8slice.partitionability.memory_step
+	ContractFieldFlavorK8SlicePartitionabilityPodsStep                                                                             = "2.10.2.6"             // flavor.k8slice.partitionability.pods_step
+	ContractFieldFlavorK8SliceProperties                                                                                           = "2.10.3"               // flavor.k8slice.properties
+	ContractFieldFlavorK8SlicePropertiesLatencyMs                                                                                  = "2.10.3.1"             // flavor.k8slice.properties.latency_ms
+	ContractFieldFlavorK8SlicePropertiesSecurityStandards                                                                          = "2.10.3.2"             // flavor.k8slice.properties.security_standards
+	ContractFieldFlavorK8SlicePropertiesCarbonFootprint                                                                            = "2.10.3.3"             // flavor.k8slice.properties.carbon_footprint
+	ContractFieldFlavorK8SlicePropertiesCarbonFootprintEmbodied                                                                    = "2.10.3.3.1"           // flavor.k8slice.properties.carbon_footprint.embodied
+	ContractFieldFlavorK8SlicePropertiesCarbonFootprintOperational                                                                 = "2.10.3.3.2"           // flavor.k8slice.properties.carbon_footprint.operational
+	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizations                                                                      = "2.10.3.4"             // flavor.k8slice.properties.network_authorizations
+	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizationsAction                                                                = "2.10.3.4.1"           // flavor.k8slice.properties.network_authorizations.action
+	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizationsCidr                                                                  = "2.10.3.4.2"           // flavor.k8slice.properties.network_authorizations.cidr
+	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizationsPorts                                                                 = "2.10.3.4.3"           // flavor.k8slice.properties.network_authorizations.ports
+	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizationsPortsProtocol                                                         = "2.10.3.4.3.1"         // flavor.k8slice.properties.network_authorizations.ports.protocol
+	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizationsPortsMin                                                              = "2.10.3.4.3.2"         // flavor.k8slice.properties.network_authorizations.ports.min
+	ContractFieldFlavorK8SlicePropertiesNetworkAuthorizationsPortsMax                                                              = "2.10.3.4.3.3"         // flavor.k8slice.properties.network_authorizations.ports.max
+	ContractFieldFlavorK8SlicePropertiesNetworkIntents                                                                             = "2.10.3.5"             // flavor.k8slice.properties.network_intents
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunications                                                         = "2.10.3.5.1"           // flavor.k8slice.properties.network_intents.denied_communications
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsName                                                     = "2.10.3.5.1.1"         // flavor.k8slice.properties.network_intents.denied_communications.name
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSource                                                   = "2.10.3.5.1.2"         // flavor.k8slice.properties.network_intents.denied_communications.source
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceIsHotCluster                                       = "2.10.3.5.1.2.1"       // flavor.k8slice.properties.network_intents.denied_communications.source.is_hot_cluster
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelector                                   = "2.10.3.5.1.2.2"       // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorCidr                               = "2.10.3.5.1.2.2.1"     // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.cidr
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespace                       = "2.10.3.5.1.2.2.2"     // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePod                    = "2.10.3.5.1.2.2.2.1"   // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.pod
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePodKey                 = "2.10.3.5.1.2.2.2.1.1" // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.pod.key
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePodValue               = "2.10.3.5.1.2.2.2.1.2" // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.pod.value
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespace              = "2.10.3.5.1.2.2.2.2"   // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.namespace
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespaceKey           = "2.10.3.5.1.2.2.2.2.1" // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.namespace.key
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespaceValue         = "2.10.3.5.1.2.2.2.2.2" // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.namespace.value
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestination                                              = "2.10.3.5.1.3"         // flavor.k8slice.properties.network_intents.denied_communications.destination
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationIsHotCluster                                  = "2.10.3.5.1.3.1"       // flavor.k8slice.properties.network_intents.denied_communications.destination.is_hot_cluster
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelector                              = "2.10.3.5.1.3.2"       // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorCidr                          = "2.10.3.5.1.3.2.1"     // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.cidr
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespace                  = "2.10.3.5.1.3.2.2"     // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePod               = "2.10.3.5.1.3.2.2.1"   // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.pod
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePodKey            = "2.10.3.5.1.3.2.2.1.1" // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.pod.key
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePodValue          = "2.10.3.5.1.3.2.2.1.2" // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.pod.value
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespace         = "2.10.3.5.1.3.2.2.2"   // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespaceKey      = "2.10.3.5.1.3.2.2.2.1" // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace.key
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespaceValue    = "2.10.3.5.1.3.2.2.2.2" // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace.value
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationPort                                          = "2.10.3.5.1.4"         // flavor.k8slice.properties.network_intents.denied_communications.destination_port
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsProtocolType                                             = "2.10.3.5.1.5"         // flavor.k8slice.properties.network_intents.denied_communications.protocol_type
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunications                                                      = "2.10.3.5.2"           // flavor.k8slice.properties.network_intents.mandatory_communications
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsName                                                  = "2.10.3.5.2.1"         // flavor.k8slice.properties.network_intents.mandatory_communications.name
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSource                                                = "2.10.3.5.2.2"         // flavor.k8slice.properties.network_intents.mandatory_communications.source
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceIsHotCluster                                    = "2.10.3.5.2.2.1"       // flavor.k8slice.properties.network_intents.mandatory_communications.source.is_hot_cluster
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelector                                = "2.10.3.5.2.2.2"       // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorCidr                            = "2.10.3.5.2.2.2.1"     // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.cidr
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespace                    = "2.10.3.5.2.2.2.2"     // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePod                 = "2.10.3.5.2.2.2.2.1"   // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePodKey              = "2.10.3.5.2.2.2.2.1.1" // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod.key
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePodValue            = "2.10.3.5.2.2.2.2.1.2" // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod.value
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespace           = "2.10.3.5.2.2.2.2.2"   // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespaceKey        = "2.10.3.5.2.2.2.2.2.1" // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace.key
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespaceValue      = "2.10.3.5.2.2.2.2.2.2" // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace.value
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestination                                           = "2.10.3.5.2.3"         // flavor.k8slice.properties.network_intents.mandatory_communications.destination
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationIsHotCluster                               = "2.10.3.5.2.3.1"       // flavor.k8slice.properties.network_intents.mandatory_communications.destination.is_hot_cluster
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelector                           = "2.10.3.5.2.3.2"       // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorCidr                       = "2.10.3.5.2.3.2.1"     // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.cidr
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespace               = "2.10.3.5.2.3.2.2"     // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePod            = "2.10.3.5.2.3.2.2.1"   // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePodKey         = "2.10.3.5.2.3.2.2.1.1" // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod.key
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePodValue       = "2.10.3.5.2.3.2.2.1.2" // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod.value
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespace      = "2.10.3.5.2.3.2.2.2"   // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespaceKey   = "2.10.3.5.2.3.2.2.2.1" // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace.key
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespaceValue = "2.10.3.5.2.3.2.2.2.2" // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace.value
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationPort                                       = "2.10.3.5.2.4"         // flavor.k8slice.properties.network_intents.mandatory_communications.destination_port
+	ContractFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsProtocolType                                          = "2.10.3.5.2.5"         // flavor.k8slice.properties.network_intents.mandatory_communications.protocol_type
+	ContractFieldFlavorK8SlicePropertiesAdditionalProperties                                                                       = "2.10.3.6"             // flavor.k8slice.properties.additional_properties
+	ContractFieldFlavorService                                                                                                     = "2.11"                 // flavor.service
+	ContractFieldFlavorServiceName                                                                                                 = "2.11.1"               // flavor.service.name
+	ContractFieldFlavorServiceDescription                                                                                          = "2.11.2"               // flavor.service.description
+	ContractFieldFlavorServiceCategory                                                                                             = "2.11.3"               // flavor.service.category
+	ContractFieldFlavorServiceTags                                                                                                 = "2.11.4"               // flavor.service.tags
+	ContractFieldFlavorServiceHostingPolicies                                                                                      = "2.11.5"               // flavor.service.hosting_policies
+	ContractFieldFlavorServiceConfigurationSchema                                                                                  = "2.11.6"               // flavor.service.configuration_schema
+	ContractFieldFlavorServiceConfigurationSchemaParameters                                                                        = "2.11.6.1"             // flavor.service.configuration_schema.parameters
+	ContractFieldFlavorServiceConfigurationSchemaParametersName                                                                    = "2.11.6.1.1"           // flavor.service.configuration_schema.parameters.name
+	ContractFieldFlavorServiceConfigurationSchemaParametersType                                                                    = "2.11.6.1.2"           // flavor.service.configuration_schema.parameters.type
+	ContractFieldFlavorServiceConfigurationSchemaParametersRequired                                                                = "2.11.6.1.3"           // flavor.service.configuration_schema.parameters.required
+	ContractFieldFlavorServiceConfigurationSchemaParametersDefaultValue                                                            = "2.11.6.1.4"           // flavor.service.configuration_schema.parameters.default_value
+	ContractFieldFlavorServiceConfigurationSchemaParametersMinimum                                                                 = "2.11.6.1.5"           // flavor.service.configuration_schema.parameters.minimum
+	ContractFieldFlavorServiceConfigurationSchemaParametersMaximum                                                                 = "2.11.6.1.6"           // flavor.service.configuration_schema.parameters.maximum
+	ContractFieldFlavorServiceConfigurationSchemaParametersPattern                                                                 = "2.11.6.1.7"           // flavor.service.configuration_schema.parameters.pattern
+	ContractFieldFlavorServiceConfigurationSchemaParametersDescription                                                             = "2.11.6.1.8"           // flavor.service.configuration_schema.parameters.description
+	ContractFieldFlavorServiceBlueprintId                                                                                          = "2.11.7"               // flavor.service.blueprint_id
+	ContractFieldFlavorServiceConfigurationTemplate                                                                                = "2.11.8"               // flavor.service.configuration_template
+	ContractFieldFlavorServiceMaxInstances                                                                                         = "2.11.9"               // flavor.service.max_instances
+	ContractFieldFlavorServiceSoldInstances                                                                                        = "2.11.10"              // flavor.service.sold_instances
+	ContractFieldFlavorVm                                                                                                          = "2.12"                 // flavor.vm
+	ContractFieldFlavorVmCpu                                                                                                       = "2.12.1"               // flavor.vm.cpu
+	ContractFieldFlavorVmMemory                                                                                                    = "2.12.2"               // flavor.vm.memory
+	ContractFieldFlavorVmStorage                                                                                                   = "2.12.3"               // flavor.vm.storage
+	ContractFieldFlavorVmArchitecture                                                                                              = "2.12.4"               // flavor.vm.architecture
+	ContractFieldFlavorVmOsImage                                                                                                   = "2.12.5"               // flavor.vm.os_image
+	ContractFieldFlavorVmGpu                                                                                                       = "2.12.6"               // flavor.vm.gpu
+	ContractFieldFlavorVmGpuModel                                                                                                  = "2.12.6.1"             // flavor.vm.gpu.model
+	ContractFieldFlavorVmGpuCores                                                                                                  = "2.12.6.2"             // flavor.vm.gpu.cores
+	ContractFieldFlavorVmGpuMemory                                                                                                 = "2.12.6.3"             // flavor.vm.gpu.memory
+	ContractFieldFlavorVmHypervisor                                                                                                = "2.12.7"               // flavor.vm.hypervisor
+	ContractFieldFlavorSensor                                                                                                      = "2.13"                 // flavor.sensor
+	ContractFieldFlavorSensorSensorType                                                                                            = "2.13.1"               // flavor.sensor.sensor_type
+	ContractFieldFlavorSensorSamplingRateHz                                                                                        = "2.13.2"               // flavor.sensor.sampling_rate_hz
+	ContractFieldFlavorSensorAccuracy                                                                                              = "2.13.3"               // flavor.sensor.accuracy
+	ContractFieldFlavorSensorUnit                                                                                                  = "2.13.4"               // flavor.sensor.unit
+	ContractFieldFlavorSensorSourceEndpoint                                                                                        = "2.13.5"               // flavor.sensor.source_endpoint
+	ContractFieldFlavorSensorLocation                                                                                              = "2.13.6"               // flavor.sensor.location
+	ContractFieldFlavorSensorLocationLatitude                                                                                      = "2.13.6.1"             // flavor.sensor.location.latitude
+	ContractFieldFlavorSensorLocationLongitude                                                                                     = "2.13.6.2"             // flavor.sensor.location.longitude
+	ContractFieldFlavorSensorLocationCountry                                                                                       = "2.13.6.3"             // flavor.sensor.location.country
+	ContractFieldFlavorSensorLocationCity                                                                                          = "2.13.6.4"             // flavor.sensor.location.city
+	ContractFieldFlavorSensorLocationAdditionalNotes                                                                               = "2.13.6.5"             // flavor.sensor.location.additional_notes
+	ContractFieldBuyer                                                                                                             = "3"                    // buyer
+	ContractFieldBuyerDomain                                                                                                       = "3.1"                  // buyer.domain
+	ContractFieldBuyerNodeId                                                                                                       = "3.2"                  // buyer.node_id
+	ContractFieldBuyerIp                                                                                                           = "3.3"                  // buyer.ip
+	ContractFieldBuyerLocalNamespace                                                                                               = "3.4"                  // buyer.local_namespace
+	ContractFieldBuyerAdditionalInformation                                                                                        = "3.5"                  // buyer.additional_information
+	ContractFieldBuyerAdditionalInformationLiqoId                                                                                  = "3.5.1"                // buyer.additional_information.liqo_id
+	ContractFieldBuyerAdditionalInformationKubeconfig                                                                              = "3.5.2"                // buyer.additional_information.kubeconfig
+	ContractFieldSeller                                                                                                            = "4"                    // seller
+	ContractFieldSellerDomain                                                                                                      = "4.1"                  // seller.domain
+	ContractFieldSellerNodeId                                                                                                      = "4.2"                  // seller.node_id
+	ContractFieldSellerIp                                                                                                          = "4.3"                  // seller.ip
+	ContractFieldSellerLocalNamespace                                                                                              = "4.4"                  // seller.local_namespace
+	ContractFieldSellerAdditionalInformation                                                                                       = "4.5"                  // seller.additional_information
+	ContractFieldSellerAdditionalInformationLiqoId                                                                                 = "4.5.1"                // seller.additional_information.liqo_id
+	ContractFieldSellerAdditionalInformationKubeconfig                                                                             = "4.5.2"                // seller.additional_information.kubeconfig
+	ContractFieldConfiguration                                                                                                     = "5"                    // configuration
+	ContractFieldConfigurationK8Slice                                                                                              = "5.1"                  // configuration.k8slice
+	ContractFieldConfigurationK8SliceCpu                                                                                           = "5.1.1"                // configuration.k8slice.cpu
+	ContractFieldConfigurationK8SliceMemory                                                                                        = "5.1.2"                // configuration.k8slice.memory
+	ContractFieldConfigurationK8SlicePods                                                                                          = "5.1.3"                // configuration.k8slice.pods
+	ContractFieldConfigurationK8SliceGpu                                                                                           = "5.1.4"                // configuration.k8slice.gpu
+	ContractFieldConfigurationK8SliceGpuModel                                                                                      = "5.1.4.1"              // configuration.k8slice.gpu.model
+	ContractFieldConfigurationK8SliceGpuCores                                                                                      = "5.1.4.2"              // configuration.k8slice.gpu.cores
+	ContractFieldConfigurationK8SliceGpuMemory                                                                                     = "5.1.4.3"              // configuration.k8slice.gpu.memory
+	ContractFieldConfigurationK8SliceStorage                                                                                       = "5.1.5"                // configuration.k8slice.storage
+	ContractFieldConfigurationService                                                                                              = "5.2"                  // configuration.service
+	ContractFieldConfigurationServiceBlueprintId                                                                                   = "5.2.1"                // configuration.service.blueprint_id
+	ContractFieldConfigurationServiceParameters                                                                                    = "5.2.2"                // configuration.service.parameters
+	ContractFieldConfigurationServiceHostingPolicy                                                                                 = "5.2.3"                // configuration.service.hosting_policy
+	ContractFieldConfigurationServiceConfigurationData                                                                             = "5.2.4"                // configuration.service.configuration_data
+	ContractFieldConfigurationVm                                                                                                   = "5.3"                  // configuration.vm
+	ContractFieldConfigurationVmCpu                                                                                                = "5.3.1"                // configuration.vm.cpu
+	ContractFieldConfigurationVmMemory                                                                                             = "5.3.2"                // configuration.vm.memory
+	ContractFieldConfigurationVmStorage                                                                                            = "5.3.3"                // configuration.vm.storage
+	ContractFieldConfigurationVmOsImage                                                                                            = "5.3.4"                // configuration.vm.os_image
+	ContractFieldConfigurationSensor                                                                                               = "5.4"                  // configuration.sensor
+	ContractFieldConfigurationSensorSamplingRateHz                                                                                 = "5.4.1"                // configuration.sensor.sampling_rate_hz
+	ContractFieldPeeringTargetCredentials                                                                                          = "6"                    // peering_target_credentials
+	ContractFieldPeeringTargetCredentialsClusterId                                                                                 = "6.1"                  // peering_target_credentials.cluster_id
+	ContractFieldPeeringTargetCredentialsClusterName                                                                               = "6.2"                  // peering_target_credentials.cluster_name
+	ContractFieldPeeringTargetCredentialsEndpoint                                                                                  = "6.3"                  // peering_target_credentials.endpoint
+	ContractFieldPeeringTargetCredentialsKubeconfig                                                                                = "6.4"                  // peering_target_credentials.kubeconfig
+	ContractFieldPeeringTargetCredentialsToken                                                                                     = "6.5"                  // peering_target_credentials.token
+	ContractFieldTransactionId                                                                                                     = "7"                    // transaction_id
+	ContractFieldExpirationTime                                                                                                    = "8"                    // expiration_time
+	ContractFieldNetworkRequests                                                                                                   = "9"                    // network_requests
+	ContractFieldNetworkRequestsAction                                                                                             = "9.1"                  // network_requests.action
+	ContractFieldNetworkRequestsCidr                                                                                               = "9.2"                  // network_requests.cidr
+	ContractFieldNetworkRequestsPorts                                                                                              = "9.3"                  // network_requests.ports
+	ContractFieldNetworkRequestsPortsProtocol                                                                                      = "9.3.1"                // network_requests.ports.protocol
+	ContractFieldNetworkRequestsPortsMin                                                                                           = "9.3.2"                // network_requests.ports.min
+	ContractFieldNetworkRequestsPortsMax                                                                                           = "9.3.3"                // network_requests.ports.max
+	ContractFieldBuyerClusterId                                                                                                    = "10"                   // buyer_cluster_id
+	ContractFieldCreatedAt                                                                                                         = "11"                   // created_at
+	ContractFieldExtraInformation                                                                                                  = "12"                   // extra_information
+	ContractFieldIngressTelemetryEndpoint                                                                                          = "13"                   // ingress_telemetry_endpoint
+	ContractFieldIngressTelemetryEndpointEndpoint                                                                                  = "13.1"                 // ingress_telemetry_endpoint.endpoint
+	ContractFieldIngressTelemetryEndpointIntents                                                                                   = "13.2"                 // ingress_telemetry_endpoint.intents
+	ContractFieldNetworkRequestsText                                                                                               = "14"                   // network_requests_text
 )
+
+var _File_fluidos_v1_contract_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id"},
+	{Number: 2, Name: "kubeconfig"},
+}}
 
 var _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "domain"},
 	{Number: 2, Name: "node_id"},
 	{Number: 3, Name: "ip"},
 	{Number: 4, Name: "local_namespace"},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NodeAdditionalInformation1g0hp4b_shape},
 }}
 
 var _File_fluidos_v1_contract_proto_Price1ihwkrr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -210,6 +292,7 @@ var _File_fluidos_v1_contract_proto_Locationx7ugrh_shape = &fieldmap.Shape{Field
 	{Number: 2, Name: "longitude"},
 	{Number: 3, Name: "country"},
 	{Number: 4, Name: "city"},
+	{Number: 5, Name: "additional_notes"},
 }}
 
 var _File_fluidos_v1_contract_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -238,7 +321,7 @@ var _File_fluidos_v1_contract_proto_Partitionabilityqjljju_shape = &fieldmap.Sha
 
 var _File_fluidos_v1_contract_proto_CarbonFootprintegrwna_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "embodied"},
-	{Number: 2, Name: "operational"},
+	{Number: 2, Name: "operational", Kind: fieldmap.KindList},
 }}
 
 var _File_fluidos_v1_contract_proto_PortRange30rtou_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -253,11 +336,46 @@ var _File_fluidos_v1_contract_proto_NetworkAuthorization1rwqnr9_shape = &fieldma
 	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_PortRange30rtou_shape},
 }}
 
+var _File_fluidos_v1_contract_proto_Labeluqyx0c_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key"},
+	{Number: 2, Name: "value"},
+}}
+
+var _File_fluidos_v1_contract_proto_PodNamespaceSelector1uxtl7d_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_Labeluqyx0c_shape},
+	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_Labeluqyx0c_shape},
+}}
+
+var _File_fluidos_v1_contract_proto_NetworkResourceSelectorlcwcn1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cidr"},
+	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_PodNamespaceSelector1uxtl7d_shape},
+}}
+
+var _File_fluidos_v1_contract_proto_NetworkEndpoint1sryjhh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "is_hot_cluster"},
+	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NetworkResourceSelectorlcwcn1_shape},
+}}
+
+var _File_fluidos_v1_contract_proto_NetworkIntentgul2ma_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NetworkEndpoint1sryjhh_shape},
+	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NetworkEndpoint1sryjhh_shape},
+	{Number: 4, Name: "destination_port"},
+	{Number: 5, Name: "protocol_type"},
+}}
+
+var _File_fluidos_v1_contract_proto_NetworkIntents12ae5ib_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkIntentgul2ma_shape},
+	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkIntentgul2ma_shape},
+}}
+
 var _File_fluidos_v1_contract_proto_K8SliceProperties1dbbtrk_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "latency_ms"},
 	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList},
 	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_CarbonFootprintegrwna_shape},
 	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkAuthorization1rwqnr9_shape},
+	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NetworkIntents12ae5ib_shape},
+	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap},
 }}
 
 var _File_fluidos_v1_contract_proto_K8Slice1x3cx5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -289,6 +407,9 @@ var _File_fluidos_v1_contract_proto_Service1kv16nh_shape = &fieldmap.Shape{Field
 	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList},
 	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_ConfigurationSchemaenirfb_shape},
 	{Number: 7, Name: "blueprint_id"},
+	{Number: 8, Name: "configuration_template"},
+	{Number: 9, Name: "max_instances"},
+	{Number: 10, Name: "sold_instances"},
 }}
 
 var _File_fluidos_v1_contract_proto_VMcksfnb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -337,6 +458,8 @@ var _File_fluidos_v1_contract_proto_K8SliceConfigurationsd36lx_shape = &fieldmap
 var _File_fluidos_v1_contract_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "blueprint_id"},
 	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "hosting_policy"},
+	{Number: 4, Name: "configuration_data"},
 }}
 
 var _File_fluidos_v1_contract_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -357,6 +480,11 @@ var _File_fluidos_v1_contract_proto_Configuration9iwkgs_shape = &fieldmap.Shape{
 	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_SensorConfigurationj61582_shape},
 }}
 
+var _File_fluidos_v1_contract_proto_TelemetryEndpoint1k78wuc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "endpoint"},
+	{Number: 2, Name: "intents", Kind: fieldmap.KindList},
+}}
+
 var _Contract_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id"},
 	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Flavorga5qwa_shape},
@@ -369,6 +497,9 @@ var _Contract_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 9, Name: "network_requests", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkAuthorization1rwqnr9_shape},
 	{Number: 10, Name: "buyer_cluster_id"},
 	{Number: 11, Name: "created_at"},
+	{Number: 12, Name: "extra_information", Kind: fieldmap.KindMap},
+	{Number: 13, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_TelemetryEndpoint1k78wuc_shape},
+	{Number: 14, Name: "network_requests_text"},
 }}
 
 var _Contract_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Contract", _Contract_shape, false)
@@ -443,6 +574,9 @@ func (m *Contract) cloneTo(c *Contract) {
 	}
 	c.BuyerClusterId = m.BuyerClusterId
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
+	c.ExtraInformation = maps.Clone(m.ExtraInformation)
+	c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.Clone()
+	c.NetworkRequestsText = m.NetworkRequestsText
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -522,6 +656,15 @@ func (m *Contract) Equal(o *Contract) bool {
 		return false
 	}
 	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if !maps.Equal(m.ExtraInformation, o.ExtraInformation) {
+		return false
+	}
+	if !m.IngressTelemetryEndpoint.Equal(o.IngressTelemetryEndpoint) {
+		return false
+	}
+	if m.NetworkRequestsText != o.NetworkRequestsText {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -625,72 +768,72 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int) int {
 			n += m.Flavor.copyInAt(src.Flavor, fm, at+2)
 		}
 	}
-	if fm.HasAt(at + 92) {
+	if fm.HasAt(at + 154) {
 		if !m.Buyer.Equal(src.Buyer) {
 			m.Buyer = src.Buyer.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 92) {
+	} else if fm.HasChildAt(at + 154) {
 		if m.Buyer != nil || src.Buyer != nil {
 			if m.Buyer == nil {
 				m.Buyer = new(NodeIdentity)
 				n++
 			}
-			n += m.Buyer.copyInAt(src.Buyer, fm, at+93)
+			n += m.Buyer.copyInAt(src.Buyer, fm, at+155)
 		}
 	}
-	if fm.HasAt(at + 97) {
+	if fm.HasAt(at + 162) {
 		if !m.Seller.Equal(src.Seller) {
 			m.Seller = src.Seller.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 97) {
+	} else if fm.HasChildAt(at + 162) {
 		if m.Seller != nil || src.Seller != nil {
 			if m.Seller == nil {
 				m.Seller = new(NodeIdentity)
 				n++
 			}
-			n += m.Seller.copyInAt(src.Seller, fm, at+98)
+			n += m.Seller.copyInAt(src.Seller, fm, at+163)
 		}
 	}
-	if fm.HasAt(at + 102) {
+	if fm.HasAt(at + 170) {
 		if !m.Configuration.Equal(src.Configuration) {
 			m.Configuration = src.Configuration.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 102) {
+	} else if fm.HasChildAt(at + 170) {
 		if m.Configuration != nil || src.Configuration != nil {
 			if m.Configuration == nil {
 				m.Configuration = new(Configuration)
 				n++
 			}
-			n += m.Configuration.copyInAt(src.Configuration, fm, at+103)
+			n += m.Configuration.copyInAt(src.Configuration, fm, at+171)
 		}
 	}
-	if fm.HasAt(at + 122) {
+	if fm.HasAt(at + 192) {
 		if !m.PeeringTargetCredentials.Equal(src.PeeringTargetCredentials) {
 			m.PeeringTargetCredentials = src.PeeringTargetCredentials.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 122) {
+	} else if fm.HasChildAt(at + 192) {
 		if m.PeeringTargetCredentials != nil || src.PeeringTargetCredentials != nil {
 			if m.PeeringTargetCredentials == nil {
 				m.PeeringTargetCredentials = new(PeeringTargetCredentials)
 				n++
 			}
-			n += m.PeeringTargetCredentials.copyInAt(src.PeeringTargetCredentials, fm, at+123)
+			n += m.PeeringTargetCredentials.copyInAt(src.PeeringTargetCredentials, fm, at+193)
 		}
 	}
-	if fm.HasAt(at+128) && m.TransactionId != src.TransactionId {
+	if fm.HasAt(at+198) && m.TransactionId != src.TransactionId {
 		m.TransactionId = src.TransactionId
 		n++
 	}
-	if fm.HasAt(at+129) && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+	if fm.HasAt(at+199) && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
 		m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 130) {
-		if a := fm.ListActionAt(at + 130); a != fieldmap.Replace {
+	if fm.HasOrHasChildAt(at + 200) {
+		if a := fm.ListActionAt(at + 200); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.NetworkRequests, src.NetworkRequests, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.NetworkRequests, src.NetworkRequests, (*NetworkAuthorization).Equal) {
 			if len(src.NetworkRequests) == 0 {
@@ -701,12 +844,42 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+137) && m.BuyerClusterId != src.BuyerClusterId {
+	if fm.HasAt(at+207) && m.BuyerClusterId != src.BuyerClusterId {
 		m.BuyerClusterId = src.BuyerClusterId
 		n++
 	}
-	if fm.HasAt(at+138) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if fm.HasAt(at+208) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
+	}
+	if fm.HasOrHasChildAt(at + 209) {
+		if a := fm.ListActionAt(at + 209); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.ExtraInformation, src.ExtraInformation)
+		} else if !maps.Equal(m.ExtraInformation, src.ExtraInformation) {
+			if len(src.ExtraInformation) == 0 {
+				m.ExtraInformation = nil
+			} else {
+				m.ExtraInformation = maps.Clone(src.ExtraInformation)
+			}
+			n++
+		}
+	}
+	if fm.HasAt(at + 210) {
+		if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
+			m.IngressTelemetryEndpoint = src.IngressTelemetryEndpoint.Clone()
+			n++
+		}
+	} else if fm.HasChildAt(at + 210) {
+		if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
+			if m.IngressTelemetryEndpoint == nil {
+				m.IngressTelemetryEndpoint = new(TelemetryEndpoint)
+				n++
+			}
+			n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+211)
+		}
+	}
+	if fm.HasAt(at+213) && m.NetworkRequestsText != src.NetworkRequestsText {
+		m.NetworkRequestsText = src.NetworkRequestsText
 		n++
 	}
 	return n
@@ -787,40 +960,52 @@ func (m *Contract) diffAt(o *Contract, fm *fieldmap.FieldMap, at int) bool {
 		fm.SetAt(at + 1)
 		c = true
 	}
-	if (m.Buyer == nil) != (o.Buyer == nil) || m.Buyer != nil && m.Buyer.diffAt(o.Buyer, fm, at+93) {
-		fm.SetAt(at + 92)
+	if (m.Buyer == nil) != (o.Buyer == nil) || m.Buyer != nil && m.Buyer.diffAt(o.Buyer, fm, at+155) {
+		fm.SetAt(at + 154)
 		c = true
 	}
-	if (m.Seller == nil) != (o.Seller == nil) || m.Seller != nil && m.Seller.diffAt(o.Seller, fm, at+98) {
-		fm.SetAt(at + 97)
+	if (m.Seller == nil) != (o.Seller == nil) || m.Seller != nil && m.Seller.diffAt(o.Seller, fm, at+163) {
+		fm.SetAt(at + 162)
 		c = true
 	}
-	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+103) {
-		fm.SetAt(at + 102)
+	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+171) {
+		fm.SetAt(at + 170)
 		c = true
 	}
-	if (m.PeeringTargetCredentials == nil) != (o.PeeringTargetCredentials == nil) || m.PeeringTargetCredentials != nil && m.PeeringTargetCredentials.diffAt(o.PeeringTargetCredentials, fm, at+123) {
-		fm.SetAt(at + 122)
+	if (m.PeeringTargetCredentials == nil) != (o.PeeringTargetCredentials == nil) || m.PeeringTargetCredentials != nil && m.PeeringTargetCredentials.diffAt(o.PeeringTargetCredentials, fm, at+193) {
+		fm.SetAt(at + 192)
 		c = true
 	}
 	if m.TransactionId != o.TransactionId {
-		fm.SetAt(at + 128)
+		fm.SetAt(at + 198)
 		c = true
 	}
 	if !fieldmap.Equal(m.ExpirationTime, o.ExpirationTime) {
-		fm.SetAt(at + 129)
+		fm.SetAt(at + 199)
 		c = true
 	}
 	if !fieldmap.EqualMessageListFunc(m.NetworkRequests, o.NetworkRequests, (*NetworkAuthorization).Equal) {
-		fm.SetAt(at + 130)
+		fm.SetAt(at + 200)
 		c = true
 	}
 	if m.BuyerClusterId != o.BuyerClusterId {
-		fm.SetAt(at + 137)
+		fm.SetAt(at + 207)
 		c = true
 	}
 	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 138)
+		fm.SetAt(at + 208)
+		c = true
+	}
+	if !maps.Equal(m.ExtraInformation, o.ExtraInformation) {
+		fm.SetAt(at + 209)
+		c = true
+	}
+	if (m.IngressTelemetryEndpoint == nil) != (o.IngressTelemetryEndpoint == nil) || m.IngressTelemetryEndpoint != nil && m.IngressTelemetryEndpoint.diffAt(o.IngressTelemetryEndpoint, fm, at+211) {
+		fm.SetAt(at + 210)
+		c = true
+	}
+	if m.NetworkRequestsText != o.NetworkRequestsText {
+		fm.SetAt(at + 213)
 		c = true
 	}
 	return c
@@ -855,6 +1040,9 @@ func (m *Contract) ValidateEnums() error {
 	}
 	if err := m.Flavor.ValidateEnums(); err != nil {
 		return fieldmap.EnumErrorAt(err, "fluidos.v1.Contract", "flavor")
+	}
+	if err := m.Configuration.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "fluidos.v1.Contract", "configuration")
 	}
 	for _, v := range m.NetworkRequests {
 		if err := v.ValidateEnums(); err != nil {
@@ -902,6 +1090,10 @@ func (m *Contract) Redact() {
 	if m == nil {
 		return
 	}
+	m.Flavor.Redact()
+	m.Buyer.Redact()
+	m.Seller.Redact()
+	m.Configuration.Redact()
 	m.PeeringTargetCredentials = nil
 }
 

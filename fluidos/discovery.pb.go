@@ -12,6 +12,7 @@ import (
 	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -46,8 +47,10 @@ type Discovery struct {
 	StartTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
 	// When the phase last changed.
 	LastChangeTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=last_change_time,json=lastChangeTime,proto3" json:"last_change_time,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// What each peer asked answered, in the order of the peers.
+	PeerResults   []*PeerResult `protobuf:"bytes,10,rep,name=peer_results,json=peerResults,proto3" json:"peer_results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Discovery) Reset() {
@@ -143,6 +146,95 @@ func (x *Discovery) GetLastChangeTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Discovery) GetPeerResults() []*PeerResult {
+	if x != nil {
+		return x.PeerResults
+	}
+	return nil
+}
+
+// PeerResult is what one peer answered a discovery.
+type PeerResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Address of the peer's REAR endpoint.
+	Address string `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
+	// Identifier of the peer, when it answered.
+	NodeId string `protobuf:"bytes,2,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	// Flavors of the peer that match the selector.
+	FlavorsFound uint32 `protobuf:"varint,3,opt,name=flavors_found,json=flavorsFound,proto3" json:"flavors_found,omitempty"`
+	// Why the peer gave no answer; empty when it did.
+	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// How long the peer took to answer or fail.
+	Duration      *durationpb.Duration `protobuf:"bytes,5,opt,name=duration,proto3" json:"duration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PeerResult) Reset() {
+	*x = PeerResult{}
+	mi := &file_fluidos_v1_discovery_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeerResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeerResult) ProtoMessage() {}
+
+func (x *PeerResult) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_discovery_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeerResult.ProtoReflect.Descriptor instead.
+func (*PeerResult) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_discovery_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PeerResult) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *PeerResult) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *PeerResult) GetFlavorsFound() uint32 {
+	if x != nil {
+		return x.FlavorsFound
+	}
+	return 0
+}
+
+func (x *PeerResult) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *PeerResult) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
 // PeeringCandidate is a flavor found for one or more solvers.
 type PeeringCandidate struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -162,7 +254,7 @@ type PeeringCandidate struct {
 
 func (x *PeeringCandidate) Reset() {
 	*x = PeeringCandidate{}
-	mi := &file_fluidos_v1_discovery_proto_msgTypes[1]
+	mi := &file_fluidos_v1_discovery_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -174,7 +266,7 @@ func (x *PeeringCandidate) String() string {
 func (*PeeringCandidate) ProtoMessage() {}
 
 func (x *PeeringCandidate) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_discovery_proto_msgTypes[1]
+	mi := &file_fluidos_v1_discovery_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -187,7 +279,7 @@ func (x *PeeringCandidate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeeringCandidate.ProtoReflect.Descriptor instead.
 func (*PeeringCandidate) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_discovery_proto_rawDescGZIP(), []int{1}
+	return file_fluidos_v1_discovery_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *PeeringCandidate) GetId() string {
@@ -230,7 +322,7 @@ var File_fluidos_v1_discovery_proto protoreflect.FileDescriptor
 const file_fluidos_v1_discovery_proto_rawDesc = "" +
 	"\n" +
 	"\x1afluidos/v1/discovery.proto\x12\n" +
-	"fluidos.v1\x1a edgekit/options/v1/options.proto\x1a\x17fluidos/v1/flavor.proto\x1a\x16fluidos/v1/phase.proto\x1a\x19fluidos/v1/selector.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x88\x03\n" +
+	"fluidos.v1\x1a edgekit/options/v1/options.proto\x1a\x17fluidos/v1/flavor.proto\x1a\x16fluidos/v1/phase.proto\x1a\x19fluidos/v1/selector.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc3\x03\n" +
 	"\tDiscovery\x12\x16\n" +
 	"\x02id\x18\x01 \x01(\tB\x06\x92\xcf\x1c\x02\b\x01R\x02id\x12\x1b\n" +
 	"\tsolver_id\x18\x02 \x01(\tR\bsolverId\x120\n" +
@@ -241,7 +333,16 @@ const file_fluidos_v1_discovery_proto_rawDesc = "" +
 	"\x15peering_candidate_ids\x18\a \x03(\tR\x13peeringCandidateIds\x129\n" +
 	"\n" +
 	"start_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x12D\n" +
-	"\x10last_change_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x0elastChangeTime\"\xce\x01\n" +
+	"\x10last_change_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x0elastChangeTime\x129\n" +
+	"\fpeer_results\x18\n" +
+	" \x03(\v2\x16.fluidos.v1.PeerResultR\vpeerResults\"\xb1\x01\n" +
+	"\n" +
+	"PeerResult\x12\x18\n" +
+	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x17\n" +
+	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12#\n" +
+	"\rflavors_found\x18\x03 \x01(\rR\fflavorsFound\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x125\n" +
+	"\bduration\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bduration\"\xce\x01\n" +
 	"\x10PeeringCandidate\x12\x16\n" +
 	"\x02id\x18\x01 \x01(\tB\x06\x92\xcf\x1c\x02\b\x01R\x02id\x12*\n" +
 	"\x06flavor\x18\x02 \x01(\v2\x12.fluidos.v1.FlavorR\x06flavor\x12\x1d\n" +
@@ -263,27 +364,31 @@ func file_fluidos_v1_discovery_proto_rawDescGZIP() []byte {
 	return file_fluidos_v1_discovery_proto_rawDescData
 }
 
-var file_fluidos_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_fluidos_v1_discovery_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_fluidos_v1_discovery_proto_goTypes = []any{
 	(*Discovery)(nil),             // 0: fluidos.v1.Discovery
-	(*PeeringCandidate)(nil),      // 1: fluidos.v1.PeeringCandidate
-	(*Selector)(nil),              // 2: fluidos.v1.Selector
-	(Phase)(0),                    // 3: fluidos.v1.Phase
-	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
-	(*Flavor)(nil),                // 5: fluidos.v1.Flavor
+	(*PeerResult)(nil),            // 1: fluidos.v1.PeerResult
+	(*PeeringCandidate)(nil),      // 2: fluidos.v1.PeeringCandidate
+	(*Selector)(nil),              // 3: fluidos.v1.Selector
+	(Phase)(0),                    // 4: fluidos.v1.Phase
+	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 6: google.protobuf.Duration
+	(*Flavor)(nil),                // 7: fluidos.v1.Flavor
 }
 var file_fluidos_v1_discovery_proto_depIdxs = []int32{
-	2, // 0: fluidos.v1.Discovery.selector:type_name -> fluidos.v1.Selector
-	3, // 1: fluidos.v1.Discovery.phase:type_name -> fluidos.v1.Phase
-	4, // 2: fluidos.v1.Discovery.start_time:type_name -> google.protobuf.Timestamp
-	4, // 3: fluidos.v1.Discovery.last_change_time:type_name -> google.protobuf.Timestamp
-	5, // 4: fluidos.v1.PeeringCandidate.flavor:type_name -> fluidos.v1.Flavor
-	4, // 5: fluidos.v1.PeeringCandidate.created_at:type_name -> google.protobuf.Timestamp
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	3, // 0: fluidos.v1.Discovery.selector:type_name -> fluidos.v1.Selector
+	4, // 1: fluidos.v1.Discovery.phase:type_name -> fluidos.v1.Phase
+	5, // 2: fluidos.v1.Discovery.start_time:type_name -> google.protobuf.Timestamp
+	5, // 3: fluidos.v1.Discovery.last_change_time:type_name -> google.protobuf.Timestamp
+	1, // 4: fluidos.v1.Discovery.peer_results:type_name -> fluidos.v1.PeerResult
+	6, // 5: fluidos.v1.PeerResult.duration:type_name -> google.protobuf.Duration
+	7, // 6: fluidos.v1.PeeringCandidate.flavor:type_name -> fluidos.v1.Flavor
+	5, // 7: fluidos.v1.PeeringCandidate.created_at:type_name -> google.protobuf.Timestamp
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_fluidos_v1_discovery_proto_init() }
@@ -300,7 +405,7 @@ func file_fluidos_v1_discovery_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluidos_v1_discovery_proto_rawDesc), len(file_fluidos_v1_discovery_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

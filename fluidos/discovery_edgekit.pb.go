@@ -136,6 +136,12 @@ const (
 	DiscoveryFieldPeeringCandidateIds                = "7"           // peering_candidate_ids
 	DiscoveryFieldStartTime                          = "8"           // start_time
 	DiscoveryFieldLastChangeTime                     = "9"           // last_change_time
+	DiscoveryFieldPeerResults                        = "10"          // peer_results
+	DiscoveryFieldPeerResultsAddress                 = "10.1"        // peer_results.address
+	DiscoveryFieldPeerResultsNodeId                  = "10.2"        // peer_results.node_id
+	DiscoveryFieldPeerResultsFlavorsFound            = "10.3"        // peer_results.flavors_found
+	DiscoveryFieldPeerResultsError                   = "10.4"        // peer_results.error
+	DiscoveryFieldPeerResultsDuration                = "10.5"        // peer_results.duration
 )
 
 var _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -208,6 +214,14 @@ var _File_fluidos_v1_discovery_proto_Selector51dy1f_shape = &fieldmap.Shape{Fiel
 	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_SensorSelectorcod1v9_shape},
 }}
 
+var _PeerResult_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "address"},
+	{Number: 2, Name: "node_id"},
+	{Number: 3, Name: "flavors_found"},
+	{Number: 4, Name: "error"},
+	{Number: 5, Name: "duration"},
+}}
+
 var _Discovery_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id"},
 	{Number: 2, Name: "solver_id"},
@@ -218,6 +232,7 @@ var _Discovery_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 7, Name: "peering_candidate_ids", Kind: fieldmap.KindList},
 	{Number: 8, Name: "start_time"},
 	{Number: 9, Name: "last_change_time"},
+	{Number: 10, Name: "peer_results", Kind: fieldmap.KindList, Sub: _PeerResult_shape},
 }}
 
 var _Discovery_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Discovery", _Discovery_shape, false)
@@ -235,110 +250,202 @@ func NewDiscoveryFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Discovery_fieldSchema.New(flags...)
 }
 
+// Field flags of PeerResult: dot-joined field numbers from PeerResult.
+const (
+	PeerResultFieldAddress      = "1" // address
+	PeerResultFieldNodeId       = "2" // node_id
+	PeerResultFieldFlavorsFound = "3" // flavors_found
+	PeerResultFieldError        = "4" // error
+	PeerResultFieldDuration     = "5" // duration
+)
+
+var _PeerResult_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeerResult", _PeerResult_shape, false)
+
+// PeerResultAllFields lists the leaf flags of PeerResult: together they
+// select every field.
+var PeerResultAllFields = slices.Clone(_PeerResult_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of PeerResult.
+func (*PeerResult) FieldSchema() *fieldmap.Schema { return _PeerResult_fieldSchema }
+
+// NewPeerResultFieldMap returns a FieldMap of PeerResult holding flags; the
+// error names the first flag PeerResult does not have.
+func NewPeerResultFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _PeerResult_fieldSchema.New(flags...)
+}
+
 // Field flags of PeeringCandidate: dot-joined field numbers from PeeringCandidate.
 const (
-	PeeringCandidateFieldId                                                        = "1"            // id
-	PeeringCandidateFieldFlavor                                                    = "2"            // flavor
-	PeeringCandidateFieldFlavorId                                                  = "2.1"          // flavor.id
-	PeeringCandidateFieldFlavorOwner                                               = "2.2"          // flavor.owner
-	PeeringCandidateFieldFlavorOwnerDomain                                         = "2.2.1"        // flavor.owner.domain
-	PeeringCandidateFieldFlavorOwnerNodeId                                         = "2.2.2"        // flavor.owner.node_id
-	PeeringCandidateFieldFlavorOwnerIp                                             = "2.2.3"        // flavor.owner.ip
-	PeeringCandidateFieldFlavorOwnerLocalNamespace                                 = "2.2.4"        // flavor.owner.local_namespace
-	PeeringCandidateFieldFlavorProviderId                                          = "2.3"          // flavor.provider_id
-	PeeringCandidateFieldFlavorPrice                                               = "2.4"          // flavor.price
-	PeeringCandidateFieldFlavorPriceAmount                                         = "2.4.1"        // flavor.price.amount
-	PeeringCandidateFieldFlavorPriceCurrency                                       = "2.4.2"        // flavor.price.currency
-	PeeringCandidateFieldFlavorPricePeriod                                         = "2.4.3"        // flavor.price.period
-	PeeringCandidateFieldFlavorAvailability                                        = "2.5"          // flavor.availability
-	PeeringCandidateFieldFlavorLocation                                            = "2.6"          // flavor.location
-	PeeringCandidateFieldFlavorLocationLatitude                                    = "2.6.1"        // flavor.location.latitude
-	PeeringCandidateFieldFlavorLocationLongitude                                   = "2.6.2"        // flavor.location.longitude
-	PeeringCandidateFieldFlavorLocationCountry                                     = "2.6.3"        // flavor.location.country
-	PeeringCandidateFieldFlavorLocationCity                                        = "2.6.4"        // flavor.location.city
-	PeeringCandidateFieldFlavorNetworkPropertyType                                 = "2.7"          // flavor.network_property_type
-	PeeringCandidateFieldFlavorCreatedAt                                           = "2.8"          // flavor.created_at
-	PeeringCandidateFieldFlavorUpdatedAt                                           = "2.9"          // flavor.updated_at
-	PeeringCandidateFieldFlavorK8Slice                                             = "2.10"         // flavor.k8slice
-	PeeringCandidateFieldFlavorK8SliceCharacteristics                              = "2.10.1"       // flavor.k8slice.characteristics
-	PeeringCandidateFieldFlavorK8SliceCharacteristicsArchitecture                  = "2.10.1.1"     // flavor.k8slice.characteristics.architecture
-	PeeringCandidateFieldFlavorK8SliceCharacteristicsCpu                           = "2.10.1.2"     // flavor.k8slice.characteristics.cpu
-	PeeringCandidateFieldFlavorK8SliceCharacteristicsMemory                        = "2.10.1.3"     // flavor.k8slice.characteristics.memory
-	PeeringCandidateFieldFlavorK8SliceCharacteristicsPods                          = "2.10.1.4"     // flavor.k8slice.characteristics.pods
-	PeeringCandidateFieldFlavorK8SliceCharacteristicsGpu                           = "2.10.1.5"     // flavor.k8slice.characteristics.gpu
-	PeeringCandidateFieldFlavorK8SliceCharacteristicsGpuModel                      = "2.10.1.5.1"   // flavor.k8slice.characteristics.gpu.model
-	PeeringCandidateFieldFlavorK8SliceCharacteristicsGpuCores                      = "2.10.1.5.2"   // flavor.k8slice.characteristics.gpu.cores
-	PeeringCandidateFieldFlavorK8SliceCharacteristicsGpuMemory                     = "2.10.1.5.3"   // flavor.k8slice.characteristics.gpu.memory
-	PeeringCandidateFieldFlavorK8SliceCharacteristicsStorage                       = "2.10.1.6"     // flavor.k8slice.characteristics.storage
-	PeeringCandidateFieldFlavorK8SlicePartitionability                             = "2.10.2"       // flavor.k8slice.partitionability
-	PeeringCandidateFieldFlavorK8SlicePartitionabilityCpuMin                       = "2.10.2.1"     // flavor.k8slice.partitionability.cpu_min
-	PeeringCandidateFieldFlavorK8SlicePartitionabilityMemoryMin                    = "2.10.2.2"     // flavor.k8slice.partitionability.memory_min
-	PeeringCandidateFieldFlavorK8SlicePartitionabilityPodsMin                      = "2.10.2.3"     // flavor.k8slice.partitionability.pods_min
-	PeeringCandidateFieldFlavorK8SlicePartitionabilityCpuStep                      = "2.10.2.4"     // flavor.k8slice.partitionability.cpu_step
-	PeeringCandidateFieldFlavorK8SlicePartitionabilityMemoryStep                   = "2.10.2.5"     // flavor.k8slice.partitionability.memory_step
-	PeeringCandidateFieldFlavorK8SlicePartitionabilityPodsStep                     = "2.10.2.6"     // flavor.k8slice.partitionability.pods_step
-	PeeringCandidateFieldFlavorK8SliceProperties                                   = "2.10.3"       // flavor.k8slice.properties
-	PeeringCandidateFieldFlavorK8SlicePropertiesLatencyMs                          = "2.10.3.1"     // flavor.k8slice.properties.latency_ms
-	PeeringCandidateFieldFlavorK8SlicePropertiesSecurityStandards                  = "2.10.3.2"     // flavor.k8slice.properties.security_standards
-	PeeringCandidateFieldFlavorK8SlicePropertiesCarbonFootprint                    = "2.10.3.3"     // flavor.k8slice.properties.carbon_footprint
-	PeeringCandidateFieldFlavorK8SlicePropertiesCarbonFootprintEmbodied            = "2.10.3.3.1"   // flavor.k8slice.properties.carbon_footprint.embodied
-	PeeringCandidateFieldFlavorK8SlicePropertiesCarbonFootprintOperational         = "2.10.3.3.2"   // flavor.k8slice.properties.carbon_footprint.operational
-	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizations              = "2.10.3.4"     // flavor.k8slice.properties.network_authorizations
-	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizationsAction        = "2.10.3.4.1"   // flavor.k8slice.properties.network_authorizations.action
-	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizationsCidr          = "2.10.3.4.2"   // flavor.k8slice.properties.network_authorizations.cidr
-	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizationsPorts         = "2.10.3.4.3"   // flavor.k8slice.properties.network_authorizations.ports
-	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizationsPortsProtocol = "2.10.3.4.3.1" // flavor.k8slice.properties.network_authorizations.ports.protocol
-	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizationsPortsMin      = "2.10.3.4.3.2" // flavor.k8slice.properties.network_authorizations.ports.min
-	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizationsPortsMax      = "2.10.3.4.3.3" // flavor.k8slice.properties.network_authorizations.ports.max
-	PeeringCandidateFieldFlavorService                                             = "2.11"         // flavor.service
-	PeeringCandidateFieldFlavorServiceName                                         = "2.11.1"       // flavor.service.name
-	PeeringCandidateFieldFlavorServiceDescription                                  = "2.11.2"       // flavor.service.description
-	PeeringCandidateFieldFlavorServiceCategory                                     = "2.11.3"       // flavor.service.category
-	PeeringCandidateFieldFlavorServiceTags                                         = "2.11.4"       // flavor.service.tags
-	PeeringCandidateFieldFlavorServiceHostingPolicies                              = "2.11.5"       // flavor.service.hosting_policies
-	PeeringCandidateFieldFlavorServiceConfigurationSchema                          = "2.11.6"       // flavor.service.configuration_schema
-	PeeringCandidateFieldFlavorServiceConfigurationSchemaParameters                = "2.11.6.1"     // flavor.service.configuration_schema.parameters
-	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersName            = "2.11.6.1.1"   // flavor.service.configuration_schema.parameters.name
-	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersType            = "2.11.6.1.2"   // flavor.service.configuration_schema.parameters.type
-	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersRequired        = "2.11.6.1.3"   // flavor.service.configuration_schema.parameters.required
-	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersDefaultValue    = "2.11.6.1.4"   // flavor.service.configuration_schema.parameters.default_value
-	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersMinimum         = "2.11.6.1.5"   // flavor.service.configuration_schema.parameters.minimum
-	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersMaximum         = "2.11.6.1.6"   // flavor.service.configuration_schema.parameters.maximum
-	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersPattern         = "2.11.6.1.7"   // flavor.service.configuration_schema.parameters.pattern
-	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersDescription     = "2.11.6.1.8"   // flavor.service.configuration_schema.parameters.description
-	PeeringCandidateFieldFlavorServiceBlueprintId                                  = "2.11.7"       // flavor.service.blueprint_id
-	PeeringCandidateFieldFlavorVm                                                  = "2.12"         // flavor.vm
-	PeeringCandidateFieldFlavorVmCpu                                               = "2.12.1"       // flavor.vm.cpu
-	PeeringCandidateFieldFlavorVmMemory                                            = "2.12.2"       // flavor.vm.memory
-	PeeringCandidateFieldFlavorVmStorage                                           = "2.12.3"       // flavor.vm.storage
-	PeeringCandidateFieldFlavorVmArchitecture                                      = "2.12.4"       // flavor.vm.architecture
-	PeeringCandidateFieldFlavorVmOsImage                                           = "2.12.5"       // flavor.vm.os_image
-	PeeringCandidateFieldFlavorVmGpu                                               = "2.12.6"       // flavor.vm.gpu
-	PeeringCandidateFieldFlavorVmGpuModel                                          = "2.12.6.1"     // flavor.vm.gpu.model
-	PeeringCandidateFieldFlavorVmGpuCores                                          = "2.12.6.2"     // flavor.vm.gpu.cores
-	PeeringCandidateFieldFlavorVmGpuMemory                                         = "2.12.6.3"     // flavor.vm.gpu.memory
-	PeeringCandidateFieldFlavorVmHypervisor                                        = "2.12.7"       // flavor.vm.hypervisor
-	PeeringCandidateFieldFlavorSensor                                              = "2.13"         // flavor.sensor
-	PeeringCandidateFieldFlavorSensorSensorType                                    = "2.13.1"       // flavor.sensor.sensor_type
-	PeeringCandidateFieldFlavorSensorSamplingRateHz                                = "2.13.2"       // flavor.sensor.sampling_rate_hz
-	PeeringCandidateFieldFlavorSensorAccuracy                                      = "2.13.3"       // flavor.sensor.accuracy
-	PeeringCandidateFieldFlavorSensorUnit                                          = "2.13.4"       // flavor.sensor.unit
-	PeeringCandidateFieldFlavorSensorSourceEndpoint                                = "2.13.5"       // flavor.sensor.source_endpoint
-	PeeringCandidateFieldFlavorSensorLocation                                      = "2.13.6"       // flavor.sensor.location
-	PeeringCandidateFieldFlavorSensorLocationLatitude                              = "2.13.6.1"     // flavor.sensor.location.latitude
-	PeeringCandidateFieldFlavorSensorLocationLongitude                             = "2.13.6.2"     // flavor.sensor.location.longitude
-	PeeringCandidateFieldFlavorSensorLocationCountry                               = "2.13.6.3"     // flavor.sensor.location.country
-	PeeringCandidateFieldFlavorSensorLocationCity                                  = "2.13.6.4"     // flavor.sensor.location.city
-	PeeringCandidateFieldSolverIds                                                 = "3"            // solver_ids
-	PeeringCandidateFieldAvailable                                                 = "4"            // available
-	PeeringCandidateFieldCreatedAt                                                 = "5"            // created_at
+	PeeringCandidateFieldId                                                                                                                = "1"                    // id
+	PeeringCandidateFieldFlavor                                                                                                            = "2"                    // flavor
+	PeeringCandidateFieldFlavorId                                                                                                          = "2.1"                  // flavor.id
+	PeeringCandidateFieldFlavorOwner                                                                                                       = "2.2"                  // flavor.owner
+	PeeringCandidateFieldFlavorOwnerDomain                                                                                                 = "2.2.1"                // flavor.owner.domain
+	PeeringCandidateFieldFlavorOwnerNodeId                                                                                                 = "2.2.2"                // flavor.owner.node_id
+	PeeringCandidateFieldFlavorOwnerIp                                                                                                     = "2.2.3"                // flavor.owner.ip
+	PeeringCandidateFieldFlavorOwnerLocalNamespace                                                                                         = "2.2.4"                // flavor.owner.local_namespace
+	PeeringCandidateFieldFlavorOwnerAdditionalInformation                                                                                  = "2.2.5"                // flavor.owner.additional_information
+	PeeringCandidateFieldFlavorOwnerAdditionalInformationLiqoId                                                                            = "2.2.5.1"              // flavor.owner.additional_information.liqo_id
+	PeeringCandidateFieldFlavorOwnerAdditionalInformationKubeconfig                                                                        = "2.2.5.2"              // flavor.owner.additional_information.kubeconfig
+	PeeringCandidateFieldFlavorProviderId                                                                                                  = "2.3"                  // flavor.provider_id
+	PeeringCandidateFieldFlavorPrice                                                                                                       = "2.4"                  // flavor.price
+	PeeringCandidateFieldFlavorPriceAmount                                                                                                 = "2.4.1"                // flavor.price.amount
+	PeeringCandidateFieldFlavorPriceCurrency                                                                                               = "2.4.2"                // flavor.price.currency
+	PeeringCandidateFieldFlavorPricePeriod                                                                                                 = "2.4.3"                // flavor.price.period
+	PeeringCandidateFieldFlavorAvailability                                                                                                = "2.5"                  // flavor.availability
+	PeeringCandidateFieldFlavorLocation                                                                                                    = "2.6"                  // flavor.location
+	PeeringCandidateFieldFlavorLocationLatitude                                                                                            = "2.6.1"                // flavor.location.latitude
+	PeeringCandidateFieldFlavorLocationLongitude                                                                                           = "2.6.2"                // flavor.location.longitude
+	PeeringCandidateFieldFlavorLocationCountry                                                                                             = "2.6.3"                // flavor.location.country
+	PeeringCandidateFieldFlavorLocationCity                                                                                                = "2.6.4"                // flavor.location.city
+	PeeringCandidateFieldFlavorLocationAdditionalNotes                                                                                     = "2.6.5"                // flavor.location.additional_notes
+	PeeringCandidateFieldFlavorNetworkPropertyType                                                                                         = "2.7"                  // flavor.network_property_type
+	PeeringCandidateFieldFlavorCreatedAt                                                                                                   = "2.8"                  // flavor.created_at
+	PeeringCandidateFieldFlavorUpdatedAt                                                                                                   = "2.9"                  // flavor.updated_at
+	PeeringCandidateFieldFlavorK8Slice                                                                                                     = "2.10"                 // flavor.k8slice
+	PeeringCandidateFieldFlavorK8SliceCharacteristics                                                                                      = "2.10.1"               // flavor.k8slice.characteristics
+	PeeringCandidateFieldFlavorK8SliceCharacteristicsArchitecture                                                                          = "2.10.1.1"             // flavor.k8slice.characteristics.architecture
+	PeeringCandidateFieldFlavorK8SliceCharacteristicsCpu                                                                                   = "2.10.1.2"             // flavor.k8slice.characteristics.cpu
+	PeeringCandidateFieldFlavorK8SliceCharacteristicsMemory                                                                                = "2.10.1.3"             // flavor.k8slice.characteristics.memory
+	PeeringCandidateFieldFlavorK8SliceCharacteristicsPods                                                                                  = "2.10.1.4"             // flavor.k8slice.characteristics.pods
+	PeeringCandidateFieldFlavorK8SliceCharacteristicsGpu                                                                                   = "2.10.1.5"             // flavor.k8slice.characteristics.gpu
+	PeeringCandidateFieldFlavorK8SliceCharacteristicsGpuModel                                                                              = "2.10.1.5.1"           // flavor.k8slice.characteristics.gpu.model
+	PeeringCandidateFieldFlavorK8SliceCharacteristicsGpuCores                                                                              = "2.10.1.5.2"           // flavor.k8slice.characteristics.gpu.cores
+	PeeringCandidateFieldFlavorK8SliceCharacteristicsGpuMemory                                                                             = "2.10.1.5.3"           // flavor.k8slice.characteristics.gpu.memory
+	PeeringCandidateFieldFlavorK8SliceCharacteristicsStorage                                                                               = "2.10.1.6"             // flavor.k8slice.characteristics.storage
+	PeeringCandidateFieldFlavorK8SlicePartitionability                                                                                     = "2.10.2"               // flavor.k8slice.partitionability
+	PeeringCandidateFieldFlavorK8SlicePartitionabilityCpuMin                                                                               = "2.10.2.1"             // flavor.k8slice.partitionability.cpu_min
+	PeeringCandidateFieldFlavorK8SlicePartitionabilityMemoryMin                                                                            = "2.10.2.2"             // flavor.k8slice.partitionability.memory_min
+	PeeringCandidateFieldFlavorK8SlicePartitionabilityPodsMin                                                                              = "2.10.2.3"             // flavor.k8slice.partitionability.pods_min
+	PeeringCandidateFieldFlavorK8SlicePartitionabilityCpuStep                                                                              = "2.10.2.4"             // flavor.k8slice.partitionability.cpu_step
+	PeeringCandidateFieldFlavorK8SlicePartitionabilityMemoryStep                                                                           = "2.10.2.5"             // flavor.k8slice.partitionability.memory_step
+	PeeringCandidateFieldFlavorK8SlicePartitionabilityPodsStep                                                                             = "2.10.2.6"             // flavor.k8slice.partitionability.pods_step
+	PeeringCandidateFieldFlavorK8SliceProperties                                                                                           = "2.10.3"               // flavor.k8slice.properties
+	PeeringCandidateFieldFlavorK8SlicePropertiesLatencyMs                                                                                  = "2.10.3.1"             // flavor.k8slice.properties.latency_ms
+	PeeringCandidateFieldFlavorK8SlicePropertiesSecurityStandards                                                                          = "2.10.3.2"             // flavor.k8slice.properties.security_standards
+	PeeringCandidateFieldFlavorK8SlicePropertiesCarbonFootprint                                                                            = "2.10.3.3"             // flavor.k8slice.properties.carbon_footprint
+	PeeringCandidateFieldFlavorK8SlicePropertiesCarbonFootprintEmbodied                                                                    = "2.10.3.3.1"           // flavor.k8slice.properties.carbon_footprint.embodied
+	PeeringCandidateFieldFlavorK8SlicePropertiesCarbonFootprintOperational                                                                 = "2.10.3.3.2"           // flavor.k8slice.properties.carbon_footprint.operational
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizations                                                                      = "2.10.3.4"             // flavor.k8slice.properties.network_authorizations
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizationsAction                                                                = "2.10.3.4.1"           // flavor.k8slice.properties.network_authorizations.action
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizationsCidr                                                                  = "2.10.3.4.2"           // flavor.k8slice.properties.network_authorizations.cidr
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizationsPorts                                                                 = "2.10.3.4.3"           // flavor.k8slice.properties.network_authorizations.ports
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizationsPortsProtocol                                                         = "2.10.3.4.3.1"         // flavor.k8slice.properties.network_authorizations.ports.protocol
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizationsPortsMin                                                              = "2.10.3.4.3.2"         // flavor.k8slice.properties.network_authorizations.ports.min
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkAuthorizationsPortsMax                                                              = "2.10.3.4.3.3"         // flavor.k8slice.properties.network_authorizations.ports.max
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntents                                                                             = "2.10.3.5"             // flavor.k8slice.properties.network_intents
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunications                                                         = "2.10.3.5.1"           // flavor.k8slice.properties.network_intents.denied_communications
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsName                                                     = "2.10.3.5.1.1"         // flavor.k8slice.properties.network_intents.denied_communications.name
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSource                                                   = "2.10.3.5.1.2"         // flavor.k8slice.properties.network_intents.denied_communications.source
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceIsHotCluster                                       = "2.10.3.5.1.2.1"       // flavor.k8slice.properties.network_intents.denied_communications.source.is_hot_cluster
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelector                                   = "2.10.3.5.1.2.2"       // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorCidr                               = "2.10.3.5.1.2.2.1"     // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.cidr
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespace                       = "2.10.3.5.1.2.2.2"     // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePod                    = "2.10.3.5.1.2.2.2.1"   // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.pod
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePodKey                 = "2.10.3.5.1.2.2.2.1.1" // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.pod.key
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePodValue               = "2.10.3.5.1.2.2.2.1.2" // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.pod.value
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespace              = "2.10.3.5.1.2.2.2.2"   // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.namespace
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespaceKey           = "2.10.3.5.1.2.2.2.2.1" // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.namespace.key
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespaceValue         = "2.10.3.5.1.2.2.2.2.2" // flavor.k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.namespace.value
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestination                                              = "2.10.3.5.1.3"         // flavor.k8slice.properties.network_intents.denied_communications.destination
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationIsHotCluster                                  = "2.10.3.5.1.3.1"       // flavor.k8slice.properties.network_intents.denied_communications.destination.is_hot_cluster
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelector                              = "2.10.3.5.1.3.2"       // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorCidr                          = "2.10.3.5.1.3.2.1"     // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.cidr
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespace                  = "2.10.3.5.1.3.2.2"     // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePod               = "2.10.3.5.1.3.2.2.1"   // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.pod
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePodKey            = "2.10.3.5.1.3.2.2.1.1" // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.pod.key
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePodValue          = "2.10.3.5.1.3.2.2.1.2" // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.pod.value
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespace         = "2.10.3.5.1.3.2.2.2"   // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespaceKey      = "2.10.3.5.1.3.2.2.2.1" // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace.key
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespaceValue    = "2.10.3.5.1.3.2.2.2.2" // flavor.k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace.value
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationPort                                          = "2.10.3.5.1.4"         // flavor.k8slice.properties.network_intents.denied_communications.destination_port
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsDeniedCommunicationsProtocolType                                             = "2.10.3.5.1.5"         // flavor.k8slice.properties.network_intents.denied_communications.protocol_type
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunications                                                      = "2.10.3.5.2"           // flavor.k8slice.properties.network_intents.mandatory_communications
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsName                                                  = "2.10.3.5.2.1"         // flavor.k8slice.properties.network_intents.mandatory_communications.name
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSource                                                = "2.10.3.5.2.2"         // flavor.k8slice.properties.network_intents.mandatory_communications.source
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceIsHotCluster                                    = "2.10.3.5.2.2.1"       // flavor.k8slice.properties.network_intents.mandatory_communications.source.is_hot_cluster
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelector                                = "2.10.3.5.2.2.2"       // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorCidr                            = "2.10.3.5.2.2.2.1"     // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.cidr
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespace                    = "2.10.3.5.2.2.2.2"     // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePod                 = "2.10.3.5.2.2.2.2.1"   // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePodKey              = "2.10.3.5.2.2.2.2.1.1" // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod.key
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePodValue            = "2.10.3.5.2.2.2.2.1.2" // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod.value
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespace           = "2.10.3.5.2.2.2.2.2"   // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespaceKey        = "2.10.3.5.2.2.2.2.2.1" // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace.key
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespaceValue      = "2.10.3.5.2.2.2.2.2.2" // flavor.k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace.value
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestination                                           = "2.10.3.5.2.3"         // flavor.k8slice.properties.network_intents.mandatory_communications.destination
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationIsHotCluster                               = "2.10.3.5.2.3.1"       // flavor.k8slice.properties.network_intents.mandatory_communications.destination.is_hot_cluster
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelector                           = "2.10.3.5.2.3.2"       // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorCidr                       = "2.10.3.5.2.3.2.1"     // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.cidr
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespace               = "2.10.3.5.2.3.2.2"     // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePod            = "2.10.3.5.2.3.2.2.1"   // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePodKey         = "2.10.3.5.2.3.2.2.1.1" // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod.key
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePodValue       = "2.10.3.5.2.3.2.2.1.2" // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod.value
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespace      = "2.10.3.5.2.3.2.2.2"   // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespaceKey   = "2.10.3.5.2.3.2.2.2.1" // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace.key
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespaceValue = "2.10.3.5.2.3.2.2.2.2" // flavor.k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace.value
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationPort                                       = "2.10.3.5.2.4"         // flavor.k8slice.properties.network_intents.mandatory_communications.destination_port
+	PeeringCandidateFieldFlavorK8SlicePropertiesNetworkIntentsMandatoryCommunicationsProtocolType                                          = "2.10.3.5.2.5"         // flavor.k8slice.properties.network_intents.mandatory_communications.protocol_type
+	PeeringCandidateFieldFlavorK8SlicePropertiesAdditionalProperties                                                                       = "2.10.3.6"             // flavor.k8slice.properties.additional_properties
+	PeeringCandidateFieldFlavorService                                                                                                     = "2.11"                 // flavor.service
+	PeeringCandidateFieldFlavorServiceName                                                                                                 = "2.11.1"               // flavor.service.name
+	PeeringCandidateFieldFlavorServiceDescription                                                                                          = "2.11.2"               // flavor.service.description
+	PeeringCandidateFieldFlavorServiceCategory                                                                                             = "2.11.3"               // flavor.service.category
+	PeeringCandidateFieldFlavorServiceTags                                                                                                 = "2.11.4"               // flavor.service.tags
+	PeeringCandidateFieldFlavorServiceHostingPolicies                                                                                      = "2.11.5"               // flavor.service.hosting_policies
+	PeeringCandidateFieldFlavorServiceConfigurationSchema                                                                                  = "2.11.6"               // flavor.service.configuration_schema
+	PeeringCandidateFieldFlavorServiceConfigurationSchemaParameters                                                                        = "2.11.6.1"             // flavor.service.configuration_schema.parameters
+	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersName                                                                    = "2.11.6.1.1"           // flavor.service.configuration_schema.parameters.name
+	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersType                                                                    = "2.11.6.1.2"           // flavor.service.configuration_schema.parameters.type
+	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersRequired                                                                = "2.11.6.1.3"           // flavor.service.configuration_schema.parameters.required
+	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersDefaultValue                                                            = "2.11.6.1.4"           // flavor.service.configuration_schema.parameters.default_value
+	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersMinimum                                                                 = "2.11.6.1.5"           // flavor.service.configuration_schema.parameters.minimum
+	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersMaximum                                                                 = "2.11.6.1.6"           // flavor.service.configuration_schema.parameters.maximum
+	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersPattern                                                                 = "2.11.6.1.7"           // flavor.service.configuration_schema.parameters.pattern
+	PeeringCandidateFieldFlavorServiceConfigurationSchemaParametersDescription                                                             = "2.11.6.1.8"           // flavor.service.configuration_schema.parameters.description
+	PeeringCandidateFieldFlavorServiceBlueprintId                                                                                          = "2.11.7"               // flavor.service.blueprint_id
+	PeeringCandidateFieldFlavorServiceConfigurationTemplate                                                                                = "2.11.8"               // flavor.service.configuration_template
+	PeeringCandidateFieldFlavorServiceMaxInstances                                                                                         = "2.11.9"               // flavor.service.max_instances
+	PeeringCandidateFieldFlavorServiceSoldInstances                                                                                        = "2.11.10"              // flavor.service.sold_instances
+	PeeringCandidateFieldFlavorVm                                                                                                          = "2.12"                 // flavor.vm
+	PeeringCandidateFieldFlavorVmCpu                                                                                                       = "2.12.1"               // flavor.vm.cpu
+	PeeringCandidateFieldFlavorVmMemory                                                                                                    = "2.12.2"               // flavor.vm.memory
+	PeeringCandidateFieldFlavorVmStorage                                                                                                   = "2.12.3"               // flavor.vm.storage
+	PeeringCandidateFieldFlavorVmArchitecture                                                                                              = "2.12.4"               // flavor.vm.architecture
+	PeeringCandidateFieldFlavorVmOsImage                                                                                                   = "2.12.5"               // flavor.vm.os_image
+	PeeringCandidateFieldFlavorVmGpu                                                                                                       = "2.12.6"               // flavor.vm.gpu
+	PeeringCandidateFieldFlavorVmGpuModel                                                                                                  = "2.12.6.1"             // flavor.vm.gpu.model
+	PeeringCandidateFieldFlavorVmGpuCores                                                                                                  = "2.12.6.2"             // flavor.vm.gpu.cores
+	PeeringCandidateFieldFlavorVmGpuMemory                                                                                                 = "2.12.6.3"             // flavor.vm.gpu.memory
+	PeeringCandidateFieldFlavorVmHypervisor                                                                                                = "2.12.7"               // flavor.vm.hypervisor
+	PeeringCandidateFieldFlavorSensor                                                                                                      = "2.13"                 // flavor.sensor
+	PeeringCandidateFieldFlavorSensorSensorType                                                                                            = "2.13.1"               // flavor.sensor.sensor_type
+	PeeringCandidateFieldFlavorSensorSamplingRateHz                                                                                        = "2.13.2"               // flavor.sensor.sampling_rate_hz
+	PeeringCandidateFieldFlavorSensorAccuracy                                                                                              = "2.13.3"               // flavor.sensor.accuracy
+	PeeringCandidateFieldFlavorSensorUnit                                                                                                  = "2.13.4"               // flavor.sensor.unit
+	PeeringCandidateFieldFlavorSensorSourceEndpoint                                                                                        = "2.13.5"               // flavor.sensor.source_endpoint
+	PeeringCandidateFieldFlavorSensorLocation                                                                                              = "2.13.6"               // flavor.sensor.location
+	PeeringCandidateFieldFlavorSensorLocationLatitude                                                                                      = "2.13.6.1"             // flavor.sensor.location.latitude
+	PeeringCandidateFieldFlavorSensorLocationLongitude                                                                                     = "2.13.6.2"             // flavor.sensor.location.longitude
+	PeeringCandidateFieldFlavorSensorLocationCountry                                                                                       = "2.13.6.3"             // flavor.sensor.location.country
+	PeeringCandidateFieldFlavorSensorLocationCity                                                                                          = "2.13.6.4"             // flavor.sensor.location.city
+	PeeringCandidateFieldFlavorSensorLocationAdditionalNotes                                                                               = "2.13.6.5"             // flavor.sensor.location.additional_notes
+	PeeringCandidateFieldSolverIds                                                                                                         = "3"                    // solver_ids
+	PeeringCandidateFieldAvailable                                                                                                         = "4"                    // available
+	PeeringCandidateFieldCreatedAt                                                                                                         = "5"                    // created_at
 )
+
+var _File_fluidos_v1_discovery_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id"},
+	{Number: 2, Name: "kubeconfig"},
+}}
 
 var _File_fluidos_v1_discovery_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "domain"},
 	{Number: 2, Name: "node_id"},
 	{Number: 3, Name: "ip"},
 	{Number: 4, Name: "local_namespace"},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NodeAdditionalInformation1g0hp4b_shape},
 }}
 
 var _File_fluidos_v1_discovery_proto_Price1ihwkrr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -352,6 +459,7 @@ var _File_fluidos_v1_discovery_proto_Locationx7ugrh_shape = &fieldmap.Shape{Fiel
 	{Number: 2, Name: "longitude"},
 	{Number: 3, Name: "country"},
 	{Number: 4, Name: "city"},
+	{Number: 5, Name: "additional_notes"},
 }}
 
 var _File_fluidos_v1_discovery_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -380,7 +488,7 @@ var _File_fluidos_v1_discovery_proto_Partitionabilityqjljju_shape = &fieldmap.Sh
 
 var _File_fluidos_v1_discovery_proto_CarbonFootprintegrwna_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "embodied"},
-	{Number: 2, Name: "operational"},
+	{Number: 2, Name: "operational", Kind: fieldmap.KindList},
 }}
 
 var _File_fluidos_v1_discovery_proto_PortRange30rtou_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -395,11 +503,46 @@ var _File_fluidos_v1_discovery_proto_NetworkAuthorization1rwqnr9_shape = &fieldm
 	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_PortRange30rtou_shape},
 }}
 
+var _File_fluidos_v1_discovery_proto_Labeluqyx0c_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key"},
+	{Number: 2, Name: "value"},
+}}
+
+var _File_fluidos_v1_discovery_proto_PodNamespaceSelector1uxtl7d_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_Labeluqyx0c_shape},
+	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_Labeluqyx0c_shape},
+}}
+
+var _File_fluidos_v1_discovery_proto_NetworkResourceSelectorlcwcn1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cidr"},
+	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_PodNamespaceSelector1uxtl7d_shape},
+}}
+
+var _File_fluidos_v1_discovery_proto_NetworkEndpoint1sryjhh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "is_hot_cluster"},
+	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NetworkResourceSelectorlcwcn1_shape},
+}}
+
+var _File_fluidos_v1_discovery_proto_NetworkIntentgul2ma_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NetworkEndpoint1sryjhh_shape},
+	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NetworkEndpoint1sryjhh_shape},
+	{Number: 4, Name: "destination_port"},
+	{Number: 5, Name: "protocol_type"},
+}}
+
+var _File_fluidos_v1_discovery_proto_NetworkIntents12ae5ib_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_NetworkIntentgul2ma_shape},
+	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_NetworkIntentgul2ma_shape},
+}}
+
 var _File_fluidos_v1_discovery_proto_K8SliceProperties1dbbtrk_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "latency_ms"},
 	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList},
 	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_CarbonFootprintegrwna_shape},
 	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_NetworkAuthorization1rwqnr9_shape},
+	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NetworkIntents12ae5ib_shape},
+	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap},
 }}
 
 var _File_fluidos_v1_discovery_proto_K8Slice1x3cx5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -431,6 +574,9 @@ var _File_fluidos_v1_discovery_proto_Service1kv16nh_shape = &fieldmap.Shape{Fiel
 	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList},
 	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ConfigurationSchemaenirfb_shape},
 	{Number: 7, Name: "blueprint_id"},
+	{Number: 8, Name: "configuration_template"},
+	{Number: 9, Name: "max_instances"},
+	{Number: 10, Name: "sold_instances"},
 }}
 
 var _File_fluidos_v1_discovery_proto_VMcksfnb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -513,6 +659,40 @@ func (m *Discovery) cloneTo(c *Discovery) {
 	c.PeeringCandidateIds = slices.Clone(m.PeeringCandidateIds)
 	c.StartTime = fieldmap.CloneTimestamp(m.StartTime)
 	c.LastChangeTime = fieldmap.CloneTimestamp(m.LastChangeTime)
+	if s := m.PeerResults; s != nil {
+		out := make([]*PeerResult, len(s))
+		blk := make([]PeerResult, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.PeerResults = out
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *PeerResult) Clone() *PeerResult {
+	if m == nil {
+		return nil
+	}
+	c := new(PeerResult)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero PeerResult, a deep copy of m, which is not nil.
+func (m *PeerResult) cloneTo(c *PeerResult) {
+	c.Address = m.Address
+	c.NodeId = m.NodeId
+	c.FlavorsFound = m.FlavorsFound
+	c.Error = m.Error
+	c.Duration = fieldmap.CloneDuration(m.Duration)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -576,6 +756,42 @@ func (m *Discovery) Equal(o *Discovery) bool {
 		return false
 	}
 	if !fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
+		return false
+	}
+	if len(m.PeerResults) != len(o.PeerResults) {
+		return false
+	}
+	for i, x := range m.PeerResults {
+		if y := o.PeerResults[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*PeerResult).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *PeerResult) Equal(o *PeerResult) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Address != o.Address {
+		return false
+	}
+	if m.NodeId != o.NodeId {
+		return false
+	}
+	if m.FlavorsFound != o.FlavorsFound {
+		return false
+	}
+	if m.Error != o.Error {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.Duration, o.Duration) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -690,7 +906,72 @@ func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int) int 
 		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
 		n++
 	}
+	if fm.HasOrHasChildAt(at + 119) {
+		if a := fm.ListActionAt(at + 119); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.PeerResults, src.PeerResults, (*PeerResult).Equal, (*PeerResult).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.PeerResults, src.PeerResults, (*PeerResult).Equal) {
+			if len(src.PeerResults) == 0 {
+				m.PeerResults = nil
+			} else {
+				m.PeerResults = fieldmap.CloneListFunc(src.PeerResults, (*PeerResult).Clone)
+			}
+			n++
+		}
+	}
 	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// PeerResult being number at of fm's schema.
+func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(PeerResult)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Address != src.Address {
+		m.Address = src.Address
+		n++
+	}
+	if cw&(1<<1) != 0 && m.NodeId != src.NodeId {
+		m.NodeId = src.NodeId
+		n++
+	}
+	if cw&(1<<2) != 0 && m.FlavorsFound != src.FlavorsFound {
+		m.FlavorsFound = src.FlavorsFound
+		n++
+	}
+	if cw&(1<<3) != 0 && m.Error != src.Error {
+		m.Error = src.Error
+		n++
+	}
+	if cw&(1<<4) != 0 && !fieldmap.Equal(m.Duration, src.Duration) {
+		m.Duration = fieldmap.Clone(src.Duration)
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: PeerResult does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// PeerResult or bound to no schema: a map of another message panics.
+func (m *PeerResult) CopyInFields(src *PeerResult, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_PeerResult_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -738,8 +1019,8 @@ func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap
 			n += m.Flavor.copyInAt(src.Flavor, fm, at+2)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 92) {
-		if a := fm.ListActionAt(at + 92); a != fieldmap.Replace {
+	if fm.HasOrHasChildAt(at + 154) {
+		if a := fm.ListActionAt(at + 154); a != fieldmap.Replace {
 			n += fieldmap.ApplyList(a, &m.SolverIds, src.SolverIds)
 		} else if !slices.Equal(m.SolverIds, src.SolverIds) {
 			if len(src.SolverIds) == 0 {
@@ -750,11 +1031,11 @@ func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap
 			n++
 		}
 	}
-	if fm.HasAt(at+93) && m.Available != src.Available {
+	if fm.HasAt(at+155) && m.Available != src.Available {
 		m.Available = src.Available
 		n++
 	}
-	if fm.HasAt(at+94) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if fm.HasAt(at+156) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}
@@ -819,7 +1100,56 @@ func (m *Discovery) diffAt(o *Discovery, fm *fieldmap.FieldMap, at int) bool {
 		fm.SetAt(at + 118)
 		c = true
 	}
+	if !fieldmap.EqualMessageListFunc(m.PeerResults, o.PeerResults, (*PeerResult).Equal) {
+		fm.SetAt(at + 119)
+		c = true
+	}
 	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// PeerResult being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *PeerResult) diffAt(o *PeerResult, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(PeerResult)
+	}
+	if o == nil {
+		o = new(PeerResult)
+	}
+	c := false
+	if m.Address != o.Address {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.NodeId != o.NodeId {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.FlavorsFound != o.FlavorsFound {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Error != o.Error {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if !fieldmap.Equal(m.Duration, o.Duration) {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of PeerResult:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *PeerResult) DiffFields(o *PeerResult) *fieldmap.FieldMap {
+	fm := _PeerResult_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -853,15 +1183,15 @@ func (m *PeeringCandidate) diffAt(o *PeeringCandidate, fm *fieldmap.FieldMap, at
 		c = true
 	}
 	if !slices.Equal(m.SolverIds, o.SolverIds) {
-		fm.SetAt(at + 92)
+		fm.SetAt(at + 154)
 		c = true
 	}
 	if m.Available != o.Available {
-		fm.SetAt(at + 93)
+		fm.SetAt(at + 155)
 		c = true
 	}
 	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 94)
+		fm.SetAt(at + 156)
 		c = true
 	}
 	return c
@@ -890,6 +1220,25 @@ func (m *Discovery) ValidateEnums() error {
 // fieldmap.ErrUnknownField or fieldmap.ErrListAction.
 func (*Discovery) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Discovery_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *PeerResult) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag PeerResult does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*PeerResult) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _PeerResult_fieldSchema.Check(fm)
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
@@ -938,10 +1287,32 @@ func (m *Discovery) Redacted() *Discovery {
 // Redact clears every field of m marked debug_redact, at every depth:
 // through message fields, oneofs, list elements and map values. A nil m is
 // left alone.
+func (m *PeerResult) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *PeerResult) Redacted() *PeerResult {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
 func (m *PeeringCandidate) Redact() {
 	if m == nil {
 		return
 	}
+	m.Flavor.Redact()
 }
 
 // Redacted returns a deep copy of m with every field marked debug_redact

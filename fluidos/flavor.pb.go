@@ -214,8 +214,10 @@ type CarbonFootprint struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Embodied emissions of the hardware, in grams of CO2 equivalent.
 	Embodied int64 `protobuf:"varint,1,opt,name=embodied,proto3" json:"embodied,omitempty"`
-	// Operational emissions, in grams of CO2 equivalent per hour.
-	Operational   int64 `protobuf:"varint,2,opt,name=operational,proto3" json:"operational,omitempty"`
+	// Operational emissions, in grams of CO2 equivalent per hour, as a
+	// series the provider publishes (for example one value per hour of the
+	// coming day).
+	Operational   []int64 `protobuf:"varint,2,rep,packed,name=operational,proto3" json:"operational,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -257,11 +259,11 @@ func (x *CarbonFootprint) GetEmbodied() int64 {
 	return 0
 }
 
-func (x *CarbonFootprint) GetOperational() int64 {
+func (x *CarbonFootprint) GetOperational() []int64 {
 	if x != nil {
 		return x.Operational
 	}
-	return 0
+	return nil
 }
 
 // K8SliceProperties are the qualities of a Kubernetes slice.
@@ -273,10 +275,16 @@ type K8SliceProperties struct {
 	SecurityStandards []string `protobuf:"bytes,2,rep,name=security_standards,json=securityStandards,proto3" json:"security_standards,omitempty"`
 	// Carbon cost.
 	CarbonFootprint *CarbonFootprint `protobuf:"bytes,3,opt,name=carbon_footprint,json=carbonFootprint,proto3" json:"carbon_footprint,omitempty"`
-	// Traffic the slice may and may not exchange.
+	// Traffic the slice may and may not exchange, as CIDR rules. Not carried
+	// by REAR, which words them as network_intents.
 	NetworkAuthorizations []*NetworkAuthorization `protobuf:"bytes,4,rep,name=network_authorizations,json=networkAuthorizations,proto3" json:"network_authorizations,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// Communications the slice must not have and must have, as the REAR
+	// protocol words them; absent when the provider says nothing.
+	NetworkIntents *NetworkIntents `protobuf:"bytes,5,opt,name=network_intents,json=networkIntents,proto3" json:"network_intents,omitempty"`
+	// Further properties by name, each a JSON value.
+	AdditionalProperties map[string]string `protobuf:"bytes,6,rep,name=additional_properties,json=additionalProperties,proto3" json:"additional_properties,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *K8SliceProperties) Reset() {
@@ -337,6 +345,410 @@ func (x *K8SliceProperties) GetNetworkAuthorizations() []*NetworkAuthorization {
 	return nil
 }
 
+func (x *K8SliceProperties) GetNetworkIntents() *NetworkIntents {
+	if x != nil {
+		return x.NetworkIntents
+	}
+	return nil
+}
+
+func (x *K8SliceProperties) GetAdditionalProperties() map[string]string {
+	if x != nil {
+		return x.AdditionalProperties
+	}
+	return nil
+}
+
+// NetworkIntents are the communications a slice must not and must have.
+type NetworkIntents struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Communications that are denied.
+	DeniedCommunications []*NetworkIntent `protobuf:"bytes,1,rep,name=denied_communications,json=deniedCommunications,proto3" json:"denied_communications,omitempty"`
+	// Communications that must be possible.
+	MandatoryCommunications []*NetworkIntent `protobuf:"bytes,2,rep,name=mandatory_communications,json=mandatoryCommunications,proto3" json:"mandatory_communications,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
+}
+
+func (x *NetworkIntents) Reset() {
+	*x = NetworkIntents{}
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetworkIntents) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetworkIntents) ProtoMessage() {}
+
+func (x *NetworkIntents) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetworkIntents.ProtoReflect.Descriptor instead.
+func (*NetworkIntents) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *NetworkIntents) GetDeniedCommunications() []*NetworkIntent {
+	if x != nil {
+		return x.DeniedCommunications
+	}
+	return nil
+}
+
+func (x *NetworkIntents) GetMandatoryCommunications() []*NetworkIntent {
+	if x != nil {
+		return x.MandatoryCommunications
+	}
+	return nil
+}
+
+// NetworkIntent is one communication between a source and a destination.
+type NetworkIntent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name of the intent.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Where the traffic comes from.
+	Source *NetworkEndpoint `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	// Where the traffic goes.
+	Destination *NetworkEndpoint `protobuf:"bytes,3,opt,name=destination,proto3" json:"destination,omitempty"`
+	// Destination port or port range, as text (for example "80" or "8000-8080").
+	DestinationPort string `protobuf:"bytes,4,opt,name=destination_port,json=destinationPort,proto3" json:"destination_port,omitempty"`
+	// Protocol, for example "TCP".
+	ProtocolType  string `protobuf:"bytes,5,opt,name=protocol_type,json=protocolType,proto3" json:"protocol_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NetworkIntent) Reset() {
+	*x = NetworkIntent{}
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetworkIntent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetworkIntent) ProtoMessage() {}
+
+func (x *NetworkIntent) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetworkIntent.ProtoReflect.Descriptor instead.
+func (*NetworkIntent) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *NetworkIntent) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *NetworkIntent) GetSource() *NetworkEndpoint {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+func (x *NetworkIntent) GetDestination() *NetworkEndpoint {
+	if x != nil {
+		return x.Destination
+	}
+	return nil
+}
+
+func (x *NetworkIntent) GetDestinationPort() string {
+	if x != nil {
+		return x.DestinationPort
+	}
+	return ""
+}
+
+func (x *NetworkIntent) GetProtocolType() string {
+	if x != nil {
+		return x.ProtocolType
+	}
+	return ""
+}
+
+// NetworkEndpoint is one end of a NetworkIntent.
+type NetworkEndpoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The end is in the consumer's cluster (REAR isHotCluster).
+	IsHotCluster bool `protobuf:"varint,1,opt,name=is_hot_cluster,json=isHotCluster,proto3" json:"is_hot_cluster,omitempty"`
+	// Which resources the end is.
+	ResourceSelector *NetworkResourceSelector `protobuf:"bytes,2,opt,name=resource_selector,json=resourceSelector,proto3" json:"resource_selector,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *NetworkEndpoint) Reset() {
+	*x = NetworkEndpoint{}
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetworkEndpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetworkEndpoint) ProtoMessage() {}
+
+func (x *NetworkEndpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetworkEndpoint.ProtoReflect.Descriptor instead.
+func (*NetworkEndpoint) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *NetworkEndpoint) GetIsHotCluster() bool {
+	if x != nil {
+		return x.IsHotCluster
+	}
+	return false
+}
+
+func (x *NetworkEndpoint) GetResourceSelector() *NetworkResourceSelector {
+	if x != nil {
+		return x.ResourceSelector
+	}
+	return nil
+}
+
+// NetworkResourceSelector selects the resources at one end of a
+// NetworkIntent.
+type NetworkResourceSelector struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How the resources are selected.
+	//
+	// Types that are valid to be assigned to Selector:
+	//
+	//	*NetworkResourceSelector_Cidr
+	//	*NetworkResourceSelector_PodNamespace
+	Selector      isNetworkResourceSelector_Selector `protobuf_oneof:"selector"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NetworkResourceSelector) Reset() {
+	*x = NetworkResourceSelector{}
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetworkResourceSelector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetworkResourceSelector) ProtoMessage() {}
+
+func (x *NetworkResourceSelector) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetworkResourceSelector.ProtoReflect.Descriptor instead.
+func (*NetworkResourceSelector) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *NetworkResourceSelector) GetSelector() isNetworkResourceSelector_Selector {
+	if x != nil {
+		return x.Selector
+	}
+	return nil
+}
+
+func (x *NetworkResourceSelector) GetCidr() string {
+	if x != nil {
+		if x, ok := x.Selector.(*NetworkResourceSelector_Cidr); ok {
+			return x.Cidr
+		}
+	}
+	return ""
+}
+
+func (x *NetworkResourceSelector) GetPodNamespace() *PodNamespaceSelector {
+	if x != nil {
+		if x, ok := x.Selector.(*NetworkResourceSelector_PodNamespace); ok {
+			return x.PodNamespace
+		}
+	}
+	return nil
+}
+
+type isNetworkResourceSelector_Selector interface {
+	isNetworkResourceSelector_Selector()
+}
+
+type NetworkResourceSelector_Cidr struct {
+	// Addresses, in CIDR notation.
+	Cidr string `protobuf:"bytes,1,opt,name=cidr,proto3,oneof"`
+}
+
+type NetworkResourceSelector_PodNamespace struct {
+	// Pods and namespaces by label.
+	PodNamespace *PodNamespaceSelector `protobuf:"bytes,2,opt,name=pod_namespace,json=podNamespace,proto3,oneof"`
+}
+
+func (*NetworkResourceSelector_Cidr) isNetworkResourceSelector_Selector() {}
+
+func (*NetworkResourceSelector_PodNamespace) isNetworkResourceSelector_Selector() {}
+
+// PodNamespaceSelector selects pods by label within namespaces by label.
+type PodNamespaceSelector struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Labels of the pods, in order.
+	Pod []*Label `protobuf:"bytes,1,rep,name=pod,proto3" json:"pod,omitempty"`
+	// Labels of the namespaces, in order.
+	Namespace     []*Label `protobuf:"bytes,2,rep,name=namespace,proto3" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodNamespaceSelector) Reset() {
+	*x = PodNamespaceSelector{}
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodNamespaceSelector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodNamespaceSelector) ProtoMessage() {}
+
+func (x *PodNamespaceSelector) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodNamespaceSelector.ProtoReflect.Descriptor instead.
+func (*PodNamespaceSelector) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PodNamespaceSelector) GetPod() []*Label {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *PodNamespaceSelector) GetNamespace() []*Label {
+	if x != nil {
+		return x.Namespace
+	}
+	return nil
+}
+
+// Label is a key and a value.
+type Label struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Key.
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// Value.
+	Value         string `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Label) Reset() {
+	*x = Label{}
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Label) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Label) ProtoMessage() {}
+
+func (x *Label) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Label.ProtoReflect.Descriptor instead.
+func (*Label) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Label) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Label) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
 // K8Slice is a slice of a Kubernetes cluster.
 type K8Slice struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -352,7 +764,7 @@ type K8Slice struct {
 
 func (x *K8Slice) Reset() {
 	*x = K8Slice{}
-	mi := &file_fluidos_v1_flavor_proto_msgTypes[4]
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -364,7 +776,7 @@ func (x *K8Slice) String() string {
 func (*K8Slice) ProtoMessage() {}
 
 func (x *K8Slice) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_flavor_proto_msgTypes[4]
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -377,7 +789,7 @@ func (x *K8Slice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use K8Slice.ProtoReflect.Descriptor instead.
 func (*K8Slice) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{4}
+	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *K8Slice) GetCharacteristics() *K8SliceCharacteristics {
@@ -417,14 +829,22 @@ type Service struct {
 	// Parameters the service takes.
 	ConfigurationSchema *ConfigurationSchema `protobuf:"bytes,6,opt,name=configuration_schema,json=configurationSchema,proto3" json:"configuration_schema,omitempty"`
 	// Identifier of the blueprint the service is deployed from.
-	BlueprintId   string `protobuf:"bytes,7,opt,name=blueprint_id,json=blueprintId,proto3" json:"blueprint_id,omitempty"`
+	BlueprintId string `protobuf:"bytes,7,opt,name=blueprint_id,json=blueprintId,proto3" json:"blueprint_id,omitempty"`
+	// The configuration the service takes as a JSON Schema, when the
+	// provider published one; empty to derive it from configuration_schema.
+	// A buyer's configuration must satisfy it.
+	ConfigurationTemplate string `protobuf:"bytes,8,opt,name=configuration_template,json=configurationTemplate,proto3" json:"configuration_template,omitempty"`
+	// Instances the provider sells at once; 0 for no limit.
+	MaxInstances uint32 `protobuf:"varint,9,opt,name=max_instances,json=maxInstances,proto3" json:"max_instances,omitempty"`
+	// Instances sold or reserved now.
+	SoldInstances uint32 `protobuf:"varint,10,opt,name=sold_instances,json=soldInstances,proto3" json:"sold_instances,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Service) Reset() {
 	*x = Service{}
-	mi := &file_fluidos_v1_flavor_proto_msgTypes[5]
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -436,7 +856,7 @@ func (x *Service) String() string {
 func (*Service) ProtoMessage() {}
 
 func (x *Service) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_flavor_proto_msgTypes[5]
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -449,7 +869,7 @@ func (x *Service) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Service.ProtoReflect.Descriptor instead.
 func (*Service) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{5}
+	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Service) GetName() string {
@@ -501,6 +921,27 @@ func (x *Service) GetBlueprintId() string {
 	return ""
 }
 
+func (x *Service) GetConfigurationTemplate() string {
+	if x != nil {
+		return x.ConfigurationTemplate
+	}
+	return ""
+}
+
+func (x *Service) GetMaxInstances() uint32 {
+	if x != nil {
+		return x.MaxInstances
+	}
+	return 0
+}
+
+func (x *Service) GetSoldInstances() uint32 {
+	if x != nil {
+		return x.SoldInstances
+	}
+	return 0
+}
+
 // VM is a virtual machine.
 type VM struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -524,7 +965,7 @@ type VM struct {
 
 func (x *VM) Reset() {
 	*x = VM{}
-	mi := &file_fluidos_v1_flavor_proto_msgTypes[6]
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +977,7 @@ func (x *VM) String() string {
 func (*VM) ProtoMessage() {}
 
 func (x *VM) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_flavor_proto_msgTypes[6]
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +990,7 @@ func (x *VM) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VM.ProtoReflect.Descriptor instead.
 func (*VM) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{6}
+	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *VM) GetCpu() int64 {
@@ -622,7 +1063,7 @@ type Sensor struct {
 
 func (x *Sensor) Reset() {
 	*x = Sensor{}
-	mi := &file_fluidos_v1_flavor_proto_msgTypes[7]
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -634,7 +1075,7 @@ func (x *Sensor) String() string {
 func (*Sensor) ProtoMessage() {}
 
 func (x *Sensor) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_flavor_proto_msgTypes[7]
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -647,7 +1088,7 @@ func (x *Sensor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sensor.ProtoReflect.Descriptor instead.
 func (*Sensor) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{7}
+	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Sensor) GetSensorType() string {
@@ -728,7 +1169,7 @@ type Flavor struct {
 
 func (x *Flavor) Reset() {
 	*x = Flavor{}
-	mi := &file_fluidos_v1_flavor_proto_msgTypes[8]
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -740,7 +1181,7 @@ func (x *Flavor) String() string {
 func (*Flavor) ProtoMessage() {}
 
 func (x *Flavor) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_flavor_proto_msgTypes[8]
+	mi := &file_fluidos_v1_flavor_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -753,7 +1194,7 @@ func (x *Flavor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Flavor.ProtoReflect.Descriptor instead.
 func (*Flavor) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{8}
+	return file_fluidos_v1_flavor_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Flavor) GetId() string {
@@ -918,19 +1359,47 @@ const file_fluidos_v1_flavor_proto_rawDesc = "" +
 	"\tpods_step\x18\x06 \x01(\x03R\bpodsStep\"O\n" +
 	"\x0fCarbonFootprint\x12\x1a\n" +
 	"\bembodied\x18\x01 \x01(\x03R\bembodied\x12 \n" +
-	"\voperational\x18\x02 \x01(\x03R\voperational\"\x82\x02\n" +
+	"\voperational\x18\x02 \x03(\x03R\voperational\"\xfe\x03\n" +
 	"\x11K8SliceProperties\x12\x1d\n" +
 	"\n" +
 	"latency_ms\x18\x01 \x01(\rR\tlatencyMs\x12-\n" +
 	"\x12security_standards\x18\x02 \x03(\tR\x11securityStandards\x12F\n" +
 	"\x10carbon_footprint\x18\x03 \x01(\v2\x1b.fluidos.v1.CarbonFootprintR\x0fcarbonFootprint\x12W\n" +
-	"\x16network_authorizations\x18\x04 \x03(\v2 .fluidos.v1.NetworkAuthorizationR\x15networkAuthorizations\"\xe0\x01\n" +
+	"\x16network_authorizations\x18\x04 \x03(\v2 .fluidos.v1.NetworkAuthorizationR\x15networkAuthorizations\x12C\n" +
+	"\x0fnetwork_intents\x18\x05 \x01(\v2\x1a.fluidos.v1.NetworkIntentsR\x0enetworkIntents\x12l\n" +
+	"\x15additional_properties\x18\x06 \x03(\v27.fluidos.v1.K8SliceProperties.AdditionalPropertiesEntryR\x14additionalProperties\x1aG\n" +
+	"\x19AdditionalPropertiesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb6\x01\n" +
+	"\x0eNetworkIntents\x12N\n" +
+	"\x15denied_communications\x18\x01 \x03(\v2\x19.fluidos.v1.NetworkIntentR\x14deniedCommunications\x12T\n" +
+	"\x18mandatory_communications\x18\x02 \x03(\v2\x19.fluidos.v1.NetworkIntentR\x17mandatoryCommunications\"\xe7\x01\n" +
+	"\rNetworkIntent\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x123\n" +
+	"\x06source\x18\x02 \x01(\v2\x1b.fluidos.v1.NetworkEndpointR\x06source\x12=\n" +
+	"\vdestination\x18\x03 \x01(\v2\x1b.fluidos.v1.NetworkEndpointR\vdestination\x12)\n" +
+	"\x10destination_port\x18\x04 \x01(\tR\x0fdestinationPort\x12#\n" +
+	"\rprotocol_type\x18\x05 \x01(\tR\fprotocolType\"\x89\x01\n" +
+	"\x0fNetworkEndpoint\x12$\n" +
+	"\x0eis_hot_cluster\x18\x01 \x01(\bR\fisHotCluster\x12P\n" +
+	"\x11resource_selector\x18\x02 \x01(\v2#.fluidos.v1.NetworkResourceSelectorR\x10resourceSelector\"\x84\x01\n" +
+	"\x17NetworkResourceSelector\x12\x14\n" +
+	"\x04cidr\x18\x01 \x01(\tH\x00R\x04cidr\x12G\n" +
+	"\rpod_namespace\x18\x02 \x01(\v2 .fluidos.v1.PodNamespaceSelectorH\x00R\fpodNamespaceB\n" +
+	"\n" +
+	"\bselector\"l\n" +
+	"\x14PodNamespaceSelector\x12#\n" +
+	"\x03pod\x18\x01 \x03(\v2\x11.fluidos.v1.LabelR\x03pod\x12/\n" +
+	"\tnamespace\x18\x02 \x03(\v2\x11.fluidos.v1.LabelR\tnamespace\"/\n" +
+	"\x05Label\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\xe0\x01\n" +
 	"\aK8Slice\x12L\n" +
 	"\x0fcharacteristics\x18\x01 \x01(\v2\".fluidos.v1.K8SliceCharacteristicsR\x0fcharacteristics\x12H\n" +
 	"\x10partitionability\x18\x02 \x01(\v2\x1c.fluidos.v1.PartitionabilityR\x10partitionability\x12=\n" +
 	"\n" +
 	"properties\x18\x03 \x01(\v2\x1d.fluidos.v1.K8SlicePropertiesR\n" +
-	"properties\"\xac\x02\n" +
+	"properties\"\xaf\x03\n" +
 	"\aService\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1a\n" +
@@ -938,7 +1407,11 @@ const file_fluidos_v1_flavor_proto_rawDesc = "" +
 	"\x04tags\x18\x04 \x03(\tR\x04tags\x12D\n" +
 	"\x10hosting_policies\x18\x05 \x03(\x0e2\x19.fluidos.v1.HostingPolicyR\x0fhostingPolicies\x12R\n" +
 	"\x14configuration_schema\x18\x06 \x01(\v2\x1f.fluidos.v1.ConfigurationSchemaR\x13configurationSchema\x12!\n" +
-	"\fblueprint_id\x18\a \x01(\tR\vblueprintId\"\xca\x01\n" +
+	"\fblueprint_id\x18\a \x01(\tR\vblueprintId\x125\n" +
+	"\x16configuration_template\x18\b \x01(\tR\x15configurationTemplate\x12#\n" +
+	"\rmax_instances\x18\t \x01(\rR\fmaxInstances\x12%\n" +
+	"\x0esold_instances\x18\n" +
+	" \x01(\rR\rsoldInstances\"\xca\x01\n" +
 	"\x02VM\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x03R\x03cpu\x12\x16\n" +
 	"\x06memory\x18\x02 \x01(\x03R\x06memory\x12\x18\n" +
@@ -989,51 +1462,68 @@ func file_fluidos_v1_flavor_proto_rawDescGZIP() []byte {
 	return file_fluidos_v1_flavor_proto_rawDescData
 }
 
-var file_fluidos_v1_flavor_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_fluidos_v1_flavor_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_fluidos_v1_flavor_proto_goTypes = []any{
-	(*K8SliceCharacteristics)(nil), // 0: fluidos.v1.K8SliceCharacteristics
-	(*Partitionability)(nil),       // 1: fluidos.v1.Partitionability
-	(*CarbonFootprint)(nil),        // 2: fluidos.v1.CarbonFootprint
-	(*K8SliceProperties)(nil),      // 3: fluidos.v1.K8SliceProperties
-	(*K8Slice)(nil),                // 4: fluidos.v1.K8Slice
-	(*Service)(nil),                // 5: fluidos.v1.Service
-	(*VM)(nil),                     // 6: fluidos.v1.VM
-	(*Sensor)(nil),                 // 7: fluidos.v1.Sensor
-	(*Flavor)(nil),                 // 8: fluidos.v1.Flavor
-	(*GPU)(nil),                    // 9: fluidos.v1.GPU
-	(*NetworkAuthorization)(nil),   // 10: fluidos.v1.NetworkAuthorization
-	(HostingPolicy)(0),             // 11: fluidos.v1.HostingPolicy
-	(*ConfigurationSchema)(nil),    // 12: fluidos.v1.ConfigurationSchema
-	(*Location)(nil),               // 13: fluidos.v1.Location
-	(*NodeIdentity)(nil),           // 14: fluidos.v1.NodeIdentity
-	(*Price)(nil),                  // 15: fluidos.v1.Price
-	(*timestamppb.Timestamp)(nil),  // 16: google.protobuf.Timestamp
+	(*K8SliceCharacteristics)(nil),  // 0: fluidos.v1.K8SliceCharacteristics
+	(*Partitionability)(nil),        // 1: fluidos.v1.Partitionability
+	(*CarbonFootprint)(nil),         // 2: fluidos.v1.CarbonFootprint
+	(*K8SliceProperties)(nil),       // 3: fluidos.v1.K8SliceProperties
+	(*NetworkIntents)(nil),          // 4: fluidos.v1.NetworkIntents
+	(*NetworkIntent)(nil),           // 5: fluidos.v1.NetworkIntent
+	(*NetworkEndpoint)(nil),         // 6: fluidos.v1.NetworkEndpoint
+	(*NetworkResourceSelector)(nil), // 7: fluidos.v1.NetworkResourceSelector
+	(*PodNamespaceSelector)(nil),    // 8: fluidos.v1.PodNamespaceSelector
+	(*Label)(nil),                   // 9: fluidos.v1.Label
+	(*K8Slice)(nil),                 // 10: fluidos.v1.K8Slice
+	(*Service)(nil),                 // 11: fluidos.v1.Service
+	(*VM)(nil),                      // 12: fluidos.v1.VM
+	(*Sensor)(nil),                  // 13: fluidos.v1.Sensor
+	(*Flavor)(nil),                  // 14: fluidos.v1.Flavor
+	nil,                             // 15: fluidos.v1.K8SliceProperties.AdditionalPropertiesEntry
+	(*GPU)(nil),                     // 16: fluidos.v1.GPU
+	(*NetworkAuthorization)(nil),    // 17: fluidos.v1.NetworkAuthorization
+	(HostingPolicy)(0),              // 18: fluidos.v1.HostingPolicy
+	(*ConfigurationSchema)(nil),     // 19: fluidos.v1.ConfigurationSchema
+	(*Location)(nil),                // 20: fluidos.v1.Location
+	(*NodeIdentity)(nil),            // 21: fluidos.v1.NodeIdentity
+	(*Price)(nil),                   // 22: fluidos.v1.Price
+	(*timestamppb.Timestamp)(nil),   // 23: google.protobuf.Timestamp
 }
 var file_fluidos_v1_flavor_proto_depIdxs = []int32{
-	9,  // 0: fluidos.v1.K8SliceCharacteristics.gpu:type_name -> fluidos.v1.GPU
+	16, // 0: fluidos.v1.K8SliceCharacteristics.gpu:type_name -> fluidos.v1.GPU
 	2,  // 1: fluidos.v1.K8SliceProperties.carbon_footprint:type_name -> fluidos.v1.CarbonFootprint
-	10, // 2: fluidos.v1.K8SliceProperties.network_authorizations:type_name -> fluidos.v1.NetworkAuthorization
-	0,  // 3: fluidos.v1.K8Slice.characteristics:type_name -> fluidos.v1.K8SliceCharacteristics
-	1,  // 4: fluidos.v1.K8Slice.partitionability:type_name -> fluidos.v1.Partitionability
-	3,  // 5: fluidos.v1.K8Slice.properties:type_name -> fluidos.v1.K8SliceProperties
-	11, // 6: fluidos.v1.Service.hosting_policies:type_name -> fluidos.v1.HostingPolicy
-	12, // 7: fluidos.v1.Service.configuration_schema:type_name -> fluidos.v1.ConfigurationSchema
-	9,  // 8: fluidos.v1.VM.gpu:type_name -> fluidos.v1.GPU
-	13, // 9: fluidos.v1.Sensor.location:type_name -> fluidos.v1.Location
-	14, // 10: fluidos.v1.Flavor.owner:type_name -> fluidos.v1.NodeIdentity
-	15, // 11: fluidos.v1.Flavor.price:type_name -> fluidos.v1.Price
-	13, // 12: fluidos.v1.Flavor.location:type_name -> fluidos.v1.Location
-	16, // 13: fluidos.v1.Flavor.created_at:type_name -> google.protobuf.Timestamp
-	16, // 14: fluidos.v1.Flavor.updated_at:type_name -> google.protobuf.Timestamp
-	4,  // 15: fluidos.v1.Flavor.k8slice:type_name -> fluidos.v1.K8Slice
-	5,  // 16: fluidos.v1.Flavor.service:type_name -> fluidos.v1.Service
-	6,  // 17: fluidos.v1.Flavor.vm:type_name -> fluidos.v1.VM
-	7,  // 18: fluidos.v1.Flavor.sensor:type_name -> fluidos.v1.Sensor
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	17, // 2: fluidos.v1.K8SliceProperties.network_authorizations:type_name -> fluidos.v1.NetworkAuthorization
+	4,  // 3: fluidos.v1.K8SliceProperties.network_intents:type_name -> fluidos.v1.NetworkIntents
+	15, // 4: fluidos.v1.K8SliceProperties.additional_properties:type_name -> fluidos.v1.K8SliceProperties.AdditionalPropertiesEntry
+	5,  // 5: fluidos.v1.NetworkIntents.denied_communications:type_name -> fluidos.v1.NetworkIntent
+	5,  // 6: fluidos.v1.NetworkIntents.mandatory_communications:type_name -> fluidos.v1.NetworkIntent
+	6,  // 7: fluidos.v1.NetworkIntent.source:type_name -> fluidos.v1.NetworkEndpoint
+	6,  // 8: fluidos.v1.NetworkIntent.destination:type_name -> fluidos.v1.NetworkEndpoint
+	7,  // 9: fluidos.v1.NetworkEndpoint.resource_selector:type_name -> fluidos.v1.NetworkResourceSelector
+	8,  // 10: fluidos.v1.NetworkResourceSelector.pod_namespace:type_name -> fluidos.v1.PodNamespaceSelector
+	9,  // 11: fluidos.v1.PodNamespaceSelector.pod:type_name -> fluidos.v1.Label
+	9,  // 12: fluidos.v1.PodNamespaceSelector.namespace:type_name -> fluidos.v1.Label
+	0,  // 13: fluidos.v1.K8Slice.characteristics:type_name -> fluidos.v1.K8SliceCharacteristics
+	1,  // 14: fluidos.v1.K8Slice.partitionability:type_name -> fluidos.v1.Partitionability
+	3,  // 15: fluidos.v1.K8Slice.properties:type_name -> fluidos.v1.K8SliceProperties
+	18, // 16: fluidos.v1.Service.hosting_policies:type_name -> fluidos.v1.HostingPolicy
+	19, // 17: fluidos.v1.Service.configuration_schema:type_name -> fluidos.v1.ConfigurationSchema
+	16, // 18: fluidos.v1.VM.gpu:type_name -> fluidos.v1.GPU
+	20, // 19: fluidos.v1.Sensor.location:type_name -> fluidos.v1.Location
+	21, // 20: fluidos.v1.Flavor.owner:type_name -> fluidos.v1.NodeIdentity
+	22, // 21: fluidos.v1.Flavor.price:type_name -> fluidos.v1.Price
+	20, // 22: fluidos.v1.Flavor.location:type_name -> fluidos.v1.Location
+	23, // 23: fluidos.v1.Flavor.created_at:type_name -> google.protobuf.Timestamp
+	23, // 24: fluidos.v1.Flavor.updated_at:type_name -> google.protobuf.Timestamp
+	10, // 25: fluidos.v1.Flavor.k8slice:type_name -> fluidos.v1.K8Slice
+	11, // 26: fluidos.v1.Flavor.service:type_name -> fluidos.v1.Service
+	12, // 27: fluidos.v1.Flavor.vm:type_name -> fluidos.v1.VM
+	13, // 28: fluidos.v1.Flavor.sensor:type_name -> fluidos.v1.Sensor
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_fluidos_v1_flavor_proto_init() }
@@ -1043,7 +1533,11 @@ func file_fluidos_v1_flavor_proto_init() {
 	}
 	file_fluidos_v1_blueprint_proto_init()
 	file_fluidos_v1_common_proto_init()
-	file_fluidos_v1_flavor_proto_msgTypes[8].OneofWrappers = []any{
+	file_fluidos_v1_flavor_proto_msgTypes[7].OneofWrappers = []any{
+		(*NetworkResourceSelector_Cidr)(nil),
+		(*NetworkResourceSelector_PodNamespace)(nil),
+	}
+	file_fluidos_v1_flavor_proto_msgTypes[14].OneofWrappers = []any{
 		(*Flavor_K8Slice)(nil),
 		(*Flavor_Service)(nil),
 		(*Flavor_Vm)(nil),
@@ -1055,7 +1549,7 @@ func file_fluidos_v1_flavor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluidos_v1_flavor_proto_rawDesc), len(file_fluidos_v1_flavor_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

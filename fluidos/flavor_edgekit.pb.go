@@ -8,6 +8,7 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	maps "maps"
 	slices "slices"
 )
 
@@ -102,7 +103,7 @@ const (
 
 var _CarbonFootprint_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "embodied"},
-	{Number: 2, Name: "operational"},
+	{Number: 2, Name: "operational", Kind: fieldmap.KindList},
 }}
 
 var _CarbonFootprint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CarbonFootprint", _CarbonFootprint_shape, false)
@@ -122,18 +123,72 @@ func NewCarbonFootprintFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 
 // Field flags of K8SliceProperties: dot-joined field numbers from K8SliceProperties.
 const (
-	K8SlicePropertiesFieldLatencyMs                          = "1"     // latency_ms
-	K8SlicePropertiesFieldSecurityStandards                  = "2"     // security_standards
-	K8SlicePropertiesFieldCarbonFootprint                    = "3"     // carbon_footprint
-	K8SlicePropertiesFieldCarbonFootprintEmbodied            = "3.1"   // carbon_footprint.embodied
-	K8SlicePropertiesFieldCarbonFootprintOperational         = "3.2"   // carbon_footprint.operational
-	K8SlicePropertiesFieldNetworkAuthorizations              = "4"     // network_authorizations
-	K8SlicePropertiesFieldNetworkAuthorizationsAction        = "4.1"   // network_authorizations.action
-	K8SlicePropertiesFieldNetworkAuthorizationsCidr          = "4.2"   // network_authorizations.cidr
-	K8SlicePropertiesFieldNetworkAuthorizationsPorts         = "4.3"   // network_authorizations.ports
-	K8SlicePropertiesFieldNetworkAuthorizationsPortsProtocol = "4.3.1" // network_authorizations.ports.protocol
-	K8SlicePropertiesFieldNetworkAuthorizationsPortsMin      = "4.3.2" // network_authorizations.ports.min
-	K8SlicePropertiesFieldNetworkAuthorizationsPortsMax      = "4.3.3" // network_authorizations.ports.max
+	K8SlicePropertiesFieldLatencyMs                                                                                  = "1"             // latency_ms
+	K8SlicePropertiesFieldSecurityStandards                                                                          = "2"             // security_standards
+	K8SlicePropertiesFieldCarbonFootprint                                                                            = "3"             // carbon_footprint
+	K8SlicePropertiesFieldCarbonFootprintEmbodied                                                                    = "3.1"           // carbon_footprint.embodied
+	K8SlicePropertiesFieldCarbonFootprintOperational                                                                 = "3.2"           // carbon_footprint.operational
+	K8SlicePropertiesFieldNetworkAuthorizations                                                                      = "4"             // network_authorizations
+	K8SlicePropertiesFieldNetworkAuthorizationsAction                                                                = "4.1"           // network_authorizations.action
+	K8SlicePropertiesFieldNetworkAuthorizationsCidr                                                                  = "4.2"           // network_authorizations.cidr
+	K8SlicePropertiesFieldNetworkAuthorizationsPorts                                                                 = "4.3"           // network_authorizations.ports
+	K8SlicePropertiesFieldNetworkAuthorizationsPortsProtocol                                                         = "4.3.1"         // network_authorizations.ports.protocol
+	K8SlicePropertiesFieldNetworkAuthorizationsPortsMin                                                              = "4.3.2"         // network_authorizations.ports.min
+	K8SlicePropertiesFieldNetworkAuthorizationsPortsMax                                                              = "4.3.3"         // network_authorizations.ports.max
+	K8SlicePropertiesFieldNetworkIntents                                                                             = "5"             // network_intents
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunications                                                         = "5.1"           // network_intents.denied_communications
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsName                                                     = "5.1.1"         // network_intents.denied_communications.name
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsSource                                                   = "5.1.2"         // network_intents.denied_communications.source
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsSourceIsHotCluster                                       = "5.1.2.1"       // network_intents.denied_communications.source.is_hot_cluster
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsSourceResourceSelector                                   = "5.1.2.2"       // network_intents.denied_communications.source.resource_selector
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsSourceResourceSelectorCidr                               = "5.1.2.2.1"     // network_intents.denied_communications.source.resource_selector.cidr
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespace                       = "5.1.2.2.2"     // network_intents.denied_communications.source.resource_selector.pod_namespace
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePod                    = "5.1.2.2.2.1"   // network_intents.denied_communications.source.resource_selector.pod_namespace.pod
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePodKey                 = "5.1.2.2.2.1.1" // network_intents.denied_communications.source.resource_selector.pod_namespace.pod.key
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePodValue               = "5.1.2.2.2.1.2" // network_intents.denied_communications.source.resource_selector.pod_namespace.pod.value
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespace              = "5.1.2.2.2.2"   // network_intents.denied_communications.source.resource_selector.pod_namespace.namespace
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespaceKey           = "5.1.2.2.2.2.1" // network_intents.denied_communications.source.resource_selector.pod_namespace.namespace.key
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespaceValue         = "5.1.2.2.2.2.2" // network_intents.denied_communications.source.resource_selector.pod_namespace.namespace.value
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsDestination                                              = "5.1.3"         // network_intents.denied_communications.destination
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsDestinationIsHotCluster                                  = "5.1.3.1"       // network_intents.denied_communications.destination.is_hot_cluster
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsDestinationResourceSelector                              = "5.1.3.2"       // network_intents.denied_communications.destination.resource_selector
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsDestinationResourceSelectorCidr                          = "5.1.3.2.1"     // network_intents.denied_communications.destination.resource_selector.cidr
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespace                  = "5.1.3.2.2"     // network_intents.denied_communications.destination.resource_selector.pod_namespace
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePod               = "5.1.3.2.2.1"   // network_intents.denied_communications.destination.resource_selector.pod_namespace.pod
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePodKey            = "5.1.3.2.2.1.1" // network_intents.denied_communications.destination.resource_selector.pod_namespace.pod.key
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePodValue          = "5.1.3.2.2.1.2" // network_intents.denied_communications.destination.resource_selector.pod_namespace.pod.value
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespace         = "5.1.3.2.2.2"   // network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespaceKey      = "5.1.3.2.2.2.1" // network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace.key
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespaceValue    = "5.1.3.2.2.2.2" // network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace.value
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsDestinationPort                                          = "5.1.4"         // network_intents.denied_communications.destination_port
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunicationsProtocolType                                             = "5.1.5"         // network_intents.denied_communications.protocol_type
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunications                                                      = "5.2"           // network_intents.mandatory_communications
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsName                                                  = "5.2.1"         // network_intents.mandatory_communications.name
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsSource                                                = "5.2.2"         // network_intents.mandatory_communications.source
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsSourceIsHotCluster                                    = "5.2.2.1"       // network_intents.mandatory_communications.source.is_hot_cluster
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsSourceResourceSelector                                = "5.2.2.2"       // network_intents.mandatory_communications.source.resource_selector
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsSourceResourceSelectorCidr                            = "5.2.2.2.1"     // network_intents.mandatory_communications.source.resource_selector.cidr
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespace                    = "5.2.2.2.2"     // network_intents.mandatory_communications.source.resource_selector.pod_namespace
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePod                 = "5.2.2.2.2.1"   // network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePodKey              = "5.2.2.2.2.1.1" // network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod.key
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePodValue            = "5.2.2.2.2.1.2" // network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod.value
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespace           = "5.2.2.2.2.2"   // network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespaceKey        = "5.2.2.2.2.2.1" // network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace.key
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespaceValue      = "5.2.2.2.2.2.2" // network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace.value
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsDestination                                           = "5.2.3"         // network_intents.mandatory_communications.destination
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsDestinationIsHotCluster                               = "5.2.3.1"       // network_intents.mandatory_communications.destination.is_hot_cluster
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsDestinationResourceSelector                           = "5.2.3.2"       // network_intents.mandatory_communications.destination.resource_selector
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorCidr                       = "5.2.3.2.1"     // network_intents.mandatory_communications.destination.resource_selector.cidr
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespace               = "5.2.3.2.2"     // network_intents.mandatory_communications.destination.resource_selector.pod_namespace
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePod            = "5.2.3.2.2.1"   // network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePodKey         = "5.2.3.2.2.1.1" // network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod.key
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePodValue       = "5.2.3.2.2.1.2" // network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod.value
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespace      = "5.2.3.2.2.2"   // network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespaceKey   = "5.2.3.2.2.2.1" // network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace.key
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespaceValue = "5.2.3.2.2.2.2" // network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace.value
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsDestinationPort                                       = "5.2.4"         // network_intents.mandatory_communications.destination_port
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunicationsProtocolType                                          = "5.2.5"         // network_intents.mandatory_communications.protocol_type
+	K8SlicePropertiesFieldAdditionalProperties                                                                       = "6"             // additional_properties
 )
 
 var _File_fluidos_v1_flavor_proto_PortRange30rtou_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -148,11 +203,46 @@ var _File_fluidos_v1_flavor_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.
 	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_PortRange30rtou_shape},
 }}
 
+var _Label_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key"},
+	{Number: 2, Name: "value"},
+}}
+
+var _PodNamespaceSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _Label_shape},
+	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _Label_shape},
+}}
+
+var _NetworkResourceSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cidr"},
+	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _PodNamespaceSelector_shape},
+}}
+
+var _NetworkEndpoint_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "is_hot_cluster"},
+	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _NetworkResourceSelector_shape},
+}}
+
+var _NetworkIntent_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _NetworkEndpoint_shape},
+	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _NetworkEndpoint_shape},
+	{Number: 4, Name: "destination_port"},
+	{Number: 5, Name: "protocol_type"},
+}}
+
+var _NetworkIntents_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _NetworkIntent_shape},
+	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _NetworkIntent_shape},
+}}
+
 var _K8SliceProperties_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "latency_ms"},
 	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList},
 	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _CarbonFootprint_shape},
 	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_NetworkAuthorization1rwqnr9_shape},
+	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _NetworkIntents_shape},
+	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap},
 }}
 
 var _K8SliceProperties_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceProperties", _K8SliceProperties_shape, false)
@@ -170,38 +260,311 @@ func NewK8SlicePropertiesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _K8SliceProperties_fieldSchema.New(flags...)
 }
 
+// Field flags of NetworkIntents: dot-joined field numbers from NetworkIntents.
+const (
+	NetworkIntentsFieldDeniedCommunications                                                         = "1"           // denied_communications
+	NetworkIntentsFieldDeniedCommunicationsName                                                     = "1.1"         // denied_communications.name
+	NetworkIntentsFieldDeniedCommunicationsSource                                                   = "1.2"         // denied_communications.source
+	NetworkIntentsFieldDeniedCommunicationsSourceIsHotCluster                                       = "1.2.1"       // denied_communications.source.is_hot_cluster
+	NetworkIntentsFieldDeniedCommunicationsSourceResourceSelector                                   = "1.2.2"       // denied_communications.source.resource_selector
+	NetworkIntentsFieldDeniedCommunicationsSourceResourceSelectorCidr                               = "1.2.2.1"     // denied_communications.source.resource_selector.cidr
+	NetworkIntentsFieldDeniedCommunicationsSourceResourceSelectorPodNamespace                       = "1.2.2.2"     // denied_communications.source.resource_selector.pod_namespace
+	NetworkIntentsFieldDeniedCommunicationsSourceResourceSelectorPodNamespacePod                    = "1.2.2.2.1"   // denied_communications.source.resource_selector.pod_namespace.pod
+	NetworkIntentsFieldDeniedCommunicationsSourceResourceSelectorPodNamespacePodKey                 = "1.2.2.2.1.1" // denied_communications.source.resource_selector.pod_namespace.pod.key
+	NetworkIntentsFieldDeniedCommunicationsSourceResourceSelectorPodNamespacePodValue               = "1.2.2.2.1.2" // denied_communications.source.resource_selector.pod_namespace.pod.value
+	NetworkIntentsFieldDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespace              = "1.2.2.2.2"   // denied_communications.source.resource_selector.pod_namespace.namespace
+	NetworkIntentsFieldDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespaceKey           = "1.2.2.2.2.1" // denied_communications.source.resource_selector.pod_namespace.namespace.key
+	NetworkIntentsFieldDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespaceValue         = "1.2.2.2.2.2" // denied_communications.source.resource_selector.pod_namespace.namespace.value
+	NetworkIntentsFieldDeniedCommunicationsDestination                                              = "1.3"         // denied_communications.destination
+	NetworkIntentsFieldDeniedCommunicationsDestinationIsHotCluster                                  = "1.3.1"       // denied_communications.destination.is_hot_cluster
+	NetworkIntentsFieldDeniedCommunicationsDestinationResourceSelector                              = "1.3.2"       // denied_communications.destination.resource_selector
+	NetworkIntentsFieldDeniedCommunicationsDestinationResourceSelectorCidr                          = "1.3.2.1"     // denied_communications.destination.resource_selector.cidr
+	NetworkIntentsFieldDeniedCommunicationsDestinationResourceSelectorPodNamespace                  = "1.3.2.2"     // denied_communications.destination.resource_selector.pod_namespace
+	NetworkIntentsFieldDeniedCommunicationsDestinationResourceSelectorPodNamespacePod               = "1.3.2.2.1"   // denied_communications.destination.resource_selector.pod_namespace.pod
+	NetworkIntentsFieldDeniedCommunicationsDestinationResourceSelectorPodNamespacePodKey            = "1.3.2.2.1.1" // denied_communications.destination.resource_selector.pod_namespace.pod.key
+	NetworkIntentsFieldDeniedCommunicationsDestinationResourceSelectorPodNamespacePodValue          = "1.3.2.2.1.2" // denied_communications.destination.resource_selector.pod_namespace.pod.value
+	NetworkIntentsFieldDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespace         = "1.3.2.2.2"   // denied_communications.destination.resource_selector.pod_namespace.namespace
+	NetworkIntentsFieldDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespaceKey      = "1.3.2.2.2.1" // denied_communications.destination.resource_selector.pod_namespace.namespace.key
+	NetworkIntentsFieldDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespaceValue    = "1.3.2.2.2.2" // denied_communications.destination.resource_selector.pod_namespace.namespace.value
+	NetworkIntentsFieldDeniedCommunicationsDestinationPort                                          = "1.4"         // denied_communications.destination_port
+	NetworkIntentsFieldDeniedCommunicationsProtocolType                                             = "1.5"         // denied_communications.protocol_type
+	NetworkIntentsFieldMandatoryCommunications                                                      = "2"           // mandatory_communications
+	NetworkIntentsFieldMandatoryCommunicationsName                                                  = "2.1"         // mandatory_communications.name
+	NetworkIntentsFieldMandatoryCommunicationsSource                                                = "2.2"         // mandatory_communications.source
+	NetworkIntentsFieldMandatoryCommunicationsSourceIsHotCluster                                    = "2.2.1"       // mandatory_communications.source.is_hot_cluster
+	NetworkIntentsFieldMandatoryCommunicationsSourceResourceSelector                                = "2.2.2"       // mandatory_communications.source.resource_selector
+	NetworkIntentsFieldMandatoryCommunicationsSourceResourceSelectorCidr                            = "2.2.2.1"     // mandatory_communications.source.resource_selector.cidr
+	NetworkIntentsFieldMandatoryCommunicationsSourceResourceSelectorPodNamespace                    = "2.2.2.2"     // mandatory_communications.source.resource_selector.pod_namespace
+	NetworkIntentsFieldMandatoryCommunicationsSourceResourceSelectorPodNamespacePod                 = "2.2.2.2.1"   // mandatory_communications.source.resource_selector.pod_namespace.pod
+	NetworkIntentsFieldMandatoryCommunicationsSourceResourceSelectorPodNamespacePodKey              = "2.2.2.2.1.1" // mandatory_communications.source.resource_selector.pod_namespace.pod.key
+	NetworkIntentsFieldMandatoryCommunicationsSourceResourceSelectorPodNamespacePodValue            = "2.2.2.2.1.2" // mandatory_communications.source.resource_selector.pod_namespace.pod.value
+	NetworkIntentsFieldMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespace           = "2.2.2.2.2"   // mandatory_communications.source.resource_selector.pod_namespace.namespace
+	NetworkIntentsFieldMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespaceKey        = "2.2.2.2.2.1" // mandatory_communications.source.resource_selector.pod_namespace.namespace.key
+	NetworkIntentsFieldMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespaceValue      = "2.2.2.2.2.2" // mandatory_communications.source.resource_selector.pod_namespace.namespace.value
+	NetworkIntentsFieldMandatoryCommunicationsDestination                                           = "2.3"         // mandatory_communications.destination
+	NetworkIntentsFieldMandatoryCommunicationsDestinationIsHotCluster                               = "2.3.1"       // mandatory_communications.destination.is_hot_cluster
+	NetworkIntentsFieldMandatoryCommunicationsDestinationResourceSelector                           = "2.3.2"       // mandatory_communications.destination.resource_selector
+	NetworkIntentsFieldMandatoryCommunicationsDestinationResourceSelectorCidr                       = "2.3.2.1"     // mandatory_communications.destination.resource_selector.cidr
+	NetworkIntentsFieldMandatoryCommunicationsDestinationResourceSelectorPodNamespace               = "2.3.2.2"     // mandatory_communications.destination.resource_selector.pod_namespace
+	NetworkIntentsFieldMandatoryCommunicationsDestinationResourceSelectorPodNamespacePod            = "2.3.2.2.1"   // mandatory_communications.destination.resource_selector.pod_namespace.pod
+	NetworkIntentsFieldMandatoryCommunicationsDestinationResourceSelectorPodNamespacePodKey         = "2.3.2.2.1.1" // mandatory_communications.destination.resource_selector.pod_namespace.pod.key
+	NetworkIntentsFieldMandatoryCommunicationsDestinationResourceSelectorPodNamespacePodValue       = "2.3.2.2.1.2" // mandatory_communications.destination.resource_selector.pod_namespace.pod.value
+	NetworkIntentsFieldMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespace      = "2.3.2.2.2"   // mandatory_communications.destination.resource_selector.pod_namespace.namespace
+	NetworkIntentsFieldMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespaceKey   = "2.3.2.2.2.1" // mandatory_communications.destination.resource_selector.pod_namespace.namespace.key
+	NetworkIntentsFieldMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespaceValue = "2.3.2.2.2.2" // mandatory_communications.destination.resource_selector.pod_namespace.namespace.value
+	NetworkIntentsFieldMandatoryCommunicationsDestinationPort                                       = "2.4"         // mandatory_communications.destination_port
+	NetworkIntentsFieldMandatoryCommunicationsProtocolType                                          = "2.5"         // mandatory_communications.protocol_type
+)
+
+var _NetworkIntents_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkIntents", _NetworkIntents_shape, false)
+
+// NetworkIntentsAllFields lists the leaf flags of NetworkIntents: together they
+// select every field.
+var NetworkIntentsAllFields = slices.Clone(_NetworkIntents_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of NetworkIntents.
+func (*NetworkIntents) FieldSchema() *fieldmap.Schema { return _NetworkIntents_fieldSchema }
+
+// NewNetworkIntentsFieldMap returns a FieldMap of NetworkIntents holding flags; the
+// error names the first flag NetworkIntents does not have.
+func NewNetworkIntentsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _NetworkIntents_fieldSchema.New(flags...)
+}
+
+// Field flags of NetworkIntent: dot-joined field numbers from NetworkIntent.
+const (
+	NetworkIntentFieldName                                                  = "1"         // name
+	NetworkIntentFieldSource                                                = "2"         // source
+	NetworkIntentFieldSourceIsHotCluster                                    = "2.1"       // source.is_hot_cluster
+	NetworkIntentFieldSourceResourceSelector                                = "2.2"       // source.resource_selector
+	NetworkIntentFieldSourceResourceSelectorCidr                            = "2.2.1"     // source.resource_selector.cidr
+	NetworkIntentFieldSourceResourceSelectorPodNamespace                    = "2.2.2"     // source.resource_selector.pod_namespace
+	NetworkIntentFieldSourceResourceSelectorPodNamespacePod                 = "2.2.2.1"   // source.resource_selector.pod_namespace.pod
+	NetworkIntentFieldSourceResourceSelectorPodNamespacePodKey              = "2.2.2.1.1" // source.resource_selector.pod_namespace.pod.key
+	NetworkIntentFieldSourceResourceSelectorPodNamespacePodValue            = "2.2.2.1.2" // source.resource_selector.pod_namespace.pod.value
+	NetworkIntentFieldSourceResourceSelectorPodNamespaceNamespace           = "2.2.2.2"   // source.resource_selector.pod_namespace.namespace
+	NetworkIntentFieldSourceResourceSelectorPodNamespaceNamespaceKey        = "2.2.2.2.1" // source.resource_selector.pod_namespace.namespace.key
+	NetworkIntentFieldSourceResourceSelectorPodNamespaceNamespaceValue      = "2.2.2.2.2" // source.resource_selector.pod_namespace.namespace.value
+	NetworkIntentFieldDestination                                           = "3"         // destination
+	NetworkIntentFieldDestinationIsHotCluster                               = "3.1"       // destination.is_hot_cluster
+	NetworkIntentFieldDestinationResourceSelector                           = "3.2"       // destination.resource_selector
+	NetworkIntentFieldDestinationResourceSelectorCidr                       = "3.2.1"     // destination.resource_selector.cidr
+	NetworkIntentFieldDestinationResourceSelectorPodNamespace               = "3.2.2"     // destination.resource_selector.pod_namespace
+	NetworkIntentFieldDestinationResourceSelectorPodNamespacePod            = "3.2.2.1"   // destination.resource_selector.pod_namespace.pod
+	NetworkIntentFieldDestinationResourceSelectorPodNamespacePodKey         = "3.2.2.1.1" // destination.resource_selector.pod_namespace.pod.key
+	NetworkIntentFieldDestinationResourceSelectorPodNamespacePodValue       = "3.2.2.1.2" // destination.resource_selector.pod_namespace.pod.value
+	NetworkIntentFieldDestinationResourceSelectorPodNamespaceNamespace      = "3.2.2.2"   // destination.resource_selector.pod_namespace.namespace
+	NetworkIntentFieldDestinationResourceSelectorPodNamespaceNamespaceKey   = "3.2.2.2.1" // destination.resource_selector.pod_namespace.namespace.key
+	NetworkIntentFieldDestinationResourceSelectorPodNamespaceNamespaceValue = "3.2.2.2.2" // destination.resource_selector.pod_namespace.namespace.value
+	NetworkIntentFieldDestinationPort                                       = "4"         // destination_port
+	NetworkIntentFieldProtocolType                                          = "5"         // protocol_type
+)
+
+var _NetworkIntent_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkIntent", _NetworkIntent_shape, false)
+
+// NetworkIntentAllFields lists the leaf flags of NetworkIntent: together they
+// select every field.
+var NetworkIntentAllFields = slices.Clone(_NetworkIntent_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of NetworkIntent.
+func (*NetworkIntent) FieldSchema() *fieldmap.Schema { return _NetworkIntent_fieldSchema }
+
+// NewNetworkIntentFieldMap returns a FieldMap of NetworkIntent holding flags; the
+// error names the first flag NetworkIntent does not have.
+func NewNetworkIntentFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _NetworkIntent_fieldSchema.New(flags...)
+}
+
+// Field flags of NetworkEndpoint: dot-joined field numbers from NetworkEndpoint.
+const (
+	NetworkEndpointFieldIsHotCluster                               = "1"       // is_hot_cluster
+	NetworkEndpointFieldResourceSelector                           = "2"       // resource_selector
+	NetworkEndpointFieldResourceSelectorCidr                       = "2.1"     // resource_selector.cidr
+	NetworkEndpointFieldResourceSelectorPodNamespace               = "2.2"     // resource_selector.pod_namespace
+	NetworkEndpointFieldResourceSelectorPodNamespacePod            = "2.2.1"   // resource_selector.pod_namespace.pod
+	NetworkEndpointFieldResourceSelectorPodNamespacePodKey         = "2.2.1.1" // resource_selector.pod_namespace.pod.key
+	NetworkEndpointFieldResourceSelectorPodNamespacePodValue       = "2.2.1.2" // resource_selector.pod_namespace.pod.value
+	NetworkEndpointFieldResourceSelectorPodNamespaceNamespace      = "2.2.2"   // resource_selector.pod_namespace.namespace
+	NetworkEndpointFieldResourceSelectorPodNamespaceNamespaceKey   = "2.2.2.1" // resource_selector.pod_namespace.namespace.key
+	NetworkEndpointFieldResourceSelectorPodNamespaceNamespaceValue = "2.2.2.2" // resource_selector.pod_namespace.namespace.value
+)
+
+var _NetworkEndpoint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkEndpoint", _NetworkEndpoint_shape, false)
+
+// NetworkEndpointAllFields lists the leaf flags of NetworkEndpoint: together they
+// select every field.
+var NetworkEndpointAllFields = slices.Clone(_NetworkEndpoint_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of NetworkEndpoint.
+func (*NetworkEndpoint) FieldSchema() *fieldmap.Schema { return _NetworkEndpoint_fieldSchema }
+
+// NewNetworkEndpointFieldMap returns a FieldMap of NetworkEndpoint holding flags; the
+// error names the first flag NetworkEndpoint does not have.
+func NewNetworkEndpointFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _NetworkEndpoint_fieldSchema.New(flags...)
+}
+
+// Field flags of NetworkResourceSelector: dot-joined field numbers from NetworkResourceSelector.
+const (
+	NetworkResourceSelectorFieldCidr                       = "1"     // cidr
+	NetworkResourceSelectorFieldPodNamespace               = "2"     // pod_namespace
+	NetworkResourceSelectorFieldPodNamespacePod            = "2.1"   // pod_namespace.pod
+	NetworkResourceSelectorFieldPodNamespacePodKey         = "2.1.1" // pod_namespace.pod.key
+	NetworkResourceSelectorFieldPodNamespacePodValue       = "2.1.2" // pod_namespace.pod.value
+	NetworkResourceSelectorFieldPodNamespaceNamespace      = "2.2"   // pod_namespace.namespace
+	NetworkResourceSelectorFieldPodNamespaceNamespaceKey   = "2.2.1" // pod_namespace.namespace.key
+	NetworkResourceSelectorFieldPodNamespaceNamespaceValue = "2.2.2" // pod_namespace.namespace.value
+)
+
+var _NetworkResourceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkResourceSelector", _NetworkResourceSelector_shape, false)
+
+// NetworkResourceSelectorAllFields lists the leaf flags of NetworkResourceSelector: together they
+// select every field.
+var NetworkResourceSelectorAllFields = slices.Clone(_NetworkResourceSelector_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of NetworkResourceSelector.
+func (*NetworkResourceSelector) FieldSchema() *fieldmap.Schema {
+	return _NetworkResourceSelector_fieldSchema
+}
+
+// NewNetworkResourceSelectorFieldMap returns a FieldMap of NetworkResourceSelector holding flags; the
+// error names the first flag NetworkResourceSelector does not have.
+func NewNetworkResourceSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _NetworkResourceSelector_fieldSchema.New(flags...)
+}
+
+// Field flags of PodNamespaceSelector: dot-joined field numbers from PodNamespaceSelector.
+const (
+	PodNamespaceSelectorFieldPod            = "1"   // pod
+	PodNamespaceSelectorFieldPodKey         = "1.1" // pod.key
+	PodNamespaceSelectorFieldPodValue       = "1.2" // pod.value
+	PodNamespaceSelectorFieldNamespace      = "2"   // namespace
+	PodNamespaceSelectorFieldNamespaceKey   = "2.1" // namespace.key
+	PodNamespaceSelectorFieldNamespaceValue = "2.2" // namespace.value
+)
+
+var _PodNamespaceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PodNamespaceSelector", _PodNamespaceSelector_shape, false)
+
+// PodNamespaceSelectorAllFields lists the leaf flags of PodNamespaceSelector: together they
+// select every field.
+var PodNamespaceSelectorAllFields = slices.Clone(_PodNamespaceSelector_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of PodNamespaceSelector.
+func (*PodNamespaceSelector) FieldSchema() *fieldmap.Schema { return _PodNamespaceSelector_fieldSchema }
+
+// NewPodNamespaceSelectorFieldMap returns a FieldMap of PodNamespaceSelector holding flags; the
+// error names the first flag PodNamespaceSelector does not have.
+func NewPodNamespaceSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _PodNamespaceSelector_fieldSchema.New(flags...)
+}
+
+// Field flags of Label: dot-joined field numbers from Label.
+const (
+	LabelFieldKey   = "1" // key
+	LabelFieldValue = "2" // value
+)
+
+var _Label_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Label", _Label_shape, false)
+
+// LabelAllFields lists the leaf flags of Label: together they
+// select every field.
+var LabelAllFields = slices.Clone(_Label_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of Label.
+func (*Label) FieldSchema() *fieldmap.Schema { return _Label_fieldSchema }
+
+// NewLabelFieldMap returns a FieldMap of Label holding flags; the
+// error names the first flag Label does not have.
+func NewLabelFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _Label_fieldSchema.New(flags...)
+}
+
 // Field flags of K8Slice: dot-joined field numbers from K8Slice.
 const (
-	K8SliceFieldCharacteristics                              = "1"       // characteristics
-	K8SliceFieldCharacteristicsArchitecture                  = "1.1"     // characteristics.architecture
-	K8SliceFieldCharacteristicsCpu                           = "1.2"     // characteristics.cpu
-	K8SliceFieldCharacteristicsMemory                        = "1.3"     // characteristics.memory
-	K8SliceFieldCharacteristicsPods                          = "1.4"     // characteristics.pods
-	K8SliceFieldCharacteristicsGpu                           = "1.5"     // characteristics.gpu
-	K8SliceFieldCharacteristicsGpuModel                      = "1.5.1"   // characteristics.gpu.model
-	K8SliceFieldCharacteristicsGpuCores                      = "1.5.2"   // characteristics.gpu.cores
-	K8SliceFieldCharacteristicsGpuMemory                     = "1.5.3"   // characteristics.gpu.memory
-	K8SliceFieldCharacteristicsStorage                       = "1.6"     // characteristics.storage
-	K8SliceFieldPartitionability                             = "2"       // partitionability
-	K8SliceFieldPartitionabilityCpuMin                       = "2.1"     // partitionability.cpu_min
-	K8SliceFieldPartitionabilityMemoryMin                    = "2.2"     // partitionability.memory_min
-	K8SliceFieldPartitionabilityPodsMin                      = "2.3"     // partitionability.pods_min
-	K8SliceFieldPartitionabilityCpuStep                      = "2.4"     // partitionability.cpu_step
-	K8SliceFieldPartitionabilityMemoryStep                   = "2.5"     // partitionability.memory_step
-	K8SliceFieldPartitionabilityPodsStep                     = "2.6"     // partitionability.pods_step
-	K8SliceFieldProperties                                   = "3"       // properties
-	K8SliceFieldPropertiesLatencyMs                          = "3.1"     // properties.latency_ms
-	K8SliceFieldPropertiesSecurityStandards                  = "3.2"     // properties.security_standards
-	K8SliceFieldPropertiesCarbonFootprint                    = "3.3"     // properties.carbon_footprint
-	K8SliceFieldPropertiesCarbonFootprintEmbodied            = "3.3.1"   // properties.carbon_footprint.embodied
-	K8SliceFieldPropertiesCarbonFootprintOperational         = "3.3.2"   // properties.carbon_footprint.operational
-	K8SliceFieldPropertiesNetworkAuthorizations              = "3.4"     // properties.network_authorizations
-	K8SliceFieldPropertiesNetworkAuthorizationsAction        = "3.4.1"   // properties.network_authorizations.action
-	K8SliceFieldPropertiesNetworkAuthorizationsCidr          = "3.4.2"   // properties.network_authorizations.cidr
-	K8SliceFieldPropertiesNetworkAuthorizationsPorts         = "3.4.3"   // properties.network_authorizations.ports
-	K8SliceFieldPropertiesNetworkAuthorizationsPortsProtocol = "3.4.3.1" // properties.network_authorizations.ports.protocol
-	K8SliceFieldPropertiesNetworkAuthorizationsPortsMin      = "3.4.3.2" // properties.network_authorizations.ports.min
-	K8SliceFieldPropertiesNetworkAuthorizationsPortsMax      = "3.4.3.3" // properties.network_authorizations.ports.max
+	K8SliceFieldCharacteristics                                                                                      = "1"               // characteristics
+	K8SliceFieldCharacteristicsArchitecture                                                                          = "1.1"             // characteristics.architecture
+	K8SliceFieldCharacteristicsCpu                                                                                   = "1.2"             // characteristics.cpu
+	K8SliceFieldCharacteristicsMemory                                                                                = "1.3"             // characteristics.memory
+	K8SliceFieldCharacteristicsPods                                                                                  = "1.4"             // characteristics.pods
+	K8SliceFieldCharacteristicsGpu                                                                                   = "1.5"             // characteristics.gpu
+	K8SliceFieldCharacteristicsGpuModel                                                                              = "1.5.1"           // characteristics.gpu.model
+	K8SliceFieldCharacteristicsGpuCores                                                                              = "1.5.2"           // characteristics.gpu.cores
+	K8SliceFieldCharacteristicsGpuMemory                                                                             = "1.5.3"           // characteristics.gpu.memory
+	K8SliceFieldCharacteristicsStorage                                                                               = "1.6"             // characteristics.storage
+	K8SliceFieldPartitionability                                                                                     = "2"               // partitionability
+	K8SliceFieldPartitionabilityCpuMin                                                                               = "2.1"             // partitionability.cpu_min
+	K8SliceFieldPartitionabilityMemoryMin                                                                            = "2.2"             // partitionability.memory_min
+	K8SliceFieldPartitionabilityPodsMin                                                                              = "2.3"             // partitionability.pods_min
+	K8SliceFieldPartitionabilityCpuStep                                                                              = "2.4"             // partitionability.cpu_step
+	K8SliceFieldPartitionabilityMemoryStep                                                                           = "2.5"             // partitionability.memory_step
+	K8SliceFieldPartitionabilityPodsStep                                                                             = "2.6"             // partitionability.pods_step
+	K8SliceFieldProperties                                                                                           = "3"               // properties
+	K8SliceFieldPropertiesLatencyMs                                                                                  = "3.1"             // properties.latency_ms
+	K8SliceFieldPropertiesSecurityStandards                                                                          = "3.2"             // properties.security_standards
+	K8SliceFieldPropertiesCarbonFootprint                                                                            = "3.3"             // properties.carbon_footprint
+	K8SliceFieldPropertiesCarbonFootprintEmbodied                                                                    = "3.3.1"           // properties.carbon_footprint.embodied
+	K8SliceFieldPropertiesCarbonFootprintOperational                                                                 = "3.3.2"           // properties.carbon_footprint.operational
+	K8SliceFieldPropertiesNetworkAuthorizations                                                                      = "3.4"             // properties.network_authorizations
+	K8SliceFieldPropertiesNetworkAuthorizationsAction                                                                = "3.4.1"           // properties.network_authorizations.action
+	K8SliceFieldPropertiesNetworkAuthorizationsCidr                                                                  = "3.4.2"           // properties.network_authorizations.cidr
+	K8SliceFieldPropertiesNetworkAuthorizationsPorts                                                                 = "3.4.3"           // properties.network_authorizations.ports
+	K8SliceFieldPropertiesNetworkAuthorizationsPortsProtocol                                                         = "3.4.3.1"         // properties.network_authorizations.ports.protocol
+	K8SliceFieldPropertiesNetworkAuthorizationsPortsMin                                                              = "3.4.3.2"         // properties.network_authorizations.ports.min
+	K8SliceFieldPropertiesNetworkAuthorizationsPortsMax                                                              = "3.4.3.3"         // properties.network_authorizations.ports.max
+	K8SliceFieldPropertiesNetworkIntents                                                                             = "3.5"             // properties.network_intents
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunications                                                         = "3.5.1"           // properties.network_intents.denied_communications
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsName                                                     = "3.5.1.1"         // properties.network_intents.denied_communications.name
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsSource                                                   = "3.5.1.2"         // properties.network_intents.denied_communications.source
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsSourceIsHotCluster                                       = "3.5.1.2.1"       // properties.network_intents.denied_communications.source.is_hot_cluster
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelector                                   = "3.5.1.2.2"       // properties.network_intents.denied_communications.source.resource_selector
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorCidr                               = "3.5.1.2.2.1"     // properties.network_intents.denied_communications.source.resource_selector.cidr
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespace                       = "3.5.1.2.2.2"     // properties.network_intents.denied_communications.source.resource_selector.pod_namespace
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePod                    = "3.5.1.2.2.2.1"   // properties.network_intents.denied_communications.source.resource_selector.pod_namespace.pod
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePodKey                 = "3.5.1.2.2.2.1.1" // properties.network_intents.denied_communications.source.resource_selector.pod_namespace.pod.key
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePodValue               = "3.5.1.2.2.2.1.2" // properties.network_intents.denied_communications.source.resource_selector.pod_namespace.pod.value
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespace              = "3.5.1.2.2.2.2"   // properties.network_intents.denied_communications.source.resource_selector.pod_namespace.namespace
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespaceKey           = "3.5.1.2.2.2.2.1" // properties.network_intents.denied_communications.source.resource_selector.pod_namespace.namespace.key
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespaceValue         = "3.5.1.2.2.2.2.2" // properties.network_intents.denied_communications.source.resource_selector.pod_namespace.namespace.value
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsDestination                                              = "3.5.1.3"         // properties.network_intents.denied_communications.destination
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsDestinationIsHotCluster                                  = "3.5.1.3.1"       // properties.network_intents.denied_communications.destination.is_hot_cluster
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelector                              = "3.5.1.3.2"       // properties.network_intents.denied_communications.destination.resource_selector
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorCidr                          = "3.5.1.3.2.1"     // properties.network_intents.denied_communications.destination.resource_selector.cidr
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespace                  = "3.5.1.3.2.2"     // properties.network_intents.denied_communications.destination.resource_selector.pod_namespace
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePod               = "3.5.1.3.2.2.1"   // properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.pod
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePodKey            = "3.5.1.3.2.2.1.1" // properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.pod.key
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePodValue          = "3.5.1.3.2.2.1.2" // properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.pod.value
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespace         = "3.5.1.3.2.2.2"   // properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespaceKey      = "3.5.1.3.2.2.2.1" // properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace.key
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespaceValue    = "3.5.1.3.2.2.2.2" // properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace.value
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsDestinationPort                                          = "3.5.1.4"         // properties.network_intents.denied_communications.destination_port
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunicationsProtocolType                                             = "3.5.1.5"         // properties.network_intents.denied_communications.protocol_type
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunications                                                      = "3.5.2"           // properties.network_intents.mandatory_communications
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsName                                                  = "3.5.2.1"         // properties.network_intents.mandatory_communications.name
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsSource                                                = "3.5.2.2"         // properties.network_intents.mandatory_communications.source
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsSourceIsHotCluster                                    = "3.5.2.2.1"       // properties.network_intents.mandatory_communications.source.is_hot_cluster
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelector                                = "3.5.2.2.2"       // properties.network_intents.mandatory_communications.source.resource_selector
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorCidr                            = "3.5.2.2.2.1"     // properties.network_intents.mandatory_communications.source.resource_selector.cidr
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespace                    = "3.5.2.2.2.2"     // properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePod                 = "3.5.2.2.2.2.1"   // properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePodKey              = "3.5.2.2.2.2.1.1" // properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod.key
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePodValue            = "3.5.2.2.2.2.1.2" // properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod.value
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespace           = "3.5.2.2.2.2.2"   // properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespaceKey        = "3.5.2.2.2.2.2.1" // properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace.key
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespaceValue      = "3.5.2.2.2.2.2.2" // properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace.value
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsDestination                                           = "3.5.2.3"         // properties.network_intents.mandatory_communications.destination
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsDestinationIsHotCluster                               = "3.5.2.3.1"       // properties.network_intents.mandatory_communications.destination.is_hot_cluster
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelector                           = "3.5.2.3.2"       // properties.network_intents.mandatory_communications.destination.resource_selector
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorCidr                       = "3.5.2.3.2.1"     // properties.network_intents.mandatory_communications.destination.resource_selector.cidr
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespace               = "3.5.2.3.2.2"     // properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePod            = "3.5.2.3.2.2.1"   // properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePodKey         = "3.5.2.3.2.2.1.1" // properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod.key
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePodValue       = "3.5.2.3.2.2.1.2" // properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod.value
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespace      = "3.5.2.3.2.2.2"   // properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespaceKey   = "3.5.2.3.2.2.2.1" // properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace.key
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespaceValue = "3.5.2.3.2.2.2.2" // properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace.value
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsDestinationPort                                       = "3.5.2.4"         // properties.network_intents.mandatory_communications.destination_port
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunicationsProtocolType                                          = "3.5.2.5"         // properties.network_intents.mandatory_communications.protocol_type
+	K8SliceFieldPropertiesAdditionalProperties                                                                       = "3.6"             // properties.additional_properties
 )
 
 var _K8Slice_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -243,6 +606,9 @@ const (
 	ServiceFieldConfigurationSchemaParametersPattern      = "6.1.7" // configuration_schema.parameters.pattern
 	ServiceFieldConfigurationSchemaParametersDescription  = "6.1.8" // configuration_schema.parameters.description
 	ServiceFieldBlueprintId                               = "7"     // blueprint_id
+	ServiceFieldConfigurationTemplate                     = "8"     // configuration_template
+	ServiceFieldMaxInstances                              = "9"     // max_instances
+	ServiceFieldSoldInstances                             = "10"    // sold_instances
 )
 
 var _File_fluidos_v1_flavor_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -268,6 +634,9 @@ var _Service_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList},
 	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_ConfigurationSchemaenirfb_shape},
 	{Number: 7, Name: "blueprint_id"},
+	{Number: 8, Name: "configuration_template"},
+	{Number: 9, Name: "max_instances"},
+	{Number: 10, Name: "sold_instances"},
 }}
 
 var _Service_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Service", _Service_shape, false)
@@ -326,16 +695,17 @@ func NewVMFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 
 // Field flags of Sensor: dot-joined field numbers from Sensor.
 const (
-	SensorFieldSensorType        = "1"   // sensor_type
-	SensorFieldSamplingRateHz    = "2"   // sampling_rate_hz
-	SensorFieldAccuracy          = "3"   // accuracy
-	SensorFieldUnit              = "4"   // unit
-	SensorFieldSourceEndpoint    = "5"   // source_endpoint
-	SensorFieldLocation          = "6"   // location
-	SensorFieldLocationLatitude  = "6.1" // location.latitude
-	SensorFieldLocationLongitude = "6.2" // location.longitude
-	SensorFieldLocationCountry   = "6.3" // location.country
-	SensorFieldLocationCity      = "6.4" // location.city
+	SensorFieldSensorType              = "1"   // sensor_type
+	SensorFieldSamplingRateHz          = "2"   // sampling_rate_hz
+	SensorFieldAccuracy                = "3"   // accuracy
+	SensorFieldUnit                    = "4"   // unit
+	SensorFieldSourceEndpoint          = "5"   // source_endpoint
+	SensorFieldLocation                = "6"   // location
+	SensorFieldLocationLatitude        = "6.1" // location.latitude
+	SensorFieldLocationLongitude       = "6.2" // location.longitude
+	SensorFieldLocationCountry         = "6.3" // location.country
+	SensorFieldLocationCity            = "6.4" // location.city
+	SensorFieldLocationAdditionalNotes = "6.5" // location.additional_notes
 )
 
 var _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -343,6 +713,7 @@ var _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape = &fieldmap.Shape{Fields:
 	{Number: 2, Name: "longitude"},
 	{Number: 3, Name: "country"},
 	{Number: 4, Name: "city"},
+	{Number: 5, Name: "additional_notes"},
 }}
 
 var _Sensor_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -371,103 +742,171 @@ func NewSensorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 
 // Field flags of Flavor: dot-joined field numbers from Flavor.
 const (
-	FlavorFieldId                                                  = "1"          // id
-	FlavorFieldOwner                                               = "2"          // owner
-	FlavorFieldOwnerDomain                                         = "2.1"        // owner.domain
-	FlavorFieldOwnerNodeId                                         = "2.2"        // owner.node_id
-	FlavorFieldOwnerIp                                             = "2.3"        // owner.ip
-	FlavorFieldOwnerLocalNamespace                                 = "2.4"        // owner.local_namespace
-	FlavorFieldProviderId                                          = "3"          // provider_id
-	FlavorFieldPrice                                               = "4"          // price
-	FlavorFieldPriceAmount                                         = "4.1"        // price.amount
-	FlavorFieldPriceCurrency                                       = "4.2"        // price.currency
-	FlavorFieldPricePeriod                                         = "4.3"        // price.period
-	FlavorFieldAvailability                                        = "5"          // availability
-	FlavorFieldLocation                                            = "6"          // location
-	FlavorFieldLocationLatitude                                    = "6.1"        // location.latitude
-	FlavorFieldLocationLongitude                                   = "6.2"        // location.longitude
-	FlavorFieldLocationCountry                                     = "6.3"        // location.country
-	FlavorFieldLocationCity                                        = "6.4"        // location.city
-	FlavorFieldNetworkPropertyType                                 = "7"          // network_property_type
-	FlavorFieldCreatedAt                                           = "8"          // created_at
-	FlavorFieldUpdatedAt                                           = "9"          // updated_at
-	FlavorFieldK8Slice                                             = "10"         // k8slice
-	FlavorFieldK8SliceCharacteristics                              = "10.1"       // k8slice.characteristics
-	FlavorFieldK8SliceCharacteristicsArchitecture                  = "10.1.1"     // k8slice.characteristics.architecture
-	FlavorFieldK8SliceCharacteristicsCpu                           = "10.1.2"     // k8slice.characteristics.cpu
-	FlavorFieldK8SliceCharacteristicsMemory                        = "10.1.3"     // k8slice.characteristics.memory
-	FlavorFieldK8SliceCharacteristicsPods                          = "10.1.4"     // k8slice.characteristics.pods
-	FlavorFieldK8SliceCharacteristicsGpu                           = "10.1.5"     // k8slice.characteristics.gpu
-	FlavorFieldK8SliceCharacteristicsGpuModel                      = "10.1.5.1"   // k8slice.characteristics.gpu.model
-	FlavorFieldK8SliceCharacteristicsGpuCores                      = "10.1.5.2"   // k8slice.characteristics.gpu.cores
-	FlavorFieldK8SliceCharacteristicsGpuMemory                     = "10.1.5.3"   // k8slice.characteristics.gpu.memory
-	FlavorFieldK8SliceCharacteristicsStorage                       = "10.1.6"     // k8slice.characteristics.storage
-	FlavorFieldK8SlicePartitionability                             = "10.2"       // k8slice.partitionability
-	FlavorFieldK8SlicePartitionabilityCpuMin                       = "10.2.1"     // k8slice.partitionability.cpu_min
-	FlavorFieldK8SlicePartitionabilityMemoryMin                    = "10.2.2"     // k8slice.partitionability.memory_min
-	FlavorFieldK8SlicePartitionabilityPodsMin                      = "10.2.3"     // k8slice.partitionability.pods_min
-	FlavorFieldK8SlicePartitionabilityCpuStep                      = "10.2.4"     // k8slice.partitionability.cpu_step
-	FlavorFieldK8SlicePartitionabilityMemoryStep                   = "10.2.5"     // k8slice.partitionability.memory_step
-	FlavorFieldK8SlicePartitionabilityPodsStep                     = "10.2.6"     // k8slice.partitionability.pods_step
-	FlavorFieldK8SliceProperties                                   = "10.3"       // k8slice.properties
-	FlavorFieldK8SlicePropertiesLatencyMs                          = "10.3.1"     // k8slice.properties.latency_ms
-	FlavorFieldK8SlicePropertiesSecurityStandards                  = "10.3.2"     // k8slice.properties.security_standards
-	FlavorFieldK8SlicePropertiesCarbonFootprint                    = "10.3.3"     // k8slice.properties.carbon_footprint
-	FlavorFieldK8SlicePropertiesCarbonFootprintEmbodied            = "10.3.3.1"   // k8slice.properties.carbon_footprint.embodied
-	FlavorFieldK8SlicePropertiesCarbonFootprintOperational         = "10.3.3.2"   // k8slice.properties.carbon_footprint.operational
-	FlavorFieldK8SlicePropertiesNetworkAuthorizations              = "10.3.4"     // k8slice.properties.network_authorizations
-	FlavorFieldK8SlicePropertiesNetworkAuthorizationsAction        = "10.3.4.1"   // k8slice.properties.network_authorizations.action
-	FlavorFieldK8SlicePropertiesNetworkAuthorizationsCidr          = "10.3.4.2"   // k8slice.properties.network_authorizations.cidr
-	FlavorFieldK8SlicePropertiesNetworkAuthorizationsPorts         = "10.3.4.3"   // k8slice.properties.network_authorizations.ports
-	FlavorFieldK8SlicePropertiesNetworkAuthorizationsPortsProtocol = "10.3.4.3.1" // k8slice.properties.network_authorizations.ports.protocol
-	FlavorFieldK8SlicePropertiesNetworkAuthorizationsPortsMin      = "10.3.4.3.2" // k8slice.properties.network_authorizations.ports.min
-	FlavorFieldK8SlicePropertiesNetworkAuthorizationsPortsMax      = "10.3.4.3.3" // k8slice.properties.network_authorizations.ports.max
-	FlavorFieldService                                             = "11"         // service
-	FlavorFieldServiceName                                         = "11.1"       // service.name
-	FlavorFieldServiceDescription                                  = "11.2"       // service.description
-	FlavorFieldServiceCategory                                     = "11.3"       // service.category
-	FlavorFieldServiceTags                                         = "11.4"       // service.tags
-	FlavorFieldServiceHostingPolicies                              = "11.5"       // service.hosting_policies
-	FlavorFieldServiceConfigurationSchema                          = "11.6"       // service.configuration_schema
-	FlavorFieldServiceConfigurationSchemaParameters                = "11.6.1"     // service.configuration_schema.parameters
-	FlavorFieldServiceConfigurationSchemaParametersName            = "11.6.1.1"   // service.configuration_schema.parameters.name
-	FlavorFieldServiceConfigurationSchemaParametersType            = "11.6.1.2"   // service.configuration_schema.parameters.type
-	FlavorFieldServiceConfigurationSchemaParametersRequired        = "11.6.1.3"   // service.configuration_schema.parameters.required
-	FlavorFieldServiceConfigurationSchemaParametersDefaultValue    = "11.6.1.4"   // service.configuration_schema.parameters.default_value
-	FlavorFieldServiceConfigurationSchemaParametersMinimum         = "11.6.1.5"   // service.configuration_schema.parameters.minimum
-	FlavorFieldServiceConfigurationSchemaParametersMaximum         = "11.6.1.6"   // service.configuration_schema.parameters.maximum
-	FlavorFieldServiceConfigurationSchemaParametersPattern         = "11.6.1.7"   // service.configuration_schema.parameters.pattern
-	FlavorFieldServiceConfigurationSchemaParametersDescription     = "11.6.1.8"   // service.configuration_schema.parameters.description
-	FlavorFieldServiceBlueprintId                                  = "11.7"       // service.blueprint_id
-	FlavorFieldVm                                                  = "12"         // vm
-	FlavorFieldVmCpu                                               = "12.1"       // vm.cpu
-	FlavorFieldVmMemory                                            = "12.2"       // vm.memory
-	FlavorFieldVmStorage                                           = "12.3"       // vm.storage
-	FlavorFieldVmArchitecture                                      = "12.4"       // vm.architecture
-	FlavorFieldVmOsImage                                           = "12.5"       // vm.os_image
-	FlavorFieldVmGpu                                               = "12.6"       // vm.gpu
-	FlavorFieldVmGpuModel                                          = "12.6.1"     // vm.gpu.model
-	FlavorFieldVmGpuCores                                          = "12.6.2"     // vm.gpu.cores
-	FlavorFieldVmGpuMemory                                         = "12.6.3"     // vm.gpu.memory
-	FlavorFieldVmHypervisor                                        = "12.7"       // vm.hypervisor
-	FlavorFieldSensor                                              = "13"         // sensor
-	FlavorFieldSensorSensorType                                    = "13.1"       // sensor.sensor_type
-	FlavorFieldSensorSamplingRateHz                                = "13.2"       // sensor.sampling_rate_hz
-	FlavorFieldSensorAccuracy                                      = "13.3"       // sensor.accuracy
-	FlavorFieldSensorUnit                                          = "13.4"       // sensor.unit
-	FlavorFieldSensorSourceEndpoint                                = "13.5"       // sensor.source_endpoint
-	FlavorFieldSensorLocation                                      = "13.6"       // sensor.location
-	FlavorFieldSensorLocationLatitude                              = "13.6.1"     // sensor.location.latitude
-	FlavorFieldSensorLocationLongitude                             = "13.6.2"     // sensor.location.longitude
-	FlavorFieldSensorLocationCountry                               = "13.6.3"     // sensor.location.country
-	FlavorFieldSensorLocationCity                                  = "13.6.4"     // sensor.location.city
+	FlavorFieldId                                                                                                          = "1"                  // id
+	FlavorFieldOwner                                                                                                       = "2"                  // owner
+	FlavorFieldOwnerDomain                                                                                                 = "2.1"                // owner.domain
+	FlavorFieldOwnerNodeId                                                                                                 = "2.2"                // owner.node_id
+	FlavorFieldOwnerIp                                                                                                     = "2.3"                // owner.ip
+	FlavorFieldOwnerLocalNamespace                                                                                         = "2.4"                // owner.local_namespace
+	FlavorFieldOwnerAdditionalInformation                                                                                  = "2.5"                // owner.additional_information
+	FlavorFieldOwnerAdditionalInformationLiqoId                                                                            = "2.5.1"              // owner.additional_information.liqo_id
+	FlavorFieldOwnerAdditionalInformationKubeconfig                                                                        = "2.5.2"              // owner.additional_information.kubeconfig
+	FlavorFieldProviderId                                                                                                  = "3"                  // provider_id
+	FlavorFieldPrice                                                                                                       = "4"                  // price
+	FlavorFieldPriceAmount                                                                                                 = "4.1"                // price.amount
+	FlavorFieldPriceCurrency                                                                                               = "4.2"                // price.currency
+	FlavorFieldPricePeriod                                                                                                 = "4.3"                // price.period
+	FlavorFieldAvailability                                                                                                = "5"                  // availability
+	FlavorFieldLocation                                                                                                    = "6"                  // location
+	FlavorFieldLocationLatitude                                                                                            = "6.1"                // location.latitude
+	FlavorFieldLocationLongitude                                                                                           = "6.2"                // location.longitude
+	FlavorFieldLocationCountry                                                                                             = "6.3"                // location.country
+	FlavorFieldLocationCity                                                                                                = "6.4"                // location.city
+	FlavorFieldLocationAdditionalNotes                                                                                     = "6.5"                // location.additional_notes
+	FlavorFieldNetworkPropertyType                                                                                         = "7"                  // network_property_type
+	FlavorFieldCreatedAt                                                                                                   = "8"                  // created_at
+	FlavorFieldUpdatedAt                                                                                                   = "9"                  // updated_at
+	FlavorFieldK8Slice                                                                                                     = "10"                 // k8slice
+	FlavorFieldK8SliceCharacteristics                                                                                      = "10.1"               // k8slice.characteristics
+	FlavorFieldK8SliceCharacteristicsArchitecture                                                                          = "10.1.1"             // k8slice.characteristics.architecture
+	FlavorFieldK8SliceCharacteristicsCpu                                                                                   = "10.1.2"             // k8slice.characteristics.cpu
+	FlavorFieldK8SliceCharacteristicsMemory                                                                                = "10.1.3"             // k8slice.characteristics.memory
+	FlavorFieldK8SliceCharacteristicsPods                                                                                  = "10.1.4"             // k8slice.characteristics.pods
+	FlavorFieldK8SliceCharacteristicsGpu                                                                                   = "10.1.5"             // k8slice.characteristics.gpu
+	FlavorFieldK8SliceCharacteristicsGpuModel                                                                              = "10.1.5.1"           // k8slice.characteristics.gpu.model
+	FlavorFieldK8SliceCharacteristicsGpuCores                                                                              = "10.1.5.2"           // k8slice.characteristics.gpu.cores
+	FlavorFieldK8SliceCharacteristicsGpuMemory                                                                             = "10.1.5.3"           // k8slice.characteristics.gpu.memory
+	FlavorFieldK8SliceCharacteristicsStorage                                                                               = "10.1.6"             // k8slice.characteristics.storage
+	FlavorFieldK8SlicePartitionability                                                                                     = "10.2"               // k8slice.partitionability
+	FlavorFieldK8SlicePartitionabilityCpuMin                                                                               = "10.2.1"             // k8slice.partitionability.cpu_min
+	FlavorFieldK8SlicePartitionabilityMemoryMin                                                                            = "10.2.2"             // k8slice.partitionability.memory_min
+	FlavorFieldK8SlicePartitionabilityPodsMin                                                                              = "10.2.3"             // k8slice.partitionability.pods_min
+	FlavorFieldK8SlicePartitionabilityCpuStep                                                                              = "10.2.4"             // k8slice.partitionability.cpu_step
+	FlavorFieldK8SlicePartitionabilityMemoryStep                                                                           = "10.2.5"             // k8slice.partitionability.memory_step
+	FlavorFieldK8SlicePartitionabilityPodsStep                                                                             = "10.2.6"             // k8slice.partitionability.pods_step
+	FlavorFieldK8SliceProperties                                                                                           = "10.3"               // k8slice.properties
+	FlavorFieldK8SlicePropertiesLatencyMs                                                                                  = "10.3.1"             // k8slice.properties.latency_ms
+	FlavorFieldK8SlicePropertiesSecurityStandards                                                                          = "10.3.2"             // k8slice.properties.security_standards
+	FlavorFieldK8SlicePropertiesCarbonFootprint                                                                            = "10.3.3"             // k8slice.properties.carbon_footprint
+	FlavorFieldK8SlicePropertiesCarbonFootprintEmbodied                                                                    = "10.3.3.1"           // k8slice.properties.carbon_footprint.embodied
+	FlavorFieldK8SlicePropertiesCarbonFootprintOperational                                                                 = "10.3.3.2"           // k8slice.properties.carbon_footprint.operational
+	FlavorFieldK8SlicePropertiesNetworkAuthorizations                                                                      = "10.3.4"             // k8slice.properties.network_authorizations
+	FlavorFieldK8SlicePropertiesNetworkAuthorizationsAction                                                                = "10.3.4.1"           // k8slice.properties.network_authorizations.action
+	FlavorFieldK8SlicePropertiesNetworkAuthorizationsCidr                                                                  = "10.3.4.2"           // k8slice.properties.network_authorizations.cidr
+	FlavorFieldK8SlicePropertiesNetworkAuthorizationsPorts                                                                 = "10.3.4.3"           // k8slice.properties.network_authorizations.ports
+	FlavorFieldK8SlicePropertiesNetworkAuthorizationsPortsProtocol                                                         = "10.3.4.3.1"         // k8slice.properties.network_authorizations.ports.protocol
+	FlavorFieldK8SlicePropertiesNetworkAuthorizationsPortsMin                                                              = "10.3.4.3.2"         // k8slice.properties.network_authorizations.ports.min
+	FlavorFieldK8SlicePropertiesNetworkAuthorizationsPortsMax                                                              = "10.3.4.3.3"         // k8slice.properties.network_authorizations.ports.max
+	FlavorFieldK8SlicePropertiesNetworkIntents                                                                             = "10.3.5"             // k8slice.properties.network_intents
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunications                                                         = "10.3.5.1"           // k8slice.properties.network_intents.denied_communications
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsName                                                     = "10.3.5.1.1"         // k8slice.properties.network_intents.denied_communications.name
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsSource                                                   = "10.3.5.1.2"         // k8slice.properties.network_intents.denied_communications.source
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceIsHotCluster                                       = "10.3.5.1.2.1"       // k8slice.properties.network_intents.denied_communications.source.is_hot_cluster
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelector                                   = "10.3.5.1.2.2"       // k8slice.properties.network_intents.denied_communications.source.resource_selector
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorCidr                               = "10.3.5.1.2.2.1"     // k8slice.properties.network_intents.denied_communications.source.resource_selector.cidr
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespace                       = "10.3.5.1.2.2.2"     // k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePod                    = "10.3.5.1.2.2.2.1"   // k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.pod
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePodKey                 = "10.3.5.1.2.2.2.1.1" // k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.pod.key
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespacePodValue               = "10.3.5.1.2.2.2.1.2" // k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.pod.value
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespace              = "10.3.5.1.2.2.2.2"   // k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.namespace
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespaceKey           = "10.3.5.1.2.2.2.2.1" // k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.namespace.key
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsSourceResourceSelectorPodNamespaceNamespaceValue         = "10.3.5.1.2.2.2.2.2" // k8slice.properties.network_intents.denied_communications.source.resource_selector.pod_namespace.namespace.value
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestination                                              = "10.3.5.1.3"         // k8slice.properties.network_intents.denied_communications.destination
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationIsHotCluster                                  = "10.3.5.1.3.1"       // k8slice.properties.network_intents.denied_communications.destination.is_hot_cluster
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelector                              = "10.3.5.1.3.2"       // k8slice.properties.network_intents.denied_communications.destination.resource_selector
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorCidr                          = "10.3.5.1.3.2.1"     // k8slice.properties.network_intents.denied_communications.destination.resource_selector.cidr
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespace                  = "10.3.5.1.3.2.2"     // k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePod               = "10.3.5.1.3.2.2.1"   // k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.pod
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePodKey            = "10.3.5.1.3.2.2.1.1" // k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.pod.key
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespacePodValue          = "10.3.5.1.3.2.2.1.2" // k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.pod.value
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespace         = "10.3.5.1.3.2.2.2"   // k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespaceKey      = "10.3.5.1.3.2.2.2.1" // k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace.key
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationResourceSelectorPodNamespaceNamespaceValue    = "10.3.5.1.3.2.2.2.2" // k8slice.properties.network_intents.denied_communications.destination.resource_selector.pod_namespace.namespace.value
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsDestinationPort                                          = "10.3.5.1.4"         // k8slice.properties.network_intents.denied_communications.destination_port
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunicationsProtocolType                                             = "10.3.5.1.5"         // k8slice.properties.network_intents.denied_communications.protocol_type
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunications                                                      = "10.3.5.2"           // k8slice.properties.network_intents.mandatory_communications
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsName                                                  = "10.3.5.2.1"         // k8slice.properties.network_intents.mandatory_communications.name
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSource                                                = "10.3.5.2.2"         // k8slice.properties.network_intents.mandatory_communications.source
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceIsHotCluster                                    = "10.3.5.2.2.1"       // k8slice.properties.network_intents.mandatory_communications.source.is_hot_cluster
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelector                                = "10.3.5.2.2.2"       // k8slice.properties.network_intents.mandatory_communications.source.resource_selector
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorCidr                            = "10.3.5.2.2.2.1"     // k8slice.properties.network_intents.mandatory_communications.source.resource_selector.cidr
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespace                    = "10.3.5.2.2.2.2"     // k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePod                 = "10.3.5.2.2.2.2.1"   // k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePodKey              = "10.3.5.2.2.2.2.1.1" // k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod.key
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespacePodValue            = "10.3.5.2.2.2.2.1.2" // k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.pod.value
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespace           = "10.3.5.2.2.2.2.2"   // k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespaceKey        = "10.3.5.2.2.2.2.2.1" // k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace.key
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsSourceResourceSelectorPodNamespaceNamespaceValue      = "10.3.5.2.2.2.2.2.2" // k8slice.properties.network_intents.mandatory_communications.source.resource_selector.pod_namespace.namespace.value
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestination                                           = "10.3.5.2.3"         // k8slice.properties.network_intents.mandatory_communications.destination
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationIsHotCluster                               = "10.3.5.2.3.1"       // k8slice.properties.network_intents.mandatory_communications.destination.is_hot_cluster
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelector                           = "10.3.5.2.3.2"       // k8slice.properties.network_intents.mandatory_communications.destination.resource_selector
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorCidr                       = "10.3.5.2.3.2.1"     // k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.cidr
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespace               = "10.3.5.2.3.2.2"     // k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePod            = "10.3.5.2.3.2.2.1"   // k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePodKey         = "10.3.5.2.3.2.2.1.1" // k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod.key
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespacePodValue       = "10.3.5.2.3.2.2.1.2" // k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.pod.value
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespace      = "10.3.5.2.3.2.2.2"   // k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespaceKey   = "10.3.5.2.3.2.2.2.1" // k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace.key
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationResourceSelectorPodNamespaceNamespaceValue = "10.3.5.2.3.2.2.2.2" // k8slice.properties.network_intents.mandatory_communications.destination.resource_selector.pod_namespace.namespace.value
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsDestinationPort                                       = "10.3.5.2.4"         // k8slice.properties.network_intents.mandatory_communications.destination_port
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunicationsProtocolType                                          = "10.3.5.2.5"         // k8slice.properties.network_intents.mandatory_communications.protocol_type
+	FlavorFieldK8SlicePropertiesAdditionalProperties                                                                       = "10.3.6"             // k8slice.properties.additional_properties
+	FlavorFieldService                                                                                                     = "11"                 // service
+	FlavorFieldServiceName                                                                                                 = "11.1"               // service.name
+	FlavorFieldServiceDescription                                                                                          = "11.2"               // service.description
+	FlavorFieldServiceCategory                                                                                             = "11.3"               // service.category
+	FlavorFieldServiceTags                                                                                                 = "11.4"               // service.tags
+	FlavorFieldServiceHostingPolicies                                                                                      = "11.5"               // service.hosting_policies
+	FlavorFieldServiceConfigurationSchema                                                                                  = "11.6"               // service.configuration_schema
+	FlavorFieldServiceConfigurationSchemaParameters                                                                        = "11.6.1"             // service.configuration_schema.parameters
+	FlavorFieldServiceConfigurationSchemaParametersName                                                                    = "11.6.1.1"           // service.configuration_schema.parameters.name
+	FlavorFieldServiceConfigurationSchemaParametersType                                                                    = "11.6.1.2"           // service.configuration_schema.parameters.type
+	FlavorFieldServiceConfigurationSchemaParametersRequired                                                                = "11.6.1.3"           // service.configuration_schema.parameters.required
+	FlavorFieldServiceConfigurationSchemaParametersDefaultValue                                                            = "11.6.1.4"           // service.configuration_schema.parameters.default_value
+	FlavorFieldServiceConfigurationSchemaParametersMinimum                                                                 = "11.6.1.5"           // service.configuration_schema.parameters.minimum
+	FlavorFieldServiceConfigurationSchemaParametersMaximum                                                                 = "11.6.1.6"           // service.configuration_schema.parameters.maximum
+	FlavorFieldServiceConfigurationSchemaParametersPattern                                                                 = "11.6.1.7"           // service.configuration_schema.parameters.pattern
+	FlavorFieldServiceConfigurationSchemaParametersDescription                                                             = "11.6.1.8"           // service.configuration_schema.parameters.description
+	FlavorFieldServiceBlueprintId                                                                                          = "11.7"               // service.blueprint_id
+	FlavorFieldServiceConfigurationTemplate                                                                                = "11.8"               // service.configuration_template
+	FlavorFieldServiceMaxInstances                                                                                         = "11.9"               // service.max_instances
+	FlavorFieldServiceSoldInstances                                                                                        = "11.10"              // service.sold_instances
+	FlavorFieldVm                                                                                                          = "12"                 // vm
+	FlavorFieldVmCpu                                                                                                       = "12.1"               // vm.cpu
+	FlavorFieldVmMemory                                                                                                    = "12.2"               // vm.memory
+	FlavorFieldVmStorage                                                                                                   = "12.3"               // vm.storage
+	FlavorFieldVmArchitecture                                                                                              = "12.4"               // vm.architecture
+	FlavorFieldVmOsImage                                                                                                   = "12.5"               // vm.os_image
+	FlavorFieldVmGpu                                                                                                       = "12.6"               // vm.gpu
+	FlavorFieldVmGpuModel                                                                                                  = "12.6.1"             // vm.gpu.model
+	FlavorFieldVmGpuCores                                                                                                  = "12.6.2"             // vm.gpu.cores
+	FlavorFieldVmGpuMemory                                                                                                 = "12.6.3"             // vm.gpu.memory
+	FlavorFieldVmHypervisor                                                                                                = "12.7"               // vm.hypervisor
+	FlavorFieldSensor                                                                                                      = "13"                 // sensor
+	FlavorFieldSensorSensorType                                                                                            = "13.1"               // sensor.sensor_type
+	FlavorFieldSensorSamplingRateHz                                                                                        = "13.2"               // sensor.sampling_rate_hz
+	FlavorFieldSensorAccuracy                                                                                              = "13.3"               // sensor.accuracy
+	FlavorFieldSensorUnit                                                                                                  = "13.4"               // sensor.unit
+	FlavorFieldSensorSourceEndpoint                                                                                        = "13.5"               // sensor.source_endpoint
+	FlavorFieldSensorLocation                                                                                              = "13.6"               // sensor.location
+	FlavorFieldSensorLocationLatitude                                                                                      = "13.6.1"             // sensor.location.latitude
+	FlavorFieldSensorLocationLongitude                                                                                     = "13.6.2"             // sensor.location.longitude
+	FlavorFieldSensorLocationCountry                                                                                       = "13.6.3"             // sensor.location.country
+	FlavorFieldSensorLocationCity                                                                                          = "13.6.4"             // sensor.location.city
+	FlavorFieldSensorLocationAdditionalNotes                                                                               = "13.6.5"             // sensor.location.additional_notes
 )
+
+var _File_fluidos_v1_flavor_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id"},
+	{Number: 2, Name: "kubeconfig"},
+}}
 
 var _File_fluidos_v1_flavor_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "domain"},
 	{Number: 2, Name: "node_id"},
 	{Number: 3, Name: "ip"},
 	{Number: 4, Name: "local_namespace"},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_NodeAdditionalInformation1g0hp4b_shape},
 }}
 
 var _File_fluidos_v1_flavor_proto_Price1ihwkrr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -569,7 +1008,7 @@ func (m *CarbonFootprint) Clone() *CarbonFootprint {
 // cloneTo makes c, a zero CarbonFootprint, a deep copy of m, which is not nil.
 func (m *CarbonFootprint) cloneTo(c *CarbonFootprint) {
 	c.Embodied = m.Embodied
-	c.Operational = m.Operational
+	c.Operational = slices.Clone(m.Operational)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -602,6 +1041,179 @@ func (m *K8SliceProperties) cloneTo(c *K8SliceProperties) {
 		}
 		c.NetworkAuthorizations = out
 	}
+	c.NetworkIntents = m.NetworkIntents.Clone()
+	c.AdditionalProperties = maps.Clone(m.AdditionalProperties)
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *NetworkIntents) Clone() *NetworkIntents {
+	if m == nil {
+		return nil
+	}
+	c := new(NetworkIntents)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero NetworkIntents, a deep copy of m, which is not nil.
+func (m *NetworkIntents) cloneTo(c *NetworkIntents) {
+	if s := m.DeniedCommunications; s != nil {
+		out := make([]*NetworkIntent, len(s))
+		blk := make([]NetworkIntent, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.DeniedCommunications = out
+	}
+	if s := m.MandatoryCommunications; s != nil {
+		out := make([]*NetworkIntent, len(s))
+		blk := make([]NetworkIntent, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.MandatoryCommunications = out
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *NetworkIntent) Clone() *NetworkIntent {
+	if m == nil {
+		return nil
+	}
+	c := new(NetworkIntent)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero NetworkIntent, a deep copy of m, which is not nil.
+func (m *NetworkIntent) cloneTo(c *NetworkIntent) {
+	c.Name = m.Name
+	c.Source = m.Source.Clone()
+	c.Destination = m.Destination.Clone()
+	c.DestinationPort = m.DestinationPort
+	c.ProtocolType = m.ProtocolType
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *NetworkEndpoint) Clone() *NetworkEndpoint {
+	if m == nil {
+		return nil
+	}
+	c := new(NetworkEndpoint)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero NetworkEndpoint, a deep copy of m, which is not nil.
+func (m *NetworkEndpoint) cloneTo(c *NetworkEndpoint) {
+	c.IsHotCluster = m.IsHotCluster
+	c.ResourceSelector = m.ResourceSelector.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *NetworkResourceSelector) Clone() *NetworkResourceSelector {
+	if m == nil {
+		return nil
+	}
+	c := new(NetworkResourceSelector)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero NetworkResourceSelector, a deep copy of m, which is not nil.
+func (m *NetworkResourceSelector) cloneTo(c *NetworkResourceSelector) {
+	switch v := m.Selector.(type) {
+	case *NetworkResourceSelector_Cidr:
+		if v != nil {
+			c.Selector = &NetworkResourceSelector_Cidr{Cidr: v.Cidr}
+		}
+	case *NetworkResourceSelector_PodNamespace:
+		if v != nil {
+			c.Selector = &NetworkResourceSelector_PodNamespace{PodNamespace: v.PodNamespace.Clone()}
+		}
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *PodNamespaceSelector) Clone() *PodNamespaceSelector {
+	if m == nil {
+		return nil
+	}
+	c := new(PodNamespaceSelector)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero PodNamespaceSelector, a deep copy of m, which is not nil.
+func (m *PodNamespaceSelector) cloneTo(c *PodNamespaceSelector) {
+	if s := m.Pod; s != nil {
+		out := make([]*Label, len(s))
+		blk := make([]Label, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Pod = out
+	}
+	if s := m.Namespace; s != nil {
+		out := make([]*Label, len(s))
+		blk := make([]Label, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Namespace = out
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *Label) Clone() *Label {
+	if m == nil {
+		return nil
+	}
+	c := new(Label)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero Label, a deep copy of m, which is not nil.
+func (m *Label) cloneTo(c *Label) {
+	c.Key = m.Key
+	c.Value = m.Value
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -648,6 +1260,9 @@ func (m *Service) cloneTo(c *Service) {
 	c.HostingPolicies = slices.Clone(m.HostingPolicies)
 	c.ConfigurationSchema = m.ConfigurationSchema.Clone()
 	c.BlueprintId = m.BlueprintId
+	c.ConfigurationTemplate = m.ConfigurationTemplate
+	c.MaxInstances = m.MaxInstances
+	c.SoldInstances = m.SoldInstances
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -822,7 +1437,7 @@ func (m *CarbonFootprint) Equal(o *CarbonFootprint) bool {
 	if m.Embodied != o.Embodied {
 		return false
 	}
-	if m.Operational != o.Operational {
+	if !slices.Equal(m.Operational, o.Operational) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -854,6 +1469,183 @@ func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
 		if y := o.NetworkAuthorizations[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NetworkAuthorization).Equal) {
 			return false
 		}
+	}
+	if !m.NetworkIntents.Equal(o.NetworkIntents) {
+		return false
+	}
+	if !maps.Equal(m.AdditionalProperties, o.AdditionalProperties) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *NetworkIntents) Equal(o *NetworkIntents) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if len(m.DeniedCommunications) != len(o.DeniedCommunications) {
+		return false
+	}
+	for i, x := range m.DeniedCommunications {
+		if y := o.DeniedCommunications[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NetworkIntent).Equal) {
+			return false
+		}
+	}
+	if len(m.MandatoryCommunications) != len(o.MandatoryCommunications) {
+		return false
+	}
+	for i, x := range m.MandatoryCommunications {
+		if y := o.MandatoryCommunications[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NetworkIntent).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *NetworkIntent) Equal(o *NetworkIntent) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if !m.Source.Equal(o.Source) {
+		return false
+	}
+	if !m.Destination.Equal(o.Destination) {
+		return false
+	}
+	if m.DestinationPort != o.DestinationPort {
+		return false
+	}
+	if m.ProtocolType != o.ProtocolType {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *NetworkEndpoint) Equal(o *NetworkEndpoint) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.IsHotCluster != o.IsHotCluster {
+		return false
+	}
+	if !m.ResourceSelector.Equal(o.ResourceSelector) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *NetworkResourceSelector) Equal(o *NetworkResourceSelector) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	switch a := m.Selector.(type) {
+	case *NetworkResourceSelector_Cidr:
+		if b, ok := o.Selector.(*NetworkResourceSelector_Cidr); ok && a != nil && b != nil {
+			if a.Cidr != b.Cidr {
+				return false
+			}
+		} else if a != nil || _NetworkResourceSelector_Selector_isSet(o.Selector) {
+			return false
+		}
+	case *NetworkResourceSelector_PodNamespace:
+		if b, ok := o.Selector.(*NetworkResourceSelector_PodNamespace); ok && a != nil && b != nil {
+			if !fieldmap.EqualElem(a.PodNamespace, b.PodNamespace, (*PodNamespaceSelector).Equal) {
+				return false
+			}
+		} else if a != nil || _NetworkResourceSelector_Selector_isSet(o.Selector) {
+			return false
+		}
+	default:
+		if _NetworkResourceSelector_Selector_isSet(o.Selector) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// _NetworkResourceSelector_Selector_isSet reports whether oneof selector of NetworkResourceSelector holds a member: a
+// typed nil wrapper holds none.
+func _NetworkResourceSelector_Selector_isSet(x isNetworkResourceSelector_Selector) bool {
+	switch x := x.(type) {
+	case *NetworkResourceSelector_Cidr:
+		return x != nil
+	case *NetworkResourceSelector_PodNamespace:
+		return x != nil
+	}
+	return false
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *PodNamespaceSelector) Equal(o *PodNamespaceSelector) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if len(m.Pod) != len(o.Pod) {
+		return false
+	}
+	for i, x := range m.Pod {
+		if y := o.Pod[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Label).Equal) {
+			return false
+		}
+	}
+	if len(m.Namespace) != len(o.Namespace) {
+		return false
+	}
+	for i, x := range m.Namespace {
+		if y := o.Namespace[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Label).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *Label) Equal(o *Label) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Key != o.Key {
+		return false
+	}
+	if m.Value != o.Value {
+		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
@@ -909,6 +1701,15 @@ func (m *Service) Equal(o *Service) bool {
 		return false
 	}
 	if m.BlueprintId != o.BlueprintId {
+		return false
+	}
+	if m.ConfigurationTemplate != o.ConfigurationTemplate {
+		return false
+	}
+	if m.MaxInstances != o.MaxInstances {
+		return false
+	}
+	if m.SoldInstances != o.SoldInstances {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -1231,9 +2032,17 @@ func (m *CarbonFootprint) copyInAt(src *CarbonFootprint, fm *fieldmap.FieldMap, 
 		m.Embodied = src.Embodied
 		n++
 	}
-	if cw&(1<<1) != 0 && m.Operational != src.Operational {
-		m.Operational = src.Operational
-		n++
+	if (cw|bw)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Operational, src.Operational)
+		} else if !slices.Equal(m.Operational, src.Operational) {
+			if len(src.Operational) == 0 {
+				m.Operational = nil
+			} else {
+				m.Operational = slices.Clone(src.Operational)
+			}
+			n++
+		}
 	}
 	return n
 }
@@ -1261,9 +2070,6 @@ func (m *K8SliceProperties) CopyInFields(src *K8SliceProperties, fm *fieldmap.Fi
 // K8SliceProperties being number at of fm's schema.
 func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldMap, at int) int {
 	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
-		return 0
-	}
 	if src == nil {
 		src = new(K8SliceProperties)
 	}
@@ -1310,7 +2116,387 @@ func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldM
 			n++
 		}
 	}
+	if cw&(1<<12) != 0 {
+		if !m.NetworkIntents.Equal(src.NetworkIntents) {
+			m.NetworkIntents = src.NetworkIntents.Clone()
+			n++
+		}
+	} else if bw&(1<<12) != 0 {
+		if m.NetworkIntents != nil || src.NetworkIntents != nil {
+			if m.NetworkIntents == nil {
+				m.NetworkIntents = new(NetworkIntents)
+				n++
+			}
+			n += m.NetworkIntents.copyInAt(src.NetworkIntents, fm, at+13)
+		}
+	}
+	if fm.HasOrHasChildAt(at + 65) {
+		if a := fm.ListActionAt(at + 65); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.AdditionalProperties, src.AdditionalProperties)
+		} else if !maps.Equal(m.AdditionalProperties, src.AdditionalProperties) {
+			if len(src.AdditionalProperties) == 0 {
+				m.AdditionalProperties = nil
+			} else {
+				m.AdditionalProperties = maps.Clone(src.AdditionalProperties)
+			}
+			n++
+		}
+	}
 	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NetworkIntents being number at of fm's schema.
+func (m *NetworkIntents) copyInAt(src *NetworkIntents, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(NetworkIntents)
+	}
+	n := 0
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.DeniedCommunications, src.DeniedCommunications, (*NetworkIntent).Equal, (*NetworkIntent).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.DeniedCommunications, src.DeniedCommunications, (*NetworkIntent).Equal) {
+			if len(src.DeniedCommunications) == 0 {
+				m.DeniedCommunications = nil
+			} else {
+				m.DeniedCommunications = fieldmap.CloneListFunc(src.DeniedCommunications, (*NetworkIntent).Clone)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<26) != 0 {
+		if a := fm.ListActionAt(at + 26); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.MandatoryCommunications, src.MandatoryCommunications, (*NetworkIntent).Equal, (*NetworkIntent).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.MandatoryCommunications, src.MandatoryCommunications, (*NetworkIntent).Equal) {
+			if len(src.MandatoryCommunications) == 0 {
+				m.MandatoryCommunications = nil
+			} else {
+				m.MandatoryCommunications = fieldmap.CloneListFunc(src.MandatoryCommunications, (*NetworkIntent).Clone)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NetworkIntent being number at of fm's schema.
+func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(NetworkIntent)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.Source.Equal(src.Source) {
+			m.Source = src.Source.Clone()
+			n++
+		}
+	} else if bw&(1<<1) != 0 {
+		if m.Source != nil || src.Source != nil {
+			if m.Source == nil {
+				m.Source = new(NetworkEndpoint)
+				n++
+			}
+			n += m.Source.copyInAt(src.Source, fm, at+2)
+		}
+	}
+	if cw&(1<<12) != 0 {
+		if !m.Destination.Equal(src.Destination) {
+			m.Destination = src.Destination.Clone()
+			n++
+		}
+	} else if bw&(1<<12) != 0 {
+		if m.Destination != nil || src.Destination != nil {
+			if m.Destination == nil {
+				m.Destination = new(NetworkEndpoint)
+				n++
+			}
+			n += m.Destination.copyInAt(src.Destination, fm, at+13)
+		}
+	}
+	if cw&(1<<23) != 0 && m.DestinationPort != src.DestinationPort {
+		m.DestinationPort = src.DestinationPort
+		n++
+	}
+	if cw&(1<<24) != 0 && m.ProtocolType != src.ProtocolType {
+		m.ProtocolType = src.ProtocolType
+		n++
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NetworkEndpoint being number at of fm's schema.
+func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(NetworkEndpoint)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.IsHotCluster != src.IsHotCluster {
+		m.IsHotCluster = src.IsHotCluster
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.ResourceSelector.Equal(src.ResourceSelector) {
+			m.ResourceSelector = src.ResourceSelector.Clone()
+			n++
+		}
+	} else if bw&(1<<1) != 0 {
+		if m.ResourceSelector != nil || src.ResourceSelector != nil {
+			if m.ResourceSelector == nil {
+				m.ResourceSelector = new(NetworkResourceSelector)
+				n++
+			}
+			n += m.ResourceSelector.copyInAt(src.ResourceSelector, fm, at+2)
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// NetworkResourceSelector being number at of fm's schema.
+func (m *NetworkResourceSelector) copyInAt(src *NetworkResourceSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(NetworkResourceSelector)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if s1, ok := src.Selector.(*NetworkResourceSelector_Cidr); ok && s1 != nil {
+			if d1, ok := m.Selector.(*NetworkResourceSelector_Cidr); !ok || d1 == nil || d1.Cidr != s1.Cidr {
+				m.Selector = &NetworkResourceSelector_Cidr{Cidr: s1.Cidr}
+				n++
+			}
+		} else if d1, ok := m.Selector.(*NetworkResourceSelector_Cidr); ok && d1 != nil {
+			m.Selector = nil
+			n++
+		}
+	}
+	if cw&(1<<1) != 0 {
+		if s1, ok := src.Selector.(*NetworkResourceSelector_PodNamespace); ok && s1 != nil {
+			if d1, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); !ok || d1 == nil || !d1.PodNamespace.Equal(s1.PodNamespace) {
+				m.Selector = &NetworkResourceSelector_PodNamespace{PodNamespace: s1.PodNamespace.Clone()}
+				n++
+			}
+		} else if d1, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); ok && d1 != nil {
+			m.Selector = nil
+			n++
+		}
+	} else if bw&(1<<1) != 0 {
+		var s1 *PodNamespaceSelector
+		sok := false
+		if w, ok := src.Selector.(*NetworkResourceSelector_PodNamespace); ok && w != nil {
+			s1, sok = w.PodNamespace, true
+		}
+		var d1 *PodNamespaceSelector
+		if w, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); ok && w != nil {
+			if w.PodNamespace == nil {
+				w.PodNamespace = new(PodNamespaceSelector)
+			}
+			d1 = w.PodNamespace
+		} else if sok {
+			d1 = new(PodNamespaceSelector)
+			m.Selector = &NetworkResourceSelector_PodNamespace{PodNamespace: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+2)
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// PodNamespaceSelector being number at of fm's schema.
+func (m *PodNamespaceSelector) copyInAt(src *PodNamespaceSelector, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(PodNamespaceSelector)
+	}
+	n := 0
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Pod, src.Pod, (*Label).Equal, (*Label).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Pod, src.Pod, (*Label).Equal) {
+			if len(src.Pod) == 0 {
+				m.Pod = nil
+			} else {
+				m.Pod = fieldmap.CloneListFunc(src.Pod, (*Label).Clone)
+			}
+			n++
+		}
+	}
+	if (cw|bw)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Namespace, src.Namespace, (*Label).Equal, (*Label).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Namespace, src.Namespace, (*Label).Equal) {
+			if len(src.Namespace) == 0 {
+				m.Namespace = nil
+			} else {
+				m.Namespace = fieldmap.CloneListFunc(src.Namespace, (*Label).Clone)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// Label being number at of fm's schema.
+func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(Label)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Key != src.Key {
+		m.Key = src.Key
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: NetworkIntents does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// NetworkIntents or bound to no schema: a map of another message panics.
+func (m *NetworkIntents) CopyInFields(src *NetworkIntents, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_NetworkIntents_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: NetworkIntent does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// NetworkIntent or bound to no schema: a map of another message panics.
+func (m *NetworkIntent) CopyInFields(src *NetworkIntent, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_NetworkIntent_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: NetworkEndpoint does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// NetworkEndpoint or bound to no schema: a map of another message panics.
+func (m *NetworkEndpoint) CopyInFields(src *NetworkEndpoint, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_NetworkEndpoint_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: NetworkResourceSelector does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// NetworkResourceSelector or bound to no schema: a map of another message panics.
+func (m *NetworkResourceSelector) CopyInFields(src *NetworkResourceSelector, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_NetworkResourceSelector_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: PodNamespaceSelector does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// PodNamespaceSelector or bound to no schema: a map of another message panics.
+func (m *PodNamespaceSelector) CopyInFields(src *PodNamespaceSelector, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_PodNamespaceSelector_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: Label does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// Label or bound to no schema: a map of another message panics.
+func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_Label_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -1336,9 +2522,6 @@ func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 // K8Slice being number at of fm's schema.
 func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int) int {
 	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
-		return 0
-	}
 	if src == nil {
 		src = new(K8Slice)
 	}
@@ -1470,6 +2653,18 @@ func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int) int {
 	}
 	if cw&(1<<15) != 0 && m.BlueprintId != src.BlueprintId {
 		m.BlueprintId = src.BlueprintId
+		n++
+	}
+	if cw&(1<<16) != 0 && m.ConfigurationTemplate != src.ConfigurationTemplate {
+		m.ConfigurationTemplate = src.ConfigurationTemplate
+		n++
+	}
+	if cw&(1<<17) != 0 && m.MaxInstances != src.MaxInstances {
+		m.MaxInstances = src.MaxInstances
+		n++
+	}
+	if cw&(1<<18) != 0 && m.SoldInstances != src.SoldInstances {
+		m.SoldInstances = src.SoldInstances
 		n++
 	}
 	return n
@@ -1658,55 +2853,55 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			n += m.Owner.copyInAt(src.Owner, fm, at+2)
 		}
 	}
-	if cw&(1<<6) != 0 && m.ProviderId != src.ProviderId {
+	if cw&(1<<9) != 0 && m.ProviderId != src.ProviderId {
 		m.ProviderId = src.ProviderId
 		n++
 	}
-	if cw&(1<<7) != 0 {
+	if cw&(1<<10) != 0 {
 		if !m.Price.Equal(src.Price) {
 			m.Price = src.Price.Clone()
 			n++
 		}
-	} else if bw&(1<<7) != 0 {
+	} else if bw&(1<<10) != 0 {
 		if m.Price != nil || src.Price != nil {
 			if m.Price == nil {
 				m.Price = new(Price)
 				n++
 			}
-			n += m.Price.copyInAt(src.Price, fm, at+8)
+			n += m.Price.copyInAt(src.Price, fm, at+11)
 		}
 	}
-	if cw&(1<<11) != 0 && m.Availability != src.Availability {
+	if cw&(1<<14) != 0 && m.Availability != src.Availability {
 		m.Availability = src.Availability
 		n++
 	}
-	if cw&(1<<12) != 0 {
+	if cw&(1<<15) != 0 {
 		if !m.Location.Equal(src.Location) {
 			m.Location = src.Location.Clone()
 			n++
 		}
-	} else if bw&(1<<12) != 0 {
+	} else if bw&(1<<15) != 0 {
 		if m.Location != nil || src.Location != nil {
 			if m.Location == nil {
 				m.Location = new(Location)
 				n++
 			}
-			n += m.Location.copyInAt(src.Location, fm, at+13)
+			n += m.Location.copyInAt(src.Location, fm, at+16)
 		}
 	}
-	if cw&(1<<17) != 0 && m.NetworkPropertyType != src.NetworkPropertyType {
+	if cw&(1<<21) != 0 && m.NetworkPropertyType != src.NetworkPropertyType {
 		m.NetworkPropertyType = src.NetworkPropertyType
 		n++
 	}
-	if cw&(1<<18) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if cw&(1<<22) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}
-	if cw&(1<<19) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+	if cw&(1<<23) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 		n++
 	}
-	if cw&(1<<20) != 0 {
+	if cw&(1<<24) != 0 {
 		if s1, ok := src.Spec.(*Flavor_K8Slice); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Flavor_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
 				m.Spec = &Flavor_K8Slice{K8Slice: s1.K8Slice.Clone()}
@@ -1716,7 +2911,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			m.Spec = nil
 			n++
 		}
-	} else if bw&(1<<20) != 0 {
+	} else if bw&(1<<24) != 0 {
 		var s1 *K8Slice
 		sok := false
 		if w, ok := src.Spec.(*Flavor_K8Slice); ok && w != nil {
@@ -1734,10 +2929,10 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+21)
+			n += d1.copyInAt(s1, fm, at+25)
 		}
 	}
-	if cw&(1<<51) != 0 {
+	if fm.HasAt(at + 109) {
 		if s1, ok := src.Spec.(*Flavor_Service); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Flavor_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
 				m.Spec = &Flavor_Service{Service: s1.Service.Clone()}
@@ -1747,7 +2942,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			m.Spec = nil
 			n++
 		}
-	} else if bw&(1<<51) != 0 {
+	} else if fm.HasChildAt(at + 109) {
 		var s1 *Service
 		sok := false
 		if w, ok := src.Spec.(*Flavor_Service); ok && w != nil {
@@ -1765,10 +2960,10 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+52)
+			n += d1.copyInAt(s1, fm, at+110)
 		}
 	}
-	if fm.HasAt(at + 68) {
+	if fm.HasAt(at + 129) {
 		if s1, ok := src.Spec.(*Flavor_Vm); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Flavor_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
 				m.Spec = &Flavor_Vm{Vm: s1.Vm.Clone()}
@@ -1778,7 +2973,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 68) {
+	} else if fm.HasChildAt(at + 129) {
 		var s1 *VM
 		sok := false
 		if w, ok := src.Spec.(*Flavor_Vm); ok && w != nil {
@@ -1796,10 +2991,10 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+69)
+			n += d1.copyInAt(s1, fm, at+130)
 		}
 	}
-	if fm.HasAt(at + 79) {
+	if fm.HasAt(at + 140) {
 		if s1, ok := src.Spec.(*Flavor_Sensor); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Flavor_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
 				m.Spec = &Flavor_Sensor{Sensor: s1.Sensor.Clone()}
@@ -1809,7 +3004,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			m.Spec = nil
 			n++
 		}
-	} else if fm.HasChildAt(at + 79) {
+	} else if fm.HasChildAt(at + 140) {
 		var s1 *Sensor
 		sok := false
 		if w, ok := src.Spec.(*Flavor_Sensor); ok && w != nil {
@@ -1827,7 +3022,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+80)
+			n += d1.copyInAt(s1, fm, at+141)
 		}
 	}
 	return n
@@ -1957,7 +3152,7 @@ func (m *CarbonFootprint) diffAt(o *CarbonFootprint, fm *fieldmap.FieldMap, at i
 		fm.SetAt(at)
 		c = true
 	}
-	if m.Operational != o.Operational {
+	if !slices.Equal(m.Operational, o.Operational) {
 		fm.SetAt(at + 1)
 		c = true
 	}
@@ -2002,7 +3197,235 @@ func (m *K8SliceProperties) diffAt(o *K8SliceProperties, fm *fieldmap.FieldMap, 
 		fm.SetAt(at + 5)
 		c = true
 	}
+	if (m.NetworkIntents == nil) != (o.NetworkIntents == nil) || m.NetworkIntents != nil && m.NetworkIntents.diffAt(o.NetworkIntents, fm, at+13) {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if !maps.Equal(m.AdditionalProperties, o.AdditionalProperties) {
+		fm.SetAt(at + 65)
+		c = true
+	}
 	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// NetworkIntents being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *NetworkIntents) diffAt(o *NetworkIntents, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(NetworkIntents)
+	}
+	if o == nil {
+		o = new(NetworkIntents)
+	}
+	c := false
+	if !fieldmap.EqualMessageListFunc(m.DeniedCommunications, o.DeniedCommunications, (*NetworkIntent).Equal) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.MandatoryCommunications, o.MandatoryCommunications, (*NetworkIntent).Equal) {
+		fm.SetAt(at + 26)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// NetworkIntent being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *NetworkIntent) diffAt(o *NetworkIntent, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(NetworkIntent)
+	}
+	if o == nil {
+		o = new(NetworkIntent)
+	}
+	c := false
+	if m.Name != o.Name {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Source == nil) != (o.Source == nil) || m.Source != nil && m.Source.diffAt(o.Source, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if (m.Destination == nil) != (o.Destination == nil) || m.Destination != nil && m.Destination.diffAt(o.Destination, fm, at+13) {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if m.DestinationPort != o.DestinationPort {
+		fm.SetAt(at + 23)
+		c = true
+	}
+	if m.ProtocolType != o.ProtocolType {
+		fm.SetAt(at + 24)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// NetworkEndpoint being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *NetworkEndpoint) diffAt(o *NetworkEndpoint, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(NetworkEndpoint)
+	}
+	if o == nil {
+		o = new(NetworkEndpoint)
+	}
+	c := false
+	if m.IsHotCluster != o.IsHotCluster {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.ResourceSelector == nil) != (o.ResourceSelector == nil) || m.ResourceSelector != nil && m.ResourceSelector.diffAt(o.ResourceSelector, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// NetworkResourceSelector being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *NetworkResourceSelector) diffAt(o *NetworkResourceSelector, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(NetworkResourceSelector)
+	}
+	if o == nil {
+		o = new(NetworkResourceSelector)
+	}
+	c := false
+	{
+		x, xok := m.Selector.(*NetworkResourceSelector_Cidr)
+		y, yok := o.Selector.(*NetworkResourceSelector_Cidr)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.Cidr != y.Cidr {
+			fm.SetAt(at)
+			c = true
+		}
+	}
+	{
+		x, xok := m.Selector.(*NetworkResourceSelector_PodNamespace)
+		y, yok := o.Selector.(*NetworkResourceSelector_PodNamespace)
+		xok, yok = xok && x != nil, yok && y != nil
+		if xok != yok || xok && x.PodNamespace.diffAt(y.PodNamespace, fm, at+2) {
+			fm.SetAt(at + 1)
+			c = true
+		}
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// PodNamespaceSelector being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *PodNamespaceSelector) diffAt(o *PodNamespaceSelector, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(PodNamespaceSelector)
+	}
+	if o == nil {
+		o = new(PodNamespaceSelector)
+	}
+	c := false
+	if !fieldmap.EqualMessageListFunc(m.Pod, o.Pod, (*Label).Equal) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.Namespace, o.Namespace, (*Label).Equal) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// Label being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *Label) diffAt(o *Label, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(Label)
+	}
+	if o == nil {
+		o = new(Label)
+	}
+	c := false
+	if m.Key != o.Key {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Value != o.Value {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of NetworkIntents:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *NetworkIntents) DiffFields(o *NetworkIntents) *fieldmap.FieldMap {
+	fm := _NetworkIntents_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of NetworkIntent:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *NetworkIntent) DiffFields(o *NetworkIntent) *fieldmap.FieldMap {
+	fm := _NetworkIntent_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of NetworkEndpoint:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *NetworkEndpoint) DiffFields(o *NetworkEndpoint) *fieldmap.FieldMap {
+	fm := _NetworkEndpoint_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of NetworkResourceSelector:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *NetworkResourceSelector) DiffFields(o *NetworkResourceSelector) *fieldmap.FieldMap {
+	fm := _NetworkResourceSelector_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of PodNamespaceSelector:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *PodNamespaceSelector) DiffFields(o *PodNamespaceSelector) *fieldmap.FieldMap {
+	fm := _PodNamespaceSelector_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of Label:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *Label) DiffFields(o *Label) *fieldmap.FieldMap {
+	fm := _Label_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -2090,6 +3513,18 @@ func (m *Service) diffAt(o *Service, fm *fieldmap.FieldMap, at int) bool {
 	}
 	if m.BlueprintId != o.BlueprintId {
 		fm.SetAt(at + 15)
+		c = true
+	}
+	if m.ConfigurationTemplate != o.ConfigurationTemplate {
+		fm.SetAt(at + 16)
+		c = true
+	}
+	if m.MaxInstances != o.MaxInstances {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	if m.SoldInstances != o.SoldInstances {
+		fm.SetAt(at + 18)
 		c = true
 	}
 	return c
@@ -2228,39 +3663,39 @@ func (m *Flavor) diffAt(o *Flavor, fm *fieldmap.FieldMap, at int) bool {
 		c = true
 	}
 	if m.ProviderId != o.ProviderId {
-		fm.SetAt(at + 6)
+		fm.SetAt(at + 9)
 		c = true
 	}
-	if (m.Price == nil) != (o.Price == nil) || m.Price != nil && m.Price.diffAt(o.Price, fm, at+8) {
-		fm.SetAt(at + 7)
+	if (m.Price == nil) != (o.Price == nil) || m.Price != nil && m.Price.diffAt(o.Price, fm, at+11) {
+		fm.SetAt(at + 10)
 		c = true
 	}
 	if m.Availability != o.Availability {
-		fm.SetAt(at + 11)
+		fm.SetAt(at + 14)
 		c = true
 	}
-	if (m.Location == nil) != (o.Location == nil) || m.Location != nil && m.Location.diffAt(o.Location, fm, at+13) {
-		fm.SetAt(at + 12)
+	if (m.Location == nil) != (o.Location == nil) || m.Location != nil && m.Location.diffAt(o.Location, fm, at+16) {
+		fm.SetAt(at + 15)
 		c = true
 	}
 	if m.NetworkPropertyType != o.NetworkPropertyType {
-		fm.SetAt(at + 17)
+		fm.SetAt(at + 21)
 		c = true
 	}
 	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 18)
+		fm.SetAt(at + 22)
 		c = true
 	}
 	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 19)
+		fm.SetAt(at + 23)
 		c = true
 	}
 	{
 		x, xok := m.Spec.(*Flavor_K8Slice)
 		y, yok := o.Spec.(*Flavor_K8Slice)
 		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.K8Slice.diffAt(y.K8Slice, fm, at+21) {
-			fm.SetAt(at + 20)
+		if xok != yok || xok && x.K8Slice.diffAt(y.K8Slice, fm, at+25) {
+			fm.SetAt(at + 24)
 			c = true
 		}
 	}
@@ -2268,8 +3703,8 @@ func (m *Flavor) diffAt(o *Flavor, fm *fieldmap.FieldMap, at int) bool {
 		x, xok := m.Spec.(*Flavor_Service)
 		y, yok := o.Spec.(*Flavor_Service)
 		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Service.diffAt(y.Service, fm, at+52) {
-			fm.SetAt(at + 51)
+		if xok != yok || xok && x.Service.diffAt(y.Service, fm, at+110) {
+			fm.SetAt(at + 109)
 			c = true
 		}
 	}
@@ -2277,8 +3712,8 @@ func (m *Flavor) diffAt(o *Flavor, fm *fieldmap.FieldMap, at int) bool {
 		x, xok := m.Spec.(*Flavor_Vm)
 		y, yok := o.Spec.(*Flavor_Vm)
 		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Vm.diffAt(y.Vm, fm, at+69) {
-			fm.SetAt(at + 68)
+		if xok != yok || xok && x.Vm.diffAt(y.Vm, fm, at+130) {
+			fm.SetAt(at + 129)
 			c = true
 		}
 	}
@@ -2286,8 +3721,8 @@ func (m *Flavor) diffAt(o *Flavor, fm *fieldmap.FieldMap, at int) bool {
 		x, xok := m.Spec.(*Flavor_Sensor)
 		y, yok := o.Spec.(*Flavor_Sensor)
 		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Sensor.diffAt(y.Sensor, fm, at+80) {
-			fm.SetAt(at + 79)
+		if xok != yok || xok && x.Sensor.diffAt(y.Sensor, fm, at+141) {
+			fm.SetAt(at + 140)
 			c = true
 		}
 	}
@@ -2373,6 +3808,120 @@ func (m *K8SliceProperties) ValidateEnums() error {
 // fieldmap.ErrUnknownField or fieldmap.ErrListAction.
 func (*K8SliceProperties) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _K8SliceProperties_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *NetworkIntents) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag NetworkIntents does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*NetworkIntents) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _NetworkIntents_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *NetworkIntent) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag NetworkIntent does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*NetworkIntent) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _NetworkIntent_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *NetworkEndpoint) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag NetworkEndpoint does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*NetworkEndpoint) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _NetworkEndpoint_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *NetworkResourceSelector) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag NetworkResourceSelector does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*NetworkResourceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _NetworkResourceSelector_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *PodNamespaceSelector) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag PodNamespaceSelector does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*PodNamespaceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _PodNamespaceSelector_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *Label) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag Label does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*Label) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _Label_fieldSchema.Check(fm)
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
@@ -2578,6 +4127,132 @@ func (m *K8SliceProperties) Redacted() *K8SliceProperties {
 // Redact clears every field of m marked debug_redact, at every depth:
 // through message fields, oneofs, list elements and map values. A nil m is
 // left alone.
+func (m *NetworkIntents) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *NetworkIntents) Redacted() *NetworkIntents {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *NetworkIntent) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *NetworkIntent) Redacted() *NetworkIntent {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *NetworkEndpoint) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *NetworkEndpoint) Redacted() *NetworkEndpoint {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *NetworkResourceSelector) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *NetworkResourceSelector) Redacted() *NetworkResourceSelector {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *PodNamespaceSelector) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *PodNamespaceSelector) Redacted() *PodNamespaceSelector {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *Label) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *Label) Redacted() *Label {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
 func (m *K8Slice) Redact() {
 	if m == nil {
 		return
@@ -2666,6 +4341,7 @@ func (m *Flavor) Redact() {
 	if m == nil {
 		return
 	}
+	m.Owner.Redact()
 }
 
 // Redacted returns a deep copy of m with every field marked debug_redact

@@ -53,56 +53,70 @@ func NewReservationStatusFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 
 // Field flags of Reservation: dot-joined field numbers from Reservation.
 const (
-	ReservationFieldId                                = "1"       // id
-	ReservationFieldSolverId                          = "2"       // solver_id
-	ReservationFieldBuyer                             = "3"       // buyer
-	ReservationFieldBuyerDomain                       = "3.1"     // buyer.domain
-	ReservationFieldBuyerNodeId                       = "3.2"     // buyer.node_id
-	ReservationFieldBuyerIp                           = "3.3"     // buyer.ip
-	ReservationFieldBuyerLocalNamespace               = "3.4"     // buyer.local_namespace
-	ReservationFieldSeller                            = "4"       // seller
-	ReservationFieldSellerDomain                      = "4.1"     // seller.domain
-	ReservationFieldSellerNodeId                      = "4.2"     // seller.node_id
-	ReservationFieldSellerIp                          = "4.3"     // seller.ip
-	ReservationFieldSellerLocalNamespace              = "4.4"     // seller.local_namespace
-	ReservationFieldPeeringCandidateId                = "5"       // peering_candidate_id
-	ReservationFieldConfiguration                     = "6"       // configuration
-	ReservationFieldConfigurationK8Slice              = "6.1"     // configuration.k8slice
-	ReservationFieldConfigurationK8SliceCpu           = "6.1.1"   // configuration.k8slice.cpu
-	ReservationFieldConfigurationK8SliceMemory        = "6.1.2"   // configuration.k8slice.memory
-	ReservationFieldConfigurationK8SlicePods          = "6.1.3"   // configuration.k8slice.pods
-	ReservationFieldConfigurationK8SliceGpu           = "6.1.4"   // configuration.k8slice.gpu
-	ReservationFieldConfigurationK8SliceGpuModel      = "6.1.4.1" // configuration.k8slice.gpu.model
-	ReservationFieldConfigurationK8SliceGpuCores      = "6.1.4.2" // configuration.k8slice.gpu.cores
-	ReservationFieldConfigurationK8SliceGpuMemory     = "6.1.4.3" // configuration.k8slice.gpu.memory
-	ReservationFieldConfigurationK8SliceStorage       = "6.1.5"   // configuration.k8slice.storage
-	ReservationFieldConfigurationService              = "6.2"     // configuration.service
-	ReservationFieldConfigurationServiceBlueprintId   = "6.2.1"   // configuration.service.blueprint_id
-	ReservationFieldConfigurationServiceParameters    = "6.2.2"   // configuration.service.parameters
-	ReservationFieldConfigurationVm                   = "6.3"     // configuration.vm
-	ReservationFieldConfigurationVmCpu                = "6.3.1"   // configuration.vm.cpu
-	ReservationFieldConfigurationVmMemory             = "6.3.2"   // configuration.vm.memory
-	ReservationFieldConfigurationVmStorage            = "6.3.3"   // configuration.vm.storage
-	ReservationFieldConfigurationVmOsImage            = "6.3.4"   // configuration.vm.os_image
-	ReservationFieldConfigurationSensor               = "6.4"     // configuration.sensor
-	ReservationFieldConfigurationSensorSamplingRateHz = "6.4.1"   // configuration.sensor.sampling_rate_hz
-	ReservationFieldReserve                           = "7"       // reserve
-	ReservationFieldPurchase                          = "8"       // purchase
-	ReservationFieldStatus                            = "9"       // status
-	ReservationFieldStatusPhase                       = "9.1"     // status.phase
-	ReservationFieldStatusReservePhase                = "9.2"     // status.reserve_phase
-	ReservationFieldStatusPurchasePhase               = "9.3"     // status.purchase_phase
-	ReservationFieldStatusMessage                     = "9.4"     // status.message
-	ReservationFieldStatusTransactionId               = "9.5"     // status.transaction_id
-	ReservationFieldStatusContractId                  = "9.6"     // status.contract_id
-	ReservationFieldStatusLastChangeTime              = "9.7"     // status.last_change_time
+	ReservationFieldId                                    = "1"       // id
+	ReservationFieldSolverId                              = "2"       // solver_id
+	ReservationFieldBuyer                                 = "3"       // buyer
+	ReservationFieldBuyerDomain                           = "3.1"     // buyer.domain
+	ReservationFieldBuyerNodeId                           = "3.2"     // buyer.node_id
+	ReservationFieldBuyerIp                               = "3.3"     // buyer.ip
+	ReservationFieldBuyerLocalNamespace                   = "3.4"     // buyer.local_namespace
+	ReservationFieldBuyerAdditionalInformation            = "3.5"     // buyer.additional_information
+	ReservationFieldBuyerAdditionalInformationLiqoId      = "3.5.1"   // buyer.additional_information.liqo_id
+	ReservationFieldBuyerAdditionalInformationKubeconfig  = "3.5.2"   // buyer.additional_information.kubeconfig
+	ReservationFieldSeller                                = "4"       // seller
+	ReservationFieldSellerDomain                          = "4.1"     // seller.domain
+	ReservationFieldSellerNodeId                          = "4.2"     // seller.node_id
+	ReservationFieldSellerIp                              = "4.3"     // seller.ip
+	ReservationFieldSellerLocalNamespace                  = "4.4"     // seller.local_namespace
+	ReservationFieldSellerAdditionalInformation           = "4.5"     // seller.additional_information
+	ReservationFieldSellerAdditionalInformationLiqoId     = "4.5.1"   // seller.additional_information.liqo_id
+	ReservationFieldSellerAdditionalInformationKubeconfig = "4.5.2"   // seller.additional_information.kubeconfig
+	ReservationFieldPeeringCandidateId                    = "5"       // peering_candidate_id
+	ReservationFieldConfiguration                         = "6"       // configuration
+	ReservationFieldConfigurationK8Slice                  = "6.1"     // configuration.k8slice
+	ReservationFieldConfigurationK8SliceCpu               = "6.1.1"   // configuration.k8slice.cpu
+	ReservationFieldConfigurationK8SliceMemory            = "6.1.2"   // configuration.k8slice.memory
+	ReservationFieldConfigurationK8SlicePods              = "6.1.3"   // configuration.k8slice.pods
+	ReservationFieldConfigurationK8SliceGpu               = "6.1.4"   // configuration.k8slice.gpu
+	ReservationFieldConfigurationK8SliceGpuModel          = "6.1.4.1" // configuration.k8slice.gpu.model
+	ReservationFieldConfigurationK8SliceGpuCores          = "6.1.4.2" // configuration.k8slice.gpu.cores
+	ReservationFieldConfigurationK8SliceGpuMemory         = "6.1.4.3" // configuration.k8slice.gpu.memory
+	ReservationFieldConfigurationK8SliceStorage           = "6.1.5"   // configuration.k8slice.storage
+	ReservationFieldConfigurationService                  = "6.2"     // configuration.service
+	ReservationFieldConfigurationServiceBlueprintId       = "6.2.1"   // configuration.service.blueprint_id
+	ReservationFieldConfigurationServiceParameters        = "6.2.2"   // configuration.service.parameters
+	ReservationFieldConfigurationServiceHostingPolicy     = "6.2.3"   // configuration.service.hosting_policy
+	ReservationFieldConfigurationServiceConfigurationData = "6.2.4"   // configuration.service.configuration_data
+	ReservationFieldConfigurationVm                       = "6.3"     // configuration.vm
+	ReservationFieldConfigurationVmCpu                    = "6.3.1"   // configuration.vm.cpu
+	ReservationFieldConfigurationVmMemory                 = "6.3.2"   // configuration.vm.memory
+	ReservationFieldConfigurationVmStorage                = "6.3.3"   // configuration.vm.storage
+	ReservationFieldConfigurationVmOsImage                = "6.3.4"   // configuration.vm.os_image
+	ReservationFieldConfigurationSensor                   = "6.4"     // configuration.sensor
+	ReservationFieldConfigurationSensorSamplingRateHz     = "6.4.1"   // configuration.sensor.sampling_rate_hz
+	ReservationFieldReserve                               = "7"       // reserve
+	ReservationFieldPurchase                              = "8"       // purchase
+	ReservationFieldStatus                                = "9"       // status
+	ReservationFieldStatusPhase                           = "9.1"     // status.phase
+	ReservationFieldStatusReservePhase                    = "9.2"     // status.reserve_phase
+	ReservationFieldStatusPurchasePhase                   = "9.3"     // status.purchase_phase
+	ReservationFieldStatusMessage                         = "9.4"     // status.message
+	ReservationFieldStatusTransactionId                   = "9.5"     // status.transaction_id
+	ReservationFieldStatusContractId                      = "9.6"     // status.contract_id
+	ReservationFieldStatusLastChangeTime                  = "9.7"     // status.last_change_time
 )
+
+var _File_fluidos_v1_reservation_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id"},
+	{Number: 2, Name: "kubeconfig"},
+}}
 
 var _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "domain"},
 	{Number: 2, Name: "node_id"},
 	{Number: 3, Name: "ip"},
 	{Number: 4, Name: "local_namespace"},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeAdditionalInformation1g0hp4b_shape},
 }}
 
 var _File_fluidos_v1_reservation_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -122,6 +136,8 @@ var _File_fluidos_v1_reservation_proto_K8SliceConfigurationsd36lx_shape = &field
 var _File_fluidos_v1_reservation_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "blueprint_id"},
 	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "hosting_policy"},
+	{Number: 4, Name: "configuration_data"},
 }}
 
 var _File_fluidos_v1_reservation_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -171,36 +187,43 @@ func NewReservationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 
 // Field flags of Transaction: dot-joined field numbers from Transaction.
 const (
-	TransactionFieldId                                = "1"       // id
-	TransactionFieldFlavorId                          = "2"       // flavor_id
-	TransactionFieldBuyer                             = "3"       // buyer
-	TransactionFieldBuyerDomain                       = "3.1"     // buyer.domain
-	TransactionFieldBuyerNodeId                       = "3.2"     // buyer.node_id
-	TransactionFieldBuyerIp                           = "3.3"     // buyer.ip
-	TransactionFieldBuyerLocalNamespace               = "3.4"     // buyer.local_namespace
-	TransactionFieldConfiguration                     = "4"       // configuration
-	TransactionFieldConfigurationK8Slice              = "4.1"     // configuration.k8slice
-	TransactionFieldConfigurationK8SliceCpu           = "4.1.1"   // configuration.k8slice.cpu
-	TransactionFieldConfigurationK8SliceMemory        = "4.1.2"   // configuration.k8slice.memory
-	TransactionFieldConfigurationK8SlicePods          = "4.1.3"   // configuration.k8slice.pods
-	TransactionFieldConfigurationK8SliceGpu           = "4.1.4"   // configuration.k8slice.gpu
-	TransactionFieldConfigurationK8SliceGpuModel      = "4.1.4.1" // configuration.k8slice.gpu.model
-	TransactionFieldConfigurationK8SliceGpuCores      = "4.1.4.2" // configuration.k8slice.gpu.cores
-	TransactionFieldConfigurationK8SliceGpuMemory     = "4.1.4.3" // configuration.k8slice.gpu.memory
-	TransactionFieldConfigurationK8SliceStorage       = "4.1.5"   // configuration.k8slice.storage
-	TransactionFieldConfigurationService              = "4.2"     // configuration.service
-	TransactionFieldConfigurationServiceBlueprintId   = "4.2.1"   // configuration.service.blueprint_id
-	TransactionFieldConfigurationServiceParameters    = "4.2.2"   // configuration.service.parameters
-	TransactionFieldConfigurationVm                   = "4.3"     // configuration.vm
-	TransactionFieldConfigurationVmCpu                = "4.3.1"   // configuration.vm.cpu
-	TransactionFieldConfigurationVmMemory             = "4.3.2"   // configuration.vm.memory
-	TransactionFieldConfigurationVmStorage            = "4.3.3"   // configuration.vm.storage
-	TransactionFieldConfigurationVmOsImage            = "4.3.4"   // configuration.vm.os_image
-	TransactionFieldConfigurationSensor               = "4.4"     // configuration.sensor
-	TransactionFieldConfigurationSensorSamplingRateHz = "4.4.1"   // configuration.sensor.sampling_rate_hz
-	TransactionFieldStartTime                         = "5"       // start_time
-	TransactionFieldExpirationTime                    = "6"       // expiration_time
-	TransactionFieldBuyerClusterId                    = "7"       // buyer_cluster_id
+	TransactionFieldId                                    = "1"       // id
+	TransactionFieldFlavorId                              = "2"       // flavor_id
+	TransactionFieldBuyer                                 = "3"       // buyer
+	TransactionFieldBuyerDomain                           = "3.1"     // buyer.domain
+	TransactionFieldBuyerNodeId                           = "3.2"     // buyer.node_id
+	TransactionFieldBuyerIp                               = "3.3"     // buyer.ip
+	TransactionFieldBuyerLocalNamespace                   = "3.4"     // buyer.local_namespace
+	TransactionFieldBuyerAdditionalInformation            = "3.5"     // buyer.additional_information
+	TransactionFieldBuyerAdditionalInformationLiqoId      = "3.5.1"   // buyer.additional_information.liqo_id
+	TransactionFieldBuyerAdditionalInformationKubeconfig  = "3.5.2"   // buyer.additional_information.kubeconfig
+	TransactionFieldConfiguration                         = "4"       // configuration
+	TransactionFieldConfigurationK8Slice                  = "4.1"     // configuration.k8slice
+	TransactionFieldConfigurationK8SliceCpu               = "4.1.1"   // configuration.k8slice.cpu
+	TransactionFieldConfigurationK8SliceMemory            = "4.1.2"   // configuration.k8slice.memory
+	TransactionFieldConfigurationK8SlicePods              = "4.1.3"   // configuration.k8slice.pods
+	TransactionFieldConfigurationK8SliceGpu               = "4.1.4"   // configuration.k8slice.gpu
+	TransactionFieldConfigurationK8SliceGpuModel          = "4.1.4.1" // configuration.k8slice.gpu.model
+	TransactionFieldConfigurationK8SliceGpuCores          = "4.1.4.2" // configuration.k8slice.gpu.cores
+	TransactionFieldConfigurationK8SliceGpuMemory         = "4.1.4.3" // configuration.k8slice.gpu.memory
+	TransactionFieldConfigurationK8SliceStorage           = "4.1.5"   // configuration.k8slice.storage
+	TransactionFieldConfigurationService                  = "4.2"     // configuration.service
+	TransactionFieldConfigurationServiceBlueprintId       = "4.2.1"   // configuration.service.blueprint_id
+	TransactionFieldConfigurationServiceParameters        = "4.2.2"   // configuration.service.parameters
+	TransactionFieldConfigurationServiceHostingPolicy     = "4.2.3"   // configuration.service.hosting_policy
+	TransactionFieldConfigurationServiceConfigurationData = "4.2.4"   // configuration.service.configuration_data
+	TransactionFieldConfigurationVm                       = "4.3"     // configuration.vm
+	TransactionFieldConfigurationVmCpu                    = "4.3.1"   // configuration.vm.cpu
+	TransactionFieldConfigurationVmMemory                 = "4.3.2"   // configuration.vm.memory
+	TransactionFieldConfigurationVmStorage                = "4.3.3"   // configuration.vm.storage
+	TransactionFieldConfigurationVmOsImage                = "4.3.4"   // configuration.vm.os_image
+	TransactionFieldConfigurationSensor                   = "4.4"     // configuration.sensor
+	TransactionFieldConfigurationSensorSamplingRateHz     = "4.4.1"   // configuration.sensor.sampling_rate_hz
+	TransactionFieldStartTime                             = "5"       // start_time
+	TransactionFieldExpirationTime                        = "6"       // expiration_time
+	TransactionFieldBuyerClusterId                        = "7"       // buyer_cluster_id
+	TransactionFieldState                                 = "8"       // state
+	TransactionFieldContractId                            = "9"       // contract_id
 )
 
 var _Transaction_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -211,6 +234,8 @@ var _Transaction_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 5, Name: "start_time"},
 	{Number: 6, Name: "expiration_time"},
 	{Number: 7, Name: "buyer_cluster_id"},
+	{Number: 8, Name: "state"},
+	{Number: 9, Name: "contract_id"},
 }}
 
 var _Transaction_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Transaction", _Transaction_shape, false)
@@ -226,6 +251,123 @@ func (*Transaction) FieldSchema() *fieldmap.Schema { return _Transaction_fieldSc
 // error names the first flag Transaction does not have.
 func NewTransactionFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Transaction_fieldSchema.New(flags...)
+}
+
+// Field flags of ReserveRequest: dot-joined field numbers from ReserveRequest.
+const (
+	ReserveRequestFieldFlavorId                              = "1"       // flavor_id
+	ReserveRequestFieldBuyer                                 = "2"       // buyer
+	ReserveRequestFieldBuyerDomain                           = "2.1"     // buyer.domain
+	ReserveRequestFieldBuyerNodeId                           = "2.2"     // buyer.node_id
+	ReserveRequestFieldBuyerIp                               = "2.3"     // buyer.ip
+	ReserveRequestFieldBuyerLocalNamespace                   = "2.4"     // buyer.local_namespace
+	ReserveRequestFieldBuyerAdditionalInformation            = "2.5"     // buyer.additional_information
+	ReserveRequestFieldBuyerAdditionalInformationLiqoId      = "2.5.1"   // buyer.additional_information.liqo_id
+	ReserveRequestFieldBuyerAdditionalInformationKubeconfig  = "2.5.2"   // buyer.additional_information.kubeconfig
+	ReserveRequestFieldConfiguration                         = "3"       // configuration
+	ReserveRequestFieldConfigurationK8Slice                  = "3.1"     // configuration.k8slice
+	ReserveRequestFieldConfigurationK8SliceCpu               = "3.1.1"   // configuration.k8slice.cpu
+	ReserveRequestFieldConfigurationK8SliceMemory            = "3.1.2"   // configuration.k8slice.memory
+	ReserveRequestFieldConfigurationK8SlicePods              = "3.1.3"   // configuration.k8slice.pods
+	ReserveRequestFieldConfigurationK8SliceGpu               = "3.1.4"   // configuration.k8slice.gpu
+	ReserveRequestFieldConfigurationK8SliceGpuModel          = "3.1.4.1" // configuration.k8slice.gpu.model
+	ReserveRequestFieldConfigurationK8SliceGpuCores          = "3.1.4.2" // configuration.k8slice.gpu.cores
+	ReserveRequestFieldConfigurationK8SliceGpuMemory         = "3.1.4.3" // configuration.k8slice.gpu.memory
+	ReserveRequestFieldConfigurationK8SliceStorage           = "3.1.5"   // configuration.k8slice.storage
+	ReserveRequestFieldConfigurationService                  = "3.2"     // configuration.service
+	ReserveRequestFieldConfigurationServiceBlueprintId       = "3.2.1"   // configuration.service.blueprint_id
+	ReserveRequestFieldConfigurationServiceParameters        = "3.2.2"   // configuration.service.parameters
+	ReserveRequestFieldConfigurationServiceHostingPolicy     = "3.2.3"   // configuration.service.hosting_policy
+	ReserveRequestFieldConfigurationServiceConfigurationData = "3.2.4"   // configuration.service.configuration_data
+	ReserveRequestFieldConfigurationVm                       = "3.3"     // configuration.vm
+	ReserveRequestFieldConfigurationVmCpu                    = "3.3.1"   // configuration.vm.cpu
+	ReserveRequestFieldConfigurationVmMemory                 = "3.3.2"   // configuration.vm.memory
+	ReserveRequestFieldConfigurationVmStorage                = "3.3.3"   // configuration.vm.storage
+	ReserveRequestFieldConfigurationVmOsImage                = "3.3.4"   // configuration.vm.os_image
+	ReserveRequestFieldConfigurationSensor                   = "3.4"     // configuration.sensor
+	ReserveRequestFieldConfigurationSensorSamplingRateHz     = "3.4.1"   // configuration.sensor.sampling_rate_hz
+)
+
+var _ReserveRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor_id"},
+	{Number: 2, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape},
+	{Number: 3, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape},
+}}
+
+var _ReserveRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReserveRequest", _ReserveRequest_shape, false)
+
+// ReserveRequestAllFields lists the leaf flags of ReserveRequest: together they
+// select every field.
+var ReserveRequestAllFields = slices.Clone(_ReserveRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of ReserveRequest.
+func (*ReserveRequest) FieldSchema() *fieldmap.Schema { return _ReserveRequest_fieldSchema }
+
+// NewReserveRequestFieldMap returns a FieldMap of ReserveRequest holding flags; the
+// error names the first flag ReserveRequest does not have.
+func NewReserveRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ReserveRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of PurchaseRequest: dot-joined field numbers from PurchaseRequest.
+const (
+	PurchaseRequestFieldBuyerCredentials                 = "1"   // buyer_credentials
+	PurchaseRequestFieldBuyerCredentialsClusterId        = "1.1" // buyer_credentials.cluster_id
+	PurchaseRequestFieldBuyerCredentialsKubeconfig       = "1.2" // buyer_credentials.kubeconfig
+	PurchaseRequestFieldIngressTelemetryEndpoint         = "2"   // ingress_telemetry_endpoint
+	PurchaseRequestFieldIngressTelemetryEndpointEndpoint = "2.1" // ingress_telemetry_endpoint.endpoint
+	PurchaseRequestFieldIngressTelemetryEndpointIntents  = "2.2" // ingress_telemetry_endpoint.intents
+)
+
+var _PeeringCredentials_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_id"},
+	{Number: 2, Name: "kubeconfig"},
+}}
+
+var _File_fluidos_v1_reservation_proto_TelemetryEndpoint1k78wuc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "endpoint"},
+	{Number: 2, Name: "intents", Kind: fieldmap.KindList},
+}}
+
+var _PurchaseRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "buyer_credentials", Kind: fieldmap.KindMessage, Sub: _PeeringCredentials_shape},
+	{Number: 2, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_TelemetryEndpoint1k78wuc_shape},
+}}
+
+var _PurchaseRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PurchaseRequest", _PurchaseRequest_shape, false)
+
+// PurchaseRequestAllFields lists the leaf flags of PurchaseRequest: together they
+// select every field.
+var PurchaseRequestAllFields = slices.Clone(_PurchaseRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of PurchaseRequest.
+func (*PurchaseRequest) FieldSchema() *fieldmap.Schema { return _PurchaseRequest_fieldSchema }
+
+// NewPurchaseRequestFieldMap returns a FieldMap of PurchaseRequest holding flags; the
+// error names the first flag PurchaseRequest does not have.
+func NewPurchaseRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _PurchaseRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of PeeringCredentials: dot-joined field numbers from PeeringCredentials.
+const (
+	PeeringCredentialsFieldClusterId  = "1" // cluster_id
+	PeeringCredentialsFieldKubeconfig = "2" // kubeconfig
+)
+
+var _PeeringCredentials_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeeringCredentials", _PeeringCredentials_shape, false)
+
+// PeeringCredentialsAllFields lists the leaf flags of PeeringCredentials: together they
+// select every field.
+var PeeringCredentialsAllFields = slices.Clone(_PeeringCredentials_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of PeeringCredentials.
+func (*PeeringCredentials) FieldSchema() *fieldmap.Schema { return _PeeringCredentials_fieldSchema }
+
+// NewPeeringCredentialsFieldMap returns a FieldMap of PeeringCredentials holding flags; the
+// error names the first flag PeeringCredentials does not have.
+func NewPeeringCredentialsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _PeeringCredentials_fieldSchema.New(flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -300,6 +442,69 @@ func (m *Transaction) cloneTo(c *Transaction) {
 	c.StartTime = fieldmap.CloneTimestamp(m.StartTime)
 	c.ExpirationTime = fieldmap.CloneTimestamp(m.ExpirationTime)
 	c.BuyerClusterId = m.BuyerClusterId
+	c.State = m.State
+	c.ContractId = m.ContractId
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ReserveRequest) Clone() *ReserveRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ReserveRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ReserveRequest, a deep copy of m, which is not nil.
+func (m *ReserveRequest) cloneTo(c *ReserveRequest) {
+	c.FlavorId = m.FlavorId
+	c.Buyer = m.Buyer.Clone()
+	c.Configuration = m.Configuration.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *PurchaseRequest) Clone() *PurchaseRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(PurchaseRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero PurchaseRequest, a deep copy of m, which is not nil.
+func (m *PurchaseRequest) cloneTo(c *PurchaseRequest) {
+	c.BuyerCredentials = m.BuyerCredentials.Clone()
+	c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *PeeringCredentials) Clone() *PeeringCredentials {
+	if m == nil {
+		return nil
+	}
+	c := new(PeeringCredentials)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero PeeringCredentials, a deep copy of m, which is not nil.
+func (m *PeeringCredentials) cloneTo(c *PeeringCredentials) {
+	c.ClusterId = m.ClusterId
+	c.Kubeconfig = m.Kubeconfig
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -408,6 +613,72 @@ func (m *Transaction) Equal(o *Transaction) bool {
 		return false
 	}
 	if m.BuyerClusterId != o.BuyerClusterId {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if m.ContractId != o.ContractId {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ReserveRequest) Equal(o *ReserveRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.FlavorId != o.FlavorId {
+		return false
+	}
+	if !m.Buyer.Equal(o.Buyer) {
+		return false
+	}
+	if !m.Configuration.Equal(o.Configuration) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *PurchaseRequest) Equal(o *PurchaseRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.BuyerCredentials.Equal(o.BuyerCredentials) {
+		return false
+	}
+	if !m.IngressTelemetryEndpoint.Equal(o.IngressTelemetryEndpoint) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *PeeringCredentials) Equal(o *PeeringCredentials) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.ClusterId != o.ClusterId {
+		return false
+	}
+	if m.Kubeconfig != o.Kubeconfig {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -526,58 +797,58 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int) 
 			n += m.Buyer.copyInAt(src.Buyer, fm, at+3)
 		}
 	}
-	if cw&(1<<7) != 0 {
+	if cw&(1<<10) != 0 {
 		if !m.Seller.Equal(src.Seller) {
 			m.Seller = src.Seller.Clone()
 			n++
 		}
-	} else if bw&(1<<7) != 0 {
+	} else if bw&(1<<10) != 0 {
 		if m.Seller != nil || src.Seller != nil {
 			if m.Seller == nil {
 				m.Seller = new(NodeIdentity)
 				n++
 			}
-			n += m.Seller.copyInAt(src.Seller, fm, at+8)
+			n += m.Seller.copyInAt(src.Seller, fm, at+11)
 		}
 	}
-	if cw&(1<<12) != 0 && m.PeeringCandidateId != src.PeeringCandidateId {
+	if cw&(1<<18) != 0 && m.PeeringCandidateId != src.PeeringCandidateId {
 		m.PeeringCandidateId = src.PeeringCandidateId
 		n++
 	}
-	if cw&(1<<13) != 0 {
+	if cw&(1<<19) != 0 {
 		if !m.Configuration.Equal(src.Configuration) {
 			m.Configuration = src.Configuration.Clone()
 			n++
 		}
-	} else if bw&(1<<13) != 0 {
+	} else if bw&(1<<19) != 0 {
 		if m.Configuration != nil || src.Configuration != nil {
 			if m.Configuration == nil {
 				m.Configuration = new(Configuration)
 				n++
 			}
-			n += m.Configuration.copyInAt(src.Configuration, fm, at+14)
+			n += m.Configuration.copyInAt(src.Configuration, fm, at+20)
 		}
 	}
-	if cw&(1<<33) != 0 && m.Reserve != src.Reserve {
+	if cw&(1<<41) != 0 && m.Reserve != src.Reserve {
 		m.Reserve = src.Reserve
 		n++
 	}
-	if cw&(1<<34) != 0 && m.Purchase != src.Purchase {
+	if cw&(1<<42) != 0 && m.Purchase != src.Purchase {
 		m.Purchase = src.Purchase
 		n++
 	}
-	if cw&(1<<35) != 0 {
+	if cw&(1<<43) != 0 {
 		if !m.Status.Equal(src.Status) {
 			m.Status = src.Status.Clone()
 			n++
 		}
-	} else if bw&(1<<35) != 0 {
+	} else if bw&(1<<43) != 0 {
 		if m.Status != nil || src.Status != nil {
 			if m.Status == nil {
 				m.Status = new(ReservationStatus)
 				n++
 			}
-			n += m.Status.copyInAt(src.Status, fm, at+36)
+			n += m.Status.copyInAt(src.Status, fm, at+44)
 		}
 	}
 	return n
@@ -635,33 +906,208 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int) 
 			n += m.Buyer.copyInAt(src.Buyer, fm, at+3)
 		}
 	}
-	if cw&(1<<7) != 0 {
+	if cw&(1<<10) != 0 {
 		if !m.Configuration.Equal(src.Configuration) {
 			m.Configuration = src.Configuration.Clone()
 			n++
 		}
-	} else if bw&(1<<7) != 0 {
+	} else if bw&(1<<10) != 0 {
 		if m.Configuration != nil || src.Configuration != nil {
 			if m.Configuration == nil {
 				m.Configuration = new(Configuration)
 				n++
 			}
-			n += m.Configuration.copyInAt(src.Configuration, fm, at+8)
+			n += m.Configuration.copyInAt(src.Configuration, fm, at+11)
 		}
 	}
-	if cw&(1<<27) != 0 && !fieldmap.Equal(m.StartTime, src.StartTime) {
+	if cw&(1<<32) != 0 && !fieldmap.Equal(m.StartTime, src.StartTime) {
 		m.StartTime = fieldmap.Clone(src.StartTime)
 		n++
 	}
-	if cw&(1<<28) != 0 && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+	if cw&(1<<33) != 0 && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
 		m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
 		n++
 	}
-	if cw&(1<<29) != 0 && m.BuyerClusterId != src.BuyerClusterId {
+	if cw&(1<<34) != 0 && m.BuyerClusterId != src.BuyerClusterId {
 		m.BuyerClusterId = src.BuyerClusterId
 		n++
 	}
+	if cw&(1<<35) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if cw&(1<<36) != 0 && m.ContractId != src.ContractId {
+		m.ContractId = src.ContractId
+		n++
+	}
 	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ReserveRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ReserveRequest or bound to no schema: a map of another message panics.
+func (m *ReserveRequest) CopyInFields(src *ReserveRequest, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_ReserveRequest_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ReserveRequest being number at of fm's schema.
+func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ReserveRequest)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.FlavorId != src.FlavorId {
+		m.FlavorId = src.FlavorId
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.Buyer.Equal(src.Buyer) {
+			m.Buyer = src.Buyer.Clone()
+			n++
+		}
+	} else if bw&(1<<1) != 0 {
+		if m.Buyer != nil || src.Buyer != nil {
+			if m.Buyer == nil {
+				m.Buyer = new(NodeIdentity)
+				n++
+			}
+			n += m.Buyer.copyInAt(src.Buyer, fm, at+2)
+		}
+	}
+	if cw&(1<<9) != 0 {
+		if !m.Configuration.Equal(src.Configuration) {
+			m.Configuration = src.Configuration.Clone()
+			n++
+		}
+	} else if bw&(1<<9) != 0 {
+		if m.Configuration != nil || src.Configuration != nil {
+			if m.Configuration == nil {
+				m.Configuration = new(Configuration)
+				n++
+			}
+			n += m.Configuration.copyInAt(src.Configuration, fm, at+10)
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: PurchaseRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// PurchaseRequest or bound to no schema: a map of another message panics.
+func (m *PurchaseRequest) CopyInFields(src *PurchaseRequest, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_PurchaseRequest_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// PurchaseRequest being number at of fm's schema.
+func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(PurchaseRequest)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !m.BuyerCredentials.Equal(src.BuyerCredentials) {
+			m.BuyerCredentials = src.BuyerCredentials.Clone()
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.BuyerCredentials != nil || src.BuyerCredentials != nil {
+			if m.BuyerCredentials == nil {
+				m.BuyerCredentials = new(PeeringCredentials)
+				n++
+			}
+			n += m.BuyerCredentials.copyInAt(src.BuyerCredentials, fm, at+1)
+		}
+	}
+	if cw&(1<<3) != 0 {
+		if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
+			m.IngressTelemetryEndpoint = src.IngressTelemetryEndpoint.Clone()
+			n++
+		}
+	} else if bw&(1<<3) != 0 {
+		if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
+			if m.IngressTelemetryEndpoint == nil {
+				m.IngressTelemetryEndpoint = new(TelemetryEndpoint)
+				n++
+			}
+			n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+4)
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// PeeringCredentials being number at of fm's schema.
+func (m *PeeringCredentials) copyInAt(src *PeeringCredentials, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(PeeringCredentials)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.ClusterId != src.ClusterId {
+		m.ClusterId = src.ClusterId
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Kubeconfig != src.Kubeconfig {
+		m.Kubeconfig = src.Kubeconfig
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: PeeringCredentials does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// PeeringCredentials or bound to no schema: a map of another message panics.
+func (m *PeeringCredentials) CopyInFields(src *PeeringCredentials, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_PeeringCredentials_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -751,28 +1197,28 @@ func (m *Reservation) diffAt(o *Reservation, fm *fieldmap.FieldMap, at int) bool
 		fm.SetAt(at + 2)
 		c = true
 	}
-	if (m.Seller == nil) != (o.Seller == nil) || m.Seller != nil && m.Seller.diffAt(o.Seller, fm, at+8) {
-		fm.SetAt(at + 7)
+	if (m.Seller == nil) != (o.Seller == nil) || m.Seller != nil && m.Seller.diffAt(o.Seller, fm, at+11) {
+		fm.SetAt(at + 10)
 		c = true
 	}
 	if m.PeeringCandidateId != o.PeeringCandidateId {
-		fm.SetAt(at + 12)
+		fm.SetAt(at + 18)
 		c = true
 	}
-	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+14) {
-		fm.SetAt(at + 13)
+	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+20) {
+		fm.SetAt(at + 19)
 		c = true
 	}
 	if m.Reserve != o.Reserve {
-		fm.SetAt(at + 33)
+		fm.SetAt(at + 41)
 		c = true
 	}
 	if m.Purchase != o.Purchase {
-		fm.SetAt(at + 34)
+		fm.SetAt(at + 42)
 		c = true
 	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+36) {
-		fm.SetAt(at + 35)
+	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+44) {
+		fm.SetAt(at + 43)
 		c = true
 	}
 	return c
@@ -812,23 +1258,134 @@ func (m *Transaction) diffAt(o *Transaction, fm *fieldmap.FieldMap, at int) bool
 		fm.SetAt(at + 2)
 		c = true
 	}
-	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+8) {
-		fm.SetAt(at + 7)
+	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+11) {
+		fm.SetAt(at + 10)
 		c = true
 	}
 	if !fieldmap.Equal(m.StartTime, o.StartTime) {
-		fm.SetAt(at + 27)
+		fm.SetAt(at + 32)
 		c = true
 	}
 	if !fieldmap.Equal(m.ExpirationTime, o.ExpirationTime) {
-		fm.SetAt(at + 28)
+		fm.SetAt(at + 33)
 		c = true
 	}
 	if m.BuyerClusterId != o.BuyerClusterId {
-		fm.SetAt(at + 29)
+		fm.SetAt(at + 34)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 35)
+		c = true
+	}
+	if m.ContractId != o.ContractId {
+		fm.SetAt(at + 36)
 		c = true
 	}
 	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ReserveRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ReserveRequest) DiffFields(o *ReserveRequest) *fieldmap.FieldMap {
+	fm := _ReserveRequest_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ReserveRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ReserveRequest) diffAt(o *ReserveRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ReserveRequest)
+	}
+	if o == nil {
+		o = new(ReserveRequest)
+	}
+	c := false
+	if m.FlavorId != o.FlavorId {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Buyer == nil) != (o.Buyer == nil) || m.Buyer != nil && m.Buyer.diffAt(o.Buyer, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+10) {
+		fm.SetAt(at + 9)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of PurchaseRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *PurchaseRequest) DiffFields(o *PurchaseRequest) *fieldmap.FieldMap {
+	fm := _PurchaseRequest_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// PurchaseRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *PurchaseRequest) diffAt(o *PurchaseRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(PurchaseRequest)
+	}
+	if o == nil {
+		o = new(PurchaseRequest)
+	}
+	c := false
+	if (m.BuyerCredentials == nil) != (o.BuyerCredentials == nil) || m.BuyerCredentials != nil && m.BuyerCredentials.diffAt(o.BuyerCredentials, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.IngressTelemetryEndpoint == nil) != (o.IngressTelemetryEndpoint == nil) || m.IngressTelemetryEndpoint != nil && m.IngressTelemetryEndpoint.diffAt(o.IngressTelemetryEndpoint, fm, at+4) {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// PeeringCredentials being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *PeeringCredentials) diffAt(o *PeeringCredentials, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(PeeringCredentials)
+	}
+	if o == nil {
+		o = new(PeeringCredentials)
+	}
+	c := false
+	if m.ClusterId != o.ClusterId {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Kubeconfig != o.Kubeconfig {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of PeeringCredentials:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *PeeringCredentials) DiffFields(o *PeeringCredentials) *fieldmap.FieldMap {
+	fm := _PeeringCredentials_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
@@ -867,6 +1424,9 @@ func (m *Reservation) ValidateEnums() error {
 	if m == nil {
 		return nil
 	}
+	if err := m.Configuration.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "fluidos.v1.Reservation", "configuration")
+	}
 	if err := m.Status.ValidateEnums(); err != nil {
 		return fieldmap.EnumErrorAt(err, "fluidos.v1.Reservation", "status")
 	}
@@ -889,6 +1449,12 @@ func (m *Transaction) ValidateEnums() error {
 	if m == nil {
 		return nil
 	}
+	if err := m.Configuration.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "fluidos.v1.Transaction", "configuration")
+	}
+	if v := m.State; !(v >= 0 && v <= 4) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.Transaction", Field: "state", Enum: "fluidos.v1.TransactionState", Value: int32(v)}
+	}
 	return nil
 }
 
@@ -898,6 +1464,66 @@ func (m *Transaction) ValidateEnums() error {
 // fieldmap.ErrUnknownField or fieldmap.ErrListAction.
 func (*Transaction) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Transaction_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ReserveRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Configuration.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "fluidos.v1.ReserveRequest", "configuration")
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ReserveRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ReserveRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ReserveRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *PurchaseRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag PurchaseRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*PurchaseRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _PurchaseRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *PeeringCredentials) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag PeeringCredentials does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*PeeringCredentials) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _PeeringCredentials_fieldSchema.Check(fm)
 }
 
 // Redact clears every field of m marked debug_redact, at every depth:
@@ -928,6 +1554,9 @@ func (m *Reservation) Redact() {
 	if m == nil {
 		return
 	}
+	m.Buyer.Redact()
+	m.Seller.Redact()
+	m.Configuration.Redact()
 }
 
 // Redacted returns a deep copy of m with every field marked debug_redact
@@ -949,12 +1578,81 @@ func (m *Transaction) Redact() {
 	if m == nil {
 		return
 	}
+	m.Buyer.Redact()
+	m.Configuration.Redact()
 }
 
 // Redacted returns a deep copy of m with every field marked debug_redact
 // cleared, leaving m untouched: what to log or hand to a less trusted
 // party. A nil m gives nil.
 func (m *Transaction) Redacted() *Transaction {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *ReserveRequest) Redact() {
+	if m == nil {
+		return
+	}
+	m.Buyer.Redact()
+	m.Configuration.Redact()
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *ReserveRequest) Redacted() *ReserveRequest {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *PurchaseRequest) Redact() {
+	if m == nil {
+		return
+	}
+	m.BuyerCredentials = nil
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *PurchaseRequest) Redacted() *PurchaseRequest {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *PeeringCredentials) Redact() {
+	if m == nil {
+		return
+	}
+	m.Kubeconfig = ""
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *PeeringCredentials) Redacted() *PeeringCredentials {
 	if m == nil {
 		return nil
 	}

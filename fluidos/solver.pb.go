@@ -12,6 +12,7 @@ import (
 	_ "github.com/edgekit/edgekit/proto/edgekit/options/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -52,8 +53,10 @@ type SolverStatus struct {
 	Credentials *PeeringTargetCredentials `protobuf:"bytes,11,opt,name=credentials,proto3" json:"credentials,omitempty"`
 	// When a phase last changed.
 	LastChangeTime *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=last_change_time,json=lastChangeTime,proto3" json:"last_change_time,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Candidates tried for reservation, in order, and why each failed.
+	Attempts      []*SolverAttempt `protobuf:"bytes,13,rep,name=attempts,proto3" json:"attempts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SolverStatus) Reset() {
@@ -170,6 +173,151 @@ func (x *SolverStatus) GetLastChangeTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *SolverStatus) GetAttempts() []*SolverAttempt {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
+// SolverAttempt is one candidate a solver tried to reserve and buy.
+type SolverAttempt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifier of the PeeringCandidate.
+	CandidateId string `protobuf:"bytes,1,opt,name=candidate_id,json=candidateId,proto3" json:"candidate_id,omitempty"`
+	// Identifier of the flavor, on its seller.
+	FlavorId string `protobuf:"bytes,2,opt,name=flavor_id,json=flavorId,proto3" json:"flavor_id,omitempty"`
+	// Identifier of the seller.
+	SellerId string `protobuf:"bytes,3,opt,name=seller_id,json=sellerId,proto3" json:"seller_id,omitempty"`
+	// Why it failed; empty when it succeeded.
+	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SolverAttempt) Reset() {
+	*x = SolverAttempt{}
+	mi := &file_fluidos_v1_solver_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SolverAttempt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SolverAttempt) ProtoMessage() {}
+
+func (x *SolverAttempt) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_solver_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SolverAttempt.ProtoReflect.Descriptor instead.
+func (*SolverAttempt) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_solver_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SolverAttempt) GetCandidateId() string {
+	if x != nil {
+		return x.CandidateId
+	}
+	return ""
+}
+
+func (x *SolverAttempt) GetFlavorId() string {
+	if x != nil {
+		return x.FlavorId
+	}
+	return ""
+}
+
+func (x *SolverAttempt) GetSellerId() string {
+	if x != nil {
+		return x.SellerId
+	}
+	return ""
+}
+
+func (x *SolverAttempt) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// SolverTimeouts bound each phase of a solver; an unset one takes the
+// node's default.
+type SolverTimeouts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Bound of the discovery phase.
+	Discovery *durationpb.Duration `protobuf:"bytes,1,opt,name=discovery,proto3" json:"discovery,omitempty"`
+	// Bound of the reservation phase, over every candidate tried.
+	Reservation *durationpb.Duration `protobuf:"bytes,2,opt,name=reservation,proto3" json:"reservation,omitempty"`
+	// Bound of the purchase phase.
+	Purchase      *durationpb.Duration `protobuf:"bytes,3,opt,name=purchase,proto3" json:"purchase,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SolverTimeouts) Reset() {
+	*x = SolverTimeouts{}
+	mi := &file_fluidos_v1_solver_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SolverTimeouts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SolverTimeouts) ProtoMessage() {}
+
+func (x *SolverTimeouts) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_solver_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SolverTimeouts.ProtoReflect.Descriptor instead.
+func (*SolverTimeouts) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_solver_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SolverTimeouts) GetDiscovery() *durationpb.Duration {
+	if x != nil {
+		return x.Discovery
+	}
+	return nil
+}
+
+func (x *SolverTimeouts) GetReservation() *durationpb.Duration {
+	if x != nil {
+		return x.Reservation
+	}
+	return nil
+}
+
+func (x *SolverTimeouts) GetPurchase() *durationpb.Duration {
+	if x != nil {
+		return x.Purchase
+	}
+	return nil
+}
+
 // Solver is a buyer's request for a flavor matching a selector.
 type Solver struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -186,14 +334,20 @@ type Solver struct {
 	// Run the peering and allocation phases.
 	EstablishPeering bool `protobuf:"varint,6,opt,name=establish_peering,json=establishPeering,proto3" json:"establish_peering,omitempty"`
 	// Progress.
-	Status        *SolverStatus `protobuf:"bytes,7,opt,name=status,proto3" json:"status,omitempty"`
+	Status *SolverStatus `protobuf:"bytes,7,opt,name=status,proto3" json:"status,omitempty"`
+	// What to ask of the flavor bought; absent to buy it whole.
+	Configuration *Configuration `protobuf:"bytes,8,opt,name=configuration,proto3" json:"configuration,omitempty"`
+	// Bounds of the phases.
+	Timeouts *SolverTimeouts `protobuf:"bytes,9,opt,name=timeouts,proto3" json:"timeouts,omitempty"`
+	// When the solver was created.
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Solver) Reset() {
 	*x = Solver{}
-	mi := &file_fluidos_v1_solver_proto_msgTypes[1]
+	mi := &file_fluidos_v1_solver_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -205,7 +359,7 @@ func (x *Solver) String() string {
 func (*Solver) ProtoMessage() {}
 
 func (x *Solver) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_solver_proto_msgTypes[1]
+	mi := &file_fluidos_v1_solver_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -218,7 +372,7 @@ func (x *Solver) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Solver.ProtoReflect.Descriptor instead.
 func (*Solver) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_solver_proto_rawDescGZIP(), []int{1}
+	return file_fluidos_v1_solver_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Solver) GetId() string {
@@ -270,12 +424,33 @@ func (x *Solver) GetStatus() *SolverStatus {
 	return nil
 }
 
+func (x *Solver) GetConfiguration() *Configuration {
+	if x != nil {
+		return x.Configuration
+	}
+	return nil
+}
+
+func (x *Solver) GetTimeouts() *SolverTimeouts {
+	if x != nil {
+		return x.Timeouts
+	}
+	return nil
+}
+
+func (x *Solver) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
 var File_fluidos_v1_solver_proto protoreflect.FileDescriptor
 
 const file_fluidos_v1_solver_proto_rawDesc = "" +
 	"\n" +
 	"\x17fluidos/v1/solver.proto\x12\n" +
-	"fluidos.v1\x1a edgekit/options/v1/options.proto\x1a\x19fluidos/v1/contract.proto\x1a\x16fluidos/v1/phase.proto\x1a\x19fluidos/v1/selector.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf5\x04\n" +
+	"fluidos.v1\x1a edgekit/options/v1/options.proto\x1a\x1efluidos/v1/configuration.proto\x1a\x19fluidos/v1/contract.proto\x1a\x16fluidos/v1/phase.proto\x1a\x19fluidos/v1/selector.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x05\n" +
 	"\fSolverStatus\x124\n" +
 	"\fsolver_phase\x18\x01 \x01(\x0e2\x11.fluidos.v1.PhaseR\vsolverPhase\x12:\n" +
 	"\x0fdiscovery_phase\x18\x02 \x01(\x0e2\x11.fluidos.v1.PhaseR\x0ediscoveryPhase\x12>\n" +
@@ -290,7 +465,17 @@ const file_fluidos_v1_solver_proto_rawDesc = "" +
 	"\rallocation_id\x18\n" +
 	" \x01(\tR\fallocationId\x12K\n" +
 	"\vcredentials\x18\v \x01(\v2$.fluidos.v1.PeeringTargetCredentialsB\x03\x80\x01\x01R\vcredentials\x12D\n" +
-	"\x10last_change_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\x0elastChangeTime\"\x9d\x02\n" +
+	"\x10last_change_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\x0elastChangeTime\x125\n" +
+	"\battempts\x18\r \x03(\v2\x19.fluidos.v1.SolverAttemptR\battempts\"\x82\x01\n" +
+	"\rSolverAttempt\x12!\n" +
+	"\fcandidate_id\x18\x01 \x01(\tR\vcandidateId\x12\x1b\n" +
+	"\tflavor_id\x18\x02 \x01(\tR\bflavorId\x12\x1b\n" +
+	"\tseller_id\x18\x03 \x01(\tR\bsellerId\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\xbd\x01\n" +
+	"\x0eSolverTimeouts\x127\n" +
+	"\tdiscovery\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\tdiscovery\x12;\n" +
+	"\vreservation\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\vreservation\x125\n" +
+	"\bpurchase\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bpurchase\"\xd1\x03\n" +
 	"\x06Solver\x12\x16\n" +
 	"\x02id\x18\x01 \x01(\tB\x06\x92\xcf\x1c\x02\b\x01R\x02id\x120\n" +
 	"\bselector\x18\x02 \x01(\v2\x14.fluidos.v1.SelectorR\bselector\x12\x1b\n" +
@@ -298,7 +483,12 @@ const file_fluidos_v1_solver_proto_rawDesc = "" +
 	"\x0efind_candidate\x18\x04 \x01(\bR\rfindCandidate\x12&\n" +
 	"\x0freserve_and_buy\x18\x05 \x01(\bR\rreserveAndBuy\x12+\n" +
 	"\x11establish_peering\x18\x06 \x01(\bR\x10establishPeering\x120\n" +
-	"\x06status\x18\a \x01(\v2\x18.fluidos.v1.SolverStatusR\x06statusB,Z*github.com/edgekit/edgekit/fluidos;fluidosb\x06proto3"
+	"\x06status\x18\a \x01(\v2\x18.fluidos.v1.SolverStatusR\x06status\x12?\n" +
+	"\rconfiguration\x18\b \x01(\v2\x19.fluidos.v1.ConfigurationR\rconfiguration\x126\n" +
+	"\btimeouts\x18\t \x01(\v2\x1a.fluidos.v1.SolverTimeoutsR\btimeouts\x129\n" +
+	"\n" +
+	"created_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAtB,Z*github.com/edgekit/edgekit/fluidos;fluidosb\x06proto3"
 
 var (
 	file_fluidos_v1_solver_proto_rawDescOnce sync.Once
@@ -312,30 +502,41 @@ func file_fluidos_v1_solver_proto_rawDescGZIP() []byte {
 	return file_fluidos_v1_solver_proto_rawDescData
 }
 
-var file_fluidos_v1_solver_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_fluidos_v1_solver_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_fluidos_v1_solver_proto_goTypes = []any{
 	(*SolverStatus)(nil),             // 0: fluidos.v1.SolverStatus
-	(*Solver)(nil),                   // 1: fluidos.v1.Solver
-	(Phase)(0),                       // 2: fluidos.v1.Phase
-	(*PeeringTargetCredentials)(nil), // 3: fluidos.v1.PeeringTargetCredentials
-	(*timestamppb.Timestamp)(nil),    // 4: google.protobuf.Timestamp
-	(*Selector)(nil),                 // 5: fluidos.v1.Selector
+	(*SolverAttempt)(nil),            // 1: fluidos.v1.SolverAttempt
+	(*SolverTimeouts)(nil),           // 2: fluidos.v1.SolverTimeouts
+	(*Solver)(nil),                   // 3: fluidos.v1.Solver
+	(Phase)(0),                       // 4: fluidos.v1.Phase
+	(*PeeringTargetCredentials)(nil), // 5: fluidos.v1.PeeringTargetCredentials
+	(*timestamppb.Timestamp)(nil),    // 6: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),      // 7: google.protobuf.Duration
+	(*Selector)(nil),                 // 8: fluidos.v1.Selector
+	(*Configuration)(nil),            // 9: fluidos.v1.Configuration
 }
 var file_fluidos_v1_solver_proto_depIdxs = []int32{
-	2, // 0: fluidos.v1.SolverStatus.solver_phase:type_name -> fluidos.v1.Phase
-	2, // 1: fluidos.v1.SolverStatus.discovery_phase:type_name -> fluidos.v1.Phase
-	2, // 2: fluidos.v1.SolverStatus.reservation_phase:type_name -> fluidos.v1.Phase
-	2, // 3: fluidos.v1.SolverStatus.purchase_phase:type_name -> fluidos.v1.Phase
-	2, // 4: fluidos.v1.SolverStatus.allocation_phase:type_name -> fluidos.v1.Phase
-	3, // 5: fluidos.v1.SolverStatus.credentials:type_name -> fluidos.v1.PeeringTargetCredentials
-	4, // 6: fluidos.v1.SolverStatus.last_change_time:type_name -> google.protobuf.Timestamp
-	5, // 7: fluidos.v1.Solver.selector:type_name -> fluidos.v1.Selector
-	0, // 8: fluidos.v1.Solver.status:type_name -> fluidos.v1.SolverStatus
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	4,  // 0: fluidos.v1.SolverStatus.solver_phase:type_name -> fluidos.v1.Phase
+	4,  // 1: fluidos.v1.SolverStatus.discovery_phase:type_name -> fluidos.v1.Phase
+	4,  // 2: fluidos.v1.SolverStatus.reservation_phase:type_name -> fluidos.v1.Phase
+	4,  // 3: fluidos.v1.SolverStatus.purchase_phase:type_name -> fluidos.v1.Phase
+	4,  // 4: fluidos.v1.SolverStatus.allocation_phase:type_name -> fluidos.v1.Phase
+	5,  // 5: fluidos.v1.SolverStatus.credentials:type_name -> fluidos.v1.PeeringTargetCredentials
+	6,  // 6: fluidos.v1.SolverStatus.last_change_time:type_name -> google.protobuf.Timestamp
+	1,  // 7: fluidos.v1.SolverStatus.attempts:type_name -> fluidos.v1.SolverAttempt
+	7,  // 8: fluidos.v1.SolverTimeouts.discovery:type_name -> google.protobuf.Duration
+	7,  // 9: fluidos.v1.SolverTimeouts.reservation:type_name -> google.protobuf.Duration
+	7,  // 10: fluidos.v1.SolverTimeouts.purchase:type_name -> google.protobuf.Duration
+	8,  // 11: fluidos.v1.Solver.selector:type_name -> fluidos.v1.Selector
+	0,  // 12: fluidos.v1.Solver.status:type_name -> fluidos.v1.SolverStatus
+	9,  // 13: fluidos.v1.Solver.configuration:type_name -> fluidos.v1.Configuration
+	2,  // 14: fluidos.v1.Solver.timeouts:type_name -> fluidos.v1.SolverTimeouts
+	6,  // 15: fluidos.v1.Solver.created_at:type_name -> google.protobuf.Timestamp
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_fluidos_v1_solver_proto_init() }
@@ -343,6 +544,7 @@ func file_fluidos_v1_solver_proto_init() {
 	if File_fluidos_v1_solver_proto != nil {
 		return
 	}
+	file_fluidos_v1_configuration_proto_init()
 	file_fluidos_v1_contract_proto_init()
 	file_fluidos_v1_phase_proto_init()
 	file_fluidos_v1_selector_proto_init()
@@ -352,7 +554,7 @@ func file_fluidos_v1_solver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluidos_v1_solver_proto_rawDesc), len(file_fluidos_v1_solver_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

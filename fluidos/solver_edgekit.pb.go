@@ -34,6 +34,11 @@ const (
 	SolverStatusFieldCredentialsKubeconfig  = "11.4" // credentials.kubeconfig
 	SolverStatusFieldCredentialsToken       = "11.5" // credentials.token
 	SolverStatusFieldLastChangeTime         = "12"   // last_change_time
+	SolverStatusFieldAttempts               = "13"   // attempts
+	SolverStatusFieldAttemptsCandidateId    = "13.1" // attempts.candidate_id
+	SolverStatusFieldAttemptsFlavorId       = "13.2" // attempts.flavor_id
+	SolverStatusFieldAttemptsSellerId       = "13.3" // attempts.seller_id
+	SolverStatusFieldAttemptsError          = "13.4" // attempts.error
 )
 
 var _File_fluidos_v1_solver_proto_PeeringTargetCredentials1g8cgvn_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -42,6 +47,13 @@ var _File_fluidos_v1_solver_proto_PeeringTargetCredentials1g8cgvn_shape = &field
 	{Number: 3, Name: "endpoint"},
 	{Number: 4, Name: "kubeconfig"},
 	{Number: 5, Name: "token"},
+}}
+
+var _SolverAttempt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "candidate_id"},
+	{Number: 2, Name: "flavor_id"},
+	{Number: 3, Name: "seller_id"},
+	{Number: 4, Name: "error"},
 }}
 
 var _SolverStatus_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -57,6 +69,7 @@ var _SolverStatus_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 10, Name: "allocation_id"},
 	{Number: 11, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_PeeringTargetCredentials1g8cgvn_shape},
 	{Number: 12, Name: "last_change_time"},
+	{Number: 13, Name: "attempts", Kind: fieldmap.KindList, Sub: _SolverAttempt_shape},
 }}
 
 var _SolverStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverStatus", _SolverStatus_shape, false)
@@ -74,142 +87,225 @@ func NewSolverStatusFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _SolverStatus_fieldSchema.New(flags...)
 }
 
+// Field flags of SolverAttempt: dot-joined field numbers from SolverAttempt.
+const (
+	SolverAttemptFieldCandidateId = "1" // candidate_id
+	SolverAttemptFieldFlavorId    = "2" // flavor_id
+	SolverAttemptFieldSellerId    = "3" // seller_id
+	SolverAttemptFieldError       = "4" // error
+)
+
+var _SolverAttempt_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverAttempt", _SolverAttempt_shape, false)
+
+// SolverAttemptAllFields lists the leaf flags of SolverAttempt: together they
+// select every field.
+var SolverAttemptAllFields = slices.Clone(_SolverAttempt_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of SolverAttempt.
+func (*SolverAttempt) FieldSchema() *fieldmap.Schema { return _SolverAttempt_fieldSchema }
+
+// NewSolverAttemptFieldMap returns a FieldMap of SolverAttempt holding flags; the
+// error names the first flag SolverAttempt does not have.
+func NewSolverAttemptFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _SolverAttempt_fieldSchema.New(flags...)
+}
+
+// Field flags of SolverTimeouts: dot-joined field numbers from SolverTimeouts.
+const (
+	SolverTimeoutsFieldDiscovery   = "1" // discovery
+	SolverTimeoutsFieldReservation = "2" // reservation
+	SolverTimeoutsFieldPurchase    = "3" // purchase
+)
+
+var _SolverTimeouts_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "discovery"},
+	{Number: 2, Name: "reservation"},
+	{Number: 3, Name: "purchase"},
+}}
+
+var _SolverTimeouts_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverTimeouts", _SolverTimeouts_shape, false)
+
+// SolverTimeoutsAllFields lists the leaf flags of SolverTimeouts: together they
+// select every field.
+var SolverTimeoutsAllFields = slices.Clone(_SolverTimeouts_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of SolverTimeouts.
+func (*SolverTimeouts) FieldSchema() *fieldmap.Schema { return _SolverTimeouts_fieldSchema }
+
+// NewSolverTimeoutsFieldMap returns a FieldMap of SolverTimeouts holding flags; the
+// error names the first flag SolverTimeouts does not have.
+func NewSolverTimeoutsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _SolverTimeouts_fieldSchema.New(flags...)
+}
+
 // Field flags of Solver: dot-joined field numbers from Solver.
 const (
-	SolverFieldId                                 = "1"           // id
-	SolverFieldSelector                           = "2"           // selector
-	SolverFieldSelectorFlavorType                 = "2.1"         // selector.flavor_type
-	SolverFieldSelectorK8Slice                    = "2.2"         // selector.k8slice
-	SolverFieldSelectorK8SliceArchitecture        = "2.2.1"       // selector.k8slice.architecture
-	SolverFieldSelectorK8SliceArchitectureExact   = "2.2.1.1"     // selector.k8slice.architecture.exact
-	SolverFieldSelectorK8SliceArchitectureRegex   = "2.2.1.2"     // selector.k8slice.architecture.regex
-	SolverFieldSelectorK8SliceCpu                 = "2.2.2"       // selector.k8slice.cpu
-	SolverFieldSelectorK8SliceCpuMatch            = "2.2.2.1"     // selector.k8slice.cpu.match
-	SolverFieldSelectorK8SliceCpuMatchValue       = "2.2.2.1.1"   // selector.k8slice.cpu.match.value
-	SolverFieldSelectorK8SliceCpuRange            = "2.2.2.2"     // selector.k8slice.cpu.range
-	SolverFieldSelectorK8SliceCpuRangeMin         = "2.2.2.2.1"   // selector.k8slice.cpu.range.min
-	SolverFieldSelectorK8SliceCpuRangeMax         = "2.2.2.2.2"   // selector.k8slice.cpu.range.max
-	SolverFieldSelectorK8SliceMemory              = "2.2.3"       // selector.k8slice.memory
-	SolverFieldSelectorK8SliceMemoryMatch         = "2.2.3.1"     // selector.k8slice.memory.match
-	SolverFieldSelectorK8SliceMemoryMatchValue    = "2.2.3.1.1"   // selector.k8slice.memory.match.value
-	SolverFieldSelectorK8SliceMemoryRange         = "2.2.3.2"     // selector.k8slice.memory.range
-	SolverFieldSelectorK8SliceMemoryRangeMin      = "2.2.3.2.1"   // selector.k8slice.memory.range.min
-	SolverFieldSelectorK8SliceMemoryRangeMax      = "2.2.3.2.2"   // selector.k8slice.memory.range.max
-	SolverFieldSelectorK8SlicePods                = "2.2.4"       // selector.k8slice.pods
-	SolverFieldSelectorK8SlicePodsMatch           = "2.2.4.1"     // selector.k8slice.pods.match
-	SolverFieldSelectorK8SlicePodsMatchValue      = "2.2.4.1.1"   // selector.k8slice.pods.match.value
-	SolverFieldSelectorK8SlicePodsRange           = "2.2.4.2"     // selector.k8slice.pods.range
-	SolverFieldSelectorK8SlicePodsRangeMin        = "2.2.4.2.1"   // selector.k8slice.pods.range.min
-	SolverFieldSelectorK8SlicePodsRangeMax        = "2.2.4.2.2"   // selector.k8slice.pods.range.max
-	SolverFieldSelectorK8SliceStorage             = "2.2.5"       // selector.k8slice.storage
-	SolverFieldSelectorK8SliceStorageMatch        = "2.2.5.1"     // selector.k8slice.storage.match
-	SolverFieldSelectorK8SliceStorageMatchValue   = "2.2.5.1.1"   // selector.k8slice.storage.match.value
-	SolverFieldSelectorK8SliceStorageRange        = "2.2.5.2"     // selector.k8slice.storage.range
-	SolverFieldSelectorK8SliceStorageRangeMin     = "2.2.5.2.1"   // selector.k8slice.storage.range.min
-	SolverFieldSelectorK8SliceStorageRangeMax     = "2.2.5.2.2"   // selector.k8slice.storage.range.max
-	SolverFieldSelectorK8SliceGpu                 = "2.2.6"       // selector.k8slice.gpu
-	SolverFieldSelectorK8SliceGpuModel            = "2.2.6.1"     // selector.k8slice.gpu.model
-	SolverFieldSelectorK8SliceGpuModelExact       = "2.2.6.1.1"   // selector.k8slice.gpu.model.exact
-	SolverFieldSelectorK8SliceGpuModelRegex       = "2.2.6.1.2"   // selector.k8slice.gpu.model.regex
-	SolverFieldSelectorK8SliceGpuCores            = "2.2.6.2"     // selector.k8slice.gpu.cores
-	SolverFieldSelectorK8SliceGpuCoresMatch       = "2.2.6.2.1"   // selector.k8slice.gpu.cores.match
-	SolverFieldSelectorK8SliceGpuCoresMatchValue  = "2.2.6.2.1.1" // selector.k8slice.gpu.cores.match.value
-	SolverFieldSelectorK8SliceGpuCoresRange       = "2.2.6.2.2"   // selector.k8slice.gpu.cores.range
-	SolverFieldSelectorK8SliceGpuCoresRangeMin    = "2.2.6.2.2.1" // selector.k8slice.gpu.cores.range.min
-	SolverFieldSelectorK8SliceGpuCoresRangeMax    = "2.2.6.2.2.2" // selector.k8slice.gpu.cores.range.max
-	SolverFieldSelectorK8SliceGpuMemory           = "2.2.6.3"     // selector.k8slice.gpu.memory
-	SolverFieldSelectorK8SliceGpuMemoryMatch      = "2.2.6.3.1"   // selector.k8slice.gpu.memory.match
-	SolverFieldSelectorK8SliceGpuMemoryMatchValue = "2.2.6.3.1.1" // selector.k8slice.gpu.memory.match.value
-	SolverFieldSelectorK8SliceGpuMemoryRange      = "2.2.6.3.2"   // selector.k8slice.gpu.memory.range
-	SolverFieldSelectorK8SliceGpuMemoryRangeMin   = "2.2.6.3.2.1" // selector.k8slice.gpu.memory.range.min
-	SolverFieldSelectorK8SliceGpuMemoryRangeMax   = "2.2.6.3.2.2" // selector.k8slice.gpu.memory.range.max
-	SolverFieldSelectorService                    = "2.3"         // selector.service
-	SolverFieldSelectorServiceCategory            = "2.3.1"       // selector.service.category
-	SolverFieldSelectorServiceCategoryExact       = "2.3.1.1"     // selector.service.category.exact
-	SolverFieldSelectorServiceCategoryRegex       = "2.3.1.2"     // selector.service.category.regex
-	SolverFieldSelectorServiceTags                = "2.3.2"       // selector.service.tags
-	SolverFieldSelectorServiceName                = "2.3.3"       // selector.service.name
-	SolverFieldSelectorServiceNameExact           = "2.3.3.1"     // selector.service.name.exact
-	SolverFieldSelectorServiceNameRegex           = "2.3.3.2"     // selector.service.name.regex
-	SolverFieldSelectorVm                         = "2.4"         // selector.vm
-	SolverFieldSelectorVmArchitecture             = "2.4.1"       // selector.vm.architecture
-	SolverFieldSelectorVmArchitectureExact        = "2.4.1.1"     // selector.vm.architecture.exact
-	SolverFieldSelectorVmArchitectureRegex        = "2.4.1.2"     // selector.vm.architecture.regex
-	SolverFieldSelectorVmCpu                      = "2.4.2"       // selector.vm.cpu
-	SolverFieldSelectorVmCpuMatch                 = "2.4.2.1"     // selector.vm.cpu.match
-	SolverFieldSelectorVmCpuMatchValue            = "2.4.2.1.1"   // selector.vm.cpu.match.value
-	SolverFieldSelectorVmCpuRange                 = "2.4.2.2"     // selector.vm.cpu.range
-	SolverFieldSelectorVmCpuRangeMin              = "2.4.2.2.1"   // selector.vm.cpu.range.min
-	SolverFieldSelectorVmCpuRangeMax              = "2.4.2.2.2"   // selector.vm.cpu.range.max
-	SolverFieldSelectorVmMemory                   = "2.4.3"       // selector.vm.memory
-	SolverFieldSelectorVmMemoryMatch              = "2.4.3.1"     // selector.vm.memory.match
-	SolverFieldSelectorVmMemoryMatchValue         = "2.4.3.1.1"   // selector.vm.memory.match.value
-	SolverFieldSelectorVmMemoryRange              = "2.4.3.2"     // selector.vm.memory.range
-	SolverFieldSelectorVmMemoryRangeMin           = "2.4.3.2.1"   // selector.vm.memory.range.min
-	SolverFieldSelectorVmMemoryRangeMax           = "2.4.3.2.2"   // selector.vm.memory.range.max
-	SolverFieldSelectorVmStorage                  = "2.4.4"       // selector.vm.storage
-	SolverFieldSelectorVmStorageMatch             = "2.4.4.1"     // selector.vm.storage.match
-	SolverFieldSelectorVmStorageMatchValue        = "2.4.4.1.1"   // selector.vm.storage.match.value
-	SolverFieldSelectorVmStorageRange             = "2.4.4.2"     // selector.vm.storage.range
-	SolverFieldSelectorVmStorageRangeMin          = "2.4.4.2.1"   // selector.vm.storage.range.min
-	SolverFieldSelectorVmStorageRangeMax          = "2.4.4.2.2"   // selector.vm.storage.range.max
-	SolverFieldSelectorVmOsImage                  = "2.4.5"       // selector.vm.os_image
-	SolverFieldSelectorVmOsImageExact             = "2.4.5.1"     // selector.vm.os_image.exact
-	SolverFieldSelectorVmOsImageRegex             = "2.4.5.2"     // selector.vm.os_image.regex
-	SolverFieldSelectorVmHypervisor               = "2.4.6"       // selector.vm.hypervisor
-	SolverFieldSelectorVmHypervisorExact          = "2.4.6.1"     // selector.vm.hypervisor.exact
-	SolverFieldSelectorVmHypervisorRegex          = "2.4.6.2"     // selector.vm.hypervisor.regex
-	SolverFieldSelectorVmGpu                      = "2.4.7"       // selector.vm.gpu
-	SolverFieldSelectorVmGpuModel                 = "2.4.7.1"     // selector.vm.gpu.model
-	SolverFieldSelectorVmGpuModelExact            = "2.4.7.1.1"   // selector.vm.gpu.model.exact
-	SolverFieldSelectorVmGpuModelRegex            = "2.4.7.1.2"   // selector.vm.gpu.model.regex
-	SolverFieldSelectorVmGpuCores                 = "2.4.7.2"     // selector.vm.gpu.cores
-	SolverFieldSelectorVmGpuCoresMatch            = "2.4.7.2.1"   // selector.vm.gpu.cores.match
-	SolverFieldSelectorVmGpuCoresMatchValue       = "2.4.7.2.1.1" // selector.vm.gpu.cores.match.value
-	SolverFieldSelectorVmGpuCoresRange            = "2.4.7.2.2"   // selector.vm.gpu.cores.range
-	SolverFieldSelectorVmGpuCoresRangeMin         = "2.4.7.2.2.1" // selector.vm.gpu.cores.range.min
-	SolverFieldSelectorVmGpuCoresRangeMax         = "2.4.7.2.2.2" // selector.vm.gpu.cores.range.max
-	SolverFieldSelectorVmGpuMemory                = "2.4.7.3"     // selector.vm.gpu.memory
-	SolverFieldSelectorVmGpuMemoryMatch           = "2.4.7.3.1"   // selector.vm.gpu.memory.match
-	SolverFieldSelectorVmGpuMemoryMatchValue      = "2.4.7.3.1.1" // selector.vm.gpu.memory.match.value
-	SolverFieldSelectorVmGpuMemoryRange           = "2.4.7.3.2"   // selector.vm.gpu.memory.range
-	SolverFieldSelectorVmGpuMemoryRangeMin        = "2.4.7.3.2.1" // selector.vm.gpu.memory.range.min
-	SolverFieldSelectorVmGpuMemoryRangeMax        = "2.4.7.3.2.2" // selector.vm.gpu.memory.range.max
-	SolverFieldSelectorSensor                     = "2.5"         // selector.sensor
-	SolverFieldSelectorSensorSensorType           = "2.5.1"       // selector.sensor.sensor_type
-	SolverFieldSelectorSensorSensorTypeExact      = "2.5.1.1"     // selector.sensor.sensor_type.exact
-	SolverFieldSelectorSensorSensorTypeRegex      = "2.5.1.2"     // selector.sensor.sensor_type.regex
-	SolverFieldSelectorSensorSamplingRateHz       = "2.5.2"       // selector.sensor.sampling_rate_hz
-	SolverFieldSelectorSensorSamplingRateHzMin    = "2.5.2.1"     // selector.sensor.sampling_rate_hz.min
-	SolverFieldSelectorSensorSamplingRateHzMax    = "2.5.2.2"     // selector.sensor.sampling_rate_hz.max
-	SolverFieldSelectorSensorAccuracy             = "2.5.3"       // selector.sensor.accuracy
-	SolverFieldSelectorSensorAccuracyMin          = "2.5.3.1"     // selector.sensor.accuracy.min
-	SolverFieldSelectorSensorAccuracyMax          = "2.5.3.2"     // selector.sensor.accuracy.max
-	SolverFieldSelectorSensorUnit                 = "2.5.4"       // selector.sensor.unit
-	SolverFieldSelectorSensorUnitExact            = "2.5.4.1"     // selector.sensor.unit.exact
-	SolverFieldSelectorSensorUnitRegex            = "2.5.4.2"     // selector.sensor.unit.regex
-	SolverFieldIntentId                           = "3"           // intent_id
-	SolverFieldFindCandidate                      = "4"           // find_candidate
-	SolverFieldReserveAndBuy                      = "5"           // reserve_and_buy
-	SolverFieldEstablishPeering                   = "6"           // establish_peering
-	SolverFieldStatus                             = "7"           // status
-	SolverFieldStatusSolverPhase                  = "7.1"         // status.solver_phase
-	SolverFieldStatusDiscoveryPhase               = "7.2"         // status.discovery_phase
-	SolverFieldStatusReservationPhase             = "7.3"         // status.reservation_phase
-	SolverFieldStatusPurchasePhase                = "7.4"         // status.purchase_phase
-	SolverFieldStatusAllocationPhase              = "7.5"         // status.allocation_phase
-	SolverFieldStatusMessage                      = "7.6"         // status.message
-	SolverFieldStatusDiscoveryId                  = "7.7"         // status.discovery_id
-	SolverFieldStatusReservationId                = "7.8"         // status.reservation_id
-	SolverFieldStatusContractId                   = "7.9"         // status.contract_id
-	SolverFieldStatusAllocationId                 = "7.10"        // status.allocation_id
-	SolverFieldStatusCredentials                  = "7.11"        // status.credentials
-	SolverFieldStatusCredentialsClusterId         = "7.11.1"      // status.credentials.cluster_id
-	SolverFieldStatusCredentialsClusterName       = "7.11.2"      // status.credentials.cluster_name
-	SolverFieldStatusCredentialsEndpoint          = "7.11.3"      // status.credentials.endpoint
-	SolverFieldStatusCredentialsKubeconfig        = "7.11.4"      // status.credentials.kubeconfig
-	SolverFieldStatusCredentialsToken             = "7.11.5"      // status.credentials.token
-	SolverFieldStatusLastChangeTime               = "7.12"        // status.last_change_time
+	SolverFieldId                                    = "1"           // id
+	SolverFieldSelector                              = "2"           // selector
+	SolverFieldSelectorFlavorType                    = "2.1"         // selector.flavor_type
+	SolverFieldSelectorK8Slice                       = "2.2"         // selector.k8slice
+	SolverFieldSelectorK8SliceArchitecture           = "2.2.1"       // selector.k8slice.architecture
+	SolverFieldSelectorK8SliceArchitectureExact      = "2.2.1.1"     // selector.k8slice.architecture.exact
+	SolverFieldSelectorK8SliceArchitectureRegex      = "2.2.1.2"     // selector.k8slice.architecture.regex
+	SolverFieldSelectorK8SliceCpu                    = "2.2.2"       // selector.k8slice.cpu
+	SolverFieldSelectorK8SliceCpuMatch               = "2.2.2.1"     // selector.k8slice.cpu.match
+	SolverFieldSelectorK8SliceCpuMatchValue          = "2.2.2.1.1"   // selector.k8slice.cpu.match.value
+	SolverFieldSelectorK8SliceCpuRange               = "2.2.2.2"     // selector.k8slice.cpu.range
+	SolverFieldSelectorK8SliceCpuRangeMin            = "2.2.2.2.1"   // selector.k8slice.cpu.range.min
+	SolverFieldSelectorK8SliceCpuRangeMax            = "2.2.2.2.2"   // selector.k8slice.cpu.range.max
+	SolverFieldSelectorK8SliceMemory                 = "2.2.3"       // selector.k8slice.memory
+	SolverFieldSelectorK8SliceMemoryMatch            = "2.2.3.1"     // selector.k8slice.memory.match
+	SolverFieldSelectorK8SliceMemoryMatchValue       = "2.2.3.1.1"   // selector.k8slice.memory.match.value
+	SolverFieldSelectorK8SliceMemoryRange            = "2.2.3.2"     // selector.k8slice.memory.range
+	SolverFieldSelectorK8SliceMemoryRangeMin         = "2.2.3.2.1"   // selector.k8slice.memory.range.min
+	SolverFieldSelectorK8SliceMemoryRangeMax         = "2.2.3.2.2"   // selector.k8slice.memory.range.max
+	SolverFieldSelectorK8SlicePods                   = "2.2.4"       // selector.k8slice.pods
+	SolverFieldSelectorK8SlicePodsMatch              = "2.2.4.1"     // selector.k8slice.pods.match
+	SolverFieldSelectorK8SlicePodsMatchValue         = "2.2.4.1.1"   // selector.k8slice.pods.match.value
+	SolverFieldSelectorK8SlicePodsRange              = "2.2.4.2"     // selector.k8slice.pods.range
+	SolverFieldSelectorK8SlicePodsRangeMin           = "2.2.4.2.1"   // selector.k8slice.pods.range.min
+	SolverFieldSelectorK8SlicePodsRangeMax           = "2.2.4.2.2"   // selector.k8slice.pods.range.max
+	SolverFieldSelectorK8SliceStorage                = "2.2.5"       // selector.k8slice.storage
+	SolverFieldSelectorK8SliceStorageMatch           = "2.2.5.1"     // selector.k8slice.storage.match
+	SolverFieldSelectorK8SliceStorageMatchValue      = "2.2.5.1.1"   // selector.k8slice.storage.match.value
+	SolverFieldSelectorK8SliceStorageRange           = "2.2.5.2"     // selector.k8slice.storage.range
+	SolverFieldSelectorK8SliceStorageRangeMin        = "2.2.5.2.1"   // selector.k8slice.storage.range.min
+	SolverFieldSelectorK8SliceStorageRangeMax        = "2.2.5.2.2"   // selector.k8slice.storage.range.max
+	SolverFieldSelectorK8SliceGpu                    = "2.2.6"       // selector.k8slice.gpu
+	SolverFieldSelectorK8SliceGpuModel               = "2.2.6.1"     // selector.k8slice.gpu.model
+	SolverFieldSelectorK8SliceGpuModelExact          = "2.2.6.1.1"   // selector.k8slice.gpu.model.exact
+	SolverFieldSelectorK8SliceGpuModelRegex          = "2.2.6.1.2"   // selector.k8slice.gpu.model.regex
+	SolverFieldSelectorK8SliceGpuCores               = "2.2.6.2"     // selector.k8slice.gpu.cores
+	SolverFieldSelectorK8SliceGpuCoresMatch          = "2.2.6.2.1"   // selector.k8slice.gpu.cores.match
+	SolverFieldSelectorK8SliceGpuCoresMatchValue     = "2.2.6.2.1.1" // selector.k8slice.gpu.cores.match.value
+	SolverFieldSelectorK8SliceGpuCoresRange          = "2.2.6.2.2"   // selector.k8slice.gpu.cores.range
+	SolverFieldSelectorK8SliceGpuCoresRangeMin       = "2.2.6.2.2.1" // selector.k8slice.gpu.cores.range.min
+	SolverFieldSelectorK8SliceGpuCoresRangeMax       = "2.2.6.2.2.2" // selector.k8slice.gpu.cores.range.max
+	SolverFieldSelectorK8SliceGpuMemory              = "2.2.6.3"     // selector.k8slice.gpu.memory
+	SolverFieldSelectorK8SliceGpuMemoryMatch         = "2.2.6.3.1"   // selector.k8slice.gpu.memory.match
+	SolverFieldSelectorK8SliceGpuMemoryMatchValue    = "2.2.6.3.1.1" // selector.k8slice.gpu.memory.match.value
+	SolverFieldSelectorK8SliceGpuMemoryRange         = "2.2.6.3.2"   // selector.k8slice.gpu.memory.range
+	SolverFieldSelectorK8SliceGpuMemoryRangeMin      = "2.2.6.3.2.1" // selector.k8slice.gpu.memory.range.min
+	SolverFieldSelectorK8SliceGpuMemoryRangeMax      = "2.2.6.3.2.2" // selector.k8slice.gpu.memory.range.max
+	SolverFieldSelectorService                       = "2.3"         // selector.service
+	SolverFieldSelectorServiceCategory               = "2.3.1"       // selector.service.category
+	SolverFieldSelectorServiceCategoryExact          = "2.3.1.1"     // selector.service.category.exact
+	SolverFieldSelectorServiceCategoryRegex          = "2.3.1.2"     // selector.service.category.regex
+	SolverFieldSelectorServiceTags                   = "2.3.2"       // selector.service.tags
+	SolverFieldSelectorServiceName                   = "2.3.3"       // selector.service.name
+	SolverFieldSelectorServiceNameExact              = "2.3.3.1"     // selector.service.name.exact
+	SolverFieldSelectorServiceNameRegex              = "2.3.3.2"     // selector.service.name.regex
+	SolverFieldSelectorVm                            = "2.4"         // selector.vm
+	SolverFieldSelectorVmArchitecture                = "2.4.1"       // selector.vm.architecture
+	SolverFieldSelectorVmArchitectureExact           = "2.4.1.1"     // selector.vm.architecture.exact
+	SolverFieldSelectorVmArchitectureRegex           = "2.4.1.2"     // selector.vm.architecture.regex
+	SolverFieldSelectorVmCpu                         = "2.4.2"       // selector.vm.cpu
+	SolverFieldSelectorVmCpuMatch                    = "2.4.2.1"     // selector.vm.cpu.match
+	SolverFieldSelectorVmCpuMatchValue               = "2.4.2.1.1"   // selector.vm.cpu.match.value
+	SolverFieldSelectorVmCpuRange                    = "2.4.2.2"     // selector.vm.cpu.range
+	SolverFieldSelectorVmCpuRangeMin                 = "2.4.2.2.1"   // selector.vm.cpu.range.min
+	SolverFieldSelectorVmCpuRangeMax                 = "2.4.2.2.2"   // selector.vm.cpu.range.max
+	SolverFieldSelectorVmMemory                      = "2.4.3"       // selector.vm.memory
+	SolverFieldSelectorVmMemoryMatch                 = "2.4.3.1"     // selector.vm.memory.match
+	SolverFieldSelectorVmMemoryMatchValue            = "2.4.3.1.1"   // selector.vm.memory.match.value
+	SolverFieldSelectorVmMemoryRange                 = "2.4.3.2"     // selector.vm.memory.range
+	SolverFieldSelectorVmMemoryRangeMin              = "2.4.3.2.1"   // selector.vm.memory.range.min
+	SolverFieldSelectorVmMemoryRangeMax              = "2.4.3.2.2"   // selector.vm.memory.range.max
+	SolverFieldSelectorVmStorage                     = "2.4.4"       // selector.vm.storage
+	SolverFieldSelectorVmStorageMatch                = "2.4.4.1"     // selector.vm.storage.match
+	SolverFieldSelectorVmStorageMatchValue           = "2.4.4.1.1"   // selector.vm.storage.match.value
+	SolverFieldSelectorVmStorageRange                = "2.4.4.2"     // selector.vm.storage.range
+	SolverFieldSelectorVmStorageRangeMin             = "2.4.4.2.1"   // selector.vm.storage.range.min
+	SolverFieldSelectorVmStorageRangeMax             = "2.4.4.2.2"   // selector.vm.storage.range.max
+	SolverFieldSelectorVmOsImage                     = "2.4.5"       // selector.vm.os_image
+	SolverFieldSelectorVmOsImageExact                = "2.4.5.1"     // selector.vm.os_image.exact
+	SolverFieldSelectorVmOsImageRegex                = "2.4.5.2"     // selector.vm.os_image.regex
+	SolverFieldSelectorVmHypervisor                  = "2.4.6"       // selector.vm.hypervisor
+	SolverFieldSelectorVmHypervisorExact             = "2.4.6.1"     // selector.vm.hypervisor.exact
+	SolverFieldSelectorVmHypervisorRegex             = "2.4.6.2"     // selector.vm.hypervisor.regex
+	SolverFieldSelectorVmGpu                         = "2.4.7"       // selector.vm.gpu
+	SolverFieldSelectorVmGpuModel                    = "2.4.7.1"     // selector.vm.gpu.model
+	SolverFieldSelectorVmGpuModelExact               = "2.4.7.1.1"   // selector.vm.gpu.model.exact
+	SolverFieldSelectorVmGpuModelRegex               = "2.4.7.1.2"   // selector.vm.gpu.model.regex
+	SolverFieldSelectorVmGpuCores                    = "2.4.7.2"     // selector.vm.gpu.cores
+	SolverFieldSelectorVmGpuCoresMatch               = "2.4.7.2.1"   // selector.vm.gpu.cores.match
+	SolverFieldSelectorVmGpuCoresMatchValue          = "2.4.7.2.1.1" // selector.vm.gpu.cores.match.value
+	SolverFieldSelectorVmGpuCoresRange               = "2.4.7.2.2"   // selector.vm.gpu.cores.range
+	SolverFieldSelectorVmGpuCoresRangeMin            = "2.4.7.2.2.1" // selector.vm.gpu.cores.range.min
+	SolverFieldSelectorVmGpuCoresRangeMax            = "2.4.7.2.2.2" // selector.vm.gpu.cores.range.max
+	SolverFieldSelectorVmGpuMemory                   = "2.4.7.3"     // selector.vm.gpu.memory
+	SolverFieldSelectorVmGpuMemoryMatch              = "2.4.7.3.1"   // selector.vm.gpu.memory.match
+	SolverFieldSelectorVmGpuMemoryMatchValue         = "2.4.7.3.1.1" // selector.vm.gpu.memory.match.value
+	SolverFieldSelectorVmGpuMemoryRange              = "2.4.7.3.2"   // selector.vm.gpu.memory.range
+	SolverFieldSelectorVmGpuMemoryRangeMin           = "2.4.7.3.2.1" // selector.vm.gpu.memory.range.min
+	SolverFieldSelectorVmGpuMemoryRangeMax           = "2.4.7.3.2.2" // selector.vm.gpu.memory.range.max
+	SolverFieldSelectorSensor                        = "2.5"         // selector.sensor
+	SolverFieldSelectorSensorSensorType              = "2.5.1"       // selector.sensor.sensor_type
+	SolverFieldSelectorSensorSensorTypeExact         = "2.5.1.1"     // selector.sensor.sensor_type.exact
+	SolverFieldSelectorSensorSensorTypeRegex         = "2.5.1.2"     // selector.sensor.sensor_type.regex
+	SolverFieldSelectorSensorSamplingRateHz          = "2.5.2"       // selector.sensor.sampling_rate_hz
+	SolverFieldSelectorSensorSamplingRateHzMin       = "2.5.2.1"     // selector.sensor.sampling_rate_hz.min
+	SolverFieldSelectorSensorSamplingRateHzMax       = "2.5.2.2"     // selector.sensor.sampling_rate_hz.max
+	SolverFieldSelectorSensorAccuracy                = "2.5.3"       // selector.sensor.accuracy
+	SolverFieldSelectorSensorAccuracyMin             = "2.5.3.1"     // selector.sensor.accuracy.min
+	SolverFieldSelectorSensorAccuracyMax             = "2.5.3.2"     // selector.sensor.accuracy.max
+	SolverFieldSelectorSensorUnit                    = "2.5.4"       // selector.sensor.unit
+	SolverFieldSelectorSensorUnitExact               = "2.5.4.1"     // selector.sensor.unit.exact
+	SolverFieldSelectorSensorUnitRegex               = "2.5.4.2"     // selector.sensor.unit.regex
+	SolverFieldIntentId                              = "3"           // intent_id
+	SolverFieldFindCandidate                         = "4"           // find_candidate
+	SolverFieldReserveAndBuy                         = "5"           // reserve_and_buy
+	SolverFieldEstablishPeering                      = "6"           // establish_peering
+	SolverFieldStatus                                = "7"           // status
+	SolverFieldStatusSolverPhase                     = "7.1"         // status.solver_phase
+	SolverFieldStatusDiscoveryPhase                  = "7.2"         // status.discovery_phase
+	SolverFieldStatusReservationPhase                = "7.3"         // status.reservation_phase
+	SolverFieldStatusPurchasePhase                   = "7.4"         // status.purchase_phase
+	SolverFieldStatusAllocationPhase                 = "7.5"         // status.allocation_phase
+	SolverFieldStatusMessage                         = "7.6"         // status.message
+	SolverFieldStatusDiscoveryId                     = "7.7"         // status.discovery_id
+	SolverFieldStatusReservationId                   = "7.8"         // status.reservation_id
+	SolverFieldStatusContractId                      = "7.9"         // status.contract_id
+	SolverFieldStatusAllocationId                    = "7.10"        // status.allocation_id
+	SolverFieldStatusCredentials                     = "7.11"        // status.credentials
+	SolverFieldStatusCredentialsClusterId            = "7.11.1"      // status.credentials.cluster_id
+	SolverFieldStatusCredentialsClusterName          = "7.11.2"      // status.credentials.cluster_name
+	SolverFieldStatusCredentialsEndpoint             = "7.11.3"      // status.credentials.endpoint
+	SolverFieldStatusCredentialsKubeconfig           = "7.11.4"      // status.credentials.kubeconfig
+	SolverFieldStatusCredentialsToken                = "7.11.5"      // status.credentials.token
+	SolverFieldStatusLastChangeTime                  = "7.12"        // status.last_change_time
+	SolverFieldStatusAttempts                        = "7.13"        // status.attempts
+	SolverFieldStatusAttemptsCandidateId             = "7.13.1"      // status.attempts.candidate_id
+	SolverFieldStatusAttemptsFlavorId                = "7.13.2"      // status.attempts.flavor_id
+	SolverFieldStatusAttemptsSellerId                = "7.13.3"      // status.attempts.seller_id
+	SolverFieldStatusAttemptsError                   = "7.13.4"      // status.attempts.error
+	SolverFieldConfiguration                         = "8"           // configuration
+	SolverFieldConfigurationK8Slice                  = "8.1"         // configuration.k8slice
+	SolverFieldConfigurationK8SliceCpu               = "8.1.1"       // configuration.k8slice.cpu
+	SolverFieldConfigurationK8SliceMemory            = "8.1.2"       // configuration.k8slice.memory
+	SolverFieldConfigurationK8SlicePods              = "8.1.3"       // configuration.k8slice.pods
+	SolverFieldConfigurationK8SliceGpu               = "8.1.4"       // configuration.k8slice.gpu
+	SolverFieldConfigurationK8SliceGpuModel          = "8.1.4.1"     // configuration.k8slice.gpu.model
+	SolverFieldConfigurationK8SliceGpuCores          = "8.1.4.2"     // configuration.k8slice.gpu.cores
+	SolverFieldConfigurationK8SliceGpuMemory         = "8.1.4.3"     // configuration.k8slice.gpu.memory
+	SolverFieldConfigurationK8SliceStorage           = "8.1.5"       // configuration.k8slice.storage
+	SolverFieldConfigurationService                  = "8.2"         // configuration.service
+	SolverFieldConfigurationServiceBlueprintId       = "8.2.1"       // configuration.service.blueprint_id
+	SolverFieldConfigurationServiceParameters        = "8.2.2"       // configuration.service.parameters
+	SolverFieldConfigurationServiceHostingPolicy     = "8.2.3"       // configuration.service.hosting_policy
+	SolverFieldConfigurationServiceConfigurationData = "8.2.4"       // configuration.service.configuration_data
+	SolverFieldConfigurationVm                       = "8.3"         // configuration.vm
+	SolverFieldConfigurationVmCpu                    = "8.3.1"       // configuration.vm.cpu
+	SolverFieldConfigurationVmMemory                 = "8.3.2"       // configuration.vm.memory
+	SolverFieldConfigurationVmStorage                = "8.3.3"       // configuration.vm.storage
+	SolverFieldConfigurationVmOsImage                = "8.3.4"       // configuration.vm.os_image
+	SolverFieldConfigurationSensor                   = "8.4"         // configuration.sensor
+	SolverFieldConfigurationSensorSamplingRateHz     = "8.4.1"       // configuration.sensor.sampling_rate_hz
+	SolverFieldTimeouts                              = "9"           // timeouts
+	SolverFieldTimeoutsDiscovery                     = "9.1"         // timeouts.discovery
+	SolverFieldTimeoutsReservation                   = "9.2"         // timeouts.reservation
+	SolverFieldTimeoutsPurchase                      = "9.3"         // timeouts.purchase
+	SolverFieldCreatedAt                             = "10"          // created_at
 )
 
 var _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -282,6 +378,45 @@ var _File_fluidos_v1_solver_proto_Selector51dy1f_shape = &fieldmap.Shape{Fields:
 	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_SensorSelectorcod1v9_shape},
 }}
 
+var _File_fluidos_v1_solver_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model"},
+	{Number: 2, Name: "cores"},
+	{Number: 3, Name: "memory"},
+}}
+
+var _File_fluidos_v1_solver_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu"},
+	{Number: 2, Name: "memory"},
+	{Number: 3, Name: "pods"},
+	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_GPU15e4qc_shape},
+	{Number: 5, Name: "storage"},
+}}
+
+var _File_fluidos_v1_solver_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprint_id"},
+	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap},
+	{Number: 3, Name: "hosting_policy"},
+	{Number: 4, Name: "configuration_data"},
+}}
+
+var _File_fluidos_v1_solver_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu"},
+	{Number: 2, Name: "memory"},
+	{Number: 3, Name: "storage"},
+	{Number: 4, Name: "os_image"},
+}}
+
+var _File_fluidos_v1_solver_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sampling_rate_hz"},
+}}
+
+var _File_fluidos_v1_solver_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_K8SliceConfigurationsd36lx_shape},
+	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ServiceConfigurationbuxez5_shape},
+	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_VMConfiguration10rpjc7_shape},
+	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_SensorConfigurationj61582_shape},
+}}
+
 var _Solver_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id"},
 	{Number: 2, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_Selector51dy1f_shape},
@@ -290,6 +425,9 @@ var _Solver_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 5, Name: "reserve_and_buy"},
 	{Number: 6, Name: "establish_peering"},
 	{Number: 7, Name: "status", Kind: fieldmap.KindMessage, Sub: _SolverStatus_shape},
+	{Number: 8, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_Configuration9iwkgs_shape},
+	{Number: 9, Name: "timeouts", Kind: fieldmap.KindMessage, Sub: _SolverTimeouts_shape},
+	{Number: 10, Name: "created_at"},
 }}
 
 var _Solver_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Solver", _Solver_shape, false)
@@ -332,6 +470,60 @@ func (m *SolverStatus) cloneTo(c *SolverStatus) {
 	c.AllocationId = m.AllocationId
 	c.Credentials = m.Credentials.Clone()
 	c.LastChangeTime = fieldmap.CloneTimestamp(m.LastChangeTime)
+	if s := m.Attempts; s != nil {
+		out := make([]*SolverAttempt, len(s))
+		blk := make([]SolverAttempt, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Attempts = out
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *SolverAttempt) Clone() *SolverAttempt {
+	if m == nil {
+		return nil
+	}
+	c := new(SolverAttempt)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero SolverAttempt, a deep copy of m, which is not nil.
+func (m *SolverAttempt) cloneTo(c *SolverAttempt) {
+	c.CandidateId = m.CandidateId
+	c.FlavorId = m.FlavorId
+	c.SellerId = m.SellerId
+	c.Error = m.Error
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *SolverTimeouts) Clone() *SolverTimeouts {
+	if m == nil {
+		return nil
+	}
+	c := new(SolverTimeouts)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero SolverTimeouts, a deep copy of m, which is not nil.
+func (m *SolverTimeouts) cloneTo(c *SolverTimeouts) {
+	c.Discovery = fieldmap.CloneDuration(m.Discovery)
+	c.Reservation = fieldmap.CloneDuration(m.Reservation)
+	c.Purchase = fieldmap.CloneDuration(m.Purchase)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -357,6 +549,9 @@ func (m *Solver) cloneTo(c *Solver) {
 	c.ReserveAndBuy = m.ReserveAndBuy
 	c.EstablishPeering = m.EstablishPeering
 	c.Status = m.Status.Clone()
+	c.Configuration = m.Configuration.Clone()
+	c.Timeouts = m.Timeouts.Clone()
+	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -408,6 +603,61 @@ func (m *SolverStatus) Equal(o *SolverStatus) bool {
 	if !fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
 		return false
 	}
+	if len(m.Attempts) != len(o.Attempts) {
+		return false
+	}
+	for i, x := range m.Attempts {
+		if y := o.Attempts[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*SolverAttempt).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *SolverAttempt) Equal(o *SolverAttempt) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.CandidateId != o.CandidateId {
+		return false
+	}
+	if m.FlavorId != o.FlavorId {
+		return false
+	}
+	if m.SellerId != o.SellerId {
+		return false
+	}
+	if m.Error != o.Error {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *SolverTimeouts) Equal(o *SolverTimeouts) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !fieldmap.EqualDuration(m.Discovery, o.Discovery) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.Reservation, o.Reservation) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.Purchase, o.Purchase) {
+		return false
+	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
@@ -440,6 +690,15 @@ func (m *Solver) Equal(o *Solver) bool {
 		return false
 	}
 	if !m.Status.Equal(o.Status) {
+		return false
+	}
+	if !m.Configuration.Equal(o.Configuration) {
+		return false
+	}
+	if !m.Timeouts.Equal(o.Timeouts) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -533,6 +792,112 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
 		n++
 	}
+	if (cw|bw)&(1<<17) != 0 {
+		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Attempts, src.Attempts, (*SolverAttempt).Equal, (*SolverAttempt).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Attempts, src.Attempts, (*SolverAttempt).Equal) {
+			if len(src.Attempts) == 0 {
+				m.Attempts = nil
+			} else {
+				m.Attempts = fieldmap.CloneListFunc(src.Attempts, (*SolverAttempt).Clone)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// SolverAttempt being number at of fm's schema.
+func (m *SolverAttempt) copyInAt(src *SolverAttempt, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(SolverAttempt)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.CandidateId != src.CandidateId {
+		m.CandidateId = src.CandidateId
+		n++
+	}
+	if cw&(1<<1) != 0 && m.FlavorId != src.FlavorId {
+		m.FlavorId = src.FlavorId
+		n++
+	}
+	if cw&(1<<2) != 0 && m.SellerId != src.SellerId {
+		m.SellerId = src.SellerId
+		n++
+	}
+	if cw&(1<<3) != 0 && m.Error != src.Error {
+		m.Error = src.Error
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: SolverAttempt does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// SolverAttempt or bound to no schema: a map of another message panics.
+func (m *SolverAttempt) CopyInFields(src *SolverAttempt, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_SolverAttempt_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: SolverTimeouts does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// SolverTimeouts or bound to no schema: a map of another message panics.
+func (m *SolverTimeouts) CopyInFields(src *SolverTimeouts, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_SolverTimeouts_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// SolverTimeouts being number at of fm's schema.
+func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(SolverTimeouts)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && !fieldmap.Equal(m.Discovery, src.Discovery) {
+		m.Discovery = fieldmap.Clone(src.Discovery)
+		n++
+	}
+	if cw&(1<<1) != 0 && !fieldmap.Equal(m.Reservation, src.Reservation) {
+		m.Reservation = fieldmap.Clone(src.Reservation)
+		n++
+	}
+	if cw&(1<<2) != 0 && !fieldmap.Equal(m.Purchase, src.Purchase) {
+		m.Purchase = fieldmap.Clone(src.Purchase)
+		n++
+	}
 	return n
 }
 
@@ -611,6 +976,38 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int) int {
 			n += m.Status.copyInAt(src.Status, fm, at+117)
 		}
 	}
+	if fm.HasAt(at + 139) {
+		if !m.Configuration.Equal(src.Configuration) {
+			m.Configuration = src.Configuration.Clone()
+			n++
+		}
+	} else if fm.HasChildAt(at + 139) {
+		if m.Configuration != nil || src.Configuration != nil {
+			if m.Configuration == nil {
+				m.Configuration = new(Configuration)
+				n++
+			}
+			n += m.Configuration.copyInAt(src.Configuration, fm, at+140)
+		}
+	}
+	if fm.HasAt(at + 161) {
+		if !m.Timeouts.Equal(src.Timeouts) {
+			m.Timeouts = src.Timeouts.Clone()
+			n++
+		}
+	} else if fm.HasChildAt(at + 161) {
+		if m.Timeouts != nil || src.Timeouts != nil {
+			if m.Timeouts == nil {
+				m.Timeouts = new(SolverTimeouts)
+				n++
+			}
+			n += m.Timeouts.copyInAt(src.Timeouts, fm, at+162)
+		}
+	}
+	if fm.HasAt(at+165) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
+	}
 	return n
 }
 
@@ -684,6 +1081,88 @@ func (m *SolverStatus) diffAt(o *SolverStatus, fm *fieldmap.FieldMap, at int) bo
 		fm.SetAt(at + 16)
 		c = true
 	}
+	if !fieldmap.EqualMessageListFunc(m.Attempts, o.Attempts, (*SolverAttempt).Equal) {
+		fm.SetAt(at + 17)
+		c = true
+	}
+	return c
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// SolverAttempt being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *SolverAttempt) diffAt(o *SolverAttempt, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(SolverAttempt)
+	}
+	if o == nil {
+		o = new(SolverAttempt)
+	}
+	c := false
+	if m.CandidateId != o.CandidateId {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.FlavorId != o.FlavorId {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.SellerId != o.SellerId {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Error != o.Error {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of SolverAttempt:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *SolverAttempt) DiffFields(o *SolverAttempt) *fieldmap.FieldMap {
+	fm := _SolverAttempt_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of SolverTimeouts:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *SolverTimeouts) DiffFields(o *SolverTimeouts) *fieldmap.FieldMap {
+	fm := _SolverTimeouts_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// SolverTimeouts being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *SolverTimeouts) diffAt(o *SolverTimeouts, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(SolverTimeouts)
+	}
+	if o == nil {
+		o = new(SolverTimeouts)
+	}
+	c := false
+	if !fieldmap.Equal(m.Discovery, o.Discovery) {
+		fm.SetAt(at)
+		c = true
+	}
+	if !fieldmap.Equal(m.Reservation, o.Reservation) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if !fieldmap.Equal(m.Purchase, o.Purchase) {
+		fm.SetAt(at + 2)
+		c = true
+	}
 	return c
 }
 
@@ -737,6 +1216,18 @@ func (m *Solver) diffAt(o *Solver, fm *fieldmap.FieldMap, at int) bool {
 		fm.SetAt(at + 116)
 		c = true
 	}
+	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+140) {
+		fm.SetAt(at + 139)
+		c = true
+	}
+	if (m.Timeouts == nil) != (o.Timeouts == nil) || m.Timeouts != nil && m.Timeouts.diffAt(o.Timeouts, fm, at+162) {
+		fm.SetAt(at + 161)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 165)
+		c = true
+	}
 	return c
 }
 
@@ -778,6 +1269,44 @@ func (*SolverStatus) ValidateFields(fm *fieldmap.FieldMap) error {
 // field of m (by field number, depth first, list elements by index, map
 // entries by key) holding a value its enum does not define, or nil. A nil
 // m is valid.
+func (m *SolverAttempt) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag SolverAttempt does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*SolverAttempt) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _SolverAttempt_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *SolverTimeouts) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag SolverTimeouts does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*SolverTimeouts) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _SolverTimeouts_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
 func (m *Solver) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -787,6 +1316,9 @@ func (m *Solver) ValidateEnums() error {
 	}
 	if err := m.Status.ValidateEnums(); err != nil {
 		return fieldmap.EnumErrorAt(err, "fluidos.v1.Solver", "status")
+	}
+	if err := m.Configuration.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "fluidos.v1.Solver", "configuration")
 	}
 	return nil
 }
@@ -824,11 +1356,54 @@ func (m *SolverStatus) Redacted() *SolverStatus {
 // Redact clears every field of m marked debug_redact, at every depth:
 // through message fields, oneofs, list elements and map values. A nil m is
 // left alone.
+func (m *SolverAttempt) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *SolverAttempt) Redacted() *SolverAttempt {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *SolverTimeouts) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *SolverTimeouts) Redacted() *SolverTimeouts {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
 func (m *Solver) Redact() {
 	if m == nil {
 		return
 	}
 	m.Status.Redact()
+	m.Configuration.Redact()
 }
 
 // Redacted returns a deep copy of m with every field marked debug_redact

@@ -101,6 +101,8 @@ func (m *ServiceBlueprint) CloneVT() *ServiceBlueprint {
 	r.ConfigurationSchema = m.ConfigurationSchema.CloneVT()
 	r.Owner = m.Owner.CloneVT()
 	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
+	r.MaxInstances = m.MaxInstances
+	r.Price = m.Price.CloneVT()
 	if rhs := m.Tags; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -284,6 +286,12 @@ func (this *ServiceBlueprint) EqualVT(that *ServiceBlueprint) bool {
 		return false
 	}
 	if !(*timestamppb1.Timestamp)(this.CreatedAt).EqualVT((*timestamppb1.Timestamp)(that.CreatedAt)) {
+		return false
+	}
+	if this.MaxInstances != that.MaxInstances {
+		return false
+	}
+	if !this.Price.EqualVT(that.Price) {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

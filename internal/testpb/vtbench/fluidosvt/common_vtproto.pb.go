@@ -25,6 +25,7 @@ func (m *NodeIdentity) CloneVT() *NodeIdentity {
 	r.NodeId = m.NodeId
 	r.Ip = m.Ip
 	r.LocalNamespace = m.LocalNamespace
+	r.AdditionalInformation = m.AdditionalInformation.CloneVT()
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -33,6 +34,46 @@ func (m *NodeIdentity) CloneVT() *NodeIdentity {
 }
 
 func (m *NodeIdentity) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *NodeAdditionalInformation) CloneVT() *NodeAdditionalInformation {
+	if m == nil {
+		return (*NodeAdditionalInformation)(nil)
+	}
+	r := new(NodeAdditionalInformation)
+	r.LiqoId = m.LiqoId
+	r.Kubeconfig = m.Kubeconfig
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *NodeAdditionalInformation) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TelemetryEndpoint) CloneVT() *TelemetryEndpoint {
+	if m == nil {
+		return (*TelemetryEndpoint)(nil)
+	}
+	r := new(TelemetryEndpoint)
+	r.Endpoint = m.Endpoint
+	if rhs := m.Intents; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Intents = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TelemetryEndpoint) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
@@ -64,6 +105,7 @@ func (m *Location) CloneVT() *Location {
 	r.Longitude = m.Longitude
 	r.Country = m.Country
 	r.City = m.City
+	r.AdditionalNotes = m.AdditionalNotes
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -156,11 +198,64 @@ func (this *NodeIdentity) EqualVT(that *NodeIdentity) bool {
 	if this.LocalNamespace != that.LocalNamespace {
 		return false
 	}
+	if !this.AdditionalInformation.EqualVT(that.AdditionalInformation) {
+		return false
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
 func (this *NodeIdentity) EqualMessageVT(thatMsg proto.Message) bool {
 	that, ok := thatMsg.(*NodeIdentity)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *NodeAdditionalInformation) EqualVT(that *NodeAdditionalInformation) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.LiqoId != that.LiqoId {
+		return false
+	}
+	if this.Kubeconfig != that.Kubeconfig {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *NodeAdditionalInformation) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*NodeAdditionalInformation)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *TelemetryEndpoint) EqualVT(that *TelemetryEndpoint) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Endpoint != that.Endpoint {
+		return false
+	}
+	if len(this.Intents) != len(that.Intents) {
+		return false
+	}
+	for i, vx := range this.Intents {
+		vy := that.Intents[i]
+		if vx != vy {
+			return false
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *TelemetryEndpoint) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*TelemetryEndpoint)
 	if !ok {
 		return false
 	}
@@ -207,6 +302,9 @@ func (this *Location) EqualVT(that *Location) bool {
 		return false
 	}
 	if this.City != that.City {
+		return false
+	}
+	if this.AdditionalNotes != that.AdditionalNotes {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

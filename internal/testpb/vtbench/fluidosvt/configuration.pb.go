@@ -111,9 +111,17 @@ type ServiceConfiguration struct {
 	// Identifier of the blueprint the parameters are for.
 	BlueprintId string `protobuf:"bytes,1,opt,name=blueprint_id,json=blueprintId,proto3" json:"blueprint_id,omitempty"`
 	// Parameter values by name, as text; parsed by the parameter's type.
-	Parameters    map[string]string `protobuf:"bytes,2,rep,name=parameters,proto3" json:"parameters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Values may be secrets (passwords), so they are redacted.
+	Parameters map[string]string `protobuf:"bytes,2,rep,name=parameters,proto3" json:"parameters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Where the buyer wants the service to run; unspecified to leave it to
+	// the provider.
+	HostingPolicy HostingPolicy `protobuf:"varint,3,opt,name=hosting_policy,json=hostingPolicy,proto3,enum=vtbench.fluidos.v1.HostingPolicy" json:"hosting_policy,omitempty"`
+	// The configuration as a JSON value, as the buyer sent it over REAR;
+	// empty when parameters say everything. When set, it is what is
+	// checked against the service's configuration template.
+	ConfigurationData string `protobuf:"bytes,4,opt,name=configuration_data,json=configurationData,proto3" json:"configuration_data,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ServiceConfiguration) Reset() {
@@ -158,6 +166,20 @@ func (x *ServiceConfiguration) GetParameters() map[string]string {
 		return x.Parameters
 	}
 	return nil
+}
+
+func (x *ServiceConfiguration) GetHostingPolicy() HostingPolicy {
+	if x != nil {
+		return x.HostingPolicy
+	}
+	return HostingPolicy_HOSTING_POLICY_UNSPECIFIED
+}
+
+func (x *ServiceConfiguration) GetConfigurationData() string {
+	if x != nil {
+		return x.ConfigurationData
+	}
+	return ""
 }
 
 // VMConfiguration is the virtual machine a buyer asks for.
@@ -410,12 +432,14 @@ const file_vtbench_fluidos_v1_configuration_proto_rawDesc = "" +
 	"\x06memory\x18\x02 \x01(\x03R\x06memory\x12\x12\n" +
 	"\x04pods\x18\x03 \x01(\x03R\x04pods\x12)\n" +
 	"\x03gpu\x18\x04 \x01(\v2\x17.vtbench.fluidos.v1.GPUR\x03gpu\x12\x18\n" +
-	"\astorage\x18\x05 \x01(\x03R\astorage\"\xd2\x01\n" +
+	"\astorage\x18\x05 \x01(\x03R\astorage\"\xd5\x02\n" +
 	"\x14ServiceConfiguration\x12!\n" +
-	"\fblueprint_id\x18\x01 \x01(\tR\vblueprintId\x12X\n" +
+	"\fblueprint_id\x18\x01 \x01(\tR\vblueprintId\x12]\n" +
 	"\n" +
-	"parameters\x18\x02 \x03(\v28.vtbench.fluidos.v1.ServiceConfiguration.ParametersEntryR\n" +
-	"parameters\x1a=\n" +
+	"parameters\x18\x02 \x03(\v28.vtbench.fluidos.v1.ServiceConfiguration.ParametersEntryB\x03\x80\x01\x01R\n" +
+	"parameters\x12H\n" +
+	"\x0ehosting_policy\x18\x03 \x01(\x0e2!.vtbench.fluidos.v1.HostingPolicyR\rhostingPolicy\x122\n" +
+	"\x12configuration_data\x18\x04 \x01(\tB\x03\x80\x01\x01R\x11configurationData\x1a=\n" +
 	"\x0fParametersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"p\n" +
@@ -454,19 +478,21 @@ var file_vtbench_fluidos_v1_configuration_proto_goTypes = []any{
 	(*Configuration)(nil),        // 4: vtbench.fluidos.v1.Configuration
 	nil,                          // 5: vtbench.fluidos.v1.ServiceConfiguration.ParametersEntry
 	(*GPU)(nil),                  // 6: vtbench.fluidos.v1.GPU
+	(HostingPolicy)(0),           // 7: vtbench.fluidos.v1.HostingPolicy
 }
 var file_vtbench_fluidos_v1_configuration_proto_depIdxs = []int32{
 	6, // 0: vtbench.fluidos.v1.K8SliceConfiguration.gpu:type_name -> vtbench.fluidos.v1.GPU
 	5, // 1: vtbench.fluidos.v1.ServiceConfiguration.parameters:type_name -> vtbench.fluidos.v1.ServiceConfiguration.ParametersEntry
-	0, // 2: vtbench.fluidos.v1.Configuration.k8slice:type_name -> vtbench.fluidos.v1.K8SliceConfiguration
-	1, // 3: vtbench.fluidos.v1.Configuration.service:type_name -> vtbench.fluidos.v1.ServiceConfiguration
-	2, // 4: vtbench.fluidos.v1.Configuration.vm:type_name -> vtbench.fluidos.v1.VMConfiguration
-	3, // 5: vtbench.fluidos.v1.Configuration.sensor:type_name -> vtbench.fluidos.v1.SensorConfiguration
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	7, // 2: vtbench.fluidos.v1.ServiceConfiguration.hosting_policy:type_name -> vtbench.fluidos.v1.HostingPolicy
+	0, // 3: vtbench.fluidos.v1.Configuration.k8slice:type_name -> vtbench.fluidos.v1.K8SliceConfiguration
+	1, // 4: vtbench.fluidos.v1.Configuration.service:type_name -> vtbench.fluidos.v1.ServiceConfiguration
+	2, // 5: vtbench.fluidos.v1.Configuration.vm:type_name -> vtbench.fluidos.v1.VMConfiguration
+	3, // 6: vtbench.fluidos.v1.Configuration.sensor:type_name -> vtbench.fluidos.v1.SensorConfiguration
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_vtbench_fluidos_v1_configuration_proto_init() }

@@ -43,6 +43,8 @@ func (m *ServiceConfiguration) CloneVT() *ServiceConfiguration {
 	}
 	r := new(ServiceConfiguration)
 	r.BlueprintId = m.BlueprintId
+	r.HostingPolicy = m.HostingPolicy
+	r.ConfigurationData = m.ConfigurationData
 	if rhs := m.Parameters; rhs != nil {
 		tmpContainer := make(map[string]string, len(rhs))
 		for k, v := range rhs {
@@ -204,6 +206,12 @@ func (this *ServiceConfiguration) EqualVT(that *ServiceConfiguration) bool {
 		if vx != vy {
 			return false
 		}
+	}
+	if this.HostingPolicy != that.HostingPolicy {
+		return false
+	}
+	if this.ConfigurationData != that.ConfigurationData {
+		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }

@@ -54,12 +54,21 @@ func (m *Contract) CloneVT() *Contract {
 	r.ExpirationTime = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.ExpirationTime).CloneVT())
 	r.BuyerClusterId = m.BuyerClusterId
 	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
+	r.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.CloneVT()
+	r.NetworkRequestsText = m.NetworkRequestsText
 	if rhs := m.NetworkRequests; rhs != nil {
 		tmpContainer := make([]*NetworkAuthorization, len(rhs))
 		for k, v := range rhs {
 			tmpContainer[k] = v.CloneVT()
 		}
 		r.NetworkRequests = tmpContainer
+	}
+	if rhs := m.ExtraInformation; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.ExtraInformation = tmpContainer
 	}
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
@@ -154,6 +163,24 @@ func (this *Contract) EqualVT(that *Contract) bool {
 		return false
 	}
 	if !(*timestamppb1.Timestamp)(this.CreatedAt).EqualVT((*timestamppb1.Timestamp)(that.CreatedAt)) {
+		return false
+	}
+	if len(this.ExtraInformation) != len(that.ExtraInformation) {
+		return false
+	}
+	for i, vx := range this.ExtraInformation {
+		vy, ok := that.ExtraInformation[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
+	if !this.IngressTelemetryEndpoint.EqualVT(that.IngressTelemetryEndpoint) {
+		return false
+	}
+	if this.NetworkRequestsText != that.NetworkRequestsText {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

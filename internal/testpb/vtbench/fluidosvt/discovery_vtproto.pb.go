@@ -5,9 +5,11 @@
 package fluidosvt
 
 import (
+	durationpb1 "github.com/planetscale/vtprotobuf/types/known/durationpb"
 	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
 	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -36,6 +38,13 @@ func (m *Discovery) CloneVT() *Discovery {
 		copy(tmpContainer, rhs)
 		r.PeeringCandidateIds = tmpContainer
 	}
+	if rhs := m.PeerResults; rhs != nil {
+		tmpContainer := make([]*PeerResult, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.PeerResults = tmpContainer
+	}
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -44,6 +53,27 @@ func (m *Discovery) CloneVT() *Discovery {
 }
 
 func (m *Discovery) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PeerResult) CloneVT() *PeerResult {
+	if m == nil {
+		return (*PeerResult)(nil)
+	}
+	r := new(PeerResult)
+	r.Address = m.Address
+	r.NodeId = m.NodeId
+	r.FlavorsFound = m.FlavorsFound
+	r.Error = m.Error
+	r.Duration = (*durationpb.Duration)((*durationpb1.Duration)(m.Duration).CloneVT())
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PeerResult) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
@@ -111,11 +141,59 @@ func (this *Discovery) EqualVT(that *Discovery) bool {
 	if !(*timestamppb1.Timestamp)(this.LastChangeTime).EqualVT((*timestamppb1.Timestamp)(that.LastChangeTime)) {
 		return false
 	}
+	if len(this.PeerResults) != len(that.PeerResults) {
+		return false
+	}
+	for i, vx := range this.PeerResults {
+		vy := that.PeerResults[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &PeerResult{}
+			}
+			if q == nil {
+				q = &PeerResult{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
 func (this *Discovery) EqualMessageVT(thatMsg proto.Message) bool {
 	that, ok := thatMsg.(*Discovery)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PeerResult) EqualVT(that *PeerResult) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Address != that.Address {
+		return false
+	}
+	if this.NodeId != that.NodeId {
+		return false
+	}
+	if this.FlavorsFound != that.FlavorsFound {
+		return false
+	}
+	if this.Error != that.Error {
+		return false
+	}
+	if !(*durationpb1.Duration)(this.Duration).EqualVT((*durationpb1.Duration)(that.Duration)) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PeerResult) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PeerResult)
 	if !ok {
 		return false
 	}

@@ -68,7 +68,11 @@ func (m *CarbonFootprint) CloneVT() *CarbonFootprint {
 	}
 	r := new(CarbonFootprint)
 	r.Embodied = m.Embodied
-	r.Operational = m.Operational
+	if rhs := m.Operational; rhs != nil {
+		tmpContainer := make([]int64, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Operational = tmpContainer
+	}
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -87,6 +91,7 @@ func (m *K8SliceProperties) CloneVT() *K8SliceProperties {
 	r := new(K8SliceProperties)
 	r.LatencyMs = m.LatencyMs
 	r.CarbonFootprint = m.CarbonFootprint.CloneVT()
+	r.NetworkIntents = m.NetworkIntents.CloneVT()
 	if rhs := m.SecurityStandards; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -99,6 +104,13 @@ func (m *K8SliceProperties) CloneVT() *K8SliceProperties {
 		}
 		r.NetworkAuthorizations = tmpContainer
 	}
+	if rhs := m.AdditionalProperties; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.AdditionalProperties = tmpContainer
+	}
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -107,6 +119,162 @@ func (m *K8SliceProperties) CloneVT() *K8SliceProperties {
 }
 
 func (m *K8SliceProperties) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *NetworkIntents) CloneVT() *NetworkIntents {
+	if m == nil {
+		return (*NetworkIntents)(nil)
+	}
+	r := new(NetworkIntents)
+	if rhs := m.DeniedCommunications; rhs != nil {
+		tmpContainer := make([]*NetworkIntent, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.DeniedCommunications = tmpContainer
+	}
+	if rhs := m.MandatoryCommunications; rhs != nil {
+		tmpContainer := make([]*NetworkIntent, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.MandatoryCommunications = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *NetworkIntents) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *NetworkIntent) CloneVT() *NetworkIntent {
+	if m == nil {
+		return (*NetworkIntent)(nil)
+	}
+	r := new(NetworkIntent)
+	r.Name = m.Name
+	r.Source = m.Source.CloneVT()
+	r.Destination = m.Destination.CloneVT()
+	r.DestinationPort = m.DestinationPort
+	r.ProtocolType = m.ProtocolType
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *NetworkIntent) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *NetworkEndpoint) CloneVT() *NetworkEndpoint {
+	if m == nil {
+		return (*NetworkEndpoint)(nil)
+	}
+	r := new(NetworkEndpoint)
+	r.IsHotCluster = m.IsHotCluster
+	r.ResourceSelector = m.ResourceSelector.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *NetworkEndpoint) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *NetworkResourceSelector) CloneVT() *NetworkResourceSelector {
+	if m == nil {
+		return (*NetworkResourceSelector)(nil)
+	}
+	r := new(NetworkResourceSelector)
+	if m.Selector != nil {
+		r.Selector = m.Selector.(interface {
+			CloneVT() isNetworkResourceSelector_Selector
+		}).CloneVT()
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *NetworkResourceSelector) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *NetworkResourceSelector_Cidr) CloneVT() isNetworkResourceSelector_Selector {
+	if m == nil {
+		return (*NetworkResourceSelector_Cidr)(nil)
+	}
+	r := new(NetworkResourceSelector_Cidr)
+	r.Cidr = m.Cidr
+	return r
+}
+
+func (m *NetworkResourceSelector_PodNamespace) CloneVT() isNetworkResourceSelector_Selector {
+	if m == nil {
+		return (*NetworkResourceSelector_PodNamespace)(nil)
+	}
+	r := new(NetworkResourceSelector_PodNamespace)
+	r.PodNamespace = m.PodNamespace.CloneVT()
+	return r
+}
+
+func (m *PodNamespaceSelector) CloneVT() *PodNamespaceSelector {
+	if m == nil {
+		return (*PodNamespaceSelector)(nil)
+	}
+	r := new(PodNamespaceSelector)
+	if rhs := m.Pod; rhs != nil {
+		tmpContainer := make([]*Label, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Pod = tmpContainer
+	}
+	if rhs := m.Namespace; rhs != nil {
+		tmpContainer := make([]*Label, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Namespace = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PodNamespaceSelector) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Label) CloneVT() *Label {
+	if m == nil {
+		return (*Label)(nil)
+	}
+	r := new(Label)
+	r.Key = m.Key
+	r.Value = m.Value
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Label) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
@@ -139,6 +307,9 @@ func (m *Service) CloneVT() *Service {
 	r.Category = m.Category
 	r.ConfigurationSchema = m.ConfigurationSchema.CloneVT()
 	r.BlueprintId = m.BlueprintId
+	r.ConfigurationTemplate = m.ConfigurationTemplate
+	r.MaxInstances = m.MaxInstances
+	r.SoldInstances = m.SoldInstances
 	if rhs := m.Tags; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -346,8 +517,14 @@ func (this *CarbonFootprint) EqualVT(that *CarbonFootprint) bool {
 	if this.Embodied != that.Embodied {
 		return false
 	}
-	if this.Operational != that.Operational {
+	if len(this.Operational) != len(that.Operational) {
 		return false
+	}
+	for i, vx := range this.Operational {
+		vy := that.Operational[i]
+		if vx != vy {
+			return false
+		}
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
@@ -397,11 +574,271 @@ func (this *K8SliceProperties) EqualVT(that *K8SliceProperties) bool {
 			}
 		}
 	}
+	if !this.NetworkIntents.EqualVT(that.NetworkIntents) {
+		return false
+	}
+	if len(this.AdditionalProperties) != len(that.AdditionalProperties) {
+		return false
+	}
+	for i, vx := range this.AdditionalProperties {
+		vy, ok := that.AdditionalProperties[i]
+		if !ok {
+			return false
+		}
+		if vx != vy {
+			return false
+		}
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
 func (this *K8SliceProperties) EqualMessageVT(thatMsg proto.Message) bool {
 	that, ok := thatMsg.(*K8SliceProperties)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *NetworkIntents) EqualVT(that *NetworkIntents) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.DeniedCommunications) != len(that.DeniedCommunications) {
+		return false
+	}
+	for i, vx := range this.DeniedCommunications {
+		vy := that.DeniedCommunications[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &NetworkIntent{}
+			}
+			if q == nil {
+				q = &NetworkIntent{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.MandatoryCommunications) != len(that.MandatoryCommunications) {
+		return false
+	}
+	for i, vx := range this.MandatoryCommunications {
+		vy := that.MandatoryCommunications[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &NetworkIntent{}
+			}
+			if q == nil {
+				q = &NetworkIntent{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *NetworkIntents) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*NetworkIntents)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *NetworkIntent) EqualVT(that *NetworkIntent) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Name != that.Name {
+		return false
+	}
+	if !this.Source.EqualVT(that.Source) {
+		return false
+	}
+	if !this.Destination.EqualVT(that.Destination) {
+		return false
+	}
+	if this.DestinationPort != that.DestinationPort {
+		return false
+	}
+	if this.ProtocolType != that.ProtocolType {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *NetworkIntent) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*NetworkIntent)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *NetworkEndpoint) EqualVT(that *NetworkEndpoint) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.IsHotCluster != that.IsHotCluster {
+		return false
+	}
+	if !this.ResourceSelector.EqualVT(that.ResourceSelector) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *NetworkEndpoint) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*NetworkEndpoint)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *NetworkResourceSelector) EqualVT(that *NetworkResourceSelector) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Selector == nil && that.Selector != nil {
+		return false
+	} else if this.Selector != nil {
+		if that.Selector == nil {
+			return false
+		}
+		if !this.Selector.(interface {
+			EqualVT(isNetworkResourceSelector_Selector) bool
+		}).EqualVT(that.Selector) {
+			return false
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *NetworkResourceSelector) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*NetworkResourceSelector)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *NetworkResourceSelector_Cidr) EqualVT(thatIface isNetworkResourceSelector_Selector) bool {
+	that, ok := thatIface.(*NetworkResourceSelector_Cidr)
+	if !ok {
+		return false
+	}
+	if this == that {
+		return true
+	}
+	if this == nil && that != nil || this != nil && that == nil {
+		return false
+	}
+	if this.Cidr != that.Cidr {
+		return false
+	}
+	return true
+}
+
+func (this *NetworkResourceSelector_PodNamespace) EqualVT(thatIface isNetworkResourceSelector_Selector) bool {
+	that, ok := thatIface.(*NetworkResourceSelector_PodNamespace)
+	if !ok {
+		return false
+	}
+	if this == that {
+		return true
+	}
+	if this == nil && that != nil || this != nil && that == nil {
+		return false
+	}
+	if p, q := this.PodNamespace, that.PodNamespace; p != q {
+		if p == nil {
+			p = &PodNamespaceSelector{}
+		}
+		if q == nil {
+			q = &PodNamespaceSelector{}
+		}
+		if !p.EqualVT(q) {
+			return false
+		}
+	}
+	return true
+}
+
+func (this *PodNamespaceSelector) EqualVT(that *PodNamespaceSelector) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Pod) != len(that.Pod) {
+		return false
+	}
+	for i, vx := range this.Pod {
+		vy := that.Pod[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &Label{}
+			}
+			if q == nil {
+				q = &Label{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	if len(this.Namespace) != len(that.Namespace) {
+		return false
+	}
+	for i, vx := range this.Namespace {
+		vy := that.Namespace[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &Label{}
+			}
+			if q == nil {
+				q = &Label{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PodNamespaceSelector) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PodNamespaceSelector)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *Label) EqualVT(that *Label) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Key != that.Key {
+		return false
+	}
+	if this.Value != that.Value {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *Label) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*Label)
 	if !ok {
 		return false
 	}
@@ -469,6 +906,15 @@ func (this *Service) EqualVT(that *Service) bool {
 		return false
 	}
 	if this.BlueprintId != that.BlueprintId {
+		return false
+	}
+	if this.ConfigurationTemplate != that.ConfigurationTemplate {
+		return false
+	}
+	if this.MaxInstances != that.MaxInstances {
+		return false
+	}
+	if this.SoldInstances != that.SoldInstances {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

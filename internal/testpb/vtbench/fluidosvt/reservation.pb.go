@@ -25,6 +25,67 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// TransactionState is where a seller's transaction is.
+type TransactionState int32
+
+const (
+	// Not set.
+	TransactionState_TRANSACTION_STATE_UNSPECIFIED TransactionState = 0
+	// The flavor is held for the buyer until the expiration time.
+	TransactionState_TRANSACTION_STATE_RESERVED TransactionState = 1
+	// The buyer bought it; see the contract.
+	TransactionState_TRANSACTION_STATE_PURCHASED TransactionState = 2
+	// Not bought in time; what was held is on sale again.
+	TransactionState_TRANSACTION_STATE_EXPIRED TransactionState = 3
+	// Given up before purchase; what was held is on sale again.
+	TransactionState_TRANSACTION_STATE_RELEASED TransactionState = 4
+)
+
+// Enum value maps for TransactionState.
+var (
+	TransactionState_name = map[int32]string{
+		0: "TRANSACTION_STATE_UNSPECIFIED",
+		1: "TRANSACTION_STATE_RESERVED",
+		2: "TRANSACTION_STATE_PURCHASED",
+		3: "TRANSACTION_STATE_EXPIRED",
+		4: "TRANSACTION_STATE_RELEASED",
+	}
+	TransactionState_value = map[string]int32{
+		"TRANSACTION_STATE_UNSPECIFIED": 0,
+		"TRANSACTION_STATE_RESERVED":    1,
+		"TRANSACTION_STATE_PURCHASED":   2,
+		"TRANSACTION_STATE_EXPIRED":     3,
+		"TRANSACTION_STATE_RELEASED":    4,
+	}
+)
+
+func (x TransactionState) Enum() *TransactionState {
+	p := new(TransactionState)
+	*p = x
+	return p
+}
+
+func (x TransactionState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TransactionState) Descriptor() protoreflect.EnumDescriptor {
+	return file_vtbench_fluidos_v1_reservation_proto_enumTypes[0].Descriptor()
+}
+
+func (TransactionState) Type() protoreflect.EnumType {
+	return &file_vtbench_fluidos_v1_reservation_proto_enumTypes[0]
+}
+
+func (x TransactionState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TransactionState.Descriptor instead.
+func (TransactionState) EnumDescriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_reservation_proto_rawDescGZIP(), []int{0}
+}
+
 // ReservationStatus is the progress of a Reservation.
 type ReservationStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -260,8 +321,12 @@ type Transaction struct {
 	ExpirationTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expiration_time,json=expirationTime,proto3" json:"expiration_time,omitempty"`
 	// Identifier of the buyer's cluster.
 	BuyerClusterId string `protobuf:"bytes,7,opt,name=buyer_cluster_id,json=buyerClusterId,proto3" json:"buyer_cluster_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Where the transaction is.
+	State TransactionState `protobuf:"varint,8,opt,name=state,proto3,enum=vtbench.fluidos.v1.TransactionState" json:"state,omitempty"`
+	// Identifier of the Contract made when the transaction was bought.
+	ContractId    string `protobuf:"bytes,9,opt,name=contract_id,json=contractId,proto3" json:"contract_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Transaction) Reset() {
@@ -343,6 +408,197 @@ func (x *Transaction) GetBuyerClusterId() string {
 	return ""
 }
 
+func (x *Transaction) GetState() TransactionState {
+	if x != nil {
+		return x.State
+	}
+	return TransactionState_TRANSACTION_STATE_UNSPECIFIED
+}
+
+func (x *Transaction) GetContractId() string {
+	if x != nil {
+		return x.ContractId
+	}
+	return ""
+}
+
+// ReserveRequest is a buyer's request to hold a flavor (REAR
+// ReserveRequest).
+type ReserveRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifier of the flavor to hold.
+	FlavorId string `protobuf:"bytes,1,opt,name=flavor_id,json=flavorId,proto3" json:"flavor_id,omitempty"`
+	// The buyer.
+	Buyer *NodeIdentity `protobuf:"bytes,2,opt,name=buyer,proto3" json:"buyer,omitempty"`
+	// What the buyer asks of the flavor; absent to take it whole.
+	Configuration *Configuration `protobuf:"bytes,3,opt,name=configuration,proto3" json:"configuration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReserveRequest) Reset() {
+	*x = ReserveRequest{}
+	mi := &file_vtbench_fluidos_v1_reservation_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReserveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReserveRequest) ProtoMessage() {}
+
+func (x *ReserveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_reservation_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReserveRequest.ProtoReflect.Descriptor instead.
+func (*ReserveRequest) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_reservation_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ReserveRequest) GetFlavorId() string {
+	if x != nil {
+		return x.FlavorId
+	}
+	return ""
+}
+
+func (x *ReserveRequest) GetBuyer() *NodeIdentity {
+	if x != nil {
+		return x.Buyer
+	}
+	return nil
+}
+
+func (x *ReserveRequest) GetConfiguration() *Configuration {
+	if x != nil {
+		return x.Configuration
+	}
+	return nil
+}
+
+// PurchaseRequest is a buyer's request to buy what a transaction holds
+// (REAR PurchaseRequest).
+type PurchaseRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The buyer's own peering credentials, when the flavor needs them.
+	BuyerCredentials *PeeringCredentials `protobuf:"bytes,1,opt,name=buyer_credentials,json=buyerCredentials,proto3" json:"buyer_credentials,omitempty"`
+	// Where the buyer wants telemetry sent.
+	IngressTelemetryEndpoint *TelemetryEndpoint `protobuf:"bytes,2,opt,name=ingress_telemetry_endpoint,json=ingressTelemetryEndpoint,proto3" json:"ingress_telemetry_endpoint,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *PurchaseRequest) Reset() {
+	*x = PurchaseRequest{}
+	mi := &file_vtbench_fluidos_v1_reservation_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PurchaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PurchaseRequest) ProtoMessage() {}
+
+func (x *PurchaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_reservation_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PurchaseRequest.ProtoReflect.Descriptor instead.
+func (*PurchaseRequest) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_reservation_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PurchaseRequest) GetBuyerCredentials() *PeeringCredentials {
+	if x != nil {
+		return x.BuyerCredentials
+	}
+	return nil
+}
+
+func (x *PurchaseRequest) GetIngressTelemetryEndpoint() *TelemetryEndpoint {
+	if x != nil {
+		return x.IngressTelemetryEndpoint
+	}
+	return nil
+}
+
+// PeeringCredentials are a cluster's identifier and access for peering
+// (REAR liqoCredentials).
+type PeeringCredentials struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifier of the cluster.
+	ClusterId string `protobuf:"bytes,1,opt,name=cluster_id,json=clusterId,proto3" json:"cluster_id,omitempty"`
+	// Kubeconfig giving access to the cluster.
+	Kubeconfig    string `protobuf:"bytes,2,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PeeringCredentials) Reset() {
+	*x = PeeringCredentials{}
+	mi := &file_vtbench_fluidos_v1_reservation_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeeringCredentials) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeeringCredentials) ProtoMessage() {}
+
+func (x *PeeringCredentials) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_reservation_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeeringCredentials.ProtoReflect.Descriptor instead.
+func (*PeeringCredentials) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_reservation_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PeeringCredentials) GetClusterId() string {
+	if x != nil {
+		return x.ClusterId
+	}
+	return ""
+}
+
+func (x *PeeringCredentials) GetKubeconfig() string {
+	if x != nil {
+		return x.Kubeconfig
+	}
+	return ""
+}
+
 var File_vtbench_fluidos_v1_reservation_proto protoreflect.FileDescriptor
 
 const file_vtbench_fluidos_v1_reservation_proto_rawDesc = "" +
@@ -366,7 +622,7 @@ const file_vtbench_fluidos_v1_reservation_proto_rawDesc = "" +
 	"\rconfiguration\x18\x06 \x01(\v2!.vtbench.fluidos.v1.ConfigurationR\rconfiguration\x12\x18\n" +
 	"\areserve\x18\a \x01(\bR\areserve\x12\x1a\n" +
 	"\bpurchase\x18\b \x01(\bR\bpurchase\x12=\n" +
-	"\x06status\x18\t \x01(\v2%.vtbench.fluidos.v1.ReservationStatusR\x06status\"\xed\x02\n" +
+	"\x06status\x18\t \x01(\v2%.vtbench.fluidos.v1.ReservationStatusR\x06status\"\xca\x03\n" +
 	"\vTransaction\x12\x16\n" +
 	"\x02id\x18\x01 \x01(\tB\x06\x92\xcf\x1c\x02\b\x01R\x02id\x12\x1b\n" +
 	"\tflavor_id\x18\x02 \x01(\tR\bflavorId\x126\n" +
@@ -375,7 +631,29 @@ const file_vtbench_fluidos_v1_reservation_proto_rawDesc = "" +
 	"\n" +
 	"start_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x12C\n" +
 	"\x0fexpiration_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0eexpirationTime\x12(\n" +
-	"\x10buyer_cluster_id\x18\a \x01(\tR\x0ebuyerClusterIdB>Z<github.com/edgekit/edgekit/internal/testpb/vtbench/fluidosvtb\x06proto3"
+	"\x10buyer_cluster_id\x18\a \x01(\tR\x0ebuyerClusterId\x12:\n" +
+	"\x05state\x18\b \x01(\x0e2$.vtbench.fluidos.v1.TransactionStateR\x05state\x12\x1f\n" +
+	"\vcontract_id\x18\t \x01(\tR\n" +
+	"contractId\"\xae\x01\n" +
+	"\x0eReserveRequest\x12\x1b\n" +
+	"\tflavor_id\x18\x01 \x01(\tR\bflavorId\x126\n" +
+	"\x05buyer\x18\x02 \x01(\v2 .vtbench.fluidos.v1.NodeIdentityR\x05buyer\x12G\n" +
+	"\rconfiguration\x18\x03 \x01(\v2!.vtbench.fluidos.v1.ConfigurationR\rconfiguration\"\xd0\x01\n" +
+	"\x0fPurchaseRequest\x12X\n" +
+	"\x11buyer_credentials\x18\x01 \x01(\v2&.vtbench.fluidos.v1.PeeringCredentialsB\x03\x80\x01\x01R\x10buyerCredentials\x12c\n" +
+	"\x1aingress_telemetry_endpoint\x18\x02 \x01(\v2%.vtbench.fluidos.v1.TelemetryEndpointR\x18ingressTelemetryEndpoint\"X\n" +
+	"\x12PeeringCredentials\x12\x1d\n" +
+	"\n" +
+	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12#\n" +
+	"\n" +
+	"kubeconfig\x18\x02 \x01(\tB\x03\x80\x01\x01R\n" +
+	"kubeconfig*\xb5\x01\n" +
+	"\x10TransactionState\x12!\n" +
+	"\x1dTRANSACTION_STATE_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aTRANSACTION_STATE_RESERVED\x10\x01\x12\x1f\n" +
+	"\x1bTRANSACTION_STATE_PURCHASED\x10\x02\x12\x1d\n" +
+	"\x19TRANSACTION_STATE_EXPIRED\x10\x03\x12\x1e\n" +
+	"\x1aTRANSACTION_STATE_RELEASED\x10\x04B>Z<github.com/edgekit/edgekit/internal/testpb/vtbench/fluidosvtb\x06proto3"
 
 var (
 	file_vtbench_fluidos_v1_reservation_proto_rawDescOnce sync.Once
@@ -389,34 +667,45 @@ func file_vtbench_fluidos_v1_reservation_proto_rawDescGZIP() []byte {
 	return file_vtbench_fluidos_v1_reservation_proto_rawDescData
 }
 
-var file_vtbench_fluidos_v1_reservation_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_vtbench_fluidos_v1_reservation_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_vtbench_fluidos_v1_reservation_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_vtbench_fluidos_v1_reservation_proto_goTypes = []any{
-	(*ReservationStatus)(nil),     // 0: vtbench.fluidos.v1.ReservationStatus
-	(*Reservation)(nil),           // 1: vtbench.fluidos.v1.Reservation
-	(*Transaction)(nil),           // 2: vtbench.fluidos.v1.Transaction
-	(Phase)(0),                    // 3: vtbench.fluidos.v1.Phase
-	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
-	(*NodeIdentity)(nil),          // 5: vtbench.fluidos.v1.NodeIdentity
-	(*Configuration)(nil),         // 6: vtbench.fluidos.v1.Configuration
+	(TransactionState)(0),         // 0: vtbench.fluidos.v1.TransactionState
+	(*ReservationStatus)(nil),     // 1: vtbench.fluidos.v1.ReservationStatus
+	(*Reservation)(nil),           // 2: vtbench.fluidos.v1.Reservation
+	(*Transaction)(nil),           // 3: vtbench.fluidos.v1.Transaction
+	(*ReserveRequest)(nil),        // 4: vtbench.fluidos.v1.ReserveRequest
+	(*PurchaseRequest)(nil),       // 5: vtbench.fluidos.v1.PurchaseRequest
+	(*PeeringCredentials)(nil),    // 6: vtbench.fluidos.v1.PeeringCredentials
+	(Phase)(0),                    // 7: vtbench.fluidos.v1.Phase
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*NodeIdentity)(nil),          // 9: vtbench.fluidos.v1.NodeIdentity
+	(*Configuration)(nil),         // 10: vtbench.fluidos.v1.Configuration
+	(*TelemetryEndpoint)(nil),     // 11: vtbench.fluidos.v1.TelemetryEndpoint
 }
 var file_vtbench_fluidos_v1_reservation_proto_depIdxs = []int32{
-	3,  // 0: vtbench.fluidos.v1.ReservationStatus.phase:type_name -> vtbench.fluidos.v1.Phase
-	3,  // 1: vtbench.fluidos.v1.ReservationStatus.reserve_phase:type_name -> vtbench.fluidos.v1.Phase
-	3,  // 2: vtbench.fluidos.v1.ReservationStatus.purchase_phase:type_name -> vtbench.fluidos.v1.Phase
-	4,  // 3: vtbench.fluidos.v1.ReservationStatus.last_change_time:type_name -> google.protobuf.Timestamp
-	5,  // 4: vtbench.fluidos.v1.Reservation.buyer:type_name -> vtbench.fluidos.v1.NodeIdentity
-	5,  // 5: vtbench.fluidos.v1.Reservation.seller:type_name -> vtbench.fluidos.v1.NodeIdentity
-	6,  // 6: vtbench.fluidos.v1.Reservation.configuration:type_name -> vtbench.fluidos.v1.Configuration
-	0,  // 7: vtbench.fluidos.v1.Reservation.status:type_name -> vtbench.fluidos.v1.ReservationStatus
-	5,  // 8: vtbench.fluidos.v1.Transaction.buyer:type_name -> vtbench.fluidos.v1.NodeIdentity
-	6,  // 9: vtbench.fluidos.v1.Transaction.configuration:type_name -> vtbench.fluidos.v1.Configuration
-	4,  // 10: vtbench.fluidos.v1.Transaction.start_time:type_name -> google.protobuf.Timestamp
-	4,  // 11: vtbench.fluidos.v1.Transaction.expiration_time:type_name -> google.protobuf.Timestamp
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	7,  // 0: vtbench.fluidos.v1.ReservationStatus.phase:type_name -> vtbench.fluidos.v1.Phase
+	7,  // 1: vtbench.fluidos.v1.ReservationStatus.reserve_phase:type_name -> vtbench.fluidos.v1.Phase
+	7,  // 2: vtbench.fluidos.v1.ReservationStatus.purchase_phase:type_name -> vtbench.fluidos.v1.Phase
+	8,  // 3: vtbench.fluidos.v1.ReservationStatus.last_change_time:type_name -> google.protobuf.Timestamp
+	9,  // 4: vtbench.fluidos.v1.Reservation.buyer:type_name -> vtbench.fluidos.v1.NodeIdentity
+	9,  // 5: vtbench.fluidos.v1.Reservation.seller:type_name -> vtbench.fluidos.v1.NodeIdentity
+	10, // 6: vtbench.fluidos.v1.Reservation.configuration:type_name -> vtbench.fluidos.v1.Configuration
+	1,  // 7: vtbench.fluidos.v1.Reservation.status:type_name -> vtbench.fluidos.v1.ReservationStatus
+	9,  // 8: vtbench.fluidos.v1.Transaction.buyer:type_name -> vtbench.fluidos.v1.NodeIdentity
+	10, // 9: vtbench.fluidos.v1.Transaction.configuration:type_name -> vtbench.fluidos.v1.Configuration
+	8,  // 10: vtbench.fluidos.v1.Transaction.start_time:type_name -> google.protobuf.Timestamp
+	8,  // 11: vtbench.fluidos.v1.Transaction.expiration_time:type_name -> google.protobuf.Timestamp
+	0,  // 12: vtbench.fluidos.v1.Transaction.state:type_name -> vtbench.fluidos.v1.TransactionState
+	9,  // 13: vtbench.fluidos.v1.ReserveRequest.buyer:type_name -> vtbench.fluidos.v1.NodeIdentity
+	10, // 14: vtbench.fluidos.v1.ReserveRequest.configuration:type_name -> vtbench.fluidos.v1.Configuration
+	6,  // 15: vtbench.fluidos.v1.PurchaseRequest.buyer_credentials:type_name -> vtbench.fluidos.v1.PeeringCredentials
+	11, // 16: vtbench.fluidos.v1.PurchaseRequest.ingress_telemetry_endpoint:type_name -> vtbench.fluidos.v1.TelemetryEndpoint
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_vtbench_fluidos_v1_reservation_proto_init() }
@@ -432,13 +721,14 @@ func file_vtbench_fluidos_v1_reservation_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vtbench_fluidos_v1_reservation_proto_rawDesc), len(file_vtbench_fluidos_v1_reservation_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   3,
+			NumEnums:      1,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_vtbench_fluidos_v1_reservation_proto_goTypes,
 		DependencyIndexes: file_vtbench_fluidos_v1_reservation_proto_depIdxs,
+		EnumInfos:         file_vtbench_fluidos_v1_reservation_proto_enumTypes,
 		MessageInfos:      file_vtbench_fluidos_v1_reservation_proto_msgTypes,
 	}.Build()
 	File_vtbench_fluidos_v1_reservation_proto = out.File

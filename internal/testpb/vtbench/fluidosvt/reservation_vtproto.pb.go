@@ -78,6 +78,8 @@ func (m *Transaction) CloneVT() *Transaction {
 	r.StartTime = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.StartTime).CloneVT())
 	r.ExpirationTime = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.ExpirationTime).CloneVT())
 	r.BuyerClusterId = m.BuyerClusterId
+	r.State = m.State
+	r.ContractId = m.ContractId
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -86,6 +88,61 @@ func (m *Transaction) CloneVT() *Transaction {
 }
 
 func (m *Transaction) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ReserveRequest) CloneVT() *ReserveRequest {
+	if m == nil {
+		return (*ReserveRequest)(nil)
+	}
+	r := new(ReserveRequest)
+	r.FlavorId = m.FlavorId
+	r.Buyer = m.Buyer.CloneVT()
+	r.Configuration = m.Configuration.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ReserveRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PurchaseRequest) CloneVT() *PurchaseRequest {
+	if m == nil {
+		return (*PurchaseRequest)(nil)
+	}
+	r := new(PurchaseRequest)
+	r.BuyerCredentials = m.BuyerCredentials.CloneVT()
+	r.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PurchaseRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *PeeringCredentials) CloneVT() *PeeringCredentials {
+	if m == nil {
+		return (*PeeringCredentials)(nil)
+	}
+	r := new(PeeringCredentials)
+	r.ClusterId = m.ClusterId
+	r.Kubeconfig = m.Kubeconfig
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *PeeringCredentials) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
@@ -196,11 +253,86 @@ func (this *Transaction) EqualVT(that *Transaction) bool {
 	if this.BuyerClusterId != that.BuyerClusterId {
 		return false
 	}
+	if this.State != that.State {
+		return false
+	}
+	if this.ContractId != that.ContractId {
+		return false
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
 func (this *Transaction) EqualMessageVT(thatMsg proto.Message) bool {
 	that, ok := thatMsg.(*Transaction)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ReserveRequest) EqualVT(that *ReserveRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.FlavorId != that.FlavorId {
+		return false
+	}
+	if !this.Buyer.EqualVT(that.Buyer) {
+		return false
+	}
+	if !this.Configuration.EqualVT(that.Configuration) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ReserveRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ReserveRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PurchaseRequest) EqualVT(that *PurchaseRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.BuyerCredentials.EqualVT(that.BuyerCredentials) {
+		return false
+	}
+	if !this.IngressTelemetryEndpoint.EqualVT(that.IngressTelemetryEndpoint) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PurchaseRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PurchaseRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *PeeringCredentials) EqualVT(that *PeeringCredentials) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.ClusterId != that.ClusterId {
+		return false
+	}
+	if this.Kubeconfig != that.Kubeconfig {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *PeeringCredentials) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*PeeringCredentials)
 	if !ok {
 		return false
 	}

@@ -5,9 +5,11 @@
 package fluidosvt
 
 import (
+	durationpb1 "github.com/planetscale/vtprotobuf/types/known/durationpb"
 	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
 	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -35,6 +37,13 @@ func (m *SolverStatus) CloneVT() *SolverStatus {
 	r.AllocationId = m.AllocationId
 	r.Credentials = m.Credentials.CloneVT()
 	r.LastChangeTime = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.LastChangeTime).CloneVT())
+	if rhs := m.Attempts; rhs != nil {
+		tmpContainer := make([]*SolverAttempt, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Attempts = tmpContainer
+	}
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -43,6 +52,45 @@ func (m *SolverStatus) CloneVT() *SolverStatus {
 }
 
 func (m *SolverStatus) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SolverAttempt) CloneVT() *SolverAttempt {
+	if m == nil {
+		return (*SolverAttempt)(nil)
+	}
+	r := new(SolverAttempt)
+	r.CandidateId = m.CandidateId
+	r.FlavorId = m.FlavorId
+	r.SellerId = m.SellerId
+	r.Error = m.Error
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SolverAttempt) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SolverTimeouts) CloneVT() *SolverTimeouts {
+	if m == nil {
+		return (*SolverTimeouts)(nil)
+	}
+	r := new(SolverTimeouts)
+	r.Discovery = (*durationpb.Duration)((*durationpb1.Duration)(m.Discovery).CloneVT())
+	r.Reservation = (*durationpb.Duration)((*durationpb1.Duration)(m.Reservation).CloneVT())
+	r.Purchase = (*durationpb.Duration)((*durationpb1.Duration)(m.Purchase).CloneVT())
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SolverTimeouts) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
@@ -58,6 +106,9 @@ func (m *Solver) CloneVT() *Solver {
 	r.ReserveAndBuy = m.ReserveAndBuy
 	r.EstablishPeering = m.EstablishPeering
 	r.Status = m.Status.CloneVT()
+	r.Configuration = m.Configuration.CloneVT()
+	r.Timeouts = m.Timeouts.CloneVT()
+	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -111,11 +162,81 @@ func (this *SolverStatus) EqualVT(that *SolverStatus) bool {
 	if !(*timestamppb1.Timestamp)(this.LastChangeTime).EqualVT((*timestamppb1.Timestamp)(that.LastChangeTime)) {
 		return false
 	}
+	if len(this.Attempts) != len(that.Attempts) {
+		return false
+	}
+	for i, vx := range this.Attempts {
+		vy := that.Attempts[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &SolverAttempt{}
+			}
+			if q == nil {
+				q = &SolverAttempt{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
 func (this *SolverStatus) EqualMessageVT(thatMsg proto.Message) bool {
 	that, ok := thatMsg.(*SolverStatus)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *SolverAttempt) EqualVT(that *SolverAttempt) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.CandidateId != that.CandidateId {
+		return false
+	}
+	if this.FlavorId != that.FlavorId {
+		return false
+	}
+	if this.SellerId != that.SellerId {
+		return false
+	}
+	if this.Error != that.Error {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *SolverAttempt) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*SolverAttempt)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *SolverTimeouts) EqualVT(that *SolverTimeouts) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !(*durationpb1.Duration)(this.Discovery).EqualVT((*durationpb1.Duration)(that.Discovery)) {
+		return false
+	}
+	if !(*durationpb1.Duration)(this.Reservation).EqualVT((*durationpb1.Duration)(that.Reservation)) {
+		return false
+	}
+	if !(*durationpb1.Duration)(this.Purchase).EqualVT((*durationpb1.Duration)(that.Purchase)) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *SolverTimeouts) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*SolverTimeouts)
 	if !ok {
 		return false
 	}
@@ -146,6 +267,15 @@ func (this *Solver) EqualVT(that *Solver) bool {
 		return false
 	}
 	if !this.Status.EqualVT(that.Status) {
+		return false
+	}
+	if !this.Configuration.EqualVT(that.Configuration) {
+		return false
+	}
+	if !this.Timeouts.EqualVT(that.Timeouts) {
+		return false
+	}
+	if !(*timestamppb1.Timestamp)(this.CreatedAt).EqualVT((*timestamppb1.Timestamp)(that.CreatedAt)) {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

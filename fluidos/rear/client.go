@@ -1,0 +1,232 @@
+package rear
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/internal/devtls"
+)
+
+// Bounds of what a client reads of an answer.
+const (
+	maxListBody   = 8 << 20
+	maxObjectBody = 1 << 20
+)
+
+// ErrImpersonation: the peer's certificate names another node than the
+// one the client meant to reach, or than the one its answer claims.
+var ErrImpersonation = errors.New("peer certificate names another node")
+
+// Client speaks REAR v2 to providers. Its zero value is not usable: use
+// NewClient.
+type Client struct {
+	http   *http.Client
+	scheme string
+}
+
+// NewClient is a client over mutual TLS with tlsConfig (its certificate is
+// the node's identity), or over plain HTTP when tlsConfig is nil.
+// timeout bounds each request (0 for none: use the context).
+func NewClient(tlsConfig *tls.Config, timeout time.Duration) *Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tlsConfig
+	tr.MaxIdleConnsPerHost = 16
+	scheme := "https"
+	if tlsConfig == nil {
+		scheme = "http"
+	}
+	return &Client{http: &http.Client{Transport: tr, Timeout: timeout}, scheme: scheme}
+}
+
+// Close releases idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// Answer is what a provider answered a discovery.
+type Answer struct {
+	// Flavors are the available flavors that match the selector, decoded.
+	Flavors []*fluidos.Flavor
+	// Peer is the node the provider's certificate names; empty over plain
+	// HTTP.
+	Peer string
+	// Dropped counts flavors of the answer that did not decode; DropErr is
+	// the first such error.
+	Dropped int
+	DropErr error
+}
+
+// ListFlavors asks the provider at addr (host:port) for its available
+// flavors matching sel (every flavor when sel is nil). The provider
+// filters with the full query; when it refuses the query (400, as a
+// reference node does with what it does not know) the client asks again
+// with the portable subset, and when it has no route for the type (404,
+// 405) it asks for every flavor; whatever the provider does, the answer
+// is filtered again with sel.Match and to available flavors. A flavor
+// whose owner is not the node the provider's certificate names is an
+// ErrImpersonation error.
+func (c *Client) ListFlavors(ctx context.Context, addr string, sel *fluidos.Selector) (*Answer, error) {
+	if err := sel.Validate(); err != nil {
+		return nil, err
+	}
+	route, q := EncodeQuery(sel, false)
+	body, peer, err := c.do(ctx, http.MethodGet, addr, route, q, nil, maxListBody, http.StatusOK, http.StatusNoContent)
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusBadRequest {
+		if pr, pq := EncodeQuery(sel, true); pr != route || pq.Encode() != q.Encode() {
+			route, q = pr, pq
+			body, peer, err = c.do(ctx, http.MethodGet, addr, route, q, nil, maxListBody, http.StatusOK, http.StatusNoContent)
+		}
+	}
+	if errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusMethodNotAllowed) && route != RouteFlavors {
+		body, peer, err = c.do(ctx, http.MethodGet, addr, RouteFlavors, nil, nil, maxListBody, http.StatusOK, http.StatusNoContent)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ans := &Answer{Peer: peer}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return ans, nil
+	}
+	var wire []Flavor
+	if err := json.Unmarshal(body, &wire); err != nil {
+		return nil, fmt.Errorf("%w: flavors from %s: %w", ErrGarbage, addr, err)
+	}
+	for i := range wire {
+		f, err := DecodeFlavor(&wire[i])
+		if err != nil {
+			if ans.Dropped++; ans.DropErr == nil {
+				ans.DropErr = fmt.Errorf("flavor %q: %w", wire[i].FlavorID, err)
+			}
+			continue
+		}
+		if peer != "" && f.GetOwner().GetNodeId() != peer {
+			return nil, fmt.Errorf("%w: flavor %q of %s claims owner %q, the certificate is %q", ErrImpersonation, f.GetId(), addr, f.GetOwner().GetNodeId(), peer)
+		}
+		if !f.GetAvailability() {
+			continue
+		}
+		if ok, _ := sel.Match(f); ok {
+			ans.Flavors = append(ans.Flavors, f)
+		}
+	}
+	if len(wire) > 0 && ans.Dropped == len(wire) {
+		return nil, fmt.Errorf("%w: no flavor from %s decodes: %w", ErrGarbage, addr, ans.DropErr)
+	}
+	return ans, nil
+}
+
+// Reserve asks the provider at addr, which must be the node seller names,
+// to hold a flavor; flavor (may be nil) types a service configuration.
+func (c *Client) Reserve(ctx context.Context, addr, seller string, req *fluidos.ReserveRequest, flavor *fluidos.Flavor) (*fluidos.Transaction, error) {
+	w, err := EncodeReserveRequest(req, flavor)
+	if err != nil {
+		return nil, err
+	}
+	body, err := c.call(ctx, addr, seller, RouteReservations, w)
+	if err != nil {
+		return nil, err
+	}
+	var t Transaction
+	if err := json.Unmarshal(body, &t); err != nil {
+		return nil, fmt.Errorf("%w: transaction from %s: %w", ErrGarbage, addr, err)
+	}
+	if t.TransactionID == "" {
+		return nil, fmt.Errorf("%w: transaction from %s has no transactionID", ErrGarbage, addr)
+	}
+	tx, err := DecodeTransaction(&t)
+	if err != nil {
+		return nil, fmt.Errorf("%w: transaction from %s: %w", ErrGarbage, addr, err)
+	}
+	return tx, nil
+}
+
+// Purchase asks the provider at addr, which must be the node seller names,
+// to sell what a transaction holds.
+func (c *Client) Purchase(ctx context.Context, addr, seller, transactionID string, req *fluidos.PurchaseRequest) (*fluidos.Contract, error) {
+	body, err := c.call(ctx, addr, seller, PurchasePath(transactionID), EncodePurchaseRequest(req))
+	if err != nil {
+		return nil, err
+	}
+	var w Contract
+	if err := json.Unmarshal(body, &w); err != nil {
+		return nil, fmt.Errorf("%w: contract from %s: %w", ErrGarbage, addr, err)
+	}
+	ct, err := DecodeContract(&w)
+	if err != nil {
+		return nil, fmt.Errorf("%w: contract from %s: %w", ErrGarbage, addr, err)
+	}
+	return ct, nil
+}
+
+// call POSTs a JSON object and checks the peer is seller (over TLS).
+func (c *Client) call(ctx context.Context, addr, seller, path string, in any) ([]byte, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	body, peer, err := c.do(ctx, http.MethodPost, addr, path, nil, b, maxObjectBody, http.StatusOK)
+	if err != nil {
+		return nil, err
+	}
+	if peer != "" && seller != "" && peer != seller {
+		return nil, fmt.Errorf("%w: %s answered as %q, expected %q", ErrImpersonation, addr, peer, seller)
+	}
+	return body, nil
+}
+
+// do sends one request and returns the body of an answer with one of the
+// wanted statuses, and the peer's certificate name.
+func (c *Client) do(ctx context.Context, method, addr, path string, q url.Values, body []byte, limit int64, want ...int) ([]byte, string, error) {
+	u := url.URL{Scheme: c.scheme, Host: addr, Path: path}
+	if len(q) > 0 {
+		u.RawQuery = q.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return nil, "", fmt.Errorf("rear: %s %s: %w", method, u.String(), err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, "", fmt.Errorf("rear: %s %s: %w", method, u.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("rear: reading answer of %s %s: %w", method, u.Redacted(), err)
+	}
+	if int64(len(data)) > limit {
+		return nil, "", fmt.Errorf("%w: answer of %s %s exceeds %d bytes", ErrGarbage, method, u.Redacted(), limit)
+	}
+	var peer string
+	if resp.TLS != nil {
+		id, err := devtls.PeerIdentity(resp.TLS)
+		if err != nil {
+			return nil, "", fmt.Errorf("rear: %s: %w", addr, err)
+		}
+		peer = id.Name
+	}
+	for _, w := range want {
+		if resp.StatusCode == w {
+			return data, peer, nil
+		}
+	}
+	msg := strings.TrimSpace(string(data[:min(len(data), 512)]))
+	return nil, peer, &StatusError{Code: resp.StatusCode, Message: msg}
+}
