@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edgekit/edgekit/fluidos"
@@ -30,8 +31,13 @@ var ErrImpersonation = errors.New("peer certificate names another node")
 // Client speaks REAR v2 to providers. Its zero value is not usable: use
 // NewClient.
 type Client struct {
-	http   *http.Client
-	scheme string
+	http    *http.Client
+	scheme  string
+	tls     *tls.Config
+	timeout time.Duration
+
+	mu      sync.Mutex
+	sellers map[string]*http.Client // clients that only talk to one node
 }
 
 // NewClient is a client over mutual TLS with tlsConfig (its certificate is
@@ -45,11 +51,48 @@ func NewClient(tlsConfig *tls.Config, timeout time.Duration) *Client {
 	if tlsConfig == nil {
 		scheme = "http"
 	}
-	return &Client{http: &http.Client{Transport: tr, Timeout: timeout}, scheme: scheme}
+	return &Client{http: &http.Client{Transport: tr, Timeout: timeout}, scheme: scheme, tls: tlsConfig, timeout: timeout, sellers: map[string]*http.Client{}}
 }
 
 // Close releases idle connections.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
+func (c *Client) Close() {
+	c.http.CloseIdleConnections()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, h := range c.sellers {
+		h.CloseIdleConnections()
+	}
+}
+
+// sellerClient is an HTTP client whose TLS handshakes fail unless the
+// server's certificate names seller, so that nothing is sent to another
+// node; the plain client over plain HTTP or for no seller.
+func (c *Client) sellerClient(seller string) *http.Client {
+	if c.tls == nil || seller == "" {
+		return c.http
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.sellers[seller]; h != nil {
+		return h
+	}
+	cfg := c.tls.Clone()
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 || cs.PeerCertificates[0].Subject.CommonName != seller {
+			name := ""
+			if len(cs.PeerCertificates) > 0 {
+				name = cs.PeerCertificates[0].Subject.CommonName
+			}
+			return fmt.Errorf("%w: certificate names %q, expected %q", ErrImpersonation, name, seller)
+		}
+		return nil
+	}
+	tr := c.http.Transport.(*http.Transport).Clone()
+	tr.TLSClientConfig = cfg
+	h := &http.Client{Transport: tr, Timeout: c.timeout}
+	c.sellers[seller] = h
+	return h
+}
 
 // Answer is what a provider answered a discovery.
 type Answer struct {
@@ -78,16 +121,16 @@ func (c *Client) ListFlavors(ctx context.Context, addr string, sel *fluidos.Sele
 		return nil, err
 	}
 	route, q := EncodeQuery(sel, false)
-	body, peer, err := c.do(ctx, http.MethodGet, addr, route, q, nil, maxListBody, http.StatusOK, http.StatusNoContent)
+	body, peer, err := c.do(ctx, c.http, http.MethodGet, addr, route, q, nil, maxListBody, http.StatusOK, http.StatusNoContent)
 	var se *StatusError
 	if errors.As(err, &se) && se.Code == http.StatusBadRequest {
 		if pr, pq := EncodeQuery(sel, true); pr != route || pq.Encode() != q.Encode() {
 			route, q = pr, pq
-			body, peer, err = c.do(ctx, http.MethodGet, addr, route, q, nil, maxListBody, http.StatusOK, http.StatusNoContent)
+			body, peer, err = c.do(ctx, c.http, http.MethodGet, addr, route, q, nil, maxListBody, http.StatusOK, http.StatusNoContent)
 		}
 	}
 	if errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusMethodNotAllowed) && route != RouteFlavors {
-		body, peer, err = c.do(ctx, http.MethodGet, addr, RouteFlavors, nil, nil, maxListBody, http.StatusOK, http.StatusNoContent)
+		body, peer, err = c.do(ctx, c.http, http.MethodGet, addr, RouteFlavors, nil, nil, maxListBody, http.StatusOK, http.StatusNoContent)
 	}
 	if err != nil {
 		return nil, err
@@ -173,19 +216,16 @@ func (c *Client) call(ctx context.Context, addr, seller, path string, in any) ([
 	if err != nil {
 		return nil, err
 	}
-	body, peer, err := c.do(ctx, http.MethodPost, addr, path, nil, b, maxObjectBody, http.StatusOK)
-	if err != nil {
-		return nil, err
-	}
+	body, peer, err := c.do(ctx, c.sellerClient(seller), http.MethodPost, addr, path, nil, b, maxObjectBody, http.StatusOK)
 	if peer != "" && seller != "" && peer != seller {
 		return nil, fmt.Errorf("%w: %s answered as %q, expected %q", ErrImpersonation, addr, peer, seller)
 	}
-	return body, nil
+	return body, err
 }
 
 // do sends one request and returns the body of an answer with one of the
 // wanted statuses, and the peer's certificate name.
-func (c *Client) do(ctx context.Context, method, addr, path string, q url.Values, body []byte, limit int64, want ...int) ([]byte, string, error) {
+func (c *Client) do(ctx context.Context, hc *http.Client, method, addr, path string, q url.Values, body []byte, limit int64, want ...int) ([]byte, string, error) {
 	u := url.URL{Scheme: c.scheme, Host: addr, Path: path}
 	if len(q) > 0 {
 		u.RawQuery = q.Encode()
@@ -202,8 +242,11 @@ func (c *Client) do(ctx context.Context, method, addr, path string, q url.Values
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
+		if errors.Is(err, ErrImpersonation) {
+			return nil, "", fmt.Errorf("rear: %s %s: %w", method, u.Redacted(), ErrImpersonation)
+		}
 		return nil, "", fmt.Errorf("rear: %s %s: %w", method, u.Redacted(), err)
 	}
 	defer resp.Body.Close()

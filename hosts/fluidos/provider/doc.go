@@ -1,0 +1,52 @@
+// Package provider is the selling side of a FLUIDOS node: it publishes
+// flavors, serves the REAR v2 provider routes (package rear), and holds,
+// sells and releases capacity in the store so that nothing is ever sold
+// twice.
+//
+// # Flavors
+//
+// A provider publishes one K8Slice flavor of its cloudlet's capacity (a
+// CapacitySource: by default this host's CPUs, memory and disk as the local
+// platform reads them), partitionable under the configured policy, and one
+// Service flavor per ServiceBlueprint in the store, whose configuration
+// template is the blueprint's schema and whose instance limit is the
+// blueprint's. Sync recomputes every flavor from the capacity, the
+// blueprints and the holds of open transactions, in one store transaction,
+// so it can run at any time (at start, after a blueprint changes).
+//
+// # Reservations, purchases and expiry
+//
+// Reserve checks and takes what the buyer asks in one store transaction
+// with the write of the Transaction: a K8Slice reservation takes the
+// partition of its configuration (PartitionK8Slice; none takes the whole
+// flavor), a Service reservation one instance after its configuration
+// satisfies the flavor's template. What is left stays on sale. Concurrent
+// buyers of the last unit all run the same transaction against the same
+// flavor; the store lets exactly one commit, and the others see the flavor
+// sold out (ErrSoldOut) or, after bounded retries, give up with ErrBusy.
+// Reserving again what the same buyer holds with the same configuration
+// returns the same transaction with a refreshed expiry.
+//
+// Purchase turns a reserved transaction into a Contract in one store
+// transaction; what was held stays taken. Purchasing a transaction already
+// bought returns its contract. A transaction not bought by its expiration
+// time expires: the provider's timer (Start) fires at the earliest expiry
+// of the open transactions, marks each expired and puts what it held back
+// on sale; a purchase arriving after the expiry but before the timer does
+// the same and fails with ErrExpired. The timer starts from the store, so
+// expiries survive restarts.
+//
+// # Identity
+//
+// Every call names the peer that made it, as its verified certificate says
+// (an empty peer means an unauthenticated transport, where the buyer named
+// in the request is trusted, as a reference node does). A reservation is
+// accepted only from the buyer it names, and a transaction is bought only
+// by the node that reserved it (ErrNotBuyer); the contract, with its
+// credentials, goes only to that buyer.
+//
+// # Contracts
+//
+// A ContractHandler is told of each new contract once it is stored: the
+// seam where allocation (provisioning what was sold) plugs in.
+package provider

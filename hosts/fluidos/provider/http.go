@@ -1,0 +1,223 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/fluidos/rear"
+	"github.com/edgekit/edgekit/internal/devtls"
+)
+
+// maxRequestBody bounds a REAR request body.
+const maxRequestBody = 1 << 20
+
+// typeRoutes are the flavor types of the typed discovery routes, by path
+// element.
+var typeRoutes = map[string]fluidos.FlavorType{
+	"k8slice": fluidos.FlavorType_FLAVOR_TYPE_K8SLICE,
+	"service": fluidos.FlavorType_FLAVOR_TYPE_SERVICE,
+	"vm":      fluidos.FlavorType_FLAVOR_TYPE_VM,
+	"sensors": fluidos.FlavorType_FLAVOR_TYPE_SENSOR,
+}
+
+// Handler serves the REAR v2 provider routes. With secure set, a caller
+// is the node its verified client certificate names (the server must
+// require client certificates); otherwise the buyer a request names is
+// trusted. Errors are plain text with the status of HTTPStatus, or 400
+// naming what is wrong in a request.
+func (p *Provider) Handler(secure bool) http.Handler {
+	h := &handler{p: p, secure: secure}
+	mux := http.NewServeMux()
+	mux.Handle("GET "+rear.RouteFlavors, h.route("flavors", h.listAll))
+	mux.Handle("GET "+rear.RouteFlavors+"/{type}", h.route("flavors_by_type", h.listType))
+	mux.Handle("POST "+rear.RouteReservations, h.route("reservations", h.reserve))
+	mux.Handle("POST "+rear.RoutePurchase, h.route("purchase", h.purchase))
+	return mux
+}
+
+type handler struct {
+	p      *Provider
+	secure bool
+}
+
+// statusWriter remembers the status written.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (h *handler) route(name string, fn func(w http.ResponseWriter, r *http.Request)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		fn(sw, r)
+		h.p.cfg.Metrics.served(name, sw.code)
+	})
+}
+
+// peer is the caller's verified identity; false when a secure handler
+// got a request without one (answered 401).
+func (h *handler) peer(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if !h.secure {
+		return "", true
+	}
+	id, err := devtls.PeerFromRequest(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return "", false
+	}
+	return id.Name, true
+}
+
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	code := HTTPStatus(err)
+	if code == http.StatusInternalServerError {
+		h.p.log.ErrorContext(r.Context(), "REAR request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		http.Error(w, "internal error", code)
+		return
+	}
+	http.Error(w, err.Error(), code)
+}
+
+func (h *handler) listAll(w http.ResponseWriter, r *http.Request) {
+	if _, ok := h.peer(w, r); !ok {
+		return
+	}
+	if len(r.URL.Query()) > 0 {
+		http.Error(w, "filters go to the typed routes, for example "+rear.RouteK8SliceFlavors, http.StatusBadRequest)
+		return
+	}
+	h.list(w, r, nil)
+}
+
+func (h *handler) listType(w http.ResponseWriter, r *http.Request) {
+	if _, ok := h.peer(w, r); !ok {
+		return
+	}
+	t, ok := typeRoutes[r.PathValue("type")]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	sel, err := rear.ParseQuery(t, r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	h.list(w, r, sel)
+}
+
+// list answers the available flavors sel selects (all when nil).
+func (h *handler) list(w http.ResponseWriter, r *http.Request, sel *fluidos.Selector) {
+	flavors, err := h.p.Flavors(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := make([]*rear.Flavor, 0, len(flavors))
+	for _, f := range flavors {
+		if !f.GetAvailability() {
+			continue
+		}
+		if ok, _ := sel.Match(f); !ok {
+			continue
+		}
+		wf, err := rear.EncodeFlavor(f)
+		if err != nil {
+			h.p.log.WarnContext(r.Context(), "flavor left out of discovery", "flavor", f.GetId(), "err", err)
+			continue
+		}
+		out = append(out, wf)
+	}
+	writeJSON(w, out)
+}
+
+func (h *handler) reserve(w http.ResponseWriter, r *http.Request) {
+	peer, ok := h.peer(w, r)
+	if !ok {
+		return
+	}
+	var wr rear.ReserveRequest
+	if err := readJSON(w, r, &wr); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	req, err := rear.DecodeReserveRequest(&wr)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	t, err := h.p.Reserve(r.Context(), peer, req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	wt, err := rear.EncodeTransaction(t, nil)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, wt)
+}
+
+func (h *handler) purchase(w http.ResponseWriter, r *http.Request) {
+	peer, ok := h.peer(w, r)
+	if !ok {
+		return
+	}
+	var wr rear.PurchaseRequest
+	if err := readJSON(w, r, &wr); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c, err := h.p.Purchase(r.Context(), peer, r.PathValue("transactionID"), rear.DecodePurchaseRequest(&wr))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	wc, err := rear.EncodeContract(c)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, wc)
+}
+
+// readJSON decodes a request body of at most maxRequestBody bytes; an
+// empty body is an empty object.
+func readJSON(w http.ResponseWriter, r *http.Request, into any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return fmt.Errorf("request body exceeds %d bytes", mb.Limit)
+		}
+		return fmt.Errorf("reading request body: %w", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, into); err != nil {
+		return fmt.Errorf("request body is not the JSON expected: %w", err)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
