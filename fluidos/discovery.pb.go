@@ -247,7 +247,9 @@ type PeeringCandidate struct {
 	// The candidate can still be reserved.
 	Available bool `protobuf:"varint,4,opt,name=available,proto3" json:"available,omitempty"`
 	// When the candidate was found.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// Address of the seller's REAR endpoint the candidate was found at.
+	SellerAddress string `protobuf:"bytes,6,opt,name=seller_address,json=sellerAddress,proto3" json:"seller_address,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -317,6 +319,13 @@ func (x *PeeringCandidate) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *PeeringCandidate) GetSellerAddress() string {
+	if x != nil {
+		return x.SellerAddress
+	}
+	return ""
+}
+
 var File_fluidos_v1_discovery_proto protoreflect.FileDescriptor
 
 const file_fluidos_v1_discovery_proto_rawDesc = "" +
@@ -342,7 +351,7 @@ const file_fluidos_v1_discovery_proto_rawDesc = "" +
 	"\anode_id\x18\x02 \x01(\tR\x06nodeId\x12#\n" +
 	"\rflavors_found\x18\x03 \x01(\rR\fflavorsFound\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x125\n" +
-	"\bduration\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bduration\"\xce\x01\n" +
+	"\bduration\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bduration\"\xf5\x01\n" +
 	"\x10PeeringCandidate\x12\x16\n" +
 	"\x02id\x18\x01 \x01(\tB\x06\x92\xcf\x1c\x02\b\x01R\x02id\x12*\n" +
 	"\x06flavor\x18\x02 \x01(\v2\x12.fluidos.v1.FlavorR\x06flavor\x12\x1d\n" +
@@ -350,7 +359,8 @@ const file_fluidos_v1_discovery_proto_rawDesc = "" +
 	"solver_ids\x18\x03 \x03(\tR\tsolverIds\x12\x1c\n" +
 	"\tavailable\x18\x04 \x01(\bR\tavailable\x129\n" +
 	"\n" +
-	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAtB,Z*github.com/edgekit/edgekit/fluidos;fluidosb\x06proto3"
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12%\n" +
+	"\x0eseller_address\x18\x06 \x01(\tR\rsellerAddressB,Z*github.com/edgekit/edgekit/fluidos;fluidosb\x06proto3"
 
 var (
 	file_fluidos_v1_discovery_proto_rawDescOnce sync.Once

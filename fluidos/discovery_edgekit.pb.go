@@ -433,6 +433,7 @@ const (
 	PeeringCandidateFieldSolverIds                                                                                                         = "3"                    // solver_ids
 	PeeringCandidateFieldAvailable                                                                                                         = "4"                    // available
 	PeeringCandidateFieldCreatedAt                                                                                                         = "5"                    // created_at
+	PeeringCandidateFieldSellerAddress                                                                                                     = "6"                    // seller_address
 )
 
 var _File_fluidos_v1_discovery_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -620,6 +621,7 @@ var _PeeringCandidate_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 3, Name: "solver_ids", Kind: fieldmap.KindList},
 	{Number: 4, Name: "available"},
 	{Number: 5, Name: "created_at"},
+	{Number: 6, Name: "seller_address"},
 }}
 
 var _PeeringCandidate_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeeringCandidate", _PeeringCandidate_shape, false)
@@ -716,6 +718,7 @@ func (m *PeeringCandidate) cloneTo(c *PeeringCandidate) {
 	c.SolverIds = slices.Clone(m.SolverIds)
 	c.Available = m.Available
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
+	c.SellerAddress = m.SellerAddress
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -820,6 +823,9 @@ func (m *PeeringCandidate) Equal(o *PeeringCandidate) bool {
 		return false
 	}
 	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if m.SellerAddress != o.SellerAddress {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -1039,6 +1045,10 @@ func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}
+	if fm.HasAt(at+157) && m.SellerAddress != src.SellerAddress {
+		m.SellerAddress = src.SellerAddress
+		n++
+	}
 	return n
 }
 
@@ -1192,6 +1202,10 @@ func (m *PeeringCandidate) diffAt(o *PeeringCandidate, fm *fieldmap.FieldMap, at
 	}
 	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
 		fm.SetAt(at + 156)
+		c = true
+	}
+	if m.SellerAddress != o.SellerAddress {
+		fm.SetAt(at + 157)
 		c = true
 	}
 	return c

@@ -86,6 +86,7 @@ func (m *PeeringCandidate) CloneVT() *PeeringCandidate {
 	r.Flavor = m.Flavor.CloneVT()
 	r.Available = m.Available
 	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
+	r.SellerAddress = m.SellerAddress
 	if rhs := m.SolverIds; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -224,6 +225,9 @@ func (this *PeeringCandidate) EqualVT(that *PeeringCandidate) bool {
 		return false
 	}
 	if !(*timestamppb1.Timestamp)(this.CreatedAt).EqualVT((*timestamppb1.Timestamp)(that.CreatedAt)) {
+		return false
+	}
+	if this.SellerAddress != that.SellerAddress {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

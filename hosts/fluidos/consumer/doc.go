@@ -1,0 +1,47 @@
+// Package consumer is the buying side of a FLUIDOS node: it knows peers,
+// discovers their flavors, and runs Solvers through discovery,
+// reservation and purchase.
+//
+// # Peers
+//
+// A Registry holds the REAR endpoints of the peers: the static ones of the
+// configuration, which never expire, and the ones learned at run time
+// (added through the API, or seen buying from this node), which expire
+// when not seen for the registry's TTL. A peer that answers a discovery is
+// seen.
+//
+// # Discovery
+//
+// Discover asks every peer at once, each bounded by the peer timeout: a
+// peer that fails, hangs or answers garbage is reported in its PeerResult
+// and never holds up or aborts the others. What a peer answers is filtered
+// again with the selector, so a peer that ignores filters (a reference
+// node given a filter it does not know) cannot slip in a flavor that does
+// not match; a flavor whose owner is not the node the peer's certificate
+// names is refused.
+//
+// # Solvers
+//
+// A Solver is stored, then run by its own goroutine through its phases,
+// each reported in its status as it changes and each bounded by its
+// timeout (the solver's, else the node's), which cancels what the phase is
+// doing when it fires:
+//
+//   - discovery: the selector is asked of every peer; the flavors found
+//     become PeeringCandidates; none is a FAILED discovery;
+//   - reservation (when reserve_and_buy): candidates are tried in order of
+//     price (lowest first), then of the selector's preference (for a
+//     K8Slice, the least oversized: least CPU, then memory), then
+//     discovery order; a refusal (sold out, a configuration the flavor's
+//     template refuses, an unreachable seller) is recorded as an attempt
+//     and the next candidate tried;
+//   - purchase: the transaction is bought from its seller; transport
+//     errors are retried until the phase's timeout, a refusal is final;
+//   - allocation: handed to a BoughtHandler when one is configured (the
+//     seam for provisioning); otherwise it stays IDLE.
+//
+// A phase that fails or times out ends the solver FAILED with a message
+// saying which and why. A solver whose node stops mid-run is resumed at
+// the next Start: with a reserved transaction it goes on to the purchase,
+// otherwise it starts again at discovery.
+package consumer

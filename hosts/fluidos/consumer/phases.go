@@ -1,0 +1,225 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/edgekit/edgekit/fluidos"
+)
+
+// errStop: the consumer stops; the solver resumes at the next Start.
+var errStop = errors.New("consumer stopping")
+
+// run drives one solver to a final state (or until ctx ends).
+func (c *Consumer) run(ctx context.Context, id string) {
+	s, _, err := c.solvers.Get(ctx, id)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.WarnContext(ctx, "solver vanished before it ran", "solver", id, "err", err)
+		}
+		return
+	}
+	if finished(s) {
+		return
+	}
+	start := time.Now()
+	err = c.phases(ctx, s)
+	switch {
+	case errors.Is(err, errStop) || ctx.Err() != nil:
+		c.log.InfoContext(context.WithoutCancel(ctx), "solver interrupted; it resumes at the next start", "solver", id)
+		return
+	case err != nil:
+		c.log.WarnContext(ctx, "solver failed", "solver", id, "err", err)
+	}
+	c.cfg.Metrics.solverDone(err, time.Since(start))
+}
+
+// phases runs the phases of s still to run. It returns nil when the
+// solver ended SOLVED, the failure when it ended FAILED or TIMED_OUT, and
+// errStop when ctx ended first.
+func (c *Consumer) phases(ctx context.Context, s *fluidos.Solver) error {
+	id := s.GetId()
+	if _, err := c.status(ctx, id, func(st *fluidos.SolverStatus) {
+		st.SolverPhase, st.Message = fluidos.Phase_PHASE_RUNNING, "running"
+	}); err != nil {
+		return c.stopOr(ctx, err)
+	}
+	var (
+		tx  *fluidos.Reservation
+		err error
+	)
+	// Resume at the purchase when a transaction is held.
+	if rid := s.GetStatus().GetReservationId(); rid != "" && s.GetStatus().GetContractId() == "" {
+		if r, _, gerr := c.reservations.Get(ctx, rid); gerr == nil && r.GetStatus().GetTransactionId() != "" {
+			tx = r
+		}
+	}
+	if tx == nil {
+		if !s.GetFindCandidate() {
+			return c.finish(ctx, id, nil, "nothing to do: find_candidate is not set")
+		}
+		cands, err := c.discover(ctx, s)
+		if err != nil {
+			return c.finish(ctx, id, err, "")
+		}
+		if !s.GetReserveAndBuy() {
+			return c.finish(ctx, id, nil, fmt.Sprintf("found %d candidates", len(cands)))
+		}
+		if tx, err = c.reserve(ctx, s, cands); err != nil {
+			return c.finish(ctx, id, err, "")
+		}
+	}
+	contract, err := c.purchase(ctx, s, tx)
+	if err != nil {
+		return c.finish(ctx, id, err, "")
+	}
+	if s.GetEstablishPeering() && c.cfg.Bought != nil {
+		c.cfg.Bought.Bought(ctx, s, contract)
+		return nil
+	}
+	return c.finish(ctx, id, nil, fmt.Sprintf("bought contract %s from %s", contract.GetId(), contract.GetSeller().GetNodeId()))
+}
+
+// phaseError is a phase that failed or timed out.
+type phaseError struct {
+	phase    string
+	timedOut bool
+	err      error
+}
+
+func (e *phaseError) Error() string {
+	if e.timedOut {
+		return fmt.Sprintf("%s timed out: %v", e.phase, e.err)
+	}
+	return fmt.Sprintf("%s failed: %v", e.phase, e.err)
+}
+
+func (e *phaseError) Unwrap() error { return e.err }
+
+// finish records the end of the solver: SOLVED with msg when err is nil,
+// else FAILED (the failing phase's own phase FAILED or TIMED_OUT is set by
+// the phase) with err as the message.
+func (c *Consumer) finish(ctx context.Context, id string, err error, msg string) error {
+	if errors.Is(err, errStop) || (err != nil && ctx.Err() != nil) {
+		return errStop
+	}
+	phase := fluidos.Phase_PHASE_SOLVED
+	if err != nil {
+		phase, msg = fluidos.Phase_PHASE_FAILED, err.Error()
+	}
+	if _, serr := c.status(ctx, id, func(st *fluidos.SolverStatus) { st.SolverPhase, st.Message = phase, msg }); serr != nil {
+		return c.stopOr(ctx, serr)
+	}
+	return err
+}
+
+func (c *Consumer) stopOr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return errStop
+	}
+	return err
+}
+
+// phaseEnd turns the error of a phase run under pctx into the phase's
+// state: TIMED_OUT when pctx's deadline passed while ctx is alive.
+func phaseEnd(ctx, pctx context.Context, name string, err error) (fluidos.Phase, error) {
+	switch {
+	case ctx.Err() != nil:
+		return fluidos.Phase_PHASE_RUNNING, errStop
+	case pctx.Err() != nil && errors.Is(pctx.Err(), context.DeadlineExceeded):
+		if err == nil {
+			err = context.DeadlineExceeded
+		}
+		return fluidos.Phase_PHASE_TIMED_OUT, &phaseError{phase: name, timedOut: true, err: err}
+	case err != nil:
+		return fluidos.Phase_PHASE_FAILED, &phaseError{phase: name, err: err}
+	}
+	return fluidos.Phase_PHASE_SOLVED, nil
+}
+
+// discover runs the discovery phase and returns the candidates found.
+func (c *Consumer) discover(ctx context.Context, s *fluidos.Solver) ([]*fluidos.PeeringCandidate, error) {
+	did := "discovery-" + s.GetId()
+	now := timestamppb.Now()
+	if _, err := c.status(ctx, s.GetId(), func(st *fluidos.SolverStatus) {
+		st.DiscoveryPhase, st.DiscoveryId, st.Message = fluidos.Phase_PHASE_RUNNING, did, "discovering candidates"
+	}); err != nil {
+		return nil, c.stopOr(ctx, err)
+	}
+	d := &fluidos.Discovery{Id: did, SolverId: s.GetId(), Selector: s.GetSelector(), Phase: fluidos.Phase_PHASE_RUNNING, StartTime: now, LastChangeTime: now}
+	if _, err := c.discoveries.Put(ctx, d); err != nil {
+		return nil, c.stopOr(ctx, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout(s.GetTimeouts().GetDiscovery(), c.cfg.DiscoveryTimeout))
+	defer cancel()
+	start := time.Now()
+	found, results, err := c.Discover(pctx, s.GetSelector())
+	c.cfg.Metrics.discovered(time.Since(start))
+	var cands []*fluidos.PeeringCandidate
+	if err == nil && pctx.Err() == nil {
+		for i, f := range found {
+			cands = append(cands, &fluidos.PeeringCandidate{
+				Id: fmt.Sprintf("candidate-%s-%d", s.GetId(), i), Flavor: f.Flavor, SolverIds: []string{s.GetId()},
+				Available: true, CreatedAt: timestamppb.Now(), SellerAddress: f.Address,
+			})
+		}
+		if len(cands) == 0 {
+			err = fmt.Errorf("no peer offers a flavor that matches (%s)", summarize(results))
+		}
+	}
+	phase, err := phaseEnd(ctx, pctx, "discovery", err)
+	if errors.Is(err, errStop) {
+		return nil, err
+	}
+	for _, pc := range cands {
+		if _, perr := c.candidates.Put(ctx, pc); perr != nil {
+			return nil, c.stopOr(ctx, perr)
+		}
+		d.PeeringCandidateIds = append(d.PeeringCandidateIds, pc.GetId())
+	}
+	d.Phase, d.PeerResults, d.LastChangeTime = phase, results, timestamppb.Now()
+	d.Message = fmt.Sprintf("%d candidates from %d peers", len(cands), len(results))
+	if err != nil {
+		d.Message = err.Error()
+	}
+	if _, perr := c.discoveries.Put(ctx, d); perr != nil {
+		return nil, c.stopOr(ctx, perr)
+	}
+	if _, serr := c.status(ctx, s.GetId(), func(st *fluidos.SolverStatus) { st.DiscoveryPhase, st.Message = phase, d.Message }); serr != nil {
+		return nil, c.stopOr(ctx, serr)
+	}
+	return cands, err
+}
+
+// summarize says what each peer answered, for a failure message.
+func summarize(results []*fluidos.PeerResult) string {
+	if len(results) == 0 {
+		return "no peers known"
+	}
+	parts := make([]string, len(results))
+	for i, r := range results {
+		if r.GetError() != "" {
+			parts[i] = r.GetAddress() + ": " + r.GetError()
+		} else {
+			parts[i] = fmt.Sprintf("%s: %d flavors", r.GetAddress(), r.GetFlavorsFound())
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// buyer is the node as it names itself to sellers: a reference seller
+// wants an additionalInformation.liqoID.
+func (c *Consumer) buyer() *fluidos.NodeIdentity {
+	b := proto.Clone(c.cfg.Self).(*fluidos.NodeIdentity)
+	if b.GetAdditionalInformation().GetLiqoId() == "" {
+		b.AdditionalInformation = &fluidos.NodeAdditionalInformation{LiqoId: b.GetNodeId()}
+	}
+	b.AdditionalInformation.Kubeconfig = ""
+	return b
+}

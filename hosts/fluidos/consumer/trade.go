@@ -1,0 +1,176 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/fluidos/rear"
+)
+
+// reserve runs the reservation phase: the candidates are tried best first
+// until one is reserved.
+func (c *Consumer) reserve(ctx context.Context, s *fluidos.Solver, cands []*fluidos.PeeringCandidate) (*fluidos.Reservation, error) {
+	rid := "reservation-" + s.GetId()
+	if _, err := c.status(ctx, s.GetId(), func(st *fluidos.SolverStatus) {
+		st.ReservationPhase, st.ReservationId, st.Message = fluidos.Phase_PHASE_RUNNING, rid, "reserving"
+	}); err != nil {
+		return nil, c.stopOr(ctx, err)
+	}
+	rank(cands)
+	pctx, cancel := context.WithTimeout(ctx, timeout(s.GetTimeouts().GetReservation(), c.cfg.ReservationTimeout))
+	defer cancel()
+	var refusals []string
+	for _, pc := range cands {
+		if pctx.Err() != nil {
+			break
+		}
+		f := pc.GetFlavor()
+		seller := proto.Clone(f.GetOwner()).(*fluidos.NodeIdentity)
+		seller.Ip = pc.GetSellerAddress()
+		r := &fluidos.Reservation{
+			Id: rid, SolverId: s.GetId(), Buyer: c.buyer(), Seller: seller, PeeringCandidateId: pc.GetId(),
+			Configuration: s.GetConfiguration(), Reserve: true, Purchase: true,
+			Status: &fluidos.ReservationStatus{Phase: fluidos.Phase_PHASE_RUNNING, ReservePhase: fluidos.Phase_PHASE_RUNNING, LastChangeTime: timestamppb.Now()},
+		}
+		if _, err := c.reservations.Put(ctx, r); err != nil {
+			return nil, c.stopOr(ctx, err)
+		}
+		tx, err := c.reserveOne(pctx, s, pc)
+		attempt := &fluidos.SolverAttempt{CandidateId: pc.GetId(), FlavorId: f.GetId(), SellerId: seller.GetNodeId()}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, errStop
+			}
+			attempt.Error = err.Error()
+			refusals = append(refusals, fmt.Sprintf("%s of %s: %v", f.GetId(), seller.GetNodeId(), err))
+			r.Status.ReservePhase, r.Status.Phase, r.Status.Message = fluidos.Phase_PHASE_FAILED, fluidos.Phase_PHASE_FAILED, err.Error()
+		} else {
+			r.Status.ReservePhase, r.Status.TransactionId = fluidos.Phase_PHASE_SOLVED, tx.GetId()
+			r.Status.Message = "reserved until " + tx.GetExpirationTime().AsTime().Format(time.RFC3339)
+		}
+		r.Status.LastChangeTime = timestamppb.Now()
+		if _, perr := c.reservations.Put(ctx, r); perr != nil {
+			return nil, c.stopOr(ctx, perr)
+		}
+		if _, serr := c.status(ctx, s.GetId(), func(st *fluidos.SolverStatus) {
+			st.Attempts = append(st.Attempts, attempt)
+			if err == nil {
+				st.ReservationPhase, st.Message = fluidos.Phase_PHASE_SOLVED, r.Status.Message
+			} else {
+				st.Message = "candidate refused: " + err.Error()
+			}
+		}); serr != nil {
+			return nil, c.stopOr(ctx, serr)
+		}
+		if err == nil {
+			return r, nil
+		}
+	}
+	err := fmt.Errorf("every candidate refused: %s", strings.Join(refusals, "; "))
+	phase, err := phaseEnd(ctx, pctx, "reservation", err)
+	if errors.Is(err, errStop) {
+		return nil, err
+	}
+	if _, serr := c.status(ctx, s.GetId(), func(st *fluidos.SolverStatus) { st.ReservationPhase = phase }); serr != nil {
+		return nil, c.stopOr(ctx, serr)
+	}
+	return nil, err
+}
+
+// reserveOne asks a candidate's seller for it, after checking a service
+// configuration against the flavor's template.
+func (c *Consumer) reserveOne(ctx context.Context, s *fluidos.Solver, pc *fluidos.PeeringCandidate) (*fluidos.Transaction, error) {
+	f := pc.GetFlavor()
+	if sv := f.GetService(); sv != nil {
+		if err := checkTemplate(sv, s.GetConfiguration().GetService()); err != nil {
+			return nil, err
+		}
+	}
+	req := &fluidos.ReserveRequest{FlavorId: f.GetId(), Buyer: c.buyer(), Configuration: s.GetConfiguration()}
+	return c.cfg.Client.Reserve(ctx, pc.GetSellerAddress(), f.GetOwner().GetNodeId(), req, f)
+}
+
+// checkTemplate validates a service configuration (nil: none) against the
+// flavor's template as received (or as its typed schema stands for).
+func checkTemplate(sv *fluidos.Service, sc *fluidos.ServiceConfiguration) error {
+	text := []byte(sv.GetConfigurationTemplate())
+	if len(text) == 0 {
+		var err error
+		if text, err = rear.TemplateOf(sv.GetConfigurationSchema()); err != nil {
+			return err
+		}
+	}
+	tmpl, err := rear.CompileTemplate(text)
+	if err != nil {
+		return err
+	}
+	data, err := rear.ConfigurationData(sc, sv.GetConfigurationSchema())
+	if err != nil {
+		return err
+	}
+	return tmpl.Validate(data)
+}
+
+// purchase runs the purchase phase: the reserved transaction is bought,
+// transport errors retried until the phase's timeout.
+func (c *Consumer) purchase(ctx context.Context, s *fluidos.Solver, r *fluidos.Reservation) (*fluidos.Contract, error) {
+	if _, err := c.status(ctx, s.GetId(), func(st *fluidos.SolverStatus) {
+		st.PurchasePhase, st.Message = fluidos.Phase_PHASE_RUNNING, "buying transaction "+r.GetStatus().GetTransactionId()
+	}); err != nil {
+		return nil, c.stopOr(ctx, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout(s.GetTimeouts().GetPurchase(), c.cfg.PurchaseTimeout))
+	defer cancel()
+	req := &fluidos.PurchaseRequest{BuyerCredentials: &fluidos.PeeringCredentials{ClusterId: c.cfg.Self.GetNodeId()}}
+	var (
+		contract *fluidos.Contract
+		err      error
+	)
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+		contract, err = c.cfg.Client.Purchase(pctx, r.GetSeller().GetIp(), r.GetSeller().GetNodeId(), r.GetStatus().GetTransactionId(), req)
+		var se *rear.StatusError
+		if err == nil || errors.As(err, &se) || errors.Is(err, rear.ErrGarbage) || errors.Is(err, rear.ErrImpersonation) || pctx.Err() != nil {
+			break
+		}
+		c.log.InfoContext(ctx, "purchase failed, retrying", "solver", s.GetId(), "err", err)
+		t := time.NewTimer(backoff)
+		select {
+		case <-pctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+	phase, err := phaseEnd(ctx, pctx, "purchase", err)
+	if errors.Is(err, errStop) {
+		return nil, err
+	}
+	if err == nil {
+		if _, perr := c.bought.Put(ctx, contract); perr != nil {
+			return nil, c.stopOr(ctx, perr)
+		}
+	}
+	r.Status.PurchasePhase, r.Status.Phase, r.Status.LastChangeTime = phase, phase, timestamppb.Now()
+	r.Status.ContractId = contract.GetId()
+	if err != nil {
+		r.Status.Message = err.Error()
+	}
+	if _, perr := c.reservations.Put(ctx, r); perr != nil {
+		return nil, c.stopOr(ctx, perr)
+	}
+	if _, serr := c.status(ctx, s.GetId(), func(st *fluidos.SolverStatus) {
+		st.PurchasePhase = phase
+		if err == nil {
+			st.ContractId, st.Credentials = contract.GetId(), contract.GetPeeringTargetCredentials()
+		}
+	}); serr != nil {
+		return nil, c.stopOr(ctx, serr)
+	}
+	return contract, err
+}

@@ -1,0 +1,305 @@
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/fluidos/rear"
+	"github.com/edgekit/edgekit/hosts/fluidos/consumer"
+	"github.com/edgekit/edgekit/hosts/fluidos/provider"
+	"github.com/edgekit/edgekit/internal/devtls"
+	"github.com/edgekit/edgekit/internal/etcd"
+	"github.com/edgekit/edgekit/internal/store"
+)
+
+// Running describes a node started by Run.
+type Running struct {
+	// RearAddr is the REAR endpoint's listening address; Advertised is
+	// the one peers are told.
+	RearAddr, Advertised string
+	// APIAddr and MetricsAddr are the API's and /metrics' addresses, or "".
+	APIAddr, MetricsAddr string
+	// EtcdEndpoints are the etcd client endpoints the node uses.
+	EtcdEndpoints []string
+	// Node is the running node.
+	Node *Node
+}
+
+// Node is a running FLUIDOS node: its provider, its consumer and what
+// they share.
+type Node struct {
+	// Self is the node as it names itself to peers.
+	Self *fluidos.NodeIdentity
+	// Provider sells, Consumer buys.
+	Provider *provider.Provider
+	Consumer *consumer.Consumer
+	// Store holds the node's objects.
+	Store *store.Store
+
+	insecure bool
+}
+
+// Run runs a node until ctx ends: it starts (or connects to) etcd,
+// publishes the node's flavors, serves REAR, the API and metrics, runs the
+// provider's expiries and the consumer's solvers, and when ctx ends stops
+// in order (servers gracefully within StopTimeout, then the workers, then
+// etcd), so that nothing acknowledged is lost.
+func Run(ctx context.Context, o Options) error {
+	if err := o.check(); err != nil {
+		return fmt.Errorf("fluidos node: %w", err)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("node", o.NodeID)
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = DefaultStopTimeout
+	}
+	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+		return fmt.Errorf("fluidos node: %w", err)
+	}
+	bundle := o.TLS
+	if bundle == nil && o.DevTLSDir != "" {
+		var err error
+		if bundle, err = devBundle(o.DevTLSDir, o.NodeID, o.Advertise); err != nil {
+			return fmt.Errorf("fluidos node: dev TLS: %w", err)
+		}
+	}
+
+	cli, endpoints, stopEtcd, err := openEtcd(ctx, o, log)
+	if err != nil {
+		return err
+	}
+	defer stopEtcd()
+	st, err := store.New(cli, o.NodeID, store.WithLogger(log))
+	if err != nil {
+		return fmt.Errorf("fluidos node: %w", err)
+	}
+
+	// Listen first: the advertised address may be the one the listener got.
+	rearLis, err := net.Listen("tcp", o.RearListen)
+	if err != nil {
+		return fmt.Errorf("fluidos node: REAR listen: %w", err)
+	}
+	closers := []func(){func() { rearLis.Close() }}
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	advertised := o.Advertise
+	if advertised == "" {
+		advertised = rearLis.Addr().String()
+	}
+	self := &fluidos.NodeIdentity{NodeId: o.NodeID, Domain: o.Domain, Ip: advertised,
+		AdditionalInformation: &fluidos.NodeAdditionalInformation{LiqoId: o.NodeID}}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	n, err := build(ctx, o, self, st, bundle, reg, log)
+	if err != nil {
+		return err
+	}
+
+	var rearTLS *tls.Config
+	if bundle != nil {
+		rearTLS = bundle.ServerConfig()
+	}
+	rearSrv := &http.Server{Handler: n.Provider.Handler(bundle != nil), ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	run := &Running{RearAddr: rearLis.Addr().String(), Advertised: advertised, EtcdEndpoints: endpoints, Node: n}
+
+	api, err := newAPI(n, o, bundle, reg, log)
+	if err != nil {
+		return err
+	}
+	var apiLis net.Listener
+	if o.APIListen != "" {
+		if apiLis, err = net.Listen("tcp", o.APIListen); err != nil {
+			return fmt.Errorf("fluidos node: API listen: %w", err)
+		}
+		closers = append(closers, func() { apiLis.Close() })
+		run.APIAddr = apiLis.Addr().String()
+	}
+	var metricsSrv *http.Server
+	var metricsLis net.Listener
+	if o.MetricsListen != "" {
+		if metricsLis, err = net.Listen("tcp", o.MetricsListen); err != nil {
+			return fmt.Errorf("fluidos node: metrics listen: %w", err)
+		}
+		closers = append(closers, func() { metricsLis.Close() })
+		run.MetricsAddr = metricsLis.Addr().String()
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	}
+
+	// Workers: expiries and solvers, on a context of their own so that
+	// they stop after the servers.
+	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+	var workers sync.WaitGroup
+	workers.Go(func() { _ = n.Provider.Start(wctx) })
+	workers.Go(func() { _ = n.Consumer.Start(wctx) })
+	defer func() { stopWorkers(); workers.Wait() }()
+
+	errc := make(chan error, 3)
+	go func() {
+		var err error
+		if rearTLS != nil {
+			err = rearSrv.Serve(tls.NewListener(rearLis, rearTLS))
+		} else {
+			err = rearSrv.Serve(rearLis)
+		}
+		errc <- fmt.Errorf("REAR server: %w", err)
+	}()
+	if apiLis != nil {
+		go func() { errc <- api.serve(apiLis) }()
+	}
+	if metricsSrv != nil {
+		go func() { errc <- fmt.Errorf("metrics server: %w", metricsSrv.Serve(metricsLis)) }()
+	}
+	log.InfoContext(ctx, "FLUIDOS node ready", "rear", run.RearAddr, "advertised", advertised, "api", run.APIAddr,
+		"metrics", run.MetricsAddr, "etcd", endpoints, "tls", bundle != nil, "peers", o.Peers)
+	if bundle == nil {
+		log.WarnContext(ctx, "REAR is served over plain HTTP: any caller can reserve and buy in any node's name")
+	}
+	if o.Ready != nil {
+		o.Ready(run)
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+		log.ErrorContext(ctx, "a server failed; stopping", "err", serveErr)
+	}
+
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.StopTimeout)
+	defer cancel()
+	if err := rearSrv.Shutdown(sctx); err != nil {
+		log.WarnContext(sctx, "REAR server stop", "err", err)
+		_ = rearSrv.Close()
+	}
+	api.stop(o.StopTimeout)
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(sctx)
+	}
+	log.InfoContext(sctx, "FLUIDOS node stopped")
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return fmt.Errorf("fluidos node: %w", serveErr)
+	}
+	return nil
+}
+
+// build makes the node's provider and consumer, seeds the blueprints and
+// publishes the flavors.
+func build(ctx context.Context, o Options, self *fluidos.NodeIdentity, st *store.Store, bundle *devtls.Bundle, reg prometheus.Registerer, log *slog.Logger) (*Node, error) {
+	for _, bp := range o.Blueprints {
+		if _, err := store.NewKind[*fluidos.ServiceBlueprint](st).Create(ctx, bp); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
+			return nil, fmt.Errorf("fluidos node: blueprint %q: %w", bp.GetId(), err)
+		}
+	}
+	capacity := o.Capacity
+	if capacity == nil {
+		pods := o.Pods
+		if pods <= 0 {
+			pods = provider.DefaultPods
+		}
+		capacity = provider.LocalCapacity(o.DataDir, pods)
+	}
+	policy, price := o.Policy, o.Price
+	if policy == nil {
+		policy = DefaultPolicy()
+	}
+	if price == nil {
+		price = DefaultPrice()
+	}
+	p, err := provider.New(provider.Config{
+		Self: self, Store: st, Capacity: capacity, Policy: policy, K8SlicePrice: price, Location: o.Location,
+		ReservationTTL: o.ReservationTTL, Contracts: o.Contracts, Logger: log.With("side", "provider"), Metrics: provider.NewMetrics(reg),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fluidos node: %w", err)
+	}
+	if err := p.Sync(ctx); err != nil {
+		return nil, fmt.Errorf("fluidos node: %w", err)
+	}
+	peers, err := consumer.NewRegistry(o.Peers, o.PeerTTL)
+	if err != nil {
+		return nil, fmt.Errorf("fluidos node: %w", err)
+	}
+	var clientTLS *tls.Config
+	if bundle != nil {
+		clientTLS = bundle.ClientConfig()
+	}
+	c, err := consumer.New(consumer.Config{
+		Self: proto.Clone(self).(*fluidos.NodeIdentity), Store: st, Client: rear.NewClient(clientTLS, 0), Peers: peers,
+		PeerTimeout: o.PeerTimeout, DiscoveryTimeout: o.DiscoveryTimeout, ReservationTimeout: o.ReservationTimeout,
+		PurchaseTimeout: o.PurchaseTimeout, Bought: o.Bought, Logger: log.With("side", "consumer"), Metrics: consumer.NewMetrics(reg),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fluidos node: %w", err)
+	}
+	return &Node{Self: self, Provider: p, Consumer: c, Store: st, insecure: bundle == nil}, nil
+}
+
+// devBundle opens the development authority in dir and issues the node's
+// certificate (with the advertised host as a SAN when it is not loopback).
+func devBundle(dir, nodeID, advertise string) (*devtls.Bundle, error) {
+	ca, err := devtls.OpenCA(dir)
+	if err != nil {
+		return nil, err
+	}
+	var opts devtls.LeafOptions
+	if host, _, err := net.SplitHostPort(advertise); err == nil && host != "" {
+		if ip := net.ParseIP(host); ip != nil {
+			opts.IPs = []net.IP{ip}
+		} else {
+			opts.DNSNames = []string{host}
+		}
+	}
+	return ca.Issue(nodeID, opts)
+}
+
+// openEtcd connects to the external cluster of o, or starts the embedded
+// one under DataDir/etcd. stop closes the client and stops the server.
+func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Client, []string, func(), error) {
+	if len(o.EtcdEndpoints) > 0 {
+		cli, err := etcd.NewClient(etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("fluidos node: etcd: %w", err)
+		}
+		return cli, o.EtcdEndpoints, func() { cli.Close() }, nil
+	}
+	e, err := etcd.StartEmbedded(ctx, etcd.EmbedConfig{DataDir: filepath.Join(o.DataDir, "etcd"), Logger: log})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("fluidos node: embedded etcd: %w", err)
+	}
+	cli, err := e.NewClient()
+	if err != nil {
+		e.Close()
+		return nil, nil, nil, fmt.Errorf("fluidos node: etcd client: %w", err)
+	}
+	return cli, e.Endpoints(), func() {
+		cli.Close()
+		if err := e.Close(); err != nil {
+			log.Warn("embedded etcd stop", "err", err)
+		}
+	}, nil
+}
