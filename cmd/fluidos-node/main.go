@@ -1,0 +1,178 @@
+// Command fluidos-node runs a FLUIDOS node: a provider and a consumer of
+// flavors at once, speaking REAR v2 to its peers over mutual TLS, with its
+// state in etcd (embedded under --data-dir by default), a gRPC API for
+// edgectl, and /metrics.
+//
+// Two nodes that trust each other, in two commands (their certificates come
+// from one development authority in ./fluidos-tls):
+//
+//	fluidos-node --id alice --data-dir ./alice --dev-tls ./fluidos-tls \
+//	    --rear-listen 127.0.0.1:7443 --api-listen 127.0.0.1:7001 --metrics-listen 127.0.0.1:7002 --peers 127.0.0.1:7543
+//	fluidos-node --id bob --data-dir ./bob --dev-tls ./fluidos-tls \
+//	    --rear-listen 127.0.0.1:7543 --api-listen 127.0.0.1:7101 --metrics-listen 127.0.0.1:7102 --peers 127.0.0.1:7443
+//
+// SIGINT or SIGTERM stops it gracefully.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/hosts/fluidos/node"
+	"github.com/edgekit/edgekit/internal/devtls"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "fluidos-node:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("fluidos-node", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o node.Options
+	var etcdEndpoints, peers, apiClients, price, blueprints, tlsCert, tlsKey, tlsCA, logFormat, logLevel string
+	fs.StringVar(&o.NodeID, "id", "", "node identifier, also its certificate's Common Name (required)")
+	fs.StringVar(&o.Domain, "domain", "fluidos.local", "domain of the node")
+	fs.StringVar(&o.DataDir, "data-dir", "", "directory of the embedded etcd; its disk is what the K8Slice flavor sells (required)")
+	fs.StringVar(&o.RearListen, "rear-listen", "127.0.0.1:7443", "address of the REAR endpoint")
+	fs.StringVar(&o.Advertise, "advertise", "", "host:port peers reach the REAR endpoint at (default: the listening address)")
+	fs.StringVar(&o.APIListen, "api-listen", "127.0.0.1:7001", "address of the gRPC API (empty: none)")
+	fs.StringVar(&o.MetricsListen, "metrics-listen", "127.0.0.1:7002", "address of /metrics (empty: none)")
+	fs.StringVar(&etcdEndpoints, "etcd-endpoints", "", "comma-separated client URLs of an external etcd cluster (default: embedded etcd)")
+	fs.StringVar(&o.EtcdCAFile, "etcd-ca-file", "", "CA of an external etcd cluster")
+	fs.StringVar(&o.EtcdCertFile, "etcd-cert-file", "", "client certificate for an external etcd cluster")
+	fs.StringVar(&o.EtcdKeyFile, "etcd-key-file", "", "client key for an external etcd cluster")
+	fs.StringVar(&o.DevTLSDir, "dev-tls", "", "development authority directory, created when absent: the node gets a certificate named --id from it; nodes given the same directory trust each other")
+	fs.StringVar(&tlsCert, "tls-cert-file", "", "the node's certificate (PEM; its Common Name must be --id)")
+	fs.StringVar(&tlsKey, "tls-key-file", "", "key of --tls-cert-file (PEM, PKCS#8)")
+	fs.StringVar(&tlsCA, "tls-ca-file", "", "authorities the node trusts for peers and API clients (PEM)")
+	fs.BoolVar(&o.InsecureREAR, "insecure-rear", false, "speak REAR over plain HTTP, without authentication (to trade with reference nodes); the API then listens without TLS, on loopback only")
+	fs.StringVar(&apiClients, "api-clients", "", "comma-separated certificate names allowed to use the API (default: admin and --id)")
+	fs.StringVar(&peers, "peers", "", "comma-separated host:port of the peers' REAR endpoints")
+	fs.DurationVar(&o.PeerTTL, "peer-ttl", 0, "how long a learned peer is kept without being seen (default 10m)")
+	fs.DurationVar(&o.PeerTimeout, "peer-timeout", 0, "bound of each peer's answer to a discovery (default 5s)")
+	fs.DurationVar(&o.ReservationTTL, "reservation-ttl", 0, "how long a reservation holds before it expires (default 1h)")
+	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", 0, "default bound of a solver's discovery (default 30s)")
+	fs.DurationVar(&o.ReservationTimeout, "reservation-timeout", 0, "default bound of a solver's reservation (default 30s)")
+	fs.DurationVar(&o.PurchaseTimeout, "purchase-timeout", 0, "default bound of a solver's purchase (default 30s)")
+	fs.Int64Var(&o.Pods, "pods", 0, "pods the K8Slice flavor offers (default 110)")
+	fs.StringVar(&price, "price", "", `price of the K8Slice flavor, "<amount> <currency> <period>" (default "1.00 EUR hourly")`)
+	fs.StringVar(&blueprints, "blueprints", "", "JSON file of service blueprints (one object or an array, protojson) created at start when absent")
+	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "how long in-flight calls may run after a stop signal")
+	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	o.EtcdEndpoints = split(etcdEndpoints)
+	o.Peers = split(peers)
+	o.APIClients = split(apiClients)
+	var err error
+	if o.Price, err = parsePrice(price); err != nil {
+		return err
+	}
+	if blueprints != "" {
+		if o.Blueprints, err = readBlueprints(blueprints); err != nil {
+			return err
+		}
+	}
+	switch {
+	case tlsCert != "" || tlsKey != "" || tlsCA != "":
+		if tlsCert == "" || tlsKey == "" || tlsCA == "" {
+			return fmt.Errorf("--tls-cert-file, --tls-key-file and --tls-ca-file go together")
+		}
+		if o.DevTLSDir != "" {
+			return fmt.Errorf("--dev-tls and --tls-cert-file exclude each other")
+		}
+		if o.TLS, err = devtls.LoadBundle(tlsCert, tlsKey, tlsCA); err != nil {
+			return err
+		}
+	case o.DevTLSDir == "" && !o.InsecureREAR:
+		return fmt.Errorf("nodes talk over mutual TLS: give --dev-tls DIR or --tls-cert-file, --tls-key-file and --tls-ca-file (or --insecure-rear for plain HTTP)")
+	}
+	if o.Logger, err = newLogger(stderr, logFormat, logLevel); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return node.Run(ctx, o)
+}
+
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parsePrice(s string) (*fluidos.Price, error) {
+	if s == "" {
+		return nil, nil
+	}
+	f := strings.Fields(s)
+	if len(f) != 3 {
+		return nil, fmt.Errorf("--price %q: want \"<amount> <currency> <period>\", for example \"0.50 EUR hourly\"", s)
+	}
+	return &fluidos.Price{Amount: f[0], Currency: f[1], Period: f[2]}, nil
+}
+
+// readBlueprints reads one blueprint or an array of them (protojson).
+func readBlueprints(path string) ([]*fluidos.ServiceBlueprint, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--blueprints: %w", err)
+	}
+	var raws []json.RawMessage
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
+		if err := json.Unmarshal(t, &raws); err != nil {
+			return nil, fmt.Errorf("--blueprints %s: %w", path, err)
+		}
+	} else {
+		raws = []json.RawMessage{b}
+	}
+	out := make([]*fluidos.ServiceBlueprint, len(raws))
+	for i, r := range raws {
+		out[i] = &fluidos.ServiceBlueprint{}
+		if err := protojson.Unmarshal(r, out[i]); err != nil {
+			return nil, fmt.Errorf("--blueprints %s: blueprint %d: %w", path, i, err)
+		}
+	}
+	return out, nil
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
