@@ -343,7 +343,8 @@ func hostingPolicy(s string) (fluidos.HostingPolicy, error) {
 }
 
 func encodeService(s *fluidos.Service) (*ServiceFlavor, error) {
-	w := &ServiceFlavor{Name: s.GetName(), Description: s.GetDescription(), Category: s.GetCategory(), Tags: s.GetTags()}
+	w := &ServiceFlavor{Name: s.GetName(), Description: s.GetDescription(), Category: s.GetCategory(), Tags: s.GetTags(),
+		MaxInstances: s.GetMaxInstances(), SoldInstances: s.GetSoldInstances()}
 	for i, p := range s.GetHostingPolicies() {
 		name, err := hostingName(p)
 		if err != nil {
@@ -367,7 +368,8 @@ func encodeService(s *fluidos.Service) (*ServiceFlavor, error) {
 }
 
 func decodeService(w *ServiceFlavor) (*fluidos.Service, error) {
-	s := &fluidos.Service{Name: w.Name, Description: w.Description, Category: w.Category, Tags: w.Tags}
+	s := &fluidos.Service{Name: w.Name, Description: w.Description, Category: w.Category, Tags: w.Tags,
+		MaxInstances: w.MaxInstances, SoldInstances: w.SoldInstances}
 	for i, name := range w.HostingPolicies {
 		p, err := hostingPolicy(name)
 		if err != nil {

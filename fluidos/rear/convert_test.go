@@ -50,7 +50,7 @@ func typedFlavors() []*fluidos.Flavor {
 		},
 	}}
 	s := base("s")
-	s.Spec = &fluidos.Flavor_Service{Service: &fluidos.Service{Name: "kv", Description: "d", Category: "database", Tags: []string{"kv"},
+	s.Spec = &fluidos.Flavor_Service{Service: &fluidos.Service{Name: "kv", Description: "d", Category: "database", Tags: []string{"kv"}, MaxInstances: 3, SoldInstances: 1,
 		HostingPolicies:       []fluidos.HostingPolicy{fluidos.HostingPolicy_HOSTING_POLICY_PROVIDER, fluidos.HostingPolicy_HOSTING_POLICY_SHARED},
 		ConfigurationTemplate: `{"type":"object","properties":{"a":{"type":"integer"}}}`,
 		ConfigurationSchema:   &fluidos.ConfigurationSchema{Parameters: []*fluidos.ConfigParameter{{Name: "a", Type: fluidos.ParameterType_PARAMETER_TYPE_INT}}}}}

@@ -23,12 +23,13 @@
 //
 // What the typed model has and REAR lacks stays home: a flavor's
 // updated_at, a K8Slice's CIDR network_authorizations, a contract's
-// network_requests, a service's blueprint and instance counts. What REAR
+// network_requests, a service's blueprint. What REAR
 // has and the typed model words differently is carried in dedicated
 // fields (NetworkIntents, Service.configuration_template,
 // ServiceConfiguration.configuration_data, Contract.network_requests_text).
 // edgekit adds a few fields of its own to the wire (the endpoint, token and
-// cluster name of peering credentials), which a reference node ignores.
+// cluster name of peering credentials, a service's instance counts), which
+// a reference node ignores.
 //
 // # Configuration templates
 //

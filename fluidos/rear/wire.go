@@ -173,7 +173,8 @@ const (
 )
 
 // ServiceFlavor is the data of a service flavor; ConfigurationTemplate is
-// a JSON Schema.
+// a JSON Schema. MaxInstances and SoldInstances are edgekit's additions
+// (a reference node ignores them).
 type ServiceFlavor struct {
 	Name                  string          `json:"name"`
 	Description           string          `json:"description"`
@@ -181,6 +182,8 @@ type ServiceFlavor struct {
 	Tags                  []string        `json:"tags"`
 	HostingPolicies       []string        `json:"hostingPolicies"`
 	ConfigurationTemplate json.RawMessage `json:"configurationTemplate"`
+	MaxInstances          uint32          `json:"maxInstances,omitempty"`
+	SoldInstances         uint32          `json:"soldInstances,omitempty"`
 }
 
 // VM is the data of a vm flavor (the reference node defines none; this is

@@ -47,6 +47,9 @@ func NewNetwork(t testing.TB) *Network {
 // CA is the network's authority, to issue certificates of other parties.
 func (nw *Network) CA() *devtls.CA { return nw.ca }
 
+// CADir is the directory of the network's authority (a node's --dev-tls).
+func (nw *Network) CADir() string { return nw.caDir }
+
 // Capacity returns a fixed capacity source.
 func Capacity(c provider.Capacity) provider.CapacitySource {
 	return provider.CapacityFunc(func(context.Context) (provider.Capacity, error) { return c, nil })

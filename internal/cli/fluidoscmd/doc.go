@@ -1,0 +1,25 @@
+// Package fluidoscmd is the "fluidos" command of edgectl: it drives a
+// FLUIDOS node through the node's gRPC API, kubectl-style.
+//
+//	edgectl fluidos create solver [NAME] --type k8slice --filter 'cpu>=2' --cpu 2 --memory 4Gi --pods 10 --watch
+//	edgectl fluidos show solvers | show solver NAME | watch solver NAME | delete solver NAME
+//	edgectl fluidos show flavors [--peers] [--type T --filter ...]
+//	edgectl fluidos show contracts [ID] [--role sold|bought]
+//	edgectl fluidos create blueprint -f FILE | show blueprints [ID] | delete blueprint ID
+//	edgectl fluidos show discovery NAME | show allocations [ID] | show node
+//	edgectl fluidos show peers | create peer HOST:PORT
+//
+// Filters are written KEY=VALUE (a match), KEY>=VALUE and KEY<=VALUE (a
+// range), KEY~REGEX (a regular expression), for the fields of REAR's
+// discovery filters (cpu, memory, pods, storage, architecture, gpu...,
+// category, name, tags; see rear.ParseQuery), with Kubernetes quantities
+// ("500m", "4Gi").
+//
+// The node is reached at --node over mutual TLS: with --dev-tls DIR the
+// command gets a certificate named --as (default "admin") from the node's
+// development authority; with --ca-file, --cert-file and --key-file it
+// uses those; --insecure talks plaintext to a node run with
+// --insecure-rear. Output is a table, JSON or YAML (-o). A command that
+// fails, and a watched solver that ends FAILED, return an error (a
+// non-zero exit in edgectl).
+package fluidoscmd

@@ -1,0 +1,141 @@
+package fluidoscmd
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/fluidos/rear"
+)
+
+func phase(p fluidos.Phase) string { return strings.TrimPrefix(p.String(), "PHASE_") }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func when(ts *timestamppb.Timestamp) string {
+	if ts == nil {
+		return "-"
+	}
+	return ts.AsTime().UTC().Format(time.RFC3339)
+}
+
+var solverView = view[*fluidos.Solver]{
+	header: []string{"NAME", "PHASE", "DISCOVERY", "RESERVATION", "PURCHASE", "CONTRACT", "MESSAGE"},
+	row: func(s *fluidos.Solver) []string {
+		st := s.GetStatus()
+		return []string{s.GetId(), phase(st.GetSolverPhase()), phase(st.GetDiscoveryPhase()), phase(st.GetReservationPhase()),
+			phase(st.GetPurchasePhase()), orDash(st.GetContractId()), st.GetMessage()}
+	},
+}
+
+// offers summarizes what a flavor offers.
+func offers(f *fluidos.Flavor) (string, string) {
+	switch {
+	case f.GetK8Slice() != nil:
+		c := f.GetK8Slice().GetCharacteristics()
+		s := fmt.Sprintf("%s cpu, %s memory, %d pods, %s storage, %s", rear.FormatCPU(c.GetCpu()), rear.FormatBytes(c.GetMemory()), c.GetPods(), rear.FormatBytes(c.GetStorage()), orDash(c.GetArchitecture()))
+		if g := c.GetGpu(); g != nil {
+			s += fmt.Sprintf(", %d GPU cores (%s)", g.GetCores(), g.GetModel())
+		}
+		return "k8slice", s
+	case f.GetService() != nil:
+		sv := f.GetService()
+		s := fmt.Sprintf("%s (%s)", sv.GetName(), orDash(sv.GetCategory()))
+		if sv.GetMaxInstances() > 0 {
+			s += fmt.Sprintf(", %d of %d sold", sv.GetSoldInstances(), sv.GetMaxInstances())
+		}
+		return "service", s
+	case f.GetVm() != nil:
+		v := f.GetVm()
+		return "vm", fmt.Sprintf("%s cpu, %s memory, %s disk, %s", rear.FormatCPU(v.GetCpu()), rear.FormatBytes(v.GetMemory()), rear.FormatBytes(v.GetStorage()), orDash(v.GetOsImage()))
+	case f.GetSensor() != nil:
+		sn := f.GetSensor()
+		return "sensor", fmt.Sprintf("%s at %g Hz (%s)", sn.GetSensorType(), sn.GetSamplingRateHz(), orDash(sn.GetUnit()))
+	}
+	return "-", "-"
+}
+
+func price(p *fluidos.Price) string {
+	if p == nil {
+		return "-"
+	}
+	return strings.TrimSpace(strings.Join([]string{p.GetAmount(), p.GetCurrency(), p.GetPeriod()}, " "))
+}
+
+func flavorRow(f *fluidos.Flavor) []string {
+	typ, what := offers(f)
+	return []string{f.GetId(), f.GetOwner().GetNodeId(), typ, fmt.Sprint(f.GetAvailability()), orDash(price(f.GetPrice())), what}
+}
+
+var flavorView = view[*fluidos.Flavor]{
+	header: []string{"ID", "OWNER", "TYPE", "AVAILABLE", "PRICE", "OFFERS"},
+	row:    flavorRow,
+}
+
+var peerFlavorView = view[*fluidos.PeerFlavor]{
+	header: []string{"ID", "OWNER", "TYPE", "AVAILABLE", "PRICE", "OFFERS", "AT"},
+	row:    func(p *fluidos.PeerFlavor) []string { return append(flavorRow(p.GetFlavor()), p.GetAddress()) },
+}
+
+var peerResultView = view[*fluidos.PeerResult]{
+	header: []string{"PEER", "NODE", "FLAVORS", "TOOK", "ERROR"},
+	row: func(r *fluidos.PeerResult) []string {
+		return []string{r.GetAddress(), orDash(r.GetNodeId()), fmt.Sprint(r.GetFlavorsFound()),
+			r.GetDuration().AsDuration().Round(time.Millisecond).String(), orDash(r.GetError())}
+	},
+}
+
+func role(r fluidos.ContractRole) string {
+	return strings.ToLower(strings.TrimPrefix(r.String(), "CONTRACT_ROLE_"))
+}
+
+var contractView = view[*fluidos.ContractEntry]{
+	header: []string{"ID", "ROLE", "SELLER", "BUYER", "FLAVOR", "OFFERS", "CREATED"},
+	row: func(e *fluidos.ContractEntry) []string {
+		c := e.GetContract()
+		_, what := offers(c.GetFlavor())
+		return []string{c.GetId(), role(e.GetRole()), c.GetSeller().GetNodeId(), c.GetBuyer().GetNodeId(), c.GetFlavor().GetId(), what, when(c.GetCreatedAt())}
+	},
+}
+
+var blueprintView = view[*fluidos.ServiceBlueprint]{
+	header: []string{"ID", "NAME", "CATEGORY", "TAGS", "MAX-INSTANCES", "PARAMETERS"},
+	row: func(b *fluidos.ServiceBlueprint) []string {
+		var params []string
+		for _, p := range b.GetConfigurationSchema().GetParameters() {
+			params = append(params, p.GetName())
+		}
+		max := "unlimited"
+		if b.GetMaxInstances() > 0 {
+			max = fmt.Sprint(b.GetMaxInstances())
+		}
+		return []string{b.GetId(), b.GetName(), orDash(b.GetCategory()), orDash(strings.Join(b.GetTags(), ",")), max, orDash(strings.Join(params, ","))}
+	},
+}
+
+var peerView = view[*fluidos.Peer]{
+	header: []string{"ADDRESS", "STATIC"},
+	row:    func(p *fluidos.Peer) []string { return []string{p.GetAddress(), fmt.Sprint(p.GetStatic())} },
+}
+
+var nodeView = view[*fluidos.GetNodeResponse]{
+	header: []string{"ID", "DOMAIN", "REAR", "TLS"},
+	row: func(n *fluidos.GetNodeResponse) []string {
+		return []string{n.GetNode().GetNodeId(), orDash(n.GetNode().GetDomain()), n.GetNode().GetIp(), fmt.Sprint(!n.GetInsecureRear())}
+	},
+}
+
+var allocationView = view[*fluidos.Allocation]{
+	header: []string{"ID", "CONTRACT", "STATE", "MESSAGE"},
+	row: func(a *fluidos.Allocation) []string {
+		return []string{a.GetId(), a.GetContractId(), strings.TrimPrefix(a.GetStatus().GetState().String(), "ALLOCATION_STATE_"), a.GetStatus().GetMessage()}
+	},
+}
