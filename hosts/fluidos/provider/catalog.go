@@ -75,10 +75,15 @@ func (p *Provider) Sync(ctx context.Context) error {
 	}
 	self := p.cfg.Self.GetNodeId()
 	_, err := p.cfg.Store.Txn(ctx, func(tx *store.Tx) error {
-		txns, err := p.txns.TxList(tx)
+		open, err := p.open.TxList(tx)
 		if err != nil {
 			return err
 		}
+		closed, err := p.txns.TxList(tx)
+		if err != nil {
+			return err
+		}
+		txns := append(open, closed...)
 		held := map[string][]*fluidos.Configuration{}
 		for _, t := range txns {
 			if holds(t) {

@@ -25,7 +25,10 @@
 // flavor; the store lets exactly one commit, and the others see the flavor
 // sold out (ErrSoldOut) or, after bounded retries, give up with ErrBusy.
 // Reserving again what the same buyer holds with the same configuration
-// returns the same transaction with a refreshed expiry.
+// returns the same transaction with a refreshed expiry. Reserved
+// transactions are kept apart from closed ones (OpenTransactionKind), so
+// that the cost of a reservation grows with the open reservations, not
+// with every sale ever made.
 //
 // Purchase turns a reserved transaction into a Contract in one store
 // transaction; what was held stays taken. Purchasing a transaction already

@@ -44,7 +44,7 @@ func (p *Provider) Start(ctx context.Context) error {
 // passed, putting what each held back on sale, and returns the earliest
 // expiration time still pending (zero when none).
 func (p *Provider) ExpireDue(ctx context.Context) (next time.Time, err error) {
-	txns, _, err := p.txns.List(ctx)
+	txns, _, err := p.open.List(ctx)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -72,7 +72,7 @@ func (p *Provider) expire(ctx context.Context, id string) error {
 	var done bool
 	err := p.rounds(ctx, func(tx *store.Tx) error {
 		done = false
-		t, ok, err := p.txns.TxGet(tx, id)
+		t, ok, err := p.open.TxGet(tx, id)
 		if err != nil || !ok || t.GetState() != fluidos.TransactionState_TRANSACTION_STATE_RESERVED || t.GetExpirationTime().AsTime().After(time.Now()) {
 			return err
 		}

@@ -26,7 +26,7 @@ var testCapacity = provider.Capacity{Architecture: "amd64", CPU: 4000, Memory: 8
 var testPolicy = &fluidos.Partitionability{CpuMin: 1000, MemoryMin: 1 << 30, PodsMin: 10, CpuStep: 1000, MemoryStep: 1 << 30, PodsStep: 10}
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	ca    *devtls.CA
 	etcd  *etcdtest.Server
 	store *store.Store
@@ -43,7 +43,7 @@ func withTTL(d time.Duration) envOption { return func(c *provider.Config) { c.Re
 
 // newEnv starts etcd, a provider selling testCapacity and kvBlueprint, and
 // its REAR server over mutual TLS; everything stops when the test ends.
-func newEnv(t *testing.T, opts ...envOption) *env {
+func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
 	e := &env{t: t, etcd: etcdtest.New(t), made: make(chan *fluidos.Contract, 128)}
 	var err error
@@ -139,14 +139,14 @@ func svcCfg(params map[string]string) *fluidos.Configuration {
 	return &fluidos.Configuration{Spec: &fluidos.Configuration_Service{Service: &fluidos.ServiceConfiguration{Parameters: params}}}
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
 // waitFor polls cond every 10ms until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
@@ -157,7 +157,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-func clientTLS(t *testing.T, e *env, name string) *tls.Config {
+func clientTLS(t testing.TB, e *env, name string) *tls.Config {
 	t.Helper()
 	b, err := e.ca.Issue(name, devtls.LeafOptions{})
 	if err != nil {

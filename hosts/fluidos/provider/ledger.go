@@ -55,7 +55,7 @@ func (p *Provider) Reserve(ctx context.Context, peer string, req *fluidos.Reserv
 		if !ok {
 			return fmt.Errorf("%w: %q", ErrFlavorNotFound, req.GetFlavorId())
 		}
-		txns, err := p.txns.TxList(tx)
+		txns, err := p.open.TxList(tx)
 		if err != nil {
 			return err
 		}
@@ -64,7 +64,7 @@ func (p *Provider) Reserve(ctx context.Context, peer string, req *fluidos.Reserv
 				t.GetFlavorId() == f.GetId() && t.GetExpirationTime().AsTime().After(now) && sameAsked(t.GetConfiguration(), req.GetConfiguration()) {
 				t.ExpirationTime = exp
 				out = t
-				return p.txns.TxPut(tx, t)
+				return p.open.TxPut(tx, t)
 			}
 		}
 		left, held, err := take(f, req.GetConfiguration(), p.checkServiceConfiguration)
@@ -85,7 +85,7 @@ func (p *Provider) Reserve(ctx context.Context, peer string, req *fluidos.Reserv
 			BuyerClusterId: buyer.GetAdditionalInformation().GetLiqoId(),
 			State:          fluidos.TransactionState_TRANSACTION_STATE_RESERVED,
 		}
-		return p.txns.TxCreate(tx, out)
+		return p.open.TxCreate(tx, out)
 	})
 	p.cfg.Metrics.reserved(err)
 	if err != nil {
@@ -125,9 +125,14 @@ func (p *Provider) Purchase(ctx context.Context, peer, transactionID string, req
 	err := p.rounds(ctx, func(tx *store.Tx) error {
 		out, made, expiredNow = nil, false, false
 		now := time.Now()
-		t, ok, err := p.txns.TxGet(tx, transactionID)
+		t, ok, err := p.open.TxGet(tx, transactionID)
 		if err != nil {
 			return err
+		}
+		if !ok {
+			if t, ok, err = p.txns.TxGet(tx, transactionID); err != nil {
+				return err
+			}
 		}
 		if !ok {
 			return fmt.Errorf("%w: %q", ErrTransactionNotFound, transactionID)
@@ -166,7 +171,7 @@ func (p *Provider) Purchase(ctx context.Context, peer, transactionID string, req
 		t.State = fluidos.TransactionState_TRANSACTION_STATE_PURCHASED
 		t.ContractId = out.GetId()
 		made = true
-		return p.txns.TxPut(tx, t)
+		return p.close(tx, t)
 	})
 	if err == nil && expiredNow {
 		err = fmt.Errorf("%w: transaction %q", ErrExpired, transactionID)
@@ -217,7 +222,7 @@ func (p *Provider) contractOf(t *fluidos.Transaction, f *fluidos.Flavor, req *fl
 // back into its flavor (f may be nil: the flavor is gone).
 func (p *Provider) txExpire(tx *store.Tx, t *fluidos.Transaction, f *fluidos.Flavor) error {
 	t.State = fluidos.TransactionState_TRANSACTION_STATE_EXPIRED
-	if err := p.txns.TxPut(tx, t); err != nil {
+	if err := p.close(tx, t); err != nil {
 		return err
 	}
 	if f == nil {
@@ -226,6 +231,13 @@ func (p *Provider) txExpire(tx *store.Tx, t *fluidos.Transaction, f *fluidos.Fla
 	restore(f, t.GetConfiguration())
 	f.UpdatedAt = timestamppb.Now()
 	return p.flavors.TxPut(tx, f)
+}
+
+// close moves a transaction that is no longer reserved out of the open
+// ones.
+func (p *Provider) close(tx *store.Tx, t *fluidos.Transaction) error {
+	p.open.TxDelete(tx, t.GetKeyString())
+	return p.txns.TxPut(tx, t)
 }
 
 // rounds runs fn in store transactions until one commits, fn fails, or

@@ -65,7 +65,8 @@ type Provider struct {
 	cfg        Config
 	log        *slog.Logger
 	flavors    *store.Kind[*fluidos.Flavor]
-	txns       *store.Kind[*fluidos.Transaction]
+	open       *store.Kind[*fluidos.Transaction] // reserved, not yet bought or expired
+	txns       *store.Kind[*fluidos.Transaction] // closed: purchased, expired, released
 	contracts  *store.Kind[*fluidos.Contract]
 	blueprints *store.Kind[*fluidos.ServiceBlueprint]
 
@@ -94,6 +95,7 @@ func New(cfg Config) (*Provider, error) {
 		cfg:        cfg,
 		log:        cfg.Logger,
 		flavors:    store.NewKind[*fluidos.Flavor](cfg.Store),
+		open:       store.NewKind[*fluidos.Transaction](cfg.Store, store.KindName(OpenTransactionKind)),
 		txns:       store.NewKind[*fluidos.Transaction](cfg.Store),
 		contracts:  store.NewKind[*fluidos.Contract](cfg.Store),
 		blueprints: store.NewKind[*fluidos.ServiceBlueprint](cfg.Store),
@@ -120,10 +122,19 @@ func (p *Provider) Flavor(ctx context.Context, id string) (*fluidos.Flavor, erro
 	return f, err
 }
 
-// Transactions lists every transaction, open or closed.
+// OpenTransactionKind is the store kind of reserved transactions; a
+// transaction moves to kind Transaction when it is bought, expires or is
+// released, so that a reservation looks only at the open ones.
+const OpenTransactionKind = "OpenTransaction"
+
+// Transactions lists every transaction, open ones first.
 func (p *Provider) Transactions(ctx context.Context) ([]*fluidos.Transaction, error) {
-	ts, _, err := p.txns.List(ctx)
-	return ts, err
+	open, _, err := p.open.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	closed, _, err := p.txns.List(ctx)
+	return append(open, closed...), err
 }
 
 // Contracts lists the contracts the provider made.
