@@ -69,7 +69,7 @@ func (c *Consumer) phases(ctx context.Context, s *fluidos.Solver) error {
 			return c.finish(ctx, id, err, "")
 		}
 		if !s.GetReserveAndBuy() {
-			return c.finish(ctx, id, nil, fmt.Sprintf("found %d candidates", len(cands)))
+			return c.finish(ctx, id, nil, "found "+plural(len(cands), "candidate"))
 		}
 		if tx, err = c.reserve(ctx, s, cands); err != nil {
 			return c.finish(ctx, id, err, "")
@@ -184,7 +184,7 @@ func (c *Consumer) discover(ctx context.Context, s *fluidos.Solver) ([]*fluidos.
 		d.PeeringCandidateIds = append(d.PeeringCandidateIds, pc.GetId())
 	}
 	d.Phase, d.PeerResults, d.LastChangeTime = phase, results, timestamppb.Now()
-	d.Message = fmt.Sprintf("%d candidates from %d peers", len(cands), len(results))
+	d.Message = fmt.Sprintf("%s from %s", plural(len(cands), "candidate"), plural(len(results), "peer"))
 	if err != nil {
 		d.Message = err.Error()
 	}
@@ -222,4 +222,11 @@ func (c *Consumer) buyer() *fluidos.NodeIdentity {
 	}
 	b.AdditionalInformation.Kubeconfig = ""
 	return b
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

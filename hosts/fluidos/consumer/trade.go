@@ -152,6 +152,9 @@ func (c *Consumer) purchase(ctx context.Context, s *fluidos.Solver, r *fluidos.R
 		return nil, err
 	}
 	if err == nil {
+		if contract.GetCreatedAt() == nil { // REAR does not carry it: the time it was bought
+			contract.CreatedAt = timestamppb.Now()
+		}
 		if _, perr := c.bought.Put(ctx, contract); perr != nil {
 			return nil, c.stopOr(ctx, perr)
 		}
