@@ -84,6 +84,11 @@ func TestTwoNodesBuyAK8SliceWithASolver(t *testing.T) {
 	if left := fl.GetFlavors()[0].GetK8Slice().GetCharacteristics(); left.GetCpu() != 3000 || left.GetMemory() != 6<<30 || left.GetPods() != 36 {
 		t.Errorf("bob offers %v after selling 1 CPU, 2Gi, 4 pods", left)
 	}
+	// bob learned alice, whose certificate vouched for the reservation.
+	peers, err := fluidos.NewNodeServiceClient(bob.Conn()).ListPeers(ctx, &fluidos.ListPeersRequest{})
+	if err != nil || len(peers.GetPeers()) != 1 || peers.GetPeers()[0].GetAddress() != alice.RearAddr() || peers.GetPeers()[0].GetStatic() {
+		t.Errorf("bob's peers %v (%v), want alice learned", peers.GetPeers(), err)
+	}
 	// The discovery is kept, with what bob answered.
 	d, err := alice.Solvers().GetDiscovery(ctx, &fluidos.GetDiscoveryRequest{Id: st.GetDiscoveryId()})
 	if err != nil {

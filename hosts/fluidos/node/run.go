@@ -230,18 +230,21 @@ func build(ctx context.Context, o Options, self *fluidos.NodeIdentity, st *store
 	if price == nil {
 		price = DefaultPrice()
 	}
+	peers, err := consumer.NewRegistry(o.Peers, o.PeerTTL)
+	if err != nil {
+		return nil, fmt.Errorf("fluidos node: %w", err)
+	}
 	p, err := provider.New(provider.Config{
 		Self: self, Store: st, Capacity: capacity, Policy: policy, K8SlicePrice: price, Location: o.Location,
 		ReservationTTL: o.ReservationTTL, Contracts: o.Contracts, Logger: log.With("side", "provider"), Metrics: provider.NewMetrics(reg),
+		// A buyer vouched for by its certificate is a node to know: its
+		// REAR endpoint becomes a learned peer.
+		BuyerSeen: func(b *fluidos.NodeIdentity) { _ = peers.Add(b.GetIp()) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fluidos node: %w", err)
 	}
 	if err := p.Sync(ctx); err != nil {
-		return nil, fmt.Errorf("fluidos node: %w", err)
-	}
-	peers, err := consumer.NewRegistry(o.Peers, o.PeerTTL)
-	if err != nil {
 		return nil, fmt.Errorf("fluidos node: %w", err)
 	}
 	var clientTLS *tls.Config

@@ -91,6 +91,9 @@ func (p *Provider) Reserve(ctx context.Context, peer string, req *fluidos.Reserv
 	if err != nil {
 		return nil, err
 	}
+	if peer != "" && p.cfg.BuyerSeen != nil {
+		p.cfg.BuyerSeen(buyer)
+	}
 	p.log.InfoContext(ctx, "flavor reserved", "transaction", out.GetId(), "flavor", out.GetFlavorId(), "buyer", buyer.GetNodeId(), "expires", out.GetExpirationTime().AsTime())
 	select {
 	case p.wake <- struct{}{}:

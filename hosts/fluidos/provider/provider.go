@@ -54,6 +54,9 @@ type Config struct {
 	ReservationTTL time.Duration
 	// Contracts is told of new contracts; nil for nobody.
 	Contracts ContractHandler
+	// BuyerSeen, when set, is called with the identity of each buyer whose
+	// certificate vouched for a reservation (a node to learn as a peer).
+	BuyerSeen func(buyer *fluidos.NodeIdentity)
 	// Logger; nil discards.
 	Logger *slog.Logger
 	// Metrics, when set, counts the provider's work.
