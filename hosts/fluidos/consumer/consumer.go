@@ -69,8 +69,14 @@ type Consumer struct {
 
 	mu      sync.Mutex
 	ctx     context.Context // Start's; nil before Start
-	running map[string]context.CancelFunc
+	running map[string]*runningSolver
 	wg      sync.WaitGroup
+}
+
+// runningSolver is a solver's goroutine.
+type runningSolver struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // New returns a consumer; run Start to run solvers.
@@ -104,7 +110,7 @@ func New(cfg Config) (*Consumer, error) {
 		candidates:   store.NewKind[*fluidos.PeeringCandidate](cfg.Store),
 		reservations: store.NewKind[*fluidos.Reservation](cfg.Store),
 		bought:       store.NewKind[*fluidos.Contract](cfg.Store, store.KindName(BoughtContractKind)),
-		running:      map[string]context.CancelFunc{},
+		running:      map[string]*runningSolver{},
 	}, nil
 }
 
@@ -160,25 +166,35 @@ func (c *Consumer) launch(id string) {
 		return
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
-	c.running[id] = cancel
+	r := &runningSolver{cancel: cancel, done: make(chan struct{})}
+	c.running[id] = r
 	c.wg.Go(func() {
 		defer func() {
 			cancel()
 			c.mu.Lock()
 			delete(c.running, id)
 			c.mu.Unlock()
+			close(r.done)
 		}()
 		c.run(ctx, id)
 	})
 }
 
-// stop cancels a solver's goroutine, if it runs.
-func (c *Consumer) stop(id string) {
+// stop cancels a solver's goroutine, if it runs, and waits for it to end
+// (or ctx to).
+func (c *Consumer) stop(ctx context.Context, id string) error {
 	c.mu.Lock()
-	cancel := c.running[id]
+	r := c.running[id]
 	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if r == nil {
+		return nil
+	}
+	r.cancel()
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

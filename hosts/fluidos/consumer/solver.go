@@ -80,7 +80,9 @@ func validateSolver(s *fluidos.Solver) error {
 // DeleteSolver stops a solver and deletes it with its discovery,
 // candidates and reservation. What it bought stays bought.
 func (c *Consumer) DeleteSolver(ctx context.Context, id string) error {
-	c.stop(id)
+	if err := c.stop(ctx, id); err != nil {
+		return err
+	}
 	s, _, err := c.solvers.Get(ctx, id)
 	if err != nil {
 		return err

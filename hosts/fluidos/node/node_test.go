@@ -167,3 +167,76 @@ func TestDiscoveryPhaseTimesOutOnTime(t *testing.T) {
 func providerCapacity(arch string, cpu, mem int64) provider.Capacity {
 	return provider.Capacity{Architecture: arch, CPU: cpu, Memory: mem, Pods: 110, Storage: 100 << 30}
 }
+
+func TestDeleteARunningSolver(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	buyer := nw.Start(node.Options{NodeID: "buyer", Capacity: capacity("amd64"), Peers: []string{hungPeer(t)}, PeerTimeout: time.Minute})
+	ctx := ctxT(t)
+	created, err := buyer.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: buy(cpuAtLeast(1), nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetSolver().GetId()
+	// Wait until it is stuck in its discovery, then delete it.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := buyer.Solvers().GetSolver(ctx, &fluidos.GetSolverRequest{Id: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.GetSolver().GetStatus().GetDiscoveryPhase() == fluidos.Phase_PHASE_RUNNING {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the solver never ran its discovery: %v", got.GetSolver().GetStatus())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	if _, err := buyer.Solvers().DeleteSolver(ctx, &fluidos.DeleteSolverRequest{Id: id}); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("deleting a running solver took %v", took)
+	}
+	list, err := buyer.Solvers().ListSolvers(ctx, &fluidos.ListSolversRequest{})
+	if err != nil || len(list.GetSolvers()) != 0 {
+		t.Errorf("solvers after delete: %v, %v", list.GetSolvers(), err)
+	}
+	if _, err := buyer.Solvers().GetDiscovery(ctx, &fluidos.GetDiscoveryRequest{Id: "discovery-" + id}); err == nil {
+		t.Error("the deleted solver's discovery is still there")
+	}
+}
+
+func TestSolverResumesAfterTheBuyerRestarts(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity("amd64")})
+	// The buyer first knows only a peer that never answers: its solver
+	// hangs in discovery when the buyer stops.
+	buyer := nw.Start(node.Options{NodeID: "buyer", Capacity: capacity("amd64"), Peers: []string{hungPeer(t)}, PeerTimeout: time.Minute})
+	ctx := ctxT(t)
+	created, err := buyer.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: buy(cpuAtLeast(1000), partition(1000, 1<<30, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetSolver().GetId()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got, err := buyer.Solvers().GetSolver(ctx, &fluidos.GetSolverRequest{Id: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.GetSolver().GetStatus().GetDiscoveryPhase() == fluidos.Phase_PHASE_RUNNING {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the solver never ran its discovery")
+		}
+	}
+	buyer.RestartWith(func(o *node.Options) { o.Peers = []string{bob.RearAddr()} })
+	s := buyer.WaitSolver(id, 30*time.Second)
+	if s.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_SOLVED || s.GetStatus().GetContractId() == "" {
+		t.Errorf("the resumed solver ended %v", s.GetStatus())
+	}
+}

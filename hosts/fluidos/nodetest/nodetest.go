@@ -149,6 +149,15 @@ func (n *Node) Restart() {
 	n.start()
 }
 
+// RestartWith stops the node and starts it again on the same data
+// directory and addresses, with the options change made.
+func (n *Node) RestartWith(change func(o *node.Options)) {
+	n.t.Helper()
+	n.Stop()
+	change(&n.opts)
+	n.start()
+}
+
 // Running is the running node; nil while stopped.
 func (n *Node) Running() *node.Running {
 	n.mu.Lock()
