@@ -26,7 +26,10 @@ const BoughtContractKind = "BoughtContract"
 
 // BoughtHandler is told of each contract a solver bought when the solver
 // asks for peering (establish_peering): the seam where allocation plugs
-// in. It reports the allocation phase through the solver's status.
+// in. The solver is then the handler's: it runs the allocation phase and
+// must end the solver (SOLVED or FAILED) through its status, within a
+// bounded time, or the solver stays RUNNING. Without a handler a solver
+// ends SOLVED once bought, its allocation phase IDLE.
 type BoughtHandler interface {
 	Bought(ctx context.Context, solver *fluidos.Solver, contract *fluidos.Contract)
 }
