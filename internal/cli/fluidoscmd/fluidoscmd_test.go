@@ -13,6 +13,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
+	"github.com/edgekit/edgekit/internal/cli/edgectl"
 	"github.com/edgekit/edgekit/internal/cli/fluidoscmd"
 )
 
@@ -179,5 +180,23 @@ func TestCommandErrors(t *testing.T) {
 	cmd.SetArgs([]string{"--node", alice.Options().APIListen, "show", "node"})
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--dev-tls") {
 		t.Errorf("no TLS settings: %v", err)
+	}
+}
+
+// TestUnderEdgectl wires the command under edgectl's root, as edgectl
+// does, and runs it: its flags (-o, --timeout, the TLS files, --insecure)
+// live beside the root's without clashing.
+func TestUnderEdgectl(t *testing.T) {
+	t.Parallel()
+	nw, alice, _ := two(t)
+	var out, errOut bytes.Buffer
+	root := edgectl.NewRootCommand(edgectl.Options{Out: &out, ErrOut: &errOut})
+	root.AddCommand(fluidoscmd.NewCommand(fluidoscmd.Options{Out: &out, ErrOut: &errOut}))
+	root.SetArgs([]string{"fluidos", "--node", alice.Options().APIListen, "--dev-tls", nw.CADir(), "show", "node", "-o", "json", "--timeout", "30s"})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("edgectl fluidos show node: %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), `"node_id": "alice"`) {
+		t.Errorf("output:\n%s", out.String())
 	}
 }
