@@ -28,6 +28,7 @@ import (
 
 	"github.com/edgekit/edgekit/internal/cli/clientconfig"
 	"github.com/edgekit/edgekit/internal/cli/clientconn"
+	"github.com/edgekit/edgekit/internal/cli/fluidoscmd"
 	"github.com/edgekit/edgekit/internal/cli/output"
 )
 
@@ -206,6 +207,7 @@ context of the configuration file ('edgectl config --help').`,
 		a.configCommand(),
 	)
 	root.AddCommand(a.actionCommands()...)
+	root.AddCommand(fluidoscmd.NewCommand(fluidoscmd.Options{Out: a.opts.Out, ErrOut: a.opts.ErrOut}))
 	root.SuggestionsMinimumDistance = 2
 	return root
 }
