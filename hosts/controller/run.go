@@ -225,36 +225,18 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // openEtcd connects to the external cluster of o, or starts the embedded
-// one. stop closes the client and stops the embedded server.
+// one under DataDir/etcd. stop closes the client and stops the server.
 func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Client, []string, func(), error) {
-	if len(o.EtcdEndpoints) > 0 {
-		cli, err := etcd.NewClient(etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile,
-			CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("controller: etcd: %w", err)
-		}
-		return cli, o.EtcdEndpoints, func() { cli.Close() }, nil
-	}
-	e, err := etcd.StartEmbedded(ctx, etcd.EmbedConfig{Name: "controller", DataDir: filepath.Join(o.DataDir, "etcd"), ClientAddr: o.EtcdListen, Logger: log})
+	e, err := etcd.Open(ctx, etcd.OpenConfig{
+		Client:       etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile},
+		Embed:        etcd.EmbedConfig{Name: "controller", DataDir: filepath.Join(o.DataDir, "etcd"), ClientAddr: o.EtcdListen, Logger: log},
+		EndpointFile: filepath.Join(o.DataDir, "etcd-endpoint"),
+		Logger:       log,
+	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("controller: embedded etcd: %w", err)
-	}
-	endpoints := e.Endpoints()
-	if err := os.WriteFile(filepath.Join(o.DataDir, "etcd-endpoint"), []byte(endpoints[0]+"\n"), 0o600); err != nil {
-		e.Close()
 		return nil, nil, nil, fmt.Errorf("controller: %w", err)
 	}
-	cli, err := e.NewClient()
-	if err != nil {
-		e.Close()
-		return nil, nil, nil, fmt.Errorf("controller: etcd client: %w", err)
-	}
-	return cli, endpoints, func() {
-		cli.Close()
-		if err := e.Close(); err != nil {
-			log.Warn("embedded etcd stop", slog.Any("error", err))
-		}
-	}, nil
+	return e.Client, e.Endpoints, e.Close, nil
 }
 
 // devServerTLS opens (or creates) the development authority in dir and

@@ -283,26 +283,13 @@ func devBundle(dir, nodeID, advertise string) (*devtls.Bundle, error) {
 // openEtcd connects to the external cluster of o, or starts the embedded
 // one under DataDir/etcd. stop closes the client and stops the server.
 func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Client, []string, func(), error) {
-	if len(o.EtcdEndpoints) > 0 {
-		cli, err := etcd.NewClient(etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile})
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("fluidos node: etcd: %w", err)
-		}
-		return cli, o.EtcdEndpoints, func() { cli.Close() }, nil
-	}
-	e, err := etcd.StartEmbedded(ctx, etcd.EmbedConfig{DataDir: filepath.Join(o.DataDir, "etcd"), Logger: log})
+	e, err := etcd.Open(ctx, etcd.OpenConfig{
+		Client: etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile},
+		Embed:  etcd.EmbedConfig{DataDir: filepath.Join(o.DataDir, "etcd"), Logger: log},
+		Logger: log,
+	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("fluidos node: embedded etcd: %w", err)
+		return nil, nil, nil, fmt.Errorf("fluidos node: %w", err)
 	}
-	cli, err := e.NewClient()
-	if err != nil {
-		e.Close()
-		return nil, nil, nil, fmt.Errorf("fluidos node: etcd client: %w", err)
-	}
-	return cli, e.Endpoints(), func() {
-		cli.Close()
-		if err := e.Close(); err != nil {
-			log.Warn("embedded etcd stop", "err", err)
-		}
-	}, nil
+	return e.Client, e.Endpoints, e.Close, nil
 }
