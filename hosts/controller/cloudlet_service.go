@@ -53,13 +53,13 @@ func (s *cloudletService) DeleteCloudlet(req *edgeproto.DeleteCloudletRequest, s
 }
 
 func (s *cloudletService) ShowCloudlets(req *edgeproto.ShowCloudletsRequest, stream grpc.ServerStreamingServer[edgeproto.ShowCloudletsResponse]) error {
-	return showObjects(stream.Context(), s.c.cloudlets.kind, req.GetFilter(), func(o *edgeproto.Cloudlet) error {
+	return showObjects(stream.Context(), s.c, s.c.cloudlets.kind, req.GetFilter(), func(o *edgeproto.Cloudlet) error {
 		return stream.Send(&edgeproto.ShowCloudletsResponse{Cloudlet: o})
 	})
 }
 
 func (s *cloudletService) ShowCloudletInfos(req *edgeproto.ShowCloudletInfosRequest, stream grpc.ServerStreamingServer[edgeproto.ShowCloudletInfosResponse]) error {
-	return showInfos(stream.Context(), s.c.cloudlets, req.GetFilter(), func(o *edgeproto.CloudletInfo) error {
+	return showInfos(stream.Context(), s.c, s.c.cloudlets, req.GetFilter(), func(o *edgeproto.CloudletInfo) error {
 		return stream.Send(&edgeproto.ShowCloudletInfosResponse{CloudletInfo: o})
 	})
 }

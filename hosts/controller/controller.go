@@ -38,11 +38,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/prometheus/client_golang/prometheus"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -85,6 +88,8 @@ type Controller struct {
 	health   *health.Server
 	stopTO   time.Duration
 	selfAuth map[string]bool
+	// cachesRunning is set while Serve runs the kinds' caches.
+	cachesRunning atomic.Bool
 
 	cloudlets     *tracked[*edgeproto.Cloudlet, *edgeproto.CloudletInfo]
 	clusters      *tracked[*edgeproto.ClusterInst, *edgeproto.ClusterInstInfo]
@@ -120,6 +125,9 @@ func New(cfg Config) (*Controller, error) {
 	c.cloudlets = newCloudlets(s, c.cloudletRules())
 	c.clusters = newClusters(s, c.clusterRules())
 	c.appInsts = newAppInsts(s, c.appInstRules())
+	c.cloudlets.infoCache = store.NewCache(c.cloudlets.info)
+	c.clusters.infoCache = store.NewCache(c.clusters.info)
+	c.appInsts.infoCache = store.NewCache(c.appInsts.info)
 	c.flavors = newKind(s, flavorOwner, nil)
 	c.apps = newKind(s, appOwner, checkApp)
 	c.trustPolicies = newKind(s, trustPolicyOwner, nil)
@@ -169,6 +177,8 @@ func (c *Controller) Store() *store.Store { return c.store }
 // calls are refused, in-flight calls get Config.StopTimeout to finish and
 // are cancelled after. It returns nil after a stop caused by ctx.
 func (c *Controller) Serve(ctx context.Context, lis net.Listener) error {
+	stopCaches := c.startCaches(ctx)
+	defer stopCaches()
 	c.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	errc := make(chan error, 1)
 	go func() { errc <- c.server.Serve(lis) }()
@@ -224,4 +234,37 @@ func (c *Controller) countObjects(ctx context.Context) (map[[2]string]int, error
 		add(c.appInsts.name, o.State)
 	}
 	return out, nil
+}
+
+// startCaches runs the watch-fed caches Show reads, until the returned
+// function is called.
+func (c *Controller) startCaches(ctx context.Context) func() {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	run := func(start func(context.Context) error) { wg.Go(func() { _ = start(ctx) }) }
+	run(c.cloudlets.cache.Start)
+	run(c.cloudlets.infoCache.Start)
+	run(c.clusters.cache.Start)
+	run(c.clusters.infoCache.Start)
+	run(c.appInsts.cache.Start)
+	run(c.appInsts.infoCache.Start)
+	run(c.flavors.cache.Start)
+	run(c.apps.cache.Start)
+	run(c.trustPolicies.cache.Start)
+	run(c.tpes.cache.Start)
+	c.cachesRunning.Store(true)
+	return func() {
+		c.cachesRunning.Store(false)
+		cancel()
+		wg.Wait()
+	}
+}
+
+// currentRev is the store's current revision, read linearizably.
+func (c *Controller) currentRev(ctx context.Context) (int64, error) {
+	resp, err := c.store.Client().Get(ctx, c.store.Prefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, err
+	}
+	return resp.Header.Revision, nil
 }

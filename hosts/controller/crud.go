@@ -180,12 +180,12 @@ func deleteObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 
 // showObjects sends, redacted, every object of k that the caller may see
 // and that matches filter.
-func showObjects[T store.Object[T]](ctx context.Context, k *kind[T], filter T, send func(T) error) error {
+func showObjects[T store.Object[T]](ctx context.Context, c *Controller, k *kind[T], filter T, send func(T) error) error {
 	p, err := principal(ctx)
 	if err != nil {
 		return err
 	}
-	objs, _, err := k.store.List(ctx)
+	objs, err := k.list(ctx, c)
 	if err != nil {
 		return apiError(err)
 	}

@@ -14,12 +14,12 @@ func (tk *tracked[T, I]) visibleInfo(p Principal, info I) bool { return p.owns(t
 
 // showInfos sends, redacted, the Infos of tk the caller may see that match
 // filter.
-func showInfos[T store.Object[T], I store.Object[I]](ctx context.Context, tk *tracked[T, I], filter I, send func(I) error) error {
+func showInfos[T store.Object[T], I store.Object[I]](ctx context.Context, c *Controller, tk *tracked[T, I], filter I, send func(I) error) error {
 	p, err := principal(ctx)
 	if err != nil {
 		return err
 	}
-	infos, _, err := tk.info.List(ctx)
+	infos, err := listFresh(ctx, c, tk.info, tk.infoCache)
 	if err != nil {
 		return apiError(err)
 	}

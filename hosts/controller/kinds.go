@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"unicode"
 	"unicode/utf8"
@@ -30,6 +31,8 @@ type kind[T store.Object[T]] struct {
 	check func(T) error
 	// parents are the objects obj depends on (see refs.go); nil for none.
 	parents func(obj T) []ref
+	// cache follows the kind while the controller serves; Show reads it.
+	cache *store.Cache[T]
 }
 
 // refOf is the ref of obj as a child.
@@ -51,7 +54,7 @@ func (k *kind[T]) unlinkRefs(c *Controller, tx *store.Tx, obj T) {
 
 func newKind[T store.Object[T]](s *store.Store, owner func(T) string, check func(T) error) *kind[T] {
 	k := store.NewKind[T](s)
-	return &kind[T]{name: k.Name(), store: k, owner: owner, check: check}
+	return &kind[T]{name: k.Name(), store: k, owner: owner, check: check, cache: store.NewCache(k)}
 }
 
 // schema returns the field schema of T.
@@ -182,4 +185,32 @@ func trustPolicyOwner(p *edgeproto.TrustPolicy) string { return p.GetKey().GetOr
 func flavorOwner(*edgeproto.Flavor) string             { return "" }
 func tpeOwner(e *edgeproto.TrustPolicyException) string {
 	return e.GetKey().GetAppKey().GetOrganization()
+}
+
+// list returns every object of the kind as of now: from the cache, once it
+// has applied every change up to the store's current revision (so a caller
+// reads its own writes), or from the store when the cache is not running.
+func (k *kind[T]) list(ctx context.Context, c *Controller) ([]T, error) {
+	return listFresh(ctx, c, k.store, k.cache)
+}
+
+// listFresh lists a kind from its cache when the cache is running and has
+// caught up with the store's current revision, else from the store.
+func listFresh[T store.Object[T]](ctx context.Context, c *Controller, k *store.Kind[T], cache *store.Cache[T]) ([]T, error) {
+	if c.cachesRunning.Load() {
+		select {
+		case <-cache.Synced():
+			rev, err := c.currentRev(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if err := cache.WaitRev(ctx, rev); err != nil {
+				return nil, err
+			}
+			return cache.List(), nil
+		default:
+		}
+	}
+	objs, _, err := k.List(ctx)
+	return objs, err
 }

@@ -53,13 +53,13 @@ func (s *clusterInstService) DeleteClusterInst(req *edgeproto.DeleteClusterInstR
 }
 
 func (s *clusterInstService) ShowClusterInsts(req *edgeproto.ShowClusterInstsRequest, stream grpc.ServerStreamingServer[edgeproto.ShowClusterInstsResponse]) error {
-	return showObjects(stream.Context(), s.c.clusters.kind, req.GetFilter(), func(o *edgeproto.ClusterInst) error {
+	return showObjects(stream.Context(), s.c, s.c.clusters.kind, req.GetFilter(), func(o *edgeproto.ClusterInst) error {
 		return stream.Send(&edgeproto.ShowClusterInstsResponse{ClusterInst: o})
 	})
 }
 
 func (s *clusterInstService) ShowClusterInstInfos(req *edgeproto.ShowClusterInstInfosRequest, stream grpc.ServerStreamingServer[edgeproto.ShowClusterInstInfosResponse]) error {
-	return showInfos(stream.Context(), s.c.clusters, req.GetFilter(), func(o *edgeproto.ClusterInstInfo) error {
+	return showInfos(stream.Context(), s.c, s.c.clusters, req.GetFilter(), func(o *edgeproto.ClusterInstInfo) error {
 		return stream.Send(&edgeproto.ShowClusterInstInfosResponse{ClusterInstInfo: o})
 	})
 }
@@ -97,13 +97,13 @@ func (s *appInstService) DeleteAppInst(req *edgeproto.DeleteAppInstRequest, stre
 }
 
 func (s *appInstService) ShowAppInsts(req *edgeproto.ShowAppInstsRequest, stream grpc.ServerStreamingServer[edgeproto.ShowAppInstsResponse]) error {
-	return showObjects(stream.Context(), s.c.appInsts.kind, req.GetFilter(), func(o *edgeproto.AppInst) error {
+	return showObjects(stream.Context(), s.c, s.c.appInsts.kind, req.GetFilter(), func(o *edgeproto.AppInst) error {
 		return stream.Send(&edgeproto.ShowAppInstsResponse{AppInst: o})
 	})
 }
 
 func (s *appInstService) ShowAppInstInfos(req *edgeproto.ShowAppInstInfosRequest, stream grpc.ServerStreamingServer[edgeproto.ShowAppInstInfosResponse]) error {
-	return showInfos(stream.Context(), s.c.appInsts, req.GetFilter(), func(o *edgeproto.AppInstInfo) error {
+	return showInfos(stream.Context(), s.c, s.c.appInsts, req.GetFilter(), func(o *edgeproto.AppInstInfo) error {
 		return stream.Send(&edgeproto.ShowAppInstInfosResponse{AppInstInfo: o})
 	})
 }
@@ -143,7 +143,7 @@ func (s *flavorService) DeleteFlavor(ctx context.Context, req *edgeproto.DeleteF
 }
 
 func (s *flavorService) ShowFlavors(req *edgeproto.ShowFlavorsRequest, stream grpc.ServerStreamingServer[edgeproto.ShowFlavorsResponse]) error {
-	return showObjects(stream.Context(), s.c.flavors, req.GetFilter(), func(o *edgeproto.Flavor) error {
+	return showObjects(stream.Context(), s.c, s.c.flavors, req.GetFilter(), func(o *edgeproto.Flavor) error {
 		return stream.Send(&edgeproto.ShowFlavorsResponse{Flavor: o})
 	})
 }
@@ -177,7 +177,7 @@ func (s *appService) DeleteApp(ctx context.Context, req *edgeproto.DeleteAppRequ
 }
 
 func (s *appService) ShowApps(req *edgeproto.ShowAppsRequest, stream grpc.ServerStreamingServer[edgeproto.ShowAppsResponse]) error {
-	return showObjects(stream.Context(), s.c.apps, req.GetFilter(), func(o *edgeproto.App) error {
+	return showObjects(stream.Context(), s.c, s.c.apps, req.GetFilter(), func(o *edgeproto.App) error {
 		return stream.Send(&edgeproto.ShowAppsResponse{App: o})
 	})
 }
@@ -211,7 +211,7 @@ func (s *trustPolicyService) DeleteTrustPolicy(ctx context.Context, req *edgepro
 }
 
 func (s *trustPolicyService) ShowTrustPolicies(req *edgeproto.ShowTrustPoliciesRequest, stream grpc.ServerStreamingServer[edgeproto.ShowTrustPoliciesResponse]) error {
-	return showObjects(stream.Context(), s.c.trustPolicies, req.GetFilter(), func(o *edgeproto.TrustPolicy) error {
+	return showObjects(stream.Context(), s.c, s.c.trustPolicies, req.GetFilter(), func(o *edgeproto.TrustPolicy) error {
 		return stream.Send(&edgeproto.ShowTrustPoliciesResponse{TrustPolicy: o})
 	})
 }
@@ -253,7 +253,7 @@ func (s *trustPolicyExceptionService) DeleteTrustPolicyException(ctx context.Con
 }
 
 func (s *trustPolicyExceptionService) ShowTrustPolicyExceptions(req *edgeproto.ShowTrustPolicyExceptionsRequest, stream grpc.ServerStreamingServer[edgeproto.ShowTrustPolicyExceptionsResponse]) error {
-	return showObjects(stream.Context(), s.c.tpes, req.GetFilter(), func(o *edgeproto.TrustPolicyException) error {
+	return showObjects(stream.Context(), s.c, s.c.tpes, req.GetFilter(), func(o *edgeproto.TrustPolicyException) error {
 		return stream.Send(&edgeproto.ShowTrustPolicyExceptionsResponse{TrustPolicyException: o})
 	})
 }

@@ -20,8 +20,9 @@ import (
 // the reported state onto the object.
 type tracked[T store.Object[T], I store.Object[I]] struct {
 	*kind[T]
-	rules rules[T]
-	info  *store.Kind[I]
+	rules     rules[T]
+	info      *store.Kind[I]
+	infoCache *store.Cache[I]
 
 	state       func(T) edgeproto.TrackedState
 	setState    func(T, edgeproto.TrackedState)
