@@ -43,13 +43,29 @@ func TestDemoRunsTheWholeLifecycle(t *testing.T) {
 	if strings.Contains(text, "never-printed") {
 		t.Errorf("a debug_redact value was printed:\n%s", text)
 	}
-	// The app's processes are gone: every pid printed no longer runs.
+	// The app's processes are gone: no pid printed runs the demo's binary
+	// any more (a pid may be reused by an unrelated process meanwhile, and
+	// an exited child may linger as a zombie until it is reaped).
 	for _, m := range regexp.MustCompile(`pids \[(\d+)\]`).FindAllStringSubmatch(text, -1) {
-		if _, err := os.Stat("/proc/" + m[1]); err == nil {
+		if runsBinary(m[1], bin) {
 			t.Errorf("app process %s still runs after the demo", m[1])
 		}
 	}
 	if entries, _ := os.ReadDir(filepath.Join(state, "cloudlets")); len(entries) != 0 {
 		t.Errorf("state left behind: %v", entries)
 	}
+}
+
+// runsBinary reports whether pid is a live (not zombie) process whose
+// command line starts with bin.
+func runsBinary(pid, bin string) bool {
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
+		return false
+	}
+	cmdline, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	return err == nil && strings.HasPrefix(string(cmdline), bin)
 }
