@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Progress: dot-joined field numbers from Progress.
 const (
@@ -59,7 +60,7 @@ func (*Progress) FieldSchema() *fieldmap.Schema { return _Progress_fieldSchema }
 // NewProgressFieldMap returns a FieldMap of Progress holding flags; the
 // error names the first flag Progress does not have.
 func NewProgressFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Progress_fieldSchema.New(flags...)
+	return _Progress_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -129,57 +130,64 @@ func (m *Progress) CopyInFields(src *Progress, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Progress being number at of fm's schema.
-func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Progress being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x40f|win.Below&0xc == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Progress)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Message != src.Message {
-		m.Message = src.Message
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status = src.Status.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(StatusInfo)
+	for x := win.Cover&0x40f | win.Below&0xc; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += m.Status.copyInAt(src.Status, fm, at+4)
+		case 1:
+			if m.Message != src.Message {
+				m.Message = src.Message
+				n++
+			}
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
+				n++
+			}
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.Status.Equal(src.Status) {
+					m.Status = src.Status.Clone()
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(StatusInfo)
+						n++
+					}
+					n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
+				}
+			}
+		case 10:
+			if m.Final != src.Final {
+				m.Final = src.Final
+				n++
+			}
 		}
-	}
-	if cw&(1<<10) != 0 && m.Final != src.Final {
-		m.Final = src.Final
-		n++
 	}
 	return n
 }

@@ -9,12 +9,13 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Port: dot-joined field numbers from Port.
 const (
@@ -49,7 +50,7 @@ func (*Port) FieldSchema() *fieldmap.Schema { return _Port_fieldSchema }
 // NewPortFieldMap returns a FieldMap of Port holding flags; the
 // error names the first flag Port does not have.
 func NewPortFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Port_fieldSchema.New(flags...)
+	return _Port_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ConfigFile: dot-joined field numbers from ConfigFile.
@@ -75,7 +76,7 @@ func (*ConfigFile) FieldSchema() *fieldmap.Schema { return _ConfigFile_fieldSche
 // NewConfigFileFieldMap returns a FieldMap of ConfigFile holding flags; the
 // error names the first flag ConfigFile does not have.
 func NewConfigFileFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ConfigFile_fieldSchema.New(flags...)
+	return _ConfigFile_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of EnvVar: dot-joined field numbers from EnvVar.
@@ -105,7 +106,7 @@ func (*EnvVar) FieldSchema() *fieldmap.Schema { return _EnvVar_fieldSchema }
 // NewEnvVarFieldMap returns a FieldMap of EnvVar holding flags; the
 // error names the first flag EnvVar does not have.
 func NewEnvVarFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _EnvVar_fieldSchema.New(flags...)
+	return _EnvVar_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of App: dot-joined field numbers from App.
@@ -198,7 +199,7 @@ func (*App) FieldSchema() *fieldmap.Schema { return _App_fieldSchema }
 // NewAppFieldMap returns a FieldMap of App holding flags; the
 // error names the first flag App does not have.
 func NewAppFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _App_fieldSchema.New(flags...)
+	return _App_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -529,47 +530,58 @@ func (m *Port) CopyInFields(src *Port, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Port being number at of fm's schema.
-func (m *Port) copyInAt(src *Port, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Port being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Port) copyInAt(src *Port, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Port)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Proto != src.Proto {
-		m.Proto = src.Proto
-		n++
-	}
-	if cw&(1<<1) != 0 && m.InternalPort != src.InternalPort {
-		m.InternalPort = src.InternalPort
-		n++
-	}
-	if cw&(1<<2) != 0 && m.PublicPort != src.PublicPort {
-		m.PublicPort = src.PublicPort
-		n++
-	}
-	if cw&(1<<3) != 0 && m.EndPort != src.EndPort {
-		m.EndPort = src.EndPort
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Tls != src.Tls {
-		m.Tls = src.Tls
-		n++
-	}
-	if cw&(1<<5) != 0 && m.FqdnPrefix != src.FqdnPrefix {
-		m.FqdnPrefix = src.FqdnPrefix
-		n++
-	}
-	if cw&(1<<6) != 0 && m.MaxPktSize != src.MaxPktSize {
-		m.MaxPktSize = src.MaxPktSize
-		n++
+	for x := win.Cover & 0x7f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Proto != src.Proto {
+				m.Proto = src.Proto
+				n++
+			}
+		case 1:
+			if m.InternalPort != src.InternalPort {
+				m.InternalPort = src.InternalPort
+				n++
+			}
+		case 2:
+			if m.PublicPort != src.PublicPort {
+				m.PublicPort = src.PublicPort
+				n++
+			}
+		case 3:
+			if m.EndPort != src.EndPort {
+				m.EndPort = src.EndPort
+				n++
+			}
+		case 4:
+			if m.Tls != src.Tls {
+				m.Tls = src.Tls
+				n++
+			}
+		case 5:
+			if m.FqdnPrefix != src.FqdnPrefix {
+				m.FqdnPrefix = src.FqdnPrefix
+				n++
+			}
+		case 6:
+			if m.MaxPktSize != src.MaxPktSize {
+				m.MaxPktSize = src.MaxPktSize
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -590,27 +602,33 @@ func (m *ConfigFile) CopyInFields(src *ConfigFile, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ConfigFile being number at of fm's schema.
-func (m *ConfigFile) copyInAt(src *ConfigFile, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ConfigFile being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ConfigFile) copyInAt(src *ConfigFile, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ConfigFile)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Kind != src.Kind {
-		m.Kind = src.Kind
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Config != src.Config {
-		m.Config = src.Config
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Kind != src.Kind {
+				m.Kind = src.Kind
+				n++
+			}
+		case 1:
+			if m.Config != src.Config {
+				m.Config = src.Config
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -631,35 +649,43 @@ func (m *EnvVar) CopyInFields(src *EnvVar, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// EnvVar being number at of fm's schema.
-func (m *EnvVar) copyInAt(src *EnvVar, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// EnvVar being number at of fm's schema and win the window of
+// the flags from there.
+func (m *EnvVar) copyInAt(src *EnvVar, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(EnvVar)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
-	}
-	if cw&(1<<3) != 0 && m.SecretValue != src.SecretValue {
-		m.SecretValue = src.SecretValue
-		n++
+	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Value != src.Value {
+				m.Value = src.Value
+				n++
+			}
+		case 2:
+			if m.Secret != src.Secret {
+				m.Secret = src.Secret
+				n++
+			}
+		case 3:
+			if m.SecretValue != src.SecretValue {
+				m.SecretValue = src.SecretValue
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -680,153 +706,164 @@ func (m *App) CopyInFields(src *App, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// App being number at of fm's schema.
-func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// App being number at of fm's schema and win the window of
+// the flags from there.
+func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x787c2701f1|win.Below&0x1040260101 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(App)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(AppKey)
+	for x := win.Cover&0x787c2701f1 | win.Below&0x1040260101; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(AppKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 4:
+			if m.ImageType != src.ImageType {
+				m.ImageType = src.ImageType
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<4) != 0 && m.ImageType != src.ImageType {
-		m.ImageType = src.ImageType
-		n++
-	}
-	if cw&(1<<5) != 0 && m.ImagePath != src.ImagePath {
-		m.ImagePath = src.ImagePath
-		n++
-	}
-	if cw&(1<<6) != 0 && m.Deployment != src.Deployment {
-		m.Deployment = src.Deployment
-		n++
-	}
-	if cw&(1<<7) != 0 && m.AccessPorts != src.AccessPorts {
-		m.AccessPorts = src.AccessPorts
-		n++
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*Port).Equal, (*Port).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, (*Port).Equal) {
-			if len(src.Ports) == 0 {
-				m.Ports = nil
-			} else {
-				m.Ports = fieldmap.CloneListFunc(src.Ports, (*Port).Clone)
+		case 5:
+			if m.ImagePath != src.ImagePath {
+				m.ImagePath = src.ImagePath
+				n++
 			}
-			n++
-		}
-	}
-	if cw&(1<<16) != 0 && m.Command != src.Command {
-		m.Command = src.Command
-		n++
-	}
-	if (cw|bw)&(1<<17) != 0 {
-		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Args, src.Args)
-		} else if !slices.Equal(m.Args, src.Args) {
-			if len(src.Args) == 0 {
-				m.Args = nil
-			} else {
-				m.Args = slices.Clone(src.Args)
+		case 6:
+			if m.Deployment != src.Deployment {
+				m.Deployment = src.Deployment
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<18) != 0 {
-		if a := fm.ListActionAt(at + 18); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Configs, src.Configs, (*ConfigFile).Equal, (*ConfigFile).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Configs, src.Configs, (*ConfigFile).Equal) {
-			if len(src.Configs) == 0 {
-				m.Configs = nil
-			} else {
-				m.Configs = fieldmap.CloneListFunc(src.Configs, (*ConfigFile).Clone)
+		case 7:
+			if m.AccessPorts != src.AccessPorts {
+				m.AccessPorts = src.AccessPorts
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<21) != 0 {
-		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.EnvVars, src.EnvVars, (*EnvVar).Equal, (*EnvVar).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.EnvVars, src.EnvVars, (*EnvVar).Equal) {
-			if len(src.EnvVars) == 0 {
-				m.EnvVars = nil
-			} else {
-				m.EnvVars = fieldmap.CloneListFunc(src.EnvVars, (*EnvVar).Clone)
+		case 8:
+			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*Port).Equal, (*Port).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, (*Port).Equal) {
+				if len(src.Ports) == 0 {
+					m.Ports = nil
+				} else {
+					m.Ports = fieldmap.CloneListFunc(src.Ports, (*Port).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if cw&(1<<26) != 0 && m.HealthCheck != src.HealthCheck {
-		m.HealthCheck = src.HealthCheck
-		n++
-	}
-	if cw&(1<<27) != 0 && m.HealthCheckPath != src.HealthCheckPath {
-		m.HealthCheckPath = src.HealthCheckPath
-		n++
-	}
-	if cw&(1<<28) != 0 && m.DefaultFlavor != src.DefaultFlavor {
-		m.DefaultFlavor = src.DefaultFlavor
-		n++
-	}
-	if cw&(1<<29) != 0 && m.DeploymentManifest != src.DeploymentManifest {
-		m.DeploymentManifest = src.DeploymentManifest
-		n++
-	}
-	if (cw|bw)&(1<<30) != 0 {
-		if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.RequiredOutboundConnections, src.RequiredOutboundConnections, (*SecurityRule).Equal, (*SecurityRule).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, src.RequiredOutboundConnections, (*SecurityRule).Equal) {
-			if len(src.RequiredOutboundConnections) == 0 {
-				m.RequiredOutboundConnections = nil
-			} else {
-				m.RequiredOutboundConnections = fieldmap.CloneListFunc(src.RequiredOutboundConnections, (*SecurityRule).Clone)
+		case 16:
+			if m.Command != src.Command {
+				m.Command = src.Command
+				n++
 			}
-			n++
-		}
-	}
-	if cw&(1<<35) != 0 && m.Trusted != src.Trusted {
-		m.Trusted = src.Trusted
-		n++
-	}
-	if (cw|bw)&(1<<36) != 0 {
-		if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
-		} else if !maps.Equal(m.Annotations, src.Annotations) {
-			if len(src.Annotations) == 0 {
-				m.Annotations = nil
-			} else {
-				m.Annotations = maps.Clone(src.Annotations)
+		case 17:
+			if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Args, src.Args)
+			} else if !slices.Equal(m.Args, src.Args) {
+				if len(src.Args) == 0 {
+					m.Args = nil
+				} else {
+					m.Args = slices.Clone(src.Args)
+				}
+				n++
 			}
-			n++
+		case 18:
+			if a := fm.ListActionAt(at + 18); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Configs, src.Configs, (*ConfigFile).Equal, (*ConfigFile).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Configs, src.Configs, (*ConfigFile).Equal) {
+				if len(src.Configs) == 0 {
+					m.Configs = nil
+				} else {
+					m.Configs = fieldmap.CloneListFunc(src.Configs, (*ConfigFile).Clone)
+				}
+				n++
+			}
+		case 21:
+			if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.EnvVars, src.EnvVars, (*EnvVar).Equal, (*EnvVar).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.EnvVars, src.EnvVars, (*EnvVar).Equal) {
+				if len(src.EnvVars) == 0 {
+					m.EnvVars = nil
+				} else {
+					m.EnvVars = fieldmap.CloneListFunc(src.EnvVars, (*EnvVar).Clone)
+				}
+				n++
+			}
+		case 26:
+			if m.HealthCheck != src.HealthCheck {
+				m.HealthCheck = src.HealthCheck
+				n++
+			}
+		case 27:
+			if m.HealthCheckPath != src.HealthCheckPath {
+				m.HealthCheckPath = src.HealthCheckPath
+				n++
+			}
+		case 28:
+			if m.DefaultFlavor != src.DefaultFlavor {
+				m.DefaultFlavor = src.DefaultFlavor
+				n++
+			}
+		case 29:
+			if m.DeploymentManifest != src.DeploymentManifest {
+				m.DeploymentManifest = src.DeploymentManifest
+				n++
+			}
+		case 30:
+			if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.RequiredOutboundConnections, src.RequiredOutboundConnections, (*SecurityRule).Equal, (*SecurityRule).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, src.RequiredOutboundConnections, (*SecurityRule).Equal) {
+				if len(src.RequiredOutboundConnections) == 0 {
+					m.RequiredOutboundConnections = nil
+				} else {
+					m.RequiredOutboundConnections = fieldmap.CloneListFunc(src.RequiredOutboundConnections, (*SecurityRule).Clone)
+				}
+				n++
+			}
+		case 35:
+			if m.Trusted != src.Trusted {
+				m.Trusted = src.Trusted
+				n++
+			}
+		case 36:
+			if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
+			} else if !maps.Equal(m.Annotations, src.Annotations) {
+				if len(src.Annotations) == 0 {
+					m.Annotations = nil
+				} else {
+					m.Annotations = maps.Clone(src.Annotations)
+				}
+				n++
+			}
+		case 37:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		case 38:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<37) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
-	}
-	if cw&(1<<38) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }

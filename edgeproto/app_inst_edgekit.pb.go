@@ -9,12 +9,13 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of AppInstRuntime: dot-joined field numbers from AppInstRuntime.
 const (
@@ -41,7 +42,7 @@ func (*AppInstRuntime) FieldSchema() *fieldmap.Schema { return _AppInstRuntime_f
 // NewAppInstRuntimeFieldMap returns a FieldMap of AppInstRuntime holding flags; the
 // error names the first flag AppInstRuntime does not have.
 func NewAppInstRuntimeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _AppInstRuntime_fieldSchema.New(flags...)
+	return _AppInstRuntime_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of AppInst: dot-joined field numbers from AppInst.
@@ -143,7 +144,7 @@ func (*AppInst) FieldSchema() *fieldmap.Schema { return _AppInst_fieldSchema }
 // NewAppInstFieldMap returns a FieldMap of AppInst holding flags; the
 // error names the first flag AppInst does not have.
 func NewAppInstFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _AppInst_fieldSchema.New(flags...)
+	return _AppInst_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of AppInstInfo: dot-joined field numbers from AppInstInfo.
@@ -203,7 +204,7 @@ func (*AppInstInfo) FieldSchema() *fieldmap.Schema { return _AppInstInfo_fieldSc
 // NewAppInstInfoFieldMap returns a FieldMap of AppInstInfo holding flags; the
 // error names the first flag AppInstInfo does not have.
 func NewAppInstInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _AppInstInfo_fieldSchema.New(flags...)
+	return _AppInstInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -438,54 +439,55 @@ func (m *AppInstRuntime) CopyInFields(src *AppInstRuntime, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstRuntime being number at of fm's schema.
-func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppInstRuntime being number at of fm's schema and win the window of
+// the flags from there.
+func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(AppInstRuntime)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
-		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
-			if len(src.ContainerIds) == 0 {
-				m.ContainerIds = nil
-			} else {
-				m.ContainerIds = slices.Clone(src.ContainerIds)
+	for x := win.Cover&0x7 | win.Below&0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
+			} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
+				if len(src.ContainerIds) == 0 {
+					m.ContainerIds = nil
+				} else {
+					m.ContainerIds = slices.Clone(src.ContainerIds)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
-		} else if !slices.Equal(m.Pids, src.Pids) {
-			if len(src.Pids) == 0 {
-				m.Pids = nil
-			} else {
-				m.Pids = slices.Clone(src.Pids)
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
+			} else if !slices.Equal(m.Pids, src.Pids) {
+				if len(src.Pids) == 0 {
+					m.Pids = nil
+				} else {
+					m.Pids = slices.Clone(src.Pids)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
-		} else if !slices.Equal(m.Ports, src.Ports) {
-			if len(src.Ports) == 0 {
-				m.Ports = nil
-			} else {
-				m.Ports = slices.Clone(src.Ports)
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
+			} else if !slices.Equal(m.Ports, src.Ports) {
+				if len(src.Ports) == 0 {
+					m.Ports = nil
+				} else {
+					m.Ports = slices.Clone(src.Ports)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -507,153 +509,166 @@ func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInst being number at of fm's schema.
-func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppInst being number at of fm's schema and win the window of
+// the flags from there.
+func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x38e03e489|win.Below&0x88024489 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(AppInst)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(AppInstKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !m.AppKey.Equal(src.AppKey) {
-			m.AppKey = src.AppKey.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.AppKey != nil || src.AppKey != nil {
-			if m.AppKey == nil {
-				m.AppKey = new(AppKey)
-				n++
-			}
-			n += m.AppKey.copyInAt(src.AppKey, fm, at+4)
-		}
-	}
-	if cw&(1<<7) != 0 {
-		if !m.ClusterKey.Equal(src.ClusterKey) {
-			m.ClusterKey = src.ClusterKey.Clone()
-			n++
-		}
-	} else if bw&(1<<7) != 0 {
-		if m.ClusterKey != nil || src.ClusterKey != nil {
-			if m.ClusterKey == nil {
-				m.ClusterKey = new(ClusterKey)
-				n++
-			}
-			n += m.ClusterKey.copyInAt(src.ClusterKey, fm, at+8)
-		}
-	}
-	if cw&(1<<10) != 0 {
-		if !m.CloudletKey.Equal(src.CloudletKey) {
-			m.CloudletKey = src.CloudletKey.Clone()
-			n++
-		}
-	} else if bw&(1<<10) != 0 {
-		if m.CloudletKey != nil || src.CloudletKey != nil {
-			if m.CloudletKey == nil {
-				m.CloudletKey = new(CloudletKey)
-				n++
-			}
-			n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+11)
-		}
-	}
-	if cw&(1<<13) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<14) != 0 {
-		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
+	for x := win.Cover&0x38e03e489 | win.Below&0x88024489; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
 			} else {
-				m.Errors = slices.Clone(src.Errors)
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(AppInstKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<15) != 0 && m.CrmOverride != src.CrmOverride {
-		m.CrmOverride = src.CrmOverride
-		n++
-	}
-	if cw&(1<<16) != 0 && m.Uri != src.Uri {
-		m.Uri = src.Uri
-		n++
-	}
-	if (cw|bw)&(1<<17) != 0 {
-		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.MappedPorts, src.MappedPorts, (*Port).Equal, (*Port).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.MappedPorts, src.MappedPorts, (*Port).Equal) {
-			if len(src.MappedPorts) == 0 {
-				m.MappedPorts = nil
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.AppKey.Equal(src.AppKey) {
+					m.AppKey = src.AppKey.Clone()
+					n++
+				}
 			} else {
-				m.MappedPorts = fieldmap.CloneListFunc(src.MappedPorts, (*Port).Clone)
+				if m.AppKey != nil || src.AppKey != nil {
+					if m.AppKey == nil {
+						m.AppKey = new(AppKey)
+						n++
+					}
+					n += m.AppKey.copyInAt(src.AppKey, fm, at+4, win.Shift(4))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<25) != 0 && m.Flavor != src.Flavor {
-		m.Flavor = src.Flavor
-		n++
-	}
-	if cw&(1<<26) != 0 && m.PowerState != src.PowerState {
-		m.PowerState = src.PowerState
-		n++
-	}
-	if cw&(1<<27) != 0 {
-		if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
-			m.RuntimeInfo = src.RuntimeInfo.Clone()
-			n++
-		}
-	} else if bw&(1<<27) != 0 {
-		if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-			if m.RuntimeInfo == nil {
-				m.RuntimeInfo = new(AppInstRuntime)
+		case 7:
+			if win.Cover&(1<<7) != 0 {
+				if !m.ClusterKey.Equal(src.ClusterKey) {
+					m.ClusterKey = src.ClusterKey.Clone()
+					n++
+				}
+			} else {
+				if m.ClusterKey != nil || src.ClusterKey != nil {
+					if m.ClusterKey == nil {
+						m.ClusterKey = new(ClusterKey)
+						n++
+					}
+					n += m.ClusterKey.copyInAt(src.ClusterKey, fm, at+8, win.Shift(8))
+				}
+			}
+		case 10:
+			if win.Cover&(1<<10) != 0 {
+				if !m.CloudletKey.Equal(src.CloudletKey) {
+					m.CloudletKey = src.CloudletKey.Clone()
+					n++
+				}
+			} else {
+				if m.CloudletKey != nil || src.CloudletKey != nil {
+					if m.CloudletKey == nil {
+						m.CloudletKey = new(CloudletKey)
+						n++
+					}
+					n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+11, win.Shift(11))
+				}
+			}
+		case 13:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+28)
-		}
-	}
-	if (cw|bw)&(1<<31) != 0 {
-		if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
-		} else if !maps.Equal(m.Annotations, src.Annotations) {
-			if len(src.Annotations) == 0 {
-				m.Annotations = nil
-			} else {
-				m.Annotations = maps.Clone(src.Annotations)
+		case 14:
+			if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
+				n++
 			}
-			n++
+		case 15:
+			if m.CrmOverride != src.CrmOverride {
+				m.CrmOverride = src.CrmOverride
+				n++
+			}
+		case 16:
+			if m.Uri != src.Uri {
+				m.Uri = src.Uri
+				n++
+			}
+		case 17:
+			if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.MappedPorts, src.MappedPorts, (*Port).Equal, (*Port).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.MappedPorts, src.MappedPorts, (*Port).Equal) {
+				if len(src.MappedPorts) == 0 {
+					m.MappedPorts = nil
+				} else {
+					m.MappedPorts = fieldmap.CloneListFunc(src.MappedPorts, (*Port).Clone)
+				}
+				n++
+			}
+		case 25:
+			if m.Flavor != src.Flavor {
+				m.Flavor = src.Flavor
+				n++
+			}
+		case 26:
+			if m.PowerState != src.PowerState {
+				m.PowerState = src.PowerState
+				n++
+			}
+		case 27:
+			if win.Cover&(1<<27) != 0 {
+				if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
+					m.RuntimeInfo = src.RuntimeInfo.Clone()
+					n++
+				}
+			} else {
+				if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+					if m.RuntimeInfo == nil {
+						m.RuntimeInfo = new(AppInstRuntime)
+						n++
+					}
+					n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+28, win.Shift(28))
+				}
+			}
+		case 31:
+			if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
+			} else if !maps.Equal(m.Annotations, src.Annotations) {
+				if len(src.Annotations) == 0 {
+					m.Annotations = nil
+				} else {
+					m.Annotations = maps.Clone(src.Annotations)
+				}
+				n++
+			}
+		case 32:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		case 33:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<32) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
-	}
-	if cw&(1<<33) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
@@ -674,93 +689,104 @@ func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstInfo being number at of fm's schema.
-func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppInstInfo being number at of fm's schema and win the window of
+// the flags from there.
+func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xc6079|win.Below&0x4051 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(AppInstInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(AppInstKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
+	for x := win.Cover&0xc6079 | win.Below&0x4051; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
 			} else {
-				m.Errors = slices.Clone(src.Errors)
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(AppInstKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId = src.NotifyId
-		n++
-	}
-	if cw&(1<<6) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status = src.Status.Clone()
-			n++
-		}
-	} else if bw&(1<<6) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(StatusInfo)
+		case 3:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += m.Status.copyInAt(src.Status, fm, at+7)
-		}
-	}
-	if cw&(1<<13) != 0 && m.PowerState != src.PowerState {
-		m.PowerState = src.PowerState
-		n++
-	}
-	if cw&(1<<14) != 0 {
-		if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
-			m.RuntimeInfo = src.RuntimeInfo.Clone()
-			n++
-		}
-	} else if bw&(1<<14) != 0 {
-		if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-			if m.RuntimeInfo == nil {
-				m.RuntimeInfo = new(AppInstRuntime)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+15)
+		case 5:
+			if m.NotifyId != src.NotifyId {
+				m.NotifyId = src.NotifyId
+				n++
+			}
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !m.Status.Equal(src.Status) {
+					m.Status = src.Status.Clone()
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(StatusInfo)
+						n++
+					}
+					n += m.Status.copyInAt(src.Status, fm, at+7, win.Shift(7))
+				}
+			}
+		case 13:
+			if m.PowerState != src.PowerState {
+				m.PowerState = src.PowerState
+				n++
+			}
+		case 14:
+			if win.Cover&(1<<14) != 0 {
+				if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
+					m.RuntimeInfo = src.RuntimeInfo.Clone()
+					n++
+				}
+			} else {
+				if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+					if m.RuntimeInfo == nil {
+						m.RuntimeInfo = new(AppInstRuntime)
+						n++
+					}
+					n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+15, win.Shift(15))
+				}
+			}
+		case 18:
+			if m.Uri != src.Uri {
+				m.Uri = src.Uri
+				n++
+			}
+		case 19:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<18) != 0 && m.Uri != src.Uri {
-		m.Uri = src.Uri
-		n++
-	}
-	if cw&(1<<19) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }

@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of CreateAppInstRequest: dot-joined field numbers from CreateAppInstRequest.
 const (
@@ -127,7 +128,7 @@ func (*CreateAppInstRequest) FieldSchema() *fieldmap.Schema { return _CreateAppI
 // NewCreateAppInstRequestFieldMap returns a FieldMap of CreateAppInstRequest holding flags; the
 // error names the first flag CreateAppInstRequest does not have.
 func NewCreateAppInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateAppInstRequest_fieldSchema.New(flags...)
+	return _CreateAppInstRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CreateAppInstResponse: dot-joined field numbers from CreateAppInstResponse.
@@ -181,7 +182,7 @@ func (*CreateAppInstResponse) FieldSchema() *fieldmap.Schema {
 // NewCreateAppInstResponseFieldMap returns a FieldMap of CreateAppInstResponse holding flags; the
 // error names the first flag CreateAppInstResponse does not have.
 func NewCreateAppInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateAppInstResponse_fieldSchema.New(flags...)
+	return _CreateAppInstResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateAppInstRequest: dot-joined field numbers from UpdateAppInstRequest.
@@ -243,7 +244,7 @@ func (*UpdateAppInstRequest) FieldSchema() *fieldmap.Schema { return _UpdateAppI
 // NewUpdateAppInstRequestFieldMap returns a FieldMap of UpdateAppInstRequest holding flags; the
 // error names the first flag UpdateAppInstRequest does not have.
 func NewUpdateAppInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateAppInstRequest_fieldSchema.New(flags...)
+	return _UpdateAppInstRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateAppInstResponse: dot-joined field numbers from UpdateAppInstResponse.
@@ -280,7 +281,7 @@ func (*UpdateAppInstResponse) FieldSchema() *fieldmap.Schema {
 // NewUpdateAppInstResponseFieldMap returns a FieldMap of UpdateAppInstResponse holding flags; the
 // error names the first flag UpdateAppInstResponse does not have.
 func NewUpdateAppInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateAppInstResponse_fieldSchema.New(flags...)
+	return _UpdateAppInstResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of DeleteAppInstRequest: dot-joined field numbers from DeleteAppInstRequest.
@@ -310,7 +311,7 @@ func (*DeleteAppInstRequest) FieldSchema() *fieldmap.Schema { return _DeleteAppI
 // NewDeleteAppInstRequestFieldMap returns a FieldMap of DeleteAppInstRequest holding flags; the
 // error names the first flag DeleteAppInstRequest does not have.
 func NewDeleteAppInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteAppInstRequest_fieldSchema.New(flags...)
+	return _DeleteAppInstRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of DeleteAppInstResponse: dot-joined field numbers from DeleteAppInstResponse.
@@ -347,7 +348,7 @@ func (*DeleteAppInstResponse) FieldSchema() *fieldmap.Schema {
 // NewDeleteAppInstResponseFieldMap returns a FieldMap of DeleteAppInstResponse holding flags; the
 // error names the first flag DeleteAppInstResponse does not have.
 func NewDeleteAppInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteAppInstResponse_fieldSchema.New(flags...)
+	return _DeleteAppInstResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowAppInstsRequest: dot-joined field numbers from ShowAppInstsRequest.
@@ -405,7 +406,7 @@ func (*ShowAppInstsRequest) FieldSchema() *fieldmap.Schema { return _ShowAppInst
 // NewShowAppInstsRequestFieldMap returns a FieldMap of ShowAppInstsRequest holding flags; the
 // error names the first flag ShowAppInstsRequest does not have.
 func NewShowAppInstsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowAppInstsRequest_fieldSchema.New(flags...)
+	return _ShowAppInstsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowAppInstsResponse: dot-joined field numbers from ShowAppInstsResponse.
@@ -463,7 +464,7 @@ func (*ShowAppInstsResponse) FieldSchema() *fieldmap.Schema { return _ShowAppIns
 // NewShowAppInstsResponseFieldMap returns a FieldMap of ShowAppInstsResponse holding flags; the
 // error names the first flag ShowAppInstsResponse does not have.
 func NewShowAppInstsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowAppInstsResponse_fieldSchema.New(flags...)
+	return _ShowAppInstsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowAppInstInfosRequest: dot-joined field numbers from ShowAppInstInfosRequest.
@@ -521,7 +522,7 @@ func (*ShowAppInstInfosRequest) FieldSchema() *fieldmap.Schema {
 // NewShowAppInstInfosRequestFieldMap returns a FieldMap of ShowAppInstInfosRequest holding flags; the
 // error names the first flag ShowAppInstInfosRequest does not have.
 func NewShowAppInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowAppInstInfosRequest_fieldSchema.New(flags...)
+	return _ShowAppInstInfosRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowAppInstInfosResponse: dot-joined field numbers from ShowAppInstInfosResponse.
@@ -567,7 +568,7 @@ func (*ShowAppInstInfosResponse) FieldSchema() *fieldmap.Schema {
 // NewShowAppInstInfosResponseFieldMap returns a FieldMap of ShowAppInstInfosResponse holding flags; the
 // error names the first flag ShowAppInstInfosResponse does not have.
 func NewShowAppInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowAppInstInfosResponse_fieldSchema.New(flags...)
+	return _ShowAppInstInfosResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of WatchAppInstInfosRequest: dot-joined field numbers from WatchAppInstInfosRequest.
@@ -613,7 +614,7 @@ func (*WatchAppInstInfosRequest) FieldSchema() *fieldmap.Schema {
 // NewWatchAppInstInfosRequestFieldMap returns a FieldMap of WatchAppInstInfosRequest holding flags; the
 // error names the first flag WatchAppInstInfosRequest does not have.
 func NewWatchAppInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _WatchAppInstInfosRequest_fieldSchema.New(flags...)
+	return _WatchAppInstInfosRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of WatchAppInstInfosResponse: dot-joined field numbers from WatchAppInstInfosResponse.
@@ -661,7 +662,7 @@ func (*WatchAppInstInfosResponse) FieldSchema() *fieldmap.Schema {
 // NewWatchAppInstInfosResponseFieldMap returns a FieldMap of WatchAppInstInfosResponse holding flags; the
 // error names the first flag WatchAppInstInfosResponse does not have.
 func NewWatchAppInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _WatchAppInstInfosResponse_fieldSchema.New(flags...)
+	return _WatchAppInstInfosResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -1124,37 +1125,43 @@ func (m *CreateAppInstRequest) CopyInFields(src *CreateAppInstRequest, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateAppInstRequest being number at of fm's schema.
-func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateAppInstRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x800000001|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateAppInstRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.AppInst.Equal(src.AppInst) {
-			m.AppInst = src.AppInst.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.AppInst != nil || src.AppInst != nil {
-			if m.AppInst == nil {
-				m.AppInst = new(AppInst)
+	for x := win.Cover&0x800000001 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.AppInst.Equal(src.AppInst) {
+					m.AppInst = src.AppInst.Clone()
+					n++
+				}
+			} else {
+				if m.AppInst != nil || src.AppInst != nil {
+					if m.AppInst == nil {
+						m.AppInst = new(AppInst)
+						n++
+					}
+					n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
+				}
+			}
+		case 35:
+			if m.NoWait != src.NoWait {
+				m.NoWait = src.NoWait
 				n++
 			}
-			n += m.AppInst.copyInAt(src.AppInst, fm, at+1)
 		}
-	}
-	if cw&(1<<35) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
 	}
 	return n
 }
@@ -1175,32 +1182,37 @@ func (m *CreateAppInstResponse) CopyInFields(src *CreateAppInstResponse, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateAppInstResponse being number at of fm's schema.
-func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateAppInstResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateAppInstResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Progress.Equal(src.Progress) {
+					m.Progress = src.Progress.Clone()
+					n++
+				}
+			} else {
+				if m.Progress != nil || src.Progress != nil {
+					if m.Progress == nil {
+						m.Progress = new(Progress)
+						n++
+					}
+					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -1222,49 +1234,54 @@ func (m *UpdateAppInstRequest) CopyInFields(src *UpdateAppInstRequest, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateAppInstRequest being number at of fm's schema.
-func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateAppInstRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1800000001|win.Below&0x800000001 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateAppInstRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.AppInst.Equal(src.AppInst) {
-			m.AppInst = src.AppInst.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.AppInst != nil || src.AppInst != nil {
-			if m.AppInst == nil {
-				m.AppInst = new(AppInst)
+	for x := win.Cover&0x1800000001 | win.Below&0x800000001; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.AppInst.Equal(src.AppInst) {
+					m.AppInst = src.AppInst.Clone()
+					n++
+				}
+			} else {
+				if m.AppInst != nil || src.AppInst != nil {
+					if m.AppInst == nil {
+						m.AppInst = new(AppInst)
+						n++
+					}
+					n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
+				}
+			}
+		case 35:
+			if a := fm.ListActionAt(at + 35); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+			} else if !slices.Equal(m.Fields, src.Fields) {
+				if len(src.Fields) == 0 {
+					m.Fields = nil
+				} else {
+					m.Fields = slices.Clone(src.Fields)
+				}
 				n++
 			}
-			n += m.AppInst.copyInAt(src.AppInst, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<35) != 0 {
-		if a := fm.ListActionAt(at + 35); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
+		case 36:
+			if m.NoWait != src.NoWait {
+				m.NoWait = src.NoWait
+				n++
 			}
-			n++
 		}
-	}
-	if cw&(1<<36) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
 	}
 	return n
 }
@@ -1285,32 +1302,37 @@ func (m *UpdateAppInstResponse) CopyInFields(src *UpdateAppInstResponse, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateAppInstResponse being number at of fm's schema.
-func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateAppInstResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateAppInstResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Progress.Equal(src.Progress) {
+					m.Progress = src.Progress.Clone()
+					n++
+				}
+			} else {
+				if m.Progress != nil || src.Progress != nil {
+					if m.Progress == nil {
+						m.Progress = new(Progress)
+						n++
+					}
+					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -1332,41 +1354,48 @@ func (m *DeleteAppInstRequest) CopyInFields(src *DeleteAppInstRequest, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteAppInstRequest being number at of fm's schema.
-func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// DeleteAppInstRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x19|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(DeleteAppInstRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(AppInstKey)
+	for x := win.Cover&0x19 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(AppInstKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if m.NoWait != src.NoWait {
+				m.NoWait = src.NoWait
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
+		case 4:
+			if m.CrmOverride != src.CrmOverride {
+				m.CrmOverride = src.CrmOverride
+				n++
+			}
 		}
-	}
-	if cw&(1<<3) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
-	}
-	if cw&(1<<4) != 0 && m.CrmOverride != src.CrmOverride {
-		m.CrmOverride = src.CrmOverride
-		n++
 	}
 	return n
 }
@@ -1387,32 +1416,37 @@ func (m *DeleteAppInstResponse) CopyInFields(src *DeleteAppInstResponse, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteAppInstResponse being number at of fm's schema.
-func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// DeleteAppInstResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(DeleteAppInstResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Progress.Equal(src.Progress) {
+					m.Progress = src.Progress.Clone()
+					n++
+				}
+			} else {
+				if m.Progress != nil || src.Progress != nil {
+					if m.Progress == nil {
+						m.Progress = new(Progress)
+						n++
+					}
+					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -1434,32 +1468,37 @@ func (m *ShowAppInstsRequest) CopyInFields(src *ShowAppInstsRequest, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowAppInstsRequest being number at of fm's schema.
-func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowAppInstsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowAppInstsRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(AppInst)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(AppInst)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1481,32 +1520,37 @@ func (m *ShowAppInstsResponse) CopyInFields(src *ShowAppInstsResponse, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowAppInstsResponse being number at of fm's schema.
-func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowAppInstsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowAppInstsResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.AppInst.Equal(src.AppInst) {
-			m.AppInst = src.AppInst.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.AppInst != nil || src.AppInst != nil {
-			if m.AppInst == nil {
-				m.AppInst = new(AppInst)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.AppInst.Equal(src.AppInst) {
+					m.AppInst = src.AppInst.Clone()
+					n++
+				}
+			} else {
+				if m.AppInst != nil || src.AppInst != nil {
+					if m.AppInst == nil {
+						m.AppInst = new(AppInst)
+						n++
+					}
+					n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.AppInst.copyInAt(src.AppInst, fm, at+1)
 		}
 	}
 	return n
@@ -1528,32 +1572,37 @@ func (m *ShowAppInstInfosRequest) CopyInFields(src *ShowAppInstInfosRequest, fm 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowAppInstInfosRequest being number at of fm's schema.
-func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowAppInstInfosRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowAppInstInfosRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(AppInstInfo)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(AppInstInfo)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1575,32 +1624,37 @@ func (m *ShowAppInstInfosResponse) CopyInFields(src *ShowAppInstInfosResponse, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowAppInstInfosResponse being number at of fm's schema.
-func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowAppInstInfosResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowAppInstInfosResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.AppInstInfo.Equal(src.AppInstInfo) {
-			m.AppInstInfo = src.AppInstInfo.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.AppInstInfo != nil || src.AppInstInfo != nil {
-			if m.AppInstInfo == nil {
-				m.AppInstInfo = new(AppInstInfo)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.AppInstInfo.Equal(src.AppInstInfo) {
+					m.AppInstInfo = src.AppInstInfo.Clone()
+					n++
+				}
+			} else {
+				if m.AppInstInfo != nil || src.AppInstInfo != nil {
+					if m.AppInstInfo == nil {
+						m.AppInstInfo = new(AppInstInfo)
+						n++
+					}
+					n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+1)
 		}
 	}
 	return n
@@ -1622,32 +1676,37 @@ func (m *WatchAppInstInfosRequest) CopyInFields(src *WatchAppInstInfosRequest, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchAppInstInfosRequest being number at of fm's schema.
-func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// WatchAppInstInfosRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(WatchAppInstInfosRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(AppInstInfo)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(AppInstInfo)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1669,36 +1728,42 @@ func (m *WatchAppInstInfosResponse) CopyInFields(src *WatchAppInstInfosResponse,
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchAppInstInfosResponse being number at of fm's schema.
-func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// WatchAppInstInfosResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(WatchAppInstInfosResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.AppInstInfo.Equal(src.AppInstInfo) {
-			m.AppInstInfo = src.AppInstInfo.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.AppInstInfo != nil || src.AppInstInfo != nil {
-			if m.AppInstInfo == nil {
-				m.AppInstInfo = new(AppInstInfo)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Type != src.Type {
+				m.Type = src.Type
 				n++
 			}
-			n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.AppInstInfo.Equal(src.AppInstInfo) {
+					m.AppInstInfo = src.AppInstInfo.Clone()
+					n++
+				}
+			} else {
+				if m.AppInstInfo != nil || src.AppInstInfo != nil {
+					if m.AppInstInfo == nil {
+						m.AppInstInfo = new(AppInstInfo)
+						n++
+					}
+					n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+2, win.Shift(2))
+				}
+			}
 		}
 	}
 	return n

@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of CreateAppRequest: dot-joined field numbers from CreateAppRequest.
 const (
@@ -132,7 +133,7 @@ func (*CreateAppRequest) FieldSchema() *fieldmap.Schema { return _CreateAppReque
 // NewCreateAppRequestFieldMap returns a FieldMap of CreateAppRequest holding flags; the
 // error names the first flag CreateAppRequest does not have.
 func NewCreateAppRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateAppRequest_fieldSchema.New(flags...)
+	return _CreateAppRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CreateAppResponse: dot-joined field numbers from CreateAppResponse.
@@ -195,7 +196,7 @@ func (*CreateAppResponse) FieldSchema() *fieldmap.Schema { return _CreateAppResp
 // NewCreateAppResponseFieldMap returns a FieldMap of CreateAppResponse holding flags; the
 // error names the first flag CreateAppResponse does not have.
 func NewCreateAppResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateAppResponse_fieldSchema.New(flags...)
+	return _CreateAppResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateAppRequest: dot-joined field numbers from UpdateAppRequest.
@@ -260,7 +261,7 @@ func (*UpdateAppRequest) FieldSchema() *fieldmap.Schema { return _UpdateAppReque
 // NewUpdateAppRequestFieldMap returns a FieldMap of UpdateAppRequest holding flags; the
 // error names the first flag UpdateAppRequest does not have.
 func NewUpdateAppRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateAppRequest_fieldSchema.New(flags...)
+	return _UpdateAppRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateAppResponse: dot-joined field numbers from UpdateAppResponse.
@@ -323,7 +324,7 @@ func (*UpdateAppResponse) FieldSchema() *fieldmap.Schema { return _UpdateAppResp
 // NewUpdateAppResponseFieldMap returns a FieldMap of UpdateAppResponse holding flags; the
 // error names the first flag UpdateAppResponse does not have.
 func NewUpdateAppResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateAppResponse_fieldSchema.New(flags...)
+	return _UpdateAppResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of DeleteAppRequest: dot-joined field numbers from DeleteAppRequest.
@@ -350,7 +351,7 @@ func (*DeleteAppRequest) FieldSchema() *fieldmap.Schema { return _DeleteAppReque
 // NewDeleteAppRequestFieldMap returns a FieldMap of DeleteAppRequest holding flags; the
 // error names the first flag DeleteAppRequest does not have.
 func NewDeleteAppRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteAppRequest_fieldSchema.New(flags...)
+	return _DeleteAppRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _DeleteAppResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -367,7 +368,7 @@ func (*DeleteAppResponse) FieldSchema() *fieldmap.Schema { return _DeleteAppResp
 // NewDeleteAppResponseFieldMap returns a FieldMap of DeleteAppResponse holding flags; the
 // error names the first flag DeleteAppResponse does not have.
 func NewDeleteAppResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteAppResponse_fieldSchema.New(flags...)
+	return _DeleteAppResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowAppsRequest: dot-joined field numbers from ShowAppsRequest.
@@ -430,7 +431,7 @@ func (*ShowAppsRequest) FieldSchema() *fieldmap.Schema { return _ShowAppsRequest
 // NewShowAppsRequestFieldMap returns a FieldMap of ShowAppsRequest holding flags; the
 // error names the first flag ShowAppsRequest does not have.
 func NewShowAppsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowAppsRequest_fieldSchema.New(flags...)
+	return _ShowAppsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowAppsResponse: dot-joined field numbers from ShowAppsResponse.
@@ -493,7 +494,7 @@ func (*ShowAppsResponse) FieldSchema() *fieldmap.Schema { return _ShowAppsRespon
 // NewShowAppsResponseFieldMap returns a FieldMap of ShowAppsResponse holding flags; the
 // error names the first flag ShowAppsResponse does not have.
 func NewShowAppsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowAppsResponse_fieldSchema.New(flags...)
+	return _ShowAppsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -792,32 +793,37 @@ func (m *CreateAppRequest) CopyInFields(src *CreateAppRequest, fm *fieldmap.Fiel
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateAppRequest being number at of fm's schema.
-func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateAppRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateAppRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App = src.App.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.App != nil || src.App != nil {
-			if m.App == nil {
-				m.App = new(App)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.App.Equal(src.App) {
+					m.App = src.App.Clone()
+					n++
+				}
+			} else {
+				if m.App != nil || src.App != nil {
+					if m.App == nil {
+						m.App = new(App)
+						n++
+					}
+					n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.App.copyInAt(src.App, fm, at+1)
 		}
 	}
 	return n
@@ -839,32 +845,37 @@ func (m *CreateAppResponse) CopyInFields(src *CreateAppResponse, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateAppResponse being number at of fm's schema.
-func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateAppResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateAppResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App = src.App.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.App != nil || src.App != nil {
-			if m.App == nil {
-				m.App = new(App)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.App.Equal(src.App) {
+					m.App = src.App.Clone()
+					n++
+				}
+			} else {
+				if m.App != nil || src.App != nil {
+					if m.App == nil {
+						m.App = new(App)
+						n++
+					}
+					n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.App.copyInAt(src.App, fm, at+1)
 		}
 	}
 	return n
@@ -886,44 +897,48 @@ func (m *UpdateAppRequest) CopyInFields(src *UpdateAppRequest, fm *fieldmap.Fiel
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateAppRequest being number at of fm's schema.
-func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateAppRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x10000000001|win.Below&0x10000000001 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateAppRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App = src.App.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.App != nil || src.App != nil {
-			if m.App == nil {
-				m.App = new(App)
+	for x := win.Cover&0x10000000001 | win.Below&0x10000000001; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.App.Equal(src.App) {
+					m.App = src.App.Clone()
+					n++
+				}
+			} else {
+				if m.App != nil || src.App != nil {
+					if m.App == nil {
+						m.App = new(App)
+						n++
+					}
+					n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
+				}
+			}
+		case 40:
+			if a := fm.ListActionAt(at + 40); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+			} else if !slices.Equal(m.Fields, src.Fields) {
+				if len(src.Fields) == 0 {
+					m.Fields = nil
+				} else {
+					m.Fields = slices.Clone(src.Fields)
+				}
 				n++
 			}
-			n += m.App.copyInAt(src.App, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<40) != 0 {
-		if a := fm.ListActionAt(at + 40); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
 		}
 	}
 	return n
@@ -945,32 +960,37 @@ func (m *UpdateAppResponse) CopyInFields(src *UpdateAppResponse, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateAppResponse being number at of fm's schema.
-func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateAppResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateAppResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App = src.App.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.App != nil || src.App != nil {
-			if m.App == nil {
-				m.App = new(App)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.App.Equal(src.App) {
+					m.App = src.App.Clone()
+					n++
+				}
+			} else {
+				if m.App != nil || src.App != nil {
+					if m.App == nil {
+						m.App = new(App)
+						n++
+					}
+					n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.App.copyInAt(src.App, fm, at+1)
 		}
 	}
 	return n
@@ -992,32 +1012,37 @@ func (m *DeleteAppRequest) CopyInFields(src *DeleteAppRequest, fm *fieldmap.Fiel
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteAppRequest being number at of fm's schema.
-func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// DeleteAppRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(DeleteAppRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(AppKey)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(AppKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -1039,12 +1064,13 @@ func (m *DeleteAppResponse) CopyInFields(src *DeleteAppResponse, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteAppResponse being number at of fm's schema.
-func (m *DeleteAppResponse) copyInAt(src *DeleteAppResponse, fm *fieldmap.FieldMap, at int) int {
+// DeleteAppResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteAppResponse) copyInAt(src *DeleteAppResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -1064,32 +1090,37 @@ func (m *ShowAppsRequest) CopyInFields(src *ShowAppsRequest, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowAppsRequest being number at of fm's schema.
-func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowAppsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowAppsRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(App)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(App)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1111,32 +1142,37 @@ func (m *ShowAppsResponse) CopyInFields(src *ShowAppsResponse, fm *fieldmap.Fiel
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowAppsResponse being number at of fm's schema.
-func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowAppsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowAppsResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App = src.App.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.App != nil || src.App != nil {
-			if m.App == nil {
-				m.App = new(App)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.App.Equal(src.App) {
+					m.App = src.App.Clone()
+					n++
+				}
+			} else {
+				if m.App != nil || src.App != nil {
+					if m.App == nil {
+						m.App = new(App)
+						n++
+					}
+					n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.App.copyInAt(src.App, fm, at+1)
 		}
 	}
 	return n

@@ -9,12 +9,13 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Location: dot-joined field numbers from Location.
 const (
@@ -39,7 +40,7 @@ func (*Location) FieldSchema() *fieldmap.Schema { return _Location_fieldSchema }
 // NewLocationFieldMap returns a FieldMap of Location holding flags; the
 // error names the first flag Location does not have.
 func NewLocationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Location_fieldSchema.New(flags...)
+	return _Location_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of PlatformConfig: dot-joined field numbers from PlatformConfig.
@@ -77,7 +78,7 @@ func (*PlatformConfig) FieldSchema() *fieldmap.Schema { return _PlatformConfig_f
 // NewPlatformConfigFieldMap returns a FieldMap of PlatformConfig holding flags; the
 // error names the first flag PlatformConfig does not have.
 func NewPlatformConfigFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _PlatformConfig_fieldSchema.New(flags...)
+	return _PlatformConfig_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Cloudlet: dot-joined field numbers from Cloudlet.
@@ -167,7 +168,7 @@ func (*Cloudlet) FieldSchema() *fieldmap.Schema { return _Cloudlet_fieldSchema }
 // NewCloudletFieldMap returns a FieldMap of Cloudlet holding flags; the
 // error names the first flag Cloudlet does not have.
 func NewCloudletFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Cloudlet_fieldSchema.New(flags...)
+	return _Cloudlet_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CloudletInfo: dot-joined field numbers from CloudletInfo.
@@ -310,7 +311,7 @@ func (*CloudletInfo) FieldSchema() *fieldmap.Schema { return _CloudletInfo_field
 // NewCloudletInfoFieldMap returns a FieldMap of CloudletInfo holding flags; the
 // error names the first flag CloudletInfo does not have.
 func NewCloudletInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CloudletInfo_fieldSchema.New(flags...)
+	return _CloudletInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -690,27 +691,33 @@ func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Location being number at of fm's schema.
-func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Location being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Location)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
-		m.Latitude = src.Latitude
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
-		m.Longitude = src.Longitude
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+				m.Latitude = src.Latitude
+				n++
+			}
+		case 1:
+			if !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+				m.Longitude = src.Longitude
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -731,59 +738,69 @@ func (m *PlatformConfig) CopyInFields(src *PlatformConfig, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PlatformConfig being number at of fm's schema.
-func (m *PlatformConfig) copyInAt(src *PlatformConfig, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// PlatformConfig being number at of fm's schema and win the window of
+// the flags from there.
+func (m *PlatformConfig) copyInAt(src *PlatformConfig, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xff|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(PlatformConfig)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Region != src.Region {
-		m.Region = src.Region
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
-		} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
-			if len(src.NotifyControllerAddrs) == 0 {
-				m.NotifyControllerAddrs = nil
-			} else {
-				m.NotifyControllerAddrs = slices.Clone(src.NotifyControllerAddrs)
+	for x := win.Cover&0xff | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Region != src.Region {
+				m.Region = src.Region
+				n++
 			}
-			n++
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
+			} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
+				if len(src.NotifyControllerAddrs) == 0 {
+					m.NotifyControllerAddrs = nil
+				} else {
+					m.NotifyControllerAddrs = slices.Clone(src.NotifyControllerAddrs)
+				}
+				n++
+			}
+		case 2:
+			if m.ContainerRegistryPath != src.ContainerRegistryPath {
+				m.ContainerRegistryPath = src.ContainerRegistryPath
+				n++
+			}
+		case 3:
+			if m.DeploymentTag != src.DeploymentTag {
+				m.DeploymentTag = src.DeploymentTag
+				n++
+			}
+		case 4:
+			if m.CacheDir != src.CacheDir {
+				m.CacheDir = src.CacheDir
+				n++
+			}
+		case 5:
+			if m.TestMode != src.TestMode {
+				m.TestMode = src.TestMode
+				n++
+			}
+		case 6:
+			if m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
+				m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
+				n++
+			}
+		case 7:
+			if m.AccessApiAddr != src.AccessApiAddr {
+				m.AccessApiAddr = src.AccessApiAddr
+				n++
+			}
 		}
-	}
-	if cw&(1<<2) != 0 && m.ContainerRegistryPath != src.ContainerRegistryPath {
-		m.ContainerRegistryPath = src.ContainerRegistryPath
-		n++
-	}
-	if cw&(1<<3) != 0 && m.DeploymentTag != src.DeploymentTag {
-		m.DeploymentTag = src.DeploymentTag
-		n++
-	}
-	if cw&(1<<4) != 0 && m.CacheDir != src.CacheDir {
-		m.CacheDir = src.CacheDir
-		n++
-	}
-	if cw&(1<<5) != 0 && m.TestMode != src.TestMode {
-		m.TestMode = src.TestMode
-		n++
-	}
-	if cw&(1<<6) != 0 && m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
-		m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
-		n++
-	}
-	if cw&(1<<7) != 0 && m.AccessApiAddr != src.AccessApiAddr {
-		m.AccessApiAddr = src.AccessApiAddr
-		n++
 	}
 	return n
 }
@@ -804,181 +821,194 @@ func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Cloudlet being number at of fm's schema.
-func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Cloudlet being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xffe01c679|win.Below&0x60018651 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Cloudlet)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(CloudletKey)
+	for x := win.Cover&0xffe01c679 | win.Below&0x60018651; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(CloudletKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 && m.PlatformType != src.PlatformType {
-		m.PlatformType = src.PlatformType
-		n++
-	}
-	if cw&(1<<6) != 0 {
-		if !m.Location.Equal(src.Location) {
-			m.Location = src.Location.Clone()
-			n++
-		}
-	} else if bw&(1<<6) != 0 {
-		if m.Location != nil || src.Location != nil {
-			if m.Location == nil {
-				m.Location = new(Location)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += m.Location.copyInAt(src.Location, fm, at+7)
-		}
-	}
-	if (cw|bw)&(1<<9) != 0 {
-		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.FlavorNames, src.FlavorNames)
-		} else if !slices.Equal(m.FlavorNames, src.FlavorNames) {
-			if len(src.FlavorNames) == 0 {
-				m.FlavorNames = nil
-			} else {
-				m.FlavorNames = slices.Clone(src.FlavorNames)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<10) != 0 {
-		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.ResourceQuotas, src.ResourceQuotas, (*ResourceQuota).Equal, (*ResourceQuota).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, src.ResourceQuotas, (*ResourceQuota).Equal) {
-			if len(src.ResourceQuotas) == 0 {
-				m.ResourceQuotas = nil
-			} else {
-				m.ResourceQuotas = fieldmap.CloneListFunc(src.ResourceQuotas, (*ResourceQuota).Clone)
-			}
-			n++
-		}
-	}
-	if cw&(1<<14) != 0 && m.DefaultResourceAlertThreshold != src.DefaultResourceAlertThreshold {
-		m.DefaultResourceAlertThreshold = src.DefaultResourceAlertThreshold
-		n++
-	}
-	if (cw|bw)&(1<<15) != 0 {
-		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.EnvVars, src.EnvVars)
-		} else if !maps.Equal(m.EnvVars, src.EnvVars) {
-			if len(src.EnvVars) == 0 {
-				m.EnvVars = nil
-			} else {
-				m.EnvVars = maps.Clone(src.EnvVars)
-			}
-			n++
-		}
-	}
-	if cw&(1<<16) != 0 {
-		if !m.Config.Equal(src.Config) {
-			m.Config = src.Config.Clone()
-			n++
-		}
-	} else if bw&(1<<16) != 0 {
-		if m.Config != nil || src.Config != nil {
-			if m.Config == nil {
-				m.Config = new(PlatformConfig)
+		case 5:
+			if m.PlatformType != src.PlatformType {
+				m.PlatformType = src.PlatformType
 				n++
 			}
-			n += m.Config.copyInAt(src.Config, fm, at+17)
-		}
-	}
-	if cw&(1<<25) != 0 && m.CrmOnEdge != src.CrmOnEdge {
-		m.CrmOnEdge = src.CrmOnEdge
-		n++
-	}
-	if cw&(1<<26) != 0 && m.MaintenanceState != src.MaintenanceState {
-		m.MaintenanceState = src.MaintenanceState
-		n++
-	}
-	if cw&(1<<27) != 0 && m.TrustPolicy != src.TrustPolicy {
-		m.TrustPolicy = src.TrustPolicy
-		n++
-	}
-	if cw&(1<<28) != 0 && m.TrustPolicyState != src.TrustPolicyState {
-		m.TrustPolicyState = src.TrustPolicyState
-		n++
-	}
-	if (cw|bw)&(1<<29) != 0 {
-		if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
-		} else if !maps.Equal(m.Annotations, src.Annotations) {
-			if len(src.Annotations) == 0 {
-				m.Annotations = nil
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !m.Location.Equal(src.Location) {
+					m.Location = src.Location.Clone()
+					n++
+				}
 			} else {
-				m.Annotations = maps.Clone(src.Annotations)
+				if m.Location != nil || src.Location != nil {
+					if m.Location == nil {
+						m.Location = new(Location)
+						n++
+					}
+					n += m.Location.copyInAt(src.Location, fm, at+7, win.Shift(7))
+				}
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<30) != 0 {
-		if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.AccessVars, src.AccessVars)
-		} else if !maps.Equal(m.AccessVars, src.AccessVars) {
-			if len(src.AccessVars) == 0 {
-				m.AccessVars = nil
+		case 9:
+			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.FlavorNames, src.FlavorNames)
+			} else if !slices.Equal(m.FlavorNames, src.FlavorNames) {
+				if len(src.FlavorNames) == 0 {
+					m.FlavorNames = nil
+				} else {
+					m.FlavorNames = slices.Clone(src.FlavorNames)
+				}
+				n++
+			}
+		case 10:
+			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.ResourceQuotas, src.ResourceQuotas, (*ResourceQuota).Equal, (*ResourceQuota).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, src.ResourceQuotas, (*ResourceQuota).Equal) {
+				if len(src.ResourceQuotas) == 0 {
+					m.ResourceQuotas = nil
+				} else {
+					m.ResourceQuotas = fieldmap.CloneListFunc(src.ResourceQuotas, (*ResourceQuota).Clone)
+				}
+				n++
+			}
+		case 14:
+			if m.DefaultResourceAlertThreshold != src.DefaultResourceAlertThreshold {
+				m.DefaultResourceAlertThreshold = src.DefaultResourceAlertThreshold
+				n++
+			}
+		case 15:
+			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.EnvVars, src.EnvVars)
+			} else if !maps.Equal(m.EnvVars, src.EnvVars) {
+				if len(src.EnvVars) == 0 {
+					m.EnvVars = nil
+				} else {
+					m.EnvVars = maps.Clone(src.EnvVars)
+				}
+				n++
+			}
+		case 16:
+			if win.Cover&(1<<16) != 0 {
+				if !m.Config.Equal(src.Config) {
+					m.Config = src.Config.Clone()
+					n++
+				}
 			} else {
-				m.AccessVars = maps.Clone(src.AccessVars)
+				if m.Config != nil || src.Config != nil {
+					if m.Config == nil {
+						m.Config = new(PlatformConfig)
+						n++
+					}
+					n += m.Config.copyInAt(src.Config, fm, at+17, win.Shift(17))
+				}
 			}
-			n++
+		case 25:
+			if m.CrmOnEdge != src.CrmOnEdge {
+				m.CrmOnEdge = src.CrmOnEdge
+				n++
+			}
+		case 26:
+			if m.MaintenanceState != src.MaintenanceState {
+				m.MaintenanceState = src.MaintenanceState
+				n++
+			}
+		case 27:
+			if m.TrustPolicy != src.TrustPolicy {
+				m.TrustPolicy = src.TrustPolicy
+				n++
+			}
+		case 28:
+			if m.TrustPolicyState != src.TrustPolicyState {
+				m.TrustPolicyState = src.TrustPolicyState
+				n++
+			}
+		case 29:
+			if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
+			} else if !maps.Equal(m.Annotations, src.Annotations) {
+				if len(src.Annotations) == 0 {
+					m.Annotations = nil
+				} else {
+					m.Annotations = maps.Clone(src.Annotations)
+				}
+				n++
+			}
+		case 30:
+			if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.AccessVars, src.AccessVars)
+			} else if !maps.Equal(m.AccessVars, src.AccessVars) {
+				if len(src.AccessVars) == 0 {
+					m.AccessVars = nil
+				} else {
+					m.AccessVars = maps.Clone(src.AccessVars)
+				}
+				n++
+			}
+		case 31:
+			if m.CrmOverride != src.CrmOverride {
+				m.CrmOverride = src.CrmOverride
+				n++
+			}
+		case 32:
+			if m.PhysicalName != src.PhysicalName {
+				m.PhysicalName = src.PhysicalName
+				n++
+			}
+		case 33:
+			if m.NumDynamicIps != src.NumDynamicIps {
+				m.NumDynamicIps = src.NumDynamicIps
+				n++
+			}
+		case 34:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		case 35:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<31) != 0 && m.CrmOverride != src.CrmOverride {
-		m.CrmOverride = src.CrmOverride
-		n++
-	}
-	if cw&(1<<32) != 0 && m.PhysicalName != src.PhysicalName {
-		m.PhysicalName = src.PhysicalName
-		n++
-	}
-	if cw&(1<<33) != 0 && m.NumDynamicIps != src.NumDynamicIps {
-		m.NumDynamicIps = src.NumDynamicIps
-		n++
-	}
-	if cw&(1<<34) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
-	}
-	if cw&(1<<35) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
@@ -999,149 +1029,162 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletInfo being number at of fm's schema.
-func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CloudletInfo being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x78400040e03f9|win.Below&0x840004080211 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CloudletInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(CloudletKey)
+	for x := win.Cover&0x78400040e03f9 | win.Below&0x840004080211; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(CloudletKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId = src.NotifyId
-		n++
-	}
-	if cw&(1<<6) != 0 && m.Controller != src.Controller {
-		m.Controller = src.Controller
-		n++
-	}
-	if cw&(1<<7) != 0 && m.CompatibilityVersion != src.CompatibilityVersion {
-		m.CompatibilityVersion = src.CompatibilityVersion
-		n++
-	}
-	if cw&(1<<8) != 0 && m.ReleaseVersion != src.ReleaseVersion {
-		m.ReleaseVersion = src.ReleaseVersion
-		n++
-	}
-	if (cw|bw)&(1<<9) != 0 {
-		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*FlavorInfo).Equal, (*FlavorInfo).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*FlavorInfo).Equal) {
-			if len(src.Flavors) == 0 {
-				m.Flavors = nil
-			} else {
-				m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*FlavorInfo).Clone)
-			}
-			n++
-		}
-	}
-	if cw&(1<<17) != 0 && m.ControllerCacheReceived != src.ControllerCacheReceived {
-		m.ControllerCacheReceived = src.ControllerCacheReceived
-		n++
-	}
-	if cw&(1<<18) != 0 && m.MaintenanceState != src.MaintenanceState {
-		m.MaintenanceState = src.MaintenanceState
-		n++
-	}
-	if cw&(1<<19) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status = src.Status.Clone()
-			n++
-		}
-	} else if bw&(1<<19) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(StatusInfo)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += m.Status.copyInAt(src.Status, fm, at+20)
-		}
-	}
-	if cw&(1<<26) != 0 {
-		if !m.ResourcesSnapshot.Equal(src.ResourcesSnapshot) {
-			m.ResourcesSnapshot = src.ResourcesSnapshot.Clone()
-			n++
-		}
-	} else if bw&(1<<26) != 0 {
-		if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
-			if m.ResourcesSnapshot == nil {
-				m.ResourcesSnapshot = new(InfraResourcesSnapshot)
+		case 5:
+			if m.NotifyId != src.NotifyId {
+				m.NotifyId = src.NotifyId
 				n++
 			}
-			n += m.ResourcesSnapshot.copyInAt(src.ResourcesSnapshot, fm, at+27)
-		}
-	}
-	if (cw|bw)&(1<<42) != 0 {
-		if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, (*NodeInfo).Equal, (*NodeInfo).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, (*NodeInfo).Equal) {
-			if len(src.NodeInfos) == 0 {
-				m.NodeInfos = nil
-			} else {
-				m.NodeInfos = fieldmap.CloneListFunc(src.NodeInfos, (*NodeInfo).Clone)
+		case 6:
+			if m.Controller != src.Controller {
+				m.Controller = src.Controller
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<47) != 0 {
-		if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
-		} else if !maps.Equal(m.Properties, src.Properties) {
-			if len(src.Properties) == 0 {
-				m.Properties = nil
-			} else {
-				m.Properties = maps.Clone(src.Properties)
+		case 7:
+			if m.CompatibilityVersion != src.CompatibilityVersion {
+				m.CompatibilityVersion = src.CompatibilityVersion
+				n++
 			}
-			n++
+		case 8:
+			if m.ReleaseVersion != src.ReleaseVersion {
+				m.ReleaseVersion = src.ReleaseVersion
+				n++
+			}
+		case 9:
+			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*FlavorInfo).Equal, (*FlavorInfo).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*FlavorInfo).Equal) {
+				if len(src.Flavors) == 0 {
+					m.Flavors = nil
+				} else {
+					m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*FlavorInfo).Clone)
+				}
+				n++
+			}
+		case 17:
+			if m.ControllerCacheReceived != src.ControllerCacheReceived {
+				m.ControllerCacheReceived = src.ControllerCacheReceived
+				n++
+			}
+		case 18:
+			if m.MaintenanceState != src.MaintenanceState {
+				m.MaintenanceState = src.MaintenanceState
+				n++
+			}
+		case 19:
+			if win.Cover&(1<<19) != 0 {
+				if !m.Status.Equal(src.Status) {
+					m.Status = src.Status.Clone()
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(StatusInfo)
+						n++
+					}
+					n += m.Status.copyInAt(src.Status, fm, at+20, win.Shift(20))
+				}
+			}
+		case 26:
+			if win.Cover&(1<<26) != 0 {
+				if !m.ResourcesSnapshot.Equal(src.ResourcesSnapshot) {
+					m.ResourcesSnapshot = src.ResourcesSnapshot.Clone()
+					n++
+				}
+			} else {
+				if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
+					if m.ResourcesSnapshot == nil {
+						m.ResourcesSnapshot = new(InfraResourcesSnapshot)
+						n++
+					}
+					n += m.ResourcesSnapshot.copyInAt(src.ResourcesSnapshot, fm, at+27, win.Shift(27))
+				}
+			}
+		case 42:
+			if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, (*NodeInfo).Equal, (*NodeInfo).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, (*NodeInfo).Equal) {
+				if len(src.NodeInfos) == 0 {
+					m.NodeInfos = nil
+				} else {
+					m.NodeInfos = fieldmap.CloneListFunc(src.NodeInfos, (*NodeInfo).Clone)
+				}
+				n++
+			}
+		case 47:
+			if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
+			} else if !maps.Equal(m.Properties, src.Properties) {
+				if len(src.Properties) == 0 {
+					m.Properties = nil
+				} else {
+					m.Properties = maps.Clone(src.Properties)
+				}
+				n++
+			}
+		case 48:
+			if m.TrustPolicyState != src.TrustPolicyState {
+				m.TrustPolicyState = src.TrustPolicyState
+				n++
+			}
+		case 49:
+			if m.ActiveCrmInstance != src.ActiveCrmInstance {
+				m.ActiveCrmInstance = src.ActiveCrmInstance
+				n++
+			}
+		case 50:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<48) != 0 && m.TrustPolicyState != src.TrustPolicyState {
-		m.TrustPolicyState = src.TrustPolicyState
-		n++
-	}
-	if cw&(1<<49) != 0 && m.ActiveCrmInstance != src.ActiveCrmInstance {
-		m.ActiveCrmInstance = src.ActiveCrmInstance
-		n++
-	}
-	if cw&(1<<50) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }

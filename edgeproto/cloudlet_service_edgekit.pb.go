@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of CreateCloudletRequest: dot-joined field numbers from CreateCloudletRequest.
 const (
@@ -127,7 +128,7 @@ func (*CreateCloudletRequest) FieldSchema() *fieldmap.Schema {
 // NewCreateCloudletRequestFieldMap returns a FieldMap of CreateCloudletRequest holding flags; the
 // error names the first flag CreateCloudletRequest does not have.
 func NewCreateCloudletRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateCloudletRequest_fieldSchema.New(flags...)
+	return _CreateCloudletRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CreateCloudletResponse: dot-joined field numbers from CreateCloudletResponse.
@@ -183,7 +184,7 @@ func (*CreateCloudletResponse) FieldSchema() *fieldmap.Schema {
 // NewCreateCloudletResponseFieldMap returns a FieldMap of CreateCloudletResponse holding flags; the
 // error names the first flag CreateCloudletResponse does not have.
 func NewCreateCloudletResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateCloudletResponse_fieldSchema.New(flags...)
+	return _CreateCloudletResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateCloudletRequest: dot-joined field numbers from UpdateCloudletRequest.
@@ -249,7 +250,7 @@ func (*UpdateCloudletRequest) FieldSchema() *fieldmap.Schema {
 // NewUpdateCloudletRequestFieldMap returns a FieldMap of UpdateCloudletRequest holding flags; the
 // error names the first flag UpdateCloudletRequest does not have.
 func NewUpdateCloudletRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateCloudletRequest_fieldSchema.New(flags...)
+	return _UpdateCloudletRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateCloudletResponse: dot-joined field numbers from UpdateCloudletResponse.
@@ -286,7 +287,7 @@ func (*UpdateCloudletResponse) FieldSchema() *fieldmap.Schema {
 // NewUpdateCloudletResponseFieldMap returns a FieldMap of UpdateCloudletResponse holding flags; the
 // error names the first flag UpdateCloudletResponse does not have.
 func NewUpdateCloudletResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateCloudletResponse_fieldSchema.New(flags...)
+	return _UpdateCloudletResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of DeleteCloudletRequest: dot-joined field numbers from DeleteCloudletRequest.
@@ -318,7 +319,7 @@ func (*DeleteCloudletRequest) FieldSchema() *fieldmap.Schema {
 // NewDeleteCloudletRequestFieldMap returns a FieldMap of DeleteCloudletRequest holding flags; the
 // error names the first flag DeleteCloudletRequest does not have.
 func NewDeleteCloudletRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteCloudletRequest_fieldSchema.New(flags...)
+	return _DeleteCloudletRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of DeleteCloudletResponse: dot-joined field numbers from DeleteCloudletResponse.
@@ -355,7 +356,7 @@ func (*DeleteCloudletResponse) FieldSchema() *fieldmap.Schema {
 // NewDeleteCloudletResponseFieldMap returns a FieldMap of DeleteCloudletResponse holding flags; the
 // error names the first flag DeleteCloudletResponse does not have.
 func NewDeleteCloudletResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteCloudletResponse_fieldSchema.New(flags...)
+	return _DeleteCloudletResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowCloudletsRequest: dot-joined field numbers from ShowCloudletsRequest.
@@ -415,7 +416,7 @@ func (*ShowCloudletsRequest) FieldSchema() *fieldmap.Schema { return _ShowCloudl
 // NewShowCloudletsRequestFieldMap returns a FieldMap of ShowCloudletsRequest holding flags; the
 // error names the first flag ShowCloudletsRequest does not have.
 func NewShowCloudletsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowCloudletsRequest_fieldSchema.New(flags...)
+	return _ShowCloudletsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowCloudletsResponse: dot-joined field numbers from ShowCloudletsResponse.
@@ -477,7 +478,7 @@ func (*ShowCloudletsResponse) FieldSchema() *fieldmap.Schema {
 // NewShowCloudletsResponseFieldMap returns a FieldMap of ShowCloudletsResponse holding flags; the
 // error names the first flag ShowCloudletsResponse does not have.
 func NewShowCloudletsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowCloudletsResponse_fieldSchema.New(flags...)
+	return _ShowCloudletsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowCloudletInfosRequest: dot-joined field numbers from ShowCloudletInfosRequest.
@@ -618,7 +619,7 @@ func (*ShowCloudletInfosRequest) FieldSchema() *fieldmap.Schema {
 // NewShowCloudletInfosRequestFieldMap returns a FieldMap of ShowCloudletInfosRequest holding flags; the
 // error names the first flag ShowCloudletInfosRequest does not have.
 func NewShowCloudletInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowCloudletInfosRequest_fieldSchema.New(flags...)
+	return _ShowCloudletInfosRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowCloudletInfosResponse: dot-joined field numbers from ShowCloudletInfosResponse.
@@ -695,7 +696,7 @@ func (*ShowCloudletInfosResponse) FieldSchema() *fieldmap.Schema {
 // NewShowCloudletInfosResponseFieldMap returns a FieldMap of ShowCloudletInfosResponse holding flags; the
 // error names the first flag ShowCloudletInfosResponse does not have.
 func NewShowCloudletInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowCloudletInfosResponse_fieldSchema.New(flags...)
+	return _ShowCloudletInfosResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of WatchCloudletInfosRequest: dot-joined field numbers from WatchCloudletInfosRequest.
@@ -772,7 +773,7 @@ func (*WatchCloudletInfosRequest) FieldSchema() *fieldmap.Schema {
 // NewWatchCloudletInfosRequestFieldMap returns a FieldMap of WatchCloudletInfosRequest holding flags; the
 // error names the first flag WatchCloudletInfosRequest does not have.
 func NewWatchCloudletInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _WatchCloudletInfosRequest_fieldSchema.New(flags...)
+	return _WatchCloudletInfosRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of WatchCloudletInfosResponse: dot-joined field numbers from WatchCloudletInfosResponse.
@@ -851,7 +852,7 @@ func (*WatchCloudletInfosResponse) FieldSchema() *fieldmap.Schema {
 // NewWatchCloudletInfosResponseFieldMap returns a FieldMap of WatchCloudletInfosResponse holding flags; the
 // error names the first flag WatchCloudletInfosResponse does not have.
 func NewWatchCloudletInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _WatchCloudletInfosResponse_fieldSchema.New(flags...)
+	return _WatchCloudletInfosResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of RotateCloudletAccessKeyRequest: dot-joined field numbers from RotateCloudletAccessKeyRequest.
@@ -879,7 +880,7 @@ func (*RotateCloudletAccessKeyRequest) FieldSchema() *fieldmap.Schema {
 // NewRotateCloudletAccessKeyRequestFieldMap returns a FieldMap of RotateCloudletAccessKeyRequest holding flags; the
 // error names the first flag RotateCloudletAccessKeyRequest does not have.
 func NewRotateCloudletAccessKeyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _RotateCloudletAccessKeyRequest_fieldSchema.New(flags...)
+	return _RotateCloudletAccessKeyRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of RotateCloudletAccessKeyResponse: dot-joined field numbers from RotateCloudletAccessKeyResponse.
@@ -905,7 +906,7 @@ func (*RotateCloudletAccessKeyResponse) FieldSchema() *fieldmap.Schema {
 // NewRotateCloudletAccessKeyResponseFieldMap returns a FieldMap of RotateCloudletAccessKeyResponse holding flags; the
 // error names the first flag RotateCloudletAccessKeyResponse does not have.
 func NewRotateCloudletAccessKeyResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _RotateCloudletAccessKeyResponse_fieldSchema.New(flags...)
+	return _RotateCloudletAccessKeyResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -1442,37 +1443,43 @@ func (m *CreateCloudletRequest) CopyInFields(src *CreateCloudletRequest, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateCloudletRequest being number at of fm's schema.
-func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateCloudletRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x2000000001|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateCloudletRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Cloudlet.Equal(src.Cloudlet) {
-			m.Cloudlet = src.Cloudlet.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Cloudlet != nil || src.Cloudlet != nil {
-			if m.Cloudlet == nil {
-				m.Cloudlet = new(Cloudlet)
+	for x := win.Cover&0x2000000001 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Cloudlet.Equal(src.Cloudlet) {
+					m.Cloudlet = src.Cloudlet.Clone()
+					n++
+				}
+			} else {
+				if m.Cloudlet != nil || src.Cloudlet != nil {
+					if m.Cloudlet == nil {
+						m.Cloudlet = new(Cloudlet)
+						n++
+					}
+					n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
+				}
+			}
+		case 37:
+			if m.NoWait != src.NoWait {
+				m.NoWait = src.NoWait
 				n++
 			}
-			n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1)
 		}
-	}
-	if cw&(1<<37) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
 	}
 	return n
 }
@@ -1493,37 +1500,43 @@ func (m *CreateCloudletResponse) CopyInFields(src *CreateCloudletResponse, fm *f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateCloudletResponse being number at of fm's schema.
-func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateCloudletResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1001|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateCloudletResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
+	for x := win.Cover&0x1001 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Progress.Equal(src.Progress) {
+					m.Progress = src.Progress.Clone()
+					n++
+				}
+			} else {
+				if m.Progress != nil || src.Progress != nil {
+					if m.Progress == nil {
+						m.Progress = new(Progress)
+						n++
+					}
+					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
+				}
+			}
+		case 12:
+			if m.CrmAccessKey != src.CrmAccessKey {
+				m.CrmAccessKey = src.CrmAccessKey
 				n++
 			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
-	}
-	if cw&(1<<12) != 0 && m.CrmAccessKey != src.CrmAccessKey {
-		m.CrmAccessKey = src.CrmAccessKey
-		n++
 	}
 	return n
 }
@@ -1544,49 +1557,54 @@ func (m *UpdateCloudletRequest) CopyInFields(src *UpdateCloudletRequest, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateCloudletRequest being number at of fm's schema.
-func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateCloudletRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x6000000001|win.Below&0x2000000001 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateCloudletRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Cloudlet.Equal(src.Cloudlet) {
-			m.Cloudlet = src.Cloudlet.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Cloudlet != nil || src.Cloudlet != nil {
-			if m.Cloudlet == nil {
-				m.Cloudlet = new(Cloudlet)
+	for x := win.Cover&0x6000000001 | win.Below&0x2000000001; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Cloudlet.Equal(src.Cloudlet) {
+					m.Cloudlet = src.Cloudlet.Clone()
+					n++
+				}
+			} else {
+				if m.Cloudlet != nil || src.Cloudlet != nil {
+					if m.Cloudlet == nil {
+						m.Cloudlet = new(Cloudlet)
+						n++
+					}
+					n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
+				}
+			}
+		case 37:
+			if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+			} else if !slices.Equal(m.Fields, src.Fields) {
+				if len(src.Fields) == 0 {
+					m.Fields = nil
+				} else {
+					m.Fields = slices.Clone(src.Fields)
+				}
 				n++
 			}
-			n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<37) != 0 {
-		if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
+		case 38:
+			if m.NoWait != src.NoWait {
+				m.NoWait = src.NoWait
+				n++
 			}
-			n++
 		}
-	}
-	if cw&(1<<38) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
 	}
 	return n
 }
@@ -1607,32 +1625,37 @@ func (m *UpdateCloudletResponse) CopyInFields(src *UpdateCloudletResponse, fm *f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateCloudletResponse being number at of fm's schema.
-func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateCloudletResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateCloudletResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Progress.Equal(src.Progress) {
+					m.Progress = src.Progress.Clone()
+					n++
+				}
+			} else {
+				if m.Progress != nil || src.Progress != nil {
+					if m.Progress == nil {
+						m.Progress = new(Progress)
+						n++
+					}
+					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -1654,41 +1677,48 @@ func (m *DeleteCloudletRequest) CopyInFields(src *DeleteCloudletRequest, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteCloudletRequest being number at of fm's schema.
-func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// DeleteCloudletRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x19|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(DeleteCloudletRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(CloudletKey)
+	for x := win.Cover&0x19 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(CloudletKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if m.NoWait != src.NoWait {
+				m.NoWait = src.NoWait
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
+		case 4:
+			if m.CrmOverride != src.CrmOverride {
+				m.CrmOverride = src.CrmOverride
+				n++
+			}
 		}
-	}
-	if cw&(1<<3) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
-	}
-	if cw&(1<<4) != 0 && m.CrmOverride != src.CrmOverride {
-		m.CrmOverride = src.CrmOverride
-		n++
 	}
 	return n
 }
@@ -1709,32 +1739,37 @@ func (m *DeleteCloudletResponse) CopyInFields(src *DeleteCloudletResponse, fm *f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteCloudletResponse being number at of fm's schema.
-func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// DeleteCloudletResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(DeleteCloudletResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Progress.Equal(src.Progress) {
+					m.Progress = src.Progress.Clone()
+					n++
+				}
+			} else {
+				if m.Progress != nil || src.Progress != nil {
+					if m.Progress == nil {
+						m.Progress = new(Progress)
+						n++
+					}
+					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -1756,32 +1791,37 @@ func (m *ShowCloudletsRequest) CopyInFields(src *ShowCloudletsRequest, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowCloudletsRequest being number at of fm's schema.
-func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowCloudletsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowCloudletsRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(Cloudlet)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(Cloudlet)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1803,32 +1843,37 @@ func (m *ShowCloudletsResponse) CopyInFields(src *ShowCloudletsResponse, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowCloudletsResponse being number at of fm's schema.
-func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowCloudletsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowCloudletsResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Cloudlet.Equal(src.Cloudlet) {
-			m.Cloudlet = src.Cloudlet.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Cloudlet != nil || src.Cloudlet != nil {
-			if m.Cloudlet == nil {
-				m.Cloudlet = new(Cloudlet)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Cloudlet.Equal(src.Cloudlet) {
+					m.Cloudlet = src.Cloudlet.Clone()
+					n++
+				}
+			} else {
+				if m.Cloudlet != nil || src.Cloudlet != nil {
+					if m.Cloudlet == nil {
+						m.Cloudlet = new(Cloudlet)
+						n++
+					}
+					n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1)
 		}
 	}
 	return n
@@ -1850,32 +1895,37 @@ func (m *ShowCloudletInfosRequest) CopyInFields(src *ShowCloudletInfosRequest, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowCloudletInfosRequest being number at of fm's schema.
-func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowCloudletInfosRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowCloudletInfosRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(CloudletInfo)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(CloudletInfo)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1897,32 +1947,37 @@ func (m *ShowCloudletInfosResponse) CopyInFields(src *ShowCloudletInfosResponse,
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowCloudletInfosResponse being number at of fm's schema.
-func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowCloudletInfosResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowCloudletInfosResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.CloudletInfo.Equal(src.CloudletInfo) {
-			m.CloudletInfo = src.CloudletInfo.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.CloudletInfo != nil || src.CloudletInfo != nil {
-			if m.CloudletInfo == nil {
-				m.CloudletInfo = new(CloudletInfo)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.CloudletInfo.Equal(src.CloudletInfo) {
+					m.CloudletInfo = src.CloudletInfo.Clone()
+					n++
+				}
+			} else {
+				if m.CloudletInfo != nil || src.CloudletInfo != nil {
+					if m.CloudletInfo == nil {
+						m.CloudletInfo = new(CloudletInfo)
+						n++
+					}
+					n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+1)
 		}
 	}
 	return n
@@ -1944,32 +1999,37 @@ func (m *WatchCloudletInfosRequest) CopyInFields(src *WatchCloudletInfosRequest,
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchCloudletInfosRequest being number at of fm's schema.
-func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// WatchCloudletInfosRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(WatchCloudletInfosRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(CloudletInfo)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(CloudletInfo)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1991,36 +2051,42 @@ func (m *WatchCloudletInfosResponse) CopyInFields(src *WatchCloudletInfosRespons
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchCloudletInfosResponse being number at of fm's schema.
-func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// WatchCloudletInfosResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(WatchCloudletInfosResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.CloudletInfo.Equal(src.CloudletInfo) {
-			m.CloudletInfo = src.CloudletInfo.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.CloudletInfo != nil || src.CloudletInfo != nil {
-			if m.CloudletInfo == nil {
-				m.CloudletInfo = new(CloudletInfo)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Type != src.Type {
+				m.Type = src.Type
 				n++
 			}
-			n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.CloudletInfo.Equal(src.CloudletInfo) {
+					m.CloudletInfo = src.CloudletInfo.Clone()
+					n++
+				}
+			} else {
+				if m.CloudletInfo != nil || src.CloudletInfo != nil {
+					if m.CloudletInfo == nil {
+						m.CloudletInfo = new(CloudletInfo)
+						n++
+					}
+					n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+2, win.Shift(2))
+				}
+			}
 		}
 	}
 	return n
@@ -2042,32 +2108,37 @@ func (m *RotateCloudletAccessKeyRequest) CopyInFields(src *RotateCloudletAccessK
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// RotateCloudletAccessKeyRequest being number at of fm's schema.
-func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// RotateCloudletAccessKeyRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(RotateCloudletAccessKeyRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(CloudletKey)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(CloudletKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -2089,23 +2160,28 @@ func (m *RotateCloudletAccessKeyResponse) CopyInFields(src *RotateCloudletAccess
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// RotateCloudletAccessKeyResponse being number at of fm's schema.
-func (m *RotateCloudletAccessKeyResponse) copyInAt(src *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// RotateCloudletAccessKeyResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *RotateCloudletAccessKeyResponse) copyInAt(src *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(RotateCloudletAccessKeyResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.CrmAccessKey != src.CrmAccessKey {
-		m.CrmAccessKey = src.CrmAccessKey
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.CrmAccessKey != src.CrmAccessKey {
+				m.CrmAccessKey = src.CrmAccessKey
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -9,12 +9,13 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of NodePool: dot-joined field numbers from NodePool.
 const (
@@ -56,7 +57,7 @@ func (*NodePool) FieldSchema() *fieldmap.Schema { return _NodePool_fieldSchema }
 // NewNodePoolFieldMap returns a FieldMap of NodePool holding flags; the
 // error names the first flag NodePool does not have.
 func NewNodePoolFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _NodePool_fieldSchema.New(flags...)
+	return _NodePool_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ClusterInst: dot-joined field numbers from ClusterInst.
@@ -175,7 +176,7 @@ func (*ClusterInst) FieldSchema() *fieldmap.Schema { return _ClusterInst_fieldSc
 // NewClusterInstFieldMap returns a FieldMap of ClusterInst holding flags; the
 // error names the first flag ClusterInst does not have.
 func NewClusterInstFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ClusterInst_fieldSchema.New(flags...)
+	return _ClusterInst_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ClusterInstInfo: dot-joined field numbers from ClusterInstInfo.
@@ -244,7 +245,7 @@ func (*ClusterInstInfo) FieldSchema() *fieldmap.Schema { return _ClusterInstInfo
 // NewClusterInstInfoFieldMap returns a FieldMap of ClusterInstInfo holding flags; the
 // error names the first flag ClusterInstInfo does not have.
 func NewClusterInstInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ClusterInstInfo_fieldSchema.New(flags...)
+	return _ClusterInstInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -487,45 +488,53 @@ func (m *NodePool) CopyInFields(src *NodePool, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodePool being number at of fm's schema.
-func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NodePool being number at of fm's schema and win the window of
+// the flags from there.
+func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x107|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(NodePool)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.NumNodes != src.NumNodes {
-		m.NumNodes = src.NumNodes
-		n++
-	}
-	if cw&(1<<2) != 0 {
-		if !m.NodeResources.Equal(src.NodeResources) {
-			m.NodeResources = src.NodeResources.Clone()
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		if m.NodeResources != nil || src.NodeResources != nil {
-			if m.NodeResources == nil {
-				m.NodeResources = new(NodeResources)
+	for x := win.Cover&0x107 | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.NodeResources.copyInAt(src.NodeResources, fm, at+3)
+		case 1:
+			if m.NumNodes != src.NumNodes {
+				m.NumNodes = src.NumNodes
+				n++
+			}
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if !m.NodeResources.Equal(src.NodeResources) {
+					m.NodeResources = src.NodeResources.Clone()
+					n++
+				}
+			} else {
+				if m.NodeResources != nil || src.NodeResources != nil {
+					if m.NodeResources == nil {
+						m.NodeResources = new(NodeResources)
+						n++
+					}
+					n += m.NodeResources.copyInAt(src.NodeResources, fm, at+3, win.Shift(3))
+				}
+			}
+		case 8:
+			if m.Scalable != src.Scalable {
+				m.Scalable = src.Scalable
+				n++
+			}
 		}
-	}
-	if cw&(1<<8) != 0 && m.Scalable != src.Scalable {
-		m.Scalable = src.Scalable
-		n++
 	}
 	return n
 }
@@ -546,141 +555,156 @@ func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterInst being number at of fm's schema.
-func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ClusterInst being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xfc000f007c9|win.Below&0x4000800489 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ClusterInst)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(ClusterKey)
+	for x := win.Cover&0xfc000f007c9 | win.Below&0x4000800489; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(ClusterKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.CloudletKey.Equal(src.CloudletKey) {
+					m.CloudletKey = src.CloudletKey.Clone()
+					n++
+				}
+			} else {
+				if m.CloudletKey != nil || src.CloudletKey != nil {
+					if m.CloudletKey == nil {
+						m.CloudletKey = new(CloudletKey)
+						n++
+					}
+					n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4, win.Shift(4))
+				}
+			}
+		case 6:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !m.CloudletKey.Equal(src.CloudletKey) {
-			m.CloudletKey = src.CloudletKey.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.CloudletKey != nil || src.CloudletKey != nil {
-			if m.CloudletKey == nil {
-				m.CloudletKey = new(CloudletKey)
+		case 7:
+			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4)
-		}
-	}
-	if cw&(1<<6) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
-	}
-	if cw&(1<<8) != 0 && m.CrmOverride != src.CrmOverride {
-		m.CrmOverride = src.CrmOverride
-		n++
-	}
-	if cw&(1<<9) != 0 && m.FlavorName != src.FlavorName {
-		m.FlavorName = src.FlavorName
-		n++
-	}
-	if (cw|bw)&(1<<10) != 0 {
-		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.NodePools, src.NodePools, (*NodePool).Equal, (*NodePool).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.NodePools, src.NodePools, (*NodePool).Equal) {
-			if len(src.NodePools) == 0 {
-				m.NodePools = nil
-			} else {
-				m.NodePools = fieldmap.CloneListFunc(src.NodePools, (*NodePool).Clone)
-			}
-			n++
-		}
-	}
-	if cw&(1<<20) != 0 && m.IpAccess != src.IpAccess {
-		m.IpAccess = src.IpAccess
-		n++
-	}
-	if cw&(1<<21) != 0 && m.Deployment != src.Deployment {
-		m.Deployment = src.Deployment
-		n++
-	}
-	if cw&(1<<22) != 0 && m.KubernetesVersion != src.KubernetesVersion {
-		m.KubernetesVersion = src.KubernetesVersion
-		n++
-	}
-	if cw&(1<<23) != 0 {
-		if !m.Resources.Equal(src.Resources) {
-			m.Resources = src.Resources.Clone()
-			n++
-		}
-	} else if bw&(1<<23) != 0 {
-		if m.Resources != nil || src.Resources != nil {
-			if m.Resources == nil {
-				m.Resources = new(InfraResources)
+		case 8:
+			if m.CrmOverride != src.CrmOverride {
+				m.CrmOverride = src.CrmOverride
 				n++
 			}
-			n += m.Resources.copyInAt(src.Resources, fm, at+24)
-		}
-	}
-	if (cw|bw)&(1<<38) != 0 {
-		if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.InfraAnnotations, src.InfraAnnotations)
-		} else if !maps.Equal(m.InfraAnnotations, src.InfraAnnotations) {
-			if len(src.InfraAnnotations) == 0 {
-				m.InfraAnnotations = nil
-			} else {
-				m.InfraAnnotations = maps.Clone(src.InfraAnnotations)
+		case 9:
+			if m.FlavorName != src.FlavorName {
+				m.FlavorName = src.FlavorName
+				n++
 			}
-			n++
+		case 10:
+			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.NodePools, src.NodePools, (*NodePool).Equal, (*NodePool).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.NodePools, src.NodePools, (*NodePool).Equal) {
+				if len(src.NodePools) == 0 {
+					m.NodePools = nil
+				} else {
+					m.NodePools = fieldmap.CloneListFunc(src.NodePools, (*NodePool).Clone)
+				}
+				n++
+			}
+		case 20:
+			if m.IpAccess != src.IpAccess {
+				m.IpAccess = src.IpAccess
+				n++
+			}
+		case 21:
+			if m.Deployment != src.Deployment {
+				m.Deployment = src.Deployment
+				n++
+			}
+		case 22:
+			if m.KubernetesVersion != src.KubernetesVersion {
+				m.KubernetesVersion = src.KubernetesVersion
+				n++
+			}
+		case 23:
+			if win.Cover&(1<<23) != 0 {
+				if !m.Resources.Equal(src.Resources) {
+					m.Resources = src.Resources.Clone()
+					n++
+				}
+			} else {
+				if m.Resources != nil || src.Resources != nil {
+					if m.Resources == nil {
+						m.Resources = new(InfraResources)
+						n++
+					}
+					n += m.Resources.copyInAt(src.Resources, fm, at+24, win.Shift(24))
+				}
+			}
+		case 38:
+			if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.InfraAnnotations, src.InfraAnnotations)
+			} else if !maps.Equal(m.InfraAnnotations, src.InfraAnnotations) {
+				if len(src.InfraAnnotations) == 0 {
+					m.InfraAnnotations = nil
+				} else {
+					m.InfraAnnotations = maps.Clone(src.InfraAnnotations)
+				}
+				n++
+			}
+		case 39:
+			if m.Reservable != src.Reservable {
+				m.Reservable = src.Reservable
+				n++
+			}
+		case 40:
+			if m.ReservedBy != src.ReservedBy {
+				m.ReservedBy = src.ReservedBy
+				n++
+			}
+		case 41:
+			if m.MultiTenant != src.MultiTenant {
+				m.MultiTenant = src.MultiTenant
+				n++
+			}
+		case 42:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		case 43:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<39) != 0 && m.Reservable != src.Reservable {
-		m.Reservable = src.Reservable
-		n++
-	}
-	if cw&(1<<40) != 0 && m.ReservedBy != src.ReservedBy {
-		m.ReservedBy = src.ReservedBy
-		n++
-	}
-	if cw&(1<<41) != 0 && m.MultiTenant != src.MultiTenant {
-		m.MultiTenant = src.MultiTenant
-		n++
-	}
-	if cw&(1<<42) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
-	}
-	if cw&(1<<43) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
@@ -701,89 +725,99 @@ func (m *ClusterInstInfo) CopyInFields(src *ClusterInstInfo, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterInstInfo being number at of fm's schema.
-func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ClusterInstInfo being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x30002079|win.Below&0x2051 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ClusterInstInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(ClusterKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
+	for x := win.Cover&0x30002079 | win.Below&0x2051; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
 			} else {
-				m.Errors = slices.Clone(src.Errors)
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(ClusterKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId = src.NotifyId
-		n++
-	}
-	if cw&(1<<6) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status = src.Status.Clone()
-			n++
-		}
-	} else if bw&(1<<6) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(StatusInfo)
+		case 3:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += m.Status.copyInAt(src.Status, fm, at+7)
-		}
-	}
-	if cw&(1<<13) != 0 {
-		if !m.Resources.Equal(src.Resources) {
-			m.Resources = src.Resources.Clone()
-			n++
-		}
-	} else if bw&(1<<13) != 0 {
-		if m.Resources != nil || src.Resources != nil {
-			if m.Resources == nil {
-				m.Resources = new(InfraResources)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += m.Resources.copyInAt(src.Resources, fm, at+14)
+		case 5:
+			if m.NotifyId != src.NotifyId {
+				m.NotifyId = src.NotifyId
+				n++
+			}
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !m.Status.Equal(src.Status) {
+					m.Status = src.Status.Clone()
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(StatusInfo)
+						n++
+					}
+					n += m.Status.copyInAt(src.Status, fm, at+7, win.Shift(7))
+				}
+			}
+		case 13:
+			if win.Cover&(1<<13) != 0 {
+				if !m.Resources.Equal(src.Resources) {
+					m.Resources = src.Resources.Clone()
+					n++
+				}
+			} else {
+				if m.Resources != nil || src.Resources != nil {
+					if m.Resources == nil {
+						m.Resources = new(InfraResources)
+						n++
+					}
+					n += m.Resources.copyInAt(src.Resources, fm, at+14, win.Shift(14))
+				}
+			}
+		case 28:
+			if m.Kubeconfig != src.Kubeconfig {
+				m.Kubeconfig = src.Kubeconfig
+				n++
+			}
+		case 29:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig = src.Kubeconfig
-		n++
-	}
-	if cw&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }

@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of CreateClusterInstRequest: dot-joined field numbers from CreateClusterInstRequest.
 const (
@@ -155,7 +156,7 @@ func (*CreateClusterInstRequest) FieldSchema() *fieldmap.Schema {
 // NewCreateClusterInstRequestFieldMap returns a FieldMap of CreateClusterInstRequest holding flags; the
 // error names the first flag CreateClusterInstRequest does not have.
 func NewCreateClusterInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateClusterInstRequest_fieldSchema.New(flags...)
+	return _CreateClusterInstRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CreateClusterInstResponse: dot-joined field numbers from CreateClusterInstResponse.
@@ -209,7 +210,7 @@ func (*CreateClusterInstResponse) FieldSchema() *fieldmap.Schema {
 // NewCreateClusterInstResponseFieldMap returns a FieldMap of CreateClusterInstResponse holding flags; the
 // error names the first flag CreateClusterInstResponse does not have.
 func NewCreateClusterInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateClusterInstResponse_fieldSchema.New(flags...)
+	return _CreateClusterInstResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateClusterInstRequest: dot-joined field numbers from UpdateClusterInstRequest.
@@ -283,7 +284,7 @@ func (*UpdateClusterInstRequest) FieldSchema() *fieldmap.Schema {
 // NewUpdateClusterInstRequestFieldMap returns a FieldMap of UpdateClusterInstRequest holding flags; the
 // error names the first flag UpdateClusterInstRequest does not have.
 func NewUpdateClusterInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateClusterInstRequest_fieldSchema.New(flags...)
+	return _UpdateClusterInstRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateClusterInstResponse: dot-joined field numbers from UpdateClusterInstResponse.
@@ -320,7 +321,7 @@ func (*UpdateClusterInstResponse) FieldSchema() *fieldmap.Schema {
 // NewUpdateClusterInstResponseFieldMap returns a FieldMap of UpdateClusterInstResponse holding flags; the
 // error names the first flag UpdateClusterInstResponse does not have.
 func NewUpdateClusterInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateClusterInstResponse_fieldSchema.New(flags...)
+	return _UpdateClusterInstResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of DeleteClusterInstRequest: dot-joined field numbers from DeleteClusterInstRequest.
@@ -352,7 +353,7 @@ func (*DeleteClusterInstRequest) FieldSchema() *fieldmap.Schema {
 // NewDeleteClusterInstRequestFieldMap returns a FieldMap of DeleteClusterInstRequest holding flags; the
 // error names the first flag DeleteClusterInstRequest does not have.
 func NewDeleteClusterInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteClusterInstRequest_fieldSchema.New(flags...)
+	return _DeleteClusterInstRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of DeleteClusterInstResponse: dot-joined field numbers from DeleteClusterInstResponse.
@@ -389,7 +390,7 @@ func (*DeleteClusterInstResponse) FieldSchema() *fieldmap.Schema {
 // NewDeleteClusterInstResponseFieldMap returns a FieldMap of DeleteClusterInstResponse holding flags; the
 // error names the first flag DeleteClusterInstResponse does not have.
 func NewDeleteClusterInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteClusterInstResponse_fieldSchema.New(flags...)
+	return _DeleteClusterInstResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowClusterInstsRequest: dot-joined field numbers from ShowClusterInstsRequest.
@@ -459,7 +460,7 @@ func (*ShowClusterInstsRequest) FieldSchema() *fieldmap.Schema {
 // NewShowClusterInstsRequestFieldMap returns a FieldMap of ShowClusterInstsRequest holding flags; the
 // error names the first flag ShowClusterInstsRequest does not have.
 func NewShowClusterInstsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowClusterInstsRequest_fieldSchema.New(flags...)
+	return _ShowClusterInstsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowClusterInstsResponse: dot-joined field numbers from ShowClusterInstsResponse.
@@ -529,7 +530,7 @@ func (*ShowClusterInstsResponse) FieldSchema() *fieldmap.Schema {
 // NewShowClusterInstsResponseFieldMap returns a FieldMap of ShowClusterInstsResponse holding flags; the
 // error names the first flag ShowClusterInstsResponse does not have.
 func NewShowClusterInstsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowClusterInstsResponse_fieldSchema.New(flags...)
+	return _ShowClusterInstsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowClusterInstInfosRequest: dot-joined field numbers from ShowClusterInstInfosRequest.
@@ -596,7 +597,7 @@ func (*ShowClusterInstInfosRequest) FieldSchema() *fieldmap.Schema {
 // NewShowClusterInstInfosRequestFieldMap returns a FieldMap of ShowClusterInstInfosRequest holding flags; the
 // error names the first flag ShowClusterInstInfosRequest does not have.
 func NewShowClusterInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowClusterInstInfosRequest_fieldSchema.New(flags...)
+	return _ShowClusterInstInfosRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowClusterInstInfosResponse: dot-joined field numbers from ShowClusterInstInfosResponse.
@@ -652,7 +653,7 @@ func (*ShowClusterInstInfosResponse) FieldSchema() *fieldmap.Schema {
 // NewShowClusterInstInfosResponseFieldMap returns a FieldMap of ShowClusterInstInfosResponse holding flags; the
 // error names the first flag ShowClusterInstInfosResponse does not have.
 func NewShowClusterInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowClusterInstInfosResponse_fieldSchema.New(flags...)
+	return _ShowClusterInstInfosResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of WatchClusterInstInfosRequest: dot-joined field numbers from WatchClusterInstInfosRequest.
@@ -708,7 +709,7 @@ func (*WatchClusterInstInfosRequest) FieldSchema() *fieldmap.Schema {
 // NewWatchClusterInstInfosRequestFieldMap returns a FieldMap of WatchClusterInstInfosRequest holding flags; the
 // error names the first flag WatchClusterInstInfosRequest does not have.
 func NewWatchClusterInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _WatchClusterInstInfosRequest_fieldSchema.New(flags...)
+	return _WatchClusterInstInfosRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of WatchClusterInstInfosResponse: dot-joined field numbers from WatchClusterInstInfosResponse.
@@ -766,7 +767,7 @@ func (*WatchClusterInstInfosResponse) FieldSchema() *fieldmap.Schema {
 // NewWatchClusterInstInfosResponseFieldMap returns a FieldMap of WatchClusterInstInfosResponse holding flags; the
 // error names the first flag WatchClusterInstInfosResponse does not have.
 func NewWatchClusterInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _WatchClusterInstInfosResponse_fieldSchema.New(flags...)
+	return _WatchClusterInstInfosResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -1229,37 +1230,43 @@ func (m *CreateClusterInstRequest) CopyInFields(src *CreateClusterInstRequest, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateClusterInstRequest being number at of fm's schema.
-func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateClusterInstRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x200000000001|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateClusterInstRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.ClusterInst.Equal(src.ClusterInst) {
-			m.ClusterInst = src.ClusterInst.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.ClusterInst != nil || src.ClusterInst != nil {
-			if m.ClusterInst == nil {
-				m.ClusterInst = new(ClusterInst)
+	for x := win.Cover&0x200000000001 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.ClusterInst.Equal(src.ClusterInst) {
+					m.ClusterInst = src.ClusterInst.Clone()
+					n++
+				}
+			} else {
+				if m.ClusterInst != nil || src.ClusterInst != nil {
+					if m.ClusterInst == nil {
+						m.ClusterInst = new(ClusterInst)
+						n++
+					}
+					n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
+				}
+			}
+		case 45:
+			if m.NoWait != src.NoWait {
+				m.NoWait = src.NoWait
 				n++
 			}
-			n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1)
 		}
-	}
-	if cw&(1<<45) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
 	}
 	return n
 }
@@ -1280,32 +1287,37 @@ func (m *CreateClusterInstResponse) CopyInFields(src *CreateClusterInstResponse,
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateClusterInstResponse being number at of fm's schema.
-func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateClusterInstResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateClusterInstResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Progress.Equal(src.Progress) {
+					m.Progress = src.Progress.Clone()
+					n++
+				}
+			} else {
+				if m.Progress != nil || src.Progress != nil {
+					if m.Progress == nil {
+						m.Progress = new(Progress)
+						n++
+					}
+					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -1327,49 +1339,54 @@ func (m *UpdateClusterInstRequest) CopyInFields(src *UpdateClusterInstRequest, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateClusterInstRequest being number at of fm's schema.
-func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateClusterInstRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x600000000001|win.Below&0x200000000001 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateClusterInstRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.ClusterInst.Equal(src.ClusterInst) {
-			m.ClusterInst = src.ClusterInst.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.ClusterInst != nil || src.ClusterInst != nil {
-			if m.ClusterInst == nil {
-				m.ClusterInst = new(ClusterInst)
+	for x := win.Cover&0x600000000001 | win.Below&0x200000000001; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.ClusterInst.Equal(src.ClusterInst) {
+					m.ClusterInst = src.ClusterInst.Clone()
+					n++
+				}
+			} else {
+				if m.ClusterInst != nil || src.ClusterInst != nil {
+					if m.ClusterInst == nil {
+						m.ClusterInst = new(ClusterInst)
+						n++
+					}
+					n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
+				}
+			}
+		case 45:
+			if a := fm.ListActionAt(at + 45); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+			} else if !slices.Equal(m.Fields, src.Fields) {
+				if len(src.Fields) == 0 {
+					m.Fields = nil
+				} else {
+					m.Fields = slices.Clone(src.Fields)
+				}
 				n++
 			}
-			n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<45) != 0 {
-		if a := fm.ListActionAt(at + 45); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
+		case 46:
+			if m.NoWait != src.NoWait {
+				m.NoWait = src.NoWait
+				n++
 			}
-			n++
 		}
-	}
-	if cw&(1<<46) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
 	}
 	return n
 }
@@ -1390,32 +1407,37 @@ func (m *UpdateClusterInstResponse) CopyInFields(src *UpdateClusterInstResponse,
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateClusterInstResponse being number at of fm's schema.
-func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateClusterInstResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateClusterInstResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Progress.Equal(src.Progress) {
+					m.Progress = src.Progress.Clone()
+					n++
+				}
+			} else {
+				if m.Progress != nil || src.Progress != nil {
+					if m.Progress == nil {
+						m.Progress = new(Progress)
+						n++
+					}
+					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -1437,41 +1459,48 @@ func (m *DeleteClusterInstRequest) CopyInFields(src *DeleteClusterInstRequest, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteClusterInstRequest being number at of fm's schema.
-func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// DeleteClusterInstRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x19|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(DeleteClusterInstRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(ClusterKey)
+	for x := win.Cover&0x19 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(ClusterKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if m.NoWait != src.NoWait {
+				m.NoWait = src.NoWait
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
+		case 4:
+			if m.CrmOverride != src.CrmOverride {
+				m.CrmOverride = src.CrmOverride
+				n++
+			}
 		}
-	}
-	if cw&(1<<3) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
-	}
-	if cw&(1<<4) != 0 && m.CrmOverride != src.CrmOverride {
-		m.CrmOverride = src.CrmOverride
-		n++
 	}
 	return n
 }
@@ -1492,32 +1521,37 @@ func (m *DeleteClusterInstResponse) CopyInFields(src *DeleteClusterInstResponse,
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteClusterInstResponse being number at of fm's schema.
-func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// DeleteClusterInstResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(DeleteClusterInstResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Progress.Equal(src.Progress) {
+					m.Progress = src.Progress.Clone()
+					n++
+				}
+			} else {
+				if m.Progress != nil || src.Progress != nil {
+					if m.Progress == nil {
+						m.Progress = new(Progress)
+						n++
+					}
+					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1)
 		}
 	}
 	return n
@@ -1539,32 +1573,37 @@ func (m *ShowClusterInstsRequest) CopyInFields(src *ShowClusterInstsRequest, fm 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowClusterInstsRequest being number at of fm's schema.
-func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowClusterInstsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowClusterInstsRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(ClusterInst)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(ClusterInst)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1586,32 +1625,37 @@ func (m *ShowClusterInstsResponse) CopyInFields(src *ShowClusterInstsResponse, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowClusterInstsResponse being number at of fm's schema.
-func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowClusterInstsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowClusterInstsResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.ClusterInst.Equal(src.ClusterInst) {
-			m.ClusterInst = src.ClusterInst.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.ClusterInst != nil || src.ClusterInst != nil {
-			if m.ClusterInst == nil {
-				m.ClusterInst = new(ClusterInst)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.ClusterInst.Equal(src.ClusterInst) {
+					m.ClusterInst = src.ClusterInst.Clone()
+					n++
+				}
+			} else {
+				if m.ClusterInst != nil || src.ClusterInst != nil {
+					if m.ClusterInst == nil {
+						m.ClusterInst = new(ClusterInst)
+						n++
+					}
+					n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1)
 		}
 	}
 	return n
@@ -1633,32 +1677,37 @@ func (m *ShowClusterInstInfosRequest) CopyInFields(src *ShowClusterInstInfosRequ
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowClusterInstInfosRequest being number at of fm's schema.
-func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowClusterInstInfosRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowClusterInstInfosRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(ClusterInstInfo)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(ClusterInstInfo)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1680,32 +1729,37 @@ func (m *ShowClusterInstInfosResponse) CopyInFields(src *ShowClusterInstInfosRes
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowClusterInstInfosResponse being number at of fm's schema.
-func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowClusterInstInfosResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowClusterInstInfosResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
-			m.ClusterInstInfo = src.ClusterInstInfo.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.ClusterInstInfo != nil || src.ClusterInstInfo != nil {
-			if m.ClusterInstInfo == nil {
-				m.ClusterInstInfo = new(ClusterInstInfo)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
+					m.ClusterInstInfo = src.ClusterInstInfo.Clone()
+					n++
+				}
+			} else {
+				if m.ClusterInstInfo != nil || src.ClusterInstInfo != nil {
+					if m.ClusterInstInfo == nil {
+						m.ClusterInstInfo = new(ClusterInstInfo)
+						n++
+					}
+					n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+1)
 		}
 	}
 	return n
@@ -1727,32 +1781,37 @@ func (m *WatchClusterInstInfosRequest) CopyInFields(src *WatchClusterInstInfosRe
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchClusterInstInfosRequest being number at of fm's schema.
-func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// WatchClusterInstInfosRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(WatchClusterInstInfosRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(ClusterInstInfo)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(ClusterInstInfo)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1774,36 +1833,42 @@ func (m *WatchClusterInstInfosResponse) CopyInFields(src *WatchClusterInstInfosR
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchClusterInstInfosResponse being number at of fm's schema.
-func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// WatchClusterInstInfosResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(WatchClusterInstInfosResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
-			m.ClusterInstInfo = src.ClusterInstInfo.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.ClusterInstInfo != nil || src.ClusterInstInfo != nil {
-			if m.ClusterInstInfo == nil {
-				m.ClusterInstInfo = new(ClusterInstInfo)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Type != src.Type {
+				m.Type = src.Type
 				n++
 			}
-			n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
+					m.ClusterInstInfo = src.ClusterInstInfo.Clone()
+					n++
+				}
+			} else {
+				if m.ClusterInstInfo != nil || src.ClusterInstInfo != nil {
+					if m.ClusterInstInfo == nil {
+						m.ClusterInstInfo = new(ClusterInstInfo)
+						n++
+					}
+					n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+2, win.Shift(2))
+				}
+			}
 		}
 	}
 	return n

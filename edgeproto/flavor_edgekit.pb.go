@@ -9,12 +9,13 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Flavor: dot-joined field numbers from Flavor.
 const (
@@ -52,7 +53,7 @@ func (*Flavor) FieldSchema() *fieldmap.Schema { return _Flavor_fieldSchema }
 // NewFlavorFieldMap returns a FieldMap of Flavor holding flags; the
 // error names the first flag Flavor does not have.
 func NewFlavorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Flavor_fieldSchema.New(flags...)
+	return _Flavor_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of FlavorInfo: dot-joined field numbers from FlavorInfo.
@@ -88,7 +89,7 @@ func (*FlavorInfo) FieldSchema() *fieldmap.Schema { return _FlavorInfo_fieldSche
 // NewFlavorInfoFieldMap returns a FieldMap of FlavorInfo holding flags; the
 // error names the first flag FlavorInfo does not have.
 func NewFlavorInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _FlavorInfo_fieldSchema.New(flags...)
+	return _FlavorInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -221,60 +222,68 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Flavor being number at of fm's schema.
-func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Flavor being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7d|win.Below&0x41 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Flavor)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(FlavorKey)
+	for x := win.Cover&0x7d | win.Below&0x41; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(FlavorKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 2:
+			if m.RamMb != src.RamMb {
+				m.RamMb = src.RamMb
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<2) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
-	}
-	if cw&(1<<4) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
-	}
-	if cw&(1<<5) != 0 && m.Gpus != src.Gpus {
-		m.Gpus = src.Gpus
-		n++
-	}
-	if (cw|bw)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
-		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
-			if len(src.OptResMap) == 0 {
-				m.OptResMap = nil
-			} else {
-				m.OptResMap = maps.Clone(src.OptResMap)
+		case 3:
+			if m.Vcpus != src.Vcpus {
+				m.Vcpus = src.Vcpus
+				n++
 			}
-			n++
+		case 4:
+			if m.DiskGb != src.DiskGb {
+				m.DiskGb = src.DiskGb
+				n++
+			}
+		case 5:
+			if m.Gpus != src.Gpus {
+				m.Gpus = src.Gpus
+				n++
+			}
+		case 6:
+			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
+			} else if !maps.Equal(m.OptResMap, src.OptResMap) {
+				if len(src.OptResMap) == 0 {
+					m.OptResMap = nil
+				} else {
+					m.OptResMap = maps.Clone(src.OptResMap)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -296,55 +305,64 @@ func (m *FlavorInfo) CopyInFields(src *FlavorInfo, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FlavorInfo being number at of fm's schema.
-func (m *FlavorInfo) copyInAt(src *FlavorInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// FlavorInfo being number at of fm's schema and win the window of
+// the flags from there.
+func (m *FlavorInfo) copyInAt(src *FlavorInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7f|win.Below&0x20 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(FlavorInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
-	}
-	if cw&(1<<2) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
-	}
-	if cw&(1<<3) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Gpus != src.Gpus {
-		m.Gpus = src.Gpus
-		n++
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
-		} else if !maps.Equal(m.PropMap, src.PropMap) {
-			if len(src.PropMap) == 0 {
-				m.PropMap = nil
-			} else {
-				m.PropMap = maps.Clone(src.PropMap)
+	for x := win.Cover&0x7f | win.Below&0x20; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
+		case 1:
+			if m.Vcpus != src.Vcpus {
+				m.Vcpus = src.Vcpus
+				n++
+			}
+		case 2:
+			if m.RamMb != src.RamMb {
+				m.RamMb = src.RamMb
+				n++
+			}
+		case 3:
+			if m.DiskGb != src.DiskGb {
+				m.DiskGb = src.DiskGb
+				n++
+			}
+		case 4:
+			if m.Gpus != src.Gpus {
+				m.Gpus = src.Gpus
+				n++
+			}
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
+			} else if !maps.Equal(m.PropMap, src.PropMap) {
+				if len(src.PropMap) == 0 {
+					m.PropMap = nil
+				} else {
+					m.PropMap = maps.Clone(src.PropMap)
+				}
+				n++
+			}
+		case 6:
+			if m.Deprecated != src.Deprecated {
+				m.Deprecated = src.Deprecated
+				n++
+			}
 		}
-	}
-	if cw&(1<<6) != 0 && m.Deprecated != src.Deprecated {
-		m.Deprecated = src.Deprecated
-		n++
 	}
 	return n
 }

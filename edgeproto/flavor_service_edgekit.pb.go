@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of CreateFlavorRequest: dot-joined field numbers from CreateFlavorRequest.
 const (
@@ -56,7 +57,7 @@ func (*CreateFlavorRequest) FieldSchema() *fieldmap.Schema { return _CreateFlavo
 // NewCreateFlavorRequestFieldMap returns a FieldMap of CreateFlavorRequest holding flags; the
 // error names the first flag CreateFlavorRequest does not have.
 func NewCreateFlavorRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateFlavorRequest_fieldSchema.New(flags...)
+	return _CreateFlavorRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CreateFlavorResponse: dot-joined field numbers from CreateFlavorResponse.
@@ -87,7 +88,7 @@ func (*CreateFlavorResponse) FieldSchema() *fieldmap.Schema { return _CreateFlav
 // NewCreateFlavorResponseFieldMap returns a FieldMap of CreateFlavorResponse holding flags; the
 // error names the first flag CreateFlavorResponse does not have.
 func NewCreateFlavorResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateFlavorResponse_fieldSchema.New(flags...)
+	return _CreateFlavorResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateFlavorRequest: dot-joined field numbers from UpdateFlavorRequest.
@@ -120,7 +121,7 @@ func (*UpdateFlavorRequest) FieldSchema() *fieldmap.Schema { return _UpdateFlavo
 // NewUpdateFlavorRequestFieldMap returns a FieldMap of UpdateFlavorRequest holding flags; the
 // error names the first flag UpdateFlavorRequest does not have.
 func NewUpdateFlavorRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateFlavorRequest_fieldSchema.New(flags...)
+	return _UpdateFlavorRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateFlavorResponse: dot-joined field numbers from UpdateFlavorResponse.
@@ -151,7 +152,7 @@ func (*UpdateFlavorResponse) FieldSchema() *fieldmap.Schema { return _UpdateFlav
 // NewUpdateFlavorResponseFieldMap returns a FieldMap of UpdateFlavorResponse holding flags; the
 // error names the first flag UpdateFlavorResponse does not have.
 func NewUpdateFlavorResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateFlavorResponse_fieldSchema.New(flags...)
+	return _UpdateFlavorResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of DeleteFlavorRequest: dot-joined field numbers from DeleteFlavorRequest.
@@ -176,7 +177,7 @@ func (*DeleteFlavorRequest) FieldSchema() *fieldmap.Schema { return _DeleteFlavo
 // NewDeleteFlavorRequestFieldMap returns a FieldMap of DeleteFlavorRequest holding flags; the
 // error names the first flag DeleteFlavorRequest does not have.
 func NewDeleteFlavorRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteFlavorRequest_fieldSchema.New(flags...)
+	return _DeleteFlavorRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _DeleteFlavorResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -193,7 +194,7 @@ func (*DeleteFlavorResponse) FieldSchema() *fieldmap.Schema { return _DeleteFlav
 // NewDeleteFlavorResponseFieldMap returns a FieldMap of DeleteFlavorResponse holding flags; the
 // error names the first flag DeleteFlavorResponse does not have.
 func NewDeleteFlavorResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteFlavorResponse_fieldSchema.New(flags...)
+	return _DeleteFlavorResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowFlavorsRequest: dot-joined field numbers from ShowFlavorsRequest.
@@ -224,7 +225,7 @@ func (*ShowFlavorsRequest) FieldSchema() *fieldmap.Schema { return _ShowFlavorsR
 // NewShowFlavorsRequestFieldMap returns a FieldMap of ShowFlavorsRequest holding flags; the
 // error names the first flag ShowFlavorsRequest does not have.
 func NewShowFlavorsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowFlavorsRequest_fieldSchema.New(flags...)
+	return _ShowFlavorsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowFlavorsResponse: dot-joined field numbers from ShowFlavorsResponse.
@@ -255,7 +256,7 @@ func (*ShowFlavorsResponse) FieldSchema() *fieldmap.Schema { return _ShowFlavors
 // NewShowFlavorsResponseFieldMap returns a FieldMap of ShowFlavorsResponse holding flags; the
 // error names the first flag ShowFlavorsResponse does not have.
 func NewShowFlavorsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowFlavorsResponse_fieldSchema.New(flags...)
+	return _ShowFlavorsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -554,32 +555,37 @@ func (m *CreateFlavorRequest) CopyInFields(src *CreateFlavorRequest, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateFlavorRequest being number at of fm's schema.
-func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateFlavorRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateFlavorRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Flavor.Equal(src.Flavor) {
+					m.Flavor = src.Flavor.Clone()
+					n++
+				}
+			} else {
+				if m.Flavor != nil || src.Flavor != nil {
+					if m.Flavor == nil {
+						m.Flavor = new(Flavor)
+						n++
+					}
+					n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+1)
 		}
 	}
 	return n
@@ -601,32 +607,37 @@ func (m *CreateFlavorResponse) CopyInFields(src *CreateFlavorResponse, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateFlavorResponse being number at of fm's schema.
-func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateFlavorResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateFlavorResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Flavor.Equal(src.Flavor) {
+					m.Flavor = src.Flavor.Clone()
+					n++
+				}
+			} else {
+				if m.Flavor != nil || src.Flavor != nil {
+					if m.Flavor == nil {
+						m.Flavor = new(Flavor)
+						n++
+					}
+					n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+1)
 		}
 	}
 	return n
@@ -648,44 +659,48 @@ func (m *UpdateFlavorRequest) CopyInFields(src *UpdateFlavorRequest, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateFlavorRequest being number at of fm's schema.
-func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateFlavorRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x101|win.Below&0x101 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateFlavorRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
+	for x := win.Cover&0x101 | win.Below&0x101; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Flavor.Equal(src.Flavor) {
+					m.Flavor = src.Flavor.Clone()
+					n++
+				}
+			} else {
+				if m.Flavor != nil || src.Flavor != nil {
+					if m.Flavor == nil {
+						m.Flavor = new(Flavor)
+						n++
+					}
+					n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
+				}
+			}
+		case 8:
+			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+			} else if !slices.Equal(m.Fields, src.Fields) {
+				if len(src.Fields) == 0 {
+					m.Fields = nil
+				} else {
+					m.Fields = slices.Clone(src.Fields)
+				}
 				n++
 			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
 		}
 	}
 	return n
@@ -707,32 +722,37 @@ func (m *UpdateFlavorResponse) CopyInFields(src *UpdateFlavorResponse, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateFlavorResponse being number at of fm's schema.
-func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateFlavorResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateFlavorResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Flavor.Equal(src.Flavor) {
+					m.Flavor = src.Flavor.Clone()
+					n++
+				}
+			} else {
+				if m.Flavor != nil || src.Flavor != nil {
+					if m.Flavor == nil {
+						m.Flavor = new(Flavor)
+						n++
+					}
+					n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+1)
 		}
 	}
 	return n
@@ -754,32 +774,37 @@ func (m *DeleteFlavorRequest) CopyInFields(src *DeleteFlavorRequest, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteFlavorRequest being number at of fm's schema.
-func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// DeleteFlavorRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(DeleteFlavorRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(FlavorKey)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(FlavorKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -801,12 +826,13 @@ func (m *DeleteFlavorResponse) CopyInFields(src *DeleteFlavorResponse, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteFlavorResponse being number at of fm's schema.
-func (m *DeleteFlavorResponse) copyInAt(src *DeleteFlavorResponse, fm *fieldmap.FieldMap, at int) int {
+// DeleteFlavorResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteFlavorResponse) copyInAt(src *DeleteFlavorResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -826,32 +852,37 @@ func (m *ShowFlavorsRequest) CopyInFields(src *ShowFlavorsRequest, fm *fieldmap.
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowFlavorsRequest being number at of fm's schema.
-func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowFlavorsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowFlavorsRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(Flavor)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(Flavor)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -873,32 +904,37 @@ func (m *ShowFlavorsResponse) CopyInFields(src *ShowFlavorsResponse, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowFlavorsResponse being number at of fm's schema.
-func (m *ShowFlavorsResponse) copyInAt(src *ShowFlavorsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowFlavorsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowFlavorsResponse) copyInAt(src *ShowFlavorsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowFlavorsResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Flavor.Equal(src.Flavor) {
+					m.Flavor = src.Flavor.Clone()
+					n++
+				}
+			} else {
+				if m.Flavor != nil || src.Flavor != nil {
+					if m.Flavor == nil {
+						m.Flavor = new(Flavor)
+						n++
+					}
+					n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+1)
 		}
 	}
 	return n

@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of CloudletKey: dot-joined field numbers from CloudletKey.
 const (
@@ -38,7 +39,7 @@ func (*CloudletKey) FieldSchema() *fieldmap.Schema { return _CloudletKey_fieldSc
 // NewCloudletKeyFieldMap returns a FieldMap of CloudletKey holding flags; the
 // error names the first flag CloudletKey does not have.
 func NewCloudletKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CloudletKey_fieldSchema.New(flags...)
+	return _CloudletKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ClusterKey: dot-joined field numbers from ClusterKey.
@@ -64,7 +65,7 @@ func (*ClusterKey) FieldSchema() *fieldmap.Schema { return _ClusterKey_fieldSche
 // NewClusterKeyFieldMap returns a FieldMap of ClusterKey holding flags; the
 // error names the first flag ClusterKey does not have.
 func NewClusterKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ClusterKey_fieldSchema.New(flags...)
+	return _ClusterKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of AppKey: dot-joined field numbers from AppKey.
@@ -92,7 +93,7 @@ func (*AppKey) FieldSchema() *fieldmap.Schema { return _AppKey_fieldSchema }
 // NewAppKeyFieldMap returns a FieldMap of AppKey holding flags; the
 // error names the first flag AppKey does not have.
 func NewAppKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _AppKey_fieldSchema.New(flags...)
+	return _AppKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of AppInstKey: dot-joined field numbers from AppInstKey.
@@ -118,7 +119,7 @@ func (*AppInstKey) FieldSchema() *fieldmap.Schema { return _AppInstKey_fieldSche
 // NewAppInstKeyFieldMap returns a FieldMap of AppInstKey holding flags; the
 // error names the first flag AppInstKey does not have.
 func NewAppInstKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _AppInstKey_fieldSchema.New(flags...)
+	return _AppInstKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of FlavorKey: dot-joined field numbers from FlavorKey.
@@ -142,7 +143,7 @@ func (*FlavorKey) FieldSchema() *fieldmap.Schema { return _FlavorKey_fieldSchema
 // NewFlavorKeyFieldMap returns a FieldMap of FlavorKey holding flags; the
 // error names the first flag FlavorKey does not have.
 func NewFlavorKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _FlavorKey_fieldSchema.New(flags...)
+	return _FlavorKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TrustPolicyKey: dot-joined field numbers from TrustPolicyKey.
@@ -168,7 +169,7 @@ func (*TrustPolicyKey) FieldSchema() *fieldmap.Schema { return _TrustPolicyKey_f
 // NewTrustPolicyKeyFieldMap returns a FieldMap of TrustPolicyKey holding flags; the
 // error names the first flag TrustPolicyKey does not have.
 func NewTrustPolicyKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TrustPolicyKey_fieldSchema.New(flags...)
+	return _TrustPolicyKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CloudletPoolKey: dot-joined field numbers from CloudletPoolKey.
@@ -194,7 +195,7 @@ func (*CloudletPoolKey) FieldSchema() *fieldmap.Schema { return _CloudletPoolKey
 // NewCloudletPoolKeyFieldMap returns a FieldMap of CloudletPoolKey holding flags; the
 // error names the first flag CloudletPoolKey does not have.
 func NewCloudletPoolKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CloudletPoolKey_fieldSchema.New(flags...)
+	return _CloudletPoolKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TrustPolicyExceptionKey: dot-joined field numbers from TrustPolicyExceptionKey.
@@ -229,7 +230,7 @@ func (*TrustPolicyExceptionKey) FieldSchema() *fieldmap.Schema {
 // NewTrustPolicyExceptionKeyFieldMap returns a FieldMap of TrustPolicyExceptionKey holding flags; the
 // error names the first flag TrustPolicyExceptionKey does not have.
 func NewTrustPolicyExceptionKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TrustPolicyExceptionKey_fieldSchema.New(flags...)
+	return _TrustPolicyExceptionKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -564,27 +565,33 @@ func (m *CloudletKey) CopyInFields(src *CloudletKey, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletKey being number at of fm's schema.
-func (m *CloudletKey) copyInAt(src *CloudletKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CloudletKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CloudletKey) copyInAt(src *CloudletKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CloudletKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -605,27 +612,33 @@ func (m *ClusterKey) CopyInFields(src *ClusterKey, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterKey being number at of fm's schema.
-func (m *ClusterKey) copyInAt(src *ClusterKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ClusterKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ClusterKey) copyInAt(src *ClusterKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ClusterKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -646,31 +659,38 @@ func (m *AppKey) CopyInFields(src *AppKey, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppKey being number at of fm's schema.
-func (m *AppKey) copyInAt(src *AppKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *AppKey) copyInAt(src *AppKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(AppKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Version != src.Version {
-		m.Version = src.Version
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 2:
+			if m.Version != src.Version {
+				m.Version = src.Version
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -691,27 +711,33 @@ func (m *AppInstKey) CopyInFields(src *AppInstKey, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstKey being number at of fm's schema.
-func (m *AppInstKey) copyInAt(src *AppInstKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppInstKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *AppInstKey) copyInAt(src *AppInstKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(AppInstKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -732,23 +758,28 @@ func (m *FlavorKey) CopyInFields(src *FlavorKey, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FlavorKey being number at of fm's schema.
-func (m *FlavorKey) copyInAt(src *FlavorKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// FlavorKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *FlavorKey) copyInAt(src *FlavorKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(FlavorKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -769,27 +800,33 @@ func (m *TrustPolicyKey) CopyInFields(src *TrustPolicyKey, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicyKey being number at of fm's schema.
-func (m *TrustPolicyKey) copyInAt(src *TrustPolicyKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TrustPolicyKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TrustPolicyKey) copyInAt(src *TrustPolicyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TrustPolicyKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -810,27 +847,33 @@ func (m *CloudletPoolKey) CopyInFields(src *CloudletPoolKey, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletPoolKey being number at of fm's schema.
-func (m *CloudletPoolKey) copyInAt(src *CloudletPoolKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CloudletPoolKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CloudletPoolKey) copyInAt(src *CloudletPoolKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CloudletPoolKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -851,51 +894,58 @@ func (m *TrustPolicyExceptionKey) CopyInFields(src *TrustPolicyExceptionKey, fm 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicyExceptionKey being number at of fm's schema.
-func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TrustPolicyExceptionKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x91|win.Below&0x11 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TrustPolicyExceptionKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.AppKey.Equal(src.AppKey) {
-			m.AppKey = src.AppKey.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.AppKey != nil || src.AppKey != nil {
-			if m.AppKey == nil {
-				m.AppKey = new(AppKey)
+	for x := win.Cover&0x91 | win.Below&0x11; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.AppKey.Equal(src.AppKey) {
+					m.AppKey = src.AppKey.Clone()
+					n++
+				}
+			} else {
+				if m.AppKey != nil || src.AppKey != nil {
+					if m.AppKey == nil {
+						m.AppKey = new(AppKey)
+						n++
+					}
+					n += m.AppKey.copyInAt(src.AppKey, fm, at+1, win.Shift(1))
+				}
+			}
+		case 4:
+			if win.Cover&(1<<4) != 0 {
+				if !m.CloudletPoolKey.Equal(src.CloudletPoolKey) {
+					m.CloudletPoolKey = src.CloudletPoolKey.Clone()
+					n++
+				}
+			} else {
+				if m.CloudletPoolKey != nil || src.CloudletPoolKey != nil {
+					if m.CloudletPoolKey == nil {
+						m.CloudletPoolKey = new(CloudletPoolKey)
+						n++
+					}
+					n += m.CloudletPoolKey.copyInAt(src.CloudletPoolKey, fm, at+5, win.Shift(5))
+				}
+			}
+		case 7:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.AppKey.copyInAt(src.AppKey, fm, at+1)
 		}
-	}
-	if cw&(1<<4) != 0 {
-		if !m.CloudletPoolKey.Equal(src.CloudletPoolKey) {
-			m.CloudletPoolKey = src.CloudletPoolKey.Clone()
-			n++
-		}
-	} else if bw&(1<<4) != 0 {
-		if m.CloudletPoolKey != nil || src.CloudletPoolKey != nil {
-			if m.CloudletPoolKey == nil {
-				m.CloudletPoolKey = new(CloudletPoolKey)
-				n++
-			}
-			n += m.CloudletPoolKey.copyInAt(src.CloudletPoolKey, fm, at+5)
-		}
-	}
-	if cw&(1<<7) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
 	}
 	return n
 }

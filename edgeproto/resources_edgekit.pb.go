@@ -9,12 +9,13 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of ResourceQuota: dot-joined field numbers from ResourceQuota.
 const (
@@ -41,7 +42,7 @@ func (*ResourceQuota) FieldSchema() *fieldmap.Schema { return _ResourceQuota_fie
 // NewResourceQuotaFieldMap returns a FieldMap of ResourceQuota holding flags; the
 // error names the first flag ResourceQuota does not have.
 func NewResourceQuotaFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ResourceQuota_fieldSchema.New(flags...)
+	return _ResourceQuota_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of InfraResource: dot-joined field numbers from InfraResource.
@@ -77,7 +78,7 @@ func (*InfraResource) FieldSchema() *fieldmap.Schema { return _InfraResource_fie
 // NewInfraResourceFieldMap returns a FieldMap of InfraResource holding flags; the
 // error names the first flag InfraResource does not have.
 func NewInfraResourceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _InfraResource_fieldSchema.New(flags...)
+	return _InfraResource_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of InfraResourcesSnapshot: dot-joined field numbers from InfraResourcesSnapshot.
@@ -130,7 +131,7 @@ func (*InfraResourcesSnapshot) FieldSchema() *fieldmap.Schema {
 // NewInfraResourcesSnapshotFieldMap returns a FieldMap of InfraResourcesSnapshot holding flags; the
 // error names the first flag InfraResourcesSnapshot does not have.
 func NewInfraResourcesSnapshotFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _InfraResourcesSnapshot_fieldSchema.New(flags...)
+	return _InfraResourcesSnapshot_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of NodeInfo: dot-joined field numbers from NodeInfo.
@@ -160,7 +161,7 @@ func (*NodeInfo) FieldSchema() *fieldmap.Schema { return _NodeInfo_fieldSchema }
 // NewNodeInfoFieldMap returns a FieldMap of NodeInfo holding flags; the
 // error names the first flag NodeInfo does not have.
 func NewNodeInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _NodeInfo_fieldSchema.New(flags...)
+	return _NodeInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of IpAddr: dot-joined field numbers from IpAddr.
@@ -186,7 +187,7 @@ func (*IpAddr) FieldSchema() *fieldmap.Schema { return _IpAddr_fieldSchema }
 // NewIpAddrFieldMap returns a FieldMap of IpAddr holding flags; the
 // error names the first flag IpAddr does not have.
 func NewIpAddrFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _IpAddr_fieldSchema.New(flags...)
+	return _IpAddr_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ContainerInfo: dot-joined field numbers from ContainerInfo.
@@ -218,7 +219,7 @@ func (*ContainerInfo) FieldSchema() *fieldmap.Schema { return _ContainerInfo_fie
 // NewContainerInfoFieldMap returns a FieldMap of ContainerInfo holding flags; the
 // error names the first flag ContainerInfo does not have.
 func NewContainerInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ContainerInfo_fieldSchema.New(flags...)
+	return _ContainerInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of VmInfo: dot-joined field numbers from VmInfo.
@@ -259,7 +260,7 @@ func (*VmInfo) FieldSchema() *fieldmap.Schema { return _VmInfo_fieldSchema }
 // NewVmInfoFieldMap returns a FieldMap of VmInfo holding flags; the
 // error names the first flag VmInfo does not have.
 func NewVmInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _VmInfo_fieldSchema.New(flags...)
+	return _VmInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of InfraResources: dot-joined field numbers from InfraResources.
@@ -296,7 +297,7 @@ func (*InfraResources) FieldSchema() *fieldmap.Schema { return _InfraResources_f
 // NewInfraResourcesFieldMap returns a FieldMap of InfraResources holding flags; the
 // error names the first flag InfraResources does not have.
 func NewInfraResourcesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _InfraResources_fieldSchema.New(flags...)
+	return _InfraResources_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of NodeResources: dot-joined field numbers from NodeResources.
@@ -328,7 +329,7 @@ func (*NodeResources) FieldSchema() *fieldmap.Schema { return _NodeResources_fie
 // NewNodeResourcesFieldMap returns a FieldMap of NodeResources holding flags; the
 // error names the first flag NodeResources does not have.
 func NewNodeResourcesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _NodeResources_fieldSchema.New(flags...)
+	return _NodeResources_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -864,31 +865,38 @@ func (m *ResourceQuota) CopyInFields(src *ResourceQuota, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResourceQuota being number at of fm's schema.
-func (m *ResourceQuota) copyInAt(src *ResourceQuota, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ResourceQuota being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ResourceQuota) copyInAt(src *ResourceQuota, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ResourceQuota)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
-	}
-	if cw&(1<<2) != 0 && m.AlertThreshold != src.AlertThreshold {
-		m.AlertThreshold = src.AlertThreshold
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Value != src.Value {
+				m.Value = src.Value
+				n++
+			}
+		case 2:
+			if m.AlertThreshold != src.AlertThreshold {
+				m.AlertThreshold = src.AlertThreshold
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -909,47 +917,58 @@ func (m *InfraResource) CopyInFields(src *InfraResource, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResource being number at of fm's schema.
-func (m *InfraResource) copyInAt(src *InfraResource, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// InfraResource being number at of fm's schema and win the window of
+// the flags from there.
+func (m *InfraResource) copyInAt(src *InfraResource, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(InfraResource)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Used != src.Used {
-		m.Used = src.Used
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Total != src.Total {
-		m.Total = src.Total
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Quota != src.Quota {
-		m.Quota = src.Quota
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Units != src.Units {
-		m.Units = src.Units
-		n++
-	}
-	if cw&(1<<5) != 0 && m.Description != src.Description {
-		m.Description = src.Description
-		n++
-	}
-	if cw&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
-		m.AlertThreshold = src.AlertThreshold
-		n++
+	for x := win.Cover & 0x7f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Used != src.Used {
+				m.Used = src.Used
+				n++
+			}
+		case 2:
+			if m.Total != src.Total {
+				m.Total = src.Total
+				n++
+			}
+		case 3:
+			if m.Quota != src.Quota {
+				m.Quota = src.Quota
+				n++
+			}
+		case 4:
+			if m.Units != src.Units {
+				m.Units = src.Units
+				n++
+			}
+		case 5:
+			if m.Description != src.Description {
+				m.Description = src.Description
+				n++
+			}
+		case 6:
+			if m.AlertThreshold != src.AlertThreshold {
+				m.AlertThreshold = src.AlertThreshold
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -970,59 +989,61 @@ func (m *InfraResourcesSnapshot) CopyInFields(src *InfraResourcesSnapshot, fm *f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResourcesSnapshot being number at of fm's schema.
-func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// InfraResourcesSnapshot being number at of fm's schema and win the window of
+// the flags from there.
+func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x4901|win.Below&0x901 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(InfraResourcesSnapshot)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, (*InfraResource).Equal, (*InfraResource).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, (*InfraResource).Equal) {
-			if len(src.Info) == 0 {
-				m.Info = nil
-			} else {
-				m.Info = fieldmap.CloneListFunc(src.Info, (*InfraResource).Clone)
+	for x := win.Cover&0x4901 | win.Below&0x901; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, (*InfraResource).Equal, (*InfraResource).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, (*InfraResource).Equal) {
+				if len(src.Info) == 0 {
+					m.Info = nil
+				} else {
+					m.Info = fieldmap.CloneListFunc(src.Info, (*InfraResource).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal, (*ClusterKey).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal) {
-			if len(src.ClusterInsts) == 0 {
-				m.ClusterInsts = nil
-			} else {
-				m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, (*ClusterKey).Clone)
+		case 8:
+			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal, (*ClusterKey).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal) {
+				if len(src.ClusterInsts) == 0 {
+					m.ClusterInsts = nil
+				} else {
+					m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, (*ClusterKey).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal, (*AppInstKey).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal) {
-			if len(src.VmAppInsts) == 0 {
-				m.VmAppInsts = nil
-			} else {
-				m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, (*AppInstKey).Clone)
+		case 11:
+			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal, (*AppInstKey).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal) {
+				if len(src.VmAppInsts) == 0 {
+					m.VmAppInsts = nil
+				} else {
+					m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, (*AppInstKey).Clone)
+				}
+				n++
 			}
-			n++
+		case 14:
+			if !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+				m.TakenAt = fieldmap.Clone(src.TakenAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
-		m.TakenAt = fieldmap.Clone(src.TakenAt)
-		n++
 	}
 	return n
 }
@@ -1043,58 +1064,60 @@ func (m *NodeInfo) CopyInFields(src *NodeInfo, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeInfo being number at of fm's schema.
-func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NodeInfo being number at of fm's schema and win the window of
+// the flags from there.
+func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0xe == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(NodeInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
-		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
-			if len(src.Allocatable) == 0 {
-				m.Allocatable = nil
-			} else {
-				m.Allocatable = maps.Clone(src.Allocatable)
+	for x := win.Cover&0xf | win.Below&0xe; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
-		} else if !maps.Equal(m.Capacity, src.Capacity) {
-			if len(src.Capacity) == 0 {
-				m.Capacity = nil
-			} else {
-				m.Capacity = maps.Clone(src.Capacity)
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
+			} else if !maps.Equal(m.Allocatable, src.Allocatable) {
+				if len(src.Allocatable) == 0 {
+					m.Allocatable = nil
+				} else {
+					m.Allocatable = maps.Clone(src.Allocatable)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
-		} else if !slices.Equal(m.Roles, src.Roles) {
-			if len(src.Roles) == 0 {
-				m.Roles = nil
-			} else {
-				m.Roles = slices.Clone(src.Roles)
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
+			} else if !maps.Equal(m.Capacity, src.Capacity) {
+				if len(src.Capacity) == 0 {
+					m.Capacity = nil
+				} else {
+					m.Capacity = maps.Clone(src.Capacity)
+				}
+				n++
 			}
-			n++
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
+			} else if !slices.Equal(m.Roles, src.Roles) {
+				if len(src.Roles) == 0 {
+					m.Roles = nil
+				} else {
+					m.Roles = slices.Clone(src.Roles)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -1116,27 +1139,33 @@ func (m *IpAddr) CopyInFields(src *IpAddr, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// IpAddr being number at of fm's schema.
-func (m *IpAddr) copyInAt(src *IpAddr, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// IpAddr being number at of fm's schema and win the window of
+// the flags from there.
+func (m *IpAddr) copyInAt(src *IpAddr, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(IpAddr)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
-		m.ExternalIp = src.ExternalIp
-		n++
-	}
-	if cw&(1<<1) != 0 && m.InternalIp != src.InternalIp {
-		m.InternalIp = src.InternalIp
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.ExternalIp != src.ExternalIp {
+				m.ExternalIp = src.ExternalIp
+				n++
+			}
+		case 1:
+			if m.InternalIp != src.InternalIp {
+				m.InternalIp = src.InternalIp
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -1157,39 +1186,48 @@ func (m *ContainerInfo) CopyInFields(src *ContainerInfo, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ContainerInfo being number at of fm's schema.
-func (m *ContainerInfo) copyInAt(src *ContainerInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ContainerInfo being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ContainerInfo) copyInAt(src *ContainerInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ContainerInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Status != src.Status {
-		m.Status = src.Status
-		n++
-	}
-	if cw&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
-		m.ClusterIp = src.ClusterIp
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Restarts != src.Restarts {
-		m.Restarts = src.Restarts
-		n++
+	for x := win.Cover & 0x1f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Type != src.Type {
+				m.Type = src.Type
+				n++
+			}
+		case 2:
+			if m.Status != src.Status {
+				m.Status = src.Status
+				n++
+			}
+		case 3:
+			if m.ClusterIp != src.ClusterIp {
+				m.ClusterIp = src.ClusterIp
+				n++
+			}
+		case 4:
+			if m.Restarts != src.Restarts {
+				m.Restarts = src.Restarts
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -1210,58 +1248,64 @@ func (m *VmInfo) CopyInFields(src *VmInfo, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// VmInfo being number at of fm's schema.
-func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// VmInfo being number at of fm's schema and win the window of
+// the flags from there.
+func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x9f|win.Below&0x90 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(VmInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Status != src.Status {
-		m.Status = src.Status
-		n++
-	}
-	if cw&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
-		m.InfraFlavor = src.InfraFlavor
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal, (*IpAddr).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal) {
-			if len(src.Ipaddresses) == 0 {
-				m.Ipaddresses = nil
-			} else {
-				m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, (*IpAddr).Clone)
+	for x := win.Cover&0x9f | win.Below&0x90; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, (*ContainerInfo).Equal, (*ContainerInfo).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, (*ContainerInfo).Equal) {
-			if len(src.Containers) == 0 {
-				m.Containers = nil
-			} else {
-				m.Containers = fieldmap.CloneListFunc(src.Containers, (*ContainerInfo).Clone)
+		case 1:
+			if m.Type != src.Type {
+				m.Type = src.Type
+				n++
 			}
-			n++
+		case 2:
+			if m.Status != src.Status {
+				m.Status = src.Status
+				n++
+			}
+		case 3:
+			if m.InfraFlavor != src.InfraFlavor {
+				m.InfraFlavor = src.InfraFlavor
+				n++
+			}
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal, (*IpAddr).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal) {
+				if len(src.Ipaddresses) == 0 {
+					m.Ipaddresses = nil
+				} else {
+					m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, (*IpAddr).Clone)
+				}
+				n++
+			}
+		case 7:
+			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, (*ContainerInfo).Equal, (*ContainerInfo).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, (*ContainerInfo).Equal) {
+				if len(src.Containers) == 0 {
+					m.Containers = nil
+				} else {
+					m.Containers = fieldmap.CloneListFunc(src.Containers, (*ContainerInfo).Clone)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -1283,30 +1327,33 @@ func (m *InfraResources) CopyInFields(src *InfraResources, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResources being number at of fm's schema.
-func (m *InfraResources) copyInAt(src *InfraResources, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// InfraResources being number at of fm's schema and win the window of
+// the flags from there.
+func (m *InfraResources) copyInAt(src *InfraResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(InfraResources)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, (*VmInfo).Equal, (*VmInfo).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, (*VmInfo).Equal) {
-			if len(src.Vms) == 0 {
-				m.Vms = nil
-			} else {
-				m.Vms = fieldmap.CloneListFunc(src.Vms, (*VmInfo).Clone)
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, (*VmInfo).Equal, (*VmInfo).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, (*VmInfo).Equal) {
+				if len(src.Vms) == 0 {
+					m.Vms = nil
+				} else {
+					m.Vms = fieldmap.CloneListFunc(src.Vms, (*VmInfo).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -1328,47 +1375,54 @@ func (m *NodeResources) CopyInFields(src *NodeResources, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeResources being number at of fm's schema.
-func (m *NodeResources) copyInAt(src *NodeResources, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NodeResources being number at of fm's schema and win the window of
+// the flags from there.
+func (m *NodeResources) copyInAt(src *NodeResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f|win.Below&0x8 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(NodeResources)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
-	}
-	if cw&(1<<1) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
-	}
-	if cw&(1<<2) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
-		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
-			if len(src.OptResMap) == 0 {
-				m.OptResMap = nil
-			} else {
-				m.OptResMap = maps.Clone(src.OptResMap)
+	for x := win.Cover&0x1f | win.Below&0x8; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Vcpus != src.Vcpus {
+				m.Vcpus = src.Vcpus
+				n++
 			}
-			n++
+		case 1:
+			if m.RamMb != src.RamMb {
+				m.RamMb = src.RamMb
+				n++
+			}
+		case 2:
+			if m.DiskGb != src.DiskGb {
+				m.DiskGb = src.DiskGb
+				n++
+			}
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
+			} else if !maps.Equal(m.OptResMap, src.OptResMap) {
+				if len(src.OptResMap) == 0 {
+					m.OptResMap = nil
+				} else {
+					m.OptResMap = maps.Clone(src.OptResMap)
+				}
+				n++
+			}
+		case 4:
+			if m.InfraNodeFlavor != src.InfraNodeFlavor {
+				m.InfraNodeFlavor = src.InfraNodeFlavor
+				n++
+			}
 		}
-	}
-	if cw&(1<<4) != 0 && m.InfraNodeFlavor != src.InfraNodeFlavor {
-		m.InfraNodeFlavor = src.InfraNodeFlavor
-		n++
 	}
 	return n
 }

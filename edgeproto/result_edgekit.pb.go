@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Result: dot-joined field numbers from Result.
 const (
@@ -38,7 +39,7 @@ func (*Result) FieldSchema() *fieldmap.Schema { return _Result_fieldSchema }
 // NewResultFieldMap returns a FieldMap of Result holding flags; the
 // error names the first flag Result does not have.
 func NewResultFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Result_fieldSchema.New(flags...)
+	return _Result_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -96,27 +97,33 @@ func (m *Result) CopyInFields(src *Result, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Result being number at of fm's schema.
-func (m *Result) copyInAt(src *Result, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Result being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Result) copyInAt(src *Result, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Result)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Message != src.Message {
-		m.Message = src.Message
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Code != src.Code {
-		m.Code = src.Code
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Message != src.Message {
+				m.Message = src.Message
+				n++
+			}
+		case 1:
+			if m.Code != src.Code {
+				m.Code = src.Code
+				n++
+			}
+		}
 	}
 	return n
 }

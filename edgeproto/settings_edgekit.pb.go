@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Settings: dot-joined field numbers from Settings.
 const (
@@ -62,7 +63,7 @@ func (*Settings) FieldSchema() *fieldmap.Schema { return _Settings_fieldSchema }
 // NewSettingsFieldMap returns a FieldMap of Settings holding flags; the
 // error names the first flag Settings does not have.
 func NewSettingsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Settings_fieldSchema.New(flags...)
+	return _Settings_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -168,75 +169,93 @@ func (m *Settings) CopyInFields(src *Settings, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Settings being number at of fm's schema.
-func (m *Settings) copyInAt(src *Settings, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Settings being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Settings) copyInAt(src *Settings, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3fff == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Settings)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.Equal(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
-		m.CreateClusterInstTimeout = fieldmap.Clone(src.CreateClusterInstTimeout)
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.Equal(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
-		m.UpdateClusterInstTimeout = fieldmap.Clone(src.UpdateClusterInstTimeout)
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.Equal(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
-		m.DeleteClusterInstTimeout = fieldmap.Clone(src.DeleteClusterInstTimeout)
-		n++
-	}
-	if cw&(1<<3) != 0 && !fieldmap.Equal(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
-		m.CreateAppInstTimeout = fieldmap.Clone(src.CreateAppInstTimeout)
-		n++
-	}
-	if cw&(1<<4) != 0 && !fieldmap.Equal(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
-		m.UpdateAppInstTimeout = fieldmap.Clone(src.UpdateAppInstTimeout)
-		n++
-	}
-	if cw&(1<<5) != 0 && !fieldmap.Equal(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
-		m.DeleteAppInstTimeout = fieldmap.Clone(src.DeleteAppInstTimeout)
-		n++
-	}
-	if cw&(1<<6) != 0 && !fieldmap.Equal(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
-		m.CreateCloudletTimeout = fieldmap.Clone(src.CreateCloudletTimeout)
-		n++
-	}
-	if cw&(1<<7) != 0 && !fieldmap.Equal(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
-		m.UpdateCloudletTimeout = fieldmap.Clone(src.UpdateCloudletTimeout)
-		n++
-	}
-	if cw&(1<<8) != 0 && !fieldmap.Equal(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
-		m.CloudletInfoPushInterval = fieldmap.Clone(src.CloudletInfoPushInterval)
-		n++
-	}
-	if cw&(1<<9) != 0 && !fieldmap.Equal(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
-		m.ResourceSnapshotInterval = fieldmap.Clone(src.ResourceSnapshotInterval)
-		n++
-	}
-	if cw&(1<<10) != 0 && !fieldmap.Equal(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
-		m.CloudletMaintenanceTimeout = fieldmap.Clone(src.CloudletMaintenanceTimeout)
-		n++
-	}
-	if cw&(1<<11) != 0 && !fieldmap.Equal(m.CrmConnectTimeout, src.CrmConnectTimeout) {
-		m.CrmConnectTimeout = fieldmap.Clone(src.CrmConnectTimeout)
-		n++
-	}
-	if cw&(1<<12) != 0 && m.MaxTrackedDmeClients != src.MaxTrackedDmeClients {
-		m.MaxTrackedDmeClients = src.MaxTrackedDmeClients
-		n++
-	}
-	if cw&(1<<13) != 0 && m.MaxConcurrentTasks != src.MaxConcurrentTasks {
-		m.MaxConcurrentTasks = src.MaxConcurrentTasks
-		n++
+	for x := win.Cover & 0x3fff; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.Equal(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
+				m.CreateClusterInstTimeout = fieldmap.Clone(src.CreateClusterInstTimeout)
+				n++
+			}
+		case 1:
+			if !fieldmap.Equal(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
+				m.UpdateClusterInstTimeout = fieldmap.Clone(src.UpdateClusterInstTimeout)
+				n++
+			}
+		case 2:
+			if !fieldmap.Equal(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
+				m.DeleteClusterInstTimeout = fieldmap.Clone(src.DeleteClusterInstTimeout)
+				n++
+			}
+		case 3:
+			if !fieldmap.Equal(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
+				m.CreateAppInstTimeout = fieldmap.Clone(src.CreateAppInstTimeout)
+				n++
+			}
+		case 4:
+			if !fieldmap.Equal(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
+				m.UpdateAppInstTimeout = fieldmap.Clone(src.UpdateAppInstTimeout)
+				n++
+			}
+		case 5:
+			if !fieldmap.Equal(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
+				m.DeleteAppInstTimeout = fieldmap.Clone(src.DeleteAppInstTimeout)
+				n++
+			}
+		case 6:
+			if !fieldmap.Equal(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
+				m.CreateCloudletTimeout = fieldmap.Clone(src.CreateCloudletTimeout)
+				n++
+			}
+		case 7:
+			if !fieldmap.Equal(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
+				m.UpdateCloudletTimeout = fieldmap.Clone(src.UpdateCloudletTimeout)
+				n++
+			}
+		case 8:
+			if !fieldmap.Equal(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
+				m.CloudletInfoPushInterval = fieldmap.Clone(src.CloudletInfoPushInterval)
+				n++
+			}
+		case 9:
+			if !fieldmap.Equal(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
+				m.ResourceSnapshotInterval = fieldmap.Clone(src.ResourceSnapshotInterval)
+				n++
+			}
+		case 10:
+			if !fieldmap.Equal(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
+				m.CloudletMaintenanceTimeout = fieldmap.Clone(src.CloudletMaintenanceTimeout)
+				n++
+			}
+		case 11:
+			if !fieldmap.Equal(m.CrmConnectTimeout, src.CrmConnectTimeout) {
+				m.CrmConnectTimeout = fieldmap.Clone(src.CrmConnectTimeout)
+				n++
+			}
+		case 12:
+			if m.MaxTrackedDmeClients != src.MaxTrackedDmeClients {
+				m.MaxTrackedDmeClients = src.MaxTrackedDmeClients
+				n++
+			}
+		case 13:
+			if m.MaxConcurrentTasks != src.MaxConcurrentTasks {
+				m.MaxConcurrentTasks = src.MaxConcurrentTasks
+				n++
+			}
+		}
 	}
 	return n
 }

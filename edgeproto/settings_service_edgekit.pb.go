@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of UpdateSettingsRequest: dot-joined field numbers from UpdateSettingsRequest.
 const (
@@ -71,7 +72,7 @@ func (*UpdateSettingsRequest) FieldSchema() *fieldmap.Schema {
 // NewUpdateSettingsRequestFieldMap returns a FieldMap of UpdateSettingsRequest holding flags; the
 // error names the first flag UpdateSettingsRequest does not have.
 func NewUpdateSettingsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateSettingsRequest_fieldSchema.New(flags...)
+	return _UpdateSettingsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateSettingsResponse: dot-joined field numbers from UpdateSettingsResponse.
@@ -111,7 +112,7 @@ func (*UpdateSettingsResponse) FieldSchema() *fieldmap.Schema {
 // NewUpdateSettingsResponseFieldMap returns a FieldMap of UpdateSettingsResponse holding flags; the
 // error names the first flag UpdateSettingsResponse does not have.
 func NewUpdateSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateSettingsResponse_fieldSchema.New(flags...)
+	return _UpdateSettingsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _ResetSettingsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -128,7 +129,7 @@ func (*ResetSettingsRequest) FieldSchema() *fieldmap.Schema { return _ResetSetti
 // NewResetSettingsRequestFieldMap returns a FieldMap of ResetSettingsRequest holding flags; the
 // error names the first flag ResetSettingsRequest does not have.
 func NewResetSettingsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ResetSettingsRequest_fieldSchema.New(flags...)
+	return _ResetSettingsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ResetSettingsResponse: dot-joined field numbers from ResetSettingsResponse.
@@ -168,7 +169,7 @@ func (*ResetSettingsResponse) FieldSchema() *fieldmap.Schema {
 // NewResetSettingsResponseFieldMap returns a FieldMap of ResetSettingsResponse holding flags; the
 // error names the first flag ResetSettingsResponse does not have.
 func NewResetSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ResetSettingsResponse_fieldSchema.New(flags...)
+	return _ResetSettingsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _ShowSettingsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -185,7 +186,7 @@ func (*ShowSettingsRequest) FieldSchema() *fieldmap.Schema { return _ShowSetting
 // NewShowSettingsRequestFieldMap returns a FieldMap of ShowSettingsRequest holding flags; the
 // error names the first flag ShowSettingsRequest does not have.
 func NewShowSettingsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowSettingsRequest_fieldSchema.New(flags...)
+	return _ShowSettingsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowSettingsResponse: dot-joined field numbers from ShowSettingsResponse.
@@ -223,7 +224,7 @@ func (*ShowSettingsResponse) FieldSchema() *fieldmap.Schema { return _ShowSettin
 // NewShowSettingsResponseFieldMap returns a FieldMap of ShowSettingsResponse holding flags; the
 // error names the first flag ShowSettingsResponse does not have.
 func NewShowSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowSettingsResponse_fieldSchema.New(flags...)
+	return _ShowSettingsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -448,44 +449,48 @@ func (m *UpdateSettingsRequest) CopyInFields(src *UpdateSettingsRequest, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateSettingsRequest being number at of fm's schema.
-func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateSettingsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x8001|win.Below&0x8001 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateSettingsRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Settings.Equal(src.Settings) {
-			m.Settings = src.Settings.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Settings != nil || src.Settings != nil {
-			if m.Settings == nil {
-				m.Settings = new(Settings)
+	for x := win.Cover&0x8001 | win.Below&0x8001; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Settings.Equal(src.Settings) {
+					m.Settings = src.Settings.Clone()
+					n++
+				}
+			} else {
+				if m.Settings != nil || src.Settings != nil {
+					if m.Settings == nil {
+						m.Settings = new(Settings)
+						n++
+					}
+					n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
+				}
+			}
+		case 15:
+			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+			} else if !slices.Equal(m.Fields, src.Fields) {
+				if len(src.Fields) == 0 {
+					m.Fields = nil
+				} else {
+					m.Fields = slices.Clone(src.Fields)
+				}
 				n++
 			}
-			n += m.Settings.copyInAt(src.Settings, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<15) != 0 {
-		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
 		}
 	}
 	return n
@@ -507,32 +512,37 @@ func (m *UpdateSettingsResponse) CopyInFields(src *UpdateSettingsResponse, fm *f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateSettingsResponse being number at of fm's schema.
-func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateSettingsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateSettingsResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Settings.Equal(src.Settings) {
-			m.Settings = src.Settings.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Settings != nil || src.Settings != nil {
-			if m.Settings == nil {
-				m.Settings = new(Settings)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Settings.Equal(src.Settings) {
+					m.Settings = src.Settings.Clone()
+					n++
+				}
+			} else {
+				if m.Settings != nil || src.Settings != nil {
+					if m.Settings == nil {
+						m.Settings = new(Settings)
+						n++
+					}
+					n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Settings.copyInAt(src.Settings, fm, at+1)
 		}
 	}
 	return n
@@ -554,12 +564,13 @@ func (m *ResetSettingsRequest) CopyInFields(src *ResetSettingsRequest, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResetSettingsRequest being number at of fm's schema.
-func (m *ResetSettingsRequest) copyInAt(src *ResetSettingsRequest, fm *fieldmap.FieldMap, at int) int {
+// ResetSettingsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ResetSettingsRequest) copyInAt(src *ResetSettingsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -579,32 +590,37 @@ func (m *ResetSettingsResponse) CopyInFields(src *ResetSettingsResponse, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResetSettingsResponse being number at of fm's schema.
-func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ResetSettingsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ResetSettingsResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Settings.Equal(src.Settings) {
-			m.Settings = src.Settings.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Settings != nil || src.Settings != nil {
-			if m.Settings == nil {
-				m.Settings = new(Settings)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Settings.Equal(src.Settings) {
+					m.Settings = src.Settings.Clone()
+					n++
+				}
+			} else {
+				if m.Settings != nil || src.Settings != nil {
+					if m.Settings == nil {
+						m.Settings = new(Settings)
+						n++
+					}
+					n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Settings.copyInAt(src.Settings, fm, at+1)
 		}
 	}
 	return n
@@ -626,12 +642,13 @@ func (m *ShowSettingsRequest) CopyInFields(src *ShowSettingsRequest, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowSettingsRequest being number at of fm's schema.
-func (m *ShowSettingsRequest) copyInAt(src *ShowSettingsRequest, fm *fieldmap.FieldMap, at int) int {
+// ShowSettingsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowSettingsRequest) copyInAt(src *ShowSettingsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -651,32 +668,37 @@ func (m *ShowSettingsResponse) CopyInFields(src *ShowSettingsResponse, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowSettingsResponse being number at of fm's schema.
-func (m *ShowSettingsResponse) copyInAt(src *ShowSettingsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowSettingsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowSettingsResponse) copyInAt(src *ShowSettingsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowSettingsResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Settings.Equal(src.Settings) {
-			m.Settings = src.Settings.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Settings != nil || src.Settings != nil {
-			if m.Settings == nil {
-				m.Settings = new(Settings)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Settings.Equal(src.Settings) {
+					m.Settings = src.Settings.Clone()
+					n++
+				}
+			} else {
+				if m.Settings != nil || src.Settings != nil {
+					if m.Settings == nil {
+						m.Settings = new(Settings)
+						n++
+					}
+					n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Settings.copyInAt(src.Settings, fm, at+1)
 		}
 	}
 	return n

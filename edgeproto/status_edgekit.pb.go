@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of StatusInfo: dot-joined field numbers from StatusInfo.
 const (
@@ -46,7 +47,7 @@ func (*StatusInfo) FieldSchema() *fieldmap.Schema { return _StatusInfo_fieldSche
 // NewStatusInfoFieldMap returns a FieldMap of StatusInfo holding flags; the
 // error names the first flag StatusInfo does not have.
 func NewStatusInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _StatusInfo_fieldSchema.New(flags...)
+	return _StatusInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -120,50 +121,58 @@ func (m *StatusInfo) CopyInFields(src *StatusInfo, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// StatusInfo being number at of fm's schema.
-func (m *StatusInfo) copyInAt(src *StatusInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// StatusInfo being number at of fm's schema and win the window of
+// the flags from there.
+func (m *StatusInfo) copyInAt(src *StatusInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3f|win.Below&0x20 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(StatusInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
-		m.TaskNumber = src.TaskNumber
-		n++
-	}
-	if cw&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
-		m.MaxTasks = src.MaxTasks
-		n++
-	}
-	if cw&(1<<2) != 0 && m.TaskName != src.TaskName {
-		m.TaskName = src.TaskName
-		n++
-	}
-	if cw&(1<<3) != 0 && m.StepName != src.StepName {
-		m.StepName = src.StepName
-		n++
-	}
-	if cw&(1<<4) != 0 && m.MsgCount != src.MsgCount {
-		m.MsgCount = src.MsgCount
-		n++
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
-		} else if !slices.Equal(m.Msgs, src.Msgs) {
-			if len(src.Msgs) == 0 {
-				m.Msgs = nil
-			} else {
-				m.Msgs = slices.Clone(src.Msgs)
+	for x := win.Cover&0x3f | win.Below&0x20; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.TaskNumber != src.TaskNumber {
+				m.TaskNumber = src.TaskNumber
+				n++
 			}
-			n++
+		case 1:
+			if m.MaxTasks != src.MaxTasks {
+				m.MaxTasks = src.MaxTasks
+				n++
+			}
+		case 2:
+			if m.TaskName != src.TaskName {
+				m.TaskName = src.TaskName
+				n++
+			}
+		case 3:
+			if m.StepName != src.StepName {
+				m.StepName = src.StepName
+				n++
+			}
+		case 4:
+			if m.MsgCount != src.MsgCount {
+				m.MsgCount = src.MsgCount
+				n++
+			}
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
+			} else if !slices.Equal(m.Msgs, src.Msgs) {
+				if len(src.Msgs) == 0 {
+					m.Msgs = nil
+				} else {
+					m.Msgs = slices.Clone(src.Msgs)
+				}
+				n++
+			}
 		}
 	}
 	return n

@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of SecurityRule: dot-joined field numbers from SecurityRule.
 const (
@@ -42,7 +43,7 @@ func (*SecurityRule) FieldSchema() *fieldmap.Schema { return _SecurityRule_field
 // NewSecurityRuleFieldMap returns a FieldMap of SecurityRule holding flags; the
 // error names the first flag SecurityRule does not have.
 func NewSecurityRuleFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _SecurityRule_fieldSchema.New(flags...)
+	return _SecurityRule_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TrustPolicy: dot-joined field numbers from TrustPolicy.
@@ -79,7 +80,7 @@ func (*TrustPolicy) FieldSchema() *fieldmap.Schema { return _TrustPolicy_fieldSc
 // NewTrustPolicyFieldMap returns a FieldMap of TrustPolicy holding flags; the
 // error names the first flag TrustPolicy does not have.
 func NewTrustPolicyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TrustPolicy_fieldSchema.New(flags...)
+	return _TrustPolicy_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TrustPolicyExceptionInstance: dot-joined field numbers from TrustPolicyExceptionInstance.
@@ -125,7 +126,7 @@ func (*TrustPolicyExceptionInstance) FieldSchema() *fieldmap.Schema {
 // NewTrustPolicyExceptionInstanceFieldMap returns a FieldMap of TrustPolicyExceptionInstance holding flags; the
 // error names the first flag TrustPolicyExceptionInstance does not have.
 func NewTrustPolicyExceptionInstanceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TrustPolicyExceptionInstance_fieldSchema.New(flags...)
+	return _TrustPolicyExceptionInstance_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TrustPolicyException: dot-joined field numbers from TrustPolicyException.
@@ -192,7 +193,7 @@ func (*TrustPolicyException) FieldSchema() *fieldmap.Schema { return _TrustPolic
 // NewTrustPolicyExceptionFieldMap returns a FieldMap of TrustPolicyException holding flags; the
 // error names the first flag TrustPolicyException does not have.
 func NewTrustPolicyExceptionFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TrustPolicyException_fieldSchema.New(flags...)
+	return _TrustPolicyException_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -436,35 +437,43 @@ func (m *SecurityRule) CopyInFields(src *SecurityRule, fm *fieldmap.FieldMap) in
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SecurityRule being number at of fm's schema.
-func (m *SecurityRule) copyInAt(src *SecurityRule, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// SecurityRule being number at of fm's schema and win the window of
+// the flags from there.
+func (m *SecurityRule) copyInAt(src *SecurityRule, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(SecurityRule)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Protocol != src.Protocol {
-		m.Protocol = src.Protocol
-		n++
-	}
-	if cw&(1<<1) != 0 && m.PortRangeMin != src.PortRangeMin {
-		m.PortRangeMin = src.PortRangeMin
-		n++
-	}
-	if cw&(1<<2) != 0 && m.PortRangeMax != src.PortRangeMax {
-		m.PortRangeMax = src.PortRangeMax
-		n++
-	}
-	if cw&(1<<3) != 0 && m.RemoteCidr != src.RemoteCidr {
-		m.RemoteCidr = src.RemoteCidr
-		n++
+	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Protocol != src.Protocol {
+				m.Protocol = src.Protocol
+				n++
+			}
+		case 1:
+			if m.PortRangeMin != src.PortRangeMin {
+				m.PortRangeMin = src.PortRangeMin
+				n++
+			}
+		case 2:
+			if m.PortRangeMax != src.PortRangeMax {
+				m.PortRangeMax = src.PortRangeMax
+				n++
+			}
+		case 3:
+			if m.RemoteCidr != src.RemoteCidr {
+				m.RemoteCidr = src.RemoteCidr
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -485,44 +494,48 @@ func (m *TrustPolicy) CopyInFields(src *TrustPolicy, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicy being number at of fm's schema.
-func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TrustPolicy being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x9|win.Below&0x9 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TrustPolicy)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TrustPolicyKey)
+	for x := win.Cover&0x9 | win.Below&0x9; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(TrustPolicyKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
+				if len(src.OutboundSecurityRules) == 0 {
+					m.OutboundSecurityRules = nil
+				} else {
+					m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, (*SecurityRule).Clone)
+				}
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
-			if len(src.OutboundSecurityRules) == 0 {
-				m.OutboundSecurityRules = nil
-			} else {
-				m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, (*SecurityRule).Clone)
-			}
-			n++
 		}
 	}
 	return n
@@ -544,62 +557,68 @@ func (m *TrustPolicyExceptionInstance) CopyInFields(src *TrustPolicyExceptionIns
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicyExceptionInstance being number at of fm's schema.
-func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TrustPolicyExceptionInstance being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xc9|win.Below&0x89 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TrustPolicyExceptionInstance)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.AppInstKey.Equal(src.AppInstKey) {
-			m.AppInstKey = src.AppInstKey.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.AppInstKey != nil || src.AppInstKey != nil {
-			if m.AppInstKey == nil {
-				m.AppInstKey = new(AppInstKey)
-				n++
-			}
-			n += m.AppInstKey.copyInAt(src.AppInstKey, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !m.CloudletKey.Equal(src.CloudletKey) {
-			m.CloudletKey = src.CloudletKey.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.CloudletKey != nil || src.CloudletKey != nil {
-			if m.CloudletKey == nil {
-				m.CloudletKey = new(CloudletKey)
-				n++
-			}
-			n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4)
-		}
-	}
-	if cw&(1<<6) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
+	for x := win.Cover&0xc9 | win.Below&0x89; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.AppInstKey.Equal(src.AppInstKey) {
+					m.AppInstKey = src.AppInstKey.Clone()
+					n++
+				}
 			} else {
-				m.Errors = slices.Clone(src.Errors)
+				if m.AppInstKey != nil || src.AppInstKey != nil {
+					if m.AppInstKey == nil {
+						m.AppInstKey = new(AppInstKey)
+						n++
+					}
+					n += m.AppInstKey.copyInAt(src.AppInstKey, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.CloudletKey.Equal(src.CloudletKey) {
+					m.CloudletKey = src.CloudletKey.Clone()
+					n++
+				}
+			} else {
+				if m.CloudletKey != nil || src.CloudletKey != nil {
+					if m.CloudletKey == nil {
+						m.CloudletKey = new(CloudletKey)
+						n++
+					}
+					n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4, win.Shift(4))
+				}
+			}
+		case 6:
+			if m.State != src.State {
+				m.State = src.State
+				n++
+			}
+		case 7:
+			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -621,60 +640,64 @@ func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicyException being number at of fm's schema.
-func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TrustPolicyException being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x8601|win.Below&0x8401 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TrustPolicyException)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TrustPolicyExceptionKey)
+	for x := win.Cover&0x8601 | win.Below&0x8401; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(TrustPolicyExceptionKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 9:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<9) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<10) != 0 {
-		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
-			if len(src.OutboundSecurityRules) == 0 {
-				m.OutboundSecurityRules = nil
-			} else {
-				m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, (*SecurityRule).Clone)
+		case 10:
+			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
+				if len(src.OutboundSecurityRules) == 0 {
+					m.OutboundSecurityRules = nil
+				} else {
+					m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, (*SecurityRule).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<15) != 0 {
-		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal, (*TrustPolicyExceptionInstance).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal) {
-			if len(src.Instances) == 0 {
-				m.Instances = nil
-			} else {
-				m.Instances = fieldmap.CloneListFunc(src.Instances, (*TrustPolicyExceptionInstance).Clone)
+		case 15:
+			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal, (*TrustPolicyExceptionInstance).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal) {
+				if len(src.Instances) == 0 {
+					m.Instances = nil
+				} else {
+					m.Instances = fieldmap.CloneListFunc(src.Instances, (*TrustPolicyExceptionInstance).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n

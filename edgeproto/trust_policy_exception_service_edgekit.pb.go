@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of CreateTrustPolicyExceptionRequest: dot-joined field numbers from CreateTrustPolicyExceptionRequest.
 const (
@@ -110,7 +111,7 @@ func (*CreateTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
 // NewCreateTrustPolicyExceptionRequestFieldMap returns a FieldMap of CreateTrustPolicyExceptionRequest holding flags; the
 // error names the first flag CreateTrustPolicyExceptionRequest does not have.
 func NewCreateTrustPolicyExceptionRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateTrustPolicyExceptionRequest_fieldSchema.New(flags...)
+	return _CreateTrustPolicyExceptionRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CreateTrustPolicyExceptionResponse: dot-joined field numbers from CreateTrustPolicyExceptionResponse.
@@ -160,7 +161,7 @@ func (*CreateTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
 // NewCreateTrustPolicyExceptionResponseFieldMap returns a FieldMap of CreateTrustPolicyExceptionResponse holding flags; the
 // error names the first flag CreateTrustPolicyExceptionResponse does not have.
 func NewCreateTrustPolicyExceptionResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateTrustPolicyExceptionResponse_fieldSchema.New(flags...)
+	return _CreateTrustPolicyExceptionResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateTrustPolicyExceptionRequest: dot-joined field numbers from UpdateTrustPolicyExceptionRequest.
@@ -212,7 +213,7 @@ func (*UpdateTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
 // NewUpdateTrustPolicyExceptionRequestFieldMap returns a FieldMap of UpdateTrustPolicyExceptionRequest holding flags; the
 // error names the first flag UpdateTrustPolicyExceptionRequest does not have.
 func NewUpdateTrustPolicyExceptionRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateTrustPolicyExceptionRequest_fieldSchema.New(flags...)
+	return _UpdateTrustPolicyExceptionRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateTrustPolicyExceptionResponse: dot-joined field numbers from UpdateTrustPolicyExceptionResponse.
@@ -262,7 +263,7 @@ func (*UpdateTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
 // NewUpdateTrustPolicyExceptionResponseFieldMap returns a FieldMap of UpdateTrustPolicyExceptionResponse holding flags; the
 // error names the first flag UpdateTrustPolicyExceptionResponse does not have.
 func NewUpdateTrustPolicyExceptionResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateTrustPolicyExceptionResponse_fieldSchema.New(flags...)
+	return _UpdateTrustPolicyExceptionResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of DeleteTrustPolicyExceptionRequest: dot-joined field numbers from DeleteTrustPolicyExceptionRequest.
@@ -296,7 +297,7 @@ func (*DeleteTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
 // NewDeleteTrustPolicyExceptionRequestFieldMap returns a FieldMap of DeleteTrustPolicyExceptionRequest holding flags; the
 // error names the first flag DeleteTrustPolicyExceptionRequest does not have.
 func NewDeleteTrustPolicyExceptionRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteTrustPolicyExceptionRequest_fieldSchema.New(flags...)
+	return _DeleteTrustPolicyExceptionRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _DeleteTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -315,7 +316,7 @@ func (*DeleteTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
 // NewDeleteTrustPolicyExceptionResponseFieldMap returns a FieldMap of DeleteTrustPolicyExceptionResponse holding flags; the
 // error names the first flag DeleteTrustPolicyExceptionResponse does not have.
 func NewDeleteTrustPolicyExceptionResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteTrustPolicyExceptionResponse_fieldSchema.New(flags...)
+	return _DeleteTrustPolicyExceptionResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowTrustPolicyExceptionsRequest: dot-joined field numbers from ShowTrustPolicyExceptionsRequest.
@@ -365,7 +366,7 @@ func (*ShowTrustPolicyExceptionsRequest) FieldSchema() *fieldmap.Schema {
 // NewShowTrustPolicyExceptionsRequestFieldMap returns a FieldMap of ShowTrustPolicyExceptionsRequest holding flags; the
 // error names the first flag ShowTrustPolicyExceptionsRequest does not have.
 func NewShowTrustPolicyExceptionsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowTrustPolicyExceptionsRequest_fieldSchema.New(flags...)
+	return _ShowTrustPolicyExceptionsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowTrustPolicyExceptionsResponse: dot-joined field numbers from ShowTrustPolicyExceptionsResponse.
@@ -415,7 +416,7 @@ func (*ShowTrustPolicyExceptionsResponse) FieldSchema() *fieldmap.Schema {
 // NewShowTrustPolicyExceptionsResponseFieldMap returns a FieldMap of ShowTrustPolicyExceptionsResponse holding flags; the
 // error names the first flag ShowTrustPolicyExceptionsResponse does not have.
 func NewShowTrustPolicyExceptionsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowTrustPolicyExceptionsResponse_fieldSchema.New(flags...)
+	return _ShowTrustPolicyExceptionsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -714,32 +715,37 @@ func (m *CreateTrustPolicyExceptionRequest) CopyInFields(src *CreateTrustPolicyE
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateTrustPolicyExceptionRequest being number at of fm's schema.
-func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateTrustPolicyExceptionRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateTrustPolicyExceptionRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException = src.TrustPolicyException.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-			if m.TrustPolicyException == nil {
-				m.TrustPolicyException = new(TrustPolicyException)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+					m.TrustPolicyException = src.TrustPolicyException.Clone()
+					n++
+				}
+			} else {
+				if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+					if m.TrustPolicyException == nil {
+						m.TrustPolicyException = new(TrustPolicyException)
+						n++
+					}
+					n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1)
 		}
 	}
 	return n
@@ -761,32 +767,37 @@ func (m *CreateTrustPolicyExceptionResponse) CopyInFields(src *CreateTrustPolicy
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateTrustPolicyExceptionResponse being number at of fm's schema.
-func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateTrustPolicyExceptionResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateTrustPolicyExceptionResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException = src.TrustPolicyException.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-			if m.TrustPolicyException == nil {
-				m.TrustPolicyException = new(TrustPolicyException)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+					m.TrustPolicyException = src.TrustPolicyException.Clone()
+					n++
+				}
+			} else {
+				if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+					if m.TrustPolicyException == nil {
+						m.TrustPolicyException = new(TrustPolicyException)
+						n++
+					}
+					n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1)
 		}
 	}
 	return n
@@ -808,44 +819,48 @@ func (m *UpdateTrustPolicyExceptionRequest) CopyInFields(src *UpdateTrustPolicyE
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateTrustPolicyExceptionRequest being number at of fm's schema.
-func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateTrustPolicyExceptionRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x2000001|win.Below&0x2000001 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateTrustPolicyExceptionRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException = src.TrustPolicyException.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-			if m.TrustPolicyException == nil {
-				m.TrustPolicyException = new(TrustPolicyException)
+	for x := win.Cover&0x2000001 | win.Below&0x2000001; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+					m.TrustPolicyException = src.TrustPolicyException.Clone()
+					n++
+				}
+			} else {
+				if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+					if m.TrustPolicyException == nil {
+						m.TrustPolicyException = new(TrustPolicyException)
+						n++
+					}
+					n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
+				}
+			}
+		case 25:
+			if a := fm.ListActionAt(at + 25); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+			} else if !slices.Equal(m.Fields, src.Fields) {
+				if len(src.Fields) == 0 {
+					m.Fields = nil
+				} else {
+					m.Fields = slices.Clone(src.Fields)
+				}
 				n++
 			}
-			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<25) != 0 {
-		if a := fm.ListActionAt(at + 25); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
 		}
 	}
 	return n
@@ -867,32 +882,37 @@ func (m *UpdateTrustPolicyExceptionResponse) CopyInFields(src *UpdateTrustPolicy
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateTrustPolicyExceptionResponse being number at of fm's schema.
-func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateTrustPolicyExceptionResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateTrustPolicyExceptionResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException = src.TrustPolicyException.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-			if m.TrustPolicyException == nil {
-				m.TrustPolicyException = new(TrustPolicyException)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+					m.TrustPolicyException = src.TrustPolicyException.Clone()
+					n++
+				}
+			} else {
+				if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+					if m.TrustPolicyException == nil {
+						m.TrustPolicyException = new(TrustPolicyException)
+						n++
+					}
+					n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1)
 		}
 	}
 	return n
@@ -914,32 +934,37 @@ func (m *DeleteTrustPolicyExceptionRequest) CopyInFields(src *DeleteTrustPolicyE
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteTrustPolicyExceptionRequest being number at of fm's schema.
-func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// DeleteTrustPolicyExceptionRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(DeleteTrustPolicyExceptionRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TrustPolicyExceptionKey)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(TrustPolicyExceptionKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -961,12 +986,13 @@ func (m *DeleteTrustPolicyExceptionResponse) CopyInFields(src *DeleteTrustPolicy
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteTrustPolicyExceptionResponse being number at of fm's schema.
-func (m *DeleteTrustPolicyExceptionResponse) copyInAt(src *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int) int {
+// DeleteTrustPolicyExceptionResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteTrustPolicyExceptionResponse) copyInAt(src *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -986,32 +1012,37 @@ func (m *ShowTrustPolicyExceptionsRequest) CopyInFields(src *ShowTrustPolicyExce
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowTrustPolicyExceptionsRequest being number at of fm's schema.
-func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowTrustPolicyExceptionsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowTrustPolicyExceptionsRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(TrustPolicyException)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(TrustPolicyException)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -1033,32 +1064,37 @@ func (m *ShowTrustPolicyExceptionsResponse) CopyInFields(src *ShowTrustPolicyExc
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowTrustPolicyExceptionsResponse being number at of fm's schema.
-func (m *ShowTrustPolicyExceptionsResponse) copyInAt(src *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowTrustPolicyExceptionsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowTrustPolicyExceptionsResponse) copyInAt(src *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowTrustPolicyExceptionsResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException = src.TrustPolicyException.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-			if m.TrustPolicyException == nil {
-				m.TrustPolicyException = new(TrustPolicyException)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+					m.TrustPolicyException = src.TrustPolicyException.Clone()
+					n++
+				}
+			} else {
+				if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+					if m.TrustPolicyException == nil {
+						m.TrustPolicyException = new(TrustPolicyException)
+						n++
+					}
+					n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1)
 		}
 	}
 	return n

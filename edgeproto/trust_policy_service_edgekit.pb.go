@@ -8,12 +8,13 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of CreateTrustPolicyRequest: dot-joined field numbers from CreateTrustPolicyRequest.
 const (
@@ -63,7 +64,7 @@ func (*CreateTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
 // NewCreateTrustPolicyRequestFieldMap returns a FieldMap of CreateTrustPolicyRequest holding flags; the
 // error names the first flag CreateTrustPolicyRequest does not have.
 func NewCreateTrustPolicyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateTrustPolicyRequest_fieldSchema.New(flags...)
+	return _CreateTrustPolicyRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CreateTrustPolicyResponse: dot-joined field numbers from CreateTrustPolicyResponse.
@@ -97,7 +98,7 @@ func (*CreateTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
 // NewCreateTrustPolicyResponseFieldMap returns a FieldMap of CreateTrustPolicyResponse holding flags; the
 // error names the first flag CreateTrustPolicyResponse does not have.
 func NewCreateTrustPolicyResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateTrustPolicyResponse_fieldSchema.New(flags...)
+	return _CreateTrustPolicyResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateTrustPolicyRequest: dot-joined field numbers from UpdateTrustPolicyRequest.
@@ -133,7 +134,7 @@ func (*UpdateTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
 // NewUpdateTrustPolicyRequestFieldMap returns a FieldMap of UpdateTrustPolicyRequest holding flags; the
 // error names the first flag UpdateTrustPolicyRequest does not have.
 func NewUpdateTrustPolicyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateTrustPolicyRequest_fieldSchema.New(flags...)
+	return _UpdateTrustPolicyRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of UpdateTrustPolicyResponse: dot-joined field numbers from UpdateTrustPolicyResponse.
@@ -167,7 +168,7 @@ func (*UpdateTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
 // NewUpdateTrustPolicyResponseFieldMap returns a FieldMap of UpdateTrustPolicyResponse holding flags; the
 // error names the first flag UpdateTrustPolicyResponse does not have.
 func NewUpdateTrustPolicyResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _UpdateTrustPolicyResponse_fieldSchema.New(flags...)
+	return _UpdateTrustPolicyResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of DeleteTrustPolicyRequest: dot-joined field numbers from DeleteTrustPolicyRequest.
@@ -195,7 +196,7 @@ func (*DeleteTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
 // NewDeleteTrustPolicyRequestFieldMap returns a FieldMap of DeleteTrustPolicyRequest holding flags; the
 // error names the first flag DeleteTrustPolicyRequest does not have.
 func NewDeleteTrustPolicyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteTrustPolicyRequest_fieldSchema.New(flags...)
+	return _DeleteTrustPolicyRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _DeleteTrustPolicyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -214,7 +215,7 @@ func (*DeleteTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
 // NewDeleteTrustPolicyResponseFieldMap returns a FieldMap of DeleteTrustPolicyResponse holding flags; the
 // error names the first flag DeleteTrustPolicyResponse does not have.
 func NewDeleteTrustPolicyResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteTrustPolicyResponse_fieldSchema.New(flags...)
+	return _DeleteTrustPolicyResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowTrustPoliciesRequest: dot-joined field numbers from ShowTrustPoliciesRequest.
@@ -248,7 +249,7 @@ func (*ShowTrustPoliciesRequest) FieldSchema() *fieldmap.Schema {
 // NewShowTrustPoliciesRequestFieldMap returns a FieldMap of ShowTrustPoliciesRequest holding flags; the
 // error names the first flag ShowTrustPoliciesRequest does not have.
 func NewShowTrustPoliciesRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowTrustPoliciesRequest_fieldSchema.New(flags...)
+	return _ShowTrustPoliciesRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ShowTrustPoliciesResponse: dot-joined field numbers from ShowTrustPoliciesResponse.
@@ -282,7 +283,7 @@ func (*ShowTrustPoliciesResponse) FieldSchema() *fieldmap.Schema {
 // NewShowTrustPoliciesResponseFieldMap returns a FieldMap of ShowTrustPoliciesResponse holding flags; the
 // error names the first flag ShowTrustPoliciesResponse does not have.
 func NewShowTrustPoliciesResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ShowTrustPoliciesResponse_fieldSchema.New(flags...)
+	return _ShowTrustPoliciesResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -581,32 +582,37 @@ func (m *CreateTrustPolicyRequest) CopyInFields(src *CreateTrustPolicyRequest, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateTrustPolicyRequest being number at of fm's schema.
-func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateTrustPolicyRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateTrustPolicyRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy = src.TrustPolicy.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.TrustPolicy != nil || src.TrustPolicy != nil {
-			if m.TrustPolicy == nil {
-				m.TrustPolicy = new(TrustPolicy)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.TrustPolicy.Equal(src.TrustPolicy) {
+					m.TrustPolicy = src.TrustPolicy.Clone()
+					n++
+				}
+			} else {
+				if m.TrustPolicy != nil || src.TrustPolicy != nil {
+					if m.TrustPolicy == nil {
+						m.TrustPolicy = new(TrustPolicy)
+						n++
+					}
+					n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1)
 		}
 	}
 	return n
@@ -628,32 +634,37 @@ func (m *CreateTrustPolicyResponse) CopyInFields(src *CreateTrustPolicyResponse,
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateTrustPolicyResponse being number at of fm's schema.
-func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateTrustPolicyResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateTrustPolicyResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy = src.TrustPolicy.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.TrustPolicy != nil || src.TrustPolicy != nil {
-			if m.TrustPolicy == nil {
-				m.TrustPolicy = new(TrustPolicy)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.TrustPolicy.Equal(src.TrustPolicy) {
+					m.TrustPolicy = src.TrustPolicy.Clone()
+					n++
+				}
+			} else {
+				if m.TrustPolicy != nil || src.TrustPolicy != nil {
+					if m.TrustPolicy == nil {
+						m.TrustPolicy = new(TrustPolicy)
+						n++
+					}
+					n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1)
 		}
 	}
 	return n
@@ -675,44 +686,48 @@ func (m *UpdateTrustPolicyRequest) CopyInFields(src *UpdateTrustPolicyRequest, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateTrustPolicyRequest being number at of fm's schema.
-func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateTrustPolicyRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x201|win.Below&0x201 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateTrustPolicyRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy = src.TrustPolicy.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.TrustPolicy != nil || src.TrustPolicy != nil {
-			if m.TrustPolicy == nil {
-				m.TrustPolicy = new(TrustPolicy)
+	for x := win.Cover&0x201 | win.Below&0x201; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.TrustPolicy.Equal(src.TrustPolicy) {
+					m.TrustPolicy = src.TrustPolicy.Clone()
+					n++
+				}
+			} else {
+				if m.TrustPolicy != nil || src.TrustPolicy != nil {
+					if m.TrustPolicy == nil {
+						m.TrustPolicy = new(TrustPolicy)
+						n++
+					}
+					n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
+				}
+			}
+		case 9:
+			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+			} else if !slices.Equal(m.Fields, src.Fields) {
+				if len(src.Fields) == 0 {
+					m.Fields = nil
+				} else {
+					m.Fields = slices.Clone(src.Fields)
+				}
 				n++
 			}
-			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<9) != 0 {
-		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
 		}
 	}
 	return n
@@ -734,32 +749,37 @@ func (m *UpdateTrustPolicyResponse) CopyInFields(src *UpdateTrustPolicyResponse,
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateTrustPolicyResponse being number at of fm's schema.
-func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// UpdateTrustPolicyResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(UpdateTrustPolicyResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy = src.TrustPolicy.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.TrustPolicy != nil || src.TrustPolicy != nil {
-			if m.TrustPolicy == nil {
-				m.TrustPolicy = new(TrustPolicy)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.TrustPolicy.Equal(src.TrustPolicy) {
+					m.TrustPolicy = src.TrustPolicy.Clone()
+					n++
+				}
+			} else {
+				if m.TrustPolicy != nil || src.TrustPolicy != nil {
+					if m.TrustPolicy == nil {
+						m.TrustPolicy = new(TrustPolicy)
+						n++
+					}
+					n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1)
 		}
 	}
 	return n
@@ -781,32 +801,37 @@ func (m *DeleteTrustPolicyRequest) CopyInFields(src *DeleteTrustPolicyRequest, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteTrustPolicyRequest being number at of fm's schema.
-func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// DeleteTrustPolicyRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(DeleteTrustPolicyRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TrustPolicyKey)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(TrustPolicyKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -828,12 +853,13 @@ func (m *DeleteTrustPolicyResponse) CopyInFields(src *DeleteTrustPolicyResponse,
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteTrustPolicyResponse being number at of fm's schema.
-func (m *DeleteTrustPolicyResponse) copyInAt(src *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap, at int) int {
+// DeleteTrustPolicyResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteTrustPolicyResponse) copyInAt(src *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -853,32 +879,37 @@ func (m *ShowTrustPoliciesRequest) CopyInFields(src *ShowTrustPoliciesRequest, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowTrustPoliciesRequest being number at of fm's schema.
-func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowTrustPoliciesRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowTrustPoliciesRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(TrustPolicy)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Filter.Equal(src.Filter) {
+					m.Filter = src.Filter.Clone()
+					n++
+				}
+			} else {
+				if m.Filter != nil || src.Filter != nil {
+					if m.Filter == nil {
+						m.Filter = new(TrustPolicy)
+						n++
+					}
+					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1)
 		}
 	}
 	return n
@@ -900,32 +931,37 @@ func (m *ShowTrustPoliciesResponse) CopyInFields(src *ShowTrustPoliciesResponse,
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowTrustPoliciesResponse being number at of fm's schema.
-func (m *ShowTrustPoliciesResponse) copyInAt(src *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ShowTrustPoliciesResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ShowTrustPoliciesResponse) copyInAt(src *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ShowTrustPoliciesResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy = src.TrustPolicy.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.TrustPolicy != nil || src.TrustPolicy != nil {
-			if m.TrustPolicy == nil {
-				m.TrustPolicy = new(TrustPolicy)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.TrustPolicy.Equal(src.TrustPolicy) {
+					m.TrustPolicy = src.TrustPolicy.Clone()
+					n++
+				}
+			} else {
+				if m.TrustPolicy != nil || src.TrustPolicy != nil {
+					if m.TrustPolicy == nil {
+						m.TrustPolicy = new(TrustPolicy)
+						n++
+					}
+					n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1)
 		}
 	}
 	return n

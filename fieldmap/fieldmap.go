@@ -41,41 +41,70 @@ func (a Action) String() string {
 //
 // A map bound to a Schema (Schema.New, Schema.Parse, the generated
 // New<Msg>FieldMap and DiffFields) keeps its flags as bit sets over the
-// schema's flag numbers, so every query is one lookup of the flag string
-// and one bit test, and generated code queries it by number without any
-// lookup. Flags the schema does not have, and all flags of a map bound to
-// no schema (Of), are kept as strings.
+// schema's flag numbers, so every query walks the flag's field numbers
+// down the schema's flag tree and tests one bit, and generated code
+// queries it by number without any lookup. Flags the schema does not
+// have, and all flags of a map bound to no schema (Of), are kept as
+// strings.
 type FieldMap struct {
 	schema *Schema
+	n      int32 // flags in the bit sets
+	w      int32 // words of one bit set
 
-	// Bit sets over the schema's flags: set holds the flags set; cover
-	// the flags set or below a set flag (Has); below the flags with a set
-	// flag under them (HasChild).
-	set, cover, below []uint64
-	n                 int              // flags in set
-	acts              map[int32]Action // actions other than Replace
+	// The bit sets over the schema's flags, each w words, one after the
+	// other in inl (schemas of up to inlineWords*64 flags) or ext: set
+	// holds the flags set; cover the flags set or below a set flag (Has);
+	// below the flags with a set flag under them (HasChild).
+	ext []uint64
+	inl [3 * inlineWords]uint64
 
-	strs strSet // flags outside any schema
+	acts map[int32]Action // actions other than Replace
+	strs strSet           // flags outside any schema
 
-	// bound caches the map rebound to the schema of the message
-	// CopyInFields was last called on, for maps of no or another schema
-	// object.
-	bound atomic.Pointer[FieldMap]
-	// small holds the bit sets of small schemas, saving an allocation.
-	small [6]uint64
+	// rebound caches the map rebound to the schema of the message
+	// CopyInFields was last called on, for maps holding flags as strings
+	// (see Bind). It is a pointer, allocated with the first such flag, so
+	// that setting flags never stores the address of the map itself: a
+	// map built and used in one function can live on its stack.
+	rebound *rebound
 }
 
-// alloc sizes the bit sets to the schema.
-func (fm *FieldMap) alloc() {
-	w := fm.schema.words
-	var buf []uint64
-	if 3*w <= len(fm.small) {
-		buf = fm.small[:3*w]
-	} else {
-		buf = make([]uint64, 3*w)
+// rebound caches a rebinding of a FieldMap.
+type rebound struct{ p atomic.Pointer[FieldMap] }
+
+// inlineWords is the size of the bit sets a FieldMap holds without
+// allocating them apart: 128 flags.
+const inlineWords = 2
+
+// init binds an empty fm to schema s and sizes its bit sets.
+func (fm *FieldMap) init(s *Schema) {
+	s.load()
+	fm.schema, fm.w = s, int32(s.words)
+	if s.words > inlineWords {
+		fm.ext = make([]uint64, 3*s.words)
 	}
-	fm.set, fm.cover, fm.below = buf[:w:w], buf[w:2*w:2*w], buf[2*w:]
 }
+
+// words returns the three bit sets, one after the other.
+func (fm *FieldMap) words() []uint64 {
+	if fm.ext != nil {
+		return fm.ext
+	}
+	return fm.inl[:3*fm.w]
+}
+
+// coverAt reports whether bit i of cover is set.
+func (fm *FieldMap) coverAt(i int32) bool {
+	k, b := uint32(i)>>6+uint32(fm.w), uint64(1)<<(uint32(i)&63)
+	if fm.ext != nil {
+		return fm.ext[k]&b != 0
+	}
+	return fm.inl[k]&b != 0
+}
+
+func (fm *FieldMap) setBits() []uint64   { return fm.words()[:fm.w] }
+func (fm *FieldMap) coverBits() []uint64 { return fm.words()[fm.w : 2*fm.w] }
+func (fm *FieldMap) belowBits() []uint64 { return fm.words()[2*fm.w:] }
 
 // Of returns a FieldMap with flags set, bound to no schema. It does not
 // validate: prefer Schema.New or the generated New<Msg>FieldMap. Applied to
@@ -94,42 +123,32 @@ func (fm *FieldMap) Schema() *Schema {
 	return fm.schema
 }
 
-// lookup returns the number of flag in the map's schema.
-func (fm *FieldMap) lookup(flag string) (int32, bool) {
+// find returns the number of flag in the map's schema and true, or the
+// number of its nearest ancestor the schema has (-1 when none) and false.
+func (fm *FieldMap) find(flag string) (int32, bool) {
 	if fm.schema == nil {
-		return 0, false
+		return -1, false
 	}
-	i, ok := fm.schema.byFlag[flag]
-	return i, ok
+	return fm.schema.find(flag)
 }
 
 func bit(s []uint64, i int32) bool { return s[uint32(i)>>6]&(1<<(uint32(i)&63)) != 0 }
-
-// knownAncestorSet reports whether a flag of the schema above flag (which
-// the schema need not have) is set.
-func (fm *FieldMap) knownAncestorSet(flag string) bool {
-	if fm.n == 0 {
-		return false
-	}
-	for i := len(flag) - 1; i > 0; i-- {
-		if flag[i] == '.' {
-			if j, ok := fm.lookup(flag[:i]); ok {
-				return bit(fm.cover, j)
-			}
-		}
-	}
-	return false
-}
 
 // Has reports whether flag or any of its ancestors is set.
 func (fm *FieldMap) Has(flag string) bool {
 	if fm == nil {
 		return false
 	}
-	if i, ok := fm.lookup(flag); ok {
-		return bit(fm.cover, i)
+	if fm.n > 0 {
+		i, exact := fm.find(flag)
+		if exact {
+			return fm.coverAt(i) // its ancestors are all in the schema
+		}
+		if i >= 0 && fm.coverAt(i) {
+			return true
+		}
 	}
-	return fm.strs.has(flag) || fm.knownAncestorSet(flag)
+	return fm.strs.has(flag)
 }
 
 // HasOrHasChild reports whether Has(flag) is true or any descendant of flag
@@ -138,10 +157,16 @@ func (fm *FieldMap) HasOrHasChild(flag string) bool {
 	if fm == nil {
 		return false
 	}
-	if i, ok := fm.lookup(flag); ok {
-		return bit(fm.cover, i) || bit(fm.below, i) || fm.strs.hasChild(flag)
+	if fm.n > 0 {
+		i, exact := fm.find(flag)
+		if exact {
+			return bit(fm.coverBits(), i) || bit(fm.belowBits(), i) || fm.strs.hasChild(flag)
+		}
+		if i >= 0 && bit(fm.coverBits(), i) {
+			return true
+		}
 	}
-	return fm.strs.hasOrHasChild(flag) || fm.knownAncestorSet(flag)
+	return fm.strs.hasOrHasChild(flag)
 }
 
 // IsSet reports whether flag itself is set.
@@ -149,8 +174,10 @@ func (fm *FieldMap) IsSet(flag string) bool {
 	if fm == nil {
 		return false
 	}
-	if i, ok := fm.lookup(flag); ok {
-		return bit(fm.set, i)
+	if fm.n > 0 {
+		if i, exact := fm.find(flag); exact {
+			return bit(fm.setBits(), i)
+		}
 	}
 	return fm.strs.isSet(flag)
 }
@@ -165,8 +192,10 @@ func (fm *FieldMap) HasChild(flag string) bool {
 	if fm == nil {
 		return false
 	}
-	if i, ok := fm.lookup(flag); ok && bit(fm.below, i) {
-		return true
+	if fm.n > 0 {
+		if i, exact := fm.find(flag); exact && bit(fm.belowBits(), i) {
+			return true
+		}
 	}
 	return fm.strs.hasChild(flag)
 }
@@ -177,7 +206,7 @@ func (fm *FieldMap) ListAction(flag string) Action {
 	if fm == nil {
 		return Replace
 	}
-	if i, ok := fm.lookup(flag); ok {
+	if i, exact := fm.find(flag); exact {
 		return fm.acts[i]
 	}
 	return fm.strs.set[flag]
@@ -186,15 +215,14 @@ func (fm *FieldMap) ListAction(flag string) Action {
 // HasAt reports whether flag number i of the map's schema or an ancestor of
 // it is set. Generated code calls it with numbers of the schema the map is
 // bound to (see Bind).
-func (fm *FieldMap) HasAt(i int) bool { return bit(fm.cover, int32(i)) }
+func (fm *FieldMap) HasAt(i int) bool { return bit(fm.coverBits(), int32(i)) }
 
 // HasChildAt reports whether a flag below flag number i is set.
-func (fm *FieldMap) HasChildAt(i int) bool { return bit(fm.below, int32(i)) }
+func (fm *FieldMap) HasChildAt(i int) bool { return bit(fm.belowBits(), int32(i)) }
 
 // HasOrHasChildAt is HasAt(i) || HasChildAt(i).
 func (fm *FieldMap) HasOrHasChildAt(i int) bool {
-	w, b := uint32(i)>>6, uint64(1)<<(uint32(i)&63)
-	return (fm.cover[w]|fm.below[w])&b != 0
+	return fm.HasAt(i) || fm.HasChildAt(i)
 }
 
 // ListActionAt returns the list action CopyInFields applies to flag number
@@ -222,17 +250,27 @@ func (fm *FieldMap) Set(flags ...string) {
 // SetAction adds flag with a list action, or changes the action of a set
 // flag.
 func (fm *FieldMap) SetAction(flag string, act Action) {
-	if i, ok := fm.lookup(flag); ok {
+	if i, exact := fm.find(flag); exact {
 		fm.setID(i, act)
 		return
 	}
-	fm.bound.Store(nil)
+	fm.unbind()
+	if fm.rebound == nil {
+		fm.rebound = new(rebound)
+	}
 	fm.strs.setAction(flag, act)
+}
+
+// unbind drops the cached rebinding of a changed map.
+func (fm *FieldMap) unbind() {
+	if fm.rebound != nil && fm.rebound.p.Load() != nil {
+		fm.rebound.p.Store(nil)
+	}
 }
 
 // setID sets flag number i of the schema with act.
 func (fm *FieldMap) setID(i int32, act Action) {
-	fm.bound.Store(nil)
+	fm.unbind()
 	if act != Replace {
 		if fm.acts == nil {
 			fm.acts = make(map[int32]Action)
@@ -241,11 +279,12 @@ func (fm *FieldMap) setID(i int32, act Action) {
 	} else if fm.acts != nil {
 		delete(fm.acts, i)
 	}
+	set := fm.setBits()
 	w, b := uint32(i)>>6, uint64(1)<<(uint32(i)&63)
-	if fm.set[w]&b != 0 {
+	if set[w]&b != 0 {
 		return
 	}
-	fm.set[w] |= b
+	set[w] |= b
 	fm.n++
 	fm.mark(i)
 }
@@ -253,9 +292,15 @@ func (fm *FieldMap) setID(i int32, act Action) {
 // mark updates cover and below for a newly set flag i.
 func (fm *FieldMap) mark(i int32) {
 	s := fm.schema
-	fillBits(fm.cover, i, s.end[i])
-	for p := s.parent[i]; p >= 0 && !bit(fm.below, p); p = s.parent[p] {
-		fm.below[uint32(p)>>6] |= 1 << (uint32(p) & 63)
+	fillBits(fm.coverBits(), i, s.end[i])
+	fm.markBelow(s.parent[i])
+}
+
+// markBelow records that a set flag lies below flag p and its ancestors.
+func (fm *FieldMap) markBelow(p int32) {
+	below, parent := fm.belowBits(), fm.schema.parent
+	for ; p >= 0 && !bit(below, p); p = parent[p] {
+		below[uint32(p)>>6] |= 1 << (uint32(p) & 63)
 	}
 }
 
@@ -279,19 +324,20 @@ func (fm *FieldMap) Clear(flags ...string) {
 	if fm == nil {
 		return
 	}
-	fm.bound.Store(nil)
+	fm.unbind()
 	dirty := false
 	for _, flag := range flags {
-		i, ok := fm.lookup(flag)
-		if !ok {
+		i, exact := fm.find(flag)
+		if !exact {
 			fm.strs.clear(flag)
 			continue
 		}
+		set := fm.setBits()
 		w, b := uint32(i)>>6, uint64(1)<<(uint32(i)&63)
-		if fm.set[w]&b == 0 {
+		if set[w]&b == 0 {
 			continue
 		}
-		fm.set[w] &^= b
+		set[w] &^= b
 		fm.n--
 		delete(fm.acts, i)
 		dirty = true
@@ -299,10 +345,11 @@ func (fm *FieldMap) Clear(flags ...string) {
 	if !dirty {
 		return
 	}
-	clear(fm.cover)
-	clear(fm.below)
+	clear(fm.coverBits())
+	clear(fm.belowBits())
+	set := fm.setBits()
 	for i := range fm.schema.fields {
-		if bit(fm.set, int32(i)) {
+		if bit(set, int32(i)) {
 			fm.mark(int32(i))
 		}
 	}
@@ -313,7 +360,7 @@ func (fm *FieldMap) Count() int {
 	if fm == nil {
 		return 0
 	}
-	return fm.n + len(fm.strs.set)
+	return int(fm.n) + len(fm.strs.set)
 }
 
 // Fields returns the set flags, sorted by field number at each level
@@ -324,7 +371,7 @@ func (fm *FieldMap) Fields() []string {
 	}
 	out := make([]string, 0, fm.Count())
 	if fm.n > 0 {
-		for w, word := range fm.set {
+		for w, word := range fm.setBits() {
 			for word != 0 {
 				i := w*64 + bits.TrailingZeros64(word)
 				out = append(out, fm.schema.fields[i].Flag)
@@ -346,12 +393,11 @@ func (fm *FieldMap) Clone() *FieldMap {
 	if fm == nil {
 		return nil
 	}
-	c := &FieldMap{schema: fm.schema, n: fm.n}
+	c := &FieldMap{}
 	if fm.schema != nil {
-		c.alloc()
-		copy(c.set, fm.set)
-		copy(c.cover, fm.cover)
-		copy(c.below, fm.below)
+		c.init(fm.schema)
+		copy(c.words(), fm.words())
+		c.n = fm.n
 	}
 	if len(fm.acts) > 0 {
 		c.acts = maps.Clone(fm.acts)
@@ -412,11 +458,41 @@ func CompareFlags(a, b string) int {
 // set, HasChildAt). Generated code reads the flags of a message's own
 // fields from them with register operations.
 func (fm *FieldMap) Windows(at int) (cover, below uint64) {
-	w, off := uint(at)>>6, uint(at)&63
-	cover, below = fm.cover[w]>>off, fm.below[w]>>off
-	if off != 0 && w+1 < uint(len(fm.cover)) {
-		cover |= fm.cover[w+1] << (64 - off)
-		below |= fm.below[w+1] << (64 - off)
-	}
-	return cover, below
+	win := fm.Window(at)
+	return win.Cover, win.Below
 }
+
+// Window holds the bits of 64 consecutive flags of a map's schema, from
+// the first flag of a message's fields: bit k of Cover is HasAt(at+k), bit
+// k of Below is HasChildAt(at+k). Generated CopyInFields reads a window
+// once and passes each sub-message its part of it, shifted, so that a
+// copy reads the map's bit sets once for every 64 flags.
+type Window struct{ Cover, Below uint64 }
+
+// Window returns the window of the flags from number at.
+func (fm *FieldMap) Window(at int) Window {
+	if at&63 != 0 {
+		return fm.unalignedWindow(at)
+	}
+	k, w := uint(at)>>6+uint(fm.w), uint(fm.w)
+	if fm.ext != nil {
+		return Window{fm.ext[k], fm.ext[k+w]}
+	}
+	return Window{fm.inl[k], fm.inl[k+w]}
+}
+
+// unalignedWindow is Window for at not a multiple of 64.
+func (fm *FieldMap) unalignedWindow(at int) Window {
+	ws, w := fm.words(), uint(fm.w)
+	k, off := uint(at)>>6, uint(at)&63
+	win := Window{ws[w+k] >> off, ws[2*w+k] >> off}
+	if k+1 < w {
+		win.Cover |= ws[w+k+1] << (64 - off)
+		win.Below |= ws[2*w+k+1] << (64 - off)
+	}
+	return win
+}
+
+// Shift returns the window starting n flags further (0 < n < 64): the bits
+// of the flags past the 64 of w read as unset.
+func (w Window) Shift(n uint) Window { return Window{w.Cover >> n, w.Below >> n} }

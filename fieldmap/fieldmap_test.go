@@ -225,41 +225,68 @@ func BenchmarkHas(b *testing.B) {
 	}
 }
 
-// TestAgainstNaiveModel drives random Set/Clear sequences and checks Has and
-// HasOrHasChild against a direct reading of their definitions.
+// modelSchema has some of the flags of TestAgainstNaiveModel: the others
+// are unknown to it, kept as strings by a map bound to it.
+var modelSchema = fieldmap.NewShapeSchema("test.Model", &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "a"},
+	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+		{Number: 1, Name: "c", Kind: fieldmap.KindMessage, Sub: &fieldmap.Shape{Fields: []fieldmap.ShapeField{{Number: 3, Name: "d"}}}},
+		{Number: 10, Name: "e"},
+	}}},
+	{Number: 11, Name: "f", Kind: fieldmap.KindMessage, Sub: &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+		{Number: 3, Name: "g"},
+		{Number: 4, Name: "h", Kind: fieldmap.KindList, Sub: &fieldmap.Shape{Fields: []fieldmap.ShapeField{{Number: 1, Name: "i"}}}},
+	}}},
+	{Number: 12, Name: "j"},
+	{Number: 100, Name: "k"},
+}}, false)
+
+// TestAgainstNaiveModel drives random Set/Clear sequences, on a map bound to
+// no schema and on one bound to modelSchema, and checks every query against
+// a direct reading of the definitions over the set strings.
 func TestAgainstNaiveModel(t *testing.T) {
-	flags := []string{"1", "2", "2.1", "2.1.3", "2.10", "11", "11.3", "11.4.1", "63", "63.1", "64", "64.2", "100.7", "12"}
+	flags := []string{"1", "2", "2.1", "2.1.3", "2.10", "11", "11.3", "11.4.1", "63", "63.1", "64", "64.2", "100.7", "12",
+		"11.4", "100", "013", "11.", "1..2", "2.1.3.9"}
 	isAncestor := func(a, f string) bool { return len(f) > len(a) && f[:len(a)] == a && f[len(a)] == '.' }
 	r := uint64(1)
 	next := func(n int) int { r = r*6364136223846793005 + 1442695040888963407; return int(r>>33) % n }
-	for round := 0; round < 200; round++ {
-		fm := &fieldmap.FieldMap{}
-		model := map[string]bool{}
-		for step := 0; step < 20; step++ {
-			f := flags[next(len(flags))]
-			if next(3) == 0 {
-				fm.Clear(f)
-				delete(model, f)
-			} else {
-				fm.Set(f)
-				model[f] = true
+	for _, bound := range []bool{false, true} {
+		for round := 0; round < 200; round++ {
+			fm := &fieldmap.FieldMap{}
+			if bound {
+				fm = modelSchema.NewFieldMap()
 			}
-			for _, q := range flags {
-				has := model[q]
-				child := false
-				for s := range model {
-					if isAncestor(s, q) {
-						has = true
-					}
-					if isAncestor(q, s) {
-						child = true
-					}
+			model := map[string]bool{}
+			for step := 0; step < 20; step++ {
+				f := flags[next(len(flags))]
+				if next(3) == 0 {
+					fm.Clear(f)
+					delete(model, f)
+				} else {
+					fm.Set(f)
+					model[f] = true
 				}
-				if got := fm.Has(q); got != has {
-					t.Fatalf("round %d: Has(%q) = %v with %v", round, q, got, fm)
+				if fm.Count() != len(model) {
+					t.Fatalf("bound %v round %d: Count() = %d with %v", bound, round, fm.Count(), fm)
 				}
-				if got := fm.HasOrHasChild(q); got != (has || child) {
-					t.Fatalf("round %d: HasOrHasChild(%q) = %v with %v", round, q, got, fm)
+				for _, q := range flags {
+					has, child := model[q], false
+					for s := range model {
+						has = has || isAncestor(s, q)
+						child = child || isAncestor(q, s)
+					}
+					if got := fm.Has(q); got != has {
+						t.Fatalf("bound %v round %d: Has(%q) = %v with %v", bound, round, q, got, fm)
+					}
+					if got := fm.HasOrHasChild(q); got != (has || child) {
+						t.Fatalf("bound %v round %d: HasOrHasChild(%q) = %v with %v", bound, round, q, got, fm)
+					}
+					if got := fm.IsSet(q); got != model[q] {
+						t.Fatalf("bound %v round %d: IsSet(%q) = %v with %v", bound, round, q, got, fm)
+					}
+					if got := fm.HasChild(q); got != child {
+						t.Fatalf("bound %v round %d: HasChild(%q) = %v with %v", bound, round, q, got, fm)
+					}
 				}
 			}
 		}

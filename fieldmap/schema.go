@@ -81,17 +81,27 @@ type Schema struct {
 	listActions bool
 
 	fields []Field
-	byFlag map[string]int32
 	byPath map[string]int32
 	leaves []string
 	end    []int32 // end[i]: one past the last flag below flag i
 	parent []int32 // parent[i]: the flag above flag i, or -1
 	words  int     // uint64 words of one bit set over the flags
+
+	// The flag tree: nodes[i] locates the children of flag i (of the
+	// message for i = -1, kept at len(fields)) in kids and direct (see
+	// treeNode). byFlag replaces it when a flag of NewSchema is not the
+	// canonical numbers of its path.
+	nodes  []treeNode
+	kids   []kid
+	direct []int32
+	byFlag map[string]int32
 }
 
 // NewSchema builds the schema of the message with the given full proto name
 // from its flags, which must be in flag order (parents before children,
-// children by field number).
+// children by field number). Each flag should be the dot-joined field
+// numbers of its path ("11.3", no leading zeros): lookups of such flags
+// walk the flag tree, others cost a map lookup.
 func NewSchema(message string, fields []Field) *Schema {
 	s := &Schema{message: message, fields: fields}
 	s.once.Do(s.index)
@@ -136,14 +146,12 @@ func (s *Schema) flatten(sh *Shape, flagPrefix, pathPrefix string, underList boo
 // index builds the lookup tables of s.fields.
 func (s *Schema) index() {
 	n := len(s.fields)
-	s.byFlag = make(map[string]int32, n)
 	s.byPath = make(map[string]int32, n)
 	s.end = make([]int32, n)
 	s.parent = make([]int32, n)
 	s.words = (n + 63) / 64
 	var stack []int32 // open ancestors of the flag being indexed
 	for i, f := range s.fields {
-		s.byFlag[f.Flag] = int32(i)
 		s.byPath[f.Path] = int32(i)
 		if f.Leaf {
 			s.leaves = append(s.leaves, f.Flag)
@@ -160,6 +168,12 @@ func (s *Schema) index() {
 	}
 	for _, j := range stack {
 		s.end[j] = int32(n)
+	}
+	if !s.indexKids() {
+		s.byFlag = make(map[string]int32, n)
+		for i, f := range s.fields {
+			s.byFlag[f.Flag] = int32(i)
+		}
 	}
 }
 
@@ -203,8 +217,8 @@ func (s *Schema) Lookup(flag string) (Field, bool) {
 // id returns the number of flag in the schema.
 func (s *Schema) id(flag string) (int32, bool) {
 	s.load()
-	i, ok := s.byFlag[flag]
-	return i, ok
+	i, exact := s.find(flag)
+	return i, exact
 }
 
 // FlagOf returns the flag of a dot-joined proto field name path
@@ -276,26 +290,32 @@ func (s *Schema) actionProblem(fm *FieldMap, i int32) string {
 // ":add" or ":remove" to set a list action. The error names the first
 // element the message does not have, or a list action it cannot take.
 func (s *Schema) Parse(elems ...string) (*FieldMap, error) {
-	fm := s.NewFieldMap()
+	fm := &FieldMap{}
+	if err := fm.parse(s, elems); err != nil {
+		return nil, err
+	}
+	return fm, nil
+}
+
+// parse binds an empty fm to s and sets elems (see Parse).
+func (fm *FieldMap) parse(s *Schema, elems []string) error {
+	fm.init(s)
 	for _, e := range elems {
 		name, act, err := splitAction(e)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.message, err)
+			return fmt.Errorf("%s: %w", s.message, err)
 		}
-		i, ok := s.id(name)
+		i, ok := s.find(name)
 		if !ok {
 			j, found := s.byPath[name]
 			if !found {
-				return nil, &UnknownFieldError{Message: s.message, Flag: name}
+				return &UnknownFieldError{Message: s.message, Flag: name}
 			}
 			i = j
 		}
 		fm.setID(i, act)
 	}
-	if err := s.Check(fm); err != nil {
-		return nil, err
-	}
-	return fm, nil
+	return s.Check(fm)
 }
 
 func splitAction(e string) (string, Action, error) {
@@ -317,22 +337,48 @@ func splitAction(e string) (string, Action, error) {
 // New builds a FieldMap of the schema's message from flags, and fails naming
 // the first flag the message does not have.
 func (s *Schema) New(flags ...string) (*FieldMap, error) {
-	fm := s.NewFieldMap()
+	return s.Init(new(FieldMap), flags...)
+}
+
+// Init makes fm (whatever it held) a map of the schema's message holding
+// flags and returns it, or returns nil and an error naming the first flag
+// the message does not have. Generated New<Msg>FieldMap constructors call
+// it as Init(new(FieldMap), flags...), which is small enough for the
+// compiler to inline into their callers: a map built and used in one
+// function then lives on its stack, with no allocation.
+func (s *Schema) Init(fm *FieldMap, flags ...string) (*FieldMap, error) {
+	*fm = FieldMap{}
+	fm.init(s)
+	ws, w := fm.words(), int(fm.w)
+	set, cover, below := ws[:w], ws[w:2*w], ws[2*w:]
 	for _, f := range flags {
-		i, ok := s.id(f)
+		i, ok := s.find(f)
 		if !ok {
 			return nil, &UnknownFieldError{Message: s.message, Flag: f}
 		}
-		fm.setID(i, Replace)
+		k, b := uint32(i)>>6, uint64(1)<<(uint32(i)&63)
+		if set[k]&b != 0 {
+			continue
+		}
+		set[k] |= b
+		fm.n++
+		// As mark, for maps being built.
+		if e := s.end[i]; e == i+1 {
+			cover[k] |= b
+		} else {
+			fillBits(cover, i, e)
+		}
+		for p := s.parent[i]; p >= 0 && below[uint32(p)>>6]&(1<<(uint32(p)&63)) == 0; p = s.parent[p] {
+			below[uint32(p)>>6] |= 1 << (uint32(p) & 63)
+		}
 	}
 	return fm, nil
 }
 
 // NewFieldMap returns an empty FieldMap bound to the schema.
 func (s *Schema) NewFieldMap() *FieldMap {
-	s.load()
-	fm := &FieldMap{schema: s}
-	fm.alloc()
+	fm := &FieldMap{}
+	fm.init(s)
 	return fm
 }
 

@@ -14,8 +14,14 @@ type strSet struct {
 	top uint64
 }
 
-// topField returns the leading field number of flag when it is below 64.
+// topField returns the leading field number of flag when it is below 64
+// and written without leading zeros (so that one top-level field has one
+// spelling: "013" and "13." would otherwise share a bit, and clearing one
+// would hide the other).
 func topField(flag string) (uint, bool) {
+	if len(flag) > 0 && flag[0] == '0' {
+		return 0, false
+	}
 	n := uint(0)
 	for i := 0; i < len(flag); i++ {
 		c := flag[i]

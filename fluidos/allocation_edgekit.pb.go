@@ -8,12 +8,13 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of AllocationStatus: dot-joined field numbers from AllocationStatus.
 const (
@@ -40,7 +41,7 @@ func (*AllocationStatus) FieldSchema() *fieldmap.Schema { return _AllocationStat
 // NewAllocationStatusFieldMap returns a FieldMap of AllocationStatus holding flags; the
 // error names the first flag AllocationStatus does not have.
 func NewAllocationStatusFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _AllocationStatus_fieldSchema.New(flags...)
+	return _AllocationStatus_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Allocation: dot-joined field numbers from Allocation.
@@ -73,7 +74,7 @@ func (*Allocation) FieldSchema() *fieldmap.Schema { return _Allocation_fieldSche
 // NewAllocationFieldMap returns a FieldMap of Allocation holding flags; the
 // error names the first flag Allocation does not have.
 func NewAllocationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Allocation_fieldSchema.New(flags...)
+	return _Allocation_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -182,31 +183,38 @@ func (m *AllocationStatus) CopyInFields(src *AllocationStatus, fm *fieldmap.Fiel
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AllocationStatus being number at of fm's schema.
-func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AllocationStatus being number at of fm's schema and win the window of
+// the flags from there.
+func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(AllocationStatus)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Message != src.Message {
-		m.Message = src.Message
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.Equal(m.LastUpdateTime, src.LastUpdateTime) {
-		m.LastUpdateTime = fieldmap.Clone(src.LastUpdateTime)
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.State != src.State {
+				m.State = src.State
+				n++
+			}
+		case 1:
+			if m.Message != src.Message {
+				m.Message = src.Message
+				n++
+			}
+		case 2:
+			if !fieldmap.Equal(m.LastUpdateTime, src.LastUpdateTime) {
+				m.LastUpdateTime = fieldmap.Clone(src.LastUpdateTime)
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -227,44 +235,52 @@ func (m *Allocation) CopyInFields(src *Allocation, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Allocation being number at of fm's schema.
-func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Allocation being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0x8 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Allocation)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<1) != 0 && m.ContractId != src.ContractId {
-		m.ContractId = src.ContractId
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Forwarding != src.Forwarding {
-		m.Forwarding = src.Forwarding
-		n++
-	}
-	if cw&(1<<3) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status = src.Status.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(AllocationStatus)
+	for x := win.Cover&0xf | win.Below&0x8; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
 				n++
 			}
-			n += m.Status.copyInAt(src.Status, fm, at+4)
+		case 1:
+			if m.ContractId != src.ContractId {
+				m.ContractId = src.ContractId
+				n++
+			}
+		case 2:
+			if m.Forwarding != src.Forwarding {
+				m.Forwarding = src.Forwarding
+				n++
+			}
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.Status.Equal(src.Status) {
+					m.Status = src.Status.Clone()
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(AllocationStatus)
+						n++
+					}
+					n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
+				}
+			}
 		}
 	}
 	return n

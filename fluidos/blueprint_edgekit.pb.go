@@ -8,12 +8,13 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of ConfigParameter: dot-joined field numbers from ConfigParameter.
 const (
@@ -50,7 +51,7 @@ func (*ConfigParameter) FieldSchema() *fieldmap.Schema { return _ConfigParameter
 // NewConfigParameterFieldMap returns a FieldMap of ConfigParameter holding flags; the
 // error names the first flag ConfigParameter does not have.
 func NewConfigParameterFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ConfigParameter_fieldSchema.New(flags...)
+	return _ConfigParameter_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ConfigurationSchema: dot-joined field numbers from ConfigurationSchema.
@@ -82,7 +83,7 @@ func (*ConfigurationSchema) FieldSchema() *fieldmap.Schema { return _Configurati
 // NewConfigurationSchemaFieldMap returns a FieldMap of ConfigurationSchema holding flags; the
 // error names the first flag ConfigurationSchema does not have.
 func NewConfigurationSchemaFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ConfigurationSchema_fieldSchema.New(flags...)
+	return _ConfigurationSchema_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ServiceTemplate: dot-joined field numbers from ServiceTemplate.
@@ -108,7 +109,7 @@ func (*ServiceTemplate) FieldSchema() *fieldmap.Schema { return _ServiceTemplate
 // NewServiceTemplateFieldMap returns a FieldMap of ServiceTemplate holding flags; the
 // error names the first flag ServiceTemplate does not have.
 func NewServiceTemplateFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ServiceTemplate_fieldSchema.New(flags...)
+	return _ServiceTemplate_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ServiceBlueprint: dot-joined field numbers from ServiceBlueprint.
@@ -194,7 +195,7 @@ func (*ServiceBlueprint) FieldSchema() *fieldmap.Schema { return _ServiceBluepri
 // NewServiceBlueprintFieldMap returns a FieldMap of ServiceBlueprint holding flags; the
 // error names the first flag ServiceBlueprint does not have.
 func NewServiceBlueprintFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ServiceBlueprint_fieldSchema.New(flags...)
+	return _ServiceBlueprint_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -471,7 +472,7 @@ func (m *ConfigParameter) CopyInFields(src *ConfigParameter, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _ConfigParameter_ptrs holds the explicit-presence scalars CopyInFields sets in a ConfigParameter.
@@ -481,10 +482,10 @@ type _ConfigParameter_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ConfigParameter being number at of fm's schema.
-func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ConfigParameter being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xff == 0 {
 		return 0
 	}
 	if src == nil {
@@ -492,53 +493,65 @@ func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	var pb *_ConfigParameter_ptrs
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Required != src.Required {
-		m.Required = src.Required
-		n++
-	}
-	if cw&(1<<3) != 0 && m.DefaultValue != src.DefaultValue {
-		m.DefaultValue = src.DefaultValue
-		n++
-	}
-	if cw&(1<<4) != 0 && !fieldmap.SamePtrFloat64(m.Minimum, src.Minimum) {
-		if src.Minimum == nil {
-			m.Minimum = nil
-		} else {
-			if pb == nil {
-				pb = new(_ConfigParameter_ptrs)
+	for x := win.Cover & 0xff; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			pb.f5 = *src.Minimum
-			m.Minimum = &pb.f5
-		}
-		n++
-	}
-	if cw&(1<<5) != 0 && !fieldmap.SamePtrFloat64(m.Maximum, src.Maximum) {
-		if src.Maximum == nil {
-			m.Maximum = nil
-		} else {
-			if pb == nil {
-				pb = new(_ConfigParameter_ptrs)
+		case 1:
+			if m.Type != src.Type {
+				m.Type = src.Type
+				n++
 			}
-			pb.f6 = *src.Maximum
-			m.Maximum = &pb.f6
+		case 2:
+			if m.Required != src.Required {
+				m.Required = src.Required
+				n++
+			}
+		case 3:
+			if m.DefaultValue != src.DefaultValue {
+				m.DefaultValue = src.DefaultValue
+				n++
+			}
+		case 4:
+			if !fieldmap.SamePtrFloat64(m.Minimum, src.Minimum) {
+				if src.Minimum == nil {
+					m.Minimum = nil
+				} else {
+					if pb == nil {
+						pb = new(_ConfigParameter_ptrs)
+					}
+					pb.f5 = *src.Minimum
+					m.Minimum = &pb.f5
+				}
+				n++
+			}
+		case 5:
+			if !fieldmap.SamePtrFloat64(m.Maximum, src.Maximum) {
+				if src.Maximum == nil {
+					m.Maximum = nil
+				} else {
+					if pb == nil {
+						pb = new(_ConfigParameter_ptrs)
+					}
+					pb.f6 = *src.Maximum
+					m.Maximum = &pb.f6
+				}
+				n++
+			}
+		case 6:
+			if m.Pattern != src.Pattern {
+				m.Pattern = src.Pattern
+				n++
+			}
+		case 7:
+			if m.Description != src.Description {
+				m.Description = src.Description
+				n++
+			}
 		}
-		n++
-	}
-	if cw&(1<<6) != 0 && m.Pattern != src.Pattern {
-		m.Pattern = src.Pattern
-		n++
-	}
-	if cw&(1<<7) != 0 && m.Description != src.Description {
-		m.Description = src.Description
-		n++
 	}
 	return n
 }
@@ -559,30 +572,33 @@ func (m *ConfigurationSchema) CopyInFields(src *ConfigurationSchema, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ConfigurationSchema being number at of fm's schema.
-func (m *ConfigurationSchema) copyInAt(src *ConfigurationSchema, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ConfigurationSchema being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ConfigurationSchema) copyInAt(src *ConfigurationSchema, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ConfigurationSchema)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Parameters, src.Parameters, (*ConfigParameter).Equal, (*ConfigParameter).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Parameters, src.Parameters, (*ConfigParameter).Equal) {
-			if len(src.Parameters) == 0 {
-				m.Parameters = nil
-			} else {
-				m.Parameters = fieldmap.CloneListFunc(src.Parameters, (*ConfigParameter).Clone)
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Parameters, src.Parameters, (*ConfigParameter).Equal, (*ConfigParameter).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Parameters, src.Parameters, (*ConfigParameter).Equal) {
+				if len(src.Parameters) == 0 {
+					m.Parameters = nil
+				} else {
+					m.Parameters = fieldmap.CloneListFunc(src.Parameters, (*ConfigParameter).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -604,27 +620,33 @@ func (m *ServiceTemplate) CopyInFields(src *ServiceTemplate, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ServiceTemplate being number at of fm's schema.
-func (m *ServiceTemplate) copyInAt(src *ServiceTemplate, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ServiceTemplate being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ServiceTemplate) copyInAt(src *ServiceTemplate, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ServiceTemplate)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Body != src.Body {
-		m.Body = src.Body
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Body != src.Body {
+				m.Body = src.Body
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -645,120 +667,130 @@ func (m *ServiceBlueprint) CopyInFields(src *ServiceBlueprint, fm *fieldmap.Fiel
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ServiceBlueprint being number at of fm's schema.
-func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ServiceBlueprint being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3808027f|win.Below&0x20080270 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ServiceBlueprint)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Description != src.Description {
-		m.Description = src.Description
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Category != src.Category {
-		m.Category = src.Category
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
-		} else if !slices.Equal(m.Tags, src.Tags) {
-			if len(src.Tags) == 0 {
-				m.Tags = nil
-			} else {
-				m.Tags = slices.Clone(src.Tags)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.HostingPolicies, src.HostingPolicies)
-		} else if !slices.Equal(m.HostingPolicies, src.HostingPolicies) {
-			if len(src.HostingPolicies) == 0 {
-				m.HostingPolicies = nil
-			} else {
-				m.HostingPolicies = slices.Clone(src.HostingPolicies)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Templates, src.Templates, (*ServiceTemplate).Equal, (*ServiceTemplate).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Templates, src.Templates, (*ServiceTemplate).Equal) {
-			if len(src.Templates) == 0 {
-				m.Templates = nil
-			} else {
-				m.Templates = fieldmap.CloneListFunc(src.Templates, (*ServiceTemplate).Clone)
-			}
-			n++
-		}
-	}
-	if cw&(1<<9) != 0 {
-		if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
-			m.ConfigurationSchema = src.ConfigurationSchema.Clone()
-			n++
-		}
-	} else if bw&(1<<9) != 0 {
-		if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
-			if m.ConfigurationSchema == nil {
-				m.ConfigurationSchema = new(ConfigurationSchema)
+	for x := win.Cover&0x3808027f | win.Below&0x20080270; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
 				n++
 			}
-			n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+10)
-		}
-	}
-	if cw&(1<<19) != 0 {
-		if !m.Owner.Equal(src.Owner) {
-			m.Owner = src.Owner.Clone()
-			n++
-		}
-	} else if bw&(1<<19) != 0 {
-		if m.Owner != nil || src.Owner != nil {
-			if m.Owner == nil {
-				m.Owner = new(NodeIdentity)
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.Owner.copyInAt(src.Owner, fm, at+20)
-		}
-	}
-	if cw&(1<<27) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
-	}
-	if cw&(1<<28) != 0 && m.MaxInstances != src.MaxInstances {
-		m.MaxInstances = src.MaxInstances
-		n++
-	}
-	if cw&(1<<29) != 0 {
-		if !m.Price.Equal(src.Price) {
-			m.Price = src.Price.Clone()
-			n++
-		}
-	} else if bw&(1<<29) != 0 {
-		if m.Price != nil || src.Price != nil {
-			if m.Price == nil {
-				m.Price = new(Price)
+		case 2:
+			if m.Description != src.Description {
+				m.Description = src.Description
 				n++
 			}
-			n += m.Price.copyInAt(src.Price, fm, at+30)
+		case 3:
+			if m.Category != src.Category {
+				m.Category = src.Category
+				n++
+			}
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
+			} else if !slices.Equal(m.Tags, src.Tags) {
+				if len(src.Tags) == 0 {
+					m.Tags = nil
+				} else {
+					m.Tags = slices.Clone(src.Tags)
+				}
+				n++
+			}
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.HostingPolicies, src.HostingPolicies)
+			} else if !slices.Equal(m.HostingPolicies, src.HostingPolicies) {
+				if len(src.HostingPolicies) == 0 {
+					m.HostingPolicies = nil
+				} else {
+					m.HostingPolicies = slices.Clone(src.HostingPolicies)
+				}
+				n++
+			}
+		case 6:
+			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Templates, src.Templates, (*ServiceTemplate).Equal, (*ServiceTemplate).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Templates, src.Templates, (*ServiceTemplate).Equal) {
+				if len(src.Templates) == 0 {
+					m.Templates = nil
+				} else {
+					m.Templates = fieldmap.CloneListFunc(src.Templates, (*ServiceTemplate).Clone)
+				}
+				n++
+			}
+		case 9:
+			if win.Cover&(1<<9) != 0 {
+				if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
+					m.ConfigurationSchema = src.ConfigurationSchema.Clone()
+					n++
+				}
+			} else {
+				if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
+					if m.ConfigurationSchema == nil {
+						m.ConfigurationSchema = new(ConfigurationSchema)
+						n++
+					}
+					n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+10, win.Shift(10))
+				}
+			}
+		case 19:
+			if win.Cover&(1<<19) != 0 {
+				if !m.Owner.Equal(src.Owner) {
+					m.Owner = src.Owner.Clone()
+					n++
+				}
+			} else {
+				if m.Owner != nil || src.Owner != nil {
+					if m.Owner == nil {
+						m.Owner = new(NodeIdentity)
+						n++
+					}
+					n += m.Owner.copyInAt(src.Owner, fm, at+20, win.Shift(20))
+				}
+			}
+		case 27:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		case 28:
+			if m.MaxInstances != src.MaxInstances {
+				m.MaxInstances = src.MaxInstances
+				n++
+			}
+		case 29:
+			if win.Cover&(1<<29) != 0 {
+				if !m.Price.Equal(src.Price) {
+					m.Price = src.Price.Clone()
+					n++
+				}
+			} else {
+				if m.Price != nil || src.Price != nil {
+					if m.Price == nil {
+						m.Price = new(Price)
+						n++
+					}
+					n += m.Price.copyInAt(src.Price, fm, at+30, win.Shift(30))
+				}
+			}
 		}
 	}
 	return n

@@ -8,12 +8,13 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of NodeIdentity: dot-joined field numbers from NodeIdentity.
 const (
@@ -51,7 +52,7 @@ func (*NodeIdentity) FieldSchema() *fieldmap.Schema { return _NodeIdentity_field
 // NewNodeIdentityFieldMap returns a FieldMap of NodeIdentity holding flags; the
 // error names the first flag NodeIdentity does not have.
 func NewNodeIdentityFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _NodeIdentity_fieldSchema.New(flags...)
+	return _NodeIdentity_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of NodeAdditionalInformation: dot-joined field numbers from NodeAdditionalInformation.
@@ -74,7 +75,7 @@ func (*NodeAdditionalInformation) FieldSchema() *fieldmap.Schema {
 // NewNodeAdditionalInformationFieldMap returns a FieldMap of NodeAdditionalInformation holding flags; the
 // error names the first flag NodeAdditionalInformation does not have.
 func NewNodeAdditionalInformationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _NodeAdditionalInformation_fieldSchema.New(flags...)
+	return _NodeAdditionalInformation_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TelemetryEndpoint: dot-joined field numbers from TelemetryEndpoint.
@@ -100,7 +101,7 @@ func (*TelemetryEndpoint) FieldSchema() *fieldmap.Schema { return _TelemetryEndp
 // NewTelemetryEndpointFieldMap returns a FieldMap of TelemetryEndpoint holding flags; the
 // error names the first flag TelemetryEndpoint does not have.
 func NewTelemetryEndpointFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TelemetryEndpoint_fieldSchema.New(flags...)
+	return _TelemetryEndpoint_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Price: dot-joined field numbers from Price.
@@ -128,7 +129,7 @@ func (*Price) FieldSchema() *fieldmap.Schema { return _Price_fieldSchema }
 // NewPriceFieldMap returns a FieldMap of Price holding flags; the
 // error names the first flag Price does not have.
 func NewPriceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Price_fieldSchema.New(flags...)
+	return _Price_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Location: dot-joined field numbers from Location.
@@ -160,7 +161,7 @@ func (*Location) FieldSchema() *fieldmap.Schema { return _Location_fieldSchema }
 // NewLocationFieldMap returns a FieldMap of Location holding flags; the
 // error names the first flag Location does not have.
 func NewLocationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Location_fieldSchema.New(flags...)
+	return _Location_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GPU: dot-joined field numbers from GPU.
@@ -188,7 +189,7 @@ func (*GPU) FieldSchema() *fieldmap.Schema { return _GPU_fieldSchema }
 // NewGPUFieldMap returns a FieldMap of GPU holding flags; the
 // error names the first flag GPU does not have.
 func NewGPUFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GPU_fieldSchema.New(flags...)
+	return _GPU_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of PortRange: dot-joined field numbers from PortRange.
@@ -216,7 +217,7 @@ func (*PortRange) FieldSchema() *fieldmap.Schema { return _PortRange_fieldSchema
 // NewPortRangeFieldMap returns a FieldMap of PortRange holding flags; the
 // error names the first flag PortRange does not have.
 func NewPortRangeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _PortRange_fieldSchema.New(flags...)
+	return _PortRange_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of NetworkAuthorization: dot-joined field numbers from NetworkAuthorization.
@@ -247,7 +248,7 @@ func (*NetworkAuthorization) FieldSchema() *fieldmap.Schema { return _NetworkAut
 // NewNetworkAuthorizationFieldMap returns a FieldMap of NetworkAuthorization holding flags; the
 // error names the first flag NetworkAuthorization does not have.
 func NewNetworkAuthorizationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _NetworkAuthorization_fieldSchema.New(flags...)
+	return _NetworkAuthorization_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -633,71 +634,86 @@ func (m *NodeIdentity) CopyInFields(src *NodeIdentity, fm *fieldmap.FieldMap) in
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeIdentity being number at of fm's schema.
-func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NodeIdentity being number at of fm's schema and win the window of
+// the flags from there.
+func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f|win.Below&0x10 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(NodeIdentity)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Domain != src.Domain {
-		m.Domain = src.Domain
-		n++
-	}
-	if cw&(1<<1) != 0 && m.NodeId != src.NodeId {
-		m.NodeId = src.NodeId
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Ip != src.Ip {
-		m.Ip = src.Ip
-		n++
-	}
-	if cw&(1<<3) != 0 && m.LocalNamespace != src.LocalNamespace {
-		m.LocalNamespace = src.LocalNamespace
-		n++
-	}
-	if cw&(1<<4) != 0 {
-		if !m.AdditionalInformation.Equal(src.AdditionalInformation) {
-			m.AdditionalInformation = src.AdditionalInformation.Clone()
-			n++
-		}
-	} else if bw&(1<<4) != 0 {
-		if m.AdditionalInformation != nil || src.AdditionalInformation != nil {
-			if m.AdditionalInformation == nil {
-				m.AdditionalInformation = new(NodeAdditionalInformation)
+	for x := win.Cover&0x1f | win.Below&0x10; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Domain != src.Domain {
+				m.Domain = src.Domain
 				n++
 			}
-			n += m.AdditionalInformation.copyInAt(src.AdditionalInformation, fm, at+5)
+		case 1:
+			if m.NodeId != src.NodeId {
+				m.NodeId = src.NodeId
+				n++
+			}
+		case 2:
+			if m.Ip != src.Ip {
+				m.Ip = src.Ip
+				n++
+			}
+		case 3:
+			if m.LocalNamespace != src.LocalNamespace {
+				m.LocalNamespace = src.LocalNamespace
+				n++
+			}
+		case 4:
+			if win.Cover&(1<<4) != 0 {
+				if !m.AdditionalInformation.Equal(src.AdditionalInformation) {
+					m.AdditionalInformation = src.AdditionalInformation.Clone()
+					n++
+				}
+			} else {
+				if m.AdditionalInformation != nil || src.AdditionalInformation != nil {
+					if m.AdditionalInformation == nil {
+						m.AdditionalInformation = new(NodeAdditionalInformation)
+						n++
+					}
+					n += m.AdditionalInformation.copyInAt(src.AdditionalInformation, fm, at+5, win.Shift(5))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeAdditionalInformation being number at of fm's schema.
-func (m *NodeAdditionalInformation) copyInAt(src *NodeAdditionalInformation, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NodeAdditionalInformation being number at of fm's schema and win the window of
+// the flags from there.
+func (m *NodeAdditionalInformation) copyInAt(src *NodeAdditionalInformation, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(NodeAdditionalInformation)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.LiqoId != src.LiqoId {
-		m.LiqoId = src.LiqoId
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig = src.Kubeconfig
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.LiqoId != src.LiqoId {
+				m.LiqoId = src.LiqoId
+				n++
+			}
+		case 1:
+			if m.Kubeconfig != src.Kubeconfig {
+				m.Kubeconfig = src.Kubeconfig
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -718,7 +734,7 @@ func (m *NodeAdditionalInformation) CopyInFields(src *NodeAdditionalInformation,
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -737,34 +753,38 @@ func (m *TelemetryEndpoint) CopyInFields(src *TelemetryEndpoint, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TelemetryEndpoint being number at of fm's schema.
-func (m *TelemetryEndpoint) copyInAt(src *TelemetryEndpoint, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TelemetryEndpoint being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TelemetryEndpoint) copyInAt(src *TelemetryEndpoint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TelemetryEndpoint)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Endpoint != src.Endpoint {
-		m.Endpoint = src.Endpoint
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Intents, src.Intents)
-		} else if !slices.Equal(m.Intents, src.Intents) {
-			if len(src.Intents) == 0 {
-				m.Intents = nil
-			} else {
-				m.Intents = slices.Clone(src.Intents)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Endpoint != src.Endpoint {
+				m.Endpoint = src.Endpoint
+				n++
 			}
-			n++
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Intents, src.Intents)
+			} else if !slices.Equal(m.Intents, src.Intents) {
+				if len(src.Intents) == 0 {
+					m.Intents = nil
+				} else {
+					m.Intents = slices.Clone(src.Intents)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -786,31 +806,38 @@ func (m *Price) CopyInFields(src *Price, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Price being number at of fm's schema.
-func (m *Price) copyInAt(src *Price, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Price being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Price) copyInAt(src *Price, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Price)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Amount != src.Amount {
-		m.Amount = src.Amount
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Currency != src.Currency {
-		m.Currency = src.Currency
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Period != src.Period {
-		m.Period = src.Period
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Amount != src.Amount {
+				m.Amount = src.Amount
+				n++
+			}
+		case 1:
+			if m.Currency != src.Currency {
+				m.Currency = src.Currency
+				n++
+			}
+		case 2:
+			if m.Period != src.Period {
+				m.Period = src.Period
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -831,39 +858,48 @@ func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Location being number at of fm's schema.
-func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Location being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Location)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
-		m.Latitude = src.Latitude
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
-		m.Longitude = src.Longitude
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Country != src.Country {
-		m.Country = src.Country
-		n++
-	}
-	if cw&(1<<3) != 0 && m.City != src.City {
-		m.City = src.City
-		n++
-	}
-	if cw&(1<<4) != 0 && m.AdditionalNotes != src.AdditionalNotes {
-		m.AdditionalNotes = src.AdditionalNotes
-		n++
+	for x := win.Cover & 0x1f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+				m.Latitude = src.Latitude
+				n++
+			}
+		case 1:
+			if !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+				m.Longitude = src.Longitude
+				n++
+			}
+		case 2:
+			if m.Country != src.Country {
+				m.Country = src.Country
+				n++
+			}
+		case 3:
+			if m.City != src.City {
+				m.City = src.City
+				n++
+			}
+		case 4:
+			if m.AdditionalNotes != src.AdditionalNotes {
+				m.AdditionalNotes = src.AdditionalNotes
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -884,31 +920,38 @@ func (m *GPU) CopyInFields(src *GPU, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GPU being number at of fm's schema.
-func (m *GPU) copyInAt(src *GPU, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// GPU being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GPU) copyInAt(src *GPU, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(GPU)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Model != src.Model {
-		m.Model = src.Model
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Cores != src.Cores {
-		m.Cores = src.Cores
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Memory != src.Memory {
-		m.Memory = src.Memory
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Model != src.Model {
+				m.Model = src.Model
+				n++
+			}
+		case 1:
+			if m.Cores != src.Cores {
+				m.Cores = src.Cores
+				n++
+			}
+		case 2:
+			if m.Memory != src.Memory {
+				m.Memory = src.Memory
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -929,31 +972,38 @@ func (m *PortRange) CopyInFields(src *PortRange, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PortRange being number at of fm's schema.
-func (m *PortRange) copyInAt(src *PortRange, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// PortRange being number at of fm's schema and win the window of
+// the flags from there.
+func (m *PortRange) copyInAt(src *PortRange, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(PortRange)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Protocol != src.Protocol {
-		m.Protocol = src.Protocol
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Min != src.Min {
-		m.Min = src.Min
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Max != src.Max {
-		m.Max = src.Max
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Protocol != src.Protocol {
+				m.Protocol = src.Protocol
+				n++
+			}
+		case 1:
+			if m.Min != src.Min {
+				m.Min = src.Min
+				n++
+			}
+		case 2:
+			if m.Max != src.Max {
+				m.Max = src.Max
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -974,38 +1024,43 @@ func (m *NetworkAuthorization) CopyInFields(src *NetworkAuthorization, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NetworkAuthorization being number at of fm's schema.
-func (m *NetworkAuthorization) copyInAt(src *NetworkAuthorization, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NetworkAuthorization being number at of fm's schema and win the window of
+// the flags from there.
+func (m *NetworkAuthorization) copyInAt(src *NetworkAuthorization, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(NetworkAuthorization)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Action != src.Action {
-		m.Action = src.Action
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Cidr != src.Cidr {
-		m.Cidr = src.Cidr
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*PortRange).Equal, (*PortRange).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, (*PortRange).Equal) {
-			if len(src.Ports) == 0 {
-				m.Ports = nil
-			} else {
-				m.Ports = fieldmap.CloneListFunc(src.Ports, (*PortRange).Clone)
+	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Action != src.Action {
+				m.Action = src.Action
+				n++
 			}
-			n++
+		case 1:
+			if m.Cidr != src.Cidr {
+				m.Cidr = src.Cidr
+				n++
+			}
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*PortRange).Equal, (*PortRange).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, (*PortRange).Equal) {
+				if len(src.Ports) == 0 {
+					m.Ports = nil
+				} else {
+					m.Ports = fieldmap.CloneListFunc(src.Ports, (*PortRange).Clone)
+				}
+				n++
+			}
 		}
 	}
 	return n

@@ -9,12 +9,13 @@ package fluidos
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of K8SliceConfiguration: dot-joined field numbers from K8SliceConfiguration.
 const (
@@ -54,7 +55,7 @@ func (*K8SliceConfiguration) FieldSchema() *fieldmap.Schema { return _K8SliceCon
 // NewK8SliceConfigurationFieldMap returns a FieldMap of K8SliceConfiguration holding flags; the
 // error names the first flag K8SliceConfiguration does not have.
 func NewK8SliceConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _K8SliceConfiguration_fieldSchema.New(flags...)
+	return _K8SliceConfiguration_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ServiceConfiguration: dot-joined field numbers from ServiceConfiguration.
@@ -84,7 +85,7 @@ func (*ServiceConfiguration) FieldSchema() *fieldmap.Schema { return _ServiceCon
 // NewServiceConfigurationFieldMap returns a FieldMap of ServiceConfiguration holding flags; the
 // error names the first flag ServiceConfiguration does not have.
 func NewServiceConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ServiceConfiguration_fieldSchema.New(flags...)
+	return _ServiceConfiguration_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of VMConfiguration: dot-joined field numbers from VMConfiguration.
@@ -114,7 +115,7 @@ func (*VMConfiguration) FieldSchema() *fieldmap.Schema { return _VMConfiguration
 // NewVMConfigurationFieldMap returns a FieldMap of VMConfiguration holding flags; the
 // error names the first flag VMConfiguration does not have.
 func NewVMConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _VMConfiguration_fieldSchema.New(flags...)
+	return _VMConfiguration_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of SensorConfiguration: dot-joined field numbers from SensorConfiguration.
@@ -138,7 +139,7 @@ func (*SensorConfiguration) FieldSchema() *fieldmap.Schema { return _SensorConfi
 // NewSensorConfigurationFieldMap returns a FieldMap of SensorConfiguration holding flags; the
 // error names the first flag SensorConfiguration does not have.
 func NewSensorConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _SensorConfiguration_fieldSchema.New(flags...)
+	return _SensorConfiguration_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Configuration: dot-joined field numbers from Configuration.
@@ -185,7 +186,7 @@ func (*Configuration) FieldSchema() *fieldmap.Schema { return _Configuration_fie
 // NewConfigurationFieldMap returns a FieldMap of Configuration holding flags; the
 // error names the first flag Configuration does not have.
 func NewConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Configuration_fieldSchema.New(flags...)
+	return _Configuration_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -487,49 +488,58 @@ func (m *K8SliceConfiguration) CopyInFields(src *K8SliceConfiguration, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// K8SliceConfiguration being number at of fm's schema.
-func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// K8SliceConfiguration being number at of fm's schema and win the window of
+// the flags from there.
+func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x8f|win.Below&0x8 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(K8SliceConfiguration)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Cpu != src.Cpu {
-		m.Cpu = src.Cpu
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Memory != src.Memory {
-		m.Memory = src.Memory
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Pods != src.Pods {
-		m.Pods = src.Pods
-		n++
-	}
-	if cw&(1<<3) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu = src.Gpu.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.Gpu != nil || src.Gpu != nil {
-			if m.Gpu == nil {
-				m.Gpu = new(GPU)
+	for x := win.Cover&0x8f | win.Below&0x8; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Cpu != src.Cpu {
+				m.Cpu = src.Cpu
 				n++
 			}
-			n += m.Gpu.copyInAt(src.Gpu, fm, at+4)
+		case 1:
+			if m.Memory != src.Memory {
+				m.Memory = src.Memory
+				n++
+			}
+		case 2:
+			if m.Pods != src.Pods {
+				m.Pods = src.Pods
+				n++
+			}
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.Gpu.Equal(src.Gpu) {
+					m.Gpu = src.Gpu.Clone()
+					n++
+				}
+			} else {
+				if m.Gpu != nil || src.Gpu != nil {
+					if m.Gpu == nil {
+						m.Gpu = new(GPU)
+						n++
+					}
+					n += m.Gpu.copyInAt(src.Gpu, fm, at+4, win.Shift(4))
+				}
+			}
+		case 7:
+			if m.Storage != src.Storage {
+				m.Storage = src.Storage
+				n++
+			}
 		}
-	}
-	if cw&(1<<7) != 0 && m.Storage != src.Storage {
-		m.Storage = src.Storage
-		n++
 	}
 	return n
 }
@@ -550,43 +560,49 @@ func (m *ServiceConfiguration) CopyInFields(src *ServiceConfiguration, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ServiceConfiguration being number at of fm's schema.
-func (m *ServiceConfiguration) copyInAt(src *ServiceConfiguration, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ServiceConfiguration being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ServiceConfiguration) copyInAt(src *ServiceConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ServiceConfiguration)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.BlueprintId != src.BlueprintId {
-		m.BlueprintId = src.BlueprintId
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Parameters, src.Parameters)
-		} else if !maps.Equal(m.Parameters, src.Parameters) {
-			if len(src.Parameters) == 0 {
-				m.Parameters = nil
-			} else {
-				m.Parameters = maps.Clone(src.Parameters)
+	for x := win.Cover&0xf | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.BlueprintId != src.BlueprintId {
+				m.BlueprintId = src.BlueprintId
+				n++
 			}
-			n++
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Parameters, src.Parameters)
+			} else if !maps.Equal(m.Parameters, src.Parameters) {
+				if len(src.Parameters) == 0 {
+					m.Parameters = nil
+				} else {
+					m.Parameters = maps.Clone(src.Parameters)
+				}
+				n++
+			}
+		case 2:
+			if m.HostingPolicy != src.HostingPolicy {
+				m.HostingPolicy = src.HostingPolicy
+				n++
+			}
+		case 3:
+			if m.ConfigurationData != src.ConfigurationData {
+				m.ConfigurationData = src.ConfigurationData
+				n++
+			}
 		}
-	}
-	if cw&(1<<2) != 0 && m.HostingPolicy != src.HostingPolicy {
-		m.HostingPolicy = src.HostingPolicy
-		n++
-	}
-	if cw&(1<<3) != 0 && m.ConfigurationData != src.ConfigurationData {
-		m.ConfigurationData = src.ConfigurationData
-		n++
 	}
 	return n
 }
@@ -607,35 +623,43 @@ func (m *VMConfiguration) CopyInFields(src *VMConfiguration, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// VMConfiguration being number at of fm's schema.
-func (m *VMConfiguration) copyInAt(src *VMConfiguration, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// VMConfiguration being number at of fm's schema and win the window of
+// the flags from there.
+func (m *VMConfiguration) copyInAt(src *VMConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(VMConfiguration)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Cpu != src.Cpu {
-		m.Cpu = src.Cpu
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Memory != src.Memory {
-		m.Memory = src.Memory
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Storage != src.Storage {
-		m.Storage = src.Storage
-		n++
-	}
-	if cw&(1<<3) != 0 && m.OsImage != src.OsImage {
-		m.OsImage = src.OsImage
-		n++
+	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Cpu != src.Cpu {
+				m.Cpu = src.Cpu
+				n++
+			}
+		case 1:
+			if m.Memory != src.Memory {
+				m.Memory = src.Memory
+				n++
+			}
+		case 2:
+			if m.Storage != src.Storage {
+				m.Storage = src.Storage
+				n++
+			}
+		case 3:
+			if m.OsImage != src.OsImage {
+				m.OsImage = src.OsImage
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -656,23 +680,28 @@ func (m *SensorConfiguration) CopyInFields(src *SensorConfiguration, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SensorConfiguration being number at of fm's schema.
-func (m *SensorConfiguration) copyInAt(src *SensorConfiguration, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// SensorConfiguration being number at of fm's schema and win the window of
+// the flags from there.
+func (m *SensorConfiguration) copyInAt(src *SensorConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(SensorConfiguration)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
-		m.SamplingRateHz = src.SamplingRateHz
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
+				m.SamplingRateHz = src.SamplingRateHz
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -693,142 +722,150 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Configuration being number at of fm's schema.
-func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Configuration being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x84201|win.Below&0x84201 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Configuration)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if s1, ok := src.Spec.(*Configuration_K8Slice); ok && s1 != nil {
-			if d1, ok := m.Spec.(*Configuration_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
-				m.Spec = &Configuration_K8Slice{K8Slice: s1.K8Slice.Clone()}
-				n++
+	for x := win.Cover&0x84201 | win.Below&0x84201; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if s1, ok := src.Spec.(*Configuration_K8Slice); ok && s1 != nil {
+					if d1, ok := m.Spec.(*Configuration_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
+						m.Spec = &Configuration_K8Slice{K8Slice: s1.K8Slice.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Spec.(*Configuration_K8Slice); ok && d1 != nil {
+					m.Spec = nil
+					n++
+				}
+			} else {
+				var s1 *K8SliceConfiguration
+				sok := false
+				if w, ok := src.Spec.(*Configuration_K8Slice); ok && w != nil {
+					s1, sok = w.K8Slice, true
+				}
+				var d1 *K8SliceConfiguration
+				if w, ok := m.Spec.(*Configuration_K8Slice); ok && w != nil {
+					if w.K8Slice == nil {
+						w.K8Slice = new(K8SliceConfiguration)
+					}
+					d1 = w.K8Slice
+				} else if sok {
+					d1 = new(K8SliceConfiguration)
+					m.Spec = &Configuration_K8Slice{K8Slice: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
+				}
 			}
-		} else if d1, ok := m.Spec.(*Configuration_K8Slice); ok && d1 != nil {
-			m.Spec = nil
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		var s1 *K8SliceConfiguration
-		sok := false
-		if w, ok := src.Spec.(*Configuration_K8Slice); ok && w != nil {
-			s1, sok = w.K8Slice, true
-		}
-		var d1 *K8SliceConfiguration
-		if w, ok := m.Spec.(*Configuration_K8Slice); ok && w != nil {
-			if w.K8Slice == nil {
-				w.K8Slice = new(K8SliceConfiguration)
+		case 9:
+			if win.Cover&(1<<9) != 0 {
+				if s1, ok := src.Spec.(*Configuration_Service); ok && s1 != nil {
+					if d1, ok := m.Spec.(*Configuration_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
+						m.Spec = &Configuration_Service{Service: s1.Service.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Spec.(*Configuration_Service); ok && d1 != nil {
+					m.Spec = nil
+					n++
+				}
+			} else {
+				var s1 *ServiceConfiguration
+				sok := false
+				if w, ok := src.Spec.(*Configuration_Service); ok && w != nil {
+					s1, sok = w.Service, true
+				}
+				var d1 *ServiceConfiguration
+				if w, ok := m.Spec.(*Configuration_Service); ok && w != nil {
+					if w.Service == nil {
+						w.Service = new(ServiceConfiguration)
+					}
+					d1 = w.Service
+				} else if sok {
+					d1 = new(ServiceConfiguration)
+					m.Spec = &Configuration_Service{Service: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+10, win.Shift(10))
+				}
 			}
-			d1 = w.K8Slice
-		} else if sok {
-			d1 = new(K8SliceConfiguration)
-			m.Spec = &Configuration_K8Slice{K8Slice: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+1)
-		}
-	}
-	if cw&(1<<9) != 0 {
-		if s1, ok := src.Spec.(*Configuration_Service); ok && s1 != nil {
-			if d1, ok := m.Spec.(*Configuration_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
-				m.Spec = &Configuration_Service{Service: s1.Service.Clone()}
-				n++
+		case 14:
+			if win.Cover&(1<<14) != 0 {
+				if s1, ok := src.Spec.(*Configuration_Vm); ok && s1 != nil {
+					if d1, ok := m.Spec.(*Configuration_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
+						m.Spec = &Configuration_Vm{Vm: s1.Vm.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Spec.(*Configuration_Vm); ok && d1 != nil {
+					m.Spec = nil
+					n++
+				}
+			} else {
+				var s1 *VMConfiguration
+				sok := false
+				if w, ok := src.Spec.(*Configuration_Vm); ok && w != nil {
+					s1, sok = w.Vm, true
+				}
+				var d1 *VMConfiguration
+				if w, ok := m.Spec.(*Configuration_Vm); ok && w != nil {
+					if w.Vm == nil {
+						w.Vm = new(VMConfiguration)
+					}
+					d1 = w.Vm
+				} else if sok {
+					d1 = new(VMConfiguration)
+					m.Spec = &Configuration_Vm{Vm: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+15, win.Shift(15))
+				}
 			}
-		} else if d1, ok := m.Spec.(*Configuration_Service); ok && d1 != nil {
-			m.Spec = nil
-			n++
-		}
-	} else if bw&(1<<9) != 0 {
-		var s1 *ServiceConfiguration
-		sok := false
-		if w, ok := src.Spec.(*Configuration_Service); ok && w != nil {
-			s1, sok = w.Service, true
-		}
-		var d1 *ServiceConfiguration
-		if w, ok := m.Spec.(*Configuration_Service); ok && w != nil {
-			if w.Service == nil {
-				w.Service = new(ServiceConfiguration)
+		case 19:
+			if win.Cover&(1<<19) != 0 {
+				if s1, ok := src.Spec.(*Configuration_Sensor); ok && s1 != nil {
+					if d1, ok := m.Spec.(*Configuration_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
+						m.Spec = &Configuration_Sensor{Sensor: s1.Sensor.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Spec.(*Configuration_Sensor); ok && d1 != nil {
+					m.Spec = nil
+					n++
+				}
+			} else {
+				var s1 *SensorConfiguration
+				sok := false
+				if w, ok := src.Spec.(*Configuration_Sensor); ok && w != nil {
+					s1, sok = w.Sensor, true
+				}
+				var d1 *SensorConfiguration
+				if w, ok := m.Spec.(*Configuration_Sensor); ok && w != nil {
+					if w.Sensor == nil {
+						w.Sensor = new(SensorConfiguration)
+					}
+					d1 = w.Sensor
+				} else if sok {
+					d1 = new(SensorConfiguration)
+					m.Spec = &Configuration_Sensor{Sensor: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+20, win.Shift(20))
+				}
 			}
-			d1 = w.Service
-		} else if sok {
-			d1 = new(ServiceConfiguration)
-			m.Spec = &Configuration_Service{Service: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+10)
-		}
-	}
-	if cw&(1<<14) != 0 {
-		if s1, ok := src.Spec.(*Configuration_Vm); ok && s1 != nil {
-			if d1, ok := m.Spec.(*Configuration_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
-				m.Spec = &Configuration_Vm{Vm: s1.Vm.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Spec.(*Configuration_Vm); ok && d1 != nil {
-			m.Spec = nil
-			n++
-		}
-	} else if bw&(1<<14) != 0 {
-		var s1 *VMConfiguration
-		sok := false
-		if w, ok := src.Spec.(*Configuration_Vm); ok && w != nil {
-			s1, sok = w.Vm, true
-		}
-		var d1 *VMConfiguration
-		if w, ok := m.Spec.(*Configuration_Vm); ok && w != nil {
-			if w.Vm == nil {
-				w.Vm = new(VMConfiguration)
-			}
-			d1 = w.Vm
-		} else if sok {
-			d1 = new(VMConfiguration)
-			m.Spec = &Configuration_Vm{Vm: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+15)
-		}
-	}
-	if cw&(1<<19) != 0 {
-		if s1, ok := src.Spec.(*Configuration_Sensor); ok && s1 != nil {
-			if d1, ok := m.Spec.(*Configuration_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
-				m.Spec = &Configuration_Sensor{Sensor: s1.Sensor.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Spec.(*Configuration_Sensor); ok && d1 != nil {
-			m.Spec = nil
-			n++
-		}
-	} else if bw&(1<<19) != 0 {
-		var s1 *SensorConfiguration
-		sok := false
-		if w, ok := src.Spec.(*Configuration_Sensor); ok && w != nil {
-			s1, sok = w.Sensor, true
-		}
-		var d1 *SensorConfiguration
-		if w, ok := m.Spec.(*Configuration_Sensor); ok && w != nil {
-			if w.Sensor == nil {
-				w.Sensor = new(SensorConfiguration)
-			}
-			d1 = w.Sensor
-		} else if sok {
-			d1 = new(SensorConfiguration)
-			m.Spec = &Configuration_Sensor{Sensor: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+20)
 		}
 	}
 	return n

@@ -9,12 +9,13 @@ package fluidos
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of PeeringTargetCredentials: dot-joined field numbers from PeeringTargetCredentials.
 const (
@@ -47,7 +48,7 @@ func (*PeeringTargetCredentials) FieldSchema() *fieldmap.Schema {
 // NewPeeringTargetCredentialsFieldMap returns a FieldMap of PeeringTargetCredentials holding flags; the
 // error names the first flag PeeringTargetCredentials does not have.
 func NewPeeringTargetCredentialsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _PeeringTargetCredentials_fieldSchema.New(flags...)
+	return _PeeringTargetCredentials_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Contract: dot-joined field numbers from Contract.
@@ -514,7 +515,7 @@ func (*Contract) FieldSchema() *fieldmap.Schema { return _Contract_fieldSchema }
 // NewContractFieldMap returns a FieldMap of Contract holding flags; the
 // error names the first flag Contract does not have.
 func NewContractFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Contract_fieldSchema.New(flags...)
+	return _Contract_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -686,39 +687,48 @@ func (m *PeeringTargetCredentials) CopyInFields(src *PeeringTargetCredentials, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PeeringTargetCredentials being number at of fm's schema.
-func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// PeeringTargetCredentials being number at of fm's schema and win the window of
+// the flags from there.
+func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(PeeringTargetCredentials)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.ClusterId != src.ClusterId {
-		m.ClusterId = src.ClusterId
-		n++
-	}
-	if cw&(1<<1) != 0 && m.ClusterName != src.ClusterName {
-		m.ClusterName = src.ClusterName
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Endpoint != src.Endpoint {
-		m.Endpoint = src.Endpoint
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig = src.Kubeconfig
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Token != src.Token {
-		m.Token = src.Token
-		n++
+	for x := win.Cover & 0x1f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.ClusterId != src.ClusterId {
+				m.ClusterId = src.ClusterId
+				n++
+			}
+		case 1:
+			if m.ClusterName != src.ClusterName {
+				m.ClusterName = src.ClusterName
+				n++
+			}
+		case 2:
+			if m.Endpoint != src.Endpoint {
+				m.Endpoint = src.Endpoint
+				n++
+			}
+		case 3:
+			if m.Kubeconfig != src.Kubeconfig {
+				m.Kubeconfig = src.Kubeconfig
+				n++
+			}
+		case 4:
+			if m.Token != src.Token {
+				m.Token = src.Token
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -739,148 +749,172 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Contract being number at of fm's schema.
-func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// Contract being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Contract)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
 				n++
 			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+2)
-		}
-	}
-	if fm.HasAt(at + 154) {
-		if !m.Buyer.Equal(src.Buyer) {
-			m.Buyer = src.Buyer.Clone()
-			n++
-		}
-	} else if fm.HasChildAt(at + 154) {
-		if m.Buyer != nil || src.Buyer != nil {
-			if m.Buyer == nil {
-				m.Buyer = new(NodeIdentity)
-				n++
-			}
-			n += m.Buyer.copyInAt(src.Buyer, fm, at+155)
-		}
-	}
-	if fm.HasAt(at + 162) {
-		if !m.Seller.Equal(src.Seller) {
-			m.Seller = src.Seller.Clone()
-			n++
-		}
-	} else if fm.HasChildAt(at + 162) {
-		if m.Seller != nil || src.Seller != nil {
-			if m.Seller == nil {
-				m.Seller = new(NodeIdentity)
-				n++
-			}
-			n += m.Seller.copyInAt(src.Seller, fm, at+163)
-		}
-	}
-	if fm.HasAt(at + 170) {
-		if !m.Configuration.Equal(src.Configuration) {
-			m.Configuration = src.Configuration.Clone()
-			n++
-		}
-	} else if fm.HasChildAt(at + 170) {
-		if m.Configuration != nil || src.Configuration != nil {
-			if m.Configuration == nil {
-				m.Configuration = new(Configuration)
-				n++
-			}
-			n += m.Configuration.copyInAt(src.Configuration, fm, at+171)
-		}
-	}
-	if fm.HasAt(at + 192) {
-		if !m.PeeringTargetCredentials.Equal(src.PeeringTargetCredentials) {
-			m.PeeringTargetCredentials = src.PeeringTargetCredentials.Clone()
-			n++
-		}
-	} else if fm.HasChildAt(at + 192) {
-		if m.PeeringTargetCredentials != nil || src.PeeringTargetCredentials != nil {
-			if m.PeeringTargetCredentials == nil {
-				m.PeeringTargetCredentials = new(PeeringTargetCredentials)
-				n++
-			}
-			n += m.PeeringTargetCredentials.copyInAt(src.PeeringTargetCredentials, fm, at+193)
-		}
-	}
-	if fm.HasAt(at+198) && m.TransactionId != src.TransactionId {
-		m.TransactionId = src.TransactionId
-		n++
-	}
-	if fm.HasAt(at+199) && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
-		m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
-		n++
-	}
-	if fm.HasOrHasChildAt(at + 200) {
-		if a := fm.ListActionAt(at + 200); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.NetworkRequests, src.NetworkRequests, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.NetworkRequests, src.NetworkRequests, (*NetworkAuthorization).Equal) {
-			if len(src.NetworkRequests) == 0 {
-				m.NetworkRequests = nil
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Flavor.Equal(src.Flavor) {
+					m.Flavor = src.Flavor.Clone()
+					n++
+				}
 			} else {
-				m.NetworkRequests = fieldmap.CloneListFunc(src.NetworkRequests, (*NetworkAuthorization).Clone)
+				if m.Flavor != nil || src.Flavor != nil {
+					if m.Flavor == nil {
+						m.Flavor = new(Flavor)
+						n++
+					}
+					n += m.Flavor.copyInAt(src.Flavor, fm, at+2, fm.Window(at+2))
+				}
 			}
-			n++
 		}
 	}
-	if fm.HasAt(at+207) && m.BuyerClusterId != src.BuyerClusterId {
-		m.BuyerClusterId = src.BuyerClusterId
-		n++
-	}
-	if fm.HasAt(at+208) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
-	}
-	if fm.HasOrHasChildAt(at + 209) {
-		if a := fm.ListActionAt(at + 209); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.ExtraInformation, src.ExtraInformation)
-		} else if !maps.Equal(m.ExtraInformation, src.ExtraInformation) {
-			if len(src.ExtraInformation) == 0 {
-				m.ExtraInformation = nil
+	cw2 := fm.Window(at + 128)
+	for x := cw2.Cover&0x40404000000 | cw2.Below&0x40404000000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 26:
+			if cw2.Cover&(1<<26) != 0 {
+				if !m.Buyer.Equal(src.Buyer) {
+					m.Buyer = src.Buyer.Clone()
+					n++
+				}
 			} else {
-				m.ExtraInformation = maps.Clone(src.ExtraInformation)
+				if m.Buyer != nil || src.Buyer != nil {
+					if m.Buyer == nil {
+						m.Buyer = new(NodeIdentity)
+						n++
+					}
+					n += m.Buyer.copyInAt(src.Buyer, fm, at+155, cw2.Shift(27))
+				}
 			}
-			n++
+		case 34:
+			if cw2.Cover&(1<<34) != 0 {
+				if !m.Seller.Equal(src.Seller) {
+					m.Seller = src.Seller.Clone()
+					n++
+				}
+			} else {
+				if m.Seller != nil || src.Seller != nil {
+					if m.Seller == nil {
+						m.Seller = new(NodeIdentity)
+						n++
+					}
+					n += m.Seller.copyInAt(src.Seller, fm, at+163, cw2.Shift(35))
+				}
+			}
+		case 42:
+			if cw2.Cover&(1<<42) != 0 {
+				if !m.Configuration.Equal(src.Configuration) {
+					m.Configuration = src.Configuration.Clone()
+					n++
+				}
+			} else {
+				if m.Configuration != nil || src.Configuration != nil {
+					if m.Configuration == nil {
+						m.Configuration = new(Configuration)
+						n++
+					}
+					n += m.Configuration.copyInAt(src.Configuration, fm, at+171, cw2.Shift(43))
+				}
+			}
 		}
 	}
-	if fm.HasAt(at + 210) {
-		if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
-			m.IngressTelemetryEndpoint = src.IngressTelemetryEndpoint.Clone()
-			n++
-		}
-	} else if fm.HasChildAt(at + 210) {
-		if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
-			if m.IngressTelemetryEndpoint == nil {
-				m.IngressTelemetryEndpoint = new(TelemetryEndpoint)
+	cw3 := fm.Window(at + 192)
+	for x := cw3.Cover&0x2781c1 | cw3.Below&0x60101; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if cw3.Cover&(1<<0) != 0 {
+				if !m.PeeringTargetCredentials.Equal(src.PeeringTargetCredentials) {
+					m.PeeringTargetCredentials = src.PeeringTargetCredentials.Clone()
+					n++
+				}
+			} else {
+				if m.PeeringTargetCredentials != nil || src.PeeringTargetCredentials != nil {
+					if m.PeeringTargetCredentials == nil {
+						m.PeeringTargetCredentials = new(PeeringTargetCredentials)
+						n++
+					}
+					n += m.PeeringTargetCredentials.copyInAt(src.PeeringTargetCredentials, fm, at+193, cw3.Shift(1))
+				}
+			}
+		case 6:
+			if m.TransactionId != src.TransactionId {
+				m.TransactionId = src.TransactionId
 				n++
 			}
-			n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+211)
+		case 7:
+			if !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
+				n++
+			}
+		case 8:
+			if a := fm.ListActionAt(at + 200); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.NetworkRequests, src.NetworkRequests, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.NetworkRequests, src.NetworkRequests, (*NetworkAuthorization).Equal) {
+				if len(src.NetworkRequests) == 0 {
+					m.NetworkRequests = nil
+				} else {
+					m.NetworkRequests = fieldmap.CloneListFunc(src.NetworkRequests, (*NetworkAuthorization).Clone)
+				}
+				n++
+			}
+		case 15:
+			if m.BuyerClusterId != src.BuyerClusterId {
+				m.BuyerClusterId = src.BuyerClusterId
+				n++
+			}
+		case 16:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		case 17:
+			if a := fm.ListActionAt(at + 209); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.ExtraInformation, src.ExtraInformation)
+			} else if !maps.Equal(m.ExtraInformation, src.ExtraInformation) {
+				if len(src.ExtraInformation) == 0 {
+					m.ExtraInformation = nil
+				} else {
+					m.ExtraInformation = maps.Clone(src.ExtraInformation)
+				}
+				n++
+			}
+		case 18:
+			if cw3.Cover&(1<<18) != 0 {
+				if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
+					m.IngressTelemetryEndpoint = src.IngressTelemetryEndpoint.Clone()
+					n++
+				}
+			} else {
+				if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
+					if m.IngressTelemetryEndpoint == nil {
+						m.IngressTelemetryEndpoint = new(TelemetryEndpoint)
+						n++
+					}
+					n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+211, cw3.Shift(19))
+				}
+			}
+		case 21:
+			if m.NetworkRequestsText != src.NetworkRequestsText {
+				m.NetworkRequestsText = src.NetworkRequestsText
+				n++
+			}
 		}
-	}
-	if fm.HasAt(at+213) && m.NetworkRequestsText != src.NetworkRequestsText {
-		m.NetworkRequestsText = src.NetworkRequestsText
-		n++
 	}
 	return n
 }

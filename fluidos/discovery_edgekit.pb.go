@@ -8,12 +8,13 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Discovery: dot-joined field numbers from Discovery.
 const (
@@ -247,7 +248,7 @@ func (*Discovery) FieldSchema() *fieldmap.Schema { return _Discovery_fieldSchema
 // NewDiscoveryFieldMap returns a FieldMap of Discovery holding flags; the
 // error names the first flag Discovery does not have.
 func NewDiscoveryFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Discovery_fieldSchema.New(flags...)
+	return _Discovery_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of PeerResult: dot-joined field numbers from PeerResult.
@@ -271,7 +272,7 @@ func (*PeerResult) FieldSchema() *fieldmap.Schema { return _PeerResult_fieldSche
 // NewPeerResultFieldMap returns a FieldMap of PeerResult holding flags; the
 // error names the first flag PeerResult does not have.
 func NewPeerResultFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _PeerResult_fieldSchema.New(flags...)
+	return _PeerResult_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of PeeringCandidate: dot-joined field numbers from PeeringCandidate.
@@ -636,7 +637,7 @@ func (*PeeringCandidate) FieldSchema() *fieldmap.Schema { return _PeeringCandida
 // NewPeeringCandidateFieldMap returns a FieldMap of PeeringCandidate holding flags; the
 // error names the first flag PeeringCandidate does not have.
 func NewPeeringCandidateFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _PeeringCandidate_fieldSchema.New(flags...)
+	return _PeeringCandidate_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -847,116 +848,140 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Discovery being number at of fm's schema.
-func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// Discovery being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Discovery)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<1) != 0 && m.SolverId != src.SolverId {
-		m.SolverId = src.SolverId
-		n++
-	}
-	if cw&(1<<2) != 0 {
-		if !m.Selector.Equal(src.Selector) {
-			m.Selector = src.Selector.Clone()
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		if m.Selector != nil || src.Selector != nil {
-			if m.Selector == nil {
-				m.Selector = new(Selector)
+	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
 				n++
 			}
-			n += m.Selector.copyInAt(src.Selector, fm, at+3)
+		case 1:
+			if m.SolverId != src.SolverId {
+				m.SolverId = src.SolverId
+				n++
+			}
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if !m.Selector.Equal(src.Selector) {
+					m.Selector = src.Selector.Clone()
+					n++
+				}
+			} else {
+				if m.Selector != nil || src.Selector != nil {
+					if m.Selector == nil {
+						m.Selector = new(Selector)
+						n++
+					}
+					n += m.Selector.copyInAt(src.Selector, fm, at+3, fm.Window(at+3))
+				}
+			}
 		}
 	}
-	if fm.HasAt(at+113) && m.Subscribe != src.Subscribe {
-		m.Subscribe = src.Subscribe
-		n++
-	}
-	if fm.HasAt(at+114) && m.Phase != src.Phase {
-		m.Phase = src.Phase
-		n++
-	}
-	if fm.HasAt(at+115) && m.Message != src.Message {
-		m.Message = src.Message
-		n++
-	}
-	if fm.HasOrHasChildAt(at + 116) {
-		if a := fm.ListActionAt(at + 116); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.PeeringCandidateIds, src.PeeringCandidateIds)
-		} else if !slices.Equal(m.PeeringCandidateIds, src.PeeringCandidateIds) {
-			if len(src.PeeringCandidateIds) == 0 {
-				m.PeeringCandidateIds = nil
-			} else {
-				m.PeeringCandidateIds = slices.Clone(src.PeeringCandidateIds)
+	cw1 := fm.Window(at + 64)
+	for x := cw1.Cover&0xfe000000000000 | cw1.Below&0x90000000000000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 49:
+			if m.Subscribe != src.Subscribe {
+				m.Subscribe = src.Subscribe
+				n++
 			}
-			n++
-		}
-	}
-	if fm.HasAt(at+117) && !fieldmap.Equal(m.StartTime, src.StartTime) {
-		m.StartTime = fieldmap.Clone(src.StartTime)
-		n++
-	}
-	if fm.HasAt(at+118) && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
-		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
-		n++
-	}
-	if fm.HasOrHasChildAt(at + 119) {
-		if a := fm.ListActionAt(at + 119); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.PeerResults, src.PeerResults, (*PeerResult).Equal, (*PeerResult).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.PeerResults, src.PeerResults, (*PeerResult).Equal) {
-			if len(src.PeerResults) == 0 {
-				m.PeerResults = nil
-			} else {
-				m.PeerResults = fieldmap.CloneListFunc(src.PeerResults, (*PeerResult).Clone)
+		case 50:
+			if m.Phase != src.Phase {
+				m.Phase = src.Phase
+				n++
 			}
-			n++
+		case 51:
+			if m.Message != src.Message {
+				m.Message = src.Message
+				n++
+			}
+		case 52:
+			if a := fm.ListActionAt(at + 116); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.PeeringCandidateIds, src.PeeringCandidateIds)
+			} else if !slices.Equal(m.PeeringCandidateIds, src.PeeringCandidateIds) {
+				if len(src.PeeringCandidateIds) == 0 {
+					m.PeeringCandidateIds = nil
+				} else {
+					m.PeeringCandidateIds = slices.Clone(src.PeeringCandidateIds)
+				}
+				n++
+			}
+		case 53:
+			if !fieldmap.Equal(m.StartTime, src.StartTime) {
+				m.StartTime = fieldmap.Clone(src.StartTime)
+				n++
+			}
+		case 54:
+			if !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
+				m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
+				n++
+			}
+		case 55:
+			if a := fm.ListActionAt(at + 119); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.PeerResults, src.PeerResults, (*PeerResult).Equal, (*PeerResult).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.PeerResults, src.PeerResults, (*PeerResult).Equal) {
+				if len(src.PeerResults) == 0 {
+					m.PeerResults = nil
+				} else {
+					m.PeerResults = fieldmap.CloneListFunc(src.PeerResults, (*PeerResult).Clone)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PeerResult being number at of fm's schema.
-func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// PeerResult being number at of fm's schema and win the window of
+// the flags from there.
+func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(PeerResult)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Address != src.Address {
-		m.Address = src.Address
-		n++
-	}
-	if cw&(1<<1) != 0 && m.NodeId != src.NodeId {
-		m.NodeId = src.NodeId
-		n++
-	}
-	if cw&(1<<2) != 0 && m.FlavorsFound != src.FlavorsFound {
-		m.FlavorsFound = src.FlavorsFound
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Error != src.Error {
-		m.Error = src.Error
-		n++
-	}
-	if cw&(1<<4) != 0 && !fieldmap.Equal(m.Duration, src.Duration) {
-		m.Duration = fieldmap.Clone(src.Duration)
-		n++
+	for x := win.Cover & 0x1f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Address != src.Address {
+				m.Address = src.Address
+				n++
+			}
+		case 1:
+			if m.NodeId != src.NodeId {
+				m.NodeId = src.NodeId
+				n++
+			}
+		case 2:
+			if m.FlavorsFound != src.FlavorsFound {
+				m.FlavorsFound = src.FlavorsFound
+				n++
+			}
+		case 3:
+			if m.Error != src.Error {
+				m.Error = src.Error
+				n++
+			}
+		case 4:
+			if !fieldmap.Equal(m.Duration, src.Duration) {
+				m.Duration = fieldmap.Clone(src.Duration)
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -977,7 +1002,7 @@ func (m *PeerResult) CopyInFields(src *PeerResult, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -996,58 +1021,71 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PeeringCandidate being number at of fm's schema.
-func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// PeeringCandidate being number at of fm's schema and win the window of
+// the flags from there.
+func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(PeeringCandidate)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
 				n++
 			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+2)
-		}
-	}
-	if fm.HasOrHasChildAt(at + 154) {
-		if a := fm.ListActionAt(at + 154); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.SolverIds, src.SolverIds)
-		} else if !slices.Equal(m.SolverIds, src.SolverIds) {
-			if len(src.SolverIds) == 0 {
-				m.SolverIds = nil
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Flavor.Equal(src.Flavor) {
+					m.Flavor = src.Flavor.Clone()
+					n++
+				}
 			} else {
-				m.SolverIds = slices.Clone(src.SolverIds)
+				if m.Flavor != nil || src.Flavor != nil {
+					if m.Flavor == nil {
+						m.Flavor = new(Flavor)
+						n++
+					}
+					n += m.Flavor.copyInAt(src.Flavor, fm, at+2, fm.Window(at+2))
+				}
 			}
-			n++
 		}
 	}
-	if fm.HasAt(at+155) && m.Available != src.Available {
-		m.Available = src.Available
-		n++
-	}
-	if fm.HasAt(at+156) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
-	}
-	if fm.HasAt(at+157) && m.SellerAddress != src.SellerAddress {
-		m.SellerAddress = src.SellerAddress
-		n++
+	cw2 := fm.Window(at + 128)
+	for x := cw2.Cover&0x3c000000 | cw2.Below&0x4000000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 26:
+			if a := fm.ListActionAt(at + 154); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.SolverIds, src.SolverIds)
+			} else if !slices.Equal(m.SolverIds, src.SolverIds) {
+				if len(src.SolverIds) == 0 {
+					m.SolverIds = nil
+				} else {
+					m.SolverIds = slices.Clone(src.SolverIds)
+				}
+				n++
+			}
+		case 27:
+			if m.Available != src.Available {
+				m.Available = src.Available
+				n++
+			}
+		case 28:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		case 29:
+			if m.SellerAddress != src.SellerAddress {
+				m.SellerAddress = src.SellerAddress
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -9,12 +9,13 @@ package fluidos
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of K8SliceCharacteristics: dot-joined field numbers from K8SliceCharacteristics.
 const (
@@ -58,7 +59,7 @@ func (*K8SliceCharacteristics) FieldSchema() *fieldmap.Schema {
 // NewK8SliceCharacteristicsFieldMap returns a FieldMap of K8SliceCharacteristics holding flags; the
 // error names the first flag K8SliceCharacteristics does not have.
 func NewK8SliceCharacteristicsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _K8SliceCharacteristics_fieldSchema.New(flags...)
+	return _K8SliceCharacteristics_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Partitionability: dot-joined field numbers from Partitionability.
@@ -92,7 +93,7 @@ func (*Partitionability) FieldSchema() *fieldmap.Schema { return _Partitionabili
 // NewPartitionabilityFieldMap returns a FieldMap of Partitionability holding flags; the
 // error names the first flag Partitionability does not have.
 func NewPartitionabilityFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Partitionability_fieldSchema.New(flags...)
+	return _Partitionability_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CarbonFootprint: dot-joined field numbers from CarbonFootprint.
@@ -118,7 +119,7 @@ func (*CarbonFootprint) FieldSchema() *fieldmap.Schema { return _CarbonFootprint
 // NewCarbonFootprintFieldMap returns a FieldMap of CarbonFootprint holding flags; the
 // error names the first flag CarbonFootprint does not have.
 func NewCarbonFootprintFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CarbonFootprint_fieldSchema.New(flags...)
+	return _CarbonFootprint_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of K8SliceProperties: dot-joined field numbers from K8SliceProperties.
@@ -257,7 +258,7 @@ func (*K8SliceProperties) FieldSchema() *fieldmap.Schema { return _K8SliceProper
 // NewK8SlicePropertiesFieldMap returns a FieldMap of K8SliceProperties holding flags; the
 // error names the first flag K8SliceProperties does not have.
 func NewK8SlicePropertiesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _K8SliceProperties_fieldSchema.New(flags...)
+	return _K8SliceProperties_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of NetworkIntents: dot-joined field numbers from NetworkIntents.
@@ -328,7 +329,7 @@ func (*NetworkIntents) FieldSchema() *fieldmap.Schema { return _NetworkIntents_f
 // NewNetworkIntentsFieldMap returns a FieldMap of NetworkIntents holding flags; the
 // error names the first flag NetworkIntents does not have.
 func NewNetworkIntentsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _NetworkIntents_fieldSchema.New(flags...)
+	return _NetworkIntents_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of NetworkIntent: dot-joined field numbers from NetworkIntent.
@@ -372,7 +373,7 @@ func (*NetworkIntent) FieldSchema() *fieldmap.Schema { return _NetworkIntent_fie
 // NewNetworkIntentFieldMap returns a FieldMap of NetworkIntent holding flags; the
 // error names the first flag NetworkIntent does not have.
 func NewNetworkIntentFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _NetworkIntent_fieldSchema.New(flags...)
+	return _NetworkIntent_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of NetworkEndpoint: dot-joined field numbers from NetworkEndpoint.
@@ -401,7 +402,7 @@ func (*NetworkEndpoint) FieldSchema() *fieldmap.Schema { return _NetworkEndpoint
 // NewNetworkEndpointFieldMap returns a FieldMap of NetworkEndpoint holding flags; the
 // error names the first flag NetworkEndpoint does not have.
 func NewNetworkEndpointFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _NetworkEndpoint_fieldSchema.New(flags...)
+	return _NetworkEndpoint_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of NetworkResourceSelector: dot-joined field numbers from NetworkResourceSelector.
@@ -430,7 +431,7 @@ func (*NetworkResourceSelector) FieldSchema() *fieldmap.Schema {
 // NewNetworkResourceSelectorFieldMap returns a FieldMap of NetworkResourceSelector holding flags; the
 // error names the first flag NetworkResourceSelector does not have.
 func NewNetworkResourceSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _NetworkResourceSelector_fieldSchema.New(flags...)
+	return _NetworkResourceSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of PodNamespaceSelector: dot-joined field numbers from PodNamespaceSelector.
@@ -455,7 +456,7 @@ func (*PodNamespaceSelector) FieldSchema() *fieldmap.Schema { return _PodNamespa
 // NewPodNamespaceSelectorFieldMap returns a FieldMap of PodNamespaceSelector holding flags; the
 // error names the first flag PodNamespaceSelector does not have.
 func NewPodNamespaceSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _PodNamespaceSelector_fieldSchema.New(flags...)
+	return _PodNamespaceSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Label: dot-joined field numbers from Label.
@@ -476,7 +477,7 @@ func (*Label) FieldSchema() *fieldmap.Schema { return _Label_fieldSchema }
 // NewLabelFieldMap returns a FieldMap of Label holding flags; the
 // error names the first flag Label does not have.
 func NewLabelFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Label_fieldSchema.New(flags...)
+	return _Label_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of K8Slice: dot-joined field numbers from K8Slice.
@@ -585,7 +586,7 @@ func (*K8Slice) FieldSchema() *fieldmap.Schema { return _K8Slice_fieldSchema }
 // NewK8SliceFieldMap returns a FieldMap of K8Slice holding flags; the
 // error names the first flag K8Slice does not have.
 func NewK8SliceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _K8Slice_fieldSchema.New(flags...)
+	return _K8Slice_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Service: dot-joined field numbers from Service.
@@ -651,7 +652,7 @@ func (*Service) FieldSchema() *fieldmap.Schema { return _Service_fieldSchema }
 // NewServiceFieldMap returns a FieldMap of Service holding flags; the
 // error names the first flag Service does not have.
 func NewServiceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Service_fieldSchema.New(flags...)
+	return _Service_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of VM: dot-joined field numbers from VM.
@@ -690,7 +691,7 @@ func (*VM) FieldSchema() *fieldmap.Schema { return _VM_fieldSchema }
 // NewVMFieldMap returns a FieldMap of VM holding flags; the
 // error names the first flag VM does not have.
 func NewVMFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _VM_fieldSchema.New(flags...)
+	return _VM_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Sensor: dot-joined field numbers from Sensor.
@@ -737,7 +738,7 @@ func (*Sensor) FieldSchema() *fieldmap.Schema { return _Sensor_fieldSchema }
 // NewSensorFieldMap returns a FieldMap of Sensor holding flags; the
 // error names the first flag Sensor does not have.
 func NewSensorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Sensor_fieldSchema.New(flags...)
+	return _Sensor_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Flavor: dot-joined field numbers from Flavor.
@@ -943,7 +944,7 @@ func (*Flavor) FieldSchema() *fieldmap.Schema { return _Flavor_fieldSchema }
 // NewFlavorFieldMap returns a FieldMap of Flavor holding flags; the
 // error names the first flag Flavor does not have.
 func NewFlavorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Flavor_fieldSchema.New(flags...)
+	return _Flavor_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -1890,53 +1891,63 @@ func (m *K8SliceCharacteristics) CopyInFields(src *K8SliceCharacteristics, fm *f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// K8SliceCharacteristics being number at of fm's schema.
-func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// K8SliceCharacteristics being number at of fm's schema and win the window of
+// the flags from there.
+func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x11f|win.Below&0x10 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(K8SliceCharacteristics)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Architecture != src.Architecture {
-		m.Architecture = src.Architecture
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Cpu != src.Cpu {
-		m.Cpu = src.Cpu
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Memory != src.Memory {
-		m.Memory = src.Memory
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Pods != src.Pods {
-		m.Pods = src.Pods
-		n++
-	}
-	if cw&(1<<4) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu = src.Gpu.Clone()
-			n++
-		}
-	} else if bw&(1<<4) != 0 {
-		if m.Gpu != nil || src.Gpu != nil {
-			if m.Gpu == nil {
-				m.Gpu = new(GPU)
+	for x := win.Cover&0x11f | win.Below&0x10; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Architecture != src.Architecture {
+				m.Architecture = src.Architecture
 				n++
 			}
-			n += m.Gpu.copyInAt(src.Gpu, fm, at+5)
+		case 1:
+			if m.Cpu != src.Cpu {
+				m.Cpu = src.Cpu
+				n++
+			}
+		case 2:
+			if m.Memory != src.Memory {
+				m.Memory = src.Memory
+				n++
+			}
+		case 3:
+			if m.Pods != src.Pods {
+				m.Pods = src.Pods
+				n++
+			}
+		case 4:
+			if win.Cover&(1<<4) != 0 {
+				if !m.Gpu.Equal(src.Gpu) {
+					m.Gpu = src.Gpu.Clone()
+					n++
+				}
+			} else {
+				if m.Gpu != nil || src.Gpu != nil {
+					if m.Gpu == nil {
+						m.Gpu = new(GPU)
+						n++
+					}
+					n += m.Gpu.copyInAt(src.Gpu, fm, at+5, win.Shift(5))
+				}
+			}
+		case 8:
+			if m.Storage != src.Storage {
+				m.Storage = src.Storage
+				n++
+			}
 		}
-	}
-	if cw&(1<<8) != 0 && m.Storage != src.Storage {
-		m.Storage = src.Storage
-		n++
 	}
 	return n
 }
@@ -1957,43 +1968,53 @@ func (m *Partitionability) CopyInFields(src *Partitionability, fm *fieldmap.Fiel
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Partitionability being number at of fm's schema.
-func (m *Partitionability) copyInAt(src *Partitionability, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Partitionability being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Partitionability) copyInAt(src *Partitionability, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Partitionability)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.CpuMin != src.CpuMin {
-		m.CpuMin = src.CpuMin
-		n++
-	}
-	if cw&(1<<1) != 0 && m.MemoryMin != src.MemoryMin {
-		m.MemoryMin = src.MemoryMin
-		n++
-	}
-	if cw&(1<<2) != 0 && m.PodsMin != src.PodsMin {
-		m.PodsMin = src.PodsMin
-		n++
-	}
-	if cw&(1<<3) != 0 && m.CpuStep != src.CpuStep {
-		m.CpuStep = src.CpuStep
-		n++
-	}
-	if cw&(1<<4) != 0 && m.MemoryStep != src.MemoryStep {
-		m.MemoryStep = src.MemoryStep
-		n++
-	}
-	if cw&(1<<5) != 0 && m.PodsStep != src.PodsStep {
-		m.PodsStep = src.PodsStep
-		n++
+	for x := win.Cover & 0x3f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.CpuMin != src.CpuMin {
+				m.CpuMin = src.CpuMin
+				n++
+			}
+		case 1:
+			if m.MemoryMin != src.MemoryMin {
+				m.MemoryMin = src.MemoryMin
+				n++
+			}
+		case 2:
+			if m.PodsMin != src.PodsMin {
+				m.PodsMin = src.PodsMin
+				n++
+			}
+		case 3:
+			if m.CpuStep != src.CpuStep {
+				m.CpuStep = src.CpuStep
+				n++
+			}
+		case 4:
+			if m.MemoryStep != src.MemoryStep {
+				m.MemoryStep = src.MemoryStep
+				n++
+			}
+		case 5:
+			if m.PodsStep != src.PodsStep {
+				m.PodsStep = src.PodsStep
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -2014,34 +2035,38 @@ func (m *CarbonFootprint) CopyInFields(src *CarbonFootprint, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CarbonFootprint being number at of fm's schema.
-func (m *CarbonFootprint) copyInAt(src *CarbonFootprint, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CarbonFootprint being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CarbonFootprint) copyInAt(src *CarbonFootprint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CarbonFootprint)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Embodied != src.Embodied {
-		m.Embodied = src.Embodied
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Operational, src.Operational)
-		} else if !slices.Equal(m.Operational, src.Operational) {
-			if len(src.Operational) == 0 {
-				m.Operational = nil
-			} else {
-				m.Operational = slices.Clone(src.Operational)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Embodied != src.Embodied {
+				m.Embodied = src.Embodied
+				n++
 			}
-			n++
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Operational, src.Operational)
+			} else if !slices.Equal(m.Operational, src.Operational) {
+				if len(src.Operational) == 0 {
+					m.Operational = nil
+				} else {
+					m.Operational = slices.Clone(src.Operational)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -2063,324 +2088,362 @@ func (m *K8SliceProperties) CopyInFields(src *K8SliceProperties, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// K8SliceProperties being number at of fm's schema.
-func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// K8SliceProperties being number at of fm's schema and win the window of
+// the flags from there.
+func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(K8SliceProperties)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.LatencyMs != src.LatencyMs {
-		m.LatencyMs = src.LatencyMs
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.SecurityStandards, src.SecurityStandards)
-		} else if !slices.Equal(m.SecurityStandards, src.SecurityStandards) {
-			if len(src.SecurityStandards) == 0 {
-				m.SecurityStandards = nil
-			} else {
-				m.SecurityStandards = slices.Clone(src.SecurityStandards)
-			}
-			n++
-		}
-	}
-	if cw&(1<<2) != 0 {
-		if !m.CarbonFootprint.Equal(src.CarbonFootprint) {
-			m.CarbonFootprint = src.CarbonFootprint.Clone()
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		if m.CarbonFootprint != nil || src.CarbonFootprint != nil {
-			if m.CarbonFootprint == nil {
-				m.CarbonFootprint = new(CarbonFootprint)
+	for x := win.Cover&0x1027 | win.Below&0x1026; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.LatencyMs != src.LatencyMs {
+				m.LatencyMs = src.LatencyMs
 				n++
 			}
-			n += m.CarbonFootprint.copyInAt(src.CarbonFootprint, fm, at+3)
-		}
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal) {
-			if len(src.NetworkAuthorizations) == 0 {
-				m.NetworkAuthorizations = nil
-			} else {
-				m.NetworkAuthorizations = fieldmap.CloneListFunc(src.NetworkAuthorizations, (*NetworkAuthorization).Clone)
-			}
-			n++
-		}
-	}
-	if cw&(1<<12) != 0 {
-		if !m.NetworkIntents.Equal(src.NetworkIntents) {
-			m.NetworkIntents = src.NetworkIntents.Clone()
-			n++
-		}
-	} else if bw&(1<<12) != 0 {
-		if m.NetworkIntents != nil || src.NetworkIntents != nil {
-			if m.NetworkIntents == nil {
-				m.NetworkIntents = new(NetworkIntents)
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.SecurityStandards, src.SecurityStandards)
+			} else if !slices.Equal(m.SecurityStandards, src.SecurityStandards) {
+				if len(src.SecurityStandards) == 0 {
+					m.SecurityStandards = nil
+				} else {
+					m.SecurityStandards = slices.Clone(src.SecurityStandards)
+				}
 				n++
 			}
-			n += m.NetworkIntents.copyInAt(src.NetworkIntents, fm, at+13)
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if !m.CarbonFootprint.Equal(src.CarbonFootprint) {
+					m.CarbonFootprint = src.CarbonFootprint.Clone()
+					n++
+				}
+			} else {
+				if m.CarbonFootprint != nil || src.CarbonFootprint != nil {
+					if m.CarbonFootprint == nil {
+						m.CarbonFootprint = new(CarbonFootprint)
+						n++
+					}
+					n += m.CarbonFootprint.copyInAt(src.CarbonFootprint, fm, at+3, win.Shift(3))
+				}
+			}
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal) {
+				if len(src.NetworkAuthorizations) == 0 {
+					m.NetworkAuthorizations = nil
+				} else {
+					m.NetworkAuthorizations = fieldmap.CloneListFunc(src.NetworkAuthorizations, (*NetworkAuthorization).Clone)
+				}
+				n++
+			}
+		case 12:
+			if win.Cover&(1<<12) != 0 {
+				if !m.NetworkIntents.Equal(src.NetworkIntents) {
+					m.NetworkIntents = src.NetworkIntents.Clone()
+					n++
+				}
+			} else {
+				if m.NetworkIntents != nil || src.NetworkIntents != nil {
+					if m.NetworkIntents == nil {
+						m.NetworkIntents = new(NetworkIntents)
+						n++
+					}
+					n += m.NetworkIntents.copyInAt(src.NetworkIntents, fm, at+13, fm.Window(at+13))
+				}
+			}
 		}
 	}
-	if fm.HasOrHasChildAt(at + 65) {
-		if a := fm.ListActionAt(at + 65); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.AdditionalProperties, src.AdditionalProperties)
-		} else if !maps.Equal(m.AdditionalProperties, src.AdditionalProperties) {
-			if len(src.AdditionalProperties) == 0 {
-				m.AdditionalProperties = nil
-			} else {
-				m.AdditionalProperties = maps.Clone(src.AdditionalProperties)
+	cw1 := fm.Window(at + 64)
+	for x := cw1.Cover&0x2 | cw1.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 1:
+			if a := fm.ListActionAt(at + 65); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.AdditionalProperties, src.AdditionalProperties)
+			} else if !maps.Equal(m.AdditionalProperties, src.AdditionalProperties) {
+				if len(src.AdditionalProperties) == 0 {
+					m.AdditionalProperties = nil
+				} else {
+					m.AdditionalProperties = maps.Clone(src.AdditionalProperties)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NetworkIntents being number at of fm's schema.
-func (m *NetworkIntents) copyInAt(src *NetworkIntents, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NetworkIntents being number at of fm's schema and win the window of
+// the flags from there.
+func (m *NetworkIntents) copyInAt(src *NetworkIntents, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x4000001|win.Below&0x4000001 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(NetworkIntents)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.DeniedCommunications, src.DeniedCommunications, (*NetworkIntent).Equal, (*NetworkIntent).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.DeniedCommunications, src.DeniedCommunications, (*NetworkIntent).Equal) {
-			if len(src.DeniedCommunications) == 0 {
-				m.DeniedCommunications = nil
-			} else {
-				m.DeniedCommunications = fieldmap.CloneListFunc(src.DeniedCommunications, (*NetworkIntent).Clone)
+	for x := win.Cover&0x4000001 | win.Below&0x4000001; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.DeniedCommunications, src.DeniedCommunications, (*NetworkIntent).Equal, (*NetworkIntent).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.DeniedCommunications, src.DeniedCommunications, (*NetworkIntent).Equal) {
+				if len(src.DeniedCommunications) == 0 {
+					m.DeniedCommunications = nil
+				} else {
+					m.DeniedCommunications = fieldmap.CloneListFunc(src.DeniedCommunications, (*NetworkIntent).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<26) != 0 {
-		if a := fm.ListActionAt(at + 26); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.MandatoryCommunications, src.MandatoryCommunications, (*NetworkIntent).Equal, (*NetworkIntent).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.MandatoryCommunications, src.MandatoryCommunications, (*NetworkIntent).Equal) {
-			if len(src.MandatoryCommunications) == 0 {
-				m.MandatoryCommunications = nil
-			} else {
-				m.MandatoryCommunications = fieldmap.CloneListFunc(src.MandatoryCommunications, (*NetworkIntent).Clone)
+		case 26:
+			if a := fm.ListActionAt(at + 26); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.MandatoryCommunications, src.MandatoryCommunications, (*NetworkIntent).Equal, (*NetworkIntent).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.MandatoryCommunications, src.MandatoryCommunications, (*NetworkIntent).Equal) {
+				if len(src.MandatoryCommunications) == 0 {
+					m.MandatoryCommunications = nil
+				} else {
+					m.MandatoryCommunications = fieldmap.CloneListFunc(src.MandatoryCommunications, (*NetworkIntent).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NetworkIntent being number at of fm's schema.
-func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NetworkIntent being number at of fm's schema and win the window of
+// the flags from there.
+func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1801003|win.Below&0x1002 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(NetworkIntent)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Source.Equal(src.Source) {
-			m.Source = src.Source.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Source != nil || src.Source != nil {
-			if m.Source == nil {
-				m.Source = new(NetworkEndpoint)
+	for x := win.Cover&0x1801003 | win.Below&0x1002; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.Source.copyInAt(src.Source, fm, at+2)
-		}
-	}
-	if cw&(1<<12) != 0 {
-		if !m.Destination.Equal(src.Destination) {
-			m.Destination = src.Destination.Clone()
-			n++
-		}
-	} else if bw&(1<<12) != 0 {
-		if m.Destination != nil || src.Destination != nil {
-			if m.Destination == nil {
-				m.Destination = new(NetworkEndpoint)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Source.Equal(src.Source) {
+					m.Source = src.Source.Clone()
+					n++
+				}
+			} else {
+				if m.Source != nil || src.Source != nil {
+					if m.Source == nil {
+						m.Source = new(NetworkEndpoint)
+						n++
+					}
+					n += m.Source.copyInAt(src.Source, fm, at+2, win.Shift(2))
+				}
+			}
+		case 12:
+			if win.Cover&(1<<12) != 0 {
+				if !m.Destination.Equal(src.Destination) {
+					m.Destination = src.Destination.Clone()
+					n++
+				}
+			} else {
+				if m.Destination != nil || src.Destination != nil {
+					if m.Destination == nil {
+						m.Destination = new(NetworkEndpoint)
+						n++
+					}
+					n += m.Destination.copyInAt(src.Destination, fm, at+13, win.Shift(13))
+				}
+			}
+		case 23:
+			if m.DestinationPort != src.DestinationPort {
+				m.DestinationPort = src.DestinationPort
 				n++
 			}
-			n += m.Destination.copyInAt(src.Destination, fm, at+13)
+		case 24:
+			if m.ProtocolType != src.ProtocolType {
+				m.ProtocolType = src.ProtocolType
+				n++
+			}
 		}
-	}
-	if cw&(1<<23) != 0 && m.DestinationPort != src.DestinationPort {
-		m.DestinationPort = src.DestinationPort
-		n++
-	}
-	if cw&(1<<24) != 0 && m.ProtocolType != src.ProtocolType {
-		m.ProtocolType = src.ProtocolType
-		n++
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NetworkEndpoint being number at of fm's schema.
-func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NetworkEndpoint being number at of fm's schema and win the window of
+// the flags from there.
+func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(NetworkEndpoint)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.IsHotCluster != src.IsHotCluster {
-		m.IsHotCluster = src.IsHotCluster
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.ResourceSelector.Equal(src.ResourceSelector) {
-			m.ResourceSelector = src.ResourceSelector.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.ResourceSelector != nil || src.ResourceSelector != nil {
-			if m.ResourceSelector == nil {
-				m.ResourceSelector = new(NetworkResourceSelector)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.IsHotCluster != src.IsHotCluster {
+				m.IsHotCluster = src.IsHotCluster
 				n++
 			}
-			n += m.ResourceSelector.copyInAt(src.ResourceSelector, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.ResourceSelector.Equal(src.ResourceSelector) {
+					m.ResourceSelector = src.ResourceSelector.Clone()
+					n++
+				}
+			} else {
+				if m.ResourceSelector != nil || src.ResourceSelector != nil {
+					if m.ResourceSelector == nil {
+						m.ResourceSelector = new(NetworkResourceSelector)
+						n++
+					}
+					n += m.ResourceSelector.copyInAt(src.ResourceSelector, fm, at+2, win.Shift(2))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NetworkResourceSelector being number at of fm's schema.
-func (m *NetworkResourceSelector) copyInAt(src *NetworkResourceSelector, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NetworkResourceSelector being number at of fm's schema and win the window of
+// the flags from there.
+func (m *NetworkResourceSelector) copyInAt(src *NetworkResourceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(NetworkResourceSelector)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if s1, ok := src.Selector.(*NetworkResourceSelector_Cidr); ok && s1 != nil {
-			if d1, ok := m.Selector.(*NetworkResourceSelector_Cidr); !ok || d1 == nil || d1.Cidr != s1.Cidr {
-				m.Selector = &NetworkResourceSelector_Cidr{Cidr: s1.Cidr}
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if s1, ok := src.Selector.(*NetworkResourceSelector_Cidr); ok && s1 != nil {
+				if d1, ok := m.Selector.(*NetworkResourceSelector_Cidr); !ok || d1 == nil || d1.Cidr != s1.Cidr {
+					m.Selector = &NetworkResourceSelector_Cidr{Cidr: s1.Cidr}
+					n++
+				}
+			} else if d1, ok := m.Selector.(*NetworkResourceSelector_Cidr); ok && d1 != nil {
+				m.Selector = nil
 				n++
 			}
-		} else if d1, ok := m.Selector.(*NetworkResourceSelector_Cidr); ok && d1 != nil {
-			m.Selector = nil
-			n++
-		}
-	}
-	if cw&(1<<1) != 0 {
-		if s1, ok := src.Selector.(*NetworkResourceSelector_PodNamespace); ok && s1 != nil {
-			if d1, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); !ok || d1 == nil || !d1.PodNamespace.Equal(s1.PodNamespace) {
-				m.Selector = &NetworkResourceSelector_PodNamespace{PodNamespace: s1.PodNamespace.Clone()}
-				n++
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if s1, ok := src.Selector.(*NetworkResourceSelector_PodNamespace); ok && s1 != nil {
+					if d1, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); !ok || d1 == nil || !d1.PodNamespace.Equal(s1.PodNamespace) {
+						m.Selector = &NetworkResourceSelector_PodNamespace{PodNamespace: s1.PodNamespace.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); ok && d1 != nil {
+					m.Selector = nil
+					n++
+				}
+			} else {
+				var s1 *PodNamespaceSelector
+				sok := false
+				if w, ok := src.Selector.(*NetworkResourceSelector_PodNamespace); ok && w != nil {
+					s1, sok = w.PodNamespace, true
+				}
+				var d1 *PodNamespaceSelector
+				if w, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); ok && w != nil {
+					if w.PodNamespace == nil {
+						w.PodNamespace = new(PodNamespaceSelector)
+					}
+					d1 = w.PodNamespace
+				} else if sok {
+					d1 = new(PodNamespaceSelector)
+					m.Selector = &NetworkResourceSelector_PodNamespace{PodNamespace: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+2, win.Shift(2))
+				}
 			}
-		} else if d1, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); ok && d1 != nil {
-			m.Selector = nil
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		var s1 *PodNamespaceSelector
-		sok := false
-		if w, ok := src.Selector.(*NetworkResourceSelector_PodNamespace); ok && w != nil {
-			s1, sok = w.PodNamespace, true
-		}
-		var d1 *PodNamespaceSelector
-		if w, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); ok && w != nil {
-			if w.PodNamespace == nil {
-				w.PodNamespace = new(PodNamespaceSelector)
-			}
-			d1 = w.PodNamespace
-		} else if sok {
-			d1 = new(PodNamespaceSelector)
-			m.Selector = &NetworkResourceSelector_PodNamespace{PodNamespace: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+2)
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PodNamespaceSelector being number at of fm's schema.
-func (m *PodNamespaceSelector) copyInAt(src *PodNamespaceSelector, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// PodNamespaceSelector being number at of fm's schema and win the window of
+// the flags from there.
+func (m *PodNamespaceSelector) copyInAt(src *PodNamespaceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x9|win.Below&0x9 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(PodNamespaceSelector)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Pod, src.Pod, (*Label).Equal, (*Label).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Pod, src.Pod, (*Label).Equal) {
-			if len(src.Pod) == 0 {
-				m.Pod = nil
-			} else {
-				m.Pod = fieldmap.CloneListFunc(src.Pod, (*Label).Clone)
+	for x := win.Cover&0x9 | win.Below&0x9; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Pod, src.Pod, (*Label).Equal, (*Label).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Pod, src.Pod, (*Label).Equal) {
+				if len(src.Pod) == 0 {
+					m.Pod = nil
+				} else {
+					m.Pod = fieldmap.CloneListFunc(src.Pod, (*Label).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Namespace, src.Namespace, (*Label).Equal, (*Label).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Namespace, src.Namespace, (*Label).Equal) {
-			if len(src.Namespace) == 0 {
-				m.Namespace = nil
-			} else {
-				m.Namespace = fieldmap.CloneListFunc(src.Namespace, (*Label).Clone)
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Namespace, src.Namespace, (*Label).Equal, (*Label).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Namespace, src.Namespace, (*Label).Equal) {
+				if len(src.Namespace) == 0 {
+					m.Namespace = nil
+				} else {
+					m.Namespace = fieldmap.CloneListFunc(src.Namespace, (*Label).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Label being number at of fm's schema.
-func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Label being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Label)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Key != src.Key {
-		m.Key = src.Key
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Key != src.Key {
+				m.Key = src.Key
+				n++
+			}
+		case 1:
+			if m.Value != src.Value {
+				m.Value = src.Value
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -2401,7 +2464,7 @@ func (m *NetworkIntents) CopyInFields(src *NetworkIntents, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2420,7 +2483,7 @@ func (m *NetworkIntent) CopyInFields(src *NetworkIntent, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2439,7 +2502,7 @@ func (m *NetworkEndpoint) CopyInFields(src *NetworkEndpoint, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2458,7 +2521,7 @@ func (m *NetworkResourceSelector) CopyInFields(src *NetworkResourceSelector, fm 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2477,7 +2540,7 @@ func (m *PodNamespaceSelector) CopyInFields(src *PodNamespaceSelector, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2496,7 +2559,7 @@ func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2515,57 +2578,67 @@ func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// K8Slice being number at of fm's schema.
-func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// K8Slice being number at of fm's schema and win the window of
+// the flags from there.
+func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x20401|win.Below&0x20401 == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(K8Slice)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Characteristics.Equal(src.Characteristics) {
-			m.Characteristics = src.Characteristics.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Characteristics != nil || src.Characteristics != nil {
-			if m.Characteristics == nil {
-				m.Characteristics = new(K8SliceCharacteristics)
-				n++
+	for x := win.Cover&0x20401 | win.Below&0x20401; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Characteristics.Equal(src.Characteristics) {
+					m.Characteristics = src.Characteristics.Clone()
+					n++
+				}
+			} else {
+				if m.Characteristics != nil || src.Characteristics != nil {
+					if m.Characteristics == nil {
+						m.Characteristics = new(K8SliceCharacteristics)
+						n++
+					}
+					n += m.Characteristics.copyInAt(src.Characteristics, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Characteristics.copyInAt(src.Characteristics, fm, at+1)
-		}
-	}
-	if cw&(1<<10) != 0 {
-		if !m.Partitionability.Equal(src.Partitionability) {
-			m.Partitionability = src.Partitionability.Clone()
-			n++
-		}
-	} else if bw&(1<<10) != 0 {
-		if m.Partitionability != nil || src.Partitionability != nil {
-			if m.Partitionability == nil {
-				m.Partitionability = new(Partitionability)
-				n++
+		case 10:
+			if win.Cover&(1<<10) != 0 {
+				if !m.Partitionability.Equal(src.Partitionability) {
+					m.Partitionability = src.Partitionability.Clone()
+					n++
+				}
+			} else {
+				if m.Partitionability != nil || src.Partitionability != nil {
+					if m.Partitionability == nil {
+						m.Partitionability = new(Partitionability)
+						n++
+					}
+					n += m.Partitionability.copyInAt(src.Partitionability, fm, at+11, win.Shift(11))
+				}
 			}
-			n += m.Partitionability.copyInAt(src.Partitionability, fm, at+11)
-		}
-	}
-	if cw&(1<<17) != 0 {
-		if !m.Properties.Equal(src.Properties) {
-			m.Properties = src.Properties.Clone()
-			n++
-		}
-	} else if bw&(1<<17) != 0 {
-		if m.Properties != nil || src.Properties != nil {
-			if m.Properties == nil {
-				m.Properties = new(K8SliceProperties)
-				n++
+		case 17:
+			if win.Cover&(1<<17) != 0 {
+				if !m.Properties.Equal(src.Properties) {
+					m.Properties = src.Properties.Clone()
+					n++
+				}
+			} else {
+				if m.Properties != nil || src.Properties != nil {
+					if m.Properties == nil {
+						m.Properties = new(K8SliceProperties)
+						n++
+					}
+					n += m.Properties.copyInAt(src.Properties, fm, at+18, fm.Window(at+18))
+				}
 			}
-			n += m.Properties.copyInAt(src.Properties, fm, at+18)
 		}
 	}
 	return n
@@ -2587,85 +2660,95 @@ func (m *Service) CopyInFields(src *Service, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Service being number at of fm's schema.
-func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Service being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7803f|win.Below&0x38 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Service)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Description != src.Description {
-		m.Description = src.Description
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Category != src.Category {
-		m.Category = src.Category
-		n++
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
-		} else if !slices.Equal(m.Tags, src.Tags) {
-			if len(src.Tags) == 0 {
-				m.Tags = nil
-			} else {
-				m.Tags = slices.Clone(src.Tags)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.HostingPolicies, src.HostingPolicies)
-		} else if !slices.Equal(m.HostingPolicies, src.HostingPolicies) {
-			if len(src.HostingPolicies) == 0 {
-				m.HostingPolicies = nil
-			} else {
-				m.HostingPolicies = slices.Clone(src.HostingPolicies)
-			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 {
-		if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
-			m.ConfigurationSchema = src.ConfigurationSchema.Clone()
-			n++
-		}
-	} else if bw&(1<<5) != 0 {
-		if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
-			if m.ConfigurationSchema == nil {
-				m.ConfigurationSchema = new(ConfigurationSchema)
+	for x := win.Cover&0x7803f | win.Below&0x38; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+6)
+		case 1:
+			if m.Description != src.Description {
+				m.Description = src.Description
+				n++
+			}
+		case 2:
+			if m.Category != src.Category {
+				m.Category = src.Category
+				n++
+			}
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
+			} else if !slices.Equal(m.Tags, src.Tags) {
+				if len(src.Tags) == 0 {
+					m.Tags = nil
+				} else {
+					m.Tags = slices.Clone(src.Tags)
+				}
+				n++
+			}
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.HostingPolicies, src.HostingPolicies)
+			} else if !slices.Equal(m.HostingPolicies, src.HostingPolicies) {
+				if len(src.HostingPolicies) == 0 {
+					m.HostingPolicies = nil
+				} else {
+					m.HostingPolicies = slices.Clone(src.HostingPolicies)
+				}
+				n++
+			}
+		case 5:
+			if win.Cover&(1<<5) != 0 {
+				if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
+					m.ConfigurationSchema = src.ConfigurationSchema.Clone()
+					n++
+				}
+			} else {
+				if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
+					if m.ConfigurationSchema == nil {
+						m.ConfigurationSchema = new(ConfigurationSchema)
+						n++
+					}
+					n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+6, win.Shift(6))
+				}
+			}
+		case 15:
+			if m.BlueprintId != src.BlueprintId {
+				m.BlueprintId = src.BlueprintId
+				n++
+			}
+		case 16:
+			if m.ConfigurationTemplate != src.ConfigurationTemplate {
+				m.ConfigurationTemplate = src.ConfigurationTemplate
+				n++
+			}
+		case 17:
+			if m.MaxInstances != src.MaxInstances {
+				m.MaxInstances = src.MaxInstances
+				n++
+			}
+		case 18:
+			if m.SoldInstances != src.SoldInstances {
+				m.SoldInstances = src.SoldInstances
+				n++
+			}
 		}
-	}
-	if cw&(1<<15) != 0 && m.BlueprintId != src.BlueprintId {
-		m.BlueprintId = src.BlueprintId
-		n++
-	}
-	if cw&(1<<16) != 0 && m.ConfigurationTemplate != src.ConfigurationTemplate {
-		m.ConfigurationTemplate = src.ConfigurationTemplate
-		n++
-	}
-	if cw&(1<<17) != 0 && m.MaxInstances != src.MaxInstances {
-		m.MaxInstances = src.MaxInstances
-		n++
-	}
-	if cw&(1<<18) != 0 && m.SoldInstances != src.SoldInstances {
-		m.SoldInstances = src.SoldInstances
-		n++
 	}
 	return n
 }
@@ -2686,57 +2769,68 @@ func (m *VM) CopyInFields(src *VM, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// VM being number at of fm's schema.
-func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// VM being number at of fm's schema and win the window of
+// the flags from there.
+func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x23f|win.Below&0x20 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(VM)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Cpu != src.Cpu {
-		m.Cpu = src.Cpu
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Memory != src.Memory {
-		m.Memory = src.Memory
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Storage != src.Storage {
-		m.Storage = src.Storage
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Architecture != src.Architecture {
-		m.Architecture = src.Architecture
-		n++
-	}
-	if cw&(1<<4) != 0 && m.OsImage != src.OsImage {
-		m.OsImage = src.OsImage
-		n++
-	}
-	if cw&(1<<5) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu = src.Gpu.Clone()
-			n++
-		}
-	} else if bw&(1<<5) != 0 {
-		if m.Gpu != nil || src.Gpu != nil {
-			if m.Gpu == nil {
-				m.Gpu = new(GPU)
+	for x := win.Cover&0x23f | win.Below&0x20; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Cpu != src.Cpu {
+				m.Cpu = src.Cpu
 				n++
 			}
-			n += m.Gpu.copyInAt(src.Gpu, fm, at+6)
+		case 1:
+			if m.Memory != src.Memory {
+				m.Memory = src.Memory
+				n++
+			}
+		case 2:
+			if m.Storage != src.Storage {
+				m.Storage = src.Storage
+				n++
+			}
+		case 3:
+			if m.Architecture != src.Architecture {
+				m.Architecture = src.Architecture
+				n++
+			}
+		case 4:
+			if m.OsImage != src.OsImage {
+				m.OsImage = src.OsImage
+				n++
+			}
+		case 5:
+			if win.Cover&(1<<5) != 0 {
+				if !m.Gpu.Equal(src.Gpu) {
+					m.Gpu = src.Gpu.Clone()
+					n++
+				}
+			} else {
+				if m.Gpu != nil || src.Gpu != nil {
+					if m.Gpu == nil {
+						m.Gpu = new(GPU)
+						n++
+					}
+					n += m.Gpu.copyInAt(src.Gpu, fm, at+6, win.Shift(6))
+				}
+			}
+		case 9:
+			if m.Hypervisor != src.Hypervisor {
+				m.Hypervisor = src.Hypervisor
+				n++
+			}
 		}
-	}
-	if cw&(1<<9) != 0 && m.Hypervisor != src.Hypervisor {
-		m.Hypervisor = src.Hypervisor
-		n++
 	}
 	return n
 }
@@ -2757,52 +2851,62 @@ func (m *Sensor) CopyInFields(src *Sensor, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Sensor being number at of fm's schema.
-func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Sensor being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3f|win.Below&0x20 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Sensor)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.SensorType != src.SensorType {
-		m.SensorType = src.SensorType
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
-		m.SamplingRateHz = src.SamplingRateHz
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.SameFloat64(m.Accuracy, src.Accuracy) {
-		m.Accuracy = src.Accuracy
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Unit != src.Unit {
-		m.Unit = src.Unit
-		n++
-	}
-	if cw&(1<<4) != 0 && m.SourceEndpoint != src.SourceEndpoint {
-		m.SourceEndpoint = src.SourceEndpoint
-		n++
-	}
-	if cw&(1<<5) != 0 {
-		if !m.Location.Equal(src.Location) {
-			m.Location = src.Location.Clone()
-			n++
-		}
-	} else if bw&(1<<5) != 0 {
-		if m.Location != nil || src.Location != nil {
-			if m.Location == nil {
-				m.Location = new(Location)
+	for x := win.Cover&0x3f | win.Below&0x20; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.SensorType != src.SensorType {
+				m.SensorType = src.SensorType
 				n++
 			}
-			n += m.Location.copyInAt(src.Location, fm, at+6)
+		case 1:
+			if !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
+				m.SamplingRateHz = src.SamplingRateHz
+				n++
+			}
+		case 2:
+			if !fieldmap.SameFloat64(m.Accuracy, src.Accuracy) {
+				m.Accuracy = src.Accuracy
+				n++
+			}
+		case 3:
+			if m.Unit != src.Unit {
+				m.Unit = src.Unit
+				n++
+			}
+		case 4:
+			if m.SourceEndpoint != src.SourceEndpoint {
+				m.SourceEndpoint = src.SourceEndpoint
+				n++
+			}
+		case 5:
+			if win.Cover&(1<<5) != 0 {
+				if !m.Location.Equal(src.Location) {
+					m.Location = src.Location.Clone()
+					n++
+				}
+			} else {
+				if m.Location != nil || src.Location != nil {
+					if m.Location == nil {
+						m.Location = new(Location)
+						n++
+					}
+					n += m.Location.copyInAt(src.Location, fm, at+6, win.Shift(6))
+				}
+			}
 		}
 	}
 	return n
@@ -2824,205 +2928,232 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Flavor being number at of fm's schema.
-func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// Flavor being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Flavor)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Owner.Equal(src.Owner) {
-			m.Owner = src.Owner.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Owner != nil || src.Owner != nil {
-			if m.Owner == nil {
-				m.Owner = new(NodeIdentity)
+	for x := win.Cover&0x1e0c603 | win.Below&0x1008402; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
 				n++
 			}
-			n += m.Owner.copyInAt(src.Owner, fm, at+2)
-		}
-	}
-	if cw&(1<<9) != 0 && m.ProviderId != src.ProviderId {
-		m.ProviderId = src.ProviderId
-		n++
-	}
-	if cw&(1<<10) != 0 {
-		if !m.Price.Equal(src.Price) {
-			m.Price = src.Price.Clone()
-			n++
-		}
-	} else if bw&(1<<10) != 0 {
-		if m.Price != nil || src.Price != nil {
-			if m.Price == nil {
-				m.Price = new(Price)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Owner.Equal(src.Owner) {
+					m.Owner = src.Owner.Clone()
+					n++
+				}
+			} else {
+				if m.Owner != nil || src.Owner != nil {
+					if m.Owner == nil {
+						m.Owner = new(NodeIdentity)
+						n++
+					}
+					n += m.Owner.copyInAt(src.Owner, fm, at+2, win.Shift(2))
+				}
+			}
+		case 9:
+			if m.ProviderId != src.ProviderId {
+				m.ProviderId = src.ProviderId
 				n++
 			}
-			n += m.Price.copyInAt(src.Price, fm, at+11)
-		}
-	}
-	if cw&(1<<14) != 0 && m.Availability != src.Availability {
-		m.Availability = src.Availability
-		n++
-	}
-	if cw&(1<<15) != 0 {
-		if !m.Location.Equal(src.Location) {
-			m.Location = src.Location.Clone()
-			n++
-		}
-	} else if bw&(1<<15) != 0 {
-		if m.Location != nil || src.Location != nil {
-			if m.Location == nil {
-				m.Location = new(Location)
+		case 10:
+			if win.Cover&(1<<10) != 0 {
+				if !m.Price.Equal(src.Price) {
+					m.Price = src.Price.Clone()
+					n++
+				}
+			} else {
+				if m.Price != nil || src.Price != nil {
+					if m.Price == nil {
+						m.Price = new(Price)
+						n++
+					}
+					n += m.Price.copyInAt(src.Price, fm, at+11, win.Shift(11))
+				}
+			}
+		case 14:
+			if m.Availability != src.Availability {
+				m.Availability = src.Availability
 				n++
 			}
-			n += m.Location.copyInAt(src.Location, fm, at+16)
-		}
-	}
-	if cw&(1<<21) != 0 && m.NetworkPropertyType != src.NetworkPropertyType {
-		m.NetworkPropertyType = src.NetworkPropertyType
-		n++
-	}
-	if cw&(1<<22) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
-	}
-	if cw&(1<<23) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
-	}
-	if cw&(1<<24) != 0 {
-		if s1, ok := src.Spec.(*Flavor_K8Slice); ok && s1 != nil {
-			if d1, ok := m.Spec.(*Flavor_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
-				m.Spec = &Flavor_K8Slice{K8Slice: s1.K8Slice.Clone()}
+		case 15:
+			if win.Cover&(1<<15) != 0 {
+				if !m.Location.Equal(src.Location) {
+					m.Location = src.Location.Clone()
+					n++
+				}
+			} else {
+				if m.Location != nil || src.Location != nil {
+					if m.Location == nil {
+						m.Location = new(Location)
+						n++
+					}
+					n += m.Location.copyInAt(src.Location, fm, at+16, win.Shift(16))
+				}
+			}
+		case 21:
+			if m.NetworkPropertyType != src.NetworkPropertyType {
+				m.NetworkPropertyType = src.NetworkPropertyType
 				n++
 			}
-		} else if d1, ok := m.Spec.(*Flavor_K8Slice); ok && d1 != nil {
-			m.Spec = nil
-			n++
-		}
-	} else if bw&(1<<24) != 0 {
-		var s1 *K8Slice
-		sok := false
-		if w, ok := src.Spec.(*Flavor_K8Slice); ok && w != nil {
-			s1, sok = w.K8Slice, true
-		}
-		var d1 *K8Slice
-		if w, ok := m.Spec.(*Flavor_K8Slice); ok && w != nil {
-			if w.K8Slice == nil {
-				w.K8Slice = new(K8Slice)
-			}
-			d1 = w.K8Slice
-		} else if sok {
-			d1 = new(K8Slice)
-			m.Spec = &Flavor_K8Slice{K8Slice: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+25)
-		}
-	}
-	if fm.HasAt(at + 109) {
-		if s1, ok := src.Spec.(*Flavor_Service); ok && s1 != nil {
-			if d1, ok := m.Spec.(*Flavor_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
-				m.Spec = &Flavor_Service{Service: s1.Service.Clone()}
+		case 22:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
-		} else if d1, ok := m.Spec.(*Flavor_Service); ok && d1 != nil {
-			m.Spec = nil
-			n++
-		}
-	} else if fm.HasChildAt(at + 109) {
-		var s1 *Service
-		sok := false
-		if w, ok := src.Spec.(*Flavor_Service); ok && w != nil {
-			s1, sok = w.Service, true
-		}
-		var d1 *Service
-		if w, ok := m.Spec.(*Flavor_Service); ok && w != nil {
-			if w.Service == nil {
-				w.Service = new(Service)
-			}
-			d1 = w.Service
-		} else if sok {
-			d1 = new(Service)
-			m.Spec = &Flavor_Service{Service: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+110)
-		}
-	}
-	if fm.HasAt(at + 129) {
-		if s1, ok := src.Spec.(*Flavor_Vm); ok && s1 != nil {
-			if d1, ok := m.Spec.(*Flavor_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
-				m.Spec = &Flavor_Vm{Vm: s1.Vm.Clone()}
+		case 23:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
-		} else if d1, ok := m.Spec.(*Flavor_Vm); ok && d1 != nil {
-			m.Spec = nil
-			n++
-		}
-	} else if fm.HasChildAt(at + 129) {
-		var s1 *VM
-		sok := false
-		if w, ok := src.Spec.(*Flavor_Vm); ok && w != nil {
-			s1, sok = w.Vm, true
-		}
-		var d1 *VM
-		if w, ok := m.Spec.(*Flavor_Vm); ok && w != nil {
-			if w.Vm == nil {
-				w.Vm = new(VM)
+		case 24:
+			if win.Cover&(1<<24) != 0 {
+				if s1, ok := src.Spec.(*Flavor_K8Slice); ok && s1 != nil {
+					if d1, ok := m.Spec.(*Flavor_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
+						m.Spec = &Flavor_K8Slice{K8Slice: s1.K8Slice.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Spec.(*Flavor_K8Slice); ok && d1 != nil {
+					m.Spec = nil
+					n++
+				}
+			} else {
+				var s1 *K8Slice
+				sok := false
+				if w, ok := src.Spec.(*Flavor_K8Slice); ok && w != nil {
+					s1, sok = w.K8Slice, true
+				}
+				var d1 *K8Slice
+				if w, ok := m.Spec.(*Flavor_K8Slice); ok && w != nil {
+					if w.K8Slice == nil {
+						w.K8Slice = new(K8Slice)
+					}
+					d1 = w.K8Slice
+				} else if sok {
+					d1 = new(K8Slice)
+					m.Spec = &Flavor_K8Slice{K8Slice: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+25, fm.Window(at+25))
+				}
 			}
-			d1 = w.Vm
-		} else if sok {
-			d1 = new(VM)
-			m.Spec = &Flavor_Vm{Vm: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+130)
 		}
 	}
-	if fm.HasAt(at + 140) {
-		if s1, ok := src.Spec.(*Flavor_Sensor); ok && s1 != nil {
-			if d1, ok := m.Spec.(*Flavor_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
-				m.Spec = &Flavor_Sensor{Sensor: s1.Sensor.Clone()}
-				n++
+	cw1 := fm.Window(at + 64)
+	for x := cw1.Cover&0x200000000000 | cw1.Below&0x200000000000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 45:
+			if cw1.Cover&(1<<45) != 0 {
+				if s1, ok := src.Spec.(*Flavor_Service); ok && s1 != nil {
+					if d1, ok := m.Spec.(*Flavor_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
+						m.Spec = &Flavor_Service{Service: s1.Service.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Spec.(*Flavor_Service); ok && d1 != nil {
+					m.Spec = nil
+					n++
+				}
+			} else {
+				var s1 *Service
+				sok := false
+				if w, ok := src.Spec.(*Flavor_Service); ok && w != nil {
+					s1, sok = w.Service, true
+				}
+				var d1 *Service
+				if w, ok := m.Spec.(*Flavor_Service); ok && w != nil {
+					if w.Service == nil {
+						w.Service = new(Service)
+					}
+					d1 = w.Service
+				} else if sok {
+					d1 = new(Service)
+					m.Spec = &Flavor_Service{Service: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+110, fm.Window(at+110))
+				}
 			}
-		} else if d1, ok := m.Spec.(*Flavor_Sensor); ok && d1 != nil {
-			m.Spec = nil
-			n++
 		}
-	} else if fm.HasChildAt(at + 140) {
-		var s1 *Sensor
-		sok := false
-		if w, ok := src.Spec.(*Flavor_Sensor); ok && w != nil {
-			s1, sok = w.Sensor, true
-		}
-		var d1 *Sensor
-		if w, ok := m.Spec.(*Flavor_Sensor); ok && w != nil {
-			if w.Sensor == nil {
-				w.Sensor = new(Sensor)
+	}
+	cw2 := fm.Window(at + 128)
+	for x := cw2.Cover&0x1002 | cw2.Below&0x1002; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 1:
+			if cw2.Cover&(1<<1) != 0 {
+				if s1, ok := src.Spec.(*Flavor_Vm); ok && s1 != nil {
+					if d1, ok := m.Spec.(*Flavor_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
+						m.Spec = &Flavor_Vm{Vm: s1.Vm.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Spec.(*Flavor_Vm); ok && d1 != nil {
+					m.Spec = nil
+					n++
+				}
+			} else {
+				var s1 *VM
+				sok := false
+				if w, ok := src.Spec.(*Flavor_Vm); ok && w != nil {
+					s1, sok = w.Vm, true
+				}
+				var d1 *VM
+				if w, ok := m.Spec.(*Flavor_Vm); ok && w != nil {
+					if w.Vm == nil {
+						w.Vm = new(VM)
+					}
+					d1 = w.Vm
+				} else if sok {
+					d1 = new(VM)
+					m.Spec = &Flavor_Vm{Vm: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+130, cw2.Shift(2))
+				}
 			}
-			d1 = w.Sensor
-		} else if sok {
-			d1 = new(Sensor)
-			m.Spec = &Flavor_Sensor{Sensor: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+141)
+		case 12:
+			if cw2.Cover&(1<<12) != 0 {
+				if s1, ok := src.Spec.(*Flavor_Sensor); ok && s1 != nil {
+					if d1, ok := m.Spec.(*Flavor_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
+						m.Spec = &Flavor_Sensor{Sensor: s1.Sensor.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Spec.(*Flavor_Sensor); ok && d1 != nil {
+					m.Spec = nil
+					n++
+				}
+			} else {
+				var s1 *Sensor
+				sok := false
+				if w, ok := src.Spec.(*Flavor_Sensor); ok && w != nil {
+					s1, sok = w.Sensor, true
+				}
+				var d1 *Sensor
+				if w, ok := m.Spec.(*Flavor_Sensor); ok && w != nil {
+					if w.Sensor == nil {
+						w.Sensor = new(Sensor)
+					}
+					d1 = w.Sensor
+				} else if sok {
+					d1 = new(Sensor)
+					m.Spec = &Flavor_Sensor{Sensor: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+141, cw2.Shift(13))
+				}
+			}
 		}
 	}
 	return n

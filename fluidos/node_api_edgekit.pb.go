@@ -8,12 +8,13 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of CreateSolverRequest: dot-joined field numbers from CreateSolverRequest.
 const (
@@ -361,7 +362,7 @@ func (*CreateSolverRequest) FieldSchema() *fieldmap.Schema { return _CreateSolve
 // NewCreateSolverRequestFieldMap returns a FieldMap of CreateSolverRequest holding flags; the
 // error names the first flag CreateSolverRequest does not have.
 func NewCreateSolverRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateSolverRequest_fieldSchema.New(flags...)
+	return _CreateSolverRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CreateSolverResponse: dot-joined field numbers from CreateSolverResponse.
@@ -551,7 +552,7 @@ func (*CreateSolverResponse) FieldSchema() *fieldmap.Schema { return _CreateSolv
 // NewCreateSolverResponseFieldMap returns a FieldMap of CreateSolverResponse holding flags; the
 // error names the first flag CreateSolverResponse does not have.
 func NewCreateSolverResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateSolverResponse_fieldSchema.New(flags...)
+	return _CreateSolverResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GetSolverRequest: dot-joined field numbers from GetSolverRequest.
@@ -575,7 +576,7 @@ func (*GetSolverRequest) FieldSchema() *fieldmap.Schema { return _GetSolverReque
 // NewGetSolverRequestFieldMap returns a FieldMap of GetSolverRequest holding flags; the
 // error names the first flag GetSolverRequest does not have.
 func NewGetSolverRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GetSolverRequest_fieldSchema.New(flags...)
+	return _GetSolverRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GetSolverResponse: dot-joined field numbers from GetSolverResponse.
@@ -765,7 +766,7 @@ func (*GetSolverResponse) FieldSchema() *fieldmap.Schema { return _GetSolverResp
 // NewGetSolverResponseFieldMap returns a FieldMap of GetSolverResponse holding flags; the
 // error names the first flag GetSolverResponse does not have.
 func NewGetSolverResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GetSolverResponse_fieldSchema.New(flags...)
+	return _GetSolverResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _ListSolversRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -782,7 +783,7 @@ func (*ListSolversRequest) FieldSchema() *fieldmap.Schema { return _ListSolversR
 // NewListSolversRequestFieldMap returns a FieldMap of ListSolversRequest holding flags; the
 // error names the first flag ListSolversRequest does not have.
 func NewListSolversRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListSolversRequest_fieldSchema.New(flags...)
+	return _ListSolversRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ListSolversResponse: dot-joined field numbers from ListSolversResponse.
@@ -972,7 +973,7 @@ func (*ListSolversResponse) FieldSchema() *fieldmap.Schema { return _ListSolvers
 // NewListSolversResponseFieldMap returns a FieldMap of ListSolversResponse holding flags; the
 // error names the first flag ListSolversResponse does not have.
 func NewListSolversResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListSolversResponse_fieldSchema.New(flags...)
+	return _ListSolversResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of DeleteSolverRequest: dot-joined field numbers from DeleteSolverRequest.
@@ -996,7 +997,7 @@ func (*DeleteSolverRequest) FieldSchema() *fieldmap.Schema { return _DeleteSolve
 // NewDeleteSolverRequestFieldMap returns a FieldMap of DeleteSolverRequest holding flags; the
 // error names the first flag DeleteSolverRequest does not have.
 func NewDeleteSolverRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteSolverRequest_fieldSchema.New(flags...)
+	return _DeleteSolverRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _DeleteSolverResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -1013,7 +1014,7 @@ func (*DeleteSolverResponse) FieldSchema() *fieldmap.Schema { return _DeleteSolv
 // NewDeleteSolverResponseFieldMap returns a FieldMap of DeleteSolverResponse holding flags; the
 // error names the first flag DeleteSolverResponse does not have.
 func NewDeleteSolverResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteSolverResponse_fieldSchema.New(flags...)
+	return _DeleteSolverResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of WatchSolverRequest: dot-joined field numbers from WatchSolverRequest.
@@ -1037,7 +1038,7 @@ func (*WatchSolverRequest) FieldSchema() *fieldmap.Schema { return _WatchSolverR
 // NewWatchSolverRequestFieldMap returns a FieldMap of WatchSolverRequest holding flags; the
 // error names the first flag WatchSolverRequest does not have.
 func NewWatchSolverRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _WatchSolverRequest_fieldSchema.New(flags...)
+	return _WatchSolverRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of WatchSolverResponse: dot-joined field numbers from WatchSolverResponse.
@@ -1227,7 +1228,7 @@ func (*WatchSolverResponse) FieldSchema() *fieldmap.Schema { return _WatchSolver
 // NewWatchSolverResponseFieldMap returns a FieldMap of WatchSolverResponse holding flags; the
 // error names the first flag WatchSolverResponse does not have.
 func NewWatchSolverResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _WatchSolverResponse_fieldSchema.New(flags...)
+	return _WatchSolverResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GetDiscoveryRequest: dot-joined field numbers from GetDiscoveryRequest.
@@ -1251,7 +1252,7 @@ func (*GetDiscoveryRequest) FieldSchema() *fieldmap.Schema { return _GetDiscover
 // NewGetDiscoveryRequestFieldMap returns a FieldMap of GetDiscoveryRequest holding flags; the
 // error names the first flag GetDiscoveryRequest does not have.
 func NewGetDiscoveryRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GetDiscoveryRequest_fieldSchema.New(flags...)
+	return _GetDiscoveryRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GetDiscoveryResponse: dot-joined field numbers from GetDiscoveryResponse.
@@ -1763,7 +1764,7 @@ func (*GetDiscoveryResponse) FieldSchema() *fieldmap.Schema { return _GetDiscove
 // NewGetDiscoveryResponseFieldMap returns a FieldMap of GetDiscoveryResponse holding flags; the
 // error names the first flag GetDiscoveryResponse does not have.
 func NewGetDiscoveryResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GetDiscoveryResponse_fieldSchema.New(flags...)
+	return _GetDiscoveryResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ListFlavorsRequest: dot-joined field numbers from ListFlavorsRequest.
@@ -1897,7 +1898,7 @@ func (*ListFlavorsRequest) FieldSchema() *fieldmap.Schema { return _ListFlavorsR
 // NewListFlavorsRequestFieldMap returns a FieldMap of ListFlavorsRequest holding flags; the
 // error names the first flag ListFlavorsRequest does not have.
 func NewListFlavorsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListFlavorsRequest_fieldSchema.New(flags...)
+	return _ListFlavorsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ListFlavorsResponse: dot-joined field numbers from ListFlavorsResponse.
@@ -2073,7 +2074,7 @@ func (*ListFlavorsResponse) FieldSchema() *fieldmap.Schema { return _ListFlavors
 // NewListFlavorsResponseFieldMap returns a FieldMap of ListFlavorsResponse holding flags; the
 // error names the first flag ListFlavorsResponse does not have.
 func NewListFlavorsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListFlavorsResponse_fieldSchema.New(flags...)
+	return _ListFlavorsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ListPeerFlavorsRequest: dot-joined field numbers from ListPeerFlavorsRequest.
@@ -2209,7 +2210,7 @@ func (*ListPeerFlavorsRequest) FieldSchema() *fieldmap.Schema {
 // NewListPeerFlavorsRequestFieldMap returns a FieldMap of ListPeerFlavorsRequest holding flags; the
 // error names the first flag ListPeerFlavorsRequest does not have.
 func NewListPeerFlavorsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListPeerFlavorsRequest_fieldSchema.New(flags...)
+	return _ListPeerFlavorsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of PeerFlavor: dot-joined field numbers from PeerFlavor.
@@ -2387,7 +2388,7 @@ func (*PeerFlavor) FieldSchema() *fieldmap.Schema { return _PeerFlavor_fieldSche
 // NewPeerFlavorFieldMap returns a FieldMap of PeerFlavor holding flags; the
 // error names the first flag PeerFlavor does not have.
 func NewPeerFlavorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _PeerFlavor_fieldSchema.New(flags...)
+	return _PeerFlavor_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ListPeerFlavorsResponse: dot-joined field numbers from ListPeerFlavorsResponse.
@@ -2574,7 +2575,7 @@ func (*ListPeerFlavorsResponse) FieldSchema() *fieldmap.Schema {
 // NewListPeerFlavorsResponseFieldMap returns a FieldMap of ListPeerFlavorsResponse holding flags; the
 // error names the first flag ListPeerFlavorsResponse does not have.
 func NewListPeerFlavorsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListPeerFlavorsResponse_fieldSchema.New(flags...)
+	return _ListPeerFlavorsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CreateServiceBlueprintRequest: dot-joined field numbers from CreateServiceBlueprintRequest.
@@ -2653,7 +2654,7 @@ func (*CreateServiceBlueprintRequest) FieldSchema() *fieldmap.Schema {
 // NewCreateServiceBlueprintRequestFieldMap returns a FieldMap of CreateServiceBlueprintRequest holding flags; the
 // error names the first flag CreateServiceBlueprintRequest does not have.
 func NewCreateServiceBlueprintRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateServiceBlueprintRequest_fieldSchema.New(flags...)
+	return _CreateServiceBlueprintRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of CreateServiceBlueprintResponse: dot-joined field numbers from CreateServiceBlueprintResponse.
@@ -2712,7 +2713,7 @@ func (*CreateServiceBlueprintResponse) FieldSchema() *fieldmap.Schema {
 // NewCreateServiceBlueprintResponseFieldMap returns a FieldMap of CreateServiceBlueprintResponse holding flags; the
 // error names the first flag CreateServiceBlueprintResponse does not have.
 func NewCreateServiceBlueprintResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _CreateServiceBlueprintResponse_fieldSchema.New(flags...)
+	return _CreateServiceBlueprintResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GetServiceBlueprintRequest: dot-joined field numbers from GetServiceBlueprintRequest.
@@ -2738,7 +2739,7 @@ func (*GetServiceBlueprintRequest) FieldSchema() *fieldmap.Schema {
 // NewGetServiceBlueprintRequestFieldMap returns a FieldMap of GetServiceBlueprintRequest holding flags; the
 // error names the first flag GetServiceBlueprintRequest does not have.
 func NewGetServiceBlueprintRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GetServiceBlueprintRequest_fieldSchema.New(flags...)
+	return _GetServiceBlueprintRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GetServiceBlueprintResponse: dot-joined field numbers from GetServiceBlueprintResponse.
@@ -2797,7 +2798,7 @@ func (*GetServiceBlueprintResponse) FieldSchema() *fieldmap.Schema {
 // NewGetServiceBlueprintResponseFieldMap returns a FieldMap of GetServiceBlueprintResponse holding flags; the
 // error names the first flag GetServiceBlueprintResponse does not have.
 func NewGetServiceBlueprintResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GetServiceBlueprintResponse_fieldSchema.New(flags...)
+	return _GetServiceBlueprintResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _ListServiceBlueprintsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -2816,7 +2817,7 @@ func (*ListServiceBlueprintsRequest) FieldSchema() *fieldmap.Schema {
 // NewListServiceBlueprintsRequestFieldMap returns a FieldMap of ListServiceBlueprintsRequest holding flags; the
 // error names the first flag ListServiceBlueprintsRequest does not have.
 func NewListServiceBlueprintsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListServiceBlueprintsRequest_fieldSchema.New(flags...)
+	return _ListServiceBlueprintsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ListServiceBlueprintsResponse: dot-joined field numbers from ListServiceBlueprintsResponse.
@@ -2875,7 +2876,7 @@ func (*ListServiceBlueprintsResponse) FieldSchema() *fieldmap.Schema {
 // NewListServiceBlueprintsResponseFieldMap returns a FieldMap of ListServiceBlueprintsResponse holding flags; the
 // error names the first flag ListServiceBlueprintsResponse does not have.
 func NewListServiceBlueprintsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListServiceBlueprintsResponse_fieldSchema.New(flags...)
+	return _ListServiceBlueprintsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of DeleteServiceBlueprintRequest: dot-joined field numbers from DeleteServiceBlueprintRequest.
@@ -2901,7 +2902,7 @@ func (*DeleteServiceBlueprintRequest) FieldSchema() *fieldmap.Schema {
 // NewDeleteServiceBlueprintRequestFieldMap returns a FieldMap of DeleteServiceBlueprintRequest holding flags; the
 // error names the first flag DeleteServiceBlueprintRequest does not have.
 func NewDeleteServiceBlueprintRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteServiceBlueprintRequest_fieldSchema.New(flags...)
+	return _DeleteServiceBlueprintRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _DeleteServiceBlueprintResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -2920,7 +2921,7 @@ func (*DeleteServiceBlueprintResponse) FieldSchema() *fieldmap.Schema {
 // NewDeleteServiceBlueprintResponseFieldMap returns a FieldMap of DeleteServiceBlueprintResponse holding flags; the
 // error names the first flag DeleteServiceBlueprintResponse does not have.
 func NewDeleteServiceBlueprintResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _DeleteServiceBlueprintResponse_fieldSchema.New(flags...)
+	return _DeleteServiceBlueprintResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GetContractRequest: dot-joined field numbers from GetContractRequest.
@@ -2946,7 +2947,7 @@ func (*GetContractRequest) FieldSchema() *fieldmap.Schema { return _GetContractR
 // NewGetContractRequestFieldMap returns a FieldMap of GetContractRequest holding flags; the
 // error names the first flag GetContractRequest does not have.
 func NewGetContractRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GetContractRequest_fieldSchema.New(flags...)
+	return _GetContractRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GetContractResponse: dot-joined field numbers from GetContractResponse.
@@ -3208,7 +3209,7 @@ func (*GetContractResponse) FieldSchema() *fieldmap.Schema { return _GetContract
 // NewGetContractResponseFieldMap returns a FieldMap of GetContractResponse holding flags; the
 // error names the first flag GetContractResponse does not have.
 func NewGetContractResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GetContractResponse_fieldSchema.New(flags...)
+	return _GetContractResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ListContractsRequest: dot-joined field numbers from ListContractsRequest.
@@ -3232,7 +3233,7 @@ func (*ListContractsRequest) FieldSchema() *fieldmap.Schema { return _ListContra
 // NewListContractsRequestFieldMap returns a FieldMap of ListContractsRequest holding flags; the
 // error names the first flag ListContractsRequest does not have.
 func NewListContractsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListContractsRequest_fieldSchema.New(flags...)
+	return _ListContractsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ContractEntry: dot-joined field numbers from ContractEntry.
@@ -3472,7 +3473,7 @@ func (*ContractEntry) FieldSchema() *fieldmap.Schema { return _ContractEntry_fie
 // NewContractEntryFieldMap returns a FieldMap of ContractEntry holding flags; the
 // error names the first flag ContractEntry does not have.
 func NewContractEntryFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ContractEntry_fieldSchema.New(flags...)
+	return _ContractEntry_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ListContractsResponse: dot-joined field numbers from ListContractsResponse.
@@ -3714,7 +3715,7 @@ func (*ListContractsResponse) FieldSchema() *fieldmap.Schema {
 // NewListContractsResponseFieldMap returns a FieldMap of ListContractsResponse holding flags; the
 // error names the first flag ListContractsResponse does not have.
 func NewListContractsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListContractsResponse_fieldSchema.New(flags...)
+	return _ListContractsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GetAllocationRequest: dot-joined field numbers from GetAllocationRequest.
@@ -3738,7 +3739,7 @@ func (*GetAllocationRequest) FieldSchema() *fieldmap.Schema { return _GetAllocat
 // NewGetAllocationRequestFieldMap returns a FieldMap of GetAllocationRequest holding flags; the
 // error names the first flag GetAllocationRequest does not have.
 func NewGetAllocationRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GetAllocationRequest_fieldSchema.New(flags...)
+	return _GetAllocationRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GetAllocationResponse: dot-joined field numbers from GetAllocationResponse.
@@ -3784,7 +3785,7 @@ func (*GetAllocationResponse) FieldSchema() *fieldmap.Schema {
 // NewGetAllocationResponseFieldMap returns a FieldMap of GetAllocationResponse holding flags; the
 // error names the first flag GetAllocationResponse does not have.
 func NewGetAllocationResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GetAllocationResponse_fieldSchema.New(flags...)
+	return _GetAllocationResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _ListAllocationsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -3803,7 +3804,7 @@ func (*ListAllocationsRequest) FieldSchema() *fieldmap.Schema {
 // NewListAllocationsRequestFieldMap returns a FieldMap of ListAllocationsRequest holding flags; the
 // error names the first flag ListAllocationsRequest does not have.
 func NewListAllocationsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListAllocationsRequest_fieldSchema.New(flags...)
+	return _ListAllocationsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ListAllocationsResponse: dot-joined field numbers from ListAllocationsResponse.
@@ -3836,7 +3837,7 @@ func (*ListAllocationsResponse) FieldSchema() *fieldmap.Schema {
 // NewListAllocationsResponseFieldMap returns a FieldMap of ListAllocationsResponse holding flags; the
 // error names the first flag ListAllocationsResponse does not have.
 func NewListAllocationsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListAllocationsResponse_fieldSchema.New(flags...)
+	return _ListAllocationsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _GetNodeRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -3853,7 +3854,7 @@ func (*GetNodeRequest) FieldSchema() *fieldmap.Schema { return _GetNodeRequest_f
 // NewGetNodeRequestFieldMap returns a FieldMap of GetNodeRequest holding flags; the
 // error names the first flag GetNodeRequest does not have.
 func NewGetNodeRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GetNodeRequest_fieldSchema.New(flags...)
+	return _GetNodeRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GetNodeResponse: dot-joined field numbers from GetNodeResponse.
@@ -3886,7 +3887,7 @@ func (*GetNodeResponse) FieldSchema() *fieldmap.Schema { return _GetNodeResponse
 // NewGetNodeResponseFieldMap returns a FieldMap of GetNodeResponse holding flags; the
 // error names the first flag GetNodeResponse does not have.
 func NewGetNodeResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GetNodeResponse_fieldSchema.New(flags...)
+	return _GetNodeResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _ListPeersRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -3903,7 +3904,7 @@ func (*ListPeersRequest) FieldSchema() *fieldmap.Schema { return _ListPeersReque
 // NewListPeersRequestFieldMap returns a FieldMap of ListPeersRequest holding flags; the
 // error names the first flag ListPeersRequest does not have.
 func NewListPeersRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListPeersRequest_fieldSchema.New(flags...)
+	return _ListPeersRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Peer: dot-joined field numbers from Peer.
@@ -3929,7 +3930,7 @@ func (*Peer) FieldSchema() *fieldmap.Schema { return _Peer_fieldSchema }
 // NewPeerFieldMap returns a FieldMap of Peer holding flags; the
 // error names the first flag Peer does not have.
 func NewPeerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Peer_fieldSchema.New(flags...)
+	return _Peer_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ListPeersResponse: dot-joined field numbers from ListPeersResponse.
@@ -3955,7 +3956,7 @@ func (*ListPeersResponse) FieldSchema() *fieldmap.Schema { return _ListPeersResp
 // NewListPeersResponseFieldMap returns a FieldMap of ListPeersResponse holding flags; the
 // error names the first flag ListPeersResponse does not have.
 func NewListPeersResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ListPeersResponse_fieldSchema.New(flags...)
+	return _ListPeersResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of AddPeerRequest: dot-joined field numbers from AddPeerRequest.
@@ -3979,7 +3980,7 @@ func (*AddPeerRequest) FieldSchema() *fieldmap.Schema { return _AddPeerRequest_f
 // NewAddPeerRequestFieldMap returns a FieldMap of AddPeerRequest holding flags; the
 // error names the first flag AddPeerRequest does not have.
 func NewAddPeerRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _AddPeerRequest_fieldSchema.New(flags...)
+	return _AddPeerRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _AddPeerResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -3996,7 +3997,7 @@ func (*AddPeerResponse) FieldSchema() *fieldmap.Schema { return _AddPeerResponse
 // NewAddPeerResponseFieldMap returns a FieldMap of AddPeerResponse holding flags; the
 // error names the first flag AddPeerResponse does not have.
 func NewAddPeerResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _AddPeerResponse_fieldSchema.New(flags...)
+	return _AddPeerResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -5585,29 +5586,37 @@ func (m *CreateSolverRequest) CopyInFields(src *CreateSolverRequest, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateSolverRequest being number at of fm's schema.
-func (m *CreateSolverRequest) copyInAt(src *CreateSolverRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// CreateSolverRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateSolverRequest) copyInAt(src *CreateSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(CreateSolverRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Solver.Equal(src.Solver) {
-			m.Solver = src.Solver.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Solver != nil || src.Solver != nil {
-			if m.Solver == nil {
-				m.Solver = new(Solver)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Solver.Equal(src.Solver) {
+					m.Solver = src.Solver.Clone()
+					n++
+				}
+			} else {
+				if m.Solver != nil || src.Solver != nil {
+					if m.Solver == nil {
+						m.Solver = new(Solver)
+						n++
+					}
+					n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
+				}
 			}
-			n += m.Solver.copyInAt(src.Solver, fm, at+1)
 		}
 	}
 	return n
@@ -5629,29 +5638,37 @@ func (m *CreateSolverResponse) CopyInFields(src *CreateSolverResponse, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateSolverResponse being number at of fm's schema.
-func (m *CreateSolverResponse) copyInAt(src *CreateSolverResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// CreateSolverResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateSolverResponse) copyInAt(src *CreateSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(CreateSolverResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Solver.Equal(src.Solver) {
-			m.Solver = src.Solver.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Solver != nil || src.Solver != nil {
-			if m.Solver == nil {
-				m.Solver = new(Solver)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Solver.Equal(src.Solver) {
+					m.Solver = src.Solver.Clone()
+					n++
+				}
+			} else {
+				if m.Solver != nil || src.Solver != nil {
+					if m.Solver == nil {
+						m.Solver = new(Solver)
+						n++
+					}
+					n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
+				}
 			}
-			n += m.Solver.copyInAt(src.Solver, fm, at+1)
 		}
 	}
 	return n
@@ -5673,23 +5690,28 @@ func (m *GetSolverRequest) CopyInFields(src *GetSolverRequest, fm *fieldmap.Fiel
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetSolverRequest being number at of fm's schema.
-func (m *GetSolverRequest) copyInAt(src *GetSolverRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// GetSolverRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GetSolverRequest) copyInAt(src *GetSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(GetSolverRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -5710,29 +5732,37 @@ func (m *GetSolverResponse) CopyInFields(src *GetSolverResponse, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetSolverResponse being number at of fm's schema.
-func (m *GetSolverResponse) copyInAt(src *GetSolverResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// GetSolverResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GetSolverResponse) copyInAt(src *GetSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(GetSolverResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Solver.Equal(src.Solver) {
-			m.Solver = src.Solver.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Solver != nil || src.Solver != nil {
-			if m.Solver == nil {
-				m.Solver = new(Solver)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Solver.Equal(src.Solver) {
+					m.Solver = src.Solver.Clone()
+					n++
+				}
+			} else {
+				if m.Solver != nil || src.Solver != nil {
+					if m.Solver == nil {
+						m.Solver = new(Solver)
+						n++
+					}
+					n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
+				}
 			}
-			n += m.Solver.copyInAt(src.Solver, fm, at+1)
 		}
 	}
 	return n
@@ -5754,12 +5784,13 @@ func (m *ListSolversRequest) CopyInFields(src *ListSolversRequest, fm *fieldmap.
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListSolversRequest being number at of fm's schema.
-func (m *ListSolversRequest) copyInAt(src *ListSolversRequest, fm *fieldmap.FieldMap, at int) int {
+// ListSolversRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListSolversRequest) copyInAt(src *ListSolversRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -5779,27 +5810,33 @@ func (m *ListSolversResponse) CopyInFields(src *ListSolversResponse, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListSolversResponse being number at of fm's schema.
-func (m *ListSolversResponse) copyInAt(src *ListSolversResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// ListSolversResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListSolversResponse) copyInAt(src *ListSolversResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ListSolversResponse)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Solvers, src.Solvers, (*Solver).Equal, (*Solver).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Solvers, src.Solvers, (*Solver).Equal) {
-			if len(src.Solvers) == 0 {
-				m.Solvers = nil
-			} else {
-				m.Solvers = fieldmap.CloneListFunc(src.Solvers, (*Solver).Clone)
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Solvers, src.Solvers, (*Solver).Equal, (*Solver).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Solvers, src.Solvers, (*Solver).Equal) {
+				if len(src.Solvers) == 0 {
+					m.Solvers = nil
+				} else {
+					m.Solvers = fieldmap.CloneListFunc(src.Solvers, (*Solver).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -5821,23 +5858,28 @@ func (m *DeleteSolverRequest) CopyInFields(src *DeleteSolverRequest, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteSolverRequest being number at of fm's schema.
-func (m *DeleteSolverRequest) copyInAt(src *DeleteSolverRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// DeleteSolverRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteSolverRequest) copyInAt(src *DeleteSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(DeleteSolverRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -5858,12 +5900,13 @@ func (m *DeleteSolverResponse) CopyInFields(src *DeleteSolverResponse, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteSolverResponse being number at of fm's schema.
-func (m *DeleteSolverResponse) copyInAt(src *DeleteSolverResponse, fm *fieldmap.FieldMap, at int) int {
+// DeleteSolverResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteSolverResponse) copyInAt(src *DeleteSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -5883,23 +5926,28 @@ func (m *WatchSolverRequest) CopyInFields(src *WatchSolverRequest, fm *fieldmap.
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchSolverRequest being number at of fm's schema.
-func (m *WatchSolverRequest) copyInAt(src *WatchSolverRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// WatchSolverRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *WatchSolverRequest) copyInAt(src *WatchSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(WatchSolverRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -5920,29 +5968,37 @@ func (m *WatchSolverResponse) CopyInFields(src *WatchSolverResponse, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchSolverResponse being number at of fm's schema.
-func (m *WatchSolverResponse) copyInAt(src *WatchSolverResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// WatchSolverResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *WatchSolverResponse) copyInAt(src *WatchSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(WatchSolverResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Solver.Equal(src.Solver) {
-			m.Solver = src.Solver.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Solver != nil || src.Solver != nil {
-			if m.Solver == nil {
-				m.Solver = new(Solver)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Solver.Equal(src.Solver) {
+					m.Solver = src.Solver.Clone()
+					n++
+				}
+			} else {
+				if m.Solver != nil || src.Solver != nil {
+					if m.Solver == nil {
+						m.Solver = new(Solver)
+						n++
+					}
+					n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
+				}
 			}
-			n += m.Solver.copyInAt(src.Solver, fm, at+1)
 		}
 	}
 	return n
@@ -5964,23 +6020,28 @@ func (m *GetDiscoveryRequest) CopyInFields(src *GetDiscoveryRequest, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetDiscoveryRequest being number at of fm's schema.
-func (m *GetDiscoveryRequest) copyInAt(src *GetDiscoveryRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// GetDiscoveryRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GetDiscoveryRequest) copyInAt(src *GetDiscoveryRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(GetDiscoveryRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -6001,41 +6062,50 @@ func (m *GetDiscoveryResponse) CopyInFields(src *GetDiscoveryResponse, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetDiscoveryResponse being number at of fm's schema.
-func (m *GetDiscoveryResponse) copyInAt(src *GetDiscoveryResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// GetDiscoveryResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GetDiscoveryResponse) copyInAt(src *GetDiscoveryResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(GetDiscoveryResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Discovery.Equal(src.Discovery) {
-			m.Discovery = src.Discovery.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Discovery != nil || src.Discovery != nil {
-			if m.Discovery == nil {
-				m.Discovery = new(Discovery)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Discovery.Equal(src.Discovery) {
+					m.Discovery = src.Discovery.Clone()
+					n++
+				}
+			} else {
+				if m.Discovery != nil || src.Discovery != nil {
+					if m.Discovery == nil {
+						m.Discovery = new(Discovery)
+						n++
+					}
+					n += m.Discovery.copyInAt(src.Discovery, fm, at+1, fm.Window(at+1))
+				}
 			}
-			n += m.Discovery.copyInAt(src.Discovery, fm, at+1)
 		}
 	}
-	if fm.HasOrHasChildAt(at + 126) {
-		if a := fm.ListActionAt(at + 126); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Candidates, src.Candidates, (*PeeringCandidate).Equal, (*PeeringCandidate).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Candidates, src.Candidates, (*PeeringCandidate).Equal) {
-			if len(src.Candidates) == 0 {
-				m.Candidates = nil
-			} else {
-				m.Candidates = fieldmap.CloneListFunc(src.Candidates, (*PeeringCandidate).Clone)
+	cw1 := fm.Window(at + 64)
+	for x := cw1.Cover&0x4000000000000000 | cw1.Below&0x4000000000000000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 62:
+			if a := fm.ListActionAt(at + 126); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Candidates, src.Candidates, (*PeeringCandidate).Equal, (*PeeringCandidate).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Candidates, src.Candidates, (*PeeringCandidate).Equal) {
+				if len(src.Candidates) == 0 {
+					m.Candidates = nil
+				} else {
+					m.Candidates = fieldmap.CloneListFunc(src.Candidates, (*PeeringCandidate).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -6057,29 +6127,37 @@ func (m *ListFlavorsRequest) CopyInFields(src *ListFlavorsRequest, fm *fieldmap.
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListFlavorsRequest being number at of fm's schema.
-func (m *ListFlavorsRequest) copyInAt(src *ListFlavorsRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// ListFlavorsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListFlavorsRequest) copyInAt(src *ListFlavorsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ListFlavorsRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Selector.Equal(src.Selector) {
-			m.Selector = src.Selector.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Selector != nil || src.Selector != nil {
-			if m.Selector == nil {
-				m.Selector = new(Selector)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Selector.Equal(src.Selector) {
+					m.Selector = src.Selector.Clone()
+					n++
+				}
+			} else {
+				if m.Selector != nil || src.Selector != nil {
+					if m.Selector == nil {
+						m.Selector = new(Selector)
+						n++
+					}
+					n += m.Selector.copyInAt(src.Selector, fm, at+1, fm.Window(at+1))
+				}
 			}
-			n += m.Selector.copyInAt(src.Selector, fm, at+1)
 		}
 	}
 	return n
@@ -6101,27 +6179,33 @@ func (m *ListFlavorsResponse) CopyInFields(src *ListFlavorsResponse, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListFlavorsResponse being number at of fm's schema.
-func (m *ListFlavorsResponse) copyInAt(src *ListFlavorsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// ListFlavorsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListFlavorsResponse) copyInAt(src *ListFlavorsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ListFlavorsResponse)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*Flavor).Equal, (*Flavor).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*Flavor).Equal) {
-			if len(src.Flavors) == 0 {
-				m.Flavors = nil
-			} else {
-				m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*Flavor).Clone)
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*Flavor).Equal, (*Flavor).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*Flavor).Equal) {
+				if len(src.Flavors) == 0 {
+					m.Flavors = nil
+				} else {
+					m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*Flavor).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -6143,29 +6227,37 @@ func (m *ListPeerFlavorsRequest) CopyInFields(src *ListPeerFlavorsRequest, fm *f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListPeerFlavorsRequest being number at of fm's schema.
-func (m *ListPeerFlavorsRequest) copyInAt(src *ListPeerFlavorsRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// ListPeerFlavorsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListPeerFlavorsRequest) copyInAt(src *ListPeerFlavorsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ListPeerFlavorsRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Selector.Equal(src.Selector) {
-			m.Selector = src.Selector.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Selector != nil || src.Selector != nil {
-			if m.Selector == nil {
-				m.Selector = new(Selector)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Selector.Equal(src.Selector) {
+					m.Selector = src.Selector.Clone()
+					n++
+				}
+			} else {
+				if m.Selector != nil || src.Selector != nil {
+					if m.Selector == nil {
+						m.Selector = new(Selector)
+						n++
+					}
+					n += m.Selector.copyInAt(src.Selector, fm, at+1, fm.Window(at+1))
+				}
 			}
-			n += m.Selector.copyInAt(src.Selector, fm, at+1)
 		}
 	}
 	return n
@@ -6187,34 +6279,45 @@ func (m *PeerFlavor) CopyInFields(src *PeerFlavor, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PeerFlavor being number at of fm's schema.
-func (m *PeerFlavor) copyInAt(src *PeerFlavor, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// PeerFlavor being number at of fm's schema and win the window of
+// the flags from there.
+func (m *PeerFlavor) copyInAt(src *PeerFlavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(PeerFlavor)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Flavor.Equal(src.Flavor) {
+					m.Flavor = src.Flavor.Clone()
+					n++
+				}
+			} else {
+				if m.Flavor != nil || src.Flavor != nil {
+					if m.Flavor == nil {
+						m.Flavor = new(Flavor)
+						n++
+					}
+					n += m.Flavor.copyInAt(src.Flavor, fm, at+1, fm.Window(at+1))
+				}
 			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+153) && m.Address != src.Address {
-		m.Address = src.Address
-		n++
+	cw2 := fm.Window(at + 128)
+	for x := cw2.Cover & 0x2000000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 25:
+			if m.Address != src.Address {
+				m.Address = src.Address
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -6235,39 +6338,46 @@ func (m *ListPeerFlavorsResponse) CopyInFields(src *ListPeerFlavorsResponse, fm 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListPeerFlavorsResponse being number at of fm's schema.
-func (m *ListPeerFlavorsResponse) copyInAt(src *ListPeerFlavorsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// ListPeerFlavorsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListPeerFlavorsResponse) copyInAt(src *ListPeerFlavorsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(ListPeerFlavorsResponse)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*PeerFlavor).Equal, (*PeerFlavor).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*PeerFlavor).Equal) {
-			if len(src.Flavors) == 0 {
-				m.Flavors = nil
-			} else {
-				m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*PeerFlavor).Clone)
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*PeerFlavor).Equal, (*PeerFlavor).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*PeerFlavor).Equal) {
+				if len(src.Flavors) == 0 {
+					m.Flavors = nil
+				} else {
+					m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*PeerFlavor).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
-	if fm.HasOrHasChildAt(at + 155) {
-		if a := fm.ListActionAt(at + 155); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.PeerResults, src.PeerResults, (*PeerResult).Equal, (*PeerResult).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.PeerResults, src.PeerResults, (*PeerResult).Equal) {
-			if len(src.PeerResults) == 0 {
-				m.PeerResults = nil
-			} else {
-				m.PeerResults = fieldmap.CloneListFunc(src.PeerResults, (*PeerResult).Clone)
+	cw2 := fm.Window(at + 128)
+	for x := cw2.Cover&0x8000000 | cw2.Below&0x8000000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 27:
+			if a := fm.ListActionAt(at + 155); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.PeerResults, src.PeerResults, (*PeerResult).Equal, (*PeerResult).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.PeerResults, src.PeerResults, (*PeerResult).Equal) {
+				if len(src.PeerResults) == 0 {
+					m.PeerResults = nil
+				} else {
+					m.PeerResults = fieldmap.CloneListFunc(src.PeerResults, (*PeerResult).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -6289,32 +6399,37 @@ func (m *CreateServiceBlueprintRequest) CopyInFields(src *CreateServiceBlueprint
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateServiceBlueprintRequest being number at of fm's schema.
-func (m *CreateServiceBlueprintRequest) copyInAt(src *CreateServiceBlueprintRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateServiceBlueprintRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateServiceBlueprintRequest) copyInAt(src *CreateServiceBlueprintRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateServiceBlueprintRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Blueprint.Equal(src.Blueprint) {
-			m.Blueprint = src.Blueprint.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Blueprint != nil || src.Blueprint != nil {
-			if m.Blueprint == nil {
-				m.Blueprint = new(ServiceBlueprint)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Blueprint.Equal(src.Blueprint) {
+					m.Blueprint = src.Blueprint.Clone()
+					n++
+				}
+			} else {
+				if m.Blueprint != nil || src.Blueprint != nil {
+					if m.Blueprint == nil {
+						m.Blueprint = new(ServiceBlueprint)
+						n++
+					}
+					n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1)
 		}
 	}
 	return n
@@ -6336,32 +6451,37 @@ func (m *CreateServiceBlueprintResponse) CopyInFields(src *CreateServiceBlueprin
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateServiceBlueprintResponse being number at of fm's schema.
-func (m *CreateServiceBlueprintResponse) copyInAt(src *CreateServiceBlueprintResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CreateServiceBlueprintResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *CreateServiceBlueprintResponse) copyInAt(src *CreateServiceBlueprintResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(CreateServiceBlueprintResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Blueprint.Equal(src.Blueprint) {
-			m.Blueprint = src.Blueprint.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Blueprint != nil || src.Blueprint != nil {
-			if m.Blueprint == nil {
-				m.Blueprint = new(ServiceBlueprint)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Blueprint.Equal(src.Blueprint) {
+					m.Blueprint = src.Blueprint.Clone()
+					n++
+				}
+			} else {
+				if m.Blueprint != nil || src.Blueprint != nil {
+					if m.Blueprint == nil {
+						m.Blueprint = new(ServiceBlueprint)
+						n++
+					}
+					n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1)
 		}
 	}
 	return n
@@ -6383,23 +6503,28 @@ func (m *GetServiceBlueprintRequest) CopyInFields(src *GetServiceBlueprintReques
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetServiceBlueprintRequest being number at of fm's schema.
-func (m *GetServiceBlueprintRequest) copyInAt(src *GetServiceBlueprintRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// GetServiceBlueprintRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GetServiceBlueprintRequest) copyInAt(src *GetServiceBlueprintRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(GetServiceBlueprintRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -6420,32 +6545,37 @@ func (m *GetServiceBlueprintResponse) CopyInFields(src *GetServiceBlueprintRespo
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetServiceBlueprintResponse being number at of fm's schema.
-func (m *GetServiceBlueprintResponse) copyInAt(src *GetServiceBlueprintResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// GetServiceBlueprintResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GetServiceBlueprintResponse) copyInAt(src *GetServiceBlueprintResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(GetServiceBlueprintResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Blueprint.Equal(src.Blueprint) {
-			m.Blueprint = src.Blueprint.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Blueprint != nil || src.Blueprint != nil {
-			if m.Blueprint == nil {
-				m.Blueprint = new(ServiceBlueprint)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Blueprint.Equal(src.Blueprint) {
+					m.Blueprint = src.Blueprint.Clone()
+					n++
+				}
+			} else {
+				if m.Blueprint != nil || src.Blueprint != nil {
+					if m.Blueprint == nil {
+						m.Blueprint = new(ServiceBlueprint)
+						n++
+					}
+					n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1)
 		}
 	}
 	return n
@@ -6467,12 +6597,13 @@ func (m *ListServiceBlueprintsRequest) CopyInFields(src *ListServiceBlueprintsRe
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListServiceBlueprintsRequest being number at of fm's schema.
-func (m *ListServiceBlueprintsRequest) copyInAt(src *ListServiceBlueprintsRequest, fm *fieldmap.FieldMap, at int) int {
+// ListServiceBlueprintsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListServiceBlueprintsRequest) copyInAt(src *ListServiceBlueprintsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -6492,30 +6623,33 @@ func (m *ListServiceBlueprintsResponse) CopyInFields(src *ListServiceBlueprintsR
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListServiceBlueprintsResponse being number at of fm's schema.
-func (m *ListServiceBlueprintsResponse) copyInAt(src *ListServiceBlueprintsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ListServiceBlueprintsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListServiceBlueprintsResponse) copyInAt(src *ListServiceBlueprintsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ListServiceBlueprintsResponse)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Blueprints, src.Blueprints, (*ServiceBlueprint).Equal, (*ServiceBlueprint).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Blueprints, src.Blueprints, (*ServiceBlueprint).Equal) {
-			if len(src.Blueprints) == 0 {
-				m.Blueprints = nil
-			} else {
-				m.Blueprints = fieldmap.CloneListFunc(src.Blueprints, (*ServiceBlueprint).Clone)
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Blueprints, src.Blueprints, (*ServiceBlueprint).Equal, (*ServiceBlueprint).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Blueprints, src.Blueprints, (*ServiceBlueprint).Equal) {
+				if len(src.Blueprints) == 0 {
+					m.Blueprints = nil
+				} else {
+					m.Blueprints = fieldmap.CloneListFunc(src.Blueprints, (*ServiceBlueprint).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -6537,23 +6671,28 @@ func (m *DeleteServiceBlueprintRequest) CopyInFields(src *DeleteServiceBlueprint
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteServiceBlueprintRequest being number at of fm's schema.
-func (m *DeleteServiceBlueprintRequest) copyInAt(src *DeleteServiceBlueprintRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// DeleteServiceBlueprintRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteServiceBlueprintRequest) copyInAt(src *DeleteServiceBlueprintRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(DeleteServiceBlueprintRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -6574,12 +6713,13 @@ func (m *DeleteServiceBlueprintResponse) CopyInFields(src *DeleteServiceBlueprin
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteServiceBlueprintResponse being number at of fm's schema.
-func (m *DeleteServiceBlueprintResponse) copyInAt(src *DeleteServiceBlueprintResponse, fm *fieldmap.FieldMap, at int) int {
+// DeleteServiceBlueprintResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *DeleteServiceBlueprintResponse) copyInAt(src *DeleteServiceBlueprintResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -6599,27 +6739,33 @@ func (m *GetContractRequest) CopyInFields(src *GetContractRequest, fm *fieldmap.
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetContractRequest being number at of fm's schema.
-func (m *GetContractRequest) copyInAt(src *GetContractRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// GetContractRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GetContractRequest) copyInAt(src *GetContractRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(GetContractRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Role != src.Role {
-		m.Role = src.Role
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
+				n++
+			}
+		case 1:
+			if m.Role != src.Role {
+				m.Role = src.Role
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -6640,34 +6786,45 @@ func (m *GetContractResponse) CopyInFields(src *GetContractResponse, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetContractResponse being number at of fm's schema.
-func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// GetContractResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(GetContractResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Contract.Equal(src.Contract) {
-			m.Contract = src.Contract.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Contract != nil || src.Contract != nil {
-			if m.Contract == nil {
-				m.Contract = new(Contract)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Contract.Equal(src.Contract) {
+					m.Contract = src.Contract.Clone()
+					n++
+				}
+			} else {
+				if m.Contract != nil || src.Contract != nil {
+					if m.Contract == nil {
+						m.Contract = new(Contract)
+						n++
+					}
+					n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
+				}
 			}
-			n += m.Contract.copyInAt(src.Contract, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+215) && m.Role != src.Role {
-		m.Role = src.Role
-		n++
+	cw3 := fm.Window(at + 192)
+	for x := cw3.Cover & 0x800000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 23:
+			if m.Role != src.Role {
+				m.Role = src.Role
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -6688,23 +6845,28 @@ func (m *ListContractsRequest) CopyInFields(src *ListContractsRequest, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListContractsRequest being number at of fm's schema.
-func (m *ListContractsRequest) copyInAt(src *ListContractsRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ListContractsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListContractsRequest) copyInAt(src *ListContractsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ListContractsRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Role != src.Role {
-		m.Role = src.Role
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Role != src.Role {
+				m.Role = src.Role
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -6725,34 +6887,45 @@ func (m *ContractEntry) CopyInFields(src *ContractEntry, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ContractEntry being number at of fm's schema.
-func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// ContractEntry being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(ContractEntry)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Contract.Equal(src.Contract) {
-			m.Contract = src.Contract.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Contract != nil || src.Contract != nil {
-			if m.Contract == nil {
-				m.Contract = new(Contract)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Contract.Equal(src.Contract) {
+					m.Contract = src.Contract.Clone()
+					n++
+				}
+			} else {
+				if m.Contract != nil || src.Contract != nil {
+					if m.Contract == nil {
+						m.Contract = new(Contract)
+						n++
+					}
+					n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
+				}
 			}
-			n += m.Contract.copyInAt(src.Contract, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+215) && m.Role != src.Role {
-		m.Role = src.Role
-		n++
+	cw3 := fm.Window(at + 192)
+	for x := cw3.Cover & 0x800000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 23:
+			if m.Role != src.Role {
+				m.Role = src.Role
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -6773,27 +6946,33 @@ func (m *ListContractsResponse) CopyInFields(src *ListContractsResponse, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListContractsResponse being number at of fm's schema.
-func (m *ListContractsResponse) copyInAt(src *ListContractsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// ListContractsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListContractsResponse) copyInAt(src *ListContractsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ListContractsResponse)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Contracts, src.Contracts, (*ContractEntry).Equal, (*ContractEntry).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Contracts, src.Contracts, (*ContractEntry).Equal) {
-			if len(src.Contracts) == 0 {
-				m.Contracts = nil
-			} else {
-				m.Contracts = fieldmap.CloneListFunc(src.Contracts, (*ContractEntry).Clone)
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Contracts, src.Contracts, (*ContractEntry).Equal, (*ContractEntry).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Contracts, src.Contracts, (*ContractEntry).Equal) {
+				if len(src.Contracts) == 0 {
+					m.Contracts = nil
+				} else {
+					m.Contracts = fieldmap.CloneListFunc(src.Contracts, (*ContractEntry).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -6815,23 +6994,28 @@ func (m *GetAllocationRequest) CopyInFields(src *GetAllocationRequest, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetAllocationRequest being number at of fm's schema.
-func (m *GetAllocationRequest) copyInAt(src *GetAllocationRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// GetAllocationRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GetAllocationRequest) copyInAt(src *GetAllocationRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(GetAllocationRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -6852,32 +7036,37 @@ func (m *GetAllocationResponse) CopyInFields(src *GetAllocationResponse, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetAllocationResponse being number at of fm's schema.
-func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// GetAllocationResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(GetAllocationResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Allocation.Equal(src.Allocation) {
-			m.Allocation = src.Allocation.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Allocation != nil || src.Allocation != nil {
-			if m.Allocation == nil {
-				m.Allocation = new(Allocation)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Allocation.Equal(src.Allocation) {
+					m.Allocation = src.Allocation.Clone()
+					n++
+				}
+			} else {
+				if m.Allocation != nil || src.Allocation != nil {
+					if m.Allocation == nil {
+						m.Allocation = new(Allocation)
+						n++
+					}
+					n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Allocation.copyInAt(src.Allocation, fm, at+1)
 		}
 	}
 	return n
@@ -6899,12 +7088,13 @@ func (m *ListAllocationsRequest) CopyInFields(src *ListAllocationsRequest, fm *f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListAllocationsRequest being number at of fm's schema.
-func (m *ListAllocationsRequest) copyInAt(src *ListAllocationsRequest, fm *fieldmap.FieldMap, at int) int {
+// ListAllocationsRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListAllocationsRequest) copyInAt(src *ListAllocationsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -6924,30 +7114,33 @@ func (m *ListAllocationsResponse) CopyInFields(src *ListAllocationsResponse, fm 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListAllocationsResponse being number at of fm's schema.
-func (m *ListAllocationsResponse) copyInAt(src *ListAllocationsResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ListAllocationsResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListAllocationsResponse) copyInAt(src *ListAllocationsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ListAllocationsResponse)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Allocations, src.Allocations, (*Allocation).Equal, (*Allocation).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Allocations, src.Allocations, (*Allocation).Equal) {
-			if len(src.Allocations) == 0 {
-				m.Allocations = nil
-			} else {
-				m.Allocations = fieldmap.CloneListFunc(src.Allocations, (*Allocation).Clone)
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Allocations, src.Allocations, (*Allocation).Equal, (*Allocation).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Allocations, src.Allocations, (*Allocation).Equal) {
+				if len(src.Allocations) == 0 {
+					m.Allocations = nil
+				} else {
+					m.Allocations = fieldmap.CloneListFunc(src.Allocations, (*Allocation).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -6969,12 +7162,13 @@ func (m *GetNodeRequest) CopyInFields(src *GetNodeRequest, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetNodeRequest being number at of fm's schema.
-func (m *GetNodeRequest) copyInAt(src *GetNodeRequest, fm *fieldmap.FieldMap, at int) int {
+// GetNodeRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GetNodeRequest) copyInAt(src *GetNodeRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -6994,37 +7188,43 @@ func (m *GetNodeResponse) CopyInFields(src *GetNodeResponse, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetNodeResponse being number at of fm's schema.
-func (m *GetNodeResponse) copyInAt(src *GetNodeResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// GetNodeResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GetNodeResponse) copyInAt(src *GetNodeResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x101|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(GetNodeResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Node.Equal(src.Node) {
-			m.Node = src.Node.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Node != nil || src.Node != nil {
-			if m.Node == nil {
-				m.Node = new(NodeIdentity)
+	for x := win.Cover&0x101 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Node.Equal(src.Node) {
+					m.Node = src.Node.Clone()
+					n++
+				}
+			} else {
+				if m.Node != nil || src.Node != nil {
+					if m.Node == nil {
+						m.Node = new(NodeIdentity)
+						n++
+					}
+					n += m.Node.copyInAt(src.Node, fm, at+1, win.Shift(1))
+				}
+			}
+		case 8:
+			if m.InsecureRear != src.InsecureRear {
+				m.InsecureRear = src.InsecureRear
 				n++
 			}
-			n += m.Node.copyInAt(src.Node, fm, at+1)
 		}
-	}
-	if cw&(1<<8) != 0 && m.InsecureRear != src.InsecureRear {
-		m.InsecureRear = src.InsecureRear
-		n++
 	}
 	return n
 }
@@ -7045,12 +7245,13 @@ func (m *ListPeersRequest) CopyInFields(src *ListPeersRequest, fm *fieldmap.Fiel
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListPeersRequest being number at of fm's schema.
-func (m *ListPeersRequest) copyInAt(src *ListPeersRequest, fm *fieldmap.FieldMap, at int) int {
+// ListPeersRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListPeersRequest) copyInAt(src *ListPeersRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -7070,27 +7271,33 @@ func (m *Peer) CopyInFields(src *Peer, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Peer being number at of fm's schema.
-func (m *Peer) copyInAt(src *Peer, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Peer being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Peer) copyInAt(src *Peer, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Peer)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Address != src.Address {
-		m.Address = src.Address
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Static != src.Static {
-		m.Static = src.Static
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Address != src.Address {
+				m.Address = src.Address
+				n++
+			}
+		case 1:
+			if m.Static != src.Static {
+				m.Static = src.Static
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -7111,30 +7318,33 @@ func (m *ListPeersResponse) CopyInFields(src *ListPeersResponse, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListPeersResponse being number at of fm's schema.
-func (m *ListPeersResponse) copyInAt(src *ListPeersResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ListPeersResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ListPeersResponse) copyInAt(src *ListPeersResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ListPeersResponse)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Peers, src.Peers, (*Peer).Equal, (*Peer).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Peers, src.Peers, (*Peer).Equal) {
-			if len(src.Peers) == 0 {
-				m.Peers = nil
-			} else {
-				m.Peers = fieldmap.CloneListFunc(src.Peers, (*Peer).Clone)
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Peers, src.Peers, (*Peer).Equal, (*Peer).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Peers, src.Peers, (*Peer).Equal) {
+				if len(src.Peers) == 0 {
+					m.Peers = nil
+				} else {
+					m.Peers = fieldmap.CloneListFunc(src.Peers, (*Peer).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -7156,23 +7366,28 @@ func (m *AddPeerRequest) CopyInFields(src *AddPeerRequest, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AddPeerRequest being number at of fm's schema.
-func (m *AddPeerRequest) copyInAt(src *AddPeerRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AddPeerRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *AddPeerRequest) copyInAt(src *AddPeerRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(AddPeerRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Address != src.Address {
-		m.Address = src.Address
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Address != src.Address {
+				m.Address = src.Address
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -7193,12 +7408,13 @@ func (m *AddPeerResponse) CopyInFields(src *AddPeerResponse, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AddPeerResponse being number at of fm's schema.
-func (m *AddPeerResponse) copyInAt(src *AddPeerResponse, fm *fieldmap.FieldMap, at int) int {
+// AddPeerResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *AddPeerResponse) copyInAt(src *AddPeerResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 

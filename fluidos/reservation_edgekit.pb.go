@@ -8,12 +8,13 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of ReservationStatus: dot-joined field numbers from ReservationStatus.
 const (
@@ -48,7 +49,7 @@ func (*ReservationStatus) FieldSchema() *fieldmap.Schema { return _ReservationSt
 // NewReservationStatusFieldMap returns a FieldMap of ReservationStatus holding flags; the
 // error names the first flag ReservationStatus does not have.
 func NewReservationStatusFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ReservationStatus_fieldSchema.New(flags...)
+	return _ReservationStatus_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Reservation: dot-joined field numbers from Reservation.
@@ -182,7 +183,7 @@ func (*Reservation) FieldSchema() *fieldmap.Schema { return _Reservation_fieldSc
 // NewReservationFieldMap returns a FieldMap of Reservation holding flags; the
 // error names the first flag Reservation does not have.
 func NewReservationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Reservation_fieldSchema.New(flags...)
+	return _Reservation_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Transaction: dot-joined field numbers from Transaction.
@@ -250,7 +251,7 @@ func (*Transaction) FieldSchema() *fieldmap.Schema { return _Transaction_fieldSc
 // NewTransactionFieldMap returns a FieldMap of Transaction holding flags; the
 // error names the first flag Transaction does not have.
 func NewTransactionFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Transaction_fieldSchema.New(flags...)
+	return _Transaction_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ReserveRequest: dot-joined field numbers from ReserveRequest.
@@ -306,7 +307,7 @@ func (*ReserveRequest) FieldSchema() *fieldmap.Schema { return _ReserveRequest_f
 // NewReserveRequestFieldMap returns a FieldMap of ReserveRequest holding flags; the
 // error names the first flag ReserveRequest does not have.
 func NewReserveRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ReserveRequest_fieldSchema.New(flags...)
+	return _ReserveRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of PurchaseRequest: dot-joined field numbers from PurchaseRequest.
@@ -346,7 +347,7 @@ func (*PurchaseRequest) FieldSchema() *fieldmap.Schema { return _PurchaseRequest
 // NewPurchaseRequestFieldMap returns a FieldMap of PurchaseRequest holding flags; the
 // error names the first flag PurchaseRequest does not have.
 func NewPurchaseRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _PurchaseRequest_fieldSchema.New(flags...)
+	return _PurchaseRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of PeeringCredentials: dot-joined field numbers from PeeringCredentials.
@@ -367,7 +368,7 @@ func (*PeeringCredentials) FieldSchema() *fieldmap.Schema { return _PeeringCrede
 // NewPeeringCredentialsFieldMap returns a FieldMap of PeeringCredentials holding flags; the
 // error names the first flag PeeringCredentials does not have.
 func NewPeeringCredentialsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _PeeringCredentials_fieldSchema.New(flags...)
+	return _PeeringCredentials_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -700,47 +701,58 @@ func (m *ReservationStatus) CopyInFields(src *ReservationStatus, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ReservationStatus being number at of fm's schema.
-func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ReservationStatus being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ReservationStatus)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Phase != src.Phase {
-		m.Phase = src.Phase
-		n++
-	}
-	if cw&(1<<1) != 0 && m.ReservePhase != src.ReservePhase {
-		m.ReservePhase = src.ReservePhase
-		n++
-	}
-	if cw&(1<<2) != 0 && m.PurchasePhase != src.PurchasePhase {
-		m.PurchasePhase = src.PurchasePhase
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Message != src.Message {
-		m.Message = src.Message
-		n++
-	}
-	if cw&(1<<4) != 0 && m.TransactionId != src.TransactionId {
-		m.TransactionId = src.TransactionId
-		n++
-	}
-	if cw&(1<<5) != 0 && m.ContractId != src.ContractId {
-		m.ContractId = src.ContractId
-		n++
-	}
-	if cw&(1<<6) != 0 && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
-		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
-		n++
+	for x := win.Cover & 0x7f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Phase != src.Phase {
+				m.Phase = src.Phase
+				n++
+			}
+		case 1:
+			if m.ReservePhase != src.ReservePhase {
+				m.ReservePhase = src.ReservePhase
+				n++
+			}
+		case 2:
+			if m.PurchasePhase != src.PurchasePhase {
+				m.PurchasePhase = src.PurchasePhase
+				n++
+			}
+		case 3:
+			if m.Message != src.Message {
+				m.Message = src.Message
+				n++
+			}
+		case 4:
+			if m.TransactionId != src.TransactionId {
+				m.TransactionId = src.TransactionId
+				n++
+			}
+		case 5:
+			if m.ContractId != src.ContractId {
+				m.ContractId = src.ContractId
+				n++
+			}
+		case 6:
+			if !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
+				m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -761,94 +773,107 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Reservation being number at of fm's schema.
-func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Reservation being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xe00000c0407|win.Below&0x80000080404 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Reservation)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<1) != 0 && m.SolverId != src.SolverId {
-		m.SolverId = src.SolverId
-		n++
-	}
-	if cw&(1<<2) != 0 {
-		if !m.Buyer.Equal(src.Buyer) {
-			m.Buyer = src.Buyer.Clone()
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		if m.Buyer != nil || src.Buyer != nil {
-			if m.Buyer == nil {
-				m.Buyer = new(NodeIdentity)
+	for x := win.Cover&0xe00000c0407 | win.Below&0x80000080404; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
 				n++
 			}
-			n += m.Buyer.copyInAt(src.Buyer, fm, at+3)
-		}
-	}
-	if cw&(1<<10) != 0 {
-		if !m.Seller.Equal(src.Seller) {
-			m.Seller = src.Seller.Clone()
-			n++
-		}
-	} else if bw&(1<<10) != 0 {
-		if m.Seller != nil || src.Seller != nil {
-			if m.Seller == nil {
-				m.Seller = new(NodeIdentity)
+		case 1:
+			if m.SolverId != src.SolverId {
+				m.SolverId = src.SolverId
 				n++
 			}
-			n += m.Seller.copyInAt(src.Seller, fm, at+11)
-		}
-	}
-	if cw&(1<<18) != 0 && m.PeeringCandidateId != src.PeeringCandidateId {
-		m.PeeringCandidateId = src.PeeringCandidateId
-		n++
-	}
-	if cw&(1<<19) != 0 {
-		if !m.Configuration.Equal(src.Configuration) {
-			m.Configuration = src.Configuration.Clone()
-			n++
-		}
-	} else if bw&(1<<19) != 0 {
-		if m.Configuration != nil || src.Configuration != nil {
-			if m.Configuration == nil {
-				m.Configuration = new(Configuration)
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if !m.Buyer.Equal(src.Buyer) {
+					m.Buyer = src.Buyer.Clone()
+					n++
+				}
+			} else {
+				if m.Buyer != nil || src.Buyer != nil {
+					if m.Buyer == nil {
+						m.Buyer = new(NodeIdentity)
+						n++
+					}
+					n += m.Buyer.copyInAt(src.Buyer, fm, at+3, win.Shift(3))
+				}
+			}
+		case 10:
+			if win.Cover&(1<<10) != 0 {
+				if !m.Seller.Equal(src.Seller) {
+					m.Seller = src.Seller.Clone()
+					n++
+				}
+			} else {
+				if m.Seller != nil || src.Seller != nil {
+					if m.Seller == nil {
+						m.Seller = new(NodeIdentity)
+						n++
+					}
+					n += m.Seller.copyInAt(src.Seller, fm, at+11, win.Shift(11))
+				}
+			}
+		case 18:
+			if m.PeeringCandidateId != src.PeeringCandidateId {
+				m.PeeringCandidateId = src.PeeringCandidateId
 				n++
 			}
-			n += m.Configuration.copyInAt(src.Configuration, fm, at+20)
-		}
-	}
-	if cw&(1<<41) != 0 && m.Reserve != src.Reserve {
-		m.Reserve = src.Reserve
-		n++
-	}
-	if cw&(1<<42) != 0 && m.Purchase != src.Purchase {
-		m.Purchase = src.Purchase
-		n++
-	}
-	if cw&(1<<43) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status = src.Status.Clone()
-			n++
-		}
-	} else if bw&(1<<43) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(ReservationStatus)
+		case 19:
+			if win.Cover&(1<<19) != 0 {
+				if !m.Configuration.Equal(src.Configuration) {
+					m.Configuration = src.Configuration.Clone()
+					n++
+				}
+			} else {
+				if m.Configuration != nil || src.Configuration != nil {
+					if m.Configuration == nil {
+						m.Configuration = new(Configuration)
+						n++
+					}
+					n += m.Configuration.copyInAt(src.Configuration, fm, at+20, win.Shift(20))
+				}
+			}
+		case 41:
+			if m.Reserve != src.Reserve {
+				m.Reserve = src.Reserve
 				n++
 			}
-			n += m.Status.copyInAt(src.Status, fm, at+44)
+		case 42:
+			if m.Purchase != src.Purchase {
+				m.Purchase = src.Purchase
+				n++
+			}
+		case 43:
+			if win.Cover&(1<<43) != 0 {
+				if !m.Status.Equal(src.Status) {
+					m.Status = src.Status.Clone()
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(ReservationStatus)
+						n++
+					}
+					n += m.Status.copyInAt(src.Status, fm, at+44, win.Shift(44))
+				}
+			}
 		}
 	}
 	return n
@@ -870,75 +895,88 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Transaction being number at of fm's schema.
-func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Transaction being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f00000407|win.Below&0x404 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Transaction)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<1) != 0 && m.FlavorId != src.FlavorId {
-		m.FlavorId = src.FlavorId
-		n++
-	}
-	if cw&(1<<2) != 0 {
-		if !m.Buyer.Equal(src.Buyer) {
-			m.Buyer = src.Buyer.Clone()
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		if m.Buyer != nil || src.Buyer != nil {
-			if m.Buyer == nil {
-				m.Buyer = new(NodeIdentity)
+	for x := win.Cover&0x1f00000407 | win.Below&0x404; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
 				n++
 			}
-			n += m.Buyer.copyInAt(src.Buyer, fm, at+3)
-		}
-	}
-	if cw&(1<<10) != 0 {
-		if !m.Configuration.Equal(src.Configuration) {
-			m.Configuration = src.Configuration.Clone()
-			n++
-		}
-	} else if bw&(1<<10) != 0 {
-		if m.Configuration != nil || src.Configuration != nil {
-			if m.Configuration == nil {
-				m.Configuration = new(Configuration)
+		case 1:
+			if m.FlavorId != src.FlavorId {
+				m.FlavorId = src.FlavorId
 				n++
 			}
-			n += m.Configuration.copyInAt(src.Configuration, fm, at+11)
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if !m.Buyer.Equal(src.Buyer) {
+					m.Buyer = src.Buyer.Clone()
+					n++
+				}
+			} else {
+				if m.Buyer != nil || src.Buyer != nil {
+					if m.Buyer == nil {
+						m.Buyer = new(NodeIdentity)
+						n++
+					}
+					n += m.Buyer.copyInAt(src.Buyer, fm, at+3, win.Shift(3))
+				}
+			}
+		case 10:
+			if win.Cover&(1<<10) != 0 {
+				if !m.Configuration.Equal(src.Configuration) {
+					m.Configuration = src.Configuration.Clone()
+					n++
+				}
+			} else {
+				if m.Configuration != nil || src.Configuration != nil {
+					if m.Configuration == nil {
+						m.Configuration = new(Configuration)
+						n++
+					}
+					n += m.Configuration.copyInAt(src.Configuration, fm, at+11, win.Shift(11))
+				}
+			}
+		case 32:
+			if !fieldmap.Equal(m.StartTime, src.StartTime) {
+				m.StartTime = fieldmap.Clone(src.StartTime)
+				n++
+			}
+		case 33:
+			if !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
+				n++
+			}
+		case 34:
+			if m.BuyerClusterId != src.BuyerClusterId {
+				m.BuyerClusterId = src.BuyerClusterId
+				n++
+			}
+		case 35:
+			if m.State != src.State {
+				m.State = src.State
+				n++
+			}
+		case 36:
+			if m.ContractId != src.ContractId {
+				m.ContractId = src.ContractId
+				n++
+			}
 		}
-	}
-	if cw&(1<<32) != 0 && !fieldmap.Equal(m.StartTime, src.StartTime) {
-		m.StartTime = fieldmap.Clone(src.StartTime)
-		n++
-	}
-	if cw&(1<<33) != 0 && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
-		m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
-		n++
-	}
-	if cw&(1<<34) != 0 && m.BuyerClusterId != src.BuyerClusterId {
-		m.BuyerClusterId = src.BuyerClusterId
-		n++
-	}
-	if cw&(1<<35) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if cw&(1<<36) != 0 && m.ContractId != src.ContractId {
-		m.ContractId = src.ContractId
-		n++
 	}
 	return n
 }
@@ -959,50 +997,57 @@ func (m *ReserveRequest) CopyInFields(src *ReserveRequest, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ReserveRequest being number at of fm's schema.
-func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ReserveRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x203|win.Below&0x202 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ReserveRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.FlavorId != src.FlavorId {
-		m.FlavorId = src.FlavorId
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Buyer.Equal(src.Buyer) {
-			m.Buyer = src.Buyer.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Buyer != nil || src.Buyer != nil {
-			if m.Buyer == nil {
-				m.Buyer = new(NodeIdentity)
+	for x := win.Cover&0x203 | win.Below&0x202; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.FlavorId != src.FlavorId {
+				m.FlavorId = src.FlavorId
 				n++
 			}
-			n += m.Buyer.copyInAt(src.Buyer, fm, at+2)
-		}
-	}
-	if cw&(1<<9) != 0 {
-		if !m.Configuration.Equal(src.Configuration) {
-			m.Configuration = src.Configuration.Clone()
-			n++
-		}
-	} else if bw&(1<<9) != 0 {
-		if m.Configuration != nil || src.Configuration != nil {
-			if m.Configuration == nil {
-				m.Configuration = new(Configuration)
-				n++
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Buyer.Equal(src.Buyer) {
+					m.Buyer = src.Buyer.Clone()
+					n++
+				}
+			} else {
+				if m.Buyer != nil || src.Buyer != nil {
+					if m.Buyer == nil {
+						m.Buyer = new(NodeIdentity)
+						n++
+					}
+					n += m.Buyer.copyInAt(src.Buyer, fm, at+2, win.Shift(2))
+				}
 			}
-			n += m.Configuration.copyInAt(src.Configuration, fm, at+10)
+		case 9:
+			if win.Cover&(1<<9) != 0 {
+				if !m.Configuration.Equal(src.Configuration) {
+					m.Configuration = src.Configuration.Clone()
+					n++
+				}
+			} else {
+				if m.Configuration != nil || src.Configuration != nil {
+					if m.Configuration == nil {
+						m.Configuration = new(Configuration)
+						n++
+					}
+					n += m.Configuration.copyInAt(src.Configuration, fm, at+10, win.Shift(10))
+				}
+			}
 		}
 	}
 	return n
@@ -1024,69 +1069,81 @@ func (m *PurchaseRequest) CopyInFields(src *PurchaseRequest, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PurchaseRequest being number at of fm's schema.
-func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// PurchaseRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x9|win.Below&0x9 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(PurchaseRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.BuyerCredentials.Equal(src.BuyerCredentials) {
-			m.BuyerCredentials = src.BuyerCredentials.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.BuyerCredentials != nil || src.BuyerCredentials != nil {
-			if m.BuyerCredentials == nil {
-				m.BuyerCredentials = new(PeeringCredentials)
-				n++
+	for x := win.Cover&0x9 | win.Below&0x9; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.BuyerCredentials.Equal(src.BuyerCredentials) {
+					m.BuyerCredentials = src.BuyerCredentials.Clone()
+					n++
+				}
+			} else {
+				if m.BuyerCredentials != nil || src.BuyerCredentials != nil {
+					if m.BuyerCredentials == nil {
+						m.BuyerCredentials = new(PeeringCredentials)
+						n++
+					}
+					n += m.BuyerCredentials.copyInAt(src.BuyerCredentials, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.BuyerCredentials.copyInAt(src.BuyerCredentials, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
-			m.IngressTelemetryEndpoint = src.IngressTelemetryEndpoint.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
-			if m.IngressTelemetryEndpoint == nil {
-				m.IngressTelemetryEndpoint = new(TelemetryEndpoint)
-				n++
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
+					m.IngressTelemetryEndpoint = src.IngressTelemetryEndpoint.Clone()
+					n++
+				}
+			} else {
+				if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
+					if m.IngressTelemetryEndpoint == nil {
+						m.IngressTelemetryEndpoint = new(TelemetryEndpoint)
+						n++
+					}
+					n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+4, win.Shift(4))
+				}
 			}
-			n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+4)
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PeeringCredentials being number at of fm's schema.
-func (m *PeeringCredentials) copyInAt(src *PeeringCredentials, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// PeeringCredentials being number at of fm's schema and win the window of
+// the flags from there.
+func (m *PeeringCredentials) copyInAt(src *PeeringCredentials, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(PeeringCredentials)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.ClusterId != src.ClusterId {
-		m.ClusterId = src.ClusterId
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig = src.Kubeconfig
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.ClusterId != src.ClusterId {
+				m.ClusterId = src.ClusterId
+				n++
+			}
+		case 1:
+			if m.Kubeconfig != src.Kubeconfig {
+				m.Kubeconfig = src.Kubeconfig
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -1107,7 +1164,7 @@ func (m *PeeringCredentials) CopyInFields(src *PeeringCredentials, fm *fieldmap.
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // DiffFields returns the flags of the fields where m and o differ under

@@ -8,12 +8,13 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of ResourceMatchSelector: dot-joined field numbers from ResourceMatchSelector.
 const (
@@ -38,7 +39,7 @@ func (*ResourceMatchSelector) FieldSchema() *fieldmap.Schema {
 // NewResourceMatchSelectorFieldMap returns a FieldMap of ResourceMatchSelector holding flags; the
 // error names the first flag ResourceMatchSelector does not have.
 func NewResourceMatchSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ResourceMatchSelector_fieldSchema.New(flags...)
+	return _ResourceMatchSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ResourceRangeSelector: dot-joined field numbers from ResourceRangeSelector.
@@ -66,7 +67,7 @@ func (*ResourceRangeSelector) FieldSchema() *fieldmap.Schema {
 // NewResourceRangeSelectorFieldMap returns a FieldMap of ResourceRangeSelector holding flags; the
 // error names the first flag ResourceRangeSelector does not have.
 func NewResourceRangeSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ResourceRangeSelector_fieldSchema.New(flags...)
+	return _ResourceRangeSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ResourceFilter: dot-joined field numbers from ResourceFilter.
@@ -95,7 +96,7 @@ func (*ResourceFilter) FieldSchema() *fieldmap.Schema { return _ResourceFilter_f
 // NewResourceFilterFieldMap returns a FieldMap of ResourceFilter holding flags; the
 // error names the first flag ResourceFilter does not have.
 func NewResourceFilterFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ResourceFilter_fieldSchema.New(flags...)
+	return _ResourceFilter_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of FloatRangeSelector: dot-joined field numbers from FloatRangeSelector.
@@ -121,7 +122,7 @@ func (*FloatRangeSelector) FieldSchema() *fieldmap.Schema { return _FloatRangeSe
 // NewFloatRangeSelectorFieldMap returns a FieldMap of FloatRangeSelector holding flags; the
 // error names the first flag FloatRangeSelector does not have.
 func NewFloatRangeSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _FloatRangeSelector_fieldSchema.New(flags...)
+	return _FloatRangeSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of StringFilter: dot-joined field numbers from StringFilter.
@@ -147,7 +148,7 @@ func (*StringFilter) FieldSchema() *fieldmap.Schema { return _StringFilter_field
 // NewStringFilterFieldMap returns a FieldMap of StringFilter holding flags; the
 // error names the first flag StringFilter does not have.
 func NewStringFilterFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _StringFilter_fieldSchema.New(flags...)
+	return _StringFilter_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of GPUSelector: dot-joined field numbers from GPUSelector.
@@ -187,7 +188,7 @@ func (*GPUSelector) FieldSchema() *fieldmap.Schema { return _GPUSelector_fieldSc
 // NewGPUSelectorFieldMap returns a FieldMap of GPUSelector holding flags; the
 // error names the first flag GPUSelector does not have.
 func NewGPUSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _GPUSelector_fieldSchema.New(flags...)
+	return _GPUSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of K8SliceSelector: dot-joined field numbers from K8SliceSelector.
@@ -258,7 +259,7 @@ func (*K8SliceSelector) FieldSchema() *fieldmap.Schema { return _K8SliceSelector
 // NewK8SliceSelectorFieldMap returns a FieldMap of K8SliceSelector holding flags; the
 // error names the first flag K8SliceSelector does not have.
 func NewK8SliceSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _K8SliceSelector_fieldSchema.New(flags...)
+	return _K8SliceSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ServiceSelector: dot-joined field numbers from ServiceSelector.
@@ -290,7 +291,7 @@ func (*ServiceSelector) FieldSchema() *fieldmap.Schema { return _ServiceSelector
 // NewServiceSelectorFieldMap returns a FieldMap of ServiceSelector holding flags; the
 // error names the first flag ServiceSelector does not have.
 func NewServiceSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ServiceSelector_fieldSchema.New(flags...)
+	return _ServiceSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of VMSelector: dot-joined field numbers from VMSelector.
@@ -362,7 +363,7 @@ func (*VMSelector) FieldSchema() *fieldmap.Schema { return _VMSelector_fieldSche
 // NewVMSelectorFieldMap returns a FieldMap of VMSelector holding flags; the
 // error names the first flag VMSelector does not have.
 func NewVMSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _VMSelector_fieldSchema.New(flags...)
+	return _VMSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of SensorSelector: dot-joined field numbers from SensorSelector.
@@ -400,7 +401,7 @@ func (*SensorSelector) FieldSchema() *fieldmap.Schema { return _SensorSelector_f
 // NewSensorSelectorFieldMap returns a FieldMap of SensorSelector holding flags; the
 // error names the first flag SensorSelector does not have.
 func NewSensorSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _SensorSelector_fieldSchema.New(flags...)
+	return _SensorSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Selector: dot-joined field numbers from Selector.
@@ -537,7 +538,7 @@ func (*Selector) FieldSchema() *fieldmap.Schema { return _Selector_fieldSchema }
 // NewSelectorFieldMap returns a FieldMap of Selector holding flags; the
 // error names the first flag Selector does not have.
 func NewSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Selector_fieldSchema.New(flags...)
+	return _Selector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -1197,23 +1198,28 @@ func (m *ResourceMatchSelector) CopyInFields(src *ResourceMatchSelector, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResourceMatchSelector being number at of fm's schema.
-func (m *ResourceMatchSelector) copyInAt(src *ResourceMatchSelector, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ResourceMatchSelector being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ResourceMatchSelector) copyInAt(src *ResourceMatchSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ResourceMatchSelector)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Value != src.Value {
+				m.Value = src.Value
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -1234,7 +1240,7 @@ func (m *ResourceRangeSelector) CopyInFields(src *ResourceRangeSelector, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _ResourceRangeSelector_ptrs holds the explicit-presence scalars CopyInFields sets in a ResourceRangeSelector.
@@ -1244,10 +1250,10 @@ type _ResourceRangeSelector_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResourceRangeSelector being number at of fm's schema.
-func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ResourceRangeSelector being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -1255,29 +1261,35 @@ func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldma
 	}
 	n := 0
 	var pb *_ResourceRangeSelector_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Min, src.Min) {
-		if src.Min == nil {
-			m.Min = nil
-		} else {
-			if pb == nil {
-				pb = new(_ResourceRangeSelector_ptrs)
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Min, src.Min) {
+				if src.Min == nil {
+					m.Min = nil
+				} else {
+					if pb == nil {
+						pb = new(_ResourceRangeSelector_ptrs)
+					}
+					pb.f1 = *src.Min
+					m.Min = &pb.f1
+				}
+				n++
 			}
-			pb.f1 = *src.Min
-			m.Min = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Max, src.Max) {
-		if src.Max == nil {
-			m.Max = nil
-		} else {
-			if pb == nil {
-				pb = new(_ResourceRangeSelector_ptrs)
+		case 1:
+			if !fieldmap.EqualPtr(m.Max, src.Max) {
+				if src.Max == nil {
+					m.Max = nil
+				} else {
+					if pb == nil {
+						pb = new(_ResourceRangeSelector_ptrs)
+					}
+					pb.f2 = *src.Max
+					m.Max = &pb.f2
+				}
+				n++
 			}
-			pb.f2 = *src.Max
-			m.Max = &pb.f2
 		}
-		n++
 	}
 	return n
 }
@@ -1298,80 +1310,86 @@ func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResourceFilter being number at of fm's schema.
-func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ResourceFilter being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x5|win.Below&0x5 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ResourceFilter)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if s1, ok := src.Filter.(*ResourceFilter_Match); ok && s1 != nil {
-			if d1, ok := m.Filter.(*ResourceFilter_Match); !ok || d1 == nil || !d1.Match.Equal(s1.Match) {
-				m.Filter = &ResourceFilter_Match{Match: s1.Match.Clone()}
-				n++
+	for x := win.Cover&0x5 | win.Below&0x5; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if s1, ok := src.Filter.(*ResourceFilter_Match); ok && s1 != nil {
+					if d1, ok := m.Filter.(*ResourceFilter_Match); !ok || d1 == nil || !d1.Match.Equal(s1.Match) {
+						m.Filter = &ResourceFilter_Match{Match: s1.Match.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Filter.(*ResourceFilter_Match); ok && d1 != nil {
+					m.Filter = nil
+					n++
+				}
+			} else {
+				var s1 *ResourceMatchSelector
+				sok := false
+				if w, ok := src.Filter.(*ResourceFilter_Match); ok && w != nil {
+					s1, sok = w.Match, true
+				}
+				var d1 *ResourceMatchSelector
+				if w, ok := m.Filter.(*ResourceFilter_Match); ok && w != nil {
+					if w.Match == nil {
+						w.Match = new(ResourceMatchSelector)
+					}
+					d1 = w.Match
+				} else if sok {
+					d1 = new(ResourceMatchSelector)
+					m.Filter = &ResourceFilter_Match{Match: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
+				}
 			}
-		} else if d1, ok := m.Filter.(*ResourceFilter_Match); ok && d1 != nil {
-			m.Filter = nil
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		var s1 *ResourceMatchSelector
-		sok := false
-		if w, ok := src.Filter.(*ResourceFilter_Match); ok && w != nil {
-			s1, sok = w.Match, true
-		}
-		var d1 *ResourceMatchSelector
-		if w, ok := m.Filter.(*ResourceFilter_Match); ok && w != nil {
-			if w.Match == nil {
-				w.Match = new(ResourceMatchSelector)
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if s1, ok := src.Filter.(*ResourceFilter_Range); ok && s1 != nil {
+					if d1, ok := m.Filter.(*ResourceFilter_Range); !ok || d1 == nil || !d1.Range.Equal(s1.Range) {
+						m.Filter = &ResourceFilter_Range{Range: s1.Range.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Filter.(*ResourceFilter_Range); ok && d1 != nil {
+					m.Filter = nil
+					n++
+				}
+			} else {
+				var s1 *ResourceRangeSelector
+				sok := false
+				if w, ok := src.Filter.(*ResourceFilter_Range); ok && w != nil {
+					s1, sok = w.Range, true
+				}
+				var d1 *ResourceRangeSelector
+				if w, ok := m.Filter.(*ResourceFilter_Range); ok && w != nil {
+					if w.Range == nil {
+						w.Range = new(ResourceRangeSelector)
+					}
+					d1 = w.Range
+				} else if sok {
+					d1 = new(ResourceRangeSelector)
+					m.Filter = &ResourceFilter_Range{Range: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+3, win.Shift(3))
+				}
 			}
-			d1 = w.Match
-		} else if sok {
-			d1 = new(ResourceMatchSelector)
-			m.Filter = &ResourceFilter_Match{Match: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+1)
-		}
-	}
-	if cw&(1<<2) != 0 {
-		if s1, ok := src.Filter.(*ResourceFilter_Range); ok && s1 != nil {
-			if d1, ok := m.Filter.(*ResourceFilter_Range); !ok || d1 == nil || !d1.Range.Equal(s1.Range) {
-				m.Filter = &ResourceFilter_Range{Range: s1.Range.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Filter.(*ResourceFilter_Range); ok && d1 != nil {
-			m.Filter = nil
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		var s1 *ResourceRangeSelector
-		sok := false
-		if w, ok := src.Filter.(*ResourceFilter_Range); ok && w != nil {
-			s1, sok = w.Range, true
-		}
-		var d1 *ResourceRangeSelector
-		if w, ok := m.Filter.(*ResourceFilter_Range); ok && w != nil {
-			if w.Range == nil {
-				w.Range = new(ResourceRangeSelector)
-			}
-			d1 = w.Range
-		} else if sok {
-			d1 = new(ResourceRangeSelector)
-			m.Filter = &ResourceFilter_Range{Range: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+3)
 		}
 	}
 	return n
@@ -1393,7 +1411,7 @@ func (m *FloatRangeSelector) CopyInFields(src *FloatRangeSelector, fm *fieldmap.
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _FloatRangeSelector_ptrs holds the explicit-presence scalars CopyInFields sets in a FloatRangeSelector.
@@ -1403,10 +1421,10 @@ type _FloatRangeSelector_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FloatRangeSelector being number at of fm's schema.
-func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// FloatRangeSelector being number at of fm's schema and win the window of
+// the flags from there.
+func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -1414,29 +1432,35 @@ func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.Fiel
 	}
 	n := 0
 	var pb *_FloatRangeSelector_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.Min, src.Min) {
-		if src.Min == nil {
-			m.Min = nil
-		} else {
-			if pb == nil {
-				pb = new(_FloatRangeSelector_ptrs)
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SamePtrFloat64(m.Min, src.Min) {
+				if src.Min == nil {
+					m.Min = nil
+				} else {
+					if pb == nil {
+						pb = new(_FloatRangeSelector_ptrs)
+					}
+					pb.f1 = *src.Min
+					m.Min = &pb.f1
+				}
+				n++
 			}
-			pb.f1 = *src.Min
-			m.Min = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat64(m.Max, src.Max) {
-		if src.Max == nil {
-			m.Max = nil
-		} else {
-			if pb == nil {
-				pb = new(_FloatRangeSelector_ptrs)
+		case 1:
+			if !fieldmap.SamePtrFloat64(m.Max, src.Max) {
+				if src.Max == nil {
+					m.Max = nil
+				} else {
+					if pb == nil {
+						pb = new(_FloatRangeSelector_ptrs)
+					}
+					pb.f2 = *src.Max
+					m.Max = &pb.f2
+				}
+				n++
 			}
-			pb.f2 = *src.Max
-			m.Max = &pb.f2
 		}
-		n++
 	}
 	return n
 }
@@ -1457,40 +1481,42 @@ func (m *StringFilter) CopyInFields(src *StringFilter, fm *fieldmap.FieldMap) in
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// StringFilter being number at of fm's schema.
-func (m *StringFilter) copyInAt(src *StringFilter, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// StringFilter being number at of fm's schema and win the window of
+// the flags from there.
+func (m *StringFilter) copyInAt(src *StringFilter, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(StringFilter)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if s1, ok := src.Filter.(*StringFilter_Exact); ok && s1 != nil {
-			if d1, ok := m.Filter.(*StringFilter_Exact); !ok || d1 == nil || d1.Exact != s1.Exact {
-				m.Filter = &StringFilter_Exact{Exact: s1.Exact}
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if s1, ok := src.Filter.(*StringFilter_Exact); ok && s1 != nil {
+				if d1, ok := m.Filter.(*StringFilter_Exact); !ok || d1 == nil || d1.Exact != s1.Exact {
+					m.Filter = &StringFilter_Exact{Exact: s1.Exact}
+					n++
+				}
+			} else if d1, ok := m.Filter.(*StringFilter_Exact); ok && d1 != nil {
+				m.Filter = nil
 				n++
 			}
-		} else if d1, ok := m.Filter.(*StringFilter_Exact); ok && d1 != nil {
-			m.Filter = nil
-			n++
-		}
-	}
-	if cw&(1<<1) != 0 {
-		if s1, ok := src.Filter.(*StringFilter_Regex); ok && s1 != nil {
-			if d1, ok := m.Filter.(*StringFilter_Regex); !ok || d1 == nil || d1.Regex != s1.Regex {
-				m.Filter = &StringFilter_Regex{Regex: s1.Regex}
+		case 1:
+			if s1, ok := src.Filter.(*StringFilter_Regex); ok && s1 != nil {
+				if d1, ok := m.Filter.(*StringFilter_Regex); !ok || d1 == nil || d1.Regex != s1.Regex {
+					m.Filter = &StringFilter_Regex{Regex: s1.Regex}
+					n++
+				}
+			} else if d1, ok := m.Filter.(*StringFilter_Regex); ok && d1 != nil {
+				m.Filter = nil
 				n++
 			}
-		} else if d1, ok := m.Filter.(*StringFilter_Regex); ok && d1 != nil {
-			m.Filter = nil
-			n++
 		}
 	}
 	return n
@@ -1512,60 +1538,67 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GPUSelector being number at of fm's schema.
-func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// GPUSelector being number at of fm's schema and win the window of
+// the flags from there.
+func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x209|win.Below&0x209 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(GPUSelector)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Model.Equal(src.Model) {
-			m.Model = src.Model.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Model != nil || src.Model != nil {
-			if m.Model == nil {
-				m.Model = new(StringFilter)
-				n++
+	for x := win.Cover&0x209 | win.Below&0x209; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Model.Equal(src.Model) {
+					m.Model = src.Model.Clone()
+					n++
+				}
+			} else {
+				if m.Model != nil || src.Model != nil {
+					if m.Model == nil {
+						m.Model = new(StringFilter)
+						n++
+					}
+					n += m.Model.copyInAt(src.Model, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Model.copyInAt(src.Model, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !m.Cores.Equal(src.Cores) {
-			m.Cores = src.Cores.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.Cores != nil || src.Cores != nil {
-			if m.Cores == nil {
-				m.Cores = new(ResourceFilter)
-				n++
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.Cores.Equal(src.Cores) {
+					m.Cores = src.Cores.Clone()
+					n++
+				}
+			} else {
+				if m.Cores != nil || src.Cores != nil {
+					if m.Cores == nil {
+						m.Cores = new(ResourceFilter)
+						n++
+					}
+					n += m.Cores.copyInAt(src.Cores, fm, at+4, win.Shift(4))
+				}
 			}
-			n += m.Cores.copyInAt(src.Cores, fm, at+4)
-		}
-	}
-	if cw&(1<<9) != 0 {
-		if !m.Memory.Equal(src.Memory) {
-			m.Memory = src.Memory.Clone()
-			n++
-		}
-	} else if bw&(1<<9) != 0 {
-		if m.Memory != nil || src.Memory != nil {
-			if m.Memory == nil {
-				m.Memory = new(ResourceFilter)
-				n++
+		case 9:
+			if win.Cover&(1<<9) != 0 {
+				if !m.Memory.Equal(src.Memory) {
+					m.Memory = src.Memory.Clone()
+					n++
+				}
+			} else {
+				if m.Memory != nil || src.Memory != nil {
+					if m.Memory == nil {
+						m.Memory = new(ResourceFilter)
+						n++
+					}
+					n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
+				}
 			}
-			n += m.Memory.copyInAt(src.Memory, fm, at+10)
 		}
 	}
 	return n
@@ -1587,102 +1620,112 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// K8SliceSelector being number at of fm's schema.
-func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// K8SliceSelector being number at of fm's schema and win the window of
+// the flags from there.
+func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x8208209|win.Below&0x8208209 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(K8SliceSelector)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Architecture.Equal(src.Architecture) {
-			m.Architecture = src.Architecture.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Architecture != nil || src.Architecture != nil {
-			if m.Architecture == nil {
-				m.Architecture = new(StringFilter)
-				n++
+	for x := win.Cover&0x8208209 | win.Below&0x8208209; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Architecture.Equal(src.Architecture) {
+					m.Architecture = src.Architecture.Clone()
+					n++
+				}
+			} else {
+				if m.Architecture != nil || src.Architecture != nil {
+					if m.Architecture == nil {
+						m.Architecture = new(StringFilter)
+						n++
+					}
+					n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Architecture.copyInAt(src.Architecture, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !m.Cpu.Equal(src.Cpu) {
-			m.Cpu = src.Cpu.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.Cpu != nil || src.Cpu != nil {
-			if m.Cpu == nil {
-				m.Cpu = new(ResourceFilter)
-				n++
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.Cpu.Equal(src.Cpu) {
+					m.Cpu = src.Cpu.Clone()
+					n++
+				}
+			} else {
+				if m.Cpu != nil || src.Cpu != nil {
+					if m.Cpu == nil {
+						m.Cpu = new(ResourceFilter)
+						n++
+					}
+					n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
+				}
 			}
-			n += m.Cpu.copyInAt(src.Cpu, fm, at+4)
-		}
-	}
-	if cw&(1<<9) != 0 {
-		if !m.Memory.Equal(src.Memory) {
-			m.Memory = src.Memory.Clone()
-			n++
-		}
-	} else if bw&(1<<9) != 0 {
-		if m.Memory != nil || src.Memory != nil {
-			if m.Memory == nil {
-				m.Memory = new(ResourceFilter)
-				n++
+		case 9:
+			if win.Cover&(1<<9) != 0 {
+				if !m.Memory.Equal(src.Memory) {
+					m.Memory = src.Memory.Clone()
+					n++
+				}
+			} else {
+				if m.Memory != nil || src.Memory != nil {
+					if m.Memory == nil {
+						m.Memory = new(ResourceFilter)
+						n++
+					}
+					n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
+				}
 			}
-			n += m.Memory.copyInAt(src.Memory, fm, at+10)
-		}
-	}
-	if cw&(1<<15) != 0 {
-		if !m.Pods.Equal(src.Pods) {
-			m.Pods = src.Pods.Clone()
-			n++
-		}
-	} else if bw&(1<<15) != 0 {
-		if m.Pods != nil || src.Pods != nil {
-			if m.Pods == nil {
-				m.Pods = new(ResourceFilter)
-				n++
+		case 15:
+			if win.Cover&(1<<15) != 0 {
+				if !m.Pods.Equal(src.Pods) {
+					m.Pods = src.Pods.Clone()
+					n++
+				}
+			} else {
+				if m.Pods != nil || src.Pods != nil {
+					if m.Pods == nil {
+						m.Pods = new(ResourceFilter)
+						n++
+					}
+					n += m.Pods.copyInAt(src.Pods, fm, at+16, win.Shift(16))
+				}
 			}
-			n += m.Pods.copyInAt(src.Pods, fm, at+16)
-		}
-	}
-	if cw&(1<<21) != 0 {
-		if !m.Storage.Equal(src.Storage) {
-			m.Storage = src.Storage.Clone()
-			n++
-		}
-	} else if bw&(1<<21) != 0 {
-		if m.Storage != nil || src.Storage != nil {
-			if m.Storage == nil {
-				m.Storage = new(ResourceFilter)
-				n++
+		case 21:
+			if win.Cover&(1<<21) != 0 {
+				if !m.Storage.Equal(src.Storage) {
+					m.Storage = src.Storage.Clone()
+					n++
+				}
+			} else {
+				if m.Storage != nil || src.Storage != nil {
+					if m.Storage == nil {
+						m.Storage = new(ResourceFilter)
+						n++
+					}
+					n += m.Storage.copyInAt(src.Storage, fm, at+22, win.Shift(22))
+				}
 			}
-			n += m.Storage.copyInAt(src.Storage, fm, at+22)
-		}
-	}
-	if cw&(1<<27) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu = src.Gpu.Clone()
-			n++
-		}
-	} else if bw&(1<<27) != 0 {
-		if m.Gpu != nil || src.Gpu != nil {
-			if m.Gpu == nil {
-				m.Gpu = new(GPUSelector)
-				n++
+		case 27:
+			if win.Cover&(1<<27) != 0 {
+				if !m.Gpu.Equal(src.Gpu) {
+					m.Gpu = src.Gpu.Clone()
+					n++
+				}
+			} else {
+				if m.Gpu != nil || src.Gpu != nil {
+					if m.Gpu == nil {
+						m.Gpu = new(GPUSelector)
+						n++
+					}
+					n += m.Gpu.copyInAt(src.Gpu, fm, at+28, win.Shift(28))
+				}
 			}
-			n += m.Gpu.copyInAt(src.Gpu, fm, at+28)
 		}
 	}
 	return n
@@ -1704,58 +1747,63 @@ func (m *ServiceSelector) CopyInFields(src *ServiceSelector, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ServiceSelector being number at of fm's schema.
-func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ServiceSelector being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x19|win.Below&0x19 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ServiceSelector)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Category.Equal(src.Category) {
-			m.Category = src.Category.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Category != nil || src.Category != nil {
-			if m.Category == nil {
-				m.Category = new(StringFilter)
-				n++
-			}
-			n += m.Category.copyInAt(src.Category, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
-		} else if !slices.Equal(m.Tags, src.Tags) {
-			if len(src.Tags) == 0 {
-				m.Tags = nil
+	for x := win.Cover&0x19 | win.Below&0x19; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Category.Equal(src.Category) {
+					m.Category = src.Category.Clone()
+					n++
+				}
 			} else {
-				m.Tags = slices.Clone(src.Tags)
+				if m.Category != nil || src.Category != nil {
+					if m.Category == nil {
+						m.Category = new(StringFilter)
+						n++
+					}
+					n += m.Category.copyInAt(src.Category, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<4) != 0 {
-		if !m.Name.Equal(src.Name) {
-			m.Name = src.Name.Clone()
-			n++
-		}
-	} else if bw&(1<<4) != 0 {
-		if m.Name != nil || src.Name != nil {
-			if m.Name == nil {
-				m.Name = new(StringFilter)
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
+			} else if !slices.Equal(m.Tags, src.Tags) {
+				if len(src.Tags) == 0 {
+					m.Tags = nil
+				} else {
+					m.Tags = slices.Clone(src.Tags)
+				}
 				n++
 			}
-			n += m.Name.copyInAt(src.Name, fm, at+5)
+		case 4:
+			if win.Cover&(1<<4) != 0 {
+				if !m.Name.Equal(src.Name) {
+					m.Name = src.Name.Clone()
+					n++
+				}
+			} else {
+				if m.Name != nil || src.Name != nil {
+					if m.Name == nil {
+						m.Name = new(StringFilter)
+						n++
+					}
+					n += m.Name.copyInAt(src.Name, fm, at+5, win.Shift(5))
+				}
+			}
 		}
 	}
 	return n
@@ -1777,116 +1825,127 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// VMSelector being number at of fm's schema.
-func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// VMSelector being number at of fm's schema and win the window of
+// the flags from there.
+func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x9208209|win.Below&0x9208209 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(VMSelector)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Architecture.Equal(src.Architecture) {
-			m.Architecture = src.Architecture.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Architecture != nil || src.Architecture != nil {
-			if m.Architecture == nil {
-				m.Architecture = new(StringFilter)
-				n++
+	for x := win.Cover&0x9208209 | win.Below&0x9208209; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Architecture.Equal(src.Architecture) {
+					m.Architecture = src.Architecture.Clone()
+					n++
+				}
+			} else {
+				if m.Architecture != nil || src.Architecture != nil {
+					if m.Architecture == nil {
+						m.Architecture = new(StringFilter)
+						n++
+					}
+					n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Architecture.copyInAt(src.Architecture, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !m.Cpu.Equal(src.Cpu) {
-			m.Cpu = src.Cpu.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.Cpu != nil || src.Cpu != nil {
-			if m.Cpu == nil {
-				m.Cpu = new(ResourceFilter)
-				n++
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.Cpu.Equal(src.Cpu) {
+					m.Cpu = src.Cpu.Clone()
+					n++
+				}
+			} else {
+				if m.Cpu != nil || src.Cpu != nil {
+					if m.Cpu == nil {
+						m.Cpu = new(ResourceFilter)
+						n++
+					}
+					n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
+				}
 			}
-			n += m.Cpu.copyInAt(src.Cpu, fm, at+4)
-		}
-	}
-	if cw&(1<<9) != 0 {
-		if !m.Memory.Equal(src.Memory) {
-			m.Memory = src.Memory.Clone()
-			n++
-		}
-	} else if bw&(1<<9) != 0 {
-		if m.Memory != nil || src.Memory != nil {
-			if m.Memory == nil {
-				m.Memory = new(ResourceFilter)
-				n++
+		case 9:
+			if win.Cover&(1<<9) != 0 {
+				if !m.Memory.Equal(src.Memory) {
+					m.Memory = src.Memory.Clone()
+					n++
+				}
+			} else {
+				if m.Memory != nil || src.Memory != nil {
+					if m.Memory == nil {
+						m.Memory = new(ResourceFilter)
+						n++
+					}
+					n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
+				}
 			}
-			n += m.Memory.copyInAt(src.Memory, fm, at+10)
-		}
-	}
-	if cw&(1<<15) != 0 {
-		if !m.Storage.Equal(src.Storage) {
-			m.Storage = src.Storage.Clone()
-			n++
-		}
-	} else if bw&(1<<15) != 0 {
-		if m.Storage != nil || src.Storage != nil {
-			if m.Storage == nil {
-				m.Storage = new(ResourceFilter)
-				n++
+		case 15:
+			if win.Cover&(1<<15) != 0 {
+				if !m.Storage.Equal(src.Storage) {
+					m.Storage = src.Storage.Clone()
+					n++
+				}
+			} else {
+				if m.Storage != nil || src.Storage != nil {
+					if m.Storage == nil {
+						m.Storage = new(ResourceFilter)
+						n++
+					}
+					n += m.Storage.copyInAt(src.Storage, fm, at+16, win.Shift(16))
+				}
 			}
-			n += m.Storage.copyInAt(src.Storage, fm, at+16)
-		}
-	}
-	if cw&(1<<21) != 0 {
-		if !m.OsImage.Equal(src.OsImage) {
-			m.OsImage = src.OsImage.Clone()
-			n++
-		}
-	} else if bw&(1<<21) != 0 {
-		if m.OsImage != nil || src.OsImage != nil {
-			if m.OsImage == nil {
-				m.OsImage = new(StringFilter)
-				n++
+		case 21:
+			if win.Cover&(1<<21) != 0 {
+				if !m.OsImage.Equal(src.OsImage) {
+					m.OsImage = src.OsImage.Clone()
+					n++
+				}
+			} else {
+				if m.OsImage != nil || src.OsImage != nil {
+					if m.OsImage == nil {
+						m.OsImage = new(StringFilter)
+						n++
+					}
+					n += m.OsImage.copyInAt(src.OsImage, fm, at+22, win.Shift(22))
+				}
 			}
-			n += m.OsImage.copyInAt(src.OsImage, fm, at+22)
-		}
-	}
-	if cw&(1<<24) != 0 {
-		if !m.Hypervisor.Equal(src.Hypervisor) {
-			m.Hypervisor = src.Hypervisor.Clone()
-			n++
-		}
-	} else if bw&(1<<24) != 0 {
-		if m.Hypervisor != nil || src.Hypervisor != nil {
-			if m.Hypervisor == nil {
-				m.Hypervisor = new(StringFilter)
-				n++
+		case 24:
+			if win.Cover&(1<<24) != 0 {
+				if !m.Hypervisor.Equal(src.Hypervisor) {
+					m.Hypervisor = src.Hypervisor.Clone()
+					n++
+				}
+			} else {
+				if m.Hypervisor != nil || src.Hypervisor != nil {
+					if m.Hypervisor == nil {
+						m.Hypervisor = new(StringFilter)
+						n++
+					}
+					n += m.Hypervisor.copyInAt(src.Hypervisor, fm, at+25, win.Shift(25))
+				}
 			}
-			n += m.Hypervisor.copyInAt(src.Hypervisor, fm, at+25)
-		}
-	}
-	if cw&(1<<27) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu = src.Gpu.Clone()
-			n++
-		}
-	} else if bw&(1<<27) != 0 {
-		if m.Gpu != nil || src.Gpu != nil {
-			if m.Gpu == nil {
-				m.Gpu = new(GPUSelector)
-				n++
+		case 27:
+			if win.Cover&(1<<27) != 0 {
+				if !m.Gpu.Equal(src.Gpu) {
+					m.Gpu = src.Gpu.Clone()
+					n++
+				}
+			} else {
+				if m.Gpu != nil || src.Gpu != nil {
+					if m.Gpu == nil {
+						m.Gpu = new(GPUSelector)
+						n++
+					}
+					n += m.Gpu.copyInAt(src.Gpu, fm, at+28, win.Shift(28))
+				}
 			}
-			n += m.Gpu.copyInAt(src.Gpu, fm, at+28)
 		}
 	}
 	return n
@@ -1908,74 +1967,82 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SensorSelector being number at of fm's schema.
-func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// SensorSelector being number at of fm's schema and win the window of
+// the flags from there.
+func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x249|win.Below&0x249 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(SensorSelector)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.SensorType.Equal(src.SensorType) {
-			m.SensorType = src.SensorType.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.SensorType != nil || src.SensorType != nil {
-			if m.SensorType == nil {
-				m.SensorType = new(StringFilter)
-				n++
+	for x := win.Cover&0x249 | win.Below&0x249; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.SensorType.Equal(src.SensorType) {
+					m.SensorType = src.SensorType.Clone()
+					n++
+				}
+			} else {
+				if m.SensorType != nil || src.SensorType != nil {
+					if m.SensorType == nil {
+						m.SensorType = new(StringFilter)
+						n++
+					}
+					n += m.SensorType.copyInAt(src.SensorType, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.SensorType.copyInAt(src.SensorType, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !m.SamplingRateHz.Equal(src.SamplingRateHz) {
-			m.SamplingRateHz = src.SamplingRateHz.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.SamplingRateHz != nil || src.SamplingRateHz != nil {
-			if m.SamplingRateHz == nil {
-				m.SamplingRateHz = new(FloatRangeSelector)
-				n++
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.SamplingRateHz.Equal(src.SamplingRateHz) {
+					m.SamplingRateHz = src.SamplingRateHz.Clone()
+					n++
+				}
+			} else {
+				if m.SamplingRateHz != nil || src.SamplingRateHz != nil {
+					if m.SamplingRateHz == nil {
+						m.SamplingRateHz = new(FloatRangeSelector)
+						n++
+					}
+					n += m.SamplingRateHz.copyInAt(src.SamplingRateHz, fm, at+4, win.Shift(4))
+				}
 			}
-			n += m.SamplingRateHz.copyInAt(src.SamplingRateHz, fm, at+4)
-		}
-	}
-	if cw&(1<<6) != 0 {
-		if !m.Accuracy.Equal(src.Accuracy) {
-			m.Accuracy = src.Accuracy.Clone()
-			n++
-		}
-	} else if bw&(1<<6) != 0 {
-		if m.Accuracy != nil || src.Accuracy != nil {
-			if m.Accuracy == nil {
-				m.Accuracy = new(FloatRangeSelector)
-				n++
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !m.Accuracy.Equal(src.Accuracy) {
+					m.Accuracy = src.Accuracy.Clone()
+					n++
+				}
+			} else {
+				if m.Accuracy != nil || src.Accuracy != nil {
+					if m.Accuracy == nil {
+						m.Accuracy = new(FloatRangeSelector)
+						n++
+					}
+					n += m.Accuracy.copyInAt(src.Accuracy, fm, at+7, win.Shift(7))
+				}
 			}
-			n += m.Accuracy.copyInAt(src.Accuracy, fm, at+7)
-		}
-	}
-	if cw&(1<<9) != 0 {
-		if !m.Unit.Equal(src.Unit) {
-			m.Unit = src.Unit.Clone()
-			n++
-		}
-	} else if bw&(1<<9) != 0 {
-		if m.Unit != nil || src.Unit != nil {
-			if m.Unit == nil {
-				m.Unit = new(StringFilter)
-				n++
+		case 9:
+			if win.Cover&(1<<9) != 0 {
+				if !m.Unit.Equal(src.Unit) {
+					m.Unit = src.Unit.Clone()
+					n++
+				}
+			} else {
+				if m.Unit != nil || src.Unit != nil {
+					if m.Unit == nil {
+						m.Unit = new(StringFilter)
+						n++
+					}
+					n += m.Unit.copyInAt(src.Unit, fm, at+10, win.Shift(10))
+				}
 			}
-			n += m.Unit.copyInAt(src.Unit, fm, at+10)
 		}
 	}
 	return n
@@ -1997,143 +2064,157 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Selector being number at of fm's schema.
-func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// Selector being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Selector)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.FlavorType != src.FlavorType {
-		m.FlavorType = src.FlavorType
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if s1, ok := src.Filter.(*Selector_K8Slice); ok && s1 != nil {
-			if d1, ok := m.Filter.(*Selector_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
-				m.Filter = &Selector_K8Slice{K8Slice: s1.K8Slice.Clone()}
+	for x := win.Cover&0x20200000000003 | win.Below&0x20200000000002; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.FlavorType != src.FlavorType {
+				m.FlavorType = src.FlavorType
 				n++
 			}
-		} else if d1, ok := m.Filter.(*Selector_K8Slice); ok && d1 != nil {
-			m.Filter = nil
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		var s1 *K8SliceSelector
-		sok := false
-		if w, ok := src.Filter.(*Selector_K8Slice); ok && w != nil {
-			s1, sok = w.K8Slice, true
-		}
-		var d1 *K8SliceSelector
-		if w, ok := m.Filter.(*Selector_K8Slice); ok && w != nil {
-			if w.K8Slice == nil {
-				w.K8Slice = new(K8SliceSelector)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if s1, ok := src.Filter.(*Selector_K8Slice); ok && s1 != nil {
+					if d1, ok := m.Filter.(*Selector_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
+						m.Filter = &Selector_K8Slice{K8Slice: s1.K8Slice.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Filter.(*Selector_K8Slice); ok && d1 != nil {
+					m.Filter = nil
+					n++
+				}
+			} else {
+				var s1 *K8SliceSelector
+				sok := false
+				if w, ok := src.Filter.(*Selector_K8Slice); ok && w != nil {
+					s1, sok = w.K8Slice, true
+				}
+				var d1 *K8SliceSelector
+				if w, ok := m.Filter.(*Selector_K8Slice); ok && w != nil {
+					if w.K8Slice == nil {
+						w.K8Slice = new(K8SliceSelector)
+					}
+					d1 = w.K8Slice
+				} else if sok {
+					d1 = new(K8SliceSelector)
+					m.Filter = &Selector_K8Slice{K8Slice: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+2, win.Shift(2))
+				}
 			}
-			d1 = w.K8Slice
-		} else if sok {
-			d1 = new(K8SliceSelector)
-			m.Filter = &Selector_K8Slice{K8Slice: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+2)
+		case 45:
+			if win.Cover&(1<<45) != 0 {
+				if s1, ok := src.Filter.(*Selector_Service); ok && s1 != nil {
+					if d1, ok := m.Filter.(*Selector_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
+						m.Filter = &Selector_Service{Service: s1.Service.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Filter.(*Selector_Service); ok && d1 != nil {
+					m.Filter = nil
+					n++
+				}
+			} else {
+				var s1 *ServiceSelector
+				sok := false
+				if w, ok := src.Filter.(*Selector_Service); ok && w != nil {
+					s1, sok = w.Service, true
+				}
+				var d1 *ServiceSelector
+				if w, ok := m.Filter.(*Selector_Service); ok && w != nil {
+					if w.Service == nil {
+						w.Service = new(ServiceSelector)
+					}
+					d1 = w.Service
+				} else if sok {
+					d1 = new(ServiceSelector)
+					m.Filter = &Selector_Service{Service: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+46, win.Shift(46))
+				}
+			}
+		case 53:
+			if win.Cover&(1<<53) != 0 {
+				if s1, ok := src.Filter.(*Selector_Vm); ok && s1 != nil {
+					if d1, ok := m.Filter.(*Selector_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
+						m.Filter = &Selector_Vm{Vm: s1.Vm.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Filter.(*Selector_Vm); ok && d1 != nil {
+					m.Filter = nil
+					n++
+				}
+			} else {
+				var s1 *VMSelector
+				sok := false
+				if w, ok := src.Filter.(*Selector_Vm); ok && w != nil {
+					s1, sok = w.Vm, true
+				}
+				var d1 *VMSelector
+				if w, ok := m.Filter.(*Selector_Vm); ok && w != nil {
+					if w.Vm == nil {
+						w.Vm = new(VMSelector)
+					}
+					d1 = w.Vm
+				} else if sok {
+					d1 = new(VMSelector)
+					m.Filter = &Selector_Vm{Vm: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+54, fm.Window(at+54))
+				}
+			}
 		}
 	}
-	if cw&(1<<45) != 0 {
-		if s1, ok := src.Filter.(*Selector_Service); ok && s1 != nil {
-			if d1, ok := m.Filter.(*Selector_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
-				m.Filter = &Selector_Service{Service: s1.Service.Clone()}
-				n++
+	cw1 := fm.Window(at + 64)
+	for x := cw1.Cover&0x200000000 | cw1.Below&0x200000000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 33:
+			if cw1.Cover&(1<<33) != 0 {
+				if s1, ok := src.Filter.(*Selector_Sensor); ok && s1 != nil {
+					if d1, ok := m.Filter.(*Selector_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
+						m.Filter = &Selector_Sensor{Sensor: s1.Sensor.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Filter.(*Selector_Sensor); ok && d1 != nil {
+					m.Filter = nil
+					n++
+				}
+			} else {
+				var s1 *SensorSelector
+				sok := false
+				if w, ok := src.Filter.(*Selector_Sensor); ok && w != nil {
+					s1, sok = w.Sensor, true
+				}
+				var d1 *SensorSelector
+				if w, ok := m.Filter.(*Selector_Sensor); ok && w != nil {
+					if w.Sensor == nil {
+						w.Sensor = new(SensorSelector)
+					}
+					d1 = w.Sensor
+				} else if sok {
+					d1 = new(SensorSelector)
+					m.Filter = &Selector_Sensor{Sensor: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+98, cw1.Shift(34))
+				}
 			}
-		} else if d1, ok := m.Filter.(*Selector_Service); ok && d1 != nil {
-			m.Filter = nil
-			n++
-		}
-	} else if bw&(1<<45) != 0 {
-		var s1 *ServiceSelector
-		sok := false
-		if w, ok := src.Filter.(*Selector_Service); ok && w != nil {
-			s1, sok = w.Service, true
-		}
-		var d1 *ServiceSelector
-		if w, ok := m.Filter.(*Selector_Service); ok && w != nil {
-			if w.Service == nil {
-				w.Service = new(ServiceSelector)
-			}
-			d1 = w.Service
-		} else if sok {
-			d1 = new(ServiceSelector)
-			m.Filter = &Selector_Service{Service: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+46)
-		}
-	}
-	if cw&(1<<53) != 0 {
-		if s1, ok := src.Filter.(*Selector_Vm); ok && s1 != nil {
-			if d1, ok := m.Filter.(*Selector_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
-				m.Filter = &Selector_Vm{Vm: s1.Vm.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Filter.(*Selector_Vm); ok && d1 != nil {
-			m.Filter = nil
-			n++
-		}
-	} else if bw&(1<<53) != 0 {
-		var s1 *VMSelector
-		sok := false
-		if w, ok := src.Filter.(*Selector_Vm); ok && w != nil {
-			s1, sok = w.Vm, true
-		}
-		var d1 *VMSelector
-		if w, ok := m.Filter.(*Selector_Vm); ok && w != nil {
-			if w.Vm == nil {
-				w.Vm = new(VMSelector)
-			}
-			d1 = w.Vm
-		} else if sok {
-			d1 = new(VMSelector)
-			m.Filter = &Selector_Vm{Vm: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+54)
-		}
-	}
-	if fm.HasAt(at + 97) {
-		if s1, ok := src.Filter.(*Selector_Sensor); ok && s1 != nil {
-			if d1, ok := m.Filter.(*Selector_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
-				m.Filter = &Selector_Sensor{Sensor: s1.Sensor.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Filter.(*Selector_Sensor); ok && d1 != nil {
-			m.Filter = nil
-			n++
-		}
-	} else if fm.HasChildAt(at + 97) {
-		var s1 *SensorSelector
-		sok := false
-		if w, ok := src.Filter.(*Selector_Sensor); ok && w != nil {
-			s1, sok = w.Sensor, true
-		}
-		var d1 *SensorSelector
-		if w, ok := m.Filter.(*Selector_Sensor); ok && w != nil {
-			if w.Sensor == nil {
-				w.Sensor = new(SensorSelector)
-			}
-			d1 = w.Sensor
-		} else if sok {
-			d1 = new(SensorSelector)
-			m.Filter = &Selector_Sensor{Sensor: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+98)
 		}
 	}
 	return n

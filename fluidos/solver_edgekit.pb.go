@@ -8,12 +8,13 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of SolverStatus: dot-joined field numbers from SolverStatus.
 const (
@@ -84,7 +85,7 @@ func (*SolverStatus) FieldSchema() *fieldmap.Schema { return _SolverStatus_field
 // NewSolverStatusFieldMap returns a FieldMap of SolverStatus holding flags; the
 // error names the first flag SolverStatus does not have.
 func NewSolverStatusFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _SolverStatus_fieldSchema.New(flags...)
+	return _SolverStatus_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of SolverAttempt: dot-joined field numbers from SolverAttempt.
@@ -107,7 +108,7 @@ func (*SolverAttempt) FieldSchema() *fieldmap.Schema { return _SolverAttempt_fie
 // NewSolverAttemptFieldMap returns a FieldMap of SolverAttempt holding flags; the
 // error names the first flag SolverAttempt does not have.
 func NewSolverAttemptFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _SolverAttempt_fieldSchema.New(flags...)
+	return _SolverAttempt_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of SolverTimeouts: dot-joined field numbers from SolverTimeouts.
@@ -135,7 +136,7 @@ func (*SolverTimeouts) FieldSchema() *fieldmap.Schema { return _SolverTimeouts_f
 // NewSolverTimeoutsFieldMap returns a FieldMap of SolverTimeouts holding flags; the
 // error names the first flag SolverTimeouts does not have.
 func NewSolverTimeoutsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _SolverTimeouts_fieldSchema.New(flags...)
+	return _SolverTimeouts_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Solver: dot-joined field numbers from Solver.
@@ -442,7 +443,7 @@ func (*Solver) FieldSchema() *fieldmap.Schema { return _Solver_fieldSchema }
 // NewSolverFieldMap returns a FieldMap of Solver holding flags; the
 // error names the first flag Solver does not have.
 func NewSolverFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Solver_fieldSchema.New(flags...)
+	return _Solver_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -720,119 +721,142 @@ func (m *SolverStatus) CopyInFields(src *SolverStatus, fm *fieldmap.FieldMap) in
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SolverStatus being number at of fm's schema.
-func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// SolverStatus being number at of fm's schema and win the window of
+// the flags from there.
+func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x307ff|win.Below&0x20400 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(SolverStatus)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.SolverPhase != src.SolverPhase {
-		m.SolverPhase = src.SolverPhase
-		n++
-	}
-	if cw&(1<<1) != 0 && m.DiscoveryPhase != src.DiscoveryPhase {
-		m.DiscoveryPhase = src.DiscoveryPhase
-		n++
-	}
-	if cw&(1<<2) != 0 && m.ReservationPhase != src.ReservationPhase {
-		m.ReservationPhase = src.ReservationPhase
-		n++
-	}
-	if cw&(1<<3) != 0 && m.PurchasePhase != src.PurchasePhase {
-		m.PurchasePhase = src.PurchasePhase
-		n++
-	}
-	if cw&(1<<4) != 0 && m.AllocationPhase != src.AllocationPhase {
-		m.AllocationPhase = src.AllocationPhase
-		n++
-	}
-	if cw&(1<<5) != 0 && m.Message != src.Message {
-		m.Message = src.Message
-		n++
-	}
-	if cw&(1<<6) != 0 && m.DiscoveryId != src.DiscoveryId {
-		m.DiscoveryId = src.DiscoveryId
-		n++
-	}
-	if cw&(1<<7) != 0 && m.ReservationId != src.ReservationId {
-		m.ReservationId = src.ReservationId
-		n++
-	}
-	if cw&(1<<8) != 0 && m.ContractId != src.ContractId {
-		m.ContractId = src.ContractId
-		n++
-	}
-	if cw&(1<<9) != 0 && m.AllocationId != src.AllocationId {
-		m.AllocationId = src.AllocationId
-		n++
-	}
-	if cw&(1<<10) != 0 {
-		if !m.Credentials.Equal(src.Credentials) {
-			m.Credentials = src.Credentials.Clone()
-			n++
-		}
-	} else if bw&(1<<10) != 0 {
-		if m.Credentials != nil || src.Credentials != nil {
-			if m.Credentials == nil {
-				m.Credentials = new(PeeringTargetCredentials)
+	for x := win.Cover&0x307ff | win.Below&0x20400; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.SolverPhase != src.SolverPhase {
+				m.SolverPhase = src.SolverPhase
 				n++
 			}
-			n += m.Credentials.copyInAt(src.Credentials, fm, at+11)
-		}
-	}
-	if cw&(1<<16) != 0 && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
-		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
-		n++
-	}
-	if (cw|bw)&(1<<17) != 0 {
-		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Attempts, src.Attempts, (*SolverAttempt).Equal, (*SolverAttempt).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Attempts, src.Attempts, (*SolverAttempt).Equal) {
-			if len(src.Attempts) == 0 {
-				m.Attempts = nil
-			} else {
-				m.Attempts = fieldmap.CloneListFunc(src.Attempts, (*SolverAttempt).Clone)
+		case 1:
+			if m.DiscoveryPhase != src.DiscoveryPhase {
+				m.DiscoveryPhase = src.DiscoveryPhase
+				n++
 			}
-			n++
+		case 2:
+			if m.ReservationPhase != src.ReservationPhase {
+				m.ReservationPhase = src.ReservationPhase
+				n++
+			}
+		case 3:
+			if m.PurchasePhase != src.PurchasePhase {
+				m.PurchasePhase = src.PurchasePhase
+				n++
+			}
+		case 4:
+			if m.AllocationPhase != src.AllocationPhase {
+				m.AllocationPhase = src.AllocationPhase
+				n++
+			}
+		case 5:
+			if m.Message != src.Message {
+				m.Message = src.Message
+				n++
+			}
+		case 6:
+			if m.DiscoveryId != src.DiscoveryId {
+				m.DiscoveryId = src.DiscoveryId
+				n++
+			}
+		case 7:
+			if m.ReservationId != src.ReservationId {
+				m.ReservationId = src.ReservationId
+				n++
+			}
+		case 8:
+			if m.ContractId != src.ContractId {
+				m.ContractId = src.ContractId
+				n++
+			}
+		case 9:
+			if m.AllocationId != src.AllocationId {
+				m.AllocationId = src.AllocationId
+				n++
+			}
+		case 10:
+			if win.Cover&(1<<10) != 0 {
+				if !m.Credentials.Equal(src.Credentials) {
+					m.Credentials = src.Credentials.Clone()
+					n++
+				}
+			} else {
+				if m.Credentials != nil || src.Credentials != nil {
+					if m.Credentials == nil {
+						m.Credentials = new(PeeringTargetCredentials)
+						n++
+					}
+					n += m.Credentials.copyInAt(src.Credentials, fm, at+11, win.Shift(11))
+				}
+			}
+		case 16:
+			if !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
+				m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
+				n++
+			}
+		case 17:
+			if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Attempts, src.Attempts, (*SolverAttempt).Equal, (*SolverAttempt).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Attempts, src.Attempts, (*SolverAttempt).Equal) {
+				if len(src.Attempts) == 0 {
+					m.Attempts = nil
+				} else {
+					m.Attempts = fieldmap.CloneListFunc(src.Attempts, (*SolverAttempt).Clone)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SolverAttempt being number at of fm's schema.
-func (m *SolverAttempt) copyInAt(src *SolverAttempt, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// SolverAttempt being number at of fm's schema and win the window of
+// the flags from there.
+func (m *SolverAttempt) copyInAt(src *SolverAttempt, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(SolverAttempt)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.CandidateId != src.CandidateId {
-		m.CandidateId = src.CandidateId
-		n++
-	}
-	if cw&(1<<1) != 0 && m.FlavorId != src.FlavorId {
-		m.FlavorId = src.FlavorId
-		n++
-	}
-	if cw&(1<<2) != 0 && m.SellerId != src.SellerId {
-		m.SellerId = src.SellerId
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Error != src.Error {
-		m.Error = src.Error
-		n++
+	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.CandidateId != src.CandidateId {
+				m.CandidateId = src.CandidateId
+				n++
+			}
+		case 1:
+			if m.FlavorId != src.FlavorId {
+				m.FlavorId = src.FlavorId
+				n++
+			}
+		case 2:
+			if m.SellerId != src.SellerId {
+				m.SellerId = src.SellerId
+				n++
+			}
+		case 3:
+			if m.Error != src.Error {
+				m.Error = src.Error
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -853,7 +877,7 @@ func (m *SolverAttempt) CopyInFields(src *SolverAttempt, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -872,31 +896,38 @@ func (m *SolverTimeouts) CopyInFields(src *SolverTimeouts, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SolverTimeouts being number at of fm's schema.
-func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// SolverTimeouts being number at of fm's schema and win the window of
+// the flags from there.
+func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(SolverTimeouts)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.Equal(m.Discovery, src.Discovery) {
-		m.Discovery = fieldmap.Clone(src.Discovery)
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.Equal(m.Reservation, src.Reservation) {
-		m.Reservation = fieldmap.Clone(src.Reservation)
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.Equal(m.Purchase, src.Purchase) {
-		m.Purchase = fieldmap.Clone(src.Purchase)
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.Equal(m.Discovery, src.Discovery) {
+				m.Discovery = fieldmap.Clone(src.Discovery)
+				n++
+			}
+		case 1:
+			if !fieldmap.Equal(m.Reservation, src.Reservation) {
+				m.Reservation = fieldmap.Clone(src.Reservation)
+				n++
+			}
+		case 2:
+			if !fieldmap.Equal(m.Purchase, src.Purchase) {
+				m.Purchase = fieldmap.Clone(src.Purchase)
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -917,96 +948,120 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Solver being number at of fm's schema.
-func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// Solver being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Solver)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Selector.Equal(src.Selector) {
-			m.Selector = src.Selector.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Selector != nil || src.Selector != nil {
-			if m.Selector == nil {
-				m.Selector = new(Selector)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
 				n++
 			}
-			n += m.Selector.copyInAt(src.Selector, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Selector.Equal(src.Selector) {
+					m.Selector = src.Selector.Clone()
+					n++
+				}
+			} else {
+				if m.Selector != nil || src.Selector != nil {
+					if m.Selector == nil {
+						m.Selector = new(Selector)
+						n++
+					}
+					n += m.Selector.copyInAt(src.Selector, fm, at+2, fm.Window(at+2))
+				}
+			}
 		}
 	}
-	if fm.HasAt(at+112) && m.IntentId != src.IntentId {
-		m.IntentId = src.IntentId
-		n++
-	}
-	if fm.HasAt(at+113) && m.FindCandidate != src.FindCandidate {
-		m.FindCandidate = src.FindCandidate
-		n++
-	}
-	if fm.HasAt(at+114) && m.ReserveAndBuy != src.ReserveAndBuy {
-		m.ReserveAndBuy = src.ReserveAndBuy
-		n++
-	}
-	if fm.HasAt(at+115) && m.EstablishPeering != src.EstablishPeering {
-		m.EstablishPeering = src.EstablishPeering
-		n++
-	}
-	if fm.HasAt(at + 116) {
-		if !m.Status.Equal(src.Status) {
-			m.Status = src.Status.Clone()
-			n++
-		}
-	} else if fm.HasChildAt(at + 116) {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(SolverStatus)
+	cw1 := fm.Window(at + 64)
+	for x := cw1.Cover&0x1f000000000000 | cw1.Below&0x10000000000000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 48:
+			if m.IntentId != src.IntentId {
+				m.IntentId = src.IntentId
 				n++
 			}
-			n += m.Status.copyInAt(src.Status, fm, at+117)
-		}
-	}
-	if fm.HasAt(at + 139) {
-		if !m.Configuration.Equal(src.Configuration) {
-			m.Configuration = src.Configuration.Clone()
-			n++
-		}
-	} else if fm.HasChildAt(at + 139) {
-		if m.Configuration != nil || src.Configuration != nil {
-			if m.Configuration == nil {
-				m.Configuration = new(Configuration)
+		case 49:
+			if m.FindCandidate != src.FindCandidate {
+				m.FindCandidate = src.FindCandidate
 				n++
 			}
-			n += m.Configuration.copyInAt(src.Configuration, fm, at+140)
-		}
-	}
-	if fm.HasAt(at + 161) {
-		if !m.Timeouts.Equal(src.Timeouts) {
-			m.Timeouts = src.Timeouts.Clone()
-			n++
-		}
-	} else if fm.HasChildAt(at + 161) {
-		if m.Timeouts != nil || src.Timeouts != nil {
-			if m.Timeouts == nil {
-				m.Timeouts = new(SolverTimeouts)
+		case 50:
+			if m.ReserveAndBuy != src.ReserveAndBuy {
+				m.ReserveAndBuy = src.ReserveAndBuy
 				n++
 			}
-			n += m.Timeouts.copyInAt(src.Timeouts, fm, at+162)
+		case 51:
+			if m.EstablishPeering != src.EstablishPeering {
+				m.EstablishPeering = src.EstablishPeering
+				n++
+			}
+		case 52:
+			if cw1.Cover&(1<<52) != 0 {
+				if !m.Status.Equal(src.Status) {
+					m.Status = src.Status.Clone()
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(SolverStatus)
+						n++
+					}
+					n += m.Status.copyInAt(src.Status, fm, at+117, fm.Window(at+117))
+				}
+			}
 		}
 	}
-	if fm.HasAt(at+165) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
+	cw2 := fm.Window(at + 128)
+	for x := cw2.Cover&0x2200000800 | cw2.Below&0x200000800; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 11:
+			if cw2.Cover&(1<<11) != 0 {
+				if !m.Configuration.Equal(src.Configuration) {
+					m.Configuration = src.Configuration.Clone()
+					n++
+				}
+			} else {
+				if m.Configuration != nil || src.Configuration != nil {
+					if m.Configuration == nil {
+						m.Configuration = new(Configuration)
+						n++
+					}
+					n += m.Configuration.copyInAt(src.Configuration, fm, at+140, cw2.Shift(12))
+				}
+			}
+		case 33:
+			if cw2.Cover&(1<<33) != 0 {
+				if !m.Timeouts.Equal(src.Timeouts) {
+					m.Timeouts = src.Timeouts.Clone()
+					n++
+				}
+			} else {
+				if m.Timeouts != nil || src.Timeouts != nil {
+					if m.Timeouts == nil {
+						m.Timeouts = new(SolverTimeouts)
+						n++
+					}
+					n += m.Timeouts.copyInAt(src.Timeouts, fm, at+162, cw2.Shift(34))
+				}
+			}
+		case 37:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -13,13 +13,14 @@ import (
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 	strconv "strconv"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Scalars: dot-joined field numbers from Scalars.
 const (
@@ -72,7 +73,7 @@ func (*Scalars) FieldSchema() *fieldmap.Schema { return _Scalars_fieldSchema }
 // NewScalarsFieldMap returns a FieldMap of Scalars holding flags; the
 // error names the first flag Scalars does not have.
 func NewScalarsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Scalars_fieldSchema.New(flags...)
+	return _Scalars_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Optionals: dot-joined field numbers from Optionals.
@@ -127,7 +128,7 @@ func (*Optionals) FieldSchema() *fieldmap.Schema { return _Optionals_fieldSchema
 // NewOptionalsFieldMap returns a FieldMap of Optionals holding flags; the
 // error names the first flag Optionals does not have.
 func NewOptionalsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Optionals_fieldSchema.New(flags...)
+	return _Optionals_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Leaf: dot-joined field numbers from Leaf.
@@ -150,7 +151,7 @@ func (*Leaf) FieldSchema() *fieldmap.Schema { return _Leaf_fieldSchema }
 // NewLeafFieldMap returns a FieldMap of Leaf holding flags; the
 // error names the first flag Leaf does not have.
 func NewLeafFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Leaf_fieldSchema.New(flags...)
+	return _Leaf_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Middle: dot-joined field numbers from Middle.
@@ -186,7 +187,7 @@ func (*Middle) FieldSchema() *fieldmap.Schema { return _Middle_fieldSchema }
 // NewMiddleFieldMap returns a FieldMap of Middle holding flags; the
 // error names the first flag Middle does not have.
 func NewMiddleFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Middle_fieldSchema.New(flags...)
+	return _Middle_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Top: dot-joined field numbers from Top.
@@ -373,7 +374,7 @@ func (*Top) FieldSchema() *fieldmap.Schema { return _Top_fieldSchema }
 // NewTopFieldMap returns a FieldMap of Top holding flags; the
 // error names the first flag Top does not have.
 func NewTopFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Top_fieldSchema.New(flags...)
+	return _Top_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Key: dot-joined field numbers from Key.
@@ -400,7 +401,7 @@ func (*Key) FieldSchema() *fieldmap.Schema { return _Key_fieldSchema }
 // NewKeyFieldMap returns a FieldMap of Key holding flags; the
 // error names the first flag Key does not have.
 func NewKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Key_fieldSchema.New(flags...)
+	return _Key_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of SubKey: dot-joined field numbers from SubKey.
@@ -422,7 +423,7 @@ func (*SubKey) FieldSchema() *fieldmap.Schema { return _SubKey_fieldSchema }
 // NewSubKeyFieldMap returns a FieldMap of SubKey holding flags; the
 // error names the first flag SubKey does not have.
 func NewSubKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _SubKey_fieldSchema.New(flags...)
+	return _SubKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Wkt: dot-joined field numbers from Wkt.
@@ -451,7 +452,7 @@ func (*Wkt) FieldSchema() *fieldmap.Schema { return _Wkt_fieldSchema }
 // NewWktFieldMap returns a FieldMap of Wkt holding flags; the
 // error names the first flag Wkt does not have.
 func NewWktFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Wkt_fieldSchema.New(flags...)
+	return _Wkt_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Tree: dot-joined field numbers from Tree.
@@ -490,7 +491,7 @@ func (*Tree) FieldSchema() *fieldmap.Schema { return _Tree_fieldSchema }
 // NewTreeFieldMap returns a FieldMap of Tree holding flags; the
 // error names the first flag Tree does not have.
 func NewTreeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Tree_fieldSchema.New(flags...)
+	return _Tree_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Branch: dot-joined field numbers from Branch.
@@ -529,7 +530,7 @@ func (*Branch) FieldSchema() *fieldmap.Schema { return _Branch_fieldSchema }
 // NewBranchFieldMap returns a FieldMap of Branch holding flags; the
 // error names the first flag Branch does not have.
 func NewBranchFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Branch_fieldSchema.New(flags...)
+	return _Branch_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _Empty_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -546,7 +547,7 @@ func (*Empty) FieldSchema() *fieldmap.Schema { return _Empty_fieldSchema }
 // NewEmptyFieldMap returns a FieldMap of Empty holding flags; the
 // error names the first flag Empty does not have.
 func NewEmptyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Empty_fieldSchema.New(flags...)
+	return _Empty_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Outer: dot-joined field numbers from Outer.
@@ -583,7 +584,7 @@ func (*Outer) FieldSchema() *fieldmap.Schema { return _Outer_fieldSchema }
 // NewOuterFieldMap returns a FieldMap of Outer holding flags; the
 // error names the first flag Outer does not have.
 func NewOuterFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Outer_fieldSchema.New(flags...)
+	return _Outer_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Outer_Inner: dot-joined field numbers from Outer_Inner.
@@ -604,7 +605,7 @@ func (*Outer_Inner) FieldSchema() *fieldmap.Schema { return _Outer_Inner_fieldSc
 // NewOuter_InnerFieldMap returns a FieldMap of Outer_Inner holding flags; the
 // error names the first flag Outer_Inner does not have.
 func NewOuter_InnerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Outer_Inner_fieldSchema.New(flags...)
+	return _Outer_Inner_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Secrets: dot-joined field numbers from Secrets.
@@ -671,7 +672,7 @@ func (*Secrets) FieldSchema() *fieldmap.Schema { return _Secrets_fieldSchema }
 // NewSecretsFieldMap returns a FieldMap of Secrets holding flags; the
 // error names the first flag Secrets does not have.
 func NewSecretsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Secrets_fieldSchema.New(flags...)
+	return _Secrets_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of NamedKey: dot-joined field numbers from NamedKey.
@@ -697,7 +698,7 @@ func (*NamedKey) FieldSchema() *fieldmap.Schema { return _NamedKey_fieldSchema }
 // NewNamedKeyFieldMap returns a FieldMap of NamedKey holding flags; the
 // error names the first flag NamedKey does not have.
 func NewNamedKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _NamedKey_fieldSchema.New(flags...)
+	return _NamedKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -1844,83 +1845,103 @@ func (m *Scalars) CopyInFields(src *Scalars, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Scalars being number at of fm's schema.
-func (m *Scalars) copyInAt(src *Scalars, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Scalars being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Scalars) copyInAt(src *Scalars, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xffff == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Scalars)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.FDouble, src.FDouble) {
-		m.FDouble = src.FDouble
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SameFloat32(m.FFloat, src.FFloat) {
-		m.FFloat = src.FFloat
-		n++
-	}
-	if cw&(1<<2) != 0 && m.FInt32 != src.FInt32 {
-		m.FInt32 = src.FInt32
-		n++
-	}
-	if cw&(1<<3) != 0 && m.FInt64 != src.FInt64 {
-		m.FInt64 = src.FInt64
-		n++
-	}
-	if cw&(1<<4) != 0 && m.FUint32 != src.FUint32 {
-		m.FUint32 = src.FUint32
-		n++
-	}
-	if cw&(1<<5) != 0 && m.FUint64 != src.FUint64 {
-		m.FUint64 = src.FUint64
-		n++
-	}
-	if cw&(1<<6) != 0 && m.FSint32 != src.FSint32 {
-		m.FSint32 = src.FSint32
-		n++
-	}
-	if cw&(1<<7) != 0 && m.FSint64 != src.FSint64 {
-		m.FSint64 = src.FSint64
-		n++
-	}
-	if cw&(1<<8) != 0 && m.FFixed32 != src.FFixed32 {
-		m.FFixed32 = src.FFixed32
-		n++
-	}
-	if cw&(1<<9) != 0 && m.FFixed64 != src.FFixed64 {
-		m.FFixed64 = src.FFixed64
-		n++
-	}
-	if cw&(1<<10) != 0 && m.FSfixed32 != src.FSfixed32 {
-		m.FSfixed32 = src.FSfixed32
-		n++
-	}
-	if cw&(1<<11) != 0 && m.FSfixed64 != src.FSfixed64 {
-		m.FSfixed64 = src.FSfixed64
-		n++
-	}
-	if cw&(1<<12) != 0 && m.FBool != src.FBool {
-		m.FBool = src.FBool
-		n++
-	}
-	if cw&(1<<13) != 0 && m.FString != src.FString {
-		m.FString = src.FString
-		n++
-	}
-	if cw&(1<<14) != 0 && !bytes.Equal(m.FBytes, src.FBytes) {
-		m.FBytes = fieldmap.CloneBytes(src.FBytes)
-		n++
-	}
-	if cw&(1<<15) != 0 && m.FEnum != src.FEnum {
-		m.FEnum = src.FEnum
-		n++
+	for x := win.Cover & 0xffff; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SameFloat64(m.FDouble, src.FDouble) {
+				m.FDouble = src.FDouble
+				n++
+			}
+		case 1:
+			if !fieldmap.SameFloat32(m.FFloat, src.FFloat) {
+				m.FFloat = src.FFloat
+				n++
+			}
+		case 2:
+			if m.FInt32 != src.FInt32 {
+				m.FInt32 = src.FInt32
+				n++
+			}
+		case 3:
+			if m.FInt64 != src.FInt64 {
+				m.FInt64 = src.FInt64
+				n++
+			}
+		case 4:
+			if m.FUint32 != src.FUint32 {
+				m.FUint32 = src.FUint32
+				n++
+			}
+		case 5:
+			if m.FUint64 != src.FUint64 {
+				m.FUint64 = src.FUint64
+				n++
+			}
+		case 6:
+			if m.FSint32 != src.FSint32 {
+				m.FSint32 = src.FSint32
+				n++
+			}
+		case 7:
+			if m.FSint64 != src.FSint64 {
+				m.FSint64 = src.FSint64
+				n++
+			}
+		case 8:
+			if m.FFixed32 != src.FFixed32 {
+				m.FFixed32 = src.FFixed32
+				n++
+			}
+		case 9:
+			if m.FFixed64 != src.FFixed64 {
+				m.FFixed64 = src.FFixed64
+				n++
+			}
+		case 10:
+			if m.FSfixed32 != src.FSfixed32 {
+				m.FSfixed32 = src.FSfixed32
+				n++
+			}
+		case 11:
+			if m.FSfixed64 != src.FSfixed64 {
+				m.FSfixed64 = src.FSfixed64
+				n++
+			}
+		case 12:
+			if m.FBool != src.FBool {
+				m.FBool = src.FBool
+				n++
+			}
+		case 13:
+			if m.FString != src.FString {
+				m.FString = src.FString
+				n++
+			}
+		case 14:
+			if !bytes.Equal(m.FBytes, src.FBytes) {
+				m.FBytes = fieldmap.CloneBytes(src.FBytes)
+				n++
+			}
+		case 15:
+			if m.FEnum != src.FEnum {
+				m.FEnum = src.FEnum
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -1941,7 +1962,7 @@ func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _Optionals_ptrs holds the explicit-presence scalars CopyInFields sets in a Optionals.
@@ -1958,10 +1979,10 @@ type _Optionals_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Optionals being number at of fm's schema.
-func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Optionals being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7ff|win.Below&0x400 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -1969,161 +1990,184 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int) int 
 	}
 	n := 0
 	var pb *_Optionals_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.ODouble, src.ODouble) {
-		if src.ODouble == nil {
-			m.ODouble = nil
-		} else {
-			if pb == nil {
-				pb = new(_Optionals_ptrs)
-			}
-			pb.f1 = *src.ODouble
-			m.ODouble = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.OFloat, src.OFloat) {
-		if src.OFloat == nil {
-			m.OFloat = nil
-		} else {
-			if pb == nil {
-				pb = new(_Optionals_ptrs)
-			}
-			pb.f2 = *src.OFloat
-			m.OFloat = &pb.f2
-		}
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.OInt32, src.OInt32) {
-		if src.OInt32 == nil {
-			m.OInt32 = nil
-		} else {
-			if pb == nil {
-				pb = new(_Optionals_ptrs)
-			}
-			pb.f3 = *src.OInt32
-			m.OInt32 = &pb.f3
-		}
-		n++
-	}
-	if cw&(1<<3) != 0 && !fieldmap.EqualPtr(m.OInt64, src.OInt64) {
-		if src.OInt64 == nil {
-			m.OInt64 = nil
-		} else {
-			if pb == nil {
-				pb = new(_Optionals_ptrs)
-			}
-			pb.f4 = *src.OInt64
-			m.OInt64 = &pb.f4
-		}
-		n++
-	}
-	if cw&(1<<4) != 0 && !fieldmap.EqualPtr(m.OUint32, src.OUint32) {
-		if src.OUint32 == nil {
-			m.OUint32 = nil
-		} else {
-			if pb == nil {
-				pb = new(_Optionals_ptrs)
-			}
-			pb.f5 = *src.OUint32
-			m.OUint32 = &pb.f5
-		}
-		n++
-	}
-	if cw&(1<<5) != 0 && !fieldmap.EqualPtr(m.OUint64, src.OUint64) {
-		if src.OUint64 == nil {
-			m.OUint64 = nil
-		} else {
-			if pb == nil {
-				pb = new(_Optionals_ptrs)
-			}
-			pb.f6 = *src.OUint64
-			m.OUint64 = &pb.f6
-		}
-		n++
-	}
-	if cw&(1<<6) != 0 && !fieldmap.EqualPtr(m.OBool, src.OBool) {
-		if src.OBool == nil {
-			m.OBool = nil
-		} else {
-			if pb == nil {
-				pb = new(_Optionals_ptrs)
-			}
-			pb.f7 = *src.OBool
-			m.OBool = &pb.f7
-		}
-		n++
-	}
-	if cw&(1<<7) != 0 && !fieldmap.EqualPtr(m.OString, src.OString) {
-		if src.OString == nil {
-			m.OString = nil
-		} else {
-			if pb == nil {
-				pb = new(_Optionals_ptrs)
-			}
-			pb.f8 = *src.OString
-			m.OString = &pb.f8
-		}
-		n++
-	}
-	if cw&(1<<8) != 0 && !fieldmap.EqualBytesPresence(m.OBytes, src.OBytes) {
-		m.OBytes = fieldmap.CloneBytes(src.OBytes)
-		n++
-	}
-	if cw&(1<<9) != 0 && !fieldmap.EqualPtr(m.OEnum, src.OEnum) {
-		if src.OEnum == nil {
-			m.OEnum = nil
-		} else {
-			if pb == nil {
-				pb = new(_Optionals_ptrs)
-			}
-			pb.f10 = *src.OEnum
-			m.OEnum = &pb.f10
-		}
-		n++
-	}
-	if cw&(1<<10) != 0 {
-		if !m.OMessage.Equal(src.OMessage) {
-			m.OMessage = src.OMessage.Clone()
-			n++
-		}
-	} else if bw&(1<<10) != 0 {
-		if m.OMessage != nil || src.OMessage != nil {
-			if m.OMessage == nil {
-				m.OMessage = new(Leaf)
+	for x := win.Cover&0x7ff | win.Below&0x400; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SamePtrFloat64(m.ODouble, src.ODouble) {
+				if src.ODouble == nil {
+					m.ODouble = nil
+				} else {
+					if pb == nil {
+						pb = new(_Optionals_ptrs)
+					}
+					pb.f1 = *src.ODouble
+					m.ODouble = &pb.f1
+				}
 				n++
 			}
-			n += m.OMessage.copyInAt(src.OMessage, fm, at+11)
+		case 1:
+			if !fieldmap.SamePtrFloat32(m.OFloat, src.OFloat) {
+				if src.OFloat == nil {
+					m.OFloat = nil
+				} else {
+					if pb == nil {
+						pb = new(_Optionals_ptrs)
+					}
+					pb.f2 = *src.OFloat
+					m.OFloat = &pb.f2
+				}
+				n++
+			}
+		case 2:
+			if !fieldmap.EqualPtr(m.OInt32, src.OInt32) {
+				if src.OInt32 == nil {
+					m.OInt32 = nil
+				} else {
+					if pb == nil {
+						pb = new(_Optionals_ptrs)
+					}
+					pb.f3 = *src.OInt32
+					m.OInt32 = &pb.f3
+				}
+				n++
+			}
+		case 3:
+			if !fieldmap.EqualPtr(m.OInt64, src.OInt64) {
+				if src.OInt64 == nil {
+					m.OInt64 = nil
+				} else {
+					if pb == nil {
+						pb = new(_Optionals_ptrs)
+					}
+					pb.f4 = *src.OInt64
+					m.OInt64 = &pb.f4
+				}
+				n++
+			}
+		case 4:
+			if !fieldmap.EqualPtr(m.OUint32, src.OUint32) {
+				if src.OUint32 == nil {
+					m.OUint32 = nil
+				} else {
+					if pb == nil {
+						pb = new(_Optionals_ptrs)
+					}
+					pb.f5 = *src.OUint32
+					m.OUint32 = &pb.f5
+				}
+				n++
+			}
+		case 5:
+			if !fieldmap.EqualPtr(m.OUint64, src.OUint64) {
+				if src.OUint64 == nil {
+					m.OUint64 = nil
+				} else {
+					if pb == nil {
+						pb = new(_Optionals_ptrs)
+					}
+					pb.f6 = *src.OUint64
+					m.OUint64 = &pb.f6
+				}
+				n++
+			}
+		case 6:
+			if !fieldmap.EqualPtr(m.OBool, src.OBool) {
+				if src.OBool == nil {
+					m.OBool = nil
+				} else {
+					if pb == nil {
+						pb = new(_Optionals_ptrs)
+					}
+					pb.f7 = *src.OBool
+					m.OBool = &pb.f7
+				}
+				n++
+			}
+		case 7:
+			if !fieldmap.EqualPtr(m.OString, src.OString) {
+				if src.OString == nil {
+					m.OString = nil
+				} else {
+					if pb == nil {
+						pb = new(_Optionals_ptrs)
+					}
+					pb.f8 = *src.OString
+					m.OString = &pb.f8
+				}
+				n++
+			}
+		case 8:
+			if !fieldmap.EqualBytesPresence(m.OBytes, src.OBytes) {
+				m.OBytes = fieldmap.CloneBytes(src.OBytes)
+				n++
+			}
+		case 9:
+			if !fieldmap.EqualPtr(m.OEnum, src.OEnum) {
+				if src.OEnum == nil {
+					m.OEnum = nil
+				} else {
+					if pb == nil {
+						pb = new(_Optionals_ptrs)
+					}
+					pb.f10 = *src.OEnum
+					m.OEnum = &pb.f10
+				}
+				n++
+			}
+		case 10:
+			if win.Cover&(1<<10) != 0 {
+				if !m.OMessage.Equal(src.OMessage) {
+					m.OMessage = src.OMessage.Clone()
+					n++
+				}
+			} else {
+				if m.OMessage != nil || src.OMessage != nil {
+					if m.OMessage == nil {
+						m.OMessage = new(Leaf)
+						n++
+					}
+					n += m.OMessage.copyInAt(src.OMessage, fm, at+11, win.Shift(11))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Leaf being number at of fm's schema.
-func (m *Leaf) copyInAt(src *Leaf, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Leaf being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Leaf) copyInAt(src *Leaf, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
-	}
-	if cw&(1<<2) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Token != src.Token {
-		m.Token = src.Token
-		n++
+	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Value != src.Value {
+				m.Value = src.Value
+				n++
+			}
+		case 2:
+			if m.State != src.State {
+				m.State = src.State
+				n++
+			}
+		case 3:
+			if m.Token != src.Token {
+				m.Token = src.Token
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -2144,7 +2188,7 @@ func (m *Leaf) CopyInFields(src *Leaf, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2163,48 +2207,53 @@ func (m *Middle) CopyInFields(src *Middle, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Middle being number at of fm's schema.
-func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Middle being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x43|win.Below&0x42 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Middle)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Leaf.Equal(src.Leaf) {
-			m.Leaf = src.Leaf.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Leaf != nil || src.Leaf != nil {
-			if m.Leaf == nil {
-				m.Leaf = new(Leaf)
+	for x := win.Cover&0x43 | win.Below&0x42; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.Leaf.copyInAt(src.Leaf, fm, at+2)
-		}
-	}
-	if (cw|bw)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Leaves, src.Leaves, (*Leaf).Equal, (*Leaf).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Leaves, src.Leaves, (*Leaf).Equal) {
-			if len(src.Leaves) == 0 {
-				m.Leaves = nil
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Leaf.Equal(src.Leaf) {
+					m.Leaf = src.Leaf.Clone()
+					n++
+				}
 			} else {
-				m.Leaves = fieldmap.CloneListFunc(src.Leaves, (*Leaf).Clone)
+				if m.Leaf != nil || src.Leaf != nil {
+					if m.Leaf == nil {
+						m.Leaf = new(Leaf)
+						n++
+					}
+					n += m.Leaf.copyInAt(src.Leaf, fm, at+2, win.Shift(2))
+				}
 			}
-			n++
+		case 6:
+			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Leaves, src.Leaves, (*Leaf).Equal, (*Leaf).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Leaves, src.Leaves, (*Leaf).Equal) {
+				if len(src.Leaves) == 0 {
+					m.Leaves = nil
+				} else {
+					m.Leaves = fieldmap.CloneListFunc(src.Leaves, (*Leaf).Clone)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -2226,485 +2275,522 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Top being number at of fm's schema.
-func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// Top being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Top)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(Key)
+	for x := win.Cover&0x387fc00600201 | win.Below&0x205fc00600201; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(Key)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 9:
+			if win.Cover&(1<<9) != 0 {
+				if !m.Middle.Equal(src.Middle) {
+					m.Middle = src.Middle.Clone()
+					n++
+				}
+			} else {
+				if m.Middle != nil || src.Middle != nil {
+					if m.Middle == nil {
+						m.Middle = new(Middle)
+						n++
+					}
+					n += m.Middle.copyInAt(src.Middle, fm, at+10, win.Shift(10))
+				}
+			}
+		case 21:
+			if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
+			} else if !slices.Equal(m.Tags, src.Tags) {
+				if len(src.Tags) == 0 {
+					m.Tags = nil
+				} else {
+					m.Tags = slices.Clone(src.Tags)
+				}
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<9) != 0 {
-		if !m.Middle.Equal(src.Middle) {
-			m.Middle = src.Middle.Clone()
-			n++
-		}
-	} else if bw&(1<<9) != 0 {
-		if m.Middle != nil || src.Middle != nil {
-			if m.Middle == nil {
-				m.Middle = new(Middle)
+		case 22:
+			if a := fm.ListActionAt(at + 22); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Middles, src.Middles, (*Middle).Equal, (*Middle).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Middles, src.Middles, (*Middle).Equal) {
+				if len(src.Middles) == 0 {
+					m.Middles = nil
+				} else {
+					m.Middles = fieldmap.CloneListFunc(src.Middles, (*Middle).Clone)
+				}
 				n++
 			}
-			n += m.Middle.copyInAt(src.Middle, fm, at+10)
-		}
-	}
-	if (cw|bw)&(1<<21) != 0 {
-		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
-		} else if !slices.Equal(m.Tags, src.Tags) {
-			if len(src.Tags) == 0 {
-				m.Tags = nil
-			} else {
-				m.Tags = slices.Clone(src.Tags)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<22) != 0 {
-		if a := fm.ListActionAt(at + 22); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Middles, src.Middles, (*Middle).Equal, (*Middle).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Middles, src.Middles, (*Middle).Equal) {
-			if len(src.Middles) == 0 {
-				m.Middles = nil
-			} else {
-				m.Middles = fieldmap.CloneListFunc(src.Middles, (*Middle).Clone)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<34) != 0 {
-		if a := fm.ListActionAt(at + 34); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
-		} else if !maps.Equal(m.Labels, src.Labels) {
-			if len(src.Labels) == 0 {
-				m.Labels = nil
-			} else {
-				m.Labels = maps.Clone(src.Labels)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<35) != 0 {
-		if a := fm.ListActionAt(at + 35); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.LeafMap, src.LeafMap, (*Leaf).Equal, (*Leaf).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.LeafMap, src.LeafMap, (*Leaf).Equal) {
-			if len(src.LeafMap) == 0 {
-				m.LeafMap = nil
-			} else {
-				m.LeafMap = fieldmap.CloneMapFunc(src.LeafMap, (*Leaf).Clone)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<36) != 0 {
-		if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
-		} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
-			if len(src.Blobs) == 0 {
-				m.Blobs = nil
-			} else {
-				m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<37) != 0 {
-		if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
-		} else if !fieldmap.EqualListFunc(m.Samples, src.Samples, fieldmap.EqualFloat64) {
-			if len(src.Samples) == 0 {
-				m.Samples = nil
-			} else {
-				m.Samples = slices.Clone(src.Samples)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<38) != 0 {
-		if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.States, src.States)
-		} else if !slices.Equal(m.States, src.States) {
-			if len(src.States) == 0 {
-				m.States = nil
-			} else {
-				m.States = slices.Clone(src.States)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<39) != 0 {
-		if a := fm.ListActionAt(at + 39); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.BlobMap, src.BlobMap, bytes.Equal, fieldmap.CloneBytes)
-		} else if !fieldmap.EqualMapFunc(m.BlobMap, src.BlobMap, bytes.Equal) {
-			if len(src.BlobMap) == 0 {
-				m.BlobMap = nil
-			} else {
-				m.BlobMap = fieldmap.CloneMapFunc(src.BlobMap, fieldmap.CloneBytes)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<40) != 0 {
-		if a := fm.ListActionAt(at + 40); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.StateMap, src.StateMap)
-		} else if !maps.Equal(m.StateMap, src.StateMap) {
-			if len(src.StateMap) == 0 {
-				m.StateMap = nil
-			} else {
-				m.StateMap = maps.Clone(src.StateMap)
-			}
-			n++
-		}
-	}
-	if cw&(1<<41) != 0 {
-		if s1, ok := src.Choice.(*Top_ChoiceName); ok && s1 != nil {
-			if d1, ok := m.Choice.(*Top_ChoiceName); !ok || d1 == nil || d1.ChoiceName != s1.ChoiceName {
-				m.Choice = &Top_ChoiceName{ChoiceName: s1.ChoiceName}
+		case 34:
+			if a := fm.ListActionAt(at + 34); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
+			} else if !maps.Equal(m.Labels, src.Labels) {
+				if len(src.Labels) == 0 {
+					m.Labels = nil
+				} else {
+					m.Labels = maps.Clone(src.Labels)
+				}
 				n++
 			}
-		} else if d1, ok := m.Choice.(*Top_ChoiceName); ok && d1 != nil {
-			m.Choice = nil
-			n++
-		}
-	}
-	if cw&(1<<42) != 0 {
-		if s1, ok := src.Choice.(*Top_ChoiceLeaf); ok && s1 != nil {
-			if d1, ok := m.Choice.(*Top_ChoiceLeaf); !ok || d1 == nil || !d1.ChoiceLeaf.Equal(s1.ChoiceLeaf) {
-				m.Choice = &Top_ChoiceLeaf{ChoiceLeaf: s1.ChoiceLeaf.Clone()}
+		case 35:
+			if a := fm.ListActionAt(at + 35); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.LeafMap, src.LeafMap, (*Leaf).Equal, (*Leaf).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.LeafMap, src.LeafMap, (*Leaf).Equal) {
+				if len(src.LeafMap) == 0 {
+					m.LeafMap = nil
+				} else {
+					m.LeafMap = fieldmap.CloneMapFunc(src.LeafMap, (*Leaf).Clone)
+				}
 				n++
 			}
-		} else if d1, ok := m.Choice.(*Top_ChoiceLeaf); ok && d1 != nil {
-			m.Choice = nil
-			n++
-		}
-	} else if bw&(1<<42) != 0 {
-		var s1 *Leaf
-		sok := false
-		if w, ok := src.Choice.(*Top_ChoiceLeaf); ok && w != nil {
-			s1, sok = w.ChoiceLeaf, true
-		}
-		var d1 *Leaf
-		if w, ok := m.Choice.(*Top_ChoiceLeaf); ok && w != nil {
-			if w.ChoiceLeaf == nil {
-				w.ChoiceLeaf = new(Leaf)
-			}
-			d1 = w.ChoiceLeaf
-		} else if sok {
-			d1 = new(Leaf)
-			m.Choice = &Top_ChoiceLeaf{ChoiceLeaf: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+43)
-		}
-	}
-	if cw&(1<<47) != 0 {
-		if s1, ok := src.Choice.(*Top_ChoiceNumber); ok && s1 != nil {
-			if d1, ok := m.Choice.(*Top_ChoiceNumber); !ok || d1 == nil || d1.ChoiceNumber != s1.ChoiceNumber {
-				m.Choice = &Top_ChoiceNumber{ChoiceNumber: s1.ChoiceNumber}
+		case 36:
+			if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
+			} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
+				if len(src.Blobs) == 0 {
+					m.Blobs = nil
+				} else {
+					m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
+				}
 				n++
 			}
-		} else if d1, ok := m.Choice.(*Top_ChoiceNumber); ok && d1 != nil {
-			m.Choice = nil
-			n++
-		}
-	}
-	if cw&(1<<48) != 0 {
-		if s1, ok := src.Choice.(*Top_ChoiceBytes); ok && s1 != nil {
-			if d1, ok := m.Choice.(*Top_ChoiceBytes); !ok || d1 == nil || !bytes.Equal(d1.ChoiceBytes, s1.ChoiceBytes) {
-				m.Choice = &Top_ChoiceBytes{ChoiceBytes: fieldmap.CloneBytes(s1.ChoiceBytes)}
+		case 37:
+			if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
+			} else if !fieldmap.EqualListFunc(m.Samples, src.Samples, fieldmap.EqualFloat64) {
+				if len(src.Samples) == 0 {
+					m.Samples = nil
+				} else {
+					m.Samples = slices.Clone(src.Samples)
+				}
 				n++
 			}
-		} else if d1, ok := m.Choice.(*Top_ChoiceBytes); ok && d1 != nil {
-			m.Choice = nil
-			n++
-		}
-	}
-	if cw&(1<<49) != 0 {
-		if !m.Scalars.Equal(src.Scalars) {
-			m.Scalars = src.Scalars.Clone()
-			n++
-		}
-	} else if bw&(1<<49) != 0 {
-		if m.Scalars != nil || src.Scalars != nil {
-			if m.Scalars == nil {
-				m.Scalars = new(Scalars)
+		case 38:
+			if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.States, src.States)
+			} else if !slices.Equal(m.States, src.States) {
+				if len(src.States) == 0 {
+					m.States = nil
+				} else {
+					m.States = slices.Clone(src.States)
+				}
 				n++
 			}
-			n += m.Scalars.copyInAt(src.Scalars, fm, at+50)
-		}
-	}
-	if fm.HasAt(at + 66) {
-		if !m.Optionals.Equal(src.Optionals) {
-			m.Optionals = src.Optionals.Clone()
-			n++
-		}
-	} else if fm.HasChildAt(at + 66) {
-		if m.Optionals != nil || src.Optionals != nil {
-			if m.Optionals == nil {
-				m.Optionals = new(Optionals)
+		case 39:
+			if a := fm.ListActionAt(at + 39); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.BlobMap, src.BlobMap, bytes.Equal, fieldmap.CloneBytes)
+			} else if !fieldmap.EqualMapFunc(m.BlobMap, src.BlobMap, bytes.Equal) {
+				if len(src.BlobMap) == 0 {
+					m.BlobMap = nil
+				} else {
+					m.BlobMap = fieldmap.CloneMapFunc(src.BlobMap, fieldmap.CloneBytes)
+				}
 				n++
 			}
-			n += m.Optionals.copyInAt(src.Optionals, fm, at+67)
-		}
-	}
-	if fm.HasAt(at + 82) {
-		if !m.Wkt.Equal(src.Wkt) {
-			m.Wkt = src.Wkt.Clone()
-			n++
-		}
-	} else if fm.HasChildAt(at + 82) {
-		if m.Wkt != nil || src.Wkt != nil {
-			if m.Wkt == nil {
-				m.Wkt = new(Wkt)
+		case 40:
+			if a := fm.ListActionAt(at + 40); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.StateMap, src.StateMap)
+			} else if !maps.Equal(m.StateMap, src.StateMap) {
+				if len(src.StateMap) == 0 {
+					m.StateMap = nil
+				} else {
+					m.StateMap = maps.Clone(src.StateMap)
+				}
 				n++
 			}
-			n += m.Wkt.copyInAt(src.Wkt, fm, at+83)
-		}
-	}
-	if fm.HasAt(at + 93) {
-		if !fieldmap.Equal(m.Label, src.Label) {
-			m.Label = fieldmap.Clone(src.Label)
-			n++
-		}
-	} else if fm.HasChildAt(at + 93) {
-		if m.Label != nil || src.Label != nil {
-			if m.Label == nil {
-				m.Label = new(other.Label)
+		case 41:
+			if s1, ok := src.Choice.(*Top_ChoiceName); ok && s1 != nil {
+				if d1, ok := m.Choice.(*Top_ChoiceName); !ok || d1 == nil || d1.ChoiceName != s1.ChoiceName {
+					m.Choice = &Top_ChoiceName{ChoiceName: s1.ChoiceName}
+					n++
+				}
+			} else if d1, ok := m.Choice.(*Top_ChoiceName); ok && d1 != nil {
+				m.Choice = nil
 				n++
 			}
-			n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+94)
-		}
-	}
-	if fm.HasOrHasChildAt(at + 98) {
-		if a := fm.ListActionAt(at + 98); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.LabelsOther, src.LabelsOther, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
-		} else if !fieldmap.EqualMessageListFunc(m.LabelsOther, src.LabelsOther, fieldmap.Equal[*other.Label]) {
-			if len(src.LabelsOther) == 0 {
-				m.LabelsOther = nil
+		case 42:
+			if win.Cover&(1<<42) != 0 {
+				if s1, ok := src.Choice.(*Top_ChoiceLeaf); ok && s1 != nil {
+					if d1, ok := m.Choice.(*Top_ChoiceLeaf); !ok || d1 == nil || !d1.ChoiceLeaf.Equal(s1.ChoiceLeaf) {
+						m.Choice = &Top_ChoiceLeaf{ChoiceLeaf: s1.ChoiceLeaf.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Choice.(*Top_ChoiceLeaf); ok && d1 != nil {
+					m.Choice = nil
+					n++
+				}
 			} else {
-				m.LabelsOther = fieldmap.CloneListFunc(src.LabelsOther, fieldmap.Clone[*other.Label])
+				var s1 *Leaf
+				sok := false
+				if w, ok := src.Choice.(*Top_ChoiceLeaf); ok && w != nil {
+					s1, sok = w.ChoiceLeaf, true
+				}
+				var d1 *Leaf
+				if w, ok := m.Choice.(*Top_ChoiceLeaf); ok && w != nil {
+					if w.ChoiceLeaf == nil {
+						w.ChoiceLeaf = new(Leaf)
+					}
+					d1 = w.ChoiceLeaf
+				} else if sok {
+					d1 = new(Leaf)
+					m.Choice = &Top_ChoiceLeaf{ChoiceLeaf: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+43, win.Shift(43))
+				}
 			}
-			n++
-		}
-	}
-	if fm.HasAt(at+103) && m.Password != src.Password {
-		m.Password = src.Password
-		n++
-	}
-	if fm.HasAt(at+104) && !m.AtomicLeaf.Equal(src.AtomicLeaf) {
-		m.AtomicLeaf = src.AtomicLeaf.Clone()
-		n++
-	}
-	if fm.HasOrHasChildAt(at + 105) {
-		if a := fm.ListActionAt(at + 105); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
-		} else if !fieldmap.EqualMessageMapFunc(m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label]) {
-			if len(src.LabelMap) == 0 {
-				m.LabelMap = nil
+		case 47:
+			if s1, ok := src.Choice.(*Top_ChoiceNumber); ok && s1 != nil {
+				if d1, ok := m.Choice.(*Top_ChoiceNumber); !ok || d1 == nil || d1.ChoiceNumber != s1.ChoiceNumber {
+					m.Choice = &Top_ChoiceNumber{ChoiceNumber: s1.ChoiceNumber}
+					n++
+				}
+			} else if d1, ok := m.Choice.(*Top_ChoiceNumber); ok && d1 != nil {
+				m.Choice = nil
+				n++
+			}
+		case 48:
+			if s1, ok := src.Choice.(*Top_ChoiceBytes); ok && s1 != nil {
+				if d1, ok := m.Choice.(*Top_ChoiceBytes); !ok || d1 == nil || !bytes.Equal(d1.ChoiceBytes, s1.ChoiceBytes) {
+					m.Choice = &Top_ChoiceBytes{ChoiceBytes: fieldmap.CloneBytes(s1.ChoiceBytes)}
+					n++
+				}
+			} else if d1, ok := m.Choice.(*Top_ChoiceBytes); ok && d1 != nil {
+				m.Choice = nil
+				n++
+			}
+		case 49:
+			if win.Cover&(1<<49) != 0 {
+				if !m.Scalars.Equal(src.Scalars) {
+					m.Scalars = src.Scalars.Clone()
+					n++
+				}
 			} else {
-				m.LabelMap = fieldmap.CloneMapFunc(src.LabelMap, fieldmap.Clone[*other.Label])
+				if m.Scalars != nil || src.Scalars != nil {
+					if m.Scalars == nil {
+						m.Scalars = new(Scalars)
+						n++
+					}
+					n += m.Scalars.copyInAt(src.Scalars, fm, at+50, fm.Window(at+50))
+				}
 			}
-			n++
 		}
 	}
-	if fm.HasAt(at+106) && !m.Empty.Equal(src.Empty) {
-		m.Empty = src.Empty.Clone()
-		n++
+	cw1 := fm.Window(at + 64)
+	for x := cw1.Cover&0x78420040004 | cw1.Below&0x20420040004; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 2:
+			if cw1.Cover&(1<<2) != 0 {
+				if !m.Optionals.Equal(src.Optionals) {
+					m.Optionals = src.Optionals.Clone()
+					n++
+				}
+			} else {
+				if m.Optionals != nil || src.Optionals != nil {
+					if m.Optionals == nil {
+						m.Optionals = new(Optionals)
+						n++
+					}
+					n += m.Optionals.copyInAt(src.Optionals, fm, at+67, cw1.Shift(3))
+				}
+			}
+		case 18:
+			if cw1.Cover&(1<<18) != 0 {
+				if !m.Wkt.Equal(src.Wkt) {
+					m.Wkt = src.Wkt.Clone()
+					n++
+				}
+			} else {
+				if m.Wkt != nil || src.Wkt != nil {
+					if m.Wkt == nil {
+						m.Wkt = new(Wkt)
+						n++
+					}
+					n += m.Wkt.copyInAt(src.Wkt, fm, at+83, cw1.Shift(19))
+				}
+			}
+		case 29:
+			if cw1.Cover&(1<<29) != 0 {
+				if !fieldmap.Equal(m.Label, src.Label) {
+					m.Label = fieldmap.Clone(src.Label)
+					n++
+				}
+			} else {
+				if m.Label != nil || src.Label != nil {
+					if m.Label == nil {
+						m.Label = new(other.Label)
+						n++
+					}
+					n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+94, cw1.Shift(30))
+				}
+			}
+		case 34:
+			if a := fm.ListActionAt(at + 98); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.LabelsOther, src.LabelsOther, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
+			} else if !fieldmap.EqualMessageListFunc(m.LabelsOther, src.LabelsOther, fieldmap.Equal[*other.Label]) {
+				if len(src.LabelsOther) == 0 {
+					m.LabelsOther = nil
+				} else {
+					m.LabelsOther = fieldmap.CloneListFunc(src.LabelsOther, fieldmap.Clone[*other.Label])
+				}
+				n++
+			}
+		case 39:
+			if m.Password != src.Password {
+				m.Password = src.Password
+				n++
+			}
+		case 40:
+			if !m.AtomicLeaf.Equal(src.AtomicLeaf) {
+				m.AtomicLeaf = src.AtomicLeaf.Clone()
+				n++
+			}
+		case 41:
+			if a := fm.ListActionAt(at + 105); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
+			} else if !fieldmap.EqualMessageMapFunc(m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label]) {
+				if len(src.LabelMap) == 0 {
+					m.LabelMap = nil
+				} else {
+					m.LabelMap = fieldmap.CloneMapFunc(src.LabelMap, fieldmap.Clone[*other.Label])
+				}
+				n++
+			}
+		case 42:
+			if !m.Empty.Equal(src.Empty) {
+				m.Empty = src.Empty.Clone()
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Key being number at of fm's schema.
-func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Key being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f|win.Below&0x10 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Key)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Version != src.Version {
-		m.Version = src.Version
-		n++
-	}
-	if cw&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if cw&(1<<4) != 0 {
-		if !m.Sub.Equal(src.Sub) {
-			m.Sub = src.Sub.Clone()
-			n++
-		}
-	} else if bw&(1<<4) != 0 {
-		if m.Sub != nil || src.Sub != nil {
-			if m.Sub == nil {
-				m.Sub = new(SubKey)
+	for x := win.Cover&0x1f | win.Below&0x10; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
 				n++
 			}
-			n += m.Sub.copyInAt(src.Sub, fm, at+5)
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 2:
+			if m.Version != src.Version {
+				m.Version = src.Version
+				n++
+			}
+		case 3:
+			if m.State != src.State {
+				m.State = src.State
+				n++
+			}
+		case 4:
+			if win.Cover&(1<<4) != 0 {
+				if !m.Sub.Equal(src.Sub) {
+					m.Sub = src.Sub.Clone()
+					n++
+				}
+			} else {
+				if m.Sub != nil || src.Sub != nil {
+					if m.Sub == nil {
+						m.Sub = new(SubKey)
+						n++
+					}
+					n += m.Sub.copyInAt(src.Sub, fm, at+5, win.Shift(5))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SubKey being number at of fm's schema.
-func (m *SubKey) copyInAt(src *SubKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// SubKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *SubKey) copyInAt(src *SubKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(SubKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Region != src.Region {
-		m.Region = src.Region
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Zone != src.Zone {
-		m.Zone = src.Zone
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Edge != src.Edge {
-		m.Edge = src.Edge
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Region != src.Region {
+				m.Region = src.Region
+				n++
+			}
+		case 1:
+			if m.Zone != src.Zone {
+				m.Zone = src.Zone
+				n++
+			}
+		case 2:
+			if m.Edge != src.Edge {
+				m.Edge = src.Edge
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Wkt being number at of fm's schema.
-func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Wkt being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3ff|win.Below&0x300 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Wkt)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.Equal(m.Ts, src.Ts) {
-		m.Ts = fieldmap.Clone(src.Ts)
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.Equal(m.Dur, src.Dur) {
-		m.Dur = fieldmap.Clone(src.Dur)
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.Equal(m.Str, src.Str) {
-		m.Str = fieldmap.Clone(src.Str)
-		n++
-	}
-	if cw&(1<<3) != 0 && !fieldmap.Equal(m.I64, src.I64) {
-		m.I64 = fieldmap.Clone(src.I64)
-		n++
-	}
-	if cw&(1<<4) != 0 && !fieldmap.Equal(m.Flag, src.Flag) {
-		m.Flag = fieldmap.Clone(src.Flag)
-		n++
-	}
-	if cw&(1<<5) != 0 && !fieldmap.Equal(m.St, src.St) {
-		m.St = fieldmap.Clone(src.St)
-		n++
-	}
-	if cw&(1<<6) != 0 && !fieldmap.Equal(m.Any, src.Any) {
-		m.Any = fieldmap.Clone(src.Any)
-		n++
-	}
-	if cw&(1<<7) != 0 && !fieldmap.Equal(m.Val, src.Val) {
-		m.Val = fieldmap.Clone(src.Val)
-		n++
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-		} else if !fieldmap.EqualMessageListFunc(m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
-			if len(src.Times) == 0 {
-				m.Times = nil
-			} else {
-				m.Times = fieldmap.CloneListFunc(src.Times, fieldmap.Clone[*timestamppb.Timestamp])
+	for x := win.Cover&0x3ff | win.Below&0x300; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.Equal(m.Ts, src.Ts) {
+				m.Ts = fieldmap.Clone(src.Ts)
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<9) != 0 {
-		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Durs, src.Durs, fieldmap.Equal[*durationpb.Duration], fieldmap.Clone[*durationpb.Duration])
-		} else if !fieldmap.EqualMessageMapFunc(m.Durs, src.Durs, fieldmap.Equal[*durationpb.Duration]) {
-			if len(src.Durs) == 0 {
-				m.Durs = nil
-			} else {
-				m.Durs = fieldmap.CloneMapFunc(src.Durs, fieldmap.Clone[*durationpb.Duration])
+		case 1:
+			if !fieldmap.Equal(m.Dur, src.Dur) {
+				m.Dur = fieldmap.Clone(src.Dur)
+				n++
 			}
-			n++
+		case 2:
+			if !fieldmap.Equal(m.Str, src.Str) {
+				m.Str = fieldmap.Clone(src.Str)
+				n++
+			}
+		case 3:
+			if !fieldmap.Equal(m.I64, src.I64) {
+				m.I64 = fieldmap.Clone(src.I64)
+				n++
+			}
+		case 4:
+			if !fieldmap.Equal(m.Flag, src.Flag) {
+				m.Flag = fieldmap.Clone(src.Flag)
+				n++
+			}
+		case 5:
+			if !fieldmap.Equal(m.St, src.St) {
+				m.St = fieldmap.Clone(src.St)
+				n++
+			}
+		case 6:
+			if !fieldmap.Equal(m.Any, src.Any) {
+				m.Any = fieldmap.Clone(src.Any)
+				n++
+			}
+		case 7:
+			if !fieldmap.Equal(m.Val, src.Val) {
+				m.Val = fieldmap.Clone(src.Val)
+				n++
+			}
+		case 8:
+			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
+			} else if !fieldmap.EqualMessageListFunc(m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
+				if len(src.Times) == 0 {
+					m.Times = nil
+				} else {
+					m.Times = fieldmap.CloneListFunc(src.Times, fieldmap.Clone[*timestamppb.Timestamp])
+				}
+				n++
+			}
+		case 9:
+			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.Durs, src.Durs, fieldmap.Equal[*durationpb.Duration], fieldmap.Clone[*durationpb.Duration])
+			} else if !fieldmap.EqualMessageMapFunc(m.Durs, src.Durs, fieldmap.Equal[*durationpb.Duration]) {
+				if len(src.Durs) == 0 {
+					m.Durs = nil
+				} else {
+					m.Durs = fieldmap.CloneMapFunc(src.Durs, fieldmap.Clone[*durationpb.Duration])
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_testpb_v1_kinds_proto_Label182jztu_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Label being number at of fm's schema.
-func _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Label being number at of fm's schema and win the window of
+// the flags from there.
+func _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0x8 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(other.Label)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Color != src.Color {
-		m.Color = src.Color
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
-		} else if !slices.Equal(m.Weights, src.Weights) {
-			if len(src.Weights) == 0 {
-				m.Weights = nil
-			} else {
-				m.Weights = slices.Clone(src.Weights)
+	for x := win.Cover&0xf | win.Below&0x8; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
+		case 1:
+			if m.Color != src.Color {
+				m.Color = src.Color
+				n++
+			}
+		case 2:
+			if m.Secret != src.Secret {
+				m.Secret = src.Secret
+				n++
+			}
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
+			} else if !slices.Equal(m.Weights, src.Weights) {
+				if len(src.Weights) == 0 {
+					m.Weights = nil
+				} else {
+					m.Weights = slices.Clone(src.Weights)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -2726,7 +2812,7 @@ func (m *Key) CopyInFields(src *Key, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2745,7 +2831,7 @@ func (m *SubKey) CopyInFields(src *SubKey, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2764,7 +2850,7 @@ func (m *Wkt) CopyInFields(src *Wkt, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2783,79 +2869,92 @@ func (m *Tree) CopyInFields(src *Tree, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Tree being number at of fm's schema.
-func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Tree being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f|win.Below&0x18 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Tree)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !m.Left.Equal(src.Left) {
-		m.Left = src.Left.Clone()
-		n++
-	}
-	if cw&(1<<2) != 0 && !m.Right.Equal(src.Right) {
-		m.Right = src.Right.Clone()
-		n++
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
-			if len(src.Children) == 0 {
-				m.Children = nil
-			} else {
-				m.Children = fieldmap.CloneListFunc(src.Children, (*Tree).Clone)
-			}
-			n++
-		}
-	}
-	if cw&(1<<4) != 0 {
-		if !m.Branch.Equal(src.Branch) {
-			m.Branch = src.Branch.Clone()
-			n++
-		}
-	} else if bw&(1<<4) != 0 {
-		if m.Branch != nil || src.Branch != nil {
-			if m.Branch == nil {
-				m.Branch = new(Branch)
+	for x := win.Cover&0x1f | win.Below&0x18; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.Branch.copyInAt_10ws6na(src.Branch, fm, at+5)
+		case 1:
+			if !m.Left.Equal(src.Left) {
+				m.Left = src.Left.Clone()
+				n++
+			}
+		case 2:
+			if !m.Right.Equal(src.Right) {
+				m.Right = src.Right.Clone()
+				n++
+			}
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
+				if len(src.Children) == 0 {
+					m.Children = nil
+				} else {
+					m.Children = fieldmap.CloneListFunc(src.Children, (*Tree).Clone)
+				}
+				n++
+			}
+		case 4:
+			if win.Cover&(1<<4) != 0 {
+				if !m.Branch.Equal(src.Branch) {
+					m.Branch = src.Branch.Clone()
+					n++
+				}
+			} else {
+				if m.Branch != nil || src.Branch != nil {
+					if m.Branch == nil {
+						m.Branch = new(Branch)
+						n++
+					}
+					n += m.Branch.copyInAt_10ws6na(src.Branch, fm, at+5, win.Shift(5))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt_10ws6na copies the fields of src flagged in fm into m, the first flag of
-// Branch being number at of fm's schema.
-func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Branch being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Branch)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Label != src.Label {
-		m.Label = src.Label
-		n++
-	}
-	if cw&(1<<1) != 0 && !m.Tree.Equal(src.Tree) {
-		m.Tree = src.Tree.Clone()
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Label != src.Label {
+				m.Label = src.Label
+				n++
+			}
+		case 1:
+			if !m.Tree.Equal(src.Tree) {
+				m.Tree = src.Tree.Clone()
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -2876,79 +2975,92 @@ func (m *Branch) CopyInFields(src *Branch, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Branch being number at of fm's schema.
-func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Branch being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Branch)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Label != src.Label {
-		m.Label = src.Label
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Tree.Equal(src.Tree) {
-			m.Tree = src.Tree.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Tree != nil || src.Tree != nil {
-			if m.Tree == nil {
-				m.Tree = new(Tree)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Label != src.Label {
+				m.Label = src.Label
 				n++
 			}
-			n += m.Tree.copyInAt_jfhjda(src.Tree, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Tree.Equal(src.Tree) {
+					m.Tree = src.Tree.Clone()
+					n++
+				}
+			} else {
+				if m.Tree != nil || src.Tree != nil {
+					if m.Tree == nil {
+						m.Tree = new(Tree)
+						n++
+					}
+					n += m.Tree.copyInAt_jfhjda(src.Tree, fm, at+2, win.Shift(2))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt_jfhjda copies the fields of src flagged in fm into m, the first flag of
-// Tree being number at of fm's schema.
-func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Tree being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f|win.Below&0x8 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Tree)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !m.Left.Equal(src.Left) {
-		m.Left = src.Left.Clone()
-		n++
-	}
-	if cw&(1<<2) != 0 && !m.Right.Equal(src.Right) {
-		m.Right = src.Right.Clone()
-		n++
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
-			if len(src.Children) == 0 {
-				m.Children = nil
-			} else {
-				m.Children = fieldmap.CloneListFunc(src.Children, (*Tree).Clone)
+	for x := win.Cover&0x1f | win.Below&0x8; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
+		case 1:
+			if !m.Left.Equal(src.Left) {
+				m.Left = src.Left.Clone()
+				n++
+			}
+		case 2:
+			if !m.Right.Equal(src.Right) {
+				m.Right = src.Right.Clone()
+				n++
+			}
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
+				if len(src.Children) == 0 {
+					m.Children = nil
+				} else {
+					m.Children = fieldmap.CloneListFunc(src.Children, (*Tree).Clone)
+				}
+				n++
+			}
+		case 4:
+			if !m.Branch.Equal(src.Branch) {
+				m.Branch = src.Branch.Clone()
+				n++
+			}
 		}
-	}
-	if cw&(1<<4) != 0 && !m.Branch.Equal(src.Branch) {
-		m.Branch = src.Branch.Clone()
-		n++
 	}
 	return n
 }
@@ -2969,12 +3081,13 @@ func (m *Empty) CopyInFields(src *Empty, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Empty being number at of fm's schema.
-func (m *Empty) copyInAt(src *Empty, fm *fieldmap.FieldMap, at int) int {
+// Empty being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Empty) copyInAt(src *Empty, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
@@ -2994,79 +3107,88 @@ func (m *Outer) CopyInFields(src *Outer, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Outer being number at of fm's schema.
-func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Outer being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x49|win.Below&0x49 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Outer)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Inner.Equal(src.Inner) {
-			m.Inner = src.Inner.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Inner != nil || src.Inner != nil {
-			if m.Inner == nil {
-				m.Inner = new(Outer_Inner)
+	for x := win.Cover&0x49 | win.Below&0x49; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Inner.Equal(src.Inner) {
+					m.Inner = src.Inner.Clone()
+					n++
+				}
+			} else {
+				if m.Inner != nil || src.Inner != nil {
+					if m.Inner == nil {
+						m.Inner = new(Outer_Inner)
+						n++
+					}
+					n += m.Inner.copyInAt(src.Inner, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Inners, src.Inners, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Inners, src.Inners, (*Outer_Inner).Equal) {
+				if len(src.Inners) == 0 {
+					m.Inners = nil
+				} else {
+					m.Inners = fieldmap.CloneListFunc(src.Inners, (*Outer_Inner).Clone)
+				}
 				n++
 			}
-			n += m.Inner.copyInAt(src.Inner, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Inners, src.Inners, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Inners, src.Inners, (*Outer_Inner).Equal) {
-			if len(src.Inners) == 0 {
-				m.Inners = nil
-			} else {
-				m.Inners = fieldmap.CloneListFunc(src.Inners, (*Outer_Inner).Clone)
+		case 6:
+			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*Outer_Inner).Equal) {
+				if len(src.InnerMap) == 0 {
+					m.InnerMap = nil
+				} else {
+					m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*Outer_Inner).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*Outer_Inner).Equal) {
-			if len(src.InnerMap) == 0 {
-				m.InnerMap = nil
-			} else {
-				m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*Outer_Inner).Clone)
-			}
-			n++
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Inner being number at of fm's schema.
-func (m *Outer_Inner) copyInAt(src *Outer_Inner, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Inner being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Outer_Inner) copyInAt(src *Outer_Inner, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Outer_Inner)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Kind != src.Kind {
-		m.Kind = src.Kind
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Kind != src.Kind {
+				m.Kind = src.Kind
+				n++
+			}
+		case 1:
+			if m.Secret != src.Secret {
+				m.Secret = src.Secret
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -3087,7 +3209,7 @@ func (m *Outer_Inner) CopyInFields(src *Outer_Inner, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -3106,157 +3228,162 @@ func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Secrets being number at of fm's schema.
-func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Secrets being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3080c3843|win.Below&0x208082842 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Secrets)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.ApiKey != src.ApiKey {
-		m.ApiKey = src.ApiKey
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Leaf.Equal(src.Leaf) {
-			m.Leaf = src.Leaf.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Leaf != nil || src.Leaf != nil {
-			if m.Leaf == nil {
-				m.Leaf = new(Leaf)
+	for x := win.Cover&0x3080c3843 | win.Below&0x208082842; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.ApiKey != src.ApiKey {
+				m.ApiKey = src.ApiKey
 				n++
 			}
-			n += m.Leaf.copyInAt(src.Leaf, fm, at+2)
-		}
-	}
-	if (cw|bw)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Leaves, src.Leaves, (*Leaf).Equal, (*Leaf).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Leaves, src.Leaves, (*Leaf).Equal) {
-			if len(src.Leaves) == 0 {
-				m.Leaves = nil
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Leaf.Equal(src.Leaf) {
+					m.Leaf = src.Leaf.Clone()
+					n++
+				}
 			} else {
-				m.Leaves = fieldmap.CloneListFunc(src.Leaves, (*Leaf).Clone)
+				if m.Leaf != nil || src.Leaf != nil {
+					if m.Leaf == nil {
+						m.Leaf = new(Leaf)
+						n++
+					}
+					n += m.Leaf.copyInAt(src.Leaf, fm, at+2, win.Shift(2))
+				}
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.LeafMap, src.LeafMap, (*Leaf).Equal, (*Leaf).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.LeafMap, src.LeafMap, (*Leaf).Equal) {
-			if len(src.LeafMap) == 0 {
-				m.LeafMap = nil
+		case 6:
+			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Leaves, src.Leaves, (*Leaf).Equal, (*Leaf).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Leaves, src.Leaves, (*Leaf).Equal) {
+				if len(src.Leaves) == 0 {
+					m.Leaves = nil
+				} else {
+					m.Leaves = fieldmap.CloneListFunc(src.Leaves, (*Leaf).Clone)
+				}
+				n++
+			}
+		case 11:
+			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.LeafMap, src.LeafMap, (*Leaf).Equal, (*Leaf).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.LeafMap, src.LeafMap, (*Leaf).Equal) {
+				if len(src.LeafMap) == 0 {
+					m.LeafMap = nil
+				} else {
+					m.LeafMap = fieldmap.CloneMapFunc(src.LeafMap, (*Leaf).Clone)
+				}
+				n++
+			}
+		case 12:
+			if s1, ok := src.Cred.(*Secrets_CredToken); ok && s1 != nil {
+				if d1, ok := m.Cred.(*Secrets_CredToken); !ok || d1 == nil || d1.CredToken != s1.CredToken {
+					m.Cred = &Secrets_CredToken{CredToken: s1.CredToken}
+					n++
+				}
+			} else if d1, ok := m.Cred.(*Secrets_CredToken); ok && d1 != nil {
+				m.Cred = nil
+				n++
+			}
+		case 13:
+			if win.Cover&(1<<13) != 0 {
+				if s1, ok := src.Cred.(*Secrets_CredLeaf); ok && s1 != nil {
+					if d1, ok := m.Cred.(*Secrets_CredLeaf); !ok || d1 == nil || !d1.CredLeaf.Equal(s1.CredLeaf) {
+						m.Cred = &Secrets_CredLeaf{CredLeaf: s1.CredLeaf.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Cred.(*Secrets_CredLeaf); ok && d1 != nil {
+					m.Cred = nil
+					n++
+				}
 			} else {
-				m.LeafMap = fieldmap.CloneMapFunc(src.LeafMap, (*Leaf).Clone)
+				var s1 *Leaf
+				sok := false
+				if w, ok := src.Cred.(*Secrets_CredLeaf); ok && w != nil {
+					s1, sok = w.CredLeaf, true
+				}
+				var d1 *Leaf
+				if w, ok := m.Cred.(*Secrets_CredLeaf); ok && w != nil {
+					if w.CredLeaf == nil {
+						w.CredLeaf = new(Leaf)
+					}
+					d1 = w.CredLeaf
+				} else if sok {
+					d1 = new(Leaf)
+					m.Cred = &Secrets_CredLeaf{CredLeaf: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+14, win.Shift(14))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<12) != 0 {
-		if s1, ok := src.Cred.(*Secrets_CredToken); ok && s1 != nil {
-			if d1, ok := m.Cred.(*Secrets_CredToken); !ok || d1 == nil || d1.CredToken != s1.CredToken {
-				m.Cred = &Secrets_CredToken{CredToken: s1.CredToken}
+		case 18:
+			if s1, ok := src.Cred.(*Secrets_CredUser); ok && s1 != nil {
+				if d1, ok := m.Cred.(*Secrets_CredUser); !ok || d1 == nil || d1.CredUser != s1.CredUser {
+					m.Cred = &Secrets_CredUser{CredUser: s1.CredUser}
+					n++
+				}
+			} else if d1, ok := m.Cred.(*Secrets_CredUser); ok && d1 != nil {
+				m.Cred = nil
 				n++
 			}
-		} else if d1, ok := m.Cred.(*Secrets_CredToken); ok && d1 != nil {
-			m.Cred = nil
-			n++
-		}
-	}
-	if cw&(1<<13) != 0 {
-		if s1, ok := src.Cred.(*Secrets_CredLeaf); ok && s1 != nil {
-			if d1, ok := m.Cred.(*Secrets_CredLeaf); !ok || d1 == nil || !d1.CredLeaf.Equal(s1.CredLeaf) {
-				m.Cred = &Secrets_CredLeaf{CredLeaf: s1.CredLeaf.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Cred.(*Secrets_CredLeaf); ok && d1 != nil {
-			m.Cred = nil
-			n++
-		}
-	} else if bw&(1<<13) != 0 {
-		var s1 *Leaf
-		sok := false
-		if w, ok := src.Cred.(*Secrets_CredLeaf); ok && w != nil {
-			s1, sok = w.CredLeaf, true
-		}
-		var d1 *Leaf
-		if w, ok := m.Cred.(*Secrets_CredLeaf); ok && w != nil {
-			if w.CredLeaf == nil {
-				w.CredLeaf = new(Leaf)
-			}
-			d1 = w.CredLeaf
-		} else if sok {
-			d1 = new(Leaf)
-			m.Cred = &Secrets_CredLeaf{CredLeaf: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+14)
-		}
-	}
-	if cw&(1<<18) != 0 {
-		if s1, ok := src.Cred.(*Secrets_CredUser); ok && s1 != nil {
-			if d1, ok := m.Cred.(*Secrets_CredUser); !ok || d1 == nil || d1.CredUser != s1.CredUser {
-				m.Cred = &Secrets_CredUser{CredUser: s1.CredUser}
-				n++
-			}
-		} else if d1, ok := m.Cred.(*Secrets_CredUser); ok && d1 != nil {
-			m.Cred = nil
-			n++
-		}
-	}
-	if cw&(1<<19) != 0 {
-		if !m.Outer.Equal(src.Outer) {
-			m.Outer = src.Outer.Clone()
-			n++
-		}
-	} else if bw&(1<<19) != 0 {
-		if m.Outer != nil || src.Outer != nil {
-			if m.Outer == nil {
-				m.Outer = new(Outer)
-				n++
-			}
-			n += m.Outer.copyInAt(src.Outer, fm, at+20)
-		}
-	}
-	if cw&(1<<27) != 0 {
-		if !fieldmap.Equal(m.Label, src.Label) {
-			m.Label = fieldmap.Clone(src.Label)
-			n++
-		}
-	} else if bw&(1<<27) != 0 {
-		if m.Label != nil || src.Label != nil {
-			if m.Label == nil {
-				m.Label = new(other.Label)
-				n++
-			}
-			n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+28)
-		}
-	}
-	if cw&(1<<32) != 0 && !bytes.Equal(m.Cert, src.Cert) {
-		m.Cert = fieldmap.CloneBytes(src.Cert)
-		n++
-	}
-	if (cw|bw)&(1<<33) != 0 {
-		if a := fm.ListActionAt(at + 33); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Env, src.Env)
-		} else if !maps.Equal(m.Env, src.Env) {
-			if len(src.Env) == 0 {
-				m.Env = nil
+		case 19:
+			if win.Cover&(1<<19) != 0 {
+				if !m.Outer.Equal(src.Outer) {
+					m.Outer = src.Outer.Clone()
+					n++
+				}
 			} else {
-				m.Env = maps.Clone(src.Env)
+				if m.Outer != nil || src.Outer != nil {
+					if m.Outer == nil {
+						m.Outer = new(Outer)
+						n++
+					}
+					n += m.Outer.copyInAt(src.Outer, fm, at+20, win.Shift(20))
+				}
 			}
-			n++
+		case 27:
+			if win.Cover&(1<<27) != 0 {
+				if !fieldmap.Equal(m.Label, src.Label) {
+					m.Label = fieldmap.Clone(src.Label)
+					n++
+				}
+			} else {
+				if m.Label != nil || src.Label != nil {
+					if m.Label == nil {
+						m.Label = new(other.Label)
+						n++
+					}
+					n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+28, win.Shift(28))
+				}
+			}
+		case 32:
+			if !bytes.Equal(m.Cert, src.Cert) {
+				m.Cert = fieldmap.CloneBytes(src.Cert)
+				n++
+			}
+		case 33:
+			if a := fm.ListActionAt(at + 33); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Env, src.Env)
+			} else if !maps.Equal(m.Env, src.Env) {
+				if len(src.Env) == 0 {
+					m.Env = nil
+				} else {
+					m.Env = maps.Clone(src.Env)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -3278,27 +3405,33 @@ func (m *NamedKey) CopyInFields(src *NamedKey, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NamedKey being number at of fm's schema.
-func (m *NamedKey) copyInAt(src *NamedKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NamedKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *NamedKey) copyInAt(src *NamedKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(NamedKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Note != src.Note {
-		m.Note = src.Note
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
+				n++
+			}
+		case 1:
+			if m.Note != src.Note {
+				m.Note = src.Note
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -9,12 +9,13 @@ package testpb
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Legacy: dot-joined field numbers from Legacy.
 const (
@@ -68,7 +69,7 @@ func (*Legacy) FieldSchema() *fieldmap.Schema { return _Legacy_fieldSchema }
 // NewLegacyFieldMap returns a FieldMap of Legacy holding flags; the
 // error names the first flag Legacy does not have.
 func NewLegacyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Legacy_fieldSchema.New(flags...)
+	return _Legacy_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Legacy_Item: dot-joined field numbers from Legacy_Item.
@@ -89,7 +90,7 @@ func (*Legacy_Item) FieldSchema() *fieldmap.Schema { return _Legacy_Item_fieldSc
 // NewLegacy_ItemFieldMap returns a FieldMap of Legacy_Item holding flags; the
 // error names the first flag Legacy_Item does not have.
 func NewLegacy_ItemFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Legacy_Item_fieldSchema.New(flags...)
+	return _Legacy_Item_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields and extensions included;
@@ -312,7 +313,7 @@ func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _Legacy_ptrs holds the explicit-presence scalars CopyInFields sets in a Legacy.
@@ -326,10 +327,10 @@ type _Legacy_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Legacy being number at of fm's schema.
-func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Legacy being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x79ff|win.Below&0x910 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -337,145 +338,154 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int) int {
 	}
 	n := 0
 	var pb *_Legacy_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
-		if src.Name == nil {
-			m.Name = nil
-		} else {
-			if pb == nil {
-				pb = new(_Legacy_ptrs)
+	for x := win.Cover&0x79ff | win.Below&0x910; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Name, src.Name) {
+				if src.Name == nil {
+					m.Name = nil
+				} else {
+					if pb == nil {
+						pb = new(_Legacy_ptrs)
+					}
+					pb.f1 = *src.Name
+					m.Name = &pb.f1
+				}
+				n++
 			}
-			pb.f1 = *src.Name
-			m.Name = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Count, src.Count) {
-		if src.Count == nil {
-			m.Count = nil
-		} else {
-			if pb == nil {
-				pb = new(_Legacy_ptrs)
+		case 1:
+			if !fieldmap.EqualPtr(m.Count, src.Count) {
+				if src.Count == nil {
+					m.Count = nil
+				} else {
+					if pb == nil {
+						pb = new(_Legacy_ptrs)
+					}
+					pb.f2 = *src.Count
+					m.Count = &pb.f2
+				}
+				n++
 			}
-			pb.f2 = *src.Count
-			m.Count = &pb.f2
-		}
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Mode, src.Mode) {
-		if src.Mode == nil {
-			m.Mode = nil
-		} else {
-			if pb == nil {
-				pb = new(_Legacy_ptrs)
+		case 2:
+			if !fieldmap.EqualPtr(m.Mode, src.Mode) {
+				if src.Mode == nil {
+					m.Mode = nil
+				} else {
+					if pb == nil {
+						pb = new(_Legacy_ptrs)
+					}
+					pb.f3 = *src.Mode
+					m.Mode = &pb.f3
+				}
+				n++
 			}
-			pb.f3 = *src.Mode
-			m.Mode = &pb.f3
-		}
-		n++
-	}
-	if cw&(1<<3) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
-		m.Data = fieldmap.CloneBytes(src.Data)
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Values, src.Values)
-		} else if !slices.Equal(m.Values, src.Values) {
-			if len(src.Values) == 0 {
-				m.Values = nil
+		case 3:
+			if !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+				m.Data = fieldmap.CloneBytes(src.Data)
+				n++
+			}
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Values, src.Values)
+			} else if !slices.Equal(m.Values, src.Values) {
+				if len(src.Values) == 0 {
+					m.Values = nil
+				} else {
+					m.Values = slices.Clone(src.Values)
+				}
+				n++
+			}
+		case 5:
+			if !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
+				if src.Ratio == nil {
+					m.Ratio = nil
+				} else {
+					if pb == nil {
+						pb = new(_Legacy_ptrs)
+					}
+					pb.f6 = *src.Ratio
+					m.Ratio = &pb.f6
+				}
+				n++
+			}
+		case 6:
+			if !m.Next.Equal(src.Next) {
+				m.Next = src.Next.Clone()
+				n++
+			}
+		case 7:
+			if !fieldmap.EqualPtr(m.Id, src.Id) {
+				if src.Id == nil {
+					m.Id = nil
+				} else {
+					if pb == nil {
+						pb = new(_Legacy_ptrs)
+					}
+					pb.f8 = *src.Id
+					m.Id = &pb.f8
+				}
+				n++
+			}
+		case 8:
+			if win.Cover&(1<<8) != 0 {
+				if !m.Item.Equal(src.Item) {
+					m.Item = src.Item.Clone()
+					n++
+				}
 			} else {
-				m.Values = slices.Clone(src.Values)
+				if m.Item != nil || src.Item != nil {
+					if m.Item == nil {
+						m.Item = new(Legacy_Item)
+						n++
+					}
+					n += m.Item.copyInAt(src.Item, fm, at+9, win.Shift(9))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 && !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
-		if src.Ratio == nil {
-			m.Ratio = nil
-		} else {
-			if pb == nil {
-				pb = new(_Legacy_ptrs)
-			}
-			pb.f6 = *src.Ratio
-			m.Ratio = &pb.f6
-		}
-		n++
-	}
-	if cw&(1<<6) != 0 && !m.Next.Equal(src.Next) {
-		m.Next = src.Next.Clone()
-		n++
-	}
-	if cw&(1<<7) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
-		if src.Id == nil {
-			m.Id = nil
-		} else {
-			if pb == nil {
-				pb = new(_Legacy_ptrs)
-			}
-			pb.f8 = *src.Id
-			m.Id = &pb.f8
-		}
-		n++
-	}
-	if cw&(1<<8) != 0 {
-		if !m.Item.Equal(src.Item) {
-			m.Item = src.Item.Clone()
-			n++
-		}
-	} else if bw&(1<<8) != 0 {
-		if m.Item != nil || src.Item != nil {
-			if m.Item == nil {
-				m.Item = new(Legacy_Item)
+		case 11:
+			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Modes, src.Modes)
+			} else if !maps.Equal(m.Modes, src.Modes) {
+				if len(src.Modes) == 0 {
+					m.Modes = nil
+				} else {
+					m.Modes = maps.Clone(src.Modes)
+				}
 				n++
 			}
-			n += m.Item.copyInAt(src.Item, fm, at+9)
-		}
-	}
-	if (cw|bw)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Modes, src.Modes)
-		} else if !maps.Equal(m.Modes, src.Modes) {
-			if len(src.Modes) == 0 {
-				m.Modes = nil
-			} else {
-				m.Modes = maps.Clone(src.Modes)
-			}
-			n++
-		}
-	}
-	if cw&(1<<12) != 0 {
-		if s1, ok := src.Pick.(*Legacy_PickName); ok && s1 != nil {
-			if d1, ok := m.Pick.(*Legacy_PickName); !ok || d1 == nil || d1.PickName != s1.PickName {
-				m.Pick = &Legacy_PickName{PickName: s1.PickName}
+		case 12:
+			if s1, ok := src.Pick.(*Legacy_PickName); ok && s1 != nil {
+				if d1, ok := m.Pick.(*Legacy_PickName); !ok || d1 == nil || d1.PickName != s1.PickName {
+					m.Pick = &Legacy_PickName{PickName: s1.PickName}
+					n++
+				}
+			} else if d1, ok := m.Pick.(*Legacy_PickName); ok && d1 != nil {
+				m.Pick = nil
 				n++
 			}
-		} else if d1, ok := m.Pick.(*Legacy_PickName); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	}
-	if cw&(1<<13) != 0 {
-		if s1, ok := src.Pick.(*Legacy_PickMode); ok && s1 != nil {
-			if d1, ok := m.Pick.(*Legacy_PickMode); !ok || d1 == nil || d1.PickMode != s1.PickMode {
-				m.Pick = &Legacy_PickMode{PickMode: s1.PickMode}
+		case 13:
+			if s1, ok := src.Pick.(*Legacy_PickMode); ok && s1 != nil {
+				if d1, ok := m.Pick.(*Legacy_PickMode); !ok || d1 == nil || d1.PickMode != s1.PickMode {
+					m.Pick = &Legacy_PickMode{PickMode: s1.PickMode}
+					n++
+				}
+			} else if d1, ok := m.Pick.(*Legacy_PickMode); ok && d1 != nil {
+				m.Pick = nil
 				n++
 			}
-		} else if d1, ok := m.Pick.(*Legacy_PickMode); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	}
-	if cw&(1<<14) != 0 && !fieldmap.EqualPtr(m.Secret, src.Secret) {
-		if src.Secret == nil {
-			m.Secret = nil
-		} else {
-			if pb == nil {
-				pb = new(_Legacy_ptrs)
+		case 14:
+			if !fieldmap.EqualPtr(m.Secret, src.Secret) {
+				if src.Secret == nil {
+					m.Secret = nil
+				} else {
+					if pb == nil {
+						pb = new(_Legacy_ptrs)
+					}
+					pb.f15 = *src.Secret
+					m.Secret = &pb.f15
+				}
+				n++
 			}
-			pb.f15 = *src.Secret
-			m.Secret = &pb.f15
 		}
-		n++
 	}
 	return n
 }
@@ -487,10 +497,10 @@ type _Legacy_Item_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Item being number at of fm's schema.
-func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Item being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -498,29 +508,35 @@ func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int) 
 	}
 	n := 0
 	var pb *_Legacy_Item_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
-		if src.Text == nil {
-			m.Text = nil
-		} else {
-			if pb == nil {
-				pb = new(_Legacy_Item_ptrs)
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Text, src.Text) {
+				if src.Text == nil {
+					m.Text = nil
+				} else {
+					if pb == nil {
+						pb = new(_Legacy_Item_ptrs)
+					}
+					pb.f10 = *src.Text
+					m.Text = &pb.f10
+				}
+				n++
 			}
-			pb.f10 = *src.Text
-			m.Text = &pb.f10
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Num, src.Num) {
-		if src.Num == nil {
-			m.Num = nil
-		} else {
-			if pb == nil {
-				pb = new(_Legacy_Item_ptrs)
+		case 1:
+			if !fieldmap.EqualPtr(m.Num, src.Num) {
+				if src.Num == nil {
+					m.Num = nil
+				} else {
+					if pb == nil {
+						pb = new(_Legacy_Item_ptrs)
+					}
+					pb.f11 = *src.Num
+					m.Num = &pb.f11
+				}
+				n++
 			}
-			pb.f11 = *src.Num
-			m.Num = &pb.f11
 		}
-		n++
 	}
 	return n
 }
@@ -541,7 +557,7 @@ func (m *Legacy_Item) CopyInFields(src *Legacy_Item, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // DiffFields returns the flags of the fields where m and o differ under

@@ -8,12 +8,13 @@ package testpb
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Modern: dot-joined field numbers from Modern.
 const (
@@ -63,7 +64,7 @@ func (*Modern) FieldSchema() *fieldmap.Schema { return _Modern_fieldSchema }
 // NewModernFieldMap returns a FieldMap of Modern holding flags; the
 // error names the first flag Modern does not have.
 func NewModernFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Modern_fieldSchema.New(flags...)
+	return _Modern_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Part: dot-joined field numbers from Part.
@@ -84,7 +85,7 @@ func (*Part) FieldSchema() *fieldmap.Schema { return _Part_fieldSchema }
 // NewPartFieldMap returns a FieldMap of Part holding flags; the
 // error names the first flag Part does not have.
 func NewPartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Part_fieldSchema.New(flags...)
+	return _Part_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -263,7 +264,7 @@ func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _Modern_ptrs holds the explicit-presence scalars CopyInFields sets in a Modern.
@@ -275,10 +276,10 @@ type _Modern_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Modern being number at of fm's schema.
-func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Modern being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1e7f|win.Below&0x870 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -286,115 +287,124 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int) int {
 	}
 	n := 0
 	var pb *_Modern_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
-		if src.Name == nil {
-			m.Name = nil
-		} else {
-			if pb == nil {
-				pb = new(_Modern_ptrs)
-			}
-			pb.f1 = *src.Name
-			m.Name = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Count != src.Count {
-		m.Count = src.Count
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Level, src.Level) {
-		if src.Level == nil {
-			m.Level = nil
-		} else {
-			if pb == nil {
-				pb = new(_Modern_ptrs)
-			}
-			pb.f3 = *src.Level
-			m.Level = &pb.f3
-		}
-		n++
-	}
-	if cw&(1<<3) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
-		if src.Closed == nil {
-			m.Closed = nil
-		} else {
-			if pb == nil {
-				pb = new(_Modern_ptrs)
-			}
-			pb.f4 = *src.Closed
-			m.Closed = &pb.f4
-		}
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Packed, src.Packed)
-		} else if !slices.Equal(m.Packed, src.Packed) {
-			if len(src.Packed) == 0 {
-				m.Packed = nil
-			} else {
-				m.Packed = slices.Clone(src.Packed)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Expanded, src.Expanded)
-		} else if !slices.Equal(m.Expanded, src.Expanded) {
-			if len(src.Expanded) == 0 {
-				m.Expanded = nil
-			} else {
-				m.Expanded = slices.Clone(src.Expanded)
-			}
-			n++
-		}
-	}
-	if cw&(1<<6) != 0 {
-		if !m.Part.Equal(src.Part) {
-			m.Part = src.Part.Clone()
-			n++
-		}
-	} else if bw&(1<<6) != 0 {
-		if m.Part != nil || src.Part != nil {
-			if m.Part == nil {
-				m.Part = new(Part)
+	for x := win.Cover&0x1e7f | win.Below&0x870; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Name, src.Name) {
+				if src.Name == nil {
+					m.Name = nil
+				} else {
+					if pb == nil {
+						pb = new(_Modern_ptrs)
+					}
+					pb.f1 = *src.Name
+					m.Name = &pb.f1
+				}
 				n++
 			}
-			n += m.Part.copyInAt(src.Part, fm, at+7)
-		}
-	}
-	if cw&(1<<9) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
-		m.Data = fieldmap.CloneBytes(src.Data)
-		n++
-	}
-	if cw&(1<<10) != 0 && !fieldmap.SameFloat64(m.Ratio, src.Ratio) {
-		m.Ratio = src.Ratio
-		n++
-	}
-	if (cw|bw)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Parts, src.Parts, (*Part).Equal, (*Part).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Parts, src.Parts, (*Part).Equal) {
-			if len(src.Parts) == 0 {
-				m.Parts = nil
+		case 1:
+			if m.Count != src.Count {
+				m.Count = src.Count
+				n++
+			}
+		case 2:
+			if !fieldmap.EqualPtr(m.Level, src.Level) {
+				if src.Level == nil {
+					m.Level = nil
+				} else {
+					if pb == nil {
+						pb = new(_Modern_ptrs)
+					}
+					pb.f3 = *src.Level
+					m.Level = &pb.f3
+				}
+				n++
+			}
+		case 3:
+			if !fieldmap.EqualPtr(m.Closed, src.Closed) {
+				if src.Closed == nil {
+					m.Closed = nil
+				} else {
+					if pb == nil {
+						pb = new(_Modern_ptrs)
+					}
+					pb.f4 = *src.Closed
+					m.Closed = &pb.f4
+				}
+				n++
+			}
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Packed, src.Packed)
+			} else if !slices.Equal(m.Packed, src.Packed) {
+				if len(src.Packed) == 0 {
+					m.Packed = nil
+				} else {
+					m.Packed = slices.Clone(src.Packed)
+				}
+				n++
+			}
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Expanded, src.Expanded)
+			} else if !slices.Equal(m.Expanded, src.Expanded) {
+				if len(src.Expanded) == 0 {
+					m.Expanded = nil
+				} else {
+					m.Expanded = slices.Clone(src.Expanded)
+				}
+				n++
+			}
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !m.Part.Equal(src.Part) {
+					m.Part = src.Part.Clone()
+					n++
+				}
 			} else {
-				m.Parts = fieldmap.CloneMapFunc(src.Parts, (*Part).Clone)
+				if m.Part != nil || src.Part != nil {
+					if m.Part == nil {
+						m.Part = new(Part)
+						n++
+					}
+					n += m.Part.copyInAt(src.Part, fm, at+7, win.Shift(7))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<12) != 0 && !fieldmap.EqualPtr(m.Secret, src.Secret) {
-		if src.Secret == nil {
-			m.Secret = nil
-		} else {
-			if pb == nil {
-				pb = new(_Modern_ptrs)
+		case 9:
+			if !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+				m.Data = fieldmap.CloneBytes(src.Data)
+				n++
 			}
-			pb.f11 = *src.Secret
-			m.Secret = &pb.f11
+		case 10:
+			if !fieldmap.SameFloat64(m.Ratio, src.Ratio) {
+				m.Ratio = src.Ratio
+				n++
+			}
+		case 11:
+			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.Parts, src.Parts, (*Part).Equal, (*Part).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.Parts, src.Parts, (*Part).Equal) {
+				if len(src.Parts) == 0 {
+					m.Parts = nil
+				} else {
+					m.Parts = fieldmap.CloneMapFunc(src.Parts, (*Part).Clone)
+				}
+				n++
+			}
+		case 12:
+			if !fieldmap.EqualPtr(m.Secret, src.Secret) {
+				if src.Secret == nil {
+					m.Secret = nil
+				} else {
+					if pb == nil {
+						pb = new(_Modern_ptrs)
+					}
+					pb.f11 = *src.Secret
+					m.Secret = &pb.f11
+				}
+				n++
+			}
 		}
-		n++
 	}
 	return n
 }
@@ -406,10 +416,10 @@ type _Part_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Part being number at of fm's schema.
-func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Part being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -417,29 +427,35 @@ func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int) int {
 	}
 	n := 0
 	var pb *_Part_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Label, src.Label) {
-		if src.Label == nil {
-			m.Label = nil
-		} else {
-			if pb == nil {
-				pb = new(_Part_ptrs)
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Label, src.Label) {
+				if src.Label == nil {
+					m.Label = nil
+				} else {
+					if pb == nil {
+						pb = new(_Part_ptrs)
+					}
+					pb.f1 = *src.Label
+					m.Label = &pb.f1
+				}
+				n++
 			}
-			pb.f1 = *src.Label
-			m.Label = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.Weight, src.Weight) {
-		if src.Weight == nil {
-			m.Weight = nil
-		} else {
-			if pb == nil {
-				pb = new(_Part_ptrs)
+		case 1:
+			if !fieldmap.SamePtrFloat32(m.Weight, src.Weight) {
+				if src.Weight == nil {
+					m.Weight = nil
+				} else {
+					if pb == nil {
+						pb = new(_Part_ptrs)
+					}
+					pb.f2 = *src.Weight
+					m.Weight = &pb.f2
+				}
+				n++
 			}
-			pb.f2 = *src.Weight
-			m.Weight = &pb.f2
 		}
-		n++
 	}
 	return n
 }
@@ -460,7 +476,7 @@ func (m *Part) CopyInFields(src *Part, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // DiffFields returns the flags of the fields where m and o differ under

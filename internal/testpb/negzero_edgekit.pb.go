@@ -9,12 +9,13 @@ package testpb
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	plain "github.com/edgekit/edgekit/internal/testpb/plain"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Extendable: dot-joined field numbers from Extendable.
 const (
@@ -39,7 +40,7 @@ func (*Extendable) FieldSchema() *fieldmap.Schema { return _Extendable_fieldSche
 // NewExtendableFieldMap returns a FieldMap of Extendable holding flags; the
 // error names the first flag Extendable does not have.
 func NewExtendableFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Extendable_fieldSchema.New(flags...)
+	return _Extendable_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of NegZeroHolder: dot-joined field numbers from NegZeroHolder.
@@ -85,7 +86,7 @@ func (*NegZeroHolder) FieldSchema() *fieldmap.Schema { return _NegZeroHolder_fie
 // NewNegZeroHolderFieldMap returns a FieldMap of NegZeroHolder holding flags; the
 // error names the first flag NegZeroHolder does not have.
 func NewNegZeroHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _NegZeroHolder_fieldSchema.New(flags...)
+	return _NegZeroHolder_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields and extensions included;
@@ -211,27 +212,33 @@ func (m *Extendable) CopyInFields(src *Extendable, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Extendable being number at of fm's schema.
-func (m *Extendable) copyInAt(src *Extendable, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Extendable being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Extendable) copyInAt(src *Extendable, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Extendable)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.D, src.D) {
-		m.D = src.D
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
-		m.Name = fieldmap.ClonePtr(src.Name)
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SameFloat64(m.D, src.D) {
+				m.D = src.D
+				n++
+			}
+		case 1:
+			if !fieldmap.EqualPtr(m.Name, src.Name) {
+				m.Name = fieldmap.ClonePtr(src.Name)
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -252,104 +259,113 @@ func (m *NegZeroHolder) CopyInFields(src *NegZeroHolder, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NegZeroHolder being number at of fm's schema.
-func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NegZeroHolder being number at of fm's schema and win the window of
+// the flags from there.
+func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x489|win.Below&0x489 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(NegZeroHolder)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Ext.Equal(src.Ext) {
-			m.Ext = src.Ext.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Ext != nil || src.Ext != nil {
-			if m.Ext == nil {
-				m.Ext = new(Extendable)
+	for x := win.Cover&0x489 | win.Below&0x489; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Ext.Equal(src.Ext) {
+					m.Ext = src.Ext.Clone()
+					n++
+				}
+			} else {
+				if m.Ext != nil || src.Ext != nil {
+					if m.Ext == nil {
+						m.Ext = new(Extendable)
+						n++
+					}
+					n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !fieldmap.Equal(m.Plain, src.Plain) {
+					m.Plain = fieldmap.Clone(src.Plain)
+					n++
+				}
+			} else {
+				if m.Plain != nil || src.Plain != nil {
+					if m.Plain == nil {
+						m.Plain = new(plain.Plain)
+						n++
+					}
+					n += _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m.Plain, src.Plain, fm, at+4, win.Shift(4))
+				}
+			}
+		case 7:
+			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extendable).Equal, (*Extendable).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extendable).Equal) {
+				if len(src.Exts) == 0 {
+					m.Exts = nil
+				} else {
+					m.Exts = fieldmap.CloneListFunc(src.Exts, (*Extendable).Clone)
+				}
 				n++
 			}
-			n += m.Ext.copyInAt(src.Ext, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !fieldmap.Equal(m.Plain, src.Plain) {
-			m.Plain = fieldmap.Clone(src.Plain)
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.Plain != nil || src.Plain != nil {
-			if m.Plain == nil {
-				m.Plain = new(plain.Plain)
+		case 10:
+			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, fieldmap.Equal[*plain.Plain], fieldmap.Clone[*plain.Plain])
+			} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, fieldmap.Equal[*plain.Plain]) {
+				if len(src.Plains) == 0 {
+					m.Plains = nil
+				} else {
+					m.Plains = fieldmap.CloneListFunc(src.Plains, fieldmap.Clone[*plain.Plain])
+				}
 				n++
 			}
-			n += _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m.Plain, src.Plain, fm, at+4)
-		}
-	}
-	if (cw|bw)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extendable).Equal, (*Extendable).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extendable).Equal) {
-			if len(src.Exts) == 0 {
-				m.Exts = nil
-			} else {
-				m.Exts = fieldmap.CloneListFunc(src.Exts, (*Extendable).Clone)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<10) != 0 {
-		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, fieldmap.Equal[*plain.Plain], fieldmap.Clone[*plain.Plain])
-		} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, fieldmap.Equal[*plain.Plain]) {
-			if len(src.Plains) == 0 {
-				m.Plains = nil
-			} else {
-				m.Plains = fieldmap.CloneListFunc(src.Plains, fieldmap.Clone[*plain.Plain])
-			}
-			n++
 		}
 	}
 	return n
 }
 
 // _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Plain being number at of fm's schema.
-func _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m, src *plain.Plain, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Plain being number at of fm's schema and win the window of
+// the flags from there.
+func _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m, src *plain.Plain, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(plain.Plain)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.D, src.D) {
-		m.D = src.D
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SameFloat32(m.F, src.F) {
-		m.F = src.F
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Ds, src.Ds, fieldmap.EqualFloat64, nil)
-		} else if !fieldmap.EqualListFunc(m.Ds, src.Ds, fieldmap.EqualFloat64) {
-			if len(src.Ds) == 0 {
-				m.Ds = nil
-			} else {
-				m.Ds = slices.Clone(src.Ds)
+	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SameFloat64(m.D, src.D) {
+				m.D = src.D
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.SameFloat32(m.F, src.F) {
+				m.F = src.F
+				n++
+			}
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Ds, src.Ds, fieldmap.EqualFloat64, nil)
+			} else if !fieldmap.EqualListFunc(m.Ds, src.Ds, fieldmap.EqualFloat64) {
+				if len(src.Ds) == 0 {
+					m.Ds = nil
+				} else {
+					m.Ds = slices.Clone(src.Ds)
+				}
+				n++
+			}
 		}
 	}
 	return n

@@ -11,13 +11,14 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	other "github.com/edgekit/edgekit/internal/testpb/other"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 	strconv "strconv"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of TortureDefaults: dot-joined field numbers from TortureDefaults.
 const (
@@ -93,7 +94,7 @@ func (*TortureDefaults) FieldSchema() *fieldmap.Schema { return _TortureDefaults
 // NewTortureDefaultsFieldMap returns a FieldMap of TortureDefaults holding flags; the
 // error names the first flag TortureDefaults does not have.
 func NewTortureDefaultsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureDefaults_fieldSchema.New(flags...)
+	return _TortureDefaults_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureDefaults_Inner: dot-joined field numbers from TortureDefaults_Inner.
@@ -116,7 +117,7 @@ func (*TortureDefaults_Inner) FieldSchema() *fieldmap.Schema {
 // NewTortureDefaults_InnerFieldMap returns a FieldMap of TortureDefaults_Inner holding flags; the
 // error names the first flag TortureDefaults_Inner does not have.
 func NewTortureDefaults_InnerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureDefaults_Inner_fieldSchema.New(flags...)
+	return _TortureDefaults_Inner_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureGroups: dot-joined field numbers from TortureGroups.
@@ -196,7 +197,7 @@ func (*TortureGroups) FieldSchema() *fieldmap.Schema { return _TortureGroups_fie
 // NewTortureGroupsFieldMap returns a FieldMap of TortureGroups holding flags; the
 // error names the first flag TortureGroups does not have.
 func NewTortureGroupsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureGroups_fieldSchema.New(flags...)
+	return _TortureGroups_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureGroups_PickGroup: dot-joined field numbers from TortureGroups_PickGroup.
@@ -256,7 +257,7 @@ func (*TortureGroups_PickGroup) FieldSchema() *fieldmap.Schema {
 // NewTortureGroups_PickGroupFieldMap returns a FieldMap of TortureGroups_PickGroup holding flags; the
 // error names the first flag TortureGroups_PickGroup does not have.
 func NewTortureGroups_PickGroupFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureGroups_PickGroup_fieldSchema.New(flags...)
+	return _TortureGroups_PickGroup_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureGroups_PickSecret: dot-joined field numbers from TortureGroups_PickSecret.
@@ -278,7 +279,7 @@ func (*TortureGroups_PickSecret) FieldSchema() *fieldmap.Schema {
 // NewTortureGroups_PickSecretFieldMap returns a FieldMap of TortureGroups_PickSecret holding flags; the
 // error names the first flag TortureGroups_PickSecret does not have.
 func NewTortureGroups_PickSecretFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureGroups_PickSecret_fieldSchema.New(flags...)
+	return _TortureGroups_PickSecret_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureGroups_Row: dot-joined field numbers from TortureGroups_Row.
@@ -299,7 +300,7 @@ func (*TortureGroups_Row) FieldSchema() *fieldmap.Schema { return _TortureGroups
 // NewTortureGroups_RowFieldMap returns a FieldMap of TortureGroups_Row holding flags; the
 // error names the first flag TortureGroups_Row does not have.
 func NewTortureGroups_RowFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureGroups_Row_fieldSchema.New(flags...)
+	return _TortureGroups_Row_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureGroups_Hidden: dot-joined field numbers from TortureGroups_Hidden.
@@ -319,7 +320,7 @@ func (*TortureGroups_Hidden) FieldSchema() *fieldmap.Schema { return _TortureGro
 // NewTortureGroups_HiddenFieldMap returns a FieldMap of TortureGroups_Hidden holding flags; the
 // error names the first flag TortureGroups_Hidden does not have.
 func NewTortureGroups_HiddenFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureGroups_Hidden_fieldSchema.New(flags...)
+	return _TortureGroups_Hidden_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureGroups_Nested: dot-joined field numbers from TortureGroups_Nested.
@@ -341,7 +342,7 @@ func (*TortureGroups_Nested) FieldSchema() *fieldmap.Schema { return _TortureGro
 // NewTortureGroups_NestedFieldMap returns a FieldMap of TortureGroups_Nested holding flags; the
 // error names the first flag TortureGroups_Nested does not have.
 func NewTortureGroups_NestedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureGroups_Nested_fieldSchema.New(flags...)
+	return _TortureGroups_Nested_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureGroups_Nested_Deeper: dot-joined field numbers from TortureGroups_Nested_Deeper.
@@ -364,7 +365,7 @@ func (*TortureGroups_Nested_Deeper) FieldSchema() *fieldmap.Schema {
 // NewTortureGroups_Nested_DeeperFieldMap returns a FieldMap of TortureGroups_Nested_Deeper holding flags; the
 // error names the first flag TortureGroups_Nested_Deeper does not have.
 func NewTortureGroups_Nested_DeeperFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureGroups_Nested_Deeper_fieldSchema.New(flags...)
+	return _TortureGroups_Nested_Deeper_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureLegacyKey: dot-joined field numbers from TortureLegacyKey.
@@ -390,7 +391,7 @@ func (*TortureLegacyKey) FieldSchema() *fieldmap.Schema { return _TortureLegacyK
 // NewTortureLegacyKeyFieldMap returns a FieldMap of TortureLegacyKey holding flags; the
 // error names the first flag TortureLegacyKey does not have.
 func NewTortureLegacyKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureLegacyKey_fieldSchema.New(flags...)
+	return _TortureLegacyKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureLegacyKey2: dot-joined field numbers from TortureLegacyKey2.
@@ -432,7 +433,7 @@ func (*TortureLegacyKey2) FieldSchema() *fieldmap.Schema { return _TortureLegacy
 // NewTortureLegacyKey2FieldMap returns a FieldMap of TortureLegacyKey2 holding flags; the
 // error names the first flag TortureLegacyKey2 does not have.
 func NewTortureLegacyKey2FieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureLegacyKey2_fieldSchema.New(flags...)
+	return _TortureLegacyKey2_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureLegacyKeyValue: dot-joined field numbers from TortureLegacyKeyValue.
@@ -459,7 +460,7 @@ func (*TortureLegacyKeyValue) FieldSchema() *fieldmap.Schema {
 // NewTortureLegacyKeyValueFieldMap returns a FieldMap of TortureLegacyKeyValue holding flags; the
 // error names the first flag TortureLegacyKeyValue does not have.
 func NewTortureLegacyKeyValueFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureLegacyKeyValue_fieldSchema.New(flags...)
+	return _TortureLegacyKeyValue_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureLegacyKeyValue_Part: dot-joined field numbers from TortureLegacyKeyValue_Part.
@@ -482,7 +483,7 @@ func (*TortureLegacyKeyValue_Part) FieldSchema() *fieldmap.Schema {
 // NewTortureLegacyKeyValue_PartFieldMap returns a FieldMap of TortureLegacyKeyValue_Part holding flags; the
 // error names the first flag TortureLegacyKeyValue_Part does not have.
 func NewTortureLegacyKeyValue_PartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureLegacyKeyValue_Part_fieldSchema.New(flags...)
+	return _TortureLegacyKeyValue_Part_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureSignHolder: dot-joined field numbers from TortureSignHolder.
@@ -506,7 +507,7 @@ func (*TortureSignHolder) FieldSchema() *fieldmap.Schema { return _TortureSignHo
 // NewTortureSignHolderFieldMap returns a FieldMap of TortureSignHolder holding flags; the
 // error names the first flag TortureSignHolder does not have.
 func NewTortureSignHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureSignHolder_fieldSchema.New(flags...)
+	return _TortureSignHolder_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields and extensions included;
@@ -1442,7 +1443,7 @@ func (m *TortureDefaults) CopyInFields(src *TortureDefaults, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _TortureDefaults_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureDefaults.
@@ -1472,10 +1473,10 @@ type _TortureDefaults_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureDefaults being number at of fm's schema.
-func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureDefaults being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x33fffff|win.Below&0x200000 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -1483,287 +1484,315 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	var pb *_TortureDefaults_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.DDouble, src.DDouble) {
-		if src.DDouble == nil {
-			m.DDouble = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f1 = *src.DDouble
-			m.DDouble = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.DFloat, src.DFloat) {
-		if src.DFloat == nil {
-			m.DFloat = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f2 = *src.DFloat
-			m.DFloat = &pb.f2
-		}
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.DInt32, src.DInt32) {
-		if src.DInt32 == nil {
-			m.DInt32 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f3 = *src.DInt32
-			m.DInt32 = &pb.f3
-		}
-		n++
-	}
-	if cw&(1<<3) != 0 && !fieldmap.EqualPtr(m.DInt64, src.DInt64) {
-		if src.DInt64 == nil {
-			m.DInt64 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f4 = *src.DInt64
-			m.DInt64 = &pb.f4
-		}
-		n++
-	}
-	if cw&(1<<4) != 0 && !fieldmap.EqualPtr(m.DUint32, src.DUint32) {
-		if src.DUint32 == nil {
-			m.DUint32 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f5 = *src.DUint32
-			m.DUint32 = &pb.f5
-		}
-		n++
-	}
-	if cw&(1<<5) != 0 && !fieldmap.EqualPtr(m.DUint64, src.DUint64) {
-		if src.DUint64 == nil {
-			m.DUint64 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f6 = *src.DUint64
-			m.DUint64 = &pb.f6
-		}
-		n++
-	}
-	if cw&(1<<6) != 0 && !fieldmap.EqualPtr(m.DSint32, src.DSint32) {
-		if src.DSint32 == nil {
-			m.DSint32 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f7 = *src.DSint32
-			m.DSint32 = &pb.f7
-		}
-		n++
-	}
-	if cw&(1<<7) != 0 && !fieldmap.EqualPtr(m.DSint64, src.DSint64) {
-		if src.DSint64 == nil {
-			m.DSint64 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f8 = *src.DSint64
-			m.DSint64 = &pb.f8
-		}
-		n++
-	}
-	if cw&(1<<8) != 0 && !fieldmap.EqualPtr(m.DFixed32, src.DFixed32) {
-		if src.DFixed32 == nil {
-			m.DFixed32 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f9 = *src.DFixed32
-			m.DFixed32 = &pb.f9
-		}
-		n++
-	}
-	if cw&(1<<9) != 0 && !fieldmap.EqualPtr(m.DFixed64, src.DFixed64) {
-		if src.DFixed64 == nil {
-			m.DFixed64 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f10 = *src.DFixed64
-			m.DFixed64 = &pb.f10
-		}
-		n++
-	}
-	if cw&(1<<10) != 0 && !fieldmap.EqualPtr(m.DSfixed32, src.DSfixed32) {
-		if src.DSfixed32 == nil {
-			m.DSfixed32 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f11 = *src.DSfixed32
-			m.DSfixed32 = &pb.f11
-		}
-		n++
-	}
-	if cw&(1<<11) != 0 && !fieldmap.EqualPtr(m.DSfixed64, src.DSfixed64) {
-		if src.DSfixed64 == nil {
-			m.DSfixed64 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f12 = *src.DSfixed64
-			m.DSfixed64 = &pb.f12
-		}
-		n++
-	}
-	if cw&(1<<12) != 0 && !fieldmap.EqualPtr(m.DBool, src.DBool) {
-		if src.DBool == nil {
-			m.DBool = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f13 = *src.DBool
-			m.DBool = &pb.f13
-		}
-		n++
-	}
-	if cw&(1<<13) != 0 && !fieldmap.EqualPtr(m.DString, src.DString) {
-		if src.DString == nil {
-			m.DString = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f14 = *src.DString
-			m.DString = &pb.f14
-		}
-		n++
-	}
-	if cw&(1<<14) != 0 && !fieldmap.EqualBytesPresence(m.DBytes, src.DBytes) {
-		m.DBytes = fieldmap.CloneBytes(src.DBytes)
-		n++
-	}
-	if cw&(1<<15) != 0 && !fieldmap.EqualPtr(m.DEnum, src.DEnum) {
-		if src.DEnum == nil {
-			m.DEnum = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f16 = *src.DEnum
-			m.DEnum = &pb.f16
-		}
-		n++
-	}
-	if cw&(1<<16) != 0 && !fieldmap.SamePtrFloat64(m.DNan, src.DNan) {
-		if src.DNan == nil {
-			m.DNan = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f17 = *src.DNan
-			m.DNan = &pb.f17
-		}
-		n++
-	}
-	if cw&(1<<17) != 0 && !fieldmap.SamePtrFloat32(m.DNegInf, src.DNegInf) {
-		if src.DNegInf == nil {
-			m.DNegInf = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f18 = *src.DNegInf
-			m.DNegInf = &pb.f18
-		}
-		n++
-	}
-	if cw&(1<<18) != 0 && !fieldmap.SamePtrFloat64(m.DNegZero, src.DNegZero) {
-		if src.DNegZero == nil {
-			m.DNegZero = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f19 = *src.DNegZero
-			m.DNegZero = &pb.f19
-		}
-		n++
-	}
-	if cw&(1<<19) != 0 && !fieldmap.EqualPtr(m.RString, src.RString) {
-		if src.RString == nil {
-			m.RString = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f20 = *src.RString
-			m.RString = &pb.f20
-		}
-		n++
-	}
-	if cw&(1<<20) != 0 && !fieldmap.EqualPtr(m.REnum, src.REnum) {
-		if src.REnum == nil {
-			m.REnum = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
-			}
-			pb.f21 = *src.REnum
-			m.REnum = &pb.f21
-		}
-		n++
-	}
-	if cw&(1<<21) != 0 {
-		if !m.RMessage.Equal(src.RMessage) {
-			m.RMessage = src.RMessage.Clone()
-			n++
-		}
-	} else if bw&(1<<21) != 0 {
-		if m.RMessage != nil || src.RMessage != nil {
-			if m.RMessage == nil {
-				m.RMessage = new(TortureDefaults_Inner)
+	for x := win.Cover&0x33fffff | win.Below&0x200000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SamePtrFloat64(m.DDouble, src.DDouble) {
+				if src.DDouble == nil {
+					m.DDouble = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f1 = *src.DDouble
+					m.DDouble = &pb.f1
+				}
 				n++
 			}
-			n += m.RMessage.copyInAt(src.RMessage, fm, at+22)
-		}
-	}
-	if cw&(1<<24) != 0 && !fieldmap.EqualPtr(m.Secret, src.Secret) {
-		if src.Secret == nil {
-			m.Secret = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
+		case 1:
+			if !fieldmap.SamePtrFloat32(m.DFloat, src.DFloat) {
+				if src.DFloat == nil {
+					m.DFloat = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f2 = *src.DFloat
+					m.DFloat = &pb.f2
+				}
+				n++
 			}
-			pb.f23 = *src.Secret
-			m.Secret = &pb.f23
-		}
-		n++
-	}
-	if cw&(1<<25) != 0 && !fieldmap.EqualPtr(m.Color, src.Color) {
-		if src.Color == nil {
-			m.Color = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_ptrs)
+		case 2:
+			if !fieldmap.EqualPtr(m.DInt32, src.DInt32) {
+				if src.DInt32 == nil {
+					m.DInt32 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f3 = *src.DInt32
+					m.DInt32 = &pb.f3
+				}
+				n++
 			}
-			pb.f24 = *src.Color
-			m.Color = &pb.f24
+		case 3:
+			if !fieldmap.EqualPtr(m.DInt64, src.DInt64) {
+				if src.DInt64 == nil {
+					m.DInt64 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f4 = *src.DInt64
+					m.DInt64 = &pb.f4
+				}
+				n++
+			}
+		case 4:
+			if !fieldmap.EqualPtr(m.DUint32, src.DUint32) {
+				if src.DUint32 == nil {
+					m.DUint32 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f5 = *src.DUint32
+					m.DUint32 = &pb.f5
+				}
+				n++
+			}
+		case 5:
+			if !fieldmap.EqualPtr(m.DUint64, src.DUint64) {
+				if src.DUint64 == nil {
+					m.DUint64 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f6 = *src.DUint64
+					m.DUint64 = &pb.f6
+				}
+				n++
+			}
+		case 6:
+			if !fieldmap.EqualPtr(m.DSint32, src.DSint32) {
+				if src.DSint32 == nil {
+					m.DSint32 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f7 = *src.DSint32
+					m.DSint32 = &pb.f7
+				}
+				n++
+			}
+		case 7:
+			if !fieldmap.EqualPtr(m.DSint64, src.DSint64) {
+				if src.DSint64 == nil {
+					m.DSint64 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f8 = *src.DSint64
+					m.DSint64 = &pb.f8
+				}
+				n++
+			}
+		case 8:
+			if !fieldmap.EqualPtr(m.DFixed32, src.DFixed32) {
+				if src.DFixed32 == nil {
+					m.DFixed32 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f9 = *src.DFixed32
+					m.DFixed32 = &pb.f9
+				}
+				n++
+			}
+		case 9:
+			if !fieldmap.EqualPtr(m.DFixed64, src.DFixed64) {
+				if src.DFixed64 == nil {
+					m.DFixed64 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f10 = *src.DFixed64
+					m.DFixed64 = &pb.f10
+				}
+				n++
+			}
+		case 10:
+			if !fieldmap.EqualPtr(m.DSfixed32, src.DSfixed32) {
+				if src.DSfixed32 == nil {
+					m.DSfixed32 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f11 = *src.DSfixed32
+					m.DSfixed32 = &pb.f11
+				}
+				n++
+			}
+		case 11:
+			if !fieldmap.EqualPtr(m.DSfixed64, src.DSfixed64) {
+				if src.DSfixed64 == nil {
+					m.DSfixed64 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f12 = *src.DSfixed64
+					m.DSfixed64 = &pb.f12
+				}
+				n++
+			}
+		case 12:
+			if !fieldmap.EqualPtr(m.DBool, src.DBool) {
+				if src.DBool == nil {
+					m.DBool = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f13 = *src.DBool
+					m.DBool = &pb.f13
+				}
+				n++
+			}
+		case 13:
+			if !fieldmap.EqualPtr(m.DString, src.DString) {
+				if src.DString == nil {
+					m.DString = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f14 = *src.DString
+					m.DString = &pb.f14
+				}
+				n++
+			}
+		case 14:
+			if !fieldmap.EqualBytesPresence(m.DBytes, src.DBytes) {
+				m.DBytes = fieldmap.CloneBytes(src.DBytes)
+				n++
+			}
+		case 15:
+			if !fieldmap.EqualPtr(m.DEnum, src.DEnum) {
+				if src.DEnum == nil {
+					m.DEnum = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f16 = *src.DEnum
+					m.DEnum = &pb.f16
+				}
+				n++
+			}
+		case 16:
+			if !fieldmap.SamePtrFloat64(m.DNan, src.DNan) {
+				if src.DNan == nil {
+					m.DNan = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f17 = *src.DNan
+					m.DNan = &pb.f17
+				}
+				n++
+			}
+		case 17:
+			if !fieldmap.SamePtrFloat32(m.DNegInf, src.DNegInf) {
+				if src.DNegInf == nil {
+					m.DNegInf = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f18 = *src.DNegInf
+					m.DNegInf = &pb.f18
+				}
+				n++
+			}
+		case 18:
+			if !fieldmap.SamePtrFloat64(m.DNegZero, src.DNegZero) {
+				if src.DNegZero == nil {
+					m.DNegZero = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f19 = *src.DNegZero
+					m.DNegZero = &pb.f19
+				}
+				n++
+			}
+		case 19:
+			if !fieldmap.EqualPtr(m.RString, src.RString) {
+				if src.RString == nil {
+					m.RString = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f20 = *src.RString
+					m.RString = &pb.f20
+				}
+				n++
+			}
+		case 20:
+			if !fieldmap.EqualPtr(m.REnum, src.REnum) {
+				if src.REnum == nil {
+					m.REnum = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f21 = *src.REnum
+					m.REnum = &pb.f21
+				}
+				n++
+			}
+		case 21:
+			if win.Cover&(1<<21) != 0 {
+				if !m.RMessage.Equal(src.RMessage) {
+					m.RMessage = src.RMessage.Clone()
+					n++
+				}
+			} else {
+				if m.RMessage != nil || src.RMessage != nil {
+					if m.RMessage == nil {
+						m.RMessage = new(TortureDefaults_Inner)
+						n++
+					}
+					n += m.RMessage.copyInAt(src.RMessage, fm, at+22, win.Shift(22))
+				}
+			}
+		case 24:
+			if !fieldmap.EqualPtr(m.Secret, src.Secret) {
+				if src.Secret == nil {
+					m.Secret = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f23 = *src.Secret
+					m.Secret = &pb.f23
+				}
+				n++
+			}
+		case 25:
+			if !fieldmap.EqualPtr(m.Color, src.Color) {
+				if src.Color == nil {
+					m.Color = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_ptrs)
+					}
+					pb.f24 = *src.Color
+					m.Color = &pb.f24
+				}
+				n++
+			}
 		}
-		n++
 	}
 	return n
 }
@@ -1775,10 +1804,10 @@ type _TortureDefaults_Inner_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Inner being number at of fm's schema.
-func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Inner being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -1786,29 +1815,35 @@ func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldma
 	}
 	n := 0
 	var pb *_TortureDefaults_Inner_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Value, src.Value) {
-		if src.Value == nil {
-			m.Value = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_Inner_ptrs)
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Value, src.Value) {
+				if src.Value == nil {
+					m.Value = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_Inner_ptrs)
+					}
+					pb.f1 = *src.Value
+					m.Value = &pb.f1
+				}
+				n++
 			}
-			pb.f1 = *src.Value
-			m.Value = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
-		if src.Sign == nil {
-			m.Sign = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureDefaults_Inner_ptrs)
+		case 1:
+			if !fieldmap.EqualPtr(m.Sign, src.Sign) {
+				if src.Sign == nil {
+					m.Sign = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureDefaults_Inner_ptrs)
+					}
+					pb.f2 = *src.Sign
+					m.Sign = &pb.f2
+				}
+				n++
 			}
-			pb.f2 = *src.Sign
-			m.Sign = &pb.f2
 		}
-		n++
 	}
 	return n
 }
@@ -1829,7 +1864,7 @@ func (m *TortureDefaults_Inner) CopyInFields(src *TortureDefaults_Inner, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -1848,178 +1883,180 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureGroups being number at of fm's schema.
-func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureGroups being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1e971|win.Below&0x1e941 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureGroups)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if s1, ok := src.Pick.(*TortureGroups_Pickgroup); ok && s1 != nil {
-			if d1, ok := m.Pick.(*TortureGroups_Pickgroup); !ok || d1 == nil || !d1.Pickgroup.Equal(s1.Pickgroup) {
-				m.Pick = &TortureGroups_Pickgroup{Pickgroup: s1.Pickgroup.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Pick.(*TortureGroups_Pickgroup); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		var s1 *TortureGroups_PickGroup
-		sok := false
-		if w, ok := src.Pick.(*TortureGroups_Pickgroup); ok && w != nil {
-			s1, sok = w.Pickgroup, true
-		}
-		var d1 *TortureGroups_PickGroup
-		if w, ok := m.Pick.(*TortureGroups_Pickgroup); ok && w != nil {
-			if w.Pickgroup == nil {
-				w.Pickgroup = new(TortureGroups_PickGroup)
-			}
-			d1 = w.Pickgroup
-		} else if sok {
-			d1 = new(TortureGroups_PickGroup)
-			m.Pick = &TortureGroups_Pickgroup{Pickgroup: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt_piss7n(s1, fm, at+1)
-		}
-	}
-	if cw&(1<<4) != 0 {
-		if s1, ok := src.Pick.(*TortureGroups_PickSign); ok && s1 != nil {
-			if d1, ok := m.Pick.(*TortureGroups_PickSign); !ok || d1 == nil || d1.PickSign != s1.PickSign {
-				m.Pick = &TortureGroups_PickSign{PickSign: s1.PickSign}
-				n++
-			}
-		} else if d1, ok := m.Pick.(*TortureGroups_PickSign); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 {
-		if s1, ok := src.Pick.(*TortureGroups_PickBytes); ok && s1 != nil {
-			if d1, ok := m.Pick.(*TortureGroups_PickBytes); !ok || d1 == nil || !bytes.Equal(d1.PickBytes, s1.PickBytes) {
-				m.Pick = &TortureGroups_PickBytes{PickBytes: fieldmap.CloneBytes(s1.PickBytes)}
-				n++
-			}
-		} else if d1, ok := m.Pick.(*TortureGroups_PickBytes); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	}
-	if cw&(1<<6) != 0 {
-		if s1, ok := src.Pick.(*TortureGroups_Picksecret); ok && s1 != nil {
-			if d1, ok := m.Pick.(*TortureGroups_Picksecret); !ok || d1 == nil || !d1.Picksecret.Equal(s1.Picksecret) {
-				m.Pick = &TortureGroups_Picksecret{Picksecret: s1.Picksecret.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Pick.(*TortureGroups_Picksecret); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	} else if bw&(1<<6) != 0 {
-		var s1 *TortureGroups_PickSecret
-		sok := false
-		if w, ok := src.Pick.(*TortureGroups_Picksecret); ok && w != nil {
-			s1, sok = w.Picksecret, true
-		}
-		var d1 *TortureGroups_PickSecret
-		if w, ok := m.Pick.(*TortureGroups_Picksecret); ok && w != nil {
-			if w.Picksecret == nil {
-				w.Picksecret = new(TortureGroups_PickSecret)
-			}
-			d1 = w.Picksecret
-		} else if sok {
-			d1 = new(TortureGroups_PickSecret)
-			m.Pick = &TortureGroups_Picksecret{Picksecret: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+7)
-		}
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Row, src.Row, (*TortureGroups_Row).Equal, (*TortureGroups_Row).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Row, src.Row, (*TortureGroups_Row).Equal) {
-			if len(src.Row) == 0 {
-				m.Row = nil
+	for x := win.Cover&0x1e971 | win.Below&0x1e941; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if s1, ok := src.Pick.(*TortureGroups_Pickgroup); ok && s1 != nil {
+					if d1, ok := m.Pick.(*TortureGroups_Pickgroup); !ok || d1 == nil || !d1.Pickgroup.Equal(s1.Pickgroup) {
+						m.Pick = &TortureGroups_Pickgroup{Pickgroup: s1.Pickgroup.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Pick.(*TortureGroups_Pickgroup); ok && d1 != nil {
+					m.Pick = nil
+					n++
+				}
 			} else {
-				m.Row = fieldmap.CloneListFunc(src.Row, (*TortureGroups_Row).Clone)
+				var s1 *TortureGroups_PickGroup
+				sok := false
+				if w, ok := src.Pick.(*TortureGroups_Pickgroup); ok && w != nil {
+					s1, sok = w.Pickgroup, true
+				}
+				var d1 *TortureGroups_PickGroup
+				if w, ok := m.Pick.(*TortureGroups_Pickgroup); ok && w != nil {
+					if w.Pickgroup == nil {
+						w.Pickgroup = new(TortureGroups_PickGroup)
+					}
+					d1 = w.Pickgroup
+				} else if sok {
+					d1 = new(TortureGroups_PickGroup)
+					m.Pick = &TortureGroups_Pickgroup{Pickgroup: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt_piss7n(s1, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<11) != 0 {
-		if !m.Hidden.Equal(src.Hidden) {
-			m.Hidden = src.Hidden.Clone()
-			n++
-		}
-	} else if bw&(1<<11) != 0 {
-		if m.Hidden != nil || src.Hidden != nil {
-			if m.Hidden == nil {
-				m.Hidden = new(TortureGroups_Hidden)
+		case 4:
+			if s1, ok := src.Pick.(*TortureGroups_PickSign); ok && s1 != nil {
+				if d1, ok := m.Pick.(*TortureGroups_PickSign); !ok || d1 == nil || d1.PickSign != s1.PickSign {
+					m.Pick = &TortureGroups_PickSign{PickSign: s1.PickSign}
+					n++
+				}
+			} else if d1, ok := m.Pick.(*TortureGroups_PickSign); ok && d1 != nil {
+				m.Pick = nil
 				n++
 			}
-			n += m.Hidden.copyInAt(src.Hidden, fm, at+12)
-		}
-	}
-	if (cw|bw)&(1<<13) != 0 {
-		if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.SignMap, src.SignMap)
-		} else if !maps.Equal(m.SignMap, src.SignMap) {
-			if len(src.SignMap) == 0 {
-				m.SignMap = nil
-			} else {
-				m.SignMap = maps.Clone(src.SignMap)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<14) != 0 {
-		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal) {
-			if len(src.InnerMap) == 0 {
-				m.InnerMap = nil
-			} else {
-				m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*TortureDefaults_Inner).Clone)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<15) != 0 {
-		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
-		} else if !slices.Equal(m.Signs, src.Signs) {
-			if len(src.Signs) == 0 {
-				m.Signs = nil
-			} else {
-				m.Signs = slices.Clone(src.Signs)
-			}
-			n++
-		}
-	}
-	if cw&(1<<16) != 0 {
-		if !m.Nested.Equal(src.Nested) {
-			m.Nested = src.Nested.Clone()
-			n++
-		}
-	} else if bw&(1<<16) != 0 {
-		if m.Nested != nil || src.Nested != nil {
-			if m.Nested == nil {
-				m.Nested = new(TortureGroups_Nested)
+		case 5:
+			if s1, ok := src.Pick.(*TortureGroups_PickBytes); ok && s1 != nil {
+				if d1, ok := m.Pick.(*TortureGroups_PickBytes); !ok || d1 == nil || !bytes.Equal(d1.PickBytes, s1.PickBytes) {
+					m.Pick = &TortureGroups_PickBytes{PickBytes: fieldmap.CloneBytes(s1.PickBytes)}
+					n++
+				}
+			} else if d1, ok := m.Pick.(*TortureGroups_PickBytes); ok && d1 != nil {
+				m.Pick = nil
 				n++
 			}
-			n += m.Nested.copyInAt(src.Nested, fm, at+17)
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if s1, ok := src.Pick.(*TortureGroups_Picksecret); ok && s1 != nil {
+					if d1, ok := m.Pick.(*TortureGroups_Picksecret); !ok || d1 == nil || !d1.Picksecret.Equal(s1.Picksecret) {
+						m.Pick = &TortureGroups_Picksecret{Picksecret: s1.Picksecret.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Pick.(*TortureGroups_Picksecret); ok && d1 != nil {
+					m.Pick = nil
+					n++
+				}
+			} else {
+				var s1 *TortureGroups_PickSecret
+				sok := false
+				if w, ok := src.Pick.(*TortureGroups_Picksecret); ok && w != nil {
+					s1, sok = w.Picksecret, true
+				}
+				var d1 *TortureGroups_PickSecret
+				if w, ok := m.Pick.(*TortureGroups_Picksecret); ok && w != nil {
+					if w.Picksecret == nil {
+						w.Picksecret = new(TortureGroups_PickSecret)
+					}
+					d1 = w.Picksecret
+				} else if sok {
+					d1 = new(TortureGroups_PickSecret)
+					m.Pick = &TortureGroups_Picksecret{Picksecret: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+7, win.Shift(7))
+				}
+			}
+		case 8:
+			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Row, src.Row, (*TortureGroups_Row).Equal, (*TortureGroups_Row).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Row, src.Row, (*TortureGroups_Row).Equal) {
+				if len(src.Row) == 0 {
+					m.Row = nil
+				} else {
+					m.Row = fieldmap.CloneListFunc(src.Row, (*TortureGroups_Row).Clone)
+				}
+				n++
+			}
+		case 11:
+			if win.Cover&(1<<11) != 0 {
+				if !m.Hidden.Equal(src.Hidden) {
+					m.Hidden = src.Hidden.Clone()
+					n++
+				}
+			} else {
+				if m.Hidden != nil || src.Hidden != nil {
+					if m.Hidden == nil {
+						m.Hidden = new(TortureGroups_Hidden)
+						n++
+					}
+					n += m.Hidden.copyInAt(src.Hidden, fm, at+12, win.Shift(12))
+				}
+			}
+		case 13:
+			if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.SignMap, src.SignMap)
+			} else if !maps.Equal(m.SignMap, src.SignMap) {
+				if len(src.SignMap) == 0 {
+					m.SignMap = nil
+				} else {
+					m.SignMap = maps.Clone(src.SignMap)
+				}
+				n++
+			}
+		case 14:
+			if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal) {
+				if len(src.InnerMap) == 0 {
+					m.InnerMap = nil
+				} else {
+					m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*TortureDefaults_Inner).Clone)
+				}
+				n++
+			}
+		case 15:
+			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
+			} else if !slices.Equal(m.Signs, src.Signs) {
+				if len(src.Signs) == 0 {
+					m.Signs = nil
+				} else {
+					m.Signs = slices.Clone(src.Signs)
+				}
+				n++
+			}
+		case 16:
+			if win.Cover&(1<<16) != 0 {
+				if !m.Nested.Equal(src.Nested) {
+					m.Nested = src.Nested.Clone()
+					n++
+				}
+			} else {
+				if m.Nested != nil || src.Nested != nil {
+					if m.Nested == nil {
+						m.Nested = new(TortureGroups_Nested)
+						n++
+					}
+					n += m.Nested.copyInAt(src.Nested, fm, at+17, win.Shift(17))
+				}
+			}
 		}
 	}
 	return n
@@ -2032,10 +2069,10 @@ type _TortureGroups_PickGroup_ptrs struct {
 }
 
 // copyInAt_piss7n copies the fields of src flagged in fm into m, the first flag of
-// PickGroup being number at of fm's schema.
-func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// PickGroup being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -2043,126 +2080,152 @@ func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, 
 	}
 	n := 0
 	var pb *_TortureGroups_PickGroup_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
-		if src.Text == nil {
-			m.Text = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureGroups_PickGroup_ptrs)
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Text, src.Text) {
+				if src.Text == nil {
+					m.Text = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureGroups_PickGroup_ptrs)
+					}
+					pb.f2 = *src.Text
+					m.Text = &pb.f2
+				}
+				n++
 			}
-			pb.f2 = *src.Text
-			m.Text = &pb.f2
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
-		if src.Sign == nil {
-			m.Sign = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureGroups_PickGroup_ptrs)
+		case 1:
+			if !fieldmap.EqualPtr(m.Sign, src.Sign) {
+				if src.Sign == nil {
+					m.Sign = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureGroups_PickGroup_ptrs)
+					}
+					pb.f3 = *src.Sign
+					m.Sign = &pb.f3
+				}
+				n++
 			}
-			pb.f3 = *src.Sign
-			m.Sign = &pb.f3
+		case 2:
+			if !m.Back.Equal(src.Back) {
+				m.Back = src.Back.Clone()
+				n++
+			}
 		}
-		n++
-	}
-	if cw&(1<<2) != 0 && !m.Back.Equal(src.Back) {
-		m.Back = src.Back.Clone()
-		n++
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PickSecret being number at of fm's schema.
-func (m *TortureGroups_PickSecret) copyInAt(src *TortureGroups_PickSecret, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// PickSecret being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureGroups_PickSecret) copyInAt(src *TortureGroups_PickSecret, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureGroups_PickSecret)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Token, src.Token) {
-		m.Token = fieldmap.ClonePtr(src.Token)
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Token, src.Token) {
+				m.Token = fieldmap.ClonePtr(src.Token)
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Row being number at of fm's schema.
-func (m *TortureGroups_Row) copyInAt(src *TortureGroups_Row, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Row being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureGroups_Row) copyInAt(src *TortureGroups_Row, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureGroups_Row)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.N, src.N) {
-		m.N = fieldmap.ClonePtr(src.N)
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
-		} else if !slices.Equal(m.Signs, src.Signs) {
-			if len(src.Signs) == 0 {
-				m.Signs = nil
-			} else {
-				m.Signs = slices.Clone(src.Signs)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.N, src.N) {
+				m.N = fieldmap.ClonePtr(src.N)
+				n++
 			}
-			n++
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
+			} else if !slices.Equal(m.Signs, src.Signs) {
+				if len(src.Signs) == 0 {
+					m.Signs = nil
+				} else {
+					m.Signs = slices.Clone(src.Signs)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Hidden being number at of fm's schema.
-func (m *TortureGroups_Hidden) copyInAt(src *TortureGroups_Hidden, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Hidden being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureGroups_Hidden) copyInAt(src *TortureGroups_Hidden, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureGroups_Hidden)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Password, src.Password) {
-		m.Password = fieldmap.ClonePtr(src.Password)
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Password, src.Password) {
+				m.Password = fieldmap.ClonePtr(src.Password)
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Nested being number at of fm's schema.
-func (m *TortureGroups_Nested) copyInAt(src *TortureGroups_Nested, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Nested being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureGroups_Nested) copyInAt(src *TortureGroups_Nested, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureGroups_Nested)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Deeper.Equal(src.Deeper) {
-			m.Deeper = src.Deeper.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Deeper != nil || src.Deeper != nil {
-			if m.Deeper == nil {
-				m.Deeper = new(TortureGroups_Nested_Deeper)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Deeper.Equal(src.Deeper) {
+					m.Deeper = src.Deeper.Clone()
+					n++
+				}
+			} else {
+				if m.Deeper != nil || src.Deeper != nil {
+					if m.Deeper == nil {
+						m.Deeper = new(TortureGroups_Nested_Deeper)
+						n++
+					}
+					n += m.Deeper.copyInAt(src.Deeper, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Deeper.copyInAt(src.Deeper, fm, at+1)
 		}
 	}
 	return n
@@ -2175,10 +2238,10 @@ type _TortureGroups_Nested_Deeper_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Deeper being number at of fm's schema.
-func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Deeper being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -2186,29 +2249,35 @@ func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper,
 	}
 	n := 0
 	var pb *_TortureGroups_Nested_Deeper_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
-		if src.Sign == nil {
-			m.Sign = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureGroups_Nested_Deeper_ptrs)
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Sign, src.Sign) {
+				if src.Sign == nil {
+					m.Sign = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureGroups_Nested_Deeper_ptrs)
+					}
+					pb.f20 = *src.Sign
+					m.Sign = &pb.f20
+				}
+				n++
 			}
-			pb.f20 = *src.Sign
-			m.Sign = &pb.f20
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.F, src.F) {
-		if src.F == nil {
-			m.F = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureGroups_Nested_Deeper_ptrs)
+		case 1:
+			if !fieldmap.SamePtrFloat32(m.F, src.F) {
+				if src.F == nil {
+					m.F = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureGroups_Nested_Deeper_ptrs)
+					}
+					pb.f21 = *src.F
+					m.F = &pb.f21
+				}
+				n++
 			}
-			pb.f21 = *src.F
-			m.F = &pb.f21
 		}
-		n++
 	}
 	return n
 }
@@ -2229,14 +2298,14 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PickGroup being number at of fm's schema.
-func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// PickGroup being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -2244,196 +2313,203 @@ func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fie
 	}
 	n := 0
 	var pb *_TortureGroups_PickGroup_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
-		if src.Text == nil {
-			m.Text = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureGroups_PickGroup_ptrs)
-			}
-			pb.f2 = *src.Text
-			m.Text = &pb.f2
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
-		if src.Sign == nil {
-			m.Sign = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureGroups_PickGroup_ptrs)
-			}
-			pb.f3 = *src.Sign
-			m.Sign = &pb.f3
-		}
-		n++
-	}
-	if cw&(1<<2) != 0 {
-		if !m.Back.Equal(src.Back) {
-			m.Back = src.Back.Clone()
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		if m.Back != nil || src.Back != nil {
-			if m.Back == nil {
-				m.Back = new(TortureGroups)
+	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Text, src.Text) {
+				if src.Text == nil {
+					m.Text = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureGroups_PickGroup_ptrs)
+					}
+					pb.f2 = *src.Text
+					m.Text = &pb.f2
+				}
 				n++
 			}
-			n += m.Back.copyInAt_1sa1n69(src.Back, fm, at+3)
+		case 1:
+			if !fieldmap.EqualPtr(m.Sign, src.Sign) {
+				if src.Sign == nil {
+					m.Sign = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureGroups_PickGroup_ptrs)
+					}
+					pb.f3 = *src.Sign
+					m.Sign = &pb.f3
+				}
+				n++
+			}
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if !m.Back.Equal(src.Back) {
+					m.Back = src.Back.Clone()
+					n++
+				}
+			} else {
+				if m.Back != nil || src.Back != nil {
+					if m.Back == nil {
+						m.Back = new(TortureGroups)
+						n++
+					}
+					n += m.Back.copyInAt_1sa1n69(src.Back, fm, at+3, win.Shift(3))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt_1sa1n69 copies the fields of src flagged in fm into m, the first flag of
-// TortureGroups being number at of fm's schema.
-func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureGroups being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3d2f|win.Below&0x3d28 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureGroups)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if s1, ok := src.Pick.(*TortureGroups_Pickgroup); ok && s1 != nil {
-			if d1, ok := m.Pick.(*TortureGroups_Pickgroup); !ok || d1 == nil || !d1.Pickgroup.Equal(s1.Pickgroup) {
-				m.Pick = &TortureGroups_Pickgroup{Pickgroup: s1.Pickgroup.Clone()}
+	for x := win.Cover&0x3d2f | win.Below&0x3d28; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if s1, ok := src.Pick.(*TortureGroups_Pickgroup); ok && s1 != nil {
+				if d1, ok := m.Pick.(*TortureGroups_Pickgroup); !ok || d1 == nil || !d1.Pickgroup.Equal(s1.Pickgroup) {
+					m.Pick = &TortureGroups_Pickgroup{Pickgroup: s1.Pickgroup.Clone()}
+					n++
+				}
+			} else if d1, ok := m.Pick.(*TortureGroups_Pickgroup); ok && d1 != nil {
+				m.Pick = nil
 				n++
 			}
-		} else if d1, ok := m.Pick.(*TortureGroups_Pickgroup); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	}
-	if cw&(1<<1) != 0 {
-		if s1, ok := src.Pick.(*TortureGroups_PickSign); ok && s1 != nil {
-			if d1, ok := m.Pick.(*TortureGroups_PickSign); !ok || d1 == nil || d1.PickSign != s1.PickSign {
-				m.Pick = &TortureGroups_PickSign{PickSign: s1.PickSign}
+		case 1:
+			if s1, ok := src.Pick.(*TortureGroups_PickSign); ok && s1 != nil {
+				if d1, ok := m.Pick.(*TortureGroups_PickSign); !ok || d1 == nil || d1.PickSign != s1.PickSign {
+					m.Pick = &TortureGroups_PickSign{PickSign: s1.PickSign}
+					n++
+				}
+			} else if d1, ok := m.Pick.(*TortureGroups_PickSign); ok && d1 != nil {
+				m.Pick = nil
 				n++
 			}
-		} else if d1, ok := m.Pick.(*TortureGroups_PickSign); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	}
-	if cw&(1<<2) != 0 {
-		if s1, ok := src.Pick.(*TortureGroups_PickBytes); ok && s1 != nil {
-			if d1, ok := m.Pick.(*TortureGroups_PickBytes); !ok || d1 == nil || !bytes.Equal(d1.PickBytes, s1.PickBytes) {
-				m.Pick = &TortureGroups_PickBytes{PickBytes: fieldmap.CloneBytes(s1.PickBytes)}
+		case 2:
+			if s1, ok := src.Pick.(*TortureGroups_PickBytes); ok && s1 != nil {
+				if d1, ok := m.Pick.(*TortureGroups_PickBytes); !ok || d1 == nil || !bytes.Equal(d1.PickBytes, s1.PickBytes) {
+					m.Pick = &TortureGroups_PickBytes{PickBytes: fieldmap.CloneBytes(s1.PickBytes)}
+					n++
+				}
+			} else if d1, ok := m.Pick.(*TortureGroups_PickBytes); ok && d1 != nil {
+				m.Pick = nil
 				n++
 			}
-		} else if d1, ok := m.Pick.(*TortureGroups_PickBytes); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if s1, ok := src.Pick.(*TortureGroups_Picksecret); ok && s1 != nil {
-			if d1, ok := m.Pick.(*TortureGroups_Picksecret); !ok || d1 == nil || !d1.Picksecret.Equal(s1.Picksecret) {
-				m.Pick = &TortureGroups_Picksecret{Picksecret: s1.Picksecret.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Pick.(*TortureGroups_Picksecret); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		var s1 *TortureGroups_PickSecret
-		sok := false
-		if w, ok := src.Pick.(*TortureGroups_Picksecret); ok && w != nil {
-			s1, sok = w.Picksecret, true
-		}
-		var d1 *TortureGroups_PickSecret
-		if w, ok := m.Pick.(*TortureGroups_Picksecret); ok && w != nil {
-			if w.Picksecret == nil {
-				w.Picksecret = new(TortureGroups_PickSecret)
-			}
-			d1 = w.Picksecret
-		} else if sok {
-			d1 = new(TortureGroups_PickSecret)
-			m.Pick = &TortureGroups_Picksecret{Picksecret: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+4)
-		}
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Row, src.Row, (*TortureGroups_Row).Equal, (*TortureGroups_Row).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Row, src.Row, (*TortureGroups_Row).Equal) {
-			if len(src.Row) == 0 {
-				m.Row = nil
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if s1, ok := src.Pick.(*TortureGroups_Picksecret); ok && s1 != nil {
+					if d1, ok := m.Pick.(*TortureGroups_Picksecret); !ok || d1 == nil || !d1.Picksecret.Equal(s1.Picksecret) {
+						m.Pick = &TortureGroups_Picksecret{Picksecret: s1.Picksecret.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Pick.(*TortureGroups_Picksecret); ok && d1 != nil {
+					m.Pick = nil
+					n++
+				}
 			} else {
-				m.Row = fieldmap.CloneListFunc(src.Row, (*TortureGroups_Row).Clone)
+				var s1 *TortureGroups_PickSecret
+				sok := false
+				if w, ok := src.Pick.(*TortureGroups_Picksecret); ok && w != nil {
+					s1, sok = w.Picksecret, true
+				}
+				var d1 *TortureGroups_PickSecret
+				if w, ok := m.Pick.(*TortureGroups_Picksecret); ok && w != nil {
+					if w.Picksecret == nil {
+						w.Picksecret = new(TortureGroups_PickSecret)
+					}
+					d1 = w.Picksecret
+				} else if sok {
+					d1 = new(TortureGroups_PickSecret)
+					m.Pick = &TortureGroups_Picksecret{Picksecret: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+4, win.Shift(4))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<8) != 0 {
-		if !m.Hidden.Equal(src.Hidden) {
-			m.Hidden = src.Hidden.Clone()
-			n++
-		}
-	} else if bw&(1<<8) != 0 {
-		if m.Hidden != nil || src.Hidden != nil {
-			if m.Hidden == nil {
-				m.Hidden = new(TortureGroups_Hidden)
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Row, src.Row, (*TortureGroups_Row).Equal, (*TortureGroups_Row).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Row, src.Row, (*TortureGroups_Row).Equal) {
+				if len(src.Row) == 0 {
+					m.Row = nil
+				} else {
+					m.Row = fieldmap.CloneListFunc(src.Row, (*TortureGroups_Row).Clone)
+				}
 				n++
 			}
-			n += m.Hidden.copyInAt(src.Hidden, fm, at+9)
-		}
-	}
-	if (cw|bw)&(1<<10) != 0 {
-		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.SignMap, src.SignMap)
-		} else if !maps.Equal(m.SignMap, src.SignMap) {
-			if len(src.SignMap) == 0 {
-				m.SignMap = nil
+		case 8:
+			if win.Cover&(1<<8) != 0 {
+				if !m.Hidden.Equal(src.Hidden) {
+					m.Hidden = src.Hidden.Clone()
+					n++
+				}
 			} else {
-				m.SignMap = maps.Clone(src.SignMap)
+				if m.Hidden != nil || src.Hidden != nil {
+					if m.Hidden == nil {
+						m.Hidden = new(TortureGroups_Hidden)
+						n++
+					}
+					n += m.Hidden.copyInAt(src.Hidden, fm, at+9, win.Shift(9))
+				}
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal) {
-			if len(src.InnerMap) == 0 {
-				m.InnerMap = nil
-			} else {
-				m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*TortureDefaults_Inner).Clone)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<12) != 0 {
-		if a := fm.ListActionAt(at + 12); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
-		} else if !slices.Equal(m.Signs, src.Signs) {
-			if len(src.Signs) == 0 {
-				m.Signs = nil
-			} else {
-				m.Signs = slices.Clone(src.Signs)
-			}
-			n++
-		}
-	}
-	if cw&(1<<13) != 0 {
-		if !m.Nested.Equal(src.Nested) {
-			m.Nested = src.Nested.Clone()
-			n++
-		}
-	} else if bw&(1<<13) != 0 {
-		if m.Nested != nil || src.Nested != nil {
-			if m.Nested == nil {
-				m.Nested = new(TortureGroups_Nested)
+		case 10:
+			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.SignMap, src.SignMap)
+			} else if !maps.Equal(m.SignMap, src.SignMap) {
+				if len(src.SignMap) == 0 {
+					m.SignMap = nil
+				} else {
+					m.SignMap = maps.Clone(src.SignMap)
+				}
 				n++
 			}
-			n += m.Nested.copyInAt(src.Nested, fm, at+14)
+		case 11:
+			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal) {
+				if len(src.InnerMap) == 0 {
+					m.InnerMap = nil
+				} else {
+					m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*TortureDefaults_Inner).Clone)
+				}
+				n++
+			}
+		case 12:
+			if a := fm.ListActionAt(at + 12); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
+			} else if !slices.Equal(m.Signs, src.Signs) {
+				if len(src.Signs) == 0 {
+					m.Signs = nil
+				} else {
+					m.Signs = slices.Clone(src.Signs)
+				}
+				n++
+			}
+		case 13:
+			if win.Cover&(1<<13) != 0 {
+				if !m.Nested.Equal(src.Nested) {
+					m.Nested = src.Nested.Clone()
+					n++
+				}
+			} else {
+				if m.Nested != nil || src.Nested != nil {
+					if m.Nested == nil {
+						m.Nested = new(TortureGroups_Nested)
+						n++
+					}
+					n += m.Nested.copyInAt(src.Nested, fm, at+14, win.Shift(14))
+				}
+			}
 		}
 	}
 	return n
@@ -2455,7 +2531,7 @@ func (m *TortureGroups_PickSecret) CopyInFields(src *TortureGroups_PickSecret, f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2474,7 +2550,7 @@ func (m *TortureGroups_Row) CopyInFields(src *TortureGroups_Row, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2493,7 +2569,7 @@ func (m *TortureGroups_Hidden) CopyInFields(src *TortureGroups_Hidden, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2512,7 +2588,7 @@ func (m *TortureGroups_Nested) CopyInFields(src *TortureGroups_Nested, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2531,7 +2607,7 @@ func (m *TortureGroups_Nested_Deeper) CopyInFields(src *TortureGroups_Nested_Dee
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2550,7 +2626,7 @@ func (m *TortureLegacyKey) CopyInFields(src *TortureLegacyKey, fm *fieldmap.Fiel
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _TortureLegacyKey_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureLegacyKey.
@@ -2560,10 +2636,10 @@ type _TortureLegacyKey_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureLegacyKey being number at of fm's schema.
-func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureLegacyKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -2571,29 +2647,35 @@ func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap
 	}
 	n := 0
 	var pb *_TortureLegacyKey_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
-		if src.Id == nil {
-			m.Id = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureLegacyKey_ptrs)
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Id, src.Id) {
+				if src.Id == nil {
+					m.Id = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureLegacyKey_ptrs)
+					}
+					pb.f1 = *src.Id
+					m.Id = &pb.f1
+				}
+				n++
 			}
-			pb.f1 = *src.Id
-			m.Id = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Note, src.Note) {
-		if src.Note == nil {
-			m.Note = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureLegacyKey_ptrs)
+		case 1:
+			if !fieldmap.EqualPtr(m.Note, src.Note) {
+				if src.Note == nil {
+					m.Note = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureLegacyKey_ptrs)
+					}
+					pb.f2 = *src.Note
+					m.Note = &pb.f2
+				}
+				n++
 			}
-			pb.f2 = *src.Note
-			m.Note = &pb.f2
 		}
-		n++
 	}
 	return n
 }
@@ -2614,32 +2696,37 @@ func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureLegacyKey2 being number at of fm's schema.
-func (m *TortureLegacyKey2) copyInAt(src *TortureLegacyKey2, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureLegacyKey2 being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureLegacyKey2) copyInAt(src *TortureLegacyKey2, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureLegacyKey2)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TortureLegacyKeyValue)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(TortureLegacyKeyValue)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -2653,10 +2740,10 @@ type _TortureLegacyKeyValue_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureLegacyKeyValue being number at of fm's schema.
-func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureLegacyKeyValue being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x27|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -2664,55 +2751,63 @@ func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldma
 	}
 	n := 0
 	var pb *_TortureLegacyKeyValue_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
-		if src.Name == nil {
-			m.Name = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureLegacyKeyValue_ptrs)
-			}
-			pb.f1 = *src.Name
-			m.Name = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
-		if src.Sign == nil {
-			m.Sign = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureLegacyKeyValue_ptrs)
-			}
-			pb.f2 = *src.Sign
-			m.Sign = &pb.f2
-		}
-		n++
-	}
-	if cw&(1<<2) != 0 {
-		if !m.Part.Equal(src.Part) {
-			m.Part = src.Part.Clone()
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		if m.Part != nil || src.Part != nil {
-			if m.Part == nil {
-				m.Part = new(TortureLegacyKeyValue_Part)
+	for x := win.Cover&0x27 | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Name, src.Name) {
+				if src.Name == nil {
+					m.Name = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureLegacyKeyValue_ptrs)
+					}
+					pb.f1 = *src.Name
+					m.Name = &pb.f1
+				}
 				n++
 			}
-			n += m.Part.copyInAt(src.Part, fm, at+3)
-		}
-	}
-	if cw&(1<<5) != 0 && !fieldmap.SamePtrFloat32(m.Ratio, src.Ratio) {
-		if src.Ratio == nil {
-			m.Ratio = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureLegacyKeyValue_ptrs)
+		case 1:
+			if !fieldmap.EqualPtr(m.Sign, src.Sign) {
+				if src.Sign == nil {
+					m.Sign = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureLegacyKeyValue_ptrs)
+					}
+					pb.f2 = *src.Sign
+					m.Sign = &pb.f2
+				}
+				n++
 			}
-			pb.f6 = *src.Ratio
-			m.Ratio = &pb.f6
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if !m.Part.Equal(src.Part) {
+					m.Part = src.Part.Clone()
+					n++
+				}
+			} else {
+				if m.Part != nil || src.Part != nil {
+					if m.Part == nil {
+						m.Part = new(TortureLegacyKeyValue_Part)
+						n++
+					}
+					n += m.Part.copyInAt(src.Part, fm, at+3, win.Shift(3))
+				}
+			}
+		case 5:
+			if !fieldmap.SamePtrFloat32(m.Ratio, src.Ratio) {
+				if src.Ratio == nil {
+					m.Ratio = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureLegacyKeyValue_ptrs)
+					}
+					pb.f6 = *src.Ratio
+					m.Ratio = &pb.f6
+				}
+				n++
+			}
 		}
-		n++
 	}
 	return n
 }
@@ -2724,10 +2819,10 @@ type _TortureLegacyKeyValue_Part_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Part being number at of fm's schema.
-func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Part being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -2735,29 +2830,35 @@ func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, f
 	}
 	n := 0
 	var pb *_TortureLegacyKeyValue_Part_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.N, src.N) {
-		if src.N == nil {
-			m.N = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureLegacyKeyValue_Part_ptrs)
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.N, src.N) {
+				if src.N == nil {
+					m.N = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureLegacyKeyValue_Part_ptrs)
+					}
+					pb.f4 = *src.N
+					m.N = &pb.f4
+				}
+				n++
 			}
-			pb.f4 = *src.N
-			m.N = &pb.f4
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.On, src.On) {
-		if src.On == nil {
-			m.On = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureLegacyKeyValue_Part_ptrs)
+		case 1:
+			if !fieldmap.EqualPtr(m.On, src.On) {
+				if src.On == nil {
+					m.On = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureLegacyKeyValue_Part_ptrs)
+					}
+					pb.f5 = *src.On
+					m.On = &pb.f5
+				}
+				n++
 			}
-			pb.f5 = *src.On
-			m.On = &pb.f5
 		}
-		n++
 	}
 	return n
 }
@@ -2778,7 +2879,7 @@ func (m *TortureLegacyKeyValue) CopyInFields(src *TortureLegacyKeyValue, fm *fie
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2797,7 +2898,7 @@ func (m *TortureLegacyKeyValue_Part) CopyInFields(src *TortureLegacyKeyValue_Par
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2816,23 +2917,28 @@ func (m *TortureSignHolder) CopyInFields(src *TortureSignHolder, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureSignHolder being number at of fm's schema.
-func (m *TortureSignHolder) copyInAt(src *TortureSignHolder, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureSignHolder being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureSignHolder) copyInAt(src *TortureSignHolder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureSignHolder)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
-		m.Sign = fieldmap.ClonePtr(src.Sign)
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Sign, src.Sign) {
+				m.Sign = fieldmap.ClonePtr(src.Sign)
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -10,13 +10,14 @@ import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 	strconv "strconv"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of TortureEdition: dot-joined field numbers from TortureEdition.
 const (
@@ -109,7 +110,7 @@ func (*TortureEdition) FieldSchema() *fieldmap.Schema { return _TortureEdition_f
 // NewTortureEditionFieldMap returns a FieldMap of TortureEdition holding flags; the
 // error names the first flag TortureEdition does not have.
 func NewTortureEditionFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureEdition_fieldSchema.New(flags...)
+	return _TortureEdition_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureEditionPart: dot-joined field numbers from TortureEditionPart.
@@ -131,7 +132,7 @@ func (*TortureEditionPart) FieldSchema() *fieldmap.Schema { return _TortureEditi
 // NewTortureEditionPartFieldMap returns a FieldMap of TortureEditionPart holding flags; the
 // error names the first flag TortureEditionPart does not have.
 func NewTortureEditionPartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureEditionPart_fieldSchema.New(flags...)
+	return _TortureEditionPart_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureEditionKey: dot-joined field numbers from TortureEditionKey.
@@ -166,7 +167,7 @@ func (*TortureEditionKey) FieldSchema() *fieldmap.Schema { return _TortureEditio
 // NewTortureEditionKeyFieldMap returns a FieldMap of TortureEditionKey holding flags; the
 // error names the first flag TortureEditionKey does not have.
 func NewTortureEditionKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureEditionKey_fieldSchema.New(flags...)
+	return _TortureEditionKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureEditionKeyValue: dot-joined field numbers from TortureEditionKeyValue.
@@ -190,7 +191,7 @@ func (*TortureEditionKeyValue) FieldSchema() *fieldmap.Schema {
 // NewTortureEditionKeyValueFieldMap returns a FieldMap of TortureEditionKeyValue holding flags; the
 // error names the first flag TortureEditionKeyValue does not have.
 func NewTortureEditionKeyValueFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureEditionKeyValue_fieldSchema.New(flags...)
+	return _TortureEditionKeyValue_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureEditionKeyed: dot-joined field numbers from TortureEditionKeyed.
@@ -217,7 +218,7 @@ func (*TortureEditionKeyed) FieldSchema() *fieldmap.Schema { return _TortureEdit
 // NewTortureEditionKeyedFieldMap returns a FieldMap of TortureEditionKeyed holding flags; the
 // error names the first flag TortureEditionKeyed does not have.
 func NewTortureEditionKeyedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureEditionKeyed_fieldSchema.New(flags...)
+	return _TortureEditionKeyed_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -666,7 +667,7 @@ func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _TortureEdition_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureEdition.
@@ -681,10 +682,10 @@ type _TortureEdition_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEdition being number at of fm's schema.
-func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureEdition being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x71f8f88fff|win.Below&0x2100f88800 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -692,278 +693,293 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	var pb *_TortureEdition_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.RequiredName, src.RequiredName) {
-		if src.RequiredName == nil {
-			m.RequiredName = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureEdition_ptrs)
-			}
-			pb.f1 = *src.RequiredName
-			m.RequiredName = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && m.ImplicitInt != src.ImplicitInt {
-		m.ImplicitInt = src.ImplicitInt
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.ExplicitInt, src.ExplicitInt) {
-		if src.ExplicitInt == nil {
-			m.ExplicitInt = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureEdition_ptrs)
-			}
-			pb.f3 = *src.ExplicitInt
-			m.ExplicitInt = &pb.f3
-		}
-		n++
-	}
-	if cw&(1<<3) != 0 && !fieldmap.SameFloat64(m.ImplicitDouble, src.ImplicitDouble) {
-		m.ImplicitDouble = src.ImplicitDouble
-		n++
-	}
-	if cw&(1<<4) != 0 && !fieldmap.SamePtrFloat64(m.ExplicitDouble, src.ExplicitDouble) {
-		if src.ExplicitDouble == nil {
-			m.ExplicitDouble = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureEdition_ptrs)
-			}
-			pb.f5 = *src.ExplicitDouble
-			m.ExplicitDouble = &pb.f5
-		}
-		n++
-	}
-	if cw&(1<<5) != 0 && !bytes.Equal(m.ImplicitBytes, src.ImplicitBytes) {
-		m.ImplicitBytes = fieldmap.CloneBytes(src.ImplicitBytes)
-		n++
-	}
-	if cw&(1<<6) != 0 && !fieldmap.EqualBytesPresence(m.ExplicitBytes, src.ExplicitBytes) {
-		m.ExplicitBytes = fieldmap.CloneBytes(src.ExplicitBytes)
-		n++
-	}
-	if cw&(1<<7) != 0 && !fieldmap.EqualPtr(m.Open, src.Open) {
-		if src.Open == nil {
-			m.Open = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureEdition_ptrs)
-			}
-			pb.f8 = *src.Open
-			m.Open = &pb.f8
-		}
-		n++
-	}
-	if cw&(1<<8) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
-		if src.Closed == nil {
-			m.Closed = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureEdition_ptrs)
-			}
-			pb.f9 = *src.Closed
-			m.Closed = &pb.f9
-		}
-		n++
-	}
-	if cw&(1<<9) != 0 && m.ImplicitOpen != src.ImplicitOpen {
-		m.ImplicitOpen = src.ImplicitOpen
-		n++
-	}
-	if cw&(1<<10) != 0 && !fieldmap.EqualPtr(m.ClosedDefault, src.ClosedDefault) {
-		if src.ClosedDefault == nil {
-			m.ClosedDefault = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureEdition_ptrs)
-			}
-			pb.f11 = *src.ClosedDefault
-			m.ClosedDefault = &pb.f11
-		}
-		n++
-	}
-	if cw&(1<<11) != 0 {
-		if !m.Delimited.Equal(src.Delimited) {
-			m.Delimited = src.Delimited.Clone()
-			n++
-		}
-	} else if bw&(1<<11) != 0 {
-		if m.Delimited != nil || src.Delimited != nil {
-			if m.Delimited == nil {
-				m.Delimited = new(TortureEditionPart)
+	for x := win.Cover&0x71f8f88fff | win.Below&0x2100f88800; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.RequiredName, src.RequiredName) {
+				if src.RequiredName == nil {
+					m.RequiredName = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureEdition_ptrs)
+					}
+					pb.f1 = *src.RequiredName
+					m.RequiredName = &pb.f1
+				}
 				n++
 			}
-			n += m.Delimited.copyInAt(src.Delimited, fm, at+12)
-		}
-	}
-	if (cw|bw)&(1<<15) != 0 {
-		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.DelimitedList, src.DelimitedList, (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.DelimitedList, src.DelimitedList, (*TortureEditionPart).Equal) {
-			if len(src.DelimitedList) == 0 {
-				m.DelimitedList = nil
-			} else {
-				m.DelimitedList = fieldmap.CloneListFunc(src.DelimitedList, (*TortureEditionPart).Clone)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<19) != 0 {
-		if a := fm.ListActionAt(at + 19); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.ClosedMap, src.ClosedMap)
-		} else if !maps.Equal(m.ClosedMap, src.ClosedMap) {
-			if len(src.ClosedMap) == 0 {
-				m.ClosedMap = nil
-			} else {
-				m.ClosedMap = maps.Clone(src.ClosedMap)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<20) != 0 {
-		if a := fm.ListActionAt(at + 20); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.OpenMap, src.OpenMap)
-		} else if !maps.Equal(m.OpenMap, src.OpenMap) {
-			if len(src.OpenMap) == 0 {
-				m.OpenMap = nil
-			} else {
-				m.OpenMap = maps.Clone(src.OpenMap)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<21) != 0 {
-		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.ClosedList, src.ClosedList)
-		} else if !slices.Equal(m.ClosedList, src.ClosedList) {
-			if len(src.ClosedList) == 0 {
-				m.ClosedList = nil
-			} else {
-				m.ClosedList = slices.Clone(src.ClosedList)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<22) != 0 {
-		if a := fm.ListActionAt(at + 22); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.OpenList, src.OpenList)
-		} else if !slices.Equal(m.OpenList, src.OpenList) {
-			if len(src.OpenList) == 0 {
-				m.OpenList = nil
-			} else {
-				m.OpenList = slices.Clone(src.OpenList)
-			}
-			n++
-		}
-	}
-	if cw&(1<<23) != 0 {
-		if !m.RequiredPart.Equal(src.RequiredPart) {
-			m.RequiredPart = src.RequiredPart.Clone()
-			n++
-		}
-	} else if bw&(1<<23) != 0 {
-		if m.RequiredPart != nil || src.RequiredPart != nil {
-			if m.RequiredPart == nil {
-				m.RequiredPart = new(TortureEditionPart)
+		case 1:
+			if m.ImplicitInt != src.ImplicitInt {
+				m.ImplicitInt = src.ImplicitInt
 				n++
 			}
-			n += m.RequiredPart.copyInAt(src.RequiredPart, fm, at+24)
-		}
-	}
-	if cw&(1<<27) != 0 && m.ImplicitSecret != src.ImplicitSecret {
-		m.ImplicitSecret = src.ImplicitSecret
-		n++
-	}
-	if cw&(1<<28) != 0 && !fieldmap.SameFloat32(m.ImplicitFloat, src.ImplicitFloat) {
-		m.ImplicitFloat = src.ImplicitFloat
-		n++
-	}
-	if cw&(1<<29) != 0 && m.ImplicitBool != src.ImplicitBool {
-		m.ImplicitBool = src.ImplicitBool
-		n++
-	}
-	if cw&(1<<30) != 0 && !fieldmap.EqualPtr(m.Raw, src.Raw) {
-		if src.Raw == nil {
-			m.Raw = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureEdition_ptrs)
-			}
-			pb.f22 = *src.Raw
-			m.Raw = &pb.f22
-		}
-		n++
-	}
-	if cw&(1<<31) != 0 {
-		if s1, ok := src.Choice.(*TortureEdition_ChoiceClosed); ok && s1 != nil {
-			if d1, ok := m.Choice.(*TortureEdition_ChoiceClosed); !ok || d1 == nil || d1.ChoiceClosed != s1.ChoiceClosed {
-				m.Choice = &TortureEdition_ChoiceClosed{ChoiceClosed: s1.ChoiceClosed}
+		case 2:
+			if !fieldmap.EqualPtr(m.ExplicitInt, src.ExplicitInt) {
+				if src.ExplicitInt == nil {
+					m.ExplicitInt = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureEdition_ptrs)
+					}
+					pb.f3 = *src.ExplicitInt
+					m.ExplicitInt = &pb.f3
+				}
 				n++
 			}
-		} else if d1, ok := m.Choice.(*TortureEdition_ChoiceClosed); ok && d1 != nil {
-			m.Choice = nil
-			n++
-		}
-	}
-	if cw&(1<<32) != 0 {
-		if s1, ok := src.Choice.(*TortureEdition_ChoicePart); ok && s1 != nil {
-			if d1, ok := m.Choice.(*TortureEdition_ChoicePart); !ok || d1 == nil || !d1.ChoicePart.Equal(s1.ChoicePart) {
-				m.Choice = &TortureEdition_ChoicePart{ChoicePart: s1.ChoicePart.Clone()}
+		case 3:
+			if !fieldmap.SameFloat64(m.ImplicitDouble, src.ImplicitDouble) {
+				m.ImplicitDouble = src.ImplicitDouble
 				n++
 			}
-		} else if d1, ok := m.Choice.(*TortureEdition_ChoicePart); ok && d1 != nil {
-			m.Choice = nil
-			n++
-		}
-	} else if bw&(1<<32) != 0 {
-		var s1 *TortureEditionPart
-		sok := false
-		if w, ok := src.Choice.(*TortureEdition_ChoicePart); ok && w != nil {
-			s1, sok = w.ChoicePart, true
-		}
-		var d1 *TortureEditionPart
-		if w, ok := m.Choice.(*TortureEdition_ChoicePart); ok && w != nil {
-			if w.ChoicePart == nil {
-				w.ChoicePart = new(TortureEditionPart)
-			}
-			d1 = w.ChoicePart
-		} else if sok {
-			d1 = new(TortureEditionPart)
-			m.Choice = &TortureEdition_ChoicePart{ChoicePart: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+33)
-		}
-	}
-	if cw&(1<<36) != 0 {
-		if s1, ok := src.Choice.(*TortureEdition_ChoiceText); ok && s1 != nil {
-			if d1, ok := m.Choice.(*TortureEdition_ChoiceText); !ok || d1 == nil || d1.ChoiceText != s1.ChoiceText {
-				m.Choice = &TortureEdition_ChoiceText{ChoiceText: s1.ChoiceText}
+		case 4:
+			if !fieldmap.SamePtrFloat64(m.ExplicitDouble, src.ExplicitDouble) {
+				if src.ExplicitDouble == nil {
+					m.ExplicitDouble = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureEdition_ptrs)
+					}
+					pb.f5 = *src.ExplicitDouble
+					m.ExplicitDouble = &pb.f5
+				}
 				n++
 			}
-		} else if d1, ok := m.Choice.(*TortureEdition_ChoiceText); ok && d1 != nil {
-			m.Choice = nil
-			n++
-		}
-	}
-	if (cw|bw)&(1<<37) != 0 {
-		if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.PartMap, src.PartMap, (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.PartMap, src.PartMap, (*TortureEditionPart).Equal) {
-			if len(src.PartMap) == 0 {
-				m.PartMap = nil
+		case 5:
+			if !bytes.Equal(m.ImplicitBytes, src.ImplicitBytes) {
+				m.ImplicitBytes = fieldmap.CloneBytes(src.ImplicitBytes)
+				n++
+			}
+		case 6:
+			if !fieldmap.EqualBytesPresence(m.ExplicitBytes, src.ExplicitBytes) {
+				m.ExplicitBytes = fieldmap.CloneBytes(src.ExplicitBytes)
+				n++
+			}
+		case 7:
+			if !fieldmap.EqualPtr(m.Open, src.Open) {
+				if src.Open == nil {
+					m.Open = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureEdition_ptrs)
+					}
+					pb.f8 = *src.Open
+					m.Open = &pb.f8
+				}
+				n++
+			}
+		case 8:
+			if !fieldmap.EqualPtr(m.Closed, src.Closed) {
+				if src.Closed == nil {
+					m.Closed = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureEdition_ptrs)
+					}
+					pb.f9 = *src.Closed
+					m.Closed = &pb.f9
+				}
+				n++
+			}
+		case 9:
+			if m.ImplicitOpen != src.ImplicitOpen {
+				m.ImplicitOpen = src.ImplicitOpen
+				n++
+			}
+		case 10:
+			if !fieldmap.EqualPtr(m.ClosedDefault, src.ClosedDefault) {
+				if src.ClosedDefault == nil {
+					m.ClosedDefault = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureEdition_ptrs)
+					}
+					pb.f11 = *src.ClosedDefault
+					m.ClosedDefault = &pb.f11
+				}
+				n++
+			}
+		case 11:
+			if win.Cover&(1<<11) != 0 {
+				if !m.Delimited.Equal(src.Delimited) {
+					m.Delimited = src.Delimited.Clone()
+					n++
+				}
 			} else {
-				m.PartMap = fieldmap.CloneMapFunc(src.PartMap, (*TortureEditionPart).Clone)
+				if m.Delimited != nil || src.Delimited != nil {
+					if m.Delimited == nil {
+						m.Delimited = new(TortureEditionPart)
+						n++
+					}
+					n += m.Delimited.copyInAt(src.Delimited, fm, at+12, win.Shift(12))
+				}
 			}
-			n++
+		case 15:
+			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.DelimitedList, src.DelimitedList, (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.DelimitedList, src.DelimitedList, (*TortureEditionPart).Equal) {
+				if len(src.DelimitedList) == 0 {
+					m.DelimitedList = nil
+				} else {
+					m.DelimitedList = fieldmap.CloneListFunc(src.DelimitedList, (*TortureEditionPart).Clone)
+				}
+				n++
+			}
+		case 19:
+			if a := fm.ListActionAt(at + 19); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.ClosedMap, src.ClosedMap)
+			} else if !maps.Equal(m.ClosedMap, src.ClosedMap) {
+				if len(src.ClosedMap) == 0 {
+					m.ClosedMap = nil
+				} else {
+					m.ClosedMap = maps.Clone(src.ClosedMap)
+				}
+				n++
+			}
+		case 20:
+			if a := fm.ListActionAt(at + 20); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.OpenMap, src.OpenMap)
+			} else if !maps.Equal(m.OpenMap, src.OpenMap) {
+				if len(src.OpenMap) == 0 {
+					m.OpenMap = nil
+				} else {
+					m.OpenMap = maps.Clone(src.OpenMap)
+				}
+				n++
+			}
+		case 21:
+			if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.ClosedList, src.ClosedList)
+			} else if !slices.Equal(m.ClosedList, src.ClosedList) {
+				if len(src.ClosedList) == 0 {
+					m.ClosedList = nil
+				} else {
+					m.ClosedList = slices.Clone(src.ClosedList)
+				}
+				n++
+			}
+		case 22:
+			if a := fm.ListActionAt(at + 22); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.OpenList, src.OpenList)
+			} else if !slices.Equal(m.OpenList, src.OpenList) {
+				if len(src.OpenList) == 0 {
+					m.OpenList = nil
+				} else {
+					m.OpenList = slices.Clone(src.OpenList)
+				}
+				n++
+			}
+		case 23:
+			if win.Cover&(1<<23) != 0 {
+				if !m.RequiredPart.Equal(src.RequiredPart) {
+					m.RequiredPart = src.RequiredPart.Clone()
+					n++
+				}
+			} else {
+				if m.RequiredPart != nil || src.RequiredPart != nil {
+					if m.RequiredPart == nil {
+						m.RequiredPart = new(TortureEditionPart)
+						n++
+					}
+					n += m.RequiredPart.copyInAt(src.RequiredPart, fm, at+24, win.Shift(24))
+				}
+			}
+		case 27:
+			if m.ImplicitSecret != src.ImplicitSecret {
+				m.ImplicitSecret = src.ImplicitSecret
+				n++
+			}
+		case 28:
+			if !fieldmap.SameFloat32(m.ImplicitFloat, src.ImplicitFloat) {
+				m.ImplicitFloat = src.ImplicitFloat
+				n++
+			}
+		case 29:
+			if m.ImplicitBool != src.ImplicitBool {
+				m.ImplicitBool = src.ImplicitBool
+				n++
+			}
+		case 30:
+			if !fieldmap.EqualPtr(m.Raw, src.Raw) {
+				if src.Raw == nil {
+					m.Raw = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureEdition_ptrs)
+					}
+					pb.f22 = *src.Raw
+					m.Raw = &pb.f22
+				}
+				n++
+			}
+		case 31:
+			if s1, ok := src.Choice.(*TortureEdition_ChoiceClosed); ok && s1 != nil {
+				if d1, ok := m.Choice.(*TortureEdition_ChoiceClosed); !ok || d1 == nil || d1.ChoiceClosed != s1.ChoiceClosed {
+					m.Choice = &TortureEdition_ChoiceClosed{ChoiceClosed: s1.ChoiceClosed}
+					n++
+				}
+			} else if d1, ok := m.Choice.(*TortureEdition_ChoiceClosed); ok && d1 != nil {
+				m.Choice = nil
+				n++
+			}
+		case 32:
+			if win.Cover&(1<<32) != 0 {
+				if s1, ok := src.Choice.(*TortureEdition_ChoicePart); ok && s1 != nil {
+					if d1, ok := m.Choice.(*TortureEdition_ChoicePart); !ok || d1 == nil || !d1.ChoicePart.Equal(s1.ChoicePart) {
+						m.Choice = &TortureEdition_ChoicePart{ChoicePart: s1.ChoicePart.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Choice.(*TortureEdition_ChoicePart); ok && d1 != nil {
+					m.Choice = nil
+					n++
+				}
+			} else {
+				var s1 *TortureEditionPart
+				sok := false
+				if w, ok := src.Choice.(*TortureEdition_ChoicePart); ok && w != nil {
+					s1, sok = w.ChoicePart, true
+				}
+				var d1 *TortureEditionPart
+				if w, ok := m.Choice.(*TortureEdition_ChoicePart); ok && w != nil {
+					if w.ChoicePart == nil {
+						w.ChoicePart = new(TortureEditionPart)
+					}
+					d1 = w.ChoicePart
+				} else if sok {
+					d1 = new(TortureEditionPart)
+					m.Choice = &TortureEdition_ChoicePart{ChoicePart: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+33, win.Shift(33))
+				}
+			}
+		case 36:
+			if s1, ok := src.Choice.(*TortureEdition_ChoiceText); ok && s1 != nil {
+				if d1, ok := m.Choice.(*TortureEdition_ChoiceText); !ok || d1 == nil || d1.ChoiceText != s1.ChoiceText {
+					m.Choice = &TortureEdition_ChoiceText{ChoiceText: s1.ChoiceText}
+					n++
+				}
+			} else if d1, ok := m.Choice.(*TortureEdition_ChoiceText); ok && d1 != nil {
+				m.Choice = nil
+				n++
+			}
+		case 37:
+			if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.PartMap, src.PartMap, (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.PartMap, src.PartMap, (*TortureEditionPart).Equal) {
+				if len(src.PartMap) == 0 {
+					m.PartMap = nil
+				} else {
+					m.PartMap = fieldmap.CloneMapFunc(src.PartMap, (*TortureEditionPart).Clone)
+				}
+				n++
+			}
+		case 38:
+			if !m.Self.Equal(src.Self) {
+				m.Self = src.Self.Clone()
+				n++
+			}
 		}
-	}
-	if cw&(1<<38) != 0 && !m.Self.Equal(src.Self) {
-		m.Self = src.Self.Clone()
-		n++
 	}
 	return n
 }
@@ -975,10 +991,10 @@ type _TortureEditionPart_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEditionPart being number at of fm's schema.
-func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureEditionPart being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -986,33 +1002,40 @@ func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.Fiel
 	}
 	n := 0
 	var pb *_TortureEditionPart_ptrs
-	if cw&(1<<0) != 0 && m.Label != src.Label {
-		m.Label = src.Label
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
-		if src.Closed == nil {
-			m.Closed = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureEditionPart_ptrs)
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Label != src.Label {
+				m.Label = src.Label
+				n++
 			}
-			pb.f2 = *src.Closed
-			m.Closed = &pb.f2
-		}
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Count, src.Count) {
-		if src.Count == nil {
-			m.Count = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureEditionPart_ptrs)
+		case 1:
+			if !fieldmap.EqualPtr(m.Closed, src.Closed) {
+				if src.Closed == nil {
+					m.Closed = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureEditionPart_ptrs)
+					}
+					pb.f2 = *src.Closed
+					m.Closed = &pb.f2
+				}
+				n++
 			}
-			pb.f3 = *src.Count
-			m.Count = &pb.f3
+		case 2:
+			if !fieldmap.EqualPtr(m.Count, src.Count) {
+				if src.Count == nil {
+					m.Count = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureEditionPart_ptrs)
+					}
+					pb.f3 = *src.Count
+					m.Count = &pb.f3
+				}
+				n++
+			}
 		}
-		n++
 	}
 	return n
 }
@@ -1033,7 +1056,7 @@ func (m *TortureEditionPart) CopyInFields(src *TortureEditionPart, fm *fieldmap.
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -1052,36 +1075,42 @@ func (m *TortureEditionKey) CopyInFields(src *TortureEditionKey, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEditionKey being number at of fm's schema.
-func (m *TortureEditionKey) copyInAt(src *TortureEditionKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureEditionKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureEditionKey) copyInAt(src *TortureEditionKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureEditionKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Key, src.Key) {
-		m.Key = fieldmap.ClonePtr(src.Key)
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Other.Equal(src.Other) {
-			m.Other = src.Other.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Other != nil || src.Other != nil {
-			if m.Other == nil {
-				m.Other = new(TortureEditionKeyValue)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Key, src.Key) {
+				m.Key = fieldmap.ClonePtr(src.Key)
 				n++
 			}
-			n += m.Other.copyInAt(src.Other, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Other.Equal(src.Other) {
+					m.Other = src.Other.Clone()
+					n++
+				}
+			} else {
+				if m.Other != nil || src.Other != nil {
+					if m.Other == nil {
+						m.Other = new(TortureEditionKeyValue)
+						n++
+					}
+					n += m.Other.copyInAt(src.Other, fm, at+2, win.Shift(2))
+				}
+			}
 		}
 	}
 	return n
@@ -1094,10 +1123,10 @@ type _TortureEditionKeyValue_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEditionKeyValue being number at of fm's schema.
-func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureEditionKeyValue being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -1105,33 +1134,40 @@ func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *field
 	}
 	n := 0
 	var pb *_TortureEditionKeyValue_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
-		if src.Name == nil {
-			m.Name = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureEditionKeyValue_ptrs)
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Name, src.Name) {
+				if src.Name == nil {
+					m.Name = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureEditionKeyValue_ptrs)
+					}
+					pb.f1 = *src.Name
+					m.Name = &pb.f1
+				}
+				n++
 			}
-			pb.f1 = *src.Name
-			m.Name = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && m.N != src.N {
-		m.N = src.N
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
-		if src.Closed == nil {
-			m.Closed = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureEditionKeyValue_ptrs)
+		case 1:
+			if m.N != src.N {
+				m.N = src.N
+				n++
 			}
-			pb.f3 = *src.Closed
-			m.Closed = &pb.f3
+		case 2:
+			if !fieldmap.EqualPtr(m.Closed, src.Closed) {
+				if src.Closed == nil {
+					m.Closed = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureEditionKeyValue_ptrs)
+					}
+					pb.f3 = *src.Closed
+					m.Closed = &pb.f3
+				}
+				n++
+			}
 		}
-		n++
 	}
 	return n
 }
@@ -1152,7 +1188,7 @@ func (m *TortureEditionKeyValue) CopyInFields(src *TortureEditionKeyValue, fm *f
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -1171,32 +1207,37 @@ func (m *TortureEditionKeyed) CopyInFields(src *TortureEditionKeyed, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEditionKeyed being number at of fm's schema.
-func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureEditionKeyed being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureEditionKeyed)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TortureEditionKeyValue)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(TortureEditionKeyValue)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n

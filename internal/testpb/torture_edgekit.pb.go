@@ -13,13 +13,14 @@ import (
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	wrapperspb "google.golang.org/protobuf/types/known/wrapperspb"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 	strconv "strconv"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of TortureNames: dot-joined field numbers from TortureNames.
 const (
@@ -106,7 +107,7 @@ func (*TortureNames) FieldSchema() *fieldmap.Schema { return _TortureNames_field
 // NewTortureNamesFieldMap returns a FieldMap of TortureNames holding flags; the
 // error names the first flag TortureNames does not have.
 func NewTortureNamesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureNames_fieldSchema.New(flags...)
+	return _TortureNames_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Torture_2X: dot-joined field numbers from Torture_2X.
@@ -134,7 +135,7 @@ func (*Torture_2X) FieldSchema() *fieldmap.Schema { return _Torture_2X_fieldSche
 // NewTorture_2XFieldMap returns a FieldMap of Torture_2X holding flags; the
 // error names the first flag Torture_2X does not have.
 func NewTorture_2XFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Torture_2X_fieldSchema.New(flags...)
+	return _Torture_2X_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureLower: dot-joined field numbers from TortureLower.
@@ -160,7 +161,7 @@ func (*TortureLower) FieldSchema() *fieldmap.Schema { return _TortureLower_field
 // NewTortureLowerFieldMap returns a FieldMap of TortureLower holding flags; the
 // error names the first flag TortureLower does not have.
 func NewTortureLowerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureLower_fieldSchema.New(flags...)
+	return _TortureLower_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureDeep: dot-joined field numbers from TortureDeep.
@@ -225,7 +226,7 @@ func (*TortureDeep) FieldSchema() *fieldmap.Schema { return _TortureDeep_fieldSc
 // NewTortureDeepFieldMap returns a FieldMap of TortureDeep holding flags; the
 // error names the first flag TortureDeep does not have.
 func NewTortureDeepFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureDeep_fieldSchema.New(flags...)
+	return _TortureDeep_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureDeep_L1: dot-joined field numbers from TortureDeep_L1.
@@ -253,7 +254,7 @@ func (*TortureDeep_L1) FieldSchema() *fieldmap.Schema { return _TortureDeep_L1_f
 // NewTortureDeep_L1FieldMap returns a FieldMap of TortureDeep_L1 holding flags; the
 // error names the first flag TortureDeep_L1 does not have.
 func NewTortureDeep_L1FieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureDeep_L1_fieldSchema.New(flags...)
+	return _TortureDeep_L1_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureDeep_L1_L2: dot-joined field numbers from TortureDeep_L1_L2.
@@ -280,7 +281,7 @@ func (*TortureDeep_L1_L2) FieldSchema() *fieldmap.Schema { return _TortureDeep_L
 // NewTortureDeep_L1_L2FieldMap returns a FieldMap of TortureDeep_L1_L2 holding flags; the
 // error names the first flag TortureDeep_L1_L2 does not have.
 func NewTortureDeep_L1_L2FieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureDeep_L1_L2_fieldSchema.New(flags...)
+	return _TortureDeep_L1_L2_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureDeep_L1_L2_L3: dot-joined field numbers from TortureDeep_L1_L2_L3.
@@ -305,7 +306,7 @@ func (*TortureDeep_L1_L2_L3) FieldSchema() *fieldmap.Schema { return _TortureDee
 // NewTortureDeep_L1_L2_L3FieldMap returns a FieldMap of TortureDeep_L1_L2_L3 holding flags; the
 // error names the first flag TortureDeep_L1_L2_L3 does not have.
 func NewTortureDeep_L1_L2_L3FieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureDeep_L1_L2_L3_fieldSchema.New(flags...)
+	return _TortureDeep_L1_L2_L3_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureDeep_L1_L2_L3_L4: dot-joined field numbers from TortureDeep_L1_L2_L3_L4.
@@ -328,7 +329,7 @@ func (*TortureDeep_L1_L2_L3_L4) FieldSchema() *fieldmap.Schema {
 // NewTortureDeep_L1_L2_L3_L4FieldMap returns a FieldMap of TortureDeep_L1_L2_L3_L4 holding flags; the
 // error names the first flag TortureDeep_L1_L2_L3_L4 does not have.
 func NewTortureDeep_L1_L2_L3_L4FieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureDeep_L1_L2_L3_L4_fieldSchema.New(flags...)
+	return _TortureDeep_L1_L2_L3_L4_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureDeep_Sibling: dot-joined field numbers from TortureDeep_Sibling.
@@ -349,7 +350,7 @@ func (*TortureDeep_Sibling) FieldSchema() *fieldmap.Schema { return _TortureDeep
 // NewTortureDeep_SiblingFieldMap returns a FieldMap of TortureDeep_Sibling holding flags; the
 // error names the first flag TortureDeep_Sibling does not have.
 func NewTortureDeep_SiblingFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureDeep_Sibling_fieldSchema.New(flags...)
+	return _TortureDeep_Sibling_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureMaps: dot-joined field numbers from TortureMaps.
@@ -399,7 +400,7 @@ func (*TortureMaps) FieldSchema() *fieldmap.Schema { return _TortureMaps_fieldSc
 // NewTortureMapsFieldMap returns a FieldMap of TortureMaps holding flags; the
 // error names the first flag TortureMaps does not have.
 func NewTortureMapsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureMaps_fieldSchema.New(flags...)
+	return _TortureMaps_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureLists: dot-joined field numbers from TortureLists.
@@ -465,7 +466,7 @@ func (*TortureLists) FieldSchema() *fieldmap.Schema { return _TortureLists_field
 // NewTortureListsFieldMap returns a FieldMap of TortureLists holding flags; the
 // error names the first flag TortureLists does not have.
 func NewTortureListsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureLists_fieldSchema.New(flags...)
+	return _TortureLists_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureOneofs: dot-joined field numbers from TortureOneofs.
@@ -573,7 +574,7 @@ func (*TortureOneofs) FieldSchema() *fieldmap.Schema { return _TortureOneofs_fie
 // NewTortureOneofsFieldMap returns a FieldMap of TortureOneofs holding flags; the
 // error names the first flag TortureOneofs does not have.
 func NewTortureOneofsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureOneofs_fieldSchema.New(flags...)
+	return _TortureOneofs_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureOnlyOneof: dot-joined field numbers from TortureOnlyOneof.
@@ -599,7 +600,7 @@ func (*TortureOnlyOneof) FieldSchema() *fieldmap.Schema { return _TortureOnlyOne
 // NewTortureOnlyOneofFieldMap returns a FieldMap of TortureOnlyOneof holding flags; the
 // error names the first flag TortureOnlyOneof does not have.
 func NewTortureOnlyOneofFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureOnlyOneof_fieldSchema.New(flags...)
+	return _TortureOnlyOneof_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureOnlyMap: dot-joined field numbers from TortureOnlyMap.
@@ -623,7 +624,7 @@ func (*TortureOnlyMap) FieldSchema() *fieldmap.Schema { return _TortureOnlyMap_f
 // NewTortureOnlyMapFieldMap returns a FieldMap of TortureOnlyMap holding flags; the
 // error names the first flag TortureOnlyMap does not have.
 func NewTortureOnlyMapFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureOnlyMap_fieldSchema.New(flags...)
+	return _TortureOnlyMap_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureNumbers: dot-joined field numbers from TortureNumbers.
@@ -662,7 +663,7 @@ func (*TortureNumbers) FieldSchema() *fieldmap.Schema { return _TortureNumbers_f
 // NewTortureNumbersFieldMap returns a FieldMap of TortureNumbers holding flags; the
 // error names the first flag TortureNumbers does not have.
 func NewTortureNumbersFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureNumbers_fieldSchema.New(flags...)
+	return _TortureNumbers_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureNumbersChild: dot-joined field numbers from TortureNumbersChild.
@@ -683,7 +684,7 @@ func (*TortureNumbersChild) FieldSchema() *fieldmap.Schema { return _TortureNumb
 // NewTortureNumbersChildFieldMap returns a FieldMap of TortureNumbersChild holding flags; the
 // error names the first flag TortureNumbersChild does not have.
 func NewTortureNumbersChildFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureNumbersChild_fieldSchema.New(flags...)
+	return _TortureNumbersChild_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureCycleA: dot-joined field numbers from TortureCycleA.
@@ -736,7 +737,7 @@ func (*TortureCycleA) FieldSchema() *fieldmap.Schema { return _TortureCycleA_fie
 // NewTortureCycleAFieldMap returns a FieldMap of TortureCycleA holding flags; the
 // error names the first flag TortureCycleA does not have.
 func NewTortureCycleAFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureCycleA_fieldSchema.New(flags...)
+	return _TortureCycleA_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureCycleB: dot-joined field numbers from TortureCycleB.
@@ -780,7 +781,7 @@ func (*TortureCycleB) FieldSchema() *fieldmap.Schema { return _TortureCycleB_fie
 // NewTortureCycleBFieldMap returns a FieldMap of TortureCycleB holding flags; the
 // error names the first flag TortureCycleB does not have.
 func NewTortureCycleBFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureCycleB_fieldSchema.New(flags...)
+	return _TortureCycleB_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureCycleC: dot-joined field numbers from TortureCycleC.
@@ -824,7 +825,7 @@ func (*TortureCycleC) FieldSchema() *fieldmap.Schema { return _TortureCycleC_fie
 // NewTortureCycleCFieldMap returns a FieldMap of TortureCycleC holding flags; the
 // error names the first flag TortureCycleC does not have.
 func NewTortureCycleCFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureCycleC_fieldSchema.New(flags...)
+	return _TortureCycleC_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureWide: dot-joined field numbers from TortureWide.
@@ -1088,7 +1089,7 @@ func (*TortureWide) FieldSchema() *fieldmap.Schema { return _TortureWide_fieldSc
 // NewTortureWideFieldMap returns a FieldMap of TortureWide holding flags; the
 // error names the first flag TortureWide does not have.
 func NewTortureWideFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureWide_fieldSchema.New(flags...)
+	return _TortureWide_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureKey: dot-joined field numbers from TortureKey.
@@ -1163,7 +1164,7 @@ func (*TortureKey) FieldSchema() *fieldmap.Schema { return _TortureKey_fieldSche
 // NewTortureKeyFieldMap returns a FieldMap of TortureKey holding flags; the
 // error names the first flag TortureKey does not have.
 func NewTortureKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureKey_fieldSchema.New(flags...)
+	return _TortureKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureKeyValue: dot-joined field numbers from TortureKeyValue.
@@ -1194,7 +1195,7 @@ func (*TortureKeyValue) FieldSchema() *fieldmap.Schema { return _TortureKeyValue
 // NewTortureKeyValueFieldMap returns a FieldMap of TortureKeyValue holding flags; the
 // error names the first flag TortureKeyValue does not have.
 func NewTortureKeyValueFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureKeyValue_fieldSchema.New(flags...)
+	return _TortureKeyValue_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureKeyPart: dot-joined field numbers from TortureKeyPart.
@@ -1217,7 +1218,7 @@ func (*TortureKeyPart) FieldSchema() *fieldmap.Schema { return _TortureKeyPart_f
 // NewTortureKeyPartFieldMap returns a FieldMap of TortureKeyPart holding flags; the
 // error names the first flag TortureKeyPart does not have.
 func NewTortureKeyPartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureKeyPart_fieldSchema.New(flags...)
+	return _TortureKeyPart_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureKeyLeaf: dot-joined field numbers from TortureKeyLeaf.
@@ -1237,7 +1238,7 @@ func (*TortureKeyLeaf) FieldSchema() *fieldmap.Schema { return _TortureKeyLeaf_f
 // NewTortureKeyLeafFieldMap returns a FieldMap of TortureKeyLeaf holding flags; the
 // error names the first flag TortureKeyLeaf does not have.
 func NewTortureKeyLeafFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureKeyLeaf_fieldSchema.New(flags...)
+	return _TortureKeyLeaf_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureEnumKey: dot-joined field numbers from TortureEnumKey.
@@ -1261,7 +1262,7 @@ func (*TortureEnumKey) FieldSchema() *fieldmap.Schema { return _TortureEnumKey_f
 // NewTortureEnumKeyFieldMap returns a FieldMap of TortureEnumKey holding flags; the
 // error names the first flag TortureEnumKey does not have.
 func NewTortureEnumKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureEnumKey_fieldSchema.New(flags...)
+	return _TortureEnumKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureEmptyKey: dot-joined field numbers from TortureEmptyKey.
@@ -1287,7 +1288,7 @@ func (*TortureEmptyKey) FieldSchema() *fieldmap.Schema { return _TortureEmptyKey
 // NewTortureEmptyKeyFieldMap returns a FieldMap of TortureEmptyKey holding flags; the
 // error names the first flag TortureEmptyKey does not have.
 func NewTortureEmptyKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureEmptyKey_fieldSchema.New(flags...)
+	return _TortureEmptyKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of TortureOptionalKey: dot-joined field numbers from TortureOptionalKey.
@@ -1311,7 +1312,7 @@ func (*TortureOptionalKey) FieldSchema() *fieldmap.Schema { return _TortureOptio
 // NewTortureOptionalKeyFieldMap returns a FieldMap of TortureOptionalKey holding flags; the
 // error names the first flag TortureOptionalKey does not have.
 func NewTortureOptionalKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _TortureOptionalKey_fieldSchema.New(flags...)
+	return _TortureOptionalKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -3803,180 +3804,209 @@ func (m *TortureNames) CopyInFields(src *TortureNames, fm *fieldmap.FieldMap) in
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureNames being number at of fm's schema.
-func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureNames being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1ffffffff|win.Below&0x180000000 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureNames)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Reset_ != src.Reset_ {
-		m.Reset_ = src.Reset_
-		n++
-	}
-	if cw&(1<<1) != 0 && m.String_ != src.String_ {
-		m.String_ = src.String_
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Descriptor_ != src.Descriptor_ {
-		m.Descriptor_ = src.Descriptor_
-		n++
-	}
-	if cw&(1<<3) != 0 && m.X_ != src.X_ {
-		m.X_ = src.X_
-		n++
-	}
-	if cw&(1<<4) != 0 && m.XY != src.XY {
-		m.XY = src.XY
-		n++
-	}
-	if cw&(1<<5) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
-	}
-	if cw&(1<<6) != 0 && m.Func != src.Func {
-		m.Func = src.Func
-		n++
-	}
-	if cw&(1<<7) != 0 && m.Map != src.Map {
-		m.Map = src.Map
-		n++
-	}
-	if cw&(1<<8) != 0 && m.Go != src.Go {
-		m.Go = src.Go
-		n++
-	}
-	if cw&(1<<9) != 0 && m.FooBar != src.FooBar {
-		m.FooBar = src.FooBar
-		n++
-	}
-	if cw&(1<<10) != 0 && m.GetFooBar_ != src.GetFooBar_ {
-		m.GetFooBar_ = src.GetFooBar_
-		n++
-	}
-	if cw&(1<<11) != 0 && m.KeyString != src.KeyString {
-		m.KeyString = src.KeyString
-		n++
-	}
-	if cw&(1<<12) != 0 && m.M != src.M {
-		m.M = src.M
-		n++
-	}
-	if cw&(1<<13) != 0 && m.Src != src.Src {
-		m.Src = src.Src
-		n++
-	}
-	if cw&(1<<14) != 0 && m.Fm != src.Fm {
-		m.Fm = src.Fm
-		n++
-	}
-	if cw&(1<<15) != 0 && m.N != src.N {
-		m.N = src.N
-		n++
-	}
-	if cw&(1<<16) != 0 && m.O != src.O {
-		m.O = src.O
-		n++
-	}
-	if cw&(1<<17) != 0 && m.C != src.C {
-		m.C = src.C
-		n++
-	}
-	if cw&(1<<18) != 0 && m.UnknownFields != src.UnknownFields {
-		m.UnknownFields = src.UnknownFields
-		n++
-	}
-	if cw&(1<<19) != 0 && m.SizeCache != src.SizeCache {
-		m.SizeCache = src.SizeCache
-		n++
-	}
-	if cw&(1<<20) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if cw&(1<<21) != 0 && m.ProtoMessage_ != src.ProtoMessage_ {
-		m.ProtoMessage_ = src.ProtoMessage_
-		n++
-	}
-	if cw&(1<<22) != 0 && m.CloneTo != src.CloneTo {
-		m.CloneTo = src.CloneTo
-		n++
-	}
-	if cw&(1<<23) != 0 && m.Default != src.Default {
-		m.Default = src.Default
-		n++
-	}
-	if cw&(1<<24) != 0 && m.Nil != src.Nil {
-		m.Nil = src.Nil
-		n++
-	}
-	if cw&(1<<25) != 0 && m.True != src.True {
-		m.True = src.True
-		n++
-	}
-	if cw&(1<<26) != 0 && m.Len != src.Len {
-		m.Len = src.Len
-		n++
-	}
-	if cw&(1<<27) != 0 && m.Error != src.Error {
-		m.Error = src.Error
-		n++
-	}
-	if cw&(1<<28) != 0 && !m.Self.Equal(src.Self) {
-		m.Self = src.Self.Clone()
-		n++
-	}
-	if cw&(1<<29) != 0 {
-		if s1, ok := src.Select.(*TortureNames_Chan); ok && s1 != nil {
-			if d1, ok := m.Select.(*TortureNames_Chan); !ok || d1 == nil || d1.Chan != s1.Chan {
-				m.Select = &TortureNames_Chan{Chan: s1.Chan}
+	for x := win.Cover&0x1ffffffff | win.Below&0x180000000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Reset_ != src.Reset_ {
+				m.Reset_ = src.Reset_
 				n++
 			}
-		} else if d1, ok := m.Select.(*TortureNames_Chan); ok && d1 != nil {
-			m.Select = nil
-			n++
-		}
-	}
-	if cw&(1<<30) != 0 {
-		if s1, ok := src.Select.(*TortureNames_Range); ok && s1 != nil {
-			if d1, ok := m.Select.(*TortureNames_Range); !ok || d1 == nil || d1.Range != s1.Range {
-				m.Select = &TortureNames_Range{Range: s1.Range}
+		case 1:
+			if m.String_ != src.String_ {
+				m.String_ = src.String_
 				n++
 			}
-		} else if d1, ok := m.Select.(*TortureNames_Range); ok && d1 != nil {
-			m.Select = nil
-			n++
-		}
-	}
-	if (cw|bw)&(1<<31) != 0 {
-		if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Interface, src.Interface)
-		} else if !maps.Equal(m.Interface, src.Interface) {
-			if len(src.Interface) == 0 {
-				m.Interface = nil
-			} else {
-				m.Interface = maps.Clone(src.Interface)
+		case 2:
+			if m.Descriptor_ != src.Descriptor_ {
+				m.Descriptor_ = src.Descriptor_
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<32) != 0 {
-		if a := fm.ListActionAt(at + 32); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Var, src.Var)
-		} else if !slices.Equal(m.Var, src.Var) {
-			if len(src.Var) == 0 {
-				m.Var = nil
-			} else {
-				m.Var = slices.Clone(src.Var)
+		case 3:
+			if m.X_ != src.X_ {
+				m.X_ = src.X_
+				n++
 			}
-			n++
+		case 4:
+			if m.XY != src.XY {
+				m.XY = src.XY
+				n++
+			}
+		case 5:
+			if m.Type != src.Type {
+				m.Type = src.Type
+				n++
+			}
+		case 6:
+			if m.Func != src.Func {
+				m.Func = src.Func
+				n++
+			}
+		case 7:
+			if m.Map != src.Map {
+				m.Map = src.Map
+				n++
+			}
+		case 8:
+			if m.Go != src.Go {
+				m.Go = src.Go
+				n++
+			}
+		case 9:
+			if m.FooBar != src.FooBar {
+				m.FooBar = src.FooBar
+				n++
+			}
+		case 10:
+			if m.GetFooBar_ != src.GetFooBar_ {
+				m.GetFooBar_ = src.GetFooBar_
+				n++
+			}
+		case 11:
+			if m.KeyString != src.KeyString {
+				m.KeyString = src.KeyString
+				n++
+			}
+		case 12:
+			if m.M != src.M {
+				m.M = src.M
+				n++
+			}
+		case 13:
+			if m.Src != src.Src {
+				m.Src = src.Src
+				n++
+			}
+		case 14:
+			if m.Fm != src.Fm {
+				m.Fm = src.Fm
+				n++
+			}
+		case 15:
+			if m.N != src.N {
+				m.N = src.N
+				n++
+			}
+		case 16:
+			if m.O != src.O {
+				m.O = src.O
+				n++
+			}
+		case 17:
+			if m.C != src.C {
+				m.C = src.C
+				n++
+			}
+		case 18:
+			if m.UnknownFields != src.UnknownFields {
+				m.UnknownFields = src.UnknownFields
+				n++
+			}
+		case 19:
+			if m.SizeCache != src.SizeCache {
+				m.SizeCache = src.SizeCache
+				n++
+			}
+		case 20:
+			if m.State != src.State {
+				m.State = src.State
+				n++
+			}
+		case 21:
+			if m.ProtoMessage_ != src.ProtoMessage_ {
+				m.ProtoMessage_ = src.ProtoMessage_
+				n++
+			}
+		case 22:
+			if m.CloneTo != src.CloneTo {
+				m.CloneTo = src.CloneTo
+				n++
+			}
+		case 23:
+			if m.Default != src.Default {
+				m.Default = src.Default
+				n++
+			}
+		case 24:
+			if m.Nil != src.Nil {
+				m.Nil = src.Nil
+				n++
+			}
+		case 25:
+			if m.True != src.True {
+				m.True = src.True
+				n++
+			}
+		case 26:
+			if m.Len != src.Len {
+				m.Len = src.Len
+				n++
+			}
+		case 27:
+			if m.Error != src.Error {
+				m.Error = src.Error
+				n++
+			}
+		case 28:
+			if !m.Self.Equal(src.Self) {
+				m.Self = src.Self.Clone()
+				n++
+			}
+		case 29:
+			if s1, ok := src.Select.(*TortureNames_Chan); ok && s1 != nil {
+				if d1, ok := m.Select.(*TortureNames_Chan); !ok || d1 == nil || d1.Chan != s1.Chan {
+					m.Select = &TortureNames_Chan{Chan: s1.Chan}
+					n++
+				}
+			} else if d1, ok := m.Select.(*TortureNames_Chan); ok && d1 != nil {
+				m.Select = nil
+				n++
+			}
+		case 30:
+			if s1, ok := src.Select.(*TortureNames_Range); ok && s1 != nil {
+				if d1, ok := m.Select.(*TortureNames_Range); !ok || d1 == nil || d1.Range != s1.Range {
+					m.Select = &TortureNames_Range{Range: s1.Range}
+					n++
+				}
+			} else if d1, ok := m.Select.(*TortureNames_Range); ok && d1 != nil {
+				m.Select = nil
+				n++
+			}
+		case 31:
+			if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Interface, src.Interface)
+			} else if !maps.Equal(m.Interface, src.Interface) {
+				if len(src.Interface) == 0 {
+					m.Interface = nil
+				} else {
+					m.Interface = maps.Clone(src.Interface)
+				}
+				n++
+			}
+		case 32:
+			if a := fm.ListActionAt(at + 32); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Var, src.Var)
+			} else if !slices.Equal(m.Var, src.Var) {
+				if len(src.Var) == 0 {
+					m.Var = nil
+				} else {
+					m.Var = slices.Clone(src.Var)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -3998,31 +4028,38 @@ func (m *Torture_2X) CopyInFields(src *Torture_2X, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Torture_2x being number at of fm's schema.
-func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Torture_2x being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Torture_2X)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.A_1 != src.A_1 {
-		m.A_1 = src.A_1
-		n++
-	}
-	if cw&(1<<1) != 0 && m.B2C != src.B2C {
-		m.B2C = src.B2C
-		n++
-	}
-	if cw&(1<<2) != 0 && !m.Next_2.Equal(src.Next_2) {
-		m.Next_2 = src.Next_2.Clone()
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.A_1 != src.A_1 {
+				m.A_1 = src.A_1
+				n++
+			}
+		case 1:
+			if m.B2C != src.B2C {
+				m.B2C = src.B2C
+				n++
+			}
+		case 2:
+			if !m.Next_2.Equal(src.Next_2) {
+				m.Next_2 = src.Next_2.Clone()
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -4043,27 +4080,33 @@ func (m *TortureLower) CopyInFields(src *TortureLower, fm *fieldmap.FieldMap) in
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// torture_lower being number at of fm's schema.
-func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// torture_lower being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureLower)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Value_ != src.Value_ {
-		m.Value_ = src.Value_
-		n++
-	}
-	if cw&(1<<1) != 0 && !m.Again.Equal(src.Again) {
-		m.Again = src.Again.Clone()
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Value_ != src.Value_ {
+				m.Value_ = src.Value_
+				n++
+			}
+		case 1:
+			if !m.Again.Equal(src.Again) {
+				m.Again = src.Again.Clone()
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -4084,220 +4127,250 @@ func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureDeep being number at of fm's schema.
-func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureDeep being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x2401|win.Below&0x2401 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureDeep)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.L1.Equal(src.L1) {
-			m.L1 = src.L1.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.L1 != nil || src.L1 != nil {
-			if m.L1 == nil {
-				m.L1 = new(TortureDeep_L1)
-				n++
+	for x := win.Cover&0x2401 | win.Below&0x2401; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.L1.Equal(src.L1) {
+					m.L1 = src.L1.Clone()
+					n++
+				}
+			} else {
+				if m.L1 != nil || src.L1 != nil {
+					if m.L1 == nil {
+						m.L1 = new(TortureDeep_L1)
+						n++
+					}
+					n += m.L1.copyInAt(src.L1, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.L1.copyInAt(src.L1, fm, at+1)
-		}
-	}
-	if cw&(1<<10) != 0 {
-		if !m.Sibling.Equal(src.Sibling) {
-			m.Sibling = src.Sibling.Clone()
-			n++
-		}
-	} else if bw&(1<<10) != 0 {
-		if m.Sibling != nil || src.Sibling != nil {
-			if m.Sibling == nil {
-				m.Sibling = new(TortureDeep_Sibling)
-				n++
+		case 10:
+			if win.Cover&(1<<10) != 0 {
+				if !m.Sibling.Equal(src.Sibling) {
+					m.Sibling = src.Sibling.Clone()
+					n++
+				}
+			} else {
+				if m.Sibling != nil || src.Sibling != nil {
+					if m.Sibling == nil {
+						m.Sibling = new(TortureDeep_Sibling)
+						n++
+					}
+					n += m.Sibling.copyInAt(src.Sibling, fm, at+11, win.Shift(11))
+				}
 			}
-			n += m.Sibling.copyInAt(src.Sibling, fm, at+11)
-		}
-	}
-	if cw&(1<<13) != 0 {
-		if !m.Shortcut.Equal(src.Shortcut) {
-			m.Shortcut = src.Shortcut.Clone()
-			n++
-		}
-	} else if bw&(1<<13) != 0 {
-		if m.Shortcut != nil || src.Shortcut != nil {
-			if m.Shortcut == nil {
-				m.Shortcut = new(TortureDeep_L1_L2_L3_L4)
-				n++
+		case 13:
+			if win.Cover&(1<<13) != 0 {
+				if !m.Shortcut.Equal(src.Shortcut) {
+					m.Shortcut = src.Shortcut.Clone()
+					n++
+				}
+			} else {
+				if m.Shortcut != nil || src.Shortcut != nil {
+					if m.Shortcut == nil {
+						m.Shortcut = new(TortureDeep_L1_L2_L3_L4)
+						n++
+					}
+					n += m.Shortcut.copyInAt(src.Shortcut, fm, at+14, win.Shift(14))
+				}
 			}
-			n += m.Shortcut.copyInAt(src.Shortcut, fm, at+14)
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// L1 being number at of fm's schema.
-func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// L1 being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureDeep_L1)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.L2.Equal(src.L2) {
-			m.L2 = src.L2.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.L2 != nil || src.L2 != nil {
-			if m.L2 == nil {
-				m.L2 = new(TortureDeep_L1_L2)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.L2.Equal(src.L2) {
+					m.L2 = src.L2.Clone()
+					n++
+				}
+			} else {
+				if m.L2 != nil || src.L2 != nil {
+					if m.L2 == nil {
+						m.L2 = new(TortureDeep_L1_L2)
+						n++
+					}
+					n += m.L2.copyInAt(src.L2, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.L2.copyInAt(src.L2, fm, at+1)
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// L2 being number at of fm's schema.
-func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// L2 being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x81|win.Below&0x81 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureDeep_L1_L2)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.L3.Equal(src.L3) {
-			m.L3 = src.L3.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.L3 != nil || src.L3 != nil {
-			if m.L3 == nil {
-				m.L3 = new(TortureDeep_L1_L2_L3)
+	for x := win.Cover&0x81 | win.Below&0x81; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.L3.Equal(src.L3) {
+					m.L3 = src.L3.Clone()
+					n++
+				}
+			} else {
+				if m.L3 != nil || src.L3 != nil {
+					if m.L3 == nil {
+						m.L3 = new(TortureDeep_L1_L2_L3)
+						n++
+					}
+					n += m.L3.copyInAt(src.L3, fm, at+1, win.Shift(1))
+				}
+			}
+		case 7:
+			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+				if len(src.L4Map) == 0 {
+					m.L4Map = nil
+				} else {
+					m.L4Map = fieldmap.CloneMapFunc(src.L4Map, (*TortureDeep_L1_L2_L3_L4).Clone)
+				}
 				n++
 			}
-			n += m.L3.copyInAt(src.L3, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
-			if len(src.L4Map) == 0 {
-				m.L4Map = nil
-			} else {
-				m.L4Map = fieldmap.CloneMapFunc(src.L4Map, (*TortureDeep_L1_L2_L3_L4).Clone)
-			}
-			n++
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// L3 being number at of fm's schema.
-func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// L3 being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x9|win.Below&0x9 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureDeep_L1_L2_L3)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.L4.Equal(src.L4) {
-			m.L4 = src.L4.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.L4 != nil || src.L4 != nil {
-			if m.L4 == nil {
-				m.L4 = new(TortureDeep_L1_L2_L3_L4)
+	for x := win.Cover&0x9 | win.Below&0x9; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.L4.Equal(src.L4) {
+					m.L4 = src.L4.Clone()
+					n++
+				}
+			} else {
+				if m.L4 != nil || src.L4 != nil {
+					if m.L4 == nil {
+						m.L4 = new(TortureDeep_L1_L2_L3_L4)
+						n++
+					}
+					n += m.L4.copyInAt(src.L4, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal) {
+				if len(src.L4S) == 0 {
+					m.L4S = nil
+				} else {
+					m.L4S = fieldmap.CloneListFunc(src.L4S, (*TortureDeep_L1_L2_L3_L4).Clone)
+				}
 				n++
 			}
-			n += m.L4.copyInAt(src.L4, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal) {
-			if len(src.L4S) == 0 {
-				m.L4S = nil
-			} else {
-				m.L4S = fieldmap.CloneListFunc(src.L4S, (*TortureDeep_L1_L2_L3_L4).Clone)
-			}
-			n++
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// L4 being number at of fm's schema.
-func (m *TortureDeep_L1_L2_L3_L4) copyInAt(src *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// L4 being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureDeep_L1_L2_L3_L4) copyInAt(src *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureDeep_L1_L2_L3_L4)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Mood != src.Mood {
-		m.Mood = src.Mood
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Leaf != src.Leaf {
-		m.Leaf = src.Leaf
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Mood != src.Mood {
+				m.Mood = src.Mood
+				n++
+			}
+		case 1:
+			if m.Leaf != src.Leaf {
+				m.Leaf = src.Leaf
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Sibling being number at of fm's schema.
-func (m *TortureDeep_Sibling) copyInAt(src *TortureDeep_Sibling, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Sibling being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureDeep_Sibling) copyInAt(src *TortureDeep_Sibling, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureDeep_Sibling)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Mood != src.Mood {
-		m.Mood = src.Mood
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Moods, src.Moods)
-		} else if !slices.Equal(m.Moods, src.Moods) {
-			if len(src.Moods) == 0 {
-				m.Moods = nil
-			} else {
-				m.Moods = slices.Clone(src.Moods)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Mood != src.Mood {
+				m.Mood = src.Mood
+				n++
 			}
-			n++
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Moods, src.Moods)
+			} else if !slices.Equal(m.Moods, src.Moods) {
+				if len(src.Moods) == 0 {
+					m.Moods = nil
+				} else {
+					m.Moods = slices.Clone(src.Moods)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -4319,7 +4392,7 @@ func (m *TortureDeep_L1) CopyInFields(src *TortureDeep_L1, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4338,7 +4411,7 @@ func (m *TortureDeep_L1_L2) CopyInFields(src *TortureDeep_L1_L2, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4357,7 +4430,7 @@ func (m *TortureDeep_L1_L2_L3) CopyInFields(src *TortureDeep_L1_L2_L3, fm *field
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4376,7 +4449,7 @@ func (m *TortureDeep_L1_L2_L3_L4) CopyInFields(src *TortureDeep_L1_L2_L3_L4, fm 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4395,7 +4468,7 @@ func (m *TortureDeep_Sibling) CopyInFields(src *TortureDeep_Sibling, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4414,186 +4487,176 @@ func (m *TortureMaps) CopyInFields(src *TortureMaps, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureMaps being number at of fm's schema.
-func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureMaps being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3fff|win.Below&0x3fff == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureMaps)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.EnumMap, src.EnumMap)
-		} else if !maps.Equal(m.EnumMap, src.EnumMap) {
-			if len(src.EnumMap) == 0 {
-				m.EnumMap = nil
-			} else {
-				m.EnumMap = maps.Clone(src.EnumMap)
+	for x := win.Cover&0x3fff | win.Below&0x3fff; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.EnumMap, src.EnumMap)
+			} else if !maps.Equal(m.EnumMap, src.EnumMap) {
+				if len(src.EnumMap) == 0 {
+					m.EnumMap = nil
+				} else {
+					m.EnumMap = maps.Clone(src.EnumMap)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.BytesMap, src.BytesMap, bytes.Equal, fieldmap.CloneBytes)
-		} else if !fieldmap.EqualMapFunc(m.BytesMap, src.BytesMap, bytes.Equal) {
-			if len(src.BytesMap) == 0 {
-				m.BytesMap = nil
-			} else {
-				m.BytesMap = fieldmap.CloneMapFunc(src.BytesMap, fieldmap.CloneBytes)
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.BytesMap, src.BytesMap, bytes.Equal, fieldmap.CloneBytes)
+			} else if !fieldmap.EqualMapFunc(m.BytesMap, src.BytesMap, bytes.Equal) {
+				if len(src.BytesMap) == 0 {
+					m.BytesMap = nil
+				} else {
+					m.BytesMap = fieldmap.CloneMapFunc(src.BytesMap, fieldmap.CloneBytes)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
-		} else if !fieldmap.EqualMessageMapFunc(m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label]) {
-			if len(src.LabelMap) == 0 {
-				m.LabelMap = nil
-			} else {
-				m.LabelMap = fieldmap.CloneMapFunc(src.LabelMap, fieldmap.Clone[*other.Label])
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
+			} else if !fieldmap.EqualMessageMapFunc(m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label]) {
+				if len(src.LabelMap) == 0 {
+					m.LabelMap = nil
+				} else {
+					m.LabelMap = fieldmap.CloneMapFunc(src.LabelMap, fieldmap.Clone[*other.Label])
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.DoubleMap, src.DoubleMap, fieldmap.EqualFloat64, nil)
-		} else if !fieldmap.EqualMapFunc(m.DoubleMap, src.DoubleMap, fieldmap.EqualFloat64) {
-			if len(src.DoubleMap) == 0 {
-				m.DoubleMap = nil
-			} else {
-				m.DoubleMap = maps.Clone(src.DoubleMap)
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.DoubleMap, src.DoubleMap, fieldmap.EqualFloat64, nil)
+			} else if !fieldmap.EqualMapFunc(m.DoubleMap, src.DoubleMap, fieldmap.EqualFloat64) {
+				if len(src.DoubleMap) == 0 {
+					m.DoubleMap = nil
+				} else {
+					m.DoubleMap = maps.Clone(src.DoubleMap)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.FloatMap, src.FloatMap, fieldmap.EqualFloat32, nil)
-		} else if !fieldmap.EqualMapFunc(m.FloatMap, src.FloatMap, fieldmap.EqualFloat32) {
-			if len(src.FloatMap) == 0 {
-				m.FloatMap = nil
-			} else {
-				m.FloatMap = maps.Clone(src.FloatMap)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.FloatMap, src.FloatMap, fieldmap.EqualFloat32, nil)
+			} else if !fieldmap.EqualMapFunc(m.FloatMap, src.FloatMap, fieldmap.EqualFloat32) {
+				if len(src.FloatMap) == 0 {
+					m.FloatMap = nil
+				} else {
+					m.FloatMap = maps.Clone(src.FloatMap)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.SelfMap, src.SelfMap, (*TortureMaps).Equal, (*TortureMaps).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.SelfMap, src.SelfMap, (*TortureMaps).Equal) {
-			if len(src.SelfMap) == 0 {
-				m.SelfMap = nil
-			} else {
-				m.SelfMap = fieldmap.CloneMapFunc(src.SelfMap, (*TortureMaps).Clone)
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.SelfMap, src.SelfMap, (*TortureMaps).Equal, (*TortureMaps).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.SelfMap, src.SelfMap, (*TortureMaps).Equal) {
+				if len(src.SelfMap) == 0 {
+					m.SelfMap = nil
+				} else {
+					m.SelfMap = fieldmap.CloneMapFunc(src.SelfMap, (*TortureMaps).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Fixed32Map, src.Fixed32Map)
-		} else if !maps.Equal(m.Fixed32Map, src.Fixed32Map) {
-			if len(src.Fixed32Map) == 0 {
-				m.Fixed32Map = nil
-			} else {
-				m.Fixed32Map = maps.Clone(src.Fixed32Map)
+		case 6:
+			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Fixed32Map, src.Fixed32Map)
+			} else if !maps.Equal(m.Fixed32Map, src.Fixed32Map) {
+				if len(src.Fixed32Map) == 0 {
+					m.Fixed32Map = nil
+				} else {
+					m.Fixed32Map = maps.Clone(src.Fixed32Map)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.EmptyMap, src.EmptyMap, (*Empty).Equal, (*Empty).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.EmptyMap, src.EmptyMap, (*Empty).Equal) {
-			if len(src.EmptyMap) == 0 {
-				m.EmptyMap = nil
-			} else {
-				m.EmptyMap = fieldmap.CloneMapFunc(src.EmptyMap, (*Empty).Clone)
+		case 7:
+			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.EmptyMap, src.EmptyMap, (*Empty).Equal, (*Empty).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.EmptyMap, src.EmptyMap, (*Empty).Equal) {
+				if len(src.EmptyMap) == 0 {
+					m.EmptyMap = nil
+				} else {
+					m.EmptyMap = fieldmap.CloneMapFunc(src.EmptyMap, (*Empty).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.TsMap, src.TsMap, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-		} else if !fieldmap.EqualMessageMapFunc(m.TsMap, src.TsMap, fieldmap.Equal[*timestamppb.Timestamp]) {
-			if len(src.TsMap) == 0 {
-				m.TsMap = nil
-			} else {
-				m.TsMap = fieldmap.CloneMapFunc(src.TsMap, fieldmap.Clone[*timestamppb.Timestamp])
+		case 8:
+			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.TsMap, src.TsMap, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
+			} else if !fieldmap.EqualMessageMapFunc(m.TsMap, src.TsMap, fieldmap.Equal[*timestamppb.Timestamp]) {
+				if len(src.TsMap) == 0 {
+					m.TsMap = nil
+				} else {
+					m.TsMap = fieldmap.CloneMapFunc(src.TsMap, fieldmap.Clone[*timestamppb.Timestamp])
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<9) != 0 {
-		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.WrapperMap, src.WrapperMap, fieldmap.Equal[*wrapperspb.Int32Value], fieldmap.Clone[*wrapperspb.Int32Value])
-		} else if !fieldmap.EqualMessageMapFunc(m.WrapperMap, src.WrapperMap, fieldmap.Equal[*wrapperspb.Int32Value]) {
-			if len(src.WrapperMap) == 0 {
-				m.WrapperMap = nil
-			} else {
-				m.WrapperMap = fieldmap.CloneMapFunc(src.WrapperMap, fieldmap.Clone[*wrapperspb.Int32Value])
+		case 9:
+			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.WrapperMap, src.WrapperMap, fieldmap.Equal[*wrapperspb.Int32Value], fieldmap.Clone[*wrapperspb.Int32Value])
+			} else if !fieldmap.EqualMessageMapFunc(m.WrapperMap, src.WrapperMap, fieldmap.Equal[*wrapperspb.Int32Value]) {
+				if len(src.WrapperMap) == 0 {
+					m.WrapperMap = nil
+				} else {
+					m.WrapperMap = fieldmap.CloneMapFunc(src.WrapperMap, fieldmap.Clone[*wrapperspb.Int32Value])
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<10) != 0 {
-		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.ColorMap, src.ColorMap)
-		} else if !maps.Equal(m.ColorMap, src.ColorMap) {
-			if len(src.ColorMap) == 0 {
-				m.ColorMap = nil
-			} else {
-				m.ColorMap = maps.Clone(src.ColorMap)
+		case 10:
+			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.ColorMap, src.ColorMap)
+			} else if !maps.Equal(m.ColorMap, src.ColorMap) {
+				if len(src.ColorMap) == 0 {
+					m.ColorMap = nil
+				} else {
+					m.ColorMap = maps.Clone(src.ColorMap)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.NamesMap, src.NamesMap, (*TortureNames).Equal, (*TortureNames).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.NamesMap, src.NamesMap, (*TortureNames).Equal) {
-			if len(src.NamesMap) == 0 {
-				m.NamesMap = nil
-			} else {
-				m.NamesMap = fieldmap.CloneMapFunc(src.NamesMap, (*TortureNames).Clone)
+		case 11:
+			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.NamesMap, src.NamesMap, (*TortureNames).Equal, (*TortureNames).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.NamesMap, src.NamesMap, (*TortureNames).Equal) {
+				if len(src.NamesMap) == 0 {
+					m.NamesMap = nil
+				} else {
+					m.NamesMap = fieldmap.CloneMapFunc(src.NamesMap, (*TortureNames).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<12) != 0 {
-		if a := fm.ListActionAt(at + 12); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.BoolMap, src.BoolMap)
-		} else if !maps.Equal(m.BoolMap, src.BoolMap) {
-			if len(src.BoolMap) == 0 {
-				m.BoolMap = nil
-			} else {
-				m.BoolMap = maps.Clone(src.BoolMap)
+		case 12:
+			if a := fm.ListActionAt(at + 12); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.BoolMap, src.BoolMap)
+			} else if !maps.Equal(m.BoolMap, src.BoolMap) {
+				if len(src.BoolMap) == 0 {
+					m.BoolMap = nil
+				} else {
+					m.BoolMap = maps.Clone(src.BoolMap)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<13) != 0 {
-		if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
-			if len(src.L4Map) == 0 {
-				m.L4Map = nil
-			} else {
-				m.L4Map = fieldmap.CloneMapFunc(src.L4Map, (*TortureDeep_L1_L2_L3_L4).Clone)
+		case 13:
+			if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+				if len(src.L4Map) == 0 {
+					m.L4Map = nil
+				} else {
+					m.L4Map = fieldmap.CloneMapFunc(src.L4Map, (*TortureDeep_L1_L2_L3_L4).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -4615,186 +4678,176 @@ func (m *TortureLists) CopyInFields(src *TortureLists, fm *fieldmap.FieldMap) in
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureLists being number at of fm's schema.
-func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureLists being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x380007ff|win.Below&0x380007ff == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureLists)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Moods, src.Moods)
-		} else if !slices.Equal(m.Moods, src.Moods) {
-			if len(src.Moods) == 0 {
-				m.Moods = nil
-			} else {
-				m.Moods = slices.Clone(src.Moods)
+	for x := win.Cover&0x380007ff | win.Below&0x380007ff; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Moods, src.Moods)
+			} else if !slices.Equal(m.Moods, src.Moods) {
+				if len(src.Moods) == 0 {
+					m.Moods = nil
+				} else {
+					m.Moods = slices.Clone(src.Moods)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Strings, src.Strings, fieldmap.Equal[*wrapperspb.StringValue], fieldmap.Clone[*wrapperspb.StringValue])
-		} else if !fieldmap.EqualMessageListFunc(m.Strings, src.Strings, fieldmap.Equal[*wrapperspb.StringValue]) {
-			if len(src.Strings) == 0 {
-				m.Strings = nil
-			} else {
-				m.Strings = fieldmap.CloneListFunc(src.Strings, fieldmap.Clone[*wrapperspb.StringValue])
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Strings, src.Strings, fieldmap.Equal[*wrapperspb.StringValue], fieldmap.Clone[*wrapperspb.StringValue])
+			} else if !fieldmap.EqualMessageListFunc(m.Strings, src.Strings, fieldmap.Equal[*wrapperspb.StringValue]) {
+				if len(src.Strings) == 0 {
+					m.Strings = nil
+				} else {
+					m.Strings = fieldmap.CloneListFunc(src.Strings, fieldmap.Clone[*wrapperspb.StringValue])
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-		} else if !fieldmap.EqualMessageListFunc(m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
-			if len(src.Times) == 0 {
-				m.Times = nil
-			} else {
-				m.Times = fieldmap.CloneListFunc(src.Times, fieldmap.Clone[*timestamppb.Timestamp])
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
+			} else if !fieldmap.EqualMessageListFunc(m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
+				if len(src.Times) == 0 {
+					m.Times = nil
+				} else {
+					m.Times = fieldmap.CloneListFunc(src.Times, fieldmap.Clone[*timestamppb.Timestamp])
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
-		} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
-			if len(src.Blobs) == 0 {
-				m.Blobs = nil
-			} else {
-				m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
+			} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
+				if len(src.Blobs) == 0 {
+					m.Blobs = nil
+				} else {
+					m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Floats, src.Floats, fieldmap.EqualFloat32, nil)
-		} else if !fieldmap.EqualListFunc(m.Floats, src.Floats, fieldmap.EqualFloat32) {
-			if len(src.Floats) == 0 {
-				m.Floats = nil
-			} else {
-				m.Floats = slices.Clone(src.Floats)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Floats, src.Floats, fieldmap.EqualFloat32, nil)
+			} else if !fieldmap.EqualListFunc(m.Floats, src.Floats, fieldmap.EqualFloat32) {
+				if len(src.Floats) == 0 {
+					m.Floats = nil
+				} else {
+					m.Floats = slices.Clone(src.Floats)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Doubles, src.Doubles, fieldmap.EqualFloat64, nil)
-		} else if !fieldmap.EqualListFunc(m.Doubles, src.Doubles, fieldmap.EqualFloat64) {
-			if len(src.Doubles) == 0 {
-				m.Doubles = nil
-			} else {
-				m.Doubles = slices.Clone(src.Doubles)
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Doubles, src.Doubles, fieldmap.EqualFloat64, nil)
+			} else if !fieldmap.EqualListFunc(m.Doubles, src.Doubles, fieldmap.EqualFloat64) {
+				if len(src.Doubles) == 0 {
+					m.Doubles = nil
+				} else {
+					m.Doubles = slices.Clone(src.Doubles)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Empties, src.Empties, (*Empty).Equal, (*Empty).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Empties, src.Empties, (*Empty).Equal) {
-			if len(src.Empties) == 0 {
-				m.Empties = nil
-			} else {
-				m.Empties = fieldmap.CloneListFunc(src.Empties, (*Empty).Clone)
+		case 6:
+			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Empties, src.Empties, (*Empty).Equal, (*Empty).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Empties, src.Empties, (*Empty).Equal) {
+				if len(src.Empties) == 0 {
+					m.Empties = nil
+				} else {
+					m.Empties = fieldmap.CloneListFunc(src.Empties, (*Empty).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Nested, src.Nested, (*TortureLists).Equal, (*TortureLists).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Nested, src.Nested, (*TortureLists).Equal) {
-			if len(src.Nested) == 0 {
-				m.Nested = nil
-			} else {
-				m.Nested = fieldmap.CloneListFunc(src.Nested, (*TortureLists).Clone)
+		case 7:
+			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Nested, src.Nested, (*TortureLists).Equal, (*TortureLists).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Nested, src.Nested, (*TortureLists).Equal) {
+				if len(src.Nested) == 0 {
+					m.Nested = nil
+				} else {
+					m.Nested = fieldmap.CloneListFunc(src.Nested, (*TortureLists).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Colors, src.Colors)
-		} else if !slices.Equal(m.Colors, src.Colors) {
-			if len(src.Colors) == 0 {
-				m.Colors = nil
-			} else {
-				m.Colors = slices.Clone(src.Colors)
+		case 8:
+			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Colors, src.Colors)
+			} else if !slices.Equal(m.Colors, src.Colors) {
+				if len(src.Colors) == 0 {
+					m.Colors = nil
+				} else {
+					m.Colors = slices.Clone(src.Colors)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<9) != 0 {
-		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Bools, src.Bools)
-		} else if !slices.Equal(m.Bools, src.Bools) {
-			if len(src.Bools) == 0 {
-				m.Bools = nil
-			} else {
-				m.Bools = slices.Clone(src.Bools)
+		case 9:
+			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Bools, src.Bools)
+			} else if !slices.Equal(m.Bools, src.Bools) {
+				if len(src.Bools) == 0 {
+					m.Bools = nil
+				} else {
+					m.Bools = slices.Clone(src.Bools)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<10) != 0 {
-		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Deeps, src.Deeps, (*TortureDeep).Equal) {
-			if len(src.Deeps) == 0 {
-				m.Deeps = nil
-			} else {
-				m.Deeps = fieldmap.CloneListFunc(src.Deeps, (*TortureDeep).Clone)
+		case 10:
+			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Deeps, src.Deeps, (*TortureDeep).Equal) {
+				if len(src.Deeps) == 0 {
+					m.Deeps = nil
+				} else {
+					m.Deeps = fieldmap.CloneListFunc(src.Deeps, (*TortureDeep).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<27) != 0 {
-		if a := fm.ListActionAt(at + 27); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Secrets, src.Secrets)
-		} else if !slices.Equal(m.Secrets, src.Secrets) {
-			if len(src.Secrets) == 0 {
-				m.Secrets = nil
-			} else {
-				m.Secrets = slices.Clone(src.Secrets)
+		case 27:
+			if a := fm.ListActionAt(at + 27); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Secrets, src.Secrets)
+			} else if !slices.Equal(m.Secrets, src.Secrets) {
+				if len(src.Secrets) == 0 {
+					m.Secrets = nil
+				} else {
+					m.Secrets = slices.Clone(src.Secrets)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<28) != 0 {
-		if a := fm.ListActionAt(at + 28); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.EmptyMap, src.EmptyMap, (*Empty).Equal, (*Empty).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.EmptyMap, src.EmptyMap, (*Empty).Equal) {
-			if len(src.EmptyMap) == 0 {
-				m.EmptyMap = nil
-			} else {
-				m.EmptyMap = fieldmap.CloneMapFunc(src.EmptyMap, (*Empty).Clone)
+		case 28:
+			if a := fm.ListActionAt(at + 28); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.EmptyMap, src.EmptyMap, (*Empty).Equal, (*Empty).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.EmptyMap, src.EmptyMap, (*Empty).Equal) {
+				if len(src.EmptyMap) == 0 {
+					m.EmptyMap = nil
+				} else {
+					m.EmptyMap = fieldmap.CloneMapFunc(src.EmptyMap, (*Empty).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<29) != 0 {
-		if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.ByteValues, src.ByteValues, fieldmap.Equal[*wrapperspb.BytesValue], fieldmap.Clone[*wrapperspb.BytesValue])
-		} else if !fieldmap.EqualMessageListFunc(m.ByteValues, src.ByteValues, fieldmap.Equal[*wrapperspb.BytesValue]) {
-			if len(src.ByteValues) == 0 {
-				m.ByteValues = nil
-			} else {
-				m.ByteValues = fieldmap.CloneListFunc(src.ByteValues, fieldmap.Clone[*wrapperspb.BytesValue])
+		case 29:
+			if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.ByteValues, src.ByteValues, fieldmap.Equal[*wrapperspb.BytesValue], fieldmap.Clone[*wrapperspb.BytesValue])
+			} else if !fieldmap.EqualMessageListFunc(m.ByteValues, src.ByteValues, fieldmap.Equal[*wrapperspb.BytesValue]) {
+				if len(src.ByteValues) == 0 {
+					m.ByteValues = nil
+				} else {
+					m.ByteValues = fieldmap.CloneListFunc(src.ByteValues, fieldmap.Clone[*wrapperspb.BytesValue])
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -4816,7 +4869,7 @@ func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _TortureOneofs_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureOneofs.
@@ -4829,10 +4882,10 @@ type _TortureOneofs_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureOneofs being number at of fm's schema.
-func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureOneofs being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7e00fe70f80007|win.Below&0x8040800004 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -4840,367 +4893,373 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 	}
 	n := 0
 	var pb *_TortureOneofs_ptrs
-	if cw&(1<<0) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstMood); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstMood); !ok || d1 == nil || d1.FirstMood != s1.FirstMood {
-				m.First = &TortureOneofs_FirstMood{FirstMood: s1.FirstMood}
+	for x := win.Cover&0x7e00fe70f80007 | win.Below&0x8040800004; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if s1, ok := src.First.(*TortureOneofs_FirstMood); ok && s1 != nil {
+				if d1, ok := m.First.(*TortureOneofs_FirstMood); !ok || d1 == nil || d1.FirstMood != s1.FirstMood {
+					m.First = &TortureOneofs_FirstMood{FirstMood: s1.FirstMood}
+					n++
+				}
+			} else if d1, ok := m.First.(*TortureOneofs_FirstMood); ok && d1 != nil {
+				m.First = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstMood); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	}
-	if cw&(1<<1) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstBytes); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstBytes); !ok || d1 == nil || !bytes.Equal(d1.FirstBytes, s1.FirstBytes) {
-				m.First = &TortureOneofs_FirstBytes{FirstBytes: fieldmap.CloneBytes(s1.FirstBytes)}
+		case 1:
+			if s1, ok := src.First.(*TortureOneofs_FirstBytes); ok && s1 != nil {
+				if d1, ok := m.First.(*TortureOneofs_FirstBytes); !ok || d1 == nil || !bytes.Equal(d1.FirstBytes, s1.FirstBytes) {
+					m.First = &TortureOneofs_FirstBytes{FirstBytes: fieldmap.CloneBytes(s1.FirstBytes)}
+					n++
+				}
+			} else if d1, ok := m.First.(*TortureOneofs_FirstBytes); ok && d1 != nil {
+				m.First = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstBytes); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	}
-	if cw&(1<<2) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstDeep); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstDeep); !ok || d1 == nil || !d1.FirstDeep.Equal(s1.FirstDeep) {
-				m.First = &TortureOneofs_FirstDeep{FirstDeep: s1.FirstDeep.Clone()}
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if s1, ok := src.First.(*TortureOneofs_FirstDeep); ok && s1 != nil {
+					if d1, ok := m.First.(*TortureOneofs_FirstDeep); !ok || d1 == nil || !d1.FirstDeep.Equal(s1.FirstDeep) {
+						m.First = &TortureOneofs_FirstDeep{FirstDeep: s1.FirstDeep.Clone()}
+						n++
+					}
+				} else if d1, ok := m.First.(*TortureOneofs_FirstDeep); ok && d1 != nil {
+					m.First = nil
+					n++
+				}
+			} else {
+				var s1 *TortureDeep
+				sok := false
+				if w, ok := src.First.(*TortureOneofs_FirstDeep); ok && w != nil {
+					s1, sok = w.FirstDeep, true
+				}
+				var d1 *TortureDeep
+				if w, ok := m.First.(*TortureOneofs_FirstDeep); ok && w != nil {
+					if w.FirstDeep == nil {
+						w.FirstDeep = new(TortureDeep)
+					}
+					d1 = w.FirstDeep
+				} else if sok {
+					d1 = new(TortureDeep)
+					m.First = &TortureOneofs_FirstDeep{FirstDeep: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+3, win.Shift(3))
+				}
+			}
+		case 19:
+			if s1, ok := src.First.(*TortureOneofs_FirstFloat); ok && s1 != nil {
+				if d1, ok := m.First.(*TortureOneofs_FirstFloat); !ok || d1 == nil || !fieldmap.SameFloat32(d1.FirstFloat, s1.FirstFloat) {
+					m.First = &TortureOneofs_FirstFloat{FirstFloat: s1.FirstFloat}
+					n++
+				}
+			} else if d1, ok := m.First.(*TortureOneofs_FirstFloat); ok && d1 != nil {
+				m.First = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstDeep); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		var s1 *TortureDeep
-		sok := false
-		if w, ok := src.First.(*TortureOneofs_FirstDeep); ok && w != nil {
-			s1, sok = w.FirstDeep, true
-		}
-		var d1 *TortureDeep
-		if w, ok := m.First.(*TortureOneofs_FirstDeep); ok && w != nil {
-			if w.FirstDeep == nil {
-				w.FirstDeep = new(TortureDeep)
-			}
-			d1 = w.FirstDeep
-		} else if sok {
-			d1 = new(TortureDeep)
-			m.First = &TortureOneofs_FirstDeep{FirstDeep: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+3)
-		}
-	}
-	if cw&(1<<19) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstFloat); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstFloat); !ok || d1 == nil || !fieldmap.SameFloat32(d1.FirstFloat, s1.FirstFloat) {
-				m.First = &TortureOneofs_FirstFloat{FirstFloat: s1.FirstFloat}
+		case 20:
+			if s1, ok := src.First.(*TortureOneofs_FirstDouble); ok && s1 != nil {
+				if d1, ok := m.First.(*TortureOneofs_FirstDouble); !ok || d1 == nil || !fieldmap.SameFloat64(d1.FirstDouble, s1.FirstDouble) {
+					m.First = &TortureOneofs_FirstDouble{FirstDouble: s1.FirstDouble}
+					n++
+				}
+			} else if d1, ok := m.First.(*TortureOneofs_FirstDouble); ok && d1 != nil {
+				m.First = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstFloat); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	}
-	if cw&(1<<20) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstDouble); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstDouble); !ok || d1 == nil || !fieldmap.SameFloat64(d1.FirstDouble, s1.FirstDouble) {
-				m.First = &TortureOneofs_FirstDouble{FirstDouble: s1.FirstDouble}
+		case 21:
+			if s1, ok := src.First.(*TortureOneofs_FirstSelf); ok && s1 != nil {
+				if d1, ok := m.First.(*TortureOneofs_FirstSelf); !ok || d1 == nil || !d1.FirstSelf.Equal(s1.FirstSelf) {
+					m.First = &TortureOneofs_FirstSelf{FirstSelf: s1.FirstSelf.Clone()}
+					n++
+				}
+			} else if d1, ok := m.First.(*TortureOneofs_FirstSelf); ok && d1 != nil {
+				m.First = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstDouble); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	}
-	if cw&(1<<21) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstSelf); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstSelf); !ok || d1 == nil || !d1.FirstSelf.Equal(s1.FirstSelf) {
-				m.First = &TortureOneofs_FirstSelf{FirstSelf: s1.FirstSelf.Clone()}
+		case 22:
+			if s1, ok := src.First.(*TortureOneofs_FirstTime); ok && s1 != nil {
+				if d1, ok := m.First.(*TortureOneofs_FirstTime); !ok || d1 == nil || !fieldmap.Equal(d1.FirstTime, s1.FirstTime) {
+					m.First = &TortureOneofs_FirstTime{FirstTime: fieldmap.Clone(s1.FirstTime)}
+					n++
+				}
+			} else if d1, ok := m.First.(*TortureOneofs_FirstTime); ok && d1 != nil {
+				m.First = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstSelf); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	}
-	if cw&(1<<22) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstTime); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstTime); !ok || d1 == nil || !fieldmap.Equal(d1.FirstTime, s1.FirstTime) {
-				m.First = &TortureOneofs_FirstTime{FirstTime: fieldmap.Clone(s1.FirstTime)}
+		case 23:
+			if win.Cover&(1<<23) != 0 {
+				if s1, ok := src.First.(*TortureOneofs_FirstLabel); ok && s1 != nil {
+					if d1, ok := m.First.(*TortureOneofs_FirstLabel); !ok || d1 == nil || !fieldmap.Equal(d1.FirstLabel, s1.FirstLabel) {
+						m.First = &TortureOneofs_FirstLabel{FirstLabel: fieldmap.Clone(s1.FirstLabel)}
+						n++
+					}
+				} else if d1, ok := m.First.(*TortureOneofs_FirstLabel); ok && d1 != nil {
+					m.First = nil
+					n++
+				}
+			} else {
+				var s1 *other.Label
+				sok := false
+				if w, ok := src.First.(*TortureOneofs_FirstLabel); ok && w != nil {
+					s1, sok = w.FirstLabel, true
+				}
+				var d1 *other.Label
+				if w, ok := m.First.(*TortureOneofs_FirstLabel); ok && w != nil {
+					if w.FirstLabel == nil {
+						w.FirstLabel = new(other.Label)
+					}
+					d1 = w.FirstLabel
+				} else if sok {
+					d1 = new(other.Label)
+					m.First = &TortureOneofs_FirstLabel{FirstLabel: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_testpb_v1_torture_proto_Label182jztu_copyInAt(d1, s1, fm, at+24, win.Shift(24))
+				}
+			}
+		case 28:
+			if s1, ok := src.First.(*TortureOneofs_FirstEmpty); ok && s1 != nil {
+				if d1, ok := m.First.(*TortureOneofs_FirstEmpty); !ok || d1 == nil || !d1.FirstEmpty.Equal(s1.FirstEmpty) {
+					m.First = &TortureOneofs_FirstEmpty{FirstEmpty: s1.FirstEmpty.Clone()}
+					n++
+				}
+			} else if d1, ok := m.First.(*TortureOneofs_FirstEmpty); ok && d1 != nil {
+				m.First = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstTime); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	}
-	if cw&(1<<23) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstLabel); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstLabel); !ok || d1 == nil || !fieldmap.Equal(d1.FirstLabel, s1.FirstLabel) {
-				m.First = &TortureOneofs_FirstLabel{FirstLabel: fieldmap.Clone(s1.FirstLabel)}
+		case 29:
+			if s1, ok := src.First.(*TortureOneofs_FirstSecret); ok && s1 != nil {
+				if d1, ok := m.First.(*TortureOneofs_FirstSecret); !ok || d1 == nil || d1.FirstSecret != s1.FirstSecret {
+					m.First = &TortureOneofs_FirstSecret{FirstSecret: s1.FirstSecret}
+					n++
+				}
+			} else if d1, ok := m.First.(*TortureOneofs_FirstSecret); ok && d1 != nil {
+				m.First = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstLabel); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	} else if bw&(1<<23) != 0 {
-		var s1 *other.Label
-		sok := false
-		if w, ok := src.First.(*TortureOneofs_FirstLabel); ok && w != nil {
-			s1, sok = w.FirstLabel, true
-		}
-		var d1 *other.Label
-		if w, ok := m.First.(*TortureOneofs_FirstLabel); ok && w != nil {
-			if w.FirstLabel == nil {
-				w.FirstLabel = new(other.Label)
+		case 30:
+			if win.Cover&(1<<30) != 0 {
+				if s1, ok := src.First.(*TortureOneofs_FirstL4); ok && s1 != nil {
+					if d1, ok := m.First.(*TortureOneofs_FirstL4); !ok || d1 == nil || !d1.FirstL4.Equal(s1.FirstL4) {
+						m.First = &TortureOneofs_FirstL4{FirstL4: s1.FirstL4.Clone()}
+						n++
+					}
+				} else if d1, ok := m.First.(*TortureOneofs_FirstL4); ok && d1 != nil {
+					m.First = nil
+					n++
+				}
+			} else {
+				var s1 *TortureDeep_L1_L2_L3_L4
+				sok := false
+				if w, ok := src.First.(*TortureOneofs_FirstL4); ok && w != nil {
+					s1, sok = w.FirstL4, true
+				}
+				var d1 *TortureDeep_L1_L2_L3_L4
+				if w, ok := m.First.(*TortureOneofs_FirstL4); ok && w != nil {
+					if w.FirstL4 == nil {
+						w.FirstL4 = new(TortureDeep_L1_L2_L3_L4)
+					}
+					d1 = w.FirstL4
+				} else if sok {
+					d1 = new(TortureDeep_L1_L2_L3_L4)
+					m.First = &TortureOneofs_FirstL4{FirstL4: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+31, win.Shift(31))
+				}
 			}
-			d1 = w.FirstLabel
-		} else if sok {
-			d1 = new(other.Label)
-			m.First = &TortureOneofs_FirstLabel{FirstLabel: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_testpb_v1_torture_proto_Label182jztu_copyInAt(d1, s1, fm, at+24)
-		}
-	}
-	if cw&(1<<28) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstEmpty); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstEmpty); !ok || d1 == nil || !d1.FirstEmpty.Equal(s1.FirstEmpty) {
-				m.First = &TortureOneofs_FirstEmpty{FirstEmpty: s1.FirstEmpty.Clone()}
+		case 33:
+			if s1, ok := src.First.(*TortureOneofs_FirstBool); ok && s1 != nil {
+				if d1, ok := m.First.(*TortureOneofs_FirstBool); !ok || d1 == nil || d1.FirstBool != s1.FirstBool {
+					m.First = &TortureOneofs_FirstBool{FirstBool: s1.FirstBool}
+					n++
+				}
+			} else if d1, ok := m.First.(*TortureOneofs_FirstBool); ok && d1 != nil {
+				m.First = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstEmpty); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	}
-	if cw&(1<<29) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstSecret); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstSecret); !ok || d1 == nil || d1.FirstSecret != s1.FirstSecret {
-				m.First = &TortureOneofs_FirstSecret{FirstSecret: s1.FirstSecret}
+		case 34:
+			if s1, ok := src.First.(*TortureOneofs_FirstColor); ok && s1 != nil {
+				if d1, ok := m.First.(*TortureOneofs_FirstColor); !ok || d1 == nil || d1.FirstColor != s1.FirstColor {
+					m.First = &TortureOneofs_FirstColor{FirstColor: s1.FirstColor}
+					n++
+				}
+			} else if d1, ok := m.First.(*TortureOneofs_FirstColor); ok && d1 != nil {
+				m.First = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstSecret); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	}
-	if cw&(1<<30) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstL4); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstL4); !ok || d1 == nil || !d1.FirstL4.Equal(s1.FirstL4) {
-				m.First = &TortureOneofs_FirstL4{FirstL4: s1.FirstL4.Clone()}
+		case 35:
+			if s1, ok := src.Second.(*TortureOneofs_SecondName); ok && s1 != nil {
+				if d1, ok := m.Second.(*TortureOneofs_SecondName); !ok || d1 == nil || d1.SecondName != s1.SecondName {
+					m.Second = &TortureOneofs_SecondName{SecondName: s1.SecondName}
+					n++
+				}
+			} else if d1, ok := m.Second.(*TortureOneofs_SecondName); ok && d1 != nil {
+				m.Second = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstL4); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	} else if bw&(1<<30) != 0 {
-		var s1 *TortureDeep_L1_L2_L3_L4
-		sok := false
-		if w, ok := src.First.(*TortureOneofs_FirstL4); ok && w != nil {
-			s1, sok = w.FirstL4, true
-		}
-		var d1 *TortureDeep_L1_L2_L3_L4
-		if w, ok := m.First.(*TortureOneofs_FirstL4); ok && w != nil {
-			if w.FirstL4 == nil {
-				w.FirstL4 = new(TortureDeep_L1_L2_L3_L4)
-			}
-			d1 = w.FirstL4
-		} else if sok {
-			d1 = new(TortureDeep_L1_L2_L3_L4)
-			m.First = &TortureOneofs_FirstL4{FirstL4: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+31)
-		}
-	}
-	if cw&(1<<33) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstBool); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstBool); !ok || d1 == nil || d1.FirstBool != s1.FirstBool {
-				m.First = &TortureOneofs_FirstBool{FirstBool: s1.FirstBool}
+		case 36:
+			if s1, ok := src.Second.(*TortureOneofs_SecondSelf); ok && s1 != nil {
+				if d1, ok := m.Second.(*TortureOneofs_SecondSelf); !ok || d1 == nil || !d1.SecondSelf.Equal(s1.SecondSelf) {
+					m.Second = &TortureOneofs_SecondSelf{SecondSelf: s1.SecondSelf.Clone()}
+					n++
+				}
+			} else if d1, ok := m.Second.(*TortureOneofs_SecondSelf); ok && d1 != nil {
+				m.Second = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstBool); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	}
-	if cw&(1<<34) != 0 {
-		if s1, ok := src.First.(*TortureOneofs_FirstColor); ok && s1 != nil {
-			if d1, ok := m.First.(*TortureOneofs_FirstColor); !ok || d1 == nil || d1.FirstColor != s1.FirstColor {
-				m.First = &TortureOneofs_FirstColor{FirstColor: s1.FirstColor}
+		case 37:
+			if s1, ok := src.Second.(*TortureOneofs_SecondNum); ok && s1 != nil {
+				if d1, ok := m.Second.(*TortureOneofs_SecondNum); !ok || d1 == nil || d1.SecondNum != s1.SecondNum {
+					m.Second = &TortureOneofs_SecondNum{SecondNum: s1.SecondNum}
+					n++
+				}
+			} else if d1, ok := m.Second.(*TortureOneofs_SecondNum); ok && d1 != nil {
+				m.Second = nil
 				n++
 			}
-		} else if d1, ok := m.First.(*TortureOneofs_FirstColor); ok && d1 != nil {
-			m.First = nil
-			n++
-		}
-	}
-	if cw&(1<<35) != 0 {
-		if s1, ok := src.Second.(*TortureOneofs_SecondName); ok && s1 != nil {
-			if d1, ok := m.Second.(*TortureOneofs_SecondName); !ok || d1 == nil || d1.SecondName != s1.SecondName {
-				m.Second = &TortureOneofs_SecondName{SecondName: s1.SecondName}
+		case 38:
+			if s1, ok := src.Second.(*TortureOneofs_SecondSecret); ok && s1 != nil {
+				if d1, ok := m.Second.(*TortureOneofs_SecondSecret); !ok || d1 == nil || !bytes.Equal(d1.SecondSecret, s1.SecondSecret) {
+					m.Second = &TortureOneofs_SecondSecret{SecondSecret: fieldmap.CloneBytes(s1.SecondSecret)}
+					n++
+				}
+			} else if d1, ok := m.Second.(*TortureOneofs_SecondSecret); ok && d1 != nil {
+				m.Second = nil
 				n++
 			}
-		} else if d1, ok := m.Second.(*TortureOneofs_SecondName); ok && d1 != nil {
-			m.Second = nil
-			n++
-		}
-	}
-	if cw&(1<<36) != 0 {
-		if s1, ok := src.Second.(*TortureOneofs_SecondSelf); ok && s1 != nil {
-			if d1, ok := m.Second.(*TortureOneofs_SecondSelf); !ok || d1 == nil || !d1.SecondSelf.Equal(s1.SecondSelf) {
-				m.Second = &TortureOneofs_SecondSelf{SecondSelf: s1.SecondSelf.Clone()}
+		case 39:
+			if win.Cover&(1<<39) != 0 {
+				if !m.OptMessage.Equal(src.OptMessage) {
+					m.OptMessage = src.OptMessage.Clone()
+					n++
+				}
+			} else {
+				if m.OptMessage != nil || src.OptMessage != nil {
+					if m.OptMessage == nil {
+						m.OptMessage = new(TortureDeep_L1)
+						n++
+					}
+					n += m.OptMessage.copyInAt(src.OptMessage, fm, at+40, win.Shift(40))
+				}
+			}
+		case 49:
+			if !fieldmap.EqualPtr(m.OptEnum, src.OptEnum) {
+				if src.OptEnum == nil {
+					m.OptEnum = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureOneofs_ptrs)
+					}
+					pb.f31 = *src.OptEnum
+					m.OptEnum = &pb.f31
+				}
 				n++
 			}
-		} else if d1, ok := m.Second.(*TortureOneofs_SecondSelf); ok && d1 != nil {
-			m.Second = nil
-			n++
-		}
-	}
-	if cw&(1<<37) != 0 {
-		if s1, ok := src.Second.(*TortureOneofs_SecondNum); ok && s1 != nil {
-			if d1, ok := m.Second.(*TortureOneofs_SecondNum); !ok || d1 == nil || d1.SecondNum != s1.SecondNum {
-				m.Second = &TortureOneofs_SecondNum{SecondNum: s1.SecondNum}
+		case 50:
+			if !fieldmap.EqualBytesPresence(m.OptBytes, src.OptBytes) {
+				m.OptBytes = fieldmap.CloneBytes(src.OptBytes)
 				n++
 			}
-		} else if d1, ok := m.Second.(*TortureOneofs_SecondNum); ok && d1 != nil {
-			m.Second = nil
-			n++
-		}
-	}
-	if cw&(1<<38) != 0 {
-		if s1, ok := src.Second.(*TortureOneofs_SecondSecret); ok && s1 != nil {
-			if d1, ok := m.Second.(*TortureOneofs_SecondSecret); !ok || d1 == nil || !bytes.Equal(d1.SecondSecret, s1.SecondSecret) {
-				m.Second = &TortureOneofs_SecondSecret{SecondSecret: fieldmap.CloneBytes(s1.SecondSecret)}
+		case 51:
+			if !fieldmap.SamePtrFloat32(m.OptFloat, src.OptFloat) {
+				if src.OptFloat == nil {
+					m.OptFloat = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureOneofs_ptrs)
+					}
+					pb.f33 = *src.OptFloat
+					m.OptFloat = &pb.f33
+				}
 				n++
 			}
-		} else if d1, ok := m.Second.(*TortureOneofs_SecondSecret); ok && d1 != nil {
-			m.Second = nil
-			n++
-		}
-	}
-	if cw&(1<<39) != 0 {
-		if !m.OptMessage.Equal(src.OptMessage) {
-			m.OptMessage = src.OptMessage.Clone()
-			n++
-		}
-	} else if bw&(1<<39) != 0 {
-		if m.OptMessage != nil || src.OptMessage != nil {
-			if m.OptMessage == nil {
-				m.OptMessage = new(TortureDeep_L1)
+		case 52:
+			if !fieldmap.SamePtrFloat64(m.OptDouble, src.OptDouble) {
+				if src.OptDouble == nil {
+					m.OptDouble = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureOneofs_ptrs)
+					}
+					pb.f34 = *src.OptDouble
+					m.OptDouble = &pb.f34
+				}
 				n++
 			}
-			n += m.OptMessage.copyInAt(src.OptMessage, fm, at+40)
-		}
-	}
-	if cw&(1<<49) != 0 && !fieldmap.EqualPtr(m.OptEnum, src.OptEnum) {
-		if src.OptEnum == nil {
-			m.OptEnum = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureOneofs_ptrs)
+		case 53:
+			if !fieldmap.EqualPtr(m.OptSecret, src.OptSecret) {
+				if src.OptSecret == nil {
+					m.OptSecret = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureOneofs_ptrs)
+					}
+					pb.f35 = *src.OptSecret
+					m.OptSecret = &pb.f35
+				}
+				n++
 			}
-			pb.f31 = *src.OptEnum
-			m.OptEnum = &pb.f31
-		}
-		n++
-	}
-	if cw&(1<<50) != 0 && !fieldmap.EqualBytesPresence(m.OptBytes, src.OptBytes) {
-		m.OptBytes = fieldmap.CloneBytes(src.OptBytes)
-		n++
-	}
-	if cw&(1<<51) != 0 && !fieldmap.SamePtrFloat32(m.OptFloat, src.OptFloat) {
-		if src.OptFloat == nil {
-			m.OptFloat = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureOneofs_ptrs)
+		case 54:
+			if !fieldmap.EqualPtr(m.OptColor, src.OptColor) {
+				if src.OptColor == nil {
+					m.OptColor = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureOneofs_ptrs)
+					}
+					pb.f36 = *src.OptColor
+					m.OptColor = &pb.f36
+				}
+				n++
 			}
-			pb.f33 = *src.OptFloat
-			m.OptFloat = &pb.f33
 		}
-		n++
-	}
-	if cw&(1<<52) != 0 && !fieldmap.SamePtrFloat64(m.OptDouble, src.OptDouble) {
-		if src.OptDouble == nil {
-			m.OptDouble = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureOneofs_ptrs)
-			}
-			pb.f34 = *src.OptDouble
-			m.OptDouble = &pb.f34
-		}
-		n++
-	}
-	if cw&(1<<53) != 0 && !fieldmap.EqualPtr(m.OptSecret, src.OptSecret) {
-		if src.OptSecret == nil {
-			m.OptSecret = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureOneofs_ptrs)
-			}
-			pb.f35 = *src.OptSecret
-			m.OptSecret = &pb.f35
-		}
-		n++
-	}
-	if cw&(1<<54) != 0 && !fieldmap.EqualPtr(m.OptColor, src.OptColor) {
-		if src.OptColor == nil {
-			m.OptColor = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureOneofs_ptrs)
-			}
-			pb.f36 = *src.OptColor
-			m.OptColor = &pb.f36
-		}
-		n++
 	}
 	return n
 }
 
 // _File_testpb_v1_torture_proto_Label182jztu_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Label being number at of fm's schema.
-func _File_testpb_v1_torture_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Label being number at of fm's schema and win the window of
+// the flags from there.
+func _File_testpb_v1_torture_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0x8 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(other.Label)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Color != src.Color {
-		m.Color = src.Color
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
-		} else if !slices.Equal(m.Weights, src.Weights) {
-			if len(src.Weights) == 0 {
-				m.Weights = nil
-			} else {
-				m.Weights = slices.Clone(src.Weights)
+	for x := win.Cover&0xf | win.Below&0x8; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
+		case 1:
+			if m.Color != src.Color {
+				m.Color = src.Color
+				n++
+			}
+		case 2:
+			if m.Secret != src.Secret {
+				m.Secret = src.Secret
+				n++
+			}
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
+			} else if !slices.Equal(m.Weights, src.Weights) {
+				if len(src.Weights) == 0 {
+					m.Weights = nil
+				} else {
+					m.Weights = slices.Clone(src.Weights)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -5222,40 +5281,42 @@ func (m *TortureOnlyOneof) CopyInFields(src *TortureOnlyOneof, fm *fieldmap.Fiel
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureOnlyOneof being number at of fm's schema.
-func (m *TortureOnlyOneof) copyInAt(src *TortureOnlyOneof, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureOnlyOneof being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureOnlyOneof) copyInAt(src *TortureOnlyOneof, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureOnlyOneof)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if s1, ok := src.Only.(*TortureOnlyOneof_OnlyName); ok && s1 != nil {
-			if d1, ok := m.Only.(*TortureOnlyOneof_OnlyName); !ok || d1 == nil || d1.OnlyName != s1.OnlyName {
-				m.Only = &TortureOnlyOneof_OnlyName{OnlyName: s1.OnlyName}
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if s1, ok := src.Only.(*TortureOnlyOneof_OnlyName); ok && s1 != nil {
+				if d1, ok := m.Only.(*TortureOnlyOneof_OnlyName); !ok || d1 == nil || d1.OnlyName != s1.OnlyName {
+					m.Only = &TortureOnlyOneof_OnlyName{OnlyName: s1.OnlyName}
+					n++
+				}
+			} else if d1, ok := m.Only.(*TortureOnlyOneof_OnlyName); ok && d1 != nil {
+				m.Only = nil
 				n++
 			}
-		} else if d1, ok := m.Only.(*TortureOnlyOneof_OnlyName); ok && d1 != nil {
-			m.Only = nil
-			n++
-		}
-	}
-	if cw&(1<<1) != 0 {
-		if s1, ok := src.Only.(*TortureOnlyOneof_OnlySelf); ok && s1 != nil {
-			if d1, ok := m.Only.(*TortureOnlyOneof_OnlySelf); !ok || d1 == nil || !d1.OnlySelf.Equal(s1.OnlySelf) {
-				m.Only = &TortureOnlyOneof_OnlySelf{OnlySelf: s1.OnlySelf.Clone()}
+		case 1:
+			if s1, ok := src.Only.(*TortureOnlyOneof_OnlySelf); ok && s1 != nil {
+				if d1, ok := m.Only.(*TortureOnlyOneof_OnlySelf); !ok || d1 == nil || !d1.OnlySelf.Equal(s1.OnlySelf) {
+					m.Only = &TortureOnlyOneof_OnlySelf{OnlySelf: s1.OnlySelf.Clone()}
+					n++
+				}
+			} else if d1, ok := m.Only.(*TortureOnlyOneof_OnlySelf); ok && d1 != nil {
+				m.Only = nil
 				n++
 			}
-		} else if d1, ok := m.Only.(*TortureOnlyOneof_OnlySelf); ok && d1 != nil {
-			m.Only = nil
-			n++
 		}
 	}
 	return n
@@ -5277,30 +5338,33 @@ func (m *TortureOnlyMap) CopyInFields(src *TortureOnlyMap, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureOnlyMap being number at of fm's schema.
-func (m *TortureOnlyMap) copyInAt(src *TortureOnlyMap, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureOnlyMap being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureOnlyMap) copyInAt(src *TortureOnlyMap, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureOnlyMap)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Children, src.Children, (*TortureOnlyMap).Equal, (*TortureOnlyMap).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Children, src.Children, (*TortureOnlyMap).Equal) {
-			if len(src.Children) == 0 {
-				m.Children = nil
-			} else {
-				m.Children = fieldmap.CloneMapFunc(src.Children, (*TortureOnlyMap).Clone)
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.Children, src.Children, (*TortureOnlyMap).Equal, (*TortureOnlyMap).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.Children, src.Children, (*TortureOnlyMap).Equal) {
+				if len(src.Children) == 0 {
+					m.Children = nil
+				} else {
+					m.Children = fieldmap.CloneMapFunc(src.Children, (*TortureOnlyMap).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -5322,71 +5386,86 @@ func (m *TortureNumbers) CopyInFields(src *TortureNumbers, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureNumbers being number at of fm's schema.
-func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureNumbers being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x73|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureNumbers)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Low != src.Low {
-		m.Low = src.Low
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Child.Equal(src.Child) {
-			m.Child = src.Child.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Child != nil || src.Child != nil {
-			if m.Child == nil {
-				m.Child = new(TortureNumbersChild)
+	for x := win.Cover&0x73 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Low != src.Low {
+				m.Low = src.Low
 				n++
 			}
-			n += m.Child.copyInAt(src.Child, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Child.Equal(src.Child) {
+					m.Child = src.Child.Clone()
+					n++
+				}
+			} else {
+				if m.Child != nil || src.Child != nil {
+					if m.Child == nil {
+						m.Child = new(TortureNumbersChild)
+						n++
+					}
+					n += m.Child.copyInAt(src.Child, fm, at+2, win.Shift(2))
+				}
+			}
+		case 4:
+			if m.AfterReserved != src.AfterReserved {
+				m.AfterReserved = src.AfterReserved
+				n++
+			}
+		case 5:
+			if m.Big != src.Big {
+				m.Big = src.Big
+				n++
+			}
+		case 6:
+			if !m.Max.Equal(src.Max) {
+				m.Max = src.Max.Clone()
+				n++
+			}
 		}
-	}
-	if cw&(1<<4) != 0 && m.AfterReserved != src.AfterReserved {
-		m.AfterReserved = src.AfterReserved
-		n++
-	}
-	if cw&(1<<5) != 0 && m.Big != src.Big {
-		m.Big = src.Big
-		n++
-	}
-	if cw&(1<<6) != 0 && !m.Max.Equal(src.Max) {
-		m.Max = src.Max.Clone()
-		n++
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureNumbersChild being number at of fm's schema.
-func (m *TortureNumbersChild) copyInAt(src *TortureNumbersChild, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureNumbersChild being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureNumbersChild) copyInAt(src *TortureNumbersChild, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureNumbersChild)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !m.Deeper.Equal(src.Deeper) {
-		m.Deeper = src.Deeper.Clone()
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Value, src.Value) {
-		m.Value = src.Value
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !m.Deeper.Equal(src.Deeper) {
+				m.Deeper = src.Deeper.Clone()
+				n++
+			}
+		case 1:
+			if !fieldmap.SameFloat64(m.Value, src.Value) {
+				m.Value = src.Value
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -5407,7 +5486,7 @@ func (m *TortureNumbersChild) CopyInFields(src *TortureNumbersChild, fm *fieldma
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -5426,149 +5505,170 @@ func (m *TortureCycleA) CopyInFields(src *TortureCycleA, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleA being number at of fm's schema.
-func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureCycleA being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x83|win.Below&0x82 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureCycleA)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.B.Equal(src.B) {
-			m.B = src.B.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.B != nil || src.B != nil {
-			if m.B == nil {
-				m.B = new(TortureCycleB)
+	for x := win.Cover&0x83 | win.Below&0x82; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.B.copyInAt_vrge32(src.B, fm, at+2)
-		}
-	}
-	if (cw|bw)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
-			if len(src.Cs) == 0 {
-				m.Cs = nil
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.B.Equal(src.B) {
+					m.B = src.B.Clone()
+					n++
+				}
 			} else {
-				m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
+				if m.B != nil || src.B != nil {
+					if m.B == nil {
+						m.B = new(TortureCycleB)
+						n++
+					}
+					n += m.B.copyInAt_vrge32(src.B, fm, at+2, win.Shift(2))
+				}
 			}
-			n++
+		case 7:
+			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
+				if len(src.Cs) == 0 {
+					m.Cs = nil
+				} else {
+					m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt_vrge32 copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleB being number at of fm's schema.
-func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureCycleB being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureCycleB)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Count != src.Count {
-		m.Count = src.Count
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.C.Equal(src.C) {
-			m.C = src.C.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.C != nil || src.C != nil {
-			if m.C == nil {
-				m.C = new(TortureCycleC)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Count != src.Count {
+				m.Count = src.Count
 				n++
 			}
-			n += m.C.copyInAt_1bmyxni(src.C, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.C.Equal(src.C) {
+					m.C = src.C.Clone()
+					n++
+				}
+			} else {
+				if m.C != nil || src.C != nil {
+					if m.C == nil {
+						m.C = new(TortureCycleC)
+						n++
+					}
+					n += m.C.copyInAt_1bmyxni(src.C, fm, at+2, win.Shift(2))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt_1bmyxni copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleC being number at of fm's schema.
-func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureCycleC being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureCycleC)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !m.A.Equal(src.A) {
-		m.A = src.A.Clone()
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
-			if len(src.Bs) == 0 {
-				m.Bs = nil
-			} else {
-				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+	for x := win.Cover&0x7 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !m.A.Equal(src.A) {
+				m.A = src.A.Clone()
+				n++
 			}
-			n++
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
+				if len(src.Bs) == 0 {
+					m.Bs = nil
+				} else {
+					m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+				}
+				n++
+			}
+		case 2:
+			if m.Secret != src.Secret {
+				m.Secret = src.Secret
+				n++
+			}
 		}
-	}
-	if cw&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
 	}
 	return n
 }
 
 // copyInAt_hyz3au copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleC being number at of fm's schema.
-func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureCycleC being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureCycleC)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !m.A.Equal(src.A) {
-		m.A = src.A.Clone()
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
-			if len(src.Bs) == 0 {
-				m.Bs = nil
-			} else {
-				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+	for x := win.Cover&0x7 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !m.A.Equal(src.A) {
+				m.A = src.A.Clone()
+				n++
 			}
-			n++
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
+				if len(src.Bs) == 0 {
+					m.Bs = nil
+				} else {
+					m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+				}
+				n++
+			}
+		case 2:
+			if m.Secret != src.Secret {
+				m.Secret = src.Secret
+				n++
+			}
 		}
-	}
-	if cw&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
 	}
 	return n
 }
@@ -5589,114 +5689,130 @@ func (m *TortureCycleB) CopyInFields(src *TortureCycleB, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleB being number at of fm's schema.
-func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureCycleB being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureCycleB)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Count != src.Count {
-		m.Count = src.Count
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.C.Equal(src.C) {
-			m.C = src.C.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.C != nil || src.C != nil {
-			if m.C == nil {
-				m.C = new(TortureCycleC)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Count != src.Count {
+				m.Count = src.Count
 				n++
 			}
-			n += m.C.copyInAt_mchw53(src.C, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.C.Equal(src.C) {
+					m.C = src.C.Clone()
+					n++
+				}
+			} else {
+				if m.C != nil || src.C != nil {
+					if m.C == nil {
+						m.C = new(TortureCycleC)
+						n++
+					}
+					n += m.C.copyInAt_mchw53(src.C, fm, at+2, win.Shift(2))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt_mchw53 copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleC being number at of fm's schema.
-func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureCycleC being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x31|win.Below&0x11 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureCycleC)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.A.Equal(src.A) {
-			m.A = src.A.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.A != nil || src.A != nil {
-			if m.A == nil {
-				m.A = new(TortureCycleA)
+	for x := win.Cover&0x31 | win.Below&0x11; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.A.Equal(src.A) {
+					m.A = src.A.Clone()
+					n++
+				}
+			} else {
+				if m.A != nil || src.A != nil {
+					if m.A == nil {
+						m.A = new(TortureCycleA)
+						n++
+					}
+					n += m.A.copyInAt_1738b9o(src.A, fm, at+1, win.Shift(1))
+				}
+			}
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
+				if len(src.Bs) == 0 {
+					m.Bs = nil
+				} else {
+					m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+				}
 				n++
 			}
-			n += m.A.copyInAt_1738b9o(src.A, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
-			if len(src.Bs) == 0 {
-				m.Bs = nil
-			} else {
-				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+		case 5:
+			if m.Secret != src.Secret {
+				m.Secret = src.Secret
+				n++
 			}
-			n++
 		}
-	}
-	if cw&(1<<5) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
 	}
 	return n
 }
 
 // copyInAt_1738b9o copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleA being number at of fm's schema.
-func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureCycleA being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureCycleA)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !m.B.Equal(src.B) {
-		m.B = src.B.Clone()
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
-			if len(src.Cs) == 0 {
-				m.Cs = nil
-			} else {
-				m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
+	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
+		case 1:
+			if !m.B.Equal(src.B) {
+				m.B = src.B.Clone()
+				n++
+			}
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
+				if len(src.Cs) == 0 {
+					m.Cs = nil
+				} else {
+					m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -5718,115 +5834,131 @@ func (m *TortureCycleC) CopyInFields(src *TortureCycleC, fm *fieldmap.FieldMap) 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleC being number at of fm's schema.
-func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureCycleC being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xc1|win.Below&0x41 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureCycleC)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.A.Equal(src.A) {
-			m.A = src.A.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.A != nil || src.A != nil {
-			if m.A == nil {
-				m.A = new(TortureCycleA)
+	for x := win.Cover&0xc1 | win.Below&0x41; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.A.Equal(src.A) {
+					m.A = src.A.Clone()
+					n++
+				}
+			} else {
+				if m.A != nil || src.A != nil {
+					if m.A == nil {
+						m.A = new(TortureCycleA)
+						n++
+					}
+					n += m.A.copyInAt_1dfp5o8(src.A, fm, at+1, win.Shift(1))
+				}
+			}
+		case 6:
+			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
+				if len(src.Bs) == 0 {
+					m.Bs = nil
+				} else {
+					m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+				}
 				n++
 			}
-			n += m.A.copyInAt_1dfp5o8(src.A, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
-			if len(src.Bs) == 0 {
-				m.Bs = nil
-			} else {
-				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+		case 7:
+			if m.Secret != src.Secret {
+				m.Secret = src.Secret
+				n++
 			}
-			n++
 		}
-	}
-	if cw&(1<<7) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
 	}
 	return n
 }
 
 // copyInAt_1dfp5o8 copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleA being number at of fm's schema.
-func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureCycleA being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x13|win.Below&0x12 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureCycleA)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.B.Equal(src.B) {
-			m.B = src.B.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.B != nil || src.B != nil {
-			if m.B == nil {
-				m.B = new(TortureCycleB)
+	for x := win.Cover&0x13 | win.Below&0x12; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.B.copyInAt_bdy655(src.B, fm, at+2)
-		}
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
-			if len(src.Cs) == 0 {
-				m.Cs = nil
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.B.Equal(src.B) {
+					m.B = src.B.Clone()
+					n++
+				}
 			} else {
-				m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
+				if m.B != nil || src.B != nil {
+					if m.B == nil {
+						m.B = new(TortureCycleB)
+						n++
+					}
+					n += m.B.copyInAt_bdy655(src.B, fm, at+2, win.Shift(2))
+				}
 			}
-			n++
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
+				if len(src.Cs) == 0 {
+					m.Cs = nil
+				} else {
+					m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt_bdy655 copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleB being number at of fm's schema.
-func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureCycleB being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureCycleB)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Count != src.Count {
-		m.Count = src.Count
-		n++
-	}
-	if cw&(1<<1) != 0 && !m.C.Equal(src.C) {
-		m.C = src.C.Clone()
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Count != src.Count {
+				m.Count = src.Count
+				n++
+			}
+		case 1:
+			if !m.C.Equal(src.C) {
+				m.C = src.C.Clone()
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -5847,7 +5979,7 @@ func (m *TortureWide) CopyInFields(src *TortureWide, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _TortureWide_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureWide.
@@ -5870,689 +6002,801 @@ type _TortureWide_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureWide being number at of fm's schema.
-func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// TortureWide being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(TortureWide)
 	}
 	n := 0
 	var pb *_TortureWide_ptrs
-	if cw&(1<<0) != 0 && m.W1 != src.W1 {
-		m.W1 = src.W1
-		n++
-	}
-	if cw&(1<<1) != 0 && m.W2 != src.W2 {
-		m.W2 = src.W2
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.SameFloat64(m.W3, src.W3) {
-		m.W3 = src.W3
-		n++
-	}
-	if cw&(1<<3) != 0 && !fieldmap.SameFloat32(m.W4, src.W4) {
-		m.W4 = src.W4
-		n++
-	}
-	if cw&(1<<4) != 0 && m.W5 != src.W5 {
-		m.W5 = src.W5
-		n++
-	}
-	if cw&(1<<5) != 0 && m.W6 != src.W6 {
-		m.W6 = src.W6
-		n++
-	}
-	if cw&(1<<6) != 0 && !fieldmap.EqualBytesPresence(m.W7, src.W7) {
-		m.W7 = fieldmap.CloneBytes(src.W7)
-		n++
-	}
-	if cw&(1<<7) != 0 && m.W8 != src.W8 {
-		m.W8 = src.W8
-		n++
-	}
-	if cw&(1<<8) != 0 && m.W9 != src.W9 {
-		m.W9 = src.W9
-		n++
-	}
-	if cw&(1<<9) != 0 && m.W10 != src.W10 {
-		m.W10 = src.W10
-		n++
-	}
-	if (cw|bw)&(1<<10) != 0 {
-		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.W11, src.W11)
-		} else if !slices.Equal(m.W11, src.W11) {
-			if len(src.W11) == 0 {
-				m.W11 = nil
-			} else {
-				m.W11 = slices.Clone(src.W11)
+	for x := win.Cover&0xffffffffffffffff | win.Below&0x40080100200400; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.W1 != src.W1 {
+				m.W1 = src.W1
+				n++
 			}
-			n++
+		case 1:
+			if m.W2 != src.W2 {
+				m.W2 = src.W2
+				n++
+			}
+		case 2:
+			if !fieldmap.SameFloat64(m.W3, src.W3) {
+				m.W3 = src.W3
+				n++
+			}
+		case 3:
+			if !fieldmap.SameFloat32(m.W4, src.W4) {
+				m.W4 = src.W4
+				n++
+			}
+		case 4:
+			if m.W5 != src.W5 {
+				m.W5 = src.W5
+				n++
+			}
+		case 5:
+			if m.W6 != src.W6 {
+				m.W6 = src.W6
+				n++
+			}
+		case 6:
+			if !fieldmap.EqualBytesPresence(m.W7, src.W7) {
+				m.W7 = fieldmap.CloneBytes(src.W7)
+				n++
+			}
+		case 7:
+			if m.W8 != src.W8 {
+				m.W8 = src.W8
+				n++
+			}
+		case 8:
+			if m.W9 != src.W9 {
+				m.W9 = src.W9
+				n++
+			}
+		case 9:
+			if m.W10 != src.W10 {
+				m.W10 = src.W10
+				n++
+			}
+		case 10:
+			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.W11, src.W11)
+			} else if !slices.Equal(m.W11, src.W11) {
+				if len(src.W11) == 0 {
+					m.W11 = nil
+				} else {
+					m.W11 = slices.Clone(src.W11)
+				}
+				n++
+			}
+		case 11:
+			if m.W12 != src.W12 {
+				m.W12 = src.W12
+				n++
+			}
+		case 12:
+			if !fieldmap.SameFloat64(m.W13, src.W13) {
+				m.W13 = src.W13
+				n++
+			}
+		case 13:
+			if !fieldmap.SamePtrFloat32(m.W14, src.W14) {
+				if src.W14 == nil {
+					m.W14 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f14 = *src.W14
+					m.W14 = &pb.f14
+				}
+				n++
+			}
+		case 14:
+			if m.W15 != src.W15 {
+				m.W15 = src.W15
+				n++
+			}
+		case 15:
+			if m.W16 != src.W16 {
+				m.W16 = src.W16
+				n++
+			}
+		case 16:
+			if !bytes.Equal(m.W17, src.W17) {
+				m.W17 = fieldmap.CloneBytes(src.W17)
+				n++
+			}
+		case 17:
+			if m.W18 != src.W18 {
+				m.W18 = src.W18
+				n++
+			}
+		case 18:
+			if m.W19 != src.W19 {
+				m.W19 = src.W19
+				n++
+			}
+		case 19:
+			if m.W20 != src.W20 {
+				m.W20 = src.W20
+				n++
+			}
+		case 20:
+			if !fieldmap.EqualPtr(m.W21, src.W21) {
+				if src.W21 == nil {
+					m.W21 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f21 = *src.W21
+					m.W21 = &pb.f21
+				}
+				n++
+			}
+		case 21:
+			if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.W22, src.W22)
+			} else if !slices.Equal(m.W22, src.W22) {
+				if len(src.W22) == 0 {
+					m.W22 = nil
+				} else {
+					m.W22 = slices.Clone(src.W22)
+				}
+				n++
+			}
+		case 22:
+			if !fieldmap.SameFloat64(m.W23, src.W23) {
+				m.W23 = src.W23
+				n++
+			}
+		case 23:
+			if !fieldmap.SameFloat32(m.W24, src.W24) {
+				m.W24 = src.W24
+				n++
+			}
+		case 24:
+			if m.W25 != src.W25 {
+				m.W25 = src.W25
+				n++
+			}
+		case 25:
+			if m.W26 != src.W26 {
+				m.W26 = src.W26
+				n++
+			}
+		case 26:
+			if !bytes.Equal(m.W27, src.W27) {
+				m.W27 = fieldmap.CloneBytes(src.W27)
+				n++
+			}
+		case 27:
+			if !fieldmap.EqualPtr(m.W28, src.W28) {
+				if src.W28 == nil {
+					m.W28 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f28 = *src.W28
+					m.W28 = &pb.f28
+				}
+				n++
+			}
+		case 28:
+			if m.W29 != src.W29 {
+				m.W29 = src.W29
+				n++
+			}
+		case 29:
+			if m.W30 != src.W30 {
+				m.W30 = src.W30
+				n++
+			}
+		case 30:
+			if m.W31 != src.W31 {
+				m.W31 = src.W31
+				n++
+			}
+		case 31:
+			if m.W32 != src.W32 {
+				m.W32 = src.W32
+				n++
+			}
+		case 32:
+			if a := fm.ListActionAt(at + 32); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.W33, src.W33, fieldmap.EqualFloat64, nil)
+			} else if !fieldmap.EqualListFunc(m.W33, src.W33, fieldmap.EqualFloat64) {
+				if len(src.W33) == 0 {
+					m.W33 = nil
+				} else {
+					m.W33 = slices.Clone(src.W33)
+				}
+				n++
+			}
+		case 33:
+			if !fieldmap.SameFloat32(m.W34, src.W34) {
+				m.W34 = src.W34
+				n++
+			}
+		case 34:
+			if !fieldmap.EqualPtr(m.W35, src.W35) {
+				if src.W35 == nil {
+					m.W35 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f35 = *src.W35
+					m.W35 = &pb.f35
+				}
+				n++
+			}
+		case 35:
+			if m.W36 != src.W36 {
+				m.W36 = src.W36
+				n++
+			}
+		case 36:
+			if !bytes.Equal(m.W37, src.W37) {
+				m.W37 = fieldmap.CloneBytes(src.W37)
+				n++
+			}
+		case 37:
+			if m.W38 != src.W38 {
+				m.W38 = src.W38
+				n++
+			}
+		case 38:
+			if m.W39 != src.W39 {
+				m.W39 = src.W39
+				n++
+			}
+		case 39:
+			if m.W40 != src.W40 {
+				m.W40 = src.W40
+				n++
+			}
+		case 40:
+			if m.W41 != src.W41 {
+				m.W41 = src.W41
+				n++
+			}
+		case 41:
+			if !fieldmap.EqualPtr(m.W42, src.W42) {
+				if src.W42 == nil {
+					m.W42 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f42 = *src.W42
+					m.W42 = &pb.f42
+				}
+				n++
+			}
+		case 42:
+			if !fieldmap.SameFloat64(m.W43, src.W43) {
+				m.W43 = src.W43
+				n++
+			}
+		case 43:
+			if a := fm.ListActionAt(at + 43); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.W44, src.W44, fieldmap.EqualFloat32, nil)
+			} else if !fieldmap.EqualListFunc(m.W44, src.W44, fieldmap.EqualFloat32) {
+				if len(src.W44) == 0 {
+					m.W44 = nil
+				} else {
+					m.W44 = slices.Clone(src.W44)
+				}
+				n++
+			}
+		case 44:
+			if m.W45 != src.W45 {
+				m.W45 = src.W45
+				n++
+			}
+		case 45:
+			if m.W46 != src.W46 {
+				m.W46 = src.W46
+				n++
+			}
+		case 46:
+			if !bytes.Equal(m.W47, src.W47) {
+				m.W47 = fieldmap.CloneBytes(src.W47)
+				n++
+			}
+		case 47:
+			if m.W48 != src.W48 {
+				m.W48 = src.W48
+				n++
+			}
+		case 48:
+			if !fieldmap.EqualPtr(m.W49, src.W49) {
+				if src.W49 == nil {
+					m.W49 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f49 = *src.W49
+					m.W49 = &pb.f49
+				}
+				n++
+			}
+		case 49:
+			if m.W50 != src.W50 {
+				m.W50 = src.W50
+				n++
+			}
+		case 50:
+			if m.W51 != src.W51 {
+				m.W51 = src.W51
+				n++
+			}
+		case 51:
+			if m.W52 != src.W52 {
+				m.W52 = src.W52
+				n++
+			}
+		case 52:
+			if !fieldmap.SameFloat64(m.W53, src.W53) {
+				m.W53 = src.W53
+				n++
+			}
+		case 53:
+			if !fieldmap.SameFloat32(m.W54, src.W54) {
+				m.W54 = src.W54
+				n++
+			}
+		case 54:
+			if a := fm.ListActionAt(at + 54); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.W55, src.W55)
+			} else if !slices.Equal(m.W55, src.W55) {
+				if len(src.W55) == 0 {
+					m.W55 = nil
+				} else {
+					m.W55 = slices.Clone(src.W55)
+				}
+				n++
+			}
+		case 55:
+			if !fieldmap.EqualPtr(m.W56, src.W56) {
+				if src.W56 == nil {
+					m.W56 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f56 = *src.W56
+					m.W56 = &pb.f56
+				}
+				n++
+			}
+		case 56:
+			if !bytes.Equal(m.W57, src.W57) {
+				m.W57 = fieldmap.CloneBytes(src.W57)
+				n++
+			}
+		case 57:
+			if m.W58 != src.W58 {
+				m.W58 = src.W58
+				n++
+			}
+		case 58:
+			if m.W59 != src.W59 {
+				m.W59 = src.W59
+				n++
+			}
+		case 59:
+			if m.W60 != src.W60 {
+				m.W60 = src.W60
+				n++
+			}
+		case 60:
+			if m.W61 != src.W61 {
+				m.W61 = src.W61
+				n++
+			}
+		case 61:
+			if m.W62 != src.W62 {
+				m.W62 = src.W62
+				n++
+			}
+		case 62:
+			if !fieldmap.SamePtrFloat64(m.W63, src.W63) {
+				if src.W63 == nil {
+					m.W63 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f63 = *src.W63
+					m.W63 = &pb.f63
+				}
+				n++
+			}
+		case 63:
+			if !fieldmap.SameFloat32(m.W64, src.W64) {
+				m.W64 = src.W64
+				n++
+			}
 		}
 	}
-	if cw&(1<<11) != 0 && m.W12 != src.W12 {
-		m.W12 = src.W12
-		n++
-	}
-	if cw&(1<<12) != 0 && !fieldmap.SameFloat64(m.W13, src.W13) {
-		m.W13 = src.W13
-		n++
-	}
-	if cw&(1<<13) != 0 && !fieldmap.SamePtrFloat32(m.W14, src.W14) {
-		if src.W14 == nil {
-			m.W14 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+	cw1 := fm.Window(at + 64)
+	for x := cw1.Cover&0x1ffffffffffffff | cw1.Below&0x200400800002; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.W65 != src.W65 {
+				m.W65 = src.W65
+				n++
 			}
-			pb.f14 = *src.W14
-			m.W14 = &pb.f14
-		}
-		n++
-	}
-	if cw&(1<<14) != 0 && m.W15 != src.W15 {
-		m.W15 = src.W15
-		n++
-	}
-	if cw&(1<<15) != 0 && m.W16 != src.W16 {
-		m.W16 = src.W16
-		n++
-	}
-	if cw&(1<<16) != 0 && !bytes.Equal(m.W17, src.W17) {
-		m.W17 = fieldmap.CloneBytes(src.W17)
-		n++
-	}
-	if cw&(1<<17) != 0 && m.W18 != src.W18 {
-		m.W18 = src.W18
-		n++
-	}
-	if cw&(1<<18) != 0 && m.W19 != src.W19 {
-		m.W19 = src.W19
-		n++
-	}
-	if cw&(1<<19) != 0 && m.W20 != src.W20 {
-		m.W20 = src.W20
-		n++
-	}
-	if cw&(1<<20) != 0 && !fieldmap.EqualPtr(m.W21, src.W21) {
-		if src.W21 == nil {
-			m.W21 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 1:
+			if a := fm.ListActionAt(at + 65); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.W66, src.W66)
+			} else if !slices.Equal(m.W66, src.W66) {
+				if len(src.W66) == 0 {
+					m.W66 = nil
+				} else {
+					m.W66 = slices.Clone(src.W66)
+				}
+				n++
 			}
-			pb.f21 = *src.W21
-			m.W21 = &pb.f21
-		}
-		n++
-	}
-	if (cw|bw)&(1<<21) != 0 {
-		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.W22, src.W22)
-		} else if !slices.Equal(m.W22, src.W22) {
-			if len(src.W22) == 0 {
-				m.W22 = nil
-			} else {
-				m.W22 = slices.Clone(src.W22)
+		case 2:
+			if !bytes.Equal(m.W67, src.W67) {
+				m.W67 = fieldmap.CloneBytes(src.W67)
+				n++
 			}
-			n++
-		}
-	}
-	if cw&(1<<22) != 0 && !fieldmap.SameFloat64(m.W23, src.W23) {
-		m.W23 = src.W23
-		n++
-	}
-	if cw&(1<<23) != 0 && !fieldmap.SameFloat32(m.W24, src.W24) {
-		m.W24 = src.W24
-		n++
-	}
-	if cw&(1<<24) != 0 && m.W25 != src.W25 {
-		m.W25 = src.W25
-		n++
-	}
-	if cw&(1<<25) != 0 && m.W26 != src.W26 {
-		m.W26 = src.W26
-		n++
-	}
-	if cw&(1<<26) != 0 && !bytes.Equal(m.W27, src.W27) {
-		m.W27 = fieldmap.CloneBytes(src.W27)
-		n++
-	}
-	if cw&(1<<27) != 0 && !fieldmap.EqualPtr(m.W28, src.W28) {
-		if src.W28 == nil {
-			m.W28 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 3:
+			if m.W68 != src.W68 {
+				m.W68 = src.W68
+				n++
 			}
-			pb.f28 = *src.W28
-			m.W28 = &pb.f28
-		}
-		n++
-	}
-	if cw&(1<<28) != 0 && m.W29 != src.W29 {
-		m.W29 = src.W29
-		n++
-	}
-	if cw&(1<<29) != 0 && m.W30 != src.W30 {
-		m.W30 = src.W30
-		n++
-	}
-	if cw&(1<<30) != 0 && m.W31 != src.W31 {
-		m.W31 = src.W31
-		n++
-	}
-	if cw&(1<<31) != 0 && m.W32 != src.W32 {
-		m.W32 = src.W32
-		n++
-	}
-	if (cw|bw)&(1<<32) != 0 {
-		if a := fm.ListActionAt(at + 32); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.W33, src.W33, fieldmap.EqualFloat64, nil)
-		} else if !fieldmap.EqualListFunc(m.W33, src.W33, fieldmap.EqualFloat64) {
-			if len(src.W33) == 0 {
-				m.W33 = nil
-			} else {
-				m.W33 = slices.Clone(src.W33)
+		case 4:
+			if m.W69 != src.W69 {
+				m.W69 = src.W69
+				n++
 			}
-			n++
-		}
-	}
-	if cw&(1<<33) != 0 && !fieldmap.SameFloat32(m.W34, src.W34) {
-		m.W34 = src.W34
-		n++
-	}
-	if cw&(1<<34) != 0 && !fieldmap.EqualPtr(m.W35, src.W35) {
-		if src.W35 == nil {
-			m.W35 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 5:
+			if !fieldmap.EqualPtr(m.W70, src.W70) {
+				if src.W70 == nil {
+					m.W70 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f70 = *src.W70
+					m.W70 = &pb.f70
+				}
+				n++
 			}
-			pb.f35 = *src.W35
-			m.W35 = &pb.f35
-		}
-		n++
-	}
-	if cw&(1<<35) != 0 && m.W36 != src.W36 {
-		m.W36 = src.W36
-		n++
-	}
-	if cw&(1<<36) != 0 && !bytes.Equal(m.W37, src.W37) {
-		m.W37 = fieldmap.CloneBytes(src.W37)
-		n++
-	}
-	if cw&(1<<37) != 0 && m.W38 != src.W38 {
-		m.W38 = src.W38
-		n++
-	}
-	if cw&(1<<38) != 0 && m.W39 != src.W39 {
-		m.W39 = src.W39
-		n++
-	}
-	if cw&(1<<39) != 0 && m.W40 != src.W40 {
-		m.W40 = src.W40
-		n++
-	}
-	if cw&(1<<40) != 0 && m.W41 != src.W41 {
-		m.W41 = src.W41
-		n++
-	}
-	if cw&(1<<41) != 0 && !fieldmap.EqualPtr(m.W42, src.W42) {
-		if src.W42 == nil {
-			m.W42 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 6:
+			if m.W71 != src.W71 {
+				m.W71 = src.W71
+				n++
 			}
-			pb.f42 = *src.W42
-			m.W42 = &pb.f42
-		}
-		n++
-	}
-	if cw&(1<<42) != 0 && !fieldmap.SameFloat64(m.W43, src.W43) {
-		m.W43 = src.W43
-		n++
-	}
-	if (cw|bw)&(1<<43) != 0 {
-		if a := fm.ListActionAt(at + 43); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.W44, src.W44, fieldmap.EqualFloat32, nil)
-		} else if !fieldmap.EqualListFunc(m.W44, src.W44, fieldmap.EqualFloat32) {
-			if len(src.W44) == 0 {
-				m.W44 = nil
-			} else {
-				m.W44 = slices.Clone(src.W44)
+		case 7:
+			if m.W72 != src.W72 {
+				m.W72 = src.W72
+				n++
 			}
-			n++
-		}
-	}
-	if cw&(1<<44) != 0 && m.W45 != src.W45 {
-		m.W45 = src.W45
-		n++
-	}
-	if cw&(1<<45) != 0 && m.W46 != src.W46 {
-		m.W46 = src.W46
-		n++
-	}
-	if cw&(1<<46) != 0 && !bytes.Equal(m.W47, src.W47) {
-		m.W47 = fieldmap.CloneBytes(src.W47)
-		n++
-	}
-	if cw&(1<<47) != 0 && m.W48 != src.W48 {
-		m.W48 = src.W48
-		n++
-	}
-	if cw&(1<<48) != 0 && !fieldmap.EqualPtr(m.W49, src.W49) {
-		if src.W49 == nil {
-			m.W49 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 8:
+			if !fieldmap.SameFloat64(m.W73, src.W73) {
+				m.W73 = src.W73
+				n++
 			}
-			pb.f49 = *src.W49
-			m.W49 = &pb.f49
-		}
-		n++
-	}
-	if cw&(1<<49) != 0 && m.W50 != src.W50 {
-		m.W50 = src.W50
-		n++
-	}
-	if cw&(1<<50) != 0 && m.W51 != src.W51 {
-		m.W51 = src.W51
-		n++
-	}
-	if cw&(1<<51) != 0 && m.W52 != src.W52 {
-		m.W52 = src.W52
-		n++
-	}
-	if cw&(1<<52) != 0 && !fieldmap.SameFloat64(m.W53, src.W53) {
-		m.W53 = src.W53
-		n++
-	}
-	if cw&(1<<53) != 0 && !fieldmap.SameFloat32(m.W54, src.W54) {
-		m.W54 = src.W54
-		n++
-	}
-	if (cw|bw)&(1<<54) != 0 {
-		if a := fm.ListActionAt(at + 54); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.W55, src.W55)
-		} else if !slices.Equal(m.W55, src.W55) {
-			if len(src.W55) == 0 {
-				m.W55 = nil
-			} else {
-				m.W55 = slices.Clone(src.W55)
+		case 9:
+			if !fieldmap.SameFloat32(m.W74, src.W74) {
+				m.W74 = src.W74
+				n++
 			}
-			n++
-		}
-	}
-	if cw&(1<<55) != 0 && !fieldmap.EqualPtr(m.W56, src.W56) {
-		if src.W56 == nil {
-			m.W56 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 10:
+			if m.W75 != src.W75 {
+				m.W75 = src.W75
+				n++
 			}
-			pb.f56 = *src.W56
-			m.W56 = &pb.f56
-		}
-		n++
-	}
-	if cw&(1<<56) != 0 && !bytes.Equal(m.W57, src.W57) {
-		m.W57 = fieldmap.CloneBytes(src.W57)
-		n++
-	}
-	if cw&(1<<57) != 0 && m.W58 != src.W58 {
-		m.W58 = src.W58
-		n++
-	}
-	if cw&(1<<58) != 0 && m.W59 != src.W59 {
-		m.W59 = src.W59
-		n++
-	}
-	if cw&(1<<59) != 0 && m.W60 != src.W60 {
-		m.W60 = src.W60
-		n++
-	}
-	if cw&(1<<60) != 0 && m.W61 != src.W61 {
-		m.W61 = src.W61
-		n++
-	}
-	if cw&(1<<61) != 0 && m.W62 != src.W62 {
-		m.W62 = src.W62
-		n++
-	}
-	if cw&(1<<62) != 0 && !fieldmap.SamePtrFloat64(m.W63, src.W63) {
-		if src.W63 == nil {
-			m.W63 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 11:
+			if m.W76 != src.W76 {
+				m.W76 = src.W76
+				n++
 			}
-			pb.f63 = *src.W63
-			m.W63 = &pb.f63
-		}
-		n++
-	}
-	if cw&(1<<63) != 0 && !fieldmap.SameFloat32(m.W64, src.W64) {
-		m.W64 = src.W64
-		n++
-	}
-	if fm.HasAt(at+64) && m.W65 != src.W65 {
-		m.W65 = src.W65
-		n++
-	}
-	if fm.HasOrHasChildAt(at + 65) {
-		if a := fm.ListActionAt(at + 65); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.W66, src.W66)
-		} else if !slices.Equal(m.W66, src.W66) {
-			if len(src.W66) == 0 {
-				m.W66 = nil
-			} else {
-				m.W66 = slices.Clone(src.W66)
+		case 12:
+			if !fieldmap.EqualBytesPresence(m.W77, src.W77) {
+				m.W77 = fieldmap.CloneBytes(src.W77)
+				n++
 			}
-			n++
-		}
-	}
-	if fm.HasAt(at+66) && !bytes.Equal(m.W67, src.W67) {
-		m.W67 = fieldmap.CloneBytes(src.W67)
-		n++
-	}
-	if fm.HasAt(at+67) && m.W68 != src.W68 {
-		m.W68 = src.W68
-		n++
-	}
-	if fm.HasAt(at+68) && m.W69 != src.W69 {
-		m.W69 = src.W69
-		n++
-	}
-	if fm.HasAt(at+69) && !fieldmap.EqualPtr(m.W70, src.W70) {
-		if src.W70 == nil {
-			m.W70 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 13:
+			if m.W78 != src.W78 {
+				m.W78 = src.W78
+				n++
 			}
-			pb.f70 = *src.W70
-			m.W70 = &pb.f70
-		}
-		n++
-	}
-	if fm.HasAt(at+70) && m.W71 != src.W71 {
-		m.W71 = src.W71
-		n++
-	}
-	if fm.HasAt(at+71) && m.W72 != src.W72 {
-		m.W72 = src.W72
-		n++
-	}
-	if fm.HasAt(at+72) && !fieldmap.SameFloat64(m.W73, src.W73) {
-		m.W73 = src.W73
-		n++
-	}
-	if fm.HasAt(at+73) && !fieldmap.SameFloat32(m.W74, src.W74) {
-		m.W74 = src.W74
-		n++
-	}
-	if fm.HasAt(at+74) && m.W75 != src.W75 {
-		m.W75 = src.W75
-		n++
-	}
-	if fm.HasAt(at+75) && m.W76 != src.W76 {
-		m.W76 = src.W76
-		n++
-	}
-	if fm.HasAt(at+76) && !fieldmap.EqualBytesPresence(m.W77, src.W77) {
-		m.W77 = fieldmap.CloneBytes(src.W77)
-		n++
-	}
-	if fm.HasAt(at+77) && m.W78 != src.W78 {
-		m.W78 = src.W78
-		n++
-	}
-	if fm.HasAt(at+78) && m.W79 != src.W79 {
-		m.W79 = src.W79
-		n++
-	}
-	if fm.HasAt(at+79) && m.W80 != src.W80 {
-		m.W80 = src.W80
-		n++
-	}
-	if fm.HasAt(at+80) && m.W81 != src.W81 {
-		m.W81 = src.W81
-		n++
-	}
-	if fm.HasAt(at+81) && m.W82 != src.W82 {
-		m.W82 = src.W82
-		n++
-	}
-	if fm.HasAt(at+82) && !fieldmap.SameFloat64(m.W83, src.W83) {
-		m.W83 = src.W83
-		n++
-	}
-	if fm.HasAt(at+83) && !fieldmap.SamePtrFloat32(m.W84, src.W84) {
-		if src.W84 == nil {
-			m.W84 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 14:
+			if m.W79 != src.W79 {
+				m.W79 = src.W79
+				n++
 			}
-			pb.f84 = *src.W84
-			m.W84 = &pb.f84
-		}
-		n++
-	}
-	if fm.HasAt(at+84) && m.W85 != src.W85 {
-		m.W85 = src.W85
-		n++
-	}
-	if fm.HasAt(at+85) && m.W86 != src.W86 {
-		m.W86 = src.W86
-		n++
-	}
-	if fm.HasAt(at+86) && !bytes.Equal(m.W87, src.W87) {
-		m.W87 = fieldmap.CloneBytes(src.W87)
-		n++
-	}
-	if fm.HasOrHasChildAt(at + 87) {
-		if a := fm.ListActionAt(at + 87); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.W88, src.W88)
-		} else if !slices.Equal(m.W88, src.W88) {
-			if len(src.W88) == 0 {
-				m.W88 = nil
-			} else {
-				m.W88 = slices.Clone(src.W88)
+		case 15:
+			if m.W80 != src.W80 {
+				m.W80 = src.W80
+				n++
 			}
-			n++
-		}
-	}
-	if fm.HasAt(at+88) && m.W89 != src.W89 {
-		m.W89 = src.W89
-		n++
-	}
-	if fm.HasAt(at+89) && m.W90 != src.W90 {
-		m.W90 = src.W90
-		n++
-	}
-	if fm.HasAt(at+90) && !fieldmap.EqualPtr(m.W91, src.W91) {
-		if src.W91 == nil {
-			m.W91 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 16:
+			if m.W81 != src.W81 {
+				m.W81 = src.W81
+				n++
 			}
-			pb.f91 = *src.W91
-			m.W91 = &pb.f91
-		}
-		n++
-	}
-	if fm.HasAt(at+91) && m.W92 != src.W92 {
-		m.W92 = src.W92
-		n++
-	}
-	if fm.HasAt(at+92) && !fieldmap.SameFloat64(m.W93, src.W93) {
-		m.W93 = src.W93
-		n++
-	}
-	if fm.HasAt(at+93) && !fieldmap.SameFloat32(m.W94, src.W94) {
-		m.W94 = src.W94
-		n++
-	}
-	if fm.HasAt(at+94) && m.W95 != src.W95 {
-		m.W95 = src.W95
-		n++
-	}
-	if fm.HasAt(at+95) && m.W96 != src.W96 {
-		m.W96 = src.W96
-		n++
-	}
-	if fm.HasAt(at+96) && !bytes.Equal(m.W97, src.W97) {
-		m.W97 = fieldmap.CloneBytes(src.W97)
-		n++
-	}
-	if fm.HasAt(at+97) && !fieldmap.EqualPtr(m.W98, src.W98) {
-		if src.W98 == nil {
-			m.W98 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 17:
+			if m.W82 != src.W82 {
+				m.W82 = src.W82
+				n++
 			}
-			pb.f98 = *src.W98
-			m.W98 = &pb.f98
-		}
-		n++
-	}
-	if fm.HasOrHasChildAt(at + 98) {
-		if a := fm.ListActionAt(at + 98); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.W99, src.W99)
-		} else if !slices.Equal(m.W99, src.W99) {
-			if len(src.W99) == 0 {
-				m.W99 = nil
-			} else {
-				m.W99 = slices.Clone(src.W99)
+		case 18:
+			if !fieldmap.SameFloat64(m.W83, src.W83) {
+				m.W83 = src.W83
+				n++
 			}
-			n++
-		}
-	}
-	if fm.HasAt(at+99) && m.W100 != src.W100 {
-		m.W100 = src.W100
-		n++
-	}
-	if fm.HasAt(at+100) && m.W101 != src.W101 {
-		m.W101 = src.W101
-		n++
-	}
-	if fm.HasAt(at+101) && m.W102 != src.W102 {
-		m.W102 = src.W102
-		n++
-	}
-	if fm.HasAt(at+102) && !fieldmap.SameFloat64(m.W103, src.W103) {
-		m.W103 = src.W103
-		n++
-	}
-	if fm.HasAt(at+103) && !fieldmap.SameFloat32(m.W104, src.W104) {
-		m.W104 = src.W104
-		n++
-	}
-	if fm.HasAt(at+104) && !fieldmap.EqualPtr(m.W105, src.W105) {
-		if src.W105 == nil {
-			m.W105 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 19:
+			if !fieldmap.SamePtrFloat32(m.W84, src.W84) {
+				if src.W84 == nil {
+					m.W84 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f84 = *src.W84
+					m.W84 = &pb.f84
+				}
+				n++
 			}
-			pb.f105 = *src.W105
-			m.W105 = &pb.f105
-		}
-		n++
-	}
-	if fm.HasAt(at+105) && m.W106 != src.W106 {
-		m.W106 = src.W106
-		n++
-	}
-	if fm.HasAt(at+106) && !bytes.Equal(m.W107, src.W107) {
-		m.W107 = fieldmap.CloneBytes(src.W107)
-		n++
-	}
-	if fm.HasAt(at+107) && m.W108 != src.W108 {
-		m.W108 = src.W108
-		n++
-	}
-	if fm.HasAt(at+108) && m.W109 != src.W109 {
-		m.W109 = src.W109
-		n++
-	}
-	if fm.HasOrHasChildAt(at + 109) {
-		if a := fm.ListActionAt(at + 109); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.W110, src.W110)
-		} else if !slices.Equal(m.W110, src.W110) {
-			if len(src.W110) == 0 {
-				m.W110 = nil
-			} else {
-				m.W110 = slices.Clone(src.W110)
+		case 20:
+			if m.W85 != src.W85 {
+				m.W85 = src.W85
+				n++
 			}
-			n++
-		}
-	}
-	if fm.HasAt(at+110) && m.W111 != src.W111 {
-		m.W111 = src.W111
-		n++
-	}
-	if fm.HasAt(at+111) && !fieldmap.EqualPtr(m.W112, src.W112) {
-		if src.W112 == nil {
-			m.W112 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 21:
+			if m.W86 != src.W86 {
+				m.W86 = src.W86
+				n++
 			}
-			pb.f112 = *src.W112
-			m.W112 = &pb.f112
-		}
-		n++
-	}
-	if fm.HasAt(at+112) && !fieldmap.SameFloat64(m.W113, src.W113) {
-		m.W113 = src.W113
-		n++
-	}
-	if fm.HasAt(at+113) && !fieldmap.SameFloat32(m.W114, src.W114) {
-		m.W114 = src.W114
-		n++
-	}
-	if fm.HasAt(at+114) && m.W115 != src.W115 {
-		m.W115 = src.W115
-		n++
-	}
-	if fm.HasAt(at+115) && m.W116 != src.W116 {
-		m.W116 = src.W116
-		n++
-	}
-	if fm.HasAt(at+116) && !bytes.Equal(m.W117, src.W117) {
-		m.W117 = fieldmap.CloneBytes(src.W117)
-		n++
-	}
-	if fm.HasAt(at+117) && m.W118 != src.W118 {
-		m.W118 = src.W118
-		n++
-	}
-	if fm.HasAt(at+118) && !fieldmap.EqualPtr(m.W119, src.W119) {
-		if src.W119 == nil {
-			m.W119 = nil
-		} else {
-			if pb == nil {
-				pb = new(_TortureWide_ptrs)
+		case 22:
+			if !bytes.Equal(m.W87, src.W87) {
+				m.W87 = fieldmap.CloneBytes(src.W87)
+				n++
 			}
-			pb.f119 = *src.W119
-			m.W119 = &pb.f119
+		case 23:
+			if a := fm.ListActionAt(at + 87); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.W88, src.W88)
+			} else if !slices.Equal(m.W88, src.W88) {
+				if len(src.W88) == 0 {
+					m.W88 = nil
+				} else {
+					m.W88 = slices.Clone(src.W88)
+				}
+				n++
+			}
+		case 24:
+			if m.W89 != src.W89 {
+				m.W89 = src.W89
+				n++
+			}
+		case 25:
+			if m.W90 != src.W90 {
+				m.W90 = src.W90
+				n++
+			}
+		case 26:
+			if !fieldmap.EqualPtr(m.W91, src.W91) {
+				if src.W91 == nil {
+					m.W91 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f91 = *src.W91
+					m.W91 = &pb.f91
+				}
+				n++
+			}
+		case 27:
+			if m.W92 != src.W92 {
+				m.W92 = src.W92
+				n++
+			}
+		case 28:
+			if !fieldmap.SameFloat64(m.W93, src.W93) {
+				m.W93 = src.W93
+				n++
+			}
+		case 29:
+			if !fieldmap.SameFloat32(m.W94, src.W94) {
+				m.W94 = src.W94
+				n++
+			}
+		case 30:
+			if m.W95 != src.W95 {
+				m.W95 = src.W95
+				n++
+			}
+		case 31:
+			if m.W96 != src.W96 {
+				m.W96 = src.W96
+				n++
+			}
+		case 32:
+			if !bytes.Equal(m.W97, src.W97) {
+				m.W97 = fieldmap.CloneBytes(src.W97)
+				n++
+			}
+		case 33:
+			if !fieldmap.EqualPtr(m.W98, src.W98) {
+				if src.W98 == nil {
+					m.W98 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f98 = *src.W98
+					m.W98 = &pb.f98
+				}
+				n++
+			}
+		case 34:
+			if a := fm.ListActionAt(at + 98); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.W99, src.W99)
+			} else if !slices.Equal(m.W99, src.W99) {
+				if len(src.W99) == 0 {
+					m.W99 = nil
+				} else {
+					m.W99 = slices.Clone(src.W99)
+				}
+				n++
+			}
+		case 35:
+			if m.W100 != src.W100 {
+				m.W100 = src.W100
+				n++
+			}
+		case 36:
+			if m.W101 != src.W101 {
+				m.W101 = src.W101
+				n++
+			}
+		case 37:
+			if m.W102 != src.W102 {
+				m.W102 = src.W102
+				n++
+			}
+		case 38:
+			if !fieldmap.SameFloat64(m.W103, src.W103) {
+				m.W103 = src.W103
+				n++
+			}
+		case 39:
+			if !fieldmap.SameFloat32(m.W104, src.W104) {
+				m.W104 = src.W104
+				n++
+			}
+		case 40:
+			if !fieldmap.EqualPtr(m.W105, src.W105) {
+				if src.W105 == nil {
+					m.W105 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f105 = *src.W105
+					m.W105 = &pb.f105
+				}
+				n++
+			}
+		case 41:
+			if m.W106 != src.W106 {
+				m.W106 = src.W106
+				n++
+			}
+		case 42:
+			if !bytes.Equal(m.W107, src.W107) {
+				m.W107 = fieldmap.CloneBytes(src.W107)
+				n++
+			}
+		case 43:
+			if m.W108 != src.W108 {
+				m.W108 = src.W108
+				n++
+			}
+		case 44:
+			if m.W109 != src.W109 {
+				m.W109 = src.W109
+				n++
+			}
+		case 45:
+			if a := fm.ListActionAt(at + 109); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.W110, src.W110)
+			} else if !slices.Equal(m.W110, src.W110) {
+				if len(src.W110) == 0 {
+					m.W110 = nil
+				} else {
+					m.W110 = slices.Clone(src.W110)
+				}
+				n++
+			}
+		case 46:
+			if m.W111 != src.W111 {
+				m.W111 = src.W111
+				n++
+			}
+		case 47:
+			if !fieldmap.EqualPtr(m.W112, src.W112) {
+				if src.W112 == nil {
+					m.W112 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f112 = *src.W112
+					m.W112 = &pb.f112
+				}
+				n++
+			}
+		case 48:
+			if !fieldmap.SameFloat64(m.W113, src.W113) {
+				m.W113 = src.W113
+				n++
+			}
+		case 49:
+			if !fieldmap.SameFloat32(m.W114, src.W114) {
+				m.W114 = src.W114
+				n++
+			}
+		case 50:
+			if m.W115 != src.W115 {
+				m.W115 = src.W115
+				n++
+			}
+		case 51:
+			if m.W116 != src.W116 {
+				m.W116 = src.W116
+				n++
+			}
+		case 52:
+			if !bytes.Equal(m.W117, src.W117) {
+				m.W117 = fieldmap.CloneBytes(src.W117)
+				n++
+			}
+		case 53:
+			if m.W118 != src.W118 {
+				m.W118 = src.W118
+				n++
+			}
+		case 54:
+			if !fieldmap.EqualPtr(m.W119, src.W119) {
+				if src.W119 == nil {
+					m.W119 = nil
+				} else {
+					if pb == nil {
+						pb = new(_TortureWide_ptrs)
+					}
+					pb.f119 = *src.W119
+					m.W119 = &pb.f119
+				}
+				n++
+			}
+		case 55:
+			if m.W120 != src.W120 {
+				m.W120 = src.W120
+				n++
+			}
+		case 56:
+			if !m.Again.Equal(src.Again) {
+				m.Again = src.Again.Clone()
+				n++
+			}
 		}
-		n++
-	}
-	if fm.HasAt(at+119) && m.W120 != src.W120 {
-		m.W120 = src.W120
-		n++
-	}
-	if fm.HasAt(at+120) && !m.Again.Equal(src.Again) {
-		m.Again = src.Again.Clone()
-		n++
 	}
 	return n
 }
@@ -6573,179 +6817,205 @@ func (m *TortureKey) CopyInFields(src *TortureKey, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureKey being number at of fm's schema.
-func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xe001|win.Below&0xe001 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TortureKeyValue)
+	for x := win.Cover&0xe001 | win.Below&0xe001; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(TortureKeyValue)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 13:
+			if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.ByName, src.ByName, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.ByName, src.ByName, (*TortureKeyValue).Equal) {
+				if len(src.ByName) == 0 {
+					m.ByName = nil
+				} else {
+					m.ByName = fieldmap.CloneMapFunc(src.ByName, (*TortureKeyValue).Clone)
+				}
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<13) != 0 {
-		if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.ByName, src.ByName, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.ByName, src.ByName, (*TortureKeyValue).Equal) {
-			if len(src.ByName) == 0 {
-				m.ByName = nil
-			} else {
-				m.ByName = fieldmap.CloneMapFunc(src.ByName, (*TortureKeyValue).Clone)
+		case 14:
+			if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.Deeps, src.Deeps, (*TortureDeep).Equal) {
+				if len(src.Deeps) == 0 {
+					m.Deeps = nil
+				} else {
+					m.Deeps = fieldmap.CloneMapFunc(src.Deeps, (*TortureDeep).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<14) != 0 {
-		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Deeps, src.Deeps, (*TortureDeep).Equal) {
-			if len(src.Deeps) == 0 {
-				m.Deeps = nil
-			} else {
-				m.Deeps = fieldmap.CloneMapFunc(src.Deeps, (*TortureDeep).Clone)
+		case 15:
+			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Keys, src.Keys, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Keys, src.Keys, (*TortureKeyValue).Equal) {
+				if len(src.Keys) == 0 {
+					m.Keys = nil
+				} else {
+					m.Keys = fieldmap.CloneListFunc(src.Keys, (*TortureKeyValue).Clone)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<15) != 0 {
-		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Keys, src.Keys, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Keys, src.Keys, (*TortureKeyValue).Equal) {
-			if len(src.Keys) == 0 {
-				m.Keys = nil
-			} else {
-				m.Keys = fieldmap.CloneListFunc(src.Keys, (*TortureKeyValue).Clone)
-			}
-			n++
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureKeyValue being number at of fm's schema.
-func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureKeyValue being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xfc3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureKeyValue)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Mood != src.Mood {
-		m.Mood = src.Mood
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Part.Equal(src.Part) {
-			m.Part = src.Part.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Part != nil || src.Part != nil {
-			if m.Part == nil {
-				m.Part = new(TortureKeyPart)
+	for x := win.Cover&0xfc3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Mood != src.Mood {
+				m.Mood = src.Mood
 				n++
 			}
-			n += m.Part.copyInAt(src.Part, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Part.Equal(src.Part) {
+					m.Part = src.Part.Clone()
+					n++
+				}
+			} else {
+				if m.Part != nil || src.Part != nil {
+					if m.Part == nil {
+						m.Part = new(TortureKeyPart)
+						n++
+					}
+					n += m.Part.copyInAt(src.Part, fm, at+2, win.Shift(2))
+				}
+			}
+		case 6:
+			if !fieldmap.SameFloat64(m.Weight, src.Weight) {
+				m.Weight = src.Weight
+				n++
+			}
+		case 7:
+			if !fieldmap.SameFloat32(m.Ratio, src.Ratio) {
+				m.Ratio = src.Ratio
+				n++
+			}
+		case 8:
+			if m.Flag != src.Flag {
+				m.Flag = src.Flag
+				n++
+			}
+		case 9:
+			if !fieldmap.EqualPtr(m.Maybe, src.Maybe) {
+				m.Maybe = fieldmap.ClonePtr(src.Maybe)
+				n++
+			}
+		case 10:
+			if m.Color != src.Color {
+				m.Color = src.Color
+				n++
+			}
+		case 11:
+			if m.Big != src.Big {
+				m.Big = src.Big
+				n++
+			}
 		}
-	}
-	if cw&(1<<6) != 0 && !fieldmap.SameFloat64(m.Weight, src.Weight) {
-		m.Weight = src.Weight
-		n++
-	}
-	if cw&(1<<7) != 0 && !fieldmap.SameFloat32(m.Ratio, src.Ratio) {
-		m.Ratio = src.Ratio
-		n++
-	}
-	if cw&(1<<8) != 0 && m.Flag != src.Flag {
-		m.Flag = src.Flag
-		n++
-	}
-	if cw&(1<<9) != 0 && !fieldmap.EqualPtr(m.Maybe, src.Maybe) {
-		m.Maybe = fieldmap.ClonePtr(src.Maybe)
-		n++
-	}
-	if cw&(1<<10) != 0 && m.Color != src.Color {
-		m.Color = src.Color
-		n++
-	}
-	if cw&(1<<11) != 0 && m.Big != src.Big {
-		m.Big = src.Big
-		n++
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureKeyPart being number at of fm's schema.
-func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureKeyPart being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureKeyPart)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<2) != 0 {
-		if !m.Leaf.Equal(src.Leaf) {
-			m.Leaf = src.Leaf.Clone()
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		if m.Leaf != nil || src.Leaf != nil {
-			if m.Leaf == nil {
-				m.Leaf = new(TortureKeyLeaf)
+	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.Leaf.copyInAt(src.Leaf, fm, at+3)
+		case 1:
+			if m.Id != src.Id {
+				m.Id = src.Id
+				n++
+			}
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if !m.Leaf.Equal(src.Leaf) {
+					m.Leaf = src.Leaf.Clone()
+					n++
+				}
+			} else {
+				if m.Leaf != nil || src.Leaf != nil {
+					if m.Leaf == nil {
+						m.Leaf = new(TortureKeyLeaf)
+						n++
+					}
+					n += m.Leaf.copyInAt(src.Leaf, fm, at+3, win.Shift(3))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureKeyLeaf being number at of fm's schema.
-func (m *TortureKeyLeaf) copyInAt(src *TortureKeyLeaf, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureKeyLeaf being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureKeyLeaf) copyInAt(src *TortureKeyLeaf, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureKeyLeaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.N != src.N {
-		m.N = src.N
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.N != src.N {
+				m.N = src.N
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -6766,7 +7036,7 @@ func (m *TortureKeyValue) CopyInFields(src *TortureKeyValue, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -6785,7 +7055,7 @@ func (m *TortureKeyPart) CopyInFields(src *TortureKeyPart, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -6804,7 +7074,7 @@ func (m *TortureKeyLeaf) CopyInFields(src *TortureKeyLeaf, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -6823,23 +7093,28 @@ func (m *TortureEnumKey) CopyInFields(src *TortureEnumKey, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEnumKey being number at of fm's schema.
-func (m *TortureEnumKey) copyInAt(src *TortureEnumKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureEnumKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureEnumKey) copyInAt(src *TortureEnumKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureEnumKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Mood != src.Mood {
-		m.Mood = src.Mood
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Mood != src.Mood {
+				m.Mood = src.Mood
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -6860,27 +7135,33 @@ func (m *TortureEmptyKey) CopyInFields(src *TortureEmptyKey, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEmptyKey being number at of fm's schema.
-func (m *TortureEmptyKey) copyInAt(src *TortureEmptyKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureEmptyKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureEmptyKey) copyInAt(src *TortureEmptyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureEmptyKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !m.Key.Equal(src.Key) {
-		m.Key = src.Key.Clone()
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !m.Key.Equal(src.Key) {
+				m.Key = src.Key.Clone()
+				n++
+			}
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -6901,23 +7182,28 @@ func (m *TortureOptionalKey) CopyInFields(src *TortureOptionalKey, fm *fieldmap.
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureOptionalKey being number at of fm's schema.
-func (m *TortureOptionalKey) copyInAt(src *TortureOptionalKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TortureOptionalKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *TortureOptionalKey) copyInAt(src *TortureOptionalKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(TortureOptionalKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.Key, src.Key) {
-		m.Key = fieldmap.ClonePtr(src.Key)
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SamePtrFloat64(m.Key, src.Key) {
+				m.Key = fieldmap.ClonePtr(src.Key)
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -40,7 +40,7 @@ type feature struct {
 
 // locals are the names of the parameters and locals of the generated code.
 type locals struct {
-	m, src, fm, at, n, pb, a, w, ok, d1, s1, sok, b, cw, bw string
+	m, src, fm, at, n, pb, a, w, ok, d1, s1, sok, b, win, cw, x string
 }
 
 var _ gen.Feature = (*feature)(nil)
@@ -51,7 +51,7 @@ func (f *feature) GenerateFile(file *protogen.File) bool {
 	f.blocks = map[*protogen.Message]string{}
 	f.l = locals{m: g.Local("m"), src: g.Local("src"), fm: g.Local("fm"), at: g.Local("at"), n: g.Local("n"),
 		pb: g.Local("pb"), a: g.Local("a"), w: g.Local("w"), ok: g.Local("ok"), d1: g.Local("d1"),
-		s1: g.Local("s1"), sok: g.Local("sok"), b: g.Local("b"), cw: g.Local("cw"), bw: g.Local("bw")}
+		s1: g.Local("s1"), sok: g.Local("sok"), b: g.Local("b"), win: g.Local("win"), cw: g.Local("cw"), x: g.Local("x")}
 	return g.EachMessage(file, "copyin", f.message)
 }
 
@@ -79,19 +79,20 @@ func (f *feature) message(mm *gen.Message) {
 	g.P("if ", l.m, " == nil || ", l.b, " == nil {")
 	g.P("return 0")
 	g.P("}")
-	g.P("return ", f.call(mm.Shape, l.m, l.src, l.b, "0"))
+	g.P("return ", f.call(mm.Shape, l.m, l.src, l.b, "0", l.b+".Window(0)"))
 	g.P("}")
 	g.P()
 	f.emit(mm.Shape)
 }
 
-// call returns the call of the copy code of shape s.
-func (f *feature) call(s *gen.Shape, d, src, fm, at string) string {
+// call returns the call of the copy code of shape s, win being the
+// window of its flags.
+func (f *feature) call(s *gen.Shape, d, src, fm, at, win string) string {
 	name := f.g.MethodName(s, "copyin", "copyInAt")
 	if f.g.Owns(s, "copyin") {
-		return d + "." + name + "(" + src + ", " + fm + ", " + at + ")"
+		return d + "." + name + "(" + src + ", " + fm + ", " + at + ", " + win + ")"
 	}
-	return name + "(" + d + ", " + src + ", " + fm + ", " + at + ")"
+	return name + "(" + d + ", " + src + ", " + fm + ", " + at + ", " + win + ")"
 }
 
 // emit emits the copy code of s and of the shapes below it that the file
@@ -117,11 +118,13 @@ func (f *feature) shape(s *gen.Shape) {
 	name := g.MethodName(s, "copyin", "copyInAt")
 	block := f.block(s)
 	g.P("// ", name, " copies the fields of ", l.src, " flagged in ", l.fm, " into ", l.m, ", the first flag of")
-	g.P("// ", s.Message.Desc.Name(), " being number ", l.at, " of ", l.fm, "'s schema.")
+	g.P("// ", s.Message.Desc.Name(), " being number ", l.at, " of ", l.fm, "'s schema and ", l.win, " the window of")
+	g.P("// the flags from there.")
+	win := g.Fieldmap("Window")
 	if g.Owns(s, "copyin") {
-		g.P("func (", l.m, " *", typ, ") ", name, "(", l.src, " *", typ, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ", ", l.at, " int) int {")
+		g.P("func (", l.m, " *", typ, ") ", name, "(", l.src, " *", typ, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ", ", l.at, " int, ", l.win, " ", win, ") int {")
 	} else {
-		g.P("func ", name, "(", l.m, ", ", l.src, " *", typ, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ", ", l.at, " int) int {")
+		g.P("func ", name, "(", l.m, ", ", l.src, " *", typ, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ", ", l.at, " int, ", l.win, " ", win, ") int {")
 	}
 	if len(s.Fields) == 0 {
 		g.P("return 0")
@@ -129,11 +132,10 @@ func (f *feature) shape(s *gen.Shape) {
 		g.P()
 		return
 	}
-	// The flags of the first 64 fields and sub-fields are read from two
-	// words; a shape no longer than that with none of them set is done.
-	g.P(l.cw, ", ", l.bw, " := ", l.fm, ".Windows(", l.at, ")")
-	if s.Size <= 64 {
-		g.P("if ", l.cw, "|", l.bw, " == 0 {")
+	chunks := chunksOf(s)
+	if len(chunks) == 1 && chunks[0].start == 0 {
+		// All fields are in the window: none of them set is done.
+		g.P("if ", chunks[0].mask(l.win), " == 0 {")
 		g.P("return 0")
 		g.P("}")
 	}
@@ -144,13 +146,66 @@ func (f *feature) shape(s *gen.Shape) {
 	if block != "" {
 		g.P("var ", l.pb, " *", block)
 	}
-	for _, sf := range s.Fields {
-		f.field(sf, block)
+	for _, c := range chunks {
+		w := l.win
+		if c.start > 0 {
+			w = l.cw + strconv.Itoa(c.start/64)
+			g.P(w, " := ", l.fm, ".Window(", l.at, "+", c.start, ")")
+		}
+		// Only the fields whose flag (or, for message, list and map
+		// fields, a flag below it) is set run their case.
+		g.P("for ", l.x, " := ", c.mask(w), "; ", l.x, " != 0; ", l.x, " &= ", l.x, " - 1 {")
+		g.P("switch ", g.Ident("math/bits", "TrailingZeros64"), "(", l.x, ") {")
+		for _, sf := range c.fields {
+			g.P("case ", sf.Off-c.start, ":")
+			f.field(sf, block, w, c.start)
+		}
+		g.P("}")
+		g.P("}")
 	}
 	g.P("return ", l.n)
 	g.P("}")
 	g.P()
 }
+
+// chunk is the fields of a shape whose flags lie in one window: numbers
+// start to start+63 from the shape's first flag.
+type chunk struct {
+	start       int
+	fields      []*gen.ShapeField
+	cover, both uint64 // bits of all fields; of those copied from flags below them too
+}
+
+// chunksOf groups the fields of s by window.
+func chunksOf(s *gen.Shape) []*chunk {
+	var out []*chunk
+	for _, sf := range s.Fields {
+		start := sf.Off &^ 63
+		if len(out) == 0 || out[len(out)-1].start != start {
+			out = append(out, &chunk{start: start})
+		}
+		c := out[len(out)-1]
+		c.fields = append(c.fields, sf)
+		b := uint64(1) << (sf.Off - start)
+		c.cover |= b
+		if sf.Kind != fieldmap.KindScalar {
+			c.both |= b
+		}
+	}
+	return out
+}
+
+// mask returns the expression of the bits of the chunk's fields that
+// select something in window w.
+func (c *chunk) mask(w string) string {
+	cov := w + ".Cover&" + hex(c.cover)
+	if c.both == 0 {
+		return cov
+	}
+	return cov + " | " + w + ".Below&" + hex(c.both)
+}
+
+func hex(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
 
 // block emits, once per message, the struct type holding every
 // explicit-presence scalar of s's message, when there are at least two: a
@@ -192,43 +247,19 @@ func (f *feature) id(sf *gen.ShapeField) string {
 	return f.l.at + "+" + strconv.Itoa(sf.Off)
 }
 
-// has returns the expression of HasAt for the flag of sf (below: HasChildAt,
-// either: HasOrHasChildAt), from the windows when the flag is in them.
-func (f *feature) has(sf *gen.ShapeField, below, either bool) string {
-	l := f.l
-	if sf.Off < 64 {
-		bit := "1<<" + strconv.Itoa(sf.Off)
-		switch {
-		case either:
-			return "(" + l.cw + "|" + l.bw + ")&(" + bit + ") != 0"
-		case below:
-			return l.bw + "&(" + bit + ") != 0"
-		}
-		return l.cw + "&(" + bit + ") != 0"
-	}
-	switch {
-	case either:
-		return l.fm + ".HasOrHasChildAt(" + f.id(sf) + ")"
-	case below:
-		return l.fm + ".HasChildAt(" + f.id(sf) + ")"
-	}
-	return l.fm + ".HasAt(" + f.id(sf) + ")"
-}
-
-// field emits the code of one field.
-func (f *feature) field(sf *gen.ShapeField, block string) {
+// field emits the case of one field, w being the window holding its flag
+// from number start of the shape.
+func (f *feature) field(sf *gen.ShapeField, block, w string, start int) {
 	g, l := f.g, f.l
 	fd, id := sf.Field, f.id(sf)
 	switch sf.Kind {
 	case fieldmap.KindScalar:
 		if gen.InOneof(fd) {
-			g.P("if ", f.has(sf, false, false), " {")
 			f.oneofUnit(fd)
-			g.P("}")
 			return
 		}
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
-		g.P("if ", f.has(sf, false, false), " && ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
+		g.P("if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
 		if block != "" && gen.IsPointerScalar(fd) {
 			g.P("if ", sv, " == nil {")
 			g.P(dv, " = nil")
@@ -246,7 +277,6 @@ func (f *feature) field(sf *gen.ShapeField, block string) {
 		g.P("}")
 	case fieldmap.KindList, fieldmap.KindMap:
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
-		g.P("if ", f.has(sf, false, true), " {")
 		g.P("if ", l.a, " := ", l.fm, ".ListActionAt(", id, "); ", l.a, " != ", g.Fieldmap("Replace"), " {")
 		g.P(l.n, " += ", f.action(fd, "&"+dv, sv))
 		g.P("} else if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
@@ -257,9 +287,8 @@ func (f *feature) field(sf *gen.ShapeField, block string) {
 		g.P("}")
 		g.P(l.n, "++")
 		g.P("}")
-		g.P("}")
 	case fieldmap.KindMessage:
-		g.P("if ", f.has(sf, false, false), " {")
+		g.P("if ", w, ".Cover&(1<<", sf.Off-start, ") != 0 {")
 		if gen.InOneof(fd) {
 			f.oneofUnit(fd)
 		} else {
@@ -269,8 +298,8 @@ func (f *feature) field(sf *gen.ShapeField, block string) {
 			g.P(l.n, "++")
 			g.P("}")
 		}
-		g.P("} else if ", f.has(sf, true, false), " {")
-		f.recurse(sf)
+		g.P("} else {")
+		f.recurse(sf, w, start)
 		g.P("}")
 	}
 }
@@ -292,12 +321,14 @@ func (f *feature) oneofUnit(fd *protogen.Field) {
 }
 
 // recurse emits the copy of the flagged fields below message field sf when
-// only flags below it are set.
-func (f *feature) recurse(sf *gen.ShapeField) {
+// only flags below it are set, w being the window holding its flag from
+// number start of the shape.
+func (f *feature) recurse(sf *gen.ShapeField, w string, start int) {
 	g, l := f.g, f.l
 	fd := sf.Field
 	typ := g.QualifiedGoIdent(fd.Message.GoIdent)
 	next := l.at + "+" + strconv.Itoa(sf.Off+1)
+	win := f.subWindow(sf, w, start)
 	if !gen.InOneof(fd) {
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
 		g.P("if ", dv, " != nil || ", sv, " != nil {")
@@ -305,7 +336,7 @@ func (f *feature) recurse(sf *gen.ShapeField) {
 		g.P(dv, " = new(", typ, ")")
 		g.P(l.n, "++")
 		g.P("}")
-		g.P(l.n, " += ", f.call(sf.Sub, dv, sv, l.fm, next))
+		g.P(l.n, " += ", f.call(sf.Sub, dv, sv, l.fm, next, win))
 		g.P("}")
 		return
 	}
@@ -327,8 +358,21 @@ func (f *feature) recurse(sf *gen.ShapeField) {
 	g.P(l.n, "++")
 	g.P("}")
 	g.P("if ", l.d1, " != nil {")
-	g.P(l.n, " += ", f.call(sf.Sub, l.d1, l.s1, l.fm, next))
+	g.P(l.n, " += ", f.call(sf.Sub, l.d1, l.s1, l.fm, next, win))
 	g.P("}")
+}
+
+// subWindow returns the expression of the window of the flags below
+// message field sf: the part of window w (flags from number start of the
+// shape) past the field's flag when all of them (or the first 64) are in
+// it, else read from the map.
+func (f *feature) subWindow(sf *gen.ShapeField, w string, start int) string {
+	l := f.l
+	k := sf.Off + 1 - start
+	if k+min(sf.Sub.Size, 64) <= 64 {
+		return w + ".Shift(" + strconv.Itoa(k) + ")"
+	}
+	return l.fm + ".Window(" + l.at + "+" + strconv.Itoa(sf.Off+1) + ")"
 }
 
 // action returns the call applying the list action of fm to a list or map

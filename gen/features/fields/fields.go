@@ -47,7 +47,7 @@ func (f *feature) message(mm *gen.Message) {
 	g.P("// New", name, "FieldMap returns a FieldMap of ", name, " holding flags; the")
 	g.P("// error names the first flag ", name, " does not have.")
 	g.P("func New", name, "FieldMap(flags ...string) (*", g.Fieldmap("FieldMap"), ", error) {")
-	g.P("return ", schema, ".New(flags...)")
+	g.P("return ", schema, ".Init(new(", g.Fieldmap("FieldMap"), "), flags...)")
 	g.P("}")
 	g.P()
 }

@@ -11,12 +11,13 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of SiteKey: dot-joined field numbers from SiteKey.
 const (
@@ -41,7 +42,7 @@ func (*SiteKey) FieldSchema() *fieldmap.Schema { return _SiteKey_fieldSchema }
 // NewSiteKeyFieldMap returns a FieldMap of SiteKey holding flags; the
 // error names the first flag SiteKey does not have.
 func NewSiteKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _SiteKey_fieldSchema.New(flags...)
+	return _SiteKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Location: dot-joined field numbers from Location.
@@ -69,7 +70,7 @@ func (*Location) FieldSchema() *fieldmap.Schema { return _Location_fieldSchema }
 // NewLocationFieldMap returns a FieldMap of Location holding flags; the
 // error names the first flag Location does not have.
 func NewLocationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Location_fieldSchema.New(flags...)
+	return _Location_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Resources: dot-joined field numbers from Resources.
@@ -97,7 +98,7 @@ func (*Resources) FieldSchema() *fieldmap.Schema { return _Resources_fieldSchema
 // NewResourcesFieldMap returns a FieldMap of Resources holding flags; the
 // error names the first flag Resources does not have.
 func NewResourcesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Resources_fieldSchema.New(flags...)
+	return _Resources_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Status: dot-joined field numbers from Status.
@@ -125,7 +126,7 @@ func (*Status) FieldSchema() *fieldmap.Schema { return _Status_fieldSchema }
 // NewStatusFieldMap returns a FieldMap of Status holding flags; the
 // error names the first flag Status does not have.
 func NewStatusFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Status_fieldSchema.New(flags...)
+	return _Status_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Site: dot-joined field numbers from Site.
@@ -192,7 +193,7 @@ func (*Site) FieldSchema() *fieldmap.Schema { return _Site_fieldSchema }
 // NewSiteFieldMap returns a FieldMap of Site holding flags; the
 // error names the first flag Site does not have.
 func NewSiteFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Site_fieldSchema.New(flags...)
+	return _Site_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -531,27 +532,33 @@ func (m *SiteKey) CopyInFields(src *SiteKey, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SiteKey being number at of fm's schema.
-func (m *SiteKey) copyInAt(src *SiteKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// SiteKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *SiteKey) copyInAt(src *SiteKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(SiteKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -572,31 +579,38 @@ func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Location being number at of fm's schema.
-func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Location being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Location)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
-		m.Latitude = src.Latitude
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
-		m.Longitude = src.Longitude
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.Equal(m.Since, src.Since) {
-		m.Since = fieldmap.Clone(src.Since)
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+				m.Latitude = src.Latitude
+				n++
+			}
+		case 1:
+			if !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+				m.Longitude = src.Longitude
+				n++
+			}
+		case 2:
+			if !fieldmap.Equal(m.Since, src.Since) {
+				m.Since = fieldmap.Clone(src.Since)
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -617,38 +631,43 @@ func (m *Resources) CopyInFields(src *Resources, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Resources being number at of fm's schema.
-func (m *Resources) copyInAt(src *Resources, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Resources being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Resources) copyInAt(src *Resources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Resources)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Ram != src.Ram {
-		m.Ram = src.Ram
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
-		} else if !maps.Equal(m.Labels, src.Labels) {
-			if len(src.Labels) == 0 {
-				m.Labels = nil
-			} else {
-				m.Labels = maps.Clone(src.Labels)
+	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Ram != src.Ram {
+				m.Ram = src.Ram
+				n++
 			}
-			n++
+		case 1:
+			if m.Vcpus != src.Vcpus {
+				m.Vcpus = src.Vcpus
+				n++
+			}
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
+			} else if !maps.Equal(m.Labels, src.Labels) {
+				if len(src.Labels) == 0 {
+					m.Labels = nil
+				} else {
+					m.Labels = maps.Clone(src.Labels)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -670,38 +689,43 @@ func (m *Status) CopyInFields(src *Status, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Status being number at of fm's schema.
-func (m *Status) copyInAt(src *Status, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Status being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Status) copyInAt(src *Status, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Status)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.TaskName != src.TaskName {
-		m.TaskName = src.TaskName
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Step != src.Step {
-		m.Step = src.Step
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Messages, src.Messages)
-		} else if !slices.Equal(m.Messages, src.Messages) {
-			if len(src.Messages) == 0 {
-				m.Messages = nil
-			} else {
-				m.Messages = slices.Clone(src.Messages)
+	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.TaskName != src.TaskName {
+				m.TaskName = src.TaskName
+				n++
 			}
-			n++
+		case 1:
+			if m.Step != src.Step {
+				m.Step = src.Step
+				n++
+			}
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Messages, src.Messages)
+			} else if !slices.Equal(m.Messages, src.Messages) {
+				if len(src.Messages) == 0 {
+					m.Messages = nil
+				} else {
+					m.Messages = slices.Clone(src.Messages)
+				}
+				n++
+			}
 		}
 	}
 	return n
@@ -723,181 +747,189 @@ func (m *Site) CopyInFields(src *Site, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Site being number at of fm's schema.
-func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Site being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x718e2389|win.Below&0x31082309 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Site)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(SiteKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !m.Location.Equal(src.Location) {
-			m.Location = src.Location.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.Location != nil || src.Location != nil {
-			if m.Location == nil {
-				m.Location = new(Location)
-				n++
-			}
-			n += m.Location.copyInAt(src.Location, fm, at+4)
-		}
-	}
-	if cw&(1<<7) != 0 && m.Power != src.Power {
-		m.Power = src.Power
-		n++
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
-		} else if !maps.Equal(m.Labels, src.Labels) {
-			if len(src.Labels) == 0 {
-				m.Labels = nil
+	for x := win.Cover&0x718e2389 | win.Below&0x31082309; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
 			} else {
-				m.Labels = maps.Clone(src.Labels)
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(SiteKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<9) != 0 {
-		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*Resources).Equal, (*Resources).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*Resources).Equal) {
-			if len(src.Flavors) == 0 {
-				m.Flavors = nil
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.Location.Equal(src.Location) {
+					m.Location = src.Location.Clone()
+					n++
+				}
 			} else {
-				m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*Resources).Clone)
+				if m.Location != nil || src.Location != nil {
+					if m.Location == nil {
+						m.Location = new(Location)
+						n++
+					}
+					n += m.Location.copyInAt(src.Location, fm, at+4, win.Shift(4))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<13) != 0 {
-		if !m.Quota.Equal(src.Quota) {
-			m.Quota = src.Quota.Clone()
-			n++
-		}
-	} else if bw&(1<<13) != 0 {
-		if m.Quota != nil || src.Quota != nil {
-			if m.Quota == nil {
-				m.Quota = new(Resources)
+		case 7:
+			if m.Power != src.Power {
+				m.Power = src.Power
 				n++
 			}
-			n += m.Quota.copyInAt(src.Quota, fm, at+14)
-		}
-	}
-	if cw&(1<<17) != 0 && !fieldmap.Equal(m.Timeout, src.Timeout) {
-		m.Timeout = fieldmap.Clone(src.Timeout)
-		n++
-	}
-	if cw&(1<<18) != 0 {
-		if s1, ok := src.Platform.(*Site_Kubeconfig); ok && s1 != nil {
-			if d1, ok := m.Platform.(*Site_Kubeconfig); !ok || d1 == nil || d1.Kubeconfig != s1.Kubeconfig {
-				m.Platform = &Site_Kubeconfig{Kubeconfig: s1.Kubeconfig}
+		case 8:
+			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
+			} else if !maps.Equal(m.Labels, src.Labels) {
+				if len(src.Labels) == 0 {
+					m.Labels = nil
+				} else {
+					m.Labels = maps.Clone(src.Labels)
+				}
 				n++
 			}
-		} else if d1, ok := m.Platform.(*Site_Kubeconfig); ok && d1 != nil {
-			m.Platform = nil
-			n++
-		}
-	}
-	if cw&(1<<19) != 0 {
-		if s1, ok := src.Platform.(*Site_Vm); ok && s1 != nil {
-			if d1, ok := m.Platform.(*Site_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
-				m.Platform = &Site_Vm{Vm: s1.Vm.Clone()}
+		case 9:
+			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*Resources).Equal, (*Resources).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*Resources).Equal) {
+				if len(src.Flavors) == 0 {
+					m.Flavors = nil
+				} else {
+					m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*Resources).Clone)
+				}
 				n++
 			}
-		} else if d1, ok := m.Platform.(*Site_Vm); ok && d1 != nil {
-			m.Platform = nil
-			n++
-		}
-	} else if bw&(1<<19) != 0 {
-		var s1 *Resources
-		sok := false
-		if w, ok := src.Platform.(*Site_Vm); ok && w != nil {
-			s1, sok = w.Vm, true
-		}
-		var d1 *Resources
-		if w, ok := m.Platform.(*Site_Vm); ok && w != nil {
-			if w.Vm == nil {
-				w.Vm = new(Resources)
-			}
-			d1 = w.Vm
-		} else if sok {
-			d1 = new(Resources)
-			m.Platform = &Site_Vm{Vm: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+20)
-		}
-	}
-	if cw&(1<<23) != 0 && !bytes.Equal(m.Cert, src.Cert) {
-		m.Cert = fieldmap.CloneBytes(src.Cert)
-		n++
-	}
-	if cw&(1<<24) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status = src.Status.Clone()
-			n++
-		}
-	} else if bw&(1<<24) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(Status)
-				n++
-			}
-			n += m.Status.copyInAt(src.Status, fm, at+25)
-		}
-	}
-	if (cw|bw)&(1<<28) != 0 {
-		if a := fm.ListActionAt(at + 28); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Pools, src.Pools, (*Resources).Equal, (*Resources).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Pools, src.Pools, (*Resources).Equal) {
-			if len(src.Pools) == 0 {
-				m.Pools = nil
+		case 13:
+			if win.Cover&(1<<13) != 0 {
+				if !m.Quota.Equal(src.Quota) {
+					m.Quota = src.Quota.Clone()
+					n++
+				}
 			} else {
-				m.Pools = fieldmap.CloneMapFunc(src.Pools, (*Resources).Clone)
+				if m.Quota != nil || src.Quota != nil {
+					if m.Quota == nil {
+						m.Quota = new(Resources)
+						n++
+					}
+					n += m.Quota.copyInAt(src.Quota, fm, at+14, win.Shift(14))
+				}
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<29) != 0 {
-		if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-		} else if !fieldmap.EqualMessageListFunc(m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp]) {
-			if len(src.History) == 0 {
-				m.History = nil
+		case 17:
+			if !fieldmap.Equal(m.Timeout, src.Timeout) {
+				m.Timeout = fieldmap.Clone(src.Timeout)
+				n++
+			}
+		case 18:
+			if s1, ok := src.Platform.(*Site_Kubeconfig); ok && s1 != nil {
+				if d1, ok := m.Platform.(*Site_Kubeconfig); !ok || d1 == nil || d1.Kubeconfig != s1.Kubeconfig {
+					m.Platform = &Site_Kubeconfig{Kubeconfig: s1.Kubeconfig}
+					n++
+				}
+			} else if d1, ok := m.Platform.(*Site_Kubeconfig); ok && d1 != nil {
+				m.Platform = nil
+				n++
+			}
+		case 19:
+			if win.Cover&(1<<19) != 0 {
+				if s1, ok := src.Platform.(*Site_Vm); ok && s1 != nil {
+					if d1, ok := m.Platform.(*Site_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
+						m.Platform = &Site_Vm{Vm: s1.Vm.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Platform.(*Site_Vm); ok && d1 != nil {
+					m.Platform = nil
+					n++
+				}
 			} else {
-				m.History = fieldmap.CloneListFunc(src.History, fieldmap.Clone[*timestamppb.Timestamp])
+				var s1 *Resources
+				sok := false
+				if w, ok := src.Platform.(*Site_Vm); ok && w != nil {
+					s1, sok = w.Vm, true
+				}
+				var d1 *Resources
+				if w, ok := m.Platform.(*Site_Vm); ok && w != nil {
+					if w.Vm == nil {
+						w.Vm = new(Resources)
+					}
+					d1 = w.Vm
+				} else if sok {
+					d1 = new(Resources)
+					m.Platform = &Site_Vm{Vm: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+20, win.Shift(20))
+				}
 			}
-			n++
+		case 23:
+			if !bytes.Equal(m.Cert, src.Cert) {
+				m.Cert = fieldmap.CloneBytes(src.Cert)
+				n++
+			}
+		case 24:
+			if win.Cover&(1<<24) != 0 {
+				if !m.Status.Equal(src.Status) {
+					m.Status = src.Status.Clone()
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(Status)
+						n++
+					}
+					n += m.Status.copyInAt(src.Status, fm, at+25, win.Shift(25))
+				}
+			}
+		case 28:
+			if a := fm.ListActionAt(at + 28); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.Pools, src.Pools, (*Resources).Equal, (*Resources).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.Pools, src.Pools, (*Resources).Equal) {
+				if len(src.Pools) == 0 {
+					m.Pools = nil
+				} else {
+					m.Pools = fieldmap.CloneMapFunc(src.Pools, (*Resources).Clone)
+				}
+				n++
+			}
+		case 29:
+			if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
+			} else if !fieldmap.EqualMessageListFunc(m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp]) {
+				if len(src.History) == 0 {
+					m.History = nil
+				} else {
+					m.History = fieldmap.CloneListFunc(src.History, fieldmap.Clone[*timestamppb.Timestamp])
+				}
+				n++
+			}
+		case 30:
+			if m.Revision != src.Revision {
+				m.Revision = src.Revision
+				n++
+			}
 		}
-	}
-	if cw&(1<<30) != 0 && m.Revision != src.Revision {
-		m.Revision = src.Revision
-		n++
 	}
 	return n
 }

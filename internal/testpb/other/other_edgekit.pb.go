@@ -8,12 +8,13 @@ package otherpb
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Label: dot-joined field numbers from Label.
 const (
@@ -42,7 +43,7 @@ func (*Label) FieldSchema() *fieldmap.Schema { return _Label_fieldSchema }
 // NewLabelFieldMap returns a FieldMap of Label holding flags; the
 // error names the first flag Label does not have.
 func NewLabelFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Label_fieldSchema.New(flags...)
+	return _Label_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -108,42 +109,48 @@ func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Label being number at of fm's schema.
-func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Label being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0x8 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Label)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Color != src.Color {
-		m.Color = src.Color
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
-		} else if !slices.Equal(m.Weights, src.Weights) {
-			if len(src.Weights) == 0 {
-				m.Weights = nil
-			} else {
-				m.Weights = slices.Clone(src.Weights)
+	for x := win.Cover&0xf | win.Below&0x8; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
+		case 1:
+			if m.Color != src.Color {
+				m.Color = src.Color
+				n++
+			}
+		case 2:
+			if m.Secret != src.Secret {
+				m.Secret = src.Secret
+				n++
+			}
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
+			} else if !slices.Equal(m.Weights, src.Weights) {
+				if len(src.Weights) == 0 {
+					m.Weights = nil
+				} else {
+					m.Weights = slices.Clone(src.Weights)
+				}
+				n++
+			}
 		}
 	}
 	return n

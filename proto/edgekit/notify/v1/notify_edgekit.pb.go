@@ -10,12 +10,13 @@ import (
 	edgeproto "github.com/edgekit/edgekit/edgeproto"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of ConnectRequest: dot-joined field numbers from ConnectRequest.
 const (
@@ -298,7 +299,7 @@ func (*ConnectRequest) FieldSchema() *fieldmap.Schema { return _ConnectRequest_f
 // NewConnectRequestFieldMap returns a FieldMap of ConnectRequest holding flags; the
 // error names the first flag ConnectRequest does not have.
 func NewConnectRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ConnectRequest_fieldSchema.New(flags...)
+	return _ConnectRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Hello: dot-joined field numbers from Hello.
@@ -322,7 +323,7 @@ func (*Hello) FieldSchema() *fieldmap.Schema { return _Hello_fieldSchema }
 // NewHelloFieldMap returns a FieldMap of Hello holding flags; the
 // error names the first flag Hello does not have.
 func NewHelloFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Hello_fieldSchema.New(flags...)
+	return _Hello_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Report: dot-joined field numbers from Report.
@@ -447,7 +448,7 @@ func (*Report) FieldSchema() *fieldmap.Schema { return _Report_fieldSchema }
 // NewReportFieldMap returns a FieldMap of Report holding flags; the
 // error names the first flag Report does not have.
 func NewReportFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Report_fieldSchema.New(flags...)
+	return _Report_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ConnectResponse: dot-joined field numbers from ConnectResponse.
@@ -901,7 +902,7 @@ func (*ConnectResponse) FieldSchema() *fieldmap.Schema { return _ConnectResponse
 // NewConnectResponseFieldMap returns a FieldMap of ConnectResponse holding flags; the
 // error names the first flag ConnectResponse does not have.
 func NewConnectResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ConnectResponse_fieldSchema.New(flags...)
+	return _ConnectResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of SyncStart: dot-joined field numbers from SyncStart.
@@ -922,7 +923,7 @@ func (*SyncStart) FieldSchema() *fieldmap.Schema { return _SyncStart_fieldSchema
 // NewSyncStartFieldMap returns a FieldMap of SyncStart holding flags; the
 // error names the first flag SyncStart does not have.
 func NewSyncStartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _SyncStart_fieldSchema.New(flags...)
+	return _SyncStart_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of SyncEnd: dot-joined field numbers from SyncEnd.
@@ -943,7 +944,7 @@ func (*SyncEnd) FieldSchema() *fieldmap.Schema { return _SyncEnd_fieldSchema }
 // NewSyncEndFieldMap returns a FieldMap of SyncEnd holding flags; the
 // error names the first flag SyncEnd does not have.
 func NewSyncEndFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _SyncEnd_fieldSchema.New(flags...)
+	return _SyncEnd_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Update: dot-joined field numbers from Update.
@@ -1153,7 +1154,7 @@ func (*Update) FieldSchema() *fieldmap.Schema { return _Update_fieldSchema }
 // NewUpdateFieldMap returns a FieldMap of Update holding flags; the
 // error names the first flag Update does not have.
 func NewUpdateFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Update_fieldSchema.New(flags...)
+	return _Update_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ReportAck: dot-joined field numbers from ReportAck.
@@ -1175,7 +1176,7 @@ func (*ReportAck) FieldSchema() *fieldmap.Schema { return _ReportAck_fieldSchema
 // NewReportAckFieldMap returns a FieldMap of ReportAck holding flags; the
 // error names the first flag ReportAck does not have.
 func NewReportAckFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ReportAck_fieldSchema.New(flags...)
+	return _ReportAck_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _Keepalive_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -1192,7 +1193,7 @@ func (*Keepalive) FieldSchema() *fieldmap.Schema { return _Keepalive_fieldSchema
 // NewKeepaliveFieldMap returns a FieldMap of Keepalive holding flags; the
 // error names the first flag Keepalive does not have.
 func NewKeepaliveFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Keepalive_fieldSchema.New(flags...)
+	return _Keepalive_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -1848,1047 +1849,1184 @@ func (m *ConnectRequest) CopyInFields(src *ConnectRequest, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ConnectRequest being number at of fm's schema.
-func (m *ConnectRequest) copyInAt(src *ConnectRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// ConnectRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ConnectRequest) copyInAt(src *ConnectRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x41|win.Below&0x41 == 0 {
+		return 0
+	}
 	if src == nil {
 		src = new(ConnectRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if s1, ok := src.Msg.(*ConnectRequest_Hello); ok && s1 != nil {
-			if d1, ok := m.Msg.(*ConnectRequest_Hello); !ok || d1 == nil || !d1.Hello.Equal(s1.Hello) {
-				m.Msg = &ConnectRequest_Hello{Hello: s1.Hello.Clone()}
-				n++
+	for x := win.Cover&0x41 | win.Below&0x41; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if s1, ok := src.Msg.(*ConnectRequest_Hello); ok && s1 != nil {
+					if d1, ok := m.Msg.(*ConnectRequest_Hello); !ok || d1 == nil || !d1.Hello.Equal(s1.Hello) {
+						m.Msg = &ConnectRequest_Hello{Hello: s1.Hello.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Msg.(*ConnectRequest_Hello); ok && d1 != nil {
+					m.Msg = nil
+					n++
+				}
+			} else {
+				var s1 *Hello
+				sok := false
+				if w, ok := src.Msg.(*ConnectRequest_Hello); ok && w != nil {
+					s1, sok = w.Hello, true
+				}
+				var d1 *Hello
+				if w, ok := m.Msg.(*ConnectRequest_Hello); ok && w != nil {
+					if w.Hello == nil {
+						w.Hello = new(Hello)
+					}
+					d1 = w.Hello
+				} else if sok {
+					d1 = new(Hello)
+					m.Msg = &ConnectRequest_Hello{Hello: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
+				}
 			}
-		} else if d1, ok := m.Msg.(*ConnectRequest_Hello); ok && d1 != nil {
-			m.Msg = nil
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		var s1 *Hello
-		sok := false
-		if w, ok := src.Msg.(*ConnectRequest_Hello); ok && w != nil {
-			s1, sok = w.Hello, true
-		}
-		var d1 *Hello
-		if w, ok := m.Msg.(*ConnectRequest_Hello); ok && w != nil {
-			if w.Hello == nil {
-				w.Hello = new(Hello)
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if s1, ok := src.Msg.(*ConnectRequest_Report); ok && s1 != nil {
+					if d1, ok := m.Msg.(*ConnectRequest_Report); !ok || d1 == nil || !d1.Report.Equal(s1.Report) {
+						m.Msg = &ConnectRequest_Report{Report: s1.Report.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Msg.(*ConnectRequest_Report); ok && d1 != nil {
+					m.Msg = nil
+					n++
+				}
+			} else {
+				var s1 *Report
+				sok := false
+				if w, ok := src.Msg.(*ConnectRequest_Report); ok && w != nil {
+					s1, sok = w.Report, true
+				}
+				var d1 *Report
+				if w, ok := m.Msg.(*ConnectRequest_Report); ok && w != nil {
+					if w.Report == nil {
+						w.Report = new(Report)
+					}
+					d1 = w.Report
+				} else if sok {
+					d1 = new(Report)
+					m.Msg = &ConnectRequest_Report{Report: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+7, fm.Window(at+7))
+				}
 			}
-			d1 = w.Hello
-		} else if sok {
-			d1 = new(Hello)
-			m.Msg = &ConnectRequest_Hello{Hello: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+1)
-		}
-	}
-	if cw&(1<<6) != 0 {
-		if s1, ok := src.Msg.(*ConnectRequest_Report); ok && s1 != nil {
-			if d1, ok := m.Msg.(*ConnectRequest_Report); !ok || d1 == nil || !d1.Report.Equal(s1.Report) {
-				m.Msg = &ConnectRequest_Report{Report: s1.Report.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Msg.(*ConnectRequest_Report); ok && d1 != nil {
-			m.Msg = nil
-			n++
-		}
-	} else if bw&(1<<6) != 0 {
-		var s1 *Report
-		sok := false
-		if w, ok := src.Msg.(*ConnectRequest_Report); ok && w != nil {
-			s1, sok = w.Report, true
-		}
-		var d1 *Report
-		if w, ok := m.Msg.(*ConnectRequest_Report); ok && w != nil {
-			if w.Report == nil {
-				w.Report = new(Report)
-			}
-			d1 = w.Report
-		} else if sok {
-			d1 = new(Report)
-			m.Msg = &ConnectRequest_Report{Report: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+7)
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Hello being number at of fm's schema.
-func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Hello being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x19|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Hello)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
-			m.CloudletKey = fieldmap.Clone(src.CloudletKey)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.CloudletKey != nil || src.CloudletKey != nil {
-			if m.CloudletKey == nil {
-				m.CloudletKey = new(edgeproto.CloudletKey)
+	for x := win.Cover&0x19 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+					m.CloudletKey = fieldmap.Clone(src.CloudletKey)
+					n++
+				}
+			} else {
+				if m.CloudletKey != nil || src.CloudletKey != nil {
+					if m.CloudletKey == nil {
+						m.CloudletKey = new(edgeproto.CloudletKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if m.AccessKey != src.AccessKey {
+				m.AccessKey = src.AccessKey
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+1)
+		case 4:
+			if m.Instance != src.Instance {
+				m.Instance = src.Instance
+				n++
+			}
 		}
-	}
-	if cw&(1<<3) != 0 && m.AccessKey != src.AccessKey {
-		m.AccessKey = src.AccessKey
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Instance != src.Instance {
-		m.Instance = src.Instance
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletKey being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m, src *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CloudletKey being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m, src *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.CloudletKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Report being number at of fm's schema.
-func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// Report being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Report)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Seq != src.Seq {
-		m.Seq = src.Seq
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if s1, ok := src.Info.(*Report_CloudletInfo); ok && s1 != nil {
-			if d1, ok := m.Info.(*Report_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
-				m.Info = &Report_CloudletInfo{CloudletInfo: fieldmap.Clone(s1.CloudletInfo)}
+	for x := win.Cover&0x20000000000003 | win.Below&0x20000000000002; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Seq != src.Seq {
+				m.Seq = src.Seq
 				n++
 			}
-		} else if d1, ok := m.Info.(*Report_CloudletInfo); ok && d1 != nil {
-			m.Info = nil
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		var s1 *edgeproto.CloudletInfo
-		sok := false
-		if w, ok := src.Info.(*Report_CloudletInfo); ok && w != nil {
-			s1, sok = w.CloudletInfo, true
-		}
-		var d1 *edgeproto.CloudletInfo
-		if w, ok := m.Info.(*Report_CloudletInfo); ok && w != nil {
-			if w.CloudletInfo == nil {
-				w.CloudletInfo = new(edgeproto.CloudletInfo)
-			}
-			d1 = w.CloudletInfo
-		} else if sok {
-			d1 = new(edgeproto.CloudletInfo)
-			m.Info = &Report_CloudletInfo{CloudletInfo: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(d1, s1, fm, at+2)
-		}
-	}
-	if cw&(1<<53) != 0 {
-		if s1, ok := src.Info.(*Report_ClusterInstInfo); ok && s1 != nil {
-			if d1, ok := m.Info.(*Report_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
-				m.Info = &Report_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
-				n++
-			}
-		} else if d1, ok := m.Info.(*Report_ClusterInstInfo); ok && d1 != nil {
-			m.Info = nil
-			n++
-		}
-	} else if bw&(1<<53) != 0 {
-		var s1 *edgeproto.ClusterInstInfo
-		sok := false
-		if w, ok := src.Info.(*Report_ClusterInstInfo); ok && w != nil {
-			s1, sok = w.ClusterInstInfo, true
-		}
-		var d1 *edgeproto.ClusterInstInfo
-		if w, ok := m.Info.(*Report_ClusterInstInfo); ok && w != nil {
-			if w.ClusterInstInfo == nil {
-				w.ClusterInstInfo = new(edgeproto.ClusterInstInfo)
-			}
-			d1 = w.ClusterInstInfo
-		} else if sok {
-			d1 = new(edgeproto.ClusterInstInfo)
-			m.Info = &Report_ClusterInstInfo{ClusterInstInfo: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+54)
-		}
-	}
-	if fm.HasAt(at + 84) {
-		if s1, ok := src.Info.(*Report_AppInstInfo); ok && s1 != nil {
-			if d1, ok := m.Info.(*Report_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
-				m.Info = &Report_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
-				n++
-			}
-		} else if d1, ok := m.Info.(*Report_AppInstInfo); ok && d1 != nil {
-			m.Info = nil
-			n++
-		}
-	} else if fm.HasChildAt(at + 84) {
-		var s1 *edgeproto.AppInstInfo
-		sok := false
-		if w, ok := src.Info.(*Report_AppInstInfo); ok && w != nil {
-			s1, sok = w.AppInstInfo, true
-		}
-		var d1 *edgeproto.AppInstInfo
-		if w, ok := m.Info.(*Report_AppInstInfo); ok && w != nil {
-			if w.AppInstInfo == nil {
-				w.AppInstInfo = new(edgeproto.AppInstInfo)
-			}
-			d1 = w.AppInstInfo
-		} else if sok {
-			d1 = new(edgeproto.AppInstInfo)
-			m.Info = &Report_AppInstInfo{AppInstInfo: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+85)
-		}
-	}
-	if fm.HasOrHasChildAt(at + 105) {
-		if a := fm.ListActionAt(at + 105); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if s1, ok := src.Info.(*Report_CloudletInfo); ok && s1 != nil {
+					if d1, ok := m.Info.(*Report_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
+						m.Info = &Report_CloudletInfo{CloudletInfo: fieldmap.Clone(s1.CloudletInfo)}
+						n++
+					}
+				} else if d1, ok := m.Info.(*Report_CloudletInfo); ok && d1 != nil {
+					m.Info = nil
+					n++
+				}
 			} else {
-				m.Fields = slices.Clone(src.Fields)
+				var s1 *edgeproto.CloudletInfo
+				sok := false
+				if w, ok := src.Info.(*Report_CloudletInfo); ok && w != nil {
+					s1, sok = w.CloudletInfo, true
+				}
+				var d1 *edgeproto.CloudletInfo
+				if w, ok := m.Info.(*Report_CloudletInfo); ok && w != nil {
+					if w.CloudletInfo == nil {
+						w.CloudletInfo = new(edgeproto.CloudletInfo)
+					}
+					d1 = w.CloudletInfo
+				} else if sok {
+					d1 = new(edgeproto.CloudletInfo)
+					m.Info = &Report_CloudletInfo{CloudletInfo: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(d1, s1, fm, at+2, win.Shift(2))
+				}
 			}
-			n++
+		case 53:
+			if win.Cover&(1<<53) != 0 {
+				if s1, ok := src.Info.(*Report_ClusterInstInfo); ok && s1 != nil {
+					if d1, ok := m.Info.(*Report_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
+						m.Info = &Report_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
+						n++
+					}
+				} else if d1, ok := m.Info.(*Report_ClusterInstInfo); ok && d1 != nil {
+					m.Info = nil
+					n++
+				}
+			} else {
+				var s1 *edgeproto.ClusterInstInfo
+				sok := false
+				if w, ok := src.Info.(*Report_ClusterInstInfo); ok && w != nil {
+					s1, sok = w.ClusterInstInfo, true
+				}
+				var d1 *edgeproto.ClusterInstInfo
+				if w, ok := m.Info.(*Report_ClusterInstInfo); ok && w != nil {
+					if w.ClusterInstInfo == nil {
+						w.ClusterInstInfo = new(edgeproto.ClusterInstInfo)
+					}
+					d1 = w.ClusterInstInfo
+				} else if sok {
+					d1 = new(edgeproto.ClusterInstInfo)
+					m.Info = &Report_ClusterInstInfo{ClusterInstInfo: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+54, fm.Window(at+54))
+				}
+			}
+		}
+	}
+	cw1 := fm.Window(at + 64)
+	for x := cw1.Cover&0x20000100000 | cw1.Below&0x20000100000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 20:
+			if cw1.Cover&(1<<20) != 0 {
+				if s1, ok := src.Info.(*Report_AppInstInfo); ok && s1 != nil {
+					if d1, ok := m.Info.(*Report_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
+						m.Info = &Report_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
+						n++
+					}
+				} else if d1, ok := m.Info.(*Report_AppInstInfo); ok && d1 != nil {
+					m.Info = nil
+					n++
+				}
+			} else {
+				var s1 *edgeproto.AppInstInfo
+				sok := false
+				if w, ok := src.Info.(*Report_AppInstInfo); ok && w != nil {
+					s1, sok = w.AppInstInfo, true
+				}
+				var d1 *edgeproto.AppInstInfo
+				if w, ok := m.Info.(*Report_AppInstInfo); ok && w != nil {
+					if w.AppInstInfo == nil {
+						w.AppInstInfo = new(edgeproto.AppInstInfo)
+					}
+					d1 = w.AppInstInfo
+				} else if sok {
+					d1 = new(edgeproto.AppInstInfo)
+					m.Info = &Report_AppInstInfo{AppInstInfo: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+85, cw1.Shift(21))
+				}
+			}
+		case 41:
+			if a := fm.ListActionAt(at + 105); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+			} else if !slices.Equal(m.Fields, src.Fields) {
+				if len(src.Fields) == 0 {
+					m.Fields = nil
+				} else {
+					m.Fields = slices.Clone(src.Fields)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletInfo being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CloudletInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x78400040e03f9|win.Below&0x840004080211 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.CloudletInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.CloudletKey)
+	for x := win.Cover&0x78400040e03f9 | win.Below&0x840004080211; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key = fieldmap.Clone(src.Key)
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(edgeproto.CloudletKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId = src.NotifyId
-		n++
-	}
-	if cw&(1<<6) != 0 && m.Controller != src.Controller {
-		m.Controller = src.Controller
-		n++
-	}
-	if cw&(1<<7) != 0 && m.CompatibilityVersion != src.CompatibilityVersion {
-		m.CompatibilityVersion = src.CompatibilityVersion
-		n++
-	}
-	if cw&(1<<8) != 0 && m.ReleaseVersion != src.ReleaseVersion {
-		m.ReleaseVersion = src.ReleaseVersion
-		n++
-	}
-	if (cw|bw)&(1<<9) != 0 {
-		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo], fieldmap.Clone[*edgeproto.FlavorInfo])
-		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo]) {
-			if len(src.Flavors) == 0 {
-				m.Flavors = nil
-			} else {
-				m.Flavors = fieldmap.CloneListFunc(src.Flavors, fieldmap.Clone[*edgeproto.FlavorInfo])
-			}
-			n++
-		}
-	}
-	if cw&(1<<17) != 0 && m.ControllerCacheReceived != src.ControllerCacheReceived {
-		m.ControllerCacheReceived = src.ControllerCacheReceived
-		n++
-	}
-	if cw&(1<<18) != 0 && m.MaintenanceState != src.MaintenanceState {
-		m.MaintenanceState = src.MaintenanceState
-		n++
-	}
-	if cw&(1<<19) != 0 {
-		if !fieldmap.Equal(m.Status, src.Status) {
-			m.Status = fieldmap.Clone(src.Status)
-			n++
-		}
-	} else if bw&(1<<19) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(edgeproto.StatusInfo)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+20)
-		}
-	}
-	if cw&(1<<26) != 0 {
-		if !fieldmap.Equal(m.ResourcesSnapshot, src.ResourcesSnapshot) {
-			m.ResourcesSnapshot = fieldmap.Clone(src.ResourcesSnapshot)
-			n++
-		}
-	} else if bw&(1<<26) != 0 {
-		if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
-			if m.ResourcesSnapshot == nil {
-				m.ResourcesSnapshot = new(edgeproto.InfraResourcesSnapshot)
+		case 5:
+			if m.NotifyId != src.NotifyId {
+				m.NotifyId = src.NotifyId
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt(m.ResourcesSnapshot, src.ResourcesSnapshot, fm, at+27)
-		}
-	}
-	if (cw|bw)&(1<<42) != 0 {
-		if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo], fieldmap.Clone[*edgeproto.NodeInfo])
-		} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo]) {
-			if len(src.NodeInfos) == 0 {
-				m.NodeInfos = nil
-			} else {
-				m.NodeInfos = fieldmap.CloneListFunc(src.NodeInfos, fieldmap.Clone[*edgeproto.NodeInfo])
+		case 6:
+			if m.Controller != src.Controller {
+				m.Controller = src.Controller
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<47) != 0 {
-		if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
-		} else if !maps.Equal(m.Properties, src.Properties) {
-			if len(src.Properties) == 0 {
-				m.Properties = nil
-			} else {
-				m.Properties = maps.Clone(src.Properties)
+		case 7:
+			if m.CompatibilityVersion != src.CompatibilityVersion {
+				m.CompatibilityVersion = src.CompatibilityVersion
+				n++
 			}
-			n++
+		case 8:
+			if m.ReleaseVersion != src.ReleaseVersion {
+				m.ReleaseVersion = src.ReleaseVersion
+				n++
+			}
+		case 9:
+			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo], fieldmap.Clone[*edgeproto.FlavorInfo])
+			} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo]) {
+				if len(src.Flavors) == 0 {
+					m.Flavors = nil
+				} else {
+					m.Flavors = fieldmap.CloneListFunc(src.Flavors, fieldmap.Clone[*edgeproto.FlavorInfo])
+				}
+				n++
+			}
+		case 17:
+			if m.ControllerCacheReceived != src.ControllerCacheReceived {
+				m.ControllerCacheReceived = src.ControllerCacheReceived
+				n++
+			}
+		case 18:
+			if m.MaintenanceState != src.MaintenanceState {
+				m.MaintenanceState = src.MaintenanceState
+				n++
+			}
+		case 19:
+			if win.Cover&(1<<19) != 0 {
+				if !fieldmap.Equal(m.Status, src.Status) {
+					m.Status = fieldmap.Clone(src.Status)
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(edgeproto.StatusInfo)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+20, win.Shift(20))
+				}
+			}
+		case 26:
+			if win.Cover&(1<<26) != 0 {
+				if !fieldmap.Equal(m.ResourcesSnapshot, src.ResourcesSnapshot) {
+					m.ResourcesSnapshot = fieldmap.Clone(src.ResourcesSnapshot)
+					n++
+				}
+			} else {
+				if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
+					if m.ResourcesSnapshot == nil {
+						m.ResourcesSnapshot = new(edgeproto.InfraResourcesSnapshot)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt(m.ResourcesSnapshot, src.ResourcesSnapshot, fm, at+27, win.Shift(27))
+				}
+			}
+		case 42:
+			if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo], fieldmap.Clone[*edgeproto.NodeInfo])
+			} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo]) {
+				if len(src.NodeInfos) == 0 {
+					m.NodeInfos = nil
+				} else {
+					m.NodeInfos = fieldmap.CloneListFunc(src.NodeInfos, fieldmap.Clone[*edgeproto.NodeInfo])
+				}
+				n++
+			}
+		case 47:
+			if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
+			} else if !maps.Equal(m.Properties, src.Properties) {
+				if len(src.Properties) == 0 {
+					m.Properties = nil
+				} else {
+					m.Properties = maps.Clone(src.Properties)
+				}
+				n++
+			}
+		case 48:
+			if m.TrustPolicyState != src.TrustPolicyState {
+				m.TrustPolicyState = src.TrustPolicyState
+				n++
+			}
+		case 49:
+			if m.ActiveCrmInstance != src.ActiveCrmInstance {
+				m.ActiveCrmInstance = src.ActiveCrmInstance
+				n++
+			}
+		case 50:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<48) != 0 && m.TrustPolicyState != src.TrustPolicyState {
-		m.TrustPolicyState = src.TrustPolicyState
-		n++
-	}
-	if cw&(1<<49) != 0 && m.ActiveCrmInstance != src.ActiveCrmInstance {
-		m.ActiveCrmInstance = src.ActiveCrmInstance
-		n++
-	}
-	if cw&(1<<50) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FlavorInfo being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt(m, src *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// FlavorInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt(m, src *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7f|win.Below&0x20 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.FlavorInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
-	}
-	if cw&(1<<2) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
-	}
-	if cw&(1<<3) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Gpus != src.Gpus {
-		m.Gpus = src.Gpus
-		n++
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
-		} else if !maps.Equal(m.PropMap, src.PropMap) {
-			if len(src.PropMap) == 0 {
-				m.PropMap = nil
-			} else {
-				m.PropMap = maps.Clone(src.PropMap)
+	for x := win.Cover&0x7f | win.Below&0x20; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
+		case 1:
+			if m.Vcpus != src.Vcpus {
+				m.Vcpus = src.Vcpus
+				n++
+			}
+		case 2:
+			if m.RamMb != src.RamMb {
+				m.RamMb = src.RamMb
+				n++
+			}
+		case 3:
+			if m.DiskGb != src.DiskGb {
+				m.DiskGb = src.DiskGb
+				n++
+			}
+		case 4:
+			if m.Gpus != src.Gpus {
+				m.Gpus = src.Gpus
+				n++
+			}
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
+			} else if !maps.Equal(m.PropMap, src.PropMap) {
+				if len(src.PropMap) == 0 {
+					m.PropMap = nil
+				} else {
+					m.PropMap = maps.Clone(src.PropMap)
+				}
+				n++
+			}
+		case 6:
+			if m.Deprecated != src.Deprecated {
+				m.Deprecated = src.Deprecated
+				n++
+			}
 		}
-	}
-	if cw&(1<<6) != 0 && m.Deprecated != src.Deprecated {
-		m.Deprecated = src.Deprecated
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// StatusInfo being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m, src *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// StatusInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m, src *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3f|win.Below&0x20 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.StatusInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
-		m.TaskNumber = src.TaskNumber
-		n++
-	}
-	if cw&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
-		m.MaxTasks = src.MaxTasks
-		n++
-	}
-	if cw&(1<<2) != 0 && m.TaskName != src.TaskName {
-		m.TaskName = src.TaskName
-		n++
-	}
-	if cw&(1<<3) != 0 && m.StepName != src.StepName {
-		m.StepName = src.StepName
-		n++
-	}
-	if cw&(1<<4) != 0 && m.MsgCount != src.MsgCount {
-		m.MsgCount = src.MsgCount
-		n++
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
-		} else if !slices.Equal(m.Msgs, src.Msgs) {
-			if len(src.Msgs) == 0 {
-				m.Msgs = nil
-			} else {
-				m.Msgs = slices.Clone(src.Msgs)
+	for x := win.Cover&0x3f | win.Below&0x20; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.TaskNumber != src.TaskNumber {
+				m.TaskNumber = src.TaskNumber
+				n++
 			}
-			n++
+		case 1:
+			if m.MaxTasks != src.MaxTasks {
+				m.MaxTasks = src.MaxTasks
+				n++
+			}
+		case 2:
+			if m.TaskName != src.TaskName {
+				m.TaskName = src.TaskName
+				n++
+			}
+		case 3:
+			if m.StepName != src.StepName {
+				m.StepName = src.StepName
+				n++
+			}
+		case 4:
+			if m.MsgCount != src.MsgCount {
+				m.MsgCount = src.MsgCount
+				n++
+			}
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
+			} else if !slices.Equal(m.Msgs, src.Msgs) {
+				if len(src.Msgs) == 0 {
+					m.Msgs = nil
+				} else {
+					m.Msgs = slices.Clone(src.Msgs)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResourcesSnapshot being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, src *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// InfraResourcesSnapshot being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, src *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x4901|win.Below&0x901 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.InfraResourcesSnapshot)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource], fieldmap.Clone[*edgeproto.InfraResource])
-		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
-			if len(src.Info) == 0 {
-				m.Info = nil
-			} else {
-				m.Info = fieldmap.CloneListFunc(src.Info, fieldmap.Clone[*edgeproto.InfraResource])
+	for x := win.Cover&0x4901 | win.Below&0x901; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource], fieldmap.Clone[*edgeproto.InfraResource])
+			} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
+				if len(src.Info) == 0 {
+					m.Info = nil
+				} else {
+					m.Info = fieldmap.CloneListFunc(src.Info, fieldmap.Clone[*edgeproto.InfraResource])
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey], fieldmap.Clone[*edgeproto.ClusterKey])
-		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
-			if len(src.ClusterInsts) == 0 {
-				m.ClusterInsts = nil
-			} else {
-				m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, fieldmap.Clone[*edgeproto.ClusterKey])
+		case 8:
+			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey], fieldmap.Clone[*edgeproto.ClusterKey])
+			} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
+				if len(src.ClusterInsts) == 0 {
+					m.ClusterInsts = nil
+				} else {
+					m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, fieldmap.Clone[*edgeproto.ClusterKey])
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey], fieldmap.Clone[*edgeproto.AppInstKey])
-		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
-			if len(src.VmAppInsts) == 0 {
-				m.VmAppInsts = nil
-			} else {
-				m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, fieldmap.Clone[*edgeproto.AppInstKey])
+		case 11:
+			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey], fieldmap.Clone[*edgeproto.AppInstKey])
+			} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
+				if len(src.VmAppInsts) == 0 {
+					m.VmAppInsts = nil
+				} else {
+					m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, fieldmap.Clone[*edgeproto.AppInstKey])
+				}
+				n++
 			}
-			n++
+		case 14:
+			if !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+				m.TakenAt = fieldmap.Clone(src.TakenAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
-		m.TakenAt = fieldmap.Clone(src.TakenAt)
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResource being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt(m, src *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// InfraResource being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt(m, src *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.InfraResource)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Used != src.Used {
-		m.Used = src.Used
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Total != src.Total {
-		m.Total = src.Total
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Quota != src.Quota {
-		m.Quota = src.Quota
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Units != src.Units {
-		m.Units = src.Units
-		n++
-	}
-	if cw&(1<<5) != 0 && m.Description != src.Description {
-		m.Description = src.Description
-		n++
-	}
-	if cw&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
-		m.AlertThreshold = src.AlertThreshold
-		n++
+	for x := win.Cover & 0x7f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Used != src.Used {
+				m.Used = src.Used
+				n++
+			}
+		case 2:
+			if m.Total != src.Total {
+				m.Total = src.Total
+				n++
+			}
+		case 3:
+			if m.Quota != src.Quota {
+				m.Quota = src.Quota
+				n++
+			}
+		case 4:
+			if m.Units != src.Units {
+				m.Units = src.Units
+				n++
+			}
+		case 5:
+			if m.Description != src.Description {
+				m.Description = src.Description
+				n++
+			}
+		case 6:
+			if m.AlertThreshold != src.AlertThreshold {
+				m.AlertThreshold = src.AlertThreshold
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterKey being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m, src *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ClusterKey being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m, src *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.ClusterKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstKey being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m, src *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppInstKey being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m, src *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.AppInstKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeInfo being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NodeInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0xe == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.NodeInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
-		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
-			if len(src.Allocatable) == 0 {
-				m.Allocatable = nil
-			} else {
-				m.Allocatable = maps.Clone(src.Allocatable)
+	for x := win.Cover&0xf | win.Below&0xe; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
-		} else if !maps.Equal(m.Capacity, src.Capacity) {
-			if len(src.Capacity) == 0 {
-				m.Capacity = nil
-			} else {
-				m.Capacity = maps.Clone(src.Capacity)
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
+			} else if !maps.Equal(m.Allocatable, src.Allocatable) {
+				if len(src.Allocatable) == 0 {
+					m.Allocatable = nil
+				} else {
+					m.Allocatable = maps.Clone(src.Allocatable)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
-		} else if !slices.Equal(m.Roles, src.Roles) {
-			if len(src.Roles) == 0 {
-				m.Roles = nil
-			} else {
-				m.Roles = slices.Clone(src.Roles)
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
+			} else if !maps.Equal(m.Capacity, src.Capacity) {
+				if len(src.Capacity) == 0 {
+					m.Capacity = nil
+				} else {
+					m.Capacity = maps.Clone(src.Capacity)
+				}
+				n++
 			}
-			n++
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
+			} else if !slices.Equal(m.Roles, src.Roles) {
+				if len(src.Roles) == 0 {
+					m.Roles = nil
+				} else {
+					m.Roles = slices.Clone(src.Roles)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterInstInfo being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ClusterInstInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x30002079|win.Below&0x2051 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.ClusterInstInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.ClusterKey)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
+	for x := win.Cover&0x30002079 | win.Below&0x2051; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key = fieldmap.Clone(src.Key)
+					n++
+				}
 			} else {
-				m.Errors = slices.Clone(src.Errors)
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(edgeproto.ClusterKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId = src.NotifyId
-		n++
-	}
-	if cw&(1<<6) != 0 {
-		if !fieldmap.Equal(m.Status, src.Status) {
-			m.Status = fieldmap.Clone(src.Status)
-			n++
-		}
-	} else if bw&(1<<6) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(edgeproto.StatusInfo)
+		case 3:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7)
-		}
-	}
-	if cw&(1<<13) != 0 {
-		if !fieldmap.Equal(m.Resources, src.Resources) {
-			m.Resources = fieldmap.Clone(src.Resources)
-			n++
-		}
-	} else if bw&(1<<13) != 0 {
-		if m.Resources != nil || src.Resources != nil {
-			if m.Resources == nil {
-				m.Resources = new(edgeproto.InfraResources)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14)
+		case 5:
+			if m.NotifyId != src.NotifyId {
+				m.NotifyId = src.NotifyId
+				n++
+			}
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !fieldmap.Equal(m.Status, src.Status) {
+					m.Status = fieldmap.Clone(src.Status)
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(edgeproto.StatusInfo)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
+				}
+			}
+		case 13:
+			if win.Cover&(1<<13) != 0 {
+				if !fieldmap.Equal(m.Resources, src.Resources) {
+					m.Resources = fieldmap.Clone(src.Resources)
+					n++
+				}
+			} else {
+				if m.Resources != nil || src.Resources != nil {
+					if m.Resources == nil {
+						m.Resources = new(edgeproto.InfraResources)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
+				}
+			}
+		case 28:
+			if m.Kubeconfig != src.Kubeconfig {
+				m.Kubeconfig = src.Kubeconfig
+				n++
+			}
+		case 29:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig = src.Kubeconfig
-		n++
-	}
-	if cw&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResources being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m, src *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// InfraResources being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m, src *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.InfraResources)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo], fieldmap.Clone[*edgeproto.VmInfo])
-		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
-			if len(src.Vms) == 0 {
-				m.Vms = nil
-			} else {
-				m.Vms = fieldmap.CloneListFunc(src.Vms, fieldmap.Clone[*edgeproto.VmInfo])
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo], fieldmap.Clone[*edgeproto.VmInfo])
+			} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
+				if len(src.Vms) == 0 {
+					m.Vms = nil
+				} else {
+					m.Vms = fieldmap.CloneListFunc(src.Vms, fieldmap.Clone[*edgeproto.VmInfo])
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// VmInfo being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// VmInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x9f|win.Below&0x90 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.VmInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Status != src.Status {
-		m.Status = src.Status
-		n++
-	}
-	if cw&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
-		m.InfraFlavor = src.InfraFlavor
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr], fieldmap.Clone[*edgeproto.IpAddr])
-		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
-			if len(src.Ipaddresses) == 0 {
-				m.Ipaddresses = nil
-			} else {
-				m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, fieldmap.Clone[*edgeproto.IpAddr])
+	for x := win.Cover&0x9f | win.Below&0x90; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo], fieldmap.Clone[*edgeproto.ContainerInfo])
-		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
-			if len(src.Containers) == 0 {
-				m.Containers = nil
-			} else {
-				m.Containers = fieldmap.CloneListFunc(src.Containers, fieldmap.Clone[*edgeproto.ContainerInfo])
+		case 1:
+			if m.Type != src.Type {
+				m.Type = src.Type
+				n++
 			}
-			n++
+		case 2:
+			if m.Status != src.Status {
+				m.Status = src.Status
+				n++
+			}
+		case 3:
+			if m.InfraFlavor != src.InfraFlavor {
+				m.InfraFlavor = src.InfraFlavor
+				n++
+			}
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr], fieldmap.Clone[*edgeproto.IpAddr])
+			} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
+				if len(src.Ipaddresses) == 0 {
+					m.Ipaddresses = nil
+				} else {
+					m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, fieldmap.Clone[*edgeproto.IpAddr])
+				}
+				n++
+			}
+		case 7:
+			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo], fieldmap.Clone[*edgeproto.ContainerInfo])
+			} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
+				if len(src.Containers) == 0 {
+					m.Containers = nil
+				} else {
+					m.Containers = fieldmap.CloneListFunc(src.Containers, fieldmap.Clone[*edgeproto.ContainerInfo])
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// IpAddr being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// IpAddr being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.IpAddr)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
-		m.ExternalIp = src.ExternalIp
-		n++
-	}
-	if cw&(1<<1) != 0 && m.InternalIp != src.InternalIp {
-		m.InternalIp = src.InternalIp
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.ExternalIp != src.ExternalIp {
+				m.ExternalIp = src.ExternalIp
+				n++
+			}
+		case 1:
+			if m.InternalIp != src.InternalIp {
+				m.InternalIp = src.InternalIp
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ContainerInfo being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt(m, src *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ContainerInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt(m, src *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.ContainerInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Status != src.Status {
-		m.Status = src.Status
-		n++
-	}
-	if cw&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
-		m.ClusterIp = src.ClusterIp
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Restarts != src.Restarts {
-		m.Restarts = src.Restarts
-		n++
+	for x := win.Cover & 0x1f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Type != src.Type {
+				m.Type = src.Type
+				n++
+			}
+		case 2:
+			if m.Status != src.Status {
+				m.Status = src.Status
+				n++
+			}
+		case 3:
+			if m.ClusterIp != src.ClusterIp {
+				m.ClusterIp = src.ClusterIp
+				n++
+			}
+		case 4:
+			if m.Restarts != src.Restarts {
+				m.Restarts = src.Restarts
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstInfo being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppInstInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xc6079|win.Below&0x4051 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.AppInstInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.AppInstKey)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
+	for x := win.Cover&0xc6079 | win.Below&0x4051; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key = fieldmap.Clone(src.Key)
+					n++
+				}
 			} else {
-				m.Errors = slices.Clone(src.Errors)
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(edgeproto.AppInstKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId = src.NotifyId
-		n++
-	}
-	if cw&(1<<6) != 0 {
-		if !fieldmap.Equal(m.Status, src.Status) {
-			m.Status = fieldmap.Clone(src.Status)
-			n++
-		}
-	} else if bw&(1<<6) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(edgeproto.StatusInfo)
+		case 3:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7)
-		}
-	}
-	if cw&(1<<13) != 0 && m.PowerState != src.PowerState {
-		m.PowerState = src.PowerState
-		n++
-	}
-	if cw&(1<<14) != 0 {
-		if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
-			m.RuntimeInfo = fieldmap.Clone(src.RuntimeInfo)
-			n++
-		}
-	} else if bw&(1<<14) != 0 {
-		if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-			if m.RuntimeInfo == nil {
-				m.RuntimeInfo = new(edgeproto.AppInstRuntime)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15)
+		case 5:
+			if m.NotifyId != src.NotifyId {
+				m.NotifyId = src.NotifyId
+				n++
+			}
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !fieldmap.Equal(m.Status, src.Status) {
+					m.Status = fieldmap.Clone(src.Status)
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(edgeproto.StatusInfo)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
+				}
+			}
+		case 13:
+			if m.PowerState != src.PowerState {
+				m.PowerState = src.PowerState
+				n++
+			}
+		case 14:
+			if win.Cover&(1<<14) != 0 {
+				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
+					m.RuntimeInfo = fieldmap.Clone(src.RuntimeInfo)
+					n++
+				}
+			} else {
+				if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+					if m.RuntimeInfo == nil {
+						m.RuntimeInfo = new(edgeproto.AppInstRuntime)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15, win.Shift(15))
+				}
+			}
+		case 18:
+			if m.Uri != src.Uri {
+				m.Uri = src.Uri
+				n++
+			}
+		case 19:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<18) != 0 && m.Uri != src.Uri {
-		m.Uri = src.Uri
-		n++
-	}
-	if cw&(1<<19) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstRuntime being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppInstRuntime being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.AppInstRuntime)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
-		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
-			if len(src.ContainerIds) == 0 {
-				m.ContainerIds = nil
-			} else {
-				m.ContainerIds = slices.Clone(src.ContainerIds)
+	for x := win.Cover&0x7 | win.Below&0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
+			} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
+				if len(src.ContainerIds) == 0 {
+					m.ContainerIds = nil
+				} else {
+					m.ContainerIds = slices.Clone(src.ContainerIds)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
-		} else if !slices.Equal(m.Pids, src.Pids) {
-			if len(src.Pids) == 0 {
-				m.Pids = nil
-			} else {
-				m.Pids = slices.Clone(src.Pids)
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
+			} else if !slices.Equal(m.Pids, src.Pids) {
+				if len(src.Pids) == 0 {
+					m.Pids = nil
+				} else {
+					m.Pids = slices.Clone(src.Pids)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
-		} else if !slices.Equal(m.Ports, src.Ports) {
-			if len(src.Ports) == 0 {
-				m.Ports = nil
-			} else {
-				m.Ports = slices.Clone(src.Ports)
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
+			} else if !slices.Equal(m.Ports, src.Ports) {
+				if len(src.Ports) == 0 {
+					m.Ports = nil
+				} else {
+					m.Ports = slices.Clone(src.Ports)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -2910,7 +3048,7 @@ func (m *Hello) CopyInFields(src *Hello, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2929,7 +3067,7 @@ func (m *Report) CopyInFields(src *Report, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -2948,1605 +3086,1830 @@ func (m *ConnectResponse) CopyInFields(src *ConnectResponse, fm *fieldmap.FieldM
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ConnectResponse being number at of fm's schema.
-func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// ConnectResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(ConnectResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if s1, ok := src.Msg.(*ConnectResponse_SyncStart); ok && s1 != nil {
-			if d1, ok := m.Msg.(*ConnectResponse_SyncStart); !ok || d1 == nil || !d1.SyncStart.Equal(s1.SyncStart) {
-				m.Msg = &ConnectResponse_SyncStart{SyncStart: s1.SyncStart.Clone()}
-				n++
+	for x := win.Cover&0x9 | win.Below&0x9; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if s1, ok := src.Msg.(*ConnectResponse_SyncStart); ok && s1 != nil {
+					if d1, ok := m.Msg.(*ConnectResponse_SyncStart); !ok || d1 == nil || !d1.SyncStart.Equal(s1.SyncStart) {
+						m.Msg = &ConnectResponse_SyncStart{SyncStart: s1.SyncStart.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Msg.(*ConnectResponse_SyncStart); ok && d1 != nil {
+					m.Msg = nil
+					n++
+				}
+			} else {
+				var s1 *SyncStart
+				sok := false
+				if w, ok := src.Msg.(*ConnectResponse_SyncStart); ok && w != nil {
+					s1, sok = w.SyncStart, true
+				}
+				var d1 *SyncStart
+				if w, ok := m.Msg.(*ConnectResponse_SyncStart); ok && w != nil {
+					if w.SyncStart == nil {
+						w.SyncStart = new(SyncStart)
+					}
+					d1 = w.SyncStart
+				} else if sok {
+					d1 = new(SyncStart)
+					m.Msg = &ConnectResponse_SyncStart{SyncStart: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
+				}
 			}
-		} else if d1, ok := m.Msg.(*ConnectResponse_SyncStart); ok && d1 != nil {
-			m.Msg = nil
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		var s1 *SyncStart
-		sok := false
-		if w, ok := src.Msg.(*ConnectResponse_SyncStart); ok && w != nil {
-			s1, sok = w.SyncStart, true
-		}
-		var d1 *SyncStart
-		if w, ok := m.Msg.(*ConnectResponse_SyncStart); ok && w != nil {
-			if w.SyncStart == nil {
-				w.SyncStart = new(SyncStart)
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if s1, ok := src.Msg.(*ConnectResponse_Update); ok && s1 != nil {
+					if d1, ok := m.Msg.(*ConnectResponse_Update); !ok || d1 == nil || !d1.Update.Equal(s1.Update) {
+						m.Msg = &ConnectResponse_Update{Update: s1.Update.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Msg.(*ConnectResponse_Update); ok && d1 != nil {
+					m.Msg = nil
+					n++
+				}
+			} else {
+				var s1 *Update
+				sok := false
+				if w, ok := src.Msg.(*ConnectResponse_Update); ok && w != nil {
+					s1, sok = w.Update, true
+				}
+				var d1 *Update
+				if w, ok := m.Msg.(*ConnectResponse_Update); ok && w != nil {
+					if w.Update == nil {
+						w.Update = new(Update)
+					}
+					d1 = w.Update
+				} else if sok {
+					d1 = new(Update)
+					m.Msg = &ConnectResponse_Update{Update: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+4, fm.Window(at+4))
+				}
 			}
-			d1 = w.SyncStart
-		} else if sok {
-			d1 = new(SyncStart)
-			m.Msg = &ConnectResponse_SyncStart{SyncStart: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+1)
 		}
 	}
-	if cw&(1<<3) != 0 {
-		if s1, ok := src.Msg.(*ConnectResponse_Update); ok && s1 != nil {
-			if d1, ok := m.Msg.(*ConnectResponse_Update); !ok || d1 == nil || !d1.Update.Equal(s1.Update) {
-				m.Msg = &ConnectResponse_Update{Update: s1.Update.Clone()}
+	cw3 := fm.Window(at + 192)
+	for x := cw3.Cover&0x448 | cw3.Below&0x48; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 3:
+			if cw3.Cover&(1<<3) != 0 {
+				if s1, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && s1 != nil {
+					if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); !ok || d1 == nil || !d1.SyncEnd.Equal(s1.SyncEnd) {
+						m.Msg = &ConnectResponse_SyncEnd{SyncEnd: s1.SyncEnd.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); ok && d1 != nil {
+					m.Msg = nil
+					n++
+				}
+			} else {
+				var s1 *SyncEnd
+				sok := false
+				if w, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
+					s1, sok = w.SyncEnd, true
+				}
+				var d1 *SyncEnd
+				if w, ok := m.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
+					if w.SyncEnd == nil {
+						w.SyncEnd = new(SyncEnd)
+					}
+					d1 = w.SyncEnd
+				} else if sok {
+					d1 = new(SyncEnd)
+					m.Msg = &ConnectResponse_SyncEnd{SyncEnd: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+196, cw3.Shift(4))
+				}
+			}
+		case 6:
+			if cw3.Cover&(1<<6) != 0 {
+				if s1, ok := src.Msg.(*ConnectResponse_ReportAck); ok && s1 != nil {
+					if d1, ok := m.Msg.(*ConnectResponse_ReportAck); !ok || d1 == nil || !d1.ReportAck.Equal(s1.ReportAck) {
+						m.Msg = &ConnectResponse_ReportAck{ReportAck: s1.ReportAck.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Msg.(*ConnectResponse_ReportAck); ok && d1 != nil {
+					m.Msg = nil
+					n++
+				}
+			} else {
+				var s1 *ReportAck
+				sok := false
+				if w, ok := src.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
+					s1, sok = w.ReportAck, true
+				}
+				var d1 *ReportAck
+				if w, ok := m.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
+					if w.ReportAck == nil {
+						w.ReportAck = new(ReportAck)
+					}
+					d1 = w.ReportAck
+				} else if sok {
+					d1 = new(ReportAck)
+					m.Msg = &ConnectResponse_ReportAck{ReportAck: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+199, cw3.Shift(7))
+				}
+			}
+		case 10:
+			if s1, ok := src.Msg.(*ConnectResponse_Keepalive); ok && s1 != nil {
+				if d1, ok := m.Msg.(*ConnectResponse_Keepalive); !ok || d1 == nil || !d1.Keepalive.Equal(s1.Keepalive) {
+					m.Msg = &ConnectResponse_Keepalive{Keepalive: s1.Keepalive.Clone()}
+					n++
+				}
+			} else if d1, ok := m.Msg.(*ConnectResponse_Keepalive); ok && d1 != nil {
+				m.Msg = nil
 				n++
 			}
-		} else if d1, ok := m.Msg.(*ConnectResponse_Update); ok && d1 != nil {
-			m.Msg = nil
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		var s1 *Update
-		sok := false
-		if w, ok := src.Msg.(*ConnectResponse_Update); ok && w != nil {
-			s1, sok = w.Update, true
-		}
-		var d1 *Update
-		if w, ok := m.Msg.(*ConnectResponse_Update); ok && w != nil {
-			if w.Update == nil {
-				w.Update = new(Update)
-			}
-			d1 = w.Update
-		} else if sok {
-			d1 = new(Update)
-			m.Msg = &ConnectResponse_Update{Update: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+4)
-		}
-	}
-	if fm.HasAt(at + 195) {
-		if s1, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && s1 != nil {
-			if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); !ok || d1 == nil || !d1.SyncEnd.Equal(s1.SyncEnd) {
-				m.Msg = &ConnectResponse_SyncEnd{SyncEnd: s1.SyncEnd.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); ok && d1 != nil {
-			m.Msg = nil
-			n++
-		}
-	} else if fm.HasChildAt(at + 195) {
-		var s1 *SyncEnd
-		sok := false
-		if w, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
-			s1, sok = w.SyncEnd, true
-		}
-		var d1 *SyncEnd
-		if w, ok := m.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
-			if w.SyncEnd == nil {
-				w.SyncEnd = new(SyncEnd)
-			}
-			d1 = w.SyncEnd
-		} else if sok {
-			d1 = new(SyncEnd)
-			m.Msg = &ConnectResponse_SyncEnd{SyncEnd: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+196)
-		}
-	}
-	if fm.HasAt(at + 198) {
-		if s1, ok := src.Msg.(*ConnectResponse_ReportAck); ok && s1 != nil {
-			if d1, ok := m.Msg.(*ConnectResponse_ReportAck); !ok || d1 == nil || !d1.ReportAck.Equal(s1.ReportAck) {
-				m.Msg = &ConnectResponse_ReportAck{ReportAck: s1.ReportAck.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Msg.(*ConnectResponse_ReportAck); ok && d1 != nil {
-			m.Msg = nil
-			n++
-		}
-	} else if fm.HasChildAt(at + 198) {
-		var s1 *ReportAck
-		sok := false
-		if w, ok := src.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
-			s1, sok = w.ReportAck, true
-		}
-		var d1 *ReportAck
-		if w, ok := m.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
-			if w.ReportAck == nil {
-				w.ReportAck = new(ReportAck)
-			}
-			d1 = w.ReportAck
-		} else if sok {
-			d1 = new(ReportAck)
-			m.Msg = &ConnectResponse_ReportAck{ReportAck: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+199)
-		}
-	}
-	if fm.HasAt(at + 202) {
-		if s1, ok := src.Msg.(*ConnectResponse_Keepalive); ok && s1 != nil {
-			if d1, ok := m.Msg.(*ConnectResponse_Keepalive); !ok || d1 == nil || !d1.Keepalive.Equal(s1.Keepalive) {
-				m.Msg = &ConnectResponse_Keepalive{Keepalive: s1.Keepalive.Clone()}
-				n++
-			}
-		} else if d1, ok := m.Msg.(*ConnectResponse_Keepalive); ok && d1 != nil {
-			m.Msg = nil
-			n++
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SyncStart being number at of fm's schema.
-func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// SyncStart being number at of fm's schema and win the window of
+// the flags from there.
+func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(SyncStart)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Revision != src.Revision {
-		m.Revision = src.Revision
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.Equal(m.KeepaliveInterval, src.KeepaliveInterval) {
-		m.KeepaliveInterval = fieldmap.Clone(src.KeepaliveInterval)
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Revision != src.Revision {
+				m.Revision = src.Revision
+				n++
+			}
+		case 1:
+			if !fieldmap.Equal(m.KeepaliveInterval, src.KeepaliveInterval) {
+				m.KeepaliveInterval = fieldmap.Clone(src.KeepaliveInterval)
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Update being number at of fm's schema.
-func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// Update being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Update)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Action != src.Action {
-		m.Action = src.Action
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Revision != src.Revision {
-		m.Revision = src.Revision
-		n++
-	}
-	if cw&(1<<2) != 0 {
-		if s1, ok := src.Object.(*Update_Settings); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_Settings); !ok || d1 == nil || !fieldmap.Equal(d1.Settings, s1.Settings) {
-				m.Object = &Update_Settings{Settings: fieldmap.Clone(s1.Settings)}
+	for x := win.Cover&0x4000000002020007 | win.Below&0x4000000002020004; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Action != src.Action {
+				m.Action = src.Action
 				n++
 			}
-		} else if d1, ok := m.Object.(*Update_Settings); ok && d1 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		var s1 *edgeproto.Settings
-		sok := false
-		if w, ok := src.Object.(*Update_Settings); ok && w != nil {
-			s1, sok = w.Settings, true
-		}
-		var d1 *edgeproto.Settings
-		if w, ok := m.Object.(*Update_Settings); ok && w != nil {
-			if w.Settings == nil {
-				w.Settings = new(edgeproto.Settings)
-			}
-			d1 = w.Settings
-		} else if sok {
-			d1 = new(edgeproto.Settings)
-			m.Object = &Update_Settings{Settings: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(d1, s1, fm, at+3)
-		}
-	}
-	if cw&(1<<17) != 0 {
-		if s1, ok := src.Object.(*Update_Flavor); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_Flavor); !ok || d1 == nil || !fieldmap.Equal(d1.Flavor, s1.Flavor) {
-				m.Object = &Update_Flavor{Flavor: fieldmap.Clone(s1.Flavor)}
+		case 1:
+			if m.Revision != src.Revision {
+				m.Revision = src.Revision
 				n++
 			}
-		} else if d1, ok := m.Object.(*Update_Flavor); ok && d1 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if bw&(1<<17) != 0 {
-		var s1 *edgeproto.Flavor
-		sok := false
-		if w, ok := src.Object.(*Update_Flavor); ok && w != nil {
-			s1, sok = w.Flavor, true
-		}
-		var d1 *edgeproto.Flavor
-		if w, ok := m.Object.(*Update_Flavor); ok && w != nil {
-			if w.Flavor == nil {
-				w.Flavor = new(edgeproto.Flavor)
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if s1, ok := src.Object.(*Update_Settings); ok && s1 != nil {
+					if d1, ok := m.Object.(*Update_Settings); !ok || d1 == nil || !fieldmap.Equal(d1.Settings, s1.Settings) {
+						m.Object = &Update_Settings{Settings: fieldmap.Clone(s1.Settings)}
+						n++
+					}
+				} else if d1, ok := m.Object.(*Update_Settings); ok && d1 != nil {
+					m.Object = nil
+					n++
+				}
+			} else {
+				var s1 *edgeproto.Settings
+				sok := false
+				if w, ok := src.Object.(*Update_Settings); ok && w != nil {
+					s1, sok = w.Settings, true
+				}
+				var d1 *edgeproto.Settings
+				if w, ok := m.Object.(*Update_Settings); ok && w != nil {
+					if w.Settings == nil {
+						w.Settings = new(edgeproto.Settings)
+					}
+					d1 = w.Settings
+				} else if sok {
+					d1 = new(edgeproto.Settings)
+					m.Object = &Update_Settings{Settings: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(d1, s1, fm, at+3, win.Shift(3))
+				}
 			}
-			d1 = w.Flavor
-		} else if sok {
-			d1 = new(edgeproto.Flavor)
-			m.Object = &Update_Flavor{Flavor: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(d1, s1, fm, at+18)
+		case 17:
+			if win.Cover&(1<<17) != 0 {
+				if s1, ok := src.Object.(*Update_Flavor); ok && s1 != nil {
+					if d1, ok := m.Object.(*Update_Flavor); !ok || d1 == nil || !fieldmap.Equal(d1.Flavor, s1.Flavor) {
+						m.Object = &Update_Flavor{Flavor: fieldmap.Clone(s1.Flavor)}
+						n++
+					}
+				} else if d1, ok := m.Object.(*Update_Flavor); ok && d1 != nil {
+					m.Object = nil
+					n++
+				}
+			} else {
+				var s1 *edgeproto.Flavor
+				sok := false
+				if w, ok := src.Object.(*Update_Flavor); ok && w != nil {
+					s1, sok = w.Flavor, true
+				}
+				var d1 *edgeproto.Flavor
+				if w, ok := m.Object.(*Update_Flavor); ok && w != nil {
+					if w.Flavor == nil {
+						w.Flavor = new(edgeproto.Flavor)
+					}
+					d1 = w.Flavor
+				} else if sok {
+					d1 = new(edgeproto.Flavor)
+					m.Object = &Update_Flavor{Flavor: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(d1, s1, fm, at+18, win.Shift(18))
+				}
+			}
+		case 25:
+			if win.Cover&(1<<25) != 0 {
+				if s1, ok := src.Object.(*Update_Cloudlet); ok && s1 != nil {
+					if d1, ok := m.Object.(*Update_Cloudlet); !ok || d1 == nil || !fieldmap.Equal(d1.Cloudlet, s1.Cloudlet) {
+						m.Object = &Update_Cloudlet{Cloudlet: fieldmap.Clone(s1.Cloudlet)}
+						n++
+					}
+				} else if d1, ok := m.Object.(*Update_Cloudlet); ok && d1 != nil {
+					m.Object = nil
+					n++
+				}
+			} else {
+				var s1 *edgeproto.Cloudlet
+				sok := false
+				if w, ok := src.Object.(*Update_Cloudlet); ok && w != nil {
+					s1, sok = w.Cloudlet, true
+				}
+				var d1 *edgeproto.Cloudlet
+				if w, ok := m.Object.(*Update_Cloudlet); ok && w != nil {
+					if w.Cloudlet == nil {
+						w.Cloudlet = new(edgeproto.Cloudlet)
+					}
+					d1 = w.Cloudlet
+				} else if sok {
+					d1 = new(edgeproto.Cloudlet)
+					m.Object = &Update_Cloudlet{Cloudlet: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(d1, s1, fm, at+26, win.Shift(26))
+				}
+			}
+		case 62:
+			if win.Cover&(1<<62) != 0 {
+				if s1, ok := src.Object.(*Update_TrustPolicy); ok && s1 != nil {
+					if d1, ok := m.Object.(*Update_TrustPolicy); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicy, s1.TrustPolicy) {
+						m.Object = &Update_TrustPolicy{TrustPolicy: fieldmap.Clone(s1.TrustPolicy)}
+						n++
+					}
+				} else if d1, ok := m.Object.(*Update_TrustPolicy); ok && d1 != nil {
+					m.Object = nil
+					n++
+				}
+			} else {
+				var s1 *edgeproto.TrustPolicy
+				sok := false
+				if w, ok := src.Object.(*Update_TrustPolicy); ok && w != nil {
+					s1, sok = w.TrustPolicy, true
+				}
+				var d1 *edgeproto.TrustPolicy
+				if w, ok := m.Object.(*Update_TrustPolicy); ok && w != nil {
+					if w.TrustPolicy == nil {
+						w.TrustPolicy = new(edgeproto.TrustPolicy)
+					}
+					d1 = w.TrustPolicy
+				} else if sok {
+					d1 = new(edgeproto.TrustPolicy)
+					m.Object = &Update_TrustPolicy{TrustPolicy: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(d1, s1, fm, at+63, fm.Window(at+63))
+				}
+			}
 		}
 	}
-	if cw&(1<<25) != 0 {
-		if s1, ok := src.Object.(*Update_Cloudlet); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_Cloudlet); !ok || d1 == nil || !fieldmap.Equal(d1.Cloudlet, s1.Cloudlet) {
-				m.Object = &Update_Cloudlet{Cloudlet: fieldmap.Clone(s1.Cloudlet)}
-				n++
+	cw1 := fm.Window(at + 64)
+	for x := cw1.Cover&0x800000000080 | cw1.Below&0x800000000080; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 7:
+			if cw1.Cover&(1<<7) != 0 {
+				if s1, ok := src.Object.(*Update_App); ok && s1 != nil {
+					if d1, ok := m.Object.(*Update_App); !ok || d1 == nil || !fieldmap.Equal(d1.App, s1.App) {
+						m.Object = &Update_App{App: fieldmap.Clone(s1.App)}
+						n++
+					}
+				} else if d1, ok := m.Object.(*Update_App); ok && d1 != nil {
+					m.Object = nil
+					n++
+				}
+			} else {
+				var s1 *edgeproto.App
+				sok := false
+				if w, ok := src.Object.(*Update_App); ok && w != nil {
+					s1, sok = w.App, true
+				}
+				var d1 *edgeproto.App
+				if w, ok := m.Object.(*Update_App); ok && w != nil {
+					if w.App == nil {
+						w.App = new(edgeproto.App)
+					}
+					d1 = w.App
+				} else if sok {
+					d1 = new(edgeproto.App)
+					m.Object = &Update_App{App: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(d1, s1, fm, at+72, cw1.Shift(8))
+				}
 			}
-		} else if d1, ok := m.Object.(*Update_Cloudlet); ok && d1 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if bw&(1<<25) != 0 {
-		var s1 *edgeproto.Cloudlet
-		sok := false
-		if w, ok := src.Object.(*Update_Cloudlet); ok && w != nil {
-			s1, sok = w.Cloudlet, true
-		}
-		var d1 *edgeproto.Cloudlet
-		if w, ok := m.Object.(*Update_Cloudlet); ok && w != nil {
-			if w.Cloudlet == nil {
-				w.Cloudlet = new(edgeproto.Cloudlet)
+		case 47:
+			if cw1.Cover&(1<<47) != 0 {
+				if s1, ok := src.Object.(*Update_ClusterInst); ok && s1 != nil {
+					if d1, ok := m.Object.(*Update_ClusterInst); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInst, s1.ClusterInst) {
+						m.Object = &Update_ClusterInst{ClusterInst: fieldmap.Clone(s1.ClusterInst)}
+						n++
+					}
+				} else if d1, ok := m.Object.(*Update_ClusterInst); ok && d1 != nil {
+					m.Object = nil
+					n++
+				}
+			} else {
+				var s1 *edgeproto.ClusterInst
+				sok := false
+				if w, ok := src.Object.(*Update_ClusterInst); ok && w != nil {
+					s1, sok = w.ClusterInst, true
+				}
+				var d1 *edgeproto.ClusterInst
+				if w, ok := m.Object.(*Update_ClusterInst); ok && w != nil {
+					if w.ClusterInst == nil {
+						w.ClusterInst = new(edgeproto.ClusterInst)
+					}
+					d1 = w.ClusterInst
+				} else if sok {
+					d1 = new(edgeproto.ClusterInst)
+					m.Object = &Update_ClusterInst{ClusterInst: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(d1, s1, fm, at+112, fm.Window(at+112))
+				}
 			}
-			d1 = w.Cloudlet
-		} else if sok {
-			d1 = new(edgeproto.Cloudlet)
-			m.Object = &Update_Cloudlet{Cloudlet: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(d1, s1, fm, at+26)
 		}
 	}
-	if cw&(1<<62) != 0 {
-		if s1, ok := src.Object.(*Update_TrustPolicy); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_TrustPolicy); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicy, s1.TrustPolicy) {
-				m.Object = &Update_TrustPolicy{TrustPolicy: fieldmap.Clone(s1.TrustPolicy)}
-				n++
+	cw2 := fm.Window(at + 128)
+	for x := cw2.Cover&0x10000000 | cw2.Below&0x10000000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 28:
+			if cw2.Cover&(1<<28) != 0 {
+				if s1, ok := src.Object.(*Update_AppInst); ok && s1 != nil {
+					if d1, ok := m.Object.(*Update_AppInst); !ok || d1 == nil || !fieldmap.Equal(d1.AppInst, s1.AppInst) {
+						m.Object = &Update_AppInst{AppInst: fieldmap.Clone(s1.AppInst)}
+						n++
+					}
+				} else if d1, ok := m.Object.(*Update_AppInst); ok && d1 != nil {
+					m.Object = nil
+					n++
+				}
+			} else {
+				var s1 *edgeproto.AppInst
+				sok := false
+				if w, ok := src.Object.(*Update_AppInst); ok && w != nil {
+					s1, sok = w.AppInst, true
+				}
+				var d1 *edgeproto.AppInst
+				if w, ok := m.Object.(*Update_AppInst); ok && w != nil {
+					if w.AppInst == nil {
+						w.AppInst = new(edgeproto.AppInst)
+					}
+					d1 = w.AppInst
+				} else if sok {
+					d1 = new(edgeproto.AppInst)
+					m.Object = &Update_AppInst{AppInst: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(d1, s1, fm, at+157, cw2.Shift(29))
+				}
 			}
-		} else if d1, ok := m.Object.(*Update_TrustPolicy); ok && d1 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if bw&(1<<62) != 0 {
-		var s1 *edgeproto.TrustPolicy
-		sok := false
-		if w, ok := src.Object.(*Update_TrustPolicy); ok && w != nil {
-			s1, sok = w.TrustPolicy, true
-		}
-		var d1 *edgeproto.TrustPolicy
-		if w, ok := m.Object.(*Update_TrustPolicy); ok && w != nil {
-			if w.TrustPolicy == nil {
-				w.TrustPolicy = new(edgeproto.TrustPolicy)
-			}
-			d1 = w.TrustPolicy
-		} else if sok {
-			d1 = new(edgeproto.TrustPolicy)
-			m.Object = &Update_TrustPolicy{TrustPolicy: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(d1, s1, fm, at+63)
-		}
-	}
-	if fm.HasAt(at + 71) {
-		if s1, ok := src.Object.(*Update_App); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_App); !ok || d1 == nil || !fieldmap.Equal(d1.App, s1.App) {
-				m.Object = &Update_App{App: fieldmap.Clone(s1.App)}
-				n++
-			}
-		} else if d1, ok := m.Object.(*Update_App); ok && d1 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if fm.HasChildAt(at + 71) {
-		var s1 *edgeproto.App
-		sok := false
-		if w, ok := src.Object.(*Update_App); ok && w != nil {
-			s1, sok = w.App, true
-		}
-		var d1 *edgeproto.App
-		if w, ok := m.Object.(*Update_App); ok && w != nil {
-			if w.App == nil {
-				w.App = new(edgeproto.App)
-			}
-			d1 = w.App
-		} else if sok {
-			d1 = new(edgeproto.App)
-			m.Object = &Update_App{App: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(d1, s1, fm, at+72)
-		}
-	}
-	if fm.HasAt(at + 111) {
-		if s1, ok := src.Object.(*Update_ClusterInst); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_ClusterInst); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInst, s1.ClusterInst) {
-				m.Object = &Update_ClusterInst{ClusterInst: fieldmap.Clone(s1.ClusterInst)}
-				n++
-			}
-		} else if d1, ok := m.Object.(*Update_ClusterInst); ok && d1 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if fm.HasChildAt(at + 111) {
-		var s1 *edgeproto.ClusterInst
-		sok := false
-		if w, ok := src.Object.(*Update_ClusterInst); ok && w != nil {
-			s1, sok = w.ClusterInst, true
-		}
-		var d1 *edgeproto.ClusterInst
-		if w, ok := m.Object.(*Update_ClusterInst); ok && w != nil {
-			if w.ClusterInst == nil {
-				w.ClusterInst = new(edgeproto.ClusterInst)
-			}
-			d1 = w.ClusterInst
-		} else if sok {
-			d1 = new(edgeproto.ClusterInst)
-			m.Object = &Update_ClusterInst{ClusterInst: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(d1, s1, fm, at+112)
-		}
-	}
-	if fm.HasAt(at + 156) {
-		if s1, ok := src.Object.(*Update_AppInst); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_AppInst); !ok || d1 == nil || !fieldmap.Equal(d1.AppInst, s1.AppInst) {
-				m.Object = &Update_AppInst{AppInst: fieldmap.Clone(s1.AppInst)}
-				n++
-			}
-		} else if d1, ok := m.Object.(*Update_AppInst); ok && d1 != nil {
-			m.Object = nil
-			n++
-		}
-	} else if fm.HasChildAt(at + 156) {
-		var s1 *edgeproto.AppInst
-		sok := false
-		if w, ok := src.Object.(*Update_AppInst); ok && w != nil {
-			s1, sok = w.AppInst, true
-		}
-		var d1 *edgeproto.AppInst
-		if w, ok := m.Object.(*Update_AppInst); ok && w != nil {
-			if w.AppInst == nil {
-				w.AppInst = new(edgeproto.AppInst)
-			}
-			d1 = w.AppInst
-		} else if sok {
-			d1 = new(edgeproto.AppInst)
-			m.Object = &Update_AppInst{AppInst: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(d1, s1, fm, at+157)
 		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Settings being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(m, src *edgeproto.Settings, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Settings being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(m, src *edgeproto.Settings, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3fff == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.Settings)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.Equal(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
-		m.CreateClusterInstTimeout = fieldmap.Clone(src.CreateClusterInstTimeout)
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.Equal(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
-		m.UpdateClusterInstTimeout = fieldmap.Clone(src.UpdateClusterInstTimeout)
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.Equal(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
-		m.DeleteClusterInstTimeout = fieldmap.Clone(src.DeleteClusterInstTimeout)
-		n++
-	}
-	if cw&(1<<3) != 0 && !fieldmap.Equal(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
-		m.CreateAppInstTimeout = fieldmap.Clone(src.CreateAppInstTimeout)
-		n++
-	}
-	if cw&(1<<4) != 0 && !fieldmap.Equal(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
-		m.UpdateAppInstTimeout = fieldmap.Clone(src.UpdateAppInstTimeout)
-		n++
-	}
-	if cw&(1<<5) != 0 && !fieldmap.Equal(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
-		m.DeleteAppInstTimeout = fieldmap.Clone(src.DeleteAppInstTimeout)
-		n++
-	}
-	if cw&(1<<6) != 0 && !fieldmap.Equal(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
-		m.CreateCloudletTimeout = fieldmap.Clone(src.CreateCloudletTimeout)
-		n++
-	}
-	if cw&(1<<7) != 0 && !fieldmap.Equal(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
-		m.UpdateCloudletTimeout = fieldmap.Clone(src.UpdateCloudletTimeout)
-		n++
-	}
-	if cw&(1<<8) != 0 && !fieldmap.Equal(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
-		m.CloudletInfoPushInterval = fieldmap.Clone(src.CloudletInfoPushInterval)
-		n++
-	}
-	if cw&(1<<9) != 0 && !fieldmap.Equal(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
-		m.ResourceSnapshotInterval = fieldmap.Clone(src.ResourceSnapshotInterval)
-		n++
-	}
-	if cw&(1<<10) != 0 && !fieldmap.Equal(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
-		m.CloudletMaintenanceTimeout = fieldmap.Clone(src.CloudletMaintenanceTimeout)
-		n++
-	}
-	if cw&(1<<11) != 0 && !fieldmap.Equal(m.CrmConnectTimeout, src.CrmConnectTimeout) {
-		m.CrmConnectTimeout = fieldmap.Clone(src.CrmConnectTimeout)
-		n++
-	}
-	if cw&(1<<12) != 0 && m.MaxTrackedDmeClients != src.MaxTrackedDmeClients {
-		m.MaxTrackedDmeClients = src.MaxTrackedDmeClients
-		n++
-	}
-	if cw&(1<<13) != 0 && m.MaxConcurrentTasks != src.MaxConcurrentTasks {
-		m.MaxConcurrentTasks = src.MaxConcurrentTasks
-		n++
+	for x := win.Cover & 0x3fff; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.Equal(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
+				m.CreateClusterInstTimeout = fieldmap.Clone(src.CreateClusterInstTimeout)
+				n++
+			}
+		case 1:
+			if !fieldmap.Equal(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
+				m.UpdateClusterInstTimeout = fieldmap.Clone(src.UpdateClusterInstTimeout)
+				n++
+			}
+		case 2:
+			if !fieldmap.Equal(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
+				m.DeleteClusterInstTimeout = fieldmap.Clone(src.DeleteClusterInstTimeout)
+				n++
+			}
+		case 3:
+			if !fieldmap.Equal(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
+				m.CreateAppInstTimeout = fieldmap.Clone(src.CreateAppInstTimeout)
+				n++
+			}
+		case 4:
+			if !fieldmap.Equal(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
+				m.UpdateAppInstTimeout = fieldmap.Clone(src.UpdateAppInstTimeout)
+				n++
+			}
+		case 5:
+			if !fieldmap.Equal(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
+				m.DeleteAppInstTimeout = fieldmap.Clone(src.DeleteAppInstTimeout)
+				n++
+			}
+		case 6:
+			if !fieldmap.Equal(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
+				m.CreateCloudletTimeout = fieldmap.Clone(src.CreateCloudletTimeout)
+				n++
+			}
+		case 7:
+			if !fieldmap.Equal(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
+				m.UpdateCloudletTimeout = fieldmap.Clone(src.UpdateCloudletTimeout)
+				n++
+			}
+		case 8:
+			if !fieldmap.Equal(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
+				m.CloudletInfoPushInterval = fieldmap.Clone(src.CloudletInfoPushInterval)
+				n++
+			}
+		case 9:
+			if !fieldmap.Equal(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
+				m.ResourceSnapshotInterval = fieldmap.Clone(src.ResourceSnapshotInterval)
+				n++
+			}
+		case 10:
+			if !fieldmap.Equal(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
+				m.CloudletMaintenanceTimeout = fieldmap.Clone(src.CloudletMaintenanceTimeout)
+				n++
+			}
+		case 11:
+			if !fieldmap.Equal(m.CrmConnectTimeout, src.CrmConnectTimeout) {
+				m.CrmConnectTimeout = fieldmap.Clone(src.CrmConnectTimeout)
+				n++
+			}
+		case 12:
+			if m.MaxTrackedDmeClients != src.MaxTrackedDmeClients {
+				m.MaxTrackedDmeClients = src.MaxTrackedDmeClients
+				n++
+			}
+		case 13:
+			if m.MaxConcurrentTasks != src.MaxConcurrentTasks {
+				m.MaxConcurrentTasks = src.MaxConcurrentTasks
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Flavor being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgeproto.Flavor, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Flavor being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgeproto.Flavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7d|win.Below&0x41 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.Flavor)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.FlavorKey)
+	for x := win.Cover&0x7d | win.Below&0x41; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key = fieldmap.Clone(src.Key)
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(edgeproto.FlavorKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 2:
+			if m.RamMb != src.RamMb {
+				m.RamMb = src.RamMb
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m.Key, src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<2) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
-	}
-	if cw&(1<<4) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
-	}
-	if cw&(1<<5) != 0 && m.Gpus != src.Gpus {
-		m.Gpus = src.Gpus
-		n++
-	}
-	if (cw|bw)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
-		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
-			if len(src.OptResMap) == 0 {
-				m.OptResMap = nil
-			} else {
-				m.OptResMap = maps.Clone(src.OptResMap)
+		case 3:
+			if m.Vcpus != src.Vcpus {
+				m.Vcpus = src.Vcpus
+				n++
 			}
-			n++
+		case 4:
+			if m.DiskGb != src.DiskGb {
+				m.DiskGb = src.DiskGb
+				n++
+			}
+		case 5:
+			if m.Gpus != src.Gpus {
+				m.Gpus = src.Gpus
+				n++
+			}
+		case 6:
+			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
+			} else if !maps.Equal(m.OptResMap, src.OptResMap) {
+				if len(src.OptResMap) == 0 {
+					m.OptResMap = nil
+				} else {
+					m.OptResMap = maps.Clone(src.OptResMap)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FlavorKey being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m, src *edgeproto.FlavorKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// FlavorKey being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m, src *edgeproto.FlavorKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.FlavorKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Cloudlet being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgeproto.Cloudlet, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Cloudlet being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgeproto.Cloudlet, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xffe01c679|win.Below&0x60018651 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.Cloudlet)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.CloudletKey)
+	for x := win.Cover&0xffe01c679 | win.Below&0x60018651; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key = fieldmap.Clone(src.Key)
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(edgeproto.CloudletKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 && m.PlatformType != src.PlatformType {
-		m.PlatformType = src.PlatformType
-		n++
-	}
-	if cw&(1<<6) != 0 {
-		if !fieldmap.Equal(m.Location, src.Location) {
-			m.Location = fieldmap.Clone(src.Location)
-			n++
-		}
-	} else if bw&(1<<6) != 0 {
-		if m.Location != nil || src.Location != nil {
-			if m.Location == nil {
-				m.Location = new(edgeproto.Location)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m.Location, src.Location, fm, at+7)
-		}
-	}
-	if (cw|bw)&(1<<9) != 0 {
-		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.FlavorNames, src.FlavorNames)
-		} else if !slices.Equal(m.FlavorNames, src.FlavorNames) {
-			if len(src.FlavorNames) == 0 {
-				m.FlavorNames = nil
-			} else {
-				m.FlavorNames = slices.Clone(src.FlavorNames)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<10) != 0 {
-		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.ResourceQuotas, src.ResourceQuotas, fieldmap.Equal[*edgeproto.ResourceQuota], fieldmap.Clone[*edgeproto.ResourceQuota])
-		} else if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, src.ResourceQuotas, fieldmap.Equal[*edgeproto.ResourceQuota]) {
-			if len(src.ResourceQuotas) == 0 {
-				m.ResourceQuotas = nil
-			} else {
-				m.ResourceQuotas = fieldmap.CloneListFunc(src.ResourceQuotas, fieldmap.Clone[*edgeproto.ResourceQuota])
-			}
-			n++
-		}
-	}
-	if cw&(1<<14) != 0 && m.DefaultResourceAlertThreshold != src.DefaultResourceAlertThreshold {
-		m.DefaultResourceAlertThreshold = src.DefaultResourceAlertThreshold
-		n++
-	}
-	if (cw|bw)&(1<<15) != 0 {
-		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.EnvVars, src.EnvVars)
-		} else if !maps.Equal(m.EnvVars, src.EnvVars) {
-			if len(src.EnvVars) == 0 {
-				m.EnvVars = nil
-			} else {
-				m.EnvVars = maps.Clone(src.EnvVars)
-			}
-			n++
-		}
-	}
-	if cw&(1<<16) != 0 {
-		if !fieldmap.Equal(m.Config, src.Config) {
-			m.Config = fieldmap.Clone(src.Config)
-			n++
-		}
-	} else if bw&(1<<16) != 0 {
-		if m.Config != nil || src.Config != nil {
-			if m.Config == nil {
-				m.Config = new(edgeproto.PlatformConfig)
+		case 5:
+			if m.PlatformType != src.PlatformType {
+				m.PlatformType = src.PlatformType
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m.Config, src.Config, fm, at+17)
-		}
-	}
-	if cw&(1<<25) != 0 && m.CrmOnEdge != src.CrmOnEdge {
-		m.CrmOnEdge = src.CrmOnEdge
-		n++
-	}
-	if cw&(1<<26) != 0 && m.MaintenanceState != src.MaintenanceState {
-		m.MaintenanceState = src.MaintenanceState
-		n++
-	}
-	if cw&(1<<27) != 0 && m.TrustPolicy != src.TrustPolicy {
-		m.TrustPolicy = src.TrustPolicy
-		n++
-	}
-	if cw&(1<<28) != 0 && m.TrustPolicyState != src.TrustPolicyState {
-		m.TrustPolicyState = src.TrustPolicyState
-		n++
-	}
-	if (cw|bw)&(1<<29) != 0 {
-		if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
-		} else if !maps.Equal(m.Annotations, src.Annotations) {
-			if len(src.Annotations) == 0 {
-				m.Annotations = nil
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !fieldmap.Equal(m.Location, src.Location) {
+					m.Location = fieldmap.Clone(src.Location)
+					n++
+				}
 			} else {
-				m.Annotations = maps.Clone(src.Annotations)
+				if m.Location != nil || src.Location != nil {
+					if m.Location == nil {
+						m.Location = new(edgeproto.Location)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m.Location, src.Location, fm, at+7, win.Shift(7))
+				}
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<30) != 0 {
-		if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.AccessVars, src.AccessVars)
-		} else if !maps.Equal(m.AccessVars, src.AccessVars) {
-			if len(src.AccessVars) == 0 {
-				m.AccessVars = nil
+		case 9:
+			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.FlavorNames, src.FlavorNames)
+			} else if !slices.Equal(m.FlavorNames, src.FlavorNames) {
+				if len(src.FlavorNames) == 0 {
+					m.FlavorNames = nil
+				} else {
+					m.FlavorNames = slices.Clone(src.FlavorNames)
+				}
+				n++
+			}
+		case 10:
+			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.ResourceQuotas, src.ResourceQuotas, fieldmap.Equal[*edgeproto.ResourceQuota], fieldmap.Clone[*edgeproto.ResourceQuota])
+			} else if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, src.ResourceQuotas, fieldmap.Equal[*edgeproto.ResourceQuota]) {
+				if len(src.ResourceQuotas) == 0 {
+					m.ResourceQuotas = nil
+				} else {
+					m.ResourceQuotas = fieldmap.CloneListFunc(src.ResourceQuotas, fieldmap.Clone[*edgeproto.ResourceQuota])
+				}
+				n++
+			}
+		case 14:
+			if m.DefaultResourceAlertThreshold != src.DefaultResourceAlertThreshold {
+				m.DefaultResourceAlertThreshold = src.DefaultResourceAlertThreshold
+				n++
+			}
+		case 15:
+			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.EnvVars, src.EnvVars)
+			} else if !maps.Equal(m.EnvVars, src.EnvVars) {
+				if len(src.EnvVars) == 0 {
+					m.EnvVars = nil
+				} else {
+					m.EnvVars = maps.Clone(src.EnvVars)
+				}
+				n++
+			}
+		case 16:
+			if win.Cover&(1<<16) != 0 {
+				if !fieldmap.Equal(m.Config, src.Config) {
+					m.Config = fieldmap.Clone(src.Config)
+					n++
+				}
 			} else {
-				m.AccessVars = maps.Clone(src.AccessVars)
+				if m.Config != nil || src.Config != nil {
+					if m.Config == nil {
+						m.Config = new(edgeproto.PlatformConfig)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m.Config, src.Config, fm, at+17, win.Shift(17))
+				}
 			}
-			n++
+		case 25:
+			if m.CrmOnEdge != src.CrmOnEdge {
+				m.CrmOnEdge = src.CrmOnEdge
+				n++
+			}
+		case 26:
+			if m.MaintenanceState != src.MaintenanceState {
+				m.MaintenanceState = src.MaintenanceState
+				n++
+			}
+		case 27:
+			if m.TrustPolicy != src.TrustPolicy {
+				m.TrustPolicy = src.TrustPolicy
+				n++
+			}
+		case 28:
+			if m.TrustPolicyState != src.TrustPolicyState {
+				m.TrustPolicyState = src.TrustPolicyState
+				n++
+			}
+		case 29:
+			if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
+			} else if !maps.Equal(m.Annotations, src.Annotations) {
+				if len(src.Annotations) == 0 {
+					m.Annotations = nil
+				} else {
+					m.Annotations = maps.Clone(src.Annotations)
+				}
+				n++
+			}
+		case 30:
+			if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.AccessVars, src.AccessVars)
+			} else if !maps.Equal(m.AccessVars, src.AccessVars) {
+				if len(src.AccessVars) == 0 {
+					m.AccessVars = nil
+				} else {
+					m.AccessVars = maps.Clone(src.AccessVars)
+				}
+				n++
+			}
+		case 31:
+			if m.CrmOverride != src.CrmOverride {
+				m.CrmOverride = src.CrmOverride
+				n++
+			}
+		case 32:
+			if m.PhysicalName != src.PhysicalName {
+				m.PhysicalName = src.PhysicalName
+				n++
+			}
+		case 33:
+			if m.NumDynamicIps != src.NumDynamicIps {
+				m.NumDynamicIps = src.NumDynamicIps
+				n++
+			}
+		case 34:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		case 35:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<31) != 0 && m.CrmOverride != src.CrmOverride {
-		m.CrmOverride = src.CrmOverride
-		n++
-	}
-	if cw&(1<<32) != 0 && m.PhysicalName != src.PhysicalName {
-		m.PhysicalName = src.PhysicalName
-		n++
-	}
-	if cw&(1<<33) != 0 && m.NumDynamicIps != src.NumDynamicIps {
-		m.NumDynamicIps = src.NumDynamicIps
-		n++
-	}
-	if cw&(1<<34) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
-	}
-	if cw&(1<<35) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Location being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m, src *edgeproto.Location, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Location being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m, src *edgeproto.Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.Location)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
-		m.Latitude = src.Latitude
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
-		m.Longitude = src.Longitude
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+				m.Latitude = src.Latitude
+				n++
+			}
+		case 1:
+			if !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+				m.Longitude = src.Longitude
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResourceQuota being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt(m, src *edgeproto.ResourceQuota, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ResourceQuota being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt(m, src *edgeproto.ResourceQuota, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.ResourceQuota)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
-	}
-	if cw&(1<<2) != 0 && m.AlertThreshold != src.AlertThreshold {
-		m.AlertThreshold = src.AlertThreshold
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Value != src.Value {
+				m.Value = src.Value
+				n++
+			}
+		case 2:
+			if m.AlertThreshold != src.AlertThreshold {
+				m.AlertThreshold = src.AlertThreshold
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PlatformConfig being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m, src *edgeproto.PlatformConfig, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// PlatformConfig being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m, src *edgeproto.PlatformConfig, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xff|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.PlatformConfig)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Region != src.Region {
-		m.Region = src.Region
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
-		} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
-			if len(src.NotifyControllerAddrs) == 0 {
-				m.NotifyControllerAddrs = nil
-			} else {
-				m.NotifyControllerAddrs = slices.Clone(src.NotifyControllerAddrs)
+	for x := win.Cover&0xff | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Region != src.Region {
+				m.Region = src.Region
+				n++
 			}
-			n++
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
+			} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
+				if len(src.NotifyControllerAddrs) == 0 {
+					m.NotifyControllerAddrs = nil
+				} else {
+					m.NotifyControllerAddrs = slices.Clone(src.NotifyControllerAddrs)
+				}
+				n++
+			}
+		case 2:
+			if m.ContainerRegistryPath != src.ContainerRegistryPath {
+				m.ContainerRegistryPath = src.ContainerRegistryPath
+				n++
+			}
+		case 3:
+			if m.DeploymentTag != src.DeploymentTag {
+				m.DeploymentTag = src.DeploymentTag
+				n++
+			}
+		case 4:
+			if m.CacheDir != src.CacheDir {
+				m.CacheDir = src.CacheDir
+				n++
+			}
+		case 5:
+			if m.TestMode != src.TestMode {
+				m.TestMode = src.TestMode
+				n++
+			}
+		case 6:
+			if m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
+				m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
+				n++
+			}
+		case 7:
+			if m.AccessApiAddr != src.AccessApiAddr {
+				m.AccessApiAddr = src.AccessApiAddr
+				n++
+			}
 		}
-	}
-	if cw&(1<<2) != 0 && m.ContainerRegistryPath != src.ContainerRegistryPath {
-		m.ContainerRegistryPath = src.ContainerRegistryPath
-		n++
-	}
-	if cw&(1<<3) != 0 && m.DeploymentTag != src.DeploymentTag {
-		m.DeploymentTag = src.DeploymentTag
-		n++
-	}
-	if cw&(1<<4) != 0 && m.CacheDir != src.CacheDir {
-		m.CacheDir = src.CacheDir
-		n++
-	}
-	if cw&(1<<5) != 0 && m.TestMode != src.TestMode {
-		m.TestMode = src.TestMode
-		n++
-	}
-	if cw&(1<<6) != 0 && m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
-		m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
-		n++
-	}
-	if cw&(1<<7) != 0 && m.AccessApiAddr != src.AccessApiAddr {
-		m.AccessApiAddr = src.AccessApiAddr
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicy being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *edgeproto.TrustPolicy, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TrustPolicy being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *edgeproto.TrustPolicy, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x9|win.Below&0x9 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.TrustPolicy)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.TrustPolicyKey)
+	for x := win.Cover&0x9 | win.Below&0x9; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key = fieldmap.Clone(src.Key)
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(edgeproto.TrustPolicyKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule], fieldmap.Clone[*edgeproto.SecurityRule])
+			} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule]) {
+				if len(src.OutboundSecurityRules) == 0 {
+					m.OutboundSecurityRules = nil
+				} else {
+					m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, fieldmap.Clone[*edgeproto.SecurityRule])
+				}
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m.Key, src.Key, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule], fieldmap.Clone[*edgeproto.SecurityRule])
-		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule]) {
-			if len(src.OutboundSecurityRules) == 0 {
-				m.OutboundSecurityRules = nil
-			} else {
-				m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, fieldmap.Clone[*edgeproto.SecurityRule])
-			}
-			n++
 		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicyKey being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m, src *edgeproto.TrustPolicyKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// TrustPolicyKey being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m, src *edgeproto.TrustPolicyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.TrustPolicyKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SecurityRule being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt(m, src *edgeproto.SecurityRule, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// SecurityRule being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt(m, src *edgeproto.SecurityRule, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.SecurityRule)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Protocol != src.Protocol {
-		m.Protocol = src.Protocol
-		n++
-	}
-	if cw&(1<<1) != 0 && m.PortRangeMin != src.PortRangeMin {
-		m.PortRangeMin = src.PortRangeMin
-		n++
-	}
-	if cw&(1<<2) != 0 && m.PortRangeMax != src.PortRangeMax {
-		m.PortRangeMax = src.PortRangeMax
-		n++
-	}
-	if cw&(1<<3) != 0 && m.RemoteCidr != src.RemoteCidr {
-		m.RemoteCidr = src.RemoteCidr
-		n++
+	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Protocol != src.Protocol {
+				m.Protocol = src.Protocol
+				n++
+			}
+		case 1:
+			if m.PortRangeMin != src.PortRangeMin {
+				m.PortRangeMin = src.PortRangeMin
+				n++
+			}
+		case 2:
+			if m.PortRangeMax != src.PortRangeMax {
+				m.PortRangeMax = src.PortRangeMax
+				n++
+			}
+		case 3:
+			if m.RemoteCidr != src.RemoteCidr {
+				m.RemoteCidr = src.RemoteCidr
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// App being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.App, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// App being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.App, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x787c2701f1|win.Below&0x1040260101 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.App)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.AppKey)
+	for x := win.Cover&0x787c2701f1 | win.Below&0x1040260101; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key = fieldmap.Clone(src.Key)
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(edgeproto.AppKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 4:
+			if m.ImageType != src.ImageType {
+				m.ImageType = src.ImageType
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.Key, src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<4) != 0 && m.ImageType != src.ImageType {
-		m.ImageType = src.ImageType
-		n++
-	}
-	if cw&(1<<5) != 0 && m.ImagePath != src.ImagePath {
-		m.ImagePath = src.ImagePath
-		n++
-	}
-	if cw&(1<<6) != 0 && m.Deployment != src.Deployment {
-		m.Deployment = src.Deployment
-		n++
-	}
-	if cw&(1<<7) != 0 && m.AccessPorts != src.AccessPorts {
-		m.AccessPorts = src.AccessPorts
-		n++
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, fieldmap.Equal[*edgeproto.Port], fieldmap.Clone[*edgeproto.Port])
-		} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, fieldmap.Equal[*edgeproto.Port]) {
-			if len(src.Ports) == 0 {
-				m.Ports = nil
-			} else {
-				m.Ports = fieldmap.CloneListFunc(src.Ports, fieldmap.Clone[*edgeproto.Port])
+		case 5:
+			if m.ImagePath != src.ImagePath {
+				m.ImagePath = src.ImagePath
+				n++
 			}
-			n++
-		}
-	}
-	if cw&(1<<16) != 0 && m.Command != src.Command {
-		m.Command = src.Command
-		n++
-	}
-	if (cw|bw)&(1<<17) != 0 {
-		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Args, src.Args)
-		} else if !slices.Equal(m.Args, src.Args) {
-			if len(src.Args) == 0 {
-				m.Args = nil
-			} else {
-				m.Args = slices.Clone(src.Args)
+		case 6:
+			if m.Deployment != src.Deployment {
+				m.Deployment = src.Deployment
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<18) != 0 {
-		if a := fm.ListActionAt(at + 18); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Configs, src.Configs, fieldmap.Equal[*edgeproto.ConfigFile], fieldmap.Clone[*edgeproto.ConfigFile])
-		} else if !fieldmap.EqualMessageListFunc(m.Configs, src.Configs, fieldmap.Equal[*edgeproto.ConfigFile]) {
-			if len(src.Configs) == 0 {
-				m.Configs = nil
-			} else {
-				m.Configs = fieldmap.CloneListFunc(src.Configs, fieldmap.Clone[*edgeproto.ConfigFile])
+		case 7:
+			if m.AccessPorts != src.AccessPorts {
+				m.AccessPorts = src.AccessPorts
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<21) != 0 {
-		if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.EnvVars, src.EnvVars, fieldmap.Equal[*edgeproto.EnvVar], fieldmap.Clone[*edgeproto.EnvVar])
-		} else if !fieldmap.EqualMessageListFunc(m.EnvVars, src.EnvVars, fieldmap.Equal[*edgeproto.EnvVar]) {
-			if len(src.EnvVars) == 0 {
-				m.EnvVars = nil
-			} else {
-				m.EnvVars = fieldmap.CloneListFunc(src.EnvVars, fieldmap.Clone[*edgeproto.EnvVar])
+		case 8:
+			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, fieldmap.Equal[*edgeproto.Port], fieldmap.Clone[*edgeproto.Port])
+			} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, fieldmap.Equal[*edgeproto.Port]) {
+				if len(src.Ports) == 0 {
+					m.Ports = nil
+				} else {
+					m.Ports = fieldmap.CloneListFunc(src.Ports, fieldmap.Clone[*edgeproto.Port])
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if cw&(1<<26) != 0 && m.HealthCheck != src.HealthCheck {
-		m.HealthCheck = src.HealthCheck
-		n++
-	}
-	if cw&(1<<27) != 0 && m.HealthCheckPath != src.HealthCheckPath {
-		m.HealthCheckPath = src.HealthCheckPath
-		n++
-	}
-	if cw&(1<<28) != 0 && m.DefaultFlavor != src.DefaultFlavor {
-		m.DefaultFlavor = src.DefaultFlavor
-		n++
-	}
-	if cw&(1<<29) != 0 && m.DeploymentManifest != src.DeploymentManifest {
-		m.DeploymentManifest = src.DeploymentManifest
-		n++
-	}
-	if (cw|bw)&(1<<30) != 0 {
-		if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.RequiredOutboundConnections, src.RequiredOutboundConnections, fieldmap.Equal[*edgeproto.SecurityRule], fieldmap.Clone[*edgeproto.SecurityRule])
-		} else if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, src.RequiredOutboundConnections, fieldmap.Equal[*edgeproto.SecurityRule]) {
-			if len(src.RequiredOutboundConnections) == 0 {
-				m.RequiredOutboundConnections = nil
-			} else {
-				m.RequiredOutboundConnections = fieldmap.CloneListFunc(src.RequiredOutboundConnections, fieldmap.Clone[*edgeproto.SecurityRule])
+		case 16:
+			if m.Command != src.Command {
+				m.Command = src.Command
+				n++
 			}
-			n++
-		}
-	}
-	if cw&(1<<35) != 0 && m.Trusted != src.Trusted {
-		m.Trusted = src.Trusted
-		n++
-	}
-	if (cw|bw)&(1<<36) != 0 {
-		if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
-		} else if !maps.Equal(m.Annotations, src.Annotations) {
-			if len(src.Annotations) == 0 {
-				m.Annotations = nil
-			} else {
-				m.Annotations = maps.Clone(src.Annotations)
+		case 17:
+			if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Args, src.Args)
+			} else if !slices.Equal(m.Args, src.Args) {
+				if len(src.Args) == 0 {
+					m.Args = nil
+				} else {
+					m.Args = slices.Clone(src.Args)
+				}
+				n++
 			}
-			n++
+		case 18:
+			if a := fm.ListActionAt(at + 18); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Configs, src.Configs, fieldmap.Equal[*edgeproto.ConfigFile], fieldmap.Clone[*edgeproto.ConfigFile])
+			} else if !fieldmap.EqualMessageListFunc(m.Configs, src.Configs, fieldmap.Equal[*edgeproto.ConfigFile]) {
+				if len(src.Configs) == 0 {
+					m.Configs = nil
+				} else {
+					m.Configs = fieldmap.CloneListFunc(src.Configs, fieldmap.Clone[*edgeproto.ConfigFile])
+				}
+				n++
+			}
+		case 21:
+			if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.EnvVars, src.EnvVars, fieldmap.Equal[*edgeproto.EnvVar], fieldmap.Clone[*edgeproto.EnvVar])
+			} else if !fieldmap.EqualMessageListFunc(m.EnvVars, src.EnvVars, fieldmap.Equal[*edgeproto.EnvVar]) {
+				if len(src.EnvVars) == 0 {
+					m.EnvVars = nil
+				} else {
+					m.EnvVars = fieldmap.CloneListFunc(src.EnvVars, fieldmap.Clone[*edgeproto.EnvVar])
+				}
+				n++
+			}
+		case 26:
+			if m.HealthCheck != src.HealthCheck {
+				m.HealthCheck = src.HealthCheck
+				n++
+			}
+		case 27:
+			if m.HealthCheckPath != src.HealthCheckPath {
+				m.HealthCheckPath = src.HealthCheckPath
+				n++
+			}
+		case 28:
+			if m.DefaultFlavor != src.DefaultFlavor {
+				m.DefaultFlavor = src.DefaultFlavor
+				n++
+			}
+		case 29:
+			if m.DeploymentManifest != src.DeploymentManifest {
+				m.DeploymentManifest = src.DeploymentManifest
+				n++
+			}
+		case 30:
+			if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.RequiredOutboundConnections, src.RequiredOutboundConnections, fieldmap.Equal[*edgeproto.SecurityRule], fieldmap.Clone[*edgeproto.SecurityRule])
+			} else if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, src.RequiredOutboundConnections, fieldmap.Equal[*edgeproto.SecurityRule]) {
+				if len(src.RequiredOutboundConnections) == 0 {
+					m.RequiredOutboundConnections = nil
+				} else {
+					m.RequiredOutboundConnections = fieldmap.CloneListFunc(src.RequiredOutboundConnections, fieldmap.Clone[*edgeproto.SecurityRule])
+				}
+				n++
+			}
+		case 35:
+			if m.Trusted != src.Trusted {
+				m.Trusted = src.Trusted
+				n++
+			}
+		case 36:
+			if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
+			} else if !maps.Equal(m.Annotations, src.Annotations) {
+				if len(src.Annotations) == 0 {
+					m.Annotations = nil
+				} else {
+					m.Annotations = maps.Clone(src.Annotations)
+				}
+				n++
+			}
+		case 37:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		case 38:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<37) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
-	}
-	if cw&(1<<38) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppKey being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m, src *edgeproto.AppKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppKey being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m, src *edgeproto.AppKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.AppKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Version != src.Version {
-		m.Version = src.Version
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 2:
+			if m.Version != src.Version {
+				m.Version = src.Version
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Port being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt(m, src *edgeproto.Port, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Port being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt(m, src *edgeproto.Port, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.Port)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Proto != src.Proto {
-		m.Proto = src.Proto
-		n++
-	}
-	if cw&(1<<1) != 0 && m.InternalPort != src.InternalPort {
-		m.InternalPort = src.InternalPort
-		n++
-	}
-	if cw&(1<<2) != 0 && m.PublicPort != src.PublicPort {
-		m.PublicPort = src.PublicPort
-		n++
-	}
-	if cw&(1<<3) != 0 && m.EndPort != src.EndPort {
-		m.EndPort = src.EndPort
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Tls != src.Tls {
-		m.Tls = src.Tls
-		n++
-	}
-	if cw&(1<<5) != 0 && m.FqdnPrefix != src.FqdnPrefix {
-		m.FqdnPrefix = src.FqdnPrefix
-		n++
-	}
-	if cw&(1<<6) != 0 && m.MaxPktSize != src.MaxPktSize {
-		m.MaxPktSize = src.MaxPktSize
-		n++
+	for x := win.Cover & 0x7f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Proto != src.Proto {
+				m.Proto = src.Proto
+				n++
+			}
+		case 1:
+			if m.InternalPort != src.InternalPort {
+				m.InternalPort = src.InternalPort
+				n++
+			}
+		case 2:
+			if m.PublicPort != src.PublicPort {
+				m.PublicPort = src.PublicPort
+				n++
+			}
+		case 3:
+			if m.EndPort != src.EndPort {
+				m.EndPort = src.EndPort
+				n++
+			}
+		case 4:
+			if m.Tls != src.Tls {
+				m.Tls = src.Tls
+				n++
+			}
+		case 5:
+			if m.FqdnPrefix != src.FqdnPrefix {
+				m.FqdnPrefix = src.FqdnPrefix
+				n++
+			}
+		case 6:
+			if m.MaxPktSize != src.MaxPktSize {
+				m.MaxPktSize = src.MaxPktSize
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ConfigFile being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt(m, src *edgeproto.ConfigFile, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ConfigFile being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt(m, src *edgeproto.ConfigFile, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.ConfigFile)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Kind != src.Kind {
-		m.Kind = src.Kind
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Config != src.Config {
-		m.Config = src.Config
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Kind != src.Kind {
+				m.Kind = src.Kind
+				n++
+			}
+		case 1:
+			if m.Config != src.Config {
+				m.Config = src.Config
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// EnvVar being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt(m, src *edgeproto.EnvVar, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// EnvVar being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt(m, src *edgeproto.EnvVar, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.EnvVar)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
-	}
-	if cw&(1<<3) != 0 && m.SecretValue != src.SecretValue {
-		m.SecretValue = src.SecretValue
-		n++
+	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Value != src.Value {
+				m.Value = src.Value
+				n++
+			}
+		case 2:
+			if m.Secret != src.Secret {
+				m.Secret = src.Secret
+				n++
+			}
+		case 3:
+			if m.SecretValue != src.SecretValue {
+				m.SecretValue = src.SecretValue
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterInst being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *edgeproto.ClusterInst, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ClusterInst being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *edgeproto.ClusterInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xfc000f007c9|win.Below&0x4000800489 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.ClusterInst)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.ClusterKey)
+	for x := win.Cover&0xfc000f007c9 | win.Below&0x4000800489; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key = fieldmap.Clone(src.Key)
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(edgeproto.ClusterKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+					m.CloudletKey = fieldmap.Clone(src.CloudletKey)
+					n++
+				}
+			} else {
+				if m.CloudletKey != nil || src.CloudletKey != nil {
+					if m.CloudletKey == nil {
+						m.CloudletKey = new(edgeproto.CloudletKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+4, win.Shift(4))
+				}
+			}
+		case 6:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
-			m.CloudletKey = fieldmap.Clone(src.CloudletKey)
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.CloudletKey != nil || src.CloudletKey != nil {
-			if m.CloudletKey == nil {
-				m.CloudletKey = new(edgeproto.CloudletKey)
+		case 7:
+			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+4)
-		}
-	}
-	if cw&(1<<6) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
-	}
-	if cw&(1<<8) != 0 && m.CrmOverride != src.CrmOverride {
-		m.CrmOverride = src.CrmOverride
-		n++
-	}
-	if cw&(1<<9) != 0 && m.FlavorName != src.FlavorName {
-		m.FlavorName = src.FlavorName
-		n++
-	}
-	if (cw|bw)&(1<<10) != 0 {
-		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.NodePools, src.NodePools, fieldmap.Equal[*edgeproto.NodePool], fieldmap.Clone[*edgeproto.NodePool])
-		} else if !fieldmap.EqualMessageListFunc(m.NodePools, src.NodePools, fieldmap.Equal[*edgeproto.NodePool]) {
-			if len(src.NodePools) == 0 {
-				m.NodePools = nil
-			} else {
-				m.NodePools = fieldmap.CloneListFunc(src.NodePools, fieldmap.Clone[*edgeproto.NodePool])
-			}
-			n++
-		}
-	}
-	if cw&(1<<20) != 0 && m.IpAccess != src.IpAccess {
-		m.IpAccess = src.IpAccess
-		n++
-	}
-	if cw&(1<<21) != 0 && m.Deployment != src.Deployment {
-		m.Deployment = src.Deployment
-		n++
-	}
-	if cw&(1<<22) != 0 && m.KubernetesVersion != src.KubernetesVersion {
-		m.KubernetesVersion = src.KubernetesVersion
-		n++
-	}
-	if cw&(1<<23) != 0 {
-		if !fieldmap.Equal(m.Resources, src.Resources) {
-			m.Resources = fieldmap.Clone(src.Resources)
-			n++
-		}
-	} else if bw&(1<<23) != 0 {
-		if m.Resources != nil || src.Resources != nil {
-			if m.Resources == nil {
-				m.Resources = new(edgeproto.InfraResources)
+		case 8:
+			if m.CrmOverride != src.CrmOverride {
+				m.CrmOverride = src.CrmOverride
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+24)
-		}
-	}
-	if (cw|bw)&(1<<38) != 0 {
-		if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.InfraAnnotations, src.InfraAnnotations)
-		} else if !maps.Equal(m.InfraAnnotations, src.InfraAnnotations) {
-			if len(src.InfraAnnotations) == 0 {
-				m.InfraAnnotations = nil
-			} else {
-				m.InfraAnnotations = maps.Clone(src.InfraAnnotations)
+		case 9:
+			if m.FlavorName != src.FlavorName {
+				m.FlavorName = src.FlavorName
+				n++
 			}
-			n++
+		case 10:
+			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.NodePools, src.NodePools, fieldmap.Equal[*edgeproto.NodePool], fieldmap.Clone[*edgeproto.NodePool])
+			} else if !fieldmap.EqualMessageListFunc(m.NodePools, src.NodePools, fieldmap.Equal[*edgeproto.NodePool]) {
+				if len(src.NodePools) == 0 {
+					m.NodePools = nil
+				} else {
+					m.NodePools = fieldmap.CloneListFunc(src.NodePools, fieldmap.Clone[*edgeproto.NodePool])
+				}
+				n++
+			}
+		case 20:
+			if m.IpAccess != src.IpAccess {
+				m.IpAccess = src.IpAccess
+				n++
+			}
+		case 21:
+			if m.Deployment != src.Deployment {
+				m.Deployment = src.Deployment
+				n++
+			}
+		case 22:
+			if m.KubernetesVersion != src.KubernetesVersion {
+				m.KubernetesVersion = src.KubernetesVersion
+				n++
+			}
+		case 23:
+			if win.Cover&(1<<23) != 0 {
+				if !fieldmap.Equal(m.Resources, src.Resources) {
+					m.Resources = fieldmap.Clone(src.Resources)
+					n++
+				}
+			} else {
+				if m.Resources != nil || src.Resources != nil {
+					if m.Resources == nil {
+						m.Resources = new(edgeproto.InfraResources)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+24, win.Shift(24))
+				}
+			}
+		case 38:
+			if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.InfraAnnotations, src.InfraAnnotations)
+			} else if !maps.Equal(m.InfraAnnotations, src.InfraAnnotations) {
+				if len(src.InfraAnnotations) == 0 {
+					m.InfraAnnotations = nil
+				} else {
+					m.InfraAnnotations = maps.Clone(src.InfraAnnotations)
+				}
+				n++
+			}
+		case 39:
+			if m.Reservable != src.Reservable {
+				m.Reservable = src.Reservable
+				n++
+			}
+		case 40:
+			if m.ReservedBy != src.ReservedBy {
+				m.ReservedBy = src.ReservedBy
+				n++
+			}
+		case 41:
+			if m.MultiTenant != src.MultiTenant {
+				m.MultiTenant = src.MultiTenant
+				n++
+			}
+		case 42:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		case 43:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<39) != 0 && m.Reservable != src.Reservable {
-		m.Reservable = src.Reservable
-		n++
-	}
-	if cw&(1<<40) != 0 && m.ReservedBy != src.ReservedBy {
-		m.ReservedBy = src.ReservedBy
-		n++
-	}
-	if cw&(1<<41) != 0 && m.MultiTenant != src.MultiTenant {
-		m.MultiTenant = src.MultiTenant
-		n++
-	}
-	if cw&(1<<42) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
-	}
-	if cw&(1<<43) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodePool being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgeproto.NodePool, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NodePool being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgeproto.NodePool, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x107|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.NodePool)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.NumNodes != src.NumNodes {
-		m.NumNodes = src.NumNodes
-		n++
-	}
-	if cw&(1<<2) != 0 {
-		if !fieldmap.Equal(m.NodeResources, src.NodeResources) {
-			m.NodeResources = fieldmap.Clone(src.NodeResources)
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		if m.NodeResources != nil || src.NodeResources != nil {
-			if m.NodeResources == nil {
-				m.NodeResources = new(edgeproto.NodeResources)
+	for x := win.Cover&0x107 | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m.NodeResources, src.NodeResources, fm, at+3)
+		case 1:
+			if m.NumNodes != src.NumNodes {
+				m.NumNodes = src.NumNodes
+				n++
+			}
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if !fieldmap.Equal(m.NodeResources, src.NodeResources) {
+					m.NodeResources = fieldmap.Clone(src.NodeResources)
+					n++
+				}
+			} else {
+				if m.NodeResources != nil || src.NodeResources != nil {
+					if m.NodeResources == nil {
+						m.NodeResources = new(edgeproto.NodeResources)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m.NodeResources, src.NodeResources, fm, at+3, win.Shift(3))
+				}
+			}
+		case 8:
+			if m.Scalable != src.Scalable {
+				m.Scalable = src.Scalable
+				n++
+			}
 		}
-	}
-	if cw&(1<<8) != 0 && m.Scalable != src.Scalable {
-		m.Scalable = src.Scalable
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeResources being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m, src *edgeproto.NodeResources, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NodeResources being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m, src *edgeproto.NodeResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f|win.Below&0x8 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.NodeResources)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
-	}
-	if cw&(1<<1) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
-	}
-	if cw&(1<<2) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
-		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
-			if len(src.OptResMap) == 0 {
-				m.OptResMap = nil
-			} else {
-				m.OptResMap = maps.Clone(src.OptResMap)
+	for x := win.Cover&0x1f | win.Below&0x8; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Vcpus != src.Vcpus {
+				m.Vcpus = src.Vcpus
+				n++
 			}
-			n++
+		case 1:
+			if m.RamMb != src.RamMb {
+				m.RamMb = src.RamMb
+				n++
+			}
+		case 2:
+			if m.DiskGb != src.DiskGb {
+				m.DiskGb = src.DiskGb
+				n++
+			}
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
+			} else if !maps.Equal(m.OptResMap, src.OptResMap) {
+				if len(src.OptResMap) == 0 {
+					m.OptResMap = nil
+				} else {
+					m.OptResMap = maps.Clone(src.OptResMap)
+				}
+				n++
+			}
+		case 4:
+			if m.InfraNodeFlavor != src.InfraNodeFlavor {
+				m.InfraNodeFlavor = src.InfraNodeFlavor
+				n++
+			}
 		}
-	}
-	if cw&(1<<4) != 0 && m.InfraNodeFlavor != src.InfraNodeFlavor {
-		m.InfraNodeFlavor = src.InfraNodeFlavor
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInst being number at of fm's schema.
-func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgeproto.AppInst, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppInst being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgeproto.AppInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x38e03e489|win.Below&0x88024489 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.AppInst)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.AppInstKey)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !fieldmap.Equal(m.AppKey, src.AppKey) {
-			m.AppKey = fieldmap.Clone(src.AppKey)
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.AppKey != nil || src.AppKey != nil {
-			if m.AppKey == nil {
-				m.AppKey = new(edgeproto.AppKey)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.AppKey, src.AppKey, fm, at+4)
-		}
-	}
-	if cw&(1<<7) != 0 {
-		if !fieldmap.Equal(m.ClusterKey, src.ClusterKey) {
-			m.ClusterKey = fieldmap.Clone(src.ClusterKey)
-			n++
-		}
-	} else if bw&(1<<7) != 0 {
-		if m.ClusterKey != nil || src.ClusterKey != nil {
-			if m.ClusterKey == nil {
-				m.ClusterKey = new(edgeproto.ClusterKey)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.ClusterKey, src.ClusterKey, fm, at+8)
-		}
-	}
-	if cw&(1<<10) != 0 {
-		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
-			m.CloudletKey = fieldmap.Clone(src.CloudletKey)
-			n++
-		}
-	} else if bw&(1<<10) != 0 {
-		if m.CloudletKey != nil || src.CloudletKey != nil {
-			if m.CloudletKey == nil {
-				m.CloudletKey = new(edgeproto.CloudletKey)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+11)
-		}
-	}
-	if cw&(1<<13) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<14) != 0 {
-		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
+	for x := win.Cover&0x38e03e489 | win.Below&0x88024489; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key = fieldmap.Clone(src.Key)
+					n++
+				}
 			} else {
-				m.Errors = slices.Clone(src.Errors)
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(edgeproto.AppInstKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<15) != 0 && m.CrmOverride != src.CrmOverride {
-		m.CrmOverride = src.CrmOverride
-		n++
-	}
-	if cw&(1<<16) != 0 && m.Uri != src.Uri {
-		m.Uri = src.Uri
-		n++
-	}
-	if (cw|bw)&(1<<17) != 0 {
-		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.MappedPorts, src.MappedPorts, fieldmap.Equal[*edgeproto.Port], fieldmap.Clone[*edgeproto.Port])
-		} else if !fieldmap.EqualMessageListFunc(m.MappedPorts, src.MappedPorts, fieldmap.Equal[*edgeproto.Port]) {
-			if len(src.MappedPorts) == 0 {
-				m.MappedPorts = nil
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !fieldmap.Equal(m.AppKey, src.AppKey) {
+					m.AppKey = fieldmap.Clone(src.AppKey)
+					n++
+				}
 			} else {
-				m.MappedPorts = fieldmap.CloneListFunc(src.MappedPorts, fieldmap.Clone[*edgeproto.Port])
+				if m.AppKey != nil || src.AppKey != nil {
+					if m.AppKey == nil {
+						m.AppKey = new(edgeproto.AppKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.AppKey, src.AppKey, fm, at+4, win.Shift(4))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<25) != 0 && m.Flavor != src.Flavor {
-		m.Flavor = src.Flavor
-		n++
-	}
-	if cw&(1<<26) != 0 && m.PowerState != src.PowerState {
-		m.PowerState = src.PowerState
-		n++
-	}
-	if cw&(1<<27) != 0 {
-		if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
-			m.RuntimeInfo = fieldmap.Clone(src.RuntimeInfo)
-			n++
-		}
-	} else if bw&(1<<27) != 0 {
-		if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-			if m.RuntimeInfo == nil {
-				m.RuntimeInfo = new(edgeproto.AppInstRuntime)
+		case 7:
+			if win.Cover&(1<<7) != 0 {
+				if !fieldmap.Equal(m.ClusterKey, src.ClusterKey) {
+					m.ClusterKey = fieldmap.Clone(src.ClusterKey)
+					n++
+				}
+			} else {
+				if m.ClusterKey != nil || src.ClusterKey != nil {
+					if m.ClusterKey == nil {
+						m.ClusterKey = new(edgeproto.ClusterKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.ClusterKey, src.ClusterKey, fm, at+8, win.Shift(8))
+				}
+			}
+		case 10:
+			if win.Cover&(1<<10) != 0 {
+				if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+					m.CloudletKey = fieldmap.Clone(src.CloudletKey)
+					n++
+				}
+			} else {
+				if m.CloudletKey != nil || src.CloudletKey != nil {
+					if m.CloudletKey == nil {
+						m.CloudletKey = new(edgeproto.CloudletKey)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+11, win.Shift(11))
+				}
+			}
+		case 13:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+28)
-		}
-	}
-	if (cw|bw)&(1<<31) != 0 {
-		if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
-		} else if !maps.Equal(m.Annotations, src.Annotations) {
-			if len(src.Annotations) == 0 {
-				m.Annotations = nil
-			} else {
-				m.Annotations = maps.Clone(src.Annotations)
+		case 14:
+			if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
+				n++
 			}
-			n++
+		case 15:
+			if m.CrmOverride != src.CrmOverride {
+				m.CrmOverride = src.CrmOverride
+				n++
+			}
+		case 16:
+			if m.Uri != src.Uri {
+				m.Uri = src.Uri
+				n++
+			}
+		case 17:
+			if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.MappedPorts, src.MappedPorts, fieldmap.Equal[*edgeproto.Port], fieldmap.Clone[*edgeproto.Port])
+			} else if !fieldmap.EqualMessageListFunc(m.MappedPorts, src.MappedPorts, fieldmap.Equal[*edgeproto.Port]) {
+				if len(src.MappedPorts) == 0 {
+					m.MappedPorts = nil
+				} else {
+					m.MappedPorts = fieldmap.CloneListFunc(src.MappedPorts, fieldmap.Clone[*edgeproto.Port])
+				}
+				n++
+			}
+		case 25:
+			if m.Flavor != src.Flavor {
+				m.Flavor = src.Flavor
+				n++
+			}
+		case 26:
+			if m.PowerState != src.PowerState {
+				m.PowerState = src.PowerState
+				n++
+			}
+		case 27:
+			if win.Cover&(1<<27) != 0 {
+				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
+					m.RuntimeInfo = fieldmap.Clone(src.RuntimeInfo)
+					n++
+				}
+			} else {
+				if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+					if m.RuntimeInfo == nil {
+						m.RuntimeInfo = new(edgeproto.AppInstRuntime)
+						n++
+					}
+					n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+28, win.Shift(28))
+				}
+			}
+		case 31:
+			if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
+			} else if !maps.Equal(m.Annotations, src.Annotations) {
+				if len(src.Annotations) == 0 {
+					m.Annotations = nil
+				} else {
+					m.Annotations = maps.Clone(src.Annotations)
+				}
+				n++
+			}
+		case 32:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		case 33:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<32) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
-	}
-	if cw&(1<<33) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SyncEnd being number at of fm's schema.
-func (m *SyncEnd) copyInAt(src *SyncEnd, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// SyncEnd being number at of fm's schema and win the window of
+// the flags from there.
+func (m *SyncEnd) copyInAt(src *SyncEnd, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(SyncEnd)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Revision != src.Revision {
-		m.Revision = src.Revision
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Objects != src.Objects {
-		m.Objects = src.Objects
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Revision != src.Revision {
+				m.Revision = src.Revision
+				n++
+			}
+		case 1:
+			if m.Objects != src.Objects {
+				m.Objects = src.Objects
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ReportAck being number at of fm's schema.
-func (m *ReportAck) copyInAt(src *ReportAck, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ReportAck being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ReportAck) copyInAt(src *ReportAck, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ReportAck)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Seq != src.Seq {
-		m.Seq = src.Seq
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Verdict != src.Verdict {
-		m.Verdict = src.Verdict
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Reason != src.Reason {
-		m.Reason = src.Reason
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Seq != src.Seq {
+				m.Seq = src.Seq
+				n++
+			}
+		case 1:
+			if m.Verdict != src.Verdict {
+				m.Verdict = src.Verdict
+				n++
+			}
+		case 2:
+			if m.Reason != src.Reason {
+				m.Reason = src.Reason
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -4567,7 +4930,7 @@ func (m *SyncStart) CopyInFields(src *SyncStart, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4586,7 +4949,7 @@ func (m *SyncEnd) CopyInFields(src *SyncEnd, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4605,7 +4968,7 @@ func (m *Update) CopyInFields(src *Update, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4624,7 +4987,7 @@ func (m *ReportAck) CopyInFields(src *ReportAck, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -4643,12 +5006,13 @@ func (m *Keepalive) CopyInFields(src *Keepalive, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Keepalive being number at of fm's schema.
-func (m *Keepalive) copyInAt(src *Keepalive, fm *fieldmap.FieldMap, at int) int {
+// Keepalive being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Keepalive) copyInAt(src *Keepalive, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 

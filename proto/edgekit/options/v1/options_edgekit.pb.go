@@ -8,12 +8,13 @@ package optionsv1
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of FileOptions: dot-joined field numbers from FileOptions.
 const (
@@ -36,7 +37,7 @@ func (*FileOptions) FieldSchema() *fieldmap.Schema { return _FileOptions_fieldSc
 // NewFileOptionsFieldMap returns a FieldMap of FileOptions holding flags; the
 // error names the first flag FileOptions does not have.
 func NewFileOptionsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _FileOptions_fieldSchema.New(flags...)
+	return _FileOptions_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of MessageOptions: dot-joined field numbers from MessageOptions.
@@ -62,7 +63,7 @@ func (*MessageOptions) FieldSchema() *fieldmap.Schema { return _MessageOptions_f
 // NewMessageOptionsFieldMap returns a FieldMap of MessageOptions holding flags; the
 // error names the first flag MessageOptions does not have.
 func NewMessageOptionsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _MessageOptions_fieldSchema.New(flags...)
+	return _MessageOptions_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of FieldOptions: dot-joined field numbers from FieldOptions.
@@ -88,7 +89,7 @@ func (*FieldOptions) FieldSchema() *fieldmap.Schema { return _FieldOptions_field
 // NewFieldOptionsFieldMap returns a FieldMap of FieldOptions holding flags; the
 // error names the first flag FieldOptions does not have.
 func NewFieldOptionsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _FieldOptions_fieldSchema.New(flags...)
+	return _FieldOptions_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -220,30 +221,33 @@ func (m *FileOptions) CopyInFields(src *FileOptions, fm *fieldmap.FieldMap) int 
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FileOptions being number at of fm's schema.
-func (m *FileOptions) copyInAt(src *FileOptions, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// FileOptions being number at of fm's schema and win the window of
+// the flags from there.
+func (m *FileOptions) copyInAt(src *FileOptions, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(FileOptions)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
-		} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
-			if len(src.SkipFeatures) == 0 {
-				m.SkipFeatures = nil
-			} else {
-				m.SkipFeatures = slices.Clone(src.SkipFeatures)
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
+			} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
+				if len(src.SkipFeatures) == 0 {
+					m.SkipFeatures = nil
+				} else {
+					m.SkipFeatures = slices.Clone(src.SkipFeatures)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -265,35 +269,39 @@ func (m *MessageOptions) CopyInFields(src *MessageOptions, fm *fieldmap.FieldMap
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// MessageOptions being number at of fm's schema.
-func (m *MessageOptions) copyInAt(src *MessageOptions, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// MessageOptions being number at of fm's schema and win the window of
+// the flags from there.
+func (m *MessageOptions) copyInAt(src *MessageOptions, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(MessageOptions)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
-		} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
-			if len(src.SkipFeatures) == 0 {
-				m.SkipFeatures = nil
-			} else {
-				m.SkipFeatures = slices.Clone(src.SkipFeatures)
+	for x := win.Cover&0x3 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
+			} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
+				if len(src.SkipFeatures) == 0 {
+					m.SkipFeatures = nil
+				} else {
+					m.SkipFeatures = slices.Clone(src.SkipFeatures)
+				}
+				n++
 			}
-			n++
+		case 1:
+			if m.ListActions != src.ListActions {
+				m.ListActions = src.ListActions
+				n++
+			}
 		}
-	}
-	if cw&(1<<1) != 0 && m.ListActions != src.ListActions {
-		m.ListActions = src.ListActions
-		n++
 	}
 	return n
 }
@@ -314,27 +322,33 @@ func (m *FieldOptions) CopyInFields(src *FieldOptions, fm *fieldmap.FieldMap) in
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FieldOptions being number at of fm's schema.
-func (m *FieldOptions) copyInAt(src *FieldOptions, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// FieldOptions being number at of fm's schema and win the window of
+// the flags from there.
+func (m *FieldOptions) copyInAt(src *FieldOptions, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(FieldOptions)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.ObjectKey != src.ObjectKey {
-		m.ObjectKey = src.ObjectKey
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Atomic != src.Atomic {
-		m.Atomic = src.Atomic
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.ObjectKey != src.ObjectKey {
+				m.ObjectKey = src.ObjectKey
+				n++
+			}
+		case 1:
+			if m.Atomic != src.Atomic {
+				m.Atomic = src.Atomic
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -10,12 +10,13 @@ import (
 	edgeproto "github.com/edgekit/edgekit/edgeproto"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Fence: dot-joined field numbers from Fence.
 const (
@@ -40,7 +41,7 @@ func (*Fence) FieldSchema() *fieldmap.Schema { return _Fence_fieldSchema }
 // NewFenceFieldMap returns a FieldMap of Fence holding flags; the
 // error names the first flag Fence does not have.
 func NewFenceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Fence_fieldSchema.New(flags...)
+	return _Fence_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ReportInfoRequest: dot-joined field numbers from ReportInfoRequest.
@@ -308,7 +309,7 @@ func (*ReportInfoRequest) FieldSchema() *fieldmap.Schema { return _ReportInfoReq
 // NewReportInfoRequestFieldMap returns a FieldMap of ReportInfoRequest holding flags; the
 // error names the first flag ReportInfoRequest does not have.
 func NewReportInfoRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ReportInfoRequest_fieldSchema.New(flags...)
+	return _ReportInfoRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of ReportInfoResponse: dot-joined field numbers from ReportInfoResponse.
@@ -334,7 +335,7 @@ func (*ReportInfoResponse) FieldSchema() *fieldmap.Schema { return _ReportInfoRe
 // NewReportInfoResponseFieldMap returns a FieldMap of ReportInfoResponse holding flags; the
 // error names the first flag ReportInfoResponse does not have.
 func NewReportInfoResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ReportInfoResponse_fieldSchema.New(flags...)
+	return _ReportInfoResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -528,27 +529,33 @@ func (m *Fence) CopyInFields(src *Fence, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Fence being number at of fm's schema.
-func (m *Fence) copyInAt(src *Fence, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Fence being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Fence) copyInAt(src *Fence, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Fence)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Key != src.Key {
-		m.Key = src.Key
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Revision != src.Revision {
-		m.Revision = src.Revision
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Key != src.Key {
+				m.Key = src.Key
+				n++
+			}
+		case 1:
+			if m.Revision != src.Revision {
+				m.Revision = src.Revision
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -569,948 +576,1069 @@ func (m *ReportInfoRequest) CopyInFields(src *ReportInfoRequest, fm *fieldmap.Fi
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ReportInfoRequest being number at of fm's schema.
-func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
+// ReportInfoRequest being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(ReportInfoRequest)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if s1, ok := src.Info.(*ReportInfoRequest_CloudletInfo); ok && s1 != nil {
-			if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
-				m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: fieldmap.Clone(s1.CloudletInfo)}
-				n++
-			}
-		} else if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && d1 != nil {
-			m.Info = nil
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		var s1 *edgeproto.CloudletInfo
-		sok := false
-		if w, ok := src.Info.(*ReportInfoRequest_CloudletInfo); ok && w != nil {
-			s1, sok = w.CloudletInfo, true
-		}
-		var d1 *edgeproto.CloudletInfo
-		if w, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && w != nil {
-			if w.CloudletInfo == nil {
-				w.CloudletInfo = new(edgeproto.CloudletInfo)
-			}
-			d1 = w.CloudletInfo
-		} else if sok {
-			d1 = new(edgeproto.CloudletInfo)
-			m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(d1, s1, fm, at+1)
-		}
-	}
-	if cw&(1<<52) != 0 {
-		if s1, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && s1 != nil {
-			if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
-				m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
-				n++
-			}
-		} else if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && d1 != nil {
-			m.Info = nil
-			n++
-		}
-	} else if bw&(1<<52) != 0 {
-		var s1 *edgeproto.ClusterInstInfo
-		sok := false
-		if w, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
-			s1, sok = w.ClusterInstInfo, true
-		}
-		var d1 *edgeproto.ClusterInstInfo
-		if w, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
-			if w.ClusterInstInfo == nil {
-				w.ClusterInstInfo = new(edgeproto.ClusterInstInfo)
-			}
-			d1 = w.ClusterInstInfo
-		} else if sok {
-			d1 = new(edgeproto.ClusterInstInfo)
-			m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+53)
-		}
-	}
-	if fm.HasAt(at + 83) {
-		if s1, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && s1 != nil {
-			if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
-				m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
-				n++
-			}
-		} else if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && d1 != nil {
-			m.Info = nil
-			n++
-		}
-	} else if fm.HasChildAt(at + 83) {
-		var s1 *edgeproto.AppInstInfo
-		sok := false
-		if w, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && w != nil {
-			s1, sok = w.AppInstInfo, true
-		}
-		var d1 *edgeproto.AppInstInfo
-		if w, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && w != nil {
-			if w.AppInstInfo == nil {
-				w.AppInstInfo = new(edgeproto.AppInstInfo)
-			}
-			d1 = w.AppInstInfo
-		} else if sok {
-			d1 = new(edgeproto.AppInstInfo)
-			m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: d1}
-			n++
-		}
-		if d1 != nil {
-			n += _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+84)
-		}
-	}
-	if fm.HasOrHasChildAt(at + 104) {
-		if a := fm.ListActionAt(at + 104); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
+	for x := win.Cover&0x10000000000001 | win.Below&0x10000000000001; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if s1, ok := src.Info.(*ReportInfoRequest_CloudletInfo); ok && s1 != nil {
+					if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
+						m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: fieldmap.Clone(s1.CloudletInfo)}
+						n++
+					}
+				} else if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && d1 != nil {
+					m.Info = nil
+					n++
+				}
 			} else {
-				m.Fields = slices.Clone(src.Fields)
+				var s1 *edgeproto.CloudletInfo
+				sok := false
+				if w, ok := src.Info.(*ReportInfoRequest_CloudletInfo); ok && w != nil {
+					s1, sok = w.CloudletInfo, true
+				}
+				var d1 *edgeproto.CloudletInfo
+				if w, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && w != nil {
+					if w.CloudletInfo == nil {
+						w.CloudletInfo = new(edgeproto.CloudletInfo)
+					}
+					d1 = w.CloudletInfo
+				} else if sok {
+					d1 = new(edgeproto.CloudletInfo)
+					m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(d1, s1, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
+		case 52:
+			if win.Cover&(1<<52) != 0 {
+				if s1, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && s1 != nil {
+					if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
+						m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
+						n++
+					}
+				} else if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && d1 != nil {
+					m.Info = nil
+					n++
+				}
+			} else {
+				var s1 *edgeproto.ClusterInstInfo
+				sok := false
+				if w, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
+					s1, sok = w.ClusterInstInfo, true
+				}
+				var d1 *edgeproto.ClusterInstInfo
+				if w, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
+					if w.ClusterInstInfo == nil {
+						w.ClusterInstInfo = new(edgeproto.ClusterInstInfo)
+					}
+					d1 = w.ClusterInstInfo
+				} else if sok {
+					d1 = new(edgeproto.ClusterInstInfo)
+					m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+53, fm.Window(at+53))
+				}
+			}
 		}
 	}
-	if fm.HasAt(at + 105) {
-		if !m.Fence.Equal(src.Fence) {
-			m.Fence = src.Fence.Clone()
-			n++
-		}
-	} else if fm.HasChildAt(at + 105) {
-		if m.Fence != nil || src.Fence != nil {
-			if m.Fence == nil {
-				m.Fence = new(Fence)
+	cw1 := fm.Window(at + 64)
+	for x := cw1.Cover&0x30000080000 | cw1.Below&0x30000080000; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 19:
+			if cw1.Cover&(1<<19) != 0 {
+				if s1, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && s1 != nil {
+					if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
+						m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
+						n++
+					}
+				} else if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && d1 != nil {
+					m.Info = nil
+					n++
+				}
+			} else {
+				var s1 *edgeproto.AppInstInfo
+				sok := false
+				if w, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && w != nil {
+					s1, sok = w.AppInstInfo, true
+				}
+				var d1 *edgeproto.AppInstInfo
+				if w, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && w != nil {
+					if w.AppInstInfo == nil {
+						w.AppInstInfo = new(edgeproto.AppInstInfo)
+					}
+					d1 = w.AppInstInfo
+				} else if sok {
+					d1 = new(edgeproto.AppInstInfo)
+					m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: d1}
+					n++
+				}
+				if d1 != nil {
+					n += _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+84, cw1.Shift(20))
+				}
+			}
+		case 40:
+			if a := fm.ListActionAt(at + 104); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+			} else if !slices.Equal(m.Fields, src.Fields) {
+				if len(src.Fields) == 0 {
+					m.Fields = nil
+				} else {
+					m.Fields = slices.Clone(src.Fields)
+				}
 				n++
 			}
-			n += m.Fence.copyInAt(src.Fence, fm, at+106)
+		case 41:
+			if cw1.Cover&(1<<41) != 0 {
+				if !m.Fence.Equal(src.Fence) {
+					m.Fence = src.Fence.Clone()
+					n++
+				}
+			} else {
+				if m.Fence != nil || src.Fence != nil {
+					if m.Fence == nil {
+						m.Fence = new(Fence)
+						n++
+					}
+					n += m.Fence.copyInAt(src.Fence, fm, at+106, cw1.Shift(42))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletInfo being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CloudletInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x78400040e03f9|win.Below&0x840004080211 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.CloudletInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.CloudletKey)
+	for x := win.Cover&0x78400040e03f9 | win.Below&0x840004080211; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key = fieldmap.Clone(src.Key)
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(edgeproto.CloudletKey)
+						n++
+					}
+					n += _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 3:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId = src.NotifyId
-		n++
-	}
-	if cw&(1<<6) != 0 && m.Controller != src.Controller {
-		m.Controller = src.Controller
-		n++
-	}
-	if cw&(1<<7) != 0 && m.CompatibilityVersion != src.CompatibilityVersion {
-		m.CompatibilityVersion = src.CompatibilityVersion
-		n++
-	}
-	if cw&(1<<8) != 0 && m.ReleaseVersion != src.ReleaseVersion {
-		m.ReleaseVersion = src.ReleaseVersion
-		n++
-	}
-	if (cw|bw)&(1<<9) != 0 {
-		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo], fieldmap.Clone[*edgeproto.FlavorInfo])
-		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo]) {
-			if len(src.Flavors) == 0 {
-				m.Flavors = nil
-			} else {
-				m.Flavors = fieldmap.CloneListFunc(src.Flavors, fieldmap.Clone[*edgeproto.FlavorInfo])
-			}
-			n++
-		}
-	}
-	if cw&(1<<17) != 0 && m.ControllerCacheReceived != src.ControllerCacheReceived {
-		m.ControllerCacheReceived = src.ControllerCacheReceived
-		n++
-	}
-	if cw&(1<<18) != 0 && m.MaintenanceState != src.MaintenanceState {
-		m.MaintenanceState = src.MaintenanceState
-		n++
-	}
-	if cw&(1<<19) != 0 {
-		if !fieldmap.Equal(m.Status, src.Status) {
-			m.Status = fieldmap.Clone(src.Status)
-			n++
-		}
-	} else if bw&(1<<19) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(edgeproto.StatusInfo)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+20)
-		}
-	}
-	if cw&(1<<26) != 0 {
-		if !fieldmap.Equal(m.ResourcesSnapshot, src.ResourcesSnapshot) {
-			m.ResourcesSnapshot = fieldmap.Clone(src.ResourcesSnapshot)
-			n++
-		}
-	} else if bw&(1<<26) != 0 {
-		if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
-			if m.ResourcesSnapshot == nil {
-				m.ResourcesSnapshot = new(edgeproto.InfraResourcesSnapshot)
+		case 5:
+			if m.NotifyId != src.NotifyId {
+				m.NotifyId = src.NotifyId
 				n++
 			}
-			n += _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m.ResourcesSnapshot, src.ResourcesSnapshot, fm, at+27)
-		}
-	}
-	if (cw|bw)&(1<<42) != 0 {
-		if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo], fieldmap.Clone[*edgeproto.NodeInfo])
-		} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo]) {
-			if len(src.NodeInfos) == 0 {
-				m.NodeInfos = nil
-			} else {
-				m.NodeInfos = fieldmap.CloneListFunc(src.NodeInfos, fieldmap.Clone[*edgeproto.NodeInfo])
+		case 6:
+			if m.Controller != src.Controller {
+				m.Controller = src.Controller
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<47) != 0 {
-		if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
-		} else if !maps.Equal(m.Properties, src.Properties) {
-			if len(src.Properties) == 0 {
-				m.Properties = nil
-			} else {
-				m.Properties = maps.Clone(src.Properties)
+		case 7:
+			if m.CompatibilityVersion != src.CompatibilityVersion {
+				m.CompatibilityVersion = src.CompatibilityVersion
+				n++
 			}
-			n++
+		case 8:
+			if m.ReleaseVersion != src.ReleaseVersion {
+				m.ReleaseVersion = src.ReleaseVersion
+				n++
+			}
+		case 9:
+			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo], fieldmap.Clone[*edgeproto.FlavorInfo])
+			} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo]) {
+				if len(src.Flavors) == 0 {
+					m.Flavors = nil
+				} else {
+					m.Flavors = fieldmap.CloneListFunc(src.Flavors, fieldmap.Clone[*edgeproto.FlavorInfo])
+				}
+				n++
+			}
+		case 17:
+			if m.ControllerCacheReceived != src.ControllerCacheReceived {
+				m.ControllerCacheReceived = src.ControllerCacheReceived
+				n++
+			}
+		case 18:
+			if m.MaintenanceState != src.MaintenanceState {
+				m.MaintenanceState = src.MaintenanceState
+				n++
+			}
+		case 19:
+			if win.Cover&(1<<19) != 0 {
+				if !fieldmap.Equal(m.Status, src.Status) {
+					m.Status = fieldmap.Clone(src.Status)
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(edgeproto.StatusInfo)
+						n++
+					}
+					n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+20, win.Shift(20))
+				}
+			}
+		case 26:
+			if win.Cover&(1<<26) != 0 {
+				if !fieldmap.Equal(m.ResourcesSnapshot, src.ResourcesSnapshot) {
+					m.ResourcesSnapshot = fieldmap.Clone(src.ResourcesSnapshot)
+					n++
+				}
+			} else {
+				if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
+					if m.ResourcesSnapshot == nil {
+						m.ResourcesSnapshot = new(edgeproto.InfraResourcesSnapshot)
+						n++
+					}
+					n += _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m.ResourcesSnapshot, src.ResourcesSnapshot, fm, at+27, win.Shift(27))
+				}
+			}
+		case 42:
+			if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo], fieldmap.Clone[*edgeproto.NodeInfo])
+			} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo]) {
+				if len(src.NodeInfos) == 0 {
+					m.NodeInfos = nil
+				} else {
+					m.NodeInfos = fieldmap.CloneListFunc(src.NodeInfos, fieldmap.Clone[*edgeproto.NodeInfo])
+				}
+				n++
+			}
+		case 47:
+			if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
+			} else if !maps.Equal(m.Properties, src.Properties) {
+				if len(src.Properties) == 0 {
+					m.Properties = nil
+				} else {
+					m.Properties = maps.Clone(src.Properties)
+				}
+				n++
+			}
+		case 48:
+			if m.TrustPolicyState != src.TrustPolicyState {
+				m.TrustPolicyState = src.TrustPolicyState
+				n++
+			}
+		case 49:
+			if m.ActiveCrmInstance != src.ActiveCrmInstance {
+				m.ActiveCrmInstance = src.ActiveCrmInstance
+				n++
+			}
+		case 50:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<48) != 0 && m.TrustPolicyState != src.TrustPolicyState {
-		m.TrustPolicyState = src.TrustPolicyState
-		n++
-	}
-	if cw&(1<<49) != 0 && m.ActiveCrmInstance != src.ActiveCrmInstance {
-		m.ActiveCrmInstance = src.ActiveCrmInstance
-		n++
-	}
-	if cw&(1<<50) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletKey being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m, src *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// CloudletKey being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m, src *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.CloudletKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FlavorInfo being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt(m, src *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// FlavorInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt(m, src *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7f|win.Below&0x20 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.FlavorInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
-	}
-	if cw&(1<<2) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
-	}
-	if cw&(1<<3) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Gpus != src.Gpus {
-		m.Gpus = src.Gpus
-		n++
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
-		} else if !maps.Equal(m.PropMap, src.PropMap) {
-			if len(src.PropMap) == 0 {
-				m.PropMap = nil
-			} else {
-				m.PropMap = maps.Clone(src.PropMap)
+	for x := win.Cover&0x7f | win.Below&0x20; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
+		case 1:
+			if m.Vcpus != src.Vcpus {
+				m.Vcpus = src.Vcpus
+				n++
+			}
+		case 2:
+			if m.RamMb != src.RamMb {
+				m.RamMb = src.RamMb
+				n++
+			}
+		case 3:
+			if m.DiskGb != src.DiskGb {
+				m.DiskGb = src.DiskGb
+				n++
+			}
+		case 4:
+			if m.Gpus != src.Gpus {
+				m.Gpus = src.Gpus
+				n++
+			}
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
+			} else if !maps.Equal(m.PropMap, src.PropMap) {
+				if len(src.PropMap) == 0 {
+					m.PropMap = nil
+				} else {
+					m.PropMap = maps.Clone(src.PropMap)
+				}
+				n++
+			}
+		case 6:
+			if m.Deprecated != src.Deprecated {
+				m.Deprecated = src.Deprecated
+				n++
+			}
 		}
-	}
-	if cw&(1<<6) != 0 && m.Deprecated != src.Deprecated {
-		m.Deprecated = src.Deprecated
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// StatusInfo being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m, src *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// StatusInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m, src *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3f|win.Below&0x20 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.StatusInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
-		m.TaskNumber = src.TaskNumber
-		n++
-	}
-	if cw&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
-		m.MaxTasks = src.MaxTasks
-		n++
-	}
-	if cw&(1<<2) != 0 && m.TaskName != src.TaskName {
-		m.TaskName = src.TaskName
-		n++
-	}
-	if cw&(1<<3) != 0 && m.StepName != src.StepName {
-		m.StepName = src.StepName
-		n++
-	}
-	if cw&(1<<4) != 0 && m.MsgCount != src.MsgCount {
-		m.MsgCount = src.MsgCount
-		n++
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
-		} else if !slices.Equal(m.Msgs, src.Msgs) {
-			if len(src.Msgs) == 0 {
-				m.Msgs = nil
-			} else {
-				m.Msgs = slices.Clone(src.Msgs)
+	for x := win.Cover&0x3f | win.Below&0x20; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.TaskNumber != src.TaskNumber {
+				m.TaskNumber = src.TaskNumber
+				n++
 			}
-			n++
+		case 1:
+			if m.MaxTasks != src.MaxTasks {
+				m.MaxTasks = src.MaxTasks
+				n++
+			}
+		case 2:
+			if m.TaskName != src.TaskName {
+				m.TaskName = src.TaskName
+				n++
+			}
+		case 3:
+			if m.StepName != src.StepName {
+				m.StepName = src.StepName
+				n++
+			}
+		case 4:
+			if m.MsgCount != src.MsgCount {
+				m.MsgCount = src.MsgCount
+				n++
+			}
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
+			} else if !slices.Equal(m.Msgs, src.Msgs) {
+				if len(src.Msgs) == 0 {
+					m.Msgs = nil
+				} else {
+					m.Msgs = slices.Clone(src.Msgs)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResourcesSnapshot being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, src *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// InfraResourcesSnapshot being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, src *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x4901|win.Below&0x901 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.InfraResourcesSnapshot)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource], fieldmap.Clone[*edgeproto.InfraResource])
-		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
-			if len(src.Info) == 0 {
-				m.Info = nil
-			} else {
-				m.Info = fieldmap.CloneListFunc(src.Info, fieldmap.Clone[*edgeproto.InfraResource])
+	for x := win.Cover&0x4901 | win.Below&0x901; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource], fieldmap.Clone[*edgeproto.InfraResource])
+			} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
+				if len(src.Info) == 0 {
+					m.Info = nil
+				} else {
+					m.Info = fieldmap.CloneListFunc(src.Info, fieldmap.Clone[*edgeproto.InfraResource])
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey], fieldmap.Clone[*edgeproto.ClusterKey])
-		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
-			if len(src.ClusterInsts) == 0 {
-				m.ClusterInsts = nil
-			} else {
-				m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, fieldmap.Clone[*edgeproto.ClusterKey])
+		case 8:
+			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey], fieldmap.Clone[*edgeproto.ClusterKey])
+			} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
+				if len(src.ClusterInsts) == 0 {
+					m.ClusterInsts = nil
+				} else {
+					m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, fieldmap.Clone[*edgeproto.ClusterKey])
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey], fieldmap.Clone[*edgeproto.AppInstKey])
-		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
-			if len(src.VmAppInsts) == 0 {
-				m.VmAppInsts = nil
-			} else {
-				m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, fieldmap.Clone[*edgeproto.AppInstKey])
+		case 11:
+			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey], fieldmap.Clone[*edgeproto.AppInstKey])
+			} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
+				if len(src.VmAppInsts) == 0 {
+					m.VmAppInsts = nil
+				} else {
+					m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, fieldmap.Clone[*edgeproto.AppInstKey])
+				}
+				n++
 			}
-			n++
+		case 14:
+			if !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+				m.TakenAt = fieldmap.Clone(src.TakenAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
-		m.TakenAt = fieldmap.Clone(src.TakenAt)
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResource being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt(m, src *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// InfraResource being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt(m, src *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.InfraResource)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Used != src.Used {
-		m.Used = src.Used
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Total != src.Total {
-		m.Total = src.Total
-		n++
-	}
-	if cw&(1<<3) != 0 && m.Quota != src.Quota {
-		m.Quota = src.Quota
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Units != src.Units {
-		m.Units = src.Units
-		n++
-	}
-	if cw&(1<<5) != 0 && m.Description != src.Description {
-		m.Description = src.Description
-		n++
-	}
-	if cw&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
-		m.AlertThreshold = src.AlertThreshold
-		n++
+	for x := win.Cover & 0x7f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Used != src.Used {
+				m.Used = src.Used
+				n++
+			}
+		case 2:
+			if m.Total != src.Total {
+				m.Total = src.Total
+				n++
+			}
+		case 3:
+			if m.Quota != src.Quota {
+				m.Quota = src.Quota
+				n++
+			}
+		case 4:
+			if m.Units != src.Units {
+				m.Units = src.Units
+				n++
+			}
+		case 5:
+			if m.Description != src.Description {
+				m.Description = src.Description
+				n++
+			}
+		case 6:
+			if m.AlertThreshold != src.AlertThreshold {
+				m.AlertThreshold = src.AlertThreshold
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterKey being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m, src *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ClusterKey being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m, src *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.ClusterKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstKey being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m, src *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppInstKey being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m, src *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.AppInstKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeInfo being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// NodeInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0xe == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.NodeInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
-		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
-			if len(src.Allocatable) == 0 {
-				m.Allocatable = nil
-			} else {
-				m.Allocatable = maps.Clone(src.Allocatable)
+	for x := win.Cover&0xf | win.Below&0xe; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
-		} else if !maps.Equal(m.Capacity, src.Capacity) {
-			if len(src.Capacity) == 0 {
-				m.Capacity = nil
-			} else {
-				m.Capacity = maps.Clone(src.Capacity)
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
+			} else if !maps.Equal(m.Allocatable, src.Allocatable) {
+				if len(src.Allocatable) == 0 {
+					m.Allocatable = nil
+				} else {
+					m.Allocatable = maps.Clone(src.Allocatable)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
-		} else if !slices.Equal(m.Roles, src.Roles) {
-			if len(src.Roles) == 0 {
-				m.Roles = nil
-			} else {
-				m.Roles = slices.Clone(src.Roles)
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
+			} else if !maps.Equal(m.Capacity, src.Capacity) {
+				if len(src.Capacity) == 0 {
+					m.Capacity = nil
+				} else {
+					m.Capacity = maps.Clone(src.Capacity)
+				}
+				n++
 			}
-			n++
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
+			} else if !slices.Equal(m.Roles, src.Roles) {
+				if len(src.Roles) == 0 {
+					m.Roles = nil
+				} else {
+					m.Roles = slices.Clone(src.Roles)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterInstInfo being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ClusterInstInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x30002079|win.Below&0x2051 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.ClusterInstInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.ClusterKey)
-				n++
-			}
-			n += _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
+	for x := win.Cover&0x30002079 | win.Below&0x2051; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key = fieldmap.Clone(src.Key)
+					n++
+				}
 			} else {
-				m.Errors = slices.Clone(src.Errors)
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(edgeproto.ClusterKey)
+						n++
+					}
+					n += _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId = src.NotifyId
-		n++
-	}
-	if cw&(1<<6) != 0 {
-		if !fieldmap.Equal(m.Status, src.Status) {
-			m.Status = fieldmap.Clone(src.Status)
-			n++
-		}
-	} else if bw&(1<<6) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(edgeproto.StatusInfo)
+		case 3:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7)
-		}
-	}
-	if cw&(1<<13) != 0 {
-		if !fieldmap.Equal(m.Resources, src.Resources) {
-			m.Resources = fieldmap.Clone(src.Resources)
-			n++
-		}
-	} else if bw&(1<<13) != 0 {
-		if m.Resources != nil || src.Resources != nil {
-			if m.Resources == nil {
-				m.Resources = new(edgeproto.InfraResources)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14)
+		case 5:
+			if m.NotifyId != src.NotifyId {
+				m.NotifyId = src.NotifyId
+				n++
+			}
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !fieldmap.Equal(m.Status, src.Status) {
+					m.Status = fieldmap.Clone(src.Status)
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(edgeproto.StatusInfo)
+						n++
+					}
+					n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
+				}
+			}
+		case 13:
+			if win.Cover&(1<<13) != 0 {
+				if !fieldmap.Equal(m.Resources, src.Resources) {
+					m.Resources = fieldmap.Clone(src.Resources)
+					n++
+				}
+			} else {
+				if m.Resources != nil || src.Resources != nil {
+					if m.Resources == nil {
+						m.Resources = new(edgeproto.InfraResources)
+						n++
+					}
+					n += _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
+				}
+			}
+		case 28:
+			if m.Kubeconfig != src.Kubeconfig {
+				m.Kubeconfig = src.Kubeconfig
+				n++
+			}
+		case 29:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig = src.Kubeconfig
-		n++
-	}
-	if cw&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResources being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m, src *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// InfraResources being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m, src *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.InfraResources)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo], fieldmap.Clone[*edgeproto.VmInfo])
-		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
-			if len(src.Vms) == 0 {
-				m.Vms = nil
-			} else {
-				m.Vms = fieldmap.CloneListFunc(src.Vms, fieldmap.Clone[*edgeproto.VmInfo])
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo], fieldmap.Clone[*edgeproto.VmInfo])
+			} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
+				if len(src.Vms) == 0 {
+					m.Vms = nil
+				} else {
+					m.Vms = fieldmap.CloneListFunc(src.Vms, fieldmap.Clone[*edgeproto.VmInfo])
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// VmInfo being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// VmInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x9f|win.Below&0x90 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.VmInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Status != src.Status {
-		m.Status = src.Status
-		n++
-	}
-	if cw&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
-		m.InfraFlavor = src.InfraFlavor
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr], fieldmap.Clone[*edgeproto.IpAddr])
-		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
-			if len(src.Ipaddresses) == 0 {
-				m.Ipaddresses = nil
-			} else {
-				m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, fieldmap.Clone[*edgeproto.IpAddr])
+	for x := win.Cover&0x9f | win.Below&0x90; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo], fieldmap.Clone[*edgeproto.ContainerInfo])
-		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
-			if len(src.Containers) == 0 {
-				m.Containers = nil
-			} else {
-				m.Containers = fieldmap.CloneListFunc(src.Containers, fieldmap.Clone[*edgeproto.ContainerInfo])
+		case 1:
+			if m.Type != src.Type {
+				m.Type = src.Type
+				n++
 			}
-			n++
+		case 2:
+			if m.Status != src.Status {
+				m.Status = src.Status
+				n++
+			}
+		case 3:
+			if m.InfraFlavor != src.InfraFlavor {
+				m.InfraFlavor = src.InfraFlavor
+				n++
+			}
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr], fieldmap.Clone[*edgeproto.IpAddr])
+			} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
+				if len(src.Ipaddresses) == 0 {
+					m.Ipaddresses = nil
+				} else {
+					m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, fieldmap.Clone[*edgeproto.IpAddr])
+				}
+				n++
+			}
+		case 7:
+			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo], fieldmap.Clone[*edgeproto.ContainerInfo])
+			} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
+				if len(src.Containers) == 0 {
+					m.Containers = nil
+				} else {
+					m.Containers = fieldmap.CloneListFunc(src.Containers, fieldmap.Clone[*edgeproto.ContainerInfo])
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// IpAddr being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// IpAddr being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.IpAddr)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
-		m.ExternalIp = src.ExternalIp
-		n++
-	}
-	if cw&(1<<1) != 0 && m.InternalIp != src.InternalIp {
-		m.InternalIp = src.InternalIp
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.ExternalIp != src.ExternalIp {
+				m.ExternalIp = src.ExternalIp
+				n++
+			}
+		case 1:
+			if m.InternalIp != src.InternalIp {
+				m.InternalIp = src.InternalIp
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ContainerInfo being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt(m, src *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ContainerInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt(m, src *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1f == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.ContainerInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Status != src.Status {
-		m.Status = src.Status
-		n++
-	}
-	if cw&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
-		m.ClusterIp = src.ClusterIp
-		n++
-	}
-	if cw&(1<<4) != 0 && m.Restarts != src.Restarts {
-		m.Restarts = src.Restarts
-		n++
+	for x := win.Cover & 0x1f; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Type != src.Type {
+				m.Type = src.Type
+				n++
+			}
+		case 2:
+			if m.Status != src.Status {
+				m.Status = src.Status
+				n++
+			}
+		case 3:
+			if m.ClusterIp != src.ClusterIp {
+				m.ClusterIp = src.ClusterIp
+				n++
+			}
+		case 4:
+			if m.Restarts != src.Restarts {
+				m.Restarts = src.Restarts
+				n++
+			}
+		}
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstInfo being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppInstInfo being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xc6079|win.Below&0x4051 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.AppInstInfo)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.AppInstKey)
-				n++
-			}
-			n += _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1)
-		}
-	}
-	if cw&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
+	for x := win.Cover&0xc6079 | win.Below&0x4051; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key = fieldmap.Clone(src.Key)
+					n++
+				}
 			} else {
-				m.Errors = slices.Clone(src.Errors)
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(edgeproto.AppInstKey)
+						n++
+					}
+					n += _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId = src.NotifyId
-		n++
-	}
-	if cw&(1<<6) != 0 {
-		if !fieldmap.Equal(m.Status, src.Status) {
-			m.Status = fieldmap.Clone(src.Status)
-			n++
-		}
-	} else if bw&(1<<6) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(edgeproto.StatusInfo)
+		case 3:
+			if m.State != src.State {
+				m.State = src.State
 				n++
 			}
-			n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7)
-		}
-	}
-	if cw&(1<<13) != 0 && m.PowerState != src.PowerState {
-		m.PowerState = src.PowerState
-		n++
-	}
-	if cw&(1<<14) != 0 {
-		if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
-			m.RuntimeInfo = fieldmap.Clone(src.RuntimeInfo)
-			n++
-		}
-	} else if bw&(1<<14) != 0 {
-		if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-			if m.RuntimeInfo == nil {
-				m.RuntimeInfo = new(edgeproto.AppInstRuntime)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+			} else if !slices.Equal(m.Errors, src.Errors) {
+				if len(src.Errors) == 0 {
+					m.Errors = nil
+				} else {
+					m.Errors = slices.Clone(src.Errors)
+				}
 				n++
 			}
-			n += _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15)
+		case 5:
+			if m.NotifyId != src.NotifyId {
+				m.NotifyId = src.NotifyId
+				n++
+			}
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !fieldmap.Equal(m.Status, src.Status) {
+					m.Status = fieldmap.Clone(src.Status)
+					n++
+				}
+			} else {
+				if m.Status != nil || src.Status != nil {
+					if m.Status == nil {
+						m.Status = new(edgeproto.StatusInfo)
+						n++
+					}
+					n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
+				}
+			}
+		case 13:
+			if m.PowerState != src.PowerState {
+				m.PowerState = src.PowerState
+				n++
+			}
+		case 14:
+			if win.Cover&(1<<14) != 0 {
+				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
+					m.RuntimeInfo = fieldmap.Clone(src.RuntimeInfo)
+					n++
+				}
+			} else {
+				if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+					if m.RuntimeInfo == nil {
+						m.RuntimeInfo = new(edgeproto.AppInstRuntime)
+						n++
+					}
+					n += _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15, win.Shift(15))
+				}
+			}
+		case 18:
+			if m.Uri != src.Uri {
+				m.Uri = src.Uri
+				n++
+			}
+		case 19:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
 		}
-	}
-	if cw&(1<<18) != 0 && m.Uri != src.Uri {
-		m.Uri = src.Uri
-		n++
-	}
-	if cw&(1<<19) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
 
 // _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstRuntime being number at of fm's schema.
-func _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AppInstRuntime being number at of fm's schema and win the window of
+// the flags from there.
+func _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(edgeproto.AppInstRuntime)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
-		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
-			if len(src.ContainerIds) == 0 {
-				m.ContainerIds = nil
-			} else {
-				m.ContainerIds = slices.Clone(src.ContainerIds)
+	for x := win.Cover&0x7 | win.Below&0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
+			} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
+				if len(src.ContainerIds) == 0 {
+					m.ContainerIds = nil
+				} else {
+					m.ContainerIds = slices.Clone(src.ContainerIds)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
-		} else if !slices.Equal(m.Pids, src.Pids) {
-			if len(src.Pids) == 0 {
-				m.Pids = nil
-			} else {
-				m.Pids = slices.Clone(src.Pids)
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
+			} else if !slices.Equal(m.Pids, src.Pids) {
+				if len(src.Pids) == 0 {
+					m.Pids = nil
+				} else {
+					m.Pids = slices.Clone(src.Pids)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
-		} else if !slices.Equal(m.Ports, src.Ports) {
-			if len(src.Ports) == 0 {
-				m.Ports = nil
-			} else {
-				m.Ports = slices.Clone(src.Ports)
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
+			} else if !slices.Equal(m.Ports, src.Ports) {
+				if len(src.Ports) == 0 {
+					m.Ports = nil
+				} else {
+					m.Ports = slices.Clone(src.Ports)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n
@@ -1532,27 +1660,33 @@ func (m *ReportInfoResponse) CopyInFields(src *ReportInfoResponse, fm *fieldmap.
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ReportInfoResponse being number at of fm's schema.
-func (m *ReportInfoResponse) copyInAt(src *ReportInfoResponse, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ReportInfoResponse being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ReportInfoResponse) copyInAt(src *ReportInfoResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ReportInfoResponse)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Applied != src.Applied {
-		m.Applied = src.Applied
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Reason != src.Reason {
-		m.Reason = src.Reason
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Applied != src.Applied {
+				m.Applied = src.Applied
+				n++
+			}
+		case 1:
+			if m.Reason != src.Reason {
+				m.Reason = src.Reason
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -8,12 +8,13 @@ package editions
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Ed: dot-joined field numbers from Ed.
 const (
@@ -47,7 +48,7 @@ func (*Ed) FieldSchema() *fieldmap.Schema { return _Ed_fieldSchema }
 // NewEdFieldMap returns a FieldMap of Ed holding flags; the
 // error names the first flag Ed does not have.
 func NewEdFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Ed_fieldSchema.New(flags...)
+	return _Ed_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Ed_Part: dot-joined field numbers from Ed_Part.
@@ -67,7 +68,7 @@ func (*Ed_Part) FieldSchema() *fieldmap.Schema { return _Ed_Part_fieldSchema }
 // NewEd_PartFieldMap returns a FieldMap of Ed_Part holding flags; the
 // error names the first flag Ed_Part does not have.
 func NewEd_PartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Ed_Part_fieldSchema.New(flags...)
+	return _Ed_Part_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -180,7 +181,7 @@ func (m *Ed) CopyInFields(src *Ed, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _Ed_ptrs holds the explicit-presence scalars CopyInFields sets in a Ed.
@@ -190,10 +191,10 @@ type _Ed_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Ed being number at of fm's schema.
-func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Ed being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0x8 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -201,65 +202,78 @@ func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int) int {
 	}
 	n := 0
 	var pb *_Ed_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
-		if src.Name == nil {
-			m.Name = nil
-		} else {
-			if pb == nil {
-				pb = new(_Ed_ptrs)
-			}
-			pb.f1 = *src.Name
-			m.Name = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Implicit != src.Implicit {
-		m.Implicit = src.Implicit
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.EqualPtr(m.Shade, src.Shade) {
-		if src.Shade == nil {
-			m.Shade = nil
-		} else {
-			if pb == nil {
-				pb = new(_Ed_ptrs)
-			}
-			pb.f3 = *src.Shade
-			m.Shade = &pb.f3
-		}
-		n++
-	}
-	if cw&(1<<3) != 0 {
-		if !m.Part.Equal(src.Part) {
-			m.Part = src.Part.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.Part != nil || src.Part != nil {
-			if m.Part == nil {
-				m.Part = new(Ed_Part)
+	for x := win.Cover&0xf | win.Below&0x8; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Name, src.Name) {
+				if src.Name == nil {
+					m.Name = nil
+				} else {
+					if pb == nil {
+						pb = new(_Ed_ptrs)
+					}
+					pb.f1 = *src.Name
+					m.Name = &pb.f1
+				}
 				n++
 			}
-			n += m.Part.copyInAt(src.Part, fm, at+4)
+		case 1:
+			if m.Implicit != src.Implicit {
+				m.Implicit = src.Implicit
+				n++
+			}
+		case 2:
+			if !fieldmap.EqualPtr(m.Shade, src.Shade) {
+				if src.Shade == nil {
+					m.Shade = nil
+				} else {
+					if pb == nil {
+						pb = new(_Ed_ptrs)
+					}
+					pb.f3 = *src.Shade
+					m.Shade = &pb.f3
+				}
+				n++
+			}
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.Part.Equal(src.Part) {
+					m.Part = src.Part.Clone()
+					n++
+				}
+			} else {
+				if m.Part != nil || src.Part != nil {
+					if m.Part == nil {
+						m.Part = new(Ed_Part)
+						n++
+					}
+					n += m.Part.copyInAt(src.Part, fm, at+4, win.Shift(4))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Part being number at of fm's schema.
-func (m *Ed_Part) copyInAt(src *Ed_Part, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Part being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Ed_Part) copyInAt(src *Ed_Part, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Ed_Part)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
-		m.Data = fieldmap.CloneBytes(src.Data)
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+				m.Data = fieldmap.CloneBytes(src.Data)
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -280,7 +294,7 @@ func (m *Ed_Part) CopyInFields(src *Ed_Part, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // DiffFields returns the flags of the fields where m and o differ under

@@ -25,12 +25,13 @@ import (
 	w1 "example.com/x/w1"
 	x "example.com/x/x"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Holder: dot-joined field numbers from Holder.
 const (
@@ -444,7 +445,7 @@ func (*Holder) FieldSchema() *fieldmap.Schema { return _Holder_fieldSchema }
 // NewHolderFieldMap returns a FieldMap of Holder holding flags; the
 // error names the first flag Holder does not have.
 func NewHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Holder_fieldSchema.New(flags...)
+	return _Holder_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -966,1777 +967,1880 @@ func (m_ *Holder) CopyInFields(src_ *Holder, fm_ *fieldmap.FieldMap) int {
 	if m_ == nil || b_ == nil {
 		return 0
 	}
-	return m_.copyInAt(src_, b_, 0)
+	return m_.copyInAt(src_, b_, 0, b_.Window(0))
 }
 
 // copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Holder being number at_ of fm_'s schema.
-func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
+// Holder being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if src_ == nil {
 		src_ = new(Holder)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m_.WOne, src_.WOne) {
-			m_.WOne = fieldmap.Clone(src_.WOne)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m_.WOne != nil || src_.WOne != nil {
-			if m_.WOne == nil {
-				m_.WOne = new(w.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leafc55951_copyInAt(m_.WOne, src_.WOne, fm_, at_+1)
-		}
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 4); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.WList, src_.WList, fieldmap.Equal[*w.Leaf], fieldmap.Clone[*w.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.WList, src_.WList, fieldmap.Equal[*w.Leaf]) {
-			if len(src_.WList) == 0 {
-				m_.WList = nil
+	for x_ := win.Cover&0x3111888c44622311 | win.Below&0x3111888c44622311; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m_.WOne, src_.WOne) {
+					m_.WOne = fieldmap.Clone(src_.WOne)
+					n++
+				}
 			} else {
-				m_.WList = fieldmap.CloneListFunc(src_.WList, fieldmap.Clone[*w.Leaf])
+				if m_.WOne != nil || src_.WOne != nil {
+					if m_.WOne == nil {
+						m_.WOne = new(w.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leafc55951_copyInAt(m_.WOne, src_.WOne, fm_, at_+1, win.Shift(1))
+				}
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 8); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.WMap, src_.WMap, fieldmap.Equal[*w.Leaf], fieldmap.Clone[*w.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.WMap, src_.WMap, fieldmap.Equal[*w.Leaf]) {
-			if len(src_.WMap) == 0 {
-				m_.WMap = nil
+		case 4:
+			if a_ := fm_.ListActionAt(at_ + 4); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.WList, src_.WList, fieldmap.Equal[*w.Leaf], fieldmap.Clone[*w.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.WList, src_.WList, fieldmap.Equal[*w.Leaf]) {
+				if len(src_.WList) == 0 {
+					m_.WList = nil
+				} else {
+					m_.WList = fieldmap.CloneListFunc(src_.WList, fieldmap.Clone[*w.Leaf])
+				}
+				n++
+			}
+		case 8:
+			if a_ := fm_.ListActionAt(at_ + 8); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.WMap, src_.WMap, fieldmap.Equal[*w.Leaf], fieldmap.Clone[*w.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.WMap, src_.WMap, fieldmap.Equal[*w.Leaf]) {
+				if len(src_.WMap) == 0 {
+					m_.WMap = nil
+				} else {
+					m_.WMap = fieldmap.CloneMapFunc(src_.WMap, fieldmap.Clone[*w.Leaf])
+				}
+				n++
+			}
+		case 9:
+			if win.Cover&(1<<9) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_WPick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_WPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.WPick, s1_.WPick) {
+						m_.Pick = &Holder_WPick{WPick: fieldmap.Clone(s1_.WPick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_WPick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.WMap = fieldmap.CloneMapFunc(src_.WMap, fieldmap.Clone[*w.Leaf])
+				var s1_ *w.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_WPick); ok_ && w_ != nil {
+					s1_, sok = w_.WPick, true
+				}
+				var d1_ *w.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_WPick); ok_ && w_ != nil {
+					if w_.WPick == nil {
+						w_.WPick = new(w.Leaf)
+					}
+					d1_ = w_.WPick
+				} else if sok {
+					d1_ = new(w.Leaf)
+					m_.Pick = &Holder_WPick{WPick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leafc55951_copyInAt(d1_, s1_, fm_, at_+10, win.Shift(10))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<9) != 0 {
-		if s1_, ok_ := src_.Pick.(*Holder_WPick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_WPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.WPick, s1_.WPick) {
-				m_.Pick = &Holder_WPick{WPick: fieldmap.Clone(s1_.WPick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_WPick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if bw&(1<<9) != 0 {
-		var s1_ *w.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_WPick); ok_ && w_ != nil {
-			s1_, sok = w_.WPick, true
-		}
-		var d1_ *w.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_WPick); ok_ && w_ != nil {
-			if w_.WPick == nil {
-				w_.WPick = new(w.Leaf)
-			}
-			d1_ = w_.WPick
-		} else if sok {
-			d1_ = new(w.Leaf)
-			m_.Pick = &Holder_WPick{WPick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leafc55951_copyInAt(d1_, s1_, fm_, at_+10)
-		}
-	}
-	if cw&(1<<13) != 0 {
-		if !fieldmap.Equal(m_.AOne, src_.AOne) {
-			m_.AOne = fieldmap.Clone(src_.AOne)
-			n++
-		}
-	} else if bw&(1<<13) != 0 {
-		if m_.AOne != nil || src_.AOne != nil {
-			if m_.AOne == nil {
-				m_.AOne = new(a.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaf1mbcrcb_copyInAt(m_.AOne, src_.AOne, fm_, at_+14)
-		}
-	}
-	if (cw|bw)&(1<<17) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 17); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.AList, src_.AList, fieldmap.Equal[*a.Leaf], fieldmap.Clone[*a.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.AList, src_.AList, fieldmap.Equal[*a.Leaf]) {
-			if len(src_.AList) == 0 {
-				m_.AList = nil
+		case 13:
+			if win.Cover&(1<<13) != 0 {
+				if !fieldmap.Equal(m_.AOne, src_.AOne) {
+					m_.AOne = fieldmap.Clone(src_.AOne)
+					n++
+				}
 			} else {
-				m_.AList = fieldmap.CloneListFunc(src_.AList, fieldmap.Clone[*a.Leaf])
+				if m_.AOne != nil || src_.AOne != nil {
+					if m_.AOne == nil {
+						m_.AOne = new(a.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaf1mbcrcb_copyInAt(m_.AOne, src_.AOne, fm_, at_+14, win.Shift(14))
+				}
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<21) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 21); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.AMap, src_.AMap, fieldmap.Equal[*a.Leaf], fieldmap.Clone[*a.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.AMap, src_.AMap, fieldmap.Equal[*a.Leaf]) {
-			if len(src_.AMap) == 0 {
-				m_.AMap = nil
+		case 17:
+			if a_ := fm_.ListActionAt(at_ + 17); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.AList, src_.AList, fieldmap.Equal[*a.Leaf], fieldmap.Clone[*a.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.AList, src_.AList, fieldmap.Equal[*a.Leaf]) {
+				if len(src_.AList) == 0 {
+					m_.AList = nil
+				} else {
+					m_.AList = fieldmap.CloneListFunc(src_.AList, fieldmap.Clone[*a.Leaf])
+				}
+				n++
+			}
+		case 21:
+			if a_ := fm_.ListActionAt(at_ + 21); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.AMap, src_.AMap, fieldmap.Equal[*a.Leaf], fieldmap.Clone[*a.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.AMap, src_.AMap, fieldmap.Equal[*a.Leaf]) {
+				if len(src_.AMap) == 0 {
+					m_.AMap = nil
+				} else {
+					m_.AMap = fieldmap.CloneMapFunc(src_.AMap, fieldmap.Clone[*a.Leaf])
+				}
+				n++
+			}
+		case 22:
+			if win.Cover&(1<<22) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_APick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_APick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.APick, s1_.APick) {
+						m_.Pick = &Holder_APick{APick: fieldmap.Clone(s1_.APick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_APick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.AMap = fieldmap.CloneMapFunc(src_.AMap, fieldmap.Clone[*a.Leaf])
+				var s1_ *a.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_APick); ok_ && w_ != nil {
+					s1_, sok = w_.APick, true
+				}
+				var d1_ *a.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_APick); ok_ && w_ != nil {
+					if w_.APick == nil {
+						w_.APick = new(a.Leaf)
+					}
+					d1_ = w_.APick
+				} else if sok {
+					d1_ = new(a.Leaf)
+					m_.Pick = &Holder_APick{APick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaf1mbcrcb_copyInAt(d1_, s1_, fm_, at_+23, win.Shift(23))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<22) != 0 {
-		if s1_, ok_ := src_.Pick.(*Holder_APick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_APick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.APick, s1_.APick) {
-				m_.Pick = &Holder_APick{APick: fieldmap.Clone(s1_.APick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_APick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if bw&(1<<22) != 0 {
-		var s1_ *a.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_APick); ok_ && w_ != nil {
-			s1_, sok = w_.APick, true
-		}
-		var d1_ *a.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_APick); ok_ && w_ != nil {
-			if w_.APick == nil {
-				w_.APick = new(a.Leaf)
-			}
-			d1_ = w_.APick
-		} else if sok {
-			d1_ = new(a.Leaf)
-			m_.Pick = &Holder_APick{APick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaf1mbcrcb_copyInAt(d1_, s1_, fm_, at_+23)
-		}
-	}
-	if cw&(1<<26) != 0 {
-		if !fieldmap.Equal(m_.BOne, src_.BOne) {
-			m_.BOne = fieldmap.Clone(src_.BOne)
-			n++
-		}
-	} else if bw&(1<<26) != 0 {
-		if m_.BOne != nil || src_.BOne != nil {
-			if m_.BOne == nil {
-				m_.BOne = new(b.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaf1umuabm_copyInAt(m_.BOne, src_.BOne, fm_, at_+27)
-		}
-	}
-	if (cw|bw)&(1<<30) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 30); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.BList, src_.BList, fieldmap.Equal[*b.Leaf], fieldmap.Clone[*b.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.BList, src_.BList, fieldmap.Equal[*b.Leaf]) {
-			if len(src_.BList) == 0 {
-				m_.BList = nil
+		case 26:
+			if win.Cover&(1<<26) != 0 {
+				if !fieldmap.Equal(m_.BOne, src_.BOne) {
+					m_.BOne = fieldmap.Clone(src_.BOne)
+					n++
+				}
 			} else {
-				m_.BList = fieldmap.CloneListFunc(src_.BList, fieldmap.Clone[*b.Leaf])
+				if m_.BOne != nil || src_.BOne != nil {
+					if m_.BOne == nil {
+						m_.BOne = new(b.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaf1umuabm_copyInAt(m_.BOne, src_.BOne, fm_, at_+27, win.Shift(27))
+				}
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<34) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 34); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.BMap, src_.BMap, fieldmap.Equal[*b.Leaf], fieldmap.Clone[*b.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.BMap, src_.BMap, fieldmap.Equal[*b.Leaf]) {
-			if len(src_.BMap) == 0 {
-				m_.BMap = nil
+		case 30:
+			if a_ := fm_.ListActionAt(at_ + 30); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.BList, src_.BList, fieldmap.Equal[*b.Leaf], fieldmap.Clone[*b.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.BList, src_.BList, fieldmap.Equal[*b.Leaf]) {
+				if len(src_.BList) == 0 {
+					m_.BList = nil
+				} else {
+					m_.BList = fieldmap.CloneListFunc(src_.BList, fieldmap.Clone[*b.Leaf])
+				}
+				n++
+			}
+		case 34:
+			if a_ := fm_.ListActionAt(at_ + 34); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.BMap, src_.BMap, fieldmap.Equal[*b.Leaf], fieldmap.Clone[*b.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.BMap, src_.BMap, fieldmap.Equal[*b.Leaf]) {
+				if len(src_.BMap) == 0 {
+					m_.BMap = nil
+				} else {
+					m_.BMap = fieldmap.CloneMapFunc(src_.BMap, fieldmap.Clone[*b.Leaf])
+				}
+				n++
+			}
+		case 35:
+			if win.Cover&(1<<35) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_BPick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_BPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.BPick, s1_.BPick) {
+						m_.Pick = &Holder_BPick{BPick: fieldmap.Clone(s1_.BPick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_BPick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.BMap = fieldmap.CloneMapFunc(src_.BMap, fieldmap.Clone[*b.Leaf])
+				var s1_ *b.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_BPick); ok_ && w_ != nil {
+					s1_, sok = w_.BPick, true
+				}
+				var d1_ *b.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_BPick); ok_ && w_ != nil {
+					if w_.BPick == nil {
+						w_.BPick = new(b.Leaf)
+					}
+					d1_ = w_.BPick
+				} else if sok {
+					d1_ = new(b.Leaf)
+					m_.Pick = &Holder_BPick{BPick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaf1umuabm_copyInAt(d1_, s1_, fm_, at_+36, win.Shift(36))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<35) != 0 {
-		if s1_, ok_ := src_.Pick.(*Holder_BPick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_BPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.BPick, s1_.BPick) {
-				m_.Pick = &Holder_BPick{BPick: fieldmap.Clone(s1_.BPick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_BPick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if bw&(1<<35) != 0 {
-		var s1_ *b.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_BPick); ok_ && w_ != nil {
-			s1_, sok = w_.BPick, true
-		}
-		var d1_ *b.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_BPick); ok_ && w_ != nil {
-			if w_.BPick == nil {
-				w_.BPick = new(b.Leaf)
-			}
-			d1_ = w_.BPick
-		} else if sok {
-			d1_ = new(b.Leaf)
-			m_.Pick = &Holder_BPick{BPick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaf1umuabm_copyInAt(d1_, s1_, fm_, at_+36)
-		}
-	}
-	if cw&(1<<39) != 0 {
-		if !fieldmap.Equal(m_.OkOne, src_.OkOne) {
-			m_.OkOne = fieldmap.Clone(src_.OkOne)
-			n++
-		}
-	} else if bw&(1<<39) != 0 {
-		if m_.OkOne != nil || src_.OkOne != nil {
-			if m_.OkOne == nil {
-				m_.OkOne = new(ok.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaf4vl2ue_copyInAt(m_.OkOne, src_.OkOne, fm_, at_+40)
-		}
-	}
-	if (cw|bw)&(1<<43) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 43); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.OkList, src_.OkList, fieldmap.Equal[*ok.Leaf], fieldmap.Clone[*ok.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.OkList, src_.OkList, fieldmap.Equal[*ok.Leaf]) {
-			if len(src_.OkList) == 0 {
-				m_.OkList = nil
+		case 39:
+			if win.Cover&(1<<39) != 0 {
+				if !fieldmap.Equal(m_.OkOne, src_.OkOne) {
+					m_.OkOne = fieldmap.Clone(src_.OkOne)
+					n++
+				}
 			} else {
-				m_.OkList = fieldmap.CloneListFunc(src_.OkList, fieldmap.Clone[*ok.Leaf])
+				if m_.OkOne != nil || src_.OkOne != nil {
+					if m_.OkOne == nil {
+						m_.OkOne = new(ok.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaf4vl2ue_copyInAt(m_.OkOne, src_.OkOne, fm_, at_+40, win.Shift(40))
+				}
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<47) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 47); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.OkMap, src_.OkMap, fieldmap.Equal[*ok.Leaf], fieldmap.Clone[*ok.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.OkMap, src_.OkMap, fieldmap.Equal[*ok.Leaf]) {
-			if len(src_.OkMap) == 0 {
-				m_.OkMap = nil
+		case 43:
+			if a_ := fm_.ListActionAt(at_ + 43); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.OkList, src_.OkList, fieldmap.Equal[*ok.Leaf], fieldmap.Clone[*ok.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.OkList, src_.OkList, fieldmap.Equal[*ok.Leaf]) {
+				if len(src_.OkList) == 0 {
+					m_.OkList = nil
+				} else {
+					m_.OkList = fieldmap.CloneListFunc(src_.OkList, fieldmap.Clone[*ok.Leaf])
+				}
+				n++
+			}
+		case 47:
+			if a_ := fm_.ListActionAt(at_ + 47); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.OkMap, src_.OkMap, fieldmap.Equal[*ok.Leaf], fieldmap.Clone[*ok.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.OkMap, src_.OkMap, fieldmap.Equal[*ok.Leaf]) {
+				if len(src_.OkMap) == 0 {
+					m_.OkMap = nil
+				} else {
+					m_.OkMap = fieldmap.CloneMapFunc(src_.OkMap, fieldmap.Clone[*ok.Leaf])
+				}
+				n++
+			}
+		case 48:
+			if win.Cover&(1<<48) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_OkPick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_OkPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.OkPick, s1_.OkPick) {
+						m_.Pick = &Holder_OkPick{OkPick: fieldmap.Clone(s1_.OkPick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_OkPick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.OkMap = fieldmap.CloneMapFunc(src_.OkMap, fieldmap.Clone[*ok.Leaf])
+				var s1_ *ok.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_OkPick); ok_ && w_ != nil {
+					s1_, sok = w_.OkPick, true
+				}
+				var d1_ *ok.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_OkPick); ok_ && w_ != nil {
+					if w_.OkPick == nil {
+						w_.OkPick = new(ok.Leaf)
+					}
+					d1_ = w_.OkPick
+				} else if sok {
+					d1_ = new(ok.Leaf)
+					m_.Pick = &Holder_OkPick{OkPick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaf4vl2ue_copyInAt(d1_, s1_, fm_, at_+49, win.Shift(49))
+				}
 			}
-			n++
-		}
-	}
-	if cw&(1<<48) != 0 {
-		if s1_, ok_ := src_.Pick.(*Holder_OkPick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_OkPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.OkPick, s1_.OkPick) {
-				m_.Pick = &Holder_OkPick{OkPick: fieldmap.Clone(s1_.OkPick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_OkPick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if bw&(1<<48) != 0 {
-		var s1_ *ok.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_OkPick); ok_ && w_ != nil {
-			s1_, sok = w_.OkPick, true
-		}
-		var d1_ *ok.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_OkPick); ok_ && w_ != nil {
-			if w_.OkPick == nil {
-				w_.OkPick = new(ok.Leaf)
-			}
-			d1_ = w_.OkPick
-		} else if sok {
-			d1_ = new(ok.Leaf)
-			m_.Pick = &Holder_OkPick{OkPick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaf4vl2ue_copyInAt(d1_, s1_, fm_, at_+49)
-		}
-	}
-	if cw&(1<<52) != 0 {
-		if !fieldmap.Equal(m_.D1One, src_.D1One) {
-			m_.D1One = fieldmap.Clone(src_.D1One)
-			n++
-		}
-	} else if bw&(1<<52) != 0 {
-		if m_.D1One != nil || src_.D1One != nil {
-			if m_.D1One == nil {
-				m_.D1One = new(d1.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaf12afjs7_copyInAt(m_.D1One, src_.D1One, fm_, at_+53)
-		}
-	}
-	if (cw|bw)&(1<<56) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 56); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.D1List, src_.D1List, fieldmap.Equal[*d1.Leaf], fieldmap.Clone[*d1.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.D1List, src_.D1List, fieldmap.Equal[*d1.Leaf]) {
-			if len(src_.D1List) == 0 {
-				m_.D1List = nil
+		case 52:
+			if win.Cover&(1<<52) != 0 {
+				if !fieldmap.Equal(m_.D1One, src_.D1One) {
+					m_.D1One = fieldmap.Clone(src_.D1One)
+					n++
+				}
 			} else {
-				m_.D1List = fieldmap.CloneListFunc(src_.D1List, fieldmap.Clone[*d1.Leaf])
+				if m_.D1One != nil || src_.D1One != nil {
+					if m_.D1One == nil {
+						m_.D1One = new(d1.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaf12afjs7_copyInAt(m_.D1One, src_.D1One, fm_, at_+53, win.Shift(53))
+				}
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<60) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 60); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.D1Map, src_.D1Map, fieldmap.Equal[*d1.Leaf], fieldmap.Clone[*d1.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.D1Map, src_.D1Map, fieldmap.Equal[*d1.Leaf]) {
-			if len(src_.D1Map) == 0 {
-				m_.D1Map = nil
+		case 56:
+			if a_ := fm_.ListActionAt(at_ + 56); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.D1List, src_.D1List, fieldmap.Equal[*d1.Leaf], fieldmap.Clone[*d1.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.D1List, src_.D1List, fieldmap.Equal[*d1.Leaf]) {
+				if len(src_.D1List) == 0 {
+					m_.D1List = nil
+				} else {
+					m_.D1List = fieldmap.CloneListFunc(src_.D1List, fieldmap.Clone[*d1.Leaf])
+				}
+				n++
+			}
+		case 60:
+			if a_ := fm_.ListActionAt(at_ + 60); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.D1Map, src_.D1Map, fieldmap.Equal[*d1.Leaf], fieldmap.Clone[*d1.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.D1Map, src_.D1Map, fieldmap.Equal[*d1.Leaf]) {
+				if len(src_.D1Map) == 0 {
+					m_.D1Map = nil
+				} else {
+					m_.D1Map = fieldmap.CloneMapFunc(src_.D1Map, fieldmap.Clone[*d1.Leaf])
+				}
+				n++
+			}
+		case 61:
+			if win.Cover&(1<<61) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_D1Pick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_D1Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.D1Pick, s1_.D1Pick) {
+						m_.Pick = &Holder_D1Pick{D1Pick: fieldmap.Clone(s1_.D1Pick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_D1Pick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.D1Map = fieldmap.CloneMapFunc(src_.D1Map, fieldmap.Clone[*d1.Leaf])
+				var s1_ *d1.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_D1Pick); ok_ && w_ != nil {
+					s1_, sok = w_.D1Pick, true
+				}
+				var d1_ *d1.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_D1Pick); ok_ && w_ != nil {
+					if w_.D1Pick == nil {
+						w_.D1Pick = new(d1.Leaf)
+					}
+					d1_ = w_.D1Pick
+				} else if sok {
+					d1_ = new(d1.Leaf)
+					m_.Pick = &Holder_D1Pick{D1Pick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaf12afjs7_copyInAt(d1_, s1_, fm_, at_+62, fm_.Window(at_+62))
+				}
 			}
-			n++
 		}
 	}
-	if cw&(1<<61) != 0 {
-		if s1_, ok_ := src_.Pick.(*Holder_D1Pick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_D1Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.D1Pick, s1_.D1Pick) {
-				m_.Pick = &Holder_D1Pick{D1Pick: fieldmap.Clone(s1_.D1Pick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_D1Pick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if bw&(1<<61) != 0 {
-		var s1_ *d1.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_D1Pick); ok_ && w_ != nil {
-			s1_, sok = w_.D1Pick, true
-		}
-		var d1_ *d1.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_D1Pick); ok_ && w_ != nil {
-			if w_.D1Pick == nil {
-				w_.D1Pick = new(d1.Leaf)
-			}
-			d1_ = w_.D1Pick
-		} else if sok {
-			d1_ = new(d1.Leaf)
-			m_.Pick = &Holder_D1Pick{D1Pick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaf12afjs7_copyInAt(d1_, s1_, fm_, at_+62)
-		}
-	}
-	if fm_.HasAt(at_ + 65) {
-		if !fieldmap.Equal(m_.S1One, src_.S1One) {
-			m_.S1One = fieldmap.Clone(src_.S1One)
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 65) {
-		if m_.S1One != nil || src_.S1One != nil {
-			if m_.S1One == nil {
-				m_.S1One = new(s1.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaf1svtzh8_copyInAt(m_.S1One, src_.S1One, fm_, at_+66)
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 69) {
-		if a_ := fm_.ListActionAt(at_ + 69); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.S1List, src_.S1List, fieldmap.Equal[*s1.Leaf], fieldmap.Clone[*s1.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.S1List, src_.S1List, fieldmap.Equal[*s1.Leaf]) {
-			if len(src_.S1List) == 0 {
-				m_.S1List = nil
+	cw1 := fm_.Window(at_ + 64)
+	for x_ := cw1.Cover&0x6223111888c44622 | cw1.Below&0x6223111888c44622; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 1:
+			if cw1.Cover&(1<<1) != 0 {
+				if !fieldmap.Equal(m_.S1One, src_.S1One) {
+					m_.S1One = fieldmap.Clone(src_.S1One)
+					n++
+				}
 			} else {
-				m_.S1List = fieldmap.CloneListFunc(src_.S1List, fieldmap.Clone[*s1.Leaf])
+				if m_.S1One != nil || src_.S1One != nil {
+					if m_.S1One == nil {
+						m_.S1One = new(s1.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaf1svtzh8_copyInAt(m_.S1One, src_.S1One, fm_, at_+66, cw1.Shift(2))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 73) {
-		if a_ := fm_.ListActionAt(at_ + 73); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.S1Map, src_.S1Map, fieldmap.Equal[*s1.Leaf], fieldmap.Clone[*s1.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.S1Map, src_.S1Map, fieldmap.Equal[*s1.Leaf]) {
-			if len(src_.S1Map) == 0 {
-				m_.S1Map = nil
+		case 5:
+			if a_ := fm_.ListActionAt(at_ + 69); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.S1List, src_.S1List, fieldmap.Equal[*s1.Leaf], fieldmap.Clone[*s1.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.S1List, src_.S1List, fieldmap.Equal[*s1.Leaf]) {
+				if len(src_.S1List) == 0 {
+					m_.S1List = nil
+				} else {
+					m_.S1List = fieldmap.CloneListFunc(src_.S1List, fieldmap.Clone[*s1.Leaf])
+				}
+				n++
+			}
+		case 9:
+			if a_ := fm_.ListActionAt(at_ + 73); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.S1Map, src_.S1Map, fieldmap.Equal[*s1.Leaf], fieldmap.Clone[*s1.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.S1Map, src_.S1Map, fieldmap.Equal[*s1.Leaf]) {
+				if len(src_.S1Map) == 0 {
+					m_.S1Map = nil
+				} else {
+					m_.S1Map = fieldmap.CloneMapFunc(src_.S1Map, fieldmap.Clone[*s1.Leaf])
+				}
+				n++
+			}
+		case 10:
+			if cw1.Cover&(1<<10) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_S1Pick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_S1Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.S1Pick, s1_.S1Pick) {
+						m_.Pick = &Holder_S1Pick{S1Pick: fieldmap.Clone(s1_.S1Pick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_S1Pick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.S1Map = fieldmap.CloneMapFunc(src_.S1Map, fieldmap.Clone[*s1.Leaf])
+				var s1_ *s1.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_S1Pick); ok_ && w_ != nil {
+					s1_, sok = w_.S1Pick, true
+				}
+				var d1_ *s1.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_S1Pick); ok_ && w_ != nil {
+					if w_.S1Pick == nil {
+						w_.S1Pick = new(s1.Leaf)
+					}
+					d1_ = w_.S1Pick
+				} else if sok {
+					d1_ = new(s1.Leaf)
+					m_.Pick = &Holder_S1Pick{S1Pick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaf1svtzh8_copyInAt(d1_, s1_, fm_, at_+75, cw1.Shift(11))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasAt(at_ + 74) {
-		if s1_, ok_ := src_.Pick.(*Holder_S1Pick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_S1Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.S1Pick, s1_.S1Pick) {
-				m_.Pick = &Holder_S1Pick{S1Pick: fieldmap.Clone(s1_.S1Pick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_S1Pick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 74) {
-		var s1_ *s1.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_S1Pick); ok_ && w_ != nil {
-			s1_, sok = w_.S1Pick, true
-		}
-		var d1_ *s1.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_S1Pick); ok_ && w_ != nil {
-			if w_.S1Pick == nil {
-				w_.S1Pick = new(s1.Leaf)
-			}
-			d1_ = w_.S1Pick
-		} else if sok {
-			d1_ = new(s1.Leaf)
-			m_.Pick = &Holder_S1Pick{S1Pick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaf1svtzh8_copyInAt(d1_, s1_, fm_, at_+75)
-		}
-	}
-	if fm_.HasAt(at_ + 78) {
-		if !fieldmap.Equal(m_.Sv0One, src_.Sv0One) {
-			m_.Sv0One = fieldmap.Clone(src_.Sv0One)
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 78) {
-		if m_.Sv0One != nil || src_.Sv0One != nil {
-			if m_.Sv0One == nil {
-				m_.Sv0One = new(sv0.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leafemhuyf_copyInAt(m_.Sv0One, src_.Sv0One, fm_, at_+79)
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 82) {
-		if a_ := fm_.ListActionAt(at_ + 82); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.Sv0List, src_.Sv0List, fieldmap.Equal[*sv0.Leaf], fieldmap.Clone[*sv0.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.Sv0List, src_.Sv0List, fieldmap.Equal[*sv0.Leaf]) {
-			if len(src_.Sv0List) == 0 {
-				m_.Sv0List = nil
+		case 14:
+			if cw1.Cover&(1<<14) != 0 {
+				if !fieldmap.Equal(m_.Sv0One, src_.Sv0One) {
+					m_.Sv0One = fieldmap.Clone(src_.Sv0One)
+					n++
+				}
 			} else {
-				m_.Sv0List = fieldmap.CloneListFunc(src_.Sv0List, fieldmap.Clone[*sv0.Leaf])
+				if m_.Sv0One != nil || src_.Sv0One != nil {
+					if m_.Sv0One == nil {
+						m_.Sv0One = new(sv0.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leafemhuyf_copyInAt(m_.Sv0One, src_.Sv0One, fm_, at_+79, cw1.Shift(15))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 86) {
-		if a_ := fm_.ListActionAt(at_ + 86); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.Sv0Map, src_.Sv0Map, fieldmap.Equal[*sv0.Leaf], fieldmap.Clone[*sv0.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.Sv0Map, src_.Sv0Map, fieldmap.Equal[*sv0.Leaf]) {
-			if len(src_.Sv0Map) == 0 {
-				m_.Sv0Map = nil
+		case 18:
+			if a_ := fm_.ListActionAt(at_ + 82); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.Sv0List, src_.Sv0List, fieldmap.Equal[*sv0.Leaf], fieldmap.Clone[*sv0.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.Sv0List, src_.Sv0List, fieldmap.Equal[*sv0.Leaf]) {
+				if len(src_.Sv0List) == 0 {
+					m_.Sv0List = nil
+				} else {
+					m_.Sv0List = fieldmap.CloneListFunc(src_.Sv0List, fieldmap.Clone[*sv0.Leaf])
+				}
+				n++
+			}
+		case 22:
+			if a_ := fm_.ListActionAt(at_ + 86); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.Sv0Map, src_.Sv0Map, fieldmap.Equal[*sv0.Leaf], fieldmap.Clone[*sv0.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.Sv0Map, src_.Sv0Map, fieldmap.Equal[*sv0.Leaf]) {
+				if len(src_.Sv0Map) == 0 {
+					m_.Sv0Map = nil
+				} else {
+					m_.Sv0Map = fieldmap.CloneMapFunc(src_.Sv0Map, fieldmap.Clone[*sv0.Leaf])
+				}
+				n++
+			}
+		case 23:
+			if cw1.Cover&(1<<23) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_Sv0Pick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_Sv0Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.Sv0Pick, s1_.Sv0Pick) {
+						m_.Pick = &Holder_Sv0Pick{Sv0Pick: fieldmap.Clone(s1_.Sv0Pick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_Sv0Pick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.Sv0Map = fieldmap.CloneMapFunc(src_.Sv0Map, fieldmap.Clone[*sv0.Leaf])
+				var s1_ *sv0.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_Sv0Pick); ok_ && w_ != nil {
+					s1_, sok = w_.Sv0Pick, true
+				}
+				var d1_ *sv0.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_Sv0Pick); ok_ && w_ != nil {
+					if w_.Sv0Pick == nil {
+						w_.Sv0Pick = new(sv0.Leaf)
+					}
+					d1_ = w_.Sv0Pick
+				} else if sok {
+					d1_ = new(sv0.Leaf)
+					m_.Pick = &Holder_Sv0Pick{Sv0Pick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leafemhuyf_copyInAt(d1_, s1_, fm_, at_+88, cw1.Shift(24))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasAt(at_ + 87) {
-		if s1_, ok_ := src_.Pick.(*Holder_Sv0Pick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_Sv0Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.Sv0Pick, s1_.Sv0Pick) {
-				m_.Pick = &Holder_Sv0Pick{Sv0Pick: fieldmap.Clone(s1_.Sv0Pick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_Sv0Pick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 87) {
-		var s1_ *sv0.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_Sv0Pick); ok_ && w_ != nil {
-			s1_, sok = w_.Sv0Pick, true
-		}
-		var d1_ *sv0.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_Sv0Pick); ok_ && w_ != nil {
-			if w_.Sv0Pick == nil {
-				w_.Sv0Pick = new(sv0.Leaf)
-			}
-			d1_ = w_.Sv0Pick
-		} else if sok {
-			d1_ = new(sv0.Leaf)
-			m_.Pick = &Holder_Sv0Pick{Sv0Pick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leafemhuyf_copyInAt(d1_, s1_, fm_, at_+88)
-		}
-	}
-	if fm_.HasAt(at_ + 91) {
-		if !fieldmap.Equal(m_.MOne, src_.MOne) {
-			m_.MOne = fieldmap.Clone(src_.MOne)
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 91) {
-		if m_.MOne != nil || src_.MOne != nil {
-			if m_.MOne == nil {
-				m_.MOne = new(m.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaflsxmzb_copyInAt(m_.MOne, src_.MOne, fm_, at_+92)
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 95) {
-		if a_ := fm_.ListActionAt(at_ + 95); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.MList, src_.MList, fieldmap.Equal[*m.Leaf], fieldmap.Clone[*m.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.MList, src_.MList, fieldmap.Equal[*m.Leaf]) {
-			if len(src_.MList) == 0 {
-				m_.MList = nil
+		case 27:
+			if cw1.Cover&(1<<27) != 0 {
+				if !fieldmap.Equal(m_.MOne, src_.MOne) {
+					m_.MOne = fieldmap.Clone(src_.MOne)
+					n++
+				}
 			} else {
-				m_.MList = fieldmap.CloneListFunc(src_.MList, fieldmap.Clone[*m.Leaf])
+				if m_.MOne != nil || src_.MOne != nil {
+					if m_.MOne == nil {
+						m_.MOne = new(m.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaflsxmzb_copyInAt(m_.MOne, src_.MOne, fm_, at_+92, cw1.Shift(28))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 99) {
-		if a_ := fm_.ListActionAt(at_ + 99); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.MMap, src_.MMap, fieldmap.Equal[*m.Leaf], fieldmap.Clone[*m.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.MMap, src_.MMap, fieldmap.Equal[*m.Leaf]) {
-			if len(src_.MMap) == 0 {
-				m_.MMap = nil
+		case 31:
+			if a_ := fm_.ListActionAt(at_ + 95); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.MList, src_.MList, fieldmap.Equal[*m.Leaf], fieldmap.Clone[*m.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.MList, src_.MList, fieldmap.Equal[*m.Leaf]) {
+				if len(src_.MList) == 0 {
+					m_.MList = nil
+				} else {
+					m_.MList = fieldmap.CloneListFunc(src_.MList, fieldmap.Clone[*m.Leaf])
+				}
+				n++
+			}
+		case 35:
+			if a_ := fm_.ListActionAt(at_ + 99); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.MMap, src_.MMap, fieldmap.Equal[*m.Leaf], fieldmap.Clone[*m.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.MMap, src_.MMap, fieldmap.Equal[*m.Leaf]) {
+				if len(src_.MMap) == 0 {
+					m_.MMap = nil
+				} else {
+					m_.MMap = fieldmap.CloneMapFunc(src_.MMap, fieldmap.Clone[*m.Leaf])
+				}
+				n++
+			}
+		case 36:
+			if cw1.Cover&(1<<36) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_MPick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_MPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.MPick, s1_.MPick) {
+						m_.Pick = &Holder_MPick{MPick: fieldmap.Clone(s1_.MPick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_MPick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.MMap = fieldmap.CloneMapFunc(src_.MMap, fieldmap.Clone[*m.Leaf])
+				var s1_ *m.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_MPick); ok_ && w_ != nil {
+					s1_, sok = w_.MPick, true
+				}
+				var d1_ *m.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_MPick); ok_ && w_ != nil {
+					if w_.MPick == nil {
+						w_.MPick = new(m.Leaf)
+					}
+					d1_ = w_.MPick
+				} else if sok {
+					d1_ = new(m.Leaf)
+					m_.Pick = &Holder_MPick{MPick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaflsxmzb_copyInAt(d1_, s1_, fm_, at_+101, cw1.Shift(37))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasAt(at_ + 100) {
-		if s1_, ok_ := src_.Pick.(*Holder_MPick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_MPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.MPick, s1_.MPick) {
-				m_.Pick = &Holder_MPick{MPick: fieldmap.Clone(s1_.MPick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_MPick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 100) {
-		var s1_ *m.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_MPick); ok_ && w_ != nil {
-			s1_, sok = w_.MPick, true
-		}
-		var d1_ *m.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_MPick); ok_ && w_ != nil {
-			if w_.MPick == nil {
-				w_.MPick = new(m.Leaf)
-			}
-			d1_ = w_.MPick
-		} else if sok {
-			d1_ = new(m.Leaf)
-			m_.Pick = &Holder_MPick{MPick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaflsxmzb_copyInAt(d1_, s1_, fm_, at_+101)
-		}
-	}
-	if fm_.HasAt(at_ + 104) {
-		if !fieldmap.Equal(m_.SrcOne, src_.SrcOne) {
-			m_.SrcOne = fieldmap.Clone(src_.SrcOne)
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 104) {
-		if m_.SrcOne != nil || src_.SrcOne != nil {
-			if m_.SrcOne == nil {
-				m_.SrcOne = new(src.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaf1xg7dsy_copyInAt(m_.SrcOne, src_.SrcOne, fm_, at_+105)
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 108) {
-		if a_ := fm_.ListActionAt(at_ + 108); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.SrcList, src_.SrcList, fieldmap.Equal[*src.Leaf], fieldmap.Clone[*src.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.SrcList, src_.SrcList, fieldmap.Equal[*src.Leaf]) {
-			if len(src_.SrcList) == 0 {
-				m_.SrcList = nil
+		case 40:
+			if cw1.Cover&(1<<40) != 0 {
+				if !fieldmap.Equal(m_.SrcOne, src_.SrcOne) {
+					m_.SrcOne = fieldmap.Clone(src_.SrcOne)
+					n++
+				}
 			} else {
-				m_.SrcList = fieldmap.CloneListFunc(src_.SrcList, fieldmap.Clone[*src.Leaf])
+				if m_.SrcOne != nil || src_.SrcOne != nil {
+					if m_.SrcOne == nil {
+						m_.SrcOne = new(src.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaf1xg7dsy_copyInAt(m_.SrcOne, src_.SrcOne, fm_, at_+105, cw1.Shift(41))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 112) {
-		if a_ := fm_.ListActionAt(at_ + 112); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.SrcMap, src_.SrcMap, fieldmap.Equal[*src.Leaf], fieldmap.Clone[*src.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.SrcMap, src_.SrcMap, fieldmap.Equal[*src.Leaf]) {
-			if len(src_.SrcMap) == 0 {
-				m_.SrcMap = nil
+		case 44:
+			if a_ := fm_.ListActionAt(at_ + 108); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.SrcList, src_.SrcList, fieldmap.Equal[*src.Leaf], fieldmap.Clone[*src.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.SrcList, src_.SrcList, fieldmap.Equal[*src.Leaf]) {
+				if len(src_.SrcList) == 0 {
+					m_.SrcList = nil
+				} else {
+					m_.SrcList = fieldmap.CloneListFunc(src_.SrcList, fieldmap.Clone[*src.Leaf])
+				}
+				n++
+			}
+		case 48:
+			if a_ := fm_.ListActionAt(at_ + 112); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.SrcMap, src_.SrcMap, fieldmap.Equal[*src.Leaf], fieldmap.Clone[*src.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.SrcMap, src_.SrcMap, fieldmap.Equal[*src.Leaf]) {
+				if len(src_.SrcMap) == 0 {
+					m_.SrcMap = nil
+				} else {
+					m_.SrcMap = fieldmap.CloneMapFunc(src_.SrcMap, fieldmap.Clone[*src.Leaf])
+				}
+				n++
+			}
+		case 49:
+			if cw1.Cover&(1<<49) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_SrcPick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_SrcPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.SrcPick, s1_.SrcPick) {
+						m_.Pick = &Holder_SrcPick{SrcPick: fieldmap.Clone(s1_.SrcPick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_SrcPick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.SrcMap = fieldmap.CloneMapFunc(src_.SrcMap, fieldmap.Clone[*src.Leaf])
+				var s1_ *src.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_SrcPick); ok_ && w_ != nil {
+					s1_, sok = w_.SrcPick, true
+				}
+				var d1_ *src.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_SrcPick); ok_ && w_ != nil {
+					if w_.SrcPick == nil {
+						w_.SrcPick = new(src.Leaf)
+					}
+					d1_ = w_.SrcPick
+				} else if sok {
+					d1_ = new(src.Leaf)
+					m_.Pick = &Holder_SrcPick{SrcPick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaf1xg7dsy_copyInAt(d1_, s1_, fm_, at_+114, cw1.Shift(50))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasAt(at_ + 113) {
-		if s1_, ok_ := src_.Pick.(*Holder_SrcPick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_SrcPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.SrcPick, s1_.SrcPick) {
-				m_.Pick = &Holder_SrcPick{SrcPick: fieldmap.Clone(s1_.SrcPick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_SrcPick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 113) {
-		var s1_ *src.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_SrcPick); ok_ && w_ != nil {
-			s1_, sok = w_.SrcPick, true
-		}
-		var d1_ *src.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_SrcPick); ok_ && w_ != nil {
-			if w_.SrcPick == nil {
-				w_.SrcPick = new(src.Leaf)
-			}
-			d1_ = w_.SrcPick
-		} else if sok {
-			d1_ = new(src.Leaf)
-			m_.Pick = &Holder_SrcPick{SrcPick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaf1xg7dsy_copyInAt(d1_, s1_, fm_, at_+114)
-		}
-	}
-	if fm_.HasAt(at_ + 117) {
-		if !fieldmap.Equal(m_.FmOne, src_.FmOne) {
-			m_.FmOne = fieldmap.Clone(src_.FmOne)
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 117) {
-		if m_.FmOne != nil || src_.FmOne != nil {
-			if m_.FmOne == nil {
-				m_.FmOne = new(fm.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaf1mwrknh_copyInAt(m_.FmOne, src_.FmOne, fm_, at_+118)
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 121) {
-		if a_ := fm_.ListActionAt(at_ + 121); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.FmList, src_.FmList, fieldmap.Equal[*fm.Leaf], fieldmap.Clone[*fm.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.FmList, src_.FmList, fieldmap.Equal[*fm.Leaf]) {
-			if len(src_.FmList) == 0 {
-				m_.FmList = nil
+		case 53:
+			if cw1.Cover&(1<<53) != 0 {
+				if !fieldmap.Equal(m_.FmOne, src_.FmOne) {
+					m_.FmOne = fieldmap.Clone(src_.FmOne)
+					n++
+				}
 			} else {
-				m_.FmList = fieldmap.CloneListFunc(src_.FmList, fieldmap.Clone[*fm.Leaf])
+				if m_.FmOne != nil || src_.FmOne != nil {
+					if m_.FmOne == nil {
+						m_.FmOne = new(fm.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaf1mwrknh_copyInAt(m_.FmOne, src_.FmOne, fm_, at_+118, cw1.Shift(54))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 125) {
-		if a_ := fm_.ListActionAt(at_ + 125); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.FmMap, src_.FmMap, fieldmap.Equal[*fm.Leaf], fieldmap.Clone[*fm.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.FmMap, src_.FmMap, fieldmap.Equal[*fm.Leaf]) {
-			if len(src_.FmMap) == 0 {
-				m_.FmMap = nil
+		case 57:
+			if a_ := fm_.ListActionAt(at_ + 121); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.FmList, src_.FmList, fieldmap.Equal[*fm.Leaf], fieldmap.Clone[*fm.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.FmList, src_.FmList, fieldmap.Equal[*fm.Leaf]) {
+				if len(src_.FmList) == 0 {
+					m_.FmList = nil
+				} else {
+					m_.FmList = fieldmap.CloneListFunc(src_.FmList, fieldmap.Clone[*fm.Leaf])
+				}
+				n++
+			}
+		case 61:
+			if a_ := fm_.ListActionAt(at_ + 125); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.FmMap, src_.FmMap, fieldmap.Equal[*fm.Leaf], fieldmap.Clone[*fm.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.FmMap, src_.FmMap, fieldmap.Equal[*fm.Leaf]) {
+				if len(src_.FmMap) == 0 {
+					m_.FmMap = nil
+				} else {
+					m_.FmMap = fieldmap.CloneMapFunc(src_.FmMap, fieldmap.Clone[*fm.Leaf])
+				}
+				n++
+			}
+		case 62:
+			if cw1.Cover&(1<<62) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_FmPick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_FmPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.FmPick, s1_.FmPick) {
+						m_.Pick = &Holder_FmPick{FmPick: fieldmap.Clone(s1_.FmPick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_FmPick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.FmMap = fieldmap.CloneMapFunc(src_.FmMap, fieldmap.Clone[*fm.Leaf])
+				var s1_ *fm.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_FmPick); ok_ && w_ != nil {
+					s1_, sok = w_.FmPick, true
+				}
+				var d1_ *fm.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_FmPick); ok_ && w_ != nil {
+					if w_.FmPick == nil {
+						w_.FmPick = new(fm.Leaf)
+					}
+					d1_ = w_.FmPick
+				} else if sok {
+					d1_ = new(fm.Leaf)
+					m_.Pick = &Holder_FmPick{FmPick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaf1mwrknh_copyInAt(d1_, s1_, fm_, at_+127, fm_.Window(at_+127))
+				}
 			}
-			n++
 		}
 	}
-	if fm_.HasAt(at_ + 126) {
-		if s1_, ok_ := src_.Pick.(*Holder_FmPick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_FmPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.FmPick, s1_.FmPick) {
-				m_.Pick = &Holder_FmPick{FmPick: fieldmap.Clone(s1_.FmPick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_FmPick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 126) {
-		var s1_ *fm.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_FmPick); ok_ && w_ != nil {
-			s1_, sok = w_.FmPick, true
-		}
-		var d1_ *fm.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_FmPick); ok_ && w_ != nil {
-			if w_.FmPick == nil {
-				w_.FmPick = new(fm.Leaf)
-			}
-			d1_ = w_.FmPick
-		} else if sok {
-			d1_ = new(fm.Leaf)
-			m_.Pick = &Holder_FmPick{FmPick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaf1mwrknh_copyInAt(d1_, s1_, fm_, at_+127)
-		}
-	}
-	if fm_.HasAt(at_ + 130) {
-		if !fieldmap.Equal(m_.AtOne, src_.AtOne) {
-			m_.AtOne = fieldmap.Clone(src_.AtOne)
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 130) {
-		if m_.AtOne != nil || src_.AtOne != nil {
-			if m_.AtOne == nil {
-				m_.AtOne = new(at.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaf1w6ze11_copyInAt(m_.AtOne, src_.AtOne, fm_, at_+131)
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 134) {
-		if a_ := fm_.ListActionAt(at_ + 134); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.AtList, src_.AtList, fieldmap.Equal[*at.Leaf], fieldmap.Clone[*at.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.AtList, src_.AtList, fieldmap.Equal[*at.Leaf]) {
-			if len(src_.AtList) == 0 {
-				m_.AtList = nil
+	cw2 := fm_.Window(at_ + 128)
+	for x_ := cw2.Cover&0xc446223111888c44 | cw2.Below&0xc446223111888c44; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 2:
+			if cw2.Cover&(1<<2) != 0 {
+				if !fieldmap.Equal(m_.AtOne, src_.AtOne) {
+					m_.AtOne = fieldmap.Clone(src_.AtOne)
+					n++
+				}
 			} else {
-				m_.AtList = fieldmap.CloneListFunc(src_.AtList, fieldmap.Clone[*at.Leaf])
+				if m_.AtOne != nil || src_.AtOne != nil {
+					if m_.AtOne == nil {
+						m_.AtOne = new(at.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaf1w6ze11_copyInAt(m_.AtOne, src_.AtOne, fm_, at_+131, cw2.Shift(3))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 138) {
-		if a_ := fm_.ListActionAt(at_ + 138); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.AtMap, src_.AtMap, fieldmap.Equal[*at.Leaf], fieldmap.Clone[*at.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.AtMap, src_.AtMap, fieldmap.Equal[*at.Leaf]) {
-			if len(src_.AtMap) == 0 {
-				m_.AtMap = nil
+		case 6:
+			if a_ := fm_.ListActionAt(at_ + 134); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.AtList, src_.AtList, fieldmap.Equal[*at.Leaf], fieldmap.Clone[*at.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.AtList, src_.AtList, fieldmap.Equal[*at.Leaf]) {
+				if len(src_.AtList) == 0 {
+					m_.AtList = nil
+				} else {
+					m_.AtList = fieldmap.CloneListFunc(src_.AtList, fieldmap.Clone[*at.Leaf])
+				}
+				n++
+			}
+		case 10:
+			if a_ := fm_.ListActionAt(at_ + 138); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.AtMap, src_.AtMap, fieldmap.Equal[*at.Leaf], fieldmap.Clone[*at.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.AtMap, src_.AtMap, fieldmap.Equal[*at.Leaf]) {
+				if len(src_.AtMap) == 0 {
+					m_.AtMap = nil
+				} else {
+					m_.AtMap = fieldmap.CloneMapFunc(src_.AtMap, fieldmap.Clone[*at.Leaf])
+				}
+				n++
+			}
+		case 11:
+			if cw2.Cover&(1<<11) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_AtPick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_AtPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.AtPick, s1_.AtPick) {
+						m_.Pick = &Holder_AtPick{AtPick: fieldmap.Clone(s1_.AtPick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_AtPick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.AtMap = fieldmap.CloneMapFunc(src_.AtMap, fieldmap.Clone[*at.Leaf])
+				var s1_ *at.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_AtPick); ok_ && w_ != nil {
+					s1_, sok = w_.AtPick, true
+				}
+				var d1_ *at.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_AtPick); ok_ && w_ != nil {
+					if w_.AtPick == nil {
+						w_.AtPick = new(at.Leaf)
+					}
+					d1_ = w_.AtPick
+				} else if sok {
+					d1_ = new(at.Leaf)
+					m_.Pick = &Holder_AtPick{AtPick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaf1w6ze11_copyInAt(d1_, s1_, fm_, at_+140, cw2.Shift(12))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasAt(at_ + 139) {
-		if s1_, ok_ := src_.Pick.(*Holder_AtPick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_AtPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.AtPick, s1_.AtPick) {
-				m_.Pick = &Holder_AtPick{AtPick: fieldmap.Clone(s1_.AtPick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_AtPick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 139) {
-		var s1_ *at.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_AtPick); ok_ && w_ != nil {
-			s1_, sok = w_.AtPick, true
-		}
-		var d1_ *at.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_AtPick); ok_ && w_ != nil {
-			if w_.AtPick == nil {
-				w_.AtPick = new(at.Leaf)
-			}
-			d1_ = w_.AtPick
-		} else if sok {
-			d1_ = new(at.Leaf)
-			m_.Pick = &Holder_AtPick{AtPick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaf1w6ze11_copyInAt(d1_, s1_, fm_, at_+140)
-		}
-	}
-	if fm_.HasAt(at_ + 143) {
-		if !fieldmap.Equal(m_.COne, src_.COne) {
-			m_.COne = fieldmap.Clone(src_.COne)
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 143) {
-		if m_.COne != nil || src_.COne != nil {
-			if m_.COne == nil {
-				m_.COne = new(c.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaf16ral0h_copyInAt(m_.COne, src_.COne, fm_, at_+144)
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 147) {
-		if a_ := fm_.ListActionAt(at_ + 147); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.CList, src_.CList, fieldmap.Equal[*c.Leaf], fieldmap.Clone[*c.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.CList, src_.CList, fieldmap.Equal[*c.Leaf]) {
-			if len(src_.CList) == 0 {
-				m_.CList = nil
+		case 15:
+			if cw2.Cover&(1<<15) != 0 {
+				if !fieldmap.Equal(m_.COne, src_.COne) {
+					m_.COne = fieldmap.Clone(src_.COne)
+					n++
+				}
 			} else {
-				m_.CList = fieldmap.CloneListFunc(src_.CList, fieldmap.Clone[*c.Leaf])
+				if m_.COne != nil || src_.COne != nil {
+					if m_.COne == nil {
+						m_.COne = new(c.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaf16ral0h_copyInAt(m_.COne, src_.COne, fm_, at_+144, cw2.Shift(16))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 151) {
-		if a_ := fm_.ListActionAt(at_ + 151); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.CMap, src_.CMap, fieldmap.Equal[*c.Leaf], fieldmap.Clone[*c.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.CMap, src_.CMap, fieldmap.Equal[*c.Leaf]) {
-			if len(src_.CMap) == 0 {
-				m_.CMap = nil
+		case 19:
+			if a_ := fm_.ListActionAt(at_ + 147); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.CList, src_.CList, fieldmap.Equal[*c.Leaf], fieldmap.Clone[*c.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.CList, src_.CList, fieldmap.Equal[*c.Leaf]) {
+				if len(src_.CList) == 0 {
+					m_.CList = nil
+				} else {
+					m_.CList = fieldmap.CloneListFunc(src_.CList, fieldmap.Clone[*c.Leaf])
+				}
+				n++
+			}
+		case 23:
+			if a_ := fm_.ListActionAt(at_ + 151); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.CMap, src_.CMap, fieldmap.Equal[*c.Leaf], fieldmap.Clone[*c.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.CMap, src_.CMap, fieldmap.Equal[*c.Leaf]) {
+				if len(src_.CMap) == 0 {
+					m_.CMap = nil
+				} else {
+					m_.CMap = fieldmap.CloneMapFunc(src_.CMap, fieldmap.Clone[*c.Leaf])
+				}
+				n++
+			}
+		case 24:
+			if cw2.Cover&(1<<24) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_CPick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_CPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.CPick, s1_.CPick) {
+						m_.Pick = &Holder_CPick{CPick: fieldmap.Clone(s1_.CPick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_CPick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.CMap = fieldmap.CloneMapFunc(src_.CMap, fieldmap.Clone[*c.Leaf])
+				var s1_ *c.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_CPick); ok_ && w_ != nil {
+					s1_, sok = w_.CPick, true
+				}
+				var d1_ *c.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_CPick); ok_ && w_ != nil {
+					if w_.CPick == nil {
+						w_.CPick = new(c.Leaf)
+					}
+					d1_ = w_.CPick
+				} else if sok {
+					d1_ = new(c.Leaf)
+					m_.Pick = &Holder_CPick{CPick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaf16ral0h_copyInAt(d1_, s1_, fm_, at_+153, cw2.Shift(25))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasAt(at_ + 152) {
-		if s1_, ok_ := src_.Pick.(*Holder_CPick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_CPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.CPick, s1_.CPick) {
-				m_.Pick = &Holder_CPick{CPick: fieldmap.Clone(s1_.CPick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_CPick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 152) {
-		var s1_ *c.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_CPick); ok_ && w_ != nil {
-			s1_, sok = w_.CPick, true
-		}
-		var d1_ *c.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_CPick); ok_ && w_ != nil {
-			if w_.CPick == nil {
-				w_.CPick = new(c.Leaf)
-			}
-			d1_ = w_.CPick
-		} else if sok {
-			d1_ = new(c.Leaf)
-			m_.Pick = &Holder_CPick{CPick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaf16ral0h_copyInAt(d1_, s1_, fm_, at_+153)
-		}
-	}
-	if fm_.HasAt(at_ + 156) {
-		if !fieldmap.Equal(m_.OOne, src_.OOne) {
-			m_.OOne = fieldmap.Clone(src_.OOne)
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 156) {
-		if m_.OOne != nil || src_.OOne != nil {
-			if m_.OOne == nil {
-				m_.OOne = new(o.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaft84x65_copyInAt(m_.OOne, src_.OOne, fm_, at_+157)
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 160) {
-		if a_ := fm_.ListActionAt(at_ + 160); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.OList, src_.OList, fieldmap.Equal[*o.Leaf], fieldmap.Clone[*o.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.OList, src_.OList, fieldmap.Equal[*o.Leaf]) {
-			if len(src_.OList) == 0 {
-				m_.OList = nil
+		case 28:
+			if cw2.Cover&(1<<28) != 0 {
+				if !fieldmap.Equal(m_.OOne, src_.OOne) {
+					m_.OOne = fieldmap.Clone(src_.OOne)
+					n++
+				}
 			} else {
-				m_.OList = fieldmap.CloneListFunc(src_.OList, fieldmap.Clone[*o.Leaf])
+				if m_.OOne != nil || src_.OOne != nil {
+					if m_.OOne == nil {
+						m_.OOne = new(o.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaft84x65_copyInAt(m_.OOne, src_.OOne, fm_, at_+157, cw2.Shift(29))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 164) {
-		if a_ := fm_.ListActionAt(at_ + 164); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.OMap, src_.OMap, fieldmap.Equal[*o.Leaf], fieldmap.Clone[*o.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.OMap, src_.OMap, fieldmap.Equal[*o.Leaf]) {
-			if len(src_.OMap) == 0 {
-				m_.OMap = nil
+		case 32:
+			if a_ := fm_.ListActionAt(at_ + 160); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.OList, src_.OList, fieldmap.Equal[*o.Leaf], fieldmap.Clone[*o.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.OList, src_.OList, fieldmap.Equal[*o.Leaf]) {
+				if len(src_.OList) == 0 {
+					m_.OList = nil
+				} else {
+					m_.OList = fieldmap.CloneListFunc(src_.OList, fieldmap.Clone[*o.Leaf])
+				}
+				n++
+			}
+		case 36:
+			if a_ := fm_.ListActionAt(at_ + 164); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.OMap, src_.OMap, fieldmap.Equal[*o.Leaf], fieldmap.Clone[*o.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.OMap, src_.OMap, fieldmap.Equal[*o.Leaf]) {
+				if len(src_.OMap) == 0 {
+					m_.OMap = nil
+				} else {
+					m_.OMap = fieldmap.CloneMapFunc(src_.OMap, fieldmap.Clone[*o.Leaf])
+				}
+				n++
+			}
+		case 37:
+			if cw2.Cover&(1<<37) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_OPick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_OPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.OPick, s1_.OPick) {
+						m_.Pick = &Holder_OPick{OPick: fieldmap.Clone(s1_.OPick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_OPick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.OMap = fieldmap.CloneMapFunc(src_.OMap, fieldmap.Clone[*o.Leaf])
+				var s1_ *o.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_OPick); ok_ && w_ != nil {
+					s1_, sok = w_.OPick, true
+				}
+				var d1_ *o.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_OPick); ok_ && w_ != nil {
+					if w_.OPick == nil {
+						w_.OPick = new(o.Leaf)
+					}
+					d1_ = w_.OPick
+				} else if sok {
+					d1_ = new(o.Leaf)
+					m_.Pick = &Holder_OPick{OPick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaft84x65_copyInAt(d1_, s1_, fm_, at_+166, cw2.Shift(38))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasAt(at_ + 165) {
-		if s1_, ok_ := src_.Pick.(*Holder_OPick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_OPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.OPick, s1_.OPick) {
-				m_.Pick = &Holder_OPick{OPick: fieldmap.Clone(s1_.OPick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_OPick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 165) {
-		var s1_ *o.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_OPick); ok_ && w_ != nil {
-			s1_, sok = w_.OPick, true
-		}
-		var d1_ *o.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_OPick); ok_ && w_ != nil {
-			if w_.OPick == nil {
-				w_.OPick = new(o.Leaf)
-			}
-			d1_ = w_.OPick
-		} else if sok {
-			d1_ = new(o.Leaf)
-			m_.Pick = &Holder_OPick{OPick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaft84x65_copyInAt(d1_, s1_, fm_, at_+166)
-		}
-	}
-	if fm_.HasAt(at_ + 169) {
-		if !fieldmap.Equal(m_.XOne, src_.XOne) {
-			m_.XOne = fieldmap.Clone(src_.XOne)
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 169) {
-		if m_.XOne != nil || src_.XOne != nil {
-			if m_.XOne == nil {
-				m_.XOne = new(x.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaflkypto_copyInAt(m_.XOne, src_.XOne, fm_, at_+170)
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 173) {
-		if a_ := fm_.ListActionAt(at_ + 173); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.XList, src_.XList, fieldmap.Equal[*x.Leaf], fieldmap.Clone[*x.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.XList, src_.XList, fieldmap.Equal[*x.Leaf]) {
-			if len(src_.XList) == 0 {
-				m_.XList = nil
+		case 41:
+			if cw2.Cover&(1<<41) != 0 {
+				if !fieldmap.Equal(m_.XOne, src_.XOne) {
+					m_.XOne = fieldmap.Clone(src_.XOne)
+					n++
+				}
 			} else {
-				m_.XList = fieldmap.CloneListFunc(src_.XList, fieldmap.Clone[*x.Leaf])
+				if m_.XOne != nil || src_.XOne != nil {
+					if m_.XOne == nil {
+						m_.XOne = new(x.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaflkypto_copyInAt(m_.XOne, src_.XOne, fm_, at_+170, cw2.Shift(42))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 177) {
-		if a_ := fm_.ListActionAt(at_ + 177); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.XMap, src_.XMap, fieldmap.Equal[*x.Leaf], fieldmap.Clone[*x.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.XMap, src_.XMap, fieldmap.Equal[*x.Leaf]) {
-			if len(src_.XMap) == 0 {
-				m_.XMap = nil
+		case 45:
+			if a_ := fm_.ListActionAt(at_ + 173); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.XList, src_.XList, fieldmap.Equal[*x.Leaf], fieldmap.Clone[*x.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.XList, src_.XList, fieldmap.Equal[*x.Leaf]) {
+				if len(src_.XList) == 0 {
+					m_.XList = nil
+				} else {
+					m_.XList = fieldmap.CloneListFunc(src_.XList, fieldmap.Clone[*x.Leaf])
+				}
+				n++
+			}
+		case 49:
+			if a_ := fm_.ListActionAt(at_ + 177); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.XMap, src_.XMap, fieldmap.Equal[*x.Leaf], fieldmap.Clone[*x.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.XMap, src_.XMap, fieldmap.Equal[*x.Leaf]) {
+				if len(src_.XMap) == 0 {
+					m_.XMap = nil
+				} else {
+					m_.XMap = fieldmap.CloneMapFunc(src_.XMap, fieldmap.Clone[*x.Leaf])
+				}
+				n++
+			}
+		case 50:
+			if cw2.Cover&(1<<50) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_XPick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_XPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.XPick, s1_.XPick) {
+						m_.Pick = &Holder_XPick{XPick: fieldmap.Clone(s1_.XPick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_XPick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.XMap = fieldmap.CloneMapFunc(src_.XMap, fieldmap.Clone[*x.Leaf])
+				var s1_ *x.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_XPick); ok_ && w_ != nil {
+					s1_, sok = w_.XPick, true
+				}
+				var d1_ *x.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_XPick); ok_ && w_ != nil {
+					if w_.XPick == nil {
+						w_.XPick = new(x.Leaf)
+					}
+					d1_ = w_.XPick
+				} else if sok {
+					d1_ = new(x.Leaf)
+					m_.Pick = &Holder_XPick{XPick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaflkypto_copyInAt(d1_, s1_, fm_, at_+179, cw2.Shift(51))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasAt(at_ + 178) {
-		if s1_, ok_ := src_.Pick.(*Holder_XPick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_XPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.XPick, s1_.XPick) {
-				m_.Pick = &Holder_XPick{XPick: fieldmap.Clone(s1_.XPick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_XPick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 178) {
-		var s1_ *x.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_XPick); ok_ && w_ != nil {
-			s1_, sok = w_.XPick, true
-		}
-		var d1_ *x.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_XPick); ok_ && w_ != nil {
-			if w_.XPick == nil {
-				w_.XPick = new(x.Leaf)
-			}
-			d1_ = w_.XPick
-		} else if sok {
-			d1_ = new(x.Leaf)
-			m_.Pick = &Holder_XPick{XPick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaflkypto_copyInAt(d1_, s1_, fm_, at_+179)
-		}
-	}
-	if fm_.HasAt(at_ + 182) {
-		if !fieldmap.Equal(m_.VOne, src_.VOne) {
-			m_.VOne = fieldmap.Clone(src_.VOne)
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 182) {
-		if m_.VOne != nil || src_.VOne != nil {
-			if m_.VOne == nil {
-				m_.VOne = new(v.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaf1r375sm_copyInAt(m_.VOne, src_.VOne, fm_, at_+183)
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 186) {
-		if a_ := fm_.ListActionAt(at_ + 186); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.VList, src_.VList, fieldmap.Equal[*v.Leaf], fieldmap.Clone[*v.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.VList, src_.VList, fieldmap.Equal[*v.Leaf]) {
-			if len(src_.VList) == 0 {
-				m_.VList = nil
+		case 54:
+			if cw2.Cover&(1<<54) != 0 {
+				if !fieldmap.Equal(m_.VOne, src_.VOne) {
+					m_.VOne = fieldmap.Clone(src_.VOne)
+					n++
+				}
 			} else {
-				m_.VList = fieldmap.CloneListFunc(src_.VList, fieldmap.Clone[*v.Leaf])
+				if m_.VOne != nil || src_.VOne != nil {
+					if m_.VOne == nil {
+						m_.VOne = new(v.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaf1r375sm_copyInAt(m_.VOne, src_.VOne, fm_, at_+183, cw2.Shift(55))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 190) {
-		if a_ := fm_.ListActionAt(at_ + 190); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.VMap, src_.VMap, fieldmap.Equal[*v.Leaf], fieldmap.Clone[*v.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.VMap, src_.VMap, fieldmap.Equal[*v.Leaf]) {
-			if len(src_.VMap) == 0 {
-				m_.VMap = nil
+		case 58:
+			if a_ := fm_.ListActionAt(at_ + 186); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.VList, src_.VList, fieldmap.Equal[*v.Leaf], fieldmap.Clone[*v.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.VList, src_.VList, fieldmap.Equal[*v.Leaf]) {
+				if len(src_.VList) == 0 {
+					m_.VList = nil
+				} else {
+					m_.VList = fieldmap.CloneListFunc(src_.VList, fieldmap.Clone[*v.Leaf])
+				}
+				n++
+			}
+		case 62:
+			if a_ := fm_.ListActionAt(at_ + 190); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.VMap, src_.VMap, fieldmap.Equal[*v.Leaf], fieldmap.Clone[*v.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.VMap, src_.VMap, fieldmap.Equal[*v.Leaf]) {
+				if len(src_.VMap) == 0 {
+					m_.VMap = nil
+				} else {
+					m_.VMap = fieldmap.CloneMapFunc(src_.VMap, fieldmap.Clone[*v.Leaf])
+				}
+				n++
+			}
+		case 63:
+			if cw2.Cover&(1<<63) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_VPick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_VPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.VPick, s1_.VPick) {
+						m_.Pick = &Holder_VPick{VPick: fieldmap.Clone(s1_.VPick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_VPick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.VMap = fieldmap.CloneMapFunc(src_.VMap, fieldmap.Clone[*v.Leaf])
+				var s1_ *v.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_VPick); ok_ && w_ != nil {
+					s1_, sok = w_.VPick, true
+				}
+				var d1_ *v.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_VPick); ok_ && w_ != nil {
+					if w_.VPick == nil {
+						w_.VPick = new(v.Leaf)
+					}
+					d1_ = w_.VPick
+				} else if sok {
+					d1_ = new(v.Leaf)
+					m_.Pick = &Holder_VPick{VPick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaf1r375sm_copyInAt(d1_, s1_, fm_, at_+192, fm_.Window(at_+192))
+				}
 			}
-			n++
 		}
 	}
-	if fm_.HasAt(at_ + 191) {
-		if s1_, ok_ := src_.Pick.(*Holder_VPick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_VPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.VPick, s1_.VPick) {
-				m_.Pick = &Holder_VPick{VPick: fieldmap.Clone(s1_.VPick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_VPick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 191) {
-		var s1_ *v.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_VPick); ok_ && w_ != nil {
-			s1_, sok = w_.VPick, true
-		}
-		var d1_ *v.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_VPick); ok_ && w_ != nil {
-			if w_.VPick == nil {
-				w_.VPick = new(v.Leaf)
-			}
-			d1_ = w_.VPick
-		} else if sok {
-			d1_ = new(v.Leaf)
-			m_.Pick = &Holder_VPick{VPick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaf1r375sm_copyInAt(d1_, s1_, fm_, at_+192)
-		}
-	}
-	if fm_.HasAt(at_ + 195) {
-		if !fieldmap.Equal(m_.BlkOne, src_.BlkOne) {
-			m_.BlkOne = fieldmap.Clone(src_.BlkOne)
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 195) {
-		if m_.BlkOne != nil || src_.BlkOne != nil {
-			if m_.BlkOne == nil {
-				m_.BlkOne = new(blk.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leaf197gohb_copyInAt(m_.BlkOne, src_.BlkOne, fm_, at_+196)
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 199) {
-		if a_ := fm_.ListActionAt(at_ + 199); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.BlkList, src_.BlkList, fieldmap.Equal[*blk.Leaf], fieldmap.Clone[*blk.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.BlkList, src_.BlkList, fieldmap.Equal[*blk.Leaf]) {
-			if len(src_.BlkList) == 0 {
-				m_.BlkList = nil
+	cw3 := fm_.Window(at_ + 192)
+	for x_ := cw3.Cover&0x23111888 | cw3.Below&0x3111888; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 3:
+			if cw3.Cover&(1<<3) != 0 {
+				if !fieldmap.Equal(m_.BlkOne, src_.BlkOne) {
+					m_.BlkOne = fieldmap.Clone(src_.BlkOne)
+					n++
+				}
 			} else {
-				m_.BlkList = fieldmap.CloneListFunc(src_.BlkList, fieldmap.Clone[*blk.Leaf])
+				if m_.BlkOne != nil || src_.BlkOne != nil {
+					if m_.BlkOne == nil {
+						m_.BlkOne = new(blk.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leaf197gohb_copyInAt(m_.BlkOne, src_.BlkOne, fm_, at_+196, cw3.Shift(4))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 203) {
-		if a_ := fm_.ListActionAt(at_ + 203); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.BlkMap, src_.BlkMap, fieldmap.Equal[*blk.Leaf], fieldmap.Clone[*blk.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.BlkMap, src_.BlkMap, fieldmap.Equal[*blk.Leaf]) {
-			if len(src_.BlkMap) == 0 {
-				m_.BlkMap = nil
+		case 7:
+			if a_ := fm_.ListActionAt(at_ + 199); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.BlkList, src_.BlkList, fieldmap.Equal[*blk.Leaf], fieldmap.Clone[*blk.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.BlkList, src_.BlkList, fieldmap.Equal[*blk.Leaf]) {
+				if len(src_.BlkList) == 0 {
+					m_.BlkList = nil
+				} else {
+					m_.BlkList = fieldmap.CloneListFunc(src_.BlkList, fieldmap.Clone[*blk.Leaf])
+				}
+				n++
+			}
+		case 11:
+			if a_ := fm_.ListActionAt(at_ + 203); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.BlkMap, src_.BlkMap, fieldmap.Equal[*blk.Leaf], fieldmap.Clone[*blk.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.BlkMap, src_.BlkMap, fieldmap.Equal[*blk.Leaf]) {
+				if len(src_.BlkMap) == 0 {
+					m_.BlkMap = nil
+				} else {
+					m_.BlkMap = fieldmap.CloneMapFunc(src_.BlkMap, fieldmap.Clone[*blk.Leaf])
+				}
+				n++
+			}
+		case 12:
+			if cw3.Cover&(1<<12) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_BlkPick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_BlkPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.BlkPick, s1_.BlkPick) {
+						m_.Pick = &Holder_BlkPick{BlkPick: fieldmap.Clone(s1_.BlkPick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_BlkPick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.BlkMap = fieldmap.CloneMapFunc(src_.BlkMap, fieldmap.Clone[*blk.Leaf])
+				var s1_ *blk.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_BlkPick); ok_ && w_ != nil {
+					s1_, sok = w_.BlkPick, true
+				}
+				var d1_ *blk.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_BlkPick); ok_ && w_ != nil {
+					if w_.BlkPick == nil {
+						w_.BlkPick = new(blk.Leaf)
+					}
+					d1_ = w_.BlkPick
+				} else if sok {
+					d1_ = new(blk.Leaf)
+					m_.Pick = &Holder_BlkPick{BlkPick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leaf197gohb_copyInAt(d1_, s1_, fm_, at_+205, cw3.Shift(13))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasAt(at_ + 204) {
-		if s1_, ok_ := src_.Pick.(*Holder_BlkPick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_BlkPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.BlkPick, s1_.BlkPick) {
-				m_.Pick = &Holder_BlkPick{BlkPick: fieldmap.Clone(s1_.BlkPick)}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_BlkPick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 204) {
-		var s1_ *blk.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_BlkPick); ok_ && w_ != nil {
-			s1_, sok = w_.BlkPick, true
-		}
-		var d1_ *blk.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_BlkPick); ok_ && w_ != nil {
-			if w_.BlkPick == nil {
-				w_.BlkPick = new(blk.Leaf)
-			}
-			d1_ = w_.BlkPick
-		} else if sok {
-			d1_ = new(blk.Leaf)
-			m_.Pick = &Holder_BlkPick{BlkPick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leaf197gohb_copyInAt(d1_, s1_, fm_, at_+205)
-		}
-	}
-	if fm_.HasAt(at_ + 208) {
-		if !fieldmap.Equal(m_.W1One, src_.W1One) {
-			m_.W1One = fieldmap.Clone(src_.W1One)
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 208) {
-		if m_.W1One != nil || src_.W1One != nil {
-			if m_.W1One == nil {
-				m_.W1One = new(w1.Leaf)
-				n++
-			}
-			n += _File_holder_proto_Leafke71a0_copyInAt(m_.W1One, src_.W1One, fm_, at_+209)
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 212) {
-		if a_ := fm_.ListActionAt(at_ + 212); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m_.W1List, src_.W1List, fieldmap.Equal[*w1.Leaf], fieldmap.Clone[*w1.Leaf])
-		} else if !fieldmap.EqualMessageListFunc(m_.W1List, src_.W1List, fieldmap.Equal[*w1.Leaf]) {
-			if len(src_.W1List) == 0 {
-				m_.W1List = nil
+		case 16:
+			if cw3.Cover&(1<<16) != 0 {
+				if !fieldmap.Equal(m_.W1One, src_.W1One) {
+					m_.W1One = fieldmap.Clone(src_.W1One)
+					n++
+				}
 			} else {
-				m_.W1List = fieldmap.CloneListFunc(src_.W1List, fieldmap.Clone[*w1.Leaf])
+				if m_.W1One != nil || src_.W1One != nil {
+					if m_.W1One == nil {
+						m_.W1One = new(w1.Leaf)
+						n++
+					}
+					n += _File_holder_proto_Leafke71a0_copyInAt(m_.W1One, src_.W1One, fm_, at_+209, cw3.Shift(17))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasOrHasChildAt(at_ + 216) {
-		if a_ := fm_.ListActionAt(at_ + 216); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a_, &m_.W1Map, src_.W1Map, fieldmap.Equal[*w1.Leaf], fieldmap.Clone[*w1.Leaf])
-		} else if !fieldmap.EqualMessageMapFunc(m_.W1Map, src_.W1Map, fieldmap.Equal[*w1.Leaf]) {
-			if len(src_.W1Map) == 0 {
-				m_.W1Map = nil
+		case 20:
+			if a_ := fm_.ListActionAt(at_ + 212); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m_.W1List, src_.W1List, fieldmap.Equal[*w1.Leaf], fieldmap.Clone[*w1.Leaf])
+			} else if !fieldmap.EqualMessageListFunc(m_.W1List, src_.W1List, fieldmap.Equal[*w1.Leaf]) {
+				if len(src_.W1List) == 0 {
+					m_.W1List = nil
+				} else {
+					m_.W1List = fieldmap.CloneListFunc(src_.W1List, fieldmap.Clone[*w1.Leaf])
+				}
+				n++
+			}
+		case 24:
+			if a_ := fm_.ListActionAt(at_ + 216); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a_, &m_.W1Map, src_.W1Map, fieldmap.Equal[*w1.Leaf], fieldmap.Clone[*w1.Leaf])
+			} else if !fieldmap.EqualMessageMapFunc(m_.W1Map, src_.W1Map, fieldmap.Equal[*w1.Leaf]) {
+				if len(src_.W1Map) == 0 {
+					m_.W1Map = nil
+				} else {
+					m_.W1Map = fieldmap.CloneMapFunc(src_.W1Map, fieldmap.Clone[*w1.Leaf])
+				}
+				n++
+			}
+		case 25:
+			if cw3.Cover&(1<<25) != 0 {
+				if s1_, ok_ := src_.Pick.(*Holder_W1Pick); ok_ && s1_ != nil {
+					if d1_, ok_ := m_.Pick.(*Holder_W1Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.W1Pick, s1_.W1Pick) {
+						m_.Pick = &Holder_W1Pick{W1Pick: fieldmap.Clone(s1_.W1Pick)}
+						n++
+					}
+				} else if d1_, ok_ := m_.Pick.(*Holder_W1Pick); ok_ && d1_ != nil {
+					m_.Pick = nil
+					n++
+				}
 			} else {
-				m_.W1Map = fieldmap.CloneMapFunc(src_.W1Map, fieldmap.Clone[*w1.Leaf])
+				var s1_ *w1.Leaf
+				sok := false
+				if w_, ok_ := src_.Pick.(*Holder_W1Pick); ok_ && w_ != nil {
+					s1_, sok = w_.W1Pick, true
+				}
+				var d1_ *w1.Leaf
+				if w_, ok_ := m_.Pick.(*Holder_W1Pick); ok_ && w_ != nil {
+					if w_.W1Pick == nil {
+						w_.W1Pick = new(w1.Leaf)
+					}
+					d1_ = w_.W1Pick
+				} else if sok {
+					d1_ = new(w1.Leaf)
+					m_.Pick = &Holder_W1Pick{W1Pick: d1_}
+					n++
+				}
+				if d1_ != nil {
+					n += _File_holder_proto_Leafke71a0_copyInAt(d1_, s1_, fm_, at_+218, cw3.Shift(26))
+				}
 			}
-			n++
-		}
-	}
-	if fm_.HasAt(at_ + 217) {
-		if s1_, ok_ := src_.Pick.(*Holder_W1Pick); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_W1Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.W1Pick, s1_.W1Pick) {
-				m_.Pick = &Holder_W1Pick{W1Pick: fieldmap.Clone(s1_.W1Pick)}
+		case 29:
+			if s1_, ok_ := src_.Pick.(*Holder_Other); ok_ && s1_ != nil {
+				if d1_, ok_ := m_.Pick.(*Holder_Other); !ok_ || d1_ == nil || d1_.Other != s1_.Other {
+					m_.Pick = &Holder_Other{Other: s1_.Other}
+					n++
+				}
+			} else if d1_, ok_ := m_.Pick.(*Holder_Other); ok_ && d1_ != nil {
+				m_.Pick = nil
 				n++
 			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_W1Pick); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
-		}
-	} else if fm_.HasChildAt(at_ + 217) {
-		var s1_ *w1.Leaf
-		sok := false
-		if w_, ok_ := src_.Pick.(*Holder_W1Pick); ok_ && w_ != nil {
-			s1_, sok = w_.W1Pick, true
-		}
-		var d1_ *w1.Leaf
-		if w_, ok_ := m_.Pick.(*Holder_W1Pick); ok_ && w_ != nil {
-			if w_.W1Pick == nil {
-				w_.W1Pick = new(w1.Leaf)
-			}
-			d1_ = w_.W1Pick
-		} else if sok {
-			d1_ = new(w1.Leaf)
-			m_.Pick = &Holder_W1Pick{W1Pick: d1_}
-			n++
-		}
-		if d1_ != nil {
-			n += _File_holder_proto_Leafke71a0_copyInAt(d1_, s1_, fm_, at_+218)
-		}
-	}
-	if fm_.HasAt(at_ + 221) {
-		if s1_, ok_ := src_.Pick.(*Holder_Other); ok_ && s1_ != nil {
-			if d1_, ok_ := m_.Pick.(*Holder_Other); !ok_ || d1_ == nil || d1_.Other != s1_.Other {
-				m_.Pick = &Holder_Other{Other: s1_.Other}
-				n++
-			}
-		} else if d1_, ok_ := m_.Pick.(*Holder_Other); ok_ && d1_ != nil {
-			m_.Pick = nil
-			n++
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leafc55951_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leafc55951_copyInAt(m_, src_ *w.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leafc55951_copyInAt(m_, src_ *w.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(w.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaf1mbcrcb_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaf1mbcrcb_copyInAt(m_, src_ *a.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaf1mbcrcb_copyInAt(m_, src_ *a.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(a.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaf1umuabm_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaf1umuabm_copyInAt(m_, src_ *b.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaf1umuabm_copyInAt(m_, src_ *b.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(b.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaf4vl2ue_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaf4vl2ue_copyInAt(m_, src_ *ok.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaf4vl2ue_copyInAt(m_, src_ *ok.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(ok.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaf12afjs7_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaf12afjs7_copyInAt(m_, src_ *d1.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaf12afjs7_copyInAt(m_, src_ *d1.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(d1.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaf1svtzh8_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaf1svtzh8_copyInAt(m_, src_ *s1.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaf1svtzh8_copyInAt(m_, src_ *s1.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(s1.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leafemhuyf_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leafemhuyf_copyInAt(m_, src_ *sv0.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leafemhuyf_copyInAt(m_, src_ *sv0.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(sv0.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaflsxmzb_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaflsxmzb_copyInAt(m_, src_ *m.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaflsxmzb_copyInAt(m_, src_ *m.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(m.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaf1xg7dsy_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaf1xg7dsy_copyInAt(m_, src_ *src.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaf1xg7dsy_copyInAt(m_, src_ *src.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(src.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaf1mwrknh_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaf1mwrknh_copyInAt(m_, src_ *fm.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaf1mwrknh_copyInAt(m_, src_ *fm.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(fm.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaf1w6ze11_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaf1w6ze11_copyInAt(m_, src_ *at.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaf1w6ze11_copyInAt(m_, src_ *at.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(at.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaf16ral0h_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaf16ral0h_copyInAt(m_, src_ *c.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaf16ral0h_copyInAt(m_, src_ *c.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(c.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaft84x65_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaft84x65_copyInAt(m_, src_ *o.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaft84x65_copyInAt(m_, src_ *o.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(o.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaflkypto_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaflkypto_copyInAt(m_, src_ *x.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaflkypto_copyInAt(m_, src_ *x.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(x.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaf1r375sm_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaf1r375sm_copyInAt(m_, src_ *v.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaf1r375sm_copyInAt(m_, src_ *v.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(v.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leaf197gohb_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leaf197gohb_copyInAt(m_, src_ *blk.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leaf197gohb_copyInAt(m_, src_ *blk.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(blk.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n
 }
 
 // _File_holder_proto_Leafke71a0_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema.
-func _File_holder_proto_Leafke71a0_copyInAt(m_, src_ *w1.Leaf, fm_ *fieldmap.FieldMap, at_ int) int {
-	cw, bw := fm_.Windows(at_)
-	if cw|bw == 0 {
+// Leaf being number at_ of fm_'s schema and win the window of
+// the flags from there.
+func _File_holder_proto_Leafke71a0_copyInAt(m_, src_ *w1.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src_ == nil {
 		src_ = new(w1.Leaf)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
-		m_.O = fieldmap.ClonePtr(src_.O)
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
+	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
+		switch bits.TrailingZeros64(x_) {
+		case 0:
+			if m_.Name != src_.Name {
+				m_.Name = src_.Name
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.EqualPtr(m_.O, src_.O) {
+				m_.O = fieldmap.ClonePtr(src_.O)
+				n++
+			}
+		case 2:
+			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+			} else if !slices.Equal(m_.Tags, src_.Tags) {
+				if len(src_.Tags) == 0 {
+					m_.Tags = nil
+				} else {
+					m_.Tags = slices.Clone(src_.Tags)
+				}
+				n++
+			}
 		}
 	}
 	return n

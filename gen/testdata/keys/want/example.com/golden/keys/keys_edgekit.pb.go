@@ -8,13 +8,14 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 	strconv "strconv"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of ThingKey: dot-joined field numbers from ThingKey.
 const (
@@ -41,7 +42,7 @@ func (*ThingKey) FieldSchema() *fieldmap.Schema { return _ThingKey_fieldSchema }
 // NewThingKeyFieldMap returns a FieldMap of ThingKey holding flags; the
 // error names the first flag ThingKey does not have.
 func NewThingKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _ThingKey_fieldSchema.New(flags...)
+	return _ThingKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Thing: dot-joined field numbers from Thing.
@@ -70,7 +71,7 @@ func (*Thing) FieldSchema() *fieldmap.Schema { return _Thing_fieldSchema }
 // NewThingFieldMap returns a FieldMap of Thing holding flags; the
 // error names the first flag Thing does not have.
 func NewThingFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Thing_fieldSchema.New(flags...)
+	return _Thing_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Named: dot-joined field numbers from Named.
@@ -94,7 +95,7 @@ func (*Named) FieldSchema() *fieldmap.Schema { return _Named_fieldSchema }
 // NewNamedFieldMap returns a FieldMap of Named holding flags; the
 // error names the first flag Named does not have.
 func NewNamedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Named_fieldSchema.New(flags...)
+	return _Named_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -230,31 +231,38 @@ func (m *ThingKey) CopyInFields(src *ThingKey, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ThingKey being number at of fm's schema.
-func (m *ThingKey) copyInAt(src *ThingKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// ThingKey being number at of fm's schema and win the window of
+// the flags from there.
+func (m *ThingKey) copyInAt(src *ThingKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(ThingKey)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Tier != src.Tier {
-		m.Tier = src.Tier
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Organization != src.Organization {
+				m.Organization = src.Organization
+				n++
+			}
+		case 1:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 2:
+			if m.Tier != src.Tier {
+				m.Tier = src.Tier
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -275,37 +283,43 @@ func (m *Thing) CopyInFields(src *Thing, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Thing being number at of fm's schema.
-func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Thing being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x11|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Thing)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(ThingKey)
+	for x := win.Cover&0x11 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(ThingKey)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
+			}
+		case 4:
+			if m.Password != src.Password {
+				m.Password = src.Password
 				n++
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
-	}
-	if cw&(1<<4) != 0 && m.Password != src.Password {
-		m.Password = src.Password
-		n++
 	}
 	return n
 }
@@ -326,23 +340,28 @@ func (m *Named) CopyInFields(src *Named, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Named being number at of fm's schema.
-func (m *Named) copyInAt(src *Named, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Named being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Named) copyInAt(src *Named, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Named)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -8,12 +8,13 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of RawScope: dot-joined field numbers from RawScope.
 const (
@@ -36,7 +37,7 @@ func (*RawScope) FieldSchema() *fieldmap.Schema { return _RawScope_fieldSchema }
 // NewRawScopeFieldMap returns a FieldMap of RawScope holding flags; the
 // error names the first flag RawScope does not have.
 func NewRawScopeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _RawScope_fieldSchema.New(flags...)
+	return _RawScope_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -90,23 +91,28 @@ func (m *RawScope) CopyInFields(src *RawScope, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// RawScope being number at of fm's schema.
-func (m *RawScope) copyInAt(src *RawScope, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// RawScope being number at of fm's schema and win the window of
+// the flags from there.
+func (m *RawScope) copyInAt(src *RawScope, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(RawScope)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Zone, src.Zone) {
-		m.Zone = fieldmap.ClonePtr(src.Zone)
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Zone, src.Zone) {
+				m.Zone = fieldmap.ClonePtr(src.Zone)
+				n++
+			}
+		}
 	}
 	return n
 }

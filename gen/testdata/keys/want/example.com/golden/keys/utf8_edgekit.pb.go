@@ -8,12 +8,13 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Utf8Key: dot-joined field numbers from Utf8Key.
 const (
@@ -45,7 +46,7 @@ func (*Utf8Key) FieldSchema() *fieldmap.Schema { return _Utf8Key_fieldSchema }
 // NewUtf8KeyFieldMap returns a FieldMap of Utf8Key holding flags; the
 // error names the first flag Utf8Key does not have.
 func NewUtf8KeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Utf8Key_fieldSchema.New(flags...)
+	return _Utf8Key_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Utf8Thing: dot-joined field numbers from Utf8Thing.
@@ -73,7 +74,7 @@ func (*Utf8Thing) FieldSchema() *fieldmap.Schema { return _Utf8Thing_fieldSchema
 // NewUtf8ThingFieldMap returns a FieldMap of Utf8Thing holding flags; the
 // error names the first flag Utf8Thing does not have.
 func NewUtf8ThingFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Utf8Thing_fieldSchema.New(flags...)
+	return _Utf8Thing_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of RawNamed: dot-joined field numbers from RawNamed.
@@ -97,7 +98,7 @@ func (*RawNamed) FieldSchema() *fieldmap.Schema { return _RawNamed_fieldSchema }
 // NewRawNamedFieldMap returns a FieldMap of RawNamed holding flags; the
 // error names the first flag RawNamed does not have.
 func NewRawNamedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _RawNamed_fieldSchema.New(flags...)
+	return _RawNamed_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -241,7 +242,7 @@ func (m *Utf8Key) CopyInFields(src *Utf8Key, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _Utf8Key_ptrs holds the explicit-presence scalars CopyInFields sets in a Utf8Key.
@@ -251,10 +252,10 @@ type _Utf8Key_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Utf8Key being number at of fm's schema.
-func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Utf8Key being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -262,42 +263,49 @@ func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int) int {
 	}
 	n := 0
 	var pb *_Utf8Key_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Checked, src.Checked) {
-		if src.Checked == nil {
-			m.Checked = nil
-		} else {
-			if pb == nil {
-				pb = new(_Utf8Key_ptrs)
-			}
-			pb.f1 = *src.Checked
-			m.Checked = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Raw, src.Raw) {
-		if src.Raw == nil {
-			m.Raw = nil
-		} else {
-			if pb == nil {
-				pb = new(_Utf8Key_ptrs)
-			}
-			pb.f2 = *src.Raw
-			m.Raw = &pb.f2
-		}
-		n++
-	}
-	if cw&(1<<2) != 0 {
-		if !m.Scope.Equal(src.Scope) {
-			m.Scope = src.Scope.Clone()
-			n++
-		}
-	} else if bw&(1<<2) != 0 {
-		if m.Scope != nil || src.Scope != nil {
-			if m.Scope == nil {
-				m.Scope = new(RawScope)
+	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Checked, src.Checked) {
+				if src.Checked == nil {
+					m.Checked = nil
+				} else {
+					if pb == nil {
+						pb = new(_Utf8Key_ptrs)
+					}
+					pb.f1 = *src.Checked
+					m.Checked = &pb.f1
+				}
 				n++
 			}
-			n += m.Scope.copyInAt(src.Scope, fm, at+3)
+		case 1:
+			if !fieldmap.EqualPtr(m.Raw, src.Raw) {
+				if src.Raw == nil {
+					m.Raw = nil
+				} else {
+					if pb == nil {
+						pb = new(_Utf8Key_ptrs)
+					}
+					pb.f2 = *src.Raw
+					m.Raw = &pb.f2
+				}
+				n++
+			}
+		case 2:
+			if win.Cover&(1<<2) != 0 {
+				if !m.Scope.Equal(src.Scope) {
+					m.Scope = src.Scope.Clone()
+					n++
+				}
+			} else {
+				if m.Scope != nil || src.Scope != nil {
+					if m.Scope == nil {
+						m.Scope = new(RawScope)
+						n++
+					}
+					n += m.Scope.copyInAt(src.Scope, fm, at+3, win.Shift(3))
+				}
+			}
 		}
 	}
 	return n
@@ -319,32 +327,37 @@ func (m *Utf8Thing) CopyInFields(src *Utf8Thing, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Utf8Thing being number at of fm's schema.
-func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Utf8Thing being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Utf8Thing)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(Utf8Key)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key = src.Key.Clone()
+					n++
+				}
+			} else {
+				if m.Key != nil || src.Key != nil {
+					if m.Key == nil {
+						m.Key = new(Utf8Key)
+						n++
+					}
+					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
 		}
 	}
 	return n
@@ -366,23 +379,28 @@ func (m *RawNamed) CopyInFields(src *RawNamed, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// RawNamed being number at of fm's schema.
-func (m *RawNamed) copyInAt(src *RawNamed, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// RawNamed being number at of fm's schema and win the window of
+// the flags from there.
+func (m *RawNamed) copyInAt(src *RawNamed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(RawNamed)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
-		m.Id = fieldmap.ClonePtr(src.Id)
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Id, src.Id) {
+				m.Id = fieldmap.ClonePtr(src.Id)
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -10,12 +10,13 @@ import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Value: dot-joined field numbers from Value.
 const (
@@ -38,7 +39,7 @@ func (*Value) FieldSchema() *fieldmap.Schema { return _Value_fieldSchema }
 // NewValueFieldMap returns a FieldMap of Value holding flags; the
 // error names the first flag Value does not have.
 func NewValueFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Value_fieldSchema.New(flags...)
+	return _Value_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Maps: dot-joined field numbers from Maps.
@@ -68,7 +69,7 @@ func (*Maps) FieldSchema() *fieldmap.Schema { return _Maps_fieldSchema }
 // NewMapsFieldMap returns a FieldMap of Maps holding flags; the
 // error names the first flag Maps does not have.
 func NewMapsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Maps_fieldSchema.New(flags...)
+	return _Maps_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -183,23 +184,28 @@ func (m *Value) CopyInFields(src *Value, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Value being number at of fm's schema.
-func (m *Value) copyInAt(src *Value, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Value being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Value) copyInAt(src *Value, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Value)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Text != src.Text {
-		m.Text = src.Text
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Text != src.Text {
+				m.Text = src.Text
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -220,66 +226,66 @@ func (m *Maps) CopyInFields(src *Maps, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Maps being number at of fm's schema.
-func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Maps being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0xf == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Maps)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
-		} else if !maps.Equal(m.Labels, src.Labels) {
-			if len(src.Labels) == 0 {
-				m.Labels = nil
-			} else {
-				m.Labels = maps.Clone(src.Labels)
+	for x := win.Cover&0xf | win.Below&0xf; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
+			} else if !maps.Equal(m.Labels, src.Labels) {
+				if len(src.Labels) == 0 {
+					m.Labels = nil
+				} else {
+					m.Labels = maps.Clone(src.Labels)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Weights, src.Weights, fieldmap.EqualFloat64, nil)
-		} else if !fieldmap.EqualMapFunc(m.Weights, src.Weights, fieldmap.EqualFloat64) {
-			if len(src.Weights) == 0 {
-				m.Weights = nil
-			} else {
-				m.Weights = maps.Clone(src.Weights)
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.Weights, src.Weights, fieldmap.EqualFloat64, nil)
+			} else if !fieldmap.EqualMapFunc(m.Weights, src.Weights, fieldmap.EqualFloat64) {
+				if len(src.Weights) == 0 {
+					m.Weights = nil
+				} else {
+					m.Weights = maps.Clone(src.Weights)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
-		} else if !fieldmap.EqualMapFunc(m.Blobs, src.Blobs, bytes.Equal) {
-			if len(src.Blobs) == 0 {
-				m.Blobs = nil
-			} else {
-				m.Blobs = fieldmap.CloneMapFunc(src.Blobs, fieldmap.CloneBytes)
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
+			} else if !fieldmap.EqualMapFunc(m.Blobs, src.Blobs, bytes.Equal) {
+				if len(src.Blobs) == 0 {
+					m.Blobs = nil
+				} else {
+					m.Blobs = fieldmap.CloneMapFunc(src.Blobs, fieldmap.CloneBytes)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Values, src.Values, (*Value).Equal, (*Value).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Values, src.Values, (*Value).Equal) {
-			if len(src.Values) == 0 {
-				m.Values = nil
-			} else {
-				m.Values = fieldmap.CloneMapFunc(src.Values, (*Value).Clone)
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.Values, src.Values, (*Value).Equal, (*Value).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.Values, src.Values, (*Value).Equal) {
+				if len(src.Values) == 0 {
+					m.Values = nil
+				} else {
+					m.Values = fieldmap.CloneMapFunc(src.Values, (*Value).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n

@@ -8,12 +8,13 @@ package nested
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Top: dot-joined field numbers from Top.
 const (
@@ -52,7 +53,7 @@ func (*Top) FieldSchema() *fieldmap.Schema { return _Top_fieldSchema }
 // NewTopFieldMap returns a FieldMap of Top holding flags; the
 // error names the first flag Top does not have.
 func NewTopFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Top_fieldSchema.New(flags...)
+	return _Top_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Mid: dot-joined field numbers from Mid.
@@ -75,7 +76,7 @@ func (*Mid) FieldSchema() *fieldmap.Schema { return _Mid_fieldSchema }
 // NewMidFieldMap returns a FieldMap of Mid holding flags; the
 // error names the first flag Mid does not have.
 func NewMidFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Mid_fieldSchema.New(flags...)
+	return _Mid_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Bottom: dot-joined field numbers from Bottom.
@@ -96,7 +97,7 @@ func (*Bottom) FieldSchema() *fieldmap.Schema { return _Bottom_fieldSchema }
 // NewBottomFieldMap returns a FieldMap of Bottom holding flags; the
 // error names the first flag Bottom does not have.
 func NewBottomFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Bottom_fieldSchema.New(flags...)
+	return _Bottom_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -232,91 +233,109 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Top being number at of fm's schema.
-func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Top being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Top)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Mid.Equal(src.Mid) {
-			m.Mid = src.Mid.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Mid != nil || src.Mid != nil {
-			if m.Mid == nil {
-				m.Mid = new(Mid)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.Mid.copyInAt(src.Mid, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Mid.Equal(src.Mid) {
+					m.Mid = src.Mid.Clone()
+					n++
+				}
+			} else {
+				if m.Mid != nil || src.Mid != nil {
+					if m.Mid == nil {
+						m.Mid = new(Mid)
+						n++
+					}
+					n += m.Mid.copyInAt(src.Mid, fm, at+2, win.Shift(2))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Mid being number at of fm's schema.
-func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Mid being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Mid)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Level != src.Level {
-		m.Level = src.Level
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Bottom.Equal(src.Bottom) {
-			m.Bottom = src.Bottom.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Bottom != nil || src.Bottom != nil {
-			if m.Bottom == nil {
-				m.Bottom = new(Bottom)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Level != src.Level {
+				m.Level = src.Level
 				n++
 			}
-			n += m.Bottom.copyInAt(src.Bottom, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Bottom.Equal(src.Bottom) {
+					m.Bottom = src.Bottom.Clone()
+					n++
+				}
+			} else {
+				if m.Bottom != nil || src.Bottom != nil {
+					if m.Bottom == nil {
+						m.Bottom = new(Bottom)
+						n++
+					}
+					n += m.Bottom.copyInAt(src.Bottom, fm, at+2, win.Shift(2))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Bottom being number at of fm's schema.
-func (m *Bottom) copyInAt(src *Bottom, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Bottom being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Bottom) copyInAt(src *Bottom, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Bottom)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Leaf != src.Leaf {
-		m.Leaf = src.Leaf
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Deep != src.Deep {
-		m.Deep = src.Deep
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Leaf != src.Leaf {
+				m.Leaf = src.Leaf
+				n++
+			}
+		case 1:
+			if m.Deep != src.Deep {
+				m.Deep = src.Deep
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -337,7 +356,7 @@ func (m *Mid) CopyInFields(src *Mid, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -356,7 +375,7 @@ func (m *Bottom) CopyInFields(src *Bottom, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // DiffFields returns the flags of the fields where m and o differ under

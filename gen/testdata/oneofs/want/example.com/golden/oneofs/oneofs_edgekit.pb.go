@@ -9,12 +9,13 @@ package oneofs
 import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Detail: dot-joined field numbers from Detail.
 const (
@@ -37,7 +38,7 @@ func (*Detail) FieldSchema() *fieldmap.Schema { return _Detail_fieldSchema }
 // NewDetailFieldMap returns a FieldMap of Detail holding flags; the
 // error names the first flag Detail does not have.
 func NewDetailFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Detail_fieldSchema.New(flags...)
+	return _Detail_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Choice: dot-joined field numbers from Choice.
@@ -72,7 +73,7 @@ func (*Choice) FieldSchema() *fieldmap.Schema { return _Choice_fieldSchema }
 // NewChoiceFieldMap returns a FieldMap of Choice holding flags; the
 // error names the first flag Choice does not have.
 func NewChoiceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Choice_fieldSchema.New(flags...)
+	return _Choice_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -247,23 +248,28 @@ func (m *Detail) CopyInFields(src *Detail, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Detail being number at of fm's schema.
-func (m *Detail) copyInAt(src *Detail, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Detail being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Detail) copyInAt(src *Detail, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Detail)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Note != src.Note {
-		m.Note = src.Note
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Note != src.Note {
+				m.Note = src.Note
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -284,97 +290,99 @@ func (m *Choice) CopyInFields(src *Choice, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Choice being number at of fm's schema.
-func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Choice being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x6f|win.Below&0x8 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Choice)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if s1, ok := src.Pick.(*Choice_Text); ok && s1 != nil {
-			if d1, ok := m.Pick.(*Choice_Text); !ok || d1 == nil || d1.Text != s1.Text {
-				m.Pick = &Choice_Text{Text: s1.Text}
+	for x := win.Cover&0x6f | win.Below&0x8; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Id != src.Id {
+				m.Id = src.Id
 				n++
 			}
-		} else if d1, ok := m.Pick.(*Choice_Text); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	}
-	if cw&(1<<2) != 0 {
-		if s1, ok := src.Pick.(*Choice_Number); ok && s1 != nil {
-			if d1, ok := m.Pick.(*Choice_Number); !ok || d1 == nil || d1.Number != s1.Number {
-				m.Pick = &Choice_Number{Number: s1.Number}
+		case 1:
+			if s1, ok := src.Pick.(*Choice_Text); ok && s1 != nil {
+				if d1, ok := m.Pick.(*Choice_Text); !ok || d1 == nil || d1.Text != s1.Text {
+					m.Pick = &Choice_Text{Text: s1.Text}
+					n++
+				}
+			} else if d1, ok := m.Pick.(*Choice_Text); ok && d1 != nil {
+				m.Pick = nil
 				n++
 			}
-		} else if d1, ok := m.Pick.(*Choice_Number); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if s1, ok := src.Pick.(*Choice_Detail); ok && s1 != nil {
-			if d1, ok := m.Pick.(*Choice_Detail); !ok || d1 == nil || !d1.Detail.Equal(s1.Detail) {
-				m.Pick = &Choice_Detail{Detail: s1.Detail.Clone()}
+		case 2:
+			if s1, ok := src.Pick.(*Choice_Number); ok && s1 != nil {
+				if d1, ok := m.Pick.(*Choice_Number); !ok || d1 == nil || d1.Number != s1.Number {
+					m.Pick = &Choice_Number{Number: s1.Number}
+					n++
+				}
+			} else if d1, ok := m.Pick.(*Choice_Number); ok && d1 != nil {
+				m.Pick = nil
 				n++
 			}
-		} else if d1, ok := m.Pick.(*Choice_Detail); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		var s1 *Detail
-		sok := false
-		if w, ok := src.Pick.(*Choice_Detail); ok && w != nil {
-			s1, sok = w.Detail, true
-		}
-		var d1 *Detail
-		if w, ok := m.Pick.(*Choice_Detail); ok && w != nil {
-			if w.Detail == nil {
-				w.Detail = new(Detail)
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if s1, ok := src.Pick.(*Choice_Detail); ok && s1 != nil {
+					if d1, ok := m.Pick.(*Choice_Detail); !ok || d1 == nil || !d1.Detail.Equal(s1.Detail) {
+						m.Pick = &Choice_Detail{Detail: s1.Detail.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Pick.(*Choice_Detail); ok && d1 != nil {
+					m.Pick = nil
+					n++
+				}
+			} else {
+				var s1 *Detail
+				sok := false
+				if w, ok := src.Pick.(*Choice_Detail); ok && w != nil {
+					s1, sok = w.Detail, true
+				}
+				var d1 *Detail
+				if w, ok := m.Pick.(*Choice_Detail); ok && w != nil {
+					if w.Detail == nil {
+						w.Detail = new(Detail)
+					}
+					d1 = w.Detail
+				} else if sok {
+					d1 = new(Detail)
+					m.Pick = &Choice_Detail{Detail: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+4, win.Shift(4))
+				}
 			}
-			d1 = w.Detail
-		} else if sok {
-			d1 = new(Detail)
-			m.Pick = &Choice_Detail{Detail: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+4)
-		}
-	}
-	if cw&(1<<5) != 0 {
-		if s1, ok := src.Pick.(*Choice_Raw); ok && s1 != nil {
-			if d1, ok := m.Pick.(*Choice_Raw); !ok || d1 == nil || !bytes.Equal(d1.Raw, s1.Raw) {
-				m.Pick = &Choice_Raw{Raw: fieldmap.CloneBytes(s1.Raw)}
+		case 5:
+			if s1, ok := src.Pick.(*Choice_Raw); ok && s1 != nil {
+				if d1, ok := m.Pick.(*Choice_Raw); !ok || d1 == nil || !bytes.Equal(d1.Raw, s1.Raw) {
+					m.Pick = &Choice_Raw{Raw: fieldmap.CloneBytes(s1.Raw)}
+					n++
+				}
+			} else if d1, ok := m.Pick.(*Choice_Raw); ok && d1 != nil {
+				m.Pick = nil
 				n++
 			}
-		} else if d1, ok := m.Pick.(*Choice_Raw); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	}
-	if cw&(1<<6) != 0 {
-		if s1, ok := src.Pick.(*Choice_Ratio); ok && s1 != nil {
-			if d1, ok := m.Pick.(*Choice_Ratio); !ok || d1 == nil || !fieldmap.SameFloat64(d1.Ratio, s1.Ratio) {
-				m.Pick = &Choice_Ratio{Ratio: s1.Ratio}
+		case 6:
+			if s1, ok := src.Pick.(*Choice_Ratio); ok && s1 != nil {
+				if d1, ok := m.Pick.(*Choice_Ratio); !ok || d1 == nil || !fieldmap.SameFloat64(d1.Ratio, s1.Ratio) {
+					m.Pick = &Choice_Ratio{Ratio: s1.Ratio}
+					n++
+				}
+			} else if d1, ok := m.Pick.(*Choice_Ratio); ok && d1 != nil {
+				m.Pick = nil
 				n++
 			}
-		} else if d1, ok := m.Pick.(*Choice_Ratio); ok && d1 != nil {
-			m.Pick = nil
-			n++
 		}
 	}
 	return n

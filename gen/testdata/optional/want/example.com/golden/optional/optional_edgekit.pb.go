@@ -8,12 +8,13 @@ package optional
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Sub: dot-joined field numbers from Sub.
 const (
@@ -36,7 +37,7 @@ func (*Sub) FieldSchema() *fieldmap.Schema { return _Sub_fieldSchema }
 // NewSubFieldMap returns a FieldMap of Sub holding flags; the
 // error names the first flag Sub does not have.
 func NewSubFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Sub_fieldSchema.New(flags...)
+	return _Sub_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Opt: dot-joined field numbers from Opt.
@@ -71,7 +72,7 @@ func (*Opt) FieldSchema() *fieldmap.Schema { return _Opt_fieldSchema }
 // NewOptFieldMap returns a FieldMap of Opt holding flags; the
 // error names the first flag Opt does not have.
 func NewOptFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Opt_fieldSchema.New(flags...)
+	return _Opt_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -200,23 +201,28 @@ func (m *Sub) CopyInFields(src *Sub, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Sub being number at of fm's schema.
-func (m *Sub) copyInAt(src *Sub, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Sub being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Sub) copyInAt(src *Sub, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Sub)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.S != src.S {
-		m.S = src.S
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.S != src.S {
+				m.S = src.S
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -237,7 +243,7 @@ func (m *Opt) CopyInFields(src *Opt, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // _Opt_ptrs holds the explicit-presence scalars CopyInFields sets in a Opt.
@@ -249,10 +255,10 @@ type _Opt_ptrs struct {
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Opt being number at of fm's schema.
-func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Opt being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x5f|win.Below&0x10 == 0 {
 		return 0
 	}
 	if src == nil {
@@ -260,71 +266,81 @@ func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int) int {
 	}
 	n := 0
 	var pb *_Opt_ptrs
-	if cw&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
-		if src.Name == nil {
-			m.Name = nil
-		} else {
-			if pb == nil {
-				pb = new(_Opt_ptrs)
-			}
-			pb.f1 = *src.Name
-			m.Name = &pb.f1
-		}
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.EqualPtr(m.Count, src.Count) {
-		if src.Count == nil {
-			m.Count = nil
-		} else {
-			if pb == nil {
-				pb = new(_Opt_ptrs)
-			}
-			pb.f2 = *src.Count
-			m.Count = &pb.f2
-		}
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
-		if src.Ratio == nil {
-			m.Ratio = nil
-		} else {
-			if pb == nil {
-				pb = new(_Opt_ptrs)
-			}
-			pb.f3 = *src.Ratio
-			m.Ratio = &pb.f3
-		}
-		n++
-	}
-	if cw&(1<<3) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
-		m.Data = fieldmap.CloneBytes(src.Data)
-		n++
-	}
-	if cw&(1<<4) != 0 {
-		if !m.Sub.Equal(src.Sub) {
-			m.Sub = src.Sub.Clone()
-			n++
-		}
-	} else if bw&(1<<4) != 0 {
-		if m.Sub != nil || src.Sub != nil {
-			if m.Sub == nil {
-				m.Sub = new(Sub)
+	for x := win.Cover&0x5f | win.Below&0x10; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.EqualPtr(m.Name, src.Name) {
+				if src.Name == nil {
+					m.Name = nil
+				} else {
+					if pb == nil {
+						pb = new(_Opt_ptrs)
+					}
+					pb.f1 = *src.Name
+					m.Name = &pb.f1
+				}
 				n++
 			}
-			n += m.Sub.copyInAt(src.Sub, fm, at+5)
-		}
-	}
-	if cw&(1<<6) != 0 && !fieldmap.EqualPtr(m.On, src.On) {
-		if src.On == nil {
-			m.On = nil
-		} else {
-			if pb == nil {
-				pb = new(_Opt_ptrs)
+		case 1:
+			if !fieldmap.EqualPtr(m.Count, src.Count) {
+				if src.Count == nil {
+					m.Count = nil
+				} else {
+					if pb == nil {
+						pb = new(_Opt_ptrs)
+					}
+					pb.f2 = *src.Count
+					m.Count = &pb.f2
+				}
+				n++
 			}
-			pb.f6 = *src.On
-			m.On = &pb.f6
+		case 2:
+			if !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
+				if src.Ratio == nil {
+					m.Ratio = nil
+				} else {
+					if pb == nil {
+						pb = new(_Opt_ptrs)
+					}
+					pb.f3 = *src.Ratio
+					m.Ratio = &pb.f3
+				}
+				n++
+			}
+		case 3:
+			if !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+				m.Data = fieldmap.CloneBytes(src.Data)
+				n++
+			}
+		case 4:
+			if win.Cover&(1<<4) != 0 {
+				if !m.Sub.Equal(src.Sub) {
+					m.Sub = src.Sub.Clone()
+					n++
+				}
+			} else {
+				if m.Sub != nil || src.Sub != nil {
+					if m.Sub == nil {
+						m.Sub = new(Sub)
+						n++
+					}
+					n += m.Sub.copyInAt(src.Sub, fm, at+5, win.Shift(5))
+				}
+			}
+		case 6:
+			if !fieldmap.EqualPtr(m.On, src.On) {
+				if src.On == nil {
+					m.On = nil
+				} else {
+					if pb == nil {
+						pb = new(_Opt_ptrs)
+					}
+					pb.f6 = *src.On
+					m.On = &pb.f6
+				}
+				n++
+			}
 		}
-		n++
 	}
 	return n
 }

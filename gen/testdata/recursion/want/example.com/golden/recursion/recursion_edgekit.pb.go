@@ -8,12 +8,13 @@ package recursion
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Node: dot-joined field numbers from Node.
 const (
@@ -49,7 +50,7 @@ func (*Node) FieldSchema() *fieldmap.Schema { return _Node_fieldSchema }
 // NewNodeFieldMap returns a FieldMap of Node holding flags; the
 // error names the first flag Node does not have.
 func NewNodeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Node_fieldSchema.New(flags...)
+	return _Node_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Edge: dot-joined field numbers from Edge.
@@ -86,7 +87,7 @@ func (*Edge) FieldSchema() *fieldmap.Schema { return _Edge_fieldSchema }
 // NewEdgeFieldMap returns a FieldMap of Edge holding flags; the
 // error names the first flag Edge does not have.
 func NewEdgeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Edge_fieldSchema.New(flags...)
+	return _Edge_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -206,75 +207,87 @@ func (m *Node) CopyInFields(src *Node, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Node being number at of fm's schema.
-func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Node being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0xc == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Node)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !m.Next.Equal(src.Next) {
-		m.Next = src.Next.Clone()
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
-			if len(src.Children) == 0 {
-				m.Children = nil
-			} else {
-				m.Children = fieldmap.CloneListFunc(src.Children, (*Node).Clone)
-			}
-			n++
-		}
-	}
-	if cw&(1<<3) != 0 {
-		if !m.Edge.Equal(src.Edge) {
-			m.Edge = src.Edge.Clone()
-			n++
-		}
-	} else if bw&(1<<3) != 0 {
-		if m.Edge != nil || src.Edge != nil {
-			if m.Edge == nil {
-				m.Edge = new(Edge)
+	for x := win.Cover&0xf | win.Below&0xc; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.Edge.copyInAt_uxi6jg(src.Edge, fm, at+4)
+		case 1:
+			if !m.Next.Equal(src.Next) {
+				m.Next = src.Next.Clone()
+				n++
+			}
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
+				if len(src.Children) == 0 {
+					m.Children = nil
+				} else {
+					m.Children = fieldmap.CloneListFunc(src.Children, (*Node).Clone)
+				}
+				n++
+			}
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.Edge.Equal(src.Edge) {
+					m.Edge = src.Edge.Clone()
+					n++
+				}
+			} else {
+				if m.Edge != nil || src.Edge != nil {
+					if m.Edge == nil {
+						m.Edge = new(Edge)
+						n++
+					}
+					n += m.Edge.copyInAt_uxi6jg(src.Edge, fm, at+4, win.Shift(4))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt_uxi6jg copies the fields of src flagged in fm into m, the first flag of
-// Edge being number at of fm's schema.
-func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Edge being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Edge)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Weight != src.Weight {
-		m.Weight = src.Weight
-		n++
-	}
-	if cw&(1<<1) != 0 && !m.To.Equal(src.To) {
-		m.To = src.To.Clone()
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Weight != src.Weight {
+				m.Weight = src.Weight
+				n++
+			}
+		case 1:
+			if !m.To.Equal(src.To) {
+				m.To = src.To.Clone()
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -295,75 +308,87 @@ func (m *Edge) CopyInFields(src *Edge, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Edge being number at of fm's schema.
-func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Edge being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Edge)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Weight != src.Weight {
-		m.Weight = src.Weight
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.To.Equal(src.To) {
-			m.To = src.To.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.To != nil || src.To != nil {
-			if m.To == nil {
-				m.To = new(Node)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Weight != src.Weight {
+				m.Weight = src.Weight
 				n++
 			}
-			n += m.To.copyInAt_ozibc5(src.To, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.To.Equal(src.To) {
+					m.To = src.To.Clone()
+					n++
+				}
+			} else {
+				if m.To != nil || src.To != nil {
+					if m.To == nil {
+						m.To = new(Node)
+						n++
+					}
+					n += m.To.copyInAt_ozibc5(src.To, fm, at+2, win.Shift(2))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt_ozibc5 copies the fields of src flagged in fm into m, the first flag of
-// Node being number at of fm's schema.
-func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Node being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0x4 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Node)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !m.Next.Equal(src.Next) {
-		m.Next = src.Next.Clone()
-		n++
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
-			if len(src.Children) == 0 {
-				m.Children = nil
-			} else {
-				m.Children = fieldmap.CloneListFunc(src.Children, (*Node).Clone)
+	for x := win.Cover&0xf | win.Below&0x4; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
 			}
-			n++
+		case 1:
+			if !m.Next.Equal(src.Next) {
+				m.Next = src.Next.Clone()
+				n++
+			}
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
+				if len(src.Children) == 0 {
+					m.Children = nil
+				} else {
+					m.Children = fieldmap.CloneListFunc(src.Children, (*Node).Clone)
+				}
+				n++
+			}
+		case 3:
+			if !m.Edge.Equal(src.Edge) {
+				m.Edge = src.Edge.Clone()
+				n++
+			}
 		}
-	}
-	if cw&(1<<3) != 0 && !m.Edge.Equal(src.Edge) {
-		m.Edge = src.Edge.Clone()
-		n++
 	}
 	return n
 }

@@ -9,12 +9,13 @@ package repeated
 import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Item: dot-joined field numbers from Item.
 const (
@@ -39,7 +40,7 @@ func (*Item) FieldSchema() *fieldmap.Schema { return _Item_fieldSchema }
 // NewItemFieldMap returns a FieldMap of Item holding flags; the
 // error names the first flag Item does not have.
 func NewItemFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Item_fieldSchema.New(flags...)
+	return _Item_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Lists: dot-joined field numbers from Lists.
@@ -71,7 +72,7 @@ func (*Lists) FieldSchema() *fieldmap.Schema { return _Lists_fieldSchema }
 // NewListsFieldMap returns a FieldMap of Lists holding flags; the
 // error names the first flag Lists does not have.
 func NewListsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Lists_fieldSchema.New(flags...)
+	return _Lists_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -191,27 +192,33 @@ func (m *Item) CopyInFields(src *Item, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Item being number at of fm's schema.
-func (m *Item) copyInAt(src *Item, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Item being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Item) copyInAt(src *Item, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Item)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SameFloat64(m.Weight, src.Weight) {
-		m.Weight = src.Weight
-		n++
+	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if !fieldmap.SameFloat64(m.Weight, src.Weight) {
+				m.Weight = src.Weight
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -232,66 +239,66 @@ func (m *Lists) CopyInFields(src *Lists, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Lists being number at of fm's schema.
-func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Lists being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xf|win.Below&0xf == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Lists)
 	}
 	n := 0
-	if (cw|bw)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
-		} else if !slices.Equal(m.Tags, src.Tags) {
-			if len(src.Tags) == 0 {
-				m.Tags = nil
-			} else {
-				m.Tags = slices.Clone(src.Tags)
+	for x := win.Cover&0xf | win.Below&0xf; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if a := fm.ListActionAt(at); a != fieldmap.Replace {
+				n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
+			} else if !slices.Equal(m.Tags, src.Tags) {
+				if len(src.Tags) == 0 {
+					m.Tags = nil
+				} else {
+					m.Tags = slices.Clone(src.Tags)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
-		} else if !fieldmap.EqualListFunc(m.Samples, src.Samples, fieldmap.EqualFloat64) {
-			if len(src.Samples) == 0 {
-				m.Samples = nil
-			} else {
-				m.Samples = slices.Clone(src.Samples)
+		case 1:
+			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
+			} else if !fieldmap.EqualListFunc(m.Samples, src.Samples, fieldmap.EqualFloat64) {
+				if len(src.Samples) == 0 {
+					m.Samples = nil
+				} else {
+					m.Samples = slices.Clone(src.Samples)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
-		} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
-			if len(src.Blobs) == 0 {
-				m.Blobs = nil
-			} else {
-				m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
+			} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
+				if len(src.Blobs) == 0 {
+					m.Blobs = nil
+				} else {
+					m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
+				}
+				n++
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Items, src.Items, (*Item).Equal, (*Item).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Items, src.Items, (*Item).Equal) {
-			if len(src.Items) == 0 {
-				m.Items = nil
-			} else {
-				m.Items = fieldmap.CloneListFunc(src.Items, (*Item).Clone)
+		case 3:
+			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Items, src.Items, (*Item).Equal, (*Item).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Items, src.Items, (*Item).Equal) {
+				if len(src.Items) == 0 {
+					m.Items = nil
+				} else {
+					m.Items = fieldmap.CloneListFunc(src.Items, (*Item).Clone)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	return n

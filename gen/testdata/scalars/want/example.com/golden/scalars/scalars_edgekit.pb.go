@@ -9,12 +9,13 @@ package scalars
 import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of AllScalars: dot-joined field numbers from AllScalars.
 const (
@@ -67,7 +68,7 @@ func (*AllScalars) FieldSchema() *fieldmap.Schema { return _AllScalars_fieldSche
 // NewAllScalarsFieldMap returns a FieldMap of AllScalars holding flags; the
 // error names the first flag AllScalars does not have.
 func NewAllScalarsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _AllScalars_fieldSchema.New(flags...)
+	return _AllScalars_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -181,83 +182,103 @@ func (m *AllScalars) CopyInFields(src *AllScalars, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AllScalars being number at of fm's schema.
-func (m *AllScalars) copyInAt(src *AllScalars, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// AllScalars being number at of fm's schema and win the window of
+// the flags from there.
+func (m *AllScalars) copyInAt(src *AllScalars, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0xffff == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(AllScalars)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.SameFloat64(m.D, src.D) {
-		m.D = src.D
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.SameFloat32(m.F, src.F) {
-		m.F = src.F
-		n++
-	}
-	if cw&(1<<2) != 0 && m.I32 != src.I32 {
-		m.I32 = src.I32
-		n++
-	}
-	if cw&(1<<3) != 0 && m.I64 != src.I64 {
-		m.I64 = src.I64
-		n++
-	}
-	if cw&(1<<4) != 0 && m.U32 != src.U32 {
-		m.U32 = src.U32
-		n++
-	}
-	if cw&(1<<5) != 0 && m.U64 != src.U64 {
-		m.U64 = src.U64
-		n++
-	}
-	if cw&(1<<6) != 0 && m.S32 != src.S32 {
-		m.S32 = src.S32
-		n++
-	}
-	if cw&(1<<7) != 0 && m.S64 != src.S64 {
-		m.S64 = src.S64
-		n++
-	}
-	if cw&(1<<8) != 0 && m.Fx32 != src.Fx32 {
-		m.Fx32 = src.Fx32
-		n++
-	}
-	if cw&(1<<9) != 0 && m.Fx64 != src.Fx64 {
-		m.Fx64 = src.Fx64
-		n++
-	}
-	if cw&(1<<10) != 0 && m.Sfx32 != src.Sfx32 {
-		m.Sfx32 = src.Sfx32
-		n++
-	}
-	if cw&(1<<11) != 0 && m.Sfx64 != src.Sfx64 {
-		m.Sfx64 = src.Sfx64
-		n++
-	}
-	if cw&(1<<12) != 0 && m.B != src.B {
-		m.B = src.B
-		n++
-	}
-	if cw&(1<<13) != 0 && m.S != src.S {
-		m.S = src.S
-		n++
-	}
-	if cw&(1<<14) != 0 && !bytes.Equal(m.Raw, src.Raw) {
-		m.Raw = fieldmap.CloneBytes(src.Raw)
-		n++
-	}
-	if cw&(1<<15) != 0 && m.Mode != src.Mode {
-		m.Mode = src.Mode
-		n++
+	for x := win.Cover & 0xffff; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.SameFloat64(m.D, src.D) {
+				m.D = src.D
+				n++
+			}
+		case 1:
+			if !fieldmap.SameFloat32(m.F, src.F) {
+				m.F = src.F
+				n++
+			}
+		case 2:
+			if m.I32 != src.I32 {
+				m.I32 = src.I32
+				n++
+			}
+		case 3:
+			if m.I64 != src.I64 {
+				m.I64 = src.I64
+				n++
+			}
+		case 4:
+			if m.U32 != src.U32 {
+				m.U32 = src.U32
+				n++
+			}
+		case 5:
+			if m.U64 != src.U64 {
+				m.U64 = src.U64
+				n++
+			}
+		case 6:
+			if m.S32 != src.S32 {
+				m.S32 = src.S32
+				n++
+			}
+		case 7:
+			if m.S64 != src.S64 {
+				m.S64 = src.S64
+				n++
+			}
+		case 8:
+			if m.Fx32 != src.Fx32 {
+				m.Fx32 = src.Fx32
+				n++
+			}
+		case 9:
+			if m.Fx64 != src.Fx64 {
+				m.Fx64 = src.Fx64
+				n++
+			}
+		case 10:
+			if m.Sfx32 != src.Sfx32 {
+				m.Sfx32 = src.Sfx32
+				n++
+			}
+		case 11:
+			if m.Sfx64 != src.Sfx64 {
+				m.Sfx64 = src.Sfx64
+				n++
+			}
+		case 12:
+			if m.B != src.B {
+				m.B = src.B
+				n++
+			}
+		case 13:
+			if m.S != src.S {
+				m.S = src.S
+				n++
+			}
+		case 14:
+			if !bytes.Equal(m.Raw, src.Raw) {
+				m.Raw = fieldmap.CloneBytes(src.Raw)
+				n++
+			}
+		case 15:
+			if m.Mode != src.Mode {
+				m.Mode = src.Mode
+				n++
+			}
+		}
 	}
 	return n
 }

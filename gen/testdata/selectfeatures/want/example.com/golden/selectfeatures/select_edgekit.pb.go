@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of OnlySome: dot-joined field numbers from OnlySome.
 const (
@@ -36,7 +36,7 @@ func (*OnlySome) FieldSchema() *fieldmap.Schema { return _OnlySome_fieldSchema }
 // NewOnlySomeFieldMap returns a FieldMap of OnlySome holding flags; the
 // error names the first flag OnlySome does not have.
 func NewOnlySomeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _OnlySome_fieldSchema.New(flags...)
+	return _OnlySome_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives

@@ -8,12 +8,13 @@ package skip
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Kept: dot-joined field numbers from Kept.
 const (
@@ -41,7 +42,7 @@ func (*Kept) FieldSchema() *fieldmap.Schema { return _Kept_fieldSchema }
 // NewKeptFieldMap returns a FieldMap of Kept holding flags; the
 // error names the first flag Kept does not have.
 func NewKeptFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Kept_fieldSchema.New(flags...)
+	return _Kept_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Skipped: dot-joined field numbers from Skipped.
@@ -61,7 +62,7 @@ func (*Skipped) FieldSchema() *fieldmap.Schema { return _Skipped_fieldSchema }
 // NewSkippedFieldMap returns a FieldMap of Skipped holding flags; the
 // error names the first flag Skipped does not have.
 func NewSkippedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Skipped_fieldSchema.New(flags...)
+	return _Skipped_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -115,51 +116,61 @@ func (m *Kept) CopyInFields(src *Kept, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Kept being number at of fm's schema.
-func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Kept being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Kept)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Skipped, src.Skipped) {
-			m.Skipped = fieldmap.Clone(src.Skipped)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Skipped != nil || src.Skipped != nil {
-			if m.Skipped == nil {
-				m.Skipped = new(Skipped)
-				n++
+	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Skipped, src.Skipped) {
+					m.Skipped = fieldmap.Clone(src.Skipped)
+					n++
+				}
+			} else {
+				if m.Skipped != nil || src.Skipped != nil {
+					if m.Skipped == nil {
+						m.Skipped = new(Skipped)
+						n++
+					}
+					n += m.Skipped.copyInAt(src.Skipped, fm, at+1, win.Shift(1))
+				}
 			}
-			n += m.Skipped.copyInAt(src.Skipped, fm, at+1)
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Skipped being number at of fm's schema.
-func (m *Skipped) copyInAt(src *Skipped, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Skipped being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Skipped) copyInAt(src *Skipped, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Skipped)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.CloneMeNot != src.CloneMeNot {
-		m.CloneMeNot = src.CloneMeNot
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.CloneMeNot != src.CloneMeNot {
+				m.CloneMeNot = src.CloneMeNot
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -180,7 +191,7 @@ func (m *Skipped) CopyInFields(src *Skipped, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // DiffFields returns the flags of the fields where m and o differ under

@@ -8,12 +8,13 @@ package split
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Holder: dot-joined field numbers from Holder.
 const (
@@ -68,7 +69,7 @@ func (*Holder) FieldSchema() *fieldmap.Schema { return _Holder_fieldSchema }
 // NewHolderFieldMap returns a FieldMap of Holder holding flags; the
 // error names the first flag Holder does not have.
 func NewHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Holder_fieldSchema.New(flags...)
+	return _Holder_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -244,156 +245,160 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Holder being number at of fm's schema.
-func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Holder being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x5935|win.Below&0x5935 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Holder)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !m.Ext.Equal(src.Ext) {
-			m.Ext = src.Ext.Clone()
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Ext != nil || src.Ext != nil {
-			if m.Ext == nil {
-				m.Ext = new(Extensible)
+	for x := win.Cover&0x5935 | win.Below&0x5935; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Ext.Equal(src.Ext) {
+					m.Ext = src.Ext.Clone()
+					n++
+				}
+			} else {
+				if m.Ext != nil || src.Ext != nil {
+					if m.Ext == nil {
+						m.Ext = new(Extensible)
+						n++
+					}
+					n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
+				}
+			}
+		case 2:
+			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extensible).Equal, (*Extensible).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extensible).Equal) {
+				if len(src.Exts) == 0 {
+					m.Exts = nil
+				} else {
+					m.Exts = fieldmap.CloneListFunc(src.Exts, (*Extensible).Clone)
+				}
 				n++
 			}
-			n += m.Ext.copyInAt(src.Ext, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extensible).Equal, (*Extensible).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extensible).Equal) {
-			if len(src.Exts) == 0 {
-				m.Exts = nil
-			} else {
-				m.Exts = fieldmap.CloneListFunc(src.Exts, (*Extensible).Clone)
-			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.ExtMap, src.ExtMap, (*Extensible).Equal, (*Extensible).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.ExtMap, src.ExtMap, (*Extensible).Equal) {
-			if len(src.ExtMap) == 0 {
-				m.ExtMap = nil
-			} else {
-				m.ExtMap = fieldmap.CloneMapFunc(src.ExtMap, (*Extensible).Clone)
-			}
-			n++
-		}
-	}
-	if cw&(1<<5) != 0 {
-		if !m.Plain.Equal(src.Plain) {
-			m.Plain = src.Plain.Clone()
-			n++
-		}
-	} else if bw&(1<<5) != 0 {
-		if m.Plain != nil || src.Plain != nil {
-			if m.Plain == nil {
-				m.Plain = new(Plain)
+		case 4:
+			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.ExtMap, src.ExtMap, (*Extensible).Equal, (*Extensible).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.ExtMap, src.ExtMap, (*Extensible).Equal) {
+				if len(src.ExtMap) == 0 {
+					m.ExtMap = nil
+				} else {
+					m.ExtMap = fieldmap.CloneMapFunc(src.ExtMap, (*Extensible).Clone)
+				}
 				n++
 			}
-			n += m.Plain.copyInAt(src.Plain, fm, at+6)
-		}
-	}
-	if (cw|bw)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, (*Plain).Equal, (*Plain).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, (*Plain).Equal) {
-			if len(src.Plains) == 0 {
-				m.Plains = nil
+		case 5:
+			if win.Cover&(1<<5) != 0 {
+				if !m.Plain.Equal(src.Plain) {
+					m.Plain = src.Plain.Clone()
+					n++
+				}
 			} else {
-				m.Plains = fieldmap.CloneListFunc(src.Plains, (*Plain).Clone)
+				if m.Plain != nil || src.Plain != nil {
+					if m.Plain == nil {
+						m.Plain = new(Plain)
+						n++
+					}
+					n += m.Plain.copyInAt(src.Plain, fm, at+6, win.Shift(6))
+				}
 			}
-			n++
-		}
-	}
-	if (cw|bw)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.PlainMap, src.PlainMap, (*Plain).Equal, (*Plain).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.PlainMap, src.PlainMap, (*Plain).Equal) {
-			if len(src.PlainMap) == 0 {
-				m.PlainMap = nil
-			} else {
-				m.PlainMap = fieldmap.CloneMapFunc(src.PlainMap, (*Plain).Clone)
-			}
-			n++
-		}
-	}
-	if cw&(1<<12) != 0 {
-		if s1, ok := src.Pick.(*Holder_PickExt); ok && s1 != nil {
-			if d1, ok := m.Pick.(*Holder_PickExt); !ok || d1 == nil || !d1.PickExt.Equal(s1.PickExt) {
-				m.Pick = &Holder_PickExt{PickExt: s1.PickExt.Clone()}
+		case 8:
+			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, (*Plain).Equal, (*Plain).Clone)
+			} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, (*Plain).Equal) {
+				if len(src.Plains) == 0 {
+					m.Plains = nil
+				} else {
+					m.Plains = fieldmap.CloneListFunc(src.Plains, (*Plain).Clone)
+				}
 				n++
 			}
-		} else if d1, ok := m.Pick.(*Holder_PickExt); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	} else if bw&(1<<12) != 0 {
-		var s1 *Extensible
-		sok := false
-		if w, ok := src.Pick.(*Holder_PickExt); ok && w != nil {
-			s1, sok = w.PickExt, true
-		}
-		var d1 *Extensible
-		if w, ok := m.Pick.(*Holder_PickExt); ok && w != nil {
-			if w.PickExt == nil {
-				w.PickExt = new(Extensible)
-			}
-			d1 = w.PickExt
-		} else if sok {
-			d1 = new(Extensible)
-			m.Pick = &Holder_PickExt{PickExt: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+13)
-		}
-	}
-	if cw&(1<<14) != 0 {
-		if s1, ok := src.Pick.(*Holder_PickPlain); ok && s1 != nil {
-			if d1, ok := m.Pick.(*Holder_PickPlain); !ok || d1 == nil || !d1.PickPlain.Equal(s1.PickPlain) {
-				m.Pick = &Holder_PickPlain{PickPlain: s1.PickPlain.Clone()}
+		case 11:
+			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+				n += fieldmap.ApplyMapFunc(a, &m.PlainMap, src.PlainMap, (*Plain).Equal, (*Plain).Clone)
+			} else if !fieldmap.EqualMessageMapFunc(m.PlainMap, src.PlainMap, (*Plain).Equal) {
+				if len(src.PlainMap) == 0 {
+					m.PlainMap = nil
+				} else {
+					m.PlainMap = fieldmap.CloneMapFunc(src.PlainMap, (*Plain).Clone)
+				}
 				n++
 			}
-		} else if d1, ok := m.Pick.(*Holder_PickPlain); ok && d1 != nil {
-			m.Pick = nil
-			n++
-		}
-	} else if bw&(1<<14) != 0 {
-		var s1 *Plain
-		sok := false
-		if w, ok := src.Pick.(*Holder_PickPlain); ok && w != nil {
-			s1, sok = w.PickPlain, true
-		}
-		var d1 *Plain
-		if w, ok := m.Pick.(*Holder_PickPlain); ok && w != nil {
-			if w.PickPlain == nil {
-				w.PickPlain = new(Plain)
+		case 12:
+			if win.Cover&(1<<12) != 0 {
+				if s1, ok := src.Pick.(*Holder_PickExt); ok && s1 != nil {
+					if d1, ok := m.Pick.(*Holder_PickExt); !ok || d1 == nil || !d1.PickExt.Equal(s1.PickExt) {
+						m.Pick = &Holder_PickExt{PickExt: s1.PickExt.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Pick.(*Holder_PickExt); ok && d1 != nil {
+					m.Pick = nil
+					n++
+				}
+			} else {
+				var s1 *Extensible
+				sok := false
+				if w, ok := src.Pick.(*Holder_PickExt); ok && w != nil {
+					s1, sok = w.PickExt, true
+				}
+				var d1 *Extensible
+				if w, ok := m.Pick.(*Holder_PickExt); ok && w != nil {
+					if w.PickExt == nil {
+						w.PickExt = new(Extensible)
+					}
+					d1 = w.PickExt
+				} else if sok {
+					d1 = new(Extensible)
+					m.Pick = &Holder_PickExt{PickExt: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+13, win.Shift(13))
+				}
 			}
-			d1 = w.PickPlain
-		} else if sok {
-			d1 = new(Plain)
-			m.Pick = &Holder_PickPlain{PickPlain: d1}
-			n++
-		}
-		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+15)
+		case 14:
+			if win.Cover&(1<<14) != 0 {
+				if s1, ok := src.Pick.(*Holder_PickPlain); ok && s1 != nil {
+					if d1, ok := m.Pick.(*Holder_PickPlain); !ok || d1 == nil || !d1.PickPlain.Equal(s1.PickPlain) {
+						m.Pick = &Holder_PickPlain{PickPlain: s1.PickPlain.Clone()}
+						n++
+					}
+				} else if d1, ok := m.Pick.(*Holder_PickPlain); ok && d1 != nil {
+					m.Pick = nil
+					n++
+				}
+			} else {
+				var s1 *Plain
+				sok := false
+				if w, ok := src.Pick.(*Holder_PickPlain); ok && w != nil {
+					s1, sok = w.PickPlain, true
+				}
+				var d1 *Plain
+				if w, ok := m.Pick.(*Holder_PickPlain); ok && w != nil {
+					if w.PickPlain == nil {
+						w.PickPlain = new(Plain)
+					}
+					d1 = w.PickPlain
+				} else if sok {
+					d1 = new(Plain)
+					m.Pick = &Holder_PickPlain{PickPlain: d1}
+					n++
+				}
+				if d1 != nil {
+					n += d1.copyInAt(s1, fm, at+15, win.Shift(15))
+				}
+			}
 		}
 	}
 	return n

@@ -8,12 +8,13 @@ package unknownopts
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Annotated: dot-joined field numbers from Annotated.
 const (
@@ -43,7 +44,7 @@ func (*Annotated) FieldSchema() *fieldmap.Schema { return _Annotated_fieldSchema
 // NewAnnotatedFieldMap returns a FieldMap of Annotated holding flags; the
 // error names the first flag Annotated does not have.
 func NewAnnotatedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Annotated_fieldSchema.New(flags...)
+	return _Annotated_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Inner: dot-joined field numbers from Inner.
@@ -63,7 +64,7 @@ func (*Inner) FieldSchema() *fieldmap.Schema { return _Inner_fieldSchema }
 // NewInnerFieldMap returns a FieldMap of Inner holding flags; the
 // error names the first flag Inner does not have.
 func NewInnerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Inner_fieldSchema.New(flags...)
+	return _Inner_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -156,55 +157,66 @@ func (m *Annotated) CopyInFields(src *Annotated, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Annotated being number at of fm's schema.
-func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Annotated being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Annotated)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 {
-		if !m.Inner.Equal(src.Inner) {
-			m.Inner = src.Inner.Clone()
-			n++
-		}
-	} else if bw&(1<<1) != 0 {
-		if m.Inner != nil || src.Inner != nil {
-			if m.Inner == nil {
-				m.Inner = new(Inner)
+	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
 				n++
 			}
-			n += m.Inner.copyInAt(src.Inner, fm, at+2)
+		case 1:
+			if win.Cover&(1<<1) != 0 {
+				if !m.Inner.Equal(src.Inner) {
+					m.Inner = src.Inner.Clone()
+					n++
+				}
+			} else {
+				if m.Inner != nil || src.Inner != nil {
+					if m.Inner == nil {
+						m.Inner = new(Inner)
+						n++
+					}
+					n += m.Inner.copyInAt(src.Inner, fm, at+2, win.Shift(2))
+				}
+			}
 		}
 	}
 	return n
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Inner being number at of fm's schema.
-func (m *Inner) copyInAt(src *Inner, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Inner being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Inner) copyInAt(src *Inner, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x1 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Inner)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.V != src.V {
-		m.V = src.V
-		n++
+	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.V != src.V {
+				m.V = src.V
+				n++
+			}
+		}
 	}
 	return n
 }
@@ -225,7 +237,7 @@ func (m *Inner) CopyInFields(src *Inner, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // DiffFields returns the flags of the fields where m and o differ under

@@ -9,12 +9,13 @@ package wkt
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Times: dot-joined field numbers from Times.
 const (
@@ -47,7 +48,7 @@ func (*Times) FieldSchema() *fieldmap.Schema { return _Times_fieldSchema }
 // NewTimesFieldMap returns a FieldMap of Times holding flags; the
 // error names the first flag Times does not have.
 func NewTimesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Times_fieldSchema.New(flags...)
+	return _Times_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -121,50 +122,58 @@ func (m *Times) CopyInFields(src *Times, fm *fieldmap.FieldMap) int {
 	if m == nil || b == nil {
 		return 0
 	}
-	return m.copyInAt(src, b, 0)
+	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Times being number at of fm's schema.
-func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Times being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x3f|win.Below&0x20 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Times)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && !fieldmap.Equal(m.Created, src.Created) {
-		m.Created = fieldmap.Clone(src.Created)
-		n++
-	}
-	if cw&(1<<1) != 0 && !fieldmap.Equal(m.Timeout, src.Timeout) {
-		m.Timeout = fieldmap.Clone(src.Timeout)
-		n++
-	}
-	if cw&(1<<2) != 0 && !fieldmap.Equal(m.Alias, src.Alias) {
-		m.Alias = fieldmap.Clone(src.Alias)
-		n++
-	}
-	if cw&(1<<3) != 0 && !fieldmap.Equal(m.Extra, src.Extra) {
-		m.Extra = fieldmap.Clone(src.Extra)
-		n++
-	}
-	if cw&(1<<4) != 0 && !fieldmap.Equal(m.Payload, src.Payload) {
-		m.Payload = fieldmap.Clone(src.Payload)
-		n++
-	}
-	if (cw|bw)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-		} else if !fieldmap.EqualMessageListFunc(m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp]) {
-			if len(src.History) == 0 {
-				m.History = nil
-			} else {
-				m.History = fieldmap.CloneListFunc(src.History, fieldmap.Clone[*timestamppb.Timestamp])
+	for x := win.Cover&0x3f | win.Below&0x20; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if !fieldmap.Equal(m.Created, src.Created) {
+				m.Created = fieldmap.Clone(src.Created)
+				n++
 			}
-			n++
+		case 1:
+			if !fieldmap.Equal(m.Timeout, src.Timeout) {
+				m.Timeout = fieldmap.Clone(src.Timeout)
+				n++
+			}
+		case 2:
+			if !fieldmap.Equal(m.Alias, src.Alias) {
+				m.Alias = fieldmap.Clone(src.Alias)
+				n++
+			}
+		case 3:
+			if !fieldmap.Equal(m.Extra, src.Extra) {
+				m.Extra = fieldmap.Clone(src.Extra)
+				n++
+			}
+		case 4:
+			if !fieldmap.Equal(m.Payload, src.Payload) {
+				m.Payload = fieldmap.Clone(src.Payload)
+				n++
+			}
+		case 5:
+			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a, &m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
+			} else if !fieldmap.EqualMessageListFunc(m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp]) {
+				if len(src.History) == 0 {
+					m.History = nil
+				} else {
+					m.History = fieldmap.CloneListFunc(src.History, fieldmap.Clone[*timestamppb.Timestamp])
+				}
+				n++
+			}
 		}
 	}
 	return n

@@ -9,12 +9,13 @@ package a
 import (
 	b "example.com/golden/crosspkg/b"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Holder: dot-joined field numbers from Holder.
 const (
@@ -53,7 +54,7 @@ func (*Holder) FieldSchema() *fieldmap.Schema { return _Holder_fieldSchema }
 // NewHolderFieldMap returns a FieldMap of Holder holding flags; the
 // error names the first flag Holder does not have.
 func NewHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Holder_fieldSchema.New(flags...)
+	return _Holder_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -115,75 +116,87 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 	if m == nil || b_ == nil {
 		return 0
 	}
-	return m.copyInAt(src, b_, 0)
+	return m.copyInAt(src, b_, 0, b_.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Holder being number at of fm's schema.
-func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Holder being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x111|win.Below&0x11 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Holder)
 	}
 	n := 0
-	if cw&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Shared, src.Shared) {
-			m.Shared = fieldmap.Clone(src.Shared)
-			n++
-		}
-	} else if bw&(1<<0) != 0 {
-		if m.Shared != nil || src.Shared != nil {
-			if m.Shared == nil {
-				m.Shared = new(b.Shared)
+	for x := win.Cover&0x111 | win.Below&0x11; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Shared, src.Shared) {
+					m.Shared = fieldmap.Clone(src.Shared)
+					n++
+				}
+			} else {
+				if m.Shared != nil || src.Shared != nil {
+					if m.Shared == nil {
+						m.Shared = new(b.Shared)
+						n++
+					}
+					n += _File_a_proto_Shared1lwqyh7_copyInAt(m.Shared, src.Shared, fm, at+1, win.Shift(1))
+				}
+			}
+		case 4:
+			if a_ := fm.ListActionAt(at + 4); a_ != fieldmap.Replace {
+				n += fieldmap.ApplyListFunc(a_, &m.Many, src.Many, fieldmap.Equal[*b.Shared], fieldmap.Clone[*b.Shared])
+			} else if !fieldmap.EqualMessageListFunc(m.Many, src.Many, fieldmap.Equal[*b.Shared]) {
+				if len(src.Many) == 0 {
+					m.Many = nil
+				} else {
+					m.Many = fieldmap.CloneListFunc(src.Many, fieldmap.Clone[*b.Shared])
+				}
 				n++
 			}
-			n += _File_a_proto_Shared1lwqyh7_copyInAt(m.Shared, src.Shared, fm, at+1)
-		}
-	}
-	if (cw|bw)&(1<<4) != 0 {
-		if a_ := fm.ListActionAt(at + 4); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m.Many, src.Many, fieldmap.Equal[*b.Shared], fieldmap.Clone[*b.Shared])
-		} else if !fieldmap.EqualMessageListFunc(m.Many, src.Many, fieldmap.Equal[*b.Shared]) {
-			if len(src.Many) == 0 {
-				m.Many = nil
-			} else {
-				m.Many = fieldmap.CloneListFunc(src.Many, fieldmap.Clone[*b.Shared])
+		case 8:
+			if m.Kind != src.Kind {
+				m.Kind = src.Kind
+				n++
 			}
-			n++
 		}
-	}
-	if cw&(1<<8) != 0 && m.Kind != src.Kind {
-		m.Kind = src.Kind
-		n++
 	}
 	return n
 }
 
 // _File_a_proto_Shared1lwqyh7_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Shared being number at of fm's schema.
-func _File_a_proto_Shared1lwqyh7_copyInAt(m, src *b.Shared, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Shared being number at of fm's schema and win the window of
+// the flags from there.
+func _File_a_proto_Shared1lwqyh7_copyInAt(m, src *b.Shared, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(b.Shared)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Kind != src.Kind {
-		m.Kind = src.Kind
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Kind != src.Kind {
+				m.Kind = src.Kind
+				n++
+			}
+		case 2:
+			if m.Secret != src.Secret {
+				m.Secret = src.Secret
+				n++
+			}
+		}
 	}
 	return n
 }

@@ -8,12 +8,13 @@ package b
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	bits "math/bits"
 	slices "slices"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion2
 
 // Field flags of Shared: dot-joined field numbers from Shared.
 const (
@@ -40,7 +41,7 @@ func (*Shared) FieldSchema() *fieldmap.Schema { return _Shared_fieldSchema }
 // NewSharedFieldMap returns a FieldMap of Shared holding flags; the
 // error names the first flag Shared does not have.
 func NewSharedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Shared_fieldSchema.New(flags...)
+	return _Shared_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
@@ -102,31 +103,38 @@ func (m *Shared) CopyInFields(src *Shared, fm *fieldmap.FieldMap) int {
 	if m == nil || b_ == nil {
 		return 0
 	}
-	return m.copyInAt(src, b_, 0)
+	return m.copyInAt(src, b_, 0, b_.Window(0))
 }
 
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Shared being number at of fm's schema.
-func (m *Shared) copyInAt(src *Shared, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
+// Shared being number at of fm's schema and win the window of
+// the flags from there.
+func (m *Shared) copyInAt(src *Shared, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+	if win.Cover&0x7 == 0 {
 		return 0
 	}
 	if src == nil {
 		src = new(Shared)
 	}
 	n := 0
-	if cw&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
-	}
-	if cw&(1<<1) != 0 && m.Kind != src.Kind {
-		m.Kind = src.Kind
-		n++
-	}
-	if cw&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if m.Name != src.Name {
+				m.Name = src.Name
+				n++
+			}
+		case 1:
+			if m.Kind != src.Kind {
+				m.Kind = src.Kind
+				n++
+			}
+		case 2:
+			if m.Secret != src.Secret {
+				m.Secret = src.Secret
+				n++
+			}
+		}
 	}
 	return n
 }
