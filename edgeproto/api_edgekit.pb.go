@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -144,50 +143,43 @@ func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int, win fi
 		src = new(Progress)
 	}
 	n := 0
-	for x := win.Cover&0x40f | win.Below&0xc; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
-		case 1:
-			if m.Message != src.Message {
-				m.Message = src.Message
-				n++
-			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status = src.Status.Clone()
-					n++
-				}
+	if win.Cover&(1<<0) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Message != src.Message {
+		m.Message = src.Message
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
 			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(StatusInfo)
-						n++
-					}
-					n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
-				}
+				m.Errors = slices.Clone(src.Errors)
 			}
-		case 10:
-			if m.Final != src.Final {
-				m.Final = src.Final
+			n++
+		}
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !m.Status.Equal(src.Status) {
+			m.Status = src.Status.Clone()
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(StatusInfo)
 				n++
 			}
+			n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
 		}
+	}
+	if win.Cover&(1<<10) != 0 && m.Final != src.Final {
+		m.Final = src.Final
+		n++
 	}
 	return n
 }

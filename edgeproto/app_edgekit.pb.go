@@ -544,44 +544,33 @@ func (m *Port) copyInAt(src *Port, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		src = new(Port)
 	}
 	n := 0
-	for x := win.Cover & 0x7f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Proto != src.Proto {
-				m.Proto = src.Proto
-				n++
-			}
-		case 1:
-			if m.InternalPort != src.InternalPort {
-				m.InternalPort = src.InternalPort
-				n++
-			}
-		case 2:
-			if m.PublicPort != src.PublicPort {
-				m.PublicPort = src.PublicPort
-				n++
-			}
-		case 3:
-			if m.EndPort != src.EndPort {
-				m.EndPort = src.EndPort
-				n++
-			}
-		case 4:
-			if m.Tls != src.Tls {
-				m.Tls = src.Tls
-				n++
-			}
-		case 5:
-			if m.FqdnPrefix != src.FqdnPrefix {
-				m.FqdnPrefix = src.FqdnPrefix
-				n++
-			}
-		case 6:
-			if m.MaxPktSize != src.MaxPktSize {
-				m.MaxPktSize = src.MaxPktSize
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Proto != src.Proto {
+		m.Proto = src.Proto
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.InternalPort != src.InternalPort {
+		m.InternalPort = src.InternalPort
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.PublicPort != src.PublicPort {
+		m.PublicPort = src.PublicPort
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.EndPort != src.EndPort {
+		m.EndPort = src.EndPort
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Tls != src.Tls {
+		m.Tls = src.Tls
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && m.FqdnPrefix != src.FqdnPrefix {
+		m.FqdnPrefix = src.FqdnPrefix
+		n++
+	}
+	if win.Cover&(1<<6) != 0 && m.MaxPktSize != src.MaxPktSize {
+		m.MaxPktSize = src.MaxPktSize
+		n++
 	}
 	return n
 }
@@ -616,19 +605,13 @@ func (m *ConfigFile) copyInAt(src *ConfigFile, fm *fieldmap.FieldMap, at int, wi
 		src = new(ConfigFile)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Kind != src.Kind {
-				m.Kind = src.Kind
-				n++
-			}
-		case 1:
-			if m.Config != src.Config {
-				m.Config = src.Config
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Kind != src.Kind {
+		m.Kind = src.Kind
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Config != src.Config {
+		m.Config = src.Config
+		n++
 	}
 	return n
 }
@@ -663,29 +646,21 @@ func (m *EnvVar) copyInAt(src *EnvVar, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(EnvVar)
 	}
 	n := 0
-	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Value != src.Value {
-				m.Value = src.Value
-				n++
-			}
-		case 2:
-			if m.Secret != src.Secret {
-				m.Secret = src.Secret
-				n++
-			}
-		case 3:
-			if m.SecretValue != src.SecretValue {
-				m.SecretValue = src.SecretValue
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.SecretValue != src.SecretValue {
+		m.SecretValue = src.SecretValue
+		n++
 	}
 	return n
 }

@@ -453,41 +453,40 @@ func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at
 		src = new(AppInstRuntime)
 	}
 	n := 0
-	for x := win.Cover&0x7 | win.Below&0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
-			} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
-				if len(src.ContainerIds) == 0 {
-					m.ContainerIds = nil
-				} else {
-					m.ContainerIds = slices.Clone(src.ContainerIds)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
+		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
+			if len(src.ContainerIds) == 0 {
+				m.ContainerIds = nil
+			} else {
+				m.ContainerIds = slices.Clone(src.ContainerIds)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
-			} else if !slices.Equal(m.Pids, src.Pids) {
-				if len(src.Pids) == 0 {
-					m.Pids = nil
-				} else {
-					m.Pids = slices.Clone(src.Pids)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
+		} else if !slices.Equal(m.Pids, src.Pids) {
+			if len(src.Pids) == 0 {
+				m.Pids = nil
+			} else {
+				m.Pids = slices.Clone(src.Pids)
 			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
-			} else if !slices.Equal(m.Ports, src.Ports) {
-				if len(src.Ports) == 0 {
-					m.Ports = nil
-				} else {
-					m.Ports = slices.Clone(src.Ports)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
+		} else if !slices.Equal(m.Ports, src.Ports) {
+			if len(src.Ports) == 0 {
+				m.Ports = nil
+			} else {
+				m.Ports = slices.Clone(src.Ports)
 			}
+			n++
 		}
 	}
 	return n

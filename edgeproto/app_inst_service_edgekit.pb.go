@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -1139,29 +1138,23 @@ func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.
 		src = new(CreateAppInstRequest)
 	}
 	n := 0
-	for x := win.Cover&0x800000001 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.AppInst.Equal(src.AppInst) {
-					m.AppInst = src.AppInst.Clone()
-					n++
-				}
-			} else {
-				if m.AppInst != nil || src.AppInst != nil {
-					if m.AppInst == nil {
-						m.AppInst = new(AppInst)
-						n++
-					}
-					n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
-				}
-			}
-		case 35:
-			if m.NoWait != src.NoWait {
-				m.NoWait = src.NoWait
+	if win.Cover&(1<<0) != 0 {
+		if !m.AppInst.Equal(src.AppInst) {
+			m.AppInst = src.AppInst.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.AppInst != nil || src.AppInst != nil {
+			if m.AppInst == nil {
+				m.AppInst = new(AppInst)
 				n++
 			}
+			n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
 		}
+	}
+	if win.Cover&(1<<35) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
 	return n
 }
@@ -1196,23 +1189,18 @@ func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldma
 		src = new(CreateAppInstResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Progress.Equal(src.Progress) {
-					m.Progress = src.Progress.Clone()
-					n++
-				}
-			} else {
-				if m.Progress != nil || src.Progress != nil {
-					if m.Progress == nil {
-						m.Progress = new(Progress)
-						n++
-					}
-					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
+				n++
 			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1248,40 +1236,35 @@ func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.
 		src = new(UpdateAppInstRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1800000001 | win.Below&0x800000001; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.AppInst.Equal(src.AppInst) {
-					m.AppInst = src.AppInst.Clone()
-					n++
-				}
-			} else {
-				if m.AppInst != nil || src.AppInst != nil {
-					if m.AppInst == nil {
-						m.AppInst = new(AppInst)
-						n++
-					}
-					n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
-				}
-			}
-		case 35:
-			if a := fm.ListActionAt(at + 35); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-			} else if !slices.Equal(m.Fields, src.Fields) {
-				if len(src.Fields) == 0 {
-					m.Fields = nil
-				} else {
-					m.Fields = slices.Clone(src.Fields)
-				}
-				n++
-			}
-		case 36:
-			if m.NoWait != src.NoWait {
-				m.NoWait = src.NoWait
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !m.AppInst.Equal(src.AppInst) {
+			m.AppInst = src.AppInst.Clone()
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.AppInst != nil || src.AppInst != nil {
+			if m.AppInst == nil {
+				m.AppInst = new(AppInst)
+				n++
+			}
+			n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<35) != 0 {
+		if a := fm.ListActionAt(at + 35); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(src.Fields)
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<36) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
 	return n
 }
@@ -1316,23 +1299,18 @@ func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldma
 		src = new(UpdateAppInstResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Progress.Equal(src.Progress) {
-					m.Progress = src.Progress.Clone()
-					n++
-				}
-			} else {
-				if m.Progress != nil || src.Progress != nil {
-					if m.Progress == nil {
-						m.Progress = new(Progress)
-						n++
-					}
-					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
+				n++
 			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1368,34 +1346,27 @@ func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.
 		src = new(DeleteAppInstRequest)
 	}
 	n := 0
-	for x := win.Cover&0x19 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(AppInstKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if m.NoWait != src.NoWait {
-				m.NoWait = src.NoWait
-				n++
-			}
-		case 4:
-			if m.CrmOverride != src.CrmOverride {
-				m.CrmOverride = src.CrmOverride
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(AppInstKey)
+				n++
+			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.CrmOverride != src.CrmOverride {
+		m.CrmOverride = src.CrmOverride
+		n++
 	}
 	return n
 }
@@ -1430,23 +1401,18 @@ func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldma
 		src = new(DeleteAppInstResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Progress.Equal(src.Progress) {
-					m.Progress = src.Progress.Clone()
-					n++
-				}
-			} else {
-				if m.Progress != nil || src.Progress != nil {
-					if m.Progress == nil {
-						m.Progress = new(Progress)
-						n++
-					}
-					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
+				n++
 			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1482,23 +1448,18 @@ func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.Fi
 		src = new(ShowAppInstsRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(AppInst)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(AppInst)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1534,23 +1495,18 @@ func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.
 		src = new(ShowAppInstsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.AppInst.Equal(src.AppInst) {
-					m.AppInst = src.AppInst.Clone()
-					n++
-				}
-			} else {
-				if m.AppInst != nil || src.AppInst != nil {
-					if m.AppInst == nil {
-						m.AppInst = new(AppInst)
-						n++
-					}
-					n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.AppInst.Equal(src.AppInst) {
+			m.AppInst = src.AppInst.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.AppInst != nil || src.AppInst != nil {
+			if m.AppInst == nil {
+				m.AppInst = new(AppInst)
+				n++
 			}
+			n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1586,23 +1542,18 @@ func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fie
 		src = new(ShowAppInstInfosRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(AppInstInfo)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(AppInstInfo)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1638,23 +1589,18 @@ func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *f
 		src = new(ShowAppInstInfosResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.AppInstInfo.Equal(src.AppInstInfo) {
-					m.AppInstInfo = src.AppInstInfo.Clone()
-					n++
-				}
-			} else {
-				if m.AppInstInfo != nil || src.AppInstInfo != nil {
-					if m.AppInstInfo == nil {
-						m.AppInstInfo = new(AppInstInfo)
-						n++
-					}
-					n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.AppInstInfo.Equal(src.AppInstInfo) {
+			m.AppInstInfo = src.AppInstInfo.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.AppInstInfo != nil || src.AppInstInfo != nil {
+			if m.AppInstInfo == nil {
+				m.AppInstInfo = new(AppInstInfo)
+				n++
 			}
+			n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1690,23 +1636,18 @@ func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *f
 		src = new(WatchAppInstInfosRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(AppInstInfo)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(AppInstInfo)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1742,28 +1683,22 @@ func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm 
 		src = new(WatchAppInstInfosResponse)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Type != src.Type {
-				m.Type = src.Type
+	if win.Cover&(1<<0) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.AppInstInfo.Equal(src.AppInstInfo) {
+			m.AppInstInfo = src.AppInstInfo.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.AppInstInfo != nil || src.AppInstInfo != nil {
+			if m.AppInstInfo == nil {
+				m.AppInstInfo = new(AppInstInfo)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.AppInstInfo.Equal(src.AppInstInfo) {
-					m.AppInstInfo = src.AppInstInfo.Clone()
-					n++
-				}
-			} else {
-				if m.AppInstInfo != nil || src.AppInstInfo != nil {
-					if m.AppInstInfo == nil {
-						m.AppInstInfo = new(AppInstInfo)
-						n++
-					}
-					n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+2, win.Shift(2))
-				}
-			}
+			n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+2, win.Shift(2))
 		}
 	}
 	return n

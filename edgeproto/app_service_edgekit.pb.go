@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -807,23 +806,18 @@ func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap
 		src = new(CreateAppRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.App.Equal(src.App) {
-					m.App = src.App.Clone()
-					n++
-				}
-			} else {
-				if m.App != nil || src.App != nil {
-					if m.App == nil {
-						m.App = new(App)
-						n++
-					}
-					n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.App.Equal(src.App) {
+			m.App = src.App.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.App != nil || src.App != nil {
+			if m.App == nil {
+				m.App = new(App)
+				n++
 			}
+			n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -859,23 +853,18 @@ func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldM
 		src = new(CreateAppResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.App.Equal(src.App) {
-					m.App = src.App.Clone()
-					n++
-				}
-			} else {
-				if m.App != nil || src.App != nil {
-					if m.App == nil {
-						m.App = new(App)
-						n++
-					}
-					n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.App.Equal(src.App) {
+			m.App = src.App.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.App != nil || src.App != nil {
+			if m.App == nil {
+				m.App = new(App)
+				n++
 			}
+			n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -911,34 +900,30 @@ func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap
 		src = new(UpdateAppRequest)
 	}
 	n := 0
-	for x := win.Cover&0x10000000001 | win.Below&0x10000000001; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.App.Equal(src.App) {
-					m.App = src.App.Clone()
-					n++
-				}
-			} else {
-				if m.App != nil || src.App != nil {
-					if m.App == nil {
-						m.App = new(App)
-						n++
-					}
-					n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
-				}
-			}
-		case 40:
-			if a := fm.ListActionAt(at + 40); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-			} else if !slices.Equal(m.Fields, src.Fields) {
-				if len(src.Fields) == 0 {
-					m.Fields = nil
-				} else {
-					m.Fields = slices.Clone(src.Fields)
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.App.Equal(src.App) {
+			m.App = src.App.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.App != nil || src.App != nil {
+			if m.App == nil {
+				m.App = new(App)
 				n++
 			}
+			n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<40) != 0 {
+		if a := fm.ListActionAt(at + 40); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(src.Fields)
+			}
+			n++
 		}
 	}
 	return n
@@ -974,23 +959,18 @@ func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldM
 		src = new(UpdateAppResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.App.Equal(src.App) {
-					m.App = src.App.Clone()
-					n++
-				}
-			} else {
-				if m.App != nil || src.App != nil {
-					if m.App == nil {
-						m.App = new(App)
-						n++
-					}
-					n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.App.Equal(src.App) {
+			m.App = src.App.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.App != nil || src.App != nil {
+			if m.App == nil {
+				m.App = new(App)
+				n++
 			}
+			n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1026,23 +1006,18 @@ func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap
 		src = new(DeleteAppRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(AppKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(AppKey)
+				n++
 			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1104,23 +1079,18 @@ func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, 
 		src = new(ShowAppsRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(App)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(App)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1156,23 +1126,18 @@ func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap
 		src = new(ShowAppsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.App.Equal(src.App) {
-					m.App = src.App.Clone()
-					n++
-				}
-			} else {
-				if m.App != nil || src.App != nil {
-					if m.App == nil {
-						m.App = new(App)
-						n++
-					}
-					n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.App.Equal(src.App) {
+			m.App = src.App.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.App != nil || src.App != nil {
+			if m.App == nil {
+				m.App = new(App)
+				n++
 			}
+			n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 		}
 	}
 	return n

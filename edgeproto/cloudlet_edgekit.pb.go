@@ -705,19 +705,13 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 		src = new(Location)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
-				m.Latitude = src.Latitude
-				n++
-			}
-		case 1:
-			if !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
-				m.Longitude = src.Longitude
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+		m.Latitude = src.Latitude
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+		m.Longitude = src.Longitude
+		n++
 	}
 	return n
 }
@@ -752,55 +746,45 @@ func (m *PlatformConfig) copyInAt(src *PlatformConfig, fm *fieldmap.FieldMap, at
 		src = new(PlatformConfig)
 	}
 	n := 0
-	for x := win.Cover&0xff | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Region != src.Region {
-				m.Region = src.Region
-				n++
+	if win.Cover&(1<<0) != 0 && m.Region != src.Region {
+		m.Region = src.Region
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
+		} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
+			if len(src.NotifyControllerAddrs) == 0 {
+				m.NotifyControllerAddrs = nil
+			} else {
+				m.NotifyControllerAddrs = slices.Clone(src.NotifyControllerAddrs)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
-			} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
-				if len(src.NotifyControllerAddrs) == 0 {
-					m.NotifyControllerAddrs = nil
-				} else {
-					m.NotifyControllerAddrs = slices.Clone(src.NotifyControllerAddrs)
-				}
-				n++
-			}
-		case 2:
-			if m.ContainerRegistryPath != src.ContainerRegistryPath {
-				m.ContainerRegistryPath = src.ContainerRegistryPath
-				n++
-			}
-		case 3:
-			if m.DeploymentTag != src.DeploymentTag {
-				m.DeploymentTag = src.DeploymentTag
-				n++
-			}
-		case 4:
-			if m.CacheDir != src.CacheDir {
-				m.CacheDir = src.CacheDir
-				n++
-			}
-		case 5:
-			if m.TestMode != src.TestMode {
-				m.TestMode = src.TestMode
-				n++
-			}
-		case 6:
-			if m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
-				m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
-				n++
-			}
-		case 7:
-			if m.AccessApiAddr != src.AccessApiAddr {
-				m.AccessApiAddr = src.AccessApiAddr
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<2) != 0 && m.ContainerRegistryPath != src.ContainerRegistryPath {
+		m.ContainerRegistryPath = src.ContainerRegistryPath
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.DeploymentTag != src.DeploymentTag {
+		m.DeploymentTag = src.DeploymentTag
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.CacheDir != src.CacheDir {
+		m.CacheDir = src.CacheDir
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && m.TestMode != src.TestMode {
+		m.TestMode = src.TestMode
+		n++
+	}
+	if win.Cover&(1<<6) != 0 && m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
+		m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
+		n++
+	}
+	if win.Cover&(1<<7) != 0 && m.AccessApiAddr != src.AccessApiAddr {
+		m.AccessApiAddr = src.AccessApiAddr
+		n++
 	}
 	return n
 }

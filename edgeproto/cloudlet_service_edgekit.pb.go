@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -1457,29 +1456,23 @@ func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldma
 		src = new(CreateCloudletRequest)
 	}
 	n := 0
-	for x := win.Cover&0x2000000001 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Cloudlet.Equal(src.Cloudlet) {
-					m.Cloudlet = src.Cloudlet.Clone()
-					n++
-				}
-			} else {
-				if m.Cloudlet != nil || src.Cloudlet != nil {
-					if m.Cloudlet == nil {
-						m.Cloudlet = new(Cloudlet)
-						n++
-					}
-					n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
-				}
-			}
-		case 37:
-			if m.NoWait != src.NoWait {
-				m.NoWait = src.NoWait
+	if win.Cover&(1<<0) != 0 {
+		if !m.Cloudlet.Equal(src.Cloudlet) {
+			m.Cloudlet = src.Cloudlet.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Cloudlet != nil || src.Cloudlet != nil {
+			if m.Cloudlet == nil {
+				m.Cloudlet = new(Cloudlet)
 				n++
 			}
+			n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
 		}
+	}
+	if win.Cover&(1<<37) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
 	return n
 }
@@ -1514,29 +1507,23 @@ func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *field
 		src = new(CreateCloudletResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1001 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Progress.Equal(src.Progress) {
-					m.Progress = src.Progress.Clone()
-					n++
-				}
-			} else {
-				if m.Progress != nil || src.Progress != nil {
-					if m.Progress == nil {
-						m.Progress = new(Progress)
-						n++
-					}
-					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-				}
-			}
-		case 12:
-			if m.CrmAccessKey != src.CrmAccessKey {
-				m.CrmAccessKey = src.CrmAccessKey
+	if win.Cover&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
 				n++
 			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 		}
+	}
+	if win.Cover&(1<<12) != 0 && m.CrmAccessKey != src.CrmAccessKey {
+		m.CrmAccessKey = src.CrmAccessKey
+		n++
 	}
 	return n
 }
@@ -1571,40 +1558,35 @@ func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldma
 		src = new(UpdateCloudletRequest)
 	}
 	n := 0
-	for x := win.Cover&0x6000000001 | win.Below&0x2000000001; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Cloudlet.Equal(src.Cloudlet) {
-					m.Cloudlet = src.Cloudlet.Clone()
-					n++
-				}
-			} else {
-				if m.Cloudlet != nil || src.Cloudlet != nil {
-					if m.Cloudlet == nil {
-						m.Cloudlet = new(Cloudlet)
-						n++
-					}
-					n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
-				}
-			}
-		case 37:
-			if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-			} else if !slices.Equal(m.Fields, src.Fields) {
-				if len(src.Fields) == 0 {
-					m.Fields = nil
-				} else {
-					m.Fields = slices.Clone(src.Fields)
-				}
-				n++
-			}
-		case 38:
-			if m.NoWait != src.NoWait {
-				m.NoWait = src.NoWait
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Cloudlet.Equal(src.Cloudlet) {
+			m.Cloudlet = src.Cloudlet.Clone()
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Cloudlet != nil || src.Cloudlet != nil {
+			if m.Cloudlet == nil {
+				m.Cloudlet = new(Cloudlet)
+				n++
+			}
+			n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<37) != 0 {
+		if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(src.Fields)
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<38) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
 	return n
 }
@@ -1639,23 +1621,18 @@ func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *field
 		src = new(UpdateCloudletResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Progress.Equal(src.Progress) {
-					m.Progress = src.Progress.Clone()
-					n++
-				}
-			} else {
-				if m.Progress != nil || src.Progress != nil {
-					if m.Progress == nil {
-						m.Progress = new(Progress)
-						n++
-					}
-					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
+				n++
 			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1691,34 +1668,27 @@ func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldma
 		src = new(DeleteCloudletRequest)
 	}
 	n := 0
-	for x := win.Cover&0x19 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(CloudletKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if m.NoWait != src.NoWait {
-				m.NoWait = src.NoWait
-				n++
-			}
-		case 4:
-			if m.CrmOverride != src.CrmOverride {
-				m.CrmOverride = src.CrmOverride
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(CloudletKey)
+				n++
+			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.CrmOverride != src.CrmOverride {
+		m.CrmOverride = src.CrmOverride
+		n++
 	}
 	return n
 }
@@ -1753,23 +1723,18 @@ func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *field
 		src = new(DeleteCloudletResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Progress.Equal(src.Progress) {
-					m.Progress = src.Progress.Clone()
-					n++
-				}
-			} else {
-				if m.Progress != nil || src.Progress != nil {
-					if m.Progress == nil {
-						m.Progress = new(Progress)
-						n++
-					}
-					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
+				n++
 			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1805,23 +1770,18 @@ func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.
 		src = new(ShowCloudletsRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(Cloudlet)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(Cloudlet)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1857,23 +1817,18 @@ func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldma
 		src = new(ShowCloudletsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Cloudlet.Equal(src.Cloudlet) {
-					m.Cloudlet = src.Cloudlet.Clone()
-					n++
-				}
-			} else {
-				if m.Cloudlet != nil || src.Cloudlet != nil {
-					if m.Cloudlet == nil {
-						m.Cloudlet = new(Cloudlet)
-						n++
-					}
-					n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Cloudlet.Equal(src.Cloudlet) {
+			m.Cloudlet = src.Cloudlet.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Cloudlet != nil || src.Cloudlet != nil {
+			if m.Cloudlet == nil {
+				m.Cloudlet = new(Cloudlet)
+				n++
 			}
+			n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1909,23 +1864,18 @@ func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *f
 		src = new(ShowCloudletInfosRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(CloudletInfo)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(CloudletInfo)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1961,23 +1911,18 @@ func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm 
 		src = new(ShowCloudletInfosResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.CloudletInfo.Equal(src.CloudletInfo) {
-					m.CloudletInfo = src.CloudletInfo.Clone()
-					n++
-				}
-			} else {
-				if m.CloudletInfo != nil || src.CloudletInfo != nil {
-					if m.CloudletInfo == nil {
-						m.CloudletInfo = new(CloudletInfo)
-						n++
-					}
-					n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.CloudletInfo.Equal(src.CloudletInfo) {
+			m.CloudletInfo = src.CloudletInfo.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.CloudletInfo != nil || src.CloudletInfo != nil {
+			if m.CloudletInfo == nil {
+				m.CloudletInfo = new(CloudletInfo)
+				n++
 			}
+			n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -2013,23 +1958,18 @@ func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm 
 		src = new(WatchCloudletInfosRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(CloudletInfo)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(CloudletInfo)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -2065,28 +2005,22 @@ func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, f
 		src = new(WatchCloudletInfosResponse)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Type != src.Type {
-				m.Type = src.Type
+	if win.Cover&(1<<0) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.CloudletInfo.Equal(src.CloudletInfo) {
+			m.CloudletInfo = src.CloudletInfo.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.CloudletInfo != nil || src.CloudletInfo != nil {
+			if m.CloudletInfo == nil {
+				m.CloudletInfo = new(CloudletInfo)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.CloudletInfo.Equal(src.CloudletInfo) {
-					m.CloudletInfo = src.CloudletInfo.Clone()
-					n++
-				}
-			} else {
-				if m.CloudletInfo != nil || src.CloudletInfo != nil {
-					if m.CloudletInfo == nil {
-						m.CloudletInfo = new(CloudletInfo)
-						n++
-					}
-					n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+2, win.Shift(2))
-				}
-			}
+			n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+2, win.Shift(2))
 		}
 	}
 	return n
@@ -2122,23 +2056,18 @@ func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRe
 		src = new(RotateCloudletAccessKeyRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(CloudletKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(CloudletKey)
+				n++
 			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -2174,14 +2103,9 @@ func (m *RotateCloudletAccessKeyResponse) copyInAt(src *RotateCloudletAccessKeyR
 		src = new(RotateCloudletAccessKeyResponse)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.CrmAccessKey != src.CrmAccessKey {
-				m.CrmAccessKey = src.CrmAccessKey
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.CrmAccessKey != src.CrmAccessKey {
+		m.CrmAccessKey = src.CrmAccessKey
+		n++
 	}
 	return n
 }

@@ -502,39 +502,31 @@ func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int, win fi
 		src = new(NodePool)
 	}
 	n := 0
-	for x := win.Cover&0x107 | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.NumNodes != src.NumNodes {
-				m.NumNodes = src.NumNodes
-				n++
-			}
-		case 2:
-			if win.Cover&(1<<2) != 0 {
-				if !m.NodeResources.Equal(src.NodeResources) {
-					m.NodeResources = src.NodeResources.Clone()
-					n++
-				}
-			} else {
-				if m.NodeResources != nil || src.NodeResources != nil {
-					if m.NodeResources == nil {
-						m.NodeResources = new(NodeResources)
-						n++
-					}
-					n += m.NodeResources.copyInAt(src.NodeResources, fm, at+3, win.Shift(3))
-				}
-			}
-		case 8:
-			if m.Scalable != src.Scalable {
-				m.Scalable = src.Scalable
-				n++
-			}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.NumNodes != src.NumNodes {
+		m.NumNodes = src.NumNodes
+		n++
+	}
+	if win.Cover&(1<<2) != 0 {
+		if !m.NodeResources.Equal(src.NodeResources) {
+			m.NodeResources = src.NodeResources.Clone()
+			n++
 		}
+	} else if win.Below&(1<<2) != 0 {
+		if m.NodeResources != nil || src.NodeResources != nil {
+			if m.NodeResources == nil {
+				m.NodeResources = new(NodeResources)
+				n++
+			}
+			n += m.NodeResources.copyInAt(src.NodeResources, fm, at+3, win.Shift(3))
+		}
+	}
+	if win.Cover&(1<<8) != 0 && m.Scalable != src.Scalable {
+		m.Scalable = src.Scalable
+		n++
 	}
 	return n
 }
@@ -739,85 +731,75 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 		src = new(ClusterInstInfo)
 	}
 	n := 0
-	for x := win.Cover&0x30002079 | win.Below&0x2051; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(ClusterKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
-		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
-		case 5:
-			if m.NotifyId != src.NotifyId {
-				m.NotifyId = src.NotifyId
-				n++
-			}
-		case 6:
-			if win.Cover&(1<<6) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status = src.Status.Clone()
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(StatusInfo)
-						n++
-					}
-					n += m.Status.copyInAt(src.Status, fm, at+7, win.Shift(7))
-				}
-			}
-		case 13:
-			if win.Cover&(1<<13) != 0 {
-				if !m.Resources.Equal(src.Resources) {
-					m.Resources = src.Resources.Clone()
-					n++
-				}
-			} else {
-				if m.Resources != nil || src.Resources != nil {
-					if m.Resources == nil {
-						m.Resources = new(InfraResources)
-						n++
-					}
-					n += m.Resources.copyInAt(src.Resources, fm, at+14, win.Shift(14))
-				}
-			}
-		case 28:
-			if m.Kubeconfig != src.Kubeconfig {
-				m.Kubeconfig = src.Kubeconfig
-				n++
-			}
-		case 29:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(ClusterKey)
+				n++
+			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<5) != 0 && m.NotifyId != src.NotifyId {
+		m.NotifyId = src.NotifyId
+		n++
+	}
+	if win.Cover&(1<<6) != 0 {
+		if !m.Status.Equal(src.Status) {
+			m.Status = src.Status.Clone()
+			n++
+		}
+	} else if win.Below&(1<<6) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(StatusInfo)
+				n++
+			}
+			n += m.Status.copyInAt(src.Status, fm, at+7, win.Shift(7))
+		}
+	}
+	if win.Cover&(1<<13) != 0 {
+		if !m.Resources.Equal(src.Resources) {
+			m.Resources = src.Resources.Clone()
+			n++
+		}
+	} else if win.Below&(1<<13) != 0 {
+		if m.Resources != nil || src.Resources != nil {
+			if m.Resources == nil {
+				m.Resources = new(InfraResources)
+				n++
+			}
+			n += m.Resources.copyInAt(src.Resources, fm, at+14, win.Shift(14))
+		}
+	}
+	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
+		m.Kubeconfig = src.Kubeconfig
+		n++
+	}
+	if win.Cover&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
 	}
 	return n
 }

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -1244,29 +1243,23 @@ func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *f
 		src = new(CreateClusterInstRequest)
 	}
 	n := 0
-	for x := win.Cover&0x200000000001 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.ClusterInst.Equal(src.ClusterInst) {
-					m.ClusterInst = src.ClusterInst.Clone()
-					n++
-				}
-			} else {
-				if m.ClusterInst != nil || src.ClusterInst != nil {
-					if m.ClusterInst == nil {
-						m.ClusterInst = new(ClusterInst)
-						n++
-					}
-					n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
-				}
-			}
-		case 45:
-			if m.NoWait != src.NoWait {
-				m.NoWait = src.NoWait
+	if win.Cover&(1<<0) != 0 {
+		if !m.ClusterInst.Equal(src.ClusterInst) {
+			m.ClusterInst = src.ClusterInst.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.ClusterInst != nil || src.ClusterInst != nil {
+			if m.ClusterInst == nil {
+				m.ClusterInst = new(ClusterInst)
 				n++
 			}
+			n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
 		}
+	}
+	if win.Cover&(1<<45) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
 	return n
 }
@@ -1301,23 +1294,18 @@ func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm 
 		src = new(CreateClusterInstResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Progress.Equal(src.Progress) {
-					m.Progress = src.Progress.Clone()
-					n++
-				}
-			} else {
-				if m.Progress != nil || src.Progress != nil {
-					if m.Progress == nil {
-						m.Progress = new(Progress)
-						n++
-					}
-					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
+				n++
 			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1353,40 +1341,35 @@ func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *f
 		src = new(UpdateClusterInstRequest)
 	}
 	n := 0
-	for x := win.Cover&0x600000000001 | win.Below&0x200000000001; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.ClusterInst.Equal(src.ClusterInst) {
-					m.ClusterInst = src.ClusterInst.Clone()
-					n++
-				}
-			} else {
-				if m.ClusterInst != nil || src.ClusterInst != nil {
-					if m.ClusterInst == nil {
-						m.ClusterInst = new(ClusterInst)
-						n++
-					}
-					n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
-				}
-			}
-		case 45:
-			if a := fm.ListActionAt(at + 45); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-			} else if !slices.Equal(m.Fields, src.Fields) {
-				if len(src.Fields) == 0 {
-					m.Fields = nil
-				} else {
-					m.Fields = slices.Clone(src.Fields)
-				}
-				n++
-			}
-		case 46:
-			if m.NoWait != src.NoWait {
-				m.NoWait = src.NoWait
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !m.ClusterInst.Equal(src.ClusterInst) {
+			m.ClusterInst = src.ClusterInst.Clone()
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.ClusterInst != nil || src.ClusterInst != nil {
+			if m.ClusterInst == nil {
+				m.ClusterInst = new(ClusterInst)
+				n++
+			}
+			n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<45) != 0 {
+		if a := fm.ListActionAt(at + 45); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(src.Fields)
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<46) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
 	}
 	return n
 }
@@ -1421,23 +1404,18 @@ func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm 
 		src = new(UpdateClusterInstResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Progress.Equal(src.Progress) {
-					m.Progress = src.Progress.Clone()
-					n++
-				}
-			} else {
-				if m.Progress != nil || src.Progress != nil {
-					if m.Progress == nil {
-						m.Progress = new(Progress)
-						n++
-					}
-					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
+				n++
 			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1473,34 +1451,27 @@ func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *f
 		src = new(DeleteClusterInstRequest)
 	}
 	n := 0
-	for x := win.Cover&0x19 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(ClusterKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if m.NoWait != src.NoWait {
-				m.NoWait = src.NoWait
-				n++
-			}
-		case 4:
-			if m.CrmOverride != src.CrmOverride {
-				m.CrmOverride = src.CrmOverride
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(ClusterKey)
+				n++
+			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 && m.NoWait != src.NoWait {
+		m.NoWait = src.NoWait
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.CrmOverride != src.CrmOverride {
+		m.CrmOverride = src.CrmOverride
+		n++
 	}
 	return n
 }
@@ -1535,23 +1506,18 @@ func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm 
 		src = new(DeleteClusterInstResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Progress.Equal(src.Progress) {
-					m.Progress = src.Progress.Clone()
-					n++
-				}
-			} else {
-				if m.Progress != nil || src.Progress != nil {
-					if m.Progress == nil {
-						m.Progress = new(Progress)
-						n++
-					}
-					n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress = src.Progress.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Progress != nil || src.Progress != nil {
+			if m.Progress == nil {
+				m.Progress = new(Progress)
+				n++
 			}
+			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1587,23 +1553,18 @@ func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fie
 		src = new(ShowClusterInstsRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(ClusterInst)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(ClusterInst)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1639,23 +1600,18 @@ func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *f
 		src = new(ShowClusterInstsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.ClusterInst.Equal(src.ClusterInst) {
-					m.ClusterInst = src.ClusterInst.Clone()
-					n++
-				}
-			} else {
-				if m.ClusterInst != nil || src.ClusterInst != nil {
-					if m.ClusterInst == nil {
-						m.ClusterInst = new(ClusterInst)
-						n++
-					}
-					n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.ClusterInst.Equal(src.ClusterInst) {
+			m.ClusterInst = src.ClusterInst.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.ClusterInst != nil || src.ClusterInst != nil {
+			if m.ClusterInst == nil {
+				m.ClusterInst = new(ClusterInst)
+				n++
 			}
+			n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1691,23 +1647,18 @@ func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest,
 		src = new(ShowClusterInstInfosRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(ClusterInstInfo)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(ClusterInstInfo)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1743,23 +1694,18 @@ func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosRespons
 		src = new(ShowClusterInstInfosResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
-					m.ClusterInstInfo = src.ClusterInstInfo.Clone()
-					n++
-				}
-			} else {
-				if m.ClusterInstInfo != nil || src.ClusterInstInfo != nil {
-					if m.ClusterInstInfo == nil {
-						m.ClusterInstInfo = new(ClusterInstInfo)
-						n++
-					}
-					n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
+			m.ClusterInstInfo = src.ClusterInstInfo.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.ClusterInstInfo != nil || src.ClusterInstInfo != nil {
+			if m.ClusterInstInfo == nil {
+				m.ClusterInstInfo = new(ClusterInstInfo)
+				n++
 			}
+			n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1795,23 +1741,18 @@ func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosReques
 		src = new(WatchClusterInstInfosRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(ClusterInstInfo)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(ClusterInstInfo)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1847,28 +1788,22 @@ func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosRespo
 		src = new(WatchClusterInstInfosResponse)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Type != src.Type {
-				m.Type = src.Type
+	if win.Cover&(1<<0) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
+			m.ClusterInstInfo = src.ClusterInstInfo.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.ClusterInstInfo != nil || src.ClusterInstInfo != nil {
+			if m.ClusterInstInfo == nil {
+				m.ClusterInstInfo = new(ClusterInstInfo)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
-					m.ClusterInstInfo = src.ClusterInstInfo.Clone()
-					n++
-				}
-			} else {
-				if m.ClusterInstInfo != nil || src.ClusterInstInfo != nil {
-					if m.ClusterInstInfo == nil {
-						m.ClusterInstInfo = new(ClusterInstInfo)
-						n++
-					}
-					n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+2, win.Shift(2))
-				}
-			}
+			n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+2, win.Shift(2))
 		}
 	}
 	return n

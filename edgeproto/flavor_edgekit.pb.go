@@ -9,7 +9,6 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -236,54 +235,46 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Flavor)
 	}
 	n := 0
-	for x := win.Cover&0x7d | win.Below&0x41; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(FlavorKey)
+				n++
+			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && m.Gpus != src.Gpus {
+		m.Gpus = src.Gpus
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
+		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
+			if len(src.OptResMap) == 0 {
+				m.OptResMap = nil
 			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(FlavorKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+				m.OptResMap = maps.Clone(src.OptResMap)
 			}
-		case 2:
-			if m.RamMb != src.RamMb {
-				m.RamMb = src.RamMb
-				n++
-			}
-		case 3:
-			if m.Vcpus != src.Vcpus {
-				m.Vcpus = src.Vcpus
-				n++
-			}
-		case 4:
-			if m.DiskGb != src.DiskGb {
-				m.DiskGb = src.DiskGb
-				n++
-			}
-		case 5:
-			if m.Gpus != src.Gpus {
-				m.Gpus = src.Gpus
-				n++
-			}
-		case 6:
-			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
-			} else if !maps.Equal(m.OptResMap, src.OptResMap) {
-				if len(src.OptResMap) == 0 {
-					m.OptResMap = nil
-				} else {
-					m.OptResMap = maps.Clone(src.OptResMap)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -319,50 +310,41 @@ func (m *FlavorInfo) copyInAt(src *FlavorInfo, fm *fieldmap.FieldMap, at int, wi
 		src = new(FlavorInfo)
 	}
 	n := 0
-	for x := win.Cover&0x7f | win.Below&0x20; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Gpus != src.Gpus {
+		m.Gpus = src.Gpus
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
+		} else if !maps.Equal(m.PropMap, src.PropMap) {
+			if len(src.PropMap) == 0 {
+				m.PropMap = nil
+			} else {
+				m.PropMap = maps.Clone(src.PropMap)
 			}
-		case 1:
-			if m.Vcpus != src.Vcpus {
-				m.Vcpus = src.Vcpus
-				n++
-			}
-		case 2:
-			if m.RamMb != src.RamMb {
-				m.RamMb = src.RamMb
-				n++
-			}
-		case 3:
-			if m.DiskGb != src.DiskGb {
-				m.DiskGb = src.DiskGb
-				n++
-			}
-		case 4:
-			if m.Gpus != src.Gpus {
-				m.Gpus = src.Gpus
-				n++
-			}
-		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
-			} else if !maps.Equal(m.PropMap, src.PropMap) {
-				if len(src.PropMap) == 0 {
-					m.PropMap = nil
-				} else {
-					m.PropMap = maps.Clone(src.PropMap)
-				}
-				n++
-			}
-		case 6:
-			if m.Deprecated != src.Deprecated {
-				m.Deprecated = src.Deprecated
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<6) != 0 && m.Deprecated != src.Deprecated {
+		m.Deprecated = src.Deprecated
+		n++
 	}
 	return n
 }

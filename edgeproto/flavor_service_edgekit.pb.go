@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -569,23 +568,18 @@ func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.Fi
 		src = new(CreateFlavorRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Flavor.Equal(src.Flavor) {
-					m.Flavor = src.Flavor.Clone()
-					n++
-				}
-			} else {
-				if m.Flavor != nil || src.Flavor != nil {
-					if m.Flavor == nil {
-						m.Flavor = new(Flavor)
-						n++
-					}
-					n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
+				n++
 			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -621,23 +615,18 @@ func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.
 		src = new(CreateFlavorResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Flavor.Equal(src.Flavor) {
-					m.Flavor = src.Flavor.Clone()
-					n++
-				}
-			} else {
-				if m.Flavor != nil || src.Flavor != nil {
-					if m.Flavor == nil {
-						m.Flavor = new(Flavor)
-						n++
-					}
-					n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
+				n++
 			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -673,34 +662,30 @@ func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.Fi
 		src = new(UpdateFlavorRequest)
 	}
 	n := 0
-	for x := win.Cover&0x101 | win.Below&0x101; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Flavor.Equal(src.Flavor) {
-					m.Flavor = src.Flavor.Clone()
-					n++
-				}
-			} else {
-				if m.Flavor != nil || src.Flavor != nil {
-					if m.Flavor == nil {
-						m.Flavor = new(Flavor)
-						n++
-					}
-					n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
-				}
-			}
-		case 8:
-			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-			} else if !slices.Equal(m.Fields, src.Fields) {
-				if len(src.Fields) == 0 {
-					m.Fields = nil
-				} else {
-					m.Fields = slices.Clone(src.Fields)
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
 				n++
 			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(src.Fields)
+			}
+			n++
 		}
 	}
 	return n
@@ -736,23 +721,18 @@ func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.
 		src = new(UpdateFlavorResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Flavor.Equal(src.Flavor) {
-					m.Flavor = src.Flavor.Clone()
-					n++
-				}
-			} else {
-				if m.Flavor != nil || src.Flavor != nil {
-					if m.Flavor == nil {
-						m.Flavor = new(Flavor)
-						n++
-					}
-					n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
+				n++
 			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -788,23 +768,18 @@ func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.Fi
 		src = new(DeleteFlavorRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(FlavorKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(FlavorKey)
+				n++
 			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -866,23 +841,18 @@ func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.Fiel
 		src = new(ShowFlavorsRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(Flavor)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(Flavor)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -918,23 +888,18 @@ func (m *ShowFlavorsResponse) copyInAt(src *ShowFlavorsResponse, fm *fieldmap.Fi
 		src = new(ShowFlavorsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Flavor.Equal(src.Flavor) {
-					m.Flavor = src.Flavor.Clone()
-					n++
-				}
-			} else {
-				if m.Flavor != nil || src.Flavor != nil {
-					if m.Flavor == nil {
-						m.Flavor = new(Flavor)
-						n++
-					}
-					n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
+				n++
 			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 		}
 	}
 	return n

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -579,19 +578,13 @@ func (m *CloudletKey) copyInAt(src *CloudletKey, fm *fieldmap.FieldMap, at int, 
 		src = new(CloudletKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -626,19 +619,13 @@ func (m *ClusterKey) copyInAt(src *ClusterKey, fm *fieldmap.FieldMap, at int, wi
 		src = new(ClusterKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
 	}
 	return n
 }
@@ -673,24 +660,17 @@ func (m *AppKey) copyInAt(src *AppKey, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(AppKey)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 2:
-			if m.Version != src.Version {
-				m.Version = src.Version
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Version != src.Version {
+		m.Version = src.Version
+		n++
 	}
 	return n
 }
@@ -725,19 +705,13 @@ func (m *AppInstKey) copyInAt(src *AppInstKey, fm *fieldmap.FieldMap, at int, wi
 		src = new(AppInstKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
 	}
 	return n
 }
@@ -772,14 +746,9 @@ func (m *FlavorKey) copyInAt(src *FlavorKey, fm *fieldmap.FieldMap, at int, win 
 		src = new(FlavorKey)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -814,19 +783,13 @@ func (m *TrustPolicyKey) copyInAt(src *TrustPolicyKey, fm *fieldmap.FieldMap, at
 		src = new(TrustPolicyKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -861,19 +824,13 @@ func (m *CloudletPoolKey) copyInAt(src *CloudletPoolKey, fm *fieldmap.FieldMap, 
 		src = new(CloudletPoolKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -908,44 +865,37 @@ func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fie
 		src = new(TrustPolicyExceptionKey)
 	}
 	n := 0
-	for x := win.Cover&0x91 | win.Below&0x11; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.AppKey.Equal(src.AppKey) {
-					m.AppKey = src.AppKey.Clone()
-					n++
-				}
-			} else {
-				if m.AppKey != nil || src.AppKey != nil {
-					if m.AppKey == nil {
-						m.AppKey = new(AppKey)
-						n++
-					}
-					n += m.AppKey.copyInAt(src.AppKey, fm, at+1, win.Shift(1))
-				}
-			}
-		case 4:
-			if win.Cover&(1<<4) != 0 {
-				if !m.CloudletPoolKey.Equal(src.CloudletPoolKey) {
-					m.CloudletPoolKey = src.CloudletPoolKey.Clone()
-					n++
-				}
-			} else {
-				if m.CloudletPoolKey != nil || src.CloudletPoolKey != nil {
-					if m.CloudletPoolKey == nil {
-						m.CloudletPoolKey = new(CloudletPoolKey)
-						n++
-					}
-					n += m.CloudletPoolKey.copyInAt(src.CloudletPoolKey, fm, at+5, win.Shift(5))
-				}
-			}
-		case 7:
-			if m.Name != src.Name {
-				m.Name = src.Name
+	if win.Cover&(1<<0) != 0 {
+		if !m.AppKey.Equal(src.AppKey) {
+			m.AppKey = src.AppKey.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.AppKey != nil || src.AppKey != nil {
+			if m.AppKey == nil {
+				m.AppKey = new(AppKey)
 				n++
 			}
+			n += m.AppKey.copyInAt(src.AppKey, fm, at+1, win.Shift(1))
 		}
+	}
+	if win.Cover&(1<<4) != 0 {
+		if !m.CloudletPoolKey.Equal(src.CloudletPoolKey) {
+			m.CloudletPoolKey = src.CloudletPoolKey.Clone()
+			n++
+		}
+	} else if win.Below&(1<<4) != 0 {
+		if m.CloudletPoolKey != nil || src.CloudletPoolKey != nil {
+			if m.CloudletPoolKey == nil {
+				m.CloudletPoolKey = new(CloudletPoolKey)
+				n++
+			}
+			n += m.CloudletPoolKey.copyInAt(src.CloudletPoolKey, fm, at+5, win.Shift(5))
+		}
+	}
+	if win.Cover&(1<<7) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }

@@ -9,7 +9,6 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -879,24 +878,17 @@ func (m *ResourceQuota) copyInAt(src *ResourceQuota, fm *fieldmap.FieldMap, at i
 		src = new(ResourceQuota)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Value != src.Value {
-				m.Value = src.Value
-				n++
-			}
-		case 2:
-			if m.AlertThreshold != src.AlertThreshold {
-				m.AlertThreshold = src.AlertThreshold
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.AlertThreshold != src.AlertThreshold {
+		m.AlertThreshold = src.AlertThreshold
+		n++
 	}
 	return n
 }
@@ -931,44 +923,33 @@ func (m *InfraResource) copyInAt(src *InfraResource, fm *fieldmap.FieldMap, at i
 		src = new(InfraResource)
 	}
 	n := 0
-	for x := win.Cover & 0x7f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Used != src.Used {
-				m.Used = src.Used
-				n++
-			}
-		case 2:
-			if m.Total != src.Total {
-				m.Total = src.Total
-				n++
-			}
-		case 3:
-			if m.Quota != src.Quota {
-				m.Quota = src.Quota
-				n++
-			}
-		case 4:
-			if m.Units != src.Units {
-				m.Units = src.Units
-				n++
-			}
-		case 5:
-			if m.Description != src.Description {
-				m.Description = src.Description
-				n++
-			}
-		case 6:
-			if m.AlertThreshold != src.AlertThreshold {
-				m.AlertThreshold = src.AlertThreshold
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Used != src.Used {
+		m.Used = src.Used
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Total != src.Total {
+		m.Total = src.Total
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Quota != src.Quota {
+		m.Quota = src.Quota
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Units != src.Units {
+		m.Units = src.Units
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && m.Description != src.Description {
+		m.Description = src.Description
+		n++
+	}
+	if win.Cover&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
+		m.AlertThreshold = src.AlertThreshold
+		n++
 	}
 	return n
 }
@@ -1003,47 +984,45 @@ func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *field
 		src = new(InfraResourcesSnapshot)
 	}
 	n := 0
-	for x := win.Cover&0x4901 | win.Below&0x901; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, (*InfraResource).Equal, (*InfraResource).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, (*InfraResource).Equal) {
-				if len(src.Info) == 0 {
-					m.Info = nil
-				} else {
-					m.Info = fieldmap.CloneListFunc(src.Info, (*InfraResource).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, (*InfraResource).Equal, (*InfraResource).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, (*InfraResource).Equal) {
+			if len(src.Info) == 0 {
+				m.Info = nil
+			} else {
+				m.Info = fieldmap.CloneListFunc(src.Info, (*InfraResource).Clone)
 			}
-		case 8:
-			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal, (*ClusterKey).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal) {
-				if len(src.ClusterInsts) == 0 {
-					m.ClusterInsts = nil
-				} else {
-					m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, (*ClusterKey).Clone)
-				}
-				n++
-			}
-		case 11:
-			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal, (*AppInstKey).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal) {
-				if len(src.VmAppInsts) == 0 {
-					m.VmAppInsts = nil
-				} else {
-					m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, (*AppInstKey).Clone)
-				}
-				n++
-			}
-		case 14:
-			if !fieldmap.Equal(m.TakenAt, src.TakenAt) {
-				m.TakenAt = fieldmap.Clone(src.TakenAt)
-				n++
-			}
+			n++
 		}
+	}
+	if (win.Cover|win.Below)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal, (*ClusterKey).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal) {
+			if len(src.ClusterInsts) == 0 {
+				m.ClusterInsts = nil
+			} else {
+				m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, (*ClusterKey).Clone)
+			}
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal, (*AppInstKey).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal) {
+			if len(src.VmAppInsts) == 0 {
+				m.VmAppInsts = nil
+			} else {
+				m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, (*AppInstKey).Clone)
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+		m.TakenAt = fieldmap.Clone(src.TakenAt)
+		n++
 	}
 	return n
 }
@@ -1078,46 +1057,44 @@ func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int, win fi
 		src = new(NodeInfo)
 	}
 	n := 0
-	for x := win.Cover&0xf | win.Below&0xe; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
+		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
+			if len(src.Allocatable) == 0 {
+				m.Allocatable = nil
+			} else {
+				m.Allocatable = maps.Clone(src.Allocatable)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
-			} else if !maps.Equal(m.Allocatable, src.Allocatable) {
-				if len(src.Allocatable) == 0 {
-					m.Allocatable = nil
-				} else {
-					m.Allocatable = maps.Clone(src.Allocatable)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
+		} else if !maps.Equal(m.Capacity, src.Capacity) {
+			if len(src.Capacity) == 0 {
+				m.Capacity = nil
+			} else {
+				m.Capacity = maps.Clone(src.Capacity)
 			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
-			} else if !maps.Equal(m.Capacity, src.Capacity) {
-				if len(src.Capacity) == 0 {
-					m.Capacity = nil
-				} else {
-					m.Capacity = maps.Clone(src.Capacity)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
+		} else if !slices.Equal(m.Roles, src.Roles) {
+			if len(src.Roles) == 0 {
+				m.Roles = nil
+			} else {
+				m.Roles = slices.Clone(src.Roles)
 			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
-			} else if !slices.Equal(m.Roles, src.Roles) {
-				if len(src.Roles) == 0 {
-					m.Roles = nil
-				} else {
-					m.Roles = slices.Clone(src.Roles)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -1153,19 +1130,13 @@ func (m *IpAddr) copyInAt(src *IpAddr, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(IpAddr)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.ExternalIp != src.ExternalIp {
-				m.ExternalIp = src.ExternalIp
-				n++
-			}
-		case 1:
-			if m.InternalIp != src.InternalIp {
-				m.InternalIp = src.InternalIp
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
+		m.ExternalIp = src.ExternalIp
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.InternalIp != src.InternalIp {
+		m.InternalIp = src.InternalIp
+		n++
 	}
 	return n
 }
@@ -1200,34 +1171,25 @@ func (m *ContainerInfo) copyInAt(src *ContainerInfo, fm *fieldmap.FieldMap, at i
 		src = new(ContainerInfo)
 	}
 	n := 0
-	for x := win.Cover & 0x1f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Type != src.Type {
-				m.Type = src.Type
-				n++
-			}
-		case 2:
-			if m.Status != src.Status {
-				m.Status = src.Status
-				n++
-			}
-		case 3:
-			if m.ClusterIp != src.ClusterIp {
-				m.ClusterIp = src.ClusterIp
-				n++
-			}
-		case 4:
-			if m.Restarts != src.Restarts {
-				m.Restarts = src.Restarts
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Status != src.Status {
+		m.Status = src.Status
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
+		m.ClusterIp = src.ClusterIp
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Restarts != src.Restarts {
+		m.Restarts = src.Restarts
+		n++
 	}
 	return n
 }
@@ -1262,50 +1224,44 @@ func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(VmInfo)
 	}
 	n := 0
-	for x := win.Cover&0x9f | win.Below&0x90; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Status != src.Status {
+		m.Status = src.Status
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
+		m.InfraFlavor = src.InfraFlavor
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal, (*IpAddr).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal) {
+			if len(src.Ipaddresses) == 0 {
+				m.Ipaddresses = nil
+			} else {
+				m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, (*IpAddr).Clone)
 			}
-		case 1:
-			if m.Type != src.Type {
-				m.Type = src.Type
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, (*ContainerInfo).Equal, (*ContainerInfo).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, (*ContainerInfo).Equal) {
+			if len(src.Containers) == 0 {
+				m.Containers = nil
+			} else {
+				m.Containers = fieldmap.CloneListFunc(src.Containers, (*ContainerInfo).Clone)
 			}
-		case 2:
-			if m.Status != src.Status {
-				m.Status = src.Status
-				n++
-			}
-		case 3:
-			if m.InfraFlavor != src.InfraFlavor {
-				m.InfraFlavor = src.InfraFlavor
-				n++
-			}
-		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal, (*IpAddr).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal) {
-				if len(src.Ipaddresses) == 0 {
-					m.Ipaddresses = nil
-				} else {
-					m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, (*IpAddr).Clone)
-				}
-				n++
-			}
-		case 7:
-			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, (*ContainerInfo).Equal, (*ContainerInfo).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, (*ContainerInfo).Equal) {
-				if len(src.Containers) == 0 {
-					m.Containers = nil
-				} else {
-					m.Containers = fieldmap.CloneListFunc(src.Containers, (*ContainerInfo).Clone)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -1341,19 +1297,16 @@ func (m *InfraResources) copyInAt(src *InfraResources, fm *fieldmap.FieldMap, at
 		src = new(InfraResources)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, (*VmInfo).Equal, (*VmInfo).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, (*VmInfo).Equal) {
-				if len(src.Vms) == 0 {
-					m.Vms = nil
-				} else {
-					m.Vms = fieldmap.CloneListFunc(src.Vms, (*VmInfo).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, (*VmInfo).Equal, (*VmInfo).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, (*VmInfo).Equal) {
+			if len(src.Vms) == 0 {
+				m.Vms = nil
+			} else {
+				m.Vms = fieldmap.CloneListFunc(src.Vms, (*VmInfo).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -1389,40 +1342,33 @@ func (m *NodeResources) copyInAt(src *NodeResources, fm *fieldmap.FieldMap, at i
 		src = new(NodeResources)
 	}
 	n := 0
-	for x := win.Cover&0x1f | win.Below&0x8; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Vcpus != src.Vcpus {
-				m.Vcpus = src.Vcpus
-				n++
+	if win.Cover&(1<<0) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
+		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
+			if len(src.OptResMap) == 0 {
+				m.OptResMap = nil
+			} else {
+				m.OptResMap = maps.Clone(src.OptResMap)
 			}
-		case 1:
-			if m.RamMb != src.RamMb {
-				m.RamMb = src.RamMb
-				n++
-			}
-		case 2:
-			if m.DiskGb != src.DiskGb {
-				m.DiskGb = src.DiskGb
-				n++
-			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
-			} else if !maps.Equal(m.OptResMap, src.OptResMap) {
-				if len(src.OptResMap) == 0 {
-					m.OptResMap = nil
-				} else {
-					m.OptResMap = maps.Clone(src.OptResMap)
-				}
-				n++
-			}
-		case 4:
-			if m.InfraNodeFlavor != src.InfraNodeFlavor {
-				m.InfraNodeFlavor = src.InfraNodeFlavor
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<4) != 0 && m.InfraNodeFlavor != src.InfraNodeFlavor {
+		m.InfraNodeFlavor = src.InfraNodeFlavor
+		n++
 	}
 	return n
 }

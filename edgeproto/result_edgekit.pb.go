@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -111,19 +110,13 @@ func (m *Result) copyInAt(src *Result, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Result)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Message != src.Message {
-				m.Message = src.Message
-				n++
-			}
-		case 1:
-			if m.Code != src.Code {
-				m.Code = src.Code
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Message != src.Message {
+		m.Message = src.Message
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Code != src.Code {
+		m.Code = src.Code
+		n++
 	}
 	return n
 }

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -463,34 +462,30 @@ func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldma
 		src = new(UpdateSettingsRequest)
 	}
 	n := 0
-	for x := win.Cover&0x8001 | win.Below&0x8001; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Settings.Equal(src.Settings) {
-					m.Settings = src.Settings.Clone()
-					n++
-				}
-			} else {
-				if m.Settings != nil || src.Settings != nil {
-					if m.Settings == nil {
-						m.Settings = new(Settings)
-						n++
-					}
-					n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
-				}
-			}
-		case 15:
-			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-			} else if !slices.Equal(m.Fields, src.Fields) {
-				if len(src.Fields) == 0 {
-					m.Fields = nil
-				} else {
-					m.Fields = slices.Clone(src.Fields)
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Settings.Equal(src.Settings) {
+			m.Settings = src.Settings.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Settings != nil || src.Settings != nil {
+			if m.Settings == nil {
+				m.Settings = new(Settings)
 				n++
 			}
+			n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<15) != 0 {
+		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(src.Fields)
+			}
+			n++
 		}
 	}
 	return n
@@ -526,23 +521,18 @@ func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *field
 		src = new(UpdateSettingsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Settings.Equal(src.Settings) {
-					m.Settings = src.Settings.Clone()
-					n++
-				}
-			} else {
-				if m.Settings != nil || src.Settings != nil {
-					if m.Settings == nil {
-						m.Settings = new(Settings)
-						n++
-					}
-					n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Settings.Equal(src.Settings) {
+			m.Settings = src.Settings.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Settings != nil || src.Settings != nil {
+			if m.Settings == nil {
+				m.Settings = new(Settings)
+				n++
 			}
+			n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -604,23 +594,18 @@ func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldma
 		src = new(ResetSettingsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Settings.Equal(src.Settings) {
-					m.Settings = src.Settings.Clone()
-					n++
-				}
-			} else {
-				if m.Settings != nil || src.Settings != nil {
-					if m.Settings == nil {
-						m.Settings = new(Settings)
-						n++
-					}
-					n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Settings.Equal(src.Settings) {
+			m.Settings = src.Settings.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Settings != nil || src.Settings != nil {
+			if m.Settings == nil {
+				m.Settings = new(Settings)
+				n++
 			}
+			n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -682,23 +667,18 @@ func (m *ShowSettingsResponse) copyInAt(src *ShowSettingsResponse, fm *fieldmap.
 		src = new(ShowSettingsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Settings.Equal(src.Settings) {
-					m.Settings = src.Settings.Clone()
-					n++
-				}
-			} else {
-				if m.Settings != nil || src.Settings != nil {
-					if m.Settings == nil {
-						m.Settings = new(Settings)
-						n++
-					}
-					n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Settings.Equal(src.Settings) {
+			m.Settings = src.Settings.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Settings != nil || src.Settings != nil {
+			if m.Settings == nil {
+				m.Settings = new(Settings)
+				n++
 			}
+			n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
 		}
 	}
 	return n

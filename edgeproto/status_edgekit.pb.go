@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -135,44 +134,36 @@ func (m *StatusInfo) copyInAt(src *StatusInfo, fm *fieldmap.FieldMap, at int, wi
 		src = new(StatusInfo)
 	}
 	n := 0
-	for x := win.Cover&0x3f | win.Below&0x20; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.TaskNumber != src.TaskNumber {
-				m.TaskNumber = src.TaskNumber
-				n++
+	if win.Cover&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
+		m.TaskNumber = src.TaskNumber
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
+		m.MaxTasks = src.MaxTasks
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.TaskName != src.TaskName {
+		m.TaskName = src.TaskName
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.StepName != src.StepName {
+		m.StepName = src.StepName
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.MsgCount != src.MsgCount {
+		m.MsgCount = src.MsgCount
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
+		} else if !slices.Equal(m.Msgs, src.Msgs) {
+			if len(src.Msgs) == 0 {
+				m.Msgs = nil
+			} else {
+				m.Msgs = slices.Clone(src.Msgs)
 			}
-		case 1:
-			if m.MaxTasks != src.MaxTasks {
-				m.MaxTasks = src.MaxTasks
-				n++
-			}
-		case 2:
-			if m.TaskName != src.TaskName {
-				m.TaskName = src.TaskName
-				n++
-			}
-		case 3:
-			if m.StepName != src.StepName {
-				m.StepName = src.StepName
-				n++
-			}
-		case 4:
-			if m.MsgCount != src.MsgCount {
-				m.MsgCount = src.MsgCount
-				n++
-			}
-		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
-			} else if !slices.Equal(m.Msgs, src.Msgs) {
-				if len(src.Msgs) == 0 {
-					m.Msgs = nil
-				} else {
-					m.Msgs = slices.Clone(src.Msgs)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -451,29 +450,21 @@ func (m *SecurityRule) copyInAt(src *SecurityRule, fm *fieldmap.FieldMap, at int
 		src = new(SecurityRule)
 	}
 	n := 0
-	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Protocol != src.Protocol {
-				m.Protocol = src.Protocol
-				n++
-			}
-		case 1:
-			if m.PortRangeMin != src.PortRangeMin {
-				m.PortRangeMin = src.PortRangeMin
-				n++
-			}
-		case 2:
-			if m.PortRangeMax != src.PortRangeMax {
-				m.PortRangeMax = src.PortRangeMax
-				n++
-			}
-		case 3:
-			if m.RemoteCidr != src.RemoteCidr {
-				m.RemoteCidr = src.RemoteCidr
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Protocol != src.Protocol {
+		m.Protocol = src.Protocol
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.PortRangeMin != src.PortRangeMin {
+		m.PortRangeMin = src.PortRangeMin
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.PortRangeMax != src.PortRangeMax {
+		m.PortRangeMax = src.PortRangeMax
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.RemoteCidr != src.RemoteCidr {
+		m.RemoteCidr = src.RemoteCidr
+		n++
 	}
 	return n
 }
@@ -508,34 +499,30 @@ func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int, 
 		src = new(TrustPolicy)
 	}
 	n := 0
-	for x := win.Cover&0x9 | win.Below&0x9; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(TrustPolicyKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
-				if len(src.OutboundSecurityRules) == 0 {
-					m.OutboundSecurityRules = nil
-				} else {
-					m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, (*SecurityRule).Clone)
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TrustPolicyKey)
 				n++
 			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
+			if len(src.OutboundSecurityRules) == 0 {
+				m.OutboundSecurityRules = nil
+			} else {
+				m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, (*SecurityRule).Clone)
+			}
+			n++
 		}
 	}
 	return n
@@ -571,54 +558,48 @@ func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstanc
 		src = new(TrustPolicyExceptionInstance)
 	}
 	n := 0
-	for x := win.Cover&0xc9 | win.Below&0x89; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.AppInstKey.Equal(src.AppInstKey) {
-					m.AppInstKey = src.AppInstKey.Clone()
-					n++
-				}
-			} else {
-				if m.AppInstKey != nil || src.AppInstKey != nil {
-					if m.AppInstKey == nil {
-						m.AppInstKey = new(AppInstKey)
-						n++
-					}
-					n += m.AppInstKey.copyInAt(src.AppInstKey, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if !m.CloudletKey.Equal(src.CloudletKey) {
-					m.CloudletKey = src.CloudletKey.Clone()
-					n++
-				}
-			} else {
-				if m.CloudletKey != nil || src.CloudletKey != nil {
-					if m.CloudletKey == nil {
-						m.CloudletKey = new(CloudletKey)
-						n++
-					}
-					n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4, win.Shift(4))
-				}
-			}
-		case 6:
-			if m.State != src.State {
-				m.State = src.State
+	if win.Cover&(1<<0) != 0 {
+		if !m.AppInstKey.Equal(src.AppInstKey) {
+			m.AppInstKey = src.AppInstKey.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.AppInstKey != nil || src.AppInstKey != nil {
+			if m.AppInstKey == nil {
+				m.AppInstKey = new(AppInstKey)
 				n++
 			}
-		case 7:
-			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
+			n += m.AppInstKey.copyInAt(src.AppInstKey, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !m.CloudletKey.Equal(src.CloudletKey) {
+			m.CloudletKey = src.CloudletKey.Clone()
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		if m.CloudletKey != nil || src.CloudletKey != nil {
+			if m.CloudletKey == nil {
+				m.CloudletKey = new(CloudletKey)
 				n++
 			}
+			n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4, win.Shift(4))
+		}
+	}
+	if win.Cover&(1<<6) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
 		}
 	}
 	return n
@@ -654,50 +635,46 @@ func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.
 		src = new(TrustPolicyException)
 	}
 	n := 0
-	for x := win.Cover&0x8601 | win.Below&0x8401; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TrustPolicyExceptionKey)
+				n++
+			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<9) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<10) != 0 {
+		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
+			if len(src.OutboundSecurityRules) == 0 {
+				m.OutboundSecurityRules = nil
 			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(TrustPolicyExceptionKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+				m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, (*SecurityRule).Clone)
 			}
-		case 9:
-			if m.State != src.State {
-				m.State = src.State
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<15) != 0 {
+		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal, (*TrustPolicyExceptionInstance).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal) {
+			if len(src.Instances) == 0 {
+				m.Instances = nil
+			} else {
+				m.Instances = fieldmap.CloneListFunc(src.Instances, (*TrustPolicyExceptionInstance).Clone)
 			}
-		case 10:
-			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
-				if len(src.OutboundSecurityRules) == 0 {
-					m.OutboundSecurityRules = nil
-				} else {
-					m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, (*SecurityRule).Clone)
-				}
-				n++
-			}
-		case 15:
-			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal, (*TrustPolicyExceptionInstance).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal) {
-				if len(src.Instances) == 0 {
-					m.Instances = nil
-				} else {
-					m.Instances = fieldmap.CloneListFunc(src.Instances, (*TrustPolicyExceptionInstance).Clone)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -729,23 +728,18 @@ func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExcep
 		src = new(CreateTrustPolicyExceptionRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-					m.TrustPolicyException = src.TrustPolicyException.Clone()
-					n++
-				}
-			} else {
-				if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-					if m.TrustPolicyException == nil {
-						m.TrustPolicyException = new(TrustPolicyException)
-						n++
-					}
-					n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException = src.TrustPolicyException.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+			if m.TrustPolicyException == nil {
+				m.TrustPolicyException = new(TrustPolicyException)
+				n++
 			}
+			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -781,23 +775,18 @@ func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExce
 		src = new(CreateTrustPolicyExceptionResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-					m.TrustPolicyException = src.TrustPolicyException.Clone()
-					n++
-				}
-			} else {
-				if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-					if m.TrustPolicyException == nil {
-						m.TrustPolicyException = new(TrustPolicyException)
-						n++
-					}
-					n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException = src.TrustPolicyException.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+			if m.TrustPolicyException == nil {
+				m.TrustPolicyException = new(TrustPolicyException)
+				n++
 			}
+			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -833,34 +822,30 @@ func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExcep
 		src = new(UpdateTrustPolicyExceptionRequest)
 	}
 	n := 0
-	for x := win.Cover&0x2000001 | win.Below&0x2000001; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-					m.TrustPolicyException = src.TrustPolicyException.Clone()
-					n++
-				}
-			} else {
-				if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-					if m.TrustPolicyException == nil {
-						m.TrustPolicyException = new(TrustPolicyException)
-						n++
-					}
-					n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
-				}
-			}
-		case 25:
-			if a := fm.ListActionAt(at + 25); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-			} else if !slices.Equal(m.Fields, src.Fields) {
-				if len(src.Fields) == 0 {
-					m.Fields = nil
-				} else {
-					m.Fields = slices.Clone(src.Fields)
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException = src.TrustPolicyException.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+			if m.TrustPolicyException == nil {
+				m.TrustPolicyException = new(TrustPolicyException)
 				n++
 			}
+			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<25) != 0 {
+		if a := fm.ListActionAt(at + 25); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(src.Fields)
+			}
+			n++
 		}
 	}
 	return n
@@ -896,23 +881,18 @@ func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExce
 		src = new(UpdateTrustPolicyExceptionResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-					m.TrustPolicyException = src.TrustPolicyException.Clone()
-					n++
-				}
-			} else {
-				if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-					if m.TrustPolicyException == nil {
-						m.TrustPolicyException = new(TrustPolicyException)
-						n++
-					}
-					n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException = src.TrustPolicyException.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+			if m.TrustPolicyException == nil {
+				m.TrustPolicyException = new(TrustPolicyException)
+				n++
 			}
+			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -948,23 +928,18 @@ func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExcep
 		src = new(DeleteTrustPolicyExceptionRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(TrustPolicyExceptionKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TrustPolicyExceptionKey)
+				n++
 			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1026,23 +1001,18 @@ func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptio
 		src = new(ShowTrustPolicyExceptionsRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(TrustPolicyException)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(TrustPolicyException)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -1078,23 +1048,18 @@ func (m *ShowTrustPolicyExceptionsResponse) copyInAt(src *ShowTrustPolicyExcepti
 		src = new(ShowTrustPolicyExceptionsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-					m.TrustPolicyException = src.TrustPolicyException.Clone()
-					n++
-				}
-			} else {
-				if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-					if m.TrustPolicyException == nil {
-						m.TrustPolicyException = new(TrustPolicyException)
-						n++
-					}
-					n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException = src.TrustPolicyException.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
+			if m.TrustPolicyException == nil {
+				m.TrustPolicyException = new(TrustPolicyException)
+				n++
 			}
+			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 		}
 	}
 	return n

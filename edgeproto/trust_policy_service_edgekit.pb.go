@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -596,23 +595,18 @@ func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *f
 		src = new(CreateTrustPolicyRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.TrustPolicy.Equal(src.TrustPolicy) {
-					m.TrustPolicy = src.TrustPolicy.Clone()
-					n++
-				}
-			} else {
-				if m.TrustPolicy != nil || src.TrustPolicy != nil {
-					if m.TrustPolicy == nil {
-						m.TrustPolicy = new(TrustPolicy)
-						n++
-					}
-					n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy = src.TrustPolicy.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.TrustPolicy != nil || src.TrustPolicy != nil {
+			if m.TrustPolicy == nil {
+				m.TrustPolicy = new(TrustPolicy)
+				n++
 			}
+			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -648,23 +642,18 @@ func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm 
 		src = new(CreateTrustPolicyResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.TrustPolicy.Equal(src.TrustPolicy) {
-					m.TrustPolicy = src.TrustPolicy.Clone()
-					n++
-				}
-			} else {
-				if m.TrustPolicy != nil || src.TrustPolicy != nil {
-					if m.TrustPolicy == nil {
-						m.TrustPolicy = new(TrustPolicy)
-						n++
-					}
-					n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy = src.TrustPolicy.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.TrustPolicy != nil || src.TrustPolicy != nil {
+			if m.TrustPolicy == nil {
+				m.TrustPolicy = new(TrustPolicy)
+				n++
 			}
+			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -700,34 +689,30 @@ func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *f
 		src = new(UpdateTrustPolicyRequest)
 	}
 	n := 0
-	for x := win.Cover&0x201 | win.Below&0x201; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.TrustPolicy.Equal(src.TrustPolicy) {
-					m.TrustPolicy = src.TrustPolicy.Clone()
-					n++
-				}
-			} else {
-				if m.TrustPolicy != nil || src.TrustPolicy != nil {
-					if m.TrustPolicy == nil {
-						m.TrustPolicy = new(TrustPolicy)
-						n++
-					}
-					n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
-				}
-			}
-		case 9:
-			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-			} else if !slices.Equal(m.Fields, src.Fields) {
-				if len(src.Fields) == 0 {
-					m.Fields = nil
-				} else {
-					m.Fields = slices.Clone(src.Fields)
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy = src.TrustPolicy.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.TrustPolicy != nil || src.TrustPolicy != nil {
+			if m.TrustPolicy == nil {
+				m.TrustPolicy = new(TrustPolicy)
 				n++
 			}
+			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<9) != 0 {
+		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(src.Fields)
+			}
+			n++
 		}
 	}
 	return n
@@ -763,23 +748,18 @@ func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm 
 		src = new(UpdateTrustPolicyResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.TrustPolicy.Equal(src.TrustPolicy) {
-					m.TrustPolicy = src.TrustPolicy.Clone()
-					n++
-				}
-			} else {
-				if m.TrustPolicy != nil || src.TrustPolicy != nil {
-					if m.TrustPolicy == nil {
-						m.TrustPolicy = new(TrustPolicy)
-						n++
-					}
-					n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy = src.TrustPolicy.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.TrustPolicy != nil || src.TrustPolicy != nil {
+			if m.TrustPolicy == nil {
+				m.TrustPolicy = new(TrustPolicy)
+				n++
 			}
+			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -815,23 +795,18 @@ func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *f
 		src = new(DeleteTrustPolicyRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(TrustPolicyKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TrustPolicyKey)
+				n++
 			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -893,23 +868,18 @@ func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *f
 		src = new(ShowTrustPoliciesRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Filter.Equal(src.Filter) {
-					m.Filter = src.Filter.Clone()
-					n++
-				}
-			} else {
-				if m.Filter != nil || src.Filter != nil {
-					if m.Filter == nil {
-						m.Filter = new(TrustPolicy)
-						n++
-					}
-					n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter = src.Filter.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Filter != nil || src.Filter != nil {
+			if m.Filter == nil {
+				m.Filter = new(TrustPolicy)
+				n++
 			}
+			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -945,23 +915,18 @@ func (m *ShowTrustPoliciesResponse) copyInAt(src *ShowTrustPoliciesResponse, fm 
 		src = new(ShowTrustPoliciesResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.TrustPolicy.Equal(src.TrustPolicy) {
-					m.TrustPolicy = src.TrustPolicy.Clone()
-					n++
-				}
-			} else {
-				if m.TrustPolicy != nil || src.TrustPolicy != nil {
-					if m.TrustPolicy == nil {
-						m.TrustPolicy = new(TrustPolicy)
-						n++
-					}
-					n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy = src.TrustPolicy.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.TrustPolicy != nil || src.TrustPolicy != nil {
+			if m.TrustPolicy == nil {
+				m.TrustPolicy = new(TrustPolicy)
+				n++
 			}
+			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 		}
 	}
 	return n

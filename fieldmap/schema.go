@@ -2,6 +2,7 @@ package fieldmap
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,6 +87,7 @@ type Schema struct {
 	end    []int32 // end[i]: one past the last flag below flag i
 	parent []int32 // parent[i]: the flag above flag i, or -1
 	words  int     // uint64 words of one bit set over the flags
+	marks  []marks // by flag, when words is 1
 
 	// The flag tree: nodes[i] locates the children of flag i (of the
 	// message for i = -1, kept at len(fields)) in kids and direct (see
@@ -175,7 +177,24 @@ func (s *Schema) index() {
 			s.byFlag[f.Flag] = int32(i)
 		}
 	}
+	if s.words == 1 {
+		s.marks = make([]marks, n)
+		for i := range s.fields {
+			m := &s.marks[i]
+			for j := int32(i); j < s.end[i]; j++ {
+				m.cover |= 1 << j
+			}
+			for p := s.parent[i]; p >= 0; p = s.parent[p] {
+				m.below |= 1 << p
+			}
+		}
+	}
 }
+
+// marks are the bits setting one flag of a schema of at most 64 flags sets
+// in a FieldMap's bit sets besides its own: cover, itself and the flags
+// below it; below, its ancestors.
+type marks struct{ cover, below uint64 }
 
 // isBelow reports whether flag is a proper descendant of anc.
 func isBelow(flag, anc string) bool {
@@ -349,6 +368,9 @@ func (s *Schema) New(flags ...string) (*FieldMap, error) {
 func (s *Schema) Init(fm *FieldMap, flags ...string) (*FieldMap, error) {
 	*fm = FieldMap{}
 	fm.init(s)
+	if s.marks != nil {
+		return fm.initWord(s, flags)
+	}
 	ws, w := fm.words(), int(fm.w)
 	set, cover, below := ws[:w], ws[w:2*w], ws[2*w:]
 	for _, f := range flags {
@@ -372,6 +394,25 @@ func (s *Schema) Init(fm *FieldMap, flags ...string) (*FieldMap, error) {
 			below[uint32(p)>>6] |= 1 << (uint32(p) & 63)
 		}
 	}
+	return fm, nil
+}
+
+// initWord is Init for schemas of at most 64 flags: a flag costs its
+// lookup and three register operations.
+func (fm *FieldMap) initWord(s *Schema, flags []string) (*FieldMap, error) {
+	var set, cover, below uint64
+	for _, f := range flags {
+		i, ok := s.find(f)
+		if !ok {
+			return nil, &UnknownFieldError{Message: s.message, Flag: f}
+		}
+		set |= 1 << i
+		m := s.marks[i]
+		cover |= m.cover
+		below |= m.below
+	}
+	fm.n = int32(bits.OnesCount64(set))
+	fm.inl[0], fm.inl[1], fm.inl[2] = set, cover, below
 	return fm, nil
 }
 

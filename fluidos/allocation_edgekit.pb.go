@@ -8,7 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -197,24 +196,17 @@ func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap
 		src = new(AllocationStatus)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
-		case 1:
-			if m.Message != src.Message {
-				m.Message = src.Message
-				n++
-			}
-		case 2:
-			if !fieldmap.Equal(m.LastUpdateTime, src.LastUpdateTime) {
-				m.LastUpdateTime = fieldmap.Clone(src.LastUpdateTime)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Message != src.Message {
+		m.Message = src.Message
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !fieldmap.Equal(m.LastUpdateTime, src.LastUpdateTime) {
+		m.LastUpdateTime = fieldmap.Clone(src.LastUpdateTime)
+		n++
 	}
 	return n
 }
@@ -249,38 +241,30 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 		src = new(Allocation)
 	}
 	n := 0
-	for x := win.Cover&0xf | win.Below&0x8; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.ContractId != src.ContractId {
+		m.ContractId = src.ContractId
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Forwarding != src.Forwarding {
+		m.Forwarding = src.Forwarding
+		n++
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !m.Status.Equal(src.Status) {
+			m.Status = src.Status.Clone()
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(AllocationStatus)
 				n++
 			}
-		case 1:
-			if m.ContractId != src.ContractId {
-				m.ContractId = src.ContractId
-				n++
-			}
-		case 2:
-			if m.Forwarding != src.Forwarding {
-				m.Forwarding = src.Forwarding
-				n++
-			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status = src.Status.Clone()
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(AllocationStatus)
-						n++
-					}
-					n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
-				}
-			}
+			n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
 		}
 	}
 	return n

@@ -493,65 +493,53 @@ func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	var pb *_ConfigParameter_ptrs
-	for x := win.Cover & 0xff; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Required != src.Required {
+		m.Required = src.Required
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.DefaultValue != src.DefaultValue {
+		m.DefaultValue = src.DefaultValue
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && !fieldmap.SamePtrFloat64(m.Minimum, src.Minimum) {
+		if src.Minimum == nil {
+			m.Minimum = nil
+		} else {
+			if pb == nil {
+				pb = new(_ConfigParameter_ptrs)
 			}
-		case 1:
-			if m.Type != src.Type {
-				m.Type = src.Type
-				n++
-			}
-		case 2:
-			if m.Required != src.Required {
-				m.Required = src.Required
-				n++
-			}
-		case 3:
-			if m.DefaultValue != src.DefaultValue {
-				m.DefaultValue = src.DefaultValue
-				n++
-			}
-		case 4:
-			if !fieldmap.SamePtrFloat64(m.Minimum, src.Minimum) {
-				if src.Minimum == nil {
-					m.Minimum = nil
-				} else {
-					if pb == nil {
-						pb = new(_ConfigParameter_ptrs)
-					}
-					pb.f5 = *src.Minimum
-					m.Minimum = &pb.f5
-				}
-				n++
-			}
-		case 5:
-			if !fieldmap.SamePtrFloat64(m.Maximum, src.Maximum) {
-				if src.Maximum == nil {
-					m.Maximum = nil
-				} else {
-					if pb == nil {
-						pb = new(_ConfigParameter_ptrs)
-					}
-					pb.f6 = *src.Maximum
-					m.Maximum = &pb.f6
-				}
-				n++
-			}
-		case 6:
-			if m.Pattern != src.Pattern {
-				m.Pattern = src.Pattern
-				n++
-			}
-		case 7:
-			if m.Description != src.Description {
-				m.Description = src.Description
-				n++
-			}
+			pb.f5 = *src.Minimum
+			m.Minimum = &pb.f5
 		}
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && !fieldmap.SamePtrFloat64(m.Maximum, src.Maximum) {
+		if src.Maximum == nil {
+			m.Maximum = nil
+		} else {
+			if pb == nil {
+				pb = new(_ConfigParameter_ptrs)
+			}
+			pb.f6 = *src.Maximum
+			m.Maximum = &pb.f6
+		}
+		n++
+	}
+	if win.Cover&(1<<6) != 0 && m.Pattern != src.Pattern {
+		m.Pattern = src.Pattern
+		n++
+	}
+	if win.Cover&(1<<7) != 0 && m.Description != src.Description {
+		m.Description = src.Description
+		n++
 	}
 	return n
 }
@@ -586,19 +574,16 @@ func (m *ConfigurationSchema) copyInAt(src *ConfigurationSchema, fm *fieldmap.Fi
 		src = new(ConfigurationSchema)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Parameters, src.Parameters, (*ConfigParameter).Equal, (*ConfigParameter).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Parameters, src.Parameters, (*ConfigParameter).Equal) {
-				if len(src.Parameters) == 0 {
-					m.Parameters = nil
-				} else {
-					m.Parameters = fieldmap.CloneListFunc(src.Parameters, (*ConfigParameter).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Parameters, src.Parameters, (*ConfigParameter).Equal, (*ConfigParameter).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Parameters, src.Parameters, (*ConfigParameter).Equal) {
+			if len(src.Parameters) == 0 {
+				m.Parameters = nil
+			} else {
+				m.Parameters = fieldmap.CloneListFunc(src.Parameters, (*ConfigParameter).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -634,19 +619,13 @@ func (m *ServiceTemplate) copyInAt(src *ServiceTemplate, fm *fieldmap.FieldMap, 
 		src = new(ServiceTemplate)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Body != src.Body {
-				m.Body = src.Body
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Body != src.Body {
+		m.Body = src.Body
+		n++
 	}
 	return n
 }

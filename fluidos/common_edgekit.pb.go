@@ -8,7 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -648,43 +647,34 @@ func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int
 		src = new(NodeIdentity)
 	}
 	n := 0
-	for x := win.Cover&0x1f | win.Below&0x10; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Domain != src.Domain {
-				m.Domain = src.Domain
+	if win.Cover&(1<<0) != 0 && m.Domain != src.Domain {
+		m.Domain = src.Domain
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.NodeId != src.NodeId {
+		m.NodeId = src.NodeId
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Ip != src.Ip {
+		m.Ip = src.Ip
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.LocalNamespace != src.LocalNamespace {
+		m.LocalNamespace = src.LocalNamespace
+		n++
+	}
+	if win.Cover&(1<<4) != 0 {
+		if !m.AdditionalInformation.Equal(src.AdditionalInformation) {
+			m.AdditionalInformation = src.AdditionalInformation.Clone()
+			n++
+		}
+	} else if win.Below&(1<<4) != 0 {
+		if m.AdditionalInformation != nil || src.AdditionalInformation != nil {
+			if m.AdditionalInformation == nil {
+				m.AdditionalInformation = new(NodeAdditionalInformation)
 				n++
 			}
-		case 1:
-			if m.NodeId != src.NodeId {
-				m.NodeId = src.NodeId
-				n++
-			}
-		case 2:
-			if m.Ip != src.Ip {
-				m.Ip = src.Ip
-				n++
-			}
-		case 3:
-			if m.LocalNamespace != src.LocalNamespace {
-				m.LocalNamespace = src.LocalNamespace
-				n++
-			}
-		case 4:
-			if win.Cover&(1<<4) != 0 {
-				if !m.AdditionalInformation.Equal(src.AdditionalInformation) {
-					m.AdditionalInformation = src.AdditionalInformation.Clone()
-					n++
-				}
-			} else {
-				if m.AdditionalInformation != nil || src.AdditionalInformation != nil {
-					if m.AdditionalInformation == nil {
-						m.AdditionalInformation = new(NodeAdditionalInformation)
-						n++
-					}
-					n += m.AdditionalInformation.copyInAt(src.AdditionalInformation, fm, at+5, win.Shift(5))
-				}
-			}
+			n += m.AdditionalInformation.copyInAt(src.AdditionalInformation, fm, at+5, win.Shift(5))
 		}
 	}
 	return n
@@ -701,19 +691,13 @@ func (m *NodeAdditionalInformation) copyInAt(src *NodeAdditionalInformation, fm 
 		src = new(NodeAdditionalInformation)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.LiqoId != src.LiqoId {
-				m.LiqoId = src.LiqoId
-				n++
-			}
-		case 1:
-			if m.Kubeconfig != src.Kubeconfig {
-				m.Kubeconfig = src.Kubeconfig
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.LiqoId != src.LiqoId {
+		m.LiqoId = src.LiqoId
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Kubeconfig != src.Kubeconfig {
+		m.Kubeconfig = src.Kubeconfig
+		n++
 	}
 	return n
 }
@@ -767,24 +751,20 @@ func (m *TelemetryEndpoint) copyInAt(src *TelemetryEndpoint, fm *fieldmap.FieldM
 		src = new(TelemetryEndpoint)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Endpoint != src.Endpoint {
-				m.Endpoint = src.Endpoint
-				n++
+	if win.Cover&(1<<0) != 0 && m.Endpoint != src.Endpoint {
+		m.Endpoint = src.Endpoint
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Intents, src.Intents)
+		} else if !slices.Equal(m.Intents, src.Intents) {
+			if len(src.Intents) == 0 {
+				m.Intents = nil
+			} else {
+				m.Intents = slices.Clone(src.Intents)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Intents, src.Intents)
-			} else if !slices.Equal(m.Intents, src.Intents) {
-				if len(src.Intents) == 0 {
-					m.Intents = nil
-				} else {
-					m.Intents = slices.Clone(src.Intents)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -820,24 +800,17 @@ func (m *Price) copyInAt(src *Price, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Price)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Amount != src.Amount {
-				m.Amount = src.Amount
-				n++
-			}
-		case 1:
-			if m.Currency != src.Currency {
-				m.Currency = src.Currency
-				n++
-			}
-		case 2:
-			if m.Period != src.Period {
-				m.Period = src.Period
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Amount != src.Amount {
+		m.Amount = src.Amount
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Currency != src.Currency {
+		m.Currency = src.Currency
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Period != src.Period {
+		m.Period = src.Period
+		n++
 	}
 	return n
 }
@@ -872,34 +845,25 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 		src = new(Location)
 	}
 	n := 0
-	for x := win.Cover & 0x1f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
-				m.Latitude = src.Latitude
-				n++
-			}
-		case 1:
-			if !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
-				m.Longitude = src.Longitude
-				n++
-			}
-		case 2:
-			if m.Country != src.Country {
-				m.Country = src.Country
-				n++
-			}
-		case 3:
-			if m.City != src.City {
-				m.City = src.City
-				n++
-			}
-		case 4:
-			if m.AdditionalNotes != src.AdditionalNotes {
-				m.AdditionalNotes = src.AdditionalNotes
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+		m.Latitude = src.Latitude
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+		m.Longitude = src.Longitude
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Country != src.Country {
+		m.Country = src.Country
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.City != src.City {
+		m.City = src.City
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.AdditionalNotes != src.AdditionalNotes {
+		m.AdditionalNotes = src.AdditionalNotes
+		n++
 	}
 	return n
 }
@@ -934,24 +898,17 @@ func (m *GPU) copyInAt(src *GPU, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		src = new(GPU)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Model != src.Model {
-				m.Model = src.Model
-				n++
-			}
-		case 1:
-			if m.Cores != src.Cores {
-				m.Cores = src.Cores
-				n++
-			}
-		case 2:
-			if m.Memory != src.Memory {
-				m.Memory = src.Memory
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Model != src.Model {
+		m.Model = src.Model
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Cores != src.Cores {
+		m.Cores = src.Cores
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Memory != src.Memory {
+		m.Memory = src.Memory
+		n++
 	}
 	return n
 }
@@ -986,24 +943,17 @@ func (m *PortRange) copyInAt(src *PortRange, fm *fieldmap.FieldMap, at int, win 
 		src = new(PortRange)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Protocol != src.Protocol {
-				m.Protocol = src.Protocol
-				n++
-			}
-		case 1:
-			if m.Min != src.Min {
-				m.Min = src.Min
-				n++
-			}
-		case 2:
-			if m.Max != src.Max {
-				m.Max = src.Max
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Protocol != src.Protocol {
+		m.Protocol = src.Protocol
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Min != src.Min {
+		m.Min = src.Min
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Max != src.Max {
+		m.Max = src.Max
+		n++
 	}
 	return n
 }
@@ -1038,29 +988,24 @@ func (m *NetworkAuthorization) copyInAt(src *NetworkAuthorization, fm *fieldmap.
 		src = new(NetworkAuthorization)
 	}
 	n := 0
-	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Action != src.Action {
-				m.Action = src.Action
-				n++
+	if win.Cover&(1<<0) != 0 && m.Action != src.Action {
+		m.Action = src.Action
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Cidr != src.Cidr {
+		m.Cidr = src.Cidr
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*PortRange).Equal, (*PortRange).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, (*PortRange).Equal) {
+			if len(src.Ports) == 0 {
+				m.Ports = nil
+			} else {
+				m.Ports = fieldmap.CloneListFunc(src.Ports, (*PortRange).Clone)
 			}
-		case 1:
-			if m.Cidr != src.Cidr {
-				m.Cidr = src.Cidr
-				n++
-			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*PortRange).Equal, (*PortRange).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, (*PortRange).Equal) {
-				if len(src.Ports) == 0 {
-					m.Ports = nil
-				} else {
-					m.Ports = fieldmap.CloneListFunc(src.Ports, (*PortRange).Clone)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n

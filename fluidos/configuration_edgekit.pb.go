@@ -9,7 +9,6 @@ package fluidos
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -502,44 +501,35 @@ func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.
 		src = new(K8SliceConfiguration)
 	}
 	n := 0
-	for x := win.Cover&0x8f | win.Below&0x8; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Cpu != src.Cpu {
-				m.Cpu = src.Cpu
-				n++
-			}
-		case 1:
-			if m.Memory != src.Memory {
-				m.Memory = src.Memory
-				n++
-			}
-		case 2:
-			if m.Pods != src.Pods {
-				m.Pods = src.Pods
-				n++
-			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if !m.Gpu.Equal(src.Gpu) {
-					m.Gpu = src.Gpu.Clone()
-					n++
-				}
-			} else {
-				if m.Gpu != nil || src.Gpu != nil {
-					if m.Gpu == nil {
-						m.Gpu = new(GPU)
-						n++
-					}
-					n += m.Gpu.copyInAt(src.Gpu, fm, at+4, win.Shift(4))
-				}
-			}
-		case 7:
-			if m.Storage != src.Storage {
-				m.Storage = src.Storage
-				n++
-			}
+	if win.Cover&(1<<0) != 0 && m.Cpu != src.Cpu {
+		m.Cpu = src.Cpu
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Memory != src.Memory {
+		m.Memory = src.Memory
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Pods != src.Pods {
+		m.Pods = src.Pods
+		n++
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu = src.Gpu.Clone()
+			n++
 		}
+	} else if win.Below&(1<<3) != 0 {
+		if m.Gpu != nil || src.Gpu != nil {
+			if m.Gpu == nil {
+				m.Gpu = new(GPU)
+				n++
+			}
+			n += m.Gpu.copyInAt(src.Gpu, fm, at+4, win.Shift(4))
+		}
+	}
+	if win.Cover&(1<<7) != 0 && m.Storage != src.Storage {
+		m.Storage = src.Storage
+		n++
 	}
 	return n
 }
@@ -574,35 +564,29 @@ func (m *ServiceConfiguration) copyInAt(src *ServiceConfiguration, fm *fieldmap.
 		src = new(ServiceConfiguration)
 	}
 	n := 0
-	for x := win.Cover&0xf | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.BlueprintId != src.BlueprintId {
-				m.BlueprintId = src.BlueprintId
-				n++
+	if win.Cover&(1<<0) != 0 && m.BlueprintId != src.BlueprintId {
+		m.BlueprintId = src.BlueprintId
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Parameters, src.Parameters)
+		} else if !maps.Equal(m.Parameters, src.Parameters) {
+			if len(src.Parameters) == 0 {
+				m.Parameters = nil
+			} else {
+				m.Parameters = maps.Clone(src.Parameters)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Parameters, src.Parameters)
-			} else if !maps.Equal(m.Parameters, src.Parameters) {
-				if len(src.Parameters) == 0 {
-					m.Parameters = nil
-				} else {
-					m.Parameters = maps.Clone(src.Parameters)
-				}
-				n++
-			}
-		case 2:
-			if m.HostingPolicy != src.HostingPolicy {
-				m.HostingPolicy = src.HostingPolicy
-				n++
-			}
-		case 3:
-			if m.ConfigurationData != src.ConfigurationData {
-				m.ConfigurationData = src.ConfigurationData
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<2) != 0 && m.HostingPolicy != src.HostingPolicy {
+		m.HostingPolicy = src.HostingPolicy
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.ConfigurationData != src.ConfigurationData {
+		m.ConfigurationData = src.ConfigurationData
+		n++
 	}
 	return n
 }
@@ -637,29 +621,21 @@ func (m *VMConfiguration) copyInAt(src *VMConfiguration, fm *fieldmap.FieldMap, 
 		src = new(VMConfiguration)
 	}
 	n := 0
-	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Cpu != src.Cpu {
-				m.Cpu = src.Cpu
-				n++
-			}
-		case 1:
-			if m.Memory != src.Memory {
-				m.Memory = src.Memory
-				n++
-			}
-		case 2:
-			if m.Storage != src.Storage {
-				m.Storage = src.Storage
-				n++
-			}
-		case 3:
-			if m.OsImage != src.OsImage {
-				m.OsImage = src.OsImage
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Cpu != src.Cpu {
+		m.Cpu = src.Cpu
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Memory != src.Memory {
+		m.Memory = src.Memory
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Storage != src.Storage {
+		m.Storage = src.Storage
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.OsImage != src.OsImage {
+		m.OsImage = src.OsImage
+		n++
 	}
 	return n
 }
@@ -694,14 +670,9 @@ func (m *SensorConfiguration) copyInAt(src *SensorConfiguration, fm *fieldmap.Fi
 		src = new(SensorConfiguration)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
-				m.SamplingRateHz = src.SamplingRateHz
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
+		m.SamplingRateHz = src.SamplingRateHz
+		n++
 	}
 	return n
 }
@@ -736,136 +707,128 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 		src = new(Configuration)
 	}
 	n := 0
-	for x := win.Cover&0x84201 | win.Below&0x84201; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if s1, ok := src.Spec.(*Configuration_K8Slice); ok && s1 != nil {
-					if d1, ok := m.Spec.(*Configuration_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
-						m.Spec = &Configuration_K8Slice{K8Slice: s1.K8Slice.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Spec.(*Configuration_K8Slice); ok && d1 != nil {
-					m.Spec = nil
-					n++
-				}
-			} else {
-				var s1 *K8SliceConfiguration
-				sok := false
-				if w, ok := src.Spec.(*Configuration_K8Slice); ok && w != nil {
-					s1, sok = w.K8Slice, true
-				}
-				var d1 *K8SliceConfiguration
-				if w, ok := m.Spec.(*Configuration_K8Slice); ok && w != nil {
-					if w.K8Slice == nil {
-						w.K8Slice = new(K8SliceConfiguration)
-					}
-					d1 = w.K8Slice
-				} else if sok {
-					d1 = new(K8SliceConfiguration)
-					m.Spec = &Configuration_K8Slice{K8Slice: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if s1, ok := src.Spec.(*Configuration_K8Slice); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Configuration_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
+				m.Spec = &Configuration_K8Slice{K8Slice: s1.K8Slice.Clone()}
+				n++
 			}
-		case 9:
-			if win.Cover&(1<<9) != 0 {
-				if s1, ok := src.Spec.(*Configuration_Service); ok && s1 != nil {
-					if d1, ok := m.Spec.(*Configuration_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
-						m.Spec = &Configuration_Service{Service: s1.Service.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Spec.(*Configuration_Service); ok && d1 != nil {
-					m.Spec = nil
-					n++
-				}
-			} else {
-				var s1 *ServiceConfiguration
-				sok := false
-				if w, ok := src.Spec.(*Configuration_Service); ok && w != nil {
-					s1, sok = w.Service, true
-				}
-				var d1 *ServiceConfiguration
-				if w, ok := m.Spec.(*Configuration_Service); ok && w != nil {
-					if w.Service == nil {
-						w.Service = new(ServiceConfiguration)
-					}
-					d1 = w.Service
-				} else if sok {
-					d1 = new(ServiceConfiguration)
-					m.Spec = &Configuration_Service{Service: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+10, win.Shift(10))
-				}
+		} else if d1, ok := m.Spec.(*Configuration_K8Slice); ok && d1 != nil {
+			m.Spec = nil
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		var s1 *K8SliceConfiguration
+		sok := false
+		if w, ok := src.Spec.(*Configuration_K8Slice); ok && w != nil {
+			s1, sok = w.K8Slice, true
+		}
+		var d1 *K8SliceConfiguration
+		if w, ok := m.Spec.(*Configuration_K8Slice); ok && w != nil {
+			if w.K8Slice == nil {
+				w.K8Slice = new(K8SliceConfiguration)
 			}
-		case 14:
-			if win.Cover&(1<<14) != 0 {
-				if s1, ok := src.Spec.(*Configuration_Vm); ok && s1 != nil {
-					if d1, ok := m.Spec.(*Configuration_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
-						m.Spec = &Configuration_Vm{Vm: s1.Vm.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Spec.(*Configuration_Vm); ok && d1 != nil {
-					m.Spec = nil
-					n++
-				}
-			} else {
-				var s1 *VMConfiguration
-				sok := false
-				if w, ok := src.Spec.(*Configuration_Vm); ok && w != nil {
-					s1, sok = w.Vm, true
-				}
-				var d1 *VMConfiguration
-				if w, ok := m.Spec.(*Configuration_Vm); ok && w != nil {
-					if w.Vm == nil {
-						w.Vm = new(VMConfiguration)
-					}
-					d1 = w.Vm
-				} else if sok {
-					d1 = new(VMConfiguration)
-					m.Spec = &Configuration_Vm{Vm: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+15, win.Shift(15))
-				}
+			d1 = w.K8Slice
+		} else if sok {
+			d1 = new(K8SliceConfiguration)
+			m.Spec = &Configuration_K8Slice{K8Slice: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<9) != 0 {
+		if s1, ok := src.Spec.(*Configuration_Service); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Configuration_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
+				m.Spec = &Configuration_Service{Service: s1.Service.Clone()}
+				n++
 			}
-		case 19:
-			if win.Cover&(1<<19) != 0 {
-				if s1, ok := src.Spec.(*Configuration_Sensor); ok && s1 != nil {
-					if d1, ok := m.Spec.(*Configuration_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
-						m.Spec = &Configuration_Sensor{Sensor: s1.Sensor.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Spec.(*Configuration_Sensor); ok && d1 != nil {
-					m.Spec = nil
-					n++
-				}
-			} else {
-				var s1 *SensorConfiguration
-				sok := false
-				if w, ok := src.Spec.(*Configuration_Sensor); ok && w != nil {
-					s1, sok = w.Sensor, true
-				}
-				var d1 *SensorConfiguration
-				if w, ok := m.Spec.(*Configuration_Sensor); ok && w != nil {
-					if w.Sensor == nil {
-						w.Sensor = new(SensorConfiguration)
-					}
-					d1 = w.Sensor
-				} else if sok {
-					d1 = new(SensorConfiguration)
-					m.Spec = &Configuration_Sensor{Sensor: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+20, win.Shift(20))
-				}
+		} else if d1, ok := m.Spec.(*Configuration_Service); ok && d1 != nil {
+			m.Spec = nil
+			n++
+		}
+	} else if win.Below&(1<<9) != 0 {
+		var s1 *ServiceConfiguration
+		sok := false
+		if w, ok := src.Spec.(*Configuration_Service); ok && w != nil {
+			s1, sok = w.Service, true
+		}
+		var d1 *ServiceConfiguration
+		if w, ok := m.Spec.(*Configuration_Service); ok && w != nil {
+			if w.Service == nil {
+				w.Service = new(ServiceConfiguration)
 			}
+			d1 = w.Service
+		} else if sok {
+			d1 = new(ServiceConfiguration)
+			m.Spec = &Configuration_Service{Service: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+10, win.Shift(10))
+		}
+	}
+	if win.Cover&(1<<14) != 0 {
+		if s1, ok := src.Spec.(*Configuration_Vm); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Configuration_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
+				m.Spec = &Configuration_Vm{Vm: s1.Vm.Clone()}
+				n++
+			}
+		} else if d1, ok := m.Spec.(*Configuration_Vm); ok && d1 != nil {
+			m.Spec = nil
+			n++
+		}
+	} else if win.Below&(1<<14) != 0 {
+		var s1 *VMConfiguration
+		sok := false
+		if w, ok := src.Spec.(*Configuration_Vm); ok && w != nil {
+			s1, sok = w.Vm, true
+		}
+		var d1 *VMConfiguration
+		if w, ok := m.Spec.(*Configuration_Vm); ok && w != nil {
+			if w.Vm == nil {
+				w.Vm = new(VMConfiguration)
+			}
+			d1 = w.Vm
+		} else if sok {
+			d1 = new(VMConfiguration)
+			m.Spec = &Configuration_Vm{Vm: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+15, win.Shift(15))
+		}
+	}
+	if win.Cover&(1<<19) != 0 {
+		if s1, ok := src.Spec.(*Configuration_Sensor); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Configuration_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
+				m.Spec = &Configuration_Sensor{Sensor: s1.Sensor.Clone()}
+				n++
+			}
+		} else if d1, ok := m.Spec.(*Configuration_Sensor); ok && d1 != nil {
+			m.Spec = nil
+			n++
+		}
+	} else if win.Below&(1<<19) != 0 {
+		var s1 *SensorConfiguration
+		sok := false
+		if w, ok := src.Spec.(*Configuration_Sensor); ok && w != nil {
+			s1, sok = w.Sensor, true
+		}
+		var d1 *SensorConfiguration
+		if w, ok := m.Spec.(*Configuration_Sensor); ok && w != nil {
+			if w.Sensor == nil {
+				w.Sensor = new(SensorConfiguration)
+			}
+			d1 = w.Sensor
+		} else if sok {
+			d1 = new(SensorConfiguration)
+			m.Spec = &Configuration_Sensor{Sensor: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+20, win.Shift(20))
 		}
 	}
 	return n

@@ -701,34 +701,25 @@ func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *f
 		src = new(PeeringTargetCredentials)
 	}
 	n := 0
-	for x := win.Cover & 0x1f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.ClusterId != src.ClusterId {
-				m.ClusterId = src.ClusterId
-				n++
-			}
-		case 1:
-			if m.ClusterName != src.ClusterName {
-				m.ClusterName = src.ClusterName
-				n++
-			}
-		case 2:
-			if m.Endpoint != src.Endpoint {
-				m.Endpoint = src.Endpoint
-				n++
-			}
-		case 3:
-			if m.Kubeconfig != src.Kubeconfig {
-				m.Kubeconfig = src.Kubeconfig
-				n++
-			}
-		case 4:
-			if m.Token != src.Token {
-				m.Token = src.Token
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.ClusterId != src.ClusterId {
+		m.ClusterId = src.ClusterId
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.ClusterName != src.ClusterName {
+		m.ClusterName = src.ClusterName
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Endpoint != src.Endpoint {
+		m.Endpoint = src.Endpoint
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Kubeconfig != src.Kubeconfig {
+		m.Kubeconfig = src.Kubeconfig
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Token != src.Token {
+		m.Token = src.Token
+		n++
 	}
 	return n
 }
@@ -760,78 +751,65 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		src = new(Contract)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Flavor.Equal(src.Flavor) {
-					m.Flavor = src.Flavor.Clone()
-					n++
-				}
-			} else {
-				if m.Flavor != nil || src.Flavor != nil {
-					if m.Flavor == nil {
-						m.Flavor = new(Flavor)
-						n++
-					}
-					n += m.Flavor.copyInAt(src.Flavor, fm, at+2, fm.Window(at+2))
-				}
-			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+2, fm.Window(at+2))
 		}
 	}
 	cw2 := fm.Window(at + 128)
-	for x := cw2.Cover&0x40404000000 | cw2.Below&0x40404000000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 26:
-			if cw2.Cover&(1<<26) != 0 {
-				if !m.Buyer.Equal(src.Buyer) {
-					m.Buyer = src.Buyer.Clone()
-					n++
-				}
-			} else {
-				if m.Buyer != nil || src.Buyer != nil {
-					if m.Buyer == nil {
-						m.Buyer = new(NodeIdentity)
-						n++
-					}
-					n += m.Buyer.copyInAt(src.Buyer, fm, at+155, cw2.Shift(27))
-				}
+	if cw2.Cover&(1<<26) != 0 {
+		if !m.Buyer.Equal(src.Buyer) {
+			m.Buyer = src.Buyer.Clone()
+			n++
+		}
+	} else if cw2.Below&(1<<26) != 0 {
+		if m.Buyer != nil || src.Buyer != nil {
+			if m.Buyer == nil {
+				m.Buyer = new(NodeIdentity)
+				n++
 			}
-		case 34:
-			if cw2.Cover&(1<<34) != 0 {
-				if !m.Seller.Equal(src.Seller) {
-					m.Seller = src.Seller.Clone()
-					n++
-				}
-			} else {
-				if m.Seller != nil || src.Seller != nil {
-					if m.Seller == nil {
-						m.Seller = new(NodeIdentity)
-						n++
-					}
-					n += m.Seller.copyInAt(src.Seller, fm, at+163, cw2.Shift(35))
-				}
+			n += m.Buyer.copyInAt(src.Buyer, fm, at+155, cw2.Shift(27))
+		}
+	}
+	if cw2.Cover&(1<<34) != 0 {
+		if !m.Seller.Equal(src.Seller) {
+			m.Seller = src.Seller.Clone()
+			n++
+		}
+	} else if cw2.Below&(1<<34) != 0 {
+		if m.Seller != nil || src.Seller != nil {
+			if m.Seller == nil {
+				m.Seller = new(NodeIdentity)
+				n++
 			}
-		case 42:
-			if cw2.Cover&(1<<42) != 0 {
-				if !m.Configuration.Equal(src.Configuration) {
-					m.Configuration = src.Configuration.Clone()
-					n++
-				}
-			} else {
-				if m.Configuration != nil || src.Configuration != nil {
-					if m.Configuration == nil {
-						m.Configuration = new(Configuration)
-						n++
-					}
-					n += m.Configuration.copyInAt(src.Configuration, fm, at+171, cw2.Shift(43))
-				}
+			n += m.Seller.copyInAt(src.Seller, fm, at+163, cw2.Shift(35))
+		}
+	}
+	if cw2.Cover&(1<<42) != 0 {
+		if !m.Configuration.Equal(src.Configuration) {
+			m.Configuration = src.Configuration.Clone()
+			n++
+		}
+	} else if cw2.Below&(1<<42) != 0 {
+		if m.Configuration != nil || src.Configuration != nil {
+			if m.Configuration == nil {
+				m.Configuration = new(Configuration)
+				n++
 			}
+			n += m.Configuration.copyInAt(src.Configuration, fm, at+171, cw2.Shift(43))
 		}
 	}
 	cw3 := fm.Window(at + 192)

@@ -8,7 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -859,85 +858,71 @@ func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win 
 		src = new(Discovery)
 	}
 	n := 0
-	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.SolverId != src.SolverId {
+		m.SolverId = src.SolverId
+		n++
+	}
+	if win.Cover&(1<<2) != 0 {
+		if !m.Selector.Equal(src.Selector) {
+			m.Selector = src.Selector.Clone()
+			n++
+		}
+	} else if win.Below&(1<<2) != 0 {
+		if m.Selector != nil || src.Selector != nil {
+			if m.Selector == nil {
+				m.Selector = new(Selector)
 				n++
 			}
-		case 1:
-			if m.SolverId != src.SolverId {
-				m.SolverId = src.SolverId
-				n++
-			}
-		case 2:
-			if win.Cover&(1<<2) != 0 {
-				if !m.Selector.Equal(src.Selector) {
-					m.Selector = src.Selector.Clone()
-					n++
-				}
-			} else {
-				if m.Selector != nil || src.Selector != nil {
-					if m.Selector == nil {
-						m.Selector = new(Selector)
-						n++
-					}
-					n += m.Selector.copyInAt(src.Selector, fm, at+3, fm.Window(at+3))
-				}
-			}
+			n += m.Selector.copyInAt(src.Selector, fm, at+3, fm.Window(at+3))
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	for x := cw1.Cover&0xfe000000000000 | cw1.Below&0x90000000000000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 49:
-			if m.Subscribe != src.Subscribe {
-				m.Subscribe = src.Subscribe
-				n++
+	if cw1.Cover&(1<<49) != 0 && m.Subscribe != src.Subscribe {
+		m.Subscribe = src.Subscribe
+		n++
+	}
+	if cw1.Cover&(1<<50) != 0 && m.Phase != src.Phase {
+		m.Phase = src.Phase
+		n++
+	}
+	if cw1.Cover&(1<<51) != 0 && m.Message != src.Message {
+		m.Message = src.Message
+		n++
+	}
+	if (cw1.Cover|cw1.Below)&(1<<52) != 0 {
+		if a := fm.ListActionAt(at + 116); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.PeeringCandidateIds, src.PeeringCandidateIds)
+		} else if !slices.Equal(m.PeeringCandidateIds, src.PeeringCandidateIds) {
+			if len(src.PeeringCandidateIds) == 0 {
+				m.PeeringCandidateIds = nil
+			} else {
+				m.PeeringCandidateIds = slices.Clone(src.PeeringCandidateIds)
 			}
-		case 50:
-			if m.Phase != src.Phase {
-				m.Phase = src.Phase
-				n++
+			n++
+		}
+	}
+	if cw1.Cover&(1<<53) != 0 && !fieldmap.Equal(m.StartTime, src.StartTime) {
+		m.StartTime = fieldmap.Clone(src.StartTime)
+		n++
+	}
+	if cw1.Cover&(1<<54) != 0 && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
+		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
+		n++
+	}
+	if (cw1.Cover|cw1.Below)&(1<<55) != 0 {
+		if a := fm.ListActionAt(at + 119); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.PeerResults, src.PeerResults, (*PeerResult).Equal, (*PeerResult).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.PeerResults, src.PeerResults, (*PeerResult).Equal) {
+			if len(src.PeerResults) == 0 {
+				m.PeerResults = nil
+			} else {
+				m.PeerResults = fieldmap.CloneListFunc(src.PeerResults, (*PeerResult).Clone)
 			}
-		case 51:
-			if m.Message != src.Message {
-				m.Message = src.Message
-				n++
-			}
-		case 52:
-			if a := fm.ListActionAt(at + 116); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.PeeringCandidateIds, src.PeeringCandidateIds)
-			} else if !slices.Equal(m.PeeringCandidateIds, src.PeeringCandidateIds) {
-				if len(src.PeeringCandidateIds) == 0 {
-					m.PeeringCandidateIds = nil
-				} else {
-					m.PeeringCandidateIds = slices.Clone(src.PeeringCandidateIds)
-				}
-				n++
-			}
-		case 53:
-			if !fieldmap.Equal(m.StartTime, src.StartTime) {
-				m.StartTime = fieldmap.Clone(src.StartTime)
-				n++
-			}
-		case 54:
-			if !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
-				m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
-				n++
-			}
-		case 55:
-			if a := fm.ListActionAt(at + 119); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.PeerResults, src.PeerResults, (*PeerResult).Equal, (*PeerResult).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.PeerResults, src.PeerResults, (*PeerResult).Equal) {
-				if len(src.PeerResults) == 0 {
-					m.PeerResults = nil
-				} else {
-					m.PeerResults = fieldmap.CloneListFunc(src.PeerResults, (*PeerResult).Clone)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -954,34 +939,25 @@ func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int, wi
 		src = new(PeerResult)
 	}
 	n := 0
-	for x := win.Cover & 0x1f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Address != src.Address {
-				m.Address = src.Address
-				n++
-			}
-		case 1:
-			if m.NodeId != src.NodeId {
-				m.NodeId = src.NodeId
-				n++
-			}
-		case 2:
-			if m.FlavorsFound != src.FlavorsFound {
-				m.FlavorsFound = src.FlavorsFound
-				n++
-			}
-		case 3:
-			if m.Error != src.Error {
-				m.Error = src.Error
-				n++
-			}
-		case 4:
-			if !fieldmap.Equal(m.Duration, src.Duration) {
-				m.Duration = fieldmap.Clone(src.Duration)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Address != src.Address {
+		m.Address = src.Address
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.NodeId != src.NodeId {
+		m.NodeId = src.NodeId
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.FlavorsFound != src.FlavorsFound {
+		m.FlavorsFound = src.FlavorsFound
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Error != src.Error {
+		m.Error = src.Error
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && !fieldmap.Equal(m.Duration, src.Duration) {
+		m.Duration = fieldmap.Clone(src.Duration)
+		n++
 	}
 	return n
 }
@@ -1032,60 +1008,48 @@ func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap
 		src = new(PeeringCandidate)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Flavor.Equal(src.Flavor) {
-					m.Flavor = src.Flavor.Clone()
-					n++
-				}
-			} else {
-				if m.Flavor != nil || src.Flavor != nil {
-					if m.Flavor == nil {
-						m.Flavor = new(Flavor)
-						n++
-					}
-					n += m.Flavor.copyInAt(src.Flavor, fm, at+2, fm.Window(at+2))
-				}
-			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+2, fm.Window(at+2))
 		}
 	}
 	cw2 := fm.Window(at + 128)
-	for x := cw2.Cover&0x3c000000 | cw2.Below&0x4000000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 26:
-			if a := fm.ListActionAt(at + 154); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.SolverIds, src.SolverIds)
-			} else if !slices.Equal(m.SolverIds, src.SolverIds) {
-				if len(src.SolverIds) == 0 {
-					m.SolverIds = nil
-				} else {
-					m.SolverIds = slices.Clone(src.SolverIds)
-				}
-				n++
+	if (cw2.Cover|cw2.Below)&(1<<26) != 0 {
+		if a := fm.ListActionAt(at + 154); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.SolverIds, src.SolverIds)
+		} else if !slices.Equal(m.SolverIds, src.SolverIds) {
+			if len(src.SolverIds) == 0 {
+				m.SolverIds = nil
+			} else {
+				m.SolverIds = slices.Clone(src.SolverIds)
 			}
-		case 27:
-			if m.Available != src.Available {
-				m.Available = src.Available
-				n++
-			}
-		case 28:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
-		case 29:
-			if m.SellerAddress != src.SellerAddress {
-				m.SellerAddress = src.SellerAddress
-				n++
-			}
+			n++
 		}
+	}
+	if cw2.Cover&(1<<27) != 0 && m.Available != src.Available {
+		m.Available = src.Available
+		n++
+	}
+	if cw2.Cover&(1<<28) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
+	}
+	if cw2.Cover&(1<<29) != 0 && m.SellerAddress != src.SellerAddress {
+		m.SellerAddress = src.SellerAddress
+		n++
 	}
 	return n
 }

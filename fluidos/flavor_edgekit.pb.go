@@ -1905,49 +1905,39 @@ func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *field
 		src = new(K8SliceCharacteristics)
 	}
 	n := 0
-	for x := win.Cover&0x11f | win.Below&0x10; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Architecture != src.Architecture {
-				m.Architecture = src.Architecture
-				n++
-			}
-		case 1:
-			if m.Cpu != src.Cpu {
-				m.Cpu = src.Cpu
-				n++
-			}
-		case 2:
-			if m.Memory != src.Memory {
-				m.Memory = src.Memory
-				n++
-			}
-		case 3:
-			if m.Pods != src.Pods {
-				m.Pods = src.Pods
-				n++
-			}
-		case 4:
-			if win.Cover&(1<<4) != 0 {
-				if !m.Gpu.Equal(src.Gpu) {
-					m.Gpu = src.Gpu.Clone()
-					n++
-				}
-			} else {
-				if m.Gpu != nil || src.Gpu != nil {
-					if m.Gpu == nil {
-						m.Gpu = new(GPU)
-						n++
-					}
-					n += m.Gpu.copyInAt(src.Gpu, fm, at+5, win.Shift(5))
-				}
-			}
-		case 8:
-			if m.Storage != src.Storage {
-				m.Storage = src.Storage
-				n++
-			}
+	if win.Cover&(1<<0) != 0 && m.Architecture != src.Architecture {
+		m.Architecture = src.Architecture
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Cpu != src.Cpu {
+		m.Cpu = src.Cpu
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Memory != src.Memory {
+		m.Memory = src.Memory
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Pods != src.Pods {
+		m.Pods = src.Pods
+		n++
+	}
+	if win.Cover&(1<<4) != 0 {
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu = src.Gpu.Clone()
+			n++
 		}
+	} else if win.Below&(1<<4) != 0 {
+		if m.Gpu != nil || src.Gpu != nil {
+			if m.Gpu == nil {
+				m.Gpu = new(GPU)
+				n++
+			}
+			n += m.Gpu.copyInAt(src.Gpu, fm, at+5, win.Shift(5))
+		}
+	}
+	if win.Cover&(1<<8) != 0 && m.Storage != src.Storage {
+		m.Storage = src.Storage
+		n++
 	}
 	return n
 }
@@ -1982,39 +1972,29 @@ func (m *Partitionability) copyInAt(src *Partitionability, fm *fieldmap.FieldMap
 		src = new(Partitionability)
 	}
 	n := 0
-	for x := win.Cover & 0x3f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.CpuMin != src.CpuMin {
-				m.CpuMin = src.CpuMin
-				n++
-			}
-		case 1:
-			if m.MemoryMin != src.MemoryMin {
-				m.MemoryMin = src.MemoryMin
-				n++
-			}
-		case 2:
-			if m.PodsMin != src.PodsMin {
-				m.PodsMin = src.PodsMin
-				n++
-			}
-		case 3:
-			if m.CpuStep != src.CpuStep {
-				m.CpuStep = src.CpuStep
-				n++
-			}
-		case 4:
-			if m.MemoryStep != src.MemoryStep {
-				m.MemoryStep = src.MemoryStep
-				n++
-			}
-		case 5:
-			if m.PodsStep != src.PodsStep {
-				m.PodsStep = src.PodsStep
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.CpuMin != src.CpuMin {
+		m.CpuMin = src.CpuMin
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.MemoryMin != src.MemoryMin {
+		m.MemoryMin = src.MemoryMin
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.PodsMin != src.PodsMin {
+		m.PodsMin = src.PodsMin
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.CpuStep != src.CpuStep {
+		m.CpuStep = src.CpuStep
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.MemoryStep != src.MemoryStep {
+		m.MemoryStep = src.MemoryStep
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && m.PodsStep != src.PodsStep {
+		m.PodsStep = src.PodsStep
+		n++
 	}
 	return n
 }
@@ -2049,24 +2029,20 @@ func (m *CarbonFootprint) copyInAt(src *CarbonFootprint, fm *fieldmap.FieldMap, 
 		src = new(CarbonFootprint)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Embodied != src.Embodied {
-				m.Embodied = src.Embodied
-				n++
+	if win.Cover&(1<<0) != 0 && m.Embodied != src.Embodied {
+		m.Embodied = src.Embodied
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Operational, src.Operational)
+		} else if !slices.Equal(m.Operational, src.Operational) {
+			if len(src.Operational) == 0 {
+				m.Operational = nil
+			} else {
+				m.Operational = slices.Clone(src.Operational)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Operational, src.Operational)
-			} else if !slices.Equal(m.Operational, src.Operational) {
-				if len(src.Operational) == 0 {
-					m.Operational = nil
-				} else {
-					m.Operational = slices.Clone(src.Operational)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2099,81 +2075,73 @@ func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldM
 		src = new(K8SliceProperties)
 	}
 	n := 0
-	for x := win.Cover&0x1027 | win.Below&0x1026; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.LatencyMs != src.LatencyMs {
-				m.LatencyMs = src.LatencyMs
-				n++
-			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.SecurityStandards, src.SecurityStandards)
-			} else if !slices.Equal(m.SecurityStandards, src.SecurityStandards) {
-				if len(src.SecurityStandards) == 0 {
-					m.SecurityStandards = nil
-				} else {
-					m.SecurityStandards = slices.Clone(src.SecurityStandards)
-				}
-				n++
-			}
-		case 2:
-			if win.Cover&(1<<2) != 0 {
-				if !m.CarbonFootprint.Equal(src.CarbonFootprint) {
-					m.CarbonFootprint = src.CarbonFootprint.Clone()
-					n++
-				}
+	if win.Cover&(1<<0) != 0 && m.LatencyMs != src.LatencyMs {
+		m.LatencyMs = src.LatencyMs
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.SecurityStandards, src.SecurityStandards)
+		} else if !slices.Equal(m.SecurityStandards, src.SecurityStandards) {
+			if len(src.SecurityStandards) == 0 {
+				m.SecurityStandards = nil
 			} else {
-				if m.CarbonFootprint != nil || src.CarbonFootprint != nil {
-					if m.CarbonFootprint == nil {
-						m.CarbonFootprint = new(CarbonFootprint)
-						n++
-					}
-					n += m.CarbonFootprint.copyInAt(src.CarbonFootprint, fm, at+3, win.Shift(3))
-				}
+				m.SecurityStandards = slices.Clone(src.SecurityStandards)
 			}
-		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal) {
-				if len(src.NetworkAuthorizations) == 0 {
-					m.NetworkAuthorizations = nil
-				} else {
-					m.NetworkAuthorizations = fieldmap.CloneListFunc(src.NetworkAuthorizations, (*NetworkAuthorization).Clone)
-				}
+			n++
+		}
+	}
+	if win.Cover&(1<<2) != 0 {
+		if !m.CarbonFootprint.Equal(src.CarbonFootprint) {
+			m.CarbonFootprint = src.CarbonFootprint.Clone()
+			n++
+		}
+	} else if win.Below&(1<<2) != 0 {
+		if m.CarbonFootprint != nil || src.CarbonFootprint != nil {
+			if m.CarbonFootprint == nil {
+				m.CarbonFootprint = new(CarbonFootprint)
 				n++
 			}
-		case 12:
-			if win.Cover&(1<<12) != 0 {
-				if !m.NetworkIntents.Equal(src.NetworkIntents) {
-					m.NetworkIntents = src.NetworkIntents.Clone()
-					n++
-				}
+			n += m.CarbonFootprint.copyInAt(src.CarbonFootprint, fm, at+3, win.Shift(3))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal) {
+			if len(src.NetworkAuthorizations) == 0 {
+				m.NetworkAuthorizations = nil
 			} else {
-				if m.NetworkIntents != nil || src.NetworkIntents != nil {
-					if m.NetworkIntents == nil {
-						m.NetworkIntents = new(NetworkIntents)
-						n++
-					}
-					n += m.NetworkIntents.copyInAt(src.NetworkIntents, fm, at+13, fm.Window(at+13))
-				}
+				m.NetworkAuthorizations = fieldmap.CloneListFunc(src.NetworkAuthorizations, (*NetworkAuthorization).Clone)
 			}
+			n++
+		}
+	}
+	if win.Cover&(1<<12) != 0 {
+		if !m.NetworkIntents.Equal(src.NetworkIntents) {
+			m.NetworkIntents = src.NetworkIntents.Clone()
+			n++
+		}
+	} else if win.Below&(1<<12) != 0 {
+		if m.NetworkIntents != nil || src.NetworkIntents != nil {
+			if m.NetworkIntents == nil {
+				m.NetworkIntents = new(NetworkIntents)
+				n++
+			}
+			n += m.NetworkIntents.copyInAt(src.NetworkIntents, fm, at+13, fm.Window(at+13))
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	for x := cw1.Cover&0x2 | cw1.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 1:
-			if a := fm.ListActionAt(at + 65); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.AdditionalProperties, src.AdditionalProperties)
-			} else if !maps.Equal(m.AdditionalProperties, src.AdditionalProperties) {
-				if len(src.AdditionalProperties) == 0 {
-					m.AdditionalProperties = nil
-				} else {
-					m.AdditionalProperties = maps.Clone(src.AdditionalProperties)
-				}
-				n++
+	if (cw1.Cover|cw1.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 65); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.AdditionalProperties, src.AdditionalProperties)
+		} else if !maps.Equal(m.AdditionalProperties, src.AdditionalProperties) {
+			if len(src.AdditionalProperties) == 0 {
+				m.AdditionalProperties = nil
+			} else {
+				m.AdditionalProperties = maps.Clone(src.AdditionalProperties)
 			}
+			n++
 		}
 	}
 	return n
@@ -2190,30 +2158,28 @@ func (m *NetworkIntents) copyInAt(src *NetworkIntents, fm *fieldmap.FieldMap, at
 		src = new(NetworkIntents)
 	}
 	n := 0
-	for x := win.Cover&0x4000001 | win.Below&0x4000001; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.DeniedCommunications, src.DeniedCommunications, (*NetworkIntent).Equal, (*NetworkIntent).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.DeniedCommunications, src.DeniedCommunications, (*NetworkIntent).Equal) {
-				if len(src.DeniedCommunications) == 0 {
-					m.DeniedCommunications = nil
-				} else {
-					m.DeniedCommunications = fieldmap.CloneListFunc(src.DeniedCommunications, (*NetworkIntent).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.DeniedCommunications, src.DeniedCommunications, (*NetworkIntent).Equal, (*NetworkIntent).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.DeniedCommunications, src.DeniedCommunications, (*NetworkIntent).Equal) {
+			if len(src.DeniedCommunications) == 0 {
+				m.DeniedCommunications = nil
+			} else {
+				m.DeniedCommunications = fieldmap.CloneListFunc(src.DeniedCommunications, (*NetworkIntent).Clone)
 			}
-		case 26:
-			if a := fm.ListActionAt(at + 26); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.MandatoryCommunications, src.MandatoryCommunications, (*NetworkIntent).Equal, (*NetworkIntent).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.MandatoryCommunications, src.MandatoryCommunications, (*NetworkIntent).Equal) {
-				if len(src.MandatoryCommunications) == 0 {
-					m.MandatoryCommunications = nil
-				} else {
-					m.MandatoryCommunications = fieldmap.CloneListFunc(src.MandatoryCommunications, (*NetworkIntent).Clone)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<26) != 0 {
+		if a := fm.ListActionAt(at + 26); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.MandatoryCommunications, src.MandatoryCommunications, (*NetworkIntent).Equal, (*NetworkIntent).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.MandatoryCommunications, src.MandatoryCommunications, (*NetworkIntent).Equal) {
+			if len(src.MandatoryCommunications) == 0 {
+				m.MandatoryCommunications = nil
+			} else {
+				m.MandatoryCommunications = fieldmap.CloneListFunc(src.MandatoryCommunications, (*NetworkIntent).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -2230,54 +2196,45 @@ func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at i
 		src = new(NetworkIntent)
 	}
 	n := 0
-	for x := win.Cover&0x1801003 | win.Below&0x1002; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Source.Equal(src.Source) {
-					m.Source = src.Source.Clone()
-					n++
-				}
-			} else {
-				if m.Source != nil || src.Source != nil {
-					if m.Source == nil {
-						m.Source = new(NetworkEndpoint)
-						n++
-					}
-					n += m.Source.copyInAt(src.Source, fm, at+2, win.Shift(2))
-				}
-			}
-		case 12:
-			if win.Cover&(1<<12) != 0 {
-				if !m.Destination.Equal(src.Destination) {
-					m.Destination = src.Destination.Clone()
-					n++
-				}
-			} else {
-				if m.Destination != nil || src.Destination != nil {
-					if m.Destination == nil {
-						m.Destination = new(NetworkEndpoint)
-						n++
-					}
-					n += m.Destination.copyInAt(src.Destination, fm, at+13, win.Shift(13))
-				}
-			}
-		case 23:
-			if m.DestinationPort != src.DestinationPort {
-				m.DestinationPort = src.DestinationPort
-				n++
-			}
-		case 24:
-			if m.ProtocolType != src.ProtocolType {
-				m.ProtocolType = src.ProtocolType
-				n++
-			}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Source.Equal(src.Source) {
+			m.Source = src.Source.Clone()
+			n++
 		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Source != nil || src.Source != nil {
+			if m.Source == nil {
+				m.Source = new(NetworkEndpoint)
+				n++
+			}
+			n += m.Source.copyInAt(src.Source, fm, at+2, win.Shift(2))
+		}
+	}
+	if win.Cover&(1<<12) != 0 {
+		if !m.Destination.Equal(src.Destination) {
+			m.Destination = src.Destination.Clone()
+			n++
+		}
+	} else if win.Below&(1<<12) != 0 {
+		if m.Destination != nil || src.Destination != nil {
+			if m.Destination == nil {
+				m.Destination = new(NetworkEndpoint)
+				n++
+			}
+			n += m.Destination.copyInAt(src.Destination, fm, at+13, win.Shift(13))
+		}
+	}
+	if win.Cover&(1<<23) != 0 && m.DestinationPort != src.DestinationPort {
+		m.DestinationPort = src.DestinationPort
+		n++
+	}
+	if win.Cover&(1<<24) != 0 && m.ProtocolType != src.ProtocolType {
+		m.ProtocolType = src.ProtocolType
+		n++
 	}
 	return n
 }
@@ -2293,28 +2250,22 @@ func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, 
 		src = new(NetworkEndpoint)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.IsHotCluster != src.IsHotCluster {
-				m.IsHotCluster = src.IsHotCluster
+	if win.Cover&(1<<0) != 0 && m.IsHotCluster != src.IsHotCluster {
+		m.IsHotCluster = src.IsHotCluster
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.ResourceSelector.Equal(src.ResourceSelector) {
+			m.ResourceSelector = src.ResourceSelector.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.ResourceSelector != nil || src.ResourceSelector != nil {
+			if m.ResourceSelector == nil {
+				m.ResourceSelector = new(NetworkResourceSelector)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.ResourceSelector.Equal(src.ResourceSelector) {
-					m.ResourceSelector = src.ResourceSelector.Clone()
-					n++
-				}
-			} else {
-				if m.ResourceSelector != nil || src.ResourceSelector != nil {
-					if m.ResourceSelector == nil {
-						m.ResourceSelector = new(NetworkResourceSelector)
-						n++
-					}
-					n += m.ResourceSelector.copyInAt(src.ResourceSelector, fm, at+2, win.Shift(2))
-				}
-			}
+			n += m.ResourceSelector.copyInAt(src.ResourceSelector, fm, at+2, win.Shift(2))
 		}
 	}
 	return n
@@ -2331,50 +2282,46 @@ func (m *NetworkResourceSelector) copyInAt(src *NetworkResourceSelector, fm *fie
 		src = new(NetworkResourceSelector)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if s1, ok := src.Selector.(*NetworkResourceSelector_Cidr); ok && s1 != nil {
-				if d1, ok := m.Selector.(*NetworkResourceSelector_Cidr); !ok || d1 == nil || d1.Cidr != s1.Cidr {
-					m.Selector = &NetworkResourceSelector_Cidr{Cidr: s1.Cidr}
-					n++
-				}
-			} else if d1, ok := m.Selector.(*NetworkResourceSelector_Cidr); ok && d1 != nil {
-				m.Selector = nil
+	if win.Cover&(1<<0) != 0 {
+		if s1, ok := src.Selector.(*NetworkResourceSelector_Cidr); ok && s1 != nil {
+			if d1, ok := m.Selector.(*NetworkResourceSelector_Cidr); !ok || d1 == nil || d1.Cidr != s1.Cidr {
+				m.Selector = &NetworkResourceSelector_Cidr{Cidr: s1.Cidr}
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if s1, ok := src.Selector.(*NetworkResourceSelector_PodNamespace); ok && s1 != nil {
-					if d1, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); !ok || d1 == nil || !d1.PodNamespace.Equal(s1.PodNamespace) {
-						m.Selector = &NetworkResourceSelector_PodNamespace{PodNamespace: s1.PodNamespace.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); ok && d1 != nil {
-					m.Selector = nil
-					n++
-				}
-			} else {
-				var s1 *PodNamespaceSelector
-				sok := false
-				if w, ok := src.Selector.(*NetworkResourceSelector_PodNamespace); ok && w != nil {
-					s1, sok = w.PodNamespace, true
-				}
-				var d1 *PodNamespaceSelector
-				if w, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); ok && w != nil {
-					if w.PodNamespace == nil {
-						w.PodNamespace = new(PodNamespaceSelector)
-					}
-					d1 = w.PodNamespace
-				} else if sok {
-					d1 = new(PodNamespaceSelector)
-					m.Selector = &NetworkResourceSelector_PodNamespace{PodNamespace: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+2, win.Shift(2))
-				}
+		} else if d1, ok := m.Selector.(*NetworkResourceSelector_Cidr); ok && d1 != nil {
+			m.Selector = nil
+			n++
+		}
+	}
+	if win.Cover&(1<<1) != 0 {
+		if s1, ok := src.Selector.(*NetworkResourceSelector_PodNamespace); ok && s1 != nil {
+			if d1, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); !ok || d1 == nil || !d1.PodNamespace.Equal(s1.PodNamespace) {
+				m.Selector = &NetworkResourceSelector_PodNamespace{PodNamespace: s1.PodNamespace.Clone()}
+				n++
 			}
+		} else if d1, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); ok && d1 != nil {
+			m.Selector = nil
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		var s1 *PodNamespaceSelector
+		sok := false
+		if w, ok := src.Selector.(*NetworkResourceSelector_PodNamespace); ok && w != nil {
+			s1, sok = w.PodNamespace, true
+		}
+		var d1 *PodNamespaceSelector
+		if w, ok := m.Selector.(*NetworkResourceSelector_PodNamespace); ok && w != nil {
+			if w.PodNamespace == nil {
+				w.PodNamespace = new(PodNamespaceSelector)
+			}
+			d1 = w.PodNamespace
+		} else if sok {
+			d1 = new(PodNamespaceSelector)
+			m.Selector = &NetworkResourceSelector_PodNamespace{PodNamespace: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+2, win.Shift(2))
 		}
 	}
 	return n
@@ -2391,30 +2338,28 @@ func (m *PodNamespaceSelector) copyInAt(src *PodNamespaceSelector, fm *fieldmap.
 		src = new(PodNamespaceSelector)
 	}
 	n := 0
-	for x := win.Cover&0x9 | win.Below&0x9; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Pod, src.Pod, (*Label).Equal, (*Label).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Pod, src.Pod, (*Label).Equal) {
-				if len(src.Pod) == 0 {
-					m.Pod = nil
-				} else {
-					m.Pod = fieldmap.CloneListFunc(src.Pod, (*Label).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Pod, src.Pod, (*Label).Equal, (*Label).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Pod, src.Pod, (*Label).Equal) {
+			if len(src.Pod) == 0 {
+				m.Pod = nil
+			} else {
+				m.Pod = fieldmap.CloneListFunc(src.Pod, (*Label).Clone)
 			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Namespace, src.Namespace, (*Label).Equal, (*Label).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Namespace, src.Namespace, (*Label).Equal) {
-				if len(src.Namespace) == 0 {
-					m.Namespace = nil
-				} else {
-					m.Namespace = fieldmap.CloneListFunc(src.Namespace, (*Label).Clone)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Namespace, src.Namespace, (*Label).Equal, (*Label).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Namespace, src.Namespace, (*Label).Equal) {
+			if len(src.Namespace) == 0 {
+				m.Namespace = nil
+			} else {
+				m.Namespace = fieldmap.CloneListFunc(src.Namespace, (*Label).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -2431,19 +2376,13 @@ func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Label)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Key != src.Key {
-				m.Key = src.Key
-				n++
-			}
-		case 1:
-			if m.Value != src.Value {
-				m.Value = src.Value
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Key != src.Key {
+		m.Key = src.Key
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
 	}
 	return n
 }
@@ -2592,53 +2531,46 @@ func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fiel
 		src = new(K8Slice)
 	}
 	n := 0
-	for x := win.Cover&0x20401 | win.Below&0x20401; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Characteristics.Equal(src.Characteristics) {
-					m.Characteristics = src.Characteristics.Clone()
-					n++
-				}
-			} else {
-				if m.Characteristics != nil || src.Characteristics != nil {
-					if m.Characteristics == nil {
-						m.Characteristics = new(K8SliceCharacteristics)
-						n++
-					}
-					n += m.Characteristics.copyInAt(src.Characteristics, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Characteristics.Equal(src.Characteristics) {
+			m.Characteristics = src.Characteristics.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Characteristics != nil || src.Characteristics != nil {
+			if m.Characteristics == nil {
+				m.Characteristics = new(K8SliceCharacteristics)
+				n++
 			}
-		case 10:
-			if win.Cover&(1<<10) != 0 {
-				if !m.Partitionability.Equal(src.Partitionability) {
-					m.Partitionability = src.Partitionability.Clone()
-					n++
-				}
-			} else {
-				if m.Partitionability != nil || src.Partitionability != nil {
-					if m.Partitionability == nil {
-						m.Partitionability = new(Partitionability)
-						n++
-					}
-					n += m.Partitionability.copyInAt(src.Partitionability, fm, at+11, win.Shift(11))
-				}
+			n += m.Characteristics.copyInAt(src.Characteristics, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<10) != 0 {
+		if !m.Partitionability.Equal(src.Partitionability) {
+			m.Partitionability = src.Partitionability.Clone()
+			n++
+		}
+	} else if win.Below&(1<<10) != 0 {
+		if m.Partitionability != nil || src.Partitionability != nil {
+			if m.Partitionability == nil {
+				m.Partitionability = new(Partitionability)
+				n++
 			}
-		case 17:
-			if win.Cover&(1<<17) != 0 {
-				if !m.Properties.Equal(src.Properties) {
-					m.Properties = src.Properties.Clone()
-					n++
-				}
-			} else {
-				if m.Properties != nil || src.Properties != nil {
-					if m.Properties == nil {
-						m.Properties = new(K8SliceProperties)
-						n++
-					}
-					n += m.Properties.copyInAt(src.Properties, fm, at+18, fm.Window(at+18))
-				}
+			n += m.Partitionability.copyInAt(src.Partitionability, fm, at+11, win.Shift(11))
+		}
+	}
+	if win.Cover&(1<<17) != 0 {
+		if !m.Properties.Equal(src.Properties) {
+			m.Properties = src.Properties.Clone()
+			n++
+		}
+	} else if win.Below&(1<<17) != 0 {
+		if m.Properties != nil || src.Properties != nil {
+			if m.Properties == nil {
+				m.Properties = new(K8SliceProperties)
+				n++
 			}
+			n += m.Properties.copyInAt(src.Properties, fm, at+18, fm.Window(at+18))
 		}
 	}
 	return n
@@ -2783,54 +2715,43 @@ func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 		src = new(VM)
 	}
 	n := 0
-	for x := win.Cover&0x23f | win.Below&0x20; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Cpu != src.Cpu {
-				m.Cpu = src.Cpu
-				n++
-			}
-		case 1:
-			if m.Memory != src.Memory {
-				m.Memory = src.Memory
-				n++
-			}
-		case 2:
-			if m.Storage != src.Storage {
-				m.Storage = src.Storage
-				n++
-			}
-		case 3:
-			if m.Architecture != src.Architecture {
-				m.Architecture = src.Architecture
-				n++
-			}
-		case 4:
-			if m.OsImage != src.OsImage {
-				m.OsImage = src.OsImage
-				n++
-			}
-		case 5:
-			if win.Cover&(1<<5) != 0 {
-				if !m.Gpu.Equal(src.Gpu) {
-					m.Gpu = src.Gpu.Clone()
-					n++
-				}
-			} else {
-				if m.Gpu != nil || src.Gpu != nil {
-					if m.Gpu == nil {
-						m.Gpu = new(GPU)
-						n++
-					}
-					n += m.Gpu.copyInAt(src.Gpu, fm, at+6, win.Shift(6))
-				}
-			}
-		case 9:
-			if m.Hypervisor != src.Hypervisor {
-				m.Hypervisor = src.Hypervisor
-				n++
-			}
+	if win.Cover&(1<<0) != 0 && m.Cpu != src.Cpu {
+		m.Cpu = src.Cpu
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Memory != src.Memory {
+		m.Memory = src.Memory
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Storage != src.Storage {
+		m.Storage = src.Storage
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Architecture != src.Architecture {
+		m.Architecture = src.Architecture
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.OsImage != src.OsImage {
+		m.OsImage = src.OsImage
+		n++
+	}
+	if win.Cover&(1<<5) != 0 {
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu = src.Gpu.Clone()
+			n++
 		}
+	} else if win.Below&(1<<5) != 0 {
+		if m.Gpu != nil || src.Gpu != nil {
+			if m.Gpu == nil {
+				m.Gpu = new(GPU)
+				n++
+			}
+			n += m.Gpu.copyInAt(src.Gpu, fm, at+6, win.Shift(6))
+		}
+	}
+	if win.Cover&(1<<9) != 0 && m.Hypervisor != src.Hypervisor {
+		m.Hypervisor = src.Hypervisor
+		n++
 	}
 	return n
 }
@@ -2865,48 +2786,38 @@ func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Sensor)
 	}
 	n := 0
-	for x := win.Cover&0x3f | win.Below&0x20; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.SensorType != src.SensorType {
-				m.SensorType = src.SensorType
+	if win.Cover&(1<<0) != 0 && m.SensorType != src.SensorType {
+		m.SensorType = src.SensorType
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
+		m.SamplingRateHz = src.SamplingRateHz
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !fieldmap.SameFloat64(m.Accuracy, src.Accuracy) {
+		m.Accuracy = src.Accuracy
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Unit != src.Unit {
+		m.Unit = src.Unit
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.SourceEndpoint != src.SourceEndpoint {
+		m.SourceEndpoint = src.SourceEndpoint
+		n++
+	}
+	if win.Cover&(1<<5) != 0 {
+		if !m.Location.Equal(src.Location) {
+			m.Location = src.Location.Clone()
+			n++
+		}
+	} else if win.Below&(1<<5) != 0 {
+		if m.Location != nil || src.Location != nil {
+			if m.Location == nil {
+				m.Location = new(Location)
 				n++
 			}
-		case 1:
-			if !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
-				m.SamplingRateHz = src.SamplingRateHz
-				n++
-			}
-		case 2:
-			if !fieldmap.SameFloat64(m.Accuracy, src.Accuracy) {
-				m.Accuracy = src.Accuracy
-				n++
-			}
-		case 3:
-			if m.Unit != src.Unit {
-				m.Unit = src.Unit
-				n++
-			}
-		case 4:
-			if m.SourceEndpoint != src.SourceEndpoint {
-				m.SourceEndpoint = src.SourceEndpoint
-				n++
-			}
-		case 5:
-			if win.Cover&(1<<5) != 0 {
-				if !m.Location.Equal(src.Location) {
-					m.Location = src.Location.Clone()
-					n++
-				}
-			} else {
-				if m.Location != nil || src.Location != nil {
-					if m.Location == nil {
-						m.Location = new(Location)
-						n++
-					}
-					n += m.Location.copyInAt(src.Location, fm, at+6, win.Shift(6))
-				}
-			}
+			n += m.Location.copyInAt(src.Location, fm, at+6, win.Shift(6))
 		}
 	}
 	return n
@@ -3051,109 +2962,98 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	for x := cw1.Cover&0x200000000000 | cw1.Below&0x200000000000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 45:
-			if cw1.Cover&(1<<45) != 0 {
-				if s1, ok := src.Spec.(*Flavor_Service); ok && s1 != nil {
-					if d1, ok := m.Spec.(*Flavor_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
-						m.Spec = &Flavor_Service{Service: s1.Service.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Spec.(*Flavor_Service); ok && d1 != nil {
-					m.Spec = nil
-					n++
-				}
-			} else {
-				var s1 *Service
-				sok := false
-				if w, ok := src.Spec.(*Flavor_Service); ok && w != nil {
-					s1, sok = w.Service, true
-				}
-				var d1 *Service
-				if w, ok := m.Spec.(*Flavor_Service); ok && w != nil {
-					if w.Service == nil {
-						w.Service = new(Service)
-					}
-					d1 = w.Service
-				} else if sok {
-					d1 = new(Service)
-					m.Spec = &Flavor_Service{Service: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+110, fm.Window(at+110))
-				}
+	if cw1.Cover&(1<<45) != 0 {
+		if s1, ok := src.Spec.(*Flavor_Service); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Flavor_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
+				m.Spec = &Flavor_Service{Service: s1.Service.Clone()}
+				n++
 			}
+		} else if d1, ok := m.Spec.(*Flavor_Service); ok && d1 != nil {
+			m.Spec = nil
+			n++
+		}
+	} else if cw1.Below&(1<<45) != 0 {
+		var s1 *Service
+		sok := false
+		if w, ok := src.Spec.(*Flavor_Service); ok && w != nil {
+			s1, sok = w.Service, true
+		}
+		var d1 *Service
+		if w, ok := m.Spec.(*Flavor_Service); ok && w != nil {
+			if w.Service == nil {
+				w.Service = new(Service)
+			}
+			d1 = w.Service
+		} else if sok {
+			d1 = new(Service)
+			m.Spec = &Flavor_Service{Service: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+110, fm.Window(at+110))
 		}
 	}
 	cw2 := fm.Window(at + 128)
-	for x := cw2.Cover&0x1002 | cw2.Below&0x1002; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 1:
-			if cw2.Cover&(1<<1) != 0 {
-				if s1, ok := src.Spec.(*Flavor_Vm); ok && s1 != nil {
-					if d1, ok := m.Spec.(*Flavor_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
-						m.Spec = &Flavor_Vm{Vm: s1.Vm.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Spec.(*Flavor_Vm); ok && d1 != nil {
-					m.Spec = nil
-					n++
-				}
-			} else {
-				var s1 *VM
-				sok := false
-				if w, ok := src.Spec.(*Flavor_Vm); ok && w != nil {
-					s1, sok = w.Vm, true
-				}
-				var d1 *VM
-				if w, ok := m.Spec.(*Flavor_Vm); ok && w != nil {
-					if w.Vm == nil {
-						w.Vm = new(VM)
-					}
-					d1 = w.Vm
-				} else if sok {
-					d1 = new(VM)
-					m.Spec = &Flavor_Vm{Vm: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+130, cw2.Shift(2))
-				}
+	if cw2.Cover&(1<<1) != 0 {
+		if s1, ok := src.Spec.(*Flavor_Vm); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Flavor_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
+				m.Spec = &Flavor_Vm{Vm: s1.Vm.Clone()}
+				n++
 			}
-		case 12:
-			if cw2.Cover&(1<<12) != 0 {
-				if s1, ok := src.Spec.(*Flavor_Sensor); ok && s1 != nil {
-					if d1, ok := m.Spec.(*Flavor_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
-						m.Spec = &Flavor_Sensor{Sensor: s1.Sensor.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Spec.(*Flavor_Sensor); ok && d1 != nil {
-					m.Spec = nil
-					n++
-				}
-			} else {
-				var s1 *Sensor
-				sok := false
-				if w, ok := src.Spec.(*Flavor_Sensor); ok && w != nil {
-					s1, sok = w.Sensor, true
-				}
-				var d1 *Sensor
-				if w, ok := m.Spec.(*Flavor_Sensor); ok && w != nil {
-					if w.Sensor == nil {
-						w.Sensor = new(Sensor)
-					}
-					d1 = w.Sensor
-				} else if sok {
-					d1 = new(Sensor)
-					m.Spec = &Flavor_Sensor{Sensor: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+141, cw2.Shift(13))
-				}
+		} else if d1, ok := m.Spec.(*Flavor_Vm); ok && d1 != nil {
+			m.Spec = nil
+			n++
+		}
+	} else if cw2.Below&(1<<1) != 0 {
+		var s1 *VM
+		sok := false
+		if w, ok := src.Spec.(*Flavor_Vm); ok && w != nil {
+			s1, sok = w.Vm, true
+		}
+		var d1 *VM
+		if w, ok := m.Spec.(*Flavor_Vm); ok && w != nil {
+			if w.Vm == nil {
+				w.Vm = new(VM)
 			}
+			d1 = w.Vm
+		} else if sok {
+			d1 = new(VM)
+			m.Spec = &Flavor_Vm{Vm: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+130, cw2.Shift(2))
+		}
+	}
+	if cw2.Cover&(1<<12) != 0 {
+		if s1, ok := src.Spec.(*Flavor_Sensor); ok && s1 != nil {
+			if d1, ok := m.Spec.(*Flavor_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
+				m.Spec = &Flavor_Sensor{Sensor: s1.Sensor.Clone()}
+				n++
+			}
+		} else if d1, ok := m.Spec.(*Flavor_Sensor); ok && d1 != nil {
+			m.Spec = nil
+			n++
+		}
+	} else if cw2.Below&(1<<12) != 0 {
+		var s1 *Sensor
+		sok := false
+		if w, ok := src.Spec.(*Flavor_Sensor); ok && w != nil {
+			s1, sok = w.Sensor, true
+		}
+		var d1 *Sensor
+		if w, ok := m.Spec.(*Flavor_Sensor); ok && w != nil {
+			if w.Sensor == nil {
+				w.Sensor = new(Sensor)
+			}
+			d1 = w.Sensor
+		} else if sok {
+			d1 = new(Sensor)
+			m.Spec = &Flavor_Sensor{Sensor: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+141, cw2.Shift(13))
 		}
 	}
 	return n

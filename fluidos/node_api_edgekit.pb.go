@@ -8,7 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -5600,23 +5599,18 @@ func (m *CreateSolverRequest) copyInAt(src *CreateSolverRequest, fm *fieldmap.Fi
 		src = new(CreateSolverRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Solver.Equal(src.Solver) {
-					m.Solver = src.Solver.Clone()
-					n++
-				}
-			} else {
-				if m.Solver != nil || src.Solver != nil {
-					if m.Solver == nil {
-						m.Solver = new(Solver)
-						n++
-					}
-					n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Solver.Equal(src.Solver) {
+			m.Solver = src.Solver.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Solver != nil || src.Solver != nil {
+			if m.Solver == nil {
+				m.Solver = new(Solver)
+				n++
 			}
+			n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
 		}
 	}
 	return n
@@ -5652,23 +5646,18 @@ func (m *CreateSolverResponse) copyInAt(src *CreateSolverResponse, fm *fieldmap.
 		src = new(CreateSolverResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Solver.Equal(src.Solver) {
-					m.Solver = src.Solver.Clone()
-					n++
-				}
-			} else {
-				if m.Solver != nil || src.Solver != nil {
-					if m.Solver == nil {
-						m.Solver = new(Solver)
-						n++
-					}
-					n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Solver.Equal(src.Solver) {
+			m.Solver = src.Solver.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Solver != nil || src.Solver != nil {
+			if m.Solver == nil {
+				m.Solver = new(Solver)
+				n++
 			}
+			n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
 		}
 	}
 	return n
@@ -5704,14 +5693,9 @@ func (m *GetSolverRequest) copyInAt(src *GetSolverRequest, fm *fieldmap.FieldMap
 		src = new(GetSolverRequest)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
 	return n
 }
@@ -5746,23 +5730,18 @@ func (m *GetSolverResponse) copyInAt(src *GetSolverResponse, fm *fieldmap.FieldM
 		src = new(GetSolverResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Solver.Equal(src.Solver) {
-					m.Solver = src.Solver.Clone()
-					n++
-				}
-			} else {
-				if m.Solver != nil || src.Solver != nil {
-					if m.Solver == nil {
-						m.Solver = new(Solver)
-						n++
-					}
-					n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Solver.Equal(src.Solver) {
+			m.Solver = src.Solver.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Solver != nil || src.Solver != nil {
+			if m.Solver == nil {
+				m.Solver = new(Solver)
+				n++
 			}
+			n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
 		}
 	}
 	return n
@@ -5824,19 +5803,16 @@ func (m *ListSolversResponse) copyInAt(src *ListSolversResponse, fm *fieldmap.Fi
 		src = new(ListSolversResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Solvers, src.Solvers, (*Solver).Equal, (*Solver).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Solvers, src.Solvers, (*Solver).Equal) {
-				if len(src.Solvers) == 0 {
-					m.Solvers = nil
-				} else {
-					m.Solvers = fieldmap.CloneListFunc(src.Solvers, (*Solver).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Solvers, src.Solvers, (*Solver).Equal, (*Solver).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Solvers, src.Solvers, (*Solver).Equal) {
+			if len(src.Solvers) == 0 {
+				m.Solvers = nil
+			} else {
+				m.Solvers = fieldmap.CloneListFunc(src.Solvers, (*Solver).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -5872,14 +5848,9 @@ func (m *DeleteSolverRequest) copyInAt(src *DeleteSolverRequest, fm *fieldmap.Fi
 		src = new(DeleteSolverRequest)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
 	return n
 }
@@ -5940,14 +5911,9 @@ func (m *WatchSolverRequest) copyInAt(src *WatchSolverRequest, fm *fieldmap.Fiel
 		src = new(WatchSolverRequest)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
 	return n
 }
@@ -5982,23 +5948,18 @@ func (m *WatchSolverResponse) copyInAt(src *WatchSolverResponse, fm *fieldmap.Fi
 		src = new(WatchSolverResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Solver.Equal(src.Solver) {
-					m.Solver = src.Solver.Clone()
-					n++
-				}
-			} else {
-				if m.Solver != nil || src.Solver != nil {
-					if m.Solver == nil {
-						m.Solver = new(Solver)
-						n++
-					}
-					n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Solver.Equal(src.Solver) {
+			m.Solver = src.Solver.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Solver != nil || src.Solver != nil {
+			if m.Solver == nil {
+				m.Solver = new(Solver)
+				n++
 			}
+			n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
 		}
 	}
 	return n
@@ -6034,14 +5995,9 @@ func (m *GetDiscoveryRequest) copyInAt(src *GetDiscoveryRequest, fm *fieldmap.Fi
 		src = new(GetDiscoveryRequest)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
 	return n
 }
@@ -6073,39 +6029,31 @@ func (m *GetDiscoveryResponse) copyInAt(src *GetDiscoveryResponse, fm *fieldmap.
 		src = new(GetDiscoveryResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Discovery.Equal(src.Discovery) {
-					m.Discovery = src.Discovery.Clone()
-					n++
-				}
-			} else {
-				if m.Discovery != nil || src.Discovery != nil {
-					if m.Discovery == nil {
-						m.Discovery = new(Discovery)
-						n++
-					}
-					n += m.Discovery.copyInAt(src.Discovery, fm, at+1, fm.Window(at+1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Discovery.Equal(src.Discovery) {
+			m.Discovery = src.Discovery.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Discovery != nil || src.Discovery != nil {
+			if m.Discovery == nil {
+				m.Discovery = new(Discovery)
+				n++
 			}
+			n += m.Discovery.copyInAt(src.Discovery, fm, at+1, fm.Window(at+1))
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	for x := cw1.Cover&0x4000000000000000 | cw1.Below&0x4000000000000000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 62:
-			if a := fm.ListActionAt(at + 126); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Candidates, src.Candidates, (*PeeringCandidate).Equal, (*PeeringCandidate).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Candidates, src.Candidates, (*PeeringCandidate).Equal) {
-				if len(src.Candidates) == 0 {
-					m.Candidates = nil
-				} else {
-					m.Candidates = fieldmap.CloneListFunc(src.Candidates, (*PeeringCandidate).Clone)
-				}
-				n++
+	if (cw1.Cover|cw1.Below)&(1<<62) != 0 {
+		if a := fm.ListActionAt(at + 126); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Candidates, src.Candidates, (*PeeringCandidate).Equal, (*PeeringCandidate).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Candidates, src.Candidates, (*PeeringCandidate).Equal) {
+			if len(src.Candidates) == 0 {
+				m.Candidates = nil
+			} else {
+				m.Candidates = fieldmap.CloneListFunc(src.Candidates, (*PeeringCandidate).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -6141,23 +6089,18 @@ func (m *ListFlavorsRequest) copyInAt(src *ListFlavorsRequest, fm *fieldmap.Fiel
 		src = new(ListFlavorsRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Selector.Equal(src.Selector) {
-					m.Selector = src.Selector.Clone()
-					n++
-				}
-			} else {
-				if m.Selector != nil || src.Selector != nil {
-					if m.Selector == nil {
-						m.Selector = new(Selector)
-						n++
-					}
-					n += m.Selector.copyInAt(src.Selector, fm, at+1, fm.Window(at+1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Selector.Equal(src.Selector) {
+			m.Selector = src.Selector.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Selector != nil || src.Selector != nil {
+			if m.Selector == nil {
+				m.Selector = new(Selector)
+				n++
 			}
+			n += m.Selector.copyInAt(src.Selector, fm, at+1, fm.Window(at+1))
 		}
 	}
 	return n
@@ -6193,19 +6136,16 @@ func (m *ListFlavorsResponse) copyInAt(src *ListFlavorsResponse, fm *fieldmap.Fi
 		src = new(ListFlavorsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*Flavor).Equal, (*Flavor).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*Flavor).Equal) {
-				if len(src.Flavors) == 0 {
-					m.Flavors = nil
-				} else {
-					m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*Flavor).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*Flavor).Equal, (*Flavor).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*Flavor).Equal) {
+			if len(src.Flavors) == 0 {
+				m.Flavors = nil
+			} else {
+				m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*Flavor).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -6241,23 +6181,18 @@ func (m *ListPeerFlavorsRequest) copyInAt(src *ListPeerFlavorsRequest, fm *field
 		src = new(ListPeerFlavorsRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Selector.Equal(src.Selector) {
-					m.Selector = src.Selector.Clone()
-					n++
-				}
-			} else {
-				if m.Selector != nil || src.Selector != nil {
-					if m.Selector == nil {
-						m.Selector = new(Selector)
-						n++
-					}
-					n += m.Selector.copyInAt(src.Selector, fm, at+1, fm.Window(at+1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Selector.Equal(src.Selector) {
+			m.Selector = src.Selector.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Selector != nil || src.Selector != nil {
+			if m.Selector == nil {
+				m.Selector = new(Selector)
+				n++
 			}
+			n += m.Selector.copyInAt(src.Selector, fm, at+1, fm.Window(at+1))
 		}
 	}
 	return n
@@ -6290,34 +6225,24 @@ func (m *PeerFlavor) copyInAt(src *PeerFlavor, fm *fieldmap.FieldMap, at int, wi
 		src = new(PeerFlavor)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Flavor.Equal(src.Flavor) {
-					m.Flavor = src.Flavor.Clone()
-					n++
-				}
-			} else {
-				if m.Flavor != nil || src.Flavor != nil {
-					if m.Flavor == nil {
-						m.Flavor = new(Flavor)
-						n++
-					}
-					n += m.Flavor.copyInAt(src.Flavor, fm, at+1, fm.Window(at+1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor = src.Flavor.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Flavor != nil || src.Flavor != nil {
+			if m.Flavor == nil {
+				m.Flavor = new(Flavor)
+				n++
 			}
+			n += m.Flavor.copyInAt(src.Flavor, fm, at+1, fm.Window(at+1))
 		}
 	}
 	cw2 := fm.Window(at + 128)
-	for x := cw2.Cover & 0x2000000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 25:
-			if m.Address != src.Address {
-				m.Address = src.Address
-				n++
-			}
-		}
+	if cw2.Cover&(1<<25) != 0 && m.Address != src.Address {
+		m.Address = src.Address
+		n++
 	}
 	return n
 }
@@ -6349,35 +6274,29 @@ func (m *ListPeerFlavorsResponse) copyInAt(src *ListPeerFlavorsResponse, fm *fie
 		src = new(ListPeerFlavorsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*PeerFlavor).Equal, (*PeerFlavor).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*PeerFlavor).Equal) {
-				if len(src.Flavors) == 0 {
-					m.Flavors = nil
-				} else {
-					m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*PeerFlavor).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*PeerFlavor).Equal, (*PeerFlavor).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*PeerFlavor).Equal) {
+			if len(src.Flavors) == 0 {
+				m.Flavors = nil
+			} else {
+				m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*PeerFlavor).Clone)
 			}
+			n++
 		}
 	}
 	cw2 := fm.Window(at + 128)
-	for x := cw2.Cover&0x8000000 | cw2.Below&0x8000000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 27:
-			if a := fm.ListActionAt(at + 155); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.PeerResults, src.PeerResults, (*PeerResult).Equal, (*PeerResult).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.PeerResults, src.PeerResults, (*PeerResult).Equal) {
-				if len(src.PeerResults) == 0 {
-					m.PeerResults = nil
-				} else {
-					m.PeerResults = fieldmap.CloneListFunc(src.PeerResults, (*PeerResult).Clone)
-				}
-				n++
+	if (cw2.Cover|cw2.Below)&(1<<27) != 0 {
+		if a := fm.ListActionAt(at + 155); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.PeerResults, src.PeerResults, (*PeerResult).Equal, (*PeerResult).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.PeerResults, src.PeerResults, (*PeerResult).Equal) {
+			if len(src.PeerResults) == 0 {
+				m.PeerResults = nil
+			} else {
+				m.PeerResults = fieldmap.CloneListFunc(src.PeerResults, (*PeerResult).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -6413,23 +6332,18 @@ func (m *CreateServiceBlueprintRequest) copyInAt(src *CreateServiceBlueprintRequ
 		src = new(CreateServiceBlueprintRequest)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Blueprint.Equal(src.Blueprint) {
-					m.Blueprint = src.Blueprint.Clone()
-					n++
-				}
-			} else {
-				if m.Blueprint != nil || src.Blueprint != nil {
-					if m.Blueprint == nil {
-						m.Blueprint = new(ServiceBlueprint)
-						n++
-					}
-					n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Blueprint.Equal(src.Blueprint) {
+			m.Blueprint = src.Blueprint.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Blueprint != nil || src.Blueprint != nil {
+			if m.Blueprint == nil {
+				m.Blueprint = new(ServiceBlueprint)
+				n++
 			}
+			n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -6465,23 +6379,18 @@ func (m *CreateServiceBlueprintResponse) copyInAt(src *CreateServiceBlueprintRes
 		src = new(CreateServiceBlueprintResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Blueprint.Equal(src.Blueprint) {
-					m.Blueprint = src.Blueprint.Clone()
-					n++
-				}
-			} else {
-				if m.Blueprint != nil || src.Blueprint != nil {
-					if m.Blueprint == nil {
-						m.Blueprint = new(ServiceBlueprint)
-						n++
-					}
-					n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Blueprint.Equal(src.Blueprint) {
+			m.Blueprint = src.Blueprint.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Blueprint != nil || src.Blueprint != nil {
+			if m.Blueprint == nil {
+				m.Blueprint = new(ServiceBlueprint)
+				n++
 			}
+			n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -6517,14 +6426,9 @@ func (m *GetServiceBlueprintRequest) copyInAt(src *GetServiceBlueprintRequest, f
 		src = new(GetServiceBlueprintRequest)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
 	return n
 }
@@ -6559,23 +6463,18 @@ func (m *GetServiceBlueprintResponse) copyInAt(src *GetServiceBlueprintResponse,
 		src = new(GetServiceBlueprintResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Blueprint.Equal(src.Blueprint) {
-					m.Blueprint = src.Blueprint.Clone()
-					n++
-				}
-			} else {
-				if m.Blueprint != nil || src.Blueprint != nil {
-					if m.Blueprint == nil {
-						m.Blueprint = new(ServiceBlueprint)
-						n++
-					}
-					n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Blueprint.Equal(src.Blueprint) {
+			m.Blueprint = src.Blueprint.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Blueprint != nil || src.Blueprint != nil {
+			if m.Blueprint == nil {
+				m.Blueprint = new(ServiceBlueprint)
+				n++
 			}
+			n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -6637,19 +6536,16 @@ func (m *ListServiceBlueprintsResponse) copyInAt(src *ListServiceBlueprintsRespo
 		src = new(ListServiceBlueprintsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Blueprints, src.Blueprints, (*ServiceBlueprint).Equal, (*ServiceBlueprint).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Blueprints, src.Blueprints, (*ServiceBlueprint).Equal) {
-				if len(src.Blueprints) == 0 {
-					m.Blueprints = nil
-				} else {
-					m.Blueprints = fieldmap.CloneListFunc(src.Blueprints, (*ServiceBlueprint).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Blueprints, src.Blueprints, (*ServiceBlueprint).Equal, (*ServiceBlueprint).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Blueprints, src.Blueprints, (*ServiceBlueprint).Equal) {
+			if len(src.Blueprints) == 0 {
+				m.Blueprints = nil
+			} else {
+				m.Blueprints = fieldmap.CloneListFunc(src.Blueprints, (*ServiceBlueprint).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -6685,14 +6581,9 @@ func (m *DeleteServiceBlueprintRequest) copyInAt(src *DeleteServiceBlueprintRequ
 		src = new(DeleteServiceBlueprintRequest)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
 	return n
 }
@@ -6753,19 +6644,13 @@ func (m *GetContractRequest) copyInAt(src *GetContractRequest, fm *fieldmap.Fiel
 		src = new(GetContractRequest)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
-		case 1:
-			if m.Role != src.Role {
-				m.Role = src.Role
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Role != src.Role {
+		m.Role = src.Role
+		n++
 	}
 	return n
 }
@@ -6797,34 +6682,24 @@ func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.Fi
 		src = new(GetContractResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Contract.Equal(src.Contract) {
-					m.Contract = src.Contract.Clone()
-					n++
-				}
-			} else {
-				if m.Contract != nil || src.Contract != nil {
-					if m.Contract == nil {
-						m.Contract = new(Contract)
-						n++
-					}
-					n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Contract.Equal(src.Contract) {
+			m.Contract = src.Contract.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Contract != nil || src.Contract != nil {
+			if m.Contract == nil {
+				m.Contract = new(Contract)
+				n++
 			}
+			n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
 		}
 	}
 	cw3 := fm.Window(at + 192)
-	for x := cw3.Cover & 0x800000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 23:
-			if m.Role != src.Role {
-				m.Role = src.Role
-				n++
-			}
-		}
+	if cw3.Cover&(1<<23) != 0 && m.Role != src.Role {
+		m.Role = src.Role
+		n++
 	}
 	return n
 }
@@ -6859,14 +6734,9 @@ func (m *ListContractsRequest) copyInAt(src *ListContractsRequest, fm *fieldmap.
 		src = new(ListContractsRequest)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Role != src.Role {
-				m.Role = src.Role
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Role != src.Role {
+		m.Role = src.Role
+		n++
 	}
 	return n
 }
@@ -6898,34 +6768,24 @@ func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at i
 		src = new(ContractEntry)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Contract.Equal(src.Contract) {
-					m.Contract = src.Contract.Clone()
-					n++
-				}
-			} else {
-				if m.Contract != nil || src.Contract != nil {
-					if m.Contract == nil {
-						m.Contract = new(Contract)
-						n++
-					}
-					n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Contract.Equal(src.Contract) {
+			m.Contract = src.Contract.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Contract != nil || src.Contract != nil {
+			if m.Contract == nil {
+				m.Contract = new(Contract)
+				n++
 			}
+			n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
 		}
 	}
 	cw3 := fm.Window(at + 192)
-	for x := cw3.Cover & 0x800000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 23:
-			if m.Role != src.Role {
-				m.Role = src.Role
-				n++
-			}
-		}
+	if cw3.Cover&(1<<23) != 0 && m.Role != src.Role {
+		m.Role = src.Role
+		n++
 	}
 	return n
 }
@@ -6960,19 +6820,16 @@ func (m *ListContractsResponse) copyInAt(src *ListContractsResponse, fm *fieldma
 		src = new(ListContractsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Contracts, src.Contracts, (*ContractEntry).Equal, (*ContractEntry).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Contracts, src.Contracts, (*ContractEntry).Equal) {
-				if len(src.Contracts) == 0 {
-					m.Contracts = nil
-				} else {
-					m.Contracts = fieldmap.CloneListFunc(src.Contracts, (*ContractEntry).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Contracts, src.Contracts, (*ContractEntry).Equal, (*ContractEntry).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Contracts, src.Contracts, (*ContractEntry).Equal) {
+			if len(src.Contracts) == 0 {
+				m.Contracts = nil
+			} else {
+				m.Contracts = fieldmap.CloneListFunc(src.Contracts, (*ContractEntry).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -7008,14 +6865,9 @@ func (m *GetAllocationRequest) copyInAt(src *GetAllocationRequest, fm *fieldmap.
 		src = new(GetAllocationRequest)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
 	return n
 }
@@ -7050,23 +6902,18 @@ func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldma
 		src = new(GetAllocationResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Allocation.Equal(src.Allocation) {
-					m.Allocation = src.Allocation.Clone()
-					n++
-				}
-			} else {
-				if m.Allocation != nil || src.Allocation != nil {
-					if m.Allocation == nil {
-						m.Allocation = new(Allocation)
-						n++
-					}
-					n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Allocation.Equal(src.Allocation) {
+			m.Allocation = src.Allocation.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Allocation != nil || src.Allocation != nil {
+			if m.Allocation == nil {
+				m.Allocation = new(Allocation)
+				n++
 			}
+			n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -7128,19 +6975,16 @@ func (m *ListAllocationsResponse) copyInAt(src *ListAllocationsResponse, fm *fie
 		src = new(ListAllocationsResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Allocations, src.Allocations, (*Allocation).Equal, (*Allocation).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Allocations, src.Allocations, (*Allocation).Equal) {
-				if len(src.Allocations) == 0 {
-					m.Allocations = nil
-				} else {
-					m.Allocations = fieldmap.CloneListFunc(src.Allocations, (*Allocation).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Allocations, src.Allocations, (*Allocation).Equal, (*Allocation).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Allocations, src.Allocations, (*Allocation).Equal) {
+			if len(src.Allocations) == 0 {
+				m.Allocations = nil
+			} else {
+				m.Allocations = fieldmap.CloneListFunc(src.Allocations, (*Allocation).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -7202,29 +7046,23 @@ func (m *GetNodeResponse) copyInAt(src *GetNodeResponse, fm *fieldmap.FieldMap, 
 		src = new(GetNodeResponse)
 	}
 	n := 0
-	for x := win.Cover&0x101 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Node.Equal(src.Node) {
-					m.Node = src.Node.Clone()
-					n++
-				}
-			} else {
-				if m.Node != nil || src.Node != nil {
-					if m.Node == nil {
-						m.Node = new(NodeIdentity)
-						n++
-					}
-					n += m.Node.copyInAt(src.Node, fm, at+1, win.Shift(1))
-				}
-			}
-		case 8:
-			if m.InsecureRear != src.InsecureRear {
-				m.InsecureRear = src.InsecureRear
+	if win.Cover&(1<<0) != 0 {
+		if !m.Node.Equal(src.Node) {
+			m.Node = src.Node.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Node != nil || src.Node != nil {
+			if m.Node == nil {
+				m.Node = new(NodeIdentity)
 				n++
 			}
+			n += m.Node.copyInAt(src.Node, fm, at+1, win.Shift(1))
 		}
+	}
+	if win.Cover&(1<<8) != 0 && m.InsecureRear != src.InsecureRear {
+		m.InsecureRear = src.InsecureRear
+		n++
 	}
 	return n
 }
@@ -7285,19 +7123,13 @@ func (m *Peer) copyInAt(src *Peer, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		src = new(Peer)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Address != src.Address {
-				m.Address = src.Address
-				n++
-			}
-		case 1:
-			if m.Static != src.Static {
-				m.Static = src.Static
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Address != src.Address {
+		m.Address = src.Address
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Static != src.Static {
+		m.Static = src.Static
+		n++
 	}
 	return n
 }
@@ -7332,19 +7164,16 @@ func (m *ListPeersResponse) copyInAt(src *ListPeersResponse, fm *fieldmap.FieldM
 		src = new(ListPeersResponse)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Peers, src.Peers, (*Peer).Equal, (*Peer).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Peers, src.Peers, (*Peer).Equal) {
-				if len(src.Peers) == 0 {
-					m.Peers = nil
-				} else {
-					m.Peers = fieldmap.CloneListFunc(src.Peers, (*Peer).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Peers, src.Peers, (*Peer).Equal, (*Peer).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Peers, src.Peers, (*Peer).Equal) {
+			if len(src.Peers) == 0 {
+				m.Peers = nil
+			} else {
+				m.Peers = fieldmap.CloneListFunc(src.Peers, (*Peer).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -7380,14 +7209,9 @@ func (m *AddPeerRequest) copyInAt(src *AddPeerRequest, fm *fieldmap.FieldMap, at
 		src = new(AddPeerRequest)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Address != src.Address {
-				m.Address = src.Address
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Address != src.Address {
+		m.Address = src.Address
+		n++
 	}
 	return n
 }

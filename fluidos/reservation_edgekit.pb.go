@@ -715,44 +715,33 @@ func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldM
 		src = new(ReservationStatus)
 	}
 	n := 0
-	for x := win.Cover & 0x7f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Phase != src.Phase {
-				m.Phase = src.Phase
-				n++
-			}
-		case 1:
-			if m.ReservePhase != src.ReservePhase {
-				m.ReservePhase = src.ReservePhase
-				n++
-			}
-		case 2:
-			if m.PurchasePhase != src.PurchasePhase {
-				m.PurchasePhase = src.PurchasePhase
-				n++
-			}
-		case 3:
-			if m.Message != src.Message {
-				m.Message = src.Message
-				n++
-			}
-		case 4:
-			if m.TransactionId != src.TransactionId {
-				m.TransactionId = src.TransactionId
-				n++
-			}
-		case 5:
-			if m.ContractId != src.ContractId {
-				m.ContractId = src.ContractId
-				n++
-			}
-		case 6:
-			if !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
-				m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Phase != src.Phase {
+		m.Phase = src.Phase
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.ReservePhase != src.ReservePhase {
+		m.ReservePhase = src.ReservePhase
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.PurchasePhase != src.PurchasePhase {
+		m.PurchasePhase = src.PurchasePhase
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Message != src.Message {
+		m.Message = src.Message
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.TransactionId != src.TransactionId {
+		m.TransactionId = src.TransactionId
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && m.ContractId != src.ContractId {
+		m.ContractId = src.ContractId
+		n++
+	}
+	if win.Cover&(1<<6) != 0 && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
+		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
+		n++
 	}
 	return n
 }
@@ -1011,43 +1000,36 @@ func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at
 		src = new(ReserveRequest)
 	}
 	n := 0
-	for x := win.Cover&0x203 | win.Below&0x202; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.FlavorId != src.FlavorId {
-				m.FlavorId = src.FlavorId
+	if win.Cover&(1<<0) != 0 && m.FlavorId != src.FlavorId {
+		m.FlavorId = src.FlavorId
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Buyer.Equal(src.Buyer) {
+			m.Buyer = src.Buyer.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Buyer != nil || src.Buyer != nil {
+			if m.Buyer == nil {
+				m.Buyer = new(NodeIdentity)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Buyer.Equal(src.Buyer) {
-					m.Buyer = src.Buyer.Clone()
-					n++
-				}
-			} else {
-				if m.Buyer != nil || src.Buyer != nil {
-					if m.Buyer == nil {
-						m.Buyer = new(NodeIdentity)
-						n++
-					}
-					n += m.Buyer.copyInAt(src.Buyer, fm, at+2, win.Shift(2))
-				}
+			n += m.Buyer.copyInAt(src.Buyer, fm, at+2, win.Shift(2))
+		}
+	}
+	if win.Cover&(1<<9) != 0 {
+		if !m.Configuration.Equal(src.Configuration) {
+			m.Configuration = src.Configuration.Clone()
+			n++
+		}
+	} else if win.Below&(1<<9) != 0 {
+		if m.Configuration != nil || src.Configuration != nil {
+			if m.Configuration == nil {
+				m.Configuration = new(Configuration)
+				n++
 			}
-		case 9:
-			if win.Cover&(1<<9) != 0 {
-				if !m.Configuration.Equal(src.Configuration) {
-					m.Configuration = src.Configuration.Clone()
-					n++
-				}
-			} else {
-				if m.Configuration != nil || src.Configuration != nil {
-					if m.Configuration == nil {
-						m.Configuration = new(Configuration)
-						n++
-					}
-					n += m.Configuration.copyInAt(src.Configuration, fm, at+10, win.Shift(10))
-				}
-			}
+			n += m.Configuration.copyInAt(src.Configuration, fm, at+10, win.Shift(10))
 		}
 	}
 	return n
@@ -1083,38 +1065,32 @@ func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, 
 		src = new(PurchaseRequest)
 	}
 	n := 0
-	for x := win.Cover&0x9 | win.Below&0x9; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.BuyerCredentials.Equal(src.BuyerCredentials) {
-					m.BuyerCredentials = src.BuyerCredentials.Clone()
-					n++
-				}
-			} else {
-				if m.BuyerCredentials != nil || src.BuyerCredentials != nil {
-					if m.BuyerCredentials == nil {
-						m.BuyerCredentials = new(PeeringCredentials)
-						n++
-					}
-					n += m.BuyerCredentials.copyInAt(src.BuyerCredentials, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.BuyerCredentials.Equal(src.BuyerCredentials) {
+			m.BuyerCredentials = src.BuyerCredentials.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.BuyerCredentials != nil || src.BuyerCredentials != nil {
+			if m.BuyerCredentials == nil {
+				m.BuyerCredentials = new(PeeringCredentials)
+				n++
 			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
-					m.IngressTelemetryEndpoint = src.IngressTelemetryEndpoint.Clone()
-					n++
-				}
-			} else {
-				if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
-					if m.IngressTelemetryEndpoint == nil {
-						m.IngressTelemetryEndpoint = new(TelemetryEndpoint)
-						n++
-					}
-					n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+4, win.Shift(4))
-				}
+			n += m.BuyerCredentials.copyInAt(src.BuyerCredentials, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
+			m.IngressTelemetryEndpoint = src.IngressTelemetryEndpoint.Clone()
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
+			if m.IngressTelemetryEndpoint == nil {
+				m.IngressTelemetryEndpoint = new(TelemetryEndpoint)
+				n++
 			}
+			n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+4, win.Shift(4))
 		}
 	}
 	return n
@@ -1131,19 +1107,13 @@ func (m *PeeringCredentials) copyInAt(src *PeeringCredentials, fm *fieldmap.Fiel
 		src = new(PeeringCredentials)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.ClusterId != src.ClusterId {
-				m.ClusterId = src.ClusterId
-				n++
-			}
-		case 1:
-			if m.Kubeconfig != src.Kubeconfig {
-				m.Kubeconfig = src.Kubeconfig
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.ClusterId != src.ClusterId {
+		m.ClusterId = src.ClusterId
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Kubeconfig != src.Kubeconfig {
+		m.Kubeconfig = src.Kubeconfig
+		n++
 	}
 	return n
 }

@@ -8,7 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -1212,14 +1211,9 @@ func (m *ResourceMatchSelector) copyInAt(src *ResourceMatchSelector, fm *fieldma
 		src = new(ResourceMatchSelector)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Value != src.Value {
-				m.Value = src.Value
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
 	}
 	return n
 }
@@ -1261,35 +1255,29 @@ func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldma
 	}
 	n := 0
 	var pb *_ResourceRangeSelector_ptrs
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Min, src.Min) {
-				if src.Min == nil {
-					m.Min = nil
-				} else {
-					if pb == nil {
-						pb = new(_ResourceRangeSelector_ptrs)
-					}
-					pb.f1 = *src.Min
-					m.Min = &pb.f1
-				}
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Min, src.Min) {
+		if src.Min == nil {
+			m.Min = nil
+		} else {
+			if pb == nil {
+				pb = new(_ResourceRangeSelector_ptrs)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m.Max, src.Max) {
-				if src.Max == nil {
-					m.Max = nil
-				} else {
-					if pb == nil {
-						pb = new(_ResourceRangeSelector_ptrs)
-					}
-					pb.f2 = *src.Max
-					m.Max = &pb.f2
-				}
-				n++
-			}
+			pb.f1 = *src.Min
+			m.Min = &pb.f1
 		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.Max, src.Max) {
+		if src.Max == nil {
+			m.Max = nil
+		} else {
+			if pb == nil {
+				pb = new(_ResourceRangeSelector_ptrs)
+			}
+			pb.f2 = *src.Max
+			m.Max = &pb.f2
+		}
+		n++
 	}
 	return n
 }
@@ -1324,72 +1312,66 @@ func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at
 		src = new(ResourceFilter)
 	}
 	n := 0
-	for x := win.Cover&0x5 | win.Below&0x5; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if s1, ok := src.Filter.(*ResourceFilter_Match); ok && s1 != nil {
-					if d1, ok := m.Filter.(*ResourceFilter_Match); !ok || d1 == nil || !d1.Match.Equal(s1.Match) {
-						m.Filter = &ResourceFilter_Match{Match: s1.Match.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Filter.(*ResourceFilter_Match); ok && d1 != nil {
-					m.Filter = nil
-					n++
-				}
-			} else {
-				var s1 *ResourceMatchSelector
-				sok := false
-				if w, ok := src.Filter.(*ResourceFilter_Match); ok && w != nil {
-					s1, sok = w.Match, true
-				}
-				var d1 *ResourceMatchSelector
-				if w, ok := m.Filter.(*ResourceFilter_Match); ok && w != nil {
-					if w.Match == nil {
-						w.Match = new(ResourceMatchSelector)
-					}
-					d1 = w.Match
-				} else if sok {
-					d1 = new(ResourceMatchSelector)
-					m.Filter = &ResourceFilter_Match{Match: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if s1, ok := src.Filter.(*ResourceFilter_Match); ok && s1 != nil {
+			if d1, ok := m.Filter.(*ResourceFilter_Match); !ok || d1 == nil || !d1.Match.Equal(s1.Match) {
+				m.Filter = &ResourceFilter_Match{Match: s1.Match.Clone()}
+				n++
 			}
-		case 2:
-			if win.Cover&(1<<2) != 0 {
-				if s1, ok := src.Filter.(*ResourceFilter_Range); ok && s1 != nil {
-					if d1, ok := m.Filter.(*ResourceFilter_Range); !ok || d1 == nil || !d1.Range.Equal(s1.Range) {
-						m.Filter = &ResourceFilter_Range{Range: s1.Range.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Filter.(*ResourceFilter_Range); ok && d1 != nil {
-					m.Filter = nil
-					n++
-				}
-			} else {
-				var s1 *ResourceRangeSelector
-				sok := false
-				if w, ok := src.Filter.(*ResourceFilter_Range); ok && w != nil {
-					s1, sok = w.Range, true
-				}
-				var d1 *ResourceRangeSelector
-				if w, ok := m.Filter.(*ResourceFilter_Range); ok && w != nil {
-					if w.Range == nil {
-						w.Range = new(ResourceRangeSelector)
-					}
-					d1 = w.Range
-				} else if sok {
-					d1 = new(ResourceRangeSelector)
-					m.Filter = &ResourceFilter_Range{Range: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+3, win.Shift(3))
-				}
+		} else if d1, ok := m.Filter.(*ResourceFilter_Match); ok && d1 != nil {
+			m.Filter = nil
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		var s1 *ResourceMatchSelector
+		sok := false
+		if w, ok := src.Filter.(*ResourceFilter_Match); ok && w != nil {
+			s1, sok = w.Match, true
+		}
+		var d1 *ResourceMatchSelector
+		if w, ok := m.Filter.(*ResourceFilter_Match); ok && w != nil {
+			if w.Match == nil {
+				w.Match = new(ResourceMatchSelector)
 			}
+			d1 = w.Match
+		} else if sok {
+			d1 = new(ResourceMatchSelector)
+			m.Filter = &ResourceFilter_Match{Match: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<2) != 0 {
+		if s1, ok := src.Filter.(*ResourceFilter_Range); ok && s1 != nil {
+			if d1, ok := m.Filter.(*ResourceFilter_Range); !ok || d1 == nil || !d1.Range.Equal(s1.Range) {
+				m.Filter = &ResourceFilter_Range{Range: s1.Range.Clone()}
+				n++
+			}
+		} else if d1, ok := m.Filter.(*ResourceFilter_Range); ok && d1 != nil {
+			m.Filter = nil
+			n++
+		}
+	} else if win.Below&(1<<2) != 0 {
+		var s1 *ResourceRangeSelector
+		sok := false
+		if w, ok := src.Filter.(*ResourceFilter_Range); ok && w != nil {
+			s1, sok = w.Range, true
+		}
+		var d1 *ResourceRangeSelector
+		if w, ok := m.Filter.(*ResourceFilter_Range); ok && w != nil {
+			if w.Range == nil {
+				w.Range = new(ResourceRangeSelector)
+			}
+			d1 = w.Range
+		} else if sok {
+			d1 = new(ResourceRangeSelector)
+			m.Filter = &ResourceFilter_Range{Range: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+3, win.Shift(3))
 		}
 	}
 	return n
@@ -1432,35 +1414,29 @@ func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.Fiel
 	}
 	n := 0
 	var pb *_FloatRangeSelector_ptrs
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.SamePtrFloat64(m.Min, src.Min) {
-				if src.Min == nil {
-					m.Min = nil
-				} else {
-					if pb == nil {
-						pb = new(_FloatRangeSelector_ptrs)
-					}
-					pb.f1 = *src.Min
-					m.Min = &pb.f1
-				}
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.Min, src.Min) {
+		if src.Min == nil {
+			m.Min = nil
+		} else {
+			if pb == nil {
+				pb = new(_FloatRangeSelector_ptrs)
 			}
-		case 1:
-			if !fieldmap.SamePtrFloat64(m.Max, src.Max) {
-				if src.Max == nil {
-					m.Max = nil
-				} else {
-					if pb == nil {
-						pb = new(_FloatRangeSelector_ptrs)
-					}
-					pb.f2 = *src.Max
-					m.Max = &pb.f2
-				}
-				n++
-			}
+			pb.f1 = *src.Min
+			m.Min = &pb.f1
 		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.SamePtrFloat64(m.Max, src.Max) {
+		if src.Max == nil {
+			m.Max = nil
+		} else {
+			if pb == nil {
+				pb = new(_FloatRangeSelector_ptrs)
+			}
+			pb.f2 = *src.Max
+			m.Max = &pb.f2
+		}
+		n++
 	}
 	return n
 }
@@ -1495,28 +1471,26 @@ func (m *StringFilter) copyInAt(src *StringFilter, fm *fieldmap.FieldMap, at int
 		src = new(StringFilter)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if s1, ok := src.Filter.(*StringFilter_Exact); ok && s1 != nil {
-				if d1, ok := m.Filter.(*StringFilter_Exact); !ok || d1 == nil || d1.Exact != s1.Exact {
-					m.Filter = &StringFilter_Exact{Exact: s1.Exact}
-					n++
-				}
-			} else if d1, ok := m.Filter.(*StringFilter_Exact); ok && d1 != nil {
-				m.Filter = nil
+	if win.Cover&(1<<0) != 0 {
+		if s1, ok := src.Filter.(*StringFilter_Exact); ok && s1 != nil {
+			if d1, ok := m.Filter.(*StringFilter_Exact); !ok || d1 == nil || d1.Exact != s1.Exact {
+				m.Filter = &StringFilter_Exact{Exact: s1.Exact}
 				n++
 			}
-		case 1:
-			if s1, ok := src.Filter.(*StringFilter_Regex); ok && s1 != nil {
-				if d1, ok := m.Filter.(*StringFilter_Regex); !ok || d1 == nil || d1.Regex != s1.Regex {
-					m.Filter = &StringFilter_Regex{Regex: s1.Regex}
-					n++
-				}
-			} else if d1, ok := m.Filter.(*StringFilter_Regex); ok && d1 != nil {
-				m.Filter = nil
+		} else if d1, ok := m.Filter.(*StringFilter_Exact); ok && d1 != nil {
+			m.Filter = nil
+			n++
+		}
+	}
+	if win.Cover&(1<<1) != 0 {
+		if s1, ok := src.Filter.(*StringFilter_Regex); ok && s1 != nil {
+			if d1, ok := m.Filter.(*StringFilter_Regex); !ok || d1 == nil || d1.Regex != s1.Regex {
+				m.Filter = &StringFilter_Regex{Regex: s1.Regex}
 				n++
 			}
+		} else if d1, ok := m.Filter.(*StringFilter_Regex); ok && d1 != nil {
+			m.Filter = nil
+			n++
 		}
 	}
 	return n
@@ -1552,53 +1526,46 @@ func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, 
 		src = new(GPUSelector)
 	}
 	n := 0
-	for x := win.Cover&0x209 | win.Below&0x209; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Model.Equal(src.Model) {
-					m.Model = src.Model.Clone()
-					n++
-				}
-			} else {
-				if m.Model != nil || src.Model != nil {
-					if m.Model == nil {
-						m.Model = new(StringFilter)
-						n++
-					}
-					n += m.Model.copyInAt(src.Model, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Model.Equal(src.Model) {
+			m.Model = src.Model.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Model != nil || src.Model != nil {
+			if m.Model == nil {
+				m.Model = new(StringFilter)
+				n++
 			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if !m.Cores.Equal(src.Cores) {
-					m.Cores = src.Cores.Clone()
-					n++
-				}
-			} else {
-				if m.Cores != nil || src.Cores != nil {
-					if m.Cores == nil {
-						m.Cores = new(ResourceFilter)
-						n++
-					}
-					n += m.Cores.copyInAt(src.Cores, fm, at+4, win.Shift(4))
-				}
+			n += m.Model.copyInAt(src.Model, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !m.Cores.Equal(src.Cores) {
+			m.Cores = src.Cores.Clone()
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		if m.Cores != nil || src.Cores != nil {
+			if m.Cores == nil {
+				m.Cores = new(ResourceFilter)
+				n++
 			}
-		case 9:
-			if win.Cover&(1<<9) != 0 {
-				if !m.Memory.Equal(src.Memory) {
-					m.Memory = src.Memory.Clone()
-					n++
-				}
-			} else {
-				if m.Memory != nil || src.Memory != nil {
-					if m.Memory == nil {
-						m.Memory = new(ResourceFilter)
-						n++
-					}
-					n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
-				}
+			n += m.Cores.copyInAt(src.Cores, fm, at+4, win.Shift(4))
+		}
+	}
+	if win.Cover&(1<<9) != 0 {
+		if !m.Memory.Equal(src.Memory) {
+			m.Memory = src.Memory.Clone()
+			n++
+		}
+	} else if win.Below&(1<<9) != 0 {
+		if m.Memory != nil || src.Memory != nil {
+			if m.Memory == nil {
+				m.Memory = new(ResourceFilter)
+				n++
 			}
+			n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
 		}
 	}
 	return n
@@ -1634,98 +1601,88 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 		src = new(K8SliceSelector)
 	}
 	n := 0
-	for x := win.Cover&0x8208209 | win.Below&0x8208209; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Architecture.Equal(src.Architecture) {
-					m.Architecture = src.Architecture.Clone()
-					n++
-				}
-			} else {
-				if m.Architecture != nil || src.Architecture != nil {
-					if m.Architecture == nil {
-						m.Architecture = new(StringFilter)
-						n++
-					}
-					n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Architecture.Equal(src.Architecture) {
+			m.Architecture = src.Architecture.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Architecture != nil || src.Architecture != nil {
+			if m.Architecture == nil {
+				m.Architecture = new(StringFilter)
+				n++
 			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if !m.Cpu.Equal(src.Cpu) {
-					m.Cpu = src.Cpu.Clone()
-					n++
-				}
-			} else {
-				if m.Cpu != nil || src.Cpu != nil {
-					if m.Cpu == nil {
-						m.Cpu = new(ResourceFilter)
-						n++
-					}
-					n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
-				}
+			n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !m.Cpu.Equal(src.Cpu) {
+			m.Cpu = src.Cpu.Clone()
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		if m.Cpu != nil || src.Cpu != nil {
+			if m.Cpu == nil {
+				m.Cpu = new(ResourceFilter)
+				n++
 			}
-		case 9:
-			if win.Cover&(1<<9) != 0 {
-				if !m.Memory.Equal(src.Memory) {
-					m.Memory = src.Memory.Clone()
-					n++
-				}
-			} else {
-				if m.Memory != nil || src.Memory != nil {
-					if m.Memory == nil {
-						m.Memory = new(ResourceFilter)
-						n++
-					}
-					n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
-				}
+			n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
+		}
+	}
+	if win.Cover&(1<<9) != 0 {
+		if !m.Memory.Equal(src.Memory) {
+			m.Memory = src.Memory.Clone()
+			n++
+		}
+	} else if win.Below&(1<<9) != 0 {
+		if m.Memory != nil || src.Memory != nil {
+			if m.Memory == nil {
+				m.Memory = new(ResourceFilter)
+				n++
 			}
-		case 15:
-			if win.Cover&(1<<15) != 0 {
-				if !m.Pods.Equal(src.Pods) {
-					m.Pods = src.Pods.Clone()
-					n++
-				}
-			} else {
-				if m.Pods != nil || src.Pods != nil {
-					if m.Pods == nil {
-						m.Pods = new(ResourceFilter)
-						n++
-					}
-					n += m.Pods.copyInAt(src.Pods, fm, at+16, win.Shift(16))
-				}
+			n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
+		}
+	}
+	if win.Cover&(1<<15) != 0 {
+		if !m.Pods.Equal(src.Pods) {
+			m.Pods = src.Pods.Clone()
+			n++
+		}
+	} else if win.Below&(1<<15) != 0 {
+		if m.Pods != nil || src.Pods != nil {
+			if m.Pods == nil {
+				m.Pods = new(ResourceFilter)
+				n++
 			}
-		case 21:
-			if win.Cover&(1<<21) != 0 {
-				if !m.Storage.Equal(src.Storage) {
-					m.Storage = src.Storage.Clone()
-					n++
-				}
-			} else {
-				if m.Storage != nil || src.Storage != nil {
-					if m.Storage == nil {
-						m.Storage = new(ResourceFilter)
-						n++
-					}
-					n += m.Storage.copyInAt(src.Storage, fm, at+22, win.Shift(22))
-				}
+			n += m.Pods.copyInAt(src.Pods, fm, at+16, win.Shift(16))
+		}
+	}
+	if win.Cover&(1<<21) != 0 {
+		if !m.Storage.Equal(src.Storage) {
+			m.Storage = src.Storage.Clone()
+			n++
+		}
+	} else if win.Below&(1<<21) != 0 {
+		if m.Storage != nil || src.Storage != nil {
+			if m.Storage == nil {
+				m.Storage = new(ResourceFilter)
+				n++
 			}
-		case 27:
-			if win.Cover&(1<<27) != 0 {
-				if !m.Gpu.Equal(src.Gpu) {
-					m.Gpu = src.Gpu.Clone()
-					n++
-				}
-			} else {
-				if m.Gpu != nil || src.Gpu != nil {
-					if m.Gpu == nil {
-						m.Gpu = new(GPUSelector)
-						n++
-					}
-					n += m.Gpu.copyInAt(src.Gpu, fm, at+28, win.Shift(28))
-				}
+			n += m.Storage.copyInAt(src.Storage, fm, at+22, win.Shift(22))
+		}
+	}
+	if win.Cover&(1<<27) != 0 {
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu = src.Gpu.Clone()
+			n++
+		}
+	} else if win.Below&(1<<27) != 0 {
+		if m.Gpu != nil || src.Gpu != nil {
+			if m.Gpu == nil {
+				m.Gpu = new(GPUSelector)
+				n++
 			}
+			n += m.Gpu.copyInAt(src.Gpu, fm, at+28, win.Shift(28))
 		}
 	}
 	return n
@@ -1761,49 +1718,44 @@ func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, 
 		src = new(ServiceSelector)
 	}
 	n := 0
-	for x := win.Cover&0x19 | win.Below&0x19; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Category.Equal(src.Category) {
-					m.Category = src.Category.Clone()
-					n++
-				}
-			} else {
-				if m.Category != nil || src.Category != nil {
-					if m.Category == nil {
-						m.Category = new(StringFilter)
-						n++
-					}
-					n += m.Category.copyInAt(src.Category, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
-			} else if !slices.Equal(m.Tags, src.Tags) {
-				if len(src.Tags) == 0 {
-					m.Tags = nil
-				} else {
-					m.Tags = slices.Clone(src.Tags)
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Category.Equal(src.Category) {
+			m.Category = src.Category.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Category != nil || src.Category != nil {
+			if m.Category == nil {
+				m.Category = new(StringFilter)
 				n++
 			}
-		case 4:
-			if win.Cover&(1<<4) != 0 {
-				if !m.Name.Equal(src.Name) {
-					m.Name = src.Name.Clone()
-					n++
-				}
+			n += m.Category.copyInAt(src.Category, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
+		} else if !slices.Equal(m.Tags, src.Tags) {
+			if len(src.Tags) == 0 {
+				m.Tags = nil
 			} else {
-				if m.Name != nil || src.Name != nil {
-					if m.Name == nil {
-						m.Name = new(StringFilter)
-						n++
-					}
-					n += m.Name.copyInAt(src.Name, fm, at+5, win.Shift(5))
-				}
+				m.Tags = slices.Clone(src.Tags)
 			}
+			n++
+		}
+	}
+	if win.Cover&(1<<4) != 0 {
+		if !m.Name.Equal(src.Name) {
+			m.Name = src.Name.Clone()
+			n++
+		}
+	} else if win.Below&(1<<4) != 0 {
+		if m.Name != nil || src.Name != nil {
+			if m.Name == nil {
+				m.Name = new(StringFilter)
+				n++
+			}
+			n += m.Name.copyInAt(src.Name, fm, at+5, win.Shift(5))
 		}
 	}
 	return n
@@ -1839,113 +1791,102 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 		src = new(VMSelector)
 	}
 	n := 0
-	for x := win.Cover&0x9208209 | win.Below&0x9208209; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Architecture.Equal(src.Architecture) {
-					m.Architecture = src.Architecture.Clone()
-					n++
-				}
-			} else {
-				if m.Architecture != nil || src.Architecture != nil {
-					if m.Architecture == nil {
-						m.Architecture = new(StringFilter)
-						n++
-					}
-					n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Architecture.Equal(src.Architecture) {
+			m.Architecture = src.Architecture.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Architecture != nil || src.Architecture != nil {
+			if m.Architecture == nil {
+				m.Architecture = new(StringFilter)
+				n++
 			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if !m.Cpu.Equal(src.Cpu) {
-					m.Cpu = src.Cpu.Clone()
-					n++
-				}
-			} else {
-				if m.Cpu != nil || src.Cpu != nil {
-					if m.Cpu == nil {
-						m.Cpu = new(ResourceFilter)
-						n++
-					}
-					n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
-				}
+			n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !m.Cpu.Equal(src.Cpu) {
+			m.Cpu = src.Cpu.Clone()
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		if m.Cpu != nil || src.Cpu != nil {
+			if m.Cpu == nil {
+				m.Cpu = new(ResourceFilter)
+				n++
 			}
-		case 9:
-			if win.Cover&(1<<9) != 0 {
-				if !m.Memory.Equal(src.Memory) {
-					m.Memory = src.Memory.Clone()
-					n++
-				}
-			} else {
-				if m.Memory != nil || src.Memory != nil {
-					if m.Memory == nil {
-						m.Memory = new(ResourceFilter)
-						n++
-					}
-					n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
-				}
+			n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
+		}
+	}
+	if win.Cover&(1<<9) != 0 {
+		if !m.Memory.Equal(src.Memory) {
+			m.Memory = src.Memory.Clone()
+			n++
+		}
+	} else if win.Below&(1<<9) != 0 {
+		if m.Memory != nil || src.Memory != nil {
+			if m.Memory == nil {
+				m.Memory = new(ResourceFilter)
+				n++
 			}
-		case 15:
-			if win.Cover&(1<<15) != 0 {
-				if !m.Storage.Equal(src.Storage) {
-					m.Storage = src.Storage.Clone()
-					n++
-				}
-			} else {
-				if m.Storage != nil || src.Storage != nil {
-					if m.Storage == nil {
-						m.Storage = new(ResourceFilter)
-						n++
-					}
-					n += m.Storage.copyInAt(src.Storage, fm, at+16, win.Shift(16))
-				}
+			n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
+		}
+	}
+	if win.Cover&(1<<15) != 0 {
+		if !m.Storage.Equal(src.Storage) {
+			m.Storage = src.Storage.Clone()
+			n++
+		}
+	} else if win.Below&(1<<15) != 0 {
+		if m.Storage != nil || src.Storage != nil {
+			if m.Storage == nil {
+				m.Storage = new(ResourceFilter)
+				n++
 			}
-		case 21:
-			if win.Cover&(1<<21) != 0 {
-				if !m.OsImage.Equal(src.OsImage) {
-					m.OsImage = src.OsImage.Clone()
-					n++
-				}
-			} else {
-				if m.OsImage != nil || src.OsImage != nil {
-					if m.OsImage == nil {
-						m.OsImage = new(StringFilter)
-						n++
-					}
-					n += m.OsImage.copyInAt(src.OsImage, fm, at+22, win.Shift(22))
-				}
+			n += m.Storage.copyInAt(src.Storage, fm, at+16, win.Shift(16))
+		}
+	}
+	if win.Cover&(1<<21) != 0 {
+		if !m.OsImage.Equal(src.OsImage) {
+			m.OsImage = src.OsImage.Clone()
+			n++
+		}
+	} else if win.Below&(1<<21) != 0 {
+		if m.OsImage != nil || src.OsImage != nil {
+			if m.OsImage == nil {
+				m.OsImage = new(StringFilter)
+				n++
 			}
-		case 24:
-			if win.Cover&(1<<24) != 0 {
-				if !m.Hypervisor.Equal(src.Hypervisor) {
-					m.Hypervisor = src.Hypervisor.Clone()
-					n++
-				}
-			} else {
-				if m.Hypervisor != nil || src.Hypervisor != nil {
-					if m.Hypervisor == nil {
-						m.Hypervisor = new(StringFilter)
-						n++
-					}
-					n += m.Hypervisor.copyInAt(src.Hypervisor, fm, at+25, win.Shift(25))
-				}
+			n += m.OsImage.copyInAt(src.OsImage, fm, at+22, win.Shift(22))
+		}
+	}
+	if win.Cover&(1<<24) != 0 {
+		if !m.Hypervisor.Equal(src.Hypervisor) {
+			m.Hypervisor = src.Hypervisor.Clone()
+			n++
+		}
+	} else if win.Below&(1<<24) != 0 {
+		if m.Hypervisor != nil || src.Hypervisor != nil {
+			if m.Hypervisor == nil {
+				m.Hypervisor = new(StringFilter)
+				n++
 			}
-		case 27:
-			if win.Cover&(1<<27) != 0 {
-				if !m.Gpu.Equal(src.Gpu) {
-					m.Gpu = src.Gpu.Clone()
-					n++
-				}
-			} else {
-				if m.Gpu != nil || src.Gpu != nil {
-					if m.Gpu == nil {
-						m.Gpu = new(GPUSelector)
-						n++
-					}
-					n += m.Gpu.copyInAt(src.Gpu, fm, at+28, win.Shift(28))
-				}
+			n += m.Hypervisor.copyInAt(src.Hypervisor, fm, at+25, win.Shift(25))
+		}
+	}
+	if win.Cover&(1<<27) != 0 {
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu = src.Gpu.Clone()
+			n++
+		}
+	} else if win.Below&(1<<27) != 0 {
+		if m.Gpu != nil || src.Gpu != nil {
+			if m.Gpu == nil {
+				m.Gpu = new(GPUSelector)
+				n++
 			}
+			n += m.Gpu.copyInAt(src.Gpu, fm, at+28, win.Shift(28))
 		}
 	}
 	return n
@@ -1981,68 +1922,60 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 		src = new(SensorSelector)
 	}
 	n := 0
-	for x := win.Cover&0x249 | win.Below&0x249; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.SensorType.Equal(src.SensorType) {
-					m.SensorType = src.SensorType.Clone()
-					n++
-				}
-			} else {
-				if m.SensorType != nil || src.SensorType != nil {
-					if m.SensorType == nil {
-						m.SensorType = new(StringFilter)
-						n++
-					}
-					n += m.SensorType.copyInAt(src.SensorType, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.SensorType.Equal(src.SensorType) {
+			m.SensorType = src.SensorType.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.SensorType != nil || src.SensorType != nil {
+			if m.SensorType == nil {
+				m.SensorType = new(StringFilter)
+				n++
 			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if !m.SamplingRateHz.Equal(src.SamplingRateHz) {
-					m.SamplingRateHz = src.SamplingRateHz.Clone()
-					n++
-				}
-			} else {
-				if m.SamplingRateHz != nil || src.SamplingRateHz != nil {
-					if m.SamplingRateHz == nil {
-						m.SamplingRateHz = new(FloatRangeSelector)
-						n++
-					}
-					n += m.SamplingRateHz.copyInAt(src.SamplingRateHz, fm, at+4, win.Shift(4))
-				}
+			n += m.SensorType.copyInAt(src.SensorType, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !m.SamplingRateHz.Equal(src.SamplingRateHz) {
+			m.SamplingRateHz = src.SamplingRateHz.Clone()
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		if m.SamplingRateHz != nil || src.SamplingRateHz != nil {
+			if m.SamplingRateHz == nil {
+				m.SamplingRateHz = new(FloatRangeSelector)
+				n++
 			}
-		case 6:
-			if win.Cover&(1<<6) != 0 {
-				if !m.Accuracy.Equal(src.Accuracy) {
-					m.Accuracy = src.Accuracy.Clone()
-					n++
-				}
-			} else {
-				if m.Accuracy != nil || src.Accuracy != nil {
-					if m.Accuracy == nil {
-						m.Accuracy = new(FloatRangeSelector)
-						n++
-					}
-					n += m.Accuracy.copyInAt(src.Accuracy, fm, at+7, win.Shift(7))
-				}
+			n += m.SamplingRateHz.copyInAt(src.SamplingRateHz, fm, at+4, win.Shift(4))
+		}
+	}
+	if win.Cover&(1<<6) != 0 {
+		if !m.Accuracy.Equal(src.Accuracy) {
+			m.Accuracy = src.Accuracy.Clone()
+			n++
+		}
+	} else if win.Below&(1<<6) != 0 {
+		if m.Accuracy != nil || src.Accuracy != nil {
+			if m.Accuracy == nil {
+				m.Accuracy = new(FloatRangeSelector)
+				n++
 			}
-		case 9:
-			if win.Cover&(1<<9) != 0 {
-				if !m.Unit.Equal(src.Unit) {
-					m.Unit = src.Unit.Clone()
-					n++
-				}
-			} else {
-				if m.Unit != nil || src.Unit != nil {
-					if m.Unit == nil {
-						m.Unit = new(StringFilter)
-						n++
-					}
-					n += m.Unit.copyInAt(src.Unit, fm, at+10, win.Shift(10))
-				}
+			n += m.Accuracy.copyInAt(src.Accuracy, fm, at+7, win.Shift(7))
+		}
+	}
+	if win.Cover&(1<<9) != 0 {
+		if !m.Unit.Equal(src.Unit) {
+			m.Unit = src.Unit.Clone()
+			n++
+		}
+	} else if win.Below&(1<<9) != 0 {
+		if m.Unit != nil || src.Unit != nil {
+			if m.Unit == nil {
+				m.Unit = new(StringFilter)
+				n++
 			}
+			n += m.Unit.copyInAt(src.Unit, fm, at+10, win.Shift(10))
 		}
 	}
 	return n
@@ -2075,146 +2008,133 @@ func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int, win fi
 		src = new(Selector)
 	}
 	n := 0
-	for x := win.Cover&0x20200000000003 | win.Below&0x20200000000002; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.FlavorType != src.FlavorType {
-				m.FlavorType = src.FlavorType
+	if win.Cover&(1<<0) != 0 && m.FlavorType != src.FlavorType {
+		m.FlavorType = src.FlavorType
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if s1, ok := src.Filter.(*Selector_K8Slice); ok && s1 != nil {
+			if d1, ok := m.Filter.(*Selector_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
+				m.Filter = &Selector_K8Slice{K8Slice: s1.K8Slice.Clone()}
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if s1, ok := src.Filter.(*Selector_K8Slice); ok && s1 != nil {
-					if d1, ok := m.Filter.(*Selector_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
-						m.Filter = &Selector_K8Slice{K8Slice: s1.K8Slice.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Filter.(*Selector_K8Slice); ok && d1 != nil {
-					m.Filter = nil
-					n++
-				}
-			} else {
-				var s1 *K8SliceSelector
-				sok := false
-				if w, ok := src.Filter.(*Selector_K8Slice); ok && w != nil {
-					s1, sok = w.K8Slice, true
-				}
-				var d1 *K8SliceSelector
-				if w, ok := m.Filter.(*Selector_K8Slice); ok && w != nil {
-					if w.K8Slice == nil {
-						w.K8Slice = new(K8SliceSelector)
-					}
-					d1 = w.K8Slice
-				} else if sok {
-					d1 = new(K8SliceSelector)
-					m.Filter = &Selector_K8Slice{K8Slice: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+2, win.Shift(2))
-				}
+		} else if d1, ok := m.Filter.(*Selector_K8Slice); ok && d1 != nil {
+			m.Filter = nil
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		var s1 *K8SliceSelector
+		sok := false
+		if w, ok := src.Filter.(*Selector_K8Slice); ok && w != nil {
+			s1, sok = w.K8Slice, true
+		}
+		var d1 *K8SliceSelector
+		if w, ok := m.Filter.(*Selector_K8Slice); ok && w != nil {
+			if w.K8Slice == nil {
+				w.K8Slice = new(K8SliceSelector)
 			}
-		case 45:
-			if win.Cover&(1<<45) != 0 {
-				if s1, ok := src.Filter.(*Selector_Service); ok && s1 != nil {
-					if d1, ok := m.Filter.(*Selector_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
-						m.Filter = &Selector_Service{Service: s1.Service.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Filter.(*Selector_Service); ok && d1 != nil {
-					m.Filter = nil
-					n++
-				}
-			} else {
-				var s1 *ServiceSelector
-				sok := false
-				if w, ok := src.Filter.(*Selector_Service); ok && w != nil {
-					s1, sok = w.Service, true
-				}
-				var d1 *ServiceSelector
-				if w, ok := m.Filter.(*Selector_Service); ok && w != nil {
-					if w.Service == nil {
-						w.Service = new(ServiceSelector)
-					}
-					d1 = w.Service
-				} else if sok {
-					d1 = new(ServiceSelector)
-					m.Filter = &Selector_Service{Service: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+46, win.Shift(46))
-				}
+			d1 = w.K8Slice
+		} else if sok {
+			d1 = new(K8SliceSelector)
+			m.Filter = &Selector_K8Slice{K8Slice: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+2, win.Shift(2))
+		}
+	}
+	if win.Cover&(1<<45) != 0 {
+		if s1, ok := src.Filter.(*Selector_Service); ok && s1 != nil {
+			if d1, ok := m.Filter.(*Selector_Service); !ok || d1 == nil || !d1.Service.Equal(s1.Service) {
+				m.Filter = &Selector_Service{Service: s1.Service.Clone()}
+				n++
 			}
-		case 53:
-			if win.Cover&(1<<53) != 0 {
-				if s1, ok := src.Filter.(*Selector_Vm); ok && s1 != nil {
-					if d1, ok := m.Filter.(*Selector_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
-						m.Filter = &Selector_Vm{Vm: s1.Vm.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Filter.(*Selector_Vm); ok && d1 != nil {
-					m.Filter = nil
-					n++
-				}
-			} else {
-				var s1 *VMSelector
-				sok := false
-				if w, ok := src.Filter.(*Selector_Vm); ok && w != nil {
-					s1, sok = w.Vm, true
-				}
-				var d1 *VMSelector
-				if w, ok := m.Filter.(*Selector_Vm); ok && w != nil {
-					if w.Vm == nil {
-						w.Vm = new(VMSelector)
-					}
-					d1 = w.Vm
-				} else if sok {
-					d1 = new(VMSelector)
-					m.Filter = &Selector_Vm{Vm: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+54, fm.Window(at+54))
-				}
+		} else if d1, ok := m.Filter.(*Selector_Service); ok && d1 != nil {
+			m.Filter = nil
+			n++
+		}
+	} else if win.Below&(1<<45) != 0 {
+		var s1 *ServiceSelector
+		sok := false
+		if w, ok := src.Filter.(*Selector_Service); ok && w != nil {
+			s1, sok = w.Service, true
+		}
+		var d1 *ServiceSelector
+		if w, ok := m.Filter.(*Selector_Service); ok && w != nil {
+			if w.Service == nil {
+				w.Service = new(ServiceSelector)
 			}
+			d1 = w.Service
+		} else if sok {
+			d1 = new(ServiceSelector)
+			m.Filter = &Selector_Service{Service: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+46, win.Shift(46))
+		}
+	}
+	if win.Cover&(1<<53) != 0 {
+		if s1, ok := src.Filter.(*Selector_Vm); ok && s1 != nil {
+			if d1, ok := m.Filter.(*Selector_Vm); !ok || d1 == nil || !d1.Vm.Equal(s1.Vm) {
+				m.Filter = &Selector_Vm{Vm: s1.Vm.Clone()}
+				n++
+			}
+		} else if d1, ok := m.Filter.(*Selector_Vm); ok && d1 != nil {
+			m.Filter = nil
+			n++
+		}
+	} else if win.Below&(1<<53) != 0 {
+		var s1 *VMSelector
+		sok := false
+		if w, ok := src.Filter.(*Selector_Vm); ok && w != nil {
+			s1, sok = w.Vm, true
+		}
+		var d1 *VMSelector
+		if w, ok := m.Filter.(*Selector_Vm); ok && w != nil {
+			if w.Vm == nil {
+				w.Vm = new(VMSelector)
+			}
+			d1 = w.Vm
+		} else if sok {
+			d1 = new(VMSelector)
+			m.Filter = &Selector_Vm{Vm: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+54, fm.Window(at+54))
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	for x := cw1.Cover&0x200000000 | cw1.Below&0x200000000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 33:
-			if cw1.Cover&(1<<33) != 0 {
-				if s1, ok := src.Filter.(*Selector_Sensor); ok && s1 != nil {
-					if d1, ok := m.Filter.(*Selector_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
-						m.Filter = &Selector_Sensor{Sensor: s1.Sensor.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Filter.(*Selector_Sensor); ok && d1 != nil {
-					m.Filter = nil
-					n++
-				}
-			} else {
-				var s1 *SensorSelector
-				sok := false
-				if w, ok := src.Filter.(*Selector_Sensor); ok && w != nil {
-					s1, sok = w.Sensor, true
-				}
-				var d1 *SensorSelector
-				if w, ok := m.Filter.(*Selector_Sensor); ok && w != nil {
-					if w.Sensor == nil {
-						w.Sensor = new(SensorSelector)
-					}
-					d1 = w.Sensor
-				} else if sok {
-					d1 = new(SensorSelector)
-					m.Filter = &Selector_Sensor{Sensor: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+98, cw1.Shift(34))
-				}
+	if cw1.Cover&(1<<33) != 0 {
+		if s1, ok := src.Filter.(*Selector_Sensor); ok && s1 != nil {
+			if d1, ok := m.Filter.(*Selector_Sensor); !ok || d1 == nil || !d1.Sensor.Equal(s1.Sensor) {
+				m.Filter = &Selector_Sensor{Sensor: s1.Sensor.Clone()}
+				n++
 			}
+		} else if d1, ok := m.Filter.(*Selector_Sensor); ok && d1 != nil {
+			m.Filter = nil
+			n++
+		}
+	} else if cw1.Below&(1<<33) != 0 {
+		var s1 *SensorSelector
+		sok := false
+		if w, ok := src.Filter.(*Selector_Sensor); ok && w != nil {
+			s1, sok = w.Sensor, true
+		}
+		var d1 *SensorSelector
+		if w, ok := m.Filter.(*Selector_Sensor); ok && w != nil {
+			if w.Sensor == nil {
+				w.Sensor = new(SensorSelector)
+			}
+			d1 = w.Sensor
+		} else if sok {
+			d1 = new(SensorSelector)
+			m.Filter = &Selector_Sensor{Sensor: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+98, cw1.Shift(34))
 		}
 	}
 	return n

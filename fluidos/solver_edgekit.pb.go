@@ -834,29 +834,21 @@ func (m *SolverAttempt) copyInAt(src *SolverAttempt, fm *fieldmap.FieldMap, at i
 		src = new(SolverAttempt)
 	}
 	n := 0
-	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.CandidateId != src.CandidateId {
-				m.CandidateId = src.CandidateId
-				n++
-			}
-		case 1:
-			if m.FlavorId != src.FlavorId {
-				m.FlavorId = src.FlavorId
-				n++
-			}
-		case 2:
-			if m.SellerId != src.SellerId {
-				m.SellerId = src.SellerId
-				n++
-			}
-		case 3:
-			if m.Error != src.Error {
-				m.Error = src.Error
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.CandidateId != src.CandidateId {
+		m.CandidateId = src.CandidateId
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.FlavorId != src.FlavorId {
+		m.FlavorId = src.FlavorId
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.SellerId != src.SellerId {
+		m.SellerId = src.SellerId
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Error != src.Error {
+		m.Error = src.Error
+		n++
 	}
 	return n
 }
@@ -910,24 +902,17 @@ func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at
 		src = new(SolverTimeouts)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.Equal(m.Discovery, src.Discovery) {
-				m.Discovery = fieldmap.Clone(src.Discovery)
-				n++
-			}
-		case 1:
-			if !fieldmap.Equal(m.Reservation, src.Reservation) {
-				m.Reservation = fieldmap.Clone(src.Reservation)
-				n++
-			}
-		case 2:
-			if !fieldmap.Equal(m.Purchase, src.Purchase) {
-				m.Purchase = fieldmap.Clone(src.Purchase)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.Equal(m.Discovery, src.Discovery) {
+		m.Discovery = fieldmap.Clone(src.Discovery)
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.Equal(m.Reservation, src.Reservation) {
+		m.Reservation = fieldmap.Clone(src.Reservation)
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !fieldmap.Equal(m.Purchase, src.Purchase) {
+		m.Purchase = fieldmap.Clone(src.Purchase)
+		n++
 	}
 	return n
 }
@@ -959,109 +944,87 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Solver)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Selector.Equal(src.Selector) {
+			m.Selector = src.Selector.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Selector != nil || src.Selector != nil {
+			if m.Selector == nil {
+				m.Selector = new(Selector)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Selector.Equal(src.Selector) {
-					m.Selector = src.Selector.Clone()
-					n++
-				}
-			} else {
-				if m.Selector != nil || src.Selector != nil {
-					if m.Selector == nil {
-						m.Selector = new(Selector)
-						n++
-					}
-					n += m.Selector.copyInAt(src.Selector, fm, at+2, fm.Window(at+2))
-				}
-			}
+			n += m.Selector.copyInAt(src.Selector, fm, at+2, fm.Window(at+2))
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	for x := cw1.Cover&0x1f000000000000 | cw1.Below&0x10000000000000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 48:
-			if m.IntentId != src.IntentId {
-				m.IntentId = src.IntentId
+	if cw1.Cover&(1<<48) != 0 && m.IntentId != src.IntentId {
+		m.IntentId = src.IntentId
+		n++
+	}
+	if cw1.Cover&(1<<49) != 0 && m.FindCandidate != src.FindCandidate {
+		m.FindCandidate = src.FindCandidate
+		n++
+	}
+	if cw1.Cover&(1<<50) != 0 && m.ReserveAndBuy != src.ReserveAndBuy {
+		m.ReserveAndBuy = src.ReserveAndBuy
+		n++
+	}
+	if cw1.Cover&(1<<51) != 0 && m.EstablishPeering != src.EstablishPeering {
+		m.EstablishPeering = src.EstablishPeering
+		n++
+	}
+	if cw1.Cover&(1<<52) != 0 {
+		if !m.Status.Equal(src.Status) {
+			m.Status = src.Status.Clone()
+			n++
+		}
+	} else if cw1.Below&(1<<52) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(SolverStatus)
 				n++
 			}
-		case 49:
-			if m.FindCandidate != src.FindCandidate {
-				m.FindCandidate = src.FindCandidate
-				n++
-			}
-		case 50:
-			if m.ReserveAndBuy != src.ReserveAndBuy {
-				m.ReserveAndBuy = src.ReserveAndBuy
-				n++
-			}
-		case 51:
-			if m.EstablishPeering != src.EstablishPeering {
-				m.EstablishPeering = src.EstablishPeering
-				n++
-			}
-		case 52:
-			if cw1.Cover&(1<<52) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status = src.Status.Clone()
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(SolverStatus)
-						n++
-					}
-					n += m.Status.copyInAt(src.Status, fm, at+117, fm.Window(at+117))
-				}
-			}
+			n += m.Status.copyInAt(src.Status, fm, at+117, fm.Window(at+117))
 		}
 	}
 	cw2 := fm.Window(at + 128)
-	for x := cw2.Cover&0x2200000800 | cw2.Below&0x200000800; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 11:
-			if cw2.Cover&(1<<11) != 0 {
-				if !m.Configuration.Equal(src.Configuration) {
-					m.Configuration = src.Configuration.Clone()
-					n++
-				}
-			} else {
-				if m.Configuration != nil || src.Configuration != nil {
-					if m.Configuration == nil {
-						m.Configuration = new(Configuration)
-						n++
-					}
-					n += m.Configuration.copyInAt(src.Configuration, fm, at+140, cw2.Shift(12))
-				}
-			}
-		case 33:
-			if cw2.Cover&(1<<33) != 0 {
-				if !m.Timeouts.Equal(src.Timeouts) {
-					m.Timeouts = src.Timeouts.Clone()
-					n++
-				}
-			} else {
-				if m.Timeouts != nil || src.Timeouts != nil {
-					if m.Timeouts == nil {
-						m.Timeouts = new(SolverTimeouts)
-						n++
-					}
-					n += m.Timeouts.copyInAt(src.Timeouts, fm, at+162, cw2.Shift(34))
-				}
-			}
-		case 37:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+	if cw2.Cover&(1<<11) != 0 {
+		if !m.Configuration.Equal(src.Configuration) {
+			m.Configuration = src.Configuration.Clone()
+			n++
+		}
+	} else if cw2.Below&(1<<11) != 0 {
+		if m.Configuration != nil || src.Configuration != nil {
+			if m.Configuration == nil {
+				m.Configuration = new(Configuration)
 				n++
 			}
+			n += m.Configuration.copyInAt(src.Configuration, fm, at+140, cw2.Shift(12))
 		}
+	}
+	if cw2.Cover&(1<<33) != 0 {
+		if !m.Timeouts.Equal(src.Timeouts) {
+			m.Timeouts = src.Timeouts.Clone()
+			n++
+		}
+	} else if cw2.Below&(1<<33) != 0 {
+		if m.Timeouts != nil || src.Timeouts != nil {
+			if m.Timeouts == nil {
+				m.Timeouts = new(SolverTimeouts)
+				n++
+			}
+			n += m.Timeouts.copyInAt(src.Timeouts, fm, at+162, cw2.Shift(34))
+		}
+	}
+	if cw2.Cover&(1<<37) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
 	}
 	return n
 }

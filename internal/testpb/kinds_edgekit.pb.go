@@ -2145,29 +2145,21 @@ func (m *Leaf) copyInAt(src *Leaf, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		src = new(Leaf)
 	}
 	n := 0
-	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Value != src.Value {
-				m.Value = src.Value
-				n++
-			}
-		case 2:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
-		case 3:
-			if m.Token != src.Token {
-				m.Token = src.Token
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Token != src.Token {
+		m.Token = src.Token
+		n++
 	}
 	return n
 }
@@ -2221,39 +2213,34 @@ func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Middle)
 	}
 	n := 0
-	for x := win.Cover&0x43 | win.Below&0x42; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Leaf.Equal(src.Leaf) {
+			m.Leaf = src.Leaf.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Leaf != nil || src.Leaf != nil {
+			if m.Leaf == nil {
+				m.Leaf = new(Leaf)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Leaf.Equal(src.Leaf) {
-					m.Leaf = src.Leaf.Clone()
-					n++
-				}
+			n += m.Leaf.copyInAt(src.Leaf, fm, at+2, win.Shift(2))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Leaves, src.Leaves, (*Leaf).Equal, (*Leaf).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Leaves, src.Leaves, (*Leaf).Equal) {
+			if len(src.Leaves) == 0 {
+				m.Leaves = nil
 			} else {
-				if m.Leaf != nil || src.Leaf != nil {
-					if m.Leaf == nil {
-						m.Leaf = new(Leaf)
-						n++
-					}
-					n += m.Leaf.copyInAt(src.Leaf, fm, at+2, win.Shift(2))
-				}
+				m.Leaves = fieldmap.CloneListFunc(src.Leaves, (*Leaf).Clone)
 			}
-		case 6:
-			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Leaves, src.Leaves, (*Leaf).Equal, (*Leaf).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Leaves, src.Leaves, (*Leaf).Equal) {
-				if len(src.Leaves) == 0 {
-					m.Leaves = nil
-				} else {
-					m.Leaves = fieldmap.CloneListFunc(src.Leaves, (*Leaf).Clone)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2497,91 +2484,83 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	for x := cw1.Cover&0x78420040004 | cw1.Below&0x20420040004; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 2:
-			if cw1.Cover&(1<<2) != 0 {
-				if !m.Optionals.Equal(src.Optionals) {
-					m.Optionals = src.Optionals.Clone()
-					n++
-				}
-			} else {
-				if m.Optionals != nil || src.Optionals != nil {
-					if m.Optionals == nil {
-						m.Optionals = new(Optionals)
-						n++
-					}
-					n += m.Optionals.copyInAt(src.Optionals, fm, at+67, cw1.Shift(3))
-				}
-			}
-		case 18:
-			if cw1.Cover&(1<<18) != 0 {
-				if !m.Wkt.Equal(src.Wkt) {
-					m.Wkt = src.Wkt.Clone()
-					n++
-				}
-			} else {
-				if m.Wkt != nil || src.Wkt != nil {
-					if m.Wkt == nil {
-						m.Wkt = new(Wkt)
-						n++
-					}
-					n += m.Wkt.copyInAt(src.Wkt, fm, at+83, cw1.Shift(19))
-				}
-			}
-		case 29:
-			if cw1.Cover&(1<<29) != 0 {
-				if !fieldmap.Equal(m.Label, src.Label) {
-					m.Label = fieldmap.Clone(src.Label)
-					n++
-				}
-			} else {
-				if m.Label != nil || src.Label != nil {
-					if m.Label == nil {
-						m.Label = new(other.Label)
-						n++
-					}
-					n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+94, cw1.Shift(30))
-				}
-			}
-		case 34:
-			if a := fm.ListActionAt(at + 98); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.LabelsOther, src.LabelsOther, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
-			} else if !fieldmap.EqualMessageListFunc(m.LabelsOther, src.LabelsOther, fieldmap.Equal[*other.Label]) {
-				if len(src.LabelsOther) == 0 {
-					m.LabelsOther = nil
-				} else {
-					m.LabelsOther = fieldmap.CloneListFunc(src.LabelsOther, fieldmap.Clone[*other.Label])
-				}
-				n++
-			}
-		case 39:
-			if m.Password != src.Password {
-				m.Password = src.Password
-				n++
-			}
-		case 40:
-			if !m.AtomicLeaf.Equal(src.AtomicLeaf) {
-				m.AtomicLeaf = src.AtomicLeaf.Clone()
-				n++
-			}
-		case 41:
-			if a := fm.ListActionAt(at + 105); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
-			} else if !fieldmap.EqualMessageMapFunc(m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label]) {
-				if len(src.LabelMap) == 0 {
-					m.LabelMap = nil
-				} else {
-					m.LabelMap = fieldmap.CloneMapFunc(src.LabelMap, fieldmap.Clone[*other.Label])
-				}
-				n++
-			}
-		case 42:
-			if !m.Empty.Equal(src.Empty) {
-				m.Empty = src.Empty.Clone()
-				n++
-			}
+	if cw1.Cover&(1<<2) != 0 {
+		if !m.Optionals.Equal(src.Optionals) {
+			m.Optionals = src.Optionals.Clone()
+			n++
 		}
+	} else if cw1.Below&(1<<2) != 0 {
+		if m.Optionals != nil || src.Optionals != nil {
+			if m.Optionals == nil {
+				m.Optionals = new(Optionals)
+				n++
+			}
+			n += m.Optionals.copyInAt(src.Optionals, fm, at+67, cw1.Shift(3))
+		}
+	}
+	if cw1.Cover&(1<<18) != 0 {
+		if !m.Wkt.Equal(src.Wkt) {
+			m.Wkt = src.Wkt.Clone()
+			n++
+		}
+	} else if cw1.Below&(1<<18) != 0 {
+		if m.Wkt != nil || src.Wkt != nil {
+			if m.Wkt == nil {
+				m.Wkt = new(Wkt)
+				n++
+			}
+			n += m.Wkt.copyInAt(src.Wkt, fm, at+83, cw1.Shift(19))
+		}
+	}
+	if cw1.Cover&(1<<29) != 0 {
+		if !fieldmap.Equal(m.Label, src.Label) {
+			m.Label = fieldmap.Clone(src.Label)
+			n++
+		}
+	} else if cw1.Below&(1<<29) != 0 {
+		if m.Label != nil || src.Label != nil {
+			if m.Label == nil {
+				m.Label = new(other.Label)
+				n++
+			}
+			n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+94, cw1.Shift(30))
+		}
+	}
+	if (cw1.Cover|cw1.Below)&(1<<34) != 0 {
+		if a := fm.ListActionAt(at + 98); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.LabelsOther, src.LabelsOther, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
+		} else if !fieldmap.EqualMessageListFunc(m.LabelsOther, src.LabelsOther, fieldmap.Equal[*other.Label]) {
+			if len(src.LabelsOther) == 0 {
+				m.LabelsOther = nil
+			} else {
+				m.LabelsOther = fieldmap.CloneListFunc(src.LabelsOther, fieldmap.Clone[*other.Label])
+			}
+			n++
+		}
+	}
+	if cw1.Cover&(1<<39) != 0 && m.Password != src.Password {
+		m.Password = src.Password
+		n++
+	}
+	if cw1.Cover&(1<<40) != 0 && !m.AtomicLeaf.Equal(src.AtomicLeaf) {
+		m.AtomicLeaf = src.AtomicLeaf.Clone()
+		n++
+	}
+	if (cw1.Cover|cw1.Below)&(1<<41) != 0 {
+		if a := fm.ListActionAt(at + 105); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
+		} else if !fieldmap.EqualMessageMapFunc(m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label]) {
+			if len(src.LabelMap) == 0 {
+				m.LabelMap = nil
+			} else {
+				m.LabelMap = fieldmap.CloneMapFunc(src.LabelMap, fieldmap.Clone[*other.Label])
+			}
+			n++
+		}
+	}
+	if cw1.Cover&(1<<42) != 0 && !m.Empty.Equal(src.Empty) {
+		m.Empty = src.Empty.Clone()
+		n++
 	}
 	return n
 }
@@ -2597,43 +2576,34 @@ func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		src = new(Key)
 	}
 	n := 0
-	for x := win.Cover&0x1f | win.Below&0x10; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Version != src.Version {
+		m.Version = src.Version
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if win.Cover&(1<<4) != 0 {
+		if !m.Sub.Equal(src.Sub) {
+			m.Sub = src.Sub.Clone()
+			n++
+		}
+	} else if win.Below&(1<<4) != 0 {
+		if m.Sub != nil || src.Sub != nil {
+			if m.Sub == nil {
+				m.Sub = new(SubKey)
 				n++
 			}
-		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 2:
-			if m.Version != src.Version {
-				m.Version = src.Version
-				n++
-			}
-		case 3:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
-		case 4:
-			if win.Cover&(1<<4) != 0 {
-				if !m.Sub.Equal(src.Sub) {
-					m.Sub = src.Sub.Clone()
-					n++
-				}
-			} else {
-				if m.Sub != nil || src.Sub != nil {
-					if m.Sub == nil {
-						m.Sub = new(SubKey)
-						n++
-					}
-					n += m.Sub.copyInAt(src.Sub, fm, at+5, win.Shift(5))
-				}
-			}
+			n += m.Sub.copyInAt(src.Sub, fm, at+5, win.Shift(5))
 		}
 	}
 	return n
@@ -2650,24 +2620,17 @@ func (m *SubKey) copyInAt(src *SubKey, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(SubKey)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Region != src.Region {
-				m.Region = src.Region
-				n++
-			}
-		case 1:
-			if m.Zone != src.Zone {
-				m.Zone = src.Zone
-				n++
-			}
-		case 2:
-			if m.Edge != src.Edge {
-				m.Edge = src.Edge
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Region != src.Region {
+		m.Region = src.Region
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Zone != src.Zone {
+		m.Zone = src.Zone
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Edge != src.Edge {
+		m.Edge = src.Edge
+		n++
 	}
 	return n
 }
@@ -2763,34 +2726,28 @@ func _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m, src *other.Label, fm *
 		src = new(other.Label)
 	}
 	n := 0
-	for x := win.Cover&0xf | win.Below&0x8; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Color != src.Color {
+		m.Color = src.Color
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
+		} else if !slices.Equal(m.Weights, src.Weights) {
+			if len(src.Weights) == 0 {
+				m.Weights = nil
+			} else {
+				m.Weights = slices.Clone(src.Weights)
 			}
-		case 1:
-			if m.Color != src.Color {
-				m.Color = src.Color
-				n++
-			}
-		case 2:
-			if m.Secret != src.Secret {
-				m.Secret = src.Secret
-				n++
-			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
-			} else if !slices.Equal(m.Weights, src.Weights) {
-				if len(src.Weights) == 0 {
-					m.Weights = nil
-				} else {
-					m.Weights = slices.Clone(src.Weights)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2883,49 +2840,42 @@ func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		src = new(Tree)
 	}
 	n := 0
-	for x := win.Cover&0x1f | win.Below&0x18; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if !m.Left.Equal(src.Left) {
-				m.Left = src.Left.Clone()
-				n++
-			}
-		case 2:
-			if !m.Right.Equal(src.Right) {
-				m.Right = src.Right.Clone()
-				n++
-			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
-				if len(src.Children) == 0 {
-					m.Children = nil
-				} else {
-					m.Children = fieldmap.CloneListFunc(src.Children, (*Tree).Clone)
-				}
-				n++
-			}
-		case 4:
-			if win.Cover&(1<<4) != 0 {
-				if !m.Branch.Equal(src.Branch) {
-					m.Branch = src.Branch.Clone()
-					n++
-				}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !m.Left.Equal(src.Left) {
+		m.Left = src.Left.Clone()
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !m.Right.Equal(src.Right) {
+		m.Right = src.Right.Clone()
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
+			if len(src.Children) == 0 {
+				m.Children = nil
 			} else {
-				if m.Branch != nil || src.Branch != nil {
-					if m.Branch == nil {
-						m.Branch = new(Branch)
-						n++
-					}
-					n += m.Branch.copyInAt_10ws6na(src.Branch, fm, at+5, win.Shift(5))
-				}
+				m.Children = fieldmap.CloneListFunc(src.Children, (*Tree).Clone)
 			}
+			n++
+		}
+	}
+	if win.Cover&(1<<4) != 0 {
+		if !m.Branch.Equal(src.Branch) {
+			m.Branch = src.Branch.Clone()
+			n++
+		}
+	} else if win.Below&(1<<4) != 0 {
+		if m.Branch != nil || src.Branch != nil {
+			if m.Branch == nil {
+				m.Branch = new(Branch)
+				n++
+			}
+			n += m.Branch.copyInAt_10ws6na(src.Branch, fm, at+5, win.Shift(5))
 		}
 	}
 	return n
@@ -2942,19 +2892,13 @@ func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int, wi
 		src = new(Branch)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Label != src.Label {
-				m.Label = src.Label
-				n++
-			}
-		case 1:
-			if !m.Tree.Equal(src.Tree) {
-				m.Tree = src.Tree.Clone()
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Label != src.Label {
+		m.Label = src.Label
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !m.Tree.Equal(src.Tree) {
+		m.Tree = src.Tree.Clone()
+		n++
 	}
 	return n
 }
@@ -2989,28 +2933,22 @@ func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Branch)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Label != src.Label {
-				m.Label = src.Label
+	if win.Cover&(1<<0) != 0 && m.Label != src.Label {
+		m.Label = src.Label
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Tree.Equal(src.Tree) {
+			m.Tree = src.Tree.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Tree != nil || src.Tree != nil {
+			if m.Tree == nil {
+				m.Tree = new(Tree)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Tree.Equal(src.Tree) {
-					m.Tree = src.Tree.Clone()
-					n++
-				}
-			} else {
-				if m.Tree != nil || src.Tree != nil {
-					if m.Tree == nil {
-						m.Tree = new(Tree)
-						n++
-					}
-					n += m.Tree.copyInAt_jfhjda(src.Tree, fm, at+2, win.Shift(2))
-				}
-			}
+			n += m.Tree.copyInAt_jfhjda(src.Tree, fm, at+2, win.Shift(2))
 		}
 	}
 	return n
@@ -3027,40 +2965,33 @@ func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int, win fie
 		src = new(Tree)
 	}
 	n := 0
-	for x := win.Cover&0x1f | win.Below&0x8; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !m.Left.Equal(src.Left) {
+		m.Left = src.Left.Clone()
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !m.Right.Equal(src.Right) {
+		m.Right = src.Right.Clone()
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
+			if len(src.Children) == 0 {
+				m.Children = nil
+			} else {
+				m.Children = fieldmap.CloneListFunc(src.Children, (*Tree).Clone)
 			}
-		case 1:
-			if !m.Left.Equal(src.Left) {
-				m.Left = src.Left.Clone()
-				n++
-			}
-		case 2:
-			if !m.Right.Equal(src.Right) {
-				m.Right = src.Right.Clone()
-				n++
-			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
-				if len(src.Children) == 0 {
-					m.Children = nil
-				} else {
-					m.Children = fieldmap.CloneListFunc(src.Children, (*Tree).Clone)
-				}
-				n++
-			}
-		case 4:
-			if !m.Branch.Equal(src.Branch) {
-				m.Branch = src.Branch.Clone()
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<4) != 0 && !m.Branch.Equal(src.Branch) {
+		m.Branch = src.Branch.Clone()
+		n++
 	}
 	return n
 }
@@ -3121,45 +3052,42 @@ func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Outer)
 	}
 	n := 0
-	for x := win.Cover&0x49 | win.Below&0x49; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Inner.Equal(src.Inner) {
-					m.Inner = src.Inner.Clone()
-					n++
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Inner.Equal(src.Inner) {
+			m.Inner = src.Inner.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Inner != nil || src.Inner != nil {
+			if m.Inner == nil {
+				m.Inner = new(Outer_Inner)
+				n++
+			}
+			n += m.Inner.copyInAt(src.Inner, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Inners, src.Inners, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Inners, src.Inners, (*Outer_Inner).Equal) {
+			if len(src.Inners) == 0 {
+				m.Inners = nil
 			} else {
-				if m.Inner != nil || src.Inner != nil {
-					if m.Inner == nil {
-						m.Inner = new(Outer_Inner)
-						n++
-					}
-					n += m.Inner.copyInAt(src.Inner, fm, at+1, win.Shift(1))
-				}
+				m.Inners = fieldmap.CloneListFunc(src.Inners, (*Outer_Inner).Clone)
 			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Inners, src.Inners, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Inners, src.Inners, (*Outer_Inner).Equal) {
-				if len(src.Inners) == 0 {
-					m.Inners = nil
-				} else {
-					m.Inners = fieldmap.CloneListFunc(src.Inners, (*Outer_Inner).Clone)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*Outer_Inner).Equal) {
+			if len(src.InnerMap) == 0 {
+				m.InnerMap = nil
+			} else {
+				m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*Outer_Inner).Clone)
 			}
-		case 6:
-			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*Outer_Inner).Equal) {
-				if len(src.InnerMap) == 0 {
-					m.InnerMap = nil
-				} else {
-					m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*Outer_Inner).Clone)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -3176,19 +3104,13 @@ func (m *Outer_Inner) copyInAt(src *Outer_Inner, fm *fieldmap.FieldMap, at int, 
 		src = new(Outer_Inner)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Kind != src.Kind {
-				m.Kind = src.Kind
-				n++
-			}
-		case 1:
-			if m.Secret != src.Secret {
-				m.Secret = src.Secret
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Kind != src.Kind {
+		m.Kind = src.Kind
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
 	}
 	return n
 }
@@ -3419,19 +3341,13 @@ func (m *NamedKey) copyInAt(src *NamedKey, fm *fieldmap.FieldMap, at int, win fi
 		src = new(NamedKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
-		case 1:
-			if m.Note != src.Note {
-				m.Note = src.Note
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Note != src.Note {
+		m.Note = src.Note
+		n++
 	}
 	return n
 }

@@ -508,35 +508,29 @@ func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int, 
 	}
 	n := 0
 	var pb *_Legacy_Item_ptrs
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Text, src.Text) {
-				if src.Text == nil {
-					m.Text = nil
-				} else {
-					if pb == nil {
-						pb = new(_Legacy_Item_ptrs)
-					}
-					pb.f10 = *src.Text
-					m.Text = &pb.f10
-				}
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
+		if src.Text == nil {
+			m.Text = nil
+		} else {
+			if pb == nil {
+				pb = new(_Legacy_Item_ptrs)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m.Num, src.Num) {
-				if src.Num == nil {
-					m.Num = nil
-				} else {
-					if pb == nil {
-						pb = new(_Legacy_Item_ptrs)
-					}
-					pb.f11 = *src.Num
-					m.Num = &pb.f11
-				}
-				n++
-			}
+			pb.f10 = *src.Text
+			m.Text = &pb.f10
 		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.Num, src.Num) {
+		if src.Num == nil {
+			m.Num = nil
+		} else {
+			if pb == nil {
+				pb = new(_Legacy_Item_ptrs)
+			}
+			pb.f11 = *src.Num
+			m.Num = &pb.f11
+		}
+		n++
 	}
 	return n
 }

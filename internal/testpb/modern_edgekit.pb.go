@@ -427,35 +427,29 @@ func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	}
 	n := 0
 	var pb *_Part_ptrs
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Label, src.Label) {
-				if src.Label == nil {
-					m.Label = nil
-				} else {
-					if pb == nil {
-						pb = new(_Part_ptrs)
-					}
-					pb.f1 = *src.Label
-					m.Label = &pb.f1
-				}
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Label, src.Label) {
+		if src.Label == nil {
+			m.Label = nil
+		} else {
+			if pb == nil {
+				pb = new(_Part_ptrs)
 			}
-		case 1:
-			if !fieldmap.SamePtrFloat32(m.Weight, src.Weight) {
-				if src.Weight == nil {
-					m.Weight = nil
-				} else {
-					if pb == nil {
-						pb = new(_Part_ptrs)
-					}
-					pb.f2 = *src.Weight
-					m.Weight = &pb.f2
-				}
-				n++
-			}
+			pb.f1 = *src.Label
+			m.Label = &pb.f1
 		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.Weight, src.Weight) {
+		if src.Weight == nil {
+			m.Weight = nil
+		} else {
+			if pb == nil {
+				pb = new(_Part_ptrs)
+			}
+			pb.f2 = *src.Weight
+			m.Weight = &pb.f2
+		}
+		n++
 	}
 	return n
 }

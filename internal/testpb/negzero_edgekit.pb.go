@@ -9,7 +9,6 @@ package testpb
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	plain "github.com/edgekit/edgekit/internal/testpb/plain"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -226,19 +225,13 @@ func (m *Extendable) copyInAt(src *Extendable, fm *fieldmap.FieldMap, at int, wi
 		src = new(Extendable)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.SameFloat64(m.D, src.D) {
-				m.D = src.D
-				n++
-			}
-		case 1:
-			if !fieldmap.EqualPtr(m.Name, src.Name) {
-				m.Name = fieldmap.ClonePtr(src.Name)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.D, src.D) {
+		m.D = src.D
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
+		m.Name = fieldmap.ClonePtr(src.Name)
+		n++
 	}
 	return n
 }
@@ -273,60 +266,56 @@ func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at i
 		src = new(NegZeroHolder)
 	}
 	n := 0
-	for x := win.Cover&0x489 | win.Below&0x489; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Ext.Equal(src.Ext) {
-					m.Ext = src.Ext.Clone()
-					n++
-				}
-			} else {
-				if m.Ext != nil || src.Ext != nil {
-					if m.Ext == nil {
-						m.Ext = new(Extendable)
-						n++
-					}
-					n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if !fieldmap.Equal(m.Plain, src.Plain) {
-					m.Plain = fieldmap.Clone(src.Plain)
-					n++
-				}
-			} else {
-				if m.Plain != nil || src.Plain != nil {
-					if m.Plain == nil {
-						m.Plain = new(plain.Plain)
-						n++
-					}
-					n += _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m.Plain, src.Plain, fm, at+4, win.Shift(4))
-				}
-			}
-		case 7:
-			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extendable).Equal, (*Extendable).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extendable).Equal) {
-				if len(src.Exts) == 0 {
-					m.Exts = nil
-				} else {
-					m.Exts = fieldmap.CloneListFunc(src.Exts, (*Extendable).Clone)
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Ext.Equal(src.Ext) {
+			m.Ext = src.Ext.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Ext != nil || src.Ext != nil {
+			if m.Ext == nil {
+				m.Ext = new(Extendable)
 				n++
 			}
-		case 10:
-			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, fieldmap.Equal[*plain.Plain], fieldmap.Clone[*plain.Plain])
-			} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, fieldmap.Equal[*plain.Plain]) {
-				if len(src.Plains) == 0 {
-					m.Plains = nil
-				} else {
-					m.Plains = fieldmap.CloneListFunc(src.Plains, fieldmap.Clone[*plain.Plain])
-				}
+			n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !fieldmap.Equal(m.Plain, src.Plain) {
+			m.Plain = fieldmap.Clone(src.Plain)
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		if m.Plain != nil || src.Plain != nil {
+			if m.Plain == nil {
+				m.Plain = new(plain.Plain)
 				n++
 			}
+			n += _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m.Plain, src.Plain, fm, at+4, win.Shift(4))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extendable).Equal, (*Extendable).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extendable).Equal) {
+			if len(src.Exts) == 0 {
+				m.Exts = nil
+			} else {
+				m.Exts = fieldmap.CloneListFunc(src.Exts, (*Extendable).Clone)
+			}
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<10) != 0 {
+		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, fieldmap.Equal[*plain.Plain], fieldmap.Clone[*plain.Plain])
+		} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, fieldmap.Equal[*plain.Plain]) {
+			if len(src.Plains) == 0 {
+				m.Plains = nil
+			} else {
+				m.Plains = fieldmap.CloneListFunc(src.Plains, fieldmap.Clone[*plain.Plain])
+			}
+			n++
 		}
 	}
 	return n
@@ -343,29 +332,24 @@ func _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m, src *plain.Plain, fm
 		src = new(plain.Plain)
 	}
 	n := 0
-	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.SameFloat64(m.D, src.D) {
-				m.D = src.D
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.D, src.D) {
+		m.D = src.D
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.SameFloat32(m.F, src.F) {
+		m.F = src.F
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Ds, src.Ds, fieldmap.EqualFloat64, nil)
+		} else if !fieldmap.EqualListFunc(m.Ds, src.Ds, fieldmap.EqualFloat64) {
+			if len(src.Ds) == 0 {
+				m.Ds = nil
+			} else {
+				m.Ds = slices.Clone(src.Ds)
 			}
-		case 1:
-			if !fieldmap.SameFloat32(m.F, src.F) {
-				m.F = src.F
-				n++
-			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Ds, src.Ds, fieldmap.EqualFloat64, nil)
-			} else if !fieldmap.EqualListFunc(m.Ds, src.Ds, fieldmap.EqualFloat64) {
-				if len(src.Ds) == 0 {
-					m.Ds = nil
-				} else {
-					m.Ds = slices.Clone(src.Ds)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n

@@ -1815,35 +1815,29 @@ func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldma
 	}
 	n := 0
 	var pb *_TortureDefaults_Inner_ptrs
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Value, src.Value) {
-				if src.Value == nil {
-					m.Value = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureDefaults_Inner_ptrs)
-					}
-					pb.f1 = *src.Value
-					m.Value = &pb.f1
-				}
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Value, src.Value) {
+		if src.Value == nil {
+			m.Value = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_Inner_ptrs)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m.Sign, src.Sign) {
-				if src.Sign == nil {
-					m.Sign = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureDefaults_Inner_ptrs)
-					}
-					pb.f2 = *src.Sign
-					m.Sign = &pb.f2
-				}
-				n++
-			}
+			pb.f1 = *src.Value
+			m.Value = &pb.f1
 		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+		if src.Sign == nil {
+			m.Sign = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureDefaults_Inner_ptrs)
+			}
+			pb.f2 = *src.Sign
+			m.Sign = &pb.f2
+		}
+		n++
 	}
 	return n
 }
@@ -2080,40 +2074,33 @@ func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, 
 	}
 	n := 0
 	var pb *_TortureGroups_PickGroup_ptrs
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Text, src.Text) {
-				if src.Text == nil {
-					m.Text = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureGroups_PickGroup_ptrs)
-					}
-					pb.f2 = *src.Text
-					m.Text = &pb.f2
-				}
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
+		if src.Text == nil {
+			m.Text = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureGroups_PickGroup_ptrs)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m.Sign, src.Sign) {
-				if src.Sign == nil {
-					m.Sign = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureGroups_PickGroup_ptrs)
-					}
-					pb.f3 = *src.Sign
-					m.Sign = &pb.f3
-				}
-				n++
-			}
-		case 2:
-			if !m.Back.Equal(src.Back) {
-				m.Back = src.Back.Clone()
-				n++
-			}
+			pb.f2 = *src.Text
+			m.Text = &pb.f2
 		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+		if src.Sign == nil {
+			m.Sign = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureGroups_PickGroup_ptrs)
+			}
+			pb.f3 = *src.Sign
+			m.Sign = &pb.f3
+		}
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !m.Back.Equal(src.Back) {
+		m.Back = src.Back.Clone()
+		n++
 	}
 	return n
 }
@@ -2129,14 +2116,9 @@ func (m *TortureGroups_PickSecret) copyInAt(src *TortureGroups_PickSecret, fm *f
 		src = new(TortureGroups_PickSecret)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Token, src.Token) {
-				m.Token = fieldmap.ClonePtr(src.Token)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Token, src.Token) {
+		m.Token = fieldmap.ClonePtr(src.Token)
+		n++
 	}
 	return n
 }
@@ -2152,24 +2134,20 @@ func (m *TortureGroups_Row) copyInAt(src *TortureGroups_Row, fm *fieldmap.FieldM
 		src = new(TortureGroups_Row)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.N, src.N) {
-				m.N = fieldmap.ClonePtr(src.N)
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.N, src.N) {
+		m.N = fieldmap.ClonePtr(src.N)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
+		} else if !slices.Equal(m.Signs, src.Signs) {
+			if len(src.Signs) == 0 {
+				m.Signs = nil
+			} else {
+				m.Signs = slices.Clone(src.Signs)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
-			} else if !slices.Equal(m.Signs, src.Signs) {
-				if len(src.Signs) == 0 {
-					m.Signs = nil
-				} else {
-					m.Signs = slices.Clone(src.Signs)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2186,14 +2164,9 @@ func (m *TortureGroups_Hidden) copyInAt(src *TortureGroups_Hidden, fm *fieldmap.
 		src = new(TortureGroups_Hidden)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Password, src.Password) {
-				m.Password = fieldmap.ClonePtr(src.Password)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Password, src.Password) {
+		m.Password = fieldmap.ClonePtr(src.Password)
+		n++
 	}
 	return n
 }
@@ -2209,23 +2182,18 @@ func (m *TortureGroups_Nested) copyInAt(src *TortureGroups_Nested, fm *fieldmap.
 		src = new(TortureGroups_Nested)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Deeper.Equal(src.Deeper) {
-					m.Deeper = src.Deeper.Clone()
-					n++
-				}
-			} else {
-				if m.Deeper != nil || src.Deeper != nil {
-					if m.Deeper == nil {
-						m.Deeper = new(TortureGroups_Nested_Deeper)
-						n++
-					}
-					n += m.Deeper.copyInAt(src.Deeper, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Deeper.Equal(src.Deeper) {
+			m.Deeper = src.Deeper.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Deeper != nil || src.Deeper != nil {
+			if m.Deeper == nil {
+				m.Deeper = new(TortureGroups_Nested_Deeper)
+				n++
 			}
+			n += m.Deeper.copyInAt(src.Deeper, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -2249,35 +2217,29 @@ func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper,
 	}
 	n := 0
 	var pb *_TortureGroups_Nested_Deeper_ptrs
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Sign, src.Sign) {
-				if src.Sign == nil {
-					m.Sign = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureGroups_Nested_Deeper_ptrs)
-					}
-					pb.f20 = *src.Sign
-					m.Sign = &pb.f20
-				}
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+		if src.Sign == nil {
+			m.Sign = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureGroups_Nested_Deeper_ptrs)
 			}
-		case 1:
-			if !fieldmap.SamePtrFloat32(m.F, src.F) {
-				if src.F == nil {
-					m.F = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureGroups_Nested_Deeper_ptrs)
-					}
-					pb.f21 = *src.F
-					m.F = &pb.f21
-				}
-				n++
-			}
+			pb.f20 = *src.Sign
+			m.Sign = &pb.f20
 		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.SamePtrFloat32(m.F, src.F) {
+		if src.F == nil {
+			m.F = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureGroups_Nested_Deeper_ptrs)
+			}
+			pb.f21 = *src.F
+			m.F = &pb.f21
+		}
+		n++
 	}
 	return n
 }
@@ -2313,49 +2275,42 @@ func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fie
 	}
 	n := 0
 	var pb *_TortureGroups_PickGroup_ptrs
-	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Text, src.Text) {
-				if src.Text == nil {
-					m.Text = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureGroups_PickGroup_ptrs)
-					}
-					pb.f2 = *src.Text
-					m.Text = &pb.f2
-				}
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
+		if src.Text == nil {
+			m.Text = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureGroups_PickGroup_ptrs)
+			}
+			pb.f2 = *src.Text
+			m.Text = &pb.f2
+		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+		if src.Sign == nil {
+			m.Sign = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureGroups_PickGroup_ptrs)
+			}
+			pb.f3 = *src.Sign
+			m.Sign = &pb.f3
+		}
+		n++
+	}
+	if win.Cover&(1<<2) != 0 {
+		if !m.Back.Equal(src.Back) {
+			m.Back = src.Back.Clone()
+			n++
+		}
+	} else if win.Below&(1<<2) != 0 {
+		if m.Back != nil || src.Back != nil {
+			if m.Back == nil {
+				m.Back = new(TortureGroups)
 				n++
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m.Sign, src.Sign) {
-				if src.Sign == nil {
-					m.Sign = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureGroups_PickGroup_ptrs)
-					}
-					pb.f3 = *src.Sign
-					m.Sign = &pb.f3
-				}
-				n++
-			}
-		case 2:
-			if win.Cover&(1<<2) != 0 {
-				if !m.Back.Equal(src.Back) {
-					m.Back = src.Back.Clone()
-					n++
-				}
-			} else {
-				if m.Back != nil || src.Back != nil {
-					if m.Back == nil {
-						m.Back = new(TortureGroups)
-						n++
-					}
-					n += m.Back.copyInAt_1sa1n69(src.Back, fm, at+3, win.Shift(3))
-				}
-			}
+			n += m.Back.copyInAt_1sa1n69(src.Back, fm, at+3, win.Shift(3))
 		}
 	}
 	return n
@@ -2647,35 +2602,29 @@ func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap
 	}
 	n := 0
 	var pb *_TortureLegacyKey_ptrs
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Id, src.Id) {
-				if src.Id == nil {
-					m.Id = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureLegacyKey_ptrs)
-					}
-					pb.f1 = *src.Id
-					m.Id = &pb.f1
-				}
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
+		if src.Id == nil {
+			m.Id = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKey_ptrs)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m.Note, src.Note) {
-				if src.Note == nil {
-					m.Note = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureLegacyKey_ptrs)
-					}
-					pb.f2 = *src.Note
-					m.Note = &pb.f2
-				}
-				n++
-			}
+			pb.f1 = *src.Id
+			m.Id = &pb.f1
 		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.Note, src.Note) {
+		if src.Note == nil {
+			m.Note = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKey_ptrs)
+			}
+			pb.f2 = *src.Note
+			m.Note = &pb.f2
+		}
+		n++
 	}
 	return n
 }
@@ -2710,23 +2659,18 @@ func (m *TortureLegacyKey2) copyInAt(src *TortureLegacyKey2, fm *fieldmap.FieldM
 		src = new(TortureLegacyKey2)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(TortureLegacyKeyValue)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TortureLegacyKeyValue)
+				n++
 			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -2751,63 +2695,55 @@ func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldma
 	}
 	n := 0
 	var pb *_TortureLegacyKeyValue_ptrs
-	for x := win.Cover&0x27 | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Name, src.Name) {
-				if src.Name == nil {
-					m.Name = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureLegacyKeyValue_ptrs)
-					}
-					pb.f1 = *src.Name
-					m.Name = &pb.f1
-				}
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
+		if src.Name == nil {
+			m.Name = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKeyValue_ptrs)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m.Sign, src.Sign) {
-				if src.Sign == nil {
-					m.Sign = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureLegacyKeyValue_ptrs)
-					}
-					pb.f2 = *src.Sign
-					m.Sign = &pb.f2
-				}
-				n++
-			}
-		case 2:
-			if win.Cover&(1<<2) != 0 {
-				if !m.Part.Equal(src.Part) {
-					m.Part = src.Part.Clone()
-					n++
-				}
-			} else {
-				if m.Part != nil || src.Part != nil {
-					if m.Part == nil {
-						m.Part = new(TortureLegacyKeyValue_Part)
-						n++
-					}
-					n += m.Part.copyInAt(src.Part, fm, at+3, win.Shift(3))
-				}
-			}
-		case 5:
-			if !fieldmap.SamePtrFloat32(m.Ratio, src.Ratio) {
-				if src.Ratio == nil {
-					m.Ratio = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureLegacyKeyValue_ptrs)
-					}
-					pb.f6 = *src.Ratio
-					m.Ratio = &pb.f6
-				}
-				n++
-			}
+			pb.f1 = *src.Name
+			m.Name = &pb.f1
 		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+		if src.Sign == nil {
+			m.Sign = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKeyValue_ptrs)
+			}
+			pb.f2 = *src.Sign
+			m.Sign = &pb.f2
+		}
+		n++
+	}
+	if win.Cover&(1<<2) != 0 {
+		if !m.Part.Equal(src.Part) {
+			m.Part = src.Part.Clone()
+			n++
+		}
+	} else if win.Below&(1<<2) != 0 {
+		if m.Part != nil || src.Part != nil {
+			if m.Part == nil {
+				m.Part = new(TortureLegacyKeyValue_Part)
+				n++
+			}
+			n += m.Part.copyInAt(src.Part, fm, at+3, win.Shift(3))
+		}
+	}
+	if win.Cover&(1<<5) != 0 && !fieldmap.SamePtrFloat32(m.Ratio, src.Ratio) {
+		if src.Ratio == nil {
+			m.Ratio = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKeyValue_ptrs)
+			}
+			pb.f6 = *src.Ratio
+			m.Ratio = &pb.f6
+		}
+		n++
 	}
 	return n
 }
@@ -2830,35 +2766,29 @@ func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, f
 	}
 	n := 0
 	var pb *_TortureLegacyKeyValue_Part_ptrs
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.N, src.N) {
-				if src.N == nil {
-					m.N = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureLegacyKeyValue_Part_ptrs)
-					}
-					pb.f4 = *src.N
-					m.N = &pb.f4
-				}
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.N, src.N) {
+		if src.N == nil {
+			m.N = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKeyValue_Part_ptrs)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m.On, src.On) {
-				if src.On == nil {
-					m.On = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureLegacyKeyValue_Part_ptrs)
-					}
-					pb.f5 = *src.On
-					m.On = &pb.f5
-				}
-				n++
-			}
+			pb.f4 = *src.N
+			m.N = &pb.f4
 		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.On, src.On) {
+		if src.On == nil {
+			m.On = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureLegacyKeyValue_Part_ptrs)
+			}
+			pb.f5 = *src.On
+			m.On = &pb.f5
+		}
+		n++
 	}
 	return n
 }
@@ -2931,14 +2861,9 @@ func (m *TortureSignHolder) copyInAt(src *TortureSignHolder, fm *fieldmap.FieldM
 		src = new(TortureSignHolder)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Sign, src.Sign) {
-				m.Sign = fieldmap.ClonePtr(src.Sign)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
+		m.Sign = fieldmap.ClonePtr(src.Sign)
+		n++
 	}
 	return n
 }

@@ -1002,40 +1002,33 @@ func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.Fiel
 	}
 	n := 0
 	var pb *_TortureEditionPart_ptrs
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Label != src.Label {
-				m.Label = src.Label
-				n++
+	if win.Cover&(1<<0) != 0 && m.Label != src.Label {
+		m.Label = src.Label
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
+		if src.Closed == nil {
+			m.Closed = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEditionPart_ptrs)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m.Closed, src.Closed) {
-				if src.Closed == nil {
-					m.Closed = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureEditionPart_ptrs)
-					}
-					pb.f2 = *src.Closed
-					m.Closed = &pb.f2
-				}
-				n++
-			}
-		case 2:
-			if !fieldmap.EqualPtr(m.Count, src.Count) {
-				if src.Count == nil {
-					m.Count = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureEditionPart_ptrs)
-					}
-					pb.f3 = *src.Count
-					m.Count = &pb.f3
-				}
-				n++
-			}
+			pb.f2 = *src.Closed
+			m.Closed = &pb.f2
 		}
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !fieldmap.EqualPtr(m.Count, src.Count) {
+		if src.Count == nil {
+			m.Count = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEditionPart_ptrs)
+			}
+			pb.f3 = *src.Count
+			m.Count = &pb.f3
+		}
+		n++
 	}
 	return n
 }
@@ -1089,28 +1082,22 @@ func (m *TortureEditionKey) copyInAt(src *TortureEditionKey, fm *fieldmap.FieldM
 		src = new(TortureEditionKey)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Key, src.Key) {
-				m.Key = fieldmap.ClonePtr(src.Key)
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Key, src.Key) {
+		m.Key = fieldmap.ClonePtr(src.Key)
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Other.Equal(src.Other) {
+			m.Other = src.Other.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Other != nil || src.Other != nil {
+			if m.Other == nil {
+				m.Other = new(TortureEditionKeyValue)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Other.Equal(src.Other) {
-					m.Other = src.Other.Clone()
-					n++
-				}
-			} else {
-				if m.Other != nil || src.Other != nil {
-					if m.Other == nil {
-						m.Other = new(TortureEditionKeyValue)
-						n++
-					}
-					n += m.Other.copyInAt(src.Other, fm, at+2, win.Shift(2))
-				}
-			}
+			n += m.Other.copyInAt(src.Other, fm, at+2, win.Shift(2))
 		}
 	}
 	return n
@@ -1134,40 +1121,33 @@ func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *field
 	}
 	n := 0
 	var pb *_TortureEditionKeyValue_ptrs
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Name, src.Name) {
-				if src.Name == nil {
-					m.Name = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureEditionKeyValue_ptrs)
-					}
-					pb.f1 = *src.Name
-					m.Name = &pb.f1
-				}
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
+		if src.Name == nil {
+			m.Name = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEditionKeyValue_ptrs)
 			}
-		case 1:
-			if m.N != src.N {
-				m.N = src.N
-				n++
-			}
-		case 2:
-			if !fieldmap.EqualPtr(m.Closed, src.Closed) {
-				if src.Closed == nil {
-					m.Closed = nil
-				} else {
-					if pb == nil {
-						pb = new(_TortureEditionKeyValue_ptrs)
-					}
-					pb.f3 = *src.Closed
-					m.Closed = &pb.f3
-				}
-				n++
-			}
+			pb.f1 = *src.Name
+			m.Name = &pb.f1
 		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.N != src.N {
+		m.N = src.N
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
+		if src.Closed == nil {
+			m.Closed = nil
+		} else {
+			if pb == nil {
+				pb = new(_TortureEditionKeyValue_ptrs)
+			}
+			pb.f3 = *src.Closed
+			m.Closed = &pb.f3
+		}
+		n++
 	}
 	return n
 }
@@ -1221,23 +1201,18 @@ func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.Fi
 		src = new(TortureEditionKeyed)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(TortureEditionKeyValue)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TortureEditionKeyValue)
+				n++
 			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 		}
 	}
 	return n

@@ -4042,24 +4042,17 @@ func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int, wi
 		src = new(Torture_2X)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.A_1 != src.A_1 {
-				m.A_1 = src.A_1
-				n++
-			}
-		case 1:
-			if m.B2C != src.B2C {
-				m.B2C = src.B2C
-				n++
-			}
-		case 2:
-			if !m.Next_2.Equal(src.Next_2) {
-				m.Next_2 = src.Next_2.Clone()
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.A_1 != src.A_1 {
+		m.A_1 = src.A_1
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.B2C != src.B2C {
+		m.B2C = src.B2C
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !m.Next_2.Equal(src.Next_2) {
+		m.Next_2 = src.Next_2.Clone()
+		n++
 	}
 	return n
 }
@@ -4094,19 +4087,13 @@ func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int
 		src = new(TortureLower)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Value_ != src.Value_ {
-				m.Value_ = src.Value_
-				n++
-			}
-		case 1:
-			if !m.Again.Equal(src.Again) {
-				m.Again = src.Again.Clone()
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Value_ != src.Value_ {
+		m.Value_ = src.Value_
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !m.Again.Equal(src.Again) {
+		m.Again = src.Again.Clone()
+		n++
 	}
 	return n
 }
@@ -4141,53 +4128,46 @@ func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int, 
 		src = new(TortureDeep)
 	}
 	n := 0
-	for x := win.Cover&0x2401 | win.Below&0x2401; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.L1.Equal(src.L1) {
-					m.L1 = src.L1.Clone()
-					n++
-				}
-			} else {
-				if m.L1 != nil || src.L1 != nil {
-					if m.L1 == nil {
-						m.L1 = new(TortureDeep_L1)
-						n++
-					}
-					n += m.L1.copyInAt(src.L1, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.L1.Equal(src.L1) {
+			m.L1 = src.L1.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.L1 != nil || src.L1 != nil {
+			if m.L1 == nil {
+				m.L1 = new(TortureDeep_L1)
+				n++
 			}
-		case 10:
-			if win.Cover&(1<<10) != 0 {
-				if !m.Sibling.Equal(src.Sibling) {
-					m.Sibling = src.Sibling.Clone()
-					n++
-				}
-			} else {
-				if m.Sibling != nil || src.Sibling != nil {
-					if m.Sibling == nil {
-						m.Sibling = new(TortureDeep_Sibling)
-						n++
-					}
-					n += m.Sibling.copyInAt(src.Sibling, fm, at+11, win.Shift(11))
-				}
+			n += m.L1.copyInAt(src.L1, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<10) != 0 {
+		if !m.Sibling.Equal(src.Sibling) {
+			m.Sibling = src.Sibling.Clone()
+			n++
+		}
+	} else if win.Below&(1<<10) != 0 {
+		if m.Sibling != nil || src.Sibling != nil {
+			if m.Sibling == nil {
+				m.Sibling = new(TortureDeep_Sibling)
+				n++
 			}
-		case 13:
-			if win.Cover&(1<<13) != 0 {
-				if !m.Shortcut.Equal(src.Shortcut) {
-					m.Shortcut = src.Shortcut.Clone()
-					n++
-				}
-			} else {
-				if m.Shortcut != nil || src.Shortcut != nil {
-					if m.Shortcut == nil {
-						m.Shortcut = new(TortureDeep_L1_L2_L3_L4)
-						n++
-					}
-					n += m.Shortcut.copyInAt(src.Shortcut, fm, at+14, win.Shift(14))
-				}
+			n += m.Sibling.copyInAt(src.Sibling, fm, at+11, win.Shift(11))
+		}
+	}
+	if win.Cover&(1<<13) != 0 {
+		if !m.Shortcut.Equal(src.Shortcut) {
+			m.Shortcut = src.Shortcut.Clone()
+			n++
+		}
+	} else if win.Below&(1<<13) != 0 {
+		if m.Shortcut != nil || src.Shortcut != nil {
+			if m.Shortcut == nil {
+				m.Shortcut = new(TortureDeep_L1_L2_L3_L4)
+				n++
 			}
+			n += m.Shortcut.copyInAt(src.Shortcut, fm, at+14, win.Shift(14))
 		}
 	}
 	return n
@@ -4204,23 +4184,18 @@ func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at
 		src = new(TortureDeep_L1)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.L2.Equal(src.L2) {
-					m.L2 = src.L2.Clone()
-					n++
-				}
-			} else {
-				if m.L2 != nil || src.L2 != nil {
-					if m.L2 == nil {
-						m.L2 = new(TortureDeep_L1_L2)
-						n++
-					}
-					n += m.L2.copyInAt(src.L2, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.L2.Equal(src.L2) {
+			m.L2 = src.L2.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.L2 != nil || src.L2 != nil {
+			if m.L2 == nil {
+				m.L2 = new(TortureDeep_L1_L2)
+				n++
 			}
+			n += m.L2.copyInAt(src.L2, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -4237,34 +4212,30 @@ func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldM
 		src = new(TortureDeep_L1_L2)
 	}
 	n := 0
-	for x := win.Cover&0x81 | win.Below&0x81; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.L3.Equal(src.L3) {
-					m.L3 = src.L3.Clone()
-					n++
-				}
-			} else {
-				if m.L3 != nil || src.L3 != nil {
-					if m.L3 == nil {
-						m.L3 = new(TortureDeep_L1_L2_L3)
-						n++
-					}
-					n += m.L3.copyInAt(src.L3, fm, at+1, win.Shift(1))
-				}
-			}
-		case 7:
-			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
-				if len(src.L4Map) == 0 {
-					m.L4Map = nil
-				} else {
-					m.L4Map = fieldmap.CloneMapFunc(src.L4Map, (*TortureDeep_L1_L2_L3_L4).Clone)
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.L3.Equal(src.L3) {
+			m.L3 = src.L3.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.L3 != nil || src.L3 != nil {
+			if m.L3 == nil {
+				m.L3 = new(TortureDeep_L1_L2_L3)
 				n++
 			}
+			n += m.L3.copyInAt(src.L3, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+			if len(src.L4Map) == 0 {
+				m.L4Map = nil
+			} else {
+				m.L4Map = fieldmap.CloneMapFunc(src.L4Map, (*TortureDeep_L1_L2_L3_L4).Clone)
+			}
+			n++
 		}
 	}
 	return n
@@ -4281,34 +4252,30 @@ func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.
 		src = new(TortureDeep_L1_L2_L3)
 	}
 	n := 0
-	for x := win.Cover&0x9 | win.Below&0x9; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.L4.Equal(src.L4) {
-					m.L4 = src.L4.Clone()
-					n++
-				}
-			} else {
-				if m.L4 != nil || src.L4 != nil {
-					if m.L4 == nil {
-						m.L4 = new(TortureDeep_L1_L2_L3_L4)
-						n++
-					}
-					n += m.L4.copyInAt(src.L4, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal) {
-				if len(src.L4S) == 0 {
-					m.L4S = nil
-				} else {
-					m.L4S = fieldmap.CloneListFunc(src.L4S, (*TortureDeep_L1_L2_L3_L4).Clone)
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.L4.Equal(src.L4) {
+			m.L4 = src.L4.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.L4 != nil || src.L4 != nil {
+			if m.L4 == nil {
+				m.L4 = new(TortureDeep_L1_L2_L3_L4)
 				n++
 			}
+			n += m.L4.copyInAt(src.L4, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal) {
+			if len(src.L4S) == 0 {
+				m.L4S = nil
+			} else {
+				m.L4S = fieldmap.CloneListFunc(src.L4S, (*TortureDeep_L1_L2_L3_L4).Clone)
+			}
+			n++
 		}
 	}
 	return n
@@ -4325,19 +4292,13 @@ func (m *TortureDeep_L1_L2_L3_L4) copyInAt(src *TortureDeep_L1_L2_L3_L4, fm *fie
 		src = new(TortureDeep_L1_L2_L3_L4)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Mood != src.Mood {
-				m.Mood = src.Mood
-				n++
-			}
-		case 1:
-			if m.Leaf != src.Leaf {
-				m.Leaf = src.Leaf
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Mood != src.Mood {
+		m.Mood = src.Mood
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Leaf != src.Leaf {
+		m.Leaf = src.Leaf
+		n++
 	}
 	return n
 }
@@ -4353,24 +4314,20 @@ func (m *TortureDeep_Sibling) copyInAt(src *TortureDeep_Sibling, fm *fieldmap.Fi
 		src = new(TortureDeep_Sibling)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Mood != src.Mood {
-				m.Mood = src.Mood
-				n++
+	if win.Cover&(1<<0) != 0 && m.Mood != src.Mood {
+		m.Mood = src.Mood
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Moods, src.Moods)
+		} else if !slices.Equal(m.Moods, src.Moods) {
+			if len(src.Moods) == 0 {
+				m.Moods = nil
+			} else {
+				m.Moods = slices.Clone(src.Moods)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Moods, src.Moods)
-			} else if !slices.Equal(m.Moods, src.Moods) {
-				if len(src.Moods) == 0 {
-					m.Moods = nil
-				} else {
-					m.Moods = slices.Clone(src.Moods)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -5232,34 +5189,28 @@ func _File_testpb_v1_torture_proto_Label182jztu_copyInAt(m, src *other.Label, fm
 		src = new(other.Label)
 	}
 	n := 0
-	for x := win.Cover&0xf | win.Below&0x8; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Color != src.Color {
+		m.Color = src.Color
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
+		} else if !slices.Equal(m.Weights, src.Weights) {
+			if len(src.Weights) == 0 {
+				m.Weights = nil
+			} else {
+				m.Weights = slices.Clone(src.Weights)
 			}
-		case 1:
-			if m.Color != src.Color {
-				m.Color = src.Color
-				n++
-			}
-		case 2:
-			if m.Secret != src.Secret {
-				m.Secret = src.Secret
-				n++
-			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
-			} else if !slices.Equal(m.Weights, src.Weights) {
-				if len(src.Weights) == 0 {
-					m.Weights = nil
-				} else {
-					m.Weights = slices.Clone(src.Weights)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -5295,28 +5246,26 @@ func (m *TortureOnlyOneof) copyInAt(src *TortureOnlyOneof, fm *fieldmap.FieldMap
 		src = new(TortureOnlyOneof)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if s1, ok := src.Only.(*TortureOnlyOneof_OnlyName); ok && s1 != nil {
-				if d1, ok := m.Only.(*TortureOnlyOneof_OnlyName); !ok || d1 == nil || d1.OnlyName != s1.OnlyName {
-					m.Only = &TortureOnlyOneof_OnlyName{OnlyName: s1.OnlyName}
-					n++
-				}
-			} else if d1, ok := m.Only.(*TortureOnlyOneof_OnlyName); ok && d1 != nil {
-				m.Only = nil
+	if win.Cover&(1<<0) != 0 {
+		if s1, ok := src.Only.(*TortureOnlyOneof_OnlyName); ok && s1 != nil {
+			if d1, ok := m.Only.(*TortureOnlyOneof_OnlyName); !ok || d1 == nil || d1.OnlyName != s1.OnlyName {
+				m.Only = &TortureOnlyOneof_OnlyName{OnlyName: s1.OnlyName}
 				n++
 			}
-		case 1:
-			if s1, ok := src.Only.(*TortureOnlyOneof_OnlySelf); ok && s1 != nil {
-				if d1, ok := m.Only.(*TortureOnlyOneof_OnlySelf); !ok || d1 == nil || !d1.OnlySelf.Equal(s1.OnlySelf) {
-					m.Only = &TortureOnlyOneof_OnlySelf{OnlySelf: s1.OnlySelf.Clone()}
-					n++
-				}
-			} else if d1, ok := m.Only.(*TortureOnlyOneof_OnlySelf); ok && d1 != nil {
-				m.Only = nil
+		} else if d1, ok := m.Only.(*TortureOnlyOneof_OnlyName); ok && d1 != nil {
+			m.Only = nil
+			n++
+		}
+	}
+	if win.Cover&(1<<1) != 0 {
+		if s1, ok := src.Only.(*TortureOnlyOneof_OnlySelf); ok && s1 != nil {
+			if d1, ok := m.Only.(*TortureOnlyOneof_OnlySelf); !ok || d1 == nil || !d1.OnlySelf.Equal(s1.OnlySelf) {
+				m.Only = &TortureOnlyOneof_OnlySelf{OnlySelf: s1.OnlySelf.Clone()}
 				n++
 			}
+		} else if d1, ok := m.Only.(*TortureOnlyOneof_OnlySelf); ok && d1 != nil {
+			m.Only = nil
+			n++
 		}
 	}
 	return n
@@ -5352,19 +5301,16 @@ func (m *TortureOnlyMap) copyInAt(src *TortureOnlyMap, fm *fieldmap.FieldMap, at
 		src = new(TortureOnlyMap)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.Children, src.Children, (*TortureOnlyMap).Equal, (*TortureOnlyMap).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.Children, src.Children, (*TortureOnlyMap).Equal) {
-				if len(src.Children) == 0 {
-					m.Children = nil
-				} else {
-					m.Children = fieldmap.CloneMapFunc(src.Children, (*TortureOnlyMap).Clone)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Children, src.Children, (*TortureOnlyMap).Equal, (*TortureOnlyMap).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Children, src.Children, (*TortureOnlyMap).Equal) {
+			if len(src.Children) == 0 {
+				m.Children = nil
+			} else {
+				m.Children = fieldmap.CloneMapFunc(src.Children, (*TortureOnlyMap).Clone)
 			}
+			n++
 		}
 	}
 	return n
@@ -5400,44 +5346,35 @@ func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at
 		src = new(TortureNumbers)
 	}
 	n := 0
-	for x := win.Cover&0x73 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Low != src.Low {
-				m.Low = src.Low
-				n++
-			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Child.Equal(src.Child) {
-					m.Child = src.Child.Clone()
-					n++
-				}
-			} else {
-				if m.Child != nil || src.Child != nil {
-					if m.Child == nil {
-						m.Child = new(TortureNumbersChild)
-						n++
-					}
-					n += m.Child.copyInAt(src.Child, fm, at+2, win.Shift(2))
-				}
-			}
-		case 4:
-			if m.AfterReserved != src.AfterReserved {
-				m.AfterReserved = src.AfterReserved
-				n++
-			}
-		case 5:
-			if m.Big != src.Big {
-				m.Big = src.Big
-				n++
-			}
-		case 6:
-			if !m.Max.Equal(src.Max) {
-				m.Max = src.Max.Clone()
-				n++
-			}
+	if win.Cover&(1<<0) != 0 && m.Low != src.Low {
+		m.Low = src.Low
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Child.Equal(src.Child) {
+			m.Child = src.Child.Clone()
+			n++
 		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Child != nil || src.Child != nil {
+			if m.Child == nil {
+				m.Child = new(TortureNumbersChild)
+				n++
+			}
+			n += m.Child.copyInAt(src.Child, fm, at+2, win.Shift(2))
+		}
+	}
+	if win.Cover&(1<<4) != 0 && m.AfterReserved != src.AfterReserved {
+		m.AfterReserved = src.AfterReserved
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && m.Big != src.Big {
+		m.Big = src.Big
+		n++
+	}
+	if win.Cover&(1<<6) != 0 && !m.Max.Equal(src.Max) {
+		m.Max = src.Max.Clone()
+		n++
 	}
 	return n
 }
@@ -5453,19 +5390,13 @@ func (m *TortureNumbersChild) copyInAt(src *TortureNumbersChild, fm *fieldmap.Fi
 		src = new(TortureNumbersChild)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !m.Deeper.Equal(src.Deeper) {
-				m.Deeper = src.Deeper.Clone()
-				n++
-			}
-		case 1:
-			if !fieldmap.SameFloat64(m.Value, src.Value) {
-				m.Value = src.Value
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !m.Deeper.Equal(src.Deeper) {
+		m.Deeper = src.Deeper.Clone()
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.SameFloat64(m.Value, src.Value) {
+		m.Value = src.Value
+		n++
 	}
 	return n
 }
@@ -5519,39 +5450,34 @@ func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at i
 		src = new(TortureCycleA)
 	}
 	n := 0
-	for x := win.Cover&0x83 | win.Below&0x82; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.B.Equal(src.B) {
+			m.B = src.B.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.B != nil || src.B != nil {
+			if m.B == nil {
+				m.B = new(TortureCycleB)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.B.Equal(src.B) {
-					m.B = src.B.Clone()
-					n++
-				}
+			n += m.B.copyInAt_vrge32(src.B, fm, at+2, win.Shift(2))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
+			if len(src.Cs) == 0 {
+				m.Cs = nil
 			} else {
-				if m.B != nil || src.B != nil {
-					if m.B == nil {
-						m.B = new(TortureCycleB)
-						n++
-					}
-					n += m.B.copyInAt_vrge32(src.B, fm, at+2, win.Shift(2))
-				}
+				m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
 			}
-		case 7:
-			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
-				if len(src.Cs) == 0 {
-					m.Cs = nil
-				} else {
-					m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -5568,28 +5494,22 @@ func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMa
 		src = new(TortureCycleB)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Count != src.Count {
-				m.Count = src.Count
+	if win.Cover&(1<<0) != 0 && m.Count != src.Count {
+		m.Count = src.Count
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.C.Equal(src.C) {
+			m.C = src.C.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.C != nil || src.C != nil {
+			if m.C == nil {
+				m.C = new(TortureCycleC)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.C.Equal(src.C) {
-					m.C = src.C.Clone()
-					n++
-				}
-			} else {
-				if m.C != nil || src.C != nil {
-					if m.C == nil {
-						m.C = new(TortureCycleC)
-						n++
-					}
-					n += m.C.copyInAt_1bmyxni(src.C, fm, at+2, win.Shift(2))
-				}
-			}
+			n += m.C.copyInAt_1bmyxni(src.C, fm, at+2, win.Shift(2))
 		}
 	}
 	return n
@@ -5606,30 +5526,25 @@ func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldM
 		src = new(TortureCycleC)
 	}
 	n := 0
-	for x := win.Cover&0x7 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !m.A.Equal(src.A) {
-				m.A = src.A.Clone()
-				n++
+	if win.Cover&(1<<0) != 0 && !m.A.Equal(src.A) {
+		m.A = src.A.Clone()
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
+			if len(src.Bs) == 0 {
+				m.Bs = nil
+			} else {
+				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
-				if len(src.Bs) == 0 {
-					m.Bs = nil
-				} else {
-					m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
-				}
-				n++
-			}
-		case 2:
-			if m.Secret != src.Secret {
-				m.Secret = src.Secret
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
 	}
 	return n
 }
@@ -5645,30 +5560,25 @@ func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMa
 		src = new(TortureCycleC)
 	}
 	n := 0
-	for x := win.Cover&0x7 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !m.A.Equal(src.A) {
-				m.A = src.A.Clone()
-				n++
+	if win.Cover&(1<<0) != 0 && !m.A.Equal(src.A) {
+		m.A = src.A.Clone()
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
+			if len(src.Bs) == 0 {
+				m.Bs = nil
+			} else {
+				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
-				if len(src.Bs) == 0 {
-					m.Bs = nil
-				} else {
-					m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
-				}
-				n++
-			}
-		case 2:
-			if m.Secret != src.Secret {
-				m.Secret = src.Secret
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
 	}
 	return n
 }
@@ -5703,28 +5613,22 @@ func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at i
 		src = new(TortureCycleB)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Count != src.Count {
-				m.Count = src.Count
+	if win.Cover&(1<<0) != 0 && m.Count != src.Count {
+		m.Count = src.Count
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.C.Equal(src.C) {
+			m.C = src.C.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.C != nil || src.C != nil {
+			if m.C == nil {
+				m.C = new(TortureCycleC)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.C.Equal(src.C) {
-					m.C = src.C.Clone()
-					n++
-				}
-			} else {
-				if m.C != nil || src.C != nil {
-					if m.C == nil {
-						m.C = new(TortureCycleC)
-						n++
-					}
-					n += m.C.copyInAt_mchw53(src.C, fm, at+2, win.Shift(2))
-				}
-			}
+			n += m.C.copyInAt_mchw53(src.C, fm, at+2, win.Shift(2))
 		}
 	}
 	return n
@@ -5741,40 +5645,35 @@ func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMa
 		src = new(TortureCycleC)
 	}
 	n := 0
-	for x := win.Cover&0x31 | win.Below&0x11; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.A.Equal(src.A) {
-					m.A = src.A.Clone()
-					n++
-				}
-			} else {
-				if m.A != nil || src.A != nil {
-					if m.A == nil {
-						m.A = new(TortureCycleA)
-						n++
-					}
-					n += m.A.copyInAt_1738b9o(src.A, fm, at+1, win.Shift(1))
-				}
-			}
-		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
-				if len(src.Bs) == 0 {
-					m.Bs = nil
-				} else {
-					m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
-				}
-				n++
-			}
-		case 5:
-			if m.Secret != src.Secret {
-				m.Secret = src.Secret
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !m.A.Equal(src.A) {
+			m.A = src.A.Clone()
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.A != nil || src.A != nil {
+			if m.A == nil {
+				m.A = new(TortureCycleA)
+				n++
+			}
+			n += m.A.copyInAt_1738b9o(src.A, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
+			if len(src.Bs) == 0 {
+				m.Bs = nil
+			} else {
+				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<5) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
 	}
 	return n
 }
@@ -5790,29 +5689,24 @@ func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldM
 		src = new(TortureCycleA)
 	}
 	n := 0
-	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !m.B.Equal(src.B) {
+		m.B = src.B.Clone()
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
+			if len(src.Cs) == 0 {
+				m.Cs = nil
+			} else {
+				m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
 			}
-		case 1:
-			if !m.B.Equal(src.B) {
-				m.B = src.B.Clone()
-				n++
-			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
-				if len(src.Cs) == 0 {
-					m.Cs = nil
-				} else {
-					m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -5848,40 +5742,35 @@ func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at i
 		src = new(TortureCycleC)
 	}
 	n := 0
-	for x := win.Cover&0xc1 | win.Below&0x41; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.A.Equal(src.A) {
-					m.A = src.A.Clone()
-					n++
-				}
-			} else {
-				if m.A != nil || src.A != nil {
-					if m.A == nil {
-						m.A = new(TortureCycleA)
-						n++
-					}
-					n += m.A.copyInAt_1dfp5o8(src.A, fm, at+1, win.Shift(1))
-				}
-			}
-		case 6:
-			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
-				if len(src.Bs) == 0 {
-					m.Bs = nil
-				} else {
-					m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
-				}
-				n++
-			}
-		case 7:
-			if m.Secret != src.Secret {
-				m.Secret = src.Secret
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !m.A.Equal(src.A) {
+			m.A = src.A.Clone()
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.A != nil || src.A != nil {
+			if m.A == nil {
+				m.A = new(TortureCycleA)
+				n++
+			}
+			n += m.A.copyInAt_1dfp5o8(src.A, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
+			if len(src.Bs) == 0 {
+				m.Bs = nil
+			} else {
+				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<7) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
 	}
 	return n
 }
@@ -5897,39 +5786,34 @@ func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldM
 		src = new(TortureCycleA)
 	}
 	n := 0
-	for x := win.Cover&0x13 | win.Below&0x12; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.B.Equal(src.B) {
+			m.B = src.B.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.B != nil || src.B != nil {
+			if m.B == nil {
+				m.B = new(TortureCycleB)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.B.Equal(src.B) {
-					m.B = src.B.Clone()
-					n++
-				}
+			n += m.B.copyInAt_bdy655(src.B, fm, at+2, win.Shift(2))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
+			if len(src.Cs) == 0 {
+				m.Cs = nil
 			} else {
-				if m.B != nil || src.B != nil {
-					if m.B == nil {
-						m.B = new(TortureCycleB)
-						n++
-					}
-					n += m.B.copyInAt_bdy655(src.B, fm, at+2, win.Shift(2))
-				}
+				m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
 			}
-		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
-				if len(src.Cs) == 0 {
-					m.Cs = nil
-				} else {
-					m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -5946,19 +5830,13 @@ func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMa
 		src = new(TortureCycleB)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Count != src.Count {
-				m.Count = src.Count
-				n++
-			}
-		case 1:
-			if !m.C.Equal(src.C) {
-				m.C = src.C.Clone()
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Count != src.Count {
+		m.Count = src.Count
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !m.C.Equal(src.C) {
+		m.C = src.C.Clone()
+		n++
 	}
 	return n
 }
@@ -6831,56 +6709,54 @@ func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int, wi
 		src = new(TortureKey)
 	}
 	n := 0
-	for x := win.Cover&0xe001 | win.Below&0xe001; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(TortureKeyValue)
+				n++
+			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<13) != 0 {
+		if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.ByName, src.ByName, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.ByName, src.ByName, (*TortureKeyValue).Equal) {
+			if len(src.ByName) == 0 {
+				m.ByName = nil
 			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(TortureKeyValue)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+				m.ByName = fieldmap.CloneMapFunc(src.ByName, (*TortureKeyValue).Clone)
 			}
-		case 13:
-			if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.ByName, src.ByName, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.ByName, src.ByName, (*TortureKeyValue).Equal) {
-				if len(src.ByName) == 0 {
-					m.ByName = nil
-				} else {
-					m.ByName = fieldmap.CloneMapFunc(src.ByName, (*TortureKeyValue).Clone)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<14) != 0 {
+		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Deeps, src.Deeps, (*TortureDeep).Equal) {
+			if len(src.Deeps) == 0 {
+				m.Deeps = nil
+			} else {
+				m.Deeps = fieldmap.CloneMapFunc(src.Deeps, (*TortureDeep).Clone)
 			}
-		case 14:
-			if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.Deeps, src.Deeps, (*TortureDeep).Equal) {
-				if len(src.Deeps) == 0 {
-					m.Deeps = nil
-				} else {
-					m.Deeps = fieldmap.CloneMapFunc(src.Deeps, (*TortureDeep).Clone)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<15) != 0 {
+		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Keys, src.Keys, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Keys, src.Keys, (*TortureKeyValue).Equal) {
+			if len(src.Keys) == 0 {
+				m.Keys = nil
+			} else {
+				m.Keys = fieldmap.CloneListFunc(src.Keys, (*TortureKeyValue).Clone)
 			}
-		case 15:
-			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Keys, src.Keys, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Keys, src.Keys, (*TortureKeyValue).Equal) {
-				if len(src.Keys) == 0 {
-					m.Keys = nil
-				} else {
-					m.Keys = fieldmap.CloneListFunc(src.Keys, (*TortureKeyValue).Clone)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -6897,59 +6773,47 @@ func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, 
 		src = new(TortureKeyValue)
 	}
 	n := 0
-	for x := win.Cover&0xfc3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Mood != src.Mood {
-				m.Mood = src.Mood
-				n++
-			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Part.Equal(src.Part) {
-					m.Part = src.Part.Clone()
-					n++
-				}
-			} else {
-				if m.Part != nil || src.Part != nil {
-					if m.Part == nil {
-						m.Part = new(TortureKeyPart)
-						n++
-					}
-					n += m.Part.copyInAt(src.Part, fm, at+2, win.Shift(2))
-				}
-			}
-		case 6:
-			if !fieldmap.SameFloat64(m.Weight, src.Weight) {
-				m.Weight = src.Weight
-				n++
-			}
-		case 7:
-			if !fieldmap.SameFloat32(m.Ratio, src.Ratio) {
-				m.Ratio = src.Ratio
-				n++
-			}
-		case 8:
-			if m.Flag != src.Flag {
-				m.Flag = src.Flag
-				n++
-			}
-		case 9:
-			if !fieldmap.EqualPtr(m.Maybe, src.Maybe) {
-				m.Maybe = fieldmap.ClonePtr(src.Maybe)
-				n++
-			}
-		case 10:
-			if m.Color != src.Color {
-				m.Color = src.Color
-				n++
-			}
-		case 11:
-			if m.Big != src.Big {
-				m.Big = src.Big
-				n++
-			}
+	if win.Cover&(1<<0) != 0 && m.Mood != src.Mood {
+		m.Mood = src.Mood
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Part.Equal(src.Part) {
+			m.Part = src.Part.Clone()
+			n++
 		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Part != nil || src.Part != nil {
+			if m.Part == nil {
+				m.Part = new(TortureKeyPart)
+				n++
+			}
+			n += m.Part.copyInAt(src.Part, fm, at+2, win.Shift(2))
+		}
+	}
+	if win.Cover&(1<<6) != 0 && !fieldmap.SameFloat64(m.Weight, src.Weight) {
+		m.Weight = src.Weight
+		n++
+	}
+	if win.Cover&(1<<7) != 0 && !fieldmap.SameFloat32(m.Ratio, src.Ratio) {
+		m.Ratio = src.Ratio
+		n++
+	}
+	if win.Cover&(1<<8) != 0 && m.Flag != src.Flag {
+		m.Flag = src.Flag
+		n++
+	}
+	if win.Cover&(1<<9) != 0 && !fieldmap.EqualPtr(m.Maybe, src.Maybe) {
+		m.Maybe = fieldmap.ClonePtr(src.Maybe)
+		n++
+	}
+	if win.Cover&(1<<10) != 0 && m.Color != src.Color {
+		m.Color = src.Color
+		n++
+	}
+	if win.Cover&(1<<11) != 0 && m.Big != src.Big {
+		m.Big = src.Big
+		n++
 	}
 	return n
 }
@@ -6965,33 +6829,26 @@ func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at
 		src = new(TortureKeyPart)
 	}
 	n := 0
-	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if win.Cover&(1<<2) != 0 {
+		if !m.Leaf.Equal(src.Leaf) {
+			m.Leaf = src.Leaf.Clone()
+			n++
+		}
+	} else if win.Below&(1<<2) != 0 {
+		if m.Leaf != nil || src.Leaf != nil {
+			if m.Leaf == nil {
+				m.Leaf = new(TortureKeyLeaf)
 				n++
 			}
-		case 1:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
-		case 2:
-			if win.Cover&(1<<2) != 0 {
-				if !m.Leaf.Equal(src.Leaf) {
-					m.Leaf = src.Leaf.Clone()
-					n++
-				}
-			} else {
-				if m.Leaf != nil || src.Leaf != nil {
-					if m.Leaf == nil {
-						m.Leaf = new(TortureKeyLeaf)
-						n++
-					}
-					n += m.Leaf.copyInAt(src.Leaf, fm, at+3, win.Shift(3))
-				}
-			}
+			n += m.Leaf.copyInAt(src.Leaf, fm, at+3, win.Shift(3))
 		}
 	}
 	return n
@@ -7008,14 +6865,9 @@ func (m *TortureKeyLeaf) copyInAt(src *TortureKeyLeaf, fm *fieldmap.FieldMap, at
 		src = new(TortureKeyLeaf)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.N != src.N {
-				m.N = src.N
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.N != src.N {
+		m.N = src.N
+		n++
 	}
 	return n
 }
@@ -7107,14 +6959,9 @@ func (m *TortureEnumKey) copyInAt(src *TortureEnumKey, fm *fieldmap.FieldMap, at
 		src = new(TortureEnumKey)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Mood != src.Mood {
-				m.Mood = src.Mood
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Mood != src.Mood {
+		m.Mood = src.Mood
+		n++
 	}
 	return n
 }
@@ -7149,19 +6996,13 @@ func (m *TortureEmptyKey) copyInAt(src *TortureEmptyKey, fm *fieldmap.FieldMap, 
 		src = new(TortureEmptyKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !m.Key.Equal(src.Key) {
-				m.Key = src.Key.Clone()
-				n++
-			}
-		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !m.Key.Equal(src.Key) {
+		m.Key = src.Key.Clone()
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -7196,14 +7037,9 @@ func (m *TortureOptionalKey) copyInAt(src *TortureOptionalKey, fm *fieldmap.Fiel
 		src = new(TortureOptionalKey)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.SamePtrFloat64(m.Key, src.Key) {
-				m.Key = fieldmap.ClonePtr(src.Key)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.Key, src.Key) {
+		m.Key = fieldmap.ClonePtr(src.Key)
+		n++
 	}
 	return n
 }

@@ -152,13 +152,19 @@ func (f *feature) shape(s *gen.Shape) {
 			w = l.cw + strconv.Itoa(c.start/64)
 			g.P(w, " := ", l.fm, ".Window(", l.at, "+", c.start, ")")
 		}
+		if len(c.fields) <= linearFields {
+			for _, sf := range c.fields {
+				f.field(sf, block, w, c.start, true)
+			}
+			continue
+		}
 		// Only the fields whose flag (or, for message, list and map
 		// fields, a flag below it) is set run their case.
 		g.P("for ", l.x, " := ", c.mask(w), "; ", l.x, " != 0; ", l.x, " &= ", l.x, " - 1 {")
 		g.P("switch ", g.Ident("math/bits", "TrailingZeros64"), "(", l.x, ") {")
 		for _, sf := range c.fields {
 			g.P("case ", sf.Off-c.start, ":")
-			f.field(sf, block, w, c.start)
+			f.field(sf, block, w, c.start, false)
 		}
 		g.P("}")
 		g.P("}")
@@ -167,6 +173,11 @@ func (f *feature) shape(s *gen.Shape) {
 	g.P("}")
 	g.P()
 }
+
+// linearFields is the most fields of a window tested one after the other:
+// past it, a loop over the set bits of the window runs only the fields
+// flagged, which costs more per field but nothing for those not flagged.
+const linearFields = 8
 
 // chunk is the fields of a shape whose flags lie in one window: numbers
 // start to start+63 from the shape's first flag.
@@ -247,19 +258,33 @@ func (f *feature) id(sf *gen.ShapeField) string {
 	return f.l.at + "+" + strconv.Itoa(sf.Off)
 }
 
-// field emits the case of one field, w being the window holding its flag
-// from number start of the shape.
-func (f *feature) field(sf *gen.ShapeField, block, w string, start int) {
+// field emits the code of one field, w being the window holding its flag
+// from number start of the shape. Tested, it first tests the field's bits
+// in w; else it is the case of a switch that runs only when they select
+// something.
+func (f *feature) field(sf *gen.ShapeField, block, w string, start int, tested bool) {
 	g, l := f.g, f.l
 	fd, id := sf.Field, f.id(sf)
+	bit := "(1<<" + strconv.Itoa(sf.Off-start) + ")"
+	cover, either := w+".Cover&"+bit+" != 0", "("+w+".Cover|"+w+".Below)&"+bit+" != 0"
 	switch sf.Kind {
 	case fieldmap.KindScalar:
 		if gen.InOneof(fd) {
+			if tested {
+				g.P("if ", cover, " {")
+			}
 			f.oneofUnit(fd)
+			if tested {
+				g.P("}")
+			}
 			return
 		}
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
-		g.P("if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
+		cond := notExpr(g.SameExpr(fd, dv, sv), dv, sv)
+		if tested {
+			cond = cover + " && " + cond
+		}
+		g.P("if ", cond, " {")
 		if block != "" && gen.IsPointerScalar(fd) {
 			g.P("if ", sv, " == nil {")
 			g.P(dv, " = nil")
@@ -277,6 +302,9 @@ func (f *feature) field(sf *gen.ShapeField, block, w string, start int) {
 		g.P("}")
 	case fieldmap.KindList, fieldmap.KindMap:
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
+		if tested {
+			g.P("if ", either, " {")
+		}
 		g.P("if ", l.a, " := ", l.fm, ".ListActionAt(", id, "); ", l.a, " != ", g.Fieldmap("Replace"), " {")
 		g.P(l.n, " += ", f.action(fd, "&"+dv, sv))
 		g.P("} else if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
@@ -287,8 +315,11 @@ func (f *feature) field(sf *gen.ShapeField, block, w string, start int) {
 		g.P("}")
 		g.P(l.n, "++")
 		g.P("}")
+		if tested {
+			g.P("}")
+		}
 	case fieldmap.KindMessage:
-		g.P("if ", w, ".Cover&(1<<", sf.Off-start, ") != 0 {")
+		g.P("if ", cover, " {")
 		if gen.InOneof(fd) {
 			f.oneofUnit(fd)
 		} else {
@@ -298,7 +329,11 @@ func (f *feature) field(sf *gen.ShapeField, block, w string, start int) {
 			g.P(l.n, "++")
 			g.P("}")
 		}
-		g.P("} else {")
+		if tested {
+			g.P("} else if ", w, ".Below&", bit, " != 0 {")
+		} else {
+			g.P("} else {")
+		}
 		f.recurse(sf, w, start)
 		g.P("}")
 	}

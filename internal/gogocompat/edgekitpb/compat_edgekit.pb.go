@@ -546,19 +546,13 @@ func (m *SiteKey) copyInAt(src *SiteKey, fm *fieldmap.FieldMap, at int, win fiel
 		src = new(SiteKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -593,24 +587,17 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 		src = new(Location)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
-				m.Latitude = src.Latitude
-				n++
-			}
-		case 1:
-			if !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
-				m.Longitude = src.Longitude
-				n++
-			}
-		case 2:
-			if !fieldmap.Equal(m.Since, src.Since) {
-				m.Since = fieldmap.Clone(src.Since)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+		m.Latitude = src.Latitude
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+		m.Longitude = src.Longitude
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !fieldmap.Equal(m.Since, src.Since) {
+		m.Since = fieldmap.Clone(src.Since)
+		n++
 	}
 	return n
 }
@@ -645,29 +632,24 @@ func (m *Resources) copyInAt(src *Resources, fm *fieldmap.FieldMap, at int, win 
 		src = new(Resources)
 	}
 	n := 0
-	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Ram != src.Ram {
-				m.Ram = src.Ram
-				n++
+	if win.Cover&(1<<0) != 0 && m.Ram != src.Ram {
+		m.Ram = src.Ram
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
+		} else if !maps.Equal(m.Labels, src.Labels) {
+			if len(src.Labels) == 0 {
+				m.Labels = nil
+			} else {
+				m.Labels = maps.Clone(src.Labels)
 			}
-		case 1:
-			if m.Vcpus != src.Vcpus {
-				m.Vcpus = src.Vcpus
-				n++
-			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
-			} else if !maps.Equal(m.Labels, src.Labels) {
-				if len(src.Labels) == 0 {
-					m.Labels = nil
-				} else {
-					m.Labels = maps.Clone(src.Labels)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -703,29 +685,24 @@ func (m *Status) copyInAt(src *Status, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Status)
 	}
 	n := 0
-	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.TaskName != src.TaskName {
-				m.TaskName = src.TaskName
-				n++
+	if win.Cover&(1<<0) != 0 && m.TaskName != src.TaskName {
+		m.TaskName = src.TaskName
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Step != src.Step {
+		m.Step = src.Step
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Messages, src.Messages)
+		} else if !slices.Equal(m.Messages, src.Messages) {
+			if len(src.Messages) == 0 {
+				m.Messages = nil
+			} else {
+				m.Messages = slices.Clone(src.Messages)
 			}
-		case 1:
-			if m.Step != src.Step {
-				m.Step = src.Step
-				n++
-			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Messages, src.Messages)
-			} else if !slices.Equal(m.Messages, src.Messages) {
-				if len(src.Messages) == 0 {
-					m.Messages = nil
-				} else {
-					m.Messages = slices.Clone(src.Messages)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n

@@ -8,7 +8,6 @@ package otherpb
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -123,34 +122,28 @@ func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Label)
 	}
 	n := 0
-	for x := win.Cover&0xf | win.Below&0x8; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Color != src.Color {
+		m.Color = src.Color
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
+		} else if !slices.Equal(m.Weights, src.Weights) {
+			if len(src.Weights) == 0 {
+				m.Weights = nil
+			} else {
+				m.Weights = slices.Clone(src.Weights)
 			}
-		case 1:
-			if m.Color != src.Color {
-				m.Color = src.Color
-				n++
-			}
-		case 2:
-			if m.Secret != src.Secret {
-				m.Secret = src.Secret
-				n++
-			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
-			} else if !slices.Equal(m.Weights, src.Weights) {
-				if len(src.Weights) == 0 {
-					m.Weights = nil
-				} else {
-					m.Weights = slices.Clone(src.Weights)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n

@@ -1863,72 +1863,66 @@ func (m *ConnectRequest) copyInAt(src *ConnectRequest, fm *fieldmap.FieldMap, at
 		src = new(ConnectRequest)
 	}
 	n := 0
-	for x := win.Cover&0x41 | win.Below&0x41; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if s1, ok := src.Msg.(*ConnectRequest_Hello); ok && s1 != nil {
-					if d1, ok := m.Msg.(*ConnectRequest_Hello); !ok || d1 == nil || !d1.Hello.Equal(s1.Hello) {
-						m.Msg = &ConnectRequest_Hello{Hello: s1.Hello.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Msg.(*ConnectRequest_Hello); ok && d1 != nil {
-					m.Msg = nil
-					n++
-				}
-			} else {
-				var s1 *Hello
-				sok := false
-				if w, ok := src.Msg.(*ConnectRequest_Hello); ok && w != nil {
-					s1, sok = w.Hello, true
-				}
-				var d1 *Hello
-				if w, ok := m.Msg.(*ConnectRequest_Hello); ok && w != nil {
-					if w.Hello == nil {
-						w.Hello = new(Hello)
-					}
-					d1 = w.Hello
-				} else if sok {
-					d1 = new(Hello)
-					m.Msg = &ConnectRequest_Hello{Hello: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if s1, ok := src.Msg.(*ConnectRequest_Hello); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectRequest_Hello); !ok || d1 == nil || !d1.Hello.Equal(s1.Hello) {
+				m.Msg = &ConnectRequest_Hello{Hello: s1.Hello.Clone()}
+				n++
 			}
-		case 6:
-			if win.Cover&(1<<6) != 0 {
-				if s1, ok := src.Msg.(*ConnectRequest_Report); ok && s1 != nil {
-					if d1, ok := m.Msg.(*ConnectRequest_Report); !ok || d1 == nil || !d1.Report.Equal(s1.Report) {
-						m.Msg = &ConnectRequest_Report{Report: s1.Report.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Msg.(*ConnectRequest_Report); ok && d1 != nil {
-					m.Msg = nil
-					n++
-				}
-			} else {
-				var s1 *Report
-				sok := false
-				if w, ok := src.Msg.(*ConnectRequest_Report); ok && w != nil {
-					s1, sok = w.Report, true
-				}
-				var d1 *Report
-				if w, ok := m.Msg.(*ConnectRequest_Report); ok && w != nil {
-					if w.Report == nil {
-						w.Report = new(Report)
-					}
-					d1 = w.Report
-				} else if sok {
-					d1 = new(Report)
-					m.Msg = &ConnectRequest_Report{Report: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+7, fm.Window(at+7))
-				}
+		} else if d1, ok := m.Msg.(*ConnectRequest_Hello); ok && d1 != nil {
+			m.Msg = nil
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		var s1 *Hello
+		sok := false
+		if w, ok := src.Msg.(*ConnectRequest_Hello); ok && w != nil {
+			s1, sok = w.Hello, true
+		}
+		var d1 *Hello
+		if w, ok := m.Msg.(*ConnectRequest_Hello); ok && w != nil {
+			if w.Hello == nil {
+				w.Hello = new(Hello)
 			}
+			d1 = w.Hello
+		} else if sok {
+			d1 = new(Hello)
+			m.Msg = &ConnectRequest_Hello{Hello: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<6) != 0 {
+		if s1, ok := src.Msg.(*ConnectRequest_Report); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectRequest_Report); !ok || d1 == nil || !d1.Report.Equal(s1.Report) {
+				m.Msg = &ConnectRequest_Report{Report: s1.Report.Clone()}
+				n++
+			}
+		} else if d1, ok := m.Msg.(*ConnectRequest_Report); ok && d1 != nil {
+			m.Msg = nil
+			n++
+		}
+	} else if win.Below&(1<<6) != 0 {
+		var s1 *Report
+		sok := false
+		if w, ok := src.Msg.(*ConnectRequest_Report); ok && w != nil {
+			s1, sok = w.Report, true
+		}
+		var d1 *Report
+		if w, ok := m.Msg.(*ConnectRequest_Report); ok && w != nil {
+			if w.Report == nil {
+				w.Report = new(Report)
+			}
+			d1 = w.Report
+		} else if sok {
+			d1 = new(Report)
+			m.Msg = &ConnectRequest_Report{Report: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+7, fm.Window(at+7))
 		}
 	}
 	return n
@@ -1945,34 +1939,27 @@ func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Hello)
 	}
 	n := 0
-	for x := win.Cover&0x19 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
-					m.CloudletKey = fieldmap.Clone(src.CloudletKey)
-					n++
-				}
-			} else {
-				if m.CloudletKey != nil || src.CloudletKey != nil {
-					if m.CloudletKey == nil {
-						m.CloudletKey = new(edgeproto.CloudletKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if m.AccessKey != src.AccessKey {
-				m.AccessKey = src.AccessKey
-				n++
-			}
-		case 4:
-			if m.Instance != src.Instance {
-				m.Instance = src.Instance
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+			m.CloudletKey = fieldmap.Clone(src.CloudletKey)
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.CloudletKey != nil || src.CloudletKey != nil {
+			if m.CloudletKey == nil {
+				m.CloudletKey = new(edgeproto.CloudletKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 && m.AccessKey != src.AccessKey {
+		m.AccessKey = src.AccessKey
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Instance != src.Instance {
+		m.Instance = src.Instance
+		n++
 	}
 	return n
 }
@@ -1988,19 +1975,13 @@ func _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m, src *edg
 		src = new(edgeproto.CloudletKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -2013,125 +1994,114 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Report)
 	}
 	n := 0
-	for x := win.Cover&0x20000000000003 | win.Below&0x20000000000002; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Seq != src.Seq {
-				m.Seq = src.Seq
+	if win.Cover&(1<<0) != 0 && m.Seq != src.Seq {
+		m.Seq = src.Seq
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if s1, ok := src.Info.(*Report_CloudletInfo); ok && s1 != nil {
+			if d1, ok := m.Info.(*Report_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
+				m.Info = &Report_CloudletInfo{CloudletInfo: fieldmap.Clone(s1.CloudletInfo)}
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if s1, ok := src.Info.(*Report_CloudletInfo); ok && s1 != nil {
-					if d1, ok := m.Info.(*Report_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
-						m.Info = &Report_CloudletInfo{CloudletInfo: fieldmap.Clone(s1.CloudletInfo)}
-						n++
-					}
-				} else if d1, ok := m.Info.(*Report_CloudletInfo); ok && d1 != nil {
-					m.Info = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.CloudletInfo
-				sok := false
-				if w, ok := src.Info.(*Report_CloudletInfo); ok && w != nil {
-					s1, sok = w.CloudletInfo, true
-				}
-				var d1 *edgeproto.CloudletInfo
-				if w, ok := m.Info.(*Report_CloudletInfo); ok && w != nil {
-					if w.CloudletInfo == nil {
-						w.CloudletInfo = new(edgeproto.CloudletInfo)
-					}
-					d1 = w.CloudletInfo
-				} else if sok {
-					d1 = new(edgeproto.CloudletInfo)
-					m.Info = &Report_CloudletInfo{CloudletInfo: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(d1, s1, fm, at+2, win.Shift(2))
-				}
+		} else if d1, ok := m.Info.(*Report_CloudletInfo); ok && d1 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		var s1 *edgeproto.CloudletInfo
+		sok := false
+		if w, ok := src.Info.(*Report_CloudletInfo); ok && w != nil {
+			s1, sok = w.CloudletInfo, true
+		}
+		var d1 *edgeproto.CloudletInfo
+		if w, ok := m.Info.(*Report_CloudletInfo); ok && w != nil {
+			if w.CloudletInfo == nil {
+				w.CloudletInfo = new(edgeproto.CloudletInfo)
 			}
-		case 53:
-			if win.Cover&(1<<53) != 0 {
-				if s1, ok := src.Info.(*Report_ClusterInstInfo); ok && s1 != nil {
-					if d1, ok := m.Info.(*Report_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
-						m.Info = &Report_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
-						n++
-					}
-				} else if d1, ok := m.Info.(*Report_ClusterInstInfo); ok && d1 != nil {
-					m.Info = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.ClusterInstInfo
-				sok := false
-				if w, ok := src.Info.(*Report_ClusterInstInfo); ok && w != nil {
-					s1, sok = w.ClusterInstInfo, true
-				}
-				var d1 *edgeproto.ClusterInstInfo
-				if w, ok := m.Info.(*Report_ClusterInstInfo); ok && w != nil {
-					if w.ClusterInstInfo == nil {
-						w.ClusterInstInfo = new(edgeproto.ClusterInstInfo)
-					}
-					d1 = w.ClusterInstInfo
-				} else if sok {
-					d1 = new(edgeproto.ClusterInstInfo)
-					m.Info = &Report_ClusterInstInfo{ClusterInstInfo: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+54, fm.Window(at+54))
-				}
+			d1 = w.CloudletInfo
+		} else if sok {
+			d1 = new(edgeproto.CloudletInfo)
+			m.Info = &Report_CloudletInfo{CloudletInfo: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(d1, s1, fm, at+2, win.Shift(2))
+		}
+	}
+	if win.Cover&(1<<53) != 0 {
+		if s1, ok := src.Info.(*Report_ClusterInstInfo); ok && s1 != nil {
+			if d1, ok := m.Info.(*Report_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
+				m.Info = &Report_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
+				n++
 			}
+		} else if d1, ok := m.Info.(*Report_ClusterInstInfo); ok && d1 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if win.Below&(1<<53) != 0 {
+		var s1 *edgeproto.ClusterInstInfo
+		sok := false
+		if w, ok := src.Info.(*Report_ClusterInstInfo); ok && w != nil {
+			s1, sok = w.ClusterInstInfo, true
+		}
+		var d1 *edgeproto.ClusterInstInfo
+		if w, ok := m.Info.(*Report_ClusterInstInfo); ok && w != nil {
+			if w.ClusterInstInfo == nil {
+				w.ClusterInstInfo = new(edgeproto.ClusterInstInfo)
+			}
+			d1 = w.ClusterInstInfo
+		} else if sok {
+			d1 = new(edgeproto.ClusterInstInfo)
+			m.Info = &Report_ClusterInstInfo{ClusterInstInfo: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+54, fm.Window(at+54))
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	for x := cw1.Cover&0x20000100000 | cw1.Below&0x20000100000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 20:
-			if cw1.Cover&(1<<20) != 0 {
-				if s1, ok := src.Info.(*Report_AppInstInfo); ok && s1 != nil {
-					if d1, ok := m.Info.(*Report_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
-						m.Info = &Report_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
-						n++
-					}
-				} else if d1, ok := m.Info.(*Report_AppInstInfo); ok && d1 != nil {
-					m.Info = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.AppInstInfo
-				sok := false
-				if w, ok := src.Info.(*Report_AppInstInfo); ok && w != nil {
-					s1, sok = w.AppInstInfo, true
-				}
-				var d1 *edgeproto.AppInstInfo
-				if w, ok := m.Info.(*Report_AppInstInfo); ok && w != nil {
-					if w.AppInstInfo == nil {
-						w.AppInstInfo = new(edgeproto.AppInstInfo)
-					}
-					d1 = w.AppInstInfo
-				} else if sok {
-					d1 = new(edgeproto.AppInstInfo)
-					m.Info = &Report_AppInstInfo{AppInstInfo: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+85, cw1.Shift(21))
-				}
-			}
-		case 41:
-			if a := fm.ListActionAt(at + 105); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-			} else if !slices.Equal(m.Fields, src.Fields) {
-				if len(src.Fields) == 0 {
-					m.Fields = nil
-				} else {
-					m.Fields = slices.Clone(src.Fields)
-				}
+	if cw1.Cover&(1<<20) != 0 {
+		if s1, ok := src.Info.(*Report_AppInstInfo); ok && s1 != nil {
+			if d1, ok := m.Info.(*Report_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
+				m.Info = &Report_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
 				n++
 			}
+		} else if d1, ok := m.Info.(*Report_AppInstInfo); ok && d1 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if cw1.Below&(1<<20) != 0 {
+		var s1 *edgeproto.AppInstInfo
+		sok := false
+		if w, ok := src.Info.(*Report_AppInstInfo); ok && w != nil {
+			s1, sok = w.AppInstInfo, true
+		}
+		var d1 *edgeproto.AppInstInfo
+		if w, ok := m.Info.(*Report_AppInstInfo); ok && w != nil {
+			if w.AppInstInfo == nil {
+				w.AppInstInfo = new(edgeproto.AppInstInfo)
+			}
+			d1 = w.AppInstInfo
+		} else if sok {
+			d1 = new(edgeproto.AppInstInfo)
+			m.Info = &Report_AppInstInfo{AppInstInfo: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+85, cw1.Shift(21))
+		}
+	}
+	if (cw1.Cover|cw1.Below)&(1<<41) != 0 {
+		if a := fm.ListActionAt(at + 105); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(src.Fields)
+			}
+			n++
 		}
 	}
 	return n
@@ -2305,50 +2275,41 @@ func _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt(m, src *edg
 		src = new(edgeproto.FlavorInfo)
 	}
 	n := 0
-	for x := win.Cover&0x7f | win.Below&0x20; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Gpus != src.Gpus {
+		m.Gpus = src.Gpus
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
+		} else if !maps.Equal(m.PropMap, src.PropMap) {
+			if len(src.PropMap) == 0 {
+				m.PropMap = nil
+			} else {
+				m.PropMap = maps.Clone(src.PropMap)
 			}
-		case 1:
-			if m.Vcpus != src.Vcpus {
-				m.Vcpus = src.Vcpus
-				n++
-			}
-		case 2:
-			if m.RamMb != src.RamMb {
-				m.RamMb = src.RamMb
-				n++
-			}
-		case 3:
-			if m.DiskGb != src.DiskGb {
-				m.DiskGb = src.DiskGb
-				n++
-			}
-		case 4:
-			if m.Gpus != src.Gpus {
-				m.Gpus = src.Gpus
-				n++
-			}
-		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
-			} else if !maps.Equal(m.PropMap, src.PropMap) {
-				if len(src.PropMap) == 0 {
-					m.PropMap = nil
-				} else {
-					m.PropMap = maps.Clone(src.PropMap)
-				}
-				n++
-			}
-		case 6:
-			if m.Deprecated != src.Deprecated {
-				m.Deprecated = src.Deprecated
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<6) != 0 && m.Deprecated != src.Deprecated {
+		m.Deprecated = src.Deprecated
+		n++
 	}
 	return n
 }
@@ -2364,44 +2325,36 @@ func _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m, src *edge
 		src = new(edgeproto.StatusInfo)
 	}
 	n := 0
-	for x := win.Cover&0x3f | win.Below&0x20; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.TaskNumber != src.TaskNumber {
-				m.TaskNumber = src.TaskNumber
-				n++
+	if win.Cover&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
+		m.TaskNumber = src.TaskNumber
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
+		m.MaxTasks = src.MaxTasks
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.TaskName != src.TaskName {
+		m.TaskName = src.TaskName
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.StepName != src.StepName {
+		m.StepName = src.StepName
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.MsgCount != src.MsgCount {
+		m.MsgCount = src.MsgCount
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
+		} else if !slices.Equal(m.Msgs, src.Msgs) {
+			if len(src.Msgs) == 0 {
+				m.Msgs = nil
+			} else {
+				m.Msgs = slices.Clone(src.Msgs)
 			}
-		case 1:
-			if m.MaxTasks != src.MaxTasks {
-				m.MaxTasks = src.MaxTasks
-				n++
-			}
-		case 2:
-			if m.TaskName != src.TaskName {
-				m.TaskName = src.TaskName
-				n++
-			}
-		case 3:
-			if m.StepName != src.StepName {
-				m.StepName = src.StepName
-				n++
-			}
-		case 4:
-			if m.MsgCount != src.MsgCount {
-				m.MsgCount = src.MsgCount
-				n++
-			}
-		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
-			} else if !slices.Equal(m.Msgs, src.Msgs) {
-				if len(src.Msgs) == 0 {
-					m.Msgs = nil
-				} else {
-					m.Msgs = slices.Clone(src.Msgs)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2418,47 +2371,45 @@ func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt
 		src = new(edgeproto.InfraResourcesSnapshot)
 	}
 	n := 0
-	for x := win.Cover&0x4901 | win.Below&0x901; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource], fieldmap.Clone[*edgeproto.InfraResource])
-			} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
-				if len(src.Info) == 0 {
-					m.Info = nil
-				} else {
-					m.Info = fieldmap.CloneListFunc(src.Info, fieldmap.Clone[*edgeproto.InfraResource])
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource], fieldmap.Clone[*edgeproto.InfraResource])
+		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
+			if len(src.Info) == 0 {
+				m.Info = nil
+			} else {
+				m.Info = fieldmap.CloneListFunc(src.Info, fieldmap.Clone[*edgeproto.InfraResource])
 			}
-		case 8:
-			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey], fieldmap.Clone[*edgeproto.ClusterKey])
-			} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
-				if len(src.ClusterInsts) == 0 {
-					m.ClusterInsts = nil
-				} else {
-					m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, fieldmap.Clone[*edgeproto.ClusterKey])
-				}
-				n++
-			}
-		case 11:
-			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey], fieldmap.Clone[*edgeproto.AppInstKey])
-			} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
-				if len(src.VmAppInsts) == 0 {
-					m.VmAppInsts = nil
-				} else {
-					m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, fieldmap.Clone[*edgeproto.AppInstKey])
-				}
-				n++
-			}
-		case 14:
-			if !fieldmap.Equal(m.TakenAt, src.TakenAt) {
-				m.TakenAt = fieldmap.Clone(src.TakenAt)
-				n++
-			}
+			n++
 		}
+	}
+	if (win.Cover|win.Below)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey], fieldmap.Clone[*edgeproto.ClusterKey])
+		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
+			if len(src.ClusterInsts) == 0 {
+				m.ClusterInsts = nil
+			} else {
+				m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, fieldmap.Clone[*edgeproto.ClusterKey])
+			}
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey], fieldmap.Clone[*edgeproto.AppInstKey])
+		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
+			if len(src.VmAppInsts) == 0 {
+				m.VmAppInsts = nil
+			} else {
+				m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, fieldmap.Clone[*edgeproto.AppInstKey])
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+		m.TakenAt = fieldmap.Clone(src.TakenAt)
+		n++
 	}
 	return n
 }
@@ -2474,44 +2425,33 @@ func _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt(m, src *e
 		src = new(edgeproto.InfraResource)
 	}
 	n := 0
-	for x := win.Cover & 0x7f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Used != src.Used {
-				m.Used = src.Used
-				n++
-			}
-		case 2:
-			if m.Total != src.Total {
-				m.Total = src.Total
-				n++
-			}
-		case 3:
-			if m.Quota != src.Quota {
-				m.Quota = src.Quota
-				n++
-			}
-		case 4:
-			if m.Units != src.Units {
-				m.Units = src.Units
-				n++
-			}
-		case 5:
-			if m.Description != src.Description {
-				m.Description = src.Description
-				n++
-			}
-		case 6:
-			if m.AlertThreshold != src.AlertThreshold {
-				m.AlertThreshold = src.AlertThreshold
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Used != src.Used {
+		m.Used = src.Used
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Total != src.Total {
+		m.Total = src.Total
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Quota != src.Quota {
+		m.Quota = src.Quota
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Units != src.Units {
+		m.Units = src.Units
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && m.Description != src.Description {
+		m.Description = src.Description
+		n++
+	}
+	if win.Cover&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
+		m.AlertThreshold = src.AlertThreshold
+		n++
 	}
 	return n
 }
@@ -2527,19 +2467,13 @@ func _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m, src *edg
 		src = new(edgeproto.ClusterKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
 	}
 	return n
 }
@@ -2555,19 +2489,13 @@ func _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m, src *edg
 		src = new(edgeproto.AppInstKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
 	}
 	return n
 }
@@ -2583,46 +2511,44 @@ func _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt(m, src *edgep
 		src = new(edgeproto.NodeInfo)
 	}
 	n := 0
-	for x := win.Cover&0xf | win.Below&0xe; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
+		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
+			if len(src.Allocatable) == 0 {
+				m.Allocatable = nil
+			} else {
+				m.Allocatable = maps.Clone(src.Allocatable)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
-			} else if !maps.Equal(m.Allocatable, src.Allocatable) {
-				if len(src.Allocatable) == 0 {
-					m.Allocatable = nil
-				} else {
-					m.Allocatable = maps.Clone(src.Allocatable)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
+		} else if !maps.Equal(m.Capacity, src.Capacity) {
+			if len(src.Capacity) == 0 {
+				m.Capacity = nil
+			} else {
+				m.Capacity = maps.Clone(src.Capacity)
 			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
-			} else if !maps.Equal(m.Capacity, src.Capacity) {
-				if len(src.Capacity) == 0 {
-					m.Capacity = nil
-				} else {
-					m.Capacity = maps.Clone(src.Capacity)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
+		} else if !slices.Equal(m.Roles, src.Roles) {
+			if len(src.Roles) == 0 {
+				m.Roles = nil
+			} else {
+				m.Roles = slices.Clone(src.Roles)
 			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
-			} else if !slices.Equal(m.Roles, src.Roles) {
-				if len(src.Roles) == 0 {
-					m.Roles = nil
-				} else {
-					m.Roles = slices.Clone(src.Roles)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2639,85 +2565,75 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 		src = new(edgeproto.ClusterInstInfo)
 	}
 	n := 0
-	for x := win.Cover&0x30002079 | win.Below&0x2051; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
-					m.Key = fieldmap.Clone(src.Key)
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(edgeproto.ClusterKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
-		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
-		case 5:
-			if m.NotifyId != src.NotifyId {
-				m.NotifyId = src.NotifyId
-				n++
-			}
-		case 6:
-			if win.Cover&(1<<6) != 0 {
-				if !fieldmap.Equal(m.Status, src.Status) {
-					m.Status = fieldmap.Clone(src.Status)
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(edgeproto.StatusInfo)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
-				}
-			}
-		case 13:
-			if win.Cover&(1<<13) != 0 {
-				if !fieldmap.Equal(m.Resources, src.Resources) {
-					m.Resources = fieldmap.Clone(src.Resources)
-					n++
-				}
-			} else {
-				if m.Resources != nil || src.Resources != nil {
-					if m.Resources == nil {
-						m.Resources = new(edgeproto.InfraResources)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
-				}
-			}
-		case 28:
-			if m.Kubeconfig != src.Kubeconfig {
-				m.Kubeconfig = src.Kubeconfig
-				n++
-			}
-		case 29:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.ClusterKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<5) != 0 && m.NotifyId != src.NotifyId {
+		m.NotifyId = src.NotifyId
+		n++
+	}
+	if win.Cover&(1<<6) != 0 {
+		if !fieldmap.Equal(m.Status, src.Status) {
+			m.Status = fieldmap.Clone(src.Status)
+			n++
+		}
+	} else if win.Below&(1<<6) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(edgeproto.StatusInfo)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
+		}
+	}
+	if win.Cover&(1<<13) != 0 {
+		if !fieldmap.Equal(m.Resources, src.Resources) {
+			m.Resources = fieldmap.Clone(src.Resources)
+			n++
+		}
+	} else if win.Below&(1<<13) != 0 {
+		if m.Resources != nil || src.Resources != nil {
+			if m.Resources == nil {
+				m.Resources = new(edgeproto.InfraResources)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
+		}
+	}
+	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
+		m.Kubeconfig = src.Kubeconfig
+		n++
+	}
+	if win.Cover&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
 	}
 	return n
 }
@@ -2733,19 +2649,16 @@ func _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m, src *
 		src = new(edgeproto.InfraResources)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo], fieldmap.Clone[*edgeproto.VmInfo])
-			} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
-				if len(src.Vms) == 0 {
-					m.Vms = nil
-				} else {
-					m.Vms = fieldmap.CloneListFunc(src.Vms, fieldmap.Clone[*edgeproto.VmInfo])
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo], fieldmap.Clone[*edgeproto.VmInfo])
+		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
+			if len(src.Vms) == 0 {
+				m.Vms = nil
+			} else {
+				m.Vms = fieldmap.CloneListFunc(src.Vms, fieldmap.Clone[*edgeproto.VmInfo])
 			}
+			n++
 		}
 	}
 	return n
@@ -2762,50 +2675,44 @@ func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt(m, src *edgeproto
 		src = new(edgeproto.VmInfo)
 	}
 	n := 0
-	for x := win.Cover&0x9f | win.Below&0x90; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Status != src.Status {
+		m.Status = src.Status
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
+		m.InfraFlavor = src.InfraFlavor
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr], fieldmap.Clone[*edgeproto.IpAddr])
+		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
+			if len(src.Ipaddresses) == 0 {
+				m.Ipaddresses = nil
+			} else {
+				m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, fieldmap.Clone[*edgeproto.IpAddr])
 			}
-		case 1:
-			if m.Type != src.Type {
-				m.Type = src.Type
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo], fieldmap.Clone[*edgeproto.ContainerInfo])
+		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
+			if len(src.Containers) == 0 {
+				m.Containers = nil
+			} else {
+				m.Containers = fieldmap.CloneListFunc(src.Containers, fieldmap.Clone[*edgeproto.ContainerInfo])
 			}
-		case 2:
-			if m.Status != src.Status {
-				m.Status = src.Status
-				n++
-			}
-		case 3:
-			if m.InfraFlavor != src.InfraFlavor {
-				m.InfraFlavor = src.InfraFlavor
-				n++
-			}
-		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr], fieldmap.Clone[*edgeproto.IpAddr])
-			} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
-				if len(src.Ipaddresses) == 0 {
-					m.Ipaddresses = nil
-				} else {
-					m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, fieldmap.Clone[*edgeproto.IpAddr])
-				}
-				n++
-			}
-		case 7:
-			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo], fieldmap.Clone[*edgeproto.ContainerInfo])
-			} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
-				if len(src.Containers) == 0 {
-					m.Containers = nil
-				} else {
-					m.Containers = fieldmap.CloneListFunc(src.Containers, fieldmap.Clone[*edgeproto.ContainerInfo])
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2822,19 +2729,13 @@ func _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt(m, src *edgepro
 		src = new(edgeproto.IpAddr)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.ExternalIp != src.ExternalIp {
-				m.ExternalIp = src.ExternalIp
-				n++
-			}
-		case 1:
-			if m.InternalIp != src.InternalIp {
-				m.InternalIp = src.InternalIp
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
+		m.ExternalIp = src.ExternalIp
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.InternalIp != src.InternalIp {
+		m.InternalIp = src.InternalIp
+		n++
 	}
 	return n
 }
@@ -2850,34 +2751,25 @@ func _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt(m, src *e
 		src = new(edgeproto.ContainerInfo)
 	}
 	n := 0
-	for x := win.Cover & 0x1f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Type != src.Type {
-				m.Type = src.Type
-				n++
-			}
-		case 2:
-			if m.Status != src.Status {
-				m.Status = src.Status
-				n++
-			}
-		case 3:
-			if m.ClusterIp != src.ClusterIp {
-				m.ClusterIp = src.ClusterIp
-				n++
-			}
-		case 4:
-			if m.Restarts != src.Restarts {
-				m.Restarts = src.Restarts
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Status != src.Status {
+		m.Status = src.Status
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
+		m.ClusterIp = src.ClusterIp
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Restarts != src.Restarts {
+		m.Restarts = src.Restarts
+		n++
 	}
 	return n
 }
@@ -2992,41 +2884,40 @@ func _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m, src 
 		src = new(edgeproto.AppInstRuntime)
 	}
 	n := 0
-	for x := win.Cover&0x7 | win.Below&0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
-			} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
-				if len(src.ContainerIds) == 0 {
-					m.ContainerIds = nil
-				} else {
-					m.ContainerIds = slices.Clone(src.ContainerIds)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
+		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
+			if len(src.ContainerIds) == 0 {
+				m.ContainerIds = nil
+			} else {
+				m.ContainerIds = slices.Clone(src.ContainerIds)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
-			} else if !slices.Equal(m.Pids, src.Pids) {
-				if len(src.Pids) == 0 {
-					m.Pids = nil
-				} else {
-					m.Pids = slices.Clone(src.Pids)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
+		} else if !slices.Equal(m.Pids, src.Pids) {
+			if len(src.Pids) == 0 {
+				m.Pids = nil
+			} else {
+				m.Pids = slices.Clone(src.Pids)
 			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
-			} else if !slices.Equal(m.Ports, src.Ports) {
-				if len(src.Ports) == 0 {
-					m.Ports = nil
-				} else {
-					m.Ports = slices.Clone(src.Ports)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
+		} else if !slices.Equal(m.Ports, src.Ports) {
+			if len(src.Ports) == 0 {
+				m.Ports = nil
+			} else {
+				m.Ports = slices.Clone(src.Ports)
 			}
+			n++
 		}
 	}
 	return n
@@ -3097,151 +2988,140 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 		src = new(ConnectResponse)
 	}
 	n := 0
-	for x := win.Cover&0x9 | win.Below&0x9; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if s1, ok := src.Msg.(*ConnectResponse_SyncStart); ok && s1 != nil {
-					if d1, ok := m.Msg.(*ConnectResponse_SyncStart); !ok || d1 == nil || !d1.SyncStart.Equal(s1.SyncStart) {
-						m.Msg = &ConnectResponse_SyncStart{SyncStart: s1.SyncStart.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Msg.(*ConnectResponse_SyncStart); ok && d1 != nil {
-					m.Msg = nil
-					n++
-				}
-			} else {
-				var s1 *SyncStart
-				sok := false
-				if w, ok := src.Msg.(*ConnectResponse_SyncStart); ok && w != nil {
-					s1, sok = w.SyncStart, true
-				}
-				var d1 *SyncStart
-				if w, ok := m.Msg.(*ConnectResponse_SyncStart); ok && w != nil {
-					if w.SyncStart == nil {
-						w.SyncStart = new(SyncStart)
-					}
-					d1 = w.SyncStart
-				} else if sok {
-					d1 = new(SyncStart)
-					m.Msg = &ConnectResponse_SyncStart{SyncStart: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if s1, ok := src.Msg.(*ConnectResponse_SyncStart); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectResponse_SyncStart); !ok || d1 == nil || !d1.SyncStart.Equal(s1.SyncStart) {
+				m.Msg = &ConnectResponse_SyncStart{SyncStart: s1.SyncStart.Clone()}
+				n++
 			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if s1, ok := src.Msg.(*ConnectResponse_Update); ok && s1 != nil {
-					if d1, ok := m.Msg.(*ConnectResponse_Update); !ok || d1 == nil || !d1.Update.Equal(s1.Update) {
-						m.Msg = &ConnectResponse_Update{Update: s1.Update.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Msg.(*ConnectResponse_Update); ok && d1 != nil {
-					m.Msg = nil
-					n++
-				}
-			} else {
-				var s1 *Update
-				sok := false
-				if w, ok := src.Msg.(*ConnectResponse_Update); ok && w != nil {
-					s1, sok = w.Update, true
-				}
-				var d1 *Update
-				if w, ok := m.Msg.(*ConnectResponse_Update); ok && w != nil {
-					if w.Update == nil {
-						w.Update = new(Update)
-					}
-					d1 = w.Update
-				} else if sok {
-					d1 = new(Update)
-					m.Msg = &ConnectResponse_Update{Update: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+4, fm.Window(at+4))
-				}
+		} else if d1, ok := m.Msg.(*ConnectResponse_SyncStart); ok && d1 != nil {
+			m.Msg = nil
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		var s1 *SyncStart
+		sok := false
+		if w, ok := src.Msg.(*ConnectResponse_SyncStart); ok && w != nil {
+			s1, sok = w.SyncStart, true
+		}
+		var d1 *SyncStart
+		if w, ok := m.Msg.(*ConnectResponse_SyncStart); ok && w != nil {
+			if w.SyncStart == nil {
+				w.SyncStart = new(SyncStart)
 			}
+			d1 = w.SyncStart
+		} else if sok {
+			d1 = new(SyncStart)
+			m.Msg = &ConnectResponse_SyncStart{SyncStart: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 {
+		if s1, ok := src.Msg.(*ConnectResponse_Update); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectResponse_Update); !ok || d1 == nil || !d1.Update.Equal(s1.Update) {
+				m.Msg = &ConnectResponse_Update{Update: s1.Update.Clone()}
+				n++
+			}
+		} else if d1, ok := m.Msg.(*ConnectResponse_Update); ok && d1 != nil {
+			m.Msg = nil
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		var s1 *Update
+		sok := false
+		if w, ok := src.Msg.(*ConnectResponse_Update); ok && w != nil {
+			s1, sok = w.Update, true
+		}
+		var d1 *Update
+		if w, ok := m.Msg.(*ConnectResponse_Update); ok && w != nil {
+			if w.Update == nil {
+				w.Update = new(Update)
+			}
+			d1 = w.Update
+		} else if sok {
+			d1 = new(Update)
+			m.Msg = &ConnectResponse_Update{Update: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+4, fm.Window(at+4))
 		}
 	}
 	cw3 := fm.Window(at + 192)
-	for x := cw3.Cover&0x448 | cw3.Below&0x48; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 3:
-			if cw3.Cover&(1<<3) != 0 {
-				if s1, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && s1 != nil {
-					if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); !ok || d1 == nil || !d1.SyncEnd.Equal(s1.SyncEnd) {
-						m.Msg = &ConnectResponse_SyncEnd{SyncEnd: s1.SyncEnd.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); ok && d1 != nil {
-					m.Msg = nil
-					n++
-				}
-			} else {
-				var s1 *SyncEnd
-				sok := false
-				if w, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
-					s1, sok = w.SyncEnd, true
-				}
-				var d1 *SyncEnd
-				if w, ok := m.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
-					if w.SyncEnd == nil {
-						w.SyncEnd = new(SyncEnd)
-					}
-					d1 = w.SyncEnd
-				} else if sok {
-					d1 = new(SyncEnd)
-					m.Msg = &ConnectResponse_SyncEnd{SyncEnd: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+196, cw3.Shift(4))
-				}
-			}
-		case 6:
-			if cw3.Cover&(1<<6) != 0 {
-				if s1, ok := src.Msg.(*ConnectResponse_ReportAck); ok && s1 != nil {
-					if d1, ok := m.Msg.(*ConnectResponse_ReportAck); !ok || d1 == nil || !d1.ReportAck.Equal(s1.ReportAck) {
-						m.Msg = &ConnectResponse_ReportAck{ReportAck: s1.ReportAck.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Msg.(*ConnectResponse_ReportAck); ok && d1 != nil {
-					m.Msg = nil
-					n++
-				}
-			} else {
-				var s1 *ReportAck
-				sok := false
-				if w, ok := src.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
-					s1, sok = w.ReportAck, true
-				}
-				var d1 *ReportAck
-				if w, ok := m.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
-					if w.ReportAck == nil {
-						w.ReportAck = new(ReportAck)
-					}
-					d1 = w.ReportAck
-				} else if sok {
-					d1 = new(ReportAck)
-					m.Msg = &ConnectResponse_ReportAck{ReportAck: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+199, cw3.Shift(7))
-				}
-			}
-		case 10:
-			if s1, ok := src.Msg.(*ConnectResponse_Keepalive); ok && s1 != nil {
-				if d1, ok := m.Msg.(*ConnectResponse_Keepalive); !ok || d1 == nil || !d1.Keepalive.Equal(s1.Keepalive) {
-					m.Msg = &ConnectResponse_Keepalive{Keepalive: s1.Keepalive.Clone()}
-					n++
-				}
-			} else if d1, ok := m.Msg.(*ConnectResponse_Keepalive); ok && d1 != nil {
-				m.Msg = nil
+	if cw3.Cover&(1<<3) != 0 {
+		if s1, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); !ok || d1 == nil || !d1.SyncEnd.Equal(s1.SyncEnd) {
+				m.Msg = &ConnectResponse_SyncEnd{SyncEnd: s1.SyncEnd.Clone()}
 				n++
 			}
+		} else if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); ok && d1 != nil {
+			m.Msg = nil
+			n++
+		}
+	} else if cw3.Below&(1<<3) != 0 {
+		var s1 *SyncEnd
+		sok := false
+		if w, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
+			s1, sok = w.SyncEnd, true
+		}
+		var d1 *SyncEnd
+		if w, ok := m.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
+			if w.SyncEnd == nil {
+				w.SyncEnd = new(SyncEnd)
+			}
+			d1 = w.SyncEnd
+		} else if sok {
+			d1 = new(SyncEnd)
+			m.Msg = &ConnectResponse_SyncEnd{SyncEnd: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+196, cw3.Shift(4))
+		}
+	}
+	if cw3.Cover&(1<<6) != 0 {
+		if s1, ok := src.Msg.(*ConnectResponse_ReportAck); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectResponse_ReportAck); !ok || d1 == nil || !d1.ReportAck.Equal(s1.ReportAck) {
+				m.Msg = &ConnectResponse_ReportAck{ReportAck: s1.ReportAck.Clone()}
+				n++
+			}
+		} else if d1, ok := m.Msg.(*ConnectResponse_ReportAck); ok && d1 != nil {
+			m.Msg = nil
+			n++
+		}
+	} else if cw3.Below&(1<<6) != 0 {
+		var s1 *ReportAck
+		sok := false
+		if w, ok := src.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
+			s1, sok = w.ReportAck, true
+		}
+		var d1 *ReportAck
+		if w, ok := m.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
+			if w.ReportAck == nil {
+				w.ReportAck = new(ReportAck)
+			}
+			d1 = w.ReportAck
+		} else if sok {
+			d1 = new(ReportAck)
+			m.Msg = &ConnectResponse_ReportAck{ReportAck: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+199, cw3.Shift(7))
+		}
+	}
+	if cw3.Cover&(1<<10) != 0 {
+		if s1, ok := src.Msg.(*ConnectResponse_Keepalive); ok && s1 != nil {
+			if d1, ok := m.Msg.(*ConnectResponse_Keepalive); !ok || d1 == nil || !d1.Keepalive.Equal(s1.Keepalive) {
+				m.Msg = &ConnectResponse_Keepalive{Keepalive: s1.Keepalive.Clone()}
+				n++
+			}
+		} else if d1, ok := m.Msg.(*ConnectResponse_Keepalive); ok && d1 != nil {
+			m.Msg = nil
+			n++
 		}
 	}
 	return n
@@ -3258,19 +3138,13 @@ func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int, win 
 		src = new(SyncStart)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Revision != src.Revision {
-				m.Revision = src.Revision
-				n++
-			}
-		case 1:
-			if !fieldmap.Equal(m.KeepaliveInterval, src.KeepaliveInterval) {
-				m.KeepaliveInterval = fieldmap.Clone(src.KeepaliveInterval)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Revision != src.Revision {
+		m.Revision = src.Revision
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.Equal(m.KeepaliveInterval, src.KeepaliveInterval) {
+		m.KeepaliveInterval = fieldmap.Clone(src.KeepaliveInterval)
+		n++
 	}
 	return n
 }
@@ -3283,252 +3157,231 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Update)
 	}
 	n := 0
-	for x := win.Cover&0x4000000002020007 | win.Below&0x4000000002020004; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Action != src.Action {
-				m.Action = src.Action
+	if win.Cover&(1<<0) != 0 && m.Action != src.Action {
+		m.Action = src.Action
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Revision != src.Revision {
+		m.Revision = src.Revision
+		n++
+	}
+	if win.Cover&(1<<2) != 0 {
+		if s1, ok := src.Object.(*Update_Settings); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_Settings); !ok || d1 == nil || !fieldmap.Equal(d1.Settings, s1.Settings) {
+				m.Object = &Update_Settings{Settings: fieldmap.Clone(s1.Settings)}
 				n++
 			}
-		case 1:
-			if m.Revision != src.Revision {
-				m.Revision = src.Revision
+		} else if d1, ok := m.Object.(*Update_Settings); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if win.Below&(1<<2) != 0 {
+		var s1 *edgeproto.Settings
+		sok := false
+		if w, ok := src.Object.(*Update_Settings); ok && w != nil {
+			s1, sok = w.Settings, true
+		}
+		var d1 *edgeproto.Settings
+		if w, ok := m.Object.(*Update_Settings); ok && w != nil {
+			if w.Settings == nil {
+				w.Settings = new(edgeproto.Settings)
+			}
+			d1 = w.Settings
+		} else if sok {
+			d1 = new(edgeproto.Settings)
+			m.Object = &Update_Settings{Settings: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(d1, s1, fm, at+3, win.Shift(3))
+		}
+	}
+	if win.Cover&(1<<17) != 0 {
+		if s1, ok := src.Object.(*Update_Flavor); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_Flavor); !ok || d1 == nil || !fieldmap.Equal(d1.Flavor, s1.Flavor) {
+				m.Object = &Update_Flavor{Flavor: fieldmap.Clone(s1.Flavor)}
 				n++
 			}
-		case 2:
-			if win.Cover&(1<<2) != 0 {
-				if s1, ok := src.Object.(*Update_Settings); ok && s1 != nil {
-					if d1, ok := m.Object.(*Update_Settings); !ok || d1 == nil || !fieldmap.Equal(d1.Settings, s1.Settings) {
-						m.Object = &Update_Settings{Settings: fieldmap.Clone(s1.Settings)}
-						n++
-					}
-				} else if d1, ok := m.Object.(*Update_Settings); ok && d1 != nil {
-					m.Object = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.Settings
-				sok := false
-				if w, ok := src.Object.(*Update_Settings); ok && w != nil {
-					s1, sok = w.Settings, true
-				}
-				var d1 *edgeproto.Settings
-				if w, ok := m.Object.(*Update_Settings); ok && w != nil {
-					if w.Settings == nil {
-						w.Settings = new(edgeproto.Settings)
-					}
-					d1 = w.Settings
-				} else if sok {
-					d1 = new(edgeproto.Settings)
-					m.Object = &Update_Settings{Settings: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(d1, s1, fm, at+3, win.Shift(3))
-				}
+		} else if d1, ok := m.Object.(*Update_Flavor); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if win.Below&(1<<17) != 0 {
+		var s1 *edgeproto.Flavor
+		sok := false
+		if w, ok := src.Object.(*Update_Flavor); ok && w != nil {
+			s1, sok = w.Flavor, true
+		}
+		var d1 *edgeproto.Flavor
+		if w, ok := m.Object.(*Update_Flavor); ok && w != nil {
+			if w.Flavor == nil {
+				w.Flavor = new(edgeproto.Flavor)
 			}
-		case 17:
-			if win.Cover&(1<<17) != 0 {
-				if s1, ok := src.Object.(*Update_Flavor); ok && s1 != nil {
-					if d1, ok := m.Object.(*Update_Flavor); !ok || d1 == nil || !fieldmap.Equal(d1.Flavor, s1.Flavor) {
-						m.Object = &Update_Flavor{Flavor: fieldmap.Clone(s1.Flavor)}
-						n++
-					}
-				} else if d1, ok := m.Object.(*Update_Flavor); ok && d1 != nil {
-					m.Object = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.Flavor
-				sok := false
-				if w, ok := src.Object.(*Update_Flavor); ok && w != nil {
-					s1, sok = w.Flavor, true
-				}
-				var d1 *edgeproto.Flavor
-				if w, ok := m.Object.(*Update_Flavor); ok && w != nil {
-					if w.Flavor == nil {
-						w.Flavor = new(edgeproto.Flavor)
-					}
-					d1 = w.Flavor
-				} else if sok {
-					d1 = new(edgeproto.Flavor)
-					m.Object = &Update_Flavor{Flavor: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(d1, s1, fm, at+18, win.Shift(18))
-				}
+			d1 = w.Flavor
+		} else if sok {
+			d1 = new(edgeproto.Flavor)
+			m.Object = &Update_Flavor{Flavor: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(d1, s1, fm, at+18, win.Shift(18))
+		}
+	}
+	if win.Cover&(1<<25) != 0 {
+		if s1, ok := src.Object.(*Update_Cloudlet); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_Cloudlet); !ok || d1 == nil || !fieldmap.Equal(d1.Cloudlet, s1.Cloudlet) {
+				m.Object = &Update_Cloudlet{Cloudlet: fieldmap.Clone(s1.Cloudlet)}
+				n++
 			}
-		case 25:
-			if win.Cover&(1<<25) != 0 {
-				if s1, ok := src.Object.(*Update_Cloudlet); ok && s1 != nil {
-					if d1, ok := m.Object.(*Update_Cloudlet); !ok || d1 == nil || !fieldmap.Equal(d1.Cloudlet, s1.Cloudlet) {
-						m.Object = &Update_Cloudlet{Cloudlet: fieldmap.Clone(s1.Cloudlet)}
-						n++
-					}
-				} else if d1, ok := m.Object.(*Update_Cloudlet); ok && d1 != nil {
-					m.Object = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.Cloudlet
-				sok := false
-				if w, ok := src.Object.(*Update_Cloudlet); ok && w != nil {
-					s1, sok = w.Cloudlet, true
-				}
-				var d1 *edgeproto.Cloudlet
-				if w, ok := m.Object.(*Update_Cloudlet); ok && w != nil {
-					if w.Cloudlet == nil {
-						w.Cloudlet = new(edgeproto.Cloudlet)
-					}
-					d1 = w.Cloudlet
-				} else if sok {
-					d1 = new(edgeproto.Cloudlet)
-					m.Object = &Update_Cloudlet{Cloudlet: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(d1, s1, fm, at+26, win.Shift(26))
-				}
+		} else if d1, ok := m.Object.(*Update_Cloudlet); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if win.Below&(1<<25) != 0 {
+		var s1 *edgeproto.Cloudlet
+		sok := false
+		if w, ok := src.Object.(*Update_Cloudlet); ok && w != nil {
+			s1, sok = w.Cloudlet, true
+		}
+		var d1 *edgeproto.Cloudlet
+		if w, ok := m.Object.(*Update_Cloudlet); ok && w != nil {
+			if w.Cloudlet == nil {
+				w.Cloudlet = new(edgeproto.Cloudlet)
 			}
-		case 62:
-			if win.Cover&(1<<62) != 0 {
-				if s1, ok := src.Object.(*Update_TrustPolicy); ok && s1 != nil {
-					if d1, ok := m.Object.(*Update_TrustPolicy); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicy, s1.TrustPolicy) {
-						m.Object = &Update_TrustPolicy{TrustPolicy: fieldmap.Clone(s1.TrustPolicy)}
-						n++
-					}
-				} else if d1, ok := m.Object.(*Update_TrustPolicy); ok && d1 != nil {
-					m.Object = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.TrustPolicy
-				sok := false
-				if w, ok := src.Object.(*Update_TrustPolicy); ok && w != nil {
-					s1, sok = w.TrustPolicy, true
-				}
-				var d1 *edgeproto.TrustPolicy
-				if w, ok := m.Object.(*Update_TrustPolicy); ok && w != nil {
-					if w.TrustPolicy == nil {
-						w.TrustPolicy = new(edgeproto.TrustPolicy)
-					}
-					d1 = w.TrustPolicy
-				} else if sok {
-					d1 = new(edgeproto.TrustPolicy)
-					m.Object = &Update_TrustPolicy{TrustPolicy: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(d1, s1, fm, at+63, fm.Window(at+63))
-				}
+			d1 = w.Cloudlet
+		} else if sok {
+			d1 = new(edgeproto.Cloudlet)
+			m.Object = &Update_Cloudlet{Cloudlet: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(d1, s1, fm, at+26, win.Shift(26))
+		}
+	}
+	if win.Cover&(1<<62) != 0 {
+		if s1, ok := src.Object.(*Update_TrustPolicy); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_TrustPolicy); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicy, s1.TrustPolicy) {
+				m.Object = &Update_TrustPolicy{TrustPolicy: fieldmap.Clone(s1.TrustPolicy)}
+				n++
 			}
+		} else if d1, ok := m.Object.(*Update_TrustPolicy); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if win.Below&(1<<62) != 0 {
+		var s1 *edgeproto.TrustPolicy
+		sok := false
+		if w, ok := src.Object.(*Update_TrustPolicy); ok && w != nil {
+			s1, sok = w.TrustPolicy, true
+		}
+		var d1 *edgeproto.TrustPolicy
+		if w, ok := m.Object.(*Update_TrustPolicy); ok && w != nil {
+			if w.TrustPolicy == nil {
+				w.TrustPolicy = new(edgeproto.TrustPolicy)
+			}
+			d1 = w.TrustPolicy
+		} else if sok {
+			d1 = new(edgeproto.TrustPolicy)
+			m.Object = &Update_TrustPolicy{TrustPolicy: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(d1, s1, fm, at+63, fm.Window(at+63))
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	for x := cw1.Cover&0x800000000080 | cw1.Below&0x800000000080; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 7:
-			if cw1.Cover&(1<<7) != 0 {
-				if s1, ok := src.Object.(*Update_App); ok && s1 != nil {
-					if d1, ok := m.Object.(*Update_App); !ok || d1 == nil || !fieldmap.Equal(d1.App, s1.App) {
-						m.Object = &Update_App{App: fieldmap.Clone(s1.App)}
-						n++
-					}
-				} else if d1, ok := m.Object.(*Update_App); ok && d1 != nil {
-					m.Object = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.App
-				sok := false
-				if w, ok := src.Object.(*Update_App); ok && w != nil {
-					s1, sok = w.App, true
-				}
-				var d1 *edgeproto.App
-				if w, ok := m.Object.(*Update_App); ok && w != nil {
-					if w.App == nil {
-						w.App = new(edgeproto.App)
-					}
-					d1 = w.App
-				} else if sok {
-					d1 = new(edgeproto.App)
-					m.Object = &Update_App{App: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(d1, s1, fm, at+72, cw1.Shift(8))
-				}
+	if cw1.Cover&(1<<7) != 0 {
+		if s1, ok := src.Object.(*Update_App); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_App); !ok || d1 == nil || !fieldmap.Equal(d1.App, s1.App) {
+				m.Object = &Update_App{App: fieldmap.Clone(s1.App)}
+				n++
 			}
-		case 47:
-			if cw1.Cover&(1<<47) != 0 {
-				if s1, ok := src.Object.(*Update_ClusterInst); ok && s1 != nil {
-					if d1, ok := m.Object.(*Update_ClusterInst); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInst, s1.ClusterInst) {
-						m.Object = &Update_ClusterInst{ClusterInst: fieldmap.Clone(s1.ClusterInst)}
-						n++
-					}
-				} else if d1, ok := m.Object.(*Update_ClusterInst); ok && d1 != nil {
-					m.Object = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.ClusterInst
-				sok := false
-				if w, ok := src.Object.(*Update_ClusterInst); ok && w != nil {
-					s1, sok = w.ClusterInst, true
-				}
-				var d1 *edgeproto.ClusterInst
-				if w, ok := m.Object.(*Update_ClusterInst); ok && w != nil {
-					if w.ClusterInst == nil {
-						w.ClusterInst = new(edgeproto.ClusterInst)
-					}
-					d1 = w.ClusterInst
-				} else if sok {
-					d1 = new(edgeproto.ClusterInst)
-					m.Object = &Update_ClusterInst{ClusterInst: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(d1, s1, fm, at+112, fm.Window(at+112))
-				}
+		} else if d1, ok := m.Object.(*Update_App); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if cw1.Below&(1<<7) != 0 {
+		var s1 *edgeproto.App
+		sok := false
+		if w, ok := src.Object.(*Update_App); ok && w != nil {
+			s1, sok = w.App, true
+		}
+		var d1 *edgeproto.App
+		if w, ok := m.Object.(*Update_App); ok && w != nil {
+			if w.App == nil {
+				w.App = new(edgeproto.App)
 			}
+			d1 = w.App
+		} else if sok {
+			d1 = new(edgeproto.App)
+			m.Object = &Update_App{App: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(d1, s1, fm, at+72, cw1.Shift(8))
+		}
+	}
+	if cw1.Cover&(1<<47) != 0 {
+		if s1, ok := src.Object.(*Update_ClusterInst); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_ClusterInst); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInst, s1.ClusterInst) {
+				m.Object = &Update_ClusterInst{ClusterInst: fieldmap.Clone(s1.ClusterInst)}
+				n++
+			}
+		} else if d1, ok := m.Object.(*Update_ClusterInst); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if cw1.Below&(1<<47) != 0 {
+		var s1 *edgeproto.ClusterInst
+		sok := false
+		if w, ok := src.Object.(*Update_ClusterInst); ok && w != nil {
+			s1, sok = w.ClusterInst, true
+		}
+		var d1 *edgeproto.ClusterInst
+		if w, ok := m.Object.(*Update_ClusterInst); ok && w != nil {
+			if w.ClusterInst == nil {
+				w.ClusterInst = new(edgeproto.ClusterInst)
+			}
+			d1 = w.ClusterInst
+		} else if sok {
+			d1 = new(edgeproto.ClusterInst)
+			m.Object = &Update_ClusterInst{ClusterInst: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(d1, s1, fm, at+112, fm.Window(at+112))
 		}
 	}
 	cw2 := fm.Window(at + 128)
-	for x := cw2.Cover&0x10000000 | cw2.Below&0x10000000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 28:
-			if cw2.Cover&(1<<28) != 0 {
-				if s1, ok := src.Object.(*Update_AppInst); ok && s1 != nil {
-					if d1, ok := m.Object.(*Update_AppInst); !ok || d1 == nil || !fieldmap.Equal(d1.AppInst, s1.AppInst) {
-						m.Object = &Update_AppInst{AppInst: fieldmap.Clone(s1.AppInst)}
-						n++
-					}
-				} else if d1, ok := m.Object.(*Update_AppInst); ok && d1 != nil {
-					m.Object = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.AppInst
-				sok := false
-				if w, ok := src.Object.(*Update_AppInst); ok && w != nil {
-					s1, sok = w.AppInst, true
-				}
-				var d1 *edgeproto.AppInst
-				if w, ok := m.Object.(*Update_AppInst); ok && w != nil {
-					if w.AppInst == nil {
-						w.AppInst = new(edgeproto.AppInst)
-					}
-					d1 = w.AppInst
-				} else if sok {
-					d1 = new(edgeproto.AppInst)
-					m.Object = &Update_AppInst{AppInst: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(d1, s1, fm, at+157, cw2.Shift(29))
-				}
+	if cw2.Cover&(1<<28) != 0 {
+		if s1, ok := src.Object.(*Update_AppInst); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_AppInst); !ok || d1 == nil || !fieldmap.Equal(d1.AppInst, s1.AppInst) {
+				m.Object = &Update_AppInst{AppInst: fieldmap.Clone(s1.AppInst)}
+				n++
 			}
+		} else if d1, ok := m.Object.(*Update_AppInst); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if cw2.Below&(1<<28) != 0 {
+		var s1 *edgeproto.AppInst
+		sok := false
+		if w, ok := src.Object.(*Update_AppInst); ok && w != nil {
+			s1, sok = w.AppInst, true
+		}
+		var d1 *edgeproto.AppInst
+		if w, ok := m.Object.(*Update_AppInst); ok && w != nil {
+			if w.AppInst == nil {
+				w.AppInst = new(edgeproto.AppInst)
+			}
+			d1 = w.AppInst
+		} else if sok {
+			d1 = new(edgeproto.AppInst)
+			m.Object = &Update_AppInst{AppInst: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(d1, s1, fm, at+157, cw2.Shift(29))
 		}
 	}
 	return n
@@ -3633,54 +3486,46 @@ func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgepro
 		src = new(edgeproto.Flavor)
 	}
 	n := 0
-	for x := win.Cover&0x7d | win.Below&0x41; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
-					m.Key = fieldmap.Clone(src.Key)
-					n++
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.FlavorKey)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && m.Gpus != src.Gpus {
+		m.Gpus = src.Gpus
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<6) != 0 {
+		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
+		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
+			if len(src.OptResMap) == 0 {
+				m.OptResMap = nil
 			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(edgeproto.FlavorKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-				}
+				m.OptResMap = maps.Clone(src.OptResMap)
 			}
-		case 2:
-			if m.RamMb != src.RamMb {
-				m.RamMb = src.RamMb
-				n++
-			}
-		case 3:
-			if m.Vcpus != src.Vcpus {
-				m.Vcpus = src.Vcpus
-				n++
-			}
-		case 4:
-			if m.DiskGb != src.DiskGb {
-				m.DiskGb = src.DiskGb
-				n++
-			}
-		case 5:
-			if m.Gpus != src.Gpus {
-				m.Gpus = src.Gpus
-				n++
-			}
-		case 6:
-			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
-			} else if !maps.Equal(m.OptResMap, src.OptResMap) {
-				if len(src.OptResMap) == 0 {
-					m.OptResMap = nil
-				} else {
-					m.OptResMap = maps.Clone(src.OptResMap)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -3697,14 +3542,9 @@ func _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m, src *edgep
 		src = new(edgeproto.FlavorKey)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -3909,19 +3749,13 @@ func _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m, src *edgep
 		src = new(edgeproto.Location)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
-				m.Latitude = src.Latitude
-				n++
-			}
-		case 1:
-			if !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
-				m.Longitude = src.Longitude
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
+		m.Latitude = src.Latitude
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.SameFloat64(m.Longitude, src.Longitude) {
+		m.Longitude = src.Longitude
+		n++
 	}
 	return n
 }
@@ -3937,24 +3771,17 @@ func _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt(m, src *
 		src = new(edgeproto.ResourceQuota)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Value != src.Value {
-				m.Value = src.Value
-				n++
-			}
-		case 2:
-			if m.AlertThreshold != src.AlertThreshold {
-				m.AlertThreshold = src.AlertThreshold
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.AlertThreshold != src.AlertThreshold {
+		m.AlertThreshold = src.AlertThreshold
+		n++
 	}
 	return n
 }
@@ -3970,55 +3797,45 @@ func _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m, src *
 		src = new(edgeproto.PlatformConfig)
 	}
 	n := 0
-	for x := win.Cover&0xff | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Region != src.Region {
-				m.Region = src.Region
-				n++
+	if win.Cover&(1<<0) != 0 && m.Region != src.Region {
+		m.Region = src.Region
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
+		} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
+			if len(src.NotifyControllerAddrs) == 0 {
+				m.NotifyControllerAddrs = nil
+			} else {
+				m.NotifyControllerAddrs = slices.Clone(src.NotifyControllerAddrs)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
-			} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
-				if len(src.NotifyControllerAddrs) == 0 {
-					m.NotifyControllerAddrs = nil
-				} else {
-					m.NotifyControllerAddrs = slices.Clone(src.NotifyControllerAddrs)
-				}
-				n++
-			}
-		case 2:
-			if m.ContainerRegistryPath != src.ContainerRegistryPath {
-				m.ContainerRegistryPath = src.ContainerRegistryPath
-				n++
-			}
-		case 3:
-			if m.DeploymentTag != src.DeploymentTag {
-				m.DeploymentTag = src.DeploymentTag
-				n++
-			}
-		case 4:
-			if m.CacheDir != src.CacheDir {
-				m.CacheDir = src.CacheDir
-				n++
-			}
-		case 5:
-			if m.TestMode != src.TestMode {
-				m.TestMode = src.TestMode
-				n++
-			}
-		case 6:
-			if m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
-				m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
-				n++
-			}
-		case 7:
-			if m.AccessApiAddr != src.AccessApiAddr {
-				m.AccessApiAddr = src.AccessApiAddr
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<2) != 0 && m.ContainerRegistryPath != src.ContainerRegistryPath {
+		m.ContainerRegistryPath = src.ContainerRegistryPath
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.DeploymentTag != src.DeploymentTag {
+		m.DeploymentTag = src.DeploymentTag
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.CacheDir != src.CacheDir {
+		m.CacheDir = src.CacheDir
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && m.TestMode != src.TestMode {
+		m.TestMode = src.TestMode
+		n++
+	}
+	if win.Cover&(1<<6) != 0 && m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
+		m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
+		n++
+	}
+	if win.Cover&(1<<7) != 0 && m.AccessApiAddr != src.AccessApiAddr {
+		m.AccessApiAddr = src.AccessApiAddr
+		n++
 	}
 	return n
 }
@@ -4034,34 +3851,30 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *ed
 		src = new(edgeproto.TrustPolicy)
 	}
 	n := 0
-	for x := win.Cover&0x9 | win.Below&0x9; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
-					m.Key = fieldmap.Clone(src.Key)
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(edgeproto.TrustPolicyKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule], fieldmap.Clone[*edgeproto.SecurityRule])
-			} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule]) {
-				if len(src.OutboundSecurityRules) == 0 {
-					m.OutboundSecurityRules = nil
-				} else {
-					m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, fieldmap.Clone[*edgeproto.SecurityRule])
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.TrustPolicyKey)
 				n++
 			}
+			n += _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule], fieldmap.Clone[*edgeproto.SecurityRule])
+		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule]) {
+			if len(src.OutboundSecurityRules) == 0 {
+				m.OutboundSecurityRules = nil
+			} else {
+				m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, fieldmap.Clone[*edgeproto.SecurityRule])
+			}
+			n++
 		}
 	}
 	return n
@@ -4078,19 +3891,13 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m, src *
 		src = new(edgeproto.TrustPolicyKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -4106,29 +3913,21 @@ func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt(m, src *e
 		src = new(edgeproto.SecurityRule)
 	}
 	n := 0
-	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Protocol != src.Protocol {
-				m.Protocol = src.Protocol
-				n++
-			}
-		case 1:
-			if m.PortRangeMin != src.PortRangeMin {
-				m.PortRangeMin = src.PortRangeMin
-				n++
-			}
-		case 2:
-			if m.PortRangeMax != src.PortRangeMax {
-				m.PortRangeMax = src.PortRangeMax
-				n++
-			}
-		case 3:
-			if m.RemoteCidr != src.RemoteCidr {
-				m.RemoteCidr = src.RemoteCidr
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Protocol != src.Protocol {
+		m.Protocol = src.Protocol
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.PortRangeMin != src.PortRangeMin {
+		m.PortRangeMin = src.PortRangeMin
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.PortRangeMax != src.PortRangeMax {
+		m.PortRangeMax = src.PortRangeMax
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.RemoteCidr != src.RemoteCidr {
+		m.RemoteCidr = src.RemoteCidr
+		n++
 	}
 	return n
 }
@@ -4303,24 +4102,17 @@ func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m, src *edgeprot
 		src = new(edgeproto.AppKey)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 2:
-			if m.Version != src.Version {
-				m.Version = src.Version
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Version != src.Version {
+		m.Version = src.Version
+		n++
 	}
 	return n
 }
@@ -4336,44 +4128,33 @@ func _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt(m, src *edgeproto.
 		src = new(edgeproto.Port)
 	}
 	n := 0
-	for x := win.Cover & 0x7f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Proto != src.Proto {
-				m.Proto = src.Proto
-				n++
-			}
-		case 1:
-			if m.InternalPort != src.InternalPort {
-				m.InternalPort = src.InternalPort
-				n++
-			}
-		case 2:
-			if m.PublicPort != src.PublicPort {
-				m.PublicPort = src.PublicPort
-				n++
-			}
-		case 3:
-			if m.EndPort != src.EndPort {
-				m.EndPort = src.EndPort
-				n++
-			}
-		case 4:
-			if m.Tls != src.Tls {
-				m.Tls = src.Tls
-				n++
-			}
-		case 5:
-			if m.FqdnPrefix != src.FqdnPrefix {
-				m.FqdnPrefix = src.FqdnPrefix
-				n++
-			}
-		case 6:
-			if m.MaxPktSize != src.MaxPktSize {
-				m.MaxPktSize = src.MaxPktSize
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Proto != src.Proto {
+		m.Proto = src.Proto
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.InternalPort != src.InternalPort {
+		m.InternalPort = src.InternalPort
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.PublicPort != src.PublicPort {
+		m.PublicPort = src.PublicPort
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.EndPort != src.EndPort {
+		m.EndPort = src.EndPort
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Tls != src.Tls {
+		m.Tls = src.Tls
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && m.FqdnPrefix != src.FqdnPrefix {
+		m.FqdnPrefix = src.FqdnPrefix
+		n++
+	}
+	if win.Cover&(1<<6) != 0 && m.MaxPktSize != src.MaxPktSize {
+		m.MaxPktSize = src.MaxPktSize
+		n++
 	}
 	return n
 }
@@ -4389,19 +4170,13 @@ func _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt(m, src *edge
 		src = new(edgeproto.ConfigFile)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Kind != src.Kind {
-				m.Kind = src.Kind
-				n++
-			}
-		case 1:
-			if m.Config != src.Config {
-				m.Config = src.Config
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Kind != src.Kind {
+		m.Kind = src.Kind
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Config != src.Config {
+		m.Config = src.Config
+		n++
 	}
 	return n
 }
@@ -4417,29 +4192,21 @@ func _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt(m, src *edgepro
 		src = new(edgeproto.EnvVar)
 	}
 	n := 0
-	for x := win.Cover & 0xf; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Value != src.Value {
-				m.Value = src.Value
-				n++
-			}
-		case 2:
-			if m.Secret != src.Secret {
-				m.Secret = src.Secret
-				n++
-			}
-		case 3:
-			if m.SecretValue != src.SecretValue {
-				m.SecretValue = src.SecretValue
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Value != src.Value {
+		m.Value = src.Value
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.SecretValue != src.SecretValue {
+		m.SecretValue = src.SecretValue
+		n++
 	}
 	return n
 }
@@ -4606,39 +4373,31 @@ func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgep
 		src = new(edgeproto.NodePool)
 	}
 	n := 0
-	for x := win.Cover&0x107 | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.NumNodes != src.NumNodes {
-				m.NumNodes = src.NumNodes
-				n++
-			}
-		case 2:
-			if win.Cover&(1<<2) != 0 {
-				if !fieldmap.Equal(m.NodeResources, src.NodeResources) {
-					m.NodeResources = fieldmap.Clone(src.NodeResources)
-					n++
-				}
-			} else {
-				if m.NodeResources != nil || src.NodeResources != nil {
-					if m.NodeResources == nil {
-						m.NodeResources = new(edgeproto.NodeResources)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m.NodeResources, src.NodeResources, fm, at+3, win.Shift(3))
-				}
-			}
-		case 8:
-			if m.Scalable != src.Scalable {
-				m.Scalable = src.Scalable
-				n++
-			}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.NumNodes != src.NumNodes {
+		m.NumNodes = src.NumNodes
+		n++
+	}
+	if win.Cover&(1<<2) != 0 {
+		if !fieldmap.Equal(m.NodeResources, src.NodeResources) {
+			m.NodeResources = fieldmap.Clone(src.NodeResources)
+			n++
 		}
+	} else if win.Below&(1<<2) != 0 {
+		if m.NodeResources != nil || src.NodeResources != nil {
+			if m.NodeResources == nil {
+				m.NodeResources = new(edgeproto.NodeResources)
+				n++
+			}
+			n += _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m.NodeResources, src.NodeResources, fm, at+3, win.Shift(3))
+		}
+	}
+	if win.Cover&(1<<8) != 0 && m.Scalable != src.Scalable {
+		m.Scalable = src.Scalable
+		n++
 	}
 	return n
 }
@@ -4654,40 +4413,33 @@ func _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m, src *
 		src = new(edgeproto.NodeResources)
 	}
 	n := 0
-	for x := win.Cover&0x1f | win.Below&0x8; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Vcpus != src.Vcpus {
-				m.Vcpus = src.Vcpus
-				n++
+	if win.Cover&(1<<0) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
+		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
+			if len(src.OptResMap) == 0 {
+				m.OptResMap = nil
+			} else {
+				m.OptResMap = maps.Clone(src.OptResMap)
 			}
-		case 1:
-			if m.RamMb != src.RamMb {
-				m.RamMb = src.RamMb
-				n++
-			}
-		case 2:
-			if m.DiskGb != src.DiskGb {
-				m.DiskGb = src.DiskGb
-				n++
-			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
-			} else if !maps.Equal(m.OptResMap, src.OptResMap) {
-				if len(src.OptResMap) == 0 {
-					m.OptResMap = nil
-				} else {
-					m.OptResMap = maps.Clone(src.OptResMap)
-				}
-				n++
-			}
-		case 4:
-			if m.InfraNodeFlavor != src.InfraNodeFlavor {
-				m.InfraNodeFlavor = src.InfraNodeFlavor
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<4) != 0 && m.InfraNodeFlavor != src.InfraNodeFlavor {
+		m.InfraNodeFlavor = src.InfraNodeFlavor
+		n++
 	}
 	return n
 }
@@ -4864,19 +4616,13 @@ func (m *SyncEnd) copyInAt(src *SyncEnd, fm *fieldmap.FieldMap, at int, win fiel
 		src = new(SyncEnd)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Revision != src.Revision {
-				m.Revision = src.Revision
-				n++
-			}
-		case 1:
-			if m.Objects != src.Objects {
-				m.Objects = src.Objects
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Revision != src.Revision {
+		m.Revision = src.Revision
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Objects != src.Objects {
+		m.Objects = src.Objects
+		n++
 	}
 	return n
 }
@@ -4892,24 +4638,17 @@ func (m *ReportAck) copyInAt(src *ReportAck, fm *fieldmap.FieldMap, at int, win 
 		src = new(ReportAck)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Seq != src.Seq {
-				m.Seq = src.Seq
-				n++
-			}
-		case 1:
-			if m.Verdict != src.Verdict {
-				m.Verdict = src.Verdict
-				n++
-			}
-		case 2:
-			if m.Reason != src.Reason {
-				m.Reason = src.Reason
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Seq != src.Seq {
+		m.Seq = src.Seq
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Verdict != src.Verdict {
+		m.Verdict = src.Verdict
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Reason != src.Reason {
+		m.Reason = src.Reason
+		n++
 	}
 	return n
 }

@@ -8,7 +8,6 @@ package optionsv1
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -235,19 +234,16 @@ func (m *FileOptions) copyInAt(src *FileOptions, fm *fieldmap.FieldMap, at int, 
 		src = new(FileOptions)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
-			} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
-				if len(src.SkipFeatures) == 0 {
-					m.SkipFeatures = nil
-				} else {
-					m.SkipFeatures = slices.Clone(src.SkipFeatures)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
+		} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
+			if len(src.SkipFeatures) == 0 {
+				m.SkipFeatures = nil
+			} else {
+				m.SkipFeatures = slices.Clone(src.SkipFeatures)
 			}
+			n++
 		}
 	}
 	return n
@@ -283,25 +279,21 @@ func (m *MessageOptions) copyInAt(src *MessageOptions, fm *fieldmap.FieldMap, at
 		src = new(MessageOptions)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
-			} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
-				if len(src.SkipFeatures) == 0 {
-					m.SkipFeatures = nil
-				} else {
-					m.SkipFeatures = slices.Clone(src.SkipFeatures)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
+		} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
+			if len(src.SkipFeatures) == 0 {
+				m.SkipFeatures = nil
+			} else {
+				m.SkipFeatures = slices.Clone(src.SkipFeatures)
 			}
-		case 1:
-			if m.ListActions != src.ListActions {
-				m.ListActions = src.ListActions
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<1) != 0 && m.ListActions != src.ListActions {
+		m.ListActions = src.ListActions
+		n++
 	}
 	return n
 }
@@ -336,19 +328,13 @@ func (m *FieldOptions) copyInAt(src *FieldOptions, fm *fieldmap.FieldMap, at int
 		src = new(FieldOptions)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.ObjectKey != src.ObjectKey {
-				m.ObjectKey = src.ObjectKey
-				n++
-			}
-		case 1:
-			if m.Atomic != src.Atomic {
-				m.Atomic = src.Atomic
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.ObjectKey != src.ObjectKey {
+		m.ObjectKey = src.ObjectKey
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Atomic != src.Atomic {
+		m.Atomic = src.Atomic
+		n++
 	}
 	return n
 }

@@ -543,19 +543,13 @@ func (m *Fence) copyInAt(src *Fence, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Fence)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Key != src.Key {
-				m.Key = src.Key
-				n++
-			}
-		case 1:
-			if m.Revision != src.Revision {
-				m.Revision = src.Revision
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Key != src.Key {
+		m.Key = src.Key
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Revision != src.Revision {
+		m.Revision = src.Revision
+		n++
 	}
 	return n
 }
@@ -587,135 +581,124 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 		src = new(ReportInfoRequest)
 	}
 	n := 0
-	for x := win.Cover&0x10000000000001 | win.Below&0x10000000000001; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if s1, ok := src.Info.(*ReportInfoRequest_CloudletInfo); ok && s1 != nil {
-					if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
-						m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: fieldmap.Clone(s1.CloudletInfo)}
-						n++
-					}
-				} else if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && d1 != nil {
-					m.Info = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.CloudletInfo
-				sok := false
-				if w, ok := src.Info.(*ReportInfoRequest_CloudletInfo); ok && w != nil {
-					s1, sok = w.CloudletInfo, true
-				}
-				var d1 *edgeproto.CloudletInfo
-				if w, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && w != nil {
-					if w.CloudletInfo == nil {
-						w.CloudletInfo = new(edgeproto.CloudletInfo)
-					}
-					d1 = w.CloudletInfo
-				} else if sok {
-					d1 = new(edgeproto.CloudletInfo)
-					m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(d1, s1, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if s1, ok := src.Info.(*ReportInfoRequest_CloudletInfo); ok && s1 != nil {
+			if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
+				m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: fieldmap.Clone(s1.CloudletInfo)}
+				n++
 			}
-		case 52:
-			if win.Cover&(1<<52) != 0 {
-				if s1, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && s1 != nil {
-					if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
-						m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
-						n++
-					}
-				} else if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && d1 != nil {
-					m.Info = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.ClusterInstInfo
-				sok := false
-				if w, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
-					s1, sok = w.ClusterInstInfo, true
-				}
-				var d1 *edgeproto.ClusterInstInfo
-				if w, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
-					if w.ClusterInstInfo == nil {
-						w.ClusterInstInfo = new(edgeproto.ClusterInstInfo)
-					}
-					d1 = w.ClusterInstInfo
-				} else if sok {
-					d1 = new(edgeproto.ClusterInstInfo)
-					m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+53, fm.Window(at+53))
-				}
+		} else if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && d1 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		var s1 *edgeproto.CloudletInfo
+		sok := false
+		if w, ok := src.Info.(*ReportInfoRequest_CloudletInfo); ok && w != nil {
+			s1, sok = w.CloudletInfo, true
+		}
+		var d1 *edgeproto.CloudletInfo
+		if w, ok := m.Info.(*ReportInfoRequest_CloudletInfo); ok && w != nil {
+			if w.CloudletInfo == nil {
+				w.CloudletInfo = new(edgeproto.CloudletInfo)
 			}
+			d1 = w.CloudletInfo
+		} else if sok {
+			d1 = new(edgeproto.CloudletInfo)
+			m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(d1, s1, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<52) != 0 {
+		if s1, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && s1 != nil {
+			if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
+				m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
+				n++
+			}
+		} else if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && d1 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if win.Below&(1<<52) != 0 {
+		var s1 *edgeproto.ClusterInstInfo
+		sok := false
+		if w, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
+			s1, sok = w.ClusterInstInfo, true
+		}
+		var d1 *edgeproto.ClusterInstInfo
+		if w, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
+			if w.ClusterInstInfo == nil {
+				w.ClusterInstInfo = new(edgeproto.ClusterInstInfo)
+			}
+			d1 = w.ClusterInstInfo
+		} else if sok {
+			d1 = new(edgeproto.ClusterInstInfo)
+			m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+53, fm.Window(at+53))
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	for x := cw1.Cover&0x30000080000 | cw1.Below&0x30000080000; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 19:
-			if cw1.Cover&(1<<19) != 0 {
-				if s1, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && s1 != nil {
-					if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
-						m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
-						n++
-					}
-				} else if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && d1 != nil {
-					m.Info = nil
-					n++
-				}
-			} else {
-				var s1 *edgeproto.AppInstInfo
-				sok := false
-				if w, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && w != nil {
-					s1, sok = w.AppInstInfo, true
-				}
-				var d1 *edgeproto.AppInstInfo
-				if w, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && w != nil {
-					if w.AppInstInfo == nil {
-						w.AppInstInfo = new(edgeproto.AppInstInfo)
-					}
-					d1 = w.AppInstInfo
-				} else if sok {
-					d1 = new(edgeproto.AppInstInfo)
-					m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: d1}
-					n++
-				}
-				if d1 != nil {
-					n += _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+84, cw1.Shift(20))
-				}
-			}
-		case 40:
-			if a := fm.ListActionAt(at + 104); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-			} else if !slices.Equal(m.Fields, src.Fields) {
-				if len(src.Fields) == 0 {
-					m.Fields = nil
-				} else {
-					m.Fields = slices.Clone(src.Fields)
-				}
+	if cw1.Cover&(1<<19) != 0 {
+		if s1, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && s1 != nil {
+			if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
+				m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
 				n++
 			}
-		case 41:
-			if cw1.Cover&(1<<41) != 0 {
-				if !m.Fence.Equal(src.Fence) {
-					m.Fence = src.Fence.Clone()
-					n++
-				}
-			} else {
-				if m.Fence != nil || src.Fence != nil {
-					if m.Fence == nil {
-						m.Fence = new(Fence)
-						n++
-					}
-					n += m.Fence.copyInAt(src.Fence, fm, at+106, cw1.Shift(42))
-				}
+		} else if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && d1 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if cw1.Below&(1<<19) != 0 {
+		var s1 *edgeproto.AppInstInfo
+		sok := false
+		if w, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && w != nil {
+			s1, sok = w.AppInstInfo, true
+		}
+		var d1 *edgeproto.AppInstInfo
+		if w, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok && w != nil {
+			if w.AppInstInfo == nil {
+				w.AppInstInfo = new(edgeproto.AppInstInfo)
 			}
+			d1 = w.AppInstInfo
+		} else if sok {
+			d1 = new(edgeproto.AppInstInfo)
+			m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+84, cw1.Shift(20))
+		}
+	}
+	if (cw1.Cover|cw1.Below)&(1<<40) != 0 {
+		if a := fm.ListActionAt(at + 104); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
+		} else if !slices.Equal(m.Fields, src.Fields) {
+			if len(src.Fields) == 0 {
+				m.Fields = nil
+			} else {
+				m.Fields = slices.Clone(src.Fields)
+			}
+			n++
+		}
+	}
+	if cw1.Cover&(1<<41) != 0 {
+		if !m.Fence.Equal(src.Fence) {
+			m.Fence = src.Fence.Clone()
+			n++
+		}
+	} else if cw1.Below&(1<<41) != 0 {
+		if m.Fence != nil || src.Fence != nil {
+			if m.Fence == nil {
+				m.Fence = new(Fence)
+				n++
+			}
+			n += m.Fence.copyInAt(src.Fence, fm, at+106, cw1.Shift(42))
 		}
 	}
 	return n
@@ -889,19 +872,13 @@ func _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m, src *edgepro
 		src = new(edgeproto.CloudletKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
 	}
 	return n
 }
@@ -917,50 +894,41 @@ func _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt(m, src *edgepro
 		src = new(edgeproto.FlavorInfo)
 	}
 	n := 0
-	for x := win.Cover&0x7f | win.Below&0x20; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Vcpus != src.Vcpus {
+		m.Vcpus = src.Vcpus
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
+		m.RamMb = src.RamMb
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.DiskGb != src.DiskGb {
+		m.DiskGb = src.DiskGb
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Gpus != src.Gpus {
+		m.Gpus = src.Gpus
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
+		} else if !maps.Equal(m.PropMap, src.PropMap) {
+			if len(src.PropMap) == 0 {
+				m.PropMap = nil
+			} else {
+				m.PropMap = maps.Clone(src.PropMap)
 			}
-		case 1:
-			if m.Vcpus != src.Vcpus {
-				m.Vcpus = src.Vcpus
-				n++
-			}
-		case 2:
-			if m.RamMb != src.RamMb {
-				m.RamMb = src.RamMb
-				n++
-			}
-		case 3:
-			if m.DiskGb != src.DiskGb {
-				m.DiskGb = src.DiskGb
-				n++
-			}
-		case 4:
-			if m.Gpus != src.Gpus {
-				m.Gpus = src.Gpus
-				n++
-			}
-		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
-			} else if !maps.Equal(m.PropMap, src.PropMap) {
-				if len(src.PropMap) == 0 {
-					m.PropMap = nil
-				} else {
-					m.PropMap = maps.Clone(src.PropMap)
-				}
-				n++
-			}
-		case 6:
-			if m.Deprecated != src.Deprecated {
-				m.Deprecated = src.Deprecated
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<6) != 0 && m.Deprecated != src.Deprecated {
+		m.Deprecated = src.Deprecated
+		n++
 	}
 	return n
 }
@@ -976,44 +944,36 @@ func _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m, src *edgeprot
 		src = new(edgeproto.StatusInfo)
 	}
 	n := 0
-	for x := win.Cover&0x3f | win.Below&0x20; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.TaskNumber != src.TaskNumber {
-				m.TaskNumber = src.TaskNumber
-				n++
+	if win.Cover&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
+		m.TaskNumber = src.TaskNumber
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
+		m.MaxTasks = src.MaxTasks
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.TaskName != src.TaskName {
+		m.TaskName = src.TaskName
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.StepName != src.StepName {
+		m.StepName = src.StepName
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.MsgCount != src.MsgCount {
+		m.MsgCount = src.MsgCount
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
+		} else if !slices.Equal(m.Msgs, src.Msgs) {
+			if len(src.Msgs) == 0 {
+				m.Msgs = nil
+			} else {
+				m.Msgs = slices.Clone(src.Msgs)
 			}
-		case 1:
-			if m.MaxTasks != src.MaxTasks {
-				m.MaxTasks = src.MaxTasks
-				n++
-			}
-		case 2:
-			if m.TaskName != src.TaskName {
-				m.TaskName = src.TaskName
-				n++
-			}
-		case 3:
-			if m.StepName != src.StepName {
-				m.StepName = src.StepName
-				n++
-			}
-		case 4:
-			if m.MsgCount != src.MsgCount {
-				m.MsgCount = src.MsgCount
-				n++
-			}
-		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
-			} else if !slices.Equal(m.Msgs, src.Msgs) {
-				if len(src.Msgs) == 0 {
-					m.Msgs = nil
-				} else {
-					m.Msgs = slices.Clone(src.Msgs)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -1030,47 +990,45 @@ func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, 
 		src = new(edgeproto.InfraResourcesSnapshot)
 	}
 	n := 0
-	for x := win.Cover&0x4901 | win.Below&0x901; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource], fieldmap.Clone[*edgeproto.InfraResource])
-			} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
-				if len(src.Info) == 0 {
-					m.Info = nil
-				} else {
-					m.Info = fieldmap.CloneListFunc(src.Info, fieldmap.Clone[*edgeproto.InfraResource])
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource], fieldmap.Clone[*edgeproto.InfraResource])
+		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
+			if len(src.Info) == 0 {
+				m.Info = nil
+			} else {
+				m.Info = fieldmap.CloneListFunc(src.Info, fieldmap.Clone[*edgeproto.InfraResource])
 			}
-		case 8:
-			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey], fieldmap.Clone[*edgeproto.ClusterKey])
-			} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
-				if len(src.ClusterInsts) == 0 {
-					m.ClusterInsts = nil
-				} else {
-					m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, fieldmap.Clone[*edgeproto.ClusterKey])
-				}
-				n++
-			}
-		case 11:
-			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey], fieldmap.Clone[*edgeproto.AppInstKey])
-			} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
-				if len(src.VmAppInsts) == 0 {
-					m.VmAppInsts = nil
-				} else {
-					m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, fieldmap.Clone[*edgeproto.AppInstKey])
-				}
-				n++
-			}
-		case 14:
-			if !fieldmap.Equal(m.TakenAt, src.TakenAt) {
-				m.TakenAt = fieldmap.Clone(src.TakenAt)
-				n++
-			}
+			n++
 		}
+	}
+	if (win.Cover|win.Below)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey], fieldmap.Clone[*edgeproto.ClusterKey])
+		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
+			if len(src.ClusterInsts) == 0 {
+				m.ClusterInsts = nil
+			} else {
+				m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, fieldmap.Clone[*edgeproto.ClusterKey])
+			}
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey], fieldmap.Clone[*edgeproto.AppInstKey])
+		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
+			if len(src.VmAppInsts) == 0 {
+				m.VmAppInsts = nil
+			} else {
+				m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, fieldmap.Clone[*edgeproto.AppInstKey])
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+		m.TakenAt = fieldmap.Clone(src.TakenAt)
+		n++
 	}
 	return n
 }
@@ -1086,44 +1044,33 @@ func _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt(m, src *edgep
 		src = new(edgeproto.InfraResource)
 	}
 	n := 0
-	for x := win.Cover & 0x7f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Used != src.Used {
-				m.Used = src.Used
-				n++
-			}
-		case 2:
-			if m.Total != src.Total {
-				m.Total = src.Total
-				n++
-			}
-		case 3:
-			if m.Quota != src.Quota {
-				m.Quota = src.Quota
-				n++
-			}
-		case 4:
-			if m.Units != src.Units {
-				m.Units = src.Units
-				n++
-			}
-		case 5:
-			if m.Description != src.Description {
-				m.Description = src.Description
-				n++
-			}
-		case 6:
-			if m.AlertThreshold != src.AlertThreshold {
-				m.AlertThreshold = src.AlertThreshold
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Used != src.Used {
+		m.Used = src.Used
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Total != src.Total {
+		m.Total = src.Total
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.Quota != src.Quota {
+		m.Quota = src.Quota
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Units != src.Units {
+		m.Units = src.Units
+		n++
+	}
+	if win.Cover&(1<<5) != 0 && m.Description != src.Description {
+		m.Description = src.Description
+		n++
+	}
+	if win.Cover&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
+		m.AlertThreshold = src.AlertThreshold
+		n++
 	}
 	return n
 }
@@ -1139,19 +1086,13 @@ func _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m, src *edgepro
 		src = new(edgeproto.ClusterKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
 	}
 	return n
 }
@@ -1167,19 +1108,13 @@ func _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m, src *edgepro
 		src = new(edgeproto.AppInstKey)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
 	}
 	return n
 }
@@ -1195,46 +1130,44 @@ func _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto
 		src = new(edgeproto.NodeInfo)
 	}
 	n := 0
-	for x := win.Cover&0xf | win.Below&0xe; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
+		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
+			if len(src.Allocatable) == 0 {
+				m.Allocatable = nil
+			} else {
+				m.Allocatable = maps.Clone(src.Allocatable)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
-			} else if !maps.Equal(m.Allocatable, src.Allocatable) {
-				if len(src.Allocatable) == 0 {
-					m.Allocatable = nil
-				} else {
-					m.Allocatable = maps.Clone(src.Allocatable)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
+		} else if !maps.Equal(m.Capacity, src.Capacity) {
+			if len(src.Capacity) == 0 {
+				m.Capacity = nil
+			} else {
+				m.Capacity = maps.Clone(src.Capacity)
 			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
-			} else if !maps.Equal(m.Capacity, src.Capacity) {
-				if len(src.Capacity) == 0 {
-					m.Capacity = nil
-				} else {
-					m.Capacity = maps.Clone(src.Capacity)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
+		} else if !slices.Equal(m.Roles, src.Roles) {
+			if len(src.Roles) == 0 {
+				m.Roles = nil
+			} else {
+				m.Roles = slices.Clone(src.Roles)
 			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
-			} else if !slices.Equal(m.Roles, src.Roles) {
-				if len(src.Roles) == 0 {
-					m.Roles = nil
-				} else {
-					m.Roles = slices.Clone(src.Roles)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -1251,85 +1184,75 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 		src = new(edgeproto.ClusterInstInfo)
 	}
 	n := 0
-	for x := win.Cover&0x30002079 | win.Below&0x2051; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
-					m.Key = fieldmap.Clone(src.Key)
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(edgeproto.ClusterKey)
-						n++
-					}
-					n += _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-				}
-			}
-		case 3:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
-		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
-		case 5:
-			if m.NotifyId != src.NotifyId {
-				m.NotifyId = src.NotifyId
-				n++
-			}
-		case 6:
-			if win.Cover&(1<<6) != 0 {
-				if !fieldmap.Equal(m.Status, src.Status) {
-					m.Status = fieldmap.Clone(src.Status)
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(edgeproto.StatusInfo)
-						n++
-					}
-					n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
-				}
-			}
-		case 13:
-			if win.Cover&(1<<13) != 0 {
-				if !fieldmap.Equal(m.Resources, src.Resources) {
-					m.Resources = fieldmap.Clone(src.Resources)
-					n++
-				}
-			} else {
-				if m.Resources != nil || src.Resources != nil {
-					if m.Resources == nil {
-						m.Resources = new(edgeproto.InfraResources)
-						n++
-					}
-					n += _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
-				}
-			}
-		case 28:
-			if m.Kubeconfig != src.Kubeconfig {
-				m.Kubeconfig = src.Kubeconfig
-				n++
-			}
-		case 29:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key = fieldmap.Clone(src.Key)
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(edgeproto.ClusterKey)
+				n++
+			}
+			n += _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+		}
+	}
+	if win.Cover&(1<<3) != 0 && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<5) != 0 && m.NotifyId != src.NotifyId {
+		m.NotifyId = src.NotifyId
+		n++
+	}
+	if win.Cover&(1<<6) != 0 {
+		if !fieldmap.Equal(m.Status, src.Status) {
+			m.Status = fieldmap.Clone(src.Status)
+			n++
+		}
+	} else if win.Below&(1<<6) != 0 {
+		if m.Status != nil || src.Status != nil {
+			if m.Status == nil {
+				m.Status = new(edgeproto.StatusInfo)
+				n++
+			}
+			n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
+		}
+	}
+	if win.Cover&(1<<13) != 0 {
+		if !fieldmap.Equal(m.Resources, src.Resources) {
+			m.Resources = fieldmap.Clone(src.Resources)
+			n++
+		}
+	} else if win.Below&(1<<13) != 0 {
+		if m.Resources != nil || src.Resources != nil {
+			if m.Resources == nil {
+				m.Resources = new(edgeproto.InfraResources)
+				n++
+			}
+			n += _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
+		}
+	}
+	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
+		m.Kubeconfig = src.Kubeconfig
+		n++
+	}
+	if win.Cover&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+		n++
 	}
 	return n
 }
@@ -1345,19 +1268,16 @@ func _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m, src *edge
 		src = new(edgeproto.InfraResources)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo], fieldmap.Clone[*edgeproto.VmInfo])
-			} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
-				if len(src.Vms) == 0 {
-					m.Vms = nil
-				} else {
-					m.Vms = fieldmap.CloneListFunc(src.Vms, fieldmap.Clone[*edgeproto.VmInfo])
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo], fieldmap.Clone[*edgeproto.VmInfo])
+		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
+			if len(src.Vms) == 0 {
+				m.Vms = nil
+			} else {
+				m.Vms = fieldmap.CloneListFunc(src.Vms, fieldmap.Clone[*edgeproto.VmInfo])
 			}
+			n++
 		}
 	}
 	return n
@@ -1374,50 +1294,44 @@ func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmI
 		src = new(edgeproto.VmInfo)
 	}
 	n := 0
-	for x := win.Cover&0x9f | win.Below&0x90; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Status != src.Status {
+		m.Status = src.Status
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
+		m.InfraFlavor = src.InfraFlavor
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr], fieldmap.Clone[*edgeproto.IpAddr])
+		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
+			if len(src.Ipaddresses) == 0 {
+				m.Ipaddresses = nil
+			} else {
+				m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, fieldmap.Clone[*edgeproto.IpAddr])
 			}
-		case 1:
-			if m.Type != src.Type {
-				m.Type = src.Type
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<7) != 0 {
+		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo], fieldmap.Clone[*edgeproto.ContainerInfo])
+		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
+			if len(src.Containers) == 0 {
+				m.Containers = nil
+			} else {
+				m.Containers = fieldmap.CloneListFunc(src.Containers, fieldmap.Clone[*edgeproto.ContainerInfo])
 			}
-		case 2:
-			if m.Status != src.Status {
-				m.Status = src.Status
-				n++
-			}
-		case 3:
-			if m.InfraFlavor != src.InfraFlavor {
-				m.InfraFlavor = src.InfraFlavor
-				n++
-			}
-		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr], fieldmap.Clone[*edgeproto.IpAddr])
-			} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
-				if len(src.Ipaddresses) == 0 {
-					m.Ipaddresses = nil
-				} else {
-					m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, fieldmap.Clone[*edgeproto.IpAddr])
-				}
-				n++
-			}
-		case 7:
-			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo], fieldmap.Clone[*edgeproto.ContainerInfo])
-			} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
-				if len(src.Containers) == 0 {
-					m.Containers = nil
-				} else {
-					m.Containers = fieldmap.CloneListFunc(src.Containers, fieldmap.Clone[*edgeproto.ContainerInfo])
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -1434,19 +1348,13 @@ func _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.I
 		src = new(edgeproto.IpAddr)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.ExternalIp != src.ExternalIp {
-				m.ExternalIp = src.ExternalIp
-				n++
-			}
-		case 1:
-			if m.InternalIp != src.InternalIp {
-				m.InternalIp = src.InternalIp
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
+		m.ExternalIp = src.ExternalIp
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.InternalIp != src.InternalIp {
+		m.InternalIp = src.InternalIp
+		n++
 	}
 	return n
 }
@@ -1462,34 +1370,25 @@ func _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt(m, src *edgep
 		src = new(edgeproto.ContainerInfo)
 	}
 	n := 0
-	for x := win.Cover & 0x1f; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Type != src.Type {
-				m.Type = src.Type
-				n++
-			}
-		case 2:
-			if m.Status != src.Status {
-				m.Status = src.Status
-				n++
-			}
-		case 3:
-			if m.ClusterIp != src.ClusterIp {
-				m.ClusterIp = src.ClusterIp
-				n++
-			}
-		case 4:
-			if m.Restarts != src.Restarts {
-				m.Restarts = src.Restarts
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
+		m.Type = src.Type
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Status != src.Status {
+		m.Status = src.Status
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
+		m.ClusterIp = src.ClusterIp
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && m.Restarts != src.Restarts {
+		m.Restarts = src.Restarts
+		n++
 	}
 	return n
 }
@@ -1604,41 +1503,40 @@ func _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edg
 		src = new(edgeproto.AppInstRuntime)
 	}
 	n := 0
-	for x := win.Cover&0x7 | win.Below&0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
-			} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
-				if len(src.ContainerIds) == 0 {
-					m.ContainerIds = nil
-				} else {
-					m.ContainerIds = slices.Clone(src.ContainerIds)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
+		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
+			if len(src.ContainerIds) == 0 {
+				m.ContainerIds = nil
+			} else {
+				m.ContainerIds = slices.Clone(src.ContainerIds)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
-			} else if !slices.Equal(m.Pids, src.Pids) {
-				if len(src.Pids) == 0 {
-					m.Pids = nil
-				} else {
-					m.Pids = slices.Clone(src.Pids)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
+		} else if !slices.Equal(m.Pids, src.Pids) {
+			if len(src.Pids) == 0 {
+				m.Pids = nil
+			} else {
+				m.Pids = slices.Clone(src.Pids)
 			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
-			} else if !slices.Equal(m.Ports, src.Ports) {
-				if len(src.Ports) == 0 {
-					m.Ports = nil
-				} else {
-					m.Ports = slices.Clone(src.Ports)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
+		} else if !slices.Equal(m.Ports, src.Ports) {
+			if len(src.Ports) == 0 {
+				m.Ports = nil
+			} else {
+				m.Ports = slices.Clone(src.Ports)
 			}
+			n++
 		}
 	}
 	return n
@@ -1674,19 +1572,13 @@ func (m *ReportInfoResponse) copyInAt(src *ReportInfoResponse, fm *fieldmap.Fiel
 		src = new(ReportInfoResponse)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Applied != src.Applied {
-				m.Applied = src.Applied
-				n++
-			}
-		case 1:
-			if m.Reason != src.Reason {
-				m.Reason = src.Reason
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Applied != src.Applied {
+		m.Applied = src.Applied
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Reason != src.Reason {
+		m.Reason = src.Reason
+		n++
 	}
 	return n
 }

@@ -8,7 +8,6 @@ package editions
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -202,54 +201,46 @@ func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 	}
 	n := 0
 	var pb *_Ed_ptrs
-	for x := win.Cover&0xf | win.Below&0x8; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Name, src.Name) {
-				if src.Name == nil {
-					m.Name = nil
-				} else {
-					if pb == nil {
-						pb = new(_Ed_ptrs)
-					}
-					pb.f1 = *src.Name
-					m.Name = &pb.f1
-				}
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
+		if src.Name == nil {
+			m.Name = nil
+		} else {
+			if pb == nil {
+				pb = new(_Ed_ptrs)
+			}
+			pb.f1 = *src.Name
+			m.Name = &pb.f1
+		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Implicit != src.Implicit {
+		m.Implicit = src.Implicit
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !fieldmap.EqualPtr(m.Shade, src.Shade) {
+		if src.Shade == nil {
+			m.Shade = nil
+		} else {
+			if pb == nil {
+				pb = new(_Ed_ptrs)
+			}
+			pb.f3 = *src.Shade
+			m.Shade = &pb.f3
+		}
+		n++
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !m.Part.Equal(src.Part) {
+			m.Part = src.Part.Clone()
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		if m.Part != nil || src.Part != nil {
+			if m.Part == nil {
+				m.Part = new(Ed_Part)
 				n++
 			}
-		case 1:
-			if m.Implicit != src.Implicit {
-				m.Implicit = src.Implicit
-				n++
-			}
-		case 2:
-			if !fieldmap.EqualPtr(m.Shade, src.Shade) {
-				if src.Shade == nil {
-					m.Shade = nil
-				} else {
-					if pb == nil {
-						pb = new(_Ed_ptrs)
-					}
-					pb.f3 = *src.Shade
-					m.Shade = &pb.f3
-				}
-				n++
-			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if !m.Part.Equal(src.Part) {
-					m.Part = src.Part.Clone()
-					n++
-				}
-			} else {
-				if m.Part != nil || src.Part != nil {
-					if m.Part == nil {
-						m.Part = new(Ed_Part)
-						n++
-					}
-					n += m.Part.copyInAt(src.Part, fm, at+4, win.Shift(4))
-				}
-			}
+			n += m.Part.copyInAt(src.Part, fm, at+4, win.Shift(4))
 		}
 	}
 	return n
@@ -266,14 +257,9 @@ func (m *Ed_Part) copyInAt(src *Ed_Part, fm *fieldmap.FieldMap, at int, win fiel
 		src = new(Ed_Part)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualBytesPresence(m.Data, src.Data) {
-				m.Data = fieldmap.CloneBytes(src.Data)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+		m.Data = fieldmap.CloneBytes(src.Data)
+		n++
 	}
 	return n
 }

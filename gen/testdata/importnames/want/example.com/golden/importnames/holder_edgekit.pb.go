@@ -2194,29 +2194,24 @@ func _File_holder_proto_Leafc55951_copyInAt(m_, src_ *w.Leaf, fm_ *fieldmap.Fiel
 		src_ = new(w.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2233,29 +2228,24 @@ func _File_holder_proto_Leaf1mbcrcb_copyInAt(m_, src_ *a.Leaf, fm_ *fieldmap.Fie
 		src_ = new(a.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2272,29 +2262,24 @@ func _File_holder_proto_Leaf1umuabm_copyInAt(m_, src_ *b.Leaf, fm_ *fieldmap.Fie
 		src_ = new(b.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2311,29 +2296,24 @@ func _File_holder_proto_Leaf4vl2ue_copyInAt(m_, src_ *ok.Leaf, fm_ *fieldmap.Fie
 		src_ = new(ok.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2350,29 +2330,24 @@ func _File_holder_proto_Leaf12afjs7_copyInAt(m_, src_ *d1.Leaf, fm_ *fieldmap.Fi
 		src_ = new(d1.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2389,29 +2364,24 @@ func _File_holder_proto_Leaf1svtzh8_copyInAt(m_, src_ *s1.Leaf, fm_ *fieldmap.Fi
 		src_ = new(s1.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2428,29 +2398,24 @@ func _File_holder_proto_Leafemhuyf_copyInAt(m_, src_ *sv0.Leaf, fm_ *fieldmap.Fi
 		src_ = new(sv0.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2467,29 +2432,24 @@ func _File_holder_proto_Leaflsxmzb_copyInAt(m_, src_ *m.Leaf, fm_ *fieldmap.Fiel
 		src_ = new(m.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2506,29 +2466,24 @@ func _File_holder_proto_Leaf1xg7dsy_copyInAt(m_, src_ *src.Leaf, fm_ *fieldmap.F
 		src_ = new(src.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2545,29 +2500,24 @@ func _File_holder_proto_Leaf1mwrknh_copyInAt(m_, src_ *fm.Leaf, fm_ *fieldmap.Fi
 		src_ = new(fm.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2584,29 +2534,24 @@ func _File_holder_proto_Leaf1w6ze11_copyInAt(m_, src_ *at.Leaf, fm_ *fieldmap.Fi
 		src_ = new(at.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2623,29 +2568,24 @@ func _File_holder_proto_Leaf16ral0h_copyInAt(m_, src_ *c.Leaf, fm_ *fieldmap.Fie
 		src_ = new(c.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2662,29 +2602,24 @@ func _File_holder_proto_Leaft84x65_copyInAt(m_, src_ *o.Leaf, fm_ *fieldmap.Fiel
 		src_ = new(o.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2701,29 +2636,24 @@ func _File_holder_proto_Leaflkypto_copyInAt(m_, src_ *x.Leaf, fm_ *fieldmap.Fiel
 		src_ = new(x.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2740,29 +2670,24 @@ func _File_holder_proto_Leaf1r375sm_copyInAt(m_, src_ *v.Leaf, fm_ *fieldmap.Fie
 		src_ = new(v.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2779,29 +2704,24 @@ func _File_holder_proto_Leaf197gohb_copyInAt(m_, src_ *blk.Leaf, fm_ *fieldmap.F
 		src_ = new(blk.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n
@@ -2818,29 +2738,24 @@ func _File_holder_proto_Leafke71a0_copyInAt(m_, src_ *w1.Leaf, fm_ *fieldmap.Fie
 		src_ = new(w1.Leaf)
 	}
 	n := 0
-	for x_ := win.Cover&0x7 | win.Below&0x4; x_ != 0; x_ &= x_ - 1 {
-		switch bits.TrailingZeros64(x_) {
-		case 0:
-			if m_.Name != src_.Name {
-				m_.Name = src_.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
+		m_.Name = src_.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
+		m_.O = fieldmap.ClonePtr(src_.O)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
+		} else if !slices.Equal(m_.Tags, src_.Tags) {
+			if len(src_.Tags) == 0 {
+				m_.Tags = nil
+			} else {
+				m_.Tags = slices.Clone(src_.Tags)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m_.O, src_.O) {
-				m_.O = fieldmap.ClonePtr(src_.O)
-				n++
-			}
-		case 2:
-			if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-			} else if !slices.Equal(m_.Tags, src_.Tags) {
-				if len(src_.Tags) == 0 {
-					m_.Tags = nil
-				} else {
-					m_.Tags = slices.Clone(src_.Tags)
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n

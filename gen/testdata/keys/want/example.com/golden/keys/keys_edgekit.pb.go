@@ -8,7 +8,6 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 	strconv "strconv"
 )
@@ -245,24 +244,17 @@ func (m *ThingKey) copyInAt(src *ThingKey, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ThingKey)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Organization != src.Organization {
-				m.Organization = src.Organization
-				n++
-			}
-		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 2:
-			if m.Tier != src.Tier {
-				m.Tier = src.Tier
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization = src.Organization
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Tier != src.Tier {
+		m.Tier = src.Tier
+		n++
 	}
 	return n
 }
@@ -297,29 +289,23 @@ func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Thing)
 	}
 	n := 0
-	for x := win.Cover&0x11 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(ThingKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
-			}
-		case 4:
-			if m.Password != src.Password {
-				m.Password = src.Password
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(ThingKey)
 				n++
 			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 		}
+	}
+	if win.Cover&(1<<4) != 0 && m.Password != src.Password {
+		m.Password = src.Password
+		n++
 	}
 	return n
 }
@@ -354,14 +340,9 @@ func (m *Named) copyInAt(src *Named, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Named)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
 	}
 	return n
 }

@@ -8,7 +8,6 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -105,14 +104,9 @@ func (m *LegacyNamed) copyInAt(src *LegacyNamed, fm *fieldmap.FieldMap, at int, 
 		src = new(LegacyNamed)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Id, src.Id) {
-				m.Id = fieldmap.ClonePtr(src.Id)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
+		m.Id = fieldmap.ClonePtr(src.Id)
+		n++
 	}
 	return n
 }

@@ -8,7 +8,6 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -263,49 +262,42 @@ func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int, win fiel
 	}
 	n := 0
 	var pb *_Utf8Key_ptrs
-	for x := win.Cover&0x7 | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Checked, src.Checked) {
-				if src.Checked == nil {
-					m.Checked = nil
-				} else {
-					if pb == nil {
-						pb = new(_Utf8Key_ptrs)
-					}
-					pb.f1 = *src.Checked
-					m.Checked = &pb.f1
-				}
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Checked, src.Checked) {
+		if src.Checked == nil {
+			m.Checked = nil
+		} else {
+			if pb == nil {
+				pb = new(_Utf8Key_ptrs)
+			}
+			pb.f1 = *src.Checked
+			m.Checked = &pb.f1
+		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.Raw, src.Raw) {
+		if src.Raw == nil {
+			m.Raw = nil
+		} else {
+			if pb == nil {
+				pb = new(_Utf8Key_ptrs)
+			}
+			pb.f2 = *src.Raw
+			m.Raw = &pb.f2
+		}
+		n++
+	}
+	if win.Cover&(1<<2) != 0 {
+		if !m.Scope.Equal(src.Scope) {
+			m.Scope = src.Scope.Clone()
+			n++
+		}
+	} else if win.Below&(1<<2) != 0 {
+		if m.Scope != nil || src.Scope != nil {
+			if m.Scope == nil {
+				m.Scope = new(RawScope)
 				n++
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m.Raw, src.Raw) {
-				if src.Raw == nil {
-					m.Raw = nil
-				} else {
-					if pb == nil {
-						pb = new(_Utf8Key_ptrs)
-					}
-					pb.f2 = *src.Raw
-					m.Raw = &pb.f2
-				}
-				n++
-			}
-		case 2:
-			if win.Cover&(1<<2) != 0 {
-				if !m.Scope.Equal(src.Scope) {
-					m.Scope = src.Scope.Clone()
-					n++
-				}
-			} else {
-				if m.Scope != nil || src.Scope != nil {
-					if m.Scope == nil {
-						m.Scope = new(RawScope)
-						n++
-					}
-					n += m.Scope.copyInAt(src.Scope, fm, at+3, win.Shift(3))
-				}
-			}
+			n += m.Scope.copyInAt(src.Scope, fm, at+3, win.Shift(3))
 		}
 	}
 	return n
@@ -341,23 +333,18 @@ func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int, win 
 		src = new(Utf8Thing)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(Utf8Key)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key = src.Key.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Key != nil || src.Key != nil {
+			if m.Key == nil {
+				m.Key = new(Utf8Key)
+				n++
 			}
+			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -393,14 +380,9 @@ func (m *RawNamed) copyInAt(src *RawNamed, fm *fieldmap.FieldMap, at int, win fi
 		src = new(RawNamed)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Id, src.Id) {
-				m.Id = fieldmap.ClonePtr(src.Id)
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
+		m.Id = fieldmap.ClonePtr(src.Id)
+		n++
 	}
 	return n
 }

@@ -10,7 +10,6 @@ import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -198,14 +197,9 @@ func (m *Value) copyInAt(src *Value, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Value)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Text != src.Text {
-				m.Text = src.Text
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Text != src.Text {
+		m.Text = src.Text
+		n++
 	}
 	return n
 }
@@ -240,52 +234,52 @@ func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		src = new(Maps)
 	}
 	n := 0
-	for x := win.Cover&0xf | win.Below&0xf; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
-			} else if !maps.Equal(m.Labels, src.Labels) {
-				if len(src.Labels) == 0 {
-					m.Labels = nil
-				} else {
-					m.Labels = maps.Clone(src.Labels)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
+		} else if !maps.Equal(m.Labels, src.Labels) {
+			if len(src.Labels) == 0 {
+				m.Labels = nil
+			} else {
+				m.Labels = maps.Clone(src.Labels)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.Weights, src.Weights, fieldmap.EqualFloat64, nil)
-			} else if !fieldmap.EqualMapFunc(m.Weights, src.Weights, fieldmap.EqualFloat64) {
-				if len(src.Weights) == 0 {
-					m.Weights = nil
-				} else {
-					m.Weights = maps.Clone(src.Weights)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Weights, src.Weights, fieldmap.EqualFloat64, nil)
+		} else if !fieldmap.EqualMapFunc(m.Weights, src.Weights, fieldmap.EqualFloat64) {
+			if len(src.Weights) == 0 {
+				m.Weights = nil
+			} else {
+				m.Weights = maps.Clone(src.Weights)
 			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
-			} else if !fieldmap.EqualMapFunc(m.Blobs, src.Blobs, bytes.Equal) {
-				if len(src.Blobs) == 0 {
-					m.Blobs = nil
-				} else {
-					m.Blobs = fieldmap.CloneMapFunc(src.Blobs, fieldmap.CloneBytes)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
+		} else if !fieldmap.EqualMapFunc(m.Blobs, src.Blobs, bytes.Equal) {
+			if len(src.Blobs) == 0 {
+				m.Blobs = nil
+			} else {
+				m.Blobs = fieldmap.CloneMapFunc(src.Blobs, fieldmap.CloneBytes)
 			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.Values, src.Values, (*Value).Equal, (*Value).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.Values, src.Values, (*Value).Equal) {
-				if len(src.Values) == 0 {
-					m.Values = nil
-				} else {
-					m.Values = fieldmap.CloneMapFunc(src.Values, (*Value).Clone)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.Values, src.Values, (*Value).Equal, (*Value).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.Values, src.Values, (*Value).Equal) {
+			if len(src.Values) == 0 {
+				m.Values = nil
+			} else {
+				m.Values = fieldmap.CloneMapFunc(src.Values, (*Value).Clone)
 			}
+			n++
 		}
 	}
 	return n

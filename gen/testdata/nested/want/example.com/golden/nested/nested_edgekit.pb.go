@@ -8,7 +8,6 @@ package nested
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -247,28 +246,22 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		src = new(Top)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Mid.Equal(src.Mid) {
+			m.Mid = src.Mid.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Mid != nil || src.Mid != nil {
+			if m.Mid == nil {
+				m.Mid = new(Mid)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Mid.Equal(src.Mid) {
-					m.Mid = src.Mid.Clone()
-					n++
-				}
-			} else {
-				if m.Mid != nil || src.Mid != nil {
-					if m.Mid == nil {
-						m.Mid = new(Mid)
-						n++
-					}
-					n += m.Mid.copyInAt(src.Mid, fm, at+2, win.Shift(2))
-				}
-			}
+			n += m.Mid.copyInAt(src.Mid, fm, at+2, win.Shift(2))
 		}
 	}
 	return n
@@ -285,28 +278,22 @@ func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		src = new(Mid)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Level != src.Level {
-				m.Level = src.Level
+	if win.Cover&(1<<0) != 0 && m.Level != src.Level {
+		m.Level = src.Level
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Bottom.Equal(src.Bottom) {
+			m.Bottom = src.Bottom.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Bottom != nil || src.Bottom != nil {
+			if m.Bottom == nil {
+				m.Bottom = new(Bottom)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Bottom.Equal(src.Bottom) {
-					m.Bottom = src.Bottom.Clone()
-					n++
-				}
-			} else {
-				if m.Bottom != nil || src.Bottom != nil {
-					if m.Bottom == nil {
-						m.Bottom = new(Bottom)
-						n++
-					}
-					n += m.Bottom.copyInAt(src.Bottom, fm, at+2, win.Shift(2))
-				}
-			}
+			n += m.Bottom.copyInAt(src.Bottom, fm, at+2, win.Shift(2))
 		}
 	}
 	return n
@@ -323,19 +310,13 @@ func (m *Bottom) copyInAt(src *Bottom, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Bottom)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Leaf != src.Leaf {
-				m.Leaf = src.Leaf
-				n++
-			}
-		case 1:
-			if m.Deep != src.Deep {
-				m.Deep = src.Deep
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Leaf != src.Leaf {
+		m.Leaf = src.Leaf
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Deep != src.Deep {
+		m.Deep = src.Deep
+		n++
 	}
 	return n
 }

@@ -9,7 +9,6 @@ package oneofs
 import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -262,14 +261,9 @@ func (m *Detail) copyInAt(src *Detail, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Detail)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Note != src.Note {
-				m.Note = src.Note
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Note != src.Note {
+		m.Note = src.Note
+		n++
 	}
 	return n
 }
@@ -304,85 +298,83 @@ func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Choice)
 	}
 	n := 0
-	for x := win.Cover&0x6f | win.Below&0x8; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if s1, ok := src.Pick.(*Choice_Text); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Choice_Text); !ok || d1 == nil || d1.Text != s1.Text {
+				m.Pick = &Choice_Text{Text: s1.Text}
 				n++
 			}
-		case 1:
-			if s1, ok := src.Pick.(*Choice_Text); ok && s1 != nil {
-				if d1, ok := m.Pick.(*Choice_Text); !ok || d1 == nil || d1.Text != s1.Text {
-					m.Pick = &Choice_Text{Text: s1.Text}
-					n++
-				}
-			} else if d1, ok := m.Pick.(*Choice_Text); ok && d1 != nil {
-				m.Pick = nil
+		} else if d1, ok := m.Pick.(*Choice_Text); ok && d1 != nil {
+			m.Pick = nil
+			n++
+		}
+	}
+	if win.Cover&(1<<2) != 0 {
+		if s1, ok := src.Pick.(*Choice_Number); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Choice_Number); !ok || d1 == nil || d1.Number != s1.Number {
+				m.Pick = &Choice_Number{Number: s1.Number}
 				n++
 			}
-		case 2:
-			if s1, ok := src.Pick.(*Choice_Number); ok && s1 != nil {
-				if d1, ok := m.Pick.(*Choice_Number); !ok || d1 == nil || d1.Number != s1.Number {
-					m.Pick = &Choice_Number{Number: s1.Number}
-					n++
-				}
-			} else if d1, ok := m.Pick.(*Choice_Number); ok && d1 != nil {
-				m.Pick = nil
+		} else if d1, ok := m.Pick.(*Choice_Number); ok && d1 != nil {
+			m.Pick = nil
+			n++
+		}
+	}
+	if win.Cover&(1<<3) != 0 {
+		if s1, ok := src.Pick.(*Choice_Detail); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Choice_Detail); !ok || d1 == nil || !d1.Detail.Equal(s1.Detail) {
+				m.Pick = &Choice_Detail{Detail: s1.Detail.Clone()}
 				n++
 			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if s1, ok := src.Pick.(*Choice_Detail); ok && s1 != nil {
-					if d1, ok := m.Pick.(*Choice_Detail); !ok || d1 == nil || !d1.Detail.Equal(s1.Detail) {
-						m.Pick = &Choice_Detail{Detail: s1.Detail.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Pick.(*Choice_Detail); ok && d1 != nil {
-					m.Pick = nil
-					n++
-				}
-			} else {
-				var s1 *Detail
-				sok := false
-				if w, ok := src.Pick.(*Choice_Detail); ok && w != nil {
-					s1, sok = w.Detail, true
-				}
-				var d1 *Detail
-				if w, ok := m.Pick.(*Choice_Detail); ok && w != nil {
-					if w.Detail == nil {
-						w.Detail = new(Detail)
-					}
-					d1 = w.Detail
-				} else if sok {
-					d1 = new(Detail)
-					m.Pick = &Choice_Detail{Detail: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+4, win.Shift(4))
-				}
+		} else if d1, ok := m.Pick.(*Choice_Detail); ok && d1 != nil {
+			m.Pick = nil
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		var s1 *Detail
+		sok := false
+		if w, ok := src.Pick.(*Choice_Detail); ok && w != nil {
+			s1, sok = w.Detail, true
+		}
+		var d1 *Detail
+		if w, ok := m.Pick.(*Choice_Detail); ok && w != nil {
+			if w.Detail == nil {
+				w.Detail = new(Detail)
 			}
-		case 5:
-			if s1, ok := src.Pick.(*Choice_Raw); ok && s1 != nil {
-				if d1, ok := m.Pick.(*Choice_Raw); !ok || d1 == nil || !bytes.Equal(d1.Raw, s1.Raw) {
-					m.Pick = &Choice_Raw{Raw: fieldmap.CloneBytes(s1.Raw)}
-					n++
-				}
-			} else if d1, ok := m.Pick.(*Choice_Raw); ok && d1 != nil {
-				m.Pick = nil
+			d1 = w.Detail
+		} else if sok {
+			d1 = new(Detail)
+			m.Pick = &Choice_Detail{Detail: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+4, win.Shift(4))
+		}
+	}
+	if win.Cover&(1<<5) != 0 {
+		if s1, ok := src.Pick.(*Choice_Raw); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Choice_Raw); !ok || d1 == nil || !bytes.Equal(d1.Raw, s1.Raw) {
+				m.Pick = &Choice_Raw{Raw: fieldmap.CloneBytes(s1.Raw)}
 				n++
 			}
-		case 6:
-			if s1, ok := src.Pick.(*Choice_Ratio); ok && s1 != nil {
-				if d1, ok := m.Pick.(*Choice_Ratio); !ok || d1 == nil || !fieldmap.SameFloat64(d1.Ratio, s1.Ratio) {
-					m.Pick = &Choice_Ratio{Ratio: s1.Ratio}
-					n++
-				}
-			} else if d1, ok := m.Pick.(*Choice_Ratio); ok && d1 != nil {
-				m.Pick = nil
+		} else if d1, ok := m.Pick.(*Choice_Raw); ok && d1 != nil {
+			m.Pick = nil
+			n++
+		}
+	}
+	if win.Cover&(1<<6) != 0 {
+		if s1, ok := src.Pick.(*Choice_Ratio); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Choice_Ratio); !ok || d1 == nil || !fieldmap.SameFloat64(d1.Ratio, s1.Ratio) {
+				m.Pick = &Choice_Ratio{Ratio: s1.Ratio}
 				n++
 			}
+		} else if d1, ok := m.Pick.(*Choice_Ratio); ok && d1 != nil {
+			m.Pick = nil
+			n++
 		}
 	}
 	return n

@@ -8,7 +8,6 @@ package optional
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -215,14 +214,9 @@ func (m *Sub) copyInAt(src *Sub, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		src = new(Sub)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.S != src.S {
-				m.S = src.S
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.S != src.S {
+		m.S = src.S
+		n++
 	}
 	return n
 }
@@ -266,81 +260,71 @@ func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	}
 	n := 0
 	var pb *_Opt_ptrs
-	for x := win.Cover&0x5f | win.Below&0x10; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.EqualPtr(m.Name, src.Name) {
-				if src.Name == nil {
-					m.Name = nil
-				} else {
-					if pb == nil {
-						pb = new(_Opt_ptrs)
-					}
-					pb.f1 = *src.Name
-					m.Name = &pb.f1
-				}
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
+		if src.Name == nil {
+			m.Name = nil
+		} else {
+			if pb == nil {
+				pb = new(_Opt_ptrs)
 			}
-		case 1:
-			if !fieldmap.EqualPtr(m.Count, src.Count) {
-				if src.Count == nil {
-					m.Count = nil
-				} else {
-					if pb == nil {
-						pb = new(_Opt_ptrs)
-					}
-					pb.f2 = *src.Count
-					m.Count = &pb.f2
-				}
-				n++
-			}
-		case 2:
-			if !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
-				if src.Ratio == nil {
-					m.Ratio = nil
-				} else {
-					if pb == nil {
-						pb = new(_Opt_ptrs)
-					}
-					pb.f3 = *src.Ratio
-					m.Ratio = &pb.f3
-				}
-				n++
-			}
-		case 3:
-			if !fieldmap.EqualBytesPresence(m.Data, src.Data) {
-				m.Data = fieldmap.CloneBytes(src.Data)
-				n++
-			}
-		case 4:
-			if win.Cover&(1<<4) != 0 {
-				if !m.Sub.Equal(src.Sub) {
-					m.Sub = src.Sub.Clone()
-					n++
-				}
-			} else {
-				if m.Sub != nil || src.Sub != nil {
-					if m.Sub == nil {
-						m.Sub = new(Sub)
-						n++
-					}
-					n += m.Sub.copyInAt(src.Sub, fm, at+5, win.Shift(5))
-				}
-			}
-		case 6:
-			if !fieldmap.EqualPtr(m.On, src.On) {
-				if src.On == nil {
-					m.On = nil
-				} else {
-					if pb == nil {
-						pb = new(_Opt_ptrs)
-					}
-					pb.f6 = *src.On
-					m.On = &pb.f6
-				}
-				n++
-			}
+			pb.f1 = *src.Name
+			m.Name = &pb.f1
 		}
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.Count, src.Count) {
+		if src.Count == nil {
+			m.Count = nil
+		} else {
+			if pb == nil {
+				pb = new(_Opt_ptrs)
+			}
+			pb.f2 = *src.Count
+			m.Count = &pb.f2
+		}
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
+		if src.Ratio == nil {
+			m.Ratio = nil
+		} else {
+			if pb == nil {
+				pb = new(_Opt_ptrs)
+			}
+			pb.f3 = *src.Ratio
+			m.Ratio = &pb.f3
+		}
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
+		m.Data = fieldmap.CloneBytes(src.Data)
+		n++
+	}
+	if win.Cover&(1<<4) != 0 {
+		if !m.Sub.Equal(src.Sub) {
+			m.Sub = src.Sub.Clone()
+			n++
+		}
+	} else if win.Below&(1<<4) != 0 {
+		if m.Sub != nil || src.Sub != nil {
+			if m.Sub == nil {
+				m.Sub = new(Sub)
+				n++
+			}
+			n += m.Sub.copyInAt(src.Sub, fm, at+5, win.Shift(5))
+		}
+	}
+	if win.Cover&(1<<6) != 0 && !fieldmap.EqualPtr(m.On, src.On) {
+		if src.On == nil {
+			m.On = nil
+		} else {
+			if pb == nil {
+				pb = new(_Opt_ptrs)
+			}
+			pb.f6 = *src.On
+			m.On = &pb.f6
+		}
+		n++
 	}
 	return n
 }

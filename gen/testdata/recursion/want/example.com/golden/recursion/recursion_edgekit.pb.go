@@ -8,7 +8,6 @@ package recursion
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -221,44 +220,38 @@ func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		src = new(Node)
 	}
 	n := 0
-	for x := win.Cover&0xf | win.Below&0xc; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if !m.Next.Equal(src.Next) {
-				m.Next = src.Next.Clone()
-				n++
-			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
-				if len(src.Children) == 0 {
-					m.Children = nil
-				} else {
-					m.Children = fieldmap.CloneListFunc(src.Children, (*Node).Clone)
-				}
-				n++
-			}
-		case 3:
-			if win.Cover&(1<<3) != 0 {
-				if !m.Edge.Equal(src.Edge) {
-					m.Edge = src.Edge.Clone()
-					n++
-				}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !m.Next.Equal(src.Next) {
+		m.Next = src.Next.Clone()
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
+			if len(src.Children) == 0 {
+				m.Children = nil
 			} else {
-				if m.Edge != nil || src.Edge != nil {
-					if m.Edge == nil {
-						m.Edge = new(Edge)
-						n++
-					}
-					n += m.Edge.copyInAt_uxi6jg(src.Edge, fm, at+4, win.Shift(4))
-				}
+				m.Children = fieldmap.CloneListFunc(src.Children, (*Node).Clone)
 			}
+			n++
+		}
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !m.Edge.Equal(src.Edge) {
+			m.Edge = src.Edge.Clone()
+			n++
+		}
+	} else if win.Below&(1<<3) != 0 {
+		if m.Edge != nil || src.Edge != nil {
+			if m.Edge == nil {
+				m.Edge = new(Edge)
+				n++
+			}
+			n += m.Edge.copyInAt_uxi6jg(src.Edge, fm, at+4, win.Shift(4))
 		}
 	}
 	return n
@@ -275,19 +268,13 @@ func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int, win fie
 		src = new(Edge)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Weight != src.Weight {
-				m.Weight = src.Weight
-				n++
-			}
-		case 1:
-			if !m.To.Equal(src.To) {
-				m.To = src.To.Clone()
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Weight != src.Weight {
+		m.Weight = src.Weight
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !m.To.Equal(src.To) {
+		m.To = src.To.Clone()
+		n++
 	}
 	return n
 }
@@ -322,28 +309,22 @@ func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		src = new(Edge)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Weight != src.Weight {
-				m.Weight = src.Weight
+	if win.Cover&(1<<0) != 0 && m.Weight != src.Weight {
+		m.Weight = src.Weight
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.To.Equal(src.To) {
+			m.To = src.To.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.To != nil || src.To != nil {
+			if m.To == nil {
+				m.To = new(Node)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.To.Equal(src.To) {
-					m.To = src.To.Clone()
-					n++
-				}
-			} else {
-				if m.To != nil || src.To != nil {
-					if m.To == nil {
-						m.To = new(Node)
-						n++
-					}
-					n += m.To.copyInAt_ozibc5(src.To, fm, at+2, win.Shift(2))
-				}
-			}
+			n += m.To.copyInAt_ozibc5(src.To, fm, at+2, win.Shift(2))
 		}
 	}
 	return n
@@ -360,35 +341,29 @@ func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int, win fie
 		src = new(Node)
 	}
 	n := 0
-	for x := win.Cover&0xf | win.Below&0x4; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !m.Next.Equal(src.Next) {
+		m.Next = src.Next.Clone()
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
+			if len(src.Children) == 0 {
+				m.Children = nil
+			} else {
+				m.Children = fieldmap.CloneListFunc(src.Children, (*Node).Clone)
 			}
-		case 1:
-			if !m.Next.Equal(src.Next) {
-				m.Next = src.Next.Clone()
-				n++
-			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
-				if len(src.Children) == 0 {
-					m.Children = nil
-				} else {
-					m.Children = fieldmap.CloneListFunc(src.Children, (*Node).Clone)
-				}
-				n++
-			}
-		case 3:
-			if !m.Edge.Equal(src.Edge) {
-				m.Edge = src.Edge.Clone()
-				n++
-			}
+			n++
 		}
+	}
+	if win.Cover&(1<<3) != 0 && !m.Edge.Equal(src.Edge) {
+		m.Edge = src.Edge.Clone()
+		n++
 	}
 	return n
 }

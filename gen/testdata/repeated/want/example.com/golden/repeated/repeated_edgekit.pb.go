@@ -9,7 +9,6 @@ package repeated
 import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -206,19 +205,13 @@ func (m *Item) copyInAt(src *Item, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		src = new(Item)
 	}
 	n := 0
-	for x := win.Cover & 0x3; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if !fieldmap.SameFloat64(m.Weight, src.Weight) {
-				m.Weight = src.Weight
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.SameFloat64(m.Weight, src.Weight) {
+		m.Weight = src.Weight
+		n++
 	}
 	return n
 }
@@ -253,52 +246,52 @@ func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Lists)
 	}
 	n := 0
-	for x := win.Cover&0xf | win.Below&0xf; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
-			} else if !slices.Equal(m.Tags, src.Tags) {
-				if len(src.Tags) == 0 {
-					m.Tags = nil
-				} else {
-					m.Tags = slices.Clone(src.Tags)
-				}
-				n++
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
+		} else if !slices.Equal(m.Tags, src.Tags) {
+			if len(src.Tags) == 0 {
+				m.Tags = nil
+			} else {
+				m.Tags = slices.Clone(src.Tags)
 			}
-		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
-			} else if !fieldmap.EqualListFunc(m.Samples, src.Samples, fieldmap.EqualFloat64) {
-				if len(src.Samples) == 0 {
-					m.Samples = nil
-				} else {
-					m.Samples = slices.Clone(src.Samples)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<1) != 0 {
+		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
+		} else if !fieldmap.EqualListFunc(m.Samples, src.Samples, fieldmap.EqualFloat64) {
+			if len(src.Samples) == 0 {
+				m.Samples = nil
+			} else {
+				m.Samples = slices.Clone(src.Samples)
 			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
-			} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
-				if len(src.Blobs) == 0 {
-					m.Blobs = nil
-				} else {
-					m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
+		} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
+			if len(src.Blobs) == 0 {
+				m.Blobs = nil
+			} else {
+				m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
 			}
-		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Items, src.Items, (*Item).Equal, (*Item).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Items, src.Items, (*Item).Equal) {
-				if len(src.Items) == 0 {
-					m.Items = nil
-				} else {
-					m.Items = fieldmap.CloneListFunc(src.Items, (*Item).Clone)
-				}
-				n++
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Items, src.Items, (*Item).Equal, (*Item).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Items, src.Items, (*Item).Equal) {
+			if len(src.Items) == 0 {
+				m.Items = nil
+			} else {
+				m.Items = fieldmap.CloneListFunc(src.Items, (*Item).Clone)
 			}
+			n++
 		}
 	}
 	return n

@@ -8,7 +8,6 @@ package skip
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -130,23 +129,18 @@ func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		src = new(Kept)
 	}
 	n := 0
-	for x := win.Cover&0x1 | win.Below&0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Skipped, src.Skipped) {
-					m.Skipped = fieldmap.Clone(src.Skipped)
-					n++
-				}
-			} else {
-				if m.Skipped != nil || src.Skipped != nil {
-					if m.Skipped == nil {
-						m.Skipped = new(Skipped)
-						n++
-					}
-					n += m.Skipped.copyInAt(src.Skipped, fm, at+1, win.Shift(1))
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Skipped, src.Skipped) {
+			m.Skipped = fieldmap.Clone(src.Skipped)
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Skipped != nil || src.Skipped != nil {
+			if m.Skipped == nil {
+				m.Skipped = new(Skipped)
+				n++
 			}
+			n += m.Skipped.copyInAt(src.Skipped, fm, at+1, win.Shift(1))
 		}
 	}
 	return n
@@ -163,14 +157,9 @@ func (m *Skipped) copyInAt(src *Skipped, fm *fieldmap.FieldMap, at int, win fiel
 		src = new(Skipped)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.CloneMeNot != src.CloneMeNot {
-				m.CloneMeNot = src.CloneMeNot
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.CloneMeNot != src.CloneMeNot {
+		m.CloneMeNot = src.CloneMeNot
+		n++
 	}
 	return n
 }

@@ -8,7 +8,6 @@ package split
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -259,146 +258,142 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Holder)
 	}
 	n := 0
-	for x := win.Cover&0x5935 | win.Below&0x5935; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !m.Ext.Equal(src.Ext) {
-					m.Ext = src.Ext.Clone()
-					n++
-				}
-			} else {
-				if m.Ext != nil || src.Ext != nil {
-					if m.Ext == nil {
-						m.Ext = new(Extensible)
-						n++
-					}
-					n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
-				}
-			}
-		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extensible).Equal, (*Extensible).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extensible).Equal) {
-				if len(src.Exts) == 0 {
-					m.Exts = nil
-				} else {
-					m.Exts = fieldmap.CloneListFunc(src.Exts, (*Extensible).Clone)
-				}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Ext.Equal(src.Ext) {
+			m.Ext = src.Ext.Clone()
+			n++
+		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Ext != nil || src.Ext != nil {
+			if m.Ext == nil {
+				m.Ext = new(Extensible)
 				n++
 			}
-		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.ExtMap, src.ExtMap, (*Extensible).Equal, (*Extensible).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.ExtMap, src.ExtMap, (*Extensible).Equal) {
-				if len(src.ExtMap) == 0 {
-					m.ExtMap = nil
-				} else {
-					m.ExtMap = fieldmap.CloneMapFunc(src.ExtMap, (*Extensible).Clone)
-				}
+			n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<2) != 0 {
+		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extensible).Equal, (*Extensible).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extensible).Equal) {
+			if len(src.Exts) == 0 {
+				m.Exts = nil
+			} else {
+				m.Exts = fieldmap.CloneListFunc(src.Exts, (*Extensible).Clone)
+			}
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<4) != 0 {
+		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.ExtMap, src.ExtMap, (*Extensible).Equal, (*Extensible).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.ExtMap, src.ExtMap, (*Extensible).Equal) {
+			if len(src.ExtMap) == 0 {
+				m.ExtMap = nil
+			} else {
+				m.ExtMap = fieldmap.CloneMapFunc(src.ExtMap, (*Extensible).Clone)
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<5) != 0 {
+		if !m.Plain.Equal(src.Plain) {
+			m.Plain = src.Plain.Clone()
+			n++
+		}
+	} else if win.Below&(1<<5) != 0 {
+		if m.Plain != nil || src.Plain != nil {
+			if m.Plain == nil {
+				m.Plain = new(Plain)
 				n++
 			}
-		case 5:
-			if win.Cover&(1<<5) != 0 {
-				if !m.Plain.Equal(src.Plain) {
-					m.Plain = src.Plain.Clone()
-					n++
-				}
+			n += m.Plain.copyInAt(src.Plain, fm, at+6, win.Shift(6))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<8) != 0 {
+		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, (*Plain).Equal, (*Plain).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, (*Plain).Equal) {
+			if len(src.Plains) == 0 {
+				m.Plains = nil
 			} else {
-				if m.Plain != nil || src.Plain != nil {
-					if m.Plain == nil {
-						m.Plain = new(Plain)
-						n++
-					}
-					n += m.Plain.copyInAt(src.Plain, fm, at+6, win.Shift(6))
-				}
+				m.Plains = fieldmap.CloneListFunc(src.Plains, (*Plain).Clone)
 			}
-		case 8:
-			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, (*Plain).Equal, (*Plain).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, (*Plain).Equal) {
-				if len(src.Plains) == 0 {
-					m.Plains = nil
-				} else {
-					m.Plains = fieldmap.CloneListFunc(src.Plains, (*Plain).Clone)
-				}
+			n++
+		}
+	}
+	if (win.Cover|win.Below)&(1<<11) != 0 {
+		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
+			n += fieldmap.ApplyMapFunc(a, &m.PlainMap, src.PlainMap, (*Plain).Equal, (*Plain).Clone)
+		} else if !fieldmap.EqualMessageMapFunc(m.PlainMap, src.PlainMap, (*Plain).Equal) {
+			if len(src.PlainMap) == 0 {
+				m.PlainMap = nil
+			} else {
+				m.PlainMap = fieldmap.CloneMapFunc(src.PlainMap, (*Plain).Clone)
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<12) != 0 {
+		if s1, ok := src.Pick.(*Holder_PickExt); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Holder_PickExt); !ok || d1 == nil || !d1.PickExt.Equal(s1.PickExt) {
+				m.Pick = &Holder_PickExt{PickExt: s1.PickExt.Clone()}
 				n++
 			}
-		case 11:
-			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.PlainMap, src.PlainMap, (*Plain).Equal, (*Plain).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.PlainMap, src.PlainMap, (*Plain).Equal) {
-				if len(src.PlainMap) == 0 {
-					m.PlainMap = nil
-				} else {
-					m.PlainMap = fieldmap.CloneMapFunc(src.PlainMap, (*Plain).Clone)
-				}
+		} else if d1, ok := m.Pick.(*Holder_PickExt); ok && d1 != nil {
+			m.Pick = nil
+			n++
+		}
+	} else if win.Below&(1<<12) != 0 {
+		var s1 *Extensible
+		sok := false
+		if w, ok := src.Pick.(*Holder_PickExt); ok && w != nil {
+			s1, sok = w.PickExt, true
+		}
+		var d1 *Extensible
+		if w, ok := m.Pick.(*Holder_PickExt); ok && w != nil {
+			if w.PickExt == nil {
+				w.PickExt = new(Extensible)
+			}
+			d1 = w.PickExt
+		} else if sok {
+			d1 = new(Extensible)
+			m.Pick = &Holder_PickExt{PickExt: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+13, win.Shift(13))
+		}
+	}
+	if win.Cover&(1<<14) != 0 {
+		if s1, ok := src.Pick.(*Holder_PickPlain); ok && s1 != nil {
+			if d1, ok := m.Pick.(*Holder_PickPlain); !ok || d1 == nil || !d1.PickPlain.Equal(s1.PickPlain) {
+				m.Pick = &Holder_PickPlain{PickPlain: s1.PickPlain.Clone()}
 				n++
 			}
-		case 12:
-			if win.Cover&(1<<12) != 0 {
-				if s1, ok := src.Pick.(*Holder_PickExt); ok && s1 != nil {
-					if d1, ok := m.Pick.(*Holder_PickExt); !ok || d1 == nil || !d1.PickExt.Equal(s1.PickExt) {
-						m.Pick = &Holder_PickExt{PickExt: s1.PickExt.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Pick.(*Holder_PickExt); ok && d1 != nil {
-					m.Pick = nil
-					n++
-				}
-			} else {
-				var s1 *Extensible
-				sok := false
-				if w, ok := src.Pick.(*Holder_PickExt); ok && w != nil {
-					s1, sok = w.PickExt, true
-				}
-				var d1 *Extensible
-				if w, ok := m.Pick.(*Holder_PickExt); ok && w != nil {
-					if w.PickExt == nil {
-						w.PickExt = new(Extensible)
-					}
-					d1 = w.PickExt
-				} else if sok {
-					d1 = new(Extensible)
-					m.Pick = &Holder_PickExt{PickExt: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+13, win.Shift(13))
-				}
+		} else if d1, ok := m.Pick.(*Holder_PickPlain); ok && d1 != nil {
+			m.Pick = nil
+			n++
+		}
+	} else if win.Below&(1<<14) != 0 {
+		var s1 *Plain
+		sok := false
+		if w, ok := src.Pick.(*Holder_PickPlain); ok && w != nil {
+			s1, sok = w.PickPlain, true
+		}
+		var d1 *Plain
+		if w, ok := m.Pick.(*Holder_PickPlain); ok && w != nil {
+			if w.PickPlain == nil {
+				w.PickPlain = new(Plain)
 			}
-		case 14:
-			if win.Cover&(1<<14) != 0 {
-				if s1, ok := src.Pick.(*Holder_PickPlain); ok && s1 != nil {
-					if d1, ok := m.Pick.(*Holder_PickPlain); !ok || d1 == nil || !d1.PickPlain.Equal(s1.PickPlain) {
-						m.Pick = &Holder_PickPlain{PickPlain: s1.PickPlain.Clone()}
-						n++
-					}
-				} else if d1, ok := m.Pick.(*Holder_PickPlain); ok && d1 != nil {
-					m.Pick = nil
-					n++
-				}
-			} else {
-				var s1 *Plain
-				sok := false
-				if w, ok := src.Pick.(*Holder_PickPlain); ok && w != nil {
-					s1, sok = w.PickPlain, true
-				}
-				var d1 *Plain
-				if w, ok := m.Pick.(*Holder_PickPlain); ok && w != nil {
-					if w.PickPlain == nil {
-						w.PickPlain = new(Plain)
-					}
-					d1 = w.PickPlain
-				} else if sok {
-					d1 = new(Plain)
-					m.Pick = &Holder_PickPlain{PickPlain: d1}
-					n++
-				}
-				if d1 != nil {
-					n += d1.copyInAt(s1, fm, at+15, win.Shift(15))
-				}
-			}
+			d1 = w.PickPlain
+		} else if sok {
+			d1 = new(Plain)
+			m.Pick = &Holder_PickPlain{PickPlain: d1}
+			n++
+		}
+		if d1 != nil {
+			n += d1.copyInAt(s1, fm, at+15, win.Shift(15))
 		}
 	}
 	return n

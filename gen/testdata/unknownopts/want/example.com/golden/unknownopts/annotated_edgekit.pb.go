@@ -8,7 +8,6 @@ package unknownopts
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -171,28 +170,22 @@ func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int, win 
 		src = new(Annotated)
 	}
 	n := 0
-	for x := win.Cover&0x3 | win.Below&0x2; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Inner.Equal(src.Inner) {
+			m.Inner = src.Inner.Clone()
+			n++
+		}
+	} else if win.Below&(1<<1) != 0 {
+		if m.Inner != nil || src.Inner != nil {
+			if m.Inner == nil {
+				m.Inner = new(Inner)
 				n++
 			}
-		case 1:
-			if win.Cover&(1<<1) != 0 {
-				if !m.Inner.Equal(src.Inner) {
-					m.Inner = src.Inner.Clone()
-					n++
-				}
-			} else {
-				if m.Inner != nil || src.Inner != nil {
-					if m.Inner == nil {
-						m.Inner = new(Inner)
-						n++
-					}
-					n += m.Inner.copyInAt(src.Inner, fm, at+2, win.Shift(2))
-				}
-			}
+			n += m.Inner.copyInAt(src.Inner, fm, at+2, win.Shift(2))
 		}
 	}
 	return n
@@ -209,14 +202,9 @@ func (m *Inner) copyInAt(src *Inner, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Inner)
 	}
 	n := 0
-	for x := win.Cover & 0x1; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.V != src.V {
-				m.V = src.V
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.V != src.V {
+		m.V = src.V
+		n++
 	}
 	return n
 }

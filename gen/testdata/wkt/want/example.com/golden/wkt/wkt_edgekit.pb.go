@@ -9,7 +9,6 @@ package wkt
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -136,44 +135,36 @@ func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Times)
 	}
 	n := 0
-	for x := win.Cover&0x3f | win.Below&0x20; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if !fieldmap.Equal(m.Created, src.Created) {
-				m.Created = fieldmap.Clone(src.Created)
-				n++
+	if win.Cover&(1<<0) != 0 && !fieldmap.Equal(m.Created, src.Created) {
+		m.Created = fieldmap.Clone(src.Created)
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && !fieldmap.Equal(m.Timeout, src.Timeout) {
+		m.Timeout = fieldmap.Clone(src.Timeout)
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && !fieldmap.Equal(m.Alias, src.Alias) {
+		m.Alias = fieldmap.Clone(src.Alias)
+		n++
+	}
+	if win.Cover&(1<<3) != 0 && !fieldmap.Equal(m.Extra, src.Extra) {
+		m.Extra = fieldmap.Clone(src.Extra)
+		n++
+	}
+	if win.Cover&(1<<4) != 0 && !fieldmap.Equal(m.Payload, src.Payload) {
+		m.Payload = fieldmap.Clone(src.Payload)
+		n++
+	}
+	if (win.Cover|win.Below)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
+		} else if !fieldmap.EqualMessageListFunc(m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp]) {
+			if len(src.History) == 0 {
+				m.History = nil
+			} else {
+				m.History = fieldmap.CloneListFunc(src.History, fieldmap.Clone[*timestamppb.Timestamp])
 			}
-		case 1:
-			if !fieldmap.Equal(m.Timeout, src.Timeout) {
-				m.Timeout = fieldmap.Clone(src.Timeout)
-				n++
-			}
-		case 2:
-			if !fieldmap.Equal(m.Alias, src.Alias) {
-				m.Alias = fieldmap.Clone(src.Alias)
-				n++
-			}
-		case 3:
-			if !fieldmap.Equal(m.Extra, src.Extra) {
-				m.Extra = fieldmap.Clone(src.Extra)
-				n++
-			}
-		case 4:
-			if !fieldmap.Equal(m.Payload, src.Payload) {
-				m.Payload = fieldmap.Clone(src.Payload)
-				n++
-			}
-		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-			} else if !fieldmap.EqualMessageListFunc(m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp]) {
-				if len(src.History) == 0 {
-					m.History = nil
-				} else {
-					m.History = fieldmap.CloneListFunc(src.History, fieldmap.Clone[*timestamppb.Timestamp])
-				}
-				n++
-			}
+			n++
 		}
 	}
 	return n

@@ -9,7 +9,6 @@ package a
 import (
 	b "example.com/golden/crosspkg/b"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	bits "math/bits"
 	slices "slices"
 )
 
@@ -130,40 +129,35 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Holder)
 	}
 	n := 0
-	for x := win.Cover&0x111 | win.Below&0x11; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Shared, src.Shared) {
-					m.Shared = fieldmap.Clone(src.Shared)
-					n++
-				}
-			} else {
-				if m.Shared != nil || src.Shared != nil {
-					if m.Shared == nil {
-						m.Shared = new(b.Shared)
-						n++
-					}
-					n += _File_a_proto_Shared1lwqyh7_copyInAt(m.Shared, src.Shared, fm, at+1, win.Shift(1))
-				}
-			}
-		case 4:
-			if a_ := fm.ListActionAt(at + 4); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m.Many, src.Many, fieldmap.Equal[*b.Shared], fieldmap.Clone[*b.Shared])
-			} else if !fieldmap.EqualMessageListFunc(m.Many, src.Many, fieldmap.Equal[*b.Shared]) {
-				if len(src.Many) == 0 {
-					m.Many = nil
-				} else {
-					m.Many = fieldmap.CloneListFunc(src.Many, fieldmap.Clone[*b.Shared])
-				}
-				n++
-			}
-		case 8:
-			if m.Kind != src.Kind {
-				m.Kind = src.Kind
-				n++
-			}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Shared, src.Shared) {
+			m.Shared = fieldmap.Clone(src.Shared)
+			n++
 		}
+	} else if win.Below&(1<<0) != 0 {
+		if m.Shared != nil || src.Shared != nil {
+			if m.Shared == nil {
+				m.Shared = new(b.Shared)
+				n++
+			}
+			n += _File_a_proto_Shared1lwqyh7_copyInAt(m.Shared, src.Shared, fm, at+1, win.Shift(1))
+		}
+	}
+	if (win.Cover|win.Below)&(1<<4) != 0 {
+		if a_ := fm.ListActionAt(at + 4); a_ != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a_, &m.Many, src.Many, fieldmap.Equal[*b.Shared], fieldmap.Clone[*b.Shared])
+		} else if !fieldmap.EqualMessageListFunc(m.Many, src.Many, fieldmap.Equal[*b.Shared]) {
+			if len(src.Many) == 0 {
+				m.Many = nil
+			} else {
+				m.Many = fieldmap.CloneListFunc(src.Many, fieldmap.Clone[*b.Shared])
+			}
+			n++
+		}
+	}
+	if win.Cover&(1<<8) != 0 && m.Kind != src.Kind {
+		m.Kind = src.Kind
+		n++
 	}
 	return n
 }
@@ -179,24 +173,17 @@ func _File_a_proto_Shared1lwqyh7_copyInAt(m, src *b.Shared, fm *fieldmap.FieldMa
 		src = new(b.Shared)
 	}
 	n := 0
-	for x := win.Cover & 0x7; x != 0; x &= x - 1 {
-		switch bits.TrailingZeros64(x) {
-		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
-		case 1:
-			if m.Kind != src.Kind {
-				m.Kind = src.Kind
-				n++
-			}
-		case 2:
-			if m.Secret != src.Secret {
-				m.Secret = src.Secret
-				n++
-			}
-		}
+	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	if win.Cover&(1<<1) != 0 && m.Kind != src.Kind {
+		m.Kind = src.Kind
+		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
+		m.Secret = src.Secret
+		n++
 	}
 	return n
 }
